@@ -1,0 +1,107 @@
+/*
+ * DNS message reader (RFC 1035): header, the question, and the A/AAAA addresses on the
+ * CNAME chain that starts at the question name. Also DNS-over-TCP framing. No allocation.
+ */
+#ifndef SNI_DNS_H
+#define SNI_DNS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sni/rd.h"
+
+enum dns_status {
+	DNS_OK,
+	DNS_NEED_MORE,		/* TCP framing only: the message has not all arrived */
+	DNS_MALFORMED,
+};
+
+#define DNS_HDR_LEN		12
+#define DNS_NAME_WIRE_MAX	255	/* RFC 1035 s3.1, wire form with the root label */
+#define DNS_NAME_TEXT_MAX	1024	/* presentation form, every byte escaped as \DDD */
+#define DNS_LABEL_MAX		63
+#define DNS_PTR_HOPS_MAX	64	/* compression pointers followed per name */
+#define DNS_ADDRS_MAX		32	/* addresses returned per response */
+#define DNS_CHAIN_MAX		16	/* CNAMEs followed from the question name */
+#define DNS_ANSWERS_MAX		64	/* answer records examined per response */
+
+#define DNS_TYPE_A	1
+#define DNS_TYPE_CNAME	5
+#define DNS_TYPE_AAAA	28
+#define DNS_TYPE_OPT	41
+#define DNS_CLASS_IN	1
+
+#define DNS_RCODE_NOERROR	0
+#define DNS_RCODE_SERVFAIL	2
+#define DNS_RCODE_NXDOMAIN	3
+#define DNS_RCODE_REFUSED	5
+
+struct dns_addr {
+	uint8_t family;		/* 4 or 6 */
+	uint8_t addr[16];	/* network order; the first 4 bytes for IPv4 */
+	uint32_t ttl;		/* least TTL on the path from the question name, seconds */
+};
+
+struct dns_msg {
+	uint16_t id;
+	uint16_t flags;		/* the header's second 16-bit word, as on the wire */
+	bool qr;
+	uint8_t opcode;
+	uint8_t rcode;		/* the header's 4 bits; EDNS extended bits are not merged */
+	uint16_t qdcount, ancount, nscount, arcount;
+
+	/* The question, when qdcount == 1; has_question is false otherwise. */
+	bool has_question;
+	uint8_t qname[DNS_NAME_WIRE_MAX];	/* uncompressed wire form, lower-cased */
+	uint8_t qname_len;			/* bytes in qname, root label included */
+	uint16_t qtype, qclass;
+	size_t question_end;			/* offset just past the question */
+
+	bool edns;			/* an OPT record in the additional section (RFC 6891) */
+	uint16_t edns_udp_size;
+
+	/* Responses: A/AAAA records on the CNAME chain from qname, in answer order. */
+	struct dns_addr addrs[DNS_ADDRS_MAX];
+	uint8_t nb_addrs;
+	bool addrs_more;		/* the chain held more than DNS_ADDRS_MAX addresses */
+	uint8_t chain_len;		/* CNAMEs followed */
+
+	size_t msg_len;			/* bytes the four sections took; len - msg_len is trailing data */
+};
+
+/*
+ * Parse one DNS message (a UDP payload or one TCP-framed message). Names may use
+ * compression pointers only to earlier offsets, at most DNS_PTR_HOPS_MAX per name; labels
+ * are at most 63 bytes and names 255. Every record of every section is walked and its
+ * RDLENGTH checked against the message; A must be 4 bytes and AAAA 16.
+ *
+ * Returns DNS_OK and fills *out, or DNS_MALFORMED (*out unspecified).
+ */
+enum dns_status dns_msg_parse(const uint8_t *buf, size_t len, struct dns_msg *out);
+
+/*
+ * DNS over TCP (RFC 1035 s4.2.2, RFC 7766): split the next 2-byte-length-prefixed message
+ * off *stream into *msg. DNS_NEED_MORE leaves *stream as it was; a length below
+ * DNS_HDR_LEN is DNS_MALFORMED.
+ */
+enum dns_status dns_tcp_next(struct rd *stream, struct rd *msg);
+
+/*
+ * Write name (uncompressed wire form, wire_len bytes) in presentation form: labels joined
+ * by '.', no trailing dot, the root as ".", and any byte other than a letter, digit, '-'
+ * or '_' escaped as \DDD (and '.' or '\' inside a label as "\." or "\\"). Returns the
+ * text length, or -1 when out (outlen bytes, NUL included) is too small or name is bad.
+ */
+int dns_name_to_text(const uint8_t *name, size_t wire_len, char *out, size_t outlen);
+
+/* "NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED", ..., or NULL. */
+const char *dns_rcode_str(uint8_t rcode);
+
+/* "A", "NS", "CNAME", "SOA", "PTR", "MX", "TXT", "AAAA", "SRV", "OPT", "HTTPS", ... or NULL. */
+const char *dns_type_str(uint16_t qtype);
+
+/* "ok", "need_more", "malformed". */
+const char *dns_status_str(enum dns_status st);
+
+#endif

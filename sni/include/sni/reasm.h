@@ -1,0 +1,55 @@
+/*
+ * reasm: a bounded reassembler for the first bytes of one direction of a TCP stream.
+ *
+ * The caller owns the byte buffer (at most a few KiB per flow that is still being
+ * inspected) and the struct; nothing is allocated. Segments may arrive in any order and
+ * any number of times; bytes are placed by sequence number (modulo 2^32) relative to the
+ * stream's first byte. A segment that overlaps bytes already held but says something
+ * different is a conflict: the two copies would let a filter and a server see different
+ * streams, so the caller must cut the flow.
+ */
+#ifndef SNI_REASM_H
+#define SNI_REASM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define REASM_RANGES_MAX 8
+
+enum reasm_status {
+	REASM_OK,		/* taken; a retransmission of identical bytes is OK too */
+	REASM_CONFLICT,		/* overlaps held bytes with other content; nothing taken */
+	REASM_FULL,		/* reaches past the buffer; the part inside was taken */
+	REASM_SCATTERED,	/* would need more than REASM_RANGES_MAX holes; nothing taken */
+};
+
+struct reasm_range {
+	uint32_t start;		/* stream offsets: [start, end) */
+	uint32_t end;
+};
+
+struct reasm {
+	uint8_t *buf;
+	uint32_t cap;
+	uint32_t isn;			/* sequence number of stream offset 0 */
+	uint32_t nb_ranges;
+	struct reasm_range ranges[REASM_RANGES_MAX];	/* held bytes: sorted, disjoint, not adjacent */
+};
+
+/* Start an empty stream whose byte 0 has sequence number isn (the SYN's seq + 1). */
+void reasm_init(struct reasm *r, uint32_t isn, uint8_t *buf, uint32_t cap);
+
+/*
+ * Add a segment's payload. Bytes before stream offset 0 (sequence numbers "behind" isn
+ * in serial-number arithmetic, RFC 1982) are ignored. Conflicts are checked before
+ * anything is copied, so a rejected segment leaves the stream as it was.
+ */
+enum reasm_status reasm_add(struct reasm *r, uint32_t seq, const uint8_t *data, size_t len);
+
+/* Bytes held in order from offset 0: buf[0 .. reasm_contiguous()) is the stream so far. */
+uint32_t reasm_contiguous(const struct reasm *r);
+
+/* "ok", "conflict", "full", "scattered". */
+const char *reasm_status_str(enum reasm_status st);
+
+#endif

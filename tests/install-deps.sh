@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs every Debian package namegate needs to build, test and run its lab.
+# Idempotent: when everything is already present it only runs dpkg-query and exits.
+set -euo pipefail
+
+packages=(
+	# build
+	build-essential clang libclang-rt-14-dev meson ninja-build pkg-config
+	# core libraries
+	libdpdk-dev dpdk libmnl-dev libnftnl-dev libldns-dev libyaml-dev libpcap-dev
+	libmicrohttpd-dev libssl-dev libcmocka-dev
+	# tests, differential oracles and the lab
+	tshark ldnsutils python3-ldns python3-scapy python3-pytest nftables iproute2 ethtool
+	dnsmasq-base curl openssl procps psmisc knot-dnsutils valgrind
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+		missing+=("$p")
+	fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing packages: ${missing[*]}; run as root to install them" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+echo "install-deps: installing ${missing[*]}" >&2
+apt-get update -qq
+# tshark's debconf question (may non-root users capture) needs a preseeded answer
+echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,12 @@
+/* placeholder: being written */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+int
+main(void)
+{
+	return 0;
+}
