@@ -1,0 +1,49 @@
+/*
+ * pkt: decode an Ethernet frame down to its TCP or UDP payload. Handles 802.1Q and
+ * 802.1ad tags, IPv4 options, and the IPv6 extension headers a host may legally send
+ * before TCP/UDP. No allocation; every pointer aliases the frame.
+ */
+#ifndef SNI_PKT_H
+#define SNI_PKT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum pkt_status {
+	PKT_OK,			/* TCP or UDP, headers valid, payload located */
+	PKT_OTHER,		/* valid, but not TCP/UDP over IP (ARP, ICMP, a non-first fragment...) */
+	PKT_MALFORMED,		/* a header's lengths do not fit the frame */
+};
+
+#define PKT_VLAN_MAX	2
+#define PKT_PROTO_TCP	6
+#define PKT_PROTO_UDP	17
+
+#define PKT_TCP_FIN	0x01
+#define PKT_TCP_SYN	0x02
+#define PKT_TCP_RST	0x04
+#define PKT_TCP_PSH	0x08
+#define PKT_TCP_ACK	0x10
+#define PKT_TCP_URG	0x20
+
+struct pkt {
+	uint8_t dst_mac[6], src_mac[6];
+	uint16_t vlan;			/* innermost VLAN ID; 0 when untagged */
+	uint16_t ethertype;		/* after the VLAN tags */
+	uint8_t family;			/* 4 or 6; 0 when not IP */
+	uint8_t src[16], dst[16];	/* network order; IPv4 in the first 4 bytes */
+	uint8_t proto;			/* IP protocol of the transport header */
+	bool fragment;			/* any IP fragment; only the first carries ports */
+	uint16_t sport, dport;
+	uint8_t tcp_flags;
+	uint32_t seq, ack;		/* TCP only */
+	const uint8_t *payload;		/* transport payload, trimmed to the IP length */
+	size_t payload_len;
+};
+
+/* Decode frame (len bytes, starting at the destination MAC). Fills *out on PKT_OK and as
+ * far as it got on PKT_OTHER. */
+enum pkt_status pkt_decode(const uint8_t *frame, size_t len, struct pkt *out);
+
+#endif

@@ -1,0 +1,185 @@
+/*
+ * Frame decoder: Ethernet / VLAN / IPv4 | IPv6 / TCP | UDP, down to the payload.
+ */
+#include <string.h>
+
+#include "sni/pkt.h"
+#include "sni/rd.h"
+
+#define ETH_P_IPV4	0x0800
+#define ETH_P_IPV6	0x86dd
+#define ETH_P_8021Q	0x8100
+#define ETH_P_8021AD	0x88a8
+
+#define IPV6_EXT_MAX	8	/* more extension headers than this is not a host's traffic */
+
+enum {
+	IP6_HOPOPTS = 0,
+	IP6_ROUTING = 43,
+	IP6_FRAGMENT = 44,
+	IP6_AH = 51,
+	IP6_DSTOPTS = 60,
+};
+
+/*
+ * TCP (RFC 9293 s3.1): sport | dport | seq | ack | off:4 rsv:4 | flags | win | sum | urg
+ * | options (off*4 - 20) | payload
+ */
+static enum pkt_status
+pkt_tcp(struct rd ip_payload, struct pkt *out)
+{
+	struct rd r = ip_payload;
+	uint8_t off, flags;
+
+	if (!rd_u16(&r, &out->sport) || !rd_u16(&r, &out->dport) || !rd_u32(&r, &out->seq) ||
+	    !rd_u32(&r, &out->ack) || !rd_u8(&r, &off) || !rd_u8(&r, &flags))
+		return PKT_MALFORMED;
+	off >>= 4;
+	if (off < 5 || ip_payload.len < (size_t)off * 4)
+		return PKT_MALFORMED;
+	out->tcp_flags = flags;
+	out->payload = ip_payload.p + off * 4;
+	out->payload_len = ip_payload.len - (size_t)off * 4;
+	return PKT_OK;
+}
+
+/* UDP (RFC 768): sport | dport | length (header included) | checksum | payload */
+static enum pkt_status
+pkt_udp(struct rd ip_payload, struct pkt *out)
+{
+	struct rd r = ip_payload;
+	uint16_t ulen;
+
+	if (!rd_u16(&r, &out->sport) || !rd_u16(&r, &out->dport) || !rd_u16(&r, &ulen) ||
+	    !rd_skip(&r, 2) || ulen < 8 || ulen > ip_payload.len)
+		return PKT_MALFORMED;
+	out->payload = r.p;
+	out->payload_len = ulen - 8u;
+	return PKT_OK;
+}
+
+static enum pkt_status
+pkt_transport(struct rd ip_payload, struct pkt *out)
+{
+	if (out->fragment)
+		return PKT_OTHER;	/* ports and payload are not all here */
+	switch (out->proto) {
+	case PKT_PROTO_TCP:
+		return pkt_tcp(ip_payload, out);
+	case PKT_PROTO_UDP:
+		return pkt_udp(ip_payload, out);
+	default:
+		return PKT_OTHER;
+	}
+}
+
+/*
+ * IPv4 (RFC 791): ver:4 ihl:4 | tos | total_len | id | flags:3 frag_off:13 | ttl | proto
+ * | sum | src | dst | options (ihl*4 - 20). Bytes past total_len are link padding.
+ */
+static enum pkt_status
+pkt_ipv4(struct rd r, struct pkt *out)
+{
+	const uint8_t *start = r.p;
+	size_t avail = r.len;
+	uint8_t vihl, ttl;
+	uint16_t total, frag;
+
+	if (!rd_u8(&r, &vihl) || !rd_skip(&r, 1) || !rd_u16(&r, &total) || !rd_skip(&r, 2) ||
+	    !rd_u16(&r, &frag) || !rd_u8(&r, &ttl) || !rd_u8(&r, &out->proto) ||
+	    !rd_skip(&r, 2) || r.len < 8)
+		return PKT_MALFORMED;
+	memcpy(out->src, r.p, 4);
+	memcpy(out->dst, r.p + 4, 4);
+	out->family = 4;
+	if (vihl >> 4 != 4 || (vihl & 0xf) < 5 || total < (vihl & 0xf) * 4u || total > avail)
+		return PKT_MALFORMED;
+	out->fragment = (frag & 0x3fff) != 0;	/* MF set or a non-zero offset */
+	return pkt_transport(rd_make(start + (vihl & 0xf) * 4, total - (vihl & 0xf) * 4u), out);
+}
+
+/*
+ * IPv6 (RFC 8200): ver:4 tc:8 flow:20 | payload_len | next | hop_limit | src | dst,
+ * then extension headers, each: next | hdr_ext_len (8-byte units past the first 8) | ...
+ */
+static enum pkt_status
+pkt_ipv6(struct rd r, struct pkt *out)
+{
+	struct rd payload;
+	uint32_t vtf;
+	uint16_t plen;
+	uint8_t next, hops;
+
+	if (!rd_u32(&r, &vtf) || !rd_u16(&r, &plen) || !rd_u8(&r, &next) || !rd_u8(&r, &hops) ||
+	    r.len < 32)
+		return PKT_MALFORMED;
+	memcpy(out->src, r.p, 16);
+	memcpy(out->dst, r.p + 16, 16);
+	out->family = 6;
+	rd_skip(&r, 32);
+	/* plen 0 would be a jumbogram (RFC 2675), which no Ethernet frame can carry */
+	if (vtf >> 28 != 6 || plen == 0 || !rd_sub(&r, plen, &payload))
+		return PKT_MALFORMED;
+	for (unsigned int n = 0; n <= IPV6_EXT_MAX; n++) {
+		uint8_t ext_next, ext_len;
+		size_t hdr_len;
+
+		switch (next) {
+		case IP6_HOPOPTS:
+		case IP6_ROUTING:
+		case IP6_DSTOPTS:
+		case IP6_AH:
+		case IP6_FRAGMENT:
+			break;
+		default:
+			out->proto = next;
+			return pkt_transport(payload, out);
+		}
+		if (payload.len < 8)
+			return PKT_MALFORMED;
+		ext_next = payload.p[0];
+		ext_len = payload.p[1];
+		if (next == IP6_FRAGMENT) {
+			out->fragment = true;
+			hdr_len = 8;
+		} else if (next == IP6_AH) {
+			hdr_len = ((size_t)ext_len + 2) * 4;	/* RFC 4302 s2.2: 4-byte units */
+		} else {
+			hdr_len = ((size_t)ext_len + 1) * 8;
+		}
+		if (!rd_skip(&payload, hdr_len))
+			return PKT_MALFORMED;
+		next = ext_next;
+	}
+	return PKT_MALFORMED;
+}
+
+/* Ethernet II: dst | src | ethertype, with up to PKT_VLAN_MAX 802.1Q/802.1ad tags first */
+enum pkt_status
+pkt_decode(const uint8_t *frame, size_t len, struct pkt *out)
+{
+	struct rd r = rd_make(frame, len);
+	uint16_t type, tci;
+
+	memset(out, 0, sizeof(*out));
+	if (r.len < 14)
+		return PKT_MALFORMED;
+	memcpy(out->dst_mac, r.p, 6);
+	memcpy(out->src_mac, r.p + 6, 6);
+	rd_skip(&r, 12);
+	rd_u16(&r, &type);
+	for (unsigned int tags = 0; type == ETH_P_8021Q || type == ETH_P_8021AD; tags++) {
+		if (tags == PKT_VLAN_MAX || !rd_u16(&r, &tci) || !rd_u16(&r, &type))
+			return PKT_MALFORMED;
+		out->vlan = tci & 0x0fff;
+	}
+	out->ethertype = type;
+	switch (type) {
+	case ETH_P_IPV4:
+		return pkt_ipv4(r, out);
+	case ETH_P_IPV6:
+		return pkt_ipv6(r, out);
+	default:
+		return PKT_OTHER;
+	}
+}
