@@ -7,7 +7,7 @@ packages=(
 	# build
 	build-essential clang libclang-rt-14-dev meson ninja-build pkg-config
 	# core libraries
-	libdpdk-dev dpdk libmnl-dev libnftnl-dev libldns-dev libyaml-dev libpcap-dev
+	libdpdk-dev dpdk dpdk-dev libmnl-dev libnftnl-dev libldns-dev libyaml-dev libpcap-dev
 	libmicrohttpd-dev libssl-dev libcmocka-dev
 	# tests, differential oracles and the lab
 	tshark ldnsutils python3-ldns python3-scapy python3-pytest nftables iproute2 ethtool
