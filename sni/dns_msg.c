@@ -1,1 +1,421 @@
-/* placeholder: being written */
+/*
+ * DNS message reader (RFC 1035 s4): header, question, every resource record walked and
+ * checked, and the A/AAAA addresses on the CNAME chain from the question name.
+ *
+ * Names are never decompressed except the question name: records are remembered by the
+ * offset of their owner name and compared in place (dns_name_eq), so a response costs no copy
+ * per record and the parser needs only a small, fixed stack.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "sni/dns.h"
+#include "sni/rd.h"
+
+/* RFC 2181 s8: a TTL with the most significant bit set is to be treated as zero. */
+#define DNS_TTL_MSB	0x80000000u
+
+/* An answer record that chain-following may need: a CNAME, or an A/AAAA of class IN. */
+struct dns_rr {
+	size_t owner;		/* offset of the owner name in the message */
+	size_t rdata;		/* offset of the RDATA: a name for CNAME, an address otherwise */
+	uint32_t ttl;		/* MSB already folded to 0 */
+	uint16_t type;
+};
+
+/* A name on the CNAME chain and the least TTL on the path from the question name to it. */
+struct dns_link {
+	size_t name;
+	uint32_t ttl;
+};
+
+static inline uint8_t
+dns_lower(uint8_t c)
+{
+	/* ASCII only: bytes >= 0x80 are not letters in DNS (RFC 4343 s3). */
+	return c >= 'A' && c <= 'Z' ? (uint8_t)(c + ('a' - 'A')) : c;
+}
+
+static inline size_t
+dns_off(const uint8_t *msg, const struct rd *r)
+{
+	return (size_t)(r->p - msg);
+}
+
+/*
+ * Read the name at *r, which sits inside msg, and advance *r past the part
+ * stored in place: the labels up to the root label or the first compression pointer.
+ *
+ *   name  = { u8 len (1..63) | len bytes }* ( u8 0 | u16 0b11 << 14 | offset )
+ *
+ * A pointer may only go to an offset strictly before the start of the label sequence being
+ * read, and not into the header: every jump is then strictly backwards, so a name cannot
+ * loop, and DNS_PTR_HOPS_MAX bounds the work a hostile message can ask for (Unbound
+ * pkt_dname_len, Knot knot_dname_wire_check). The labels found there must also end before
+ * that sequence, as an earlier name always does: a name then never reads bytes past its
+ * own in-place part, so what follows a message (trailing bytes, the next TCP message)
+ * cannot change how it reads. Label types 0b01 and 0b10 are refused: RFC 1035 s4.1.4
+ * reserves them and RFC 6891 s5 retired the extended labels that used 0b01. The
+ * uncompressed length, root label included, may not exceed 255 (RFC 1035 s3.1).
+ *
+ * With out non-NULL (DNS_NAME_WIRE_MAX bytes), the name is copied there uncompressed and
+ * lower-cased. *wire_len gets the uncompressed length.
+ */
+static enum dns_status
+dns_name_read(const uint8_t *msg, struct rd *r, uint8_t *out, size_t *wire_len)
+{
+	struct rd cur = *r;
+	size_t seq_start = dns_off(msg, r);
+	size_t wire = 0;
+	unsigned int hops = 0;
+	bool jumped = false;
+	const uint8_t *label;
+	uint8_t b, lo;
+
+	for (;;) {
+		if (!rd_u8(&cur, &b))
+			return DNS_MALFORMED;
+		if ((b & 0xc0) == 0xc0) {
+			size_t target;
+
+			if (!rd_u8(&cur, &lo) || ++hops > DNS_PTR_HOPS_MAX)
+				return DNS_MALFORMED;
+			target = (size_t)(b & 0x3f) << 8 | lo;
+			if (target >= seq_start || target < DNS_HDR_LEN)
+				return DNS_MALFORMED;
+			if (!jumped) {
+				*r = cur;
+				jumped = true;
+			}
+			cur = rd_make(msg + target, seq_start - target);
+			seq_start = target;
+			continue;
+		}
+		if ((b & 0xc0) != 0)
+			return DNS_MALFORMED;
+		label = cur.p;
+		if ((wire += 1 + (size_t)b) > DNS_NAME_WIRE_MAX || !rd_skip(&cur, b))
+			return DNS_MALFORMED;
+		if (out != NULL) {
+			out[wire - 1 - b] = b;
+			for (size_t i = 0; i < b; i++)
+				out[wire - b + i] = dns_lower(label[i]);
+		}
+		if (b == 0)
+			break;
+	}
+	if (!jumped)
+		*r = cur;
+	*wire_len = wire;
+	return DNS_OK;
+}
+
+/*
+ * Walks the labels of a name already checked by dns_name_read. The checks are repeated
+ * (pointers backwards, hop limit, bounds) so that a wrong offset can cost a false "not
+ * equal" but never an out-of-bounds read or a loop.
+ */
+struct dns_name_it {
+	const uint8_t *msg;
+	struct rd cur;
+	size_t seq_start;
+	unsigned int hops;
+};
+
+static inline void
+dns_name_it_init(struct dns_name_it *it, const uint8_t *msg, size_t msg_len, size_t off)
+{
+	it->msg = msg;
+	it->cur = rd_make(msg + off, off <= msg_len ? msg_len - off : 0);
+	it->seq_start = off;
+	it->hops = 0;
+}
+
+/* Follow pointers until it->cur sits on a label length byte. */
+static bool
+dns_name_it_settle(struct dns_name_it *it)
+{
+	while (it->cur.len > 0 && (it->cur.p[0] & 0xc0) == 0xc0) {
+		size_t target;
+
+		if (it->cur.len < 2 || ++it->hops > DNS_PTR_HOPS_MAX)
+			return false;
+		target = (size_t)(it->cur.p[0] & 0x3f) << 8 | it->cur.p[1];
+		if (target >= it->seq_start)
+			return false;
+		it->cur = rd_make(it->msg + target, it->seq_start - target);
+		it->seq_start = target;
+	}
+	return it->cur.len > 0 && (it->cur.p[0] & 0xc0) == 0 &&
+	    it->cur.len > (size_t)it->cur.p[0];
+}
+
+/*
+ * Are the names at offsets a and b of msg equal, ignoring ASCII case (RFC 4343)? Both are
+ * walked in place. Once both walks stand on the same byte the remaining labels are the
+ * same bytes, which settles the common case (an owner compressed to the question name)
+ * at the first label.
+ */
+static bool
+dns_name_eq(const uint8_t *msg, size_t msg_len, size_t a, size_t b)
+{
+	struct dns_name_it ia, ib;
+	uint8_t n;
+
+	dns_name_it_init(&ia, msg, msg_len, a);
+	dns_name_it_init(&ib, msg, msg_len, b);
+	for (;;) {
+		if (!dns_name_it_settle(&ia) || !dns_name_it_settle(&ib))
+			return false;
+		if (ia.cur.p == ib.cur.p)
+			return true;
+		if ((n = ia.cur.p[0]) != ib.cur.p[0])
+			return false;
+		if (n == 0)
+			return true;
+		for (size_t i = 1; i <= n; i++) {
+			if (dns_lower(ia.cur.p[i]) != dns_lower(ib.cur.p[i]))
+				return false;
+		}
+		/* settle() checked that the label fits. */
+		rd_skip(&ia.cur, 1 + (size_t)n);
+		rd_skip(&ib.cur, 1 + (size_t)n);
+	}
+}
+
+static inline uint32_t
+dns_ttl(uint32_t wire)
+{
+	return (wire & DNS_TTL_MSB) != 0 ? 0 : wire;
+}
+
+static inline uint32_t
+dns_min(uint32_t a, uint32_t b)
+{
+	return a < b ? a : b;
+}
+
+/*
+ * Question (RFC 1035 s4.1.2): name | u16 qtype | u16 qclass. Only a lone question is kept:
+ * with two, which one a resolver answers is its choice, so has_question stays false and
+ * the dataplane refuses the query.
+ */
+static enum dns_status
+dns_questions(const uint8_t *msg, struct rd *r, struct dns_msg *out)
+{
+	size_t wire_len;
+	uint16_t qtype, qclass;
+
+	for (unsigned int i = 0; i < out->qdcount; i++) {
+		uint8_t *name = out->qdcount == 1 ? out->qname : NULL;
+
+		if (dns_name_read(msg, r, name, &wire_len) != DNS_OK ||
+		    !rd_u16(r, &qtype) || !rd_u16(r, &qclass))
+			return DNS_MALFORMED;
+		if (out->qdcount == 1) {
+			out->has_question = true;
+			out->qname_len = (uint8_t)wire_len;
+			out->qtype = qtype;
+			out->qclass = qclass;
+		}
+	}
+	out->question_end = dns_off(msg, r);
+	return DNS_OK;
+}
+
+enum dns_section {
+	DNS_SEC_ANSWER,
+	DNS_SEC_AUTHORITY,
+	DNS_SEC_ADDITIONAL,
+};
+
+/*
+ * Resource record (RFC 1035 s4.1.3):
+ *   name | u16 type | u16 class | u32 ttl | u16 rdlength | rdata
+ * RDATA must fill RDLENGTH exactly where we know its shape: A is 4 bytes (RFC 1035 s3.4.1),
+ * AAAA 16 (RFC 3596 s2.2), CNAME one name (RFC 1035 s3.3.1). An OPT (RFC 6891 s6.1.1) is
+ * only taken from the additional section; its owner must be the root and there may be one.
+ */
+static enum dns_status
+dns_rrs(const uint8_t *msg, struct rd *r, enum dns_section sec, uint16_t count,
+    struct dns_msg *out, struct dns_rr *keep, unsigned int *nb_keep)
+{
+	for (unsigned int i = 0; i < count; i++) {
+		size_t owner = dns_off(msg, r);
+		size_t owner_len, target_len;
+		uint16_t type, class;
+		uint32_t ttl;
+		struct rd rdata;
+
+		if (dns_name_read(msg, r, NULL, &owner_len) != DNS_OK ||
+		    !rd_u16(r, &type) || !rd_u16(r, &class) || !rd_u32(r, &ttl) ||
+		    !rd_vec16(r, &rdata))
+			return DNS_MALFORMED;
+		switch (type) {
+		case DNS_TYPE_A:
+			if (rdata.len != 4)
+				return DNS_MALFORMED;
+			break;
+		case DNS_TYPE_AAAA:
+			if (rdata.len != 16)
+				return DNS_MALFORMED;
+			break;
+		case DNS_TYPE_CNAME: {
+			struct rd target = rdata;
+
+			if (dns_name_read(msg, &target, NULL, &target_len) != DNS_OK ||
+			    target.len != 0)
+				return DNS_MALFORMED;
+			break;
+		}
+		case DNS_TYPE_OPT:
+			if (sec != DNS_SEC_ADDITIONAL)
+				break;
+			if (out->edns || owner_len != 1)
+				return DNS_MALFORMED;
+			out->edns = true;
+			out->edns_udp_size = class;
+			break;
+		default:
+			break;
+		}
+		/* Only the first DNS_ANSWERS_MAX answers count for the chain; all are checked. */
+		if (sec != DNS_SEC_ANSWER || i >= DNS_ANSWERS_MAX || class != DNS_CLASS_IN ||
+		    (type != DNS_TYPE_A && type != DNS_TYPE_AAAA && type != DNS_TYPE_CNAME))
+			continue;
+		keep[*nb_keep] = (struct dns_rr){
+			.owner = owner,
+			.rdata = dns_off(msg, &rdata),
+			.ttl = dns_ttl(ttl),
+			.type = type,
+		};
+		(*nb_keep)++;
+	}
+	return DNS_OK;
+}
+
+/* Index of the chain link whose name equals the name at off, or -1. */
+static int
+dns_chain_find(const uint8_t *msg, size_t len, const struct dns_link *chain, unsigned int n,
+    size_t off)
+{
+	for (unsigned int k = 0; k < n; k++) {
+		if (dns_name_eq(msg, len, chain[k].name, off))
+			return (int)k;
+	}
+	return -1;
+}
+
+/*
+ * Follow CNAMEs from the question name through the kept answers, in any order, then take
+ * every A/AAAA whose owner is on the chain. An address for a name off the chain is ignored
+ * whatever the response says: a resolver (or whoever forges its answer) cannot bind names
+ * nobody asked for. The first CNAME of an owner wins (RFC 2181 s10.1 allows one); a
+ * target already on the chain ends it, so a loop costs at most DNS_CHAIN_MAX steps.
+ */
+static void
+dns_chain(const uint8_t *msg, size_t len, const struct dns_rr *rrs, unsigned int nb_rrs,
+    struct dns_msg *out)
+{
+	struct dns_link chain[DNS_CHAIN_MAX + 1];
+	unsigned int n = 1;
+
+	chain[0] = (struct dns_link){ .name = DNS_HDR_LEN, .ttl = UINT32_MAX };
+	while (n <= DNS_CHAIN_MAX) {
+		const struct dns_rr *cname = NULL;
+
+		for (unsigned int i = 0; i < nb_rrs && cname == NULL; i++) {
+			if (rrs[i].type == DNS_TYPE_CNAME &&
+			    dns_name_eq(msg, len, rrs[i].owner, chain[n - 1].name))
+				cname = &rrs[i];
+		}
+		if (cname == NULL || dns_chain_find(msg, len, chain, n, cname->rdata) >= 0)
+			break;
+		chain[n] = (struct dns_link){
+			.name = cname->rdata,
+			.ttl = dns_min(chain[n - 1].ttl, cname->ttl),
+		};
+		n++;
+	}
+	out->chain_len = (uint8_t)(n - 1);
+
+	for (unsigned int i = 0; i < nb_rrs; i++) {
+		struct dns_addr *a;
+		int k;
+
+		if (rrs[i].type == DNS_TYPE_CNAME ||
+		    (k = dns_chain_find(msg, len, chain, n, rrs[i].owner)) < 0)
+			continue;
+		if (out->nb_addrs == DNS_ADDRS_MAX) {
+			out->addrs_more = true;
+			break;
+		}
+		a = &out->addrs[out->nb_addrs++];
+		a->family = rrs[i].type == DNS_TYPE_A ? 4 : 6;
+		memset(a->addr, 0, sizeof(a->addr));
+		memcpy(a->addr, msg + rrs[i].rdata, a->family == 4 ? 4 : 16);
+		a->ttl = dns_min(rrs[i].ttl, chain[k].ttl);
+	}
+}
+
+/*
+ * Header (RFC 1035 s4.1.1):
+ *   u16 id | u16 flags (qr 1, opcode 4, aa tc rd ra z ad cd, rcode 4) |
+ *   u16 qdcount | u16 ancount | u16 nscount | u16 arcount
+ */
+enum dns_status
+dns_msg_parse(const uint8_t *buf, size_t len, struct dns_msg *out)
+{
+	struct rd r = rd_make(buf, len);
+	struct dns_rr rrs[DNS_ANSWERS_MAX];
+	unsigned int nb_rrs = 0;
+
+	if (!rd_u16(&r, &out->id) || !rd_u16(&r, &out->flags) || !rd_u16(&r, &out->qdcount) ||
+	    !rd_u16(&r, &out->ancount) || !rd_u16(&r, &out->nscount) ||
+	    !rd_u16(&r, &out->arcount))
+		return DNS_MALFORMED;
+	out->qr = (out->flags & 0x8000) != 0;
+	out->opcode = (uint8_t)(out->flags >> 11 & 0xf);
+	out->rcode = (uint8_t)(out->flags & 0xf);
+	out->has_question = false;
+	out->qname_len = 0;
+	out->qtype = out->qclass = 0;
+	out->edns = false;
+	out->edns_udp_size = 0;
+	out->nb_addrs = 0;
+	out->addrs_more = false;
+	out->chain_len = 0;
+
+	if (dns_questions(buf, &r, out) != DNS_OK ||
+	    dns_rrs(buf, &r, DNS_SEC_ANSWER, out->ancount, out, rrs, &nb_rrs) != DNS_OK ||
+	    dns_rrs(buf, &r, DNS_SEC_AUTHORITY, out->nscount, out, rrs, &nb_rrs) != DNS_OK ||
+	    dns_rrs(buf, &r, DNS_SEC_ADDITIONAL, out->arcount, out, rrs, &nb_rrs) != DNS_OK)
+		return DNS_MALFORMED;
+	out->msg_len = dns_off(buf, &r);
+
+	if (out->qr && out->has_question)
+		dns_chain(buf, len, rrs, nb_rrs, out);
+	return DNS_OK;
+}
+
+/*
+ * DNS over TCP (RFC 1035 s4.2.2): u16 length | message. A length below the header size
+ * can never frame a message, and waiting for more bytes would not change that.
+ */
+enum dns_status
+dns_tcp_next(struct rd *stream, struct rd *msg)
+{
+	struct rd s = *stream;
+	uint16_t n;
+
+	if (!rd_u16(&s, &n))
+		return DNS_NEED_MORE;
+	if (n < DNS_HDR_LEN)
+		return DNS_MALFORMED;
+	if (!rd_sub(&s, n, msg))
+		return DNS_NEED_MORE;
+	*stream = s;
+	return DNS_OK;
+}

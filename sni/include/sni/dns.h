@@ -71,9 +71,10 @@ struct dns_msg {
 };
 
 /*
- * Parse one DNS message (a UDP payload or one TCP-framed message). Names may use
- * compression pointers only to earlier offsets, at most DNS_PTR_HOPS_MAX per name; labels
- * are at most 63 bytes and names 255. Every record of every section is walked and its
+ * Parse one DNS message (a UDP payload or one TCP-framed message). Compression pointers
+ * go backwards only: past the header, before the label sequence that holds the pointer,
+ * to labels that also end before it; at most DNS_PTR_HOPS_MAX per name. Labels are at
+ * most 63 bytes and names 255. Every record of every section is walked and its
  * RDLENGTH checked against the message; A must be 4 bytes and AAAA 16.
  *
  * Returns DNS_OK and fills *out, or DNS_MALFORMED (*out unspecified).
@@ -88,10 +89,11 @@ enum dns_status dns_msg_parse(const uint8_t *buf, size_t len, struct dns_msg *ou
 enum dns_status dns_tcp_next(struct rd *stream, struct rd *msg);
 
 /*
- * Write name (uncompressed wire form, wire_len bytes) in presentation form: labels joined
- * by '.', no trailing dot, the root as ".", and any byte other than a letter, digit, '-'
- * or '_' escaped as \DDD (and '.' or '\' inside a label as "\." or "\\"). Returns the
- * text length, or -1 when out (outlen bytes, NUL included) is too small or name is bad.
+ * Write name (uncompressed wire form, wire_len bytes) in presentation form as ldns prints
+ * it: labels joined by '.', no trailing dot, the root as "."; inside a label '.', ';',
+ * '(', ')' and '\' as "\.", "\;", "\(", "\)", "\\", bytes outside printable ASCII
+ * (<= 0x20, >= 0x7f) as \DDD, every other byte as itself. Returns the text length, or
+ * -1 when out (outlen bytes, NUL included) is too small or name is bad.
  */
 int dns_name_to_text(const uint8_t *name, size_t wire_len, char *out, size_t outlen);
 
