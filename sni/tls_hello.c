@@ -1,1 +1,365 @@
-/* placeholder: being written */
+/*
+ * TLS ClientHello reader (RFC 8446 s4.1.2 and s5.1, RFC 6066 s3, RFC 7301 s3.1).
+ *
+ * The input is a client's first bytes on a TCP stream, as many as have arrived; the caller
+ * re-runs the parser from offset 0 whenever more arrive, so it keeps no state. Every check
+ * is made as soon as the bytes it needs are present and never depends on bytes after them,
+ * so a status other than SNI_NEED_MORE never changes when the stream grows: the dataplane
+ * may act on the first definite answer.
+ */
+#include <string.h>
+
+#include "sni/rd.h"
+#include "sni/tls.h"
+
+#define TLS_CT_HANDSHAKE	22
+#define TLS_VERSION_MAJOR	3
+#define TLS_RECORD_HDR		5
+#define TLS_RECORD_MAX		16384	/* RFC 8446 s5.1: TLSPlaintext.length <= 2^14 */
+#define TLS_HS_CLIENT_HELLO	1
+#define TLS_HS_HDR		4
+#define TLS_RANDOM_LEN		32
+#define TLS_SESSION_ID_MAX	32
+
+#define TLS_EXT_SERVER_NAME	0x0000
+#define TLS_EXT_ALPN		0x0010
+#define TLS_EXT_ECH		0xfe0d
+#define TLS_NAME_HOST		0
+
+/*
+ * Extension types seen in one hello: a 2^16-bit set whose 64-bit words are cleared only
+ * when first touched (live says which), so a parse clears 128 bytes rather than 8 KiB, and
+ * a hello stuffed with thousands of extensions still costs O(1) per extension.
+ */
+struct tls_ext_seen {
+	uint64_t live[1024 / 64];
+	uint64_t word[65536 / 64];
+};
+
+static const char *const sni_status_names[] = {
+	[SNI_NEED_MORE] = "need_more",
+	[SNI_FOUND] = "found",
+	[SNI_ABSENT] = "absent",
+	[SNI_NOT_TLS] = "not_tls",
+	[SNI_MALFORMED] = "malformed",
+};
+
+const char *
+sni_status_str(enum sni_status st)
+{
+	if ((size_t)st >= sizeof(sni_status_names) / sizeof(sni_status_names[0]))
+		return "unknown";
+	return sni_status_names[st];
+}
+
+static bool
+host_char_ok(uint8_t c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	    c == '-';
+}
+
+/*
+ * RFC 1035 s2.3.4 limits as text: at most 253 bytes and labels of 1..63 once the optional
+ * root dot is dropped. Only letters, digits and '-' (RFC 952 LDH, the only bytes RFC 6066
+ * s3 lets a HostName carry once IDNs are in their A-label form); NUL, '_', spaces and high
+ * bytes are refused because a filter and a server could read them differently.
+ */
+bool
+sni_host_valid(const uint8_t *name, size_t len)
+{
+	size_t label = 0;
+
+	if (len > 0 && name[len - 1] == '.')
+		len--;
+	if (len == 0 || len > SNI_HOST_MAX)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		if (name[i] == '.') {
+			if (label == 0)		/* a leading dot or ".." */
+				return false;
+			label = 0;
+		} else if (!host_char_ok(name[i]) || ++label > SNI_LABEL_MAX) {
+			return false;
+		}
+	}
+	return label > 0;
+}
+
+/*
+ * TLSPlaintext header (RFC 8446 s5.1), judged byte by byte as it arrives so that a stream
+ * which is not TLS is called so from its first byte:
+ *
+ *   0        1        2        3        4        5
+ *   +--------+--------+--------+-----------------+-------------------+
+ *   |  type  | major  | minor  |     length      | fragment ...      |
+ *   |  = 22  |  = 3   |  any   |   1 .. 2^14     |                   |
+ *   +--------+--------+--------+-----------------+-------------------+
+ *
+ * RFC 5246 appendix E.1 lets a client put any {03,xx} in the record version, and s5.1
+ * forbids empty handshake fragments. A header that breaks this is SNI_NOT_TLS on the
+ * stream's first record (it is not a TLS stream at all) and SNI_MALFORMED on a later one.
+ * Returns SNI_FOUND with *rec_len and the cursor at the fragment.
+ */
+static enum sni_status
+tls_record_hdr(struct rd *s, bool first, uint16_t *rec_len)
+{
+	enum sni_status bad = first ? SNI_NOT_TLS : SNI_MALFORMED;
+	uint8_t type, major, hi, lo;
+
+	if (!rd_u8(s, &type))
+		return SNI_NEED_MORE;
+	if (type != TLS_CT_HANDSHAKE)
+		return bad;
+	if (!rd_u8(s, &major))
+		return SNI_NEED_MORE;
+	if (major != TLS_VERSION_MAJOR)
+		return bad;
+	if (!rd_skip(s, 1) || !rd_u8(s, &hi))		/* any minor version */
+		return SNI_NEED_MORE;
+	if (hi > TLS_RECORD_MAX >> 8)		/* over 2^14 whatever the low byte says */
+		return bad;
+	if (!rd_u8(s, &lo))
+		return SNI_NEED_MORE;
+	*rec_len = (uint16_t)(hi << 8 | lo);
+	if (*rec_len == 0 || *rec_len > TLS_RECORD_MAX)
+		return bad;
+	return SNI_FOUND;
+}
+
+/*
+ * Find the ClientHello handshake message in the records at the start of the stream:
+ *
+ *   one record:  | hdr | 1 | u24 n | body (n) |                     *msg aliases buf
+ *   fragmented:  | hdr | 1 | u24 n | bo | hdr | dy ... | hdr | ... |  gathered in scratch
+ *
+ * A handshake message may be split over records at any byte, its 4-byte header too (RFC
+ * 8446 s5.1). Until the hello is whole every record must be a handshake record, and the
+ * record that completes it must end with it: whatever a client sends next is encrypted,
+ * and s5.1 does not let handshake messages span a key change. The stream up to the end of
+ * that record may not exceed TLS_HELLO_MAX.
+ *
+ * Returns SNI_FOUND with *msg (header included) and *stream_len, or the stream's status.
+ */
+static enum sni_status
+tls_hello_gather(const uint8_t *buf, size_t len, uint8_t *scratch, size_t scratch_len,
+    struct rd *msg, size_t *stream_len)
+{
+	struct rd s = rd_make(buf, len), frag, peek;
+	size_t have = 0, want = 0;	/* message bytes gathered; its length, once known */
+	enum sni_status st;
+	uint16_t rec_len;
+	uint32_t body_len;
+	uint8_t hs_type;
+
+	for (bool first = true;; first = false) {
+		if ((st = tls_record_hdr(&s, first, &rec_len)) != SNI_FOUND)
+			return st;
+		if (len - s.len + rec_len > TLS_HELLO_MAX)
+			return SNI_MALFORMED;
+		if (first) {
+			peek = rd_make(s.p, s.len < rec_len ? s.len : rec_len);
+			if (rd_u8(&peek, &hs_type) && hs_type != TLS_HS_CLIENT_HELLO)
+				return SNI_MALFORMED;
+		}
+		if (first && rec_len >= TLS_HS_HDR) {
+			/* Only the hello's length says whether this record holds all of it. */
+			if (!rd_u24(&peek, &body_len))
+				return SNI_NEED_MORE;
+			want = TLS_HS_HDR + (size_t)body_len;
+			if (want + TLS_RECORD_HDR > TLS_HELLO_MAX || want < rec_len)
+				return SNI_MALFORMED;	/* too big, or bytes after it */
+			if (want == rec_len) {
+				if (!rd_sub(&s, rec_len, msg))
+					return SNI_NEED_MORE;
+				*stream_len = len - s.len;
+				return SNI_FOUND;
+			}
+			if (want > scratch_len)
+				return SNI_MALFORMED;
+		}
+		if (want != 0 && have + rec_len > want)
+			return SNI_MALFORMED;		/* bytes after the hello */
+		if (have + rec_len > scratch_len)
+			return SNI_MALFORMED;
+		if (!rd_sub(&s, rec_len, &frag))
+			return SNI_NEED_MORE;
+		memcpy(scratch + have, frag.p, frag.len);
+		have += frag.len;
+		if (want == 0 && have >= TLS_HS_HDR) {
+			/* The header came in pieces; its type byte was checked in record one. */
+			peek = rd_make(scratch + 1, 3);
+			if (!rd_u24(&peek, &body_len))
+				return SNI_MALFORMED;
+			want = TLS_HS_HDR + (size_t)body_len;
+			if (have > want || want > scratch_len ||
+			    len - s.len + want - have > TLS_HELLO_MAX)
+				return SNI_MALFORMED;
+		}
+		if (have == want) {
+			*msg = rd_make(scratch, have);
+			*stream_len = len - s.len;
+			return SNI_FOUND;
+		}
+	}
+}
+
+/*
+ * server_name extension_data (RFC 6066 s3):
+ *
+ *   u16 list_len | u8 name_type (0 = host_name) | u16 len | host_name
+ *
+ * Exactly one entry: RFC 6066 forbids two of one type and defines no other type, and a
+ * filter that picks "the first" can disagree with the server about which name counts.
+ * One trailing dot is accepted and left out of *out, which aliases the message.
+ */
+static bool
+tls_ext_sni(struct rd ext, struct sni_name *out)
+{
+	struct rd list, host;
+	uint8_t type;
+
+	if (!rd_vec16(&ext, &list) || ext.len != 0 || !rd_u8(&list, &type) ||
+	    type != TLS_NAME_HOST || !rd_vec16(&list, &host) || list.len != 0 ||
+	    !sni_host_valid(host.p, host.len))
+		return false;
+	if (host.p[host.len - 1] == '.')
+		host.len--;
+	*out = (struct sni_name){ .p = host.p, .len = host.len };
+	return true;
+}
+
+/*
+ * application_layer_protocol_negotiation extension_data (RFC 7301 s3.1):
+ *
+ *   u16 list_len (>= 2) | { u8 len (>= 1) | protocol_name }+
+ *
+ * The first TLS_ALPN_MAX ids are kept in the client's order; out->alpn[] aliases the message.
+ */
+static bool
+tls_ext_alpn(struct rd ext, struct tls_hello *out)
+{
+	struct rd list, id;
+
+	if (!rd_vec16(&ext, &list) || ext.len != 0 || list.len == 0)
+		return false;
+	while (list.len > 0) {
+		if (!rd_vec8(&list, &id) || id.len == 0)
+			return false;
+		if (out->nb_alpn == TLS_ALPN_MAX) {
+			out->alpn_more = true;
+			continue;
+		}
+		out->alpn[out->nb_alpn++] = (struct sni_name){ .p = id.p, .len = id.len };
+	}
+	return true;
+}
+
+/* False when type was already in the set. */
+static bool
+tls_ext_seen_add(struct tls_ext_seen *seen, uint16_t type)
+{
+	unsigned int w = type >> 6;
+	uint64_t bit = UINT64_C(1) << (type & 63);
+
+	if ((seen->live[w >> 6] >> (w & 63) & 1) == 0) {
+		seen->live[w >> 6] |= UINT64_C(1) << (w & 63);
+		seen->word[w] = 0;
+	}
+	if (seen->word[w] & bit)
+		return false;
+	seen->word[w] |= bit;
+	return true;
+}
+
+/*
+ * extensions (RFC 8446 s4.2), filling their vector exactly:
+ *
+ *   { u16 extension_type | u16 len | extension_data (len) }*
+ *
+ * No type may appear twice (s4.2): two server_name or ALPN copies would let a filter and a
+ * server judge different values, and no client sends duplicates. ECH (draft-ietf-tls-esni
+ * s5) is only flagged: the outer hello's SNI is what gets judged.
+ */
+static enum sni_status
+tls_hello_exts(struct rd exts, struct tls_hello *out)
+{
+	struct tls_ext_seen seen;
+	struct rd ext;
+	uint16_t type;
+	bool have_sni = false;
+
+	memset(seen.live, 0, sizeof(seen.live));
+	while (exts.len > 0) {
+		if (!rd_u16(&exts, &type) || !rd_vec16(&exts, &ext) ||
+		    !tls_ext_seen_add(&seen, type))
+			return SNI_MALFORMED;
+		switch (type) {
+		case TLS_EXT_SERVER_NAME:
+			if (!tls_ext_sni(ext, &out->sni))
+				return SNI_MALFORMED;
+			have_sni = true;
+			break;
+		case TLS_EXT_ALPN:
+			if (!tls_ext_alpn(ext, out))
+				return SNI_MALFORMED;
+			break;
+		case TLS_EXT_ECH:
+			out->ech = true;
+			break;
+		default:
+			break;
+		}
+	}
+	return have_sni ? SNI_FOUND : SNI_ABSENT;
+}
+
+/*
+ * ClientHello (RFC 8446 s4.1.2; the layout of RFC 5246 s7.4.1.2 as well):
+ *
+ *   u8 msg_type (1) | u24 length
+ *   u16 legacy_version (3.x) | random (32)
+ *   u8 len | legacy_session_id (0..32)
+ *   u16 len | cipher_suites (2 bytes each, at least one)
+ *   u8 len | legacy_compression_methods (at least one)
+ *   [ u16 len | extensions ]       a TLS 1.2 hello may stop before them (RFC 5246)
+ *
+ * Nothing may follow the extensions inside the message.
+ */
+static enum sni_status
+tls_hello_body(struct rd m, struct tls_hello *out)
+{
+	struct rd body, sid, suites, comp, exts;
+	uint8_t type, major;
+
+	if (!rd_u8(&m, &type) || type != TLS_HS_CLIENT_HELLO || !rd_vec24(&m, &body) ||
+	    m.len != 0)
+		return SNI_MALFORMED;
+	if (!rd_u8(&body, &major) || major != TLS_VERSION_MAJOR ||
+	    !rd_skip(&body, 1 + TLS_RANDOM_LEN) ||
+	    !rd_vec8(&body, &sid) || sid.len > TLS_SESSION_ID_MAX ||
+	    !rd_vec16(&body, &suites) || suites.len == 0 || suites.len % 2 != 0 ||
+	    !rd_vec8(&body, &comp) || comp.len == 0)
+		return SNI_MALFORMED;
+	if (body.len == 0)
+		return SNI_ABSENT;
+	if (!rd_vec16(&body, &exts) || body.len != 0)
+		return SNI_MALFORMED;
+	return tls_hello_exts(exts, out);
+}
+
+enum sni_status
+tls_hello_parse(const uint8_t *buf, size_t len, uint8_t *scratch, size_t scratch_len,
+    struct tls_hello *out)
+{
+	struct rd msg;
+	size_t stream_len;
+	enum sni_status st;
+
+	if ((st = tls_hello_gather(buf, len, scratch, scratch_len, &msg, &stream_len)) !=
+	    SNI_FOUND)
+		return st;
+	memset(out, 0, sizeof(*out));
+	out->stream_len = stream_len;
+	return tls_hello_body(msg, out);
+}
