@@ -64,8 +64,8 @@ def tshark(pcap, *args):
 
 def tshark_tls(pcap):
     """frame -> list of (src, dst, sni or None, alpn list) for ClientHellos to TLS ports."""
-    ports = " ".join(str(p) for p in TLS_PORTS)
-    out = tshark(pcap, "-Y", f"tls.handshake.type == 1 && tcp.dstport in {{{ports}}}",
+    ports = " || ".join(f"tcp.dstport == {p}" for p in TLS_PORTS)
+    out = tshark(pcap, "-Y", f"tls.handshake.type == 1 && ({ports})",
                  "-T", "fields", "-E", "separator=|", "-E", "occurrence=a", "-E", "aggregator=,",
                  "-e", "frame.number", "-e", "ip.src", "-e", "ipv6.src", "-e", "tcp.srcport",
                  "-e", "ip.dst", "-e", "ipv6.dst", "-e", "tcp.dstport",
