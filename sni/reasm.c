@@ -110,3 +110,23 @@ reasm_add(struct reasm *r, uint32_t seq, const uint8_t *data, size_t len)
 	r->nb_ranges = r->nb_ranges - (last - first) + 1;
 	return full ? REASM_FULL : REASM_OK;
 }
+
+bool
+reasm_consume(struct reasm *r, uint32_t n)
+{
+	if (n > reasm_contiguous(r))
+		return false;
+	if (n == 0)
+		return true;
+	memmove(r->buf, r->buf + n, r->ranges[r->nb_ranges - 1].end - n);
+	for (uint32_t i = 0; i < r->nb_ranges; i++) {
+		r->ranges[i].start = r->ranges[i].start > n ? r->ranges[i].start - n : 0;
+		r->ranges[i].end -= n;
+	}
+	if (r->ranges[0].end == 0) {		/* everything in order was consumed */
+		memmove(&r->ranges[0], &r->ranges[1], (r->nb_ranges - 1) * sizeof(r->ranges[0]));
+		r->nb_ranges--;
+	}
+	r->isn += n;
+	return true;
+}

@@ -25,7 +25,6 @@ struct dump_stream {
 	enum dump_stream_kind kind;
 	bool done;			/* verdict printed (TLS) or stream broken (DNS) */
 	struct pkt first;		/* addresses and ports, for output */
-	uint32_t consumed;		/* DNS: stream bytes already framed and printed */
 	struct reasm reasm;
 	uint8_t *buf;
 };

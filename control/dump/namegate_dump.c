@@ -139,40 +139,21 @@ dump_tls(struct dump *d, struct dump_stream *s)
 	s->done = true;
 }
 
-/*
- * Frame every whole message held past s->consumed. The window is a fixed buffer, so once
- * everything in order has been framed it restarts at the next stream byte, and a message
- * cut by the end of a full window is moved to its front.
- */
+/* Frame, print and consume every whole message held; a partial one waits for the rest. */
 static void
 dump_dns_tcp(struct dump *d, struct dump_stream *s)
 {
-	uint32_t held = reasm_contiguous(&s->reasm);
-	struct rd stream = rd_make(s->buf + s->consumed, held - s->consumed);
+	struct rd stream = rd_make(s->buf, reasm_contiguous(&s->reasm));
 	struct rd msg;
 	enum dns_status st;
-	uint32_t left;
 
-	while ((st = dns_tcp_next(&stream, &msg)) == DNS_OK) {
+	while ((st = dns_tcp_next(&stream, &msg)) == DNS_OK)
 		dump_dns(d, &s->first, "tcp", msg.p, msg.len);
-		s->consumed = (uint32_t)(stream.p - s->buf);
-	}
 	if (st == DNS_MALFORMED) {
 		s->done = true;		/* framing lost: nothing after this can be trusted */
 		return;
 	}
-	if (s->consumed == 0 || s->reasm.nb_ranges != 1)
-		return;			/* out-of-order bytes beyond: keep the window as it is */
-	if (s->consumed == held) {
-		reasm_init(&s->reasm, s->reasm.isn + held, s->buf, s->reasm.cap);
-		s->consumed = 0;
-	} else if (held == s->reasm.cap) {
-		left = held - s->consumed;
-		memmove(s->buf, s->buf + s->consumed, left);
-		reasm_init(&s->reasm, s->reasm.isn + s->consumed, s->buf, s->reasm.cap);
-		reasm_add(&s->reasm, s->reasm.isn, s->buf, left);
-		s->consumed = 0;
-	}
+	reasm_consume(&s->reasm, (uint32_t)(stream.p - s->buf));
 }
 
 static bool

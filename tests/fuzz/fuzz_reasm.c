@@ -11,6 +11,7 @@
  *            op & 3 == 0: the true stream's bytes at that offset
  *            op & 3 == 1: the same with one byte flipped (u8 position follows)
  *            op & 3 >= 2: len bytes from the input
+ *            op & 8: no segment; reasm_consume(len % (held in order + 2)) instead
  *
  * The true stream is byte i = i * 31 + 7, so most segments agree where they overlap and
  * the conflict paths are reached on purpose rather than on every segment.
@@ -130,6 +131,19 @@ model_add(struct model *m, uint32_t isn, uint32_t cap, uint32_t seq, const uint8
 	return beyond ? REASM_FULL : REASM_OK;
 }
 
+/* Drop the first n bytes: the model slides by n, byte by byte. */
+static void
+model_consume(struct model *m, uint32_t n)
+{
+	uint64_t held[WORDS] = { 0 };
+
+	memmove(m->byte, m->byte + n, CAP_MAX - n);
+	for (uint32_t o = n; o < CAP_MAX; o++)
+		if (bit(m->held, o))
+			bit_set(held, o - n);
+	memcpy(m->held, held, sizeof(held));
+}
+
 /* reasm's ranges are exactly the model's held runs, holding the model's bytes. */
 static void
 check_state(const struct reasm *r, const struct model *m, const uint8_t *buf, uint32_t cap)
@@ -163,13 +177,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct model m;
 	struct reasm r;
 	uint8_t flags, hdr[2], op, pos, len, seg[256];
-	uint32_t isn, cap, seq, steps = 0;
+	uint32_t isn, isn0, cap, seq, steps = 0;
 
 	if (!take(&in, &flags, 1) || !take(&in, hdr, 2))
 		return 0;
 	isn = (uint32_t)hdr[0] << 8 | hdr[1];
 	isn = flags & 1 ? 0xffff0000u | isn : isn << 16;
 	cap = CAP_MAX >> (flags >> 1 & 3);
+	isn0 = isn;		/* the true stream is numbered from here, whatever is consumed */
 	memset(&m, 0, sizeof(m));
 	memset(buf, 0xee, sizeof(buf));
 	reasm_init(&r, isn, buf, cap);
@@ -179,6 +194,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		enum reasm_status st, want;
 		uint8_t raw[4];
 
+		if ((op & 8) != 0) {
+			uint32_t n = len % (reasm_contiguous(&r) + 2);
+			bool fits = n <= reasm_contiguous(&r);
+
+			check(reasm_consume(&r, n) == fits);
+			if (fits) {
+				model_consume(&m, n);
+				isn += n;
+			}
+			check(r.isn == isn);
+			check_state(&r, &m, buf, cap);
+			continue;
+		}
 		seq = isn + (uint32_t)(int32_t)(int16_t)(hdr[0] << 8 | hdr[1]);
 		if ((op & 4) != 0) {
 			if (!take(&in, raw, 4))
@@ -191,7 +219,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				return 0;
 		} else {
 			for (uint32_t i = 0; i < len; i++)
-				seg[i] = truth(seq + i - isn);
+				seg[i] = truth(seq + i - isn0);
 			if ((op & 3) == 1 && len > 0) {
 				if (!take(&in, &pos, 1))
 					return 0;

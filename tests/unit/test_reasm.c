@@ -357,6 +357,48 @@ test_scattered(void **state)
 	expect_ranges(&f, (const uint32_t[]){ 0, 6 + 4 * REASM_RANGES_MAX }, 1);
 }
 
+/* Consuming slides the window: stream offset n becomes 0, out-of-order bytes move too. */
+static void
+test_consume(void **state)
+{
+	const uint32_t isn = 0xfffffff0;	/* the slide crosses 2^32 as well */
+	struct flow f;
+	struct reasm saved;
+
+	(void)state;
+	flow_init(&f, isn);
+	assert_int_equal(reasm_add(&f.r, isn, stream, 20), REASM_OK);
+	assert_int_equal(reasm_add(&f.r, isn + 30, stream + 30, 10), REASM_OK);
+	saved = f.r;
+	assert_false(reasm_consume(&f.r, 21));		/* more than is held in order */
+	assert_same_state(&f.r, &saved);
+	assert_true(reasm_consume(&f.r, 0));
+	assert_same_state(&f.r, &saved);
+
+	assert_true(reasm_consume(&f.r, 12));
+	assert_int_equal(f.r.isn, isn + 12);
+	assert_int_equal(reasm_contiguous(&f.r), 8);
+	assert_memory_equal(f.buf, stream + 12, 8);
+	assert_int_equal(f.r.nb_ranges, 2);
+	assert_int_equal(f.r.ranges[1].start, 18);
+	assert_int_equal(f.r.ranges[1].end, 28);
+	assert_memory_equal(f.buf + 18, stream + 30, 10);
+
+	/* the hole fills at its old sequence numbers; a changed byte is still a conflict */
+	assert_int_equal(reasm_add(&f.r, isn + 20, stream + 20, 10), REASM_OK);
+	assert_int_equal(reasm_contiguous(&f.r), 28);
+	assert_int_equal(reasm_add(&f.r, isn + 11, (const uint8_t *)"\x01\x02", 2),
+	    REASM_CONFLICT);
+
+	/* everything consumed: the stream goes on past the old buffer end */
+	assert_true(reasm_consume(&f.r, 28));
+	assert_int_equal(f.r.nb_ranges, 0);
+	assert_int_equal(reasm_add(&f.r, isn + 40, stream + 40, CAP), REASM_OK);
+	assert_int_equal(reasm_contiguous(&f.r), CAP);
+	assert_memory_equal(f.buf, stream + 40, CAP);
+	assert_int_equal(reasm_add(&f.r, isn + 40 + CAP, stream + 40 + CAP, 1), REASM_FULL);
+}
+
 int
 main(void)
 {
@@ -373,6 +415,7 @@ main(void)
 		cmocka_unit_test(test_before_isn),
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_scattered),
+		cmocka_unit_test(test_consume),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

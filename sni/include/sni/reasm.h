@@ -11,6 +11,7 @@
 #ifndef SNI_REASM_H
 #define SNI_REASM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,6 +49,14 @@ enum reasm_status reasm_add(struct reasm *r, uint32_t seq, const uint8_t *data, 
 
 /* Bytes held in order from offset 0: buf[0 .. reasm_contiguous()) is the stream so far. */
 uint32_t reasm_contiguous(const struct reasm *r);
+
+/*
+ * Drop the first n in-order bytes (n <= reasm_contiguous()): what follows moves to the
+ * front of the buffer and stream offset 0 becomes the old offset n. A reader of a long
+ * stream of small messages (DNS over TCP) frames what it holds, consumes it, and so runs
+ * for ever in a bounded window. Returns false, changing nothing, when n is too large.
+ */
+bool reasm_consume(struct reasm *r, uint32_t n);
 
 /* "ok", "conflict", "full", "scattered". */
 const char *reasm_status_str(enum reasm_status st);
