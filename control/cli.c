@@ -1,0 +1,87 @@
+/*
+ * namegatectl: the operator CLI. A table of commands; most talk to the daemon's control
+ * socket, check also works offline from the configuration file.
+ *
+ *   namegatectl [-s SOCKET] COMMAND [ARGS...]
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ctl_cli.h"
+
+#define CTL_SOCKET_DEFAULT	"/run/namegate/namegate.sock"
+
+struct ctl_cmd {
+	const char *name;
+	const char *args;
+	const char *help;
+	ctl_cmd_fn *fn;
+};
+
+static const struct ctl_cmd ctl_cmds[] = {
+	{ "status", "", "daemon status and policy generation", ctl_cmd_socket },
+	{ "stats", "[VM] [--json]", "per-VM counters", ctl_cmd_socket },
+	{ "bindings", "VM", "addresses a VM may reach now", ctl_cmd_socket },
+	{ "flows", "VM", "a VM's open flows", ctl_cmd_socket },
+	{ "events", "[--follow]", "the event log", ctl_cmd_socket },
+	{ "reload", "", "load the configuration file again", ctl_cmd_socket },
+	{ "check", "[-c FILE] VM HOST[:PORT]", "allow or block, and the rule that decided",
+	    ctl_cmd_check },
+	{ "suggest", "VM", "an allowlist from what an audit-mode VM tried", ctl_cmd_socket },
+	{ NULL, NULL, NULL, NULL },
+};
+
+static void
+ctl_usage(FILE *out)
+{
+	fputs("usage: namegatectl [-s SOCKET] COMMAND [ARGS...]\n", out);
+	for (const struct ctl_cmd *c = ctl_cmds; c->name != NULL; c++)
+		fprintf(out, "  %-8s %-26s %s\n", c->name, c->args, c->help);
+}
+
+int
+ctl_cmd_socket(const struct ctl_opts *o, int argc, char **argv)
+{
+	(void)argc;
+	fprintf(stderr, "namegatectl: %s: the control socket (%s) is not available in this "
+	    "version\n", argv[0], o->socket);
+	return CTL_EXIT_ERROR;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ctl_opts o = { .socket = CTL_SOCKET_DEFAULT };
+	int ch;
+
+	/* "+": stop at the command, whose options are its own. */
+	while ((ch = getopt_long(argc, argv, "+s:h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 's':
+			o.socket = optarg;
+			break;
+		case 'h':
+			ctl_usage(stdout);
+			return CTL_EXIT_OK;
+		default:
+			ctl_usage(stderr);
+			return CTL_EXIT_ERROR;
+		}
+	}
+	if (optind == argc) {
+		ctl_usage(stderr);
+		return CTL_EXIT_ERROR;
+	}
+	for (const struct ctl_cmd *c = ctl_cmds; c->name != NULL; c++)
+		if (strcmp(c->name, argv[optind]) == 0)
+			return c->fn(&o, argc - optind, argv + optind);
+	fprintf(stderr, "namegatectl: unknown command '%s'\n", argv[optind]);
+	ctl_usage(stderr);
+	return CTL_EXIT_ERROR;
+}

@@ -1,0 +1,159 @@
+/*
+ * Configuration loader (SPEC s3): reads the YAML file with libyaml, applies defaults,
+ * validates every key, reads import: files, compiles the host patterns into a struct
+ * pol_set, and explains decisions for the offline tools. No DPDK. Runs on the control
+ * thread (load, reload) and in the offline tools, never on the fast path.
+ */
+#ifndef POLICY_LOAD_H
+#define POLICY_LOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "policy/match.h"
+
+#define POL_ERRS_MAX	32	/* errors kept per load; the rest are only counted */
+#define POL_VM_NAME_MAX	32	/* becomes part of nft set names "<vm>_v4addr" */
+#define POL_WHY_MAX	160	/* room for one pattern or host error message */
+
+/* One message, "file:line:col: msg". line and col count from 1. */
+struct pol_err {
+	char *file;
+	char *msg;
+	uint32_t line, col;
+};
+
+/* Collected messages; start zeroed, release with pol_errs_free(). */
+struct pol_errs {
+	struct pol_err *v;
+	size_t n, cap;
+	size_t dropped;		/* errors past POL_ERRS_MAX */
+};
+
+void pol_errs_free(struct pol_errs *e);
+/* Print each as "FILE:LINE:COL: msg" and a count of any dropped. */
+void pol_errs_print(FILE *out, const struct pol_errs *e);
+
+struct pol_addr {
+	uint8_t family;		/* 4 or 6 */
+	uint8_t a[16];		/* network order; IPv4 in the first 4 bytes */
+};
+
+enum pol_mode { POL_MODE_ENFORCE, POL_MODE_AUDIT };
+enum pol_rcode { POL_RCODE_REFUSED, POL_RCODE_NXDOMAIN };
+enum pol_sni_binding { POL_SNI_STRICT, POL_SNI_LOOSE };
+enum pol_quic { POL_QUIC_BLOCK, POL_QUIC_INSPECT };
+enum pol_on_block { POL_ON_BLOCK_RESET, POL_ON_BLOCK_DROP };
+
+struct pol_vm {
+	char *name;
+	uint8_t mac[6];
+	uint16_t vlan;			/* 0: untagged */
+	bool has_ipv4, has_ipv6;
+	uint8_t ipv4[4], ipv6[16];	/* network order */
+	uint32_t policy;		/* policy index in pol_config.set */
+	enum pol_mode mode;
+	uint32_t line, col;		/* the entry in pol_config.path */
+};
+
+/* A loaded configuration: every SPEC s3 key, defaults filled in. Immutable once loaded. */
+struct pol_config {
+	char *path;			/* as given */
+
+	char **eal;			/* dataplane.eal, neal strings */
+	size_t neal;
+	char *vm_port, *uplink_port;
+	uint32_t workers;
+	uint32_t max_flows, max_flows_per_vm, max_bindings;
+
+	bool slow_path_enabled;
+	char *nft_table;
+
+	struct pol_addr *resolvers;
+	size_t nresolvers;
+	uint32_t dns_min_ttl, dns_max_ttl;
+	enum pol_rcode dns_blocked_rcode;
+
+	uint16_t *tls_ports;
+	size_t ntls_ports;
+	enum pol_sni_binding sni_binding;
+	enum pol_quic quic;
+	enum pol_on_block on_block;
+
+	char *metrics;			/* "addr:port" as written */
+	struct pol_addr metrics_addr;
+	uint16_t metrics_port;
+	char *control_socket;
+	char *events;
+
+	struct pol_vm *vms;
+	size_t nvms;
+	struct pol_set *set;		/* the compiled policies */
+	char **imports;			/* per policy: its import: path resolved, or NULL */
+};
+
+/*
+ * Load, validate and compile the file at path. Relative import: paths are relative to the
+ * file's directory. Returns the configuration (free with pol_config_free()), or NULL with
+ * every error found (up to POL_ERRS_MAX) appended to *errs; NULL with errs->n == 0 means
+ * out of memory. The daemon must refuse to start, or keep its running generation.
+ */
+struct pol_config *pol_load_file(const char *path, struct pol_errs *errs);
+
+/*
+ * The same from memory: buf (len bytes, need not be NUL-terminated) is reported as file
+ * name, and imports are relative to name's directory.
+ */
+struct pol_config *pol_load_buffer(const char *buf, size_t len, const char *name,
+    struct pol_errs *errs);
+
+void pol_config_free(struct pol_config *cfg);
+
+/* The VM called name, or NULL. */
+const struct pol_vm *pol_config_vm(const struct pol_config *cfg, const char *name);
+
+/*
+ * Parse one host pattern (SPEC s3 table) into *out: "name", "*.suffix", "addr", "addr/len",
+ * "[v6]", "[v6/len]", each with an optional ":port"; a bare IPv6 address or prefix takes no
+ * port. Names are canonicalised with ldns (lower case, no trailing dot). Returns 0, or
+ * -EINVAL with a message in why (whylen bytes, POL_WHY_MAX is enough).
+ */
+int pol_pattern_parse(const char *text, struct pol_pattern *out, char *why, size_t whylen);
+
+/*
+ * Parse a host a connection goes to, "name[:port]", "v4[:port]", "[v6]:port" or bare "v6":
+ * like a pattern but without wildcards or prefixes. *has_port tells whether a port was
+ * given. Returns 0 or -EINVAL with a message in why.
+ */
+int pol_host_parse(const char *text, struct pol_pattern *out, bool *has_port, char *why,
+    size_t whylen);
+
+/*
+ * namegatectl check: decide host ("name[:port]" or an address) for the VM called vm as the
+ * dataplane would: with a port, a TCP/UDP connection to it; without, whether the name
+ * may be resolved at all. Prints one line to out, e.g.
+ *   allow pypi.org:443 for vm1: policies.dev.allow[0] "pypi.org" (ng.yaml:7)
+ * Returns 0 (allow), 1 (block) or 2 (unknown VM, bad host: message on err).
+ */
+int pol_explain(const struct pol_config *cfg, const char *vm, const char *host, FILE *out,
+    FILE *err);
+
+/* namegate --check: print the compiled summary (VMs, policies, pattern counts). */
+void pol_config_summary(const struct pol_config *cfg, FILE *out);
+
+/*
+ * Called for each allow pattern that lets data out to anyone: rule allowed host, which is
+ * risky for the reason given.
+ */
+typedef void pol_warn_fn(const struct pol_rule *rule, const char *host, const char *reason,
+    void *arg);
+
+/* Check every policy against the list of broad hosts; returns the number of warnings. */
+size_t pol_warn_scan(const struct pol_config *cfg, pol_warn_fn *fn, void *arg);
+
+/* The same, printed as "FILE:LINE:COL: warning: ..." lines; returns the count. */
+size_t pol_warn_print(const struct pol_config *cfg, FILE *out);
+
+#endif /* POLICY_LOAD_H */

@@ -1,0 +1,282 @@
+/*
+ * The SPEC s3 schema as tables: every key, its node type, its handler and its range.
+ * Defaults are in pol_load.c; policies and vms have their own files.
+ */
+#include <arpa/inet.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pol_load_int.h"
+
+/* pol_h_enum stores an index through an unsigned int. */
+_Static_assert(sizeof(enum pol_rcode) == sizeof(unsigned int), "enum size");
+_Static_assert(sizeof(enum pol_sni_binding) == sizeof(unsigned int), "enum size");
+_Static_assert(sizeof(enum pol_quic) == sizeof(unsigned int), "enum size");
+_Static_assert(sizeof(enum pol_on_block) == sizeof(unsigned int), "enum size");
+_Static_assert(offsetof(struct pol_config, neal) ==
+    offsetof(struct pol_config, eal) + sizeof(char **), "pol_h_str_list layout");
+
+#define CFG(field)	offsetof(struct pol_config, field)
+#define POL_FLOWS_MAX	(1u << 28)	/* 256 Mi entries: far beyond any one host's memory */
+#define POL_WORKERS_MAX	128		/* RTE_MAX_LCORE on Debian's DPDK */
+#define POL_TTL_MAX	(7u * 86400)
+
+static const char *const pol_rcode_words[] = { "refused", "nxdomain", NULL };
+static const char *const pol_sni_words[] = { "strict", "loose", NULL };
+static const char *const pol_quic_words[] = { "block", "inspect", NULL };
+static const char *const pol_on_block_words[] = { "reset", "drop", NULL };
+
+/* An IPv4 or IPv6 address without prefix or port. Returns 0 or -1. */
+int
+pol_parse_addr(const char *s, struct pol_addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (inet_pton(AF_INET, s, a->a) == 1) {
+		a->family = 4;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, s, a->a) == 1) {
+		a->family = 6;
+		return 0;
+	}
+	return -1;
+}
+
+/* A port number 1..65535 in decimal; 0 and junk are -1. */
+static int
+pol_parse_port(const char *s)
+{
+	unsigned long v = 0;
+
+	if (s[0] == '\0' || strlen(s) > 5 || strspn(s, "0123456789") != strlen(s))
+		return -1;
+	v = strtoul(s, NULL, 10);
+	return v >= 1 && v <= 65535 ? (int)v : -1;
+}
+
+static int
+pol_h_resolvers(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void *obj,
+    const char *path)
+{
+	struct pol_config *cfg = obj;
+	size_t len = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+	struct pol_addr *v;
+	int rc = 0;
+
+	(void)f;
+	if ((v = calloc(len + 1, sizeof(*v))) == NULL)
+		return pol_err_node(c, n, "out of memory");
+	free(cfg->resolvers);
+	cfg->resolvers = v;
+	cfg->nresolvers = 0;
+	for (size_t i = 0; i < len; i++) {
+		yaml_node_t *e = pol_node(c, n->data.sequence.items.start[i]);
+		char sub[POL_PATH_MAX];
+		const char *s;
+
+		if (e == NULL)
+			return -1;
+		snprintf(sub, sizeof(sub), "%s[%zu]", path, i);
+		if ((s = pol_scalar(c, e, sub)) == NULL) {
+			rc = -1;
+		} else if (pol_parse_addr(s, &v[cfg->nresolvers]) != 0) {
+			rc = pol_err_node(c, e, "%s: bad address \"%s\" (an IPv4 or IPv6 address)",
+			    sub, s);
+		} else {
+			cfg->nresolvers++;
+		}
+	}
+	return rc;
+}
+
+static int
+pol_h_ports(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void *obj,
+    const char *path)
+{
+	struct pol_config *cfg = obj;
+	size_t len = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+	uint16_t *v;
+	int rc = 0;
+
+	(void)f;
+	if ((v = calloc(len + 1, sizeof(*v))) == NULL)
+		return pol_err_node(c, n, "out of memory");
+	free(cfg->tls_ports);
+	cfg->tls_ports = v;
+	cfg->ntls_ports = 0;
+	for (size_t i = 0; i < len; i++) {
+		yaml_node_t *e = pol_node(c, n->data.sequence.items.start[i]);
+		char sub[POL_PATH_MAX];
+		const char *s;
+		int port;
+
+		if (e == NULL)
+			return -1;
+		snprintf(sub, sizeof(sub), "%s[%zu]", path, i);
+		if ((s = pol_scalar(c, e, sub)) == NULL) {
+			rc = -1;
+			continue;
+		}
+		if ((port = pol_parse_port(s)) < 0) {
+			rc = pol_err_node(c, e, "%s: port \"%s\" out of range (1..65535)", sub, s);
+			continue;
+		}
+		for (size_t k = 0; k < cfg->ntls_ports; k++)
+			if (v[k] == port)
+				port = -1;
+		if (port < 0)
+			rc = pol_err_node(c, e, "%s: duplicate port %s", sub, s);
+		else
+			v[cfg->ntls_ports++] = (uint16_t)port;
+	}
+	return rc;
+}
+
+/* "127.0.0.1:9477" or "[::1]:9477". */
+static int
+pol_h_metrics(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void *obj,
+    const char *path)
+{
+	struct pol_config *cfg = obj;
+	char host[64];
+	const char *s, *colon, *h = NULL;
+	size_t hlen;
+	int port;
+
+	if ((s = pol_scalar(c, n, path)) == NULL)
+		return -1;
+	if ((colon = strrchr(s, ':')) == NULL)
+		return pol_err_node(c, n, "%s: expected ADDRESS:PORT, got \"%s\"", path, s);
+	if (s[0] == '[') {
+		if (colon == s || colon[-1] != ']')
+			return pol_err_node(c, n, "%s: expected [IPv6]:PORT, got \"%s\"", path, s);
+		h = s + 1;
+		hlen = (size_t)(colon - 1 - h);
+	} else {
+		h = s;
+		hlen = (size_t)(colon - s);
+	}
+	if (hlen >= sizeof(host))
+		return pol_err_node(c, n, "%s: bad address in \"%s\"", path, s);
+	memcpy(host, h, hlen);
+	host[hlen] = '\0';
+	if (pol_parse_addr(host, &cfg->metrics_addr) != 0 ||
+	    (s[0] == '[') != (cfg->metrics_addr.family == 6))
+		return pol_err_node(c, n, "%s: bad address \"%s\"", path, host);
+	if ((port = pol_parse_port(colon + 1)) < 0)
+		return pol_err_node(c, n, "%s: port \"%s\" out of range (1..65535)", path,
+		    colon + 1);
+	cfg->metrics_port = (uint16_t)port;
+	return pol_h_str(c, n, f, obj, path);
+}
+
+static const struct pol_field pol_dataplane_fields[] = {
+	{ "eal", YAML_SEQUENCE_NODE, pol_h_str_list, CFG(eal), 0, 0, NULL, NULL, false },
+	{ "vm_port", YAML_SCALAR_NODE, pol_h_str, CFG(vm_port), 0, 0, NULL, NULL, false },
+	{ "uplink_port", YAML_SCALAR_NODE, pol_h_str, CFG(uplink_port), 0, 0, NULL, NULL, false },
+	{ "workers", YAML_SCALAR_NODE, pol_h_u32, CFG(workers), 1, POL_WORKERS_MAX, NULL, NULL,
+	    false },
+	{ "max_flows", YAML_SCALAR_NODE, pol_h_u32, CFG(max_flows), 1, POL_FLOWS_MAX, NULL, NULL,
+	    false },
+	{ "max_flows_per_vm", YAML_SCALAR_NODE, pol_h_u32, CFG(max_flows_per_vm), 1,
+	    POL_FLOWS_MAX, NULL, NULL, false },
+	{ "max_bindings", YAML_SCALAR_NODE, pol_h_u32, CFG(max_bindings), 1, POL_FLOWS_MAX, NULL,
+	    NULL, false },
+	{ NULL, 0, NULL, 0, 0, 0, NULL, NULL, false },
+};
+
+static const struct pol_field pol_dns_fields[] = {
+	{ "min_ttl", YAML_SCALAR_NODE, pol_h_u32, CFG(dns_min_ttl), 0, POL_TTL_MAX, NULL, NULL,
+	    false },
+	{ "max_ttl", YAML_SCALAR_NODE, pol_h_u32, CFG(dns_max_ttl), 1, POL_TTL_MAX, NULL, NULL,
+	    false },
+	{ "blocked_rcode", YAML_SCALAR_NODE, pol_h_enum, CFG(dns_blocked_rcode), 0, 0,
+	    pol_rcode_words, NULL, false },
+	{ NULL, 0, NULL, 0, 0, 0, NULL, NULL, false },
+};
+
+/* Checks between keys of one mapping come after its walk, at the later key's position. */
+static int
+pol_h_dataplane(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void *obj,
+    const char *path)
+{
+	struct pol_config *cfg = obj;
+	yaml_node_t *v;
+
+	if (pol_walk_map(c, n, f->sub, obj, path) < 0)
+		return -1;
+	if (cfg->max_flows_per_vm > cfg->max_flows) {
+		v = pol_map_get(c, n, "max_flows_per_vm");
+		return pol_err_node(c, v != NULL ? v : n,
+		    "%s.max_flows_per_vm: %u is more than max_flows (%u)", path,
+		    cfg->max_flows_per_vm, cfg->max_flows);
+	}
+	return 0;
+}
+
+static int
+pol_h_dns(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void *obj,
+    const char *path)
+{
+	struct pol_config *cfg = obj;
+	yaml_node_t *v;
+
+	if (pol_walk_map(c, n, f->sub, obj, path) < 0)
+		return -1;
+	if (cfg->dns_min_ttl > cfg->dns_max_ttl) {
+		v = pol_map_get(c, n, "max_ttl");
+		if (v == NULL)
+			v = pol_map_get(c, n, "min_ttl");
+		return pol_err_node(c, v != NULL ? v : n, "%s: min_ttl %u is more than max_ttl %u",
+		    path, cfg->dns_min_ttl, cfg->dns_max_ttl);
+	}
+	return 0;
+}
+
+/* nft_table becomes a netlink name: keep to what nft(8) can print unquoted. */
+static int
+pol_h_nft_table(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void *obj,
+    const char *path)
+{
+	const char *s;
+
+	if ((s = pol_scalar(c, n, path)) == NULL)
+		return -1;
+	if (strlen(s) == 0 || strlen(s) > 32 ||
+	    strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") !=
+	    strlen(s) || (s[0] >= '0' && s[0] <= '9'))
+		return pol_err_node(c, n, "%s: \"%s\" is not a table name (letters, digits, _, "
+		    "at most 32, not starting with a digit)", path, s);
+	return pol_h_str(c, n, f, obj, path);
+}
+
+static const struct pol_field pol_slow_path_fields[] = {
+	{ "enabled", YAML_SCALAR_NODE, pol_h_bool, CFG(slow_path_enabled), 0, 0, NULL, NULL,
+	    false },
+	{ "nft_table", YAML_SCALAR_NODE, pol_h_nft_table, CFG(nft_table), 0, 0, NULL, NULL,
+	    false },
+	{ NULL, 0, NULL, 0, 0, 0, NULL, NULL, false },
+};
+
+const struct pol_field pol_top_fields[] = {
+	{ "dataplane", YAML_MAPPING_NODE, pol_h_dataplane, 0, 0, 0, NULL, pol_dataplane_fields,
+	    false },
+	{ "slow_path", YAML_MAPPING_NODE, pol_h_map, 0, 0, 0, NULL, pol_slow_path_fields,
+	    false },
+	{ "resolvers", YAML_SEQUENCE_NODE, pol_h_resolvers, 0, 0, 0, NULL, NULL, false },
+	{ "dns", YAML_MAPPING_NODE, pol_h_dns, 0, 0, 0, NULL, pol_dns_fields, false },
+	{ "tls_ports", YAML_SEQUENCE_NODE, pol_h_ports, 0, 0, 0, NULL, NULL, false },
+	{ "sni_binding", YAML_SCALAR_NODE, pol_h_enum, CFG(sni_binding), 0, 0, pol_sni_words,
+	    NULL, false },
+	{ "quic", YAML_SCALAR_NODE, pol_h_enum, CFG(quic), 0, 0, pol_quic_words, NULL, false },
+	{ "on_block", YAML_SCALAR_NODE, pol_h_enum, CFG(on_block), 0, 0, pol_on_block_words,
+	    NULL, false },
+	{ "metrics", YAML_SCALAR_NODE, pol_h_metrics, CFG(metrics), 0, 0, NULL, NULL, false },
+	{ "control_socket", YAML_SCALAR_NODE, pol_h_str, CFG(control_socket), 0, 0, NULL, NULL,
+	    false },
+	{ "events", YAML_SCALAR_NODE, pol_h_str, CFG(events), 0, 0, NULL, NULL, false },
+	{ "policies", YAML_MAPPING_NODE, pol_h_policies, 0, 0, 0, NULL, NULL, true },
+	{ "vms", YAML_SEQUENCE_NODE, pol_h_vms, 0, 0, 0, NULL, NULL, true },
+	{ NULL, 0, NULL, 0, 0, 0, NULL, NULL, false },
+};

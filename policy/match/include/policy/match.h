@@ -1,0 +1,153 @@
+/*
+ * Compiled host-pattern matcher (SPEC s3 "Host patterns"). libc only.
+ *
+ * A struct pol_set is built once by struct pol_builder and is then immutable: one
+ * allocation holds the hash table, the per-name rule lists, the rule descriptions and
+ * every string they point to, so the dataplane can share it between workers and retire
+ * it with a single free. Lookups never allocate, lock or log.
+ *
+ * Semantics, for one policy:
+ *  - a name pattern matches that name only; a wildcard "*.example.com" matches any name
+ *    with one or more whole labels in front of example.com, never example.com itself;
+ *  - an address pattern matches addresses inside its prefix;
+ *  - a pattern without a port matches any port and any protocol; with a port, TCP and UDP
+ *    to that port only;
+ *  - any matching deny pattern beats every matching allow pattern; nothing matching means
+ *    deny (the caller's default).
+ */
+#ifndef POLICY_MATCH_H
+#define POLICY_MATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define POL_NAME_MAX	253	/* presentation form without the trailing dot (RFC 1035 s2.3.4) */
+#define POL_LABEL_MAX	63
+
+/* Protocols a query may name; the values are IANA protocol numbers. */
+#define POL_PROTO_ANY	0	/* "on any port at all": a DNS question for the name */
+#define POL_PROTO_TCP	6
+#define POL_PROTO_UDP	17
+
+enum pol_kind {
+	POL_NAME_EXACT,		/* example.com */
+	POL_NAME_WILD,		/* *.example.com; pattern.name holds the suffix "example.com" */
+	POL_ADDR4,		/* 203.0.113.0/24 */
+	POL_ADDR6,		/* 2001:db8::/32 */
+};
+
+enum pol_list {
+	POL_LIST_ALLOW,
+	POL_LIST_DENY,
+};
+
+enum pol_verdict {
+	POL_NO_MATCH,		/* no pattern matched: deny by default */
+	POL_ALLOW,		/* an allow pattern matched and no deny pattern did */
+	POL_DENY,		/* a deny pattern matched */
+	POL_BAD_NAME,		/* the name is not a host name (empty label, too long): deny */
+};
+
+/* One compiled pattern, as pol_pattern_parse() (policy/load) produces it. */
+struct pol_pattern {
+	enum pol_kind kind;
+	uint16_t port;			/* 0: any port */
+	uint8_t plen;			/* addresses: prefix length, host bits are zero */
+	uint8_t addr[16];		/* addresses: network order, IPv4 in the first 4 bytes */
+	char name[POL_NAME_MAX + 1];	/* names: canonical (lower case, no trailing dot) */
+};
+
+/*
+ * Where a pattern came from, for explanations. Strings are owned by the set (copied by
+ * pol_builder_add()). key is the YAML path of the list inside file: "policies.dev.allow",
+ * or for an imported file "sandbox.network.allowedDomains".
+ */
+struct pol_rule {
+	const char *policy;
+	const char *key;
+	const char *pattern;	/* as written */
+	const char *file;
+	uint32_t index;		/* position in that list, from 0 */
+	uint32_t line, col;	/* from 1 */
+	enum pol_list list;
+	bool imported;		/* key is a path in an import: file, not in the config */
+};
+
+/* Pattern counts of one policy, for summaries. */
+struct pol_policy_stats {
+	uint32_t allow, deny;		/* patterns as written, duplicates included */
+	uint32_t names, wildcards, addrs;
+};
+
+struct pol_set;
+struct pol_builder;
+
+/* A new, empty builder; NULL and errno on allocation failure. */
+struct pol_builder *pol_builder_new(void);
+
+/*
+ * Add a policy named name (copied) and return its index (0, 1, ... in call order), or
+ * -EEXIST if the name is taken, -ENOMEM.
+ */
+int pol_builder_policy(struct pol_builder *b, const char *name);
+
+/*
+ * Add pattern p to policy (an index from pol_builder_policy()). origin describes it; its
+ * policy field is ignored and its strings are copied. Several patterns for the same name
+ * combine. Returns 0, -EINVAL (bad policy index or pattern), -ENOMEM.
+ */
+int pol_builder_add(struct pol_builder *b, uint32_t policy, const struct pol_pattern *p,
+    const struct pol_rule *origin);
+
+/*
+ * Compile everything added so far into one immutable allocation; the builder is left as
+ * it was and must still be freed. Returns NULL and errno (ENOMEM, EOVERFLOW) on failure.
+ * The caller frees the set with pol_set_free().
+ */
+struct pol_set *pol_builder_build(const struct pol_builder *b);
+
+void pol_builder_free(struct pol_builder *b);
+void pol_set_free(struct pol_set *s);
+
+uint32_t pol_set_policies(const struct pol_set *s);
+/* The name of policy i, or NULL if i is out of range. */
+const char *pol_set_policy_name(const struct pol_set *s, uint32_t i);
+/* The index of the policy called name, or -ENOENT. */
+int pol_set_policy_find(const struct pol_set *s, const char *name);
+/* Counts for policy i (zeros if out of range). */
+struct pol_policy_stats pol_set_policy_stats(const struct pol_set *s, uint32_t i);
+uint32_t pol_set_rules(const struct pol_set *s);
+/* Rule i in the order added, or NULL. The pointer lives as long as the set. */
+const struct pol_rule *pol_set_rule(const struct pol_set *s, uint32_t i);
+
+/*
+ * Decide a connection to host name (len bytes, not NUL-terminated; ASCII case and one
+ * trailing dot are ignored) for policy, proto (POL_PROTO_*, or any other protocol number,
+ * which only port-less patterns match) and destination port.
+ *
+ * Cost: the name is hashed once, right to left, and the table is probed once per label
+ * (the full name, then each parent suffix for wildcards): independent of the number of
+ * patterns. With POL_PROTO_ANY the question is "may this name be used at all", as for a DNS
+ * query: any allow pattern counts, and only port-less deny patterns.
+ *
+ * Returns the verdict; *rule (if rule is not NULL) is the deciding pattern, the most
+ * specific one of its list, or NULL for POL_NO_MATCH and POL_BAD_NAME. An unknown policy
+ * index is POL_NO_MATCH.
+ */
+enum pol_verdict pol_match_name(const struct pol_set *s, uint32_t policy, const char *name,
+    size_t len, uint8_t proto, uint16_t port, const struct pol_rule **rule);
+
+/*
+ * Decide a direct connection to addr (alen 4: IPv4, 16: IPv6; network order). Same
+ * semantics as pol_match_name(); the deciding rule is the longest matching prefix of its
+ * list. Cost: one probe per distinct prefix length used by the policy's address patterns
+ * of that family (at most 33 or 129), independent of the number of patterns.
+ */
+enum pol_verdict pol_match_addr(const struct pol_set *s, uint32_t policy, const uint8_t *addr,
+    size_t alen, uint8_t proto, uint16_t port, const struct pol_rule **rule);
+
+/* "allow", "deny", "no match", "bad name". */
+const char *pol_verdict_str(enum pol_verdict v);
+
+#endif /* POLICY_MATCH_H */

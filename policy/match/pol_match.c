@@ -1,0 +1,253 @@
+/*
+ * Lookups in a compiled struct pol_set. Called per connection and per DNS question by
+ * the dataplane workers: no allocation, no locks, no logs, and a cost bounded by the
+ * name's labels (or the address prefix lengths in use), never by the number of patterns.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pol_set.h"
+
+/* stored is already lower case; address keys (kind >= POL_ADDR4) compare as bytes. */
+static bool
+pol_key_eq(const char *stored, const char *key, size_t len, uint8_t kind)
+{
+	if (kind == POL_ADDR4 || kind == POL_ADDR6)
+		return memcmp(stored, key, len) == 0;
+	for (size_t i = 0; i < len; i++)
+		if ((uint8_t)stored[i] != pol_fold((uint8_t)key[i]))
+			return false;
+	return true;
+}
+
+static const struct pol_slot *
+pol_probe(const struct pol_set *s, uint64_t h, uint32_t policy, uint8_t kind, const char *key,
+    size_t len)
+{
+	for (uint32_t i = (uint32_t)h & s->mask;; i = (i + 1) & s->mask) {
+		const struct pol_slot *sl = &s->slot[i];
+
+		if (sl->hash == 0)
+			return NULL;
+		if (sl->hash == h && sl->policy == policy && sl->kind == kind &&
+		    sl->key_len == len && pol_key_eq(s->keys + sl->key_off, key, len, kind))
+			return sl;
+	}
+}
+
+/*
+ * The entry of one list of a key that applies to (proto, port), or NULL. A port-specific
+ * entry is preferred to the any-port one, as the more precise explanation.
+ */
+static const struct pol_prule *
+pol_group_find(const struct pol_prule *g, uint32_t n, uint8_t proto, uint16_t port,
+    bool any_port_rule_only)
+{
+	size_t lo, hi;
+
+	if (n == 0)
+		return NULL;
+	if (proto == POL_PROTO_ANY)
+		return any_port_rule_only && g[0].port != 0 ? NULL : &g[0];
+	if (proto != POL_PROTO_TCP && proto != POL_PROTO_UDP)
+		return g[0].port == 0 ? &g[0] : NULL;
+	for (lo = 0, hi = n; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (g[mid].port == port)
+			return &g[mid];
+		if (g[mid].port < port)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return g[0].port == 0 ? &g[0] : NULL;
+}
+
+struct pol_acc {
+	const struct pol_prule *deny, *allow;
+};
+
+static void
+pol_consider(const struct pol_set *s, const struct pol_slot *sl, uint8_t proto, uint16_t port,
+    bool override, struct pol_acc *acc)
+{
+	const struct pol_prule *d, *a;
+
+	if (sl == NULL)
+		return;
+	/* A DNS question (POL_PROTO_ANY) is refused only if every port is denied. */
+	d = pol_group_find(&s->prule[sl->first], sl->ndeny, proto, port, true);
+	a = pol_group_find(&s->prule[sl->first + sl->ndeny], sl->nallow, proto, port, false);
+	if (d != NULL && (override || acc->deny == NULL))
+		acc->deny = d;
+	if (a != NULL && (override || acc->allow == NULL))
+		acc->allow = a;
+}
+
+static enum pol_verdict
+pol_verdict_of(const struct pol_set *s, const struct pol_acc *acc, const struct pol_rule **rule)
+{
+	if (acc->deny != NULL) {
+		if (rule != NULL)
+			*rule = &s->rule[acc->deny->rule];
+		return POL_DENY;
+	}
+	if (acc->allow != NULL) {
+		if (rule != NULL)
+			*rule = &s->rule[acc->allow->rule];
+		return POL_ALLOW;
+	}
+	return POL_NO_MATCH;
+}
+
+enum pol_verdict
+pol_match_name(const struct pol_set *s, uint32_t policy, const char *name, size_t len,
+    uint8_t proto, uint16_t port, const struct pol_rule **rule)
+{
+	struct pol_acc acc = { NULL, NULL };
+	const struct pol_policy *pol;
+	uint64_t h = POL_FNV_OFFSET;
+	size_t label = 0;
+
+	if (rule != NULL)
+		*rule = NULL;
+	if (s == NULL || policy >= s->npol)
+		return POL_NO_MATCH;
+	pol = &s->pol[policy];
+	if (len > 0 && name[len - 1] == '.')
+		len--;
+	if (len == 0 || len > POL_NAME_MAX)
+		return POL_BAD_NAME;
+	/*
+	 * Right to left: at each dot, h is the hash of the suffix after it, which is where a
+	 * wildcard "*.suffix" would be stored. Suffixes come shortest first, so a later match
+	 * is more specific and overrides for the explanation.
+	 */
+	for (size_t i = len; i-- > 0;) {
+		uint8_t c = pol_fold((uint8_t)name[i]);
+
+		if (c == '.') {
+			if (label == 0 || label > POL_LABEL_MAX)
+				return POL_BAD_NAME;
+			if (pol->wild) {
+				uint64_t hw = pol_hash_final(h, policy, POL_NAME_WILD);
+
+				pol_consider(s, pol_probe(s, hw, policy, POL_NAME_WILD,
+				    name + i + 1, len - i - 1), proto, port, true, &acc);
+			}
+			label = 0;
+		} else {
+			label++;
+		}
+		h = pol_hash_step(h, c);
+	}
+	if (label == 0 || label > POL_LABEL_MAX)	/* the leftmost label */
+		return POL_BAD_NAME;
+	pol_consider(s, pol_probe(s, pol_hash_final(h, policy, POL_NAME_EXACT), policy,
+	    POL_NAME_EXACT, name, len), proto, port, true, &acc);
+	return pol_verdict_of(s, &acc, rule);
+}
+
+enum pol_verdict
+pol_match_addr(const struct pol_set *s, uint32_t policy, const uint8_t *addr, size_t alen,
+    uint8_t proto, uint16_t port, const struct pol_rule **rule)
+{
+	struct pol_acc acc = { NULL, NULL };
+	const struct pol_policy *pol;
+	const uint64_t *map;
+	uint8_t kind, key[17];
+	unsigned int bits;
+
+	if (rule != NULL)
+		*rule = NULL;
+	if (s == NULL || policy >= s->npol)
+		return POL_NO_MATCH;
+	pol = &s->pol[policy];
+	if (alen == 4) {
+		kind = POL_ADDR4;
+		bits = 32;
+		map = &pol->plen4;
+	} else if (alen == 16) {
+		kind = POL_ADDR6;
+		bits = 128;
+		map = pol->plen6;
+	} else {
+		return POL_BAD_NAME;
+	}
+	/* Longest prefix first, so the first match of each list is the most specific. */
+	for (unsigned int plen = bits + 1; plen-- > 0;) {
+		size_t klen;
+
+		if ((map[plen / 64] >> (plen % 64) & 1) == 0)
+			continue;
+		klen = pol_addr_key(key, addr, alen, plen);
+		pol_consider(s, pol_probe(s, pol_hash_key(key, klen, policy, kind), policy, kind,
+		    (const char *)key, klen), proto, port, false, &acc);
+	}
+	return pol_verdict_of(s, &acc, rule);
+}
+
+const char *
+pol_verdict_str(enum pol_verdict v)
+{
+	switch (v) {
+	case POL_ALLOW:
+		return "allow";
+	case POL_DENY:
+		return "deny";
+	case POL_NO_MATCH:
+		return "no match";
+	case POL_BAD_NAME:
+		return "bad name";
+	}
+	return "?";
+}
+
+uint32_t
+pol_set_policies(const struct pol_set *s)
+{
+	return s != NULL ? s->npol : 0;
+}
+
+const char *
+pol_set_policy_name(const struct pol_set *s, uint32_t i)
+{
+	return s != NULL && i < s->npol ? s->pol[i].name : NULL;
+}
+
+int
+pol_set_policy_find(const struct pol_set *s, const char *name)
+{
+	for (uint32_t i = 0; s != NULL && i < s->npol; i++)
+		if (strcmp(s->pol[i].name, name) == 0)
+			return (int)i;
+	return -ENOENT;
+}
+
+struct pol_policy_stats
+pol_set_policy_stats(const struct pol_set *s, uint32_t i)
+{
+	struct pol_policy_stats none = { 0 };
+
+	return s != NULL && i < s->npol ? s->pol[i].st : none;
+}
+
+uint32_t
+pol_set_rules(const struct pol_set *s)
+{
+	return s != NULL ? s->nrule : 0;
+}
+
+const struct pol_rule *
+pol_set_rule(const struct pol_set *s, uint32_t i)
+{
+	return s != NULL && i < s->nrule ? &s->rule[i] : NULL;
+}
+
+void
+pol_set_free(struct pol_set *s)
+{
+	free(s);
+}

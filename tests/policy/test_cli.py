@@ -1,0 +1,84 @@
+"""Offline tools end to end: `namegate -c FILE --check` and `namegatectl check -c FILE`.
+
+Run: NG_BUILD=build pytest-3 tests/policy/test_cli.py (NG_BUILD: the meson build dir).
+No DPDK environment is needed: --check never initialises EAL.
+"""
+import os
+import subprocess
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+BUILD = os.path.join(ROOT, os.environ.get("NG_BUILD", "build"))
+NAMEGATE = os.path.join(BUILD, "dataplane", "namegate")
+CTL = os.path.join(BUILD, "control", "namegatectl")
+
+
+def run(*args):
+    p = subprocess.run(list(args), capture_output=True, text=True, timeout=30)
+    return p.returncode, p.stdout, p.stderr
+
+
+def fixture(name):
+    return os.path.join(HERE, name)
+
+
+@pytest.mark.skipif(not os.path.exists(NAMEGATE), reason="namegate not built (no DPDK)")
+class TestCheck:
+    def test_ok_with_summary_and_warnings(self):
+        rc, out, err = run(NAMEGATE, "-c", fixture("ng.yaml"), "--check")
+        assert rc == 0, err
+        assert "OK: 4 VMs, 4 policies, 14 patterns" in out
+        assert "policy from-sandbox: 3 allow, 1 deny" in out
+        assert "warning: policies.dev.allow[3] \"github.com:22\" allows github.com" in out
+        assert out.endswith("2 warnings\n")
+
+    def test_dpdk_convention(self):
+        rc, out, _ = run(NAMEGATE, "--no-huge", "-c", "0x1", "--", "-c", fixture("ng.yaml"),
+                         "--check")
+        assert rc == 0 and "OK: 4 VMs" in out
+        rc, out, _ = run(NAMEGATE, "-c", fixture("ng.yaml"), "--check", "--eal", "-c", "1")
+        assert rc == 0 and "OK: 4 VMs" in out
+
+    def test_errors(self):
+        rc, out, err = run(NAMEGATE, "-c", fixture("bad.yaml"), "--check")
+        assert rc == 1 and out == ""
+        lines = err.splitlines()
+        assert lines[0].endswith("bad.yaml:2:12: dataplane.workers: 0 is out of range (1..128)")
+        assert any(":15:13: vms[1].policy: unknown policy 'nope'" in l for l in lines)
+
+    def test_daemon_not_in_this_version(self):
+        rc, _, err = run(NAMEGATE, "-c", fixture("ng.yaml"))
+        assert rc == 1 and "fast path is not built" in err
+
+    def test_usage(self):
+        assert run(NAMEGATE, "--check")[0] == 2
+        assert run(NAMEGATE, "-c", fixture("ng.yaml"), "--bogus")[0] == 2
+
+
+@pytest.mark.parametrize("vm,host,rc,line", [
+    ("vm1", "pypi.org:443", 0, 'allow pypi.org:443 for vm1: policies.dev.allow[0] "pypi.org"'),
+    ("vm1", "evilpypi.org:443", 1, "block evilpypi.org:443 for vm1: no pattern"),
+    ("vm1", "upload.pypi.org", 1, 'policies.dev.deny[0] "upload.pypi.org"'),
+    ("vm3", "evil.npmjs.org:443", 1, "sandbox.network.deniedDomains[0]"),
+    ("vm4", "static.crates.io:443", 0, "network.allowDomains[1]"),
+])
+def test_namegatectl_check(vm, host, rc, line):
+    got, out, err = run(CTL, "check", "-c", fixture("ng.yaml"), vm, host)
+    assert got == rc, err
+    assert line in out
+
+
+def test_namegatectl_errors():
+    rc, _, err = run(CTL, "check", "-c", fixture("ng.yaml"), "nope", "pypi.org")
+    assert rc == 2 and "unknown VM 'nope'" in err
+    rc, _, err = run(CTL, "check", "-c", fixture("ng.yaml"), "vm1", "*.pypi.org")
+    assert rc == 2 and "a wildcard, not a host" in err
+    rc, _, err = run(CTL, "check", "-c", fixture("bad.yaml"), "vm1", "pypi.org")
+    assert rc == 2 and "unknown policy 'nope'" in err
+    rc, _, err = run(CTL, "check", "vm1", "pypi.org")
+    assert rc == 2 and "control socket" in err
+    rc, _, err = run(CTL, "status")
+    assert rc == 2 and "control socket" in err
+    assert run(CTL, "frobnicate")[0] == 2

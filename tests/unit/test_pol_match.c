@@ -1,0 +1,446 @@
+/*
+ * policy/match: the compiled matcher, built directly through struct pol_builder (no YAML):
+ * exact and wildcard names on whole labels, ports, deny over allow, addresses, the rule
+ * that decided, and policies kept apart.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "policy/match.h"
+
+static uint32_t add_line;
+
+/* Add "name" (kind exact or wild, name without "*.") to policy pol. */
+static void
+add_name(struct pol_builder *b, uint32_t pol, enum pol_kind kind, const char *name,
+    uint16_t port, enum pol_list list)
+{
+	struct pol_pattern p = { .kind = kind, .port = port };
+	char text[300];
+	struct pol_rule o = {
+		.key = list == POL_LIST_ALLOW ? "policies.t.allow" : "policies.t.deny",
+		.pattern = text, .file = "t.yaml", .index = add_line, .line = add_line + 1,
+		.col = 7, .list = list,
+	};
+
+	add_line++;
+	snprintf(p.name, sizeof(p.name), "%s", name);
+	snprintf(text, sizeof(text), "%s%s", kind == POL_NAME_WILD ? "*." : "", name);
+	assert_int_equal(pol_builder_add(b, pol, &p, &o), 0);
+}
+
+static void
+add_addr(struct pol_builder *b, uint32_t pol, const char *addr, unsigned int plen,
+    uint16_t port, enum pol_list list)
+{
+	struct pol_pattern p = { .port = port, .plen = (uint8_t)plen };
+	struct pol_rule o = {
+		.key = list == POL_LIST_ALLOW ? "policies.t.allow" : "policies.t.deny",
+		.pattern = addr, .file = "t.yaml", .index = add_line, .line = add_line + 1,
+		.col = 7, .list = list,
+	};
+
+	add_line++;
+	if (inet_pton(AF_INET, addr, p.addr) == 1) {
+		p.kind = POL_ADDR4;
+	} else {
+		assert_int_equal(inet_pton(AF_INET6, addr, p.addr), 1);
+		p.kind = POL_ADDR6;
+	}
+	assert_int_equal(pol_builder_add(b, pol, &p, &o), 0);
+}
+
+static enum pol_verdict
+name_v(const struct pol_set *s, uint32_t pol, const char *name, uint8_t proto, uint16_t port)
+{
+	return pol_match_name(s, pol, name, strlen(name), proto, port, NULL);
+}
+
+static enum pol_verdict
+addr_v(const struct pol_set *s, uint32_t pol, const char *text, uint8_t proto, uint16_t port,
+    const struct pol_rule **rule)
+{
+	uint8_t a[16];
+
+	if (inet_pton(AF_INET, text, a) == 1)
+		return pol_match_addr(s, pol, a, 4, proto, port, rule);
+	assert_int_equal(inet_pton(AF_INET6, text, a), 1);
+	return pol_match_addr(s, pol, a, 16, proto, port, rule);
+}
+
+/* The SPEC s3 python policy, plus a second policy to check isolation. */
+static struct pol_set *
+spec_set(void)
+{
+	struct pol_builder *b = pol_builder_new();
+	struct pol_set *s;
+
+	add_line = 0;
+	assert_int_equal(pol_builder_policy(b, "python"), 0);
+	assert_int_equal(pol_builder_policy(b, "other"), 1);
+	assert_int_equal(pol_builder_policy(b, "python"), -EEXIST);
+	add_name(b, 0, POL_NAME_EXACT, "pypi.org", 0, POL_LIST_ALLOW);
+	add_name(b, 0, POL_NAME_EXACT, "files.pythonhosted.org", 0, POL_LIST_ALLOW);
+	add_name(b, 0, POL_NAME_WILD, "githubusercontent.com", 0, POL_LIST_ALLOW);
+	add_name(b, 0, POL_NAME_EXACT, "github.com", 22, POL_LIST_ALLOW);
+	add_addr(b, 0, "198.51.100.0", 24, 443, POL_LIST_ALLOW);
+	add_name(b, 0, POL_NAME_EXACT, "upload.pypi.org", 0, POL_LIST_DENY);
+	add_name(b, 1, POL_NAME_EXACT, "example.com", 0, POL_LIST_ALLOW);
+	s = pol_builder_build(b);
+	pol_builder_free(b);
+	assert_non_null(s);
+	return s;
+}
+
+static void
+test_exact_and_whole_labels(void **state)
+{
+	struct pol_set *s = spec_set();
+
+	(void)state;
+	assert_int_equal(name_v(s, 0, "pypi.org", POL_PROTO_TCP, 443), POL_ALLOW);
+	assert_int_equal(name_v(s, 0, "pypi.org", POL_PROTO_UDP, 53), POL_ALLOW);
+	assert_int_equal(name_v(s, 0, "evilpypi.org", POL_PROTO_TCP, 443), POL_NO_MATCH);
+	assert_int_equal(name_v(s, 0, "pypi.org.evil.example.net", POL_PROTO_TCP, 443),
+	    POL_NO_MATCH);
+	assert_int_equal(name_v(s, 0, "www.pypi.org", POL_PROTO_TCP, 443), POL_NO_MATCH);
+	assert_int_equal(name_v(s, 0, "org", POL_PROTO_TCP, 443), POL_NO_MATCH);
+	assert_int_equal(name_v(s, 0, "pypi.or", POL_PROTO_TCP, 443), POL_NO_MATCH);
+	/* Case and one trailing dot are not part of a name's identity. */
+	assert_int_equal(name_v(s, 0, "PyPI.ORG", POL_PROTO_TCP, 443), POL_ALLOW);
+	assert_int_equal(name_v(s, 0, "pypi.org.", POL_PROTO_TCP, 443), POL_ALLOW);
+	/* A name given with a length: bytes past it don't count. */
+	assert_int_equal(pol_match_name(s, 0, "pypi.org.evil", 8, POL_PROTO_TCP, 443, NULL),
+	    POL_ALLOW);
+	pol_set_free(s);
+}
+
+static void
+test_wildcard(void **state)
+{
+	struct pol_set *s = spec_set();
+	const struct pol_rule *r;
+
+	(void)state;
+	assert_int_equal(name_v(s, 0, "raw.githubusercontent.com", POL_PROTO_TCP, 443),
+	    POL_ALLOW);
+	assert_int_equal(name_v(s, 0, "a.b.c.githubusercontent.com", POL_PROTO_TCP, 443),
+	    POL_ALLOW);
+	/* Not the apex, not a longer last label, not a suffix inside a label. */
+	assert_int_equal(name_v(s, 0, "githubusercontent.com", POL_PROTO_TCP, 443),
+	    POL_NO_MATCH);
+	assert_int_equal(name_v(s, 0, "xgithubusercontent.com", POL_PROTO_TCP, 443),
+	    POL_NO_MATCH);
+	assert_int_equal(name_v(s, 0, "githubusercontent.com.evil.net", POL_PROTO_TCP, 443),
+	    POL_NO_MATCH);
+	assert_int_equal(pol_match_name(s, 0, "RAW.GitHubUserContent.com.", 26, POL_PROTO_TCP,
+	    443, &r), POL_ALLOW);
+	assert_string_equal(r->pattern, "*.githubusercontent.com");
+	pol_set_free(s);
+}
+
+static void
+test_ports(void **state)
+{
+	struct pol_builder *b = pol_builder_new();
+	struct pol_set *s;
+	const struct pol_rule *r;
+
+	(void)state;
+	add_line = 0;
+	assert_int_equal(pol_builder_policy(b, "p"), 0);
+	add_name(b, 0, POL_NAME_EXACT, "git.example.com", 22, POL_LIST_ALLOW);
+	add_name(b, 0, POL_NAME_EXACT, "git.example.com", 443, POL_LIST_ALLOW);
+	add_name(b, 0, POL_NAME_EXACT, "git.example.com", 9418, POL_LIST_ALLOW);
+	add_name(b, 0, POL_NAME_EXACT, "any.example.com", 0, POL_LIST_ALLOW);
+	add_name(b, 0, POL_NAME_EXACT, "any.example.com", 25, POL_LIST_DENY);
+	s = pol_builder_build(b);
+	pol_builder_free(b);
+	assert_non_null(s);
+
+	/* Several patterns for one name combine. */
+	assert_int_equal(name_v(s, 0, "git.example.com", POL_PROTO_TCP, 22), POL_ALLOW);
+	assert_int_equal(name_v(s, 0, "git.example.com", POL_PROTO_TCP, 443), POL_ALLOW);
+	assert_int_equal(pol_match_name(s, 0, "git.example.com", 15, POL_PROTO_UDP, 9418, &r),
+	    POL_ALLOW);
+	assert_int_equal(r->index, 2);
+	assert_int_equal(name_v(s, 0, "git.example.com", POL_PROTO_TCP, 80), POL_NO_MATCH);
+	assert_int_equal(name_v(s, 0, "git.example.com", POL_PROTO_TCP, 23), POL_NO_MATCH);
+	/* A DNS question: some port is allowed. ICMP has no port: only port-less rules. */
+	assert_int_equal(name_v(s, 0, "git.example.com", POL_PROTO_ANY, 0), POL_ALLOW);
+	assert_int_equal(name_v(s, 0, "git.example.com", 1, 0), POL_NO_MATCH);
+	assert_int_equal(name_v(s, 0, "any.example.com", 1, 0), POL_ALLOW);
+	/* Port-less allow, port deny: the port is cut, the name still resolves. */
+	assert_int_equal(name_v(s, 0, "any.example.com", POL_PROTO_TCP, 80), POL_ALLOW);
+	assert_int_equal(pol_match_name(s, 0, "any.example.com", 15, POL_PROTO_TCP, 25, &r),
+	    POL_DENY);
+	assert_int_equal(r->list, POL_LIST_DENY);
+	assert_int_equal(name_v(s, 0, "any.example.com", POL_PROTO_ANY, 0), POL_ALLOW);
+	pol_set_free(s);
+}
+
+static void
+test_deny_beats_allow(void **state)
+{
+	struct pol_builder *b = pol_builder_new();
+	struct pol_set *s;
+	const struct pol_rule *r;
+
+	(void)state;
+	add_line = 0;
+	assert_int_equal(pol_builder_policy(b, "p"), 0);
+	add_name(b, 0, POL_NAME_EXACT, "x.evil.example", 0, POL_LIST_ALLOW);	/* line 1 */
+	add_name(b, 0, POL_NAME_WILD, "evil.example", 0, POL_LIST_DENY);	/* line 2 */
+	add_name(b, 0, POL_NAME_WILD, "good.example", 0, POL_LIST_ALLOW);	/* line 3 */
+	add_name(b, 0, POL_NAME_EXACT, "bad.good.example", 0, POL_LIST_DENY);	/* line 4 */
+	add_name(b, 0, POL_NAME_WILD, "a.good.example", 0, POL_LIST_ALLOW);	/* line 5 */
+	add_name(b, 0, POL_NAME_EXACT, "both.example", 0, POL_LIST_ALLOW);	/* line 6 */
+	add_name(b, 0, POL_NAME_EXACT, "both.example", 0, POL_LIST_DENY);	/* line 7 */
+	s = pol_builder_build(b);
+	pol_builder_free(b);
+	assert_non_null(s);
+
+	/* A wildcard deny beats a more specific exact allow. */
+	assert_int_equal(pol_match_name(s, 0, "x.evil.example", 14, POL_PROTO_TCP, 443, &r),
+	    POL_DENY);
+	assert_int_equal(r->line, 2);
+	assert_int_equal(pol_match_name(s, 0, "bad.good.example", 16, POL_PROTO_ANY, 0, &r),
+	    POL_DENY);
+	assert_int_equal(r->line, 4);
+	assert_int_equal(pol_match_name(s, 0, "both.example", 12, POL_PROTO_TCP, 1, &r),
+	    POL_DENY);
+	assert_int_equal(r->line, 7);
+	/* The most specific allow explains. */
+	assert_int_equal(pol_match_name(s, 0, "z.a.good.example", 16, POL_PROTO_TCP, 1, &r),
+	    POL_ALLOW);
+	assert_int_equal(r->line, 5);
+	assert_int_equal(pol_match_name(s, 0, "z.b.good.example", 16, POL_PROTO_TCP, 1, &r),
+	    POL_ALLOW);
+	assert_int_equal(r->line, 3);
+	pol_set_free(s);
+}
+
+static void
+test_addresses(void **state)
+{
+	struct pol_builder *b = pol_builder_new();
+	struct pol_set *s;
+	const struct pol_rule *r;
+
+	(void)state;
+	add_line = 0;
+	assert_int_equal(pol_builder_policy(b, "p"), 0);
+	add_addr(b, 0, "203.0.113.7", 32, 0, POL_LIST_ALLOW);		/* line 1 */
+	add_addr(b, 0, "198.51.100.0", 24, 443, POL_LIST_ALLOW);	/* line 2 */
+	add_addr(b, 0, "198.51.100.128", 25, 0, POL_LIST_ALLOW);	/* line 3 */
+	add_addr(b, 0, "198.51.100.200", 32, 0, POL_LIST_DENY);		/* line 4 */
+	add_addr(b, 0, "2001:db8::", 32, 0, POL_LIST_ALLOW);		/* line 5 */
+	add_addr(b, 0, "2001:db8::1", 128, 443, POL_LIST_ALLOW);	/* line 6 */
+	add_addr(b, 0, "2001:db8:bad::", 48, 0, POL_LIST_DENY);		/* line 7 */
+	add_addr(b, 0, "10.0.0.0", 8, 0, POL_LIST_ALLOW);		/* line 8 */
+	s = pol_builder_build(b);
+	pol_builder_free(b);
+	assert_non_null(s);
+
+	assert_int_equal(addr_v(s, 0, "203.0.113.7", POL_PROTO_TCP, 80, NULL), POL_ALLOW);
+	assert_int_equal(addr_v(s, 0, "203.0.113.8", POL_PROTO_TCP, 80, NULL), POL_NO_MATCH);
+	assert_int_equal(addr_v(s, 0, "198.51.100.9", POL_PROTO_TCP, 443, &r), POL_ALLOW);
+	assert_int_equal(r->line, 2);
+	assert_int_equal(addr_v(s, 0, "198.51.100.9", POL_PROTO_TCP, 80, NULL), POL_NO_MATCH);
+	/* Longest prefix explains; deny of one host inside an allowed prefix wins. */
+	assert_int_equal(addr_v(s, 0, "198.51.100.130", POL_PROTO_TCP, 443, &r), POL_ALLOW);
+	assert_int_equal(r->line, 3);
+	assert_int_equal(addr_v(s, 0, "198.51.100.200", POL_PROTO_TCP, 443, &r), POL_DENY);
+	assert_int_equal(r->line, 4);
+	assert_int_equal(addr_v(s, 0, "10.255.255.255", POL_PROTO_UDP, 53, NULL), POL_ALLOW);
+	assert_int_equal(addr_v(s, 0, "11.0.0.0", POL_PROTO_UDP, 53, NULL), POL_NO_MATCH);
+	/* IPv6, and bytes that look like ASCII capitals must not be case-folded. */
+	assert_int_equal(addr_v(s, 0, "2001:db8:4142::1", POL_PROTO_TCP, 80, &r), POL_ALLOW);
+	assert_int_equal(r->line, 5);
+	assert_int_equal(addr_v(s, 0, "2001:db8::1", POL_PROTO_TCP, 443, &r), POL_ALLOW);
+	assert_int_equal(r->line, 6);
+	assert_int_equal(addr_v(s, 0, "2001:db8:bad::5", POL_PROTO_TCP, 443, &r), POL_DENY);
+	assert_int_equal(r->line, 7);
+	assert_int_equal(addr_v(s, 0, "2001:db9::", POL_PROTO_TCP, 443, NULL), POL_NO_MATCH);
+	/* The families are kept apart: ::ffff:203.0.113.7 is an IPv6 address. */
+	assert_int_equal(addr_v(s, 0, "::ffff:203.0.113.7", POL_PROTO_TCP, 80, NULL),
+	    POL_NO_MATCH);
+	assert_int_equal(pol_match_addr(s, 0, (const uint8_t *)"abcdefgh", 8, POL_PROTO_TCP, 1,
+	    NULL), POL_BAD_NAME);
+	pol_set_free(s);
+}
+
+static void
+test_policies_apart(void **state)
+{
+	struct pol_set *s = spec_set();
+
+	(void)state;
+	assert_int_equal(name_v(s, 1, "pypi.org", POL_PROTO_TCP, 443), POL_NO_MATCH);
+	assert_int_equal(name_v(s, 1, "example.com", POL_PROTO_TCP, 443), POL_ALLOW);
+	assert_int_equal(name_v(s, 0, "example.com", POL_PROTO_TCP, 443), POL_NO_MATCH);
+	assert_int_equal(addr_v(s, 1, "198.51.100.1", POL_PROTO_TCP, 443, NULL), POL_NO_MATCH);
+	assert_int_equal(name_v(s, 2, "example.com", POL_PROTO_TCP, 443), POL_NO_MATCH);
+	assert_int_equal(name_v(NULL, 0, "example.com", POL_PROTO_TCP, 443), POL_NO_MATCH);
+	pol_set_free(s);
+}
+
+static void
+test_bad_names(void **state)
+{
+	struct pol_set *s = spec_set();
+	char label[80], name[300];
+
+	(void)state;
+	assert_int_equal(name_v(s, 0, "", POL_PROTO_TCP, 443), POL_BAD_NAME);
+	assert_int_equal(name_v(s, 0, ".", POL_PROTO_TCP, 443), POL_BAD_NAME);
+	assert_int_equal(name_v(s, 0, ".pypi.org", POL_PROTO_TCP, 443), POL_BAD_NAME);
+	assert_int_equal(name_v(s, 0, "x..pypi.org", POL_PROTO_TCP, 443), POL_BAD_NAME);
+	assert_int_equal(name_v(s, 0, "pypi.org..", POL_PROTO_TCP, 443), POL_BAD_NAME);
+	/* An empty label must not reach a wildcard: "..githubusercontent.com". */
+	assert_int_equal(name_v(s, 0, ".githubusercontent.com", POL_PROTO_TCP, 443),
+	    POL_BAD_NAME);
+	memset(label, 'a', 64);
+	label[64] = '\0';
+	snprintf(name, sizeof(name), "%s.githubusercontent.com", label);
+	assert_int_equal(name_v(s, 0, name, POL_PROTO_TCP, 443), POL_BAD_NAME);
+	label[63] = '\0';
+	snprintf(name, sizeof(name), "%s.githubusercontent.com", label);
+	assert_int_equal(name_v(s, 0, name, POL_PROTO_TCP, 443), POL_ALLOW);
+	memset(name, 'a', sizeof(name));
+	for (size_t i = 50; i < sizeof(name); i += 50)
+		name[i] = '.';
+	assert_int_equal(pol_match_name(s, 0, name, 254, POL_PROTO_TCP, 1, NULL), POL_BAD_NAME);
+	pol_set_free(s);
+}
+
+static void
+test_rule_info_and_stats(void **state)
+{
+	struct pol_set *s = spec_set();
+	const struct pol_rule *r;
+	struct pol_policy_stats st;
+
+	(void)state;
+	assert_int_equal(pol_match_name(s, 0, "upload.pypi.org", 15, POL_PROTO_TCP, 443, &r),
+	    POL_DENY);
+	assert_string_equal(r->policy, "python");
+	assert_string_equal(r->key, "policies.t.deny");
+	assert_string_equal(r->pattern, "upload.pypi.org");
+	assert_string_equal(r->file, "t.yaml");
+	assert_int_equal(r->line, 6);
+	assert_int_equal(r->col, 7);
+	assert_int_equal(r->index, 5);
+	assert_int_equal(pol_set_policies(s), 2);
+	assert_string_equal(pol_set_policy_name(s, 1), "other");
+	assert_null(pol_set_policy_name(s, 2));
+	assert_int_equal(pol_set_policy_find(s, "other"), 1);
+	assert_int_equal(pol_set_policy_find(s, "nope"), -ENOENT);
+	st = pol_set_policy_stats(s, 0);
+	assert_int_equal(st.allow, 5);
+	assert_int_equal(st.deny, 1);
+	assert_int_equal(st.names, 4);
+	assert_int_equal(st.wildcards, 1);
+	assert_int_equal(st.addrs, 1);
+	assert_int_equal(pol_set_rules(s), 7);
+	assert_string_equal(pol_set_rule(s, 2)->pattern, "*.githubusercontent.com");
+	assert_null(pol_set_rule(s, 7));
+	assert_string_equal(pol_verdict_str(POL_ALLOW), "allow");
+	assert_string_equal(pol_verdict_str(POL_DENY), "deny");
+	pol_set_free(s);
+}
+
+/* Repeats keep the first pattern written; an empty set decides nothing. */
+static void
+test_repeats_and_empty(void **state)
+{
+	struct pol_builder *b = pol_builder_new();
+	struct pol_set *s;
+	const struct pol_rule *r;
+	struct pol_pattern bad = { .kind = POL_NAME_EXACT };
+	struct pol_rule o = { .list = POL_LIST_ALLOW };
+
+	(void)state;
+	add_line = 0;
+	assert_int_equal(pol_builder_policy(b, "p"), 0);
+	assert_int_equal(pol_builder_policy(b, "empty"), 1);
+	add_name(b, 0, POL_NAME_EXACT, "a.example", 0, POL_LIST_ALLOW);
+	add_name(b, 0, POL_NAME_EXACT, "a.example", 0, POL_LIST_ALLOW);
+	assert_int_equal(pol_builder_add(b, 0, &bad, &o), -EINVAL);	/* empty name */
+	assert_int_equal(pol_builder_add(b, 5, &bad, &o), -EINVAL);	/* no such policy */
+	s = pol_builder_build(b);
+	pol_builder_free(b);
+	assert_non_null(s);
+	assert_int_equal(pol_match_name(s, 0, "a.example", 9, POL_PROTO_TCP, 1, &r), POL_ALLOW);
+	assert_int_equal(r->line, 1);
+	assert_int_equal(name_v(s, 1, "a.example", POL_PROTO_ANY, 0), POL_NO_MATCH);
+	pol_set_free(s);
+}
+
+/* Many keys in one table: every one is found, none borrowed from a neighbour. */
+static void
+test_many(void **state)
+{
+	struct pol_builder *b = pol_builder_new();
+	struct pol_set *s;
+	char name[64];
+
+	(void)state;
+	add_line = 0;
+	assert_int_equal(pol_builder_policy(b, "p"), 0);
+	assert_int_equal(pol_builder_policy(b, "q"), 1);
+	for (int i = 0; i < 20000; i++) {
+		snprintf(name, sizeof(name), "h%d.zone%d.example", i, i % 97);
+		add_name(b, (uint32_t)(i & 1), i % 3 == 0 ? POL_NAME_WILD : POL_NAME_EXACT, name,
+		    (uint16_t)(i % 5 == 0 ? 443 : 0), POL_LIST_ALLOW);
+	}
+	s = pol_builder_build(b);
+	pol_builder_free(b);
+	assert_non_null(s);
+	for (int i = 0; i < 20000; i++) {
+		char q[80];
+		uint32_t pol = (uint32_t)(i & 1);
+
+		snprintf(name, sizeof(name), "h%d.zone%d.example", i, i % 97);
+		snprintf(q, sizeof(q), "x.%s", name);
+		if (i % 3 == 0) {
+			assert_int_equal(name_v(s, pol, name, POL_PROTO_ANY, 0), POL_NO_MATCH);
+			assert_int_equal(name_v(s, pol, q, POL_PROTO_TCP, 443), POL_ALLOW);
+		} else {
+			assert_int_equal(name_v(s, pol, name, POL_PROTO_TCP, 443), POL_ALLOW);
+			assert_int_equal(name_v(s, pol, q, POL_PROTO_ANY, 0), POL_NO_MATCH);
+		}
+		assert_int_equal(name_v(s, pol ^ 1, name, POL_PROTO_ANY, 0), POL_NO_MATCH);
+		if (i % 5 == 0 && i % 3 != 0)
+			assert_int_equal(name_v(s, pol, name, POL_PROTO_TCP, 80), POL_NO_MATCH);
+	}
+	pol_set_free(s);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_exact_and_whole_labels),
+		cmocka_unit_test(test_wildcard),
+		cmocka_unit_test(test_ports),
+		cmocka_unit_test(test_deny_beats_allow),
+		cmocka_unit_test(test_addresses),
+		cmocka_unit_test(test_policies_apart),
+		cmocka_unit_test(test_bad_names),
+		cmocka_unit_test(test_rule_info_and_stats),
+		cmocka_unit_test(test_repeats_and_empty),
+		cmocka_unit_test(test_many),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
