@@ -102,40 +102,38 @@ pol_verdict_of(const struct pol_set *s, const struct pol_acc *acc, const struct 
 	return POL_NO_MATCH;
 }
 
-enum pol_verdict
-pol_match_name(const struct pol_set *s, uint32_t policy, const char *name, size_t len,
-    uint8_t proto, uint16_t port, const struct pol_rule **rule)
+/*
+ * Call visit on every key a name matches: the wildcard keys of its parent suffixes,
+ * shortest first, then the exact name, so a later key is the more specific one. Returns
+ * false for a name that is not a host name.
+ */
+static bool
+pol_name_visit(const struct pol_set *s, uint32_t policy, const char *name, size_t len,
+    void (*visit)(const struct pol_set *, const struct pol_slot *, void *), void *arg)
 {
-	struct pol_acc acc = { NULL, NULL };
-	const struct pol_policy *pol;
+	const struct pol_policy *pol = &s->pol[policy];
 	uint64_t h = POL_FNV_OFFSET;
 	size_t label = 0;
 
-	if (rule != NULL)
-		*rule = NULL;
-	if (s == NULL || policy >= s->npol)
-		return POL_NO_MATCH;
-	pol = &s->pol[policy];
 	if (len > 0 && name[len - 1] == '.')
 		len--;
 	if (len == 0 || len > POL_NAME_MAX)
-		return POL_BAD_NAME;
+		return false;
 	/*
 	 * Right to left: at each dot, h is the hash of the suffix after it, which is where a
-	 * wildcard "*.suffix" would be stored. Suffixes come shortest first, so a later match
-	 * is more specific and overrides for the explanation.
+	 * wildcard "*.suffix" would be stored.
 	 */
 	for (size_t i = len; i-- > 0;) {
 		uint8_t c = pol_fold((uint8_t)name[i]);
 
 		if (c == '.') {
 			if (label == 0 || label > POL_LABEL_MAX)
-				return POL_BAD_NAME;
+				return false;
 			if (pol->wild) {
 				uint64_t hw = pol_hash_final(h, policy, POL_NAME_WILD);
 
-				pol_consider(s, pol_probe(s, hw, policy, POL_NAME_WILD,
-				    name + i + 1, len - i - 1), proto, port, true, &acc);
+				visit(s, pol_probe(s, hw, policy, POL_NAME_WILD, name + i + 1,
+				    len - i - 1), arg);
 			}
 			label = 0;
 		} else {
@@ -144,10 +142,101 @@ pol_match_name(const struct pol_set *s, uint32_t policy, const char *name, size_
 		h = pol_hash_step(h, c);
 	}
 	if (label == 0 || label > POL_LABEL_MAX)	/* the leftmost label */
+		return false;
+	visit(s, pol_probe(s, pol_hash_final(h, policy, POL_NAME_EXACT), policy, POL_NAME_EXACT,
+	    name, len), arg);
+	return true;
+}
+
+struct pol_name_query {
+	uint8_t proto;
+	uint16_t port;
+	struct pol_acc acc;
+};
+
+static void
+pol_name_consider(const struct pol_set *s, const struct pol_slot *sl, void *arg)
+{
+	struct pol_name_query *q = arg;
+
+	pol_consider(s, sl, q->proto, q->port, true, &q->acc);
+}
+
+enum pol_verdict
+pol_match_name(const struct pol_set *s, uint32_t policy, const char *name, size_t len,
+    uint8_t proto, uint16_t port, const struct pol_rule **rule)
+{
+	struct pol_name_query q = { .proto = proto, .port = port };
+
+	if (rule != NULL)
+		*rule = NULL;
+	if (s == NULL || policy >= s->npol)
+		return POL_NO_MATCH;
+	if (!pol_name_visit(s, policy, name, len, pol_name_consider, &q))
 		return POL_BAD_NAME;
-	pol_consider(s, pol_probe(s, pol_hash_final(h, policy, POL_NAME_EXACT), policy,
-	    POL_NAME_EXACT, name, len), proto, port, true, &acc);
-	return pol_verdict_of(s, &acc, rule);
+	return pol_verdict_of(s, &q.acc, rule);
+}
+
+static void
+pol_ports_add(uint16_t *list, uint8_t *n, bool *more, uint16_t port)
+{
+	for (unsigned int i = 0; i < *n; i++)
+		if (list[i] == port)
+			return;
+	if (*n == POL_PORTS_MAX)
+		*more = true;
+	else
+		list[(*n)++] = port;
+}
+
+static void
+pol_ports_fold(const struct pol_set *s, const struct pol_slot *sl, void *arg)
+{
+	struct pol_ports *out = arg;
+	const struct pol_prule *g;
+
+	if (sl == NULL)
+		return;
+	g = &s->prule[sl->first];
+	for (uint32_t i = 0; i < sl->ndeny; i++) {
+		if (g[i].port == 0)
+			out->deny_any = true;
+		else
+			pol_ports_add(out->deny, &out->ndeny, &out->deny_more, g[i].port);
+	}
+	g += sl->ndeny;
+	for (uint32_t i = 0; i < sl->nallow; i++) {
+		if (g[i].port == 0)
+			out->any = true;
+		else
+			pol_ports_add(out->allow, &out->nallow, &out->allow_more, g[i].port);
+	}
+}
+
+bool
+pol_match_name_ports(const struct pol_set *s, uint32_t policy, const char *name, size_t len,
+    struct pol_ports *out)
+{
+	*out = (struct pol_ports){ .any = false };
+	if (s == NULL || policy >= s->npol)
+		return false;
+	return pol_name_visit(s, policy, name, len, pol_ports_fold, out);
+}
+
+bool
+pol_ports_allow(const struct pol_ports *p, uint16_t port)
+{
+	bool listed = false;
+
+	/* Deny ports that did not fit are unknown: nothing may pass (fail closed). */
+	if (p->deny_any || p->deny_more)
+		return false;
+	for (unsigned int i = 0; i < p->ndeny; i++)
+		if (p->deny[i] == port)
+			return false;
+	for (unsigned int i = 0; i < p->nallow && !listed; i++)
+		listed = p->allow[i] == port;
+	return p->any || listed;
 }
 
 enum pol_verdict

@@ -426,6 +426,78 @@ test_many(void **state)
 	pol_set_free(s);
 }
 
+/*
+ * The port summary the fast path stores with a binding must decide every TCP/UDP port
+ * exactly as pol_match_name() does, for names hit by exact, wildcard, port and deny rules.
+ */
+static void
+test_ports_summary_agrees(void **state)
+{
+	static const char *const names[] = {
+		"example.com", "a.example.com", "b.a.example.com", "git.example.com",
+		"ssh.git.example.com", "other.net", "x.other.net", "deny.example.com",
+	};
+	static const uint16_t ports[] = { 1, 21, 22, 80, 443, 444, 8080, 8443, 9000, 65535 };
+	struct pol_builder *b = pol_builder_new();
+	struct pol_ports sum;
+	struct pol_set *s;
+	int pol;
+
+	(void)state;
+	assert_non_null(b);
+	assert_true((pol = pol_builder_policy(b, "t")) >= 0);
+	add_name(b, (uint32_t)pol, POL_NAME_EXACT, "example.com", 0, POL_LIST_ALLOW);
+	add_name(b, (uint32_t)pol, POL_NAME_WILD, "example.com", 443, POL_LIST_ALLOW);
+	add_name(b, (uint32_t)pol, POL_NAME_WILD, "example.com", 8443, POL_LIST_ALLOW);
+	add_name(b, (uint32_t)pol, POL_NAME_EXACT, "git.example.com", 22, POL_LIST_ALLOW);
+	add_name(b, (uint32_t)pol, POL_NAME_WILD, "git.example.com", 0, POL_LIST_ALLOW);
+	add_name(b, (uint32_t)pol, POL_NAME_WILD, "git.example.com", 80, POL_LIST_DENY);
+	add_name(b, (uint32_t)pol, POL_NAME_WILD, "other.net", 0, POL_LIST_ALLOW);
+	add_name(b, (uint32_t)pol, POL_NAME_EXACT, "x.other.net", 9000, POL_LIST_DENY);
+	add_name(b, (uint32_t)pol, POL_NAME_EXACT, "deny.example.com", 0, POL_LIST_DENY);
+	assert_non_null(s = pol_builder_build(b));
+	for (size_t n = 0; n < sizeof(names) / sizeof(names[0]); n++) {
+		assert_true(pol_match_name_ports(s, (uint32_t)pol, names[n], strlen(names[n]),
+		    &sum));
+		for (size_t i = 0; i < sizeof(ports) / sizeof(ports[0]); i++) {
+			bool want = name_v(s, (uint32_t)pol, names[n], POL_PROTO_TCP, ports[i]) ==
+			    POL_ALLOW;
+
+			if (pol_ports_allow(&sum, ports[i]) != want)
+				fail_msg("%s:%u: summary says %d", names[n], ports[i], !want);
+		}
+	}
+	assert_false(pol_match_name_ports(s, (uint32_t)pol, "bad..name", 9, &sum));
+	assert_false(pol_ports_allow(&sum, 443));
+	assert_false(pol_match_name_ports(s, 99, "example.com", 11, &sum));
+	assert_false(pol_ports_allow(&sum, 443));
+	pol_set_free(s);
+	pol_builder_free(b);
+}
+
+/* Deny ports that overflow the summary block every port: fail closed. */
+static void
+test_ports_summary_overflow(void **state)
+{
+	struct pol_builder *b = pol_builder_new();
+	struct pol_ports sum;
+	struct pol_set *s;
+	int pol;
+
+	(void)state;
+	assert_true((pol = pol_builder_policy(b, "t")) >= 0);
+	add_name(b, (uint32_t)pol, POL_NAME_EXACT, "example.com", 0, POL_LIST_ALLOW);
+	for (uint16_t p = 1; p <= POL_PORTS_MAX + 1; p++)
+		add_name(b, (uint32_t)pol, POL_NAME_EXACT, "example.com", p, POL_LIST_DENY);
+	assert_non_null(s = pol_builder_build(b));
+	assert_true(pol_match_name_ports(s, (uint32_t)pol, "example.com", 11, &sum));
+	assert_true(sum.deny_more);
+	assert_int_equal(name_v(s, (uint32_t)pol, "example.com", POL_PROTO_TCP, 443), POL_ALLOW);
+	assert_false(pol_ports_allow(&sum, 443));
+	pol_set_free(s);
+	pol_builder_free(b);
+}
+
 int
 main(void)
 {
@@ -440,6 +512,8 @@ main(void)
 		cmocka_unit_test(test_rule_info_and_stats),
 		cmocka_unit_test(test_repeats_and_empty),
 		cmocka_unit_test(test_many),
+		cmocka_unit_test(test_ports_summary_agrees),
+		cmocka_unit_test(test_ports_summary_overflow),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

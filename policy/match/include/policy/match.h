@@ -147,6 +147,34 @@ enum pol_verdict pol_match_name(const struct pol_set *s, uint32_t policy, const 
 enum pol_verdict pol_match_addr(const struct pol_set *s, uint32_t policy, const uint8_t *addr,
     size_t alen, uint8_t proto, uint16_t port, const struct pol_rule **rule);
 
+/*
+ * What the rules for one name say about ports, for a fast path that has the name only when
+ * its DNS answer passes and must judge connections to the address later: TCP or UDP to
+ * port p is allowed exactly when pol_ports_allow(p), which agrees with pol_match_name() for
+ * POL_PROTO_TCP and POL_PROTO_UDP. Ports past POL_PORTS_MAX are dropped from allow (fewer
+ * connections pass) and make deny_more set (none pass): both fail closed.
+ */
+#define POL_PORTS_MAX	6
+
+struct pol_ports {
+	bool any;			/* a port-less allow pattern matched */
+	bool deny_any;			/* a port-less deny pattern matched */
+	bool allow_more, deny_more;	/* lists overflowed */
+	uint8_t nallow, ndeny;
+	uint16_t allow[POL_PORTS_MAX];
+	uint16_t deny[POL_PORTS_MAX];
+};
+
+/*
+ * Summarise the patterns matching name in policy into *out. Same cost as pol_match_name().
+ * Returns false (and an empty summary: nothing allowed) for a bad name or policy.
+ */
+bool pol_match_name_ports(const struct pol_set *s, uint32_t policy, const char *name,
+    size_t len, struct pol_ports *out);
+
+/* May a TCP/UDP connection to port go out under summary p? */
+bool pol_ports_allow(const struct pol_ports *p, uint16_t port);
+
 /* "allow", "deny", "no match", "bad name". */
 const char *pol_verdict_str(enum pol_verdict v);
 
