@@ -1,7 +1,7 @@
 /*
- * namegate: command line (SPEC s3) and the offline --check. The fast path itself comes
- * with issue 4; this file only splits EAL options from ours, so --check runs without
- * EAL (no hugepages, no devices, no root) and the daemon can hand eal[] to rte_eal_init().
+ * namegate: command line (SPEC s3), the offline --check, and the daemon. EAL options
+ * are split from ours, so --check runs without EAL (no hugepages, no devices, no root)
+ * and the daemon can hand eal[] to rte_eal_init().
  *
  *   namegate -c FILE [--check] [--eal EAL options...]
  *   namegate [EAL options] -- -c FILE [--check]      the DPDK convention
@@ -13,6 +13,7 @@
 
 #include <rte_version.h>
 
+#include "dp_run.h"
 #include "policy/load.h"
 
 struct ng_opts {
@@ -115,6 +116,27 @@ ng_check(const char *path)
 	return 0;
 }
 
+/* The daemon refuses to start on any invalid configuration: it fails closed. */
+static int
+ng_daemon(const struct ng_opts *o)
+{
+	struct pol_errs errs = { 0 };
+	struct pol_config *cfg;
+	int rc;
+
+	if ((cfg = pol_load_file(o->config, &errs)) == NULL) {
+		if (errs.n == 0 && errs.dropped == 0)
+			fprintf(stderr, "%s: out of memory\n", o->config);
+		pol_errs_print(stderr, &errs);
+		pol_errs_free(&errs);
+		fputs("namegate: not started: the configuration has errors\n", stderr);
+		return 1;
+	}
+	rc = dp_run(cfg, o->eal, o->neal);
+	pol_config_free(cfg);
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -125,7 +147,5 @@ main(int argc, char **argv)
 		return rc > 0 ? 0 : 2;
 	if (o.check)
 		return ng_check(o.config);
-	fputs("namegate: the fast path is not built in this version; only --check is "
-	    "available\n", stderr);
-	return 1;
+	return ng_daemon(&o);
 }

@@ -69,6 +69,9 @@ pkt_transport(struct rd ip_payload, struct pkt *out)
 	case PKT_PROTO_UDP:
 		return pkt_udp(ip_payload, out);
 	default:
+		/* ICMP and the rest: the caller may still want to look inside (ND, echo) */
+		out->payload = ip_payload.p;
+		out->payload_len = ip_payload.len;
 		return PKT_OTHER;
 	}
 }
@@ -174,6 +177,7 @@ pkt_decode(const uint8_t *frame, size_t len, struct pkt *out)
 		out->vlan = tci & 0x0fff;
 	}
 	out->ethertype = type;
+	out->l3_off = (uint16_t)(len - r.len);
 	switch (type) {
 	case ETH_P_IPV4:
 		return pkt_ipv4(r, out);

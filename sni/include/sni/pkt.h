@@ -31,6 +31,7 @@ struct pkt {
 	uint8_t dst_mac[6], src_mac[6];
 	uint16_t vlan;			/* innermost VLAN ID; 0 when untagged */
 	uint16_t ethertype;		/* after the VLAN tags */
+	uint16_t l3_off;		/* where the header after the ethertype starts */
 	uint8_t family;			/* 4 or 6; 0 when not IP */
 	uint8_t src[16], dst[16];	/* network order; IPv4 in the first 4 bytes */
 	uint8_t proto;			/* IP protocol of the transport header */
@@ -38,7 +39,8 @@ struct pkt {
 	uint16_t sport, dport;
 	uint8_t tcp_flags;
 	uint32_t seq, ack;		/* TCP only */
-	const uint8_t *payload;		/* transport payload, trimmed to the IP length */
+	const uint8_t *payload;		/* transport payload, trimmed to the IP length; for
+					 * other protocols, what follows the IP headers */
 	size_t payload_len;
 };
 

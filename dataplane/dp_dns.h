@@ -1,0 +1,33 @@
+/*
+ * DNS on the fast path (SPEC s4 steps 2-3): queries from VMs to the configured resolvers
+ * are judged by name; allowed ones leave with a query ID of namegate's own and are
+ * remembered; answers are accepted only for a remembered query, teach the binding table
+ * the addresses on the CNAME chain, and go back with the VM's ID restored.
+ */
+#ifndef DP_DNS_H
+#define DP_DNS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dp.h"
+#include "sni/pkt.h"
+
+#define DP_PENDING_SECONDS	5	/* how long a forwarded query waits for its answer */
+
+struct dp_pending;
+
+struct dp_pending *dp_pending_create(const char *name, uint32_t cap, int socket);
+void dp_pending_free(struct dp_pending *t);
+/* Forget up to budget queries that waited past DP_PENDING_SECONDS. */
+unsigned int dp_pending_age(struct dp_pending *t, uint64_t now, unsigned int budget);
+
+/* A UDP query from VM vm to a resolver: forward it rewritten, or answer it, or drop it. */
+void dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
+    uint16_t vm);
+
+/* A UDP answer from a resolver to VM vm. */
+void dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
+    uint16_t vm);
+
+#endif

@@ -1,0 +1,67 @@
+/*
+ * Flow table of one worker: the connections its VMs opened and the verdict each keeps
+ * for its lifetime (SPEC s4.7). Symmetric RSS brings both directions of a flow to the same
+ * worker, so nothing here is shared. Entries come from an array sized at start; no
+ * allocation per packet.
+ */
+#ifndef DP_FLOW_H
+#define DP_FLOW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dp.h"
+
+enum dp_flow_state {
+	DP_FLOW_SYN_SENT,	/* TCP: the VM's SYN went out */
+	DP_FLOW_ESTABLISHED,	/* TCP: the peer answered; UDP: any datagram */
+	DP_FLOW_CLOSING,	/* TCP: FIN or RST seen */
+};
+
+/* A flow seen from its VM: the VM's port and the peer's address and port. */
+struct dp_flow_key {
+	uint16_t vm;
+	uint8_t family;
+	uint8_t proto;
+	uint16_t vm_port;
+	uint16_t peer_port;
+	uint8_t peer[16];
+};
+
+struct dp_flow {
+	struct dp_flow_key key;
+	uint64_t last_seen;		/* seconds, dp_now() */
+	uint8_t state;			/* enum dp_flow_state */
+	bool in_use;
+	bool would_block;		/* audit: the verdict was "block", counted as such */
+};
+
+struct dp_flows;
+
+/* A table for cap flows and nvms VMs; NULL and rte_errno on failure. */
+struct dp_flows *dp_flows_create(const char *name, uint32_t cap, uint16_t nvms, int socket);
+void dp_flows_free(struct dp_flows *t);
+
+struct dp_flow *dp_flow_lookup(struct dp_flows *t, const struct dp_flow_key *k);
+
+/*
+ * Open a flow for k, counted against its VM. NULL when the VM has max_per_vm flows open
+ * on this worker, or the table is full: the caller blocks with reason flow_limit.
+ */
+struct dp_flow *dp_flow_open(struct dp_flows *t, const struct dp_flow_key *k,
+    uint32_t max_per_vm, uint64_t now);
+
+/* Close f now (an RST). */
+void dp_flow_close(struct dp_flows *t, struct dp_flow *f);
+
+/*
+ * Close up to budget idle flows, scanning from where the last call stopped. Returns how
+ * many were closed; *closed_per_vm (nvms entries, may be NULL) counts them by VM.
+ */
+unsigned int dp_flows_age(struct dp_flows *t, uint64_t now, unsigned int budget,
+    uint64_t *closed_per_vm);
+
+/* Open flows of vm on this worker. */
+uint32_t dp_flows_count(const struct dp_flows *t, uint16_t vm);
+
+#endif

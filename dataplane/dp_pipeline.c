@@ -1,0 +1,395 @@
+/*
+ * The per-frame decision (SPEC s4): identity, DNS, admission, flows.
+ */
+#include <string.h>
+
+#include <rte_ethdev.h>
+
+#include "dp_bind.h"
+#include "dp_dns.h"
+#include "dp_flow.h"
+#include "dp_gen.h"
+#include "dp_pipeline.h"
+#include "dp_reply.h"
+
+#define ETH_P_ARP	0x0806
+#define ETH_P_IPV4	0x0800
+#define ETH_P_IPV6	0x86dd
+#define IPPROTO_ICMPV6_	58
+#define DNS_PORT	53
+
+void
+dp_tx(struct dp_worker *w, unsigned int port, struct rte_mbuf *m)
+{
+	struct dp_txbuf *t = &w->tx[port];
+
+	w->port_pkts[port][1]++;
+	w->port_bytes[port][1] += rte_pktmbuf_pkt_len(m);
+	t->pkts[t->n++] = m;
+	if (t->n == DP_BURST)
+		dp_tx_flush(w);
+}
+
+void
+dp_tx_flush(struct dp_worker *w)
+{
+	for (unsigned int port = 0; port < DP_PORTS; port++) {
+		struct dp_txbuf *t = &w->tx[port];
+		uint16_t sent;
+
+		if (t->n == 0)
+			continue;
+		sent = rte_eth_tx_burst(w->ctx->port[port], (uint16_t)w->id, t->pkts, t->n);
+		if (sent < t->n) {
+			w->drops[DP_DROP_TX_FULL] += t->n - sent;
+			w->port_pkts[port][1] -= t->n - sent;
+			rte_pktmbuf_free_bulk(&t->pkts[sent], t->n - sent);
+		}
+		t->n = 0;
+	}
+}
+
+void
+dp_block(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm, enum dp_reason r)
+{
+	struct dp_vm_stats *s = &w->vm_stats[vm];
+
+	s->egress_pkts[DP_BLOCKED]++;
+	s->egress_bytes[DP_BLOCKED] += rte_pktmbuf_pkt_len(m);
+	s->blocked[r]++;
+	rte_pktmbuf_free(m);
+}
+
+void
+dp_drop(struct dp_worker *w, struct rte_mbuf *m, enum dp_drop d)
+{
+	w->drops[d]++;
+	rte_pktmbuf_free(m);
+}
+
+void
+dp_egress(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm, enum dp_verdict v)
+{
+	struct dp_vm_stats *s = &w->vm_stats[vm];
+
+	s->egress_pkts[v]++;
+	s->egress_bytes[v] += rte_pktmbuf_pkt_len(m);
+	dp_tx(w, DP_PORT_UPLINK, m);
+}
+
+void
+dp_ingress(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm)
+{
+	struct dp_vm_stats *s = &w->vm_stats[vm];
+
+	s->ingress_pkts++;
+	s->ingress_bytes += rte_pktmbuf_pkt_len(m);
+	dp_tx(w, DP_PORT_VM, m);
+}
+
+bool
+dp_reply_send(struct dp_worker *w, unsigned int port, struct rte_mbuf *m, const struct pkt *p,
+    int (*fn)(const uint8_t *, size_t, const struct pkt *, uint8_t *, size_t))
+{
+	struct rte_mbuf *r = rte_pktmbuf_alloc(w->ctx->pool);
+	int n;
+
+	if (r == NULL) {
+		w->drops[DP_DROP_NO_MBUF]++;
+		return false;
+	}
+	n = fn(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), p,
+	    rte_pktmbuf_mtod(r, uint8_t *), rte_pktmbuf_tailroom(r));
+	if (n <= 0) {
+		rte_pktmbuf_free(r);
+		return false;
+	}
+	r->data_len = (uint16_t)n;
+	r->pkt_len = (uint32_t)n;
+	dp_tx(w, port, r);
+	return true;
+}
+
+/*
+ * A connection the VM may not open: in audit mode it passes and counts as would_block;
+ * otherwise it is blocked, and with on_block: reset the VM hears so at once (TCP RST, or
+ * ICMP port unreachable for UDP) instead of waiting for a timeout.
+ */
+static bool
+dp_refuse(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    enum dp_reason r)
+{
+	const struct dp_gen *g = w->gen;
+
+	if (g->vms[vm].audit) {
+		w->vm_stats[vm].blocked[r]++;
+		return false;
+	}
+	if (g->on_block_reset)
+		dp_reply_send(w, DP_PORT_VM, m, p,
+		    p->proto == PKT_PROTO_TCP ? dp_reply_tcp_rst : dp_reply_icmp_unreach);
+	dp_block(w, m, vm, r);
+	return true;
+}
+
+static void
+dp_flow_key_vm(struct dp_flow_key *k, uint16_t vm, const struct pkt *p)
+{
+	memset(k, 0, sizeof(*k));
+	k->vm = vm;
+	k->family = p->family;
+	k->proto = p->proto;
+	k->vm_port = p->sport;
+	k->peer_port = p->dport;
+	memcpy(k->peer, p->dst, p->family == 4 ? 4 : 16);
+}
+
+static void
+dp_flow_track(struct dp_flow *f, const struct pkt *p, bool from_vm, uint64_t now)
+{
+	f->last_seen = now;
+	if (p->proto != PKT_PROTO_TCP) {
+		if (!from_vm)
+			f->state = DP_FLOW_ESTABLISHED;
+		return;
+	}
+	if (p->tcp_flags & (PKT_TCP_FIN | PKT_TCP_RST))
+		f->state = DP_FLOW_CLOSING;
+	else if (!from_vm && f->state == DP_FLOW_SYN_SENT && (p->tcp_flags & PKT_TCP_SYN))
+		f->state = DP_FLOW_ESTABLISHED;
+}
+
+/* May VM vm open a connection to p's destination? (SPEC s4 step 4) */
+static bool
+dp_admit(struct dp_worker *w, const struct pkt *p, uint16_t vm)
+{
+	const struct dp_gen *g = w->gen;
+	struct dp_addr dst = { .family = p->family };
+
+	if (p->dport == DNS_PORT && dp_gen_is_resolver(g, p->family, p->dst))
+		return true;	/* DNS over TCP to a resolver: filtered message by message */
+	if (pol_match_addr(g->set, g->vms[vm].policy, p->dst, p->family == 4 ? 4 : 16,
+	    p->proto, p->dport, NULL) == POL_ALLOW)
+		return true;
+	memcpy(dst.a, p->dst, p->family == 4 ? 4 : 16);
+	return dp_bind_allows(w->ctx->binds, vm, &dst, p->dport, w->now);
+}
+
+static void
+dp_vm_l4(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm)
+{
+	const struct dp_gen *g = w->gen;
+	struct dp_flow_key k;
+	struct dp_flow *f;
+	bool opening;
+
+	if (p->dport == DNS_PORT && p->proto == PKT_PROTO_UDP) {
+		if (dp_gen_is_resolver(g, p->family, p->dst))
+			dp_dns_query_udp(w, m, p, vm);
+		else if (!dp_refuse(w, m, p, vm, DP_REASON_DNS_DENIED))
+			dp_egress(w, m, vm, DP_WOULD_BLOCK);
+		return;
+	}
+	dp_flow_key_vm(&k, vm, p);
+	if ((f = dp_flow_lookup(w->flows, &k)) != NULL) {
+		dp_flow_track(f, p, true, w->now);
+		dp_egress(w, m, vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
+		return;
+	}
+	opening = p->proto == PKT_PROTO_UDP ||
+	    (p->tcp_flags & (PKT_TCP_SYN | PKT_TCP_ACK | PKT_TCP_RST)) == PKT_TCP_SYN;
+	if (!opening) {
+		/* mid-stream TCP of no known flow: nothing may pass, and the VM should know */
+		if (!dp_refuse(w, m, p, vm, DP_REASON_UNSOLICITED))
+			dp_egress(w, m, vm, DP_WOULD_BLOCK);
+		return;
+	}
+	if (p->dport == DNS_PORT && !dp_gen_is_resolver(g, p->family, p->dst)) {
+		if (!dp_refuse(w, m, p, vm, DP_REASON_DNS_DENIED))
+			goto open_would_block;
+		return;
+	}
+	if (!dp_admit(w, p, vm)) {
+		if (!dp_refuse(w, m, p, vm, DP_REASON_NO_BINDING))
+			goto open_would_block;
+		return;
+	}
+	if ((f = dp_flow_open(w->flows, &k, g->max_flows_per_vm, w->now)) == NULL) {
+		/* no room to remember it: blocked even in audit mode (fail closed) */
+		if (g->on_block_reset)
+			dp_reply_send(w, DP_PORT_VM, m, p, p->proto == PKT_PROTO_TCP ?
+			    dp_reply_tcp_rst : dp_reply_icmp_unreach);
+		dp_block(w, m, vm, DP_REASON_FLOW_LIMIT);
+		return;
+	}
+	dp_egress(w, m, vm, DP_ALLOWED);
+	return;
+open_would_block:
+	if ((f = dp_flow_open(w->flows, &k, g->max_flows_per_vm, w->now)) != NULL)
+		f->would_block = true;
+	dp_egress(w, m, vm, DP_WOULD_BLOCK);
+}
+
+static bool
+dp_v6_link_local(const uint8_t *a)
+{
+	return a[0] == 0xfe && (a[1] & 0xc0) == 0x80;
+}
+
+static bool
+dp_v6_unspecified(const uint8_t *a)
+{
+	static const uint8_t zero[16];
+
+	return memcmp(a, zero, 16) == 0;
+}
+
+/*
+ * ICMPv6 a VM needs before any flow: router and neighbour discovery and MLD, from its
+ * own address, its link-local one or :: (duplicate address detection). A neighbour
+ * advertisement must advertise one of the VM's own addresses.
+ */
+static bool
+dp_vm_nd_ok(const struct pkt *p, const struct dp_vm *v)
+{
+	uint8_t type;
+
+	if (p->proto != IPPROTO_ICMPV6_ || p->fragment || p->payload_len < 4)
+		return false;
+	type = p->payload[0];
+	if (type < 130 || type > 143 || (type > 137 && type != 143))
+		return false;
+	if (type == 136 && (p->payload_len < 24 ||
+	    !(memcmp(p->payload + 8, v->ip6, 16) == 0 || dp_v6_link_local(p->payload + 8))))
+		return false;
+	return memcmp(p->src, v->ip6, 16) == 0 || dp_v6_link_local(p->src) ||
+	    dp_v6_unspecified(p->src);
+}
+
+/* ARP (RFC 826) from a VM: the sender must be the VM itself, or 0.0.0.0 for a probe. */
+static bool
+dp_vm_arp_ok(const struct rte_mbuf *m, const struct pkt *p, const struct dp_vm *v)
+{
+	const uint8_t *arp = rte_pktmbuf_mtod(m, const uint8_t *) + p->l3_off;
+	static const uint8_t any[4];
+
+	/* IPv4 over Ethernet: hlen 6, plen 4, sender MAC at +8, sender IP at +14 */
+	if (rte_pktmbuf_data_len(m) < p->l3_off + 28u || arp[4] != 6 || arp[5] != 4)
+		return false;
+	return v->has4 && memcmp(arp + 8, v->mac, 6) == 0 &&
+	    (memcmp(arp + 14, v->ip4, 4) == 0 || memcmp(arp + 14, any, 4) == 0);
+}
+
+void
+dp_pipeline_vm(struct dp_worker *w, struct rte_mbuf *m)
+{
+	const struct dp_gen *g = w->gen;
+	enum pkt_status st;
+	const struct dp_vm *v;
+	struct pkt p;
+	int vm;
+
+	w->port_pkts[DP_PORT_VM][0]++;
+	w->port_bytes[DP_PORT_VM][0] += rte_pktmbuf_pkt_len(m);
+	if (m->nb_segs != 1 && rte_pktmbuf_linearize(m) != 0) {
+		dp_drop(w, m, DP_DROP_MALFORMED);
+		return;
+	}
+	st = pkt_decode(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), &p);
+	if (st == PKT_MALFORMED) {
+		dp_drop(w, m, DP_DROP_MALFORMED);
+		return;
+	}
+	if ((vm = dp_gen_vm_by_mac(g, p.vlan, p.src_mac)) < 0) {
+		dp_block(w, m, g->nvms, DP_REASON_SPOOFED);
+		return;
+	}
+	v = &g->vms[vm];
+	if (p.ethertype == ETH_P_ARP) {
+		if (dp_vm_arp_ok(m, &p, v))
+			dp_egress(w, m, (uint16_t)vm, DP_ALLOWED);
+		else
+			dp_block(w, m, (uint16_t)vm, DP_REASON_SPOOFED);
+		return;
+	}
+	if (p.family == 0) {
+		dp_drop(w, m, DP_DROP_NOT_IP);
+		return;
+	}
+	if (p.family == 6 && dp_vm_nd_ok(&p, v)) {
+		dp_egress(w, m, (uint16_t)vm, DP_ALLOWED);
+		return;
+	}
+	if ((p.family == 4 && !(v->has4 && memcmp(p.src, v->ip4, 4) == 0)) ||
+	    (p.family == 6 && !(v->has6 && memcmp(p.src, v->ip6, 16) == 0))) {
+		dp_block(w, m, (uint16_t)vm, DP_REASON_SPOOFED);
+		return;
+	}
+	if (st != PKT_OK) {
+		/* ICMP, fragments, other protocols: the kernel's business (slow path) */
+		dp_drop(w, m, DP_DROP_SLOW_PATH);
+		return;
+	}
+	dp_vm_l4(w, m, &p, (uint16_t)vm);
+}
+
+void
+dp_pipeline_uplink(struct dp_worker *w, struct rte_mbuf *m)
+{
+	const struct dp_gen *g = w->gen;
+	enum pkt_status st;
+	struct dp_flow_key k;
+	struct dp_flow *f;
+	struct pkt p;
+	int vm;
+
+	w->port_pkts[DP_PORT_UPLINK][0]++;
+	w->port_bytes[DP_PORT_UPLINK][0] += rte_pktmbuf_pkt_len(m);
+	if (m->nb_segs != 1 && rte_pktmbuf_linearize(m) != 0) {
+		dp_drop(w, m, DP_DROP_MALFORMED);
+		return;
+	}
+	st = pkt_decode(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), &p);
+	if (st == PKT_MALFORMED) {
+		dp_drop(w, m, DP_DROP_MALFORMED);
+		return;
+	}
+	vm = dp_gen_vm_by_mac(g, p.vlan, p.dst_mac);
+	/* The router's ARP and neighbour discovery reach the VMs, broadcast or not. */
+	if (p.ethertype == ETH_P_ARP ||
+	    (p.family == 6 && p.proto == IPPROTO_ICMPV6_ && !p.fragment && p.payload_len > 0 &&
+	    p.payload[0] >= 130 && p.payload[0] <= 137)) {
+		if (vm >= 0)
+			dp_ingress(w, m, (uint16_t)vm);
+		else
+			dp_tx(w, DP_PORT_VM, m);
+		return;
+	}
+	if (vm < 0 || p.family == 0) {
+		dp_drop(w, m, DP_DROP_NOT_IP);
+		return;
+	}
+	if (st != PKT_OK) {
+		dp_drop(w, m, DP_DROP_SLOW_PATH);
+		return;
+	}
+	if (p.proto == PKT_PROTO_UDP && p.sport == DNS_PORT &&
+	    dp_gen_is_resolver(g, p.family, p.src)) {
+		dp_dns_answer_udp(w, m, &p, (uint16_t)vm);
+		return;
+	}
+	memset(&k, 0, sizeof(k));
+	k.vm = (uint16_t)vm;
+	k.family = p.family;
+	k.proto = p.proto;
+	k.vm_port = p.dport;
+	k.peer_port = p.sport;
+	memcpy(k.peer, p.src, p.family == 4 ? 4 : 16);
+	if ((f = dp_flow_lookup(w->flows, &k)) == NULL) {
+		w->vm_stats[vm].blocked[DP_REASON_UNSOLICITED]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	dp_flow_track(f, &p, false, w->now);
+	dp_ingress(w, m, (uint16_t)vm);
+}

@@ -1,0 +1,188 @@
+/*
+ * Start-up, the main lcore's loop, and shutdown. Any failure before the workers run
+ * stops the process with one message: nothing is forwarded unless everything is ready.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_rcu_qsbr.h>
+
+#include "dp_bind.h"
+#include "dp_gen.h"
+#include "dp_port.h"
+#include "dp_run.h"
+#include "dp_stats.h"
+#include "dp_worker.h"
+#include "policy/load.h"
+
+#define DP_EAL_ARGS_MAX		64
+#define DP_TICK_US		10000	/* main loop period */
+#define DP_SWEEP_BUDGET		4096	/* bindings examined per tick */
+
+static volatile sig_atomic_t dp_stop, dp_dump_stats, dp_reload;
+
+static void
+dp_on_signal(int sig)
+{
+	if (sig == SIGUSR1)
+		dp_dump_stats = 1;
+	else if (sig == SIGHUP)
+		dp_reload = 1;
+	else
+		dp_stop = 1;
+}
+
+static int
+dp_eal_init(const struct pol_config *cfg, char **eal, int neal)
+{
+	char *argv[DP_EAL_ARGS_MAX + 1];
+	int argc = 0, rc;
+
+	argv[argc++] = (char *)"namegate";
+	if (eal != NULL && neal > 0) {
+		for (int i = 0; i < neal && argc < DP_EAL_ARGS_MAX; i++)
+			argv[argc++] = eal[i];
+	} else {
+		for (size_t i = 0; i < cfg->neal && argc < DP_EAL_ARGS_MAX; i++)
+			argv[argc++] = cfg->eal[i];
+	}
+	argv[argc] = NULL;
+	if ((rc = rte_eal_init(argc, argv)) < 0) {
+		fprintf(stderr, "namegate: EAL: %s\n", rte_strerror(rte_errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int
+dp_setup(struct dp_ctx *ctx, const struct pol_config *cfg)
+{
+	unsigned int lcore, n = 0, nmbufs;
+	struct dp_gen *g;
+	size_t qsz;
+
+	ctx->nworkers = cfg->workers;
+	if (ctx->nworkers == 0 || ctx->nworkers > DP_WORKERS_MAX ||
+	    rte_lcore_count() < ctx->nworkers + 1) {
+		fprintf(stderr, "namegate: workers: %u needs %u lcores (one for control), EAL "
+		    "gave %u\n", ctx->nworkers, ctx->nworkers + 1, rte_lcore_count());
+		return -1;
+	}
+	ctx->tsc_hz = rte_get_tsc_hz();
+	ctx->tsc_start = rte_get_tsc_cycles();
+	ctx->max_flows = cfg->max_flows;
+	nmbufs = ctx->nworkers * DP_PORTS * 2 * 1024 + ctx->nworkers * DP_PORTS * DP_BURST * 4 +
+	    4096;
+	ctx->pool = rte_pktmbuf_pool_create("ng_mbufs", nmbufs, 256, 0,
+	    RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
+	if (ctx->pool == NULL) {
+		fprintf(stderr, "namegate: %u mbufs: %s\n", nmbufs, rte_strerror(rte_errno));
+		return -1;
+	}
+	if (dp_port_open(cfg->vm_port, (uint16_t)ctx->nworkers, ctx->pool,
+	    &ctx->port[DP_PORT_VM]) != 0 ||
+	    dp_port_open(cfg->uplink_port, (uint16_t)ctx->nworkers, ctx->pool,
+	    &ctx->port[DP_PORT_UPLINK]) != 0)
+		return -1;
+	qsz = rte_rcu_qsbr_get_memsize(ctx->nworkers);
+	if ((ctx->qsbr = rte_zmalloc("ng_qsbr", qsz, RTE_CACHE_LINE_SIZE)) == NULL ||
+	    rte_rcu_qsbr_init(ctx->qsbr, ctx->nworkers) != 0) {
+		fputs("namegate: cannot allocate the RCU state\n", stderr);
+		return -1;
+	}
+	if ((g = dp_gen_create(cfg, 1, ctx->nworkers)) == NULL) {
+		fprintf(stderr, "namegate: VM table: %s\n", rte_strerror(rte_errno));
+		return -1;
+	}
+	atomic_store_explicit(&ctx->gen, g, memory_order_release);
+	ctx->binds = dp_binds_create("ng_binds", cfg->max_bindings, g->nvms, ctx->qsbr,
+	    (int)rte_socket_id());
+	if (ctx->binds == NULL) {
+		fprintf(stderr, "namegate: max_bindings %u: %s\n", cfg->max_bindings,
+		    rte_strerror(rte_errno));
+		return -1;
+	}
+	RTE_LCORE_FOREACH_WORKER(lcore) {
+		if (n == ctx->nworkers)
+			break;
+		if ((ctx->workers[n] = dp_worker_create(ctx, n, lcore, cfg, g->nvms)) == NULL) {
+			fprintf(stderr, "namegate: worker %u: max_flows %u: %s\n", n,
+			    cfg->max_flows, rte_strerror(rte_errno));
+			return -1;
+		}
+		n++;
+	}
+	return 0;
+}
+
+static void
+dp_teardown(struct dp_ctx *ctx)
+{
+	const struct dp_gen *g = atomic_load(&ctx->gen);
+
+	for (unsigned int i = 0; i < ctx->nworkers; i++)
+		dp_worker_free(ctx->workers[i]);
+	for (unsigned int p = 0; p < DP_PORTS; p++)
+		if (rte_eth_dev_is_valid_port(ctx->port[p]))
+			dp_port_close(ctx->port[p]);
+	dp_binds_free(ctx->binds);
+	dp_gen_free((struct dp_gen *)(uintptr_t)g);
+	rte_free(ctx->qsbr);
+	rte_mempool_free(ctx->pool);
+}
+
+int
+dp_run(const struct pol_config *cfg, char **eal, int neal)
+{
+	struct dp_ctx ctx = { .port = { RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS } };
+	uint32_t sweep_cursor = 0;
+	int rc = 1;
+
+	signal(SIGINT, dp_on_signal);
+	signal(SIGTERM, dp_on_signal);
+	signal(SIGUSR1, dp_on_signal);
+	signal(SIGHUP, dp_on_signal);
+	if (dp_eal_init(cfg, eal, neal) != 0)
+		return 1;
+	if (dp_setup(&ctx, cfg) != 0)
+		goto out;
+	for (unsigned int i = 0; i < ctx.nworkers; i++)
+		rte_eal_remote_launch(dp_worker_loop, ctx.workers[i], ctx.workers[i]->lcore);
+	printf("namegate: ready: %u VMs, vm port %s, uplink port %s, %u worker%s\n",
+	    (unsigned int)cfg->nvms, cfg->vm_port, cfg->uplink_port, ctx.nworkers,
+	    ctx.nworkers == 1 ? "" : "s");
+	fflush(stdout);
+	while (!dp_stop) {
+		usleep(DP_TICK_US);
+		dp_binds_sweep(ctx.binds, dp_now(&ctx), DP_SWEEP_BUDGET, &sweep_cursor);
+		if (dp_dump_stats) {
+			dp_dump_stats = 0;
+			dp_stats_print(&ctx, stdout);
+		}
+		if (dp_reload) {
+			dp_reload = 0;
+			fputs("namegate: SIGHUP: live reload is not in this version; the running "
+			    "policy stays\n", stderr);
+		}
+	}
+	for (unsigned int i = 0; i < ctx.nworkers; i++)
+		atomic_store_explicit(&ctx.workers[i]->stop, true, memory_order_relaxed);
+	rte_eal_mp_wait_lcore();
+	dp_stats_print(&ctx, stdout);
+	rc = 0;
+out:
+	dp_teardown(&ctx);
+	rte_eal_cleanup();
+	return rc;
+}
