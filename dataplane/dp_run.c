@@ -65,8 +65,8 @@ dp_eal_init(const struct pol_config *cfg, char **eal, int neal)
 	return 0;
 }
 
-static int
-dp_setup(struct dp_ctx *ctx, const struct pol_config *cfg)
+int
+dp_ctx_setup(struct dp_ctx *ctx, const struct pol_config *cfg)
 {
 	unsigned int lcore, n = 0, nmbufs;
 	struct dp_gen *g;
@@ -126,8 +126,8 @@ dp_setup(struct dp_ctx *ctx, const struct pol_config *cfg)
 	return 0;
 }
 
-static void
-dp_teardown(struct dp_ctx *ctx)
+void
+dp_ctx_teardown(struct dp_ctx *ctx)
 {
 	const struct dp_gen *g = atomic_load(&ctx->gen);
 
@@ -155,7 +155,7 @@ dp_run(const struct pol_config *cfg, char **eal, int neal)
 	signal(SIGHUP, dp_on_signal);
 	if (dp_eal_init(cfg, eal, neal) != 0)
 		return 1;
-	if (dp_setup(&ctx, cfg) != 0)
+	if (dp_ctx_setup(&ctx, cfg) != 0)
 		goto out;
 	for (unsigned int i = 0; i < ctx.nworkers; i++)
 		rte_eal_remote_launch(dp_worker_loop, ctx.workers[i], ctx.workers[i]->lcore);
@@ -182,7 +182,7 @@ dp_run(const struct pol_config *cfg, char **eal, int neal)
 	dp_stats_print(&ctx, stdout);
 	rc = 0;
 out:
-	dp_teardown(&ctx);
+	dp_ctx_teardown(&ctx);
 	rte_eal_cleanup();
 	return rc;
 }

@@ -4,7 +4,16 @@
 #ifndef DP_RUN_H
 #define DP_RUN_H
 
+struct dp_ctx;
 struct pol_config;
+
+/*
+ * After rte_eal_init(): the mbuf pool, both ports, the tables, the first generation and
+ * the workers (not launched). ctx->port[] must start as RTE_MAX_ETHPORTS. Returns 0, or -1
+ * after printing why; dp_ctx_teardown() releases what was set up either way.
+ */
+int dp_ctx_setup(struct dp_ctx *ctx, const struct pol_config *cfg);
+void dp_ctx_teardown(struct dp_ctx *ctx);
 
 /*
  * Run namegate with cfg. eal/neal: EAL arguments from the command line, or NULL/0 to use

@@ -1,0 +1,195 @@
+/*
+ * libFuzzer target for the whole fast path: frames from either port through the worker's
+ * per-frame functions, with a prepared policy and the state earlier frames leave behind
+ * (pending DNS queries, bindings, flows).
+ *
+ * Input: up to DP_FUZZ_FRAMES records of  u8 ctl | u16 len (big endian) | len bytes.
+ *   ctl bit 0: 0 = from the VM port, 1 = from the uplink; bits 1-3: seconds to let pass
+ *   before the frame, so TTLs, idle timeouts and pending queries expire; bit 4: give the
+ *   frame's DNS message the ID of the last query namegate forwarded, since that ID is
+ *   namegate's own random choice and no fixed input could know it.
+ * Each input starts two days after the previous one, with everything aged out, so inputs
+ * do not depend on one another.
+ *
+ * Invariant: every mbuf the pipeline is given, or allocates for a reply, is either sent or
+ * freed: the pool is whole again after each input.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <rte_rcu_qsbr.h>
+
+#include "dp.h"
+#include "dp_bind.h"
+#include "dp_dns.h"
+#include "dp_flow.h"
+#include "dp_pipeline.h"
+#include "dp_run.h"
+#include "dp_stats.h"
+#include "policy/load.h"
+#include "sni/pkt.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define DP_FUZZ_FRAMES	16
+
+static const char dp_fuzz_config[] =
+	"dataplane:\n"
+	"  vm_port: net_null0\n"
+	"  uplink_port: net_null1\n"
+	"  max_flows: 512\n"
+	"  max_flows_per_vm: 64\n"
+	"  max_bindings: 512\n"
+	"resolvers: [10.77.0.1, fd77::1]\n"
+	"dns: {min_ttl: 2, max_ttl: 10}\n"
+	"on_block: reset\n"
+	"policies:\n"
+	"  python:\n"
+	"    allow: [pypi.org, \"*.githubusercontent.com\", \"github.com:22\", "
+	"\"198.51.100.0/24:443\", \"2001:db8::/32\"]\n"
+	"    deny: [upload.pypi.org]\n"
+	"  offline:\n"
+	"    allow: []\n"
+	"vms:\n"
+	"  - {name: agent1, mac: \"02:00:00:00:00:01\", ipv4: 10.77.0.11, ipv6: \"fd77::11\", "
+	"policy: python}\n"
+	"  - {name: agent2, mac: \"02:00:00:00:00:02\", ipv4: 10.77.0.12, policy: python, "
+	"vlan: 7, mode: audit}\n"
+	"  - {name: agent3, mac: \"02:00:00:00:00:03\", ipv4: 10.77.0.13, policy: offline}\n";
+
+static struct dp_ctx dp_fuzz_ctx = { .port = { RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS } };
+static struct pol_config *dp_fuzz_cfg;	/* lives as long as the process */
+static unsigned int dp_fuzz_pool_full;
+static uint8_t dp_fuzz_last_id[2];
+
+static void
+dp_fuzz_fini(void)
+{
+	if (getenv("DP_FUZZ_STATS") != NULL)	/* to see what a corpus exercises */
+		dp_stats_print(&dp_fuzz_ctx, stderr);
+	dp_ctx_teardown(&dp_fuzz_ctx);
+	pol_config_free(dp_fuzz_cfg);
+	rte_eal_cleanup();
+}
+
+/* Note the ID of a DNS query about to leave by the uplink. */
+static void
+dp_fuzz_note_query(struct dp_worker *w)
+{
+	struct dp_txbuf *t = &w->tx[DP_PORT_UPLINK];
+	struct pkt p;
+
+	for (uint16_t i = 0; i < t->n; i++)
+		if (pkt_decode(rte_pktmbuf_mtod(t->pkts[i], const uint8_t *),
+		    rte_pktmbuf_data_len(t->pkts[i]), &p) == PKT_OK && p.dport == 53 &&
+		    p.payload_len >= 2)
+			memcpy(dp_fuzz_last_id, p.payload, 2);
+}
+
+/* Give the DNS message in m the last forwarded query's ID. */
+static void
+dp_fuzz_answer_last(struct rte_mbuf *m)
+{
+	uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *);
+	struct pkt p;
+
+	if (pkt_decode(d, rte_pktmbuf_data_len(m), &p) == PKT_OK && p.payload_len >= 2)
+		memcpy(d + (p.payload - d), dp_fuzz_last_id, 2);
+}
+
+static void
+dp_fuzz_init(void)
+{
+	char prefix[64];
+	char *argv[] = {
+		(char *)"fuzz_dp_frame", (char *)"--no-huge", (char *)"-m", (char *)"256",
+		(char *)"--no-pci", (char *)"--file-prefix", prefix, (char *)"-l", (char *)"0-1",
+		(char *)"--vdev", (char *)"net_null0", (char *)"--vdev", (char *)"net_null1",
+		(char *)"--log-level", (char *)"*:error", NULL,
+	};
+	struct pol_errs errs = { 0 };
+
+	snprintf(prefix, sizeof(prefix), "ngfuzz%d", (int)getpid());
+	if (rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) < 0)
+		abort();
+	dp_fuzz_cfg = pol_load_buffer(dp_fuzz_config, sizeof(dp_fuzz_config) - 1, "fuzz.yaml",
+	    &errs);
+	if (dp_fuzz_cfg == NULL) {
+		pol_errs_print(stderr, &errs);
+		abort();
+	}
+	if (dp_ctx_setup(&dp_fuzz_ctx, dp_fuzz_cfg) != 0)
+		abort();
+	atexit(dp_fuzz_fini);
+	/* this thread plays worker 0, so the binding table's RCU reclaim can progress */
+	rte_rcu_qsbr_thread_register(dp_fuzz_ctx.qsbr, 0);
+	rte_rcu_qsbr_thread_online(dp_fuzz_ctx.qsbr, 0);
+	dp_fuzz_pool_full = rte_mempool_avail_count(dp_fuzz_ctx.pool);
+}
+
+/* Let every table forget everything: two days pass, then full aging passes. */
+static void
+dp_fuzz_forget(struct dp_worker *w)
+{
+	uint32_t cursor = 0;
+
+	dp_fuzz_ctx.tsc_start -= 2 * 86400 * dp_fuzz_ctx.tsc_hz;
+	w->now = dp_now(&dp_fuzz_ctx);
+	dp_flows_age(w->flows, w->now, 1024, NULL);
+	dp_pending_age(w->pending, w->now, 1u << 15);
+	dp_binds_sweep(dp_fuzz_ctx.binds, w->now, 1024, &cursor);
+	rte_rcu_qsbr_quiescent(dp_fuzz_ctx.qsbr, 0);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct dp_worker *w;
+
+	if (dp_fuzz_pool_full == 0)
+		dp_fuzz_init();
+	w = dp_fuzz_ctx.workers[0];
+	dp_fuzz_forget(w);
+	for (int n = 0; n < DP_FUZZ_FRAMES && size >= 3; n++) {
+		uint8_t ctl = data[0];
+		size_t len = (size_t)data[1] << 8 | data[2];
+		struct rte_mbuf *m;
+
+		data += 3;
+		size -= 3;
+		if (len > size)
+			len = size;
+		dp_fuzz_ctx.tsc_start -= (uint64_t)(ctl >> 1 & 7) * dp_fuzz_ctx.tsc_hz;
+		w->now = dp_now(&dp_fuzz_ctx);
+		if ((m = rte_pktmbuf_alloc(dp_fuzz_ctx.pool)) == NULL)
+			abort();
+		if (len > rte_pktmbuf_tailroom(m))
+			len = rte_pktmbuf_tailroom(m);
+		memcpy(rte_pktmbuf_mtod(m, uint8_t *), data, len);
+		m->data_len = (uint16_t)len;
+		m->pkt_len = (uint32_t)len;
+		if (ctl & 0x10)
+			dp_fuzz_answer_last(m);
+		if (ctl & 1)
+			dp_pipeline_uplink(w, m);
+		else
+			dp_pipeline_vm(w, m);
+		dp_fuzz_note_query(w);
+		dp_tx_flush(w);
+		data += len;
+		size -= len;
+	}
+	dp_tx_flush(w);
+	if (rte_mempool_avail_count(dp_fuzz_ctx.pool) != dp_fuzz_pool_full) {
+		fprintf(stderr, "fuzz_dp_frame: %u mbufs missing\n",
+		    dp_fuzz_pool_full - rte_mempool_avail_count(dp_fuzz_ctx.pool));
+		abort();
+	}
+	return 0;
+}

@@ -1,0 +1,147 @@
+#!/usr/bin/python3
+"""Seed corpus for fuzz_dp_frame: short conversations through the fast path, in its input
+format (u8 ctl | u16 len | frame). Run: /usr/bin/python3 make_dp_corpus.py OUTDIR
+
+The VMs and policy are the harness's (fuzz_dp_frame.c): agent1 02:00:00:00:00:01
+10.77.0.11 fd77::11, agent2 (VLAN 7, audit) 10.77.0.12, agent3 (offline) 10.77.0.13,
+resolvers 10.77.0.1 and fd77::1.
+"""
+import os
+import struct
+import sys
+
+from scapy.all import (ARP, DNS, DNSQR, DNSRR, ICMP, IP, TCP, UDP, Dot1Q, Ether, ICMPv6ND_NS,
+                       IPv6, Raw)
+
+GW = "02:00:00:ee:ee:01"
+VMS = {1: ("02:00:00:00:00:01", "10.77.0.11", None), 2: ("02:00:00:00:00:02", "10.77.0.12", 7),
+       3: ("02:00:00:00:00:03", "10.77.0.13", None)}
+RESOLVER = "10.77.0.1"
+VM_PORT, UPLINK, ANSWER_LAST = 0, 1, 0x10
+
+
+def out(vm, l3):
+    mac, _, vlan = VMS[vm]
+    eth = Ether(src=mac, dst=GW)
+    return eth / Dot1Q(vlan=vlan) / l3 if vlan else eth / l3
+
+
+def back(vm, l3):
+    mac, _, vlan = VMS[vm]
+    eth = Ether(src=GW, dst=mac)
+    return eth / Dot1Q(vlan=vlan) / l3 if vlan else eth / l3
+
+
+def query(vm, name, qtype="A", sport=5353, edns=False):
+    q = DNS(id=0x1111, rd=1, qd=DNSQR(qname=name, qtype=qtype))
+    if edns:
+        from scapy.all import DNSRROPT
+        q.ar = DNSRROPT(rclass=1232)
+        q.arcount = 1
+    return out(vm, IP(src=VMS[vm][1], dst=RESOLVER) / UDP(sport=sport, dport=53) / q)
+
+
+def answer(vm, name, records, sport=5353, qtype="A"):
+    an = None
+    for owner, rtype, ttl, data in records:
+        rr = DNSRR(rrname=owner, type=rtype, ttl=ttl, rdata=data)
+        an = rr if an is None else an / rr
+    a = DNS(id=0, qr=1, rd=1, ra=1, qd=DNSQR(qname=name, qtype=qtype), an=an,
+            ancount=len(records))
+    return back(vm, IP(src=RESOLVER, dst=VMS[vm][1]) / UDP(sport=53, dport=sport) / a)
+
+
+def syn(vm, dst, dport, sport=40000):
+    return out(vm, IP(src=VMS[vm][1], dst=dst) / TCP(sport=sport, dport=dport, flags="S",
+                                                      seq=1000))
+
+
+def synack(vm, src, sport, dport=40000):
+    return back(vm, IP(src=src, dst=VMS[vm][1]) / TCP(sport=sport, dport=dport, flags="SA",
+                                                       seq=5000, ack=1001))
+
+
+def data(vm, dst, dport, payload, sport=40000):
+    return out(vm, IP(src=VMS[vm][1], dst=dst) / TCP(sport=sport, dport=dport, flags="PA",
+                                                      seq=1001, ack=5001) / Raw(payload))
+
+
+def rec(ctl, frame):
+    b = bytes(frame)
+    return struct.pack(">BH", ctl, len(b)) + b
+
+
+CONVERSATIONS = {
+    "resolve_then_connect": [
+        rec(VM_PORT, query(1, "pypi.org")),
+        rec(UPLINK | ANSWER_LAST, answer(1, "pypi.org", [("pypi.org", "A", 60, "203.0.113.10")])),
+        rec(VM_PORT, syn(1, "203.0.113.10", 443)),
+        rec(UPLINK, synack(1, "203.0.113.10", 443)),
+        rec(VM_PORT, data(1, "203.0.113.10", 443, b"\x16\x03\x01\x00\x05hello")),
+    ],
+    "cname_chain_and_rebind": [
+        rec(VM_PORT, query(1, "raw.githubusercontent.com", edns=True)),
+        rec(UPLINK | ANSWER_LAST, answer(1, "raw.githubusercontent.com", [
+            ("raw.githubusercontent.com", "CNAME", 300, "edge.example.net"),
+            ("edge.example.net", "A", 30, "203.0.113.20"),
+            ("edge.example.net", "A", 30, "127.0.0.1"),
+            ("evil.example", "A", 30, "203.0.113.66")])),
+        rec(VM_PORT, syn(1, "203.0.113.66", 443)),
+        rec(VM_PORT, syn(1, "203.0.113.20", 443, sport=40001)),
+    ],
+    "denied_names": [
+        rec(VM_PORT, query(1, "upload.pypi.org")),
+        rec(VM_PORT, query(1, "exfil-6c6f6e67.evil.test", qtype="TXT", edns=True)),
+        rec(VM_PORT, query(3, "pypi.org")),
+    ],
+    "port_rules": [
+        rec(VM_PORT, query(1, "github.com")),
+        rec(UPLINK | ANSWER_LAST, answer(1, "github.com", [("github.com", "A", 60, "203.0.113.30")])),
+        rec(VM_PORT, syn(1, "203.0.113.30", 22)),
+        rec(VM_PORT, syn(1, "203.0.113.30", 443, sport=40002)),
+    ],
+    "address_patterns": [
+        rec(VM_PORT, syn(1, "198.51.100.7", 443)),
+        rec(VM_PORT, syn(1, "198.51.100.7", 80, sport=40003)),
+        rec(VM_PORT, out(1, IP(src="10.77.0.11", dst="198.51.100.7") / UDP(sport=4444, dport=443) /
+                         Raw(b"\xc0\x00\x00\x00\x01"))),
+    ],
+    "unsolicited_and_spoofed": [
+        rec(UPLINK, answer(1, "pypi.org", [("pypi.org", "A", 60, "203.0.113.10")])),
+        rec(UPLINK, synack(1, "203.0.113.10", 443)),
+        rec(VM_PORT, out(1, IP(src="10.77.0.99", dst="203.0.113.10") / TCP(dport=443, flags="S"))),
+        rec(VM_PORT, Ether(src="02:00:00:00:00:99", dst=GW) / IP(src="10.77.0.11", dst="1.2.3.4") /
+            TCP(dport=443, flags="S")),
+        rec(VM_PORT, data(1, "203.0.113.10", 443, b"no flow")),
+        rec(VM_PORT, out(1, IP(src="10.77.0.11", dst="203.0.113.10") / ICMP())),
+    ],
+    "audit_vm": [
+        rec(VM_PORT, query(2, "not-allowed.example")),
+        rec(UPLINK | ANSWER_LAST, answer(2, "not-allowed.example",
+                                         [("not-allowed.example", "A", 60, "203.0.113.40")])),
+        rec(VM_PORT, syn(2, "203.0.113.40", 443)),
+    ],
+    "arp_and_nd": [
+        rec(VM_PORT, out(1, ARP(op=1, hwsrc=VMS[1][0], psrc="10.77.0.11", pdst="10.77.0.1"))),
+        rec(VM_PORT, out(1, ARP(op=1, hwsrc=VMS[1][0], psrc="10.77.0.12", pdst="10.77.0.1"))),
+        rec(UPLINK, back(1, ARP(op=2, hwsrc=GW, psrc="10.77.0.1", pdst="10.77.0.11"))),
+        rec(VM_PORT, out(1, IPv6(src="fe80::1", dst="ff02::1:ff00:1") / ICMPv6ND_NS(tgt="fd77::1"))),
+    ],
+    "dns_to_other_server": [
+        rec(VM_PORT, out(1, IP(src="10.77.0.11", dst="8.8.8.8") / UDP(sport=5353, dport=53) /
+                         DNS(qd=DNSQR(qname="pypi.org")))),
+        rec(VM_PORT, out(1, IP(src="10.77.0.11", dst="8.8.8.8") / TCP(dport=53, flags="S"))),
+        rec(VM_PORT, out(1, IP(src="10.77.0.11", dst=RESOLVER) / TCP(dport=53, flags="S"))),
+    ],
+}
+
+
+def main(outdir):
+    os.makedirs(outdir, exist_ok=True)
+    for name, records in CONVERSATIONS.items():
+        with open(os.path.join(outdir, name), "wb") as f:
+            f.write(b"".join(records))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
