@@ -311,3 +311,53 @@ dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	dp_pending_del(w->pending, e);
 	dp_ingress(w, m, vm);
 }
+
+bool
+dp_dns_tcp_query(struct dp_worker *w, const struct pkt *p, uint16_t vm, bool *would_block)
+{
+	const struct dp_gen *g = w->gen;
+	struct dp_vm_stats *s = &w->vm_stats[vm];
+	struct rd stream = rd_make(p->payload, p->payload_len), msg;
+	char name[DNS_NAME_TEXT_MAX];
+	enum dns_status st;
+	struct dns_msg q;
+	bool ok = true;
+
+	*would_block = false;
+	while (stream.len > 0) {
+		if ((st = dns_tcp_next(&stream, &msg)) != DNS_OK ||
+		    dns_msg_parse(msg.p, msg.len, &q) != DNS_OK ||
+		    !dp_dns_query_allowed(g, vm, &q, msg.len, name, sizeof(name))) {
+			ok = false;
+			break;
+		}
+		s->dns_allowed++;
+	}
+	if (ok)
+		return true;
+	s->dns_blocked++;
+	if (!g->vms[vm].audit)
+		return false;		/* the caller blocks, and counts the reason */
+	s->blocked[DP_REASON_DNS_DENIED]++;
+	*would_block = true;
+	return true;
+}
+
+void
+dp_dns_tcp_answer(struct dp_worker *w, const struct pkt *p, uint16_t vm)
+{
+	const struct dp_gen *g = w->gen;
+	struct rd stream = rd_make(p->payload, p->payload_len), msg;
+	char name[DNS_NAME_TEXT_MAX];
+	struct dns_msg a;
+	int n;
+
+	while (stream.len > 0 && dns_tcp_next(&stream, &msg) == DNS_OK) {
+		if (dns_msg_parse(msg.p, msg.len, &a) != DNS_OK || !a.qr || !a.has_question ||
+		    (n = dns_name_to_text(a.qname, a.qname_len, name, sizeof(name))) <= 0)
+			continue;
+		if (pol_match_name(g->set, g->vms[vm].policy, name, (size_t)n, POL_PROTO_ANY, 0,
+		    NULL) == POL_ALLOW)
+			dp_dns_learn(w, vm, &a);
+	}
+}

@@ -30,4 +30,21 @@ void dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt 
 void dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
     uint16_t vm);
 
+/*
+ * DNS over TCP (RFC 7766) from VM vm to a resolver: one segment's payload. Every message
+ * in it must be whole and allowed, as over UDP; a message split across segments cannot be
+ * judged before part of it leaves, so it fails too. Returns true to forward the segment;
+ * false means cut the connection (reason dns_denied). In audit mode a denied segment is
+ * forwarded and *would_block set.
+ */
+bool dp_dns_tcp_query(struct dp_worker *w, const struct pkt *p, uint16_t vm,
+    bool *would_block);
+
+/*
+ * DNS over TCP from a resolver to VM vm: learn from every whole answer in the segment. The
+ * queries on this connection were all judged, so an answer counts only if its question is
+ * a name the VM may resolve. Answers split across segments teach nothing (fail closed).
+ */
+void dp_dns_tcp_answer(struct dp_worker *w, const struct pkt *p, uint16_t vm);
+
 #endif

@@ -110,6 +110,14 @@ dp_reply_send(struct dp_worker *w, unsigned int port, struct rte_mbuf *m, const 
 	return true;
 }
 
+/* The RST a server sees for the client's segment namegate held back. */
+static int
+dp_reply_rst_to_server(const uint8_t *in, size_t len, const struct pkt *p, uint8_t *out,
+    size_t cap)
+{
+	return dp_reply_tcp_rst_to_dst(in, len, p, false, out, cap);
+}
+
 /*
  * A connection the VM may not open: in audit mode it passes and counts as would_block;
  * otherwise it is blocked, and with on_block: reset the VM hears so at once (TCP RST, or
@@ -175,6 +183,28 @@ dp_admit(struct dp_worker *w, const struct pkt *p, uint16_t vm)
 	return dp_bind_allows(w->ctx->binds, vm, &dst, p->dport, w->now);
 }
 
+/*
+ * A segment of a DNS-over-TCP connection to a resolver. A denied one is never forwarded:
+ * the connection is cut both ways, since the resolver's and the VM's views of the stream
+ * part the moment one segment is held back. Returns true to forward the segment.
+ */
+static bool
+dp_vm_dns_tcp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    struct dp_flow *f)
+{
+	bool would_block;
+
+	if (dp_dns_tcp_query(w, p, vm, &would_block)) {
+		f->would_block |= would_block;
+		return true;
+	}
+	dp_reply_send(w, DP_PORT_VM, m, p, dp_reply_tcp_rst);
+	dp_reply_send(w, DP_PORT_UPLINK, m, p, dp_reply_rst_to_server);
+	dp_flow_close(w->flows, f);
+	dp_block(w, m, vm, DP_REASON_DNS_DENIED);
+	return false;
+}
+
 static void
 dp_vm_l4(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm)
 {
@@ -193,6 +223,9 @@ dp_vm_l4(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t 
 	dp_flow_key_vm(&k, vm, p);
 	if ((f = dp_flow_lookup(w->flows, &k)) != NULL) {
 		dp_flow_track(f, p, true, w->now);
+		if (p->dport == DNS_PORT && p->proto == PKT_PROTO_TCP && p->payload_len > 0 &&
+		    !dp_vm_dns_tcp(w, m, p, vm, f))
+			return;
 		dp_egress(w, m, vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
 		return;
 	}
@@ -391,5 +424,7 @@ dp_pipeline_uplink(struct dp_worker *w, struct rte_mbuf *m)
 		return;
 	}
 	dp_flow_track(f, &p, false, w->now);
+	if (p.proto == PKT_PROTO_TCP && p.sport == DNS_PORT && p.payload_len > 0)
+		dp_dns_tcp_answer(w, &p, (uint16_t)vm);
 	dp_ingress(w, m, (uint16_t)vm);
 }

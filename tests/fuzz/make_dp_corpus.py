@@ -71,6 +71,15 @@ def rec(ctl, frame):
     return struct.pack(">BH", ctl, len(b)) + b
 
 
+def tcp_dns(vm, msgs, sport=40053, to_vm=False):
+    payload = b"".join(struct.pack(">H", len(bytes(m))) + bytes(m) for m in msgs)
+    if to_vm:
+        return back(vm, IP(src=RESOLVER, dst=VMS[vm][1]) /
+                    TCP(sport=53, dport=sport, flags="PA", seq=5001, ack=1001) / Raw(payload))
+    return out(vm, IP(src=VMS[vm][1], dst=RESOLVER) /
+               TCP(sport=sport, dport=53, flags="PA", seq=1001, ack=5001) / Raw(payload))
+
+
 CONVERSATIONS = {
     "resolve_then_connect": [
         rec(VM_PORT, query(1, "pypi.org")),
@@ -126,6 +135,17 @@ CONVERSATIONS = {
         rec(VM_PORT, out(1, ARP(op=1, hwsrc=VMS[1][0], psrc="10.77.0.12", pdst="10.77.0.1"))),
         rec(UPLINK, back(1, ARP(op=2, hwsrc=GW, psrc="10.77.0.1", pdst="10.77.0.11"))),
         rec(VM_PORT, out(1, IPv6(src="fe80::1", dst="ff02::1:ff00:1") / ICMPv6ND_NS(tgt="fd77::1"))),
+    ],
+    "dns_over_tcp": [
+        rec(VM_PORT, syn(1, RESOLVER, 53, sport=40053)),
+        rec(UPLINK, synack(1, RESOLVER, 53, dport=40053)),
+        rec(VM_PORT, tcp_dns(1, [DNS(id=7, rd=1, qd=DNSQR(qname="pypi.org")),
+                                 DNS(id=8, rd=1, qd=DNSQR(qname="pypi.org", qtype="AAAA"))])),
+        rec(UPLINK, tcp_dns(1, [DNS(id=7, qr=1, qd=DNSQR(qname="pypi.org"),
+                                    an=DNSRR(rrname="pypi.org", rdata="203.0.113.10"))],
+                            to_vm=True)),
+        rec(VM_PORT, syn(1, "203.0.113.10", 443)),
+        rec(VM_PORT, tcp_dns(1, [DNS(id=9, rd=1, qd=DNSQR(qname="evil.test"))])),
     ],
     "dns_to_other_server": [
         rec(VM_PORT, out(1, IP(src="10.77.0.11", dst="8.8.8.8") / UDP(sport=5353, dport=53) /
