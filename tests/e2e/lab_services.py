@@ -1,0 +1,363 @@
+"""The lab's fake internet: what it serves (names, servers), the test CA and certificates,
+the resolver (dnsmasq with local data only), and the server process itself
+(`python3 lab_services.py serve SPEC.json`: HTTPS, HTTP, TCP and UDP echo, all in one
+process so the lab starts one interpreter, not dozens).
+
+Every address here is TEST-NET (RFC 5737 / 3849) or the lab segment and only ever exists
+inside the lab's internet namespace; VMs reach it through their default route.
+"""
+
+import json
+import os
+import signal
+import socket
+import socketserver
+import ssl
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+ROUTER4, ROUTER6 = "10.77.0.1", "fd77::1"
+LAB_NET4, LAB_NET6 = "10.77.0.0/24", "fd77::/64"
+RESOLVER = ROUTER4
+ROGUE_RESOLVER = "203.0.113.53"     # an outside resolver a VM must not be able to use
+DNS_TTL = 300
+
+
+@dataclass
+class Server:
+    name: str                       # what the response body calls it
+    ipv4: str = None
+    ipv6: str = None
+    sans: list = field(default_factory=list)   # certificate names (and IP: entries)
+
+
+SERVERS = [
+    Server("pypi", "203.0.113.10", "2001:db8::10", ["pypi.org", "ttl5.test", "multi.test"]),
+    Server("files", "203.0.113.11", None, ["files.pythonhosted.org", "multi.test"]),
+    Server("github", "203.0.113.12", None, ["github.com"]),
+    Server("ghcontent", "203.0.113.13", None,
+           ["raw.githubusercontent.com", "objects.githubusercontent.com"]),
+    Server("upload", "203.0.113.14", None, ["upload.pypi.org"]),
+    Server("evil", "203.0.113.20", None, ["evil.test", "collect.evil.test"]),
+    Server("cdn-edge", "203.0.113.30", "2001:db8::30",
+           ["edge.cdn.test", "www.pypi-mirror.test", "cdn.pypi-mirror.test"]),
+    Server("v6only", None, "2001:db8::20", ["v6only.test"]),
+    # Reached by address only (address patterns such as 198.51.100.0/24:443).
+    Server("literal", "198.51.100.7", None, ["IP:198.51.100.7"]),
+]
+
+# (name(s), [addresses], ttl or None): what the resolver answers; the rest is NXDOMAIN.
+HOST_RECORDS = [
+    (["pypi.org"], ["203.0.113.10", "2001:db8::10"], None),
+    (["files.pythonhosted.org"], ["203.0.113.11"], None),
+    (["github.com"], ["203.0.113.12"], None),
+    (["raw.githubusercontent.com", "objects.githubusercontent.com"], ["203.0.113.13"], None),
+    (["upload.pypi.org"], ["203.0.113.14"], None),
+    (["evil.test", "collect.evil.test"], ["203.0.113.20"], None),
+    (["edge.cdn.test"], ["203.0.113.30", "2001:db8::30"], None),
+    (["v6only.test"], ["2001:db8::20"], None),
+    (["multi.test"], ["203.0.113.10"], None),
+    (["multi.test"], ["203.0.113.11"], None),
+    (["ttl5.test"], ["203.0.113.10"], 5),
+    # rebinding: names that resolve to loopback, link-local metadata, or another VM
+    (["rebind-localhost.test"], ["127.0.0.1", "::1"], None),
+    (["rebind-metadata.test"], ["169.254.169.254"], None),
+    (["rebind-vm.test"], ["10.77.0.12", "fd77::12"], None),
+] + [
+    # 40 A records: over 512 bytes, so a plain UDP answer is truncated and TCP is needed
+    (["big.test"], [f"203.0.113.{100 + i}"], None) for i in range(40)
+]
+CNAMES = [   # alias -> target; chains: cdn.pypi-mirror.test -> www... -> edge.cdn.test -> A
+    ("www.pypi-mirror.test", "edge.cdn.test"),
+    ("cdn.pypi-mirror.test", "www.pypi-mirror.test"),
+    ("rebind-chain.test", "rebind-localhost.test"),
+]
+
+HTTPS_PORTS = [443, 8443]
+HTTP_PORTS = [80]
+TCP_ECHO_PORTS = [7, 22, 853]
+UDP_ECHO_PORTS = [7, 443]
+
+
+def service_addresses():
+    addrs = [a for s in SERVERS for a in (s.ipv4, s.ipv6) if a]
+    return addrs + [ROGUE_RESOLVER]
+
+
+# ---------------------------------------------------------------- certificates
+
+_OPENSSL_CNF = """\
+[req]
+distinguished_name = dn
+prompt = no
+[dn]
+CN = unused
+[ca_ext]
+basicConstraints = critical,CA:TRUE
+keyUsage = critical,keyCertSign,cRLSign
+subjectKeyIdentifier = hash
+[leaf_ext]
+basicConstraints = critical,CA:FALSE
+keyUsage = critical,digitalSignature
+extendedKeyUsage = serverAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+subjectAltName = ${ENV::SAN}
+"""
+
+
+def make_certs(tmp, prefix):
+    """A CA made for this run and one certificate per server, signed by it. Our own
+    openssl config, so the system's defaults cannot turn a leaf into a CA."""
+    cnf = os.path.join(tmp, "openssl.cnf")
+    with open(cnf, "w") as f:
+        f.write(_OPENSSL_CNF)
+    ca, cakey = os.path.join(tmp, "ca.pem"), os.path.join(tmp, "ca.key")
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2"]
+    _openssl(["req", "-x509", "-config", cnf, "-extensions", "ca_ext", *ec,
+              "-keyout", cakey, "-out", ca, "-subj", f"/CN=namegate lab CA {prefix}"], "DNS:x")
+    procs = []
+    for s in SERVERS:
+        san = ",".join(n if n.startswith("IP:") else f"DNS:{n}" for n in s.sans)
+        cn = next((n for n in s.sans if not n.startswith("IP:")), s.name)
+        argv = ["openssl", "req", "-x509", "-config", cnf, "-extensions", "leaf_ext",
+                "-CA", ca, "-CAkey", cakey, *ec, "-keyout", os.path.join(tmp, f"{s.name}.key"),
+                "-out", os.path.join(tmp, f"{s.name}.pem"), "-subj", f"/CN={cn}"]
+        procs.append((argv, subprocess.Popen(argv, env=dict(os.environ, SAN=san),
+                                             stdout=subprocess.DEVNULL,
+                                             stderr=subprocess.PIPE, text=True)))
+    for argv, p in procs:       # in parallel: nine key generations at once
+        _, err = p.communicate(timeout=30)
+        if p.returncode:
+            raise RuntimeError(f"{' '.join(argv)}: {err.strip()}")
+    return ca
+
+
+def _openssl(args, san):
+    cp = subprocess.run(["openssl"] + args, env=dict(os.environ, SAN=san),
+                        capture_output=True, text=True, timeout=30)
+    if cp.returncode:
+        raise RuntimeError(f"openssl {' '.join(args)}: {cp.stderr.strip()}")
+
+
+# ---------------------------------------------------------------- resolver
+
+def dnsmasq_argv(tmp):
+    """A real resolver with local data only (our config file: no upstream, no /etc/hosts),
+    listening on the router address and on the rogue outside resolver, logging every
+    query so tests can show that a blocked query never reached it."""
+    lines = ["keep-in-foreground", "no-resolv", "no-hosts", "no-poll", "bind-interfaces",
+             f"listen-address={RESOLVER}", f"listen-address={ROGUE_RESOLVER}", "user=root",
+             "pid-file=", "cache-size=0", f"local-ttl={DNS_TTL}", "log-queries=extra",
+             f"log-facility={os.path.join(tmp, 'dnsmasq.log')}",
+             "local=/#/"]                 # every name not below is NXDOMAIN
+    for names, addrs, ttl in HOST_RECORDS:
+        lines.append("host-record=" + ",".join(names + addrs + ([str(ttl)] if ttl else [])))
+    for alias, target in CNAMES:
+        lines.append(f"cname={alias},{target},{DNS_TTL}")
+    conf = os.path.join(tmp, "dnsmasq.conf")
+    with open(conf, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return ["dnsmasq", f"--conf-file={conf}"]
+
+
+# ---------------------------------------------------------------- the server process
+
+# Server events (servers.jsonl, Lab.server_events): accept (a TCP connection, any kind),
+# hello (first bytes of a TLS connection arrived), tls_error (handshake failed or the
+# connection ended before any data), request (an HTTP request, with server, addr, port,
+# tls, client, sni, host, path), udp (a datagram echoed).
+def server_spec(tmp):
+    listeners = []
+    for s in SERVERS:
+        for addr in (s.ipv4, s.ipv6):
+            if not addr:
+                continue
+            common = {"server": s.name, "addr": addr}
+            listeners += [dict(common, kind="https", port=p,
+                               cert=os.path.join(tmp, f"{s.name}.pem"),
+                               key=os.path.join(tmp, f"{s.name}.key")) for p in HTTPS_PORTS]
+            listeners += [dict(common, kind="http", port=p) for p in HTTP_PORTS]
+            listeners += [dict(common, kind="tcp-echo", port=p) for p in TCP_ECHO_PORTS]
+            listeners += [dict(common, kind="udp-echo", port=p) for p in UDP_ECHO_PORTS]
+    return {"log": os.path.join(tmp, "servers.jsonl"), "ready": os.path.join(tmp, "servers.ready"),
+            "listeners": listeners}
+
+
+_log_lock = threading.Lock()
+_log_file = None
+
+
+def _event(**kw):
+    kw["ts"] = round(time.time(), 3)
+    with _log_lock:
+        _log_file.write(json.dumps(kw) + "\n")
+        _log_file.flush()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "namegate-lab"
+
+    def _info(self):
+        L = self.server.listener
+        return {"server": L["server"], "addr": L["addr"], "port": L["port"],
+                "tls": L["kind"] == "https", "client": self.client_address[0],
+                "sni": getattr(self.connection, "lab_sni", None),
+                "host": self.headers.get("Host"), "method": self.command, "path": self.path}
+
+    def _reply(self, body, ctype="application/json"):
+        self.send_response(200)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def do_GET(self):
+        info = self._info()
+        _event(event="request", **info)
+        parts = self.path.strip("/").split("/")
+        if parts[0] == "bytes" and len(parts) == 2 and parts[1].isdigit():
+            self._reply(b"x" * min(int(parts[1]), 64 << 20), "application/octet-stream")
+        elif parts[0] == "drip" and len(parts) == 2 and parts[1].isdigit():
+            # a long-lived flow: one line every 0.2 s for N seconds, no Content-Length
+            self.send_response(200)
+            self.send_header("Connection", "close")
+            self.end_headers()
+            for i in range(int(parts[1]) * 5):
+                self.wfile.write(f"{i}\n".encode())
+                self.wfile.flush()
+                time.sleep(0.2)
+            self.close_connection = True
+        else:
+            self._reply((json.dumps(info) + "\n").encode())
+
+    do_HEAD = do_GET
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        data = self.rfile.read(n)
+        info = dict(self._info(), received=len(data))
+        _event(event="request", **info)
+        self._reply((json.dumps(info) + "\n").encode())
+
+    def log_message(self, fmt, *args):
+        pass                # requests are logged as JSON events instead
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, listener):
+        self.listener = listener
+        self.address_family = socket.AF_INET6 if ":" in listener["addr"] else socket.AF_INET
+        self.ctx = None
+        if listener["kind"] == "https":
+            self.ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            self.ctx.load_cert_chain(listener["cert"], listener["key"])
+            self.ctx.sni_callback = lambda s, name, ctx: setattr(s, "lab_sni", name)
+        super().__init__((listener["addr"], listener["port"]), _Handler)
+
+    def server_bind(self):
+        # HTTPServer.server_bind would look up our own address by reverse DNS: skip it.
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = self.server_address[:2]
+
+    def finish_request(self, request, client_address):
+        # The TLS handshake runs here, in the connection's own thread, so a client that
+        # stalls mid-ClientHello cannot block the accept loop.
+        L = self.listener
+        _event(event="accept", server=L["server"], addr=L["addr"], port=L["port"],
+               kind=L["kind"], client=client_address[0])
+        request.settimeout(15)
+        if self.ctx:
+            # "hello": the client's first TLS bytes reached us. A gateway that cuts a flow
+            # on its ClientHello lets the TCP handshake through but never this.
+            try:
+                first = request.recv(1, socket.MSG_PEEK)
+            except OSError as e:
+                first, why = b"", str(e)
+            else:
+                why = "closed before sending anything"
+            if not first:
+                _event(event="tls_error", server=L["server"], addr=L["addr"], port=L["port"],
+                       client=client_address[0], error=why)
+                return
+            _event(event="hello", server=L["server"], addr=L["addr"], port=L["port"],
+                   client=client_address[0], first_byte=first[0])
+            try:
+                request = self.ctx.wrap_socket(request, server_side=True)
+            except (ssl.SSLError, OSError) as e:
+                _event(event="tls_error", server=L["server"], addr=L["addr"], port=L["port"],
+                       client=client_address[0], error=str(e))
+                return
+        try:
+            self.RequestHandlerClass(request, client_address, self)
+        except OSError:
+            pass
+        finally:
+            if self.ctx:
+                request.close()
+
+
+class _TCPEcho(socketserver.BaseRequestHandler):
+    def handle(self):
+        L = self.server.listener
+        _event(event="accept", server=L["server"], addr=L["addr"], port=L["port"],
+               kind=L["kind"], client=self.client_address[0])
+        self.request.settimeout(15)
+        try:
+            while data := self.request.recv(65536):
+                self.request.sendall(data)
+        except OSError:
+            pass
+
+
+class _UDPEcho(socketserver.BaseRequestHandler):
+    def handle(self):
+        data, sock = self.request
+        L = self.server.listener
+        _event(event="udp", server=L["server"], addr=L["addr"], port=L["port"],
+               client=self.client_address[0], size=len(data))
+        sock.sendto(data, self.client_address)
+
+
+def _plain_server(listener):
+    fam = socket.AF_INET6 if ":" in listener["addr"] else socket.AF_INET
+    base = socketserver.ThreadingUDPServer if listener["kind"] == "udp-echo" \
+        else socketserver.ThreadingTCPServer
+    handler = _UDPEcho if listener["kind"] == "udp-echo" else _TCPEcho
+    cls = type("S", (base,), {"address_family": fam, "allow_reuse_address": True,
+                              "daemon_threads": True})
+    srv = cls((listener["addr"], listener["port"]), handler)
+    srv.listener = listener
+    return srv
+
+
+def serve(spec_path):
+    global _log_file
+    with open(spec_path) as f:
+        spec = json.load(f)
+    _log_file = open(spec["log"], "a")
+    servers = [(_HTTPServer(L) if L["kind"] in ("http", "https") else _plain_server(L))
+               for L in spec["listeners"]]
+    for s in servers:
+        threading.Thread(target=s.serve_forever, daemon=True).start()
+    with open(spec["ready"], "w") as f:
+        f.write(f"{os.getpid()} {len(servers)}\n")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    signal.signal(signal.SIGINT, lambda *_: sys.exit(0))
+    while True:
+        signal.pause()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] != "serve":
+        sys.exit("usage: lab_services.py serve SPEC.json")
+    serve(sys.argv[2])
