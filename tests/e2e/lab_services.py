@@ -50,6 +50,18 @@ SERVERS = [
     Server("literal", "198.51.100.7", None, ["IP:198.51.100.7"]),
 ]
 
+BULK_NAMES = 1000
+BULK_NET = "198.18.0.0/16"          # RFC 2544 benchmarking space, local in the internet ns
+
+
+def bulk_name(i):
+    return f"n{i}.bulk.test"
+
+
+def bulk_addr(i):
+    return f"198.18.{i // 250}.{i % 250 + 1}"
+
+
 # (name(s), [addresses], ttl or None): what the resolver answers; the rest is NXDOMAIN.
 HOST_RECORDS = [
     (["pypi.org"], ["203.0.113.10", "2001:db8::10"], None),
@@ -70,6 +82,9 @@ HOST_RECORDS = [
 ] + [
     # 40 A records: over 512 bytes, so a plain UDP answer is truncated and TCP is needed
     (["big.test"], [f"203.0.113.{100 + i}"], None) for i in range(40)
+] + [
+    # a thousand names, a thousand addresses: each connection needs its own fresh binding
+    ([bulk_name(i)], [bulk_addr(i)], None) for i in range(BULK_NAMES)
 ]
 CNAMES = [   # alias -> target; chains: cdn.pypi-mirror.test -> www... -> edge.cdn.test -> A
     ("www.pypi-mirror.test", "edge.cdn.test"),

