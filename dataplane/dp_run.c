@@ -84,6 +84,8 @@ dp_ctx_setup(struct dp_ctx *ctx, const struct pol_config *cfg)
 	ctx->max_flows = cfg->max_flows;
 	nmbufs = ctx->nworkers * DP_PORTS * 2 * 1024 + ctx->nworkers * DP_PORTS * DP_BURST * 4 +
 	    4096;
+	if (cfg->mbufs > nmbufs)	/* a pcap device preloads its whole file, for one */
+		nmbufs = cfg->mbufs;
 	ctx->pool = rte_pktmbuf_pool_create("ng_mbufs", nmbufs, 256, 0,
 	    RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
 	if (ctx->pool == NULL) {

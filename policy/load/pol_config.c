@@ -183,6 +183,7 @@ static const struct pol_field pol_dataplane_fields[] = {
 	    POL_FLOWS_MAX, NULL, NULL, false },
 	{ "max_bindings", YAML_SCALAR_NODE, pol_h_u32, CFG(max_bindings), 1, POL_FLOWS_MAX, NULL,
 	    NULL, false },
+	{ "mbufs", YAML_SCALAR_NODE, pol_h_u32, CFG(mbufs), 0, POL_FLOWS_MAX, NULL, NULL, false },
 	{ NULL, 0, NULL, 0, 0, 0, NULL, NULL, false },
 };
 

@@ -77,6 +77,7 @@ test_defaults(void **state)
 	assert_int_equal(cfg->max_flows, 1048576);
 	assert_int_equal(cfg->max_flows_per_vm, 65536);
 	assert_int_equal(cfg->max_bindings, 1048576);
+	assert_int_equal(cfg->mbufs, 0);
 	assert_true(cfg->slow_path_enabled);
 	assert_string_equal(cfg->nft_table, "namegate");
 	assert_int_equal(cfg->nresolvers, 1);
@@ -129,6 +130,7 @@ test_full(void **state)
 	assert_int_equal(cfg->max_flows, 2000);
 	assert_int_equal(cfg->max_flows_per_vm, 100);
 	assert_int_equal(cfg->max_bindings, 3000);
+	assert_int_equal(cfg->mbufs, 131072);
 	assert_false(cfg->slow_path_enabled);
 	assert_string_equal(cfg->nft_table, "ng_test");
 	assert_int_equal(cfg->nresolvers, 2);
@@ -194,7 +196,7 @@ test_schema_errors(void **state)
 	    "metrics, control_socket, events, policies, vms)");
 	expect_err(POLS VM1 "dataplane:\n  worker: 2\n", "ng.yaml:10:3: unknown key 'worker' "
 	    "in dataplane (expected eal, vm_port, uplink_port, workers, max_flows, "
-	    "max_flows_per_vm, max_bindings)");
+	    "max_flows_per_vm, max_bindings, mbufs)");
 	expect_err(POLS VM1 "dataplane: 5\n", "ng.yaml:9:12: dataplane: expected a mapping, "
 	    "got a scalar");
 	expect_err(POLS VM1 "dataplane:\n", "ng.yaml:9:11: dataplane: expected a mapping, "

@@ -67,6 +67,7 @@ struct pol_config {
 	char *vm_port, *uplink_port;
 	uint32_t workers;
 	uint32_t max_flows, max_flows_per_vm, max_bindings;
+	uint32_t mbufs;			/* packet buffers; 0: enough for the ports' rings */
 
 	bool slow_path_enabled;
 	char *nft_table;
