@@ -48,9 +48,15 @@ class TestCheck:
         assert lines[0].endswith("bad.yaml:2:12: dataplane.workers: 0 is out of range (1..128)")
         assert any(":15:13: vms[1].policy: unknown policy 'nope'" in l for l in lines)
 
-    def test_daemon_not_in_this_version(self):
-        rc, _, err = run(NAMEGATE, "-c", fixture("ng.yaml"))
-        assert rc == 1 and "fast path is not built" in err
+    def test_daemon_fails_closed(self):
+        """A bad file, or a port that cannot be opened: one clear message, exit 1."""
+        rc, _, err = run(NAMEGATE, "-c", fixture("bad.yaml"))
+        assert rc == 1 and "not started: the configuration has errors" in err
+        eal = ["--eal", "--no-huge", "-m", "64", "--no-pci", "--file-prefix",
+               f"ngcli{os.getpid()}"]
+        rc, out, err = run(NAMEGATE, "-c", fixture("ng.yaml"), *eal)
+        assert rc == 1 and "namegate: ready" not in out
+        assert "port net_af_packet0,iface=ng-vm: cannot probe" in err
 
     def test_usage(self):
         assert run(NAMEGATE, "--check")[0] == 2
