@@ -1,0 +1,174 @@
+#!/usr/bin/python3
+"""Dataplane benchmark: namegate against dpdk-testpmd --forward-mode=io on the same
+virtual devices in one run, so the figures are a ratio on the same machine and moment.
+
+Each capture of ../shared/traffic is split by direction into a VM-side and an uplink-side
+pcap (in the build dir); both ports are net_pcap with infinite_rx, transmitting into
+/dev/null. namegate runs one worker with every VM of the capture configured, a policy
+that allows every address (so established flows are forwarded, which is the common
+case), and on_block: drop. small64 has no handshakes, so a SYN is put before each of its
+1,024 flows. Prints RESULT name=value lines.
+
+Run: meson test -C build --benchmark -v dataplane   (root; about a minute)
+"""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from scapy.all import TCP, PcapReader, PcapWriter
+
+TRAFFIC = os.environ.get("TRAFFIC_DIR", os.path.join(os.path.dirname(__file__),
+                                                     "../../../shared/traffic"))
+NAMEGATE = os.environ.get("NAMEGATE_BIN", "build/dataplane/namegate")
+WARMUP, MEASURE = 3.0, 6.0
+EAL = ["--no-huge", "-m", "2048", "--no-pci", "-l", "0-1", "--log-level", "*:error"]
+
+
+def split(pcap, vm_macs, outdir, add_syns=False):
+    """Write <name>.vm.pcap and <name>.up.pcap: frames from a VM MAC, and the rest."""
+    base = os.path.join(outdir, os.path.basename(pcap)[:-5])
+    vm_out, up_out = base + ".vm.pcap", base + ".up.pcap"
+    vw, uw = PcapWriter(vm_out, sync=False), PcapWriter(up_out, sync=False)
+    seen, n_up = set(), 0
+    for p in PcapReader(pcap):
+        if p.src.lower() in vm_macs:
+            if add_syns and TCP in p:
+                key = (p.src, p.sport, p.dport)
+                if key not in seen:
+                    seen.add(key)
+                    syn = p.copy()
+                    syn[TCP].flags = "S"
+                    syn[TCP].remove_payload()
+                    ip = syn[TCP].underlayer
+                    del ip.len                  # lengths and checksums recomputed
+                    if hasattr(ip, "chksum"):
+                        del ip.chksum
+                    del syn[TCP].chksum
+                    vw.write(syn.__class__(bytes(syn)))
+            vw.write(p)
+        else:
+            uw.write(p)
+            n_up += 1
+    vw.close()
+    uw.close()
+    return vm_out, up_out if n_up else None
+
+
+def devices(vm_pcap, up_pcap):
+    d = [f"net_pcap0,rx_pcap={vm_pcap},tx_pcap=/dev/null,infinite_rx=1"]
+    if up_pcap:
+        d.append(f"net_pcap1,rx_pcap={up_pcap},tx_pcap=/dev/null,infinite_rx=1")
+    else:
+        d.append("net_null0,no-rx=1")
+    return d
+
+
+def testpmd_mpps(devs, prefix):
+    argv = ["dpdk-testpmd", *EAL, "--file-prefix", prefix, "--no-shconf"]
+    for d in devs:
+        argv += ["--vdev", d]
+    argv += ["--", "--forward-mode=io", "--total-num-mbufs=262144", "--nb-cores=1",
+             f"--stats-period={int(MEASURE)}"]
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    time.sleep(WARMUP + 2 * MEASURE + 1)
+    p.send_signal(signal.SIGINT)
+    out = p.communicate(timeout=30)[0]
+    rates = [int(x) for x in re.findall(r"Rx-pps:\s+(\d+)", out)]
+    if len(rates) < 4:
+        raise SystemExit(f"testpmd printed no rates:\n{out[-2000:]}")
+    return sum(rates[-2:]) / 1e6       # the last period, both ports
+
+
+def namegate_config(manifest, devs, prefix, path):
+    vms = []
+    for vm in manifest["vms"]:
+        e = {"name": f"vm{vm['idx']}", "mac": vm["mac"], "ipv4": vm["ip4"],
+             "policy": "all"}
+        if vm.get("ip6"):
+            e["ipv6"] = vm["ip6"]
+        if vm.get("vlan"):
+            e["vlan"] = vm["vlan"]
+        vms.append(e)
+    eal = EAL + ["--file-prefix", prefix]
+    for d in devs:
+        eal += ["--vdev", d]
+    cfg = {
+        "dataplane": {"eal": eal, "vm_port": devs[0].split(",")[0],
+                      "uplink_port": devs[1].split(",")[0], "mbufs": 262144,
+                      "max_flows": 262144, "max_bindings": 65536},
+        "resolvers": sorted({"9.9.9.9", "1.1.1.1", "8.8.8.8", "2606:4700:4700::1111",
+                             "2620:fe::fe"}),
+        "on_block": "drop",
+        "policies": {"all": {"allow": ["0.0.0.0/1", "128.0.0.0/1", "::/1", "8000::/1"]}},
+        "vms": vms,
+    }
+    with open(path, "w") as f:
+        json.dump(cfg, f)          # JSON is YAML
+    return path
+
+
+def counters(proc, out_path, timeout=5):
+    before = os.path.getsize(out_path)
+    proc.send_signal(signal.SIGUSR1)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(out_path) as f:
+            f.seek(before)
+            text = f.read()
+        if "namegate_policy_generation" in text:
+            return {k: int(v) for k, v in re.findall(r"^(\S+) (\d+)$", text, re.M)}
+        time.sleep(0.05)
+    raise SystemExit("namegate printed no counters")
+
+
+def namegate_mpps(cfg, workdir):
+    out_path = os.path.join(workdir, "namegate.out")
+    with open(out_path, "w") as out:
+        p = subprocess.Popen([NAMEGATE, "-c", cfg], stdout=out, stderr=subprocess.STDOUT)
+    try:
+        time.sleep(WARMUP)
+        rx = ('namegate_port_packets_total{port="vm",dir="rx"}',
+              'namegate_port_packets_total{port="uplink",dir="rx"}')
+        c0, t0 = counters(p, out_path), time.monotonic()
+        time.sleep(MEASURE)
+        c1, t1 = counters(p, out_path), time.monotonic()
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.wait(30)
+    mpps = sum(c1[k] - c0[k] for k in rx) / (t1 - t0) / 1e6
+    allowed = sum(v for k, v in c1.items() if 'verdict="allowed"' in k and "packets" in k)
+    blocked = {k: v for k, v in c1.items() if k.startswith(("namegate_vm_blocked_total",
+                                                            "namegate_drops_total")) and v}
+    return mpps, allowed, blocked
+
+
+def main():
+    with open(os.path.join(TRAFFIC, "manifest.json")) as f:
+        manifest = json.load(f)
+    vm_macs = {vm["mac"].lower() for vm in manifest["vms"]}
+    with tempfile.TemporaryDirectory(prefix="ngbench") as work:
+        for name, syns in (("small64", True), ("mix", False)):
+            vm_pcap, up_pcap = split(os.path.join(TRAFFIC, f"{name}.pcap"), vm_macs, work,
+                                     add_syns=syns)
+            devs = devices(vm_pcap, up_pcap)
+            prefix = f"ngbench{os.getpid()}"
+            base = testpmd_mpps(devs, prefix + "t")
+            cfg = namegate_config(manifest, devs, prefix + "n",
+                                  os.path.join(work, f"{name}.json"))
+            ng, allowed, blocked = namegate_mpps(cfg, work)
+            print(f"RESULT testpmd_{name}_mpps={base:.2f}")
+            print(f"RESULT namegate_{name}_mpps={ng:.2f}")
+            print(f"RESULT namegate_{name}_vs_testpmd={ng / base:.3f}")
+            print(f"RESULT namegate_{name}_allowed_packets={allowed}")
+            top = sorted(blocked.items(), key=lambda kv: -kv[1])[:3]
+            print(f"# namegate {name}: most blocked/dropped: {top}")
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
