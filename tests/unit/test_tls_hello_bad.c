@@ -1,0 +1,503 @@
+/*
+ * tls_hello_parse on streams it must refuse: NOT_TLS for what is not a TLS handshake
+ * record, MALFORMED for a handshake that breaks the rules. Most cases are one visible
+ * change to a valid hello from the fixture builder (tls_fixture.h). Every stream is also
+ * checked prefix by prefix: a status other than NEED_MORE, once reached, must not change
+ * as bytes arrive.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "sni/tls.h"
+#include "tls_fixture.h"
+
+/* ---- not TLS --------------------------------------------------------------------------- */
+
+/* Not TLS from the first byte that shows it, on through the whole stream. */
+static void
+expect_not_tls(const char *hex)
+{
+	struct tf_msg s = { .n = 0 };
+
+	tf_hex(&s, hex);
+	tf_check_prefixes(s.b, s.n, SNI_NOT_TLS);
+}
+
+static void
+test_not_tls_http(void **state)
+{
+	static const char get[] = "GET / HTTP/1.1\r\nHost: pypi.org\r\n\r\n";
+	struct tls_hello out;
+
+	(void)state;
+	tf_check_prefixes((const uint8_t *)get, sizeof(get) - 1, SNI_NOT_TLS);
+	assert_int_equal(tf_parse((const uint8_t *)get, 1, &out), SNI_NOT_TLS);
+}
+
+static void
+test_not_tls_ssh(void **state)
+{
+	static const char ssh[] = "SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n";
+	struct tls_hello out;
+
+	(void)state;
+	tf_check_prefixes((const uint8_t *)ssh, sizeof(ssh) - 1, SNI_NOT_TLS);
+	assert_int_equal(tf_parse((const uint8_t *)ssh, 1, &out), SNI_NOT_TLS);
+}
+
+static void
+test_not_tls_application_data(void **state)
+{
+	(void)state;
+	expect_not_tls("17 0303 0010 00112233445566778899aabbccddeeff");
+	expect_not_tls("15 0303 0002 0228");			/* an alert */
+	expect_not_tls("14 0303 0001 01");			/* change_cipher_spec */
+}
+
+static void
+test_not_tls_sslv2(void **state)
+{
+	(void)state;
+	expect_not_tls("80 2e 01 0002 0015 0000 0010 010080 0700c0 030080");
+}
+
+static void
+test_not_tls_record_header(void **state)
+{
+	struct tls_hello out;
+
+	(void)state;
+	expect_not_tls("16 0203 0010 01");			/* major 2 */
+	expect_not_tls("16 0303 0000 01");			/* empty first record */
+	expect_not_tls("16 0303 4001 01");			/* 2^14 + 1 */
+	/* Known too long from its length's high byte alone. */
+	assert_int_equal(tf_parse((const uint8_t *)"\x16\x03\x01\x41", 4, &out), SNI_NOT_TLS);
+}
+
+/* ---- malformed ------------------------------------------------------------------------- */
+
+static void
+test_malformed_handshake_type(void **state)
+{
+	struct tls_hello out;
+
+	(void)state;
+	/* A server_hello, and early: the type byte is enough. */
+	assert_int_equal(tf_parse((const uint8_t *)"\x16\x03\x01\x01\x00\x02", 6, &out),
+	    SNI_MALFORMED);
+	tf_check_prefixes((const uint8_t *)"\x16\x03\x03\x00\x05\x02\x00\x00\x01\x00", 10,
+	    SNI_MALFORMED);
+}
+
+/* An alert or change_cipher_spec record before the hello is whole. */
+static void
+test_malformed_non_handshake_record(void **state)
+{
+	struct tf_hello h;
+	struct tf_msg s, t;
+	size_t cut;
+
+	(void)state;
+	tf_hello_style(&h, &tf_styles[0]);
+	cut = h.m.n / 2;
+	tf_wrap_cuts(&s, &h.m, &cut, 1);
+	t.n = 0;
+	tf_raw(&t, s.b, 5 + cut);
+	tf_hex(&t, "14 0303 0001 01");
+	tf_raw(&t, s.b + 5 + cut, s.n - 5 - cut);
+	tf_check_prefixes(t.b, t.n, SNI_MALFORMED);
+
+	t.n = 5 + cut;				/* later records follow the same header rules */
+	tf_hex(&t, "16 0303 0000");
+	tf_check_prefixes(t.b, t.n, SNI_MALFORMED);
+	t.n = 5 + cut;
+	tf_hex(&t, "16 0403 0010");
+	tf_check_prefixes(t.b, t.n, SNI_MALFORMED);
+}
+
+/* Bytes after the hello in the record that completes it. */
+static void
+test_malformed_bytes_after_hello(void **state)
+{
+	struct tf_hello h;
+	struct tf_msg s;
+	size_t cut;
+
+	(void)state;
+	tf_hello_style(&h, &tf_styles[0]);
+	tf_hex(&h.m, "00");
+	tf_wrap(&s, &h.m, 1);
+	tf_check_prefixes(s.b, s.n, SNI_MALFORMED);
+	cut = 10;
+	tf_wrap_cuts(&s, &h.m, &cut, 1);
+	tf_check_prefixes(s.b, s.n, SNI_MALFORMED);
+	cut = 2;				/* the length arrives in the second record */
+	tf_wrap_cuts(&s, &h.m, &cut, 1);
+	tf_check_prefixes(s.b, s.n, SNI_MALFORMED);
+}
+
+/* A hello of msg_len bytes: server_name and a padding extension (RFC 7685) to fill. */
+static void
+hello_padded(struct tf_hello *h, size_t msg_len)
+{
+	size_t at;
+
+	tf_hello_begin(h);
+	tf_ext_sni(&h->m, "example.com");
+	tf_u16(&h->m, 0x0015);
+	at = tf_open(&h->m, 2);
+	assert_true(msg_len >= h->m.n);
+	tf_fill(&h->m, 0, msg_len - h->m.n);
+	tf_close(&h->m, at, 2);
+	tf_hello_end(h);
+	assert_int_equal(h->m.n, msg_len);
+}
+
+/* A hello that cannot fit in TLS_HELLO_MAX stream bytes, or in the caller's scratch. */
+static void
+test_malformed_too_big(void **state)
+{
+	struct tf_hello h;
+	struct tf_msg s;
+	struct tls_hello out;
+	uint8_t small[256];
+
+	(void)state;
+	/* Known from the first record's header and the hello's length. */
+	assert_int_equal(tf_parse((const uint8_t *)"\x16\x03\x01\x40\x00\x01\x00\x40\x00", 9,
+	    &out), SNI_MALFORMED);
+	hello_padded(&h, TLS_HELLO_MAX - 5);		/* exactly fits in one record */
+	tf_wrap(&s, &h.m, 1);
+	assert_int_equal(s.n, TLS_HELLO_MAX);
+	assert_int_equal(tf_parse(s.b, s.n, &out), SNI_FOUND);
+	assert_int_equal(out.stream_len, TLS_HELLO_MAX);
+	hello_padded(&h, TLS_HELLO_MAX - 4);		/* one byte too many */
+	tf_wrap(&s, &h.m, 1);
+	tf_check_prefixes(s.b, s.n, SNI_MALFORMED);
+	assert_int_equal(tf_parse(s.b, 9, &out), SNI_MALFORMED);
+	hello_padded(&h, TLS_HELLO_MAX - 19);		/* fits, but not in 4 records */
+	tf_wrap(&s, &h.m, 4);
+	assert_int_equal(tf_parse(s.b, s.n, &out), SNI_MALFORMED);
+	tf_wrap(&s, &h.m, 3);
+	assert_int_equal(tf_parse(s.b, s.n, &out), SNI_FOUND);
+
+	tf_hello_style(&h, &tf_styles[0]);
+	tf_wrap(&s, &h.m, 2);
+	assert_int_equal(tls_hello_parse(s.b, s.n, small, 64, &out), SNI_MALFORMED);
+	assert_int_equal(tls_hello_parse(s.b, 9, small, 64, &out), SNI_MALFORMED);
+	assert_int_equal(tls_hello_parse(s.b, s.n, small, sizeof(small), &out), SNI_FOUND);
+	tf_wrap(&s, &h.m, 1);			/* one record: no scratch needed */
+	assert_int_equal(tls_hello_parse(s.b, s.n, NULL, 0, &out), SNI_FOUND);
+	assert_int_equal(tls_hello_parse(s.b, s.n - 1, NULL, 0, &out), SNI_NEED_MORE);
+}
+
+static void
+test_malformed_legacy_version(void **state)
+{
+	struct tf_hello h;
+
+	(void)state;
+	tf_hello_style(&h, &tf_styles[0]);
+	h.m.b[4] = 0x02;
+	tf_expect_hello(&h, SNI_MALFORMED);
+}
+
+static void
+test_malformed_session_id(void **state)
+{
+	struct tf_hello h;
+
+	(void)state;
+	tf_hello_begin_with(&h, 33, 2, 1);
+	tf_ext_sni(&h.m, "example.com");
+	tf_hello_end(&h);
+	tf_expect_hello(&h, SNI_MALFORMED);
+}
+
+static void
+test_malformed_cipher_suites(void **state)
+{
+	struct tf_hello h;
+
+	(void)state;
+	tf_hello_begin_with(&h, 32, 5, 1);	/* odd length */
+	tf_ext_sni(&h.m, "example.com");
+	tf_hello_end(&h);
+	tf_expect_hello(&h, SNI_MALFORMED);
+	tf_hello_begin_with(&h, 32, 0, 1);	/* none */
+	tf_ext_sni(&h.m, "example.com");
+	tf_hello_end(&h);
+	tf_expect_hello(&h, SNI_MALFORMED);
+}
+
+static void
+test_malformed_compression(void **state)
+{
+	struct tf_hello h;
+
+	(void)state;
+	tf_hello_begin_with(&h, 32, 2, 0);
+	tf_ext_sni(&h.m, "example.com");
+	tf_hello_end(&h);
+	tf_expect_hello(&h, SNI_MALFORMED);
+}
+
+/* The extensions' length disagrees with the message, both ways. */
+static void
+test_malformed_extensions_length(void **state)
+{
+	struct tf_hello h;
+
+	(void)state;
+	tf_hello_style(&h, &tf_styles[1]);
+	h.m.b[h.exts_at + 1]++;
+	tf_expect_hello(&h, SNI_MALFORMED);
+	tf_hello_style(&h, &tf_styles[1]);
+	h.m.b[h.exts_at + 1]--;
+	tf_expect_hello(&h, SNI_MALFORMED);
+	tf_hello_begin_with(&h, 0, 2, 1);	/* one byte where a length should be */
+	tf_hello_end_no_exts(&h);
+	tf_u8(&h.m, 0);
+	tf_close(&h.m, h.hs_at, 3);
+	tf_expect_hello(&h, SNI_MALFORMED);
+}
+
+static void
+test_malformed_trailing_after_extensions(void **state)
+{
+	struct tf_hello h;
+
+	(void)state;
+	tf_hello_style(&h, &tf_styles[0]);
+	tf_hex(&h.m, "0000");
+	tf_close(&h.m, h.hs_at, 3);
+	tf_expect_hello(&h, SNI_MALFORMED);
+}
+
+/* One extension's length runs past the extensions block. */
+static void
+test_malformed_extension_length(void **state)
+{
+	struct tf_hello h;
+
+	(void)state;
+	tf_hello_begin(&h);
+	tf_ext_sni(&h.m, "example.com");
+	tf_hex(&h.m, "0017 0004 00");
+	tf_hello_end(&h);
+	tf_expect_hello(&h, SNI_MALFORMED);
+}
+
+static void
+test_malformed_duplicate_server_name(void **state)
+{
+	struct tf_hello h;
+
+	(void)state;
+	tf_hello_begin(&h);
+	tf_ext_sni(&h.m, "allowed.example");
+	tf_ext_common(&h.m);
+	tf_ext_sni(&h.m, "allowed.example");
+	tf_hello_end(&h);
+	tf_expect_hello(&h, SNI_MALFORMED);
+}
+
+static void
+test_malformed_duplicate_extension(void **state)
+{
+	static const uint16_t types[] = { 0x0010, 0xfe0d, 0x0017, 0x0a0a, 0xffff, 0x0001 };
+	struct tf_hello h;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		tf_hello_begin(&h);
+		tf_ext_sni(&h.m, "example.com");
+		tf_ext_hex(&h.m, types[i], "0003 02 6832");
+		tf_ext_common(&h.m);
+		tf_ext_hex(&h.m, types[i], "0003 02 6832");
+		tf_hello_end(&h);
+		tf_expect_hello(&h, SNI_MALFORMED);
+	}
+}
+
+static void
+test_malformed_sni_second_entry(void **state)
+{
+	(void)state;
+	tf_expect_ext(0x0000, "001c 00 000b 6578616d706c652e636f6d 00 000b 6578616d706c652e6f7267",
+	    SNI_MALFORMED);
+	/* Same name twice is no better. */
+	tf_expect_ext(0x0000, "001c 00 000b 6578616d706c652e636f6d 00 000b 6578616d706c652e636f6d",
+	    SNI_MALFORMED);
+	/* A second entry of another type. */
+	tf_expect_ext(0x0000, "0014 00 000b 6578616d706c652e636f6d 01 0003 616263", SNI_MALFORMED);
+}
+
+static void
+test_malformed_sni_name_type(void **state)
+{
+	(void)state;
+	tf_expect_ext(0x0000, "000e 01 000b 6578616d706c652e636f6d", SNI_MALFORMED);
+}
+
+static void
+test_malformed_sni_empty_name(void **state)
+{
+	(void)state;
+	tf_expect_host("", 0, SNI_MALFORMED);
+}
+
+static void
+test_malformed_sni_empty_ext(void **state)
+{
+	(void)state;
+	tf_expect_ext(0x0000, "", SNI_MALFORMED);		/* the server's form */
+	tf_expect_ext(0x0000, "0000", SNI_MALFORMED);		/* an empty list */
+}
+
+static void
+test_malformed_sni_nul(void **state)
+{
+	(void)state;
+	tf_expect_host("example.com\0.evil", 17, SNI_MALFORMED);
+	tf_expect_host("\0", 1, SNI_MALFORMED);
+	tf_expect_host("example.com\0", 12, SNI_MALFORMED);
+}
+
+static void
+test_malformed_sni_bad_byte(void **state)
+{
+	static const char bad[] = "_ /:*@%\\\"'`!?#\t\r\n\x7f\x80\xc3\xff";
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) - 1; i++) {
+		char name[] = "ex?mple.com";
+
+		name[2] = bad[i];
+		tf_expect_host(name, sizeof(name) - 1, SNI_MALFORMED);
+	}
+}
+
+static void
+test_malformed_sni_label_too_long(void **state)
+{
+	char name[80];
+
+	(void)state;
+	memset(name, 'a', 64);
+	memcpy(name + 64, ".com", 4);
+	tf_expect_host(name, 68, SNI_MALFORMED);
+}
+
+static void
+test_malformed_sni_empty_label(void **state)
+{
+	(void)state;
+	tf_expect_host("example..com", 12, SNI_MALFORMED);
+	tf_expect_host("example.com..", 13, SNI_MALFORMED);	/* only one trailing dot */
+	tf_expect_host(".", 1, SNI_MALFORMED);
+}
+
+static void
+test_malformed_sni_leading_dot(void **state)
+{
+	(void)state;
+	tf_expect_host(".example.com", 12, SNI_MALFORMED);
+}
+
+static void
+test_malformed_sni_name_too_long(void **state)
+{
+	char name[256];
+
+	(void)state;
+	memset(name, 'a', sizeof(name));
+	for (size_t i = 63; i < sizeof(name); i += 64)
+		name[i] = '.';
+	name[253] = 'a';
+	tf_expect_host(name, 254, SNI_MALFORMED);
+	name[254] = '.';
+	tf_expect_host(name, 255, SNI_MALFORMED);
+}
+
+/* Each length inside server_name off by one against its container, both ways. */
+static void
+test_malformed_sni_lengths(void **state)
+{
+	static const char *const bodies[] = {
+		"000f 00 000b 6578616d706c652e636f6d",		/* list longer than ext */
+		"000d 00 000b 6578616d706c652e636f6d",		/* list shorter than its entry */
+		"000e 00 000c 6578616d706c652e636f6d",		/* host longer than list */
+		"000e 00 000a 6578616d706c652e636f6d",		/* host shorter than list */
+		"000e 00 000b 6578616d706c652e636f6d 00",	/* ext longer than list */
+		"00",						/* a truncated length */
+	};
+
+	(void)state;
+	tf_expect_ext(0x0000, "000e 00 000b 6578616d706c652e636f6d", SNI_FOUND);
+	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++)
+		tf_expect_ext(0x0000, bodies[i], SNI_MALFORMED);
+}
+
+static void
+test_malformed_alpn(void **state)
+{
+	static const char *const bodies[] = {
+		"",				/* no list */
+		"0000",				/* an empty list */
+		"0003 00 0168",			/* an empty protocol id */
+		"0004 02 6832",			/* list longer than ext */
+		"0002 02 6832",			/* list shorter than its id */
+		"0003 03 6832",			/* id longer than list */
+		"0003 02 6832 00",		/* ext longer than list */
+	};
+
+	(void)state;
+	tf_expect_ext(0x0010, "0003 02 6832", SNI_ABSENT);
+	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++)
+		tf_expect_ext(0x0010, bodies[i], SNI_MALFORMED);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_not_tls_http),
+		cmocka_unit_test(test_not_tls_ssh),
+		cmocka_unit_test(test_not_tls_application_data),
+		cmocka_unit_test(test_not_tls_sslv2),
+		cmocka_unit_test(test_not_tls_record_header),
+		cmocka_unit_test(test_malformed_handshake_type),
+		cmocka_unit_test(test_malformed_non_handshake_record),
+		cmocka_unit_test(test_malformed_bytes_after_hello),
+		cmocka_unit_test(test_malformed_too_big),
+		cmocka_unit_test(test_malformed_legacy_version),
+		cmocka_unit_test(test_malformed_session_id),
+		cmocka_unit_test(test_malformed_cipher_suites),
+		cmocka_unit_test(test_malformed_compression),
+		cmocka_unit_test(test_malformed_extensions_length),
+		cmocka_unit_test(test_malformed_trailing_after_extensions),
+		cmocka_unit_test(test_malformed_extension_length),
+		cmocka_unit_test(test_malformed_duplicate_server_name),
+		cmocka_unit_test(test_malformed_duplicate_extension),
+		cmocka_unit_test(test_malformed_sni_second_entry),
+		cmocka_unit_test(test_malformed_sni_name_type),
+		cmocka_unit_test(test_malformed_sni_empty_name),
+		cmocka_unit_test(test_malformed_sni_empty_ext),
+		cmocka_unit_test(test_malformed_sni_nul),
+		cmocka_unit_test(test_malformed_sni_bad_byte),
+		cmocka_unit_test(test_malformed_sni_label_too_long),
+		cmocka_unit_test(test_malformed_sni_empty_label),
+		cmocka_unit_test(test_malformed_sni_leading_dot),
+		cmocka_unit_test(test_malformed_sni_name_too_long),
+		cmocka_unit_test(test_malformed_sni_lengths),
+		cmocka_unit_test(test_malformed_alpn),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
