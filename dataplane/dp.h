@@ -77,6 +77,7 @@ struct dp_txbuf {
 };
 
 struct dp_flows;
+struct dp_holds;
 struct dp_pending;
 struct dp_binds;
 
@@ -88,6 +89,7 @@ struct __rte_cache_aligned dp_worker {
 	struct dp_ctx *ctx;
 
 	struct dp_flows *flows;		/* this worker's flows */
+	struct dp_holds *holds;		/* client bytes held until their SNI verdict */
 	struct dp_pending *pending;	/* DNS queries it forwarded */
 
 	struct dp_vm_stats *vm_stats;	/* nvms + 1 entries (the last: unknown VM) */

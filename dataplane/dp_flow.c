@@ -133,7 +133,8 @@ dp_flows_age(struct dp_flows *t, uint64_t now, unsigned int budget, uint64_t *cl
 		struct dp_flow *f = &t->e[t->cursor];
 
 		t->cursor = t->cursor + 1 == t->cap ? 0 : t->cursor + 1;
-		if (!f->in_use || now - f->last_seen < dp_flow_idle_limit(f))
+		/* a flow holding client bytes is cut by dp_tls_expire(), which owns them */
+		if (!f->in_use || f->hold != 0 || now - f->last_seen < dp_flow_idle_limit(f))
 			continue;
 		if (closed_per_vm != NULL)
 			closed_per_vm[f->key.vm]++;

@@ -28,12 +28,20 @@ struct dp_flow_key {
 	uint8_t peer[16];
 };
 
+enum dp_flow_tls {
+	DP_TLS_NONE,		/* not a TLS port, or the verdict is in */
+	DP_TLS_PENDING,		/* the client's first bytes are being held and judged */
+};
+
 struct dp_flow {
 	struct dp_flow_key key;
 	uint64_t last_seen;		/* seconds, dp_now() */
 	uint8_t state;			/* enum dp_flow_state */
+	uint8_t tls;			/* enum dp_flow_tls */
 	bool in_use;
 	bool would_block;		/* audit: the verdict was "block", counted as such */
+	uint32_t isn;			/* TCP: sequence number of the client's first byte */
+	uint32_t hold;			/* DP_TLS_PENDING: 1 + index of its hold buffer, or 0 */
 };
 
 struct dp_flows;

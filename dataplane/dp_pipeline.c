@@ -11,12 +11,14 @@
 #include "dp_gen.h"
 #include "dp_pipeline.h"
 #include "dp_reply.h"
+#include "dp_tls.h"
 
 #define ETH_P_ARP	0x0806
 #define ETH_P_IPV4	0x0800
 #define ETH_P_IPV6	0x86dd
 #define IPPROTO_ICMPV6_	58
 #define DNS_PORT	53
+#define QUIC_PORT	443
 
 void
 dp_tx(struct dp_worker *w, unsigned int port, struct rte_mbuf *m)
@@ -167,20 +169,36 @@ dp_flow_track(struct dp_flow *f, const struct pkt *p, bool from_vm, uint64_t now
 		f->state = DP_FLOW_ESTABLISHED;
 }
 
-/* May VM vm open a connection to p's destination? (SPEC s4 step 4) */
-static bool
+enum dp_admission { DP_ADMIT_NO, DP_ADMIT_DNS, DP_ADMIT_ADDR, DP_ADMIT_BINDING };
+
+/* May VM vm open a connection to p's destination, and on what grounds? (SPEC s4 step 4) */
+static enum dp_admission
 dp_admit(struct dp_worker *w, const struct pkt *p, uint16_t vm)
 {
 	const struct dp_gen *g = w->gen;
 	struct dp_addr dst = { .family = p->family };
 
 	if (p->dport == DNS_PORT && dp_gen_is_resolver(g, p->family, p->dst))
-		return true;	/* DNS over TCP to a resolver: filtered message by message */
+		return DP_ADMIT_DNS;	/* DNS over TCP to a resolver: filtered message by message */
 	if (pol_match_addr(g->set, g->vms[vm].policy, p->dst, p->family == 4 ? 4 : 16,
 	    p->proto, p->dport, NULL) == POL_ALLOW)
-		return true;
+		return DP_ADMIT_ADDR;
 	memcpy(dst.a, p->dst, p->family == 4 ? 4 : 16);
-	return dp_bind_allows(w->ctx->binds, vm, &dst, p->dport, w->now);
+	return dp_bind_allows(w->ctx->binds, vm, &dst, p->dport, w->now) ? DP_ADMIT_BINDING :
+	    DP_ADMIT_NO;
+}
+
+/* UDP 443 is QUIC: ICMP port unreachable makes clients fall back to TCP at once. */
+static bool
+dp_quic_blocked(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm)
+{
+	if (w->gen->vms[vm].audit) {
+		w->vm_stats[vm].blocked[DP_REASON_QUIC]++;
+		return false;
+	}
+	dp_reply_send(w, DP_PORT_VM, m, p, dp_reply_icmp_unreach);
+	dp_block(w, m, vm, DP_REASON_QUIC);
+	return true;
 }
 
 /*
@@ -209,9 +227,10 @@ static void
 dp_vm_l4(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm)
 {
 	const struct dp_gen *g = w->gen;
+	enum dp_admission how;
 	struct dp_flow_key k;
 	struct dp_flow *f;
-	bool opening;
+	bool opening, tls;
 
 	if (p->dport == DNS_PORT && p->proto == PKT_PROTO_UDP) {
 		if (dp_gen_is_resolver(g, p->family, p->dst))
@@ -220,9 +239,16 @@ dp_vm_l4(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t 
 			dp_egress(w, m, vm, DP_WOULD_BLOCK);
 		return;
 	}
+	if (p->proto == PKT_PROTO_UDP && p->dport == QUIC_PORT && !g->quic_inspect &&
+	    dp_quic_blocked(w, m, p, vm))
+		return;
 	dp_flow_key_vm(&k, vm, p);
 	if ((f = dp_flow_lookup(w->flows, &k)) != NULL) {
 		dp_flow_track(f, p, true, w->now);
+		if (f->tls == DP_TLS_PENDING && p->payload_len > 0) {
+			dp_tls_client(w, m, p, vm, f);
+			return;
+		}
 		if (p->dport == DNS_PORT && p->proto == PKT_PROTO_TCP && p->payload_len > 0 &&
 		    !dp_vm_dns_tcp(w, m, p, vm, f))
 			return;
@@ -242,8 +268,16 @@ dp_vm_l4(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t 
 			goto open_would_block;
 		return;
 	}
-	if (!dp_admit(w, p, vm)) {
+	if ((how = dp_admit(w, p, vm)) == DP_ADMIT_NO) {
 		if (!dp_refuse(w, m, p, vm, DP_REASON_NO_BINDING))
+			goto open_would_block;
+		return;
+	}
+	/* a TLS port needs a ClientHello first, and nothing may ride on the SYN before it */
+	tls = p->proto == PKT_PROTO_TCP && how == DP_ADMIT_BINDING &&
+	    dp_gen_is_tls_port(g, p->dport);
+	if (tls && p->payload_len > 0) {
+		if (!dp_refuse(w, m, p, vm, DP_REASON_NOT_TLS))
 			goto open_would_block;
 		return;
 	}
@@ -254,6 +288,10 @@ dp_vm_l4(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t 
 			    dp_reply_tcp_rst : dp_reply_icmp_unreach);
 		dp_block(w, m, vm, DP_REASON_FLOW_LIMIT);
 		return;
+	}
+	if (tls) {
+		f->tls = DP_TLS_PENDING;
+		f->isn = p->seq + 1;
 	}
 	dp_egress(w, m, vm, DP_ALLOWED);
 	return;

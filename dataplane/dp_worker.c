@@ -11,11 +11,13 @@
 #include "dp_dns.h"
 #include "dp_flow.h"
 #include "dp_pipeline.h"
+#include "dp_tls.h"
 #include "dp_worker.h"
 
 #define DP_HOUSEKEEPING_EVERY	256
 #define DP_AGE_SLICE		64	/* table entries examined per housekeeping round */
 #define DP_PENDING_CAP		16384	/* DNS queries in flight per worker */
+#define DP_HOLD_SLOTS		256	/* connections whose ClientHello is being held */
 #define DP_PREFETCH		3
 
 struct dp_worker *
@@ -39,9 +41,10 @@ dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
 	w->flows = dp_flows_create(name, max_flows ? max_flows : 1, nvms, socket);
 	snprintf(name, sizeof(name), "ng_pending_%u", id);
 	w->pending = dp_pending_create(name, DP_PENDING_CAP, socket);
+	w->holds = dp_holds_create(DP_HOLD_SLOTS, socket);
 	w->vm_stats = rte_zmalloc_socket("dp_vm_stats", (size_t)(nvms + 1) * sizeof(w->vm_stats[0]),
 	    RTE_CACHE_LINE_SIZE, socket);
-	if (w->flows == NULL || w->pending == NULL || w->vm_stats == NULL) {
+	if (w->flows == NULL || w->pending == NULL || w->holds == NULL || w->vm_stats == NULL) {
 		dp_worker_free(w);
 		return NULL;
 	}
@@ -53,6 +56,7 @@ dp_worker_free(struct dp_worker *w)
 {
 	if (w == NULL)
 		return;
+	dp_holds_free(w->holds);
 	dp_flows_free(w->flows);
 	dp_pending_free(w->pending);
 	rte_free(w->vm_stats);
@@ -101,6 +105,7 @@ dp_worker_loop(void *arg)
 		w->gen = atomic_load_explicit(&w->ctx->gen, memory_order_acquire);
 		dp_flows_age(w->flows, w->now, DP_AGE_SLICE, NULL);
 		dp_pending_age(w->pending, w->now, DP_AGE_SLICE);
+		dp_tls_expire(w);
 	}
 	rte_rcu_qsbr_thread_offline(qsbr, w->id);
 	rte_rcu_qsbr_thread_unregister(qsbr, w->id);

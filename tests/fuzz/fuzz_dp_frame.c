@@ -8,8 +8,8 @@
  *   before the frame, so TTLs, idle timeouts and pending queries expire; bit 4: give the
  *   frame's DNS message the ID of the last query namegate forwarded, since that ID is
  *   namegate's own random choice and no fixed input could know it.
- * Each input starts two days after the previous one, with everything aged out, so inputs
- * do not depend on one another.
+ * After each input two days pass and everything is aged out (held ClientHellos are cut),
+ * so inputs do not depend on one another.
  *
  * Invariant: every mbuf the pipeline is given, or allocates for a reply, is either sent or
  * freed: the pool is whole again after each input.
@@ -32,6 +32,7 @@
 #include "dp_pipeline.h"
 #include "dp_run.h"
 #include "dp_stats.h"
+#include "dp_tls.h"
 #include "policy/load.h"
 #include "sni/pkt.h"
 
@@ -141,6 +142,9 @@ dp_fuzz_forget(struct dp_worker *w)
 
 	dp_fuzz_ctx.tsc_start -= 2 * 86400 * dp_fuzz_ctx.tsc_hz;
 	w->now = dp_now(&dp_fuzz_ctx);
+	for (int i = 0; i < 16; i++)		/* every hold slot, 64 a call */
+		dp_tls_expire(w);
+	dp_tx_flush(w);
 	dp_flows_age(w->flows, w->now, 1024, NULL);
 	dp_pending_age(w->pending, w->now, 1u << 15);
 	dp_binds_sweep(dp_fuzz_ctx.binds, w->now, 1024, &cursor);
@@ -186,6 +190,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size -= len;
 	}
 	dp_tx_flush(w);
+	dp_fuzz_forget(w);		/* held ClientHello segments go back too */
 	if (rte_mempool_avail_count(dp_fuzz_ctx.pool) != dp_fuzz_pool_full) {
 		fprintf(stderr, "fuzz_dp_frame: %u mbufs missing\n",
 		    dp_fuzz_pool_full - rte_mempool_avail_count(dp_fuzz_ctx.pool));
