@@ -500,6 +500,9 @@ class Lab:
     def server_events(self, **match):
         """Events from the fake internet's servers whose fields equal the given ones (see
         lab_services: accept, hello, tls_error, request, udp)."""
+        unknown = set(match) - svc.EVENT_FIELDS
+        if unknown:     # a filter on a field no event has would match nothing, silently
+            raise ValueError(f"server events have no field {sorted(unknown)}")
         out = []
         for line in lab_net.read_text(os.path.join(self.tmpdir, "servers.jsonl")).splitlines():
             e = json.loads(line)

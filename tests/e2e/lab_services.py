@@ -185,7 +185,9 @@ def dnsmasq_argv(tmp):
 # Server events (servers.jsonl, Lab.server_events): accept (a TCP connection, any kind),
 # hello (first bytes of a TLS connection arrived), tls_error (handshake failed or the
 # connection ended before any data), request (an HTTP request, with server, addr, port,
-# tls, client, sni, host, path), udp (a datagram echoed).
+# tls, client, sni, host, path), udp (a datagram echoed). Fields: EVENT_FIELDS.
+EVENT_FIELDS = {"ts", "event", "server", "addr", "port", "kind", "client", "client_port",
+                "tls", "sni", "host", "method", "path", "error", "first_byte", "size"}
 def server_spec(tmp):
     listeners = []
     for s in SERVERS:
@@ -289,7 +291,7 @@ class _HTTPServer(ThreadingHTTPServer):
         # stalls mid-ClientHello cannot block the accept loop.
         L = self.listener
         _event(event="accept", server=L["server"], addr=L["addr"], port=L["port"],
-               kind=L["kind"], client=client_address[0])
+               kind=L["kind"], client=client_address[0], client_port=client_address[1])
         request.settimeout(15)
         if self.ctx:
             # "hello": the client's first TLS bytes reached us. A gateway that cuts a flow
@@ -302,10 +304,11 @@ class _HTTPServer(ThreadingHTTPServer):
                 why = "closed before sending anything"
             if not first:
                 _event(event="tls_error", server=L["server"], addr=L["addr"], port=L["port"],
-                       client=client_address[0], error=why)
+                       client=client_address[0], client_port=client_address[1], error=why)
                 return
             _event(event="hello", server=L["server"], addr=L["addr"], port=L["port"],
-                   client=client_address[0], first_byte=first[0])
+                   client=client_address[0], client_port=client_address[1],
+                   first_byte=first[0])
             try:
                 request = self.ctx.wrap_socket(request, server_side=True)
             except (ssl.SSLError, OSError) as e:

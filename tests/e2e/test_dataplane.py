@@ -245,7 +245,7 @@ def test_unbound_address_gets_a_reset_not_a_timeout(ng):
     with nc.Delta(ng) as d:
         r = ng.curl("vm1", "https://203.0.113.20/", insecure=True)
     assert r.outcome == "connection refused"
-    assert not ng.server_events(kind="accept", addr="203.0.113.20", client="10.77.0.11")
+    assert not ng.server_events(event="accept", addr="203.0.113.20", client="10.77.0.11")
     assert d[nc.blocked("vm1", "no_binding")] == 1
 
 

@@ -1,0 +1,254 @@
+"""SNI verdicts, hold-and-release, QUIC and audit (SPEC s4 steps 5, 6, 9) through the real
+daemon: ClientHellos split by segments and by records pass; non-TLS bytes, a missing or
+wrong SNI, or a retransmission that rewrites held bytes are cut both ways, and the server
+never sees a byte of them."""
+import json
+import time
+
+import pytest
+
+import ng_counters as nc
+from test_dataplane import start
+
+# A TLS client in the VM whose ClientHello is cut into TCP segments (sizes) and TLS records
+# (record) before it is sent; the rest of the handshake runs through MemoryBIOs.
+_CLIENT = r"""
+import json, socket, ssl, struct, sys, time
+host, addr, port, sni, segs, record, ca = json.loads(sys.argv[1])
+ctx = ssl.create_default_context(cafile=ca)
+ctx.check_hostname = bool(sni)
+inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
+tls = ctx.wrap_bio(inc, out, server_hostname=sni or None)
+s = socket.create_connection((addr, port), timeout=4)
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+try:
+    tls.do_handshake()
+except ssl.SSLWantReadError:
+    pass
+hello = out.read()
+if record:          # one handshake message over several records (RFC 8446 s5.1)
+    body, hello = hello[5:], b""
+    for i in range(0, len(body), record):
+        chunk = body[i:i + record]
+        hello += b"\x16\x03\x01" + struct.pack(">H", len(chunk)) + chunk
+pieces, off = [], 0
+for n in segs:
+    pieces.append(hello[off:off + n]); off += n
+pieces.append(hello[off:])
+try:
+    for p in pieces:
+        if p:
+            s.sendall(p); time.sleep(0.05)
+    while True:
+        try:
+            tls.do_handshake(); break
+        except ssl.SSLWantReadError:
+            data = s.recv(65536)
+            if not data:
+                raise ConnectionResetError("closed")
+            inc.write(data)
+            s.sendall(out.read())
+    s.sendall(out.read())
+    tls.write(b"GET / HTTP/1.1\r\nHost: " + host.encode() + b"\r\nConnection: close\r\n\r\n")
+    s.sendall(out.read())
+    body = b""
+    while True:
+        data = s.recv(65536)
+        if not data:
+            break
+        inc.write(data)
+        try:
+            while True:
+                body += tls.read()
+        except (ssl.SSLWantReadError, ssl.SSLZeroReturnError):
+            pass
+    print("ok", body.split(b"\r\n\r\n", 1)[1].decode())
+except (ConnectionResetError, BrokenPipeError, ssl.SSLError, socket.timeout) as e:
+    print("cut", type(e).__name__)
+"""
+
+
+@pytest.fixture(scope="module")
+def ng(request):
+    return start(request)
+
+
+def tls_client(lab, vm, host, addr, port=443, sni=None, segs=(), record=0):
+    arg = json.dumps([host, addr, port, host if sni is None else sni, list(segs), record,
+                      lab.ca_path])
+    cp = lab.vm_exec(vm, ["/usr/bin/python3", "-c", _CLIENT, arg], timeout=20)
+    word, _, rest = cp.stdout.strip().partition(" ")
+    return word, rest, cp.stderr
+
+
+def resolve(lab, vm, name):
+    addrs = lab.dig(vm, name).addresses
+    assert addrs, f"{name} did not resolve"
+    return addrs[0]
+
+
+def test_hello_split_over_segments_passes(ng):
+    addr = resolve(ng, "vm1", "pypi.org")
+    word, body, err = tls_client(ng, "vm1", "pypi.org", addr, segs=(10, 100, 300))
+    assert word == "ok", err
+    assert json.loads(body)["server"] == "pypi" and json.loads(body)["sni"] == "pypi.org"
+
+
+def test_hello_split_over_records_and_segments_passes(ng):
+    addr = resolve(ng, "vm1", "files.pythonhosted.org")
+    word, body, err = tls_client(ng, "vm1", "files.pythonhosted.org", addr, segs=(7, 60),
+                                 record=90)
+    assert word == "ok", err
+    assert json.loads(body)["server"] == "files"
+
+
+def test_sni_not_resolved_to_this_address_is_cut(ng):
+    """strict: github.com is allowed for vm2, but it resolved to another address."""
+    addr = resolve(ng, "vm2", "raw.githubusercontent.com")
+    hellos = len(ng.server_events(event="hello", addr=addr, client="10.77.0.12"))
+    with nc.Delta(ng) as d:
+        word, _, _ = tls_client(ng, "vm2", "github.com", addr)
+    assert word == "cut"
+    assert len(ng.server_events(event="hello", addr=addr, client="10.77.0.12")) == hellos
+    assert d[nc.blocked("vm2", "sni_denied")] >= 1
+    word, _, err = tls_client(ng, "vm2", "raw.githubusercontent.com", addr)
+    assert word == "ok", err
+
+
+def test_sni_not_allowed_is_cut(ng):
+    """upload.pypi.org is denied; its certificate is on the same kind of server."""
+    addr = resolve(ng, "vm1", "pypi.org")
+    with nc.Delta(ng) as d:
+        word, _, _ = tls_client(ng, "vm1", "upload.pypi.org", addr)
+    assert word == "cut"
+    assert d[nc.blocked("vm1", "sni_denied")] >= 1
+
+
+def test_no_sni_is_cut(ng):
+    addr = resolve(ng, "vm1", "pypi.org")
+    with nc.Delta(ng) as d:
+        word, _, _ = tls_client(ng, "vm1", "pypi.org", addr, sni="")
+    assert word == "cut"
+    assert d[nc.blocked("vm1", "no_sni")] >= 1
+
+
+def test_not_tls_on_a_tls_port_is_cut_and_never_reaches_the_server(ng):
+    addr = resolve(ng, "vm1", "pypi.org")
+    with nc.Delta(ng) as d:
+        out = ng.vm_python("vm1", f"""
+import socket
+s = socket.create_connection(({addr!r}, 443), timeout=3)
+s.sendall(b"GET /?token=secret HTTP/1.0\\r\\n\\r\\n")
+try:
+    print("data" if s.recv(100) else "closed")
+except ConnectionResetError:
+    print("reset")
+""")
+    assert out.stdout.strip() == "reset", out.stderr
+    assert not [e for e in ng.server_events(addr=addr, client="10.77.0.11")
+                if e.get("event") in ("hello", "request") and "token" in json.dumps(e)]
+    assert d[nc.blocked("vm1", "not_tls")] >= 1
+
+
+def test_partial_hello_is_held_then_cut(ng):
+    """Half a ClientHello: nothing reaches the server, and after the hold time it is cut."""
+    addr = resolve(ng, "vm1", "pypi.org")
+    out = ng.vm_python("vm1", f"""
+import socket, ssl, time
+ctx = ssl.create_default_context()
+inc, o = ssl.MemoryBIO(), ssl.MemoryBIO()
+t = ctx.wrap_bio(inc, o, server_hostname="pypi.org")
+try:
+    t.do_handshake()
+except ssl.SSLWantReadError:
+    pass
+hello = o.read()
+s = socket.create_connection(({addr!r}, 443), timeout=10)
+s.sendall(hello[:len(hello) // 2])
+port = s.getsockname()[1]
+t0 = time.monotonic()
+try:
+    r = s.recv(100)
+    print(port, "closed" if not r else "data")
+except ConnectionResetError:
+    print(port, "reset", round(time.monotonic() - t0))
+""", timeout=30)
+    port, word = out.stdout.split()[:2]
+    assert word == "reset", out.stdout + out.stderr
+    assert not ng.server_events(event="hello", addr=addr, client="10.77.0.11",
+                                client_port=int(port))
+
+
+def test_rewritten_retransmission_is_cut(ng):
+    """A retransmission that says something else than the bytes held: the filter and the
+    server could see different streams, so the flow dies."""
+    addr = resolve(ng, "vm1", "pypi.org")
+    ng.vm_exec("vm1", "nft add table inet ngtest && nft add chain inet ngtest out "
+               "'{ type filter hook output priority 0; }' && "
+               "nft add rule inet ngtest out tcp flags rst drop", check=True)
+    try:
+        with nc.Delta(ng) as d:
+            out = ng.scapy("vm1", f"""
+                ip = IP(dst={addr!r})
+                sa = sr1(ip/TCP(sport=41111, dport=443, flags='S', seq=1000), timeout=3)
+                send(ip/TCP(sport=41111, dport=443, flags='A', seq=1001, ack=sa.seq + 1))
+                hello = bytes.fromhex('16030100a0010000') + b'A' * 40
+                send(ip/TCP(sport=41111, dport=443, flags='PA', seq=1001, ack=sa.seq + 1)/hello)
+                other = bytes.fromhex('16030100a0010000') + b'B' * 40
+                r = sr1(ip/TCP(sport=41111, dport=443, flags='PA', seq=1001, ack=sa.seq + 1)/other,
+                        timeout=3)
+                print('rst' if r is not None and r[TCP].flags & 4 else 'none')
+            """)
+    finally:
+        ng.vm_exec("vm1", "nft delete table inet ngtest")
+    assert out.stdout.strip() == "rst", out.stdout + out.stderr
+    assert d[nc.blocked("vm1", "not_tls")] >= 1
+    assert not ng.server_events(event="hello", addr=addr, client_port=41111)
+
+
+def test_quic_gets_port_unreachable(ng):
+    addr = resolve(ng, "vm1", "pypi.org")
+    with nc.Delta(ng) as d:
+        out = ng.vm_python("vm1", f"""
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(3)
+s.connect(({addr!r}, 443))
+s.send(b"\\xc0\\x00\\x00\\x00\\x01" + b"\\x00" * 1195)
+try:
+    s.recv(100); print("answer")
+except ConnectionRefusedError:
+    print("unreachable")
+""")
+    assert out.stdout.strip() == "unreachable", out.stderr
+    assert d[nc.blocked("vm1", "quic")] == 1
+    assert not ng.server_events(event="udp", addr=addr, port=443, client="10.77.0.11")
+
+
+def test_audit_vm_sni_mismatch_passes_as_would_block(ng):
+    addr = resolve(ng, "vm3", "raw.githubusercontent.com")
+    assert not ng.server_events(event="hello", addr=addr, client="10.77.0.13")
+    with nc.Delta(ng) as d:
+        word, body, err = tls_client(ng, "vm3", "github.com", addr, sni="github.com")
+    assert d[nc.blocked("vm3", "sni_denied")] >= 1 and d[nc.egress("vm3", "would_block")] >= 1
+    assert word in ("ok", "cut"), err     # the server's certificate decides, not namegate
+    assert ng.server_events(event="hello", addr=addr, client="10.77.0.13")
+
+
+def test_flood_from_one_vm_does_not_starve_another(request):
+    lab = start(request, dataplane={"max_flows_per_vm": 32})
+    flood = lab.vm_python("vm1", """
+import socket
+addr = socket.getaddrinfo("pypi.org", 7, socket.AF_INET)[0][4][0]
+held, refused = [], 0
+for i in range(200):
+    try:
+        held.append(socket.create_connection((addr, 7), timeout=2))
+    except OSError:
+        refused += 1
+print(len(held), refused)
+""", timeout=120)
+    opened, refused = map(int, flood.stdout.split())
+    assert opened == 32 and refused == 168, flood.stderr
+    assert lab.curl("vm2", "https://github.com/").ok
+    assert nc.read(lab)[nc.blocked("vm1", "flow_limit")] == 168
