@@ -24,6 +24,8 @@
 #define DP_PORT_VM		0
 #define DP_PORT_UPLINK		1
 #define DP_PORTS		2
+#define DP_VM_SLOTS		1024	/* VMs over the process's life: slots are never reused */
+#define DP_VM_UNKNOWN		DP_VM_SLOTS	/* the counters of frames from no VM */
 
 enum dp_verdict { DP_ALLOWED, DP_BLOCKED, DP_WOULD_BLOCK, DP_VERDICT_MAX };
 
@@ -32,9 +34,13 @@ struct dp_addr {
 	uint8_t a[16];		/* network order; IPv4 in the first 4 bytes, rest zero */
 };
 
-/* A VM as the fast path sees it. Index nvms is "unknown", for frames from no VM. */
+/*
+ * A VM as the fast path sees it, at its slot: a VM keeps its slot across reloads (by
+ * name), so its bindings, flows and counters stay its own; a removed VM's slot stays empty.
+ */
 struct dp_vm {
 	const char *name;
+	bool present;
 	uint8_t mac[6];
 	uint16_t vlan;
 	bool has4, has6;
@@ -47,9 +53,13 @@ struct dp_vm {
 struct dp_gen {
 	uint32_t id;
 	const struct pol_set *set;
-	struct dp_vm *vms;
-	uint16_t nvms;
-	struct rte_hash *vm_by_mac;	/* (vlan, MAC) -> VM index */
+	struct dp_vm *vms;		/* DP_VM_SLOTS + 1, by slot; the last is "unknown" */
+	uint16_t nvms;			/* slots handed out so far */
+	uint16_t slots_free;		/* slots never handed out */
+	struct rte_hash *vm_by_mac;	/* (vlan, MAC) -> VM slot */
+	struct rte_hash *names;		/* (slot, name hash) -> names_ports index; see dp_gen.h */
+	struct pol_ports *names_ports;
+	uint32_t nnames, names_cap;
 	struct dp_addr resolvers[DP_RESOLVERS_MAX];
 	unsigned int nresolvers;
 	uint16_t tls_ports[DP_TLS_PORTS_MAX];
@@ -92,12 +102,14 @@ struct __rte_cache_aligned dp_worker {
 	struct dp_holds *holds;		/* client bytes held until their SNI verdict */
 	struct dp_pending *pending;	/* DNS queries it forwarded */
 
-	struct dp_vm_stats *vm_stats;	/* nvms + 1 entries (the last: unknown VM) */
+	struct dp_vm_stats *vm_stats;	/* by slot, DP_VM_SLOTS + 1 */
 	uint64_t drops[DP_DROP_MAX];
 	uint64_t port_pkts[DP_PORTS][2];	/* [port][0 = rx, 1 = tx] */
 	uint64_t port_bytes[DP_PORTS][2];
 
 	struct dp_txbuf tx[DP_PORTS];
+	struct rte_ring *evts;		/* to the main lcore: dataplane/api/dp_api.h records */
+	uint64_t evt_dropped;
 	uint64_t now;			/* seconds since start, refreshed per burst */
 };
 

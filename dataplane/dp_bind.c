@@ -19,6 +19,7 @@
 #include <rte_spinlock.h>
 
 #include "dp_bind.h"
+#include "dp_gen.h"
 
 struct dp_bind_key {
 	uint16_t vm;
@@ -29,6 +30,7 @@ struct dp_bind_key {
 
 struct dp_bind_name {
 	uint32_t hash;
+	uint32_t gen;			/* the generation whose policy computed ports */
 	uint64_t expires;
 	struct pol_ports ports;
 };
@@ -167,7 +169,7 @@ dp_bind_write_end(struct dp_binding *e)
 /* Put name into e (writer side, e->lock held): refresh it, add it, or evict the oldest. */
 static void
 dp_bind_put_name(struct dp_binding *e, uint32_t hash, const struct pol_ports *ports,
-    uint64_t expires)
+    uint32_t gen, uint64_t expires)
 {
 	unsigned int slot = 0;
 
@@ -184,7 +186,7 @@ dp_bind_put_name(struct dp_binding *e, uint32_t hash, const struct pol_ports *po
 put:
 	if (e->names[slot].hash == hash && e->names[slot].expires > expires)
 		expires = e->names[slot].expires;	/* a shorter answer never shortens */
-	e->names[slot] = (struct dp_bind_name){ .hash = hash, .expires = expires,
+	e->names[slot] = (struct dp_bind_name){ .hash = hash, .gen = gen, .expires = expires,
 		.ports = *ports };
 	if (expires > atomic_load_explicit(&e->expires, memory_order_relaxed))
 		atomic_store_explicit(&e->expires, expires, memory_order_relaxed);
@@ -192,7 +194,7 @@ put:
 
 int
 dp_bind_learn(struct dp_binds *b, uint16_t vm, const struct dp_addr *addr, uint32_t name_hash,
-    const struct pol_ports *ports, uint64_t expires)
+    const struct pol_ports *ports, uint32_t gen, uint64_t expires)
 {
 	struct dp_bind_key k;
 	struct dp_binding *e;
@@ -214,7 +216,7 @@ retry:
 			e->nnames = 0;
 			atomic_store_explicit(&e->expires, 0, memory_order_relaxed);
 			dp_bind_write_begin(e);
-			dp_bind_put_name(e, name_hash, ports, expires);
+			dp_bind_put_name(e, name_hash, ports, gen, expires);
 			dp_bind_write_end(e);
 			/* the entry is complete before any reader can find it */
 			if ((rc = rte_hash_add_key_data(b->h, &k, slot)) != 0) {
@@ -229,7 +231,7 @@ retry:
 		rte_spinlock_unlock(&b->lock);
 	}
 	dp_bind_write_begin(e);
-	dp_bind_put_name(e, name_hash, ports, expires);
+	dp_bind_put_name(e, name_hash, ports, gen, expires);
 	dp_bind_write_end(e);
 	/* The sweeper may have deleted e, expired, just before this refresh: learn again. */
 	if (dp_bind_find(b, &k) != e && ++tries < 3)
@@ -262,7 +264,7 @@ dp_bind_snapshot(const struct dp_binding *e, struct dp_bind_name *out, uint64_t 
 
 bool
 dp_bind_allows(struct dp_binds *b, uint16_t vm, const struct dp_addr *addr, uint16_t port,
-    uint64_t now)
+    uint64_t now, const struct dp_gen *g, uint32_t *name_hash)
 {
 	struct dp_bind_name names[DP_BIND_NAMES];
 	struct dp_bind_key k;
@@ -273,9 +275,16 @@ dp_bind_allows(struct dp_binds *b, uint16_t vm, const struct dp_addr *addr, uint
 	if ((e = dp_bind_find(b, &k)) == NULL)
 		return false;
 	n = dp_bind_snapshot(e, names, now);
-	for (unsigned int i = 0; i < n; i++)
-		if (names[i].expires > now && pol_ports_allow(&names[i].ports, port))
+	for (unsigned int i = 0; i < n; i++) {
+		/* learned under an older policy: what the current one says of the name */
+		const struct pol_ports *ports = names[i].gen == g->id ? &names[i].ports :
+		    dp_gen_name_ports(g, vm, names[i].hash);
+
+		if (names[i].expires > now && ports != NULL && pol_ports_allow(ports, port)) {
+			*name_hash = names[i].hash;
 			return true;
+		}
+	}
 	return false;
 }
 

@@ -28,16 +28,20 @@ void dp_binds_free(struct dp_binds *b);
 
 /*
  * Bind addr for VM vm to the name whose canonical text hashes to name_hash, with the ports
- * its rules allow, until expires (seconds, dp_now()). A name already bound has its expiry
- * extended; a fourth name replaces the one closest to expiry. Visible to every worker when
- * this returns. Returns 0, or -ENOSPC when the table is full.
+ * generation gen's rules allow for it, until expires (seconds, dp_now()). A name already
+ * bound has its expiry extended; a fourth name replaces the one closest to expiry. Visible
+ * to every worker when this returns. Returns 0, or -ENOSPC when the table is full.
  */
 int dp_bind_learn(struct dp_binds *b, uint16_t vm, const struct dp_addr *addr,
-    uint32_t name_hash, const struct pol_ports *ports, uint64_t expires);
+    uint32_t name_hash, const struct pol_ports *ports, uint32_t gen, uint64_t expires);
 
-/* Is there a live binding of addr for vm through a name whose rules allow port? */
+/*
+ * Is there a live binding of addr for vm through a name whose rules, in generation g,
+ * allow port? Names learned under an older generation are judged by g's name table. On
+ * true, *name_hash is the name that allowed it.
+ */
 bool dp_bind_allows(struct dp_binds *b, uint16_t vm, const struct dp_addr *addr, uint16_t port,
-    uint64_t now);
+    uint64_t now, const struct dp_gen *g, uint32_t *name_hash);
 
 /* Is addr bound for vm through the name hashing to name_hash (sni_binding: strict)? */
 bool dp_bind_has_name(struct dp_binds *b, uint16_t vm, const struct dp_addr *addr,

@@ -12,6 +12,7 @@
 
 #include "dp_bind.h"
 #include "dp_dns.h"
+#include "dp_evt.h"
 #include "dp_gen.h"
 #include "dp_pipeline.h"
 #include "dp_reply.h"
@@ -274,8 +275,9 @@ dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a)
 			continue;
 		}
 		ttl = ttl < g->min_ttl ? g->min_ttl : ttl > g->max_ttl ? g->max_ttl : ttl;
-		if (dp_bind_learn(w->ctx->binds, vm, &addr, hash, &ports, w->now + ttl) != 0)
+		if (dp_bind_learn(w->ctx->binds, vm, &addr, hash, &ports, g->id, w->now + ttl) != 0)
 			w->drops[DP_DROP_TABLE_FULL]++;
+		dp_evt_bind(w, vm, &addr, name, (size_t)n, ttl);
 	}
 }
 

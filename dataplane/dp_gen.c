@@ -19,49 +19,19 @@ struct dp_mac_key {
 	uint8_t mac[6];
 };
 
-struct dp_gen *
-dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers)
+/* The slot of VM name in prev, or -1. */
+static int
+dp_gen_prev_slot(const struct dp_gen *prev, const char *name)
 {
-	char name[RTE_HASH_NAMESIZE];
-	struct rte_hash_parameters hp = {
-		.name = name,
-		.entries = cfg->nvms < 8 ? 16 : (uint32_t)cfg->nvms * 2,
-		.key_len = sizeof(struct dp_mac_key),
-		.hash_func = rte_jhash,
-		.socket_id = (int)rte_socket_id(),
-	};
-	struct dp_gen *g;
+	for (uint16_t i = 0; prev != NULL && i < prev->nvms; i++)
+		if (prev->vms[i].present && strcmp(prev->vms[i].name, name) == 0)
+			return i;
+	return -1;
+}
 
-	if (cfg->nvms >= UINT16_MAX || cfg->nresolvers > DP_RESOLVERS_MAX ||
-	    cfg->ntls_ports > DP_TLS_PORTS_MAX) {
-		rte_errno = E2BIG;
-		return NULL;
-	}
-	if ((g = rte_zmalloc("dp_gen", sizeof(*g), RTE_CACHE_LINE_SIZE)) == NULL)
-		return NULL;
-	snprintf(name, sizeof(name), "ng_vms_%u", id);
-	g->id = id;
-	g->set = cfg->set;
-	g->nvms = (uint16_t)cfg->nvms;
-	g->vms = rte_zmalloc("dp_vms", (cfg->nvms + 1) * sizeof(g->vms[0]), 0);
-	if (g->vms == NULL || (g->vm_by_mac = rte_hash_create(&hp)) == NULL)
-		goto fail;
-	for (uint16_t i = 0; i < g->nvms; i++) {
-		const struct pol_vm *pv = &cfg->vms[i];
-		struct dp_vm *v = &g->vms[i];
-		struct dp_mac_key k = { .vlan = pv->vlan };
-
-		*v = (struct dp_vm){ .name = pv->name, .vlan = pv->vlan, .has4 = pv->has_ipv4,
-			.has6 = pv->has_ipv6, .policy = pv->policy,
-			.audit = pv->mode == POL_MODE_AUDIT };
-		memcpy(v->mac, pv->mac, 6);
-		memcpy(v->ip4, pv->ipv4, 4);
-		memcpy(v->ip6, pv->ipv6, 16);
-		memcpy(k.mac, pv->mac, 6);
-		if (rte_hash_add_key_data(g->vm_by_mac, &k, (void *)(uintptr_t)i) != 0)
-			goto fail;
-	}
-	g->vms[g->nvms].name = "unknown";
+static void
+dp_gen_settings(struct dp_gen *g, const struct pol_config *cfg, unsigned int nworkers)
+{
 	for (size_t i = 0; i < cfg->nresolvers; i++) {
 		g->resolvers[i].family = cfg->resolvers[i].family;
 		memcpy(g->resolvers[i].a, cfg->resolvers[i].a, 16);
@@ -80,6 +50,62 @@ dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers)
 	g->max_flows_per_vm = cfg->max_flows_per_vm / (nworkers ? nworkers : 1);
 	if (g->max_flows_per_vm == 0)
 		g->max_flows_per_vm = 1;
+}
+
+struct dp_gen *
+dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers,
+    const struct dp_gen *prev)
+{
+	char name[RTE_HASH_NAMESIZE];
+	struct rte_hash_parameters hp = {
+		.name = name,
+		.entries = cfg->nvms < 8 ? 16 : (uint32_t)cfg->nvms * 2,
+		.key_len = sizeof(struct dp_mac_key),
+		.hash_func = rte_jhash,
+		.socket_id = (int)rte_socket_id(),
+	};
+	struct dp_gen *g;
+
+	if (cfg->nresolvers > DP_RESOLVERS_MAX || cfg->ntls_ports > DP_TLS_PORTS_MAX) {
+		rte_errno = E2BIG;
+		return NULL;
+	}
+	if ((g = rte_zmalloc("dp_gen", sizeof(*g), RTE_CACHE_LINE_SIZE)) == NULL)
+		return NULL;
+	snprintf(name, sizeof(name), "ng_vms_%u", id);
+	g->id = id;
+	g->set = cfg->set;
+	g->nvms = prev != NULL ? prev->nvms : 0;
+	g->vms = rte_zmalloc("dp_vms", (DP_VM_SLOTS + 1) * sizeof(g->vms[0]), 0);
+	if (g->vms == NULL || (g->vm_by_mac = rte_hash_create(&hp)) == NULL)
+		goto fail;
+	for (size_t i = 0; i < cfg->nvms; i++) {
+		const struct pol_vm *pv = &cfg->vms[i];
+		struct dp_mac_key k = { .vlan = pv->vlan };
+		int slot = dp_gen_prev_slot(prev, pv->name);
+		struct dp_vm *v;
+
+		if (slot < 0) {
+			if (g->nvms == DP_VM_SLOTS) {
+				rte_errno = E2BIG;
+				goto fail;
+			}
+			slot = g->nvms++;
+		}
+		v = &g->vms[slot];
+		*v = (struct dp_vm){ .name = pv->name, .present = true, .vlan = pv->vlan,
+			.has4 = pv->has_ipv4, .has6 = pv->has_ipv6, .policy = pv->policy,
+			.audit = pv->mode == POL_MODE_AUDIT };
+		memcpy(v->mac, pv->mac, 6);
+		memcpy(v->ip4, pv->ipv4, 4);
+		memcpy(v->ip6, pv->ipv6, 16);
+		memcpy(k.mac, pv->mac, 6);
+		if (rte_hash_add_key_data(g->vm_by_mac, &k, (void *)(uintptr_t)slot) != 0)
+			goto fail;
+	}
+	g->vms[DP_VM_UNKNOWN] = (struct dp_vm){ .name = "unknown", .present = true };
+	g->slots_free = (uint16_t)(DP_VM_SLOTS - g->nvms);
+	dp_gen_settings(g, cfg, nworkers);
 	return g;
 fail:
 	dp_gen_free(g);
@@ -88,12 +114,74 @@ fail:
 	return NULL;
 }
 
+struct dp_name_key {
+	uint16_t slot;
+	uint16_t zero;
+	uint32_t hash;
+};
+
+int
+dp_gen_names_init(struct dp_gen *g, uint32_t cap)
+{
+	char name[RTE_HASH_NAMESIZE];
+	struct rte_hash_parameters hp = {
+		.name = name,
+		.entries = cap < 64 ? 64 : cap,
+		.key_len = sizeof(struct dp_name_key),
+		.hash_func = rte_jhash,
+		.socket_id = (int)rte_socket_id(),
+	};
+
+	snprintf(name, sizeof(name), "ng_names_%u", g->id);
+	g->names_cap = hp.entries;
+	g->names_ports = rte_zmalloc("dp_names", (size_t)g->names_cap * sizeof(g->names_ports[0]),
+	    0);
+	if (g->names_ports == NULL || (g->names = rte_hash_create(&hp)) == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+int
+dp_gen_names_add(struct dp_gen *g, uint16_t slot, uint32_t name_hash,
+    const struct pol_ports *ports)
+{
+	struct dp_name_key k = { .slot = slot, .hash = name_hash };
+	void *data;
+
+	if (g->names == NULL)
+		return -EINVAL;
+	if (rte_hash_lookup_data(g->names, &k, &data) >= 0) {
+		g->names_ports[(uintptr_t)data] = *ports;
+		return 0;
+	}
+	if (g->nnames == g->names_cap)
+		return -ENOSPC;
+	g->names_ports[g->nnames] = *ports;
+	if (rte_hash_add_key_data(g->names, &k, (void *)(uintptr_t)g->nnames) != 0)
+		return -ENOSPC;
+	g->nnames++;
+	return 0;
+}
+
+const struct pol_ports *
+dp_gen_name_ports(const struct dp_gen *g, uint16_t slot, uint32_t name_hash)
+{
+	struct dp_name_key k = { .slot = slot, .hash = name_hash };
+	void *data;
+
+	if (g->names == NULL || rte_hash_lookup_data(g->names, &k, &data) < 0)
+		return NULL;
+	return &g->names_ports[(uintptr_t)data];
+}
+
 void
 dp_gen_free(struct dp_gen *g)
 {
 	if (g == NULL)
 		return;
 	rte_hash_free(g->vm_by_mac);
+	rte_hash_free(g->names);
+	rte_free(g->names_ports);
 	rte_free(g->vms);
 	rte_free(g);
 }
@@ -141,6 +229,8 @@ dp_gen_is_vm_addr(const struct dp_gen *g, uint8_t family, const uint8_t *addr)
 	for (uint16_t i = 0; i < g->nvms; i++) {
 		const struct dp_vm *v = &g->vms[i];
 
+		if (!v->present)
+			continue;
 		if (family == 4 && v->has4 && dp_addr_eq(4, v->ip4, addr))
 			return true;
 		if (family == 6 && v->has6 && dp_addr_eq(6, v->ip6, addr))

@@ -169,11 +169,12 @@ dp_flow_track(struct dp_flow *f, const struct pkt *p, bool from_vm, uint64_t now
 		f->state = DP_FLOW_ESTABLISHED;
 }
 
-enum dp_admission { DP_ADMIT_NO, DP_ADMIT_DNS, DP_ADMIT_ADDR, DP_ADMIT_BINDING };
-
-/* May VM vm open a connection to p's destination, and on what grounds? (SPEC s4 step 4) */
+/*
+ * May VM vm open a connection to p's destination, and on what grounds? (SPEC s4 step 4)
+ * For DP_ADMIT_BINDING, *name_hash is the name whose binding allowed it.
+ */
 static enum dp_admission
-dp_admit(struct dp_worker *w, const struct pkt *p, uint16_t vm)
+dp_admit(struct dp_worker *w, const struct pkt *p, uint16_t vm, uint32_t *name_hash)
 {
 	const struct dp_gen *g = w->gen;
 	struct dp_addr dst = { .family = p->family };
@@ -184,8 +185,47 @@ dp_admit(struct dp_worker *w, const struct pkt *p, uint16_t vm)
 	    p->proto, p->dport, NULL) == POL_ALLOW)
 		return DP_ADMIT_ADDR;
 	memcpy(dst.a, p->dst, p->family == 4 ? 4 : 16);
-	return dp_bind_allows(w->ctx->binds, vm, &dst, p->dport, w->now) ? DP_ADMIT_BINDING :
-	    DP_ADMIT_NO;
+	return dp_bind_allows(w->ctx->binds, vm, &dst, p->dport, w->now, g, name_hash) ?
+	    DP_ADMIT_BINDING : DP_ADMIT_NO;
+}
+
+/*
+ * A flow opened under an older policy: may it go on? On the grounds it opened on, judged
+ * with the current generation (SPEC s4: what the new policy no longer allows is cut).
+ */
+static bool
+dp_flow_still_allowed(struct dp_worker *w, const struct dp_flow *f)
+{
+	const struct dp_gen *g = w->gen;
+	const struct dp_vm *v = &g->vms[f->key.vm];
+	const struct pol_ports *ports;
+
+	if (!v->present)
+		return false;
+	switch (f->how) {
+	case DP_ADMIT_DNS:
+		return dp_gen_is_resolver(g, f->key.family, f->key.peer);
+	case DP_ADMIT_ADDR:
+		return pol_match_addr(g->set, v->policy, f->key.peer, f->key.family == 4 ? 4 : 16,
+		    f->key.proto, f->key.peer_port, NULL) == POL_ALLOW;
+	case DP_ADMIT_BINDING:
+		ports = dp_gen_name_ports(g, f->key.vm, f->name_hash);
+		return ports != NULL && pol_ports_allow(ports, f->key.peer_port);
+	default:
+		return v->audit;	/* passed as would_block: only while the VM is audited */
+	}
+}
+
+/* A flow the current policy no longer allows: cut it, RST to this packet's sender. */
+static void
+dp_flow_revoke(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    struct dp_flow *f, bool from_vm)
+{
+	if (p->proto == PKT_PROTO_TCP && !(p->tcp_flags & PKT_TCP_RST))
+		dp_reply_send(w, from_vm ? DP_PORT_VM : DP_PORT_UPLINK, m, p, dp_reply_tcp_rst);
+	dp_tls_forget(w, f);
+	dp_flow_close(w->flows, f);
+	dp_block(w, m, vm, DP_REASON_NO_BINDING);
 }
 
 /* UDP 443 is QUIC: ICMP port unreachable makes clients fall back to TCP at once. */
@@ -230,6 +270,7 @@ dp_vm_l4(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t 
 	enum dp_admission how;
 	struct dp_flow_key k;
 	struct dp_flow *f;
+	uint32_t name_hash = 0;
 	bool opening, tls;
 
 	if (p->dport == DNS_PORT && p->proto == PKT_PROTO_UDP) {
@@ -244,6 +285,13 @@ dp_vm_l4(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t 
 		return;
 	dp_flow_key_vm(&k, vm, p);
 	if ((f = dp_flow_lookup(w->flows, &k)) != NULL) {
+		if (f->gen != g->id) {
+			if (!dp_flow_still_allowed(w, f)) {
+				dp_flow_revoke(w, m, p, vm, f, true);
+				return;
+			}
+			f->gen = g->id;
+		}
 		dp_flow_track(f, p, true, w->now);
 		if (f->tls == DP_TLS_PENDING && p->payload_len > 0) {
 			dp_tls_client(w, m, p, vm, f);
@@ -268,7 +316,7 @@ dp_vm_l4(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t 
 			goto open_would_block;
 		return;
 	}
-	if ((how = dp_admit(w, p, vm)) == DP_ADMIT_NO) {
+	if ((how = dp_admit(w, p, vm, &name_hash)) == DP_ADMIT_NO) {
 		if (!dp_refuse(w, m, p, vm, DP_REASON_NO_BINDING))
 			goto open_would_block;
 		return;
@@ -289,6 +337,9 @@ dp_vm_l4(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t 
 		dp_block(w, m, vm, DP_REASON_FLOW_LIMIT);
 		return;
 	}
+	f->gen = g->id;
+	f->how = (uint8_t)how;
+	f->name_hash = name_hash;
 	if (tls) {
 		f->tls = DP_TLS_PENDING;
 		f->isn = p->seq + 1;
@@ -296,8 +347,11 @@ dp_vm_l4(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t 
 	dp_egress(w, m, vm, DP_ALLOWED);
 	return;
 open_would_block:
-	if ((f = dp_flow_open(w->flows, &k, g->max_flows_per_vm, w->now)) != NULL)
+	if ((f = dp_flow_open(w->flows, &k, g->max_flows_per_vm, w->now)) != NULL) {
 		f->would_block = true;
+		f->gen = g->id;
+		f->how = DP_ADMIT_NO;
+	}
 	dp_egress(w, m, vm, DP_WOULD_BLOCK);
 }
 
@@ -372,7 +426,7 @@ dp_pipeline_vm(struct dp_worker *w, struct rte_mbuf *m)
 		return;
 	}
 	if ((vm = dp_gen_vm_by_mac(g, p.vlan, p.src_mac)) < 0) {
-		dp_block(w, m, g->nvms, DP_REASON_SPOOFED);
+		dp_block(w, m, DP_VM_UNKNOWN, DP_REASON_SPOOFED);
 		return;
 	}
 	v = &g->vms[vm];
@@ -460,6 +514,13 @@ dp_pipeline_uplink(struct dp_worker *w, struct rte_mbuf *m)
 		w->vm_stats[vm].blocked[DP_REASON_UNSOLICITED]++;
 		rte_pktmbuf_free(m);
 		return;
+	}
+	if (f->gen != g->id) {
+		if (!dp_flow_still_allowed(w, f)) {
+			dp_flow_revoke(w, m, &p, (uint16_t)vm, f, false);
+			return;
+		}
+		f->gen = g->id;
 	}
 	dp_flow_track(f, &p, false, w->now);
 	if (p.proto == PKT_PROTO_TCP && p.sport == DNS_PORT && p.payload_len > 0)

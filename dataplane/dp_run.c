@@ -19,8 +19,11 @@
 #include <rte_rcu_qsbr.h>
 
 #include "dp_bind.h"
+#include "dp_evt.h"
 #include "dp_gen.h"
+#include "dp_names.h"
 #include "dp_port.h"
+#include "dp_reload.h"
 #include "dp_run.h"
 #include "dp_stats.h"
 #include "dp_worker.h"
@@ -30,7 +33,7 @@
 #define DP_TICK_US		10000	/* main loop period */
 #define DP_SWEEP_BUDGET		4096	/* bindings examined per tick */
 
-static volatile sig_atomic_t dp_stop, dp_dump_stats, dp_reload;
+static volatile sig_atomic_t dp_stop, dp_dump_stats, dp_reload_wanted;
 
 static void
 dp_on_signal(int sig)
@@ -38,7 +41,7 @@ dp_on_signal(int sig)
 	if (sig == SIGUSR1)
 		dp_dump_stats = 1;
 	else if (sig == SIGHUP)
-		dp_reload = 1;
+		dp_reload_wanted = 1;
 	else
 		dp_stop = 1;
 }
@@ -103,12 +106,12 @@ dp_ctx_setup(struct dp_ctx *ctx, const struct pol_config *cfg)
 		fputs("namegate: cannot allocate the RCU state\n", stderr);
 		return -1;
 	}
-	if ((g = dp_gen_create(cfg, 1, ctx->nworkers)) == NULL) {
+	if ((g = dp_gen_create(cfg, 1, ctx->nworkers, NULL)) == NULL) {
 		fprintf(stderr, "namegate: VM table: %s\n", rte_strerror(rte_errno));
 		return -1;
 	}
 	atomic_store_explicit(&ctx->gen, g, memory_order_release);
-	ctx->binds = dp_binds_create("ng_binds", cfg->max_bindings, g->nvms, ctx->qsbr,
+	ctx->binds = dp_binds_create("ng_binds", cfg->max_bindings, DP_VM_SLOTS, ctx->qsbr,
 	    (int)rte_socket_id());
 	if (ctx->binds == NULL) {
 		fprintf(stderr, "namegate: max_bindings %u: %s\n", cfg->max_bindings,
@@ -118,7 +121,7 @@ dp_ctx_setup(struct dp_ctx *ctx, const struct pol_config *cfg)
 	RTE_LCORE_FOREACH_WORKER(lcore) {
 		if (n == ctx->nworkers)
 			break;
-		if ((ctx->workers[n] = dp_worker_create(ctx, n, lcore, cfg, g->nvms)) == NULL) {
+		if ((ctx->workers[n] = dp_worker_create(ctx, n, lcore, cfg, DP_VM_SLOTS)) == NULL) {
 			fprintf(stderr, "namegate: worker %u: max_flows %u: %s\n", n,
 			    cfg->max_flows, rte_strerror(rte_errno));
 			return -1;
@@ -144,10 +147,30 @@ dp_ctx_teardown(struct dp_ctx *ctx)
 	rte_mempool_free(ctx->pool);
 }
 
+/* The workers' events: names for reloads (and, later, the event log and nftables). */
+static void
+dp_drain_events(struct dp_ctx *ctx, struct dp_names *names)
+{
+	static struct dp_evt evts[256];
+
+	for (unsigned int i = 0; i < ctx->nworkers; i++) {
+		unsigned int n;
+
+		while ((n = dp_evt_drain(ctx->workers[i], evts, RTE_DIM(evts))) > 0)
+			for (unsigned int k = 0; k < n; k++)
+				if (evts[k].version == DP_API_VERSION &&
+				    evts[k].type == DP_EVT_BIND)
+					dp_names_add(names, evts[k].vm, evts[k].name,
+					    evts[k].name_len);
+	}
+}
+
 int
-dp_run(const struct pol_config *cfg, char **eal, int neal)
+dp_run(struct pol_config **cfgp, char **eal, int neal)
 {
 	struct dp_ctx ctx = { .port = { RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS } };
+	const struct pol_config *cfg = *cfgp;
+	struct dp_names *names = NULL;
 	uint32_t sweep_cursor = 0;
 	int rc = 1;
 
@@ -159,6 +182,10 @@ dp_run(const struct pol_config *cfg, char **eal, int neal)
 		return 1;
 	if (dp_ctx_setup(&ctx, cfg) != 0)
 		goto out;
+	if ((names = dp_names_create(cfg->max_bindings)) == NULL) {
+		fputs("namegate: cannot allocate the name table\n", stderr);
+		goto out;
+	}
 	for (unsigned int i = 0; i < ctx.nworkers; i++)
 		rte_eal_remote_launch(dp_worker_loop, ctx.workers[i], ctx.workers[i]->lcore);
 	printf("namegate: ready: %u VMs, vm port %s, uplink port %s, %u worker%s\n",
@@ -167,15 +194,17 @@ dp_run(const struct pol_config *cfg, char **eal, int neal)
 	fflush(stdout);
 	while (!dp_stop) {
 		usleep(DP_TICK_US);
+		dp_drain_events(&ctx, names);
 		dp_binds_sweep(ctx.binds, dp_now(&ctx), DP_SWEEP_BUDGET, &sweep_cursor);
 		if (dp_dump_stats) {
 			dp_dump_stats = 0;
 			dp_stats_print(&ctx, stdout);
 		}
-		if (dp_reload) {
-			dp_reload = 0;
-			fputs("namegate: SIGHUP: live reload is not in this version; the running "
-			    "policy stays\n", stderr);
+		if (dp_reload_wanted) {
+			dp_reload_wanted = 0;
+			dp_drain_events(&ctx, names);	/* every name learned so far counts */
+			dp_reload(&ctx, cfgp, names, stderr);
+			fflush(stderr);
 		}
 	}
 	for (unsigned int i = 0; i < ctx.nworkers; i++)
@@ -184,6 +213,7 @@ dp_run(const struct pol_config *cfg, char **eal, int neal)
 	dp_stats_print(&ctx, stdout);
 	rc = 0;
 out:
+	dp_names_free(names);
 	dp_ctx_teardown(&ctx);
 	rte_eal_cleanup();
 	return rc;

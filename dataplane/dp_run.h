@@ -16,10 +16,11 @@ int dp_ctx_setup(struct dp_ctx *ctx, const struct pol_config *cfg);
 void dp_ctx_teardown(struct dp_ctx *ctx);
 
 /*
- * Run namegate with cfg. eal/neal: EAL arguments from the command line, or NULL/0 to use
- * cfg's dataplane.eal. Returns the process exit status: 0 after SIGINT/SIGTERM, 1 when
- * anything fails to start (nothing is forwarded then: fail closed).
+ * Run namegate with *cfgp. eal/neal: EAL arguments from the command line, or NULL/0 to use
+ * its dataplane.eal. A reload replaces *cfgp (the caller frees the last one). Returns the
+ * process exit status: 0 after SIGINT/SIGTERM, 1 when anything fails to start (nothing is
+ * forwarded then: fail closed).
  */
-int dp_run(const struct pol_config *cfg, char **eal, int neal);
+int dp_run(struct pol_config **cfgp, char **eal, int neal);
 
 #endif

@@ -48,10 +48,12 @@ dp_stats_print(const struct dp_ctx *ctx, FILE *out)
 	const struct dp_gen *g = atomic_load_explicit(&ctx->gen, memory_order_acquire);
 	struct dp_vm_stats s;
 
-	for (uint16_t vm = 0; vm <= g->nvms; vm++) {
+	for (uint16_t vm = 0; vm <= DP_VM_UNKNOWN; vm++) {
 		const char *name = g->vms[vm].name;
 		uint64_t flows = 0;
 
+		if (!g->vms[vm].present)
+			continue;		/* a removed VM's counters stay in its slot */
 		dp_stats_sum(ctx, vm, &s);
 		for (int v = 0; v < DP_VERDICT_MAX; v++) {
 			fprintf(out, "namegate_vm_egress_packets_total{vm=\"%s\",verdict=\"%s\"} %lu\n",

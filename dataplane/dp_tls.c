@@ -175,12 +175,13 @@ dp_tls_cut(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, enum dp_re
 
 /* The verdict on a whole ClientHello, or DP_REASON_MAX when it may pass. */
 static enum dp_reason
-dp_tls_judge(struct dp_worker *w, const struct dp_flow *f, uint16_t vm, enum sni_status st,
+dp_tls_judge(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni_status st,
     const struct tls_hello *hello)
 {
 	const struct dp_gen *g = w->gen;
 	struct dp_addr dst = { .family = f->key.family };
 	char name[SNI_HOST_MAX + 1];
+	uint32_t hash;
 
 	if (st == SNI_ABSENT)
 		return DP_REASON_NO_SNI;
@@ -196,9 +197,11 @@ dp_tls_judge(struct dp_worker *w, const struct dp_flow *f, uint16_t vm, enum sni
 	    f->key.peer_port, NULL) != POL_ALLOW)
 		return DP_REASON_SNI_DENIED;
 	memcpy(dst.a, f->key.peer, sizeof(f->key.peer));
-	if (g->sni_strict && !dp_bind_has_name(w->ctx->binds, vm, &dst,
-	    dp_name_hash(name, hello->sni.len), w->now))
+	hash = dp_name_hash(name, hello->sni.len);
+	if (g->sni_strict && !dp_bind_has_name(w->ctx->binds, vm, &dst, hash, w->now))
 		return DP_REASON_SNI_DENIED;	/* the name never resolved to this address */
+	/* from now on the flow stands on its SNI: a reload judges that name */
+	f->name_hash = hash;
 	return DP_REASON_MAX;
 }
 
@@ -223,6 +226,7 @@ dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 	struct tls_hello hello;
 	enum reasm_status rs;
 	enum sni_status st;
+	enum dp_reason r;
 	struct dp_hold *h;
 
 	if ((h = dp_hold_of(w, f)) == NULL) {
@@ -265,8 +269,7 @@ dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 			dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS);
 		return;
 	}
-	enum dp_reason r = dp_tls_judge(w, f, vm, st, &hello);
-
+	r = dp_tls_judge(w, f, vm, st, &hello);
 	if (r == DP_REASON_MAX)
 		dp_tls_release(w, h, f);
 	else

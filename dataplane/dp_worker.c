@@ -9,6 +9,7 @@
 #include <rte_rcu_qsbr.h>
 
 #include "dp_dns.h"
+#include "dp_evt.h"
 #include "dp_flow.h"
 #include "dp_pipeline.h"
 #include "dp_tls.h"
@@ -42,9 +43,11 @@ dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
 	snprintf(name, sizeof(name), "ng_pending_%u", id);
 	w->pending = dp_pending_create(name, DP_PENDING_CAP, socket);
 	w->holds = dp_holds_create(DP_HOLD_SLOTS, socket);
+	w->evts = dp_evt_ring_create(id, socket);
 	w->vm_stats = rte_zmalloc_socket("dp_vm_stats", (size_t)(nvms + 1) * sizeof(w->vm_stats[0]),
 	    RTE_CACHE_LINE_SIZE, socket);
-	if (w->flows == NULL || w->pending == NULL || w->holds == NULL || w->vm_stats == NULL) {
+	if (w->flows == NULL || w->pending == NULL || w->holds == NULL || w->evts == NULL ||
+	    w->vm_stats == NULL) {
 		dp_worker_free(w);
 		return NULL;
 	}
@@ -56,6 +59,7 @@ dp_worker_free(struct dp_worker *w)
 {
 	if (w == NULL)
 		return;
+	rte_ring_free(w->evts);
 	dp_holds_free(w->holds);
 	dp_flows_free(w->flows);
 	dp_pending_free(w->pending);

@@ -132,7 +132,7 @@ ng_daemon(const struct ng_opts *o)
 		fputs("namegate: not started: the configuration has errors\n", stderr);
 		return 1;
 	}
-	rc = dp_run(cfg, o->eal, o->neal);
+	rc = dp_run(&cfg, o->eal, o->neal);
 	pol_config_free(cfg);
 	return rc;
 }

@@ -1,0 +1,37 @@
+/*
+ * What the fast path tells the control plane: fixed-size, versioned records, plain C, so
+ * control/ can read them without DPDK headers. Workers write them to their own ring; the
+ * main lcore drains the rings between polls. Never blocks a worker: a full ring drops the
+ * record and counts it.
+ */
+#ifndef DP_API_H
+#define DP_API_H
+
+#include <stdint.h>
+
+#define DP_API_VERSION		1
+#define DP_EVT_NAME_MAX		253
+
+enum dp_evt_type {
+	DP_EVT_BIND = 1,	/* DNS taught (vm, addr) for name, for ttl seconds */
+	DP_EVT_BLOCK = 2,	/* a connection or query of vm was blocked (or would be) */
+};
+
+struct dp_evt {
+	uint16_t version;		/* DP_API_VERSION */
+	uint16_t type;			/* enum dp_evt_type */
+	uint16_t vm;			/* VM slot */
+	uint8_t family;			/* 4 or 6; 0: no address */
+	uint8_t proto;			/* IP protocol, BLOCK */
+	uint8_t addr[16];		/* BIND: the bound address; BLOCK: the destination */
+	uint16_t port;			/* BLOCK: destination port */
+	uint8_t reason;			/* BLOCK: enum dp_reason */
+	uint8_t would_block;		/* BLOCK: audit mode, it passed */
+	uint32_t ttl;			/* BIND: seconds, clamped */
+	uint64_t tsc;			/* when, in TSC cycles */
+	uint8_t name_len;
+	char name[DP_EVT_NAME_MAX + 1];	/* the queried name or the SNI; not NUL-terminated */
+	uint8_t pad[1];
+};
+
+#endif

@@ -1,0 +1,113 @@
+"""Live reload (SIGHUP, SPEC s4 last paragraph) through the real daemon: a new policy is
+in force at once, flows and bindings it no longer allows are cut on their next packet, a
+file with errors changes nothing, and VMs come and go."""
+import signal
+import subprocess
+import time
+
+import lab as labmod
+import lab_namegate
+import ng_counters as nc
+from test_dataplane import _policies, _vms, start
+
+# Holds two keep-alive HTTPS connections open; prints each request's outcome as the lead
+# (the test) asks for it on stdin.
+_HOLDER = r"""
+import http.client, socket, ssl, sys
+ctx = ssl.create_default_context(cafile=sys.argv[1])
+conns = {}
+for host in sys.argv[2:]:
+    addr = socket.getaddrinfo(host, 443, socket.AF_INET)[0][4][0]
+    c = http.client.HTTPSConnection(host, 443, context=ctx, timeout=3)
+    c.sock = ctx.wrap_socket(socket.create_connection((addr, 443), timeout=3),
+                             server_hostname=host)
+    conns[host] = c
+print("ready", flush=True)
+for line in sys.stdin:
+    out = []
+    for host, c in conns.items():
+        try:
+            c.request("GET", "/"); r = c.getresponse(); r.read(); out.append(f"{host}={r.status}")
+        except (OSError, http.client.HTTPException) as e:
+            out.append(f"{host}=cut")
+    print(" ".join(out), flush=True)
+"""
+
+
+def reload_with(lab, policies=None, vms=None, raw=None):
+    """Rewrite the daemon's file and SIGHUP it; returns what it said about the reload."""
+    err_before = len(lab.namegate_output()[1])
+    if raw is not None:
+        with open(lab.config_path, "w") as f:
+            f.write(raw)
+    else:
+        saved = lab.vms
+        lab.vms = vms if vms is not None else lab.vms
+        try:
+            lab_namegate.write_config(lab, lab.config_path, policies or lab.policies,
+                                      lab.config_overrides)
+        finally:
+            lab.vms = saved
+    lab.daemon.signal(signal.SIGHUP)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        said = lab.namegate_output()[1][err_before:]
+        if "generation" in said and ("in force" in said or "stays" in said):
+            return said
+        time.sleep(0.05)
+    raise AssertionError("namegate said nothing about the reload")
+
+
+def gen(lab):
+    return nc.read(lab)["namegate_policy_generation"]
+
+
+def test_new_policy_in_force_and_what_it_no_longer_allows_is_cut(request):
+    lab = start(request)
+    holder = subprocess.Popen(
+        ["ip", "netns", "exec", lab.vm("vm1").ns, labmod.PYTHON, "-c", _HOLDER, lab.ca_path,
+         "pypi.org", "files.pythonhosted.org"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        holder.stdin.write("go\n"); holder.stdin.flush()
+        assert holder.stdout.readline().split() == ["pypi.org=200",
+                                                    "files.pythonhosted.org=200"]
+        policies = _policies()
+        policies["python"]["allow"].remove("files.pythonhosted.org")
+        said = reload_with(lab, policies=policies)
+        assert "generation 2 in force" in said, said
+        holder.stdin.write("go\n"); holder.stdin.flush()
+        assert holder.stdout.readline().split() == ["pypi.org=200",
+                                                    "files.pythonhosted.org=cut"]
+    finally:
+        holder.kill()
+        holder.wait()
+    assert lab.dig("vm1", "files.pythonhosted.org").rcode == "REFUSED"
+    assert lab.curl("vm1", "https://pypi.org/").ok
+    assert gen(lab) == 2
+
+
+def test_file_with_errors_changes_nothing(request):
+    lab = start(request)
+    good = open(lab.config_path).read()
+    said = reload_with(lab, raw=good.replace("policies:", "policies:\n  broken: [", 1))
+    assert "stays in force" in said and lab.config_path + ":" in said, said
+    assert gen(lab) == 1
+    assert lab.curl("vm1", "https://files.pythonhosted.org/").ok
+    assert lab.dig("vm1", "evil.test").rcode == "REFUSED"
+
+
+def test_vms_come_and_go(request):
+    lab = start(request)
+    assert lab.curl("vm2", "https://github.com/").ok
+    said = reload_with(lab, vms=[v for v in lab.vms if v.name != "vm2"])
+    assert "generation 2 in force" in said, said
+    with nc.Delta(lab) as d:
+        r = lab.curl("vm2", "https://github.com/", timeout=2)
+    assert not r.ok
+    assert d[nc.blocked("unknown", "spoofed")] >= 1
+    assert lab.curl("vm1", "https://pypi.org/").ok
+    said = reload_with(lab, vms=_vms())
+    assert "generation 3 in force" in said, said
+    assert lab.curl("vm2", "https://github.com/").ok
