@@ -1,0 +1,670 @@
+/*
+ * The event log: JSON lines built in one reusable buffer and appended with one write(2), so
+ * readers never see half a line and there is no stdio buffer to flush. Per-VM token buckets
+ * live in an insertion-ordered array indexed by a small open-addressing hash.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "ctl_events.h"
+
+#define EV_NS			1000000000LL
+#define EV_ROTATE_CHECK_NS	EV_NS		/* stat the path at most this often */
+#define EV_FOLLOW_POLL_NS	(100 * 1000000LL)
+#define EV_FOLLOW_GRACE		30		/* idle polls a rotated-away file is still read */
+#define EV_READ_CHUNK		65536
+
+/* A growing line buffer; oom sticks until the next reset so one check covers a line. */
+struct ev_buf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+struct ev_vm {
+	char *name;
+	uint64_t tokens;	/* in token-nanoseconds: EV_NS of them make one event */
+	int64_t last_ns;	/* when tokens was last refilled */
+	uint64_t suppressed;	/* blocks counted, not logged, since the VM's last line */
+};
+
+struct ctl_events {
+	char *path;
+	int fd;
+	dev_t dev;		/* of the open file, to notice a rename or removal */
+	ino_t ino;
+	bool checked;
+	int64_t checked_ns;
+	bool torn;		/* a write stopped mid-line: start the next on a new line */
+	uint32_t rate, burst;
+	struct ev_vm *vms;	/* in the order first seen, for a stable flush */
+	size_t nvms, capvms;
+	uint32_t *slots;	/* index into vms + 1; 0 is empty */
+	size_t nslots;		/* a power of two, at least twice nvms */
+	struct ev_buf line;
+};
+
+static void
+ev_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void
+ev_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static void
+buf_putn(struct ev_buf *b, const char *s, size_t n)
+{
+	size_t cap;
+	char *p;
+
+	if (b->oom)
+		return;
+	if (n > b->cap - b->len) {
+		cap = b->cap > 0 ? b->cap : 256;
+		while (cap - b->len < n)
+			cap *= 2;
+		if ((p = realloc(b->p, cap)) == NULL) {
+			b->oom = true;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+}
+
+static void
+buf_puts(struct ev_buf *b, const char *s)
+{
+	buf_putn(b, s, strlen(s));
+}
+
+static void
+buf_printf(struct ev_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+buf_printf(struct ev_buf *b, const char *fmt, ...)
+{
+	char tmp[64];		/* numbers and timestamps only */
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(tmp)) {
+		b->oom = true;
+		return;
+	}
+	buf_putn(b, tmp, (size_t)n);
+}
+
+/*
+ * A JSON string (RFC 8259 s7). Names come off the wire and may hold any byte, so everything
+ * outside printable ASCII is escaped: a line stays one line, a terminal shows no control
+ * sequence, and bytes >= 0x80 (not necessarily UTF-8) become \u00XX, which a reader can map
+ * back to the original byte.
+ */
+static void
+buf_str(struct ev_buf *b, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	static const char from[] = "\"\\\b\f\n\r\t", to[] = "\"\\bfnrt";	/* s7 short forms */
+	const unsigned char *p = (const unsigned char *)s;
+	const char *hit;
+	char esc[6] = { '\\', 'u', '0', '0' };
+	size_t run;
+
+	buf_putn(b, "\"", 1);
+	while (*p != '\0') {
+		for (run = 0; p[run] >= 0x20 && p[run] < 0x7f && p[run] != '"' && p[run] != '\\';
+		    run++)
+			;
+		buf_putn(b, (const char *)p, run);
+		p += run;
+		if (*p == '\0')
+			break;
+		if ((hit = memchr(from, *p, sizeof(from) - 1)) != NULL) {
+			char pair[2] = { '\\', to[hit - from] };
+
+			buf_putn(b, pair, sizeof(pair));
+		} else {
+			esc[4] = hex[*p >> 4];
+			esc[5] = hex[*p & 0xf];
+			buf_putn(b, esc, sizeof(esc));
+		}
+		p++;
+	}
+	buf_putn(b, "\"", 1);
+}
+
+static int64_t
+ev_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * EV_NS + ts->tv_nsec;
+}
+
+/* "2026-11-29T12:00:00.123Z": UTC, milliseconds truncated. */
+static void
+buf_ts(struct ev_buf *b, const struct timespec *now)
+{
+	long ms = now->tv_nsec >= 0 && now->tv_nsec < EV_NS ? now->tv_nsec / 1000000 : 0;
+	struct tm tm;
+
+	if (gmtime_r(&now->tv_sec, &tm) == NULL)
+		memset(&tm, 0, sizeof(tm));	/* a time gmtime cannot show: year 1900 flags it */
+	buf_printf(b, "\"%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ\"", tm.tm_year + 1900,
+	    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+}
+
+/* Starts a line: {"ts":...,"vm":...,"event":... (vm may be NULL). */
+static void
+ev_begin(struct ctl_events *ev, const struct timespec *now, const char *vm, const char *event)
+{
+	struct ev_buf *b = &ev->line;
+
+	b->len = 0;
+	b->oom = false;
+	if (ev->torn)
+		buf_putn(b, "\n", 1);
+	buf_puts(b, "{\"ts\":");
+	buf_ts(b, now);
+	if (vm != NULL) {
+		buf_puts(b, ",\"vm\":");
+		buf_str(b, vm);
+	}
+	buf_puts(b, ",\"event\":");
+	buf_str(b, event);
+}
+
+/* Ends the line and appends it in one write; 0 or -errno. */
+static int
+ev_end(struct ctl_events *ev)
+{
+	struct ev_buf *b = &ev->line;
+	size_t off = 0;
+	ssize_t n;
+
+	buf_putn(b, "}\n", 2);
+	if (b->oom)
+		return -ENOMEM;
+	while (off < b->len) {
+		if ((n = write(ev->fd, b->p + off, b->len - off)) < 0) {
+			if (errno == EINTR)
+				continue;
+			/* Part of a line is in the file: the next one must not be glued to it. */
+			ev->torn = off > 0 || ev->torn;
+			return -errno;
+		}
+		off += (size_t)n;
+	}
+	ev->torn = false;
+	return 0;
+}
+
+/*
+ * Opens path for appending: created with exactly CTL_EVENTS_MODE (whatever the umask), an
+ * existing file as it is. O_NONBLOCK: a FIFO without a reader fails, and a full one loses
+ * the event, rather than stalling the control loop.
+ */
+static int
+ev_open_file(const char *path, struct stat *st)
+{
+	const int flags = O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+	int fd = -1, rc;
+
+	for (int tries = 0; tries < 3 && fd < 0; tries++) {
+		if ((fd = open(path, flags | O_CREAT | O_EXCL, CTL_EVENTS_MODE)) >= 0) {
+			if (fchmod(fd, CTL_EVENTS_MODE) != 0)
+				goto fail;
+			break;
+		}
+		if (errno != EEXIST)
+			return -errno;
+		/* Removed between the two opens (a rotation): create it again. */
+		if ((fd = open(path, flags)) < 0 && errno != ENOENT)
+			return -errno;
+	}
+	if (fd < 0)
+		return -ENOENT;
+	if (fstat(fd, st) != 0)
+		goto fail;
+	return fd;
+fail:
+	rc = -errno;
+	close(fd);
+	return rc;
+}
+
+struct ctl_events *
+ctl_events_open(const char *path, uint32_t rate, uint32_t burst, char *err, size_t errlen)
+{
+	struct ctl_events *ev;
+	struct stat st;
+	int fd;
+
+	if (errlen > 0)
+		err[0] = '\0';
+	if (path == NULL || path[0] == '\0' || (rate > 0 && burst == 0)) {
+		errno = EINVAL;
+		ev_err(err, errlen, "events: %s", path == NULL || path[0] == '\0' ?
+		    "no log path" : "burst must be at least 1 when rate is limited");
+		return NULL;
+	}
+	if ((ev = calloc(1, sizeof(*ev))) == NULL || (ev->path = strdup(path)) == NULL) {
+		ev_err(err, errlen, "events: %s: %s", path, strerror(errno));
+		free(ev);
+		return NULL;
+	}
+	if ((fd = ev_open_file(path, &st)) < 0) {
+		ev_err(err, errlen, "events: open %s: %s", path, strerror(-fd));
+		free(ev->path);
+		free(ev);
+		errno = -fd;
+		return NULL;
+	}
+	ev->fd = fd;
+	ev->dev = st.st_dev;
+	ev->ino = st.st_ino;
+	ev->rate = rate;
+	ev->burst = burst;
+	return ev;
+}
+
+void
+ctl_events_close(struct ctl_events *ev)
+{
+	if (ev == NULL)
+		return;
+	close(ev->fd);
+	for (size_t i = 0; i < ev->nvms; i++)
+		free(ev->vms[i].name);
+	free(ev->vms);
+	free(ev->slots);
+	free(ev->line.p);
+	free(ev->path);
+	free(ev);
+}
+
+int
+ctl_events_reopen(struct ctl_events *ev)
+{
+	struct stat st;
+	int fd;
+
+	if ((fd = ev_open_file(ev->path, &st)) < 0)
+		return fd;
+	close(ev->fd);
+	ev->fd = fd;
+	ev->dev = st.st_dev;
+	ev->ino = st.st_ino;
+	ev->torn = false;	/* a fresh file starts on a line boundary */
+	return 0;
+}
+
+/*
+ * Reopens when the path no longer names our file (logrotate renamed or removed it), at most
+ * once per EV_ROTATE_CHECK_NS. A clock step backwards forces a check rather than none.
+ * An error other than "gone" (EACCES on the directory) proves nothing: keep the file.
+ */
+static int
+ev_check_rotation(struct ctl_events *ev, const struct timespec *now)
+{
+	int64_t t = ev_ns(now);
+	struct stat st;
+
+	if (ev->checked && t >= ev->checked_ns && t - ev->checked_ns < EV_ROTATE_CHECK_NS)
+		return 0;
+	ev->checked = true;
+	ev->checked_ns = t;
+	if (stat(ev->path, &st) == 0) {
+		if (st.st_dev == ev->dev && st.st_ino == ev->ino)
+			return 0;
+	} else if (errno != ENOENT) {
+		return 0;
+	}
+	return ctl_events_reopen(ev);
+}
+
+/* FNV-1a: VM names are few and short, and come from the policy, not from the wire. */
+static uint32_t
+ev_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s != '\0'; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+static int
+ev_slots_grow(struct ctl_events *ev)
+{
+	size_t n = ev->nslots > 0 ? ev->nslots * 2 : 16, mask = n - 1;
+	uint32_t *slots;
+
+	if ((slots = calloc(n, sizeof(*slots))) == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < ev->nvms; i++) {
+		size_t j = ev_hash(ev->vms[i].name) & mask;
+
+		while (slots[j] != 0)
+			j = (j + 1) & mask;
+		slots[j] = (uint32_t)i + 1;
+	}
+	free(ev->slots);
+	ev->slots = slots;
+	ev->nslots = n;
+	return 0;
+}
+
+/* The VM's bucket, created full; NULL when out of memory. */
+static struct ev_vm *
+ev_vm_get(struct ctl_events *ev, const char *name, int64_t now)
+{
+	struct ev_vm *v;
+	size_t j, mask;
+
+	if (ev->nslots > 0) {
+		mask = ev->nslots - 1;
+		for (j = ev_hash(name) & mask; ev->slots[j] != 0; j = (j + 1) & mask) {
+			v = &ev->vms[ev->slots[j] - 1];
+			if (strcmp(v->name, name) == 0)
+				return v;
+		}
+	}
+	if ((ev->nvms + 1) * 2 > ev->nslots && ev_slots_grow(ev) != 0)
+		return NULL;
+	if (ev->nvms == ev->capvms) {
+		size_t cap = ev->capvms > 0 ? ev->capvms * 2 : 8;
+
+		if ((v = realloc(ev->vms, cap * sizeof(*v))) == NULL)
+			return NULL;
+		ev->vms = v;
+		ev->capvms = cap;
+	}
+	v = &ev->vms[ev->nvms];
+	if ((v->name = strdup(name)) == NULL)
+		return NULL;
+	v->tokens = (uint64_t)ev->burst * EV_NS;
+	v->last_ns = now;
+	v->suppressed = 0;
+	mask = ev->nslots - 1;
+	for (j = ev_hash(name) & mask; ev->slots[j] != 0; j = (j + 1) & mask)
+		;
+	ev->slots[j] = (uint32_t)++ev->nvms;
+	return v;
+}
+
+/*
+ * Token bucket: rate tokens a second, at most burst. Kept in token-nanoseconds so refills
+ * are exact integers. A clock step backwards restarts the refill from the new time: the
+ * bucket neither stalls nor gains.
+ */
+static bool
+ev_vm_take(const struct ctl_events *ev, struct ev_vm *v, int64_t now)
+{
+	uint64_t cap = (uint64_t)ev->burst * EV_NS, dt, room;
+
+	if (now > v->last_ns) {
+		dt = (uint64_t)(now - v->last_ns);
+		room = cap - v->tokens;
+		/* Comparing before multiplying keeps dt * rate from overflowing. */
+		if (dt > room / ev->rate)
+			v->tokens = cap;
+		else
+			v->tokens += dt * ev->rate;
+	}
+	v->last_ns = now;
+	if (v->tokens < (uint64_t)EV_NS)
+		return false;
+	v->tokens -= EV_NS;
+	return true;
+}
+
+static const char *
+ev_proto_name(uint8_t proto, char *tmp, size_t len)
+{
+	switch (proto) {
+	case IPPROTO_ICMP:	return "icmp";
+	case IPPROTO_TCP:	return "tcp";
+	case IPPROTO_UDP:	return "udp";
+	case IPPROTO_ICMPV6:	return "icmpv6";
+	default:
+		snprintf(tmp, len, "%u", proto);
+		return tmp;
+	}
+}
+
+/* "203.0.113.5:443", "[2001:db8::1]:443", or the address alone for port 0. */
+static void
+buf_dst(struct ev_buf *b, int family, const uint8_t *addr, uint16_t port)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	if (inet_ntop(family, addr, a, sizeof(a)) == NULL) {
+		b->oom = true;
+		return;
+	}
+	buf_puts(b, ",\"dst\":\"");
+	if (family == AF_INET6 && port != 0)
+		buf_putn(b, "[", 1);
+	buf_puts(b, a);
+	if (family == AF_INET6 && port != 0)
+		buf_putn(b, "]", 1);
+	if (port != 0)
+		buf_printf(b, ":%u", port);
+	buf_putn(b, "\"", 1);
+}
+
+int
+ctl_events_log_block(struct ctl_events *ev, const struct timespec *now,
+    const struct ctl_ev_block *b)
+{
+	struct ev_vm *v = NULL;
+	uint64_t suppressed = 0;
+	char tmp[4];
+	int rc;
+
+	if (b->vm == NULL || b->reason == NULL)
+		return -EINVAL;
+	if (ev->rate > 0) {
+		if ((v = ev_vm_get(ev, b->vm, ev_ns(now))) == NULL)
+			return -ENOMEM;
+		if (!ev_vm_take(ev, v, ev_ns(now))) {
+			v->suppressed++;
+			return 0;
+		}
+		suppressed = v->suppressed;
+	}
+	(void)ev_check_rotation(ev, now);	/* on failure the old file still takes the line */
+	ev_begin(ev, now, b->vm, "block");
+	buf_puts(&ev->line, ",\"reason\":");
+	buf_str(&ev->line, b->reason);
+	buf_puts(&ev->line, ",\"proto\":");
+	buf_str(&ev->line, ev_proto_name(b->proto, tmp, sizeof(tmp)));
+	if (b->family == AF_INET || b->family == AF_INET6)
+		buf_dst(&ev->line, b->family, b->addr, b->port);
+	if (b->name != NULL) {
+		buf_puts(&ev->line, ",\"name\":");
+		buf_str(&ev->line, b->name);
+	}
+	if (suppressed > 0)
+		buf_printf(&ev->line, ",\"suppressed\":%llu", (unsigned long long)suppressed);
+	if ((rc = ev_end(ev)) == 0 && v != NULL)
+		v->suppressed = 0;	/* reported; on failure the count waits for the next line */
+	return rc;
+}
+
+int
+ctl_events_log_policy(struct ctl_events *ev, const struct timespec *now, uint64_t generation,
+    uint32_t vms, const char *file)
+{
+	(void)ev_check_rotation(ev, now);
+	ev_begin(ev, now, NULL, "policy");
+	buf_printf(&ev->line, ",\"generation\":%llu,\"vms\":%u", (unsigned long long)generation,
+	    vms);
+	if (file != NULL) {
+		buf_puts(&ev->line, ",\"file\":");
+		buf_str(&ev->line, file);
+	}
+	return ev_end(ev);
+}
+
+int
+ctl_events_log_start(struct ctl_events *ev, const struct timespec *now, const char *version)
+{
+	(void)ev_check_rotation(ev, now);
+	ev_begin(ev, now, NULL, "start");
+	if (version != NULL) {
+		buf_puts(&ev->line, ",\"version\":");
+		buf_str(&ev->line, version);
+	}
+	buf_printf(&ev->line, ",\"pid\":%ld", (long)getpid());
+	return ev_end(ev);
+}
+
+int
+ctl_events_flush(struct ctl_events *ev, const struct timespec *now)
+{
+	int rc, first = ev_check_rotation(ev, now);
+
+	for (size_t i = 0; i < ev->nvms; i++) {
+		struct ev_vm *v = &ev->vms[i];
+
+		if (v->suppressed == 0)
+			continue;
+		ev_begin(ev, now, v->name, "suppressed");
+		buf_printf(&ev->line, ",\"suppressed\":%llu", (unsigned long long)v->suppressed);
+		if ((rc = ev_end(ev)) == 0)
+			v->suppressed = 0;
+		else if (first == 0)
+			first = rc;
+	}
+	return first;
+}
+
+int
+ctl_events_log_stop(struct ctl_events *ev, const struct timespec *now)
+{
+	int rc = ctl_events_flush(ev, now), rc2;
+
+	ev_begin(ev, now, NULL, "stop");
+	rc2 = ev_end(ev);
+	return rc != 0 ? rc : rc2;
+}
+
+/* Copies what fd has now to out: bytes copied, or -errno. */
+static ssize_t
+ev_copy(int fd, FILE *out, char *buf)
+{
+	ssize_t n, total = 0;
+
+	for (;;) {
+		if ((n = read(fd, buf, EV_READ_CHUNK)) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		errno = 0;
+		if (fwrite(buf, 1, (size_t)n, out) != (size_t)n)
+			return errno != 0 ? -errno : -EIO;
+		total += n;
+	}
+	errno = 0;
+	if (total > 0 && fflush(out) != 0)
+		return errno != 0 ? -errno : -EIO;
+	return total;
+}
+
+/* True when path names a different file than fd (rotated); false if it is absent. */
+static bool
+ev_replaced(const char *path, int fd)
+{
+	struct stat a, b;
+
+	if (stat(path, &a) != 0 || fstat(fd, &b) != 0)
+		return false;
+	return a.st_dev != b.st_dev || a.st_ino != b.st_ino;
+}
+
+int
+ctl_events_follow(const char *path, FILE *out, bool follow, volatile sig_atomic_t *stop)
+{
+	const struct timespec nap = { .tv_sec = 0, .tv_nsec = EV_FOLLOW_POLL_NS };
+	int fd, oldfd = -1, old_idle = 0, nfd, rc = 0;
+	char *buf = NULL;
+	struct stat st;
+	ssize_t n;
+	off_t off;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	if ((buf = malloc(EV_READ_CHUNK)) == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	while (stop == NULL || !*stop) {
+		/*
+		 * The writer may append to a renamed file until it next checks the path (within
+		 * a second of its next event), so the old file is read until it has been quiet
+		 * for EV_FOLLOW_GRACE polls.
+		 */
+		if (oldfd >= 0) {
+			if ((n = ev_copy(oldfd, out, buf)) < 0) {
+				rc = (int)n;
+				goto out;
+			}
+			old_idle = n > 0 ? 0 : old_idle + 1;
+			if (old_idle >= EV_FOLLOW_GRACE) {
+				close(oldfd);
+				oldfd = -1;
+			}
+		}
+		if ((n = ev_copy(fd, out, buf)) < 0) {
+			rc = (int)n;
+			goto out;
+		}
+		if (!follow)
+			break;
+		/* copytruncate: the file shrank under us, so what is there now is new. */
+		if ((off = lseek(fd, 0, SEEK_CUR)) >= 0 && fstat(fd, &st) == 0 && st.st_size < off)
+			(void)lseek(fd, 0, SEEK_SET);
+		if (ev_replaced(path, fd) && (nfd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+			if (oldfd >= 0)
+				close(oldfd);	/* rotated twice within the grace: drop it */
+			oldfd = fd;
+			old_idle = 0;
+			fd = nfd;
+			continue;
+		}
+		if (n == 0)
+			nanosleep(&nap, NULL);		/* EINTR is fine: *stop is checked next */
+	}
+out:
+	if (oldfd >= 0)
+		close(oldfd);
+	close(fd);
+	free(buf);
+	return rc;
+}

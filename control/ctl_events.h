@@ -1,0 +1,99 @@
+/*
+ * Event log (SPEC s6): one JSON object per line, appended with one write(2) each so that
+ * `tail -f` and `namegatectl events --follow` see whole lines as they happen.
+ *
+ *   {"ts":"2026-11-29T12:00:00.123Z","vm":"agent1","event":"block","reason":"sni_denied",
+ *    "proto":"tcp","dst":"203.0.113.5:443","name":"collect.example.invalid"}
+ *
+ * Blocks are rate-limited per VM by a token bucket; what the bucket refuses is counted and
+ * the count rides on the VM's next logged block ("suppressed":N) or is written by
+ * ctl_events_flush(). Policy changes, start and stop are never limited. The file is reopened
+ * when it is renamed or removed (logrotate), noticed at most once per second.
+ *
+ * Every time is passed in as `now` (CLOCK_REALTIME): it is the event's "ts" and the clock of
+ * the rate limiter and the rotation check, so tests replay exact sequences. Not thread-safe:
+ * the control event loop owns a struct ctl_events. No DPDK.
+ */
+#ifndef CTL_EVENTS_H
+#define CTL_EVENTS_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#define CTL_EVENTS_RATE		20	/* default: blocks logged per second per VM */
+#define CTL_EVENTS_BURST	50	/* default: blocks logged at once after a quiet spell */
+#define CTL_EVENTS_MODE		0640	/* a file we create; an existing file keeps its mode */
+
+struct ctl_events;
+
+/* One blocked packet or query, as the dataplane reports it. Strings are NUL-terminated. */
+struct ctl_ev_block {
+	const char *vm;
+	const char *reason;	/* a SPEC s6 reason label: "sni_denied", "no_binding", ... */
+	uint8_t proto;		/* IP protocol number: "tcp", "udp", "icmp", "icmpv6" or "N" */
+	int family;		/* AF_INET, AF_INET6, or AF_UNSPEC for no "dst" */
+	uint8_t addr[16];	/* network order; IPv4 in the first 4 bytes */
+	uint16_t port;		/* host order; 0: "dst" is the address alone */
+	const char *name;	/* SNI or DNS name, any bytes; NULL for no "name" */
+};
+
+/*
+ * Opens (creating with CTL_EVENTS_MODE) path for appending. rate blocks per second per VM
+ * may be logged, burst at once; rate 0 logs every block. Returns the log, or NULL with
+ * errno set and a one-line reason in err (errlen bytes, may be 0). Free with
+ * ctl_events_close().
+ */
+struct ctl_events *ctl_events_open(const char *path, uint32_t rate, uint32_t burst, char *err,
+    size_t errlen);
+
+/* Closes the file and frees the log, writing nothing; NULL is a no-op. */
+void ctl_events_close(struct ctl_events *ev);
+
+/*
+ * Logs b unless its VM's bucket is empty, in which case it is only counted. Returns 0
+ * (logged or counted) or -errno when the write failed; the event is then lost, and the
+ * next call tries again.
+ */
+int ctl_events_log_block(struct ctl_events *ev, const struct timespec *now,
+    const struct ctl_ev_block *b);
+
+/*
+ * {"event":"policy","generation":G,"vms":N,"file":FILE}: a new policy took effect. file
+ * may be NULL. Returns 0 or -errno.
+ */
+int ctl_events_log_policy(struct ctl_events *ev, const struct timespec *now,
+    uint64_t generation, uint32_t vms, const char *file);
+
+/* {"event":"start","version":V,"pid":P}. Returns 0 or -errno. */
+int ctl_events_log_start(struct ctl_events *ev, const struct timespec *now, const char *version);
+
+/* Flushes suppressed counts, then {"event":"stop"}. Returns 0 or the first -errno. */
+int ctl_events_log_stop(struct ctl_events *ev, const struct timespec *now);
+
+/*
+ * For each VM with blocks suppressed since its last logged line, in the order the VMs were
+ * first seen: {"vm":V,"event":"suppressed","suppressed":N}. Call it about once a second,
+ * so a flood that stops is still accounted for. Returns 0 or the first -errno.
+ */
+int ctl_events_flush(struct ctl_events *ev, const struct timespec *now);
+
+/*
+ * Reopens the path now (for SIGHUP after an external rotation). On failure the old file
+ * stays in use and -errno is returned.
+ */
+int ctl_events_reopen(struct ctl_events *ev);
+
+/*
+ * Copies path to out from its first byte. With follow, keeps copying what is appended, like
+ * `tail -F`: after a rename or removal it drains the old file, then reads the new one from
+ * its start once it appears; a truncated file is read again from its start. Returns 0 at
+ * the end of the file (follow false) or once *stop is set (stop may be NULL: never), or
+ * -errno when path cannot be opened at the start or reading or writing fails.
+ */
+int ctl_events_follow(const char *path, FILE *out, bool follow, volatile sig_atomic_t *stop);
+
+#endif /* CTL_EVENTS_H */
