@@ -205,12 +205,15 @@ dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, u
 
 	if (dns_msg_parse(p->payload, p->payload_len, &q) != DNS_OK) {
 		s->dns_blocked++;
+		dp_evt_block(w, vm, p, DP_REASON_DNS_DENIED, false, NULL, 0);
 		dp_block(w, m, vm, DP_REASON_DNS_DENIED);	/* not DNS: maybe a tunnel */
 		return;
 	}
 	allowed = dp_dns_query_allowed(g, vm, &q, p->payload_len, name, sizeof(name));
 	if (!allowed) {
 		s->dns_blocked++;
+		dp_evt_block(w, vm, p, DP_REASON_DNS_DENIED, audit && !q.qr && q.has_question,
+		    name, q.has_question ? strnlen(name, sizeof(name)) : 0);
 		if (!audit || q.qr || !q.has_question) {
 			if (!q.qr)
 				dp_dns_refuse(w, m, p, &q, q.has_question && q.opcode == 0 &&
@@ -338,6 +341,7 @@ dp_dns_tcp_query(struct dp_worker *w, const struct pkt *p, uint16_t vm, bool *wo
 	if (ok)
 		return true;
 	s->dns_blocked++;
+	dp_evt_block(w, vm, p, DP_REASON_DNS_DENIED, g->vms[vm].audit, NULL, 0);
 	if (!g->vms[vm].audit)
 		return false;		/* the caller blocks, and counts the reason */
 	s->blocked[DP_REASON_DNS_DENIED]++;

@@ -7,6 +7,7 @@
 
 #include "dp_bind.h"
 #include "dp_dns.h"
+#include "dp_evt.h"
 #include "dp_flow.h"
 #include "dp_gen.h"
 #include "dp_pipeline.h"
@@ -131,6 +132,7 @@ dp_refuse(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t
 {
 	const struct dp_gen *g = w->gen;
 
+	dp_evt_block(w, vm, p, r, g->vms[vm].audit, NULL, 0);
 	if (g->vms[vm].audit) {
 		w->vm_stats[vm].blocked[r]++;
 		return false;
@@ -232,6 +234,7 @@ dp_flow_revoke(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uin
 static bool
 dp_quic_blocked(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm)
 {
+	dp_evt_block(w, vm, p, DP_REASON_QUIC, w->gen->vms[vm].audit, NULL, 0);
 	if (w->gen->vms[vm].audit) {
 		w->vm_stats[vm].blocked[DP_REASON_QUIC]++;
 		return false;
@@ -331,6 +334,7 @@ dp_vm_l4(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t 
 	}
 	if ((f = dp_flow_open(w->flows, &k, g->max_flows_per_vm, w->now)) == NULL) {
 		/* no room to remember it: blocked even in audit mode (fail closed) */
+		dp_evt_block(w, vm, p, DP_REASON_FLOW_LIMIT, false, NULL, 0);
 		if (g->on_block_reset)
 			dp_reply_send(w, DP_PORT_VM, m, p, p->proto == PKT_PROTO_TCP ?
 			    dp_reply_tcp_rst : dp_reply_icmp_unreach);
@@ -426,6 +430,7 @@ dp_pipeline_vm(struct dp_worker *w, struct rte_mbuf *m)
 		return;
 	}
 	if ((vm = dp_gen_vm_by_mac(g, p.vlan, p.src_mac)) < 0) {
+		dp_evt_block(w, DP_VM_UNKNOWN, &p, DP_REASON_SPOOFED, false, NULL, 0);
 		dp_block(w, m, DP_VM_UNKNOWN, DP_REASON_SPOOFED);
 		return;
 	}
@@ -447,6 +452,7 @@ dp_pipeline_vm(struct dp_worker *w, struct rte_mbuf *m)
 	}
 	if ((p.family == 4 && !(v->has4 && memcmp(p.src, v->ip4, 4) == 0)) ||
 	    (p.family == 6 && !(v->has6 && memcmp(p.src, v->ip6, 16) == 0))) {
+		dp_evt_block(w, (uint16_t)vm, &p, DP_REASON_SPOOFED, false, NULL, 0);
 		dp_block(w, m, (uint16_t)vm, DP_REASON_SPOOFED);
 		return;
 	}

@@ -2,8 +2,12 @@
  * Start-up, the main lcore's loop, and shutdown. Any failure before the workers run
  * stops the process with one message: nothing is forwarded unless everything is ready.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,7 +22,10 @@
 #include <rte_mbuf.h>
 #include <rte_rcu_qsbr.h>
 
+#include "ctl_events.h"
+#include "ctl_metrics.h"
 #include "dp_bind.h"
+#include "dp_control.h"
 #include "dp_evt.h"
 #include "dp_gen.h"
 #include "dp_names.h"
@@ -147,31 +154,57 @@ dp_ctx_teardown(struct dp_ctx *ctx)
 	rte_mempool_free(ctx->pool);
 }
 
-/* The workers' events: names for reloads (and, later, the event log and nftables). */
-static void
-dp_drain_events(struct dp_ctx *ctx, struct dp_names *names)
+/* mkdir -p for the event log's directory. */
+static int
+dp_mkdirs(const char *file)
 {
-	static struct dp_evt evts[256];
+	char dir[PATH_MAX];
 
-	for (unsigned int i = 0; i < ctx->nworkers; i++) {
-		unsigned int n;
-
-		while ((n = dp_evt_drain(ctx->workers[i], evts, RTE_DIM(evts))) > 0)
-			for (unsigned int k = 0; k < n; k++)
-				if (evts[k].version == DP_API_VERSION &&
-				    evts[k].type == DP_EVT_BIND)
-					dp_names_add(names, evts[k].vm, evts[k].name,
-					    evts[k].name_len);
+	snprintf(dir, sizeof(dir), "%s", file);
+	for (char *p = dir + 1; (p = strchr(p, '/')) != NULL; p++) {
+		*p = '\0';
+		if (mkdir(dir, 0750) != 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
 	}
+	return 0;
+}
+
+/* The metrics endpoint and the event log: both must work, or the daemon does not start. */
+static int
+dp_control_start(struct dp_control *c, const struct pol_config *cfg, struct ctl_metrics **m)
+{
+	char err[256], addr[INET6_ADDRSTRLEN];
+	struct timespec now;
+
+	if (dp_mkdirs(cfg->events) != 0 ||
+	    (c->events = ctl_events_open(cfg->events, CTL_EVENTS_RATE, CTL_EVENTS_BURST, err,
+	    sizeof(err))) == NULL) {
+		fprintf(stderr, "namegate: events %s: %s\n", cfg->events,
+		    c->events == NULL ? err : strerror(errno));
+		return -1;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	ctl_events_log_start(c->events, &now, "0.1.0");
+	inet_ntop(cfg->metrics_addr.family == 6 ? AF_INET6 : AF_INET, cfg->metrics_addr.a, addr,
+	    sizeof(addr));
+	if ((*m = ctl_metrics_start(addr, cfg->metrics_port, dp_control_render, c, err,
+	    sizeof(err))) == NULL) {
+		fprintf(stderr, "namegate: metrics %s: %s\n", cfg->metrics, err);
+		return -1;
+	}
+	return 0;
 }
 
 int
 dp_run(struct pol_config **cfgp, char **eal, int neal)
 {
 	struct dp_ctx ctx = { .port = { RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS } };
+	struct dp_control ctl = { .ctx = &ctx, .gen_lock = PTHREAD_MUTEX_INITIALIZER };
 	const struct pol_config *cfg = *cfgp;
-	struct dp_names *names = NULL;
+	struct ctl_metrics *metrics = NULL;
 	uint32_t sweep_cursor = 0;
+	struct timespec now;
 	int rc = 1;
 
 	signal(SIGINT, dp_on_signal);
@@ -182,10 +215,12 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 		return 1;
 	if (dp_ctx_setup(&ctx, cfg) != 0)
 		goto out;
-	if ((names = dp_names_create(cfg->max_bindings)) == NULL) {
+	if ((ctl.names = dp_names_create(cfg->max_bindings)) == NULL) {
 		fputs("namegate: cannot allocate the name table\n", stderr);
 		goto out;
 	}
+	if (dp_control_start(&ctl, cfg, &metrics) != 0)
+		goto out;
 	for (unsigned int i = 0; i < ctx.nworkers; i++)
 		rte_eal_remote_launch(dp_worker_loop, ctx.workers[i], ctx.workers[i]->lcore);
 	printf("namegate: ready: %u VMs, vm port %s, uplink port %s, %u worker%s\n",
@@ -194,7 +229,7 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	fflush(stdout);
 	while (!dp_stop) {
 		usleep(DP_TICK_US);
-		dp_drain_events(&ctx, names);
+		dp_control_drain(&ctl);
 		dp_binds_sweep(ctx.binds, dp_now(&ctx), DP_SWEEP_BUDGET, &sweep_cursor);
 		if (dp_dump_stats) {
 			dp_dump_stats = 0;
@@ -202,8 +237,15 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 		}
 		if (dp_reload_wanted) {
 			dp_reload_wanted = 0;
-			dp_drain_events(&ctx, names);	/* every name learned so far counts */
-			dp_reload(&ctx, cfgp, names, stderr);
+			dp_control_drain(&ctl);	/* every name learned so far counts */
+			pthread_mutex_lock(&ctl.gen_lock);
+			if (dp_reload(&ctx, cfgp, ctl.names, stderr) == 0) {
+				clock_gettime(CLOCK_REALTIME, &now);
+				ctl_events_log_policy(ctl.events, &now,
+				    atomic_load(&ctx.gen)->id, (uint32_t)(*cfgp)->nvms,
+				    (*cfgp)->path);
+			}
+			pthread_mutex_unlock(&ctl.gen_lock);
 			fflush(stderr);
 		}
 	}
@@ -213,7 +255,13 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	dp_stats_print(&ctx, stdout);
 	rc = 0;
 out:
-	dp_names_free(names);
+	ctl_metrics_stop(metrics);
+	if (ctl.events != NULL) {
+		clock_gettime(CLOCK_REALTIME, &now);
+		ctl_events_log_stop(ctl.events, &now);
+		ctl_events_close(ctl.events);
+	}
+	dp_names_free(ctl.names);
 	dp_ctx_teardown(&ctx);
 	rte_eal_cleanup();
 	return rc;

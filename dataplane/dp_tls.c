@@ -6,6 +6,7 @@
 #include <rte_malloc.h>
 
 #include "dp_bind.h"
+#include "dp_evt.h"
 #include "dp_gen.h"
 #include "dp_pipeline.h"
 #include "dp_reply.h"
@@ -205,10 +206,16 @@ dp_tls_judge(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni_statu
 	return DP_REASON_MAX;
 }
 
-/* Cut, or in audit mode count and let it pass. */
+/* Cut, or in audit mode count and let it pass. name: the SNI, when there was one. */
 static void
-dp_tls_refuse(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, enum dp_reason r)
+dp_tls_refuse(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, enum dp_reason r,
+    const char *name, size_t len)
 {
+	struct pkt p = { .family = f->key.family, .proto = f->key.proto,
+		.dport = f->key.peer_port };
+
+	memcpy(p.dst, f->key.peer, sizeof(p.dst));
+	dp_evt_block(w, h->vm, &p, r, w->gen->vms[h->vm].audit, name, len);
 	if (w->gen->vms[h->vm].audit) {
 		w->vm_stats[h->vm].blocked[r]++;
 		f->would_block = true;
@@ -247,33 +254,34 @@ dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 		reasm_init(&h->r, f->isn, h->buf, sizeof(h->buf));
 	}
 	if (h->nsegs == DP_HOLD_SEGS) {
-		dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS);
+		dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS, NULL, 0);
 		rte_pktmbuf_free(m);
 		return;
 	}
 	h->segs[h->nsegs++] = m;
 	/* urgent data is delivered out of band and could skip what was judged */
 	if (p->tcp_flags & PKT_TCP_URG) {
-		dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS);
+		dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS, NULL, 0);
 		return;
 	}
 	rs = reasm_add(&h->r, p->seq, p->payload, p->payload_len);
 	if (rs == REASM_CONFLICT || rs == REASM_SCATTERED) {
-		dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS);
+		dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS, NULL, 0);
 		return;
 	}
 	st = tls_hello_parse(h->buf, reasm_contiguous(&h->r), hs->scratch, sizeof(hs->scratch),
 	    &hello);
 	if (st == SNI_NEED_MORE) {
 		if (rs == REASM_FULL)		/* no whole hello within the bound */
-			dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS);
+			dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS, NULL, 0);
 		return;
 	}
 	r = dp_tls_judge(w, f, vm, st, &hello);
 	if (r == DP_REASON_MAX)
 		dp_tls_release(w, h, f);
 	else
-		dp_tls_refuse(w, h, f, r);
+		dp_tls_refuse(w, h, f, r, st == SNI_FOUND ? (const char *)hello.sni.p : NULL,
+		    st == SNI_FOUND ? hello.sni.len : 0);
 }
 
 void
@@ -300,6 +308,6 @@ dp_tls_expire(struct dp_worker *w)
 
 		hs->cursor = hs->cursor + 1 == hs->n ? 0 : hs->cursor + 1;
 		if (h->flow != NULL && w->now - h->started >= DP_HOLD_SECONDS)
-			dp_tls_refuse(w, h, h->flow, DP_REASON_NOT_TLS);
+			dp_tls_refuse(w, h, h->flow, DP_REASON_NOT_TLS, NULL, 0);
 	}
 }

@@ -1,0 +1,32 @@
+/*
+ * The daemon's control side on the main lcore: the metrics endpoint's render callback,
+ * and the workers' events turned into the event log and the reload name table. The only
+ * place the dataplane's state meets control/'s plain-C modules.
+ */
+#ifndef DP_CONTROL_H
+#define DP_CONTROL_H
+
+#include <pthread.h>
+#include <stdio.h>
+
+#include "dp.h"
+
+struct ctl_events;
+struct dp_names;
+
+struct dp_control {
+	struct dp_ctx *ctx;
+	struct ctl_events *events;	/* NULL: no event log */
+	struct dp_names *names;
+	/* held by a scrape while it reads the generation, and by a reload while it frees one */
+	pthread_mutex_t gen_lock;
+	uint64_t evt_seen, last_flush;
+};
+
+/* ctl_metrics_render_fn: SPEC s6 metrics for a scrape (runs on the HTTP thread). */
+int dp_control_render(FILE *out, void *arg);
+
+/* Drain the workers' events: names for reloads, blocks to the event log. */
+void dp_control_drain(struct dp_control *c);
+
+#endif

@@ -1,0 +1,70 @@
+"""What operators see (SPEC s6) from the real daemon: the Prometheus endpoint and the
+event log move for the right VM and reason."""
+import json
+import re
+import time
+
+from test_dataplane import start
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def ng(request):
+    return start(request)
+
+
+def scrape(lab):
+    text = lab.metrics()
+    assert text is not None, "GET /metrics failed"
+    return {k: int(v) for k, v in re.findall(r"^(namegate_\S+) (\d+)$", text, re.M)}
+
+
+def events(lab):
+    path = lab_events_path(lab)
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def lab_events_path(lab):
+    import lab_namegate
+    return lab_namegate.build_config(lab, lab.policies, lab.config_overrides)["events"]
+
+
+def test_metrics_names_and_counters_move_for_the_right_vm(ng):
+    before = scrape(ng)
+    for key in ['namegate_vm_egress_packets_total{vm="vm1",verdict="allowed"}',
+                'namegate_vm_blocked_total{vm="vm2",reason="dns_denied"}',
+                'namegate_vm_dns_queries_total{vm="vm1",verdict="blocked"}',
+                'namegate_vm_bindings{vm="vm1"}', 'namegate_vm_flows{vm="vm2"}',
+                'namegate_port_packets_total{port="vm",dir="rx"}',
+                'namegate_policy_generation']:
+        assert key in before, key
+    assert ng.dig("vm2", "evil.test").rcode == "REFUSED"
+    assert ng.curl("vm1", "https://pypi.org/").ok
+    after = scrape(ng)
+    d = {k: after[k] - before.get(k, 0) for k in after}
+    assert d['namegate_vm_blocked_total{vm="vm2",reason="dns_denied"}'] == 1
+    assert d['namegate_vm_blocked_total{vm="vm1",reason="dns_denied"}'] == 0
+    assert d['namegate_vm_egress_packets_total{vm="vm1",verdict="allowed"}'] >= 3
+    assert after['namegate_vm_bindings{vm="vm1"}'] >= 1
+
+
+def test_event_log_has_one_line_per_block(ng):
+    assert ng.dig("vm1", "collect.evil.test").rcode == "REFUSED"
+    assert ng.curl("vm1", "https://203.0.113.20/", insecure=True).outcome == \
+        "connection refused"
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        evs = events(ng)
+        dns = [e for e in evs if e.get("event") == "block" and e.get("vm") == "vm1"
+               and e.get("reason") == "dns_denied" and e.get("name") == "collect.evil.test"]
+        tcp = [e for e in evs if e.get("event") == "block" and e.get("vm") == "vm1"
+               and e.get("reason") == "no_binding" and e.get("dst") == "203.0.113.20:443"]
+        if dns and tcp:
+            break
+        time.sleep(0.1)
+    assert dns and tcp, json.dumps(evs[-10:])
+    assert evs[0]["event"] == "start"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", tcp[0]["ts"])
+    assert tcp[0]["proto"] == "tcp"
