@@ -24,7 +24,7 @@
 #define DP_PORT_VM		0
 #define DP_PORT_UPLINK		1
 #define DP_PORTS		2
-#define DP_VM_SLOTS		1024	/* VMs over the process's life: slots are never reused */
+#define DP_VM_SLOTS		1024	/* VMs over the process's life: never reused */
 #define DP_VM_UNKNOWN		DP_VM_SLOTS	/* the counters of frames from no VM */
 
 enum dp_verdict { DP_ALLOWED, DP_BLOCKED, DP_WOULD_BLOCK, DP_VERDICT_MAX };
@@ -57,7 +57,7 @@ struct dp_gen {
 	uint16_t nvms;			/* slots handed out so far */
 	uint16_t slots_free;		/* slots never handed out */
 	struct rte_hash *vm_by_mac;	/* (vlan, MAC) -> VM slot */
-	struct rte_hash *names;		/* (slot, name hash) -> names_ports index; see dp_gen.h */
+	struct rte_hash *names;		/* (slot, name hash) -> names_ports index */
 	struct pol_ports *names_ports;
 	uint32_t nnames, names_cap;
 	struct dp_addr resolvers[DP_RESOLVERS_MAX];
@@ -108,7 +108,7 @@ struct __rte_cache_aligned dp_worker {
 	uint64_t port_bytes[DP_PORTS][2];
 
 	struct dp_txbuf tx[DP_PORTS];
-	struct rte_ring *evts;		/* to the main lcore: dataplane/api/dp_api.h records */
+	struct rte_ring *evts;		/* to the main lcore: api/dp_api.h records */
 	uint64_t evt_dropped;
 	uint64_t now;			/* seconds since start, refreshed per burst */
 };

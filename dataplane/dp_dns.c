@@ -16,6 +16,7 @@
 #include "dp_gen.h"
 #include "dp_pipeline.h"
 #include "dp_reply.h"
+#include "dp_slots.h"
 #include "sni/dns.h"
 
 #define DP_ID_TRIES	4	/* fresh IDs tried when one is taken */
@@ -44,8 +45,8 @@ struct dp_pending_entry {
 struct dp_pending {
 	struct rte_hash *h;
 	struct dp_pending_entry *e;
-	uint32_t *free;
-	uint32_t nfree, cap, cursor;
+	struct dp_slots slots;
+	uint32_t cap, cursor;
 };
 
 struct dp_pending *
@@ -64,16 +65,12 @@ dp_pending_create(const char *name, uint32_t cap, int socket)
 		return NULL;
 	t->cap = cap;
 	t->e = rte_zmalloc_socket("dp_pending_e", (size_t)cap * sizeof(t->e[0]), 0, socket);
-	t->free = rte_malloc_socket("dp_pending_f", (size_t)cap * sizeof(t->free[0]), 0, socket);
 	t->h = rte_hash_create(&hp);
-	if (t->e == NULL || t->free == NULL || t->h == NULL) {
+	if (t->e == NULL || t->h == NULL || dp_slots_init(&t->slots, cap, socket) != 0) {
 		dp_pending_free(t);
 		rte_errno = ENOMEM;
 		return NULL;
 	}
-	for (uint32_t i = 0; i < cap; i++)
-		t->free[i] = cap - 1 - i;
-	t->nfree = cap;
 	return t;
 }
 
@@ -83,7 +80,7 @@ dp_pending_free(struct dp_pending *t)
 	if (t == NULL)
 		return;
 	rte_hash_free(t->h);
-	rte_free(t->free);
+	dp_slots_fini(&t->slots);
 	rte_free(t->e);
 	rte_free(t);
 }
@@ -93,7 +90,7 @@ dp_pending_del(struct dp_pending *t, struct dp_pending_entry *e)
 {
 	rte_hash_del_key(t->h, &e->key);
 	e->in_use = false;
-	t->free[t->nfree++] = (uint32_t)(e - t->e);
+	dp_slots_put(&t->slots, (uint32_t)(e - t->e));
 }
 
 unsigned int
@@ -121,9 +118,8 @@ dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm, const str
 	struct dp_pending_entry *e;
 	uint32_t idx;
 
-	if (t->nfree == 0)
+	if (!dp_slots_peek(&t->slots, &idx))
 		return NULL;
-	idx = t->free[t->nfree - 1];
 	e = &t->e[idx];
 	memset(&e->key, 0, sizeof(e->key));
 	e->key.vm = vm;
@@ -138,7 +134,7 @@ dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm, const str
 			continue;
 		if (rte_hash_add_key_data(t->h, &e->key, (void *)(uintptr_t)idx) != 0)
 			return NULL;
-		t->nfree--;
+		dp_slots_get(&t->slots, &idx);
 		e->expires = now + DP_PENDING_SECONDS;
 		e->vm_id = q->id;
 		e->qtype = q->qtype;

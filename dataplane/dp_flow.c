@@ -11,6 +11,7 @@
 #include <rte_malloc.h>
 
 #include "dp_flow.h"
+#include "dp_slots.h"
 
 /* Idle timeouts (seconds) by state; TCP established is long, as conntrack's default. */
 #define DP_FLOW_IDLE_SYN	30
@@ -21,8 +22,7 @@
 struct dp_flows {
 	struct rte_hash *h;
 	struct dp_flow *e;
-	uint32_t *free;			/* stack of free indexes */
-	uint32_t nfree;
+	struct dp_slots slots;
 	uint32_t cap;
 	uint32_t cursor;		/* aging */
 	uint16_t nvms;
@@ -47,18 +47,15 @@ dp_flows_create(const char *name, uint32_t cap, uint16_t nvms, int socket)
 	t->nvms = nvms;
 	t->e = rte_zmalloc_socket("dp_flow_entries", (size_t)cap * sizeof(t->e[0]),
 	    RTE_CACHE_LINE_SIZE, socket);
-	t->free = rte_malloc_socket("dp_flow_free", (size_t)cap * sizeof(t->free[0]), 0, socket);
 	t->per_vm = rte_zmalloc_socket("dp_flow_vm", (size_t)(nvms + 1) * sizeof(t->per_vm[0]),
 	    0, socket);
 	t->h = rte_hash_create(&hp);
-	if (t->e == NULL || t->free == NULL || t->per_vm == NULL || t->h == NULL) {
+	if (t->e == NULL || t->per_vm == NULL || t->h == NULL ||
+	    dp_slots_init(&t->slots, cap, socket) != 0) {
 		dp_flows_free(t);
 		rte_errno = ENOMEM;
 		return NULL;
 	}
-	for (uint32_t i = 0; i < cap; i++)
-		t->free[i] = cap - 1 - i;
-	t->nfree = cap;
 	return t;
 }
 
@@ -69,7 +66,7 @@ dp_flows_free(struct dp_flows *t)
 		return;
 	rte_hash_free(t->h);
 	rte_free(t->per_vm);
-	rte_free(t->free);
+	dp_slots_fini(&t->slots);
 	rte_free(t->e);
 	rte_free(t);
 }
@@ -91,12 +88,12 @@ dp_flow_open(struct dp_flows *t, const struct dp_flow_key *k, uint32_t max_per_v
 	struct dp_flow *f;
 	uint32_t idx;
 
-	if (k->vm > t->nvms || t->per_vm[k->vm] >= max_per_vm || t->nfree == 0)
+	if (k->vm > t->nvms || t->per_vm[k->vm] >= max_per_vm ||
+	    !dp_slots_peek(&t->slots, &idx))
 		return NULL;
-	idx = t->free[t->nfree - 1];
 	if (rte_hash_add_key_data(t->h, k, (void *)(uintptr_t)idx) != 0)
 		return NULL;
-	t->nfree--;
+	dp_slots_get(&t->slots, &idx);
 	t->per_vm[k->vm]++;
 	f = &t->e[idx];
 	*f = (struct dp_flow){ .key = *k, .last_seen = now, .in_use = true };
@@ -111,7 +108,7 @@ dp_flow_close(struct dp_flows *t, struct dp_flow *f)
 	rte_hash_del_key(t->h, &f->key);
 	t->per_vm[f->key.vm]--;
 	f->in_use = false;
-	t->free[t->nfree++] = (uint32_t)(f - t->e);
+	dp_slots_put(&t->slots, (uint32_t)(f - t->e));
 }
 
 static uint64_t

@@ -41,7 +41,7 @@ struct dp_flow {
 	bool in_use;
 	bool would_block;		/* audit: the verdict was "block", counted as such */
 	uint32_t isn;			/* TCP: sequence number of the client's first byte */
-	uint32_t hold;			/* DP_TLS_PENDING: 1 + index of its hold buffer, or 0 */
+	uint32_t hold;			/* DP_TLS_PENDING: 1 + its hold buffer, or 0 */
 	uint32_t gen;			/* the generation that last judged it */
 	uint8_t how;			/* enum dp_admission: what let it open */
 	uint32_t name_hash;		/* DP_ADMIT_BINDING: the name (the SNI, once judged) */

@@ -182,7 +182,7 @@ dp_admit(struct dp_worker *w, const struct pkt *p, uint16_t vm, uint32_t *name_h
 	struct dp_addr dst = { .family = p->family };
 
 	if (p->dport == DNS_PORT && dp_gen_is_resolver(g, p->family, p->dst))
-		return DP_ADMIT_DNS;	/* DNS over TCP to a resolver: filtered message by message */
+		return DP_ADMIT_DNS;	/* DNS over TCP: filtered message by message */
 	if (pol_match_addr(g->set, g->vms[vm].policy, p->dst, p->family == 4 ? 4 : 16,
 	    p->proto, p->dport, NULL) == POL_ALLOW)
 		return DP_ADMIT_ADDR;

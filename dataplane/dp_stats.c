@@ -56,10 +56,10 @@ dp_stats_print(const struct dp_ctx *ctx, FILE *out)
 			continue;		/* a removed VM's counters stay in its slot */
 		dp_stats_sum(ctx, vm, &s);
 		for (int v = 0; v < DP_VERDICT_MAX; v++) {
-			fprintf(out, "namegate_vm_egress_packets_total{vm=\"%s\",verdict=\"%s\"} %lu\n",
-			    name, dp_verdict_labels[v], s.egress_pkts[v]);
-			fprintf(out, "namegate_vm_egress_bytes_total{vm=\"%s\",verdict=\"%s\"} %lu\n",
-			    name, dp_verdict_labels[v], s.egress_bytes[v]);
+			fprintf(out, "namegate_vm_egress_packets_total{vm=\"%s\",verdict=\"%s\"} "
+			    "%lu\n", name, dp_verdict_labels[v], s.egress_pkts[v]);
+			fprintf(out, "namegate_vm_egress_bytes_total{vm=\"%s\",verdict=\"%s\"} "
+			    "%lu\n", name, dp_verdict_labels[v], s.egress_bytes[v]);
 		}
 		fprintf(out, "namegate_vm_ingress_packets_total{vm=\"%s\"} %lu\n", name,
 		    s.ingress_pkts);

@@ -10,6 +10,7 @@
 #include "dp_gen.h"
 #include "dp_pipeline.h"
 #include "dp_reply.h"
+#include "dp_slots.h"
 #include "dp_tls.h"
 #include "sni/reasm.h"
 #include "sni/tls.h"
@@ -27,10 +28,10 @@ struct dp_hold {
 };
 
 struct dp_holds {
-	uint32_t n, nfree, cursor;
-	uint32_t *free;
+	uint32_t n, cursor;
+	struct dp_slots slots;
 	struct dp_hold *h;
-	uint8_t scratch[TLS_HELLO_MAX];	/* a hello fragmented over records is gathered here */
+	uint8_t scratch[TLS_HELLO_MAX];	/* a hello fragmented over records, gathered */
 };
 
 struct dp_holds *
@@ -43,15 +44,10 @@ dp_holds_create(uint32_t nslots, int socket)
 	hs->n = nslots;
 	hs->h = rte_zmalloc_socket("dp_hold", (size_t)nslots * sizeof(hs->h[0]),
 	    RTE_CACHE_LINE_SIZE, socket);
-	hs->free = rte_malloc_socket("dp_hold_free", (size_t)nslots * sizeof(hs->free[0]), 0,
-	    socket);
-	if (hs->h == NULL || hs->free == NULL) {
+	if (hs->h == NULL || dp_slots_init(&hs->slots, nslots, socket) != 0) {
 		dp_holds_free(hs);
 		return NULL;
 	}
-	for (uint32_t i = 0; i < nslots; i++)
-		hs->free[i] = nslots - 1 - i;
-	hs->nfree = nslots;
 	return hs;
 }
 
@@ -63,7 +59,7 @@ dp_holds_free(struct dp_holds *hs)
 	for (uint32_t i = 0; hs->h != NULL && i < hs->n; i++)
 		for (uint16_t s = 0; s < hs->h[i].nsegs; s++)
 			rte_pktmbuf_free(hs->h[i].segs[s]);
-	rte_free(hs->free);
+	dp_slots_fini(&hs->slots);
 	rte_free(hs->h);
 	rte_free(hs);
 }
@@ -83,7 +79,7 @@ dp_hold_release_slot(struct dp_worker *w, struct dp_flow *f)
 		return;
 	h->flow = NULL;
 	h->nsegs = 0;
-	w->holds->free[w->holds->nfree++] = f->hold - 1;
+	dp_slots_put(&w->holds->slots, f->hold - 1);
 	f->hold = 0;
 }
 
@@ -235,9 +231,10 @@ dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 	enum sni_status st;
 	enum dp_reason r;
 	struct dp_hold *h;
+	uint32_t slot;
 
 	if ((h = dp_hold_of(w, f)) == NULL) {
-		if (hs->nfree == 0) {
+		if (!dp_slots_get(&hs->slots, &slot)) {
 			/* no room to hold it, so no way to judge it first: fail closed */
 			dp_reply_send(w, DP_PORT_VM, m, p, dp_reply_tcp_rst);
 			dp_reply_send(w, DP_PORT_UPLINK, m, p, dp_rst_to_server);
@@ -245,7 +242,7 @@ dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 			dp_flow_close(w->flows, f);
 			return;
 		}
-		f->hold = hs->free[--hs->nfree] + 1;
+		f->hold = slot + 1;
 		h = dp_hold_of(w, f);
 		h->flow = f;
 		h->vm = vm;
