@@ -7,16 +7,16 @@
 #define DP_REASON_H
 
 #define DP_REASONS(X)							\
-	X(SPOOFED,	"spoofed",	"unknown MAC, or a source address not the VM's") \
-	X(NO_BINDING,	"no_binding",	"destination not bound for the VM, or port not allowed") \
+	X(SPOOFED,	"spoofed",	"unknown MAC, or a source not the VM's") \
+	X(NO_BINDING,	"no_binding",	"destination not bound, or port not allowed") \
 	X(SNI_DENIED,	"sni_denied",	"ClientHello names a host the VM may not reach") \
 	X(NOT_TLS,	"not_tls",	"first bytes on a TLS port are not a ClientHello") \
 	X(NO_SNI,	"no_sni",	"ClientHello without server_name") \
-	X(DNS_DENIED,	"dns_denied",	"query for a name not allowed, or to another server") \
+	X(DNS_DENIED,	"dns_denied",	"name not allowed, or another server") \
 	X(QUIC,		"quic",		"QUIC blocked so that clients fall back to TCP") \
 	X(UNSOLICITED,	"unsolicited",	"no flow or remembered query for this packet") \
 	X(FLOW_LIMIT,	"flow_limit",	"flow table (or the VM's share of it) is full") \
-	X(REBIND,	"rebind",	"DNS answer with an address that must never be bound")
+	X(REBIND,	"rebind",	"an address DNS must never bind")
 
 enum dp_reason {
 #define X(name, label, text) DP_REASON_##name,
@@ -29,7 +29,7 @@ enum dp_reason {
 #define DP_DROPS(X)							\
 	X(MALFORMED,	"malformed",	"headers whose lengths do not fit the frame") \
 	X(NOT_IP,	"not_ip",	"an ethertype namegate does not forward") \
-	X(SLOW_PATH,	"slow_path",	"ICMP, fragment or other protocol; no exception path") \
+	X(SLOW_PATH,	"slow_path",	"ICMP, fragments, other protocols") \
 	X(DNS_BAD,	"dns_malformed", "a DNS message that does not parse") \
 	X(TX_FULL,	"tx_full",	"the output queue was full") \
 	X(NO_MBUF,	"no_mbuf",	"no buffer for a reply") \
