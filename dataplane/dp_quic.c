@@ -238,7 +238,7 @@ open_with(struct dp_quic_ctx *ctx, struct dp_quic_hello *h, const struct dp_quic
  *      server chose (RFC 9000 s7.2): the keys stay those of the original DCID;
  *   2. keys from this packet's DCID: the first Initial, or the first after a Retry;
  *   3. keys from the first DCID under this packet's version: compatible version
- *      negotiation (RFC 9368 s6) keeps the original DCID.
+ *      negotiation (RFC 9368) keeps the original DCID.
  * All share one packet number space: a Retry does not reset it (RFC 9000 s17.2.5.3).
  */
 static int
@@ -362,7 +362,7 @@ hello_parse(struct dp_quic_hello *h, uint32_t at, uint32_t n, struct tls_hello *
  *   0          hello_len            hello_len + hello2_len
  *   | ClientHello | ClientHello (after HRR) |  nothing may follow
  *
- * A client sends nothing else in Initial packets (RFC 9001 s4.1.4). The first hello is
+ * A client sends nothing else in Initial packets (RFC 9001 s4). The first hello is
  * judged as soon as it is whole; the second, which RFC 8446 s4.1.2 requires to repeat the
  * first but for the key share, must carry the same server_name, or the server could be
  * told another name than the one judged. Bytes past them end the flow.

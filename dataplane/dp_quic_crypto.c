@@ -228,7 +228,7 @@ dp_quic_packet_open(struct dp_quic_ctx *ctx, const struct dp_quic_keys *k,
 		return -EIO;
 	if (EVP_DecryptFinal_ex(ctx->gcm, plain + n, &n) <= 0)
 		return -EBADMSG;
-	/* Checked only once authentic, as RFC 9001 s5.4.1 asks (no timing oracle). */
+	/* RFC 9000 s17.2: judged after removing both header and packet protection. */
 	if ((first & 0x0c) != 0)
 		return -EPROTO;
 	*plain_len = ct_len;
