@@ -297,7 +297,10 @@ dp_vm_l4(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t 
 		}
 		dp_flow_track(f, p, true, w->now);
 		if (f->tls == DP_TLS_PENDING && p->payload_len > 0) {
-			dp_tls_client(w, m, p, vm, f);
+			if (p->proto == PKT_PROTO_TCP)
+				dp_tls_client(w, m, p, vm, f);
+			else
+				dp_quic_client(w, m, p, vm, f);
 			return;
 		}
 		if (p->dport == DNS_PORT && p->proto == PKT_PROTO_TCP && p->payload_len > 0 &&
@@ -347,6 +350,12 @@ dp_vm_l4(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t 
 	if (tls) {
 		f->tls = DP_TLS_PENDING;
 		f->isn = p->seq + 1;
+	} else if (p->proto == PKT_PROTO_UDP && p->dport == QUIC_PORT &&
+	    how == DP_ADMIT_BINDING) {
+		/* quic: inspect (block never gets here): this first datagram is judged too */
+		f->tls = DP_TLS_PENDING;
+		dp_quic_client(w, m, p, vm, f);
+		return;
 	}
 	dp_egress(w, m, vm, DP_ALLOWED);
 	return;

@@ -9,6 +9,7 @@
 #include "dp_evt.h"
 #include "dp_gen.h"
 #include "dp_pipeline.h"
+#include "dp_quic.h"
 #include "dp_reply.h"
 #include "dp_slots.h"
 #include "dp_tls.h"
@@ -18,7 +19,8 @@
 #define DP_HOLD_SEGS	32	/* segments held per connection: more is not a ClientHello */
 
 struct dp_hold {
-	struct reasm r;
+	struct reasm r;			/* TCP: the client's stream */
+	struct dp_quic_hello q;		/* QUIC: the Initials' CRYPTO stream (in buf too) */
 	struct dp_flow *flow;		/* NULL: free */
 	uint64_t started;
 	uint16_t vm;
@@ -30,6 +32,7 @@ struct dp_hold {
 struct dp_holds {
 	uint32_t n, cursor;
 	struct dp_slots slots;
+	struct dp_quic_ctx *quic;	/* this worker's QUIC Initial keys and ciphers */
 	struct dp_hold *h;
 	uint8_t scratch[TLS_HELLO_MAX];	/* a hello fragmented over records, gathered */
 };
@@ -44,7 +47,8 @@ dp_holds_create(uint32_t nslots, int socket)
 	hs->n = nslots;
 	hs->h = rte_zmalloc_socket("dp_hold", (size_t)nslots * sizeof(hs->h[0]),
 	    RTE_CACHE_LINE_SIZE, socket);
-	if (hs->h == NULL || dp_slots_init(&hs->slots, nslots, socket) != 0) {
+	if (hs->h == NULL || dp_slots_init(&hs->slots, nslots, socket) != 0 ||
+	    (hs->quic = dp_quic_ctx_new()) == NULL) {
 		dp_holds_free(hs);
 		return NULL;
 	}
@@ -59,6 +63,7 @@ dp_holds_free(struct dp_holds *hs)
 	for (uint32_t i = 0; hs->h != NULL && i < hs->n; i++)
 		for (uint16_t s = 0; s < hs->h[i].nsegs; s++)
 			rte_pktmbuf_free(hs->h[i].segs[s]);
+	dp_quic_ctx_free(hs->quic);
 	dp_slots_fini(&hs->slots);
 	rte_free(hs->h);
 	rte_free(hs);
@@ -81,6 +86,24 @@ dp_hold_release_slot(struct dp_worker *w, struct dp_flow *f)
 	h->nsegs = 0;
 	dp_slots_put(&w->holds->slots, f->hold - 1);
 	f->hold = 0;
+}
+
+/* A slot for flow f, or NULL when none is free (the caller fails closed). */
+static struct dp_hold *
+dp_hold_take(struct dp_worker *w, struct dp_flow *f, uint16_t vm)
+{
+	struct dp_hold *h;
+	uint32_t slot;
+
+	if (!dp_slots_get(&w->holds->slots, &slot))
+		return NULL;
+	f->hold = slot + 1;
+	h = dp_hold_of(w, f);
+	h->flow = f;
+	h->vm = vm;
+	h->started = w->now;
+	h->nsegs = 0;
+	return h;
 }
 
 /* Sequence order from the connection's first byte (RFC 1982 serial numbers). */
@@ -118,6 +141,16 @@ dp_tls_release(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
 {
 	uint32_t sent = 0;
 
+	if (f->key.proto != PKT_PROTO_TCP) {
+		/* QUIC datagrams go out as they came: their order is the client's */
+		for (uint16_t i = 0; i < h->nsegs; i++)
+			dp_egress(w, h->segs[i], h->vm, f->would_block ? DP_WOULD_BLOCK :
+			    DP_ALLOWED);
+		h->nsegs = 0;
+		f->tls = DP_TLS_NONE;
+		dp_hold_release_slot(w, f);
+		return;
+	}
 	dp_hold_sort(h, f->isn);
 	for (uint16_t i = 0; i < h->nsegs; i++) {
 		struct rte_mbuf *m = h->segs[i];
@@ -153,10 +186,18 @@ dp_tls_cut(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, enum dp_re
 {
 	struct pkt p;
 
-	dp_hold_sort(h, f->isn);
-	if (h->nsegs > 0) {
-		struct rte_mbuf *first = h->segs[0], *last = h->segs[h->nsegs - 1];
+	if (f->key.proto != PKT_PROTO_TCP && h->nsegs > 0) {
+		/* QUIC: the client falls back to TCP at once, where the hello is judged again */
+		struct rte_mbuf *last = h->segs[h->nsegs - 1];
 
+		pkt_decode(rte_pktmbuf_mtod(last, const uint8_t *), rte_pktmbuf_data_len(last), &p);
+		dp_reply_send(w, DP_PORT_VM, last, &p, dp_reply_icmp_unreach);
+	} else if (h->nsegs > 0) {
+		struct rte_mbuf *first, *last;
+
+		dp_hold_sort(h, f->isn);
+		first = h->segs[0];
+		last = h->segs[h->nsegs - 1];
 		pkt_decode(rte_pktmbuf_mtod(last, const uint8_t *), rte_pktmbuf_data_len(last), &p);
 		dp_reply_send(w, DP_PORT_VM, last, &p, dp_reply_tcp_rst);
 		pkt_decode(rte_pktmbuf_mtod(first, const uint8_t *), rte_pktmbuf_data_len(first),
@@ -190,7 +231,7 @@ dp_tls_judge(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni_statu
 
 		name[i] = (char)(c >= 'A' && c <= 'Z' ? c | 0x20 : c);
 	}
-	if (pol_match_name(g->set, g->vms[vm].policy, name, hello->sni.len, POL_PROTO_TCP,
+	if (pol_match_name(g->set, g->vms[vm].policy, name, hello->sni.len, f->key.proto,
 	    f->key.peer_port, NULL) != POL_ALLOW)
 		return DP_REASON_SNI_DENIED;
 	memcpy(dst.a, f->key.peer, sizeof(f->key.peer));
@@ -231,10 +272,9 @@ dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 	enum sni_status st;
 	enum dp_reason r;
 	struct dp_hold *h;
-	uint32_t slot;
 
 	if ((h = dp_hold_of(w, f)) == NULL) {
-		if (!dp_slots_get(&hs->slots, &slot)) {
+		if ((h = dp_hold_take(w, f, vm)) == NULL) {
 			/* no room to hold it, so no way to judge it first: fail closed */
 			dp_reply_send(w, DP_PORT_VM, m, p, dp_reply_tcp_rst);
 			dp_reply_send(w, DP_PORT_UPLINK, m, p, dp_rst_to_server);
@@ -242,12 +282,6 @@ dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 			dp_flow_close(w->flows, f);
 			return;
 		}
-		f->hold = slot + 1;
-		h = dp_hold_of(w, f);
-		h->flow = f;
-		h->vm = vm;
-		h->started = w->now;
-		h->nsegs = 0;
 		reasm_init(&h->r, f->isn, h->buf, sizeof(h->buf));
 	}
 	if (h->nsegs == DP_HOLD_SEGS) {
@@ -279,6 +313,49 @@ dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 	else
 		dp_tls_refuse(w, h, f, r, st == SNI_FOUND ? (const char *)hello.sni.p : NULL,
 		    st == SNI_FOUND ? hello.sni.len : 0);
+}
+
+void
+dp_quic_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    struct dp_flow *f)
+{
+	struct tls_hello hello;
+	enum dp_quic_status qs;
+	struct dp_hold *h;
+	enum dp_reason r;
+
+	if ((h = dp_hold_of(w, f)) == NULL) {
+		if ((h = dp_hold_take(w, f, vm)) == NULL) {
+			dp_reply_send(w, DP_PORT_VM, m, p, dp_reply_icmp_unreach);
+			dp_block(w, m, vm, DP_REASON_FLOW_LIMIT);
+			dp_flow_close(w->flows, f);
+			return;
+		}
+		dp_quic_hello_init(&h->q, h->buf, sizeof(h->buf));
+	}
+	if (h->nsegs == DP_HOLD_SEGS) {
+		rte_pktmbuf_free(m);
+		dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS, NULL, 0);
+		return;
+	}
+	h->segs[h->nsegs++] = m;
+	qs = dp_quic_hello_feed(w->holds->quic, &h->q, p->payload, p->payload_len, &hello);
+	switch (qs) {
+	case DP_QUIC_NEED_MORE:
+		return;
+	case DP_QUIC_FOUND:
+	case DP_QUIC_ABSENT:
+		r = dp_tls_judge(w, f, vm, qs == DP_QUIC_FOUND ? SNI_FOUND : SNI_ABSENT, &hello);
+		break;
+	default:	/* not an Initial we can read first: nothing to judge, so no */
+		r = DP_REASON_NOT_TLS;
+		break;
+	}
+	if (r == DP_REASON_MAX)
+		dp_tls_release(w, h, f);
+	else
+		dp_tls_refuse(w, h, f, r, qs == DP_QUIC_FOUND ? (const char *)hello.sni.p : NULL,
+		    qs == DP_QUIC_FOUND ? hello.sni.len : 0);
 }
 
 void

@@ -30,6 +30,15 @@ void dp_holds_free(struct dp_holds *h);
 void dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
     struct dp_flow *f);
 
+/*
+ * quic: inspect. A datagram from the client of UDP flow f to port 443 whose verdict is
+ * pending: hold it, feed its Initials to the QUIC ClientHello reader, and judge the SNI
+ * exactly as for TLS over TCP. Denied: ICMP port unreachable, so the client falls back to
+ * TCP. Takes ownership of m.
+ */
+void dp_quic_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    struct dp_flow *f);
+
 /* Forget the held segments of a flow that is being closed. */
 void dp_tls_forget(struct dp_worker *w, struct dp_flow *f);
 

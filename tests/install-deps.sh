@@ -10,7 +10,7 @@ packages=(
 	libdpdk-dev dpdk dpdk-dev libmnl-dev libnftnl-dev libldns-dev libyaml-dev libpcap-dev
 	libmicrohttpd-dev libssl-dev libcmocka-dev libjson-c-dev
 	# tests, differential oracles and the lab
-	tshark ldnsutils python3-ldns python3-scapy python3-pytest nftables iproute2 ethtool
+	tshark ldnsutils python3-ldns python3-scapy python3-pytest python3-cryptography nftables iproute2 ethtool
 	dnsmasq-base curl openssl procps psmisc knot-dnsutils valgrind
 )
 

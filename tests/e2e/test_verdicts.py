@@ -252,3 +252,25 @@ print(len(held), refused)
     assert opened == 32 and refused == 168, flood.stderr
     assert lab.curl("vm2", "https://github.com/").ok
     assert nc.read(lab)[nc.blocked("vm1", "flow_limit")] == 168
+
+
+def test_quic_inspect_judges_the_initials_sni(request):
+    lab = start(request, quic="inspect")
+    client = labmod_path("quic_initial.py")
+    addr = resolve(lab, "vm1", "pypi.org")
+    with nc.Delta(lab) as d:
+        ok = lab.vm_exec("vm1", ["/usr/bin/python3", client, addr, "pypi.org"], timeout=15)
+        denied = lab.vm_exec("vm1", ["/usr/bin/python3", client, addr, "upload.pypi.org"],
+                             timeout=15)
+        garbage = lab.vm_exec("vm1", ["/usr/bin/python3", client, addr, "-"], timeout=15)
+    assert ok.stdout.strip() == "echo", ok.stderr
+    assert denied.stdout.strip() == "unreachable", denied.stderr
+    assert garbage.stdout.strip() == "unreachable", garbage.stderr
+    assert d[nc.blocked("vm1", "sni_denied")] == 1 and d[nc.blocked("vm1", "not_tls")] == 1
+    assert d[nc.blocked("vm1", "quic")] == 0
+    assert len(lab.server_events(event="udp", addr=addr, port=443, client="10.77.0.11")) == 1
+
+
+def labmod_path(name):
+    import os
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
