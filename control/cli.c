@@ -20,15 +20,16 @@ struct ctl_cmd {
 };
 
 static const struct ctl_cmd ctl_cmds[] = {
-	{ "status", "", "daemon status and policy generation", ctl_cmd_socket },
-	{ "stats", "[VM] [--json]", "per-VM counters", ctl_cmd_socket },
-	{ "bindings", "VM", "addresses a VM may reach now", ctl_cmd_socket },
-	{ "flows", "VM", "a VM's open flows", ctl_cmd_socket },
-	{ "events", "[--follow]", "the event log", ctl_cmd_socket },
-	{ "reload", "", "load the configuration file again", ctl_cmd_socket },
+	{ "status", "[--json]", "daemon status and policy generation", ctl_cmd_status },
+	{ "stats", "[VM] [--json]", "per-VM counters", ctl_cmd_stats },
+	{ "bindings", "VM [--json]", "addresses a VM may reach now", ctl_cmd_bindings },
+	{ "flows", "VM [--json]", "a VM's open flows", ctl_cmd_flows },
+	{ "events", "[-f|--follow] [-e PATH]", "the event log", ctl_cmd_events },
+	{ "reload", "[--json]", "load the configuration file again", ctl_cmd_reload },
 	{ "check", "[-c FILE] VM HOST[:PORT]", "allow or block, and the rule that decided",
 	    ctl_cmd_check },
-	{ "suggest", "VM", "an allowlist from what an audit-mode VM tried", ctl_cmd_socket },
+	{ "suggest", "VM [--json]", "an allowlist from what an audit-mode VM tried",
+	    ctl_cmd_suggest },
 	{ NULL, NULL, NULL, NULL },
 };
 
@@ -38,15 +39,8 @@ ctl_usage(FILE *out)
 	fputs("usage: namegatectl [-s SOCKET] COMMAND [ARGS...]\n", out);
 	for (const struct ctl_cmd *c = ctl_cmds; c->name != NULL; c++)
 		fprintf(out, "  %-8s %-26s %s\n", c->name, c->args, c->help);
-}
-
-int
-ctl_cmd_socket(const struct ctl_opts *o, int argc, char **argv)
-{
-	(void)argc;
-	fprintf(stderr, "namegatectl: %s: the control socket (%s) is not available in this "
-	    "version\n", argv[0], o->socket);
-	return CTL_EXIT_ERROR;
+	fputs("exit status: 0 ok or check: allow; 1 check: block, or reload: rejected;\n"
+	    "             2 error (namegate not running, unknown VM, usage)\n", out);
 }
 
 int

@@ -1,7 +1,8 @@
 /*
  * namegatectl check [-c FILE] VM HOST[:PORT]. With -c the decision is computed offline
  * from the file, by the same loader and matcher the daemon runs, so it predicts what the
- * dataplane does; without, it would ask the daemon (not in this version).
+ * dataplane does; without, the daemon answers from its running generation, with the same
+ * line and exit status.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -36,7 +37,7 @@ ctl_cmd_check(const struct ctl_opts *o, int argc, char **argv)
 		return CTL_EXIT_ERROR;
 	}
 	if (file == NULL)
-		return ctl_cmd_socket(o, argc, argv);
+		return ctl_check_online(o, argv[optind], argv[optind + 1]);
 	if ((cfg = pol_load_file(file, &errs)) == NULL) {
 		if (errs.n == 0 && errs.dropped == 0)
 			fprintf(stderr, "%s: out of memory\n", file);

@@ -7,9 +7,10 @@
 
 #include <stdio.h>
 
-#define CTL_EXIT_OK	0
-#define CTL_EXIT_BLOCK	1	/* check: the host is blocked */
-#define CTL_EXIT_ERROR	2	/* usage, unknown VM, bad host, no daemon */
+#define CTL_EXIT_OK		0
+#define CTL_EXIT_BLOCK		1	/* check: the host is blocked */
+#define CTL_EXIT_REJECTED	1	/* reload: the daemon kept the running policy */
+#define CTL_EXIT_ERROR		2	/* usage, unknown VM, bad host, no daemon */
 
 struct ctl_opts {
 	const char *socket;	/* -s SOCKET, or the default path */
@@ -17,9 +18,18 @@ struct ctl_opts {
 
 typedef int ctl_cmd_fn(const struct ctl_opts *o, int argc, char **argv);
 
-/* Commands served by the daemon's control socket (not in this version). */
-ctl_cmd_fn ctl_cmd_socket;
-/* check [-c FILE] VM HOST[:PORT] */
+/* Served by the daemon's control socket (ctl_show.c). */
+ctl_cmd_fn ctl_cmd_status;	/* status [--json] */
+ctl_cmd_fn ctl_cmd_stats;	/* stats [VM] [--json] */
+ctl_cmd_fn ctl_cmd_bindings;	/* bindings VM [--json] */
+ctl_cmd_fn ctl_cmd_flows;	/* flows VM [--json] */
+ctl_cmd_fn ctl_cmd_events;	/* events [-f|--follow] [-e PATH] */
+ctl_cmd_fn ctl_cmd_reload;	/* reload [--json] */
+ctl_cmd_fn ctl_cmd_suggest;	/* suggest VM [--json] */
+/* check [-c FILE] VM HOST[:PORT]: offline with -c (ctl_check.c), else the daemon's. */
 ctl_cmd_fn ctl_cmd_check;
+
+/* check VM HOST against the running policy; the exit status as for the offline form. */
+int ctl_check_online(const struct ctl_opts *o, const char *vm, const char *host);
 
 #endif /* CTL_CLI_H */

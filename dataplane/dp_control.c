@@ -23,12 +23,6 @@ dp_control_render(FILE *out, void *arg)
 	return ferror(out) ? -1 : 0;
 }
 
-static const char *const dp_reason_labels[DP_REASON_MAX] = {
-#define X(name, label, text) [DP_REASON_##name] = label,
-	DP_REASONS(X)
-#undef X
-};
-
 static void
 dp_control_block(struct dp_control *c, const struct dp_evt *e, const struct timespec *now)
 {

@@ -33,6 +33,7 @@
 #include "dp_reload.h"
 #include "dp_run.h"
 #include "dp_stats.h"
+#include "dp_telemetry.h"
 #include "dp_worker.h"
 #include "policy/load.h"
 
@@ -221,6 +222,8 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	}
 	if (dp_control_start(&ctl, cfg, &metrics) != 0)
 		goto out;
+	if (dp_telemetry_register(&ctl) != 0)
+		fputs("namegate: telemetry commands not registered\n", stderr);
 	for (unsigned int i = 0; i < ctx.nworkers; i++)
 		rte_eal_remote_launch(dp_worker_loop, ctx.workers[i], ctx.workers[i]->lcore);
 	printf("namegate: ready: %u VMs, vm port %s, uplink port %s, %u worker%s\n",

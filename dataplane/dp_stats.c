@@ -7,11 +7,27 @@
 #include "dp_flow.h"
 #include "dp_stats.h"
 
-static const char *const dp_verdict_labels[DP_VERDICT_MAX] = {
+const char *const dp_reason_labels[DP_REASON_MAX] = {
+#define X(name, label, text) [DP_REASON_##name] = label,
+	DP_REASONS(X)
+#undef X
+};
+
+uint64_t
+dp_stats_flows(const struct dp_ctx *ctx, uint16_t vm)
+{
+	uint64_t flows = 0;
+
+	for (unsigned int i = 0; i < ctx->nworkers; i++)
+		flows += dp_flows_count(ctx->workers[i]->flows, vm);
+	return flows;
+}
+
+const char *const dp_verdict_labels[DP_VERDICT_MAX] = {
 	[DP_ALLOWED] = "allowed", [DP_BLOCKED] = "blocked", [DP_WOULD_BLOCK] = "would_block",
 };
 
-static void
+void
 dp_stats_sum(const struct dp_ctx *ctx, uint16_t vm, struct dp_vm_stats *sum)
 {
 	memset(sum, 0, sizeof(*sum));
@@ -34,11 +50,6 @@ dp_stats_sum(const struct dp_ctx *ctx, uint16_t vm, struct dp_vm_stats *sum)
 void
 dp_stats_print(const struct dp_ctx *ctx, FILE *out)
 {
-	static const char *const reasons[DP_REASON_MAX] = {
-#define X(name, label, text) [DP_REASON_##name] = label,
-		DP_REASONS(X)
-#undef X
-	};
 	static const char *const drops[DP_DROP_MAX] = {
 #define X(name, label, text) [DP_DROP_##name] = label,
 		DP_DROPS(X)
@@ -50,11 +61,12 @@ dp_stats_print(const struct dp_ctx *ctx, FILE *out)
 
 	for (uint16_t vm = 0; vm <= DP_VM_UNKNOWN; vm++) {
 		const char *name = g->vms[vm].name;
-		uint64_t flows = 0;
+		uint64_t flows;
 
 		if (!g->vms[vm].present)
 			continue;		/* a removed VM's counters stay in its slot */
 		dp_stats_sum(ctx, vm, &s);
+		flows = dp_stats_flows(ctx, vm);
 		for (int v = 0; v < DP_VERDICT_MAX; v++) {
 			fprintf(out, "namegate_vm_egress_packets_total{vm=\"%s\",verdict=\"%s\"} "
 			    "%lu\n", name, dp_verdict_labels[v], s.egress_pkts[v]);
@@ -67,13 +79,11 @@ dp_stats_print(const struct dp_ctx *ctx, FILE *out)
 		    s.ingress_bytes);
 		for (int r = 0; r < DP_REASON_MAX; r++)
 			fprintf(out, "namegate_vm_blocked_total{vm=\"%s\",reason=\"%s\"} %lu\n",
-			    name, reasons[r], s.blocked[r]);
+			    name, dp_reason_labels[r], s.blocked[r]);
 		fprintf(out, "namegate_vm_dns_queries_total{vm=\"%s\",verdict=\"allowed\"} %lu\n",
 		    name, s.dns_allowed);
 		fprintf(out, "namegate_vm_dns_queries_total{vm=\"%s\",verdict=\"blocked\"} %lu\n",
 		    name, s.dns_blocked);
-		for (unsigned int i = 0; i < ctx->nworkers; i++)
-			flows += dp_flows_count(ctx->workers[i]->flows, vm);
 		fprintf(out, "namegate_vm_bindings{vm=\"%s\"} %lu\n", name,
 		    dp_binds_count(ctx->binds, vm));
 		fprintf(out, "namegate_vm_flows{vm=\"%s\"} %lu\n", name, flows);

@@ -13,4 +13,14 @@
 
 void dp_stats_print(const struct dp_ctx *ctx, FILE *out);
 
+/* VM slot vm's counters summed over the workers. */
+void dp_stats_sum(const struct dp_ctx *ctx, uint16_t vm, struct dp_vm_stats *sum);
+
+/* Open flows of VM slot vm, all workers. */
+uint64_t dp_stats_flows(const struct dp_ctx *ctx, uint16_t vm);
+
+/* SPEC s6 label values. */
+extern const char *const dp_verdict_labels[DP_VERDICT_MAX];
+extern const char *const dp_reason_labels[DP_REASON_MAX];
+
 #endif

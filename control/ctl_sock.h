@@ -1,0 +1,145 @@
+/*
+ * Control socket (SPEC s6): the daemon side of what namegatectl talks to. A UNIX stream
+ * socket, non-blocking, many clients at once, driven from the control event loop by
+ * ctl_sock_poll(); the loop owns a struct ctl_sock (not thread-safe). No DPDK.
+ *
+ * Protocol: one connection per request. The client sends one line of JSON, at most
+ * CTL_SOCK_REQ_MAX bytes with its newline (or ends it by shutting down its write side):
+ *
+ *   {"cmd":"status"}                    {"cmd":"reload"}
+ *   {"cmd":"stats"}  {"cmd":"stats","vm":"agent1"}
+ *   {"cmd":"bindings","vm":"agent1"}    {"cmd":"flows","vm":"agent1"}
+ *   {"cmd":"check","vm":"agent1","host":"pypi.org:443"}
+ *   {"cmd":"suggest","vm":"agent1"}
+ *
+ * The server answers with one JSON document on one line, then closes. Success is whatever
+ * the command's callback wrote (re-serialised on one line); failure is {"error":"text"}.
+ * Unknown commands, unknown or mistyped keys, a missing "vm"/"host", malformed JSON and
+ * oversized requests get an error reply. A client that has not sent its whole request
+ * within the timeout, or stops reading its reply for that long, is dropped without one.
+ *
+ * Callbacks write one JSON value to out (an open_memstream FILE) and return 0. On failure
+ * they return -errno; then whatever they wrote to out is the error's text (plain text, not
+ * JSON; a trailing newline is dropped), or strerror() of the code if they wrote nothing:
+ *
+ *	fprintf(out, "unknown VM '%s'", vm);
+ *	return -ENOENT;
+ *
+ * A callback that returns 0 but writes something that is not exactly one JSON value gets
+ * {"error":"internal: ..."} sent in its place. A NULL callback: {"error":"... not supported"}.
+ * vm and host are NUL-terminated and valid only during the call.
+ *
+ * The shapes namegatectl expects (counters are unsigned 64-bit integers; "vm" is the VM's
+ * configured name; keys not listed are ignored by namegatectl, so more may be added):
+ *
+ * status:
+ *   {"version":"0.1.0","pid":1234,"generation":3,"config":"/etc/namegate/namegate.yaml",
+ *    "vms":4,"workers":2,"uptime":3725,"events":"/var/log/namegate/events.jsonl",
+ *    "metrics":"127.0.0.1:9477","ports":{"vm":"net_af_packet0,iface=ng-vm",
+ *    "uplink":"net_af_packet1,iface=ng-up"}}
+ *   uptime in seconds; "events" is "" when no event log is written, else an absolute
+ *   path: namegatectl events opens it itself, from its own working directory.
+ *
+ * stats (vm NULL: every VM in configuration order; else only that VM, -ENOENT if unknown):
+ *   {"vms":[{"vm":"agent1","mode":"enforce",
+ *            "egress":{"allowed":{"packets":N,"bytes":N},"blocked":{"packets":N,"bytes":N},
+ *                      "would_block":{"packets":N,"bytes":N}},
+ *            "ingress":{"packets":N,"bytes":N},
+ *            "blocked":{"spoofed":N,"no_binding":N,"sni_denied":N,"not_tls":N,"no_sni":N,
+ *                       "dns_denied":N,"quic":N,"unsolicited":N,"flow_limit":N,"rebind":N},
+ *            "dns":{"allowed":N,"blocked":N},"bindings":N,"flows":N}],
+ *    "ports":{"vm":{"rx":N,"tx":N},"uplink":{"rx":N,"tx":N},"slow":{"rx":N,"tx":N}},
+ *    "generation":N}
+ *   "mode" is "enforce" or "audit"; "blocked" holds the SPEC s6 reason labels of
+ *   namegate_vm_blocked_total (zeros may be left out). "ports" counts packets.
+ *
+ * bindings (addresses the VM may reach now):
+ *   {"vm":"agent1","bindings":[{"name":"pypi.org","addr":"203.0.113.10","ttl":123}]}
+ *   ttl: seconds left; addr: inet_ntop() text, IPv4 or IPv6.
+ *
+ * flows:
+ *   {"vm":"agent1","flows":[{"proto":"tcp","peer":"203.0.113.10:443","vm_port":40000,
+ *    "state":"established","age":12,"verdict":"allowed"}]}
+ *   peer is "v4:port" or "[v6]:port"; age in seconds; verdict "allowed" or "would_block".
+ *
+ * reload (the SPEC s5 sequence; the running generation stays on any failure):
+ *   {"ok":true,"generation":4}     optionally "warnings":["ng.yaml:7:9: warning: ..."]
+ *   A rejected file is a failure: write the file:line:col messages (one per line) to out
+ *   and return -EINVAL; namegatectl prints them and exits 1.
+ *
+ * check (pol_explain() against the running generation):
+ *   {"verdict":"allow","line":"allow pypi.org:443 for vm1: policies.dev.allow[0] ..."}
+ *   verdict "allow" or "block" (pol_explain() 0 or 1); line without its newline. When
+ *   pol_explain() returns 2, write its err text to out and return -EINVAL (unknown VM,
+ *   bad host); namegatectl prints that text and exits 2, as the offline form does.
+ *
+ * suggest (what an audit-mode VM was refused, as allow patterns, sorted, no duplicates):
+ *   {"vm":"agent1","policy":"python","allow":["files.pythonhosted.org","pypi.org:443"]}
+ *   "policy" (the VM's policy name) is optional; namegatectl names the YAML block after it.
+ */
+#ifndef CTL_SOCK_H
+#define CTL_SOCK_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define CTL_SOCK_REQ_MAX	4096	/* request line, newline included */
+#define CTL_SOCK_CLIENTS_MAX	64	/* served at once; more wait in the listen backlog */
+#define CTL_SOCK_TIMEOUT_MS	5000	/* default: to send a request, or between reply reads */
+#define CTL_SOCK_DIR_MODE	0750	/* a parent directory we create */
+#define CTL_SOCK_MODE		0660	/* root and the socket's group may use it */
+
+struct ctl_sock_ops {
+	int (*status)(FILE *out, void *arg);
+	int (*stats)(FILE *out, const char *vm, void *arg);	/* vm may be NULL: all */
+	int (*bindings)(FILE *out, const char *vm, void *arg);
+	int (*flows)(FILE *out, const char *vm, void *arg);
+	int (*reload)(FILE *out, void *arg);
+	int (*check)(FILE *out, const char *vm, const char *host, void *arg);
+	int (*suggest)(FILE *out, const char *vm, void *arg);
+};
+
+/* What happened to clients since ctl_sock_open(), for metrics and tests. */
+struct ctl_sock_counters {
+	uint64_t accepted;	/* connections */
+	uint64_t replied;	/* success replies written in full */
+	uint64_t errors;	/* error replies written in full (bad request, callback failure) */
+	uint64_t timeouts;	/* dropped: request or reply reading too slow */
+	uint64_t oversize;	/* requests longer than CTL_SOCK_REQ_MAX (also in errors) */
+	uint64_t aborted;	/* dropped: the client went away or a socket error */
+};
+
+struct ctl_sock;
+
+/*
+ * Listens on path: creates its missing parent directories (CTL_SOCK_DIR_MODE),
+ * replaces a stale socket there (one nothing listens on), and gives the socket
+ * CTL_SOCK_MODE before it appears under path, so it is never reachable with looser
+ * permissions. Refuses (EADDRINUSE) when a daemon already listens on path, and (EEXIST)
+ * when path is something other than a socket; path and ".PID" must fit in sun_path (108
+ * bytes with the NUL), or ENAMETOOLONG. ops and arg are kept, not copied: they must
+ * outlive the socket. timeout_ms <= 0 means CTL_SOCK_TIMEOUT_MS. Returns the socket, or
+ * NULL with errno set and a one-line reason in err (errlen bytes, may be 0). Free with
+ * ctl_sock_close().
+ */
+struct ctl_sock *ctl_sock_open(const char *path, const struct ctl_sock_ops *ops, void *arg,
+    int timeout_ms, char *err, size_t errlen);
+
+/*
+ * One turn of the event loop: waits at most timeout_ms (0: not at all, never forever) for
+ * connections, requests and writable clients, serves what is ready (callbacks run here),
+ * and drops clients past their deadline. Returns the number of replies completed, 0 when
+ * interrupted by a signal, or -errno when poll(2) fails.
+ */
+int ctl_sock_poll(struct ctl_sock *s, int timeout_ms);
+
+/* Copies the counters. */
+void ctl_sock_counters(const struct ctl_sock *s, struct ctl_sock_counters *out);
+
+/*
+ * Drops every client without a reply, closes the listener and removes path if it is still
+ * the socket we created. NULL is a no-op.
+ */
+void ctl_sock_close(struct ctl_sock *s);
+
+#endif /* CTL_SOCK_H */
