@@ -9,7 +9,10 @@
 #include "ctl_events.h"
 #include "dp_control.h"
 #include "dp_evt.h"
+#include "dp_mirror.h"
 #include "dp_names.h"
+#include "dp_reload.h"
+#include "policy/load.h"
 #include "dp_stats.h"
 
 int
@@ -21,6 +24,19 @@ dp_control_render(FILE *out, void *arg)
 	dp_stats_print(c->ctx, out);
 	pthread_mutex_unlock(&c->gen_lock);
 	return ferror(out) ? -1 : 0;
+}
+
+/* A binding learned: its name for reloads, and the binding for listings and nftables. */
+static void
+dp_control_bind(struct dp_control *c, const struct dp_evt *e)
+{
+	const struct dp_ctx *ctx = c->ctx;
+	const char *name;
+
+	if (dp_names_add(c->names, e->vm, e->name, e->name_len, &name) != 0)
+		return;
+	dp_mirror_bind(c->mirror, e->vm, e->family, e->addr, name,
+	    (e->tsc - ctx->tsc_start) / ctx->tsc_hz + e->ttl);
 }
 
 static void
@@ -35,6 +51,10 @@ dp_control_block(struct dp_control *c, const struct dp_evt *e, const struct time
 		.family = e->family == 4 ? AF_INET : e->family == 6 ? AF_INET6 : AF_UNSPEC,
 	};
 
+	if (e->name_len > 0 && e->vm < DP_VM_UNKNOWN)
+		dp_names_add(c->tried, e->vm, e->name, e->name_len, NULL);
+	if (c->events == NULL)
+		return;
 	memcpy(b.addr, e->addr, sizeof(b.addr));
 	if (e->name_len > 0) {
 		memcpy(name, e->name, e->name_len);
@@ -61,15 +81,36 @@ dp_control_drain(struct dp_control *c)
 				if (e->version != DP_API_VERSION)
 					continue;
 				if (e->type == DP_EVT_BIND)
-					dp_names_add(c->names, e->vm, e->name, e->name_len);
-				else if (e->type == DP_EVT_BLOCK && c->events != NULL)
+					dp_control_bind(c, e);
+				else if (e->type == DP_EVT_BLOCK)
 					dp_control_block(c, e, &now);
 			}
 			c->evt_seen += n;
 		}
 	}
-	if (c->events != NULL && (uint64_t)now.tv_sec != c->last_flush) {
+	if ((uint64_t)now.tv_sec != c->last_flush) {
 		c->last_flush = (uint64_t)now.tv_sec;
-		ctl_events_flush(c->events, &now);	/* suppressed counts, rotation */
+		dp_mirror_expire(c->mirror, dp_now(c->ctx), 4096);
+		if (c->events != NULL)
+			ctl_events_flush(c->events, &now);	/* suppressed counts, rotation */
 	}
+}
+
+int
+dp_control_reload(struct dp_control *c, FILE *err)
+{
+	struct timespec now;
+	int rc;
+
+	dp_control_drain(c);		/* every name learned so far counts */
+	pthread_mutex_lock(&c->gen_lock);
+	rc = dp_reload(c->ctx, c->cfgp, c->names, err);
+	pthread_mutex_unlock(&c->gen_lock);
+	if (rc == 0 && c->events != NULL) {
+		clock_gettime(CLOCK_REALTIME, &now);
+		ctl_events_log_policy(c->events, &now,
+		    atomic_load_explicit(&c->ctx->gen, memory_order_acquire)->id,
+		    (uint32_t)(*c->cfgp)->nvms, (*c->cfgp)->path);
+	}
+	return rc;
 }

@@ -12,12 +12,18 @@
 #include "dp.h"
 
 struct ctl_events;
+struct dp_mirror;
 struct dp_names;
+struct pol_config;
 
 struct dp_control {
 	struct dp_ctx *ctx;
+	struct pol_config **cfgp;	/* the configuration in force */
 	struct ctl_events *events;	/* NULL: no event log */
-	struct dp_names *names;
+	struct dp_names *names;		/* names the VMs resolved */
+	struct dp_names *tried;		/* names the VMs were refused (namegatectl suggest) */
+	struct dp_mirror *mirror;	/* live bindings with their names */
+	uint64_t started;		/* CLOCK_MONOTONIC seconds */
 	/* held by a scrape while it reads the generation, and by a reload while it frees one */
 	pthread_mutex_t gen_lock;
 	uint64_t evt_seen, last_flush;
@@ -28,5 +34,8 @@ int dp_control_render(FILE *out, void *arg);
 
 /* Drain the workers' events: names for reloads, blocks to the event log. */
 void dp_control_drain(struct dp_control *c);
+
+/* Reload the configuration (SIGHUP or namegatectl reload); messages to err. 0 or -errno. */
+int dp_control_reload(struct dp_control *c, FILE *err);
 
 #endif

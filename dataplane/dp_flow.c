@@ -146,3 +146,15 @@ dp_flows_count(const struct dp_flows *t, uint16_t vm)
 {
 	return vm <= t->nvms ? t->per_vm[vm] : 0;
 }
+
+void
+dp_flows_walk(struct dp_flows *t, uint16_t vm, void (*fn)(const struct dp_flow *, void *),
+    void *arg)
+{
+	for (uint32_t i = 0; i < t->cap; i++) {
+		struct dp_flow f = t->e[i];	/* a copy: the worker may rewrite the entry */
+
+		if (f.in_use && f.key.vm == vm)
+			fn(&f, arg);
+	}
+}

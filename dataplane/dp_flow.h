@@ -75,6 +75,10 @@ void dp_flow_close(struct dp_flows *t, struct dp_flow *f);
 unsigned int dp_flows_age(struct dp_flows *t, uint64_t now, unsigned int budget,
     uint64_t *closed_per_vm);
 
+/* fn for each open flow of vm (main lcore, for listings: entries may be changing). */
+void dp_flows_walk(struct dp_flows *t, uint16_t vm, void (*fn)(const struct dp_flow *, void *),
+    void *arg);
+
 /* Open flows of vm on this worker. */
 uint32_t dp_flows_count(const struct dp_flows *t, uint16_t vm);
 

@@ -13,7 +13,7 @@ struct dp_name_ent {
 	uint64_t hash;			/* 0: empty */
 	uint16_t slot;
 	uint8_t len;
-	char name[DP_EVT_NAME_MAX];
+	char name[DP_EVT_NAME_MAX + 1];
 };
 
 struct dp_names {
@@ -60,7 +60,8 @@ dp_names_hash(uint16_t slot, const char *name, size_t len)
 }
 
 int
-dp_names_add(struct dp_names *n, uint16_t slot, const char *name, size_t len)
+dp_names_add(struct dp_names *n, uint16_t slot, const char *name, size_t len,
+    const char **stored)
 {
 	uint64_t h;
 
@@ -78,11 +79,16 @@ dp_names_add(struct dp_names *n, uint16_t slot, const char *name, size_t len)
 			*e = (struct dp_name_ent){ .hash = h, .slot = slot, .len = (uint8_t)len };
 			memcpy(e->name, name, len);
 			n->count++;
+			if (stored != NULL)
+				*stored = e->name;
 			return 0;
 		}
 		if (e->hash == h && e->slot == slot && e->len == len &&
-		    memcmp(e->name, name, len) == 0)
+		    memcmp(e->name, name, len) == 0) {
+			if (stored != NULL)
+				*stored = e->name;
 			return 0;
+		}
 	}
 }
 
@@ -105,4 +111,13 @@ dp_names_walk(const struct dp_names *n,
 	for (uint32_t i = 0; i <= n->mask; i++)
 		if (n->t[i].hash != 0)
 			fn(n->t[i].slot, n->t[i].name, n->t[i].len, arg);
+}
+
+void
+dp_names_of(const struct dp_names *n, uint16_t slot, void (*fn)(const char *name, void *arg),
+    void *arg)
+{
+	for (uint32_t i = 0; i <= n->mask; i++)
+		if (n->t[i].hash != 0 && n->t[i].slot == slot)
+			fn(n->t[i].name, arg);
 }

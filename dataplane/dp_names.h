@@ -16,8 +16,16 @@ struct dp_names;
 struct dp_names *dp_names_create(uint32_t cap);
 void dp_names_free(struct dp_names *n);
 
-/* Remember (slot, name); -ENOSPC once full (the set then stays as it is: see dp_reload). */
-int dp_names_add(struct dp_names *n, uint16_t slot, const char *name, size_t len);
+/*
+ * Remember (slot, name); -ENOSPC once full (the set then stays as it is: see dp_reload).
+ * *stored (may be NULL) points at the set's copy, NUL-terminated, valid for the set's life.
+ */
+int dp_names_add(struct dp_names *n, uint16_t slot, const char *name, size_t len,
+    const char **stored);
+
+/* The names of slot, for namegatectl suggest: fn is called once per name. */
+void dp_names_of(const struct dp_names *n, uint16_t slot,
+    void (*fn)(const char *name, void *arg), void *arg);
 
 uint32_t dp_names_count(const struct dp_names *n);
 bool dp_names_overflowed(const struct dp_names *n);

@@ -26,6 +26,8 @@
 #include "ctl_metrics.h"
 #include "dp_bind.h"
 #include "dp_control.h"
+#include "dp_ctlsock.h"
+#include "dp_mirror.h"
 #include "dp_evt.h"
 #include "dp_gen.h"
 #include "dp_names.h"
@@ -201,9 +203,12 @@ int
 dp_run(struct pol_config **cfgp, char **eal, int neal)
 {
 	struct dp_ctx ctx = { .port = { RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS } };
-	struct dp_control ctl = { .ctx = &ctx, .gen_lock = PTHREAD_MUTEX_INITIALIZER };
+	struct dp_control ctl = { .ctx = &ctx, .cfgp = cfgp,
+		.gen_lock = PTHREAD_MUTEX_INITIALIZER };
 	const struct pol_config *cfg = *cfgp;
 	struct ctl_metrics *metrics = NULL;
+	struct ctl_sock *sock = NULL;
+	char err[256];
 	uint32_t sweep_cursor = 0;
 	struct timespec now;
 	int rc = 1;
@@ -216,12 +221,22 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 		return 1;
 	if (dp_ctx_setup(&ctx, cfg) != 0)
 		goto out;
-	if ((ctl.names = dp_names_create(cfg->max_bindings)) == NULL) {
-		fputs("namegate: cannot allocate the name table\n", stderr);
+	ctl.names = dp_names_create(cfg->max_bindings);
+	ctl.tried = dp_names_create(4096);
+	ctl.mirror = dp_mirror_create(cfg->max_bindings);
+	if (ctl.names == NULL || ctl.tried == NULL || ctl.mirror == NULL) {
+		fputs("namegate: cannot allocate the name tables\n", stderr);
 		goto out;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ctl.started = (uint64_t)now.tv_sec;
 	if (dp_control_start(&ctl, cfg, &metrics) != 0)
 		goto out;
+	if ((sock = ctl_sock_open(cfg->control_socket, &dp_ctlsock_ops, &ctl, 0, err,
+	    sizeof(err))) == NULL) {
+		fprintf(stderr, "namegate: control socket %s: %s\n", cfg->control_socket, err);
+		goto out;
+	}
 	if (dp_telemetry_register(&ctl) != 0)
 		fputs("namegate: telemetry commands not registered\n", stderr);
 	for (unsigned int i = 0; i < ctx.nworkers; i++)
@@ -233,6 +248,7 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	while (!dp_stop) {
 		usleep(DP_TICK_US);
 		dp_control_drain(&ctl);
+		ctl_sock_poll(sock, 0);
 		dp_binds_sweep(ctx.binds, dp_now(&ctx), DP_SWEEP_BUDGET, &sweep_cursor);
 		if (dp_dump_stats) {
 			dp_dump_stats = 0;
@@ -240,15 +256,7 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 		}
 		if (dp_reload_wanted) {
 			dp_reload_wanted = 0;
-			dp_control_drain(&ctl);	/* every name learned so far counts */
-			pthread_mutex_lock(&ctl.gen_lock);
-			if (dp_reload(&ctx, cfgp, ctl.names, stderr) == 0) {
-				clock_gettime(CLOCK_REALTIME, &now);
-				ctl_events_log_policy(ctl.events, &now,
-				    atomic_load(&ctx.gen)->id, (uint32_t)(*cfgp)->nvms,
-				    (*cfgp)->path);
-			}
-			pthread_mutex_unlock(&ctl.gen_lock);
+			dp_control_reload(&ctl, stderr);
 			fflush(stderr);
 		}
 	}
@@ -258,6 +266,7 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	dp_stats_print(&ctx, stdout);
 	rc = 0;
 out:
+	ctl_sock_close(sock);
 	ctl_metrics_stop(metrics);
 	if (ctl.events != NULL) {
 		clock_gettime(CLOCK_REALTIME, &now);
@@ -265,6 +274,8 @@ out:
 		ctl_events_close(ctl.events);
 	}
 	dp_names_free(ctl.names);
+	dp_names_free(ctl.tried);
+	dp_mirror_free(ctl.mirror);
 	dp_ctx_teardown(&ctx);
 	rte_eal_cleanup();
 	return rc;

@@ -68,3 +68,52 @@ def test_event_log_has_one_line_per_block(ng):
     assert evs[0]["event"] == "start"
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", tcp[0]["ts"])
     assert tcp[0]["proto"] == "tcp"
+
+
+def ctl(lab, *args):
+    import os
+    import subprocess
+    binary = os.environ.get("NAMEGATECTL_BIN", "build/control/namegatectl")
+    sock = lab_namegate_cfg(lab)["control_socket"]
+    return subprocess.run([binary, "-s", sock, *args], capture_output=True, text=True,
+                          timeout=20)
+
+
+def lab_namegate_cfg(lab):
+    import lab_namegate
+    return lab_namegate.build_config(lab, lab.policies, lab.config_overrides)
+
+
+def test_namegatectl_against_the_daemon(ng):
+    assert ng.curl("vm1", "https://pypi.org/").ok
+    st = json.loads(ctl(ng, "status", "--json").stdout)
+    assert st["vms"] == 3 and st["generation"] >= 1 and st["pid"] > 0
+    stats = json.loads(ctl(ng, "stats", "vm1", "--json").stdout)
+    vm1 = stats["vms"][0]
+    assert vm1["vm"] == "vm1" and vm1["egress"]["allowed"]["packets"] > 0
+    table = ctl(ng, "stats").stdout
+    assert "vm1" in table and "vm2" in table
+    b = json.loads(ctl(ng, "bindings", "vm1", "--json").stdout)
+    assert {"name": "pypi.org", "addr": "203.0.113.10"} in \
+        [{"name": x["name"], "addr": x["addr"]} for x in b["bindings"]]
+    assert all(0 < x["ttl"] <= 86400 for x in b["bindings"])
+    assert "pypi.org" in ctl(ng, "bindings", "vm1").stdout
+    flows = ctl(ng, "flows", "vm1", "--json")
+    assert flows.returncode == 0 and "flows" in json.loads(flows.stdout)
+    allow = ctl(ng, "check", "vm1", "pypi.org:443")
+    assert allow.returncode == 0 and allow.stdout.startswith("allow pypi.org:443 for vm1")
+    block = ctl(ng, "check", "vm1", "evil.test:443")
+    assert block.returncode == 1 and block.stdout.startswith("block")
+    assert ctl(ng, "check", "nosuchvm", "pypi.org").returncode == 2
+    r = ctl(ng, "reload")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(ctl(ng, "status", "--json").stdout)["generation"] == st["generation"] + 1
+    ev = ctl(ng, "events")
+    assert ev.returncode == 0 and '"event":"policy"' in ev.stdout
+
+
+def test_suggest_lists_what_an_audit_vm_reached(ng):
+    assert ng.curl("vm3", "https://evil.test/").ok          # vm3 is audited
+    out = json.loads(ctl(ng, "suggest", "vm3", "--json").stdout)
+    assert "evil.test" in out["allow"]
+    assert "evil.test" in ctl(ng, "suggest", "vm3").stdout
