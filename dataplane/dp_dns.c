@@ -110,10 +110,13 @@ dp_pending_age(struct dp_pending *t, uint64_t now, unsigned int budget)
 	return aged;
 }
 
-/* Remember q under a fresh random ID; NULL when the table is full. */
+/*
+ * Remember q under a fresh random ID, or (keep_id: DNS over TCP, where the query leaves as
+ * the VM wrote it) under its own. NULL when the table is full or the ID is taken.
+ */
 static struct dp_pending_entry *
 dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm, const struct dns_msg *q,
-    uint64_t now)
+    uint64_t now, bool keep_id)
 {
 	struct dp_pending_entry *e;
 	uint32_t idx;
@@ -129,9 +132,12 @@ dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm, const str
 	memcpy(e->key.resolver, p->dst, p->family == 4 ? 4 : 16);
 	for (int i = 0; i < DP_ID_TRIES; i++) {
 		/* unpredictable, so that nobody but the resolver can answer (RFC 5452 s9.2) */
-		e->key.id = (uint16_t)rte_rand();
-		if (rte_hash_lookup(t->h, &e->key) >= 0)
+		e->key.id = keep_id ? q->id : (uint16_t)rte_rand();
+		if (rte_hash_lookup(t->h, &e->key) >= 0) {
+			if (keep_id)
+				return NULL;
 			continue;
+		}
 		if (rte_hash_add_key_data(t->h, &e->key, (void *)(uintptr_t)idx) != 0)
 			return NULL;
 		dp_slots_get(&t->slots, &idx);
@@ -222,7 +228,7 @@ dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, u
 	} else {
 		s->dns_allowed++;
 	}
-	if ((e = dp_pending_add(w->pending, p, vm, &q, w->now)) == NULL) {
+	if ((e = dp_pending_add(w->pending, p, vm, &q, w->now, false)) == NULL) {
 		w->drops[DP_DROP_TABLE_FULL]++;
 		dp_dns_refuse(w, m, p, &q, DNS_RCODE_SERVFAIL);
 		rte_pktmbuf_free(m);
@@ -314,52 +320,75 @@ dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 }
 
 bool
-dp_dns_tcp_query(struct dp_worker *w, const struct pkt *p, uint16_t vm, bool *would_block)
+dp_dns_tcp_query(struct dp_worker *w, const struct pkt *p, uint16_t vm, bool *would_block,
+    struct dp_dns_denied *denied)
 {
 	const struct dp_gen *g = w->gen;
 	struct dp_vm_stats *s = &w->vm_stats[vm];
 	struct rd stream = rd_make(p->payload, p->payload_len), msg;
 	char name[DNS_NAME_TEXT_MAX];
-	enum dns_status st;
-	struct dns_msg q;
+	struct dns_msg *q = &denied->q;
 	bool ok = true;
 
 	*would_block = false;
+	denied->parsed = false;
 	while (stream.len > 0) {
-		if ((st = dns_tcp_next(&stream, &msg)) != DNS_OK ||
-		    dns_msg_parse(msg.p, msg.len, &q) != DNS_OK ||
-		    !dp_dns_query_allowed(g, vm, &q, msg.len, name, sizeof(name))) {
+		if (dns_tcp_next(&stream, &msg) != DNS_OK) {
 			ok = false;
 			break;
 		}
+		denied->msg = msg;
+		if (dns_msg_parse(msg.p, msg.len, q) != DNS_OK) {
+			ok = false;
+			break;
+		}
+		denied->parsed = true;
+		if (!dp_dns_query_allowed(g, vm, q, msg.len, name, sizeof(name)) ||
+		    dp_pending_add(w->pending, p, vm, q, w->now, true) == NULL) {
+			ok = false;
+			break;
+		}
+		denied->parsed = false;
 		s->dns_allowed++;
 	}
 	if (ok)
 		return true;
 	s->dns_blocked++;
-	dp_evt_block(w, vm, p, DP_REASON_DNS_DENIED, g->vms[vm].audit, NULL, 0);
+	dp_evt_block(w, vm, p, DP_REASON_DNS_DENIED, g->vms[vm].audit, denied->parsed &&
+	    q->has_question ? name : NULL, denied->parsed && q->has_question ?
+	    strnlen(name, sizeof(name)) : 0);
 	if (!g->vms[vm].audit)
-		return false;		/* the caller blocks, and counts the reason */
+		return false;		/* the caller answers or cuts, and counts the reason */
 	s->blocked[DP_REASON_DNS_DENIED]++;
 	*would_block = true;
 	return true;
 }
 
-void
+bool
 dp_dns_tcp_answer(struct dp_worker *w, const struct pkt *p, uint16_t vm)
 {
-	const struct dp_gen *g = w->gen;
 	struct rd stream = rd_make(p->payload, p->payload_len), msg;
-	char name[DNS_NAME_TEXT_MAX];
+	struct dp_pending_key k;
+	struct dp_pending_entry *e;
 	struct dns_msg a;
-	int n;
+	void *data;
 
+	memset(&k, 0, sizeof(k));
+	k.vm = vm;
+	k.family = p->family;
+	k.proto = p->proto;
+	k.vm_port = p->dport;
+	memcpy(k.resolver, p->src, p->family == 4 ? 4 : 16);
+	/* a message cut by the segment's end teaches nothing and is passed on as bytes */
 	while (stream.len > 0 && dns_tcp_next(&stream, &msg) == DNS_OK) {
-		if (dns_msg_parse(msg.p, msg.len, &a) != DNS_OK || !a.qr || !a.has_question ||
-		    (n = dns_name_to_text(a.qname, a.qname_len, name, sizeof(name))) <= 0)
-			continue;
-		if (pol_match_name(g->set, g->vms[vm].policy, name, (size_t)n, POL_PROTO_ANY, 0,
-		    NULL) == POL_ALLOW)
-			dp_dns_learn(w, vm, &a);
+		if (dns_msg_parse(msg.p, msg.len, &a) != DNS_OK)
+			return false;
+		k.id = a.id;
+		if (rte_hash_lookup_data(w->pending->h, &k, &data) < 0 ||
+		    !dp_dns_same_question(e = &w->pending->e[(uintptr_t)data], &a))
+			return false;	/* an answer nobody asked for: never learned from */
+		dp_dns_learn(w, vm, &a);
+		dp_pending_del(w->pending, e);
 	}
+	return true;
 }

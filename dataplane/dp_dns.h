@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "dp.h"
+#include "sni/dns.h"
 #include "sni/pkt.h"
 
 #define DP_PENDING_SECONDS	5	/* how long a forwarded query waits for its answer */
@@ -30,21 +31,30 @@ void dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt 
 void dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
     uint16_t vm);
 
-/*
- * DNS over TCP (RFC 7766) from VM vm to a resolver: one segment's payload. Every message
- * in it must be whole and allowed, as over UDP; a message split across segments cannot be
- * judged before part of it leaves, so it fails too. Returns true to forward the segment;
- * false means cut the connection (reason dns_denied). In audit mode a denied segment is
- * forwarded and *would_block set.
- */
-bool dp_dns_tcp_query(struct dp_worker *w, const struct pkt *p, uint16_t vm,
-    bool *would_block);
+/* The message of a segment that was denied, for the caller's answer. */
+struct dp_dns_denied {
+	struct rd msg;			/* aliases the segment */
+	bool parsed;			/* q holds msg, parsed */
+	struct dns_msg q;
+};
 
 /*
- * DNS over TCP from a resolver to VM vm: learn from every whole answer in the segment. The
- * queries on this connection were all judged, so an answer counts only if its question is
- * a name the VM may resolve. Answers split across segments teach nothing (fail closed).
+ * DNS over TCP (RFC 7766) from VM vm to a resolver: one segment's payload. Every message
+ * in it must be whole and allowed, as over UDP (a message split across segments cannot be
+ * judged before part of it leaves, so it fails too), and is remembered under the VM's own
+ * ID, since a stream's IDs cannot be rewritten reliably. Returns true to forward the
+ * segment; false: *denied says which message failed, and the caller answers it and cuts
+ * the connection (reason dns_denied). In audit mode a denied segment is forwarded and
+ * *would_block set.
  */
-void dp_dns_tcp_answer(struct dp_worker *w, const struct pkt *p, uint16_t vm);
+bool dp_dns_tcp_query(struct dp_worker *w, const struct pkt *p, uint16_t vm,
+    bool *would_block, struct dp_dns_denied *denied);
+
+/*
+ * DNS over TCP from a resolver to VM vm: every whole answer in the segment must match a
+ * query remembered on this connection (ID, question), and is learned from. Returns false
+ * for a segment carrying an answer nobody asked for: the caller drops it.
+ */
+bool dp_dns_tcp_answer(struct dp_worker *w, const struct pkt *p, uint16_t vm);
 
 #endif

@@ -253,13 +253,32 @@ static bool
 dp_vm_dns_tcp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
     struct dp_flow *f)
 {
+	struct dp_dns_denied denied;
+	struct rte_mbuf *r;
 	bool would_block;
+	int n;
 
-	if (dp_dns_tcp_query(w, p, vm, &would_block)) {
+	if (dp_dns_tcp_query(w, p, vm, &would_block, &denied)) {
 		f->would_block |= would_block;
 		return true;
 	}
-	dp_reply_send(w, DP_PORT_VM, m, p, dp_reply_tcp_rst);
+	/*
+	 * Answered as over UDP when the message could be read; either way the resolver never
+	 * sees the segment, so its view of the stream and the VM's part: cut it there.
+	 */
+	r = denied.parsed && !denied.q.qr ? rte_pktmbuf_alloc(w->ctx->pool) : NULL;
+	if (r != NULL && (n = dp_reply_dns_refusal_tcp(rte_pktmbuf_mtod(m, const uint8_t *),
+	    rte_pktmbuf_data_len(m), p, denied.msg.p, denied.msg.len, &denied.q,
+	    denied.q.has_question ? w->gen->blocked_rcode : DNS_RCODE_REFUSED, denied.q.edns,
+	    rte_pktmbuf_mtod(r, uint8_t *), rte_pktmbuf_tailroom(r))) > 0) {
+		r->data_len = (uint16_t)n;
+		r->pkt_len = (uint32_t)n;
+		dp_tx(w, DP_PORT_VM, r);
+	} else {
+		if (r != NULL)
+			rte_pktmbuf_free(r);
+		dp_reply_send(w, DP_PORT_VM, m, p, dp_reply_tcp_rst);
+	}
 	dp_reply_send(w, DP_PORT_UPLINK, m, p, dp_reply_rst_to_server);
 	dp_flow_close(w->flows, f);
 	dp_block(w, m, vm, DP_REASON_DNS_DENIED);
@@ -538,7 +557,11 @@ dp_pipeline_uplink(struct dp_worker *w, struct rte_mbuf *m)
 		f->gen = g->id;
 	}
 	dp_flow_track(f, &p, false, w->now);
-	if (p.proto == PKT_PROTO_TCP && p.sport == DNS_PORT && p.payload_len > 0)
-		dp_dns_tcp_answer(w, &p, (uint16_t)vm);
+	if (p.proto == PKT_PROTO_TCP && p.sport == DNS_PORT && p.payload_len > 0 &&
+	    !dp_dns_tcp_answer(w, &p, (uint16_t)vm)) {
+		w->vm_stats[vm].blocked[DP_REASON_UNSOLICITED]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
 	dp_ingress(w, m, (uint16_t)vm);
 }

@@ -92,8 +92,9 @@ def test_dns_over_tcp_filtered_message_by_message(ng):
     ok = ng.dig("vm1", "pypi.org", tcp=True)
     assert ok.rcode == "NOERROR" and ok.addresses == ["203.0.113.10"]
     with nc.Delta(ng) as d:
-        bad = ng.dig("vm1", "tcp.collect.evil.test", tcp=True, timeout=1)
-    assert bad.rcode is None and not queried(ng, "tcp.collect.evil.test")
+        bad = ng.dig("vm1", "tcp.collect.evil.test", tcp=True, edns=True, timeout=1)
+    assert bad.rcode == "REFUSED" and bad.ede == 15
+    assert not queried(ng, "tcp.collect.evil.test")
     assert d[nc.blocked("vm1", "dns_denied")] == 1
 
 
