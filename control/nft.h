@@ -96,6 +96,14 @@ void nft_close(struct nft_ctx *ctx);
 int nft_build(struct nft_ctx *ctx, const struct nft_elem *elems, size_t n);
 
 /*
+ * Judge only the frames that enter the bridge from interface a or b (the exception path's
+ * TAPs); frames of the namespace's other bridges pass the table untouched. Takes effect at
+ * the next nft_build(). Without it the table judges every bridged frame of the namespace.
+ * 0 or -EINVAL.
+ */
+int nft_set_ports(struct nft_ctx *ctx, const char *a, const char *b);
+
+/*
  * Add elems[0..n) in one batch, each with its own timeout; an element already in its set gets
  * the new timeout (Linux >= 6.12 updates it in place; older kernels keep the old expiry).
  * Returns 0 once the kernel acknowledged every message (the elements are live), -EINVAL for

@@ -374,9 +374,21 @@ nft_batch_commit(struct nft_ctx *c, struct nft_batch *b)
 out:
 	free(iov);
 	if (rc == 0) {
+		uint32_t now_gen;
+
 		c->st.batches++;
 		c->st.elements += b->nelems;
-		c->gen = b->genid != 0 ? nft_gen_next(b->genid) : 0;
+		/*
+		 * Read the generation rather than predict it: a batch that changes nothing (a
+		 * refreshed element) leaves it as it was, and a predicted "+1" would then be
+		 * the generation of the next change someone else makes, which would go unseen.
+		 * Anything else: unknown, and the next check compares listings.
+		 */
+		if (b->genid != 0 && nft_gen_get(c, &now_gen) == 0 &&
+		    (now_gen == nft_gen_next(b->genid) || now_gen == b->genid))
+			c->gen = now_gen;
+		else
+			c->gen = 0;
 	} else if (rc != -ERESTART) {	/* a lost race is retried, not a failure */
 		c->st.errors += a.errors > 0 ? a.errors : 1;
 	}

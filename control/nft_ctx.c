@@ -193,3 +193,15 @@ nft_state_str(enum nft_state s)
 	}
 	return "?";
 }
+
+int
+nft_set_ports(struct nft_ctx *ctx, const char *a, const char *b)
+{
+	if (a == NULL || b == NULL || strlen(a) >= sizeof(ctx->ports[0]) ||
+	    strlen(b) >= sizeof(ctx->ports[1]))
+		return -EINVAL;
+	memset(ctx->ports, 0, sizeof(ctx->ports));
+	strcpy(ctx->ports[0], a);
+	strcpy(ctx->ports[1], b);
+	return 0;
+}

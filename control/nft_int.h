@@ -61,6 +61,7 @@ struct nft_ctx {
 	uint32_t gen;		/* ruleset generation right after our last batch; 0: unknown */
 	bool built;		/* ref describes what we built */
 	char table[NFT_NAME_MAX];
+	char ports[2][16];	/* IFNAMSIZ, zero-padded; "": every bridged frame is ours */
 	struct nft_vmi *vms;
 	uint16_t nvms;
 	struct nft_fp ref;

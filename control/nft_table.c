@@ -639,6 +639,7 @@ rb_vlan(struct nft_rb *b, uint16_t vlan)
 
 /*
  * The base chain, policy drop:
+ *	iifname != <tap a> iifname != <tap b> accept	(nft_set_ports(): other bridges)
  *	ether saddr <mac> <vlan> jump <vm>_out
  *	ether daddr <mac> <vlan> jump <vm>_in
  *	meta protocol arp accept			(the router's ARP; VMs' went above)
@@ -653,6 +654,18 @@ nft_dispatch(struct nft_ctx *c, struct nft_batch *bt)
 	struct nft_rb b;
 	int rc;
 
+	if (c->ports[0][0] != '\0') {
+		/*
+		 * A hook is per namespace: the other bridges there are not ours. By input port,
+		 * since this kernel's bridge meta (ibrname) is a module it may not have.
+		 */
+		RULE(c, &b, NFT_BASE_CHAIN);
+		rb_meta(&b, NFT_META_IIFNAME, NFT_REG_1);
+		rb_cmp(&b, NFT_CMP_NEQ, c->ports[0], sizeof(c->ports[0]));
+		rb_meta(&b, NFT_META_IIFNAME, NFT_REG_1);
+		rb_cmp(&b, NFT_CMP_NEQ, c->ports[1], sizeof(c->ports[1]));
+		END(c, bt, &b, NULL, NF_ACCEPT);
+	}
 	for (uint16_t i = 0; i < c->nvms; i++) {
 		const struct nft_vmi *v = &c->vms[i];
 

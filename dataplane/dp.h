@@ -23,7 +23,9 @@
 #define DP_TLS_PORTS_MAX	16
 #define DP_PORT_VM		0
 #define DP_PORT_UPLINK		1
-#define DP_PORTS		2
+#define DP_PORT_SLOW_VM		2	/* exception path TAP, VM side of the kernel bridge */
+#define DP_PORT_SLOW_UP		3	/* exception path TAP, uplink side */
+#define DP_PORTS		4
 #define DP_VM_SLOTS		1024	/* VMs over the process's life: never reused */
 #define DP_VM_UNKNOWN		DP_VM_SLOTS	/* the counters of frames from no VM */
 
@@ -116,6 +118,9 @@ struct __rte_cache_aligned dp_worker {
 /* The process-wide state, owned by the main lcore. */
 struct dp_ctx {
 	uint16_t port[DP_PORTS];	/* DPDK port ids */
+	bool slow_path;			/* the exception path's TAP ports are open */
+	char slow_bridge[16];		/* its kernel bridge */
+	char slow_ports[2][16];		/* and the TAPs on it: VM side, uplink side */
 	struct rte_mempool *pool;
 	unsigned int nworkers;
 	struct dp_worker *workers[DP_WORKERS_MAX];

@@ -2,11 +2,15 @@
  * Main-lcore glue between the workers and control/.
  */
 #include <sys/socket.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <rte_common.h>
 
 #include "ctl_events.h"
+#include "nft.h"
 #include "dp_control.h"
 #include "dp_evt.h"
 #include "dp_mirror.h"
@@ -20,10 +24,93 @@ dp_control_render(FILE *out, void *arg)
 {
 	struct dp_control *c = arg;
 
+	struct nft_stats ns = { 0 };
+
 	pthread_mutex_lock(&c->gen_lock);
 	dp_stats_print(c->ctx, out);
+	if (c->nft != NULL)
+		nft_stats_get(c->nft, &ns);	/* plain counters: a torn read is off by one batch */
 	pthread_mutex_unlock(&c->gen_lock);
+	fprintf(out, "namegate_nft_elements %lu\nnamegate_nft_errors_total %lu\n", ns.elements,
+	    ns.errors);
 	return ferror(out) ? -1 : 0;
+}
+
+#define DP_NFT_BATCH	512	/* elements per incremental batch at most */
+
+/* Where elements go: the incremental batch (flushed when full), or a rebuild's list. */
+struct dp_nft_buf {
+	struct nft_elem *v;
+	size_t n, cap;
+	struct nft_ctx *flush_to;	/* NULL: grow instead of flushing */
+};
+
+static void
+dp_nft_put(struct dp_nft_buf *b, const struct nft_elem *e)
+{
+	if (b->n == b->cap) {
+		if (b->flush_to != NULL) {
+			nft_bind(b->flush_to, b->v, b->n);	/* failures: in its stats */
+			b->n = 0;
+		} else {
+			size_t cap = b->cap ? 2 * b->cap : 1024;
+			struct nft_elem *v = realloc(b->v, cap * sizeof(v[0]));
+
+			if (v == NULL)
+				return;		/* the next rebuild tries again */
+			b->v = v;
+			b->cap = cap;
+		}
+	}
+	b->v[b->n++] = *e;
+}
+
+/*
+ * The nftables elements of one binding: the address (ICMP, later fragments), and the
+ * address with each protocol and port the name's rules allow (port 0: every port).
+ */
+static void
+dp_nft_binding(struct dp_control *c, struct dp_nft_buf *b, uint16_t slot, uint8_t family,
+    const uint8_t *addr, const char *name, uint64_t expires, uint64_t now)
+{
+	const struct dp_gen *g = atomic_load_explicit(&c->ctx->gen, memory_order_acquire);
+	static const uint8_t protos[] = { 6, 17 };
+	struct nft_elem e = { .family = family };
+	struct pol_ports ports;
+
+	if (expires <= now || slot >= g->nvms || !g->vms[slot].present || c->nft_index[slot] < 0)
+		return;
+	pol_match_name_ports(g->set, g->vms[slot].policy, name, strlen(name), &ports);
+	if (ports.deny_any || ports.deny_more || (!ports.any && ports.nallow == 0))
+		return;			/* nothing on any port: nothing for the kernel either */
+	e.vm = (uint16_t)c->nft_index[slot];
+	memcpy(e.addr, addr, 16);
+	e.timeout_ms = (uint32_t)((expires - now) * 1000);
+	dp_nft_put(b, &e);
+	for (size_t i = 0; i < sizeof(protos); i++) {
+		e.proto = protos[i];
+		if (ports.any) {
+			e.port = 0;
+			dp_nft_put(b, &e);
+			continue;
+		}
+		for (unsigned int k = 0; k < ports.nallow; k++) {
+			if (!pol_ports_allow(&ports, ports.allow[k]))
+				continue;
+			e.port = ports.allow[k];
+			dp_nft_put(b, &e);
+		}
+	}
+}
+
+static void
+dp_nft_flush(struct dp_control *c)
+{
+	/* -ESTALE: the table is not as built (deleted, edited): the next tick rebuilds it */
+	if (c->nft != NULL && c->nft_npending > 0 &&
+	    nft_bind(c->nft, c->nft_pending, c->nft_npending) == -ESTALE)
+		c->nft_stale = true;
+	c->nft_npending = 0;
 }
 
 /* A binding learned: its name for reloads, and the binding for listings and nftables. */
@@ -31,12 +118,51 @@ static void
 dp_control_bind(struct dp_control *c, const struct dp_evt *e)
 {
 	const struct dp_ctx *ctx = c->ctx;
+	uint64_t expires = (e->tsc - ctx->tsc_start) / ctx->tsc_hz + e->ttl;
 	const char *name;
 
 	if (dp_names_add(c->names, e->vm, e->name, e->name_len, &name) != 0)
 		return;
-	dp_mirror_bind(c->mirror, e->vm, e->family, e->addr, name,
-	    (e->tsc - ctx->tsc_start) / ctx->tsc_hz + e->ttl);
+	dp_mirror_bind(c->mirror, e->vm, e->family, e->addr, name, expires);
+	if (c->nft != NULL) {
+		struct dp_nft_buf b = { .v = c->nft_pending, .n = c->nft_npending,
+			.cap = DP_NFT_BATCH, .flush_to = c->nft };
+
+		dp_nft_binding(c, &b, e->vm, e->family, e->addr, name, expires, dp_now(ctx));
+		c->nft_npending = b.n;
+	}
+}
+
+struct dp_nft_walk {
+	struct dp_control *c;
+	struct dp_nft_buf *b;
+	uint64_t now;
+};
+
+static void
+dp_nft_walk_one(const struct dp_mirror_ent *e, void *arg)
+{
+	struct dp_nft_walk *wk = arg;
+
+	dp_nft_binding(wk->c, wk->b, e->slot, e->family, e->addr, e->name, e->expires, wk->now);
+}
+
+/* (Re)build the table with every live binding: at start, after a reload or tampering. */
+static int
+dp_nft_rebuild(struct dp_control *c)
+{
+	const struct dp_gen *g = atomic_load_explicit(&c->ctx->gen, memory_order_acquire);
+	struct dp_nft_buf b = { 0 };
+	struct dp_nft_walk wk = { .c = c, .b = &b, .now = dp_now(c->ctx) };
+	int rc;
+
+	dp_nft_flush(c);
+	for (uint16_t s = 0; s < g->nvms; s++)
+		if (g->vms[s].present)
+			dp_mirror_walk(c->mirror, s, wk.now, dp_nft_walk_one, &wk);
+	rc = nft_build(c->nft, b.v, b.n);	/* one batch: the kernel takes all or nothing */
+	free(b.v);
+	return rc;
 }
 
 static void
@@ -88,9 +214,13 @@ dp_control_drain(struct dp_control *c)
 			c->evt_seen += n;
 		}
 	}
+	dp_nft_flush(c);
 	if ((uint64_t)now.tv_sec != c->last_flush) {
 		c->last_flush = (uint64_t)now.tv_sec;
 		dp_mirror_expire(c->mirror, dp_now(c->ctx), 4096);
+		/* SPEC s5: someone deleted or edited the table: put it back, bindings and all */
+		if (c->nft != NULL && (c->nft_stale || nft_check(c->nft) != NFT_INTACT))
+			c->nft_stale = dp_nft_rebuild(c) != 0;
 		if (c->events != NULL)
 			ctl_events_flush(c->events, &now);	/* suppressed counts, rotation */
 	}
@@ -105,6 +235,9 @@ dp_control_reload(struct dp_control *c, FILE *err)
 	dp_control_drain(c);		/* every name learned so far counts */
 	pthread_mutex_lock(&c->gen_lock);
 	rc = dp_reload(c->ctx, c->cfgp, c->names, err);
+	/* under the lock: a scrape reads the table's counters */
+	if (rc == 0 && c->nft != NULL && dp_control_nft_open(c, err) != 0)
+		fputs("namegate: reload: the slow path's table could not be rebuilt\n", err);
 	pthread_mutex_unlock(&c->gen_lock);
 	if (rc == 0 && c->events != NULL) {
 		clock_gettime(CLOCK_REALTIME, &now);
@@ -113,4 +246,51 @@ dp_control_reload(struct dp_control *c, FILE *err)
 		    (uint32_t)(*c->cfgp)->nvms, (*c->cfgp)->path);
 	}
 	return rc;
+}
+
+int
+dp_control_nft_open(struct dp_control *c, FILE *err)
+{
+	const struct dp_gen *g = atomic_load_explicit(&c->ctx->gen, memory_order_acquire);
+	static struct nft_vm vms[DP_VM_SLOTS];
+	uint16_t n = 0;
+
+	if (c->nft_pending == NULL &&
+	    (c->nft_pending = calloc(DP_NFT_BATCH, sizeof(c->nft_pending[0]))) == NULL)
+		return -1;
+	for (uint16_t s = 0; s < DP_VM_SLOTS; s++) {
+		const struct dp_vm *v = &g->vms[s];
+
+		c->nft_index[s] = -1;
+		if (s >= g->nvms || !v->present)
+			continue;
+		vms[n] = (struct nft_vm){ .name = v->name, .vlan = v->vlan, .has4 = v->has4,
+			.has6 = v->has6 };
+		memcpy(vms[n].mac, v->mac, 6);
+		memcpy(vms[n].ip4, v->ip4, 4);
+		memcpy(vms[n].ip6, v->ip6, 16);
+		c->nft_index[s] = n++;
+	}
+	if (c->nft != NULL)
+		nft_close(c->nft);	/* the table stays: the build below replaces it whole */
+	if ((c->nft = nft_open((*c->cfgp)->nft_table, vms, n)) == NULL ||
+	    nft_set_ports(c->nft, c->ctx->slow_ports[0], c->ctx->slow_ports[1]) != 0 ||
+	    dp_nft_rebuild(c) != 0) {
+		fprintf(err, "namegate: nftables table bridge %s: %s\n", (*c->cfgp)->nft_table,
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+void
+dp_control_nft_close(struct dp_control *c)
+{
+	if (c->nft != NULL) {
+		nft_destroy(c->nft);
+		nft_close(c->nft);
+		c->nft = NULL;
+	}
+	free(c->nft_pending);
+	c->nft_pending = NULL;
 }

@@ -12,6 +12,8 @@
 #include "dp.h"
 
 struct ctl_events;
+struct nft_ctx;
+struct nft_elem;
 struct dp_mirror;
 struct dp_names;
 struct pol_config;
@@ -24,6 +26,11 @@ struct dp_control {
 	struct dp_names *tried;		/* names the VMs were refused (namegatectl suggest) */
 	struct dp_mirror *mirror;	/* live bindings with their names */
 	uint64_t started;		/* CLOCK_MONOTONIC seconds */
+	struct nft_ctx *nft;		/* the slow path's table; NULL without one */
+	int nft_index[DP_VM_SLOTS];	/* VM slot -> index in the VMs nft_open() was given */
+	struct nft_elem *nft_pending;	/* elements learned since the last batch */
+	size_t nft_npending;
+	bool nft_stale;			/* a batch found the table changed: rebuild it */
 	/* held by a scrape while it reads the generation, and by a reload while it frees one */
 	pthread_mutex_t gen_lock;
 	uint64_t evt_seen, last_flush;
@@ -37,5 +44,11 @@ void dp_control_drain(struct dp_control *c);
 
 /* Reload the configuration (SIGHUP or namegatectl reload); messages to err. 0 or -errno. */
 int dp_control_reload(struct dp_control *c, FILE *err);
+
+/* Build the slow path's nftables table for the current VMs (start and reload). 0 or -1. */
+int dp_control_nft_open(struct dp_control *c, FILE *err);
+
+/* Remove the table (at exit). */
+void dp_control_nft_close(struct dp_control *c);
 
 #endif

@@ -114,7 +114,7 @@ dp_cs_stats(FILE *out, const char *vm, void *arg)
 {
 	struct dp_control *c = arg;
 	const struct dp_gen *g = dp_cs_gen(c);
-	static const char *const ports[DP_PORTS] = { "vm", "uplink" };
+	static const char *const ports[] = { "vm", "uplink", "slow" };
 	bool first = true;
 	int slot = -1;
 
@@ -130,13 +130,14 @@ dp_cs_stats(FILE *out, const char *vm, void *arg)
 		dp_cs_stats_vm(out, c, i);
 	}
 	fputs("],\"ports\":{", out);
-	for (int p = 0; p < DP_PORTS; p++) {
+	for (int p = 0; p <= DP_PORT_SLOW_VM; p++) {
 		uint64_t rx = 0, tx = 0;
 
-		for (unsigned int w = 0; w < c->ctx->nworkers; w++) {
-			rx += c->ctx->workers[w]->port_pkts[p][0];
-			tx += c->ctx->workers[w]->port_pkts[p][1];
-		}
+		for (unsigned int w = 0; w < c->ctx->nworkers; w++)
+			for (int q = p; q <= (p == DP_PORT_SLOW_VM ? DP_PORT_SLOW_UP : p); q++) {
+				rx += c->ctx->workers[w]->port_pkts[q][0];
+				tx += c->ctx->workers[w]->port_pkts[q][1];
+			}
 		fprintf(out, "%s\"%s\":{\"rx\":%lu,\"tx\":%lu}", p ? "," : "", ports[p], rx, tx);
 	}
 	fprintf(out, "},\"generation\":%u}", g->id);

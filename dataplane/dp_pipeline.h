@@ -17,6 +17,12 @@ void dp_pipeline_vm(struct dp_worker *w, struct rte_mbuf *m);
 /* Decide m, received on the uplink port. */
 void dp_pipeline_uplink(struct dp_worker *w, struct rte_mbuf *m);
 
+/*
+ * m came back from the kernel on exception-path TAP port from (DP_PORT_SLOW_VM or
+ * DP_PORT_SLOW_UP): its bridge and nftables accepted it; send it on.
+ */
+void dp_pipeline_slow(struct dp_worker *w, struct rte_mbuf *m, unsigned int from);
+
 /* Queue m for port (DP_PORT_VM or DP_PORT_UPLINK); sent by dp_tx_flush or when full. */
 void dp_tx(struct dp_worker *w, unsigned int port, struct rte_mbuf *m);
 void dp_tx_flush(struct dp_worker *w);

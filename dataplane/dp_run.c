@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
+#include <net/if.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -22,6 +23,7 @@
 #include <rte_mbuf.h>
 #include <rte_rcu_qsbr.h>
 
+#include "ctl_bridge.h"
 #include "ctl_events.h"
 #include "ctl_metrics.h"
 #include "dp_bind.h"
@@ -78,6 +80,61 @@ dp_eal_init(const struct pol_config *cfg, char **eal, int neal)
 	return 0;
 }
 
+/* The exception path's interface names: from the nft table's, so two tables never share. */
+static void
+dp_slow_names(const struct pol_config *cfg, char *vm, char *up, char *br, size_t len)
+{
+	snprintf(vm, len, "%.10s-xv", cfg->nft_table);
+	snprintf(up, len, "%.10s-xu", cfg->nft_table);
+	snprintf(br, len, "%.10s-xb", cfg->nft_table);
+}
+
+/* Disable IPv6 on an interface: the kernel's own router solicitations must not leak out. */
+static void
+dp_slow_quiet(const char *ifname)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/disable_ipv6", ifname);
+	if ((f = fopen(path, "w")) != NULL) {
+		fputs("1\n", f);
+		fclose(f);
+	}
+}
+
+/*
+ * SPEC s2: two TAPs, the VM side and the uplink side, joined by a kernel bridge whose
+ * nftables table (control/nft.h) judges what the fast path hands over.
+ */
+static int
+dp_slow_open(struct dp_ctx *ctx, const struct pol_config *cfg)
+{
+	char vm[IF_NAMESIZE], up[IF_NAMESIZE], br[IF_NAMESIZE], devargs[128], err[256];
+
+	dp_slow_names(cfg, vm, up, br, IF_NAMESIZE);
+	snprintf(devargs, sizeof(devargs), "net_tap_ngxv,iface=%s", vm);
+	if (dp_port_open(devargs, (uint16_t)ctx->nworkers, ctx->pool,
+	    &ctx->port[DP_PORT_SLOW_VM]) != 0)
+		return -1;
+	snprintf(devargs, sizeof(devargs), "net_tap_ngxu,iface=%s", up);
+	if (dp_port_open(devargs, (uint16_t)ctx->nworkers, ctx->pool,
+	    &ctx->port[DP_PORT_SLOW_UP]) != 0)
+		return -1;
+	dp_slow_quiet(vm);
+	dp_slow_quiet(up);
+	if (ctl_bridge_create(br, vm, up, err, sizeof(err)) != 0) {
+		fprintf(stderr, "namegate: exception path: %s\n", err);
+		return -1;
+	}
+	dp_slow_quiet(br);
+	snprintf(ctx->slow_bridge, sizeof(ctx->slow_bridge), "%s", br);
+	snprintf(ctx->slow_ports[0], sizeof(ctx->slow_ports[0]), "%s", vm);
+	snprintf(ctx->slow_ports[1], sizeof(ctx->slow_ports[1]), "%s", up);
+	ctx->slow_path = true;
+	return 0;
+}
+
 int
 dp_ctx_setup(struct dp_ctx *ctx, const struct pol_config *cfg)
 {
@@ -109,6 +166,8 @@ dp_ctx_setup(struct dp_ctx *ctx, const struct pol_config *cfg)
 	    &ctx->port[DP_PORT_VM]) != 0 ||
 	    dp_port_open(cfg->uplink_port, (uint16_t)ctx->nworkers, ctx->pool,
 	    &ctx->port[DP_PORT_UPLINK]) != 0)
+		return -1;
+	if (cfg->slow_path_enabled && dp_slow_open(ctx, cfg) != 0)
 		return -1;
 	qsz = rte_rcu_qsbr_get_memsize(ctx->nworkers);
 	if ((ctx->qsbr = rte_zmalloc("ng_qsbr", qsz, RTE_CACHE_LINE_SIZE)) == NULL ||
@@ -151,6 +210,8 @@ dp_ctx_teardown(struct dp_ctx *ctx)
 	for (unsigned int p = 0; p < DP_PORTS; p++)
 		if (rte_eth_dev_is_valid_port(ctx->port[p]))
 			dp_port_close(ctx->port[p]);
+	if (ctx->slow_path)
+		ctl_bridge_delete(ctx->slow_bridge);
 	dp_binds_free(ctx->binds);
 	dp_gen_free((struct dp_gen *)(uintptr_t)g);
 	rte_free(ctx->qsbr);
@@ -202,7 +263,8 @@ dp_control_start(struct dp_control *c, const struct pol_config *cfg, struct ctl_
 int
 dp_run(struct pol_config **cfgp, char **eal, int neal)
 {
-	struct dp_ctx ctx = { .port = { RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS } };
+	struct dp_ctx ctx = { .port = { RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS,
+		RTE_MAX_ETHPORTS } };
 	struct dp_control ctl = { .ctx = &ctx, .cfgp = cfgp,
 		.gen_lock = PTHREAD_MUTEX_INITIALIZER };
 	const struct pol_config *cfg = *cfgp;
@@ -231,6 +293,8 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	ctl.started = (uint64_t)now.tv_sec;
 	if (dp_control_start(&ctl, cfg, &metrics) != 0)
+		goto out;
+	if (ctx.slow_path && dp_control_nft_open(&ctl, stderr) != 0)
 		goto out;
 	if ((sock = ctl_sock_open(cfg->control_socket, &dp_ctlsock_ops, &ctl, 0, err,
 	    sizeof(err))) == NULL) {
@@ -266,6 +330,7 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	dp_stats_print(&ctx, stdout);
 	rc = 0;
 out:
+	dp_control_nft_close(&ctl);
 	ctl_sock_close(sock);
 	ctl_metrics_stop(metrics);
 	if (ctl.events != NULL) {

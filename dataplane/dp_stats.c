@@ -55,7 +55,8 @@ dp_stats_print(const struct dp_ctx *ctx, FILE *out)
 		DP_DROPS(X)
 #undef X
 	};
-	static const char *const ports[DP_PORTS] = { "vm", "uplink" };
+	/* both TAPs of the exception path are one "slow" port to an operator */
+	static const char *const ports[DP_PORTS] = { "vm", "uplink", "slow", "slow" };
 	const struct dp_gen *g = atomic_load_explicit(&ctx->gen, memory_order_acquire);
 	struct dp_vm_stats s;
 
@@ -88,13 +89,14 @@ dp_stats_print(const struct dp_ctx *ctx, FILE *out)
 		    dp_binds_count(ctx->binds, vm));
 		fprintf(out, "namegate_vm_flows{vm=\"%s\"} %lu\n", name, flows);
 	}
-	for (int p = 0; p < DP_PORTS; p++) {
+	for (int p = 0; p <= DP_PORT_SLOW_VM; p++) {
 		uint64_t rx = 0, tx = 0;
 
-		for (unsigned int i = 0; i < ctx->nworkers; i++) {
-			rx += ctx->workers[i]->port_pkts[p][0];
-			tx += ctx->workers[i]->port_pkts[p][1];
-		}
+		for (unsigned int i = 0; i < ctx->nworkers; i++)
+			for (int q = p; q <= (p == DP_PORT_SLOW_VM ? DP_PORT_SLOW_UP : p); q++) {
+				rx += ctx->workers[i]->port_pkts[q][0];
+				tx += ctx->workers[i]->port_pkts[q][1];
+			}
 		fprintf(out, "namegate_port_packets_total{port=\"%s\",dir=\"rx\"} %lu\n", ports[p],
 		    rx);
 		fprintf(out, "namegate_port_packets_total{port=\"%s\",dir=\"tx\"} %lu\n", ports[p],

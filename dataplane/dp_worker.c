@@ -81,12 +81,28 @@ dp_worker_rx(struct dp_worker *w, unsigned int port, void (*fn)(struct dp_worker
 	}
 }
 
+static void
+dp_slow_from_vm_tap(struct dp_worker *w, struct rte_mbuf *m)
+{
+	dp_pipeline_slow(w, m, DP_PORT_SLOW_VM);
+}
+
+static void
+dp_slow_from_up_tap(struct dp_worker *w, struct rte_mbuf *m)
+{
+	dp_pipeline_slow(w, m, DP_PORT_SLOW_UP);
+}
+
 void
 dp_worker_poll(struct dp_worker *w)
 {
 	w->now = dp_now(w->ctx);
 	dp_worker_rx(w, DP_PORT_VM, dp_pipeline_vm);
 	dp_worker_rx(w, DP_PORT_UPLINK, dp_pipeline_uplink);
+	if (w->ctx->slow_path) {
+		dp_worker_rx(w, DP_PORT_SLOW_VM, dp_slow_from_vm_tap);
+		dp_worker_rx(w, DP_PORT_SLOW_UP, dp_slow_from_up_tap);
+	}
 	dp_tx_flush(w);
 }
 

@@ -47,6 +47,7 @@ static const char dp_fuzz_config[] =
 	"  max_flows: 512\n"
 	"  max_flows_per_vm: 64\n"
 	"  max_bindings: 512\n"
+	"slow_path: {enabled: false}\n"
 	"resolvers: [10.77.0.1, fd77::1]\n"
 	"dns: {min_ttl: 2, max_ttl: 10}\n"
 	"on_block: reset\n"
@@ -64,7 +65,8 @@ static const char dp_fuzz_config[] =
 	"vlan: 7, mode: audit}\n"
 	"  - {name: agent3, mac: \"02:00:00:00:00:03\", ipv4: 10.77.0.13, policy: offline}\n";
 
-static struct dp_ctx dp_fuzz_ctx = { .port = { RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS } };
+static struct dp_ctx dp_fuzz_ctx = { .port = { RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS,
+	RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS } };
 static struct pol_config *dp_fuzz_cfg;	/* lives as long as the process */
 static unsigned int dp_fuzz_pool_full;
 static uint8_t dp_fuzz_last_id[2];

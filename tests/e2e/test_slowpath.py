@@ -1,0 +1,77 @@
+"""The slow path (SPEC s4 step 8, s5) through the real daemon and kernel: ICMP goes through
+the exception TAPs and the kernel bridge, where `table bridge namegate` lets a VM reach
+what it resolved and nothing else; the table is read with nft itself, and put back when
+someone deletes it."""
+import json
+import time
+
+import pytest
+
+from test_dataplane import start
+
+
+@pytest.fixture(scope="module")
+def ng(request):
+    return start(request)
+
+
+def nft_json(lab, *what):
+    cp = lab.sw_exec(["nft", "-j", "list", *what])
+    assert cp.returncode == 0, cp.stderr
+    return json.loads(cp.stdout)["nftables"]
+
+
+def counter(lab, name):
+    for obj in nft_json(lab, "counter", "bridge", "namegate", name):
+        if "counter" in obj:
+            return obj["counter"]["packets"]
+    raise AssertionError(f"no counter {name}")
+
+
+def elements(lab, set_name):
+    for obj in nft_json(lab, "set", "bridge", "namegate", set_name):
+        if "set" in obj:
+            return obj["set"].get("elem", [])
+    return []
+
+
+def test_ping_reaches_what_the_vm_resolved_and_nothing_else(ng):
+    assert ng.ping("vm1", "203.0.113.10").returncode != 0     # not resolved yet
+    drops = counter(ng, "vm1_drop")
+    assert ng.dig("vm1", "pypi.org").addresses == ["203.0.113.10"]
+    time.sleep(0.3)                                            # the batch to the kernel
+    ok = ng.ping("vm1", "203.0.113.10")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert ng.ping("vm1", "203.0.113.20").returncode != 0      # evil.test: never resolved
+    assert counter(ng, "vm1_drop") > drops
+    assert ng.ping("vm2", "203.0.113.10").returncode != 0      # vm1's binding is vm1's
+
+
+def test_bindings_are_in_the_vms_sets_with_timeouts(ng):
+    ng.dig("vm1", "files.pythonhosted.org")
+    time.sleep(0.3)
+    elems = elements(ng, "vm1_v4addr")
+    addrs = [e["elem"]["val"] if isinstance(e, dict) and "elem" in e else e for e in elems]
+    assert "203.0.113.11" in addrs, elems
+    timed = [e for e in elems if isinstance(e, dict) and "elem" in e]
+    assert timed and all(0 < e["elem"]["expires"] <= 86400 for e in timed)
+    metrics = ng.metrics()
+    assert metrics is not None
+    assert int(next(l.split()[1] for l in metrics.splitlines()
+                    if l.startswith("namegate_nft_elements "))) > 0
+
+
+def test_deleted_table_is_put_back_with_the_live_bindings(ng):
+    ng.dig("vm1", "pypi.org")
+    time.sleep(0.3)
+    assert ng.sw_exec(["nft", "delete", "table", "bridge", "namegate"]).returncode == 0
+    addrs, deadline = [], time.monotonic() + 5        # namegate checks once a second
+    while "203.0.113.10" not in addrs and time.monotonic() < deadline:
+        time.sleep(0.2)
+        cp = ng.sw_exec(["nft", "-j", "list", "set", "bridge", "namegate", "vm1_v4addr"])
+        if cp.returncode == 0:
+            addrs = [e["elem"]["val"] if isinstance(e, dict) and "elem" in e else e
+                     for obj in json.loads(cp.stdout)["nftables"] if "set" in obj
+                     for e in obj["set"].get("elem", [])]
+    assert "203.0.113.10" in addrs
+    assert ng.ping("vm1", "203.0.113.10").returncode == 0
