@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include <rte_common.h>
+#include <rte_cycles.h>
 
 #include "ctl_events.h"
 #include "nft.h"
@@ -18,6 +19,8 @@
 #include "dp_reload.h"
 #include "policy/load.h"
 #include "dp_stats.h"
+
+static double dp_nft_latency(const struct dp_control *c, double q);
 
 int
 dp_control_render(FILE *out, void *arg)
@@ -30,6 +33,9 @@ dp_control_render(FILE *out, void *arg)
 	dp_stats_print(c->ctx, out);
 	if (c->nft != NULL)
 		nft_stats_get(c->nft, &ns);	/* plain counters: a torn read is off by one batch */
+	fprintf(out, "namegate_nft_bind_latency_seconds{quantile=\"0.5\"} %.6f\n"
+	    "namegate_nft_bind_latency_seconds{quantile=\"0.99\"} %.6f\n",
+	    dp_nft_latency(c, 0.5), dp_nft_latency(c, 0.99));
 	pthread_mutex_unlock(&c->gen_lock);
 	fprintf(out, "namegate_nft_elements %lu\nnamegate_nft_errors_total %lu\n", ns.elements,
 	    ns.errors);
@@ -42,15 +48,19 @@ dp_control_render(FILE *out, void *arg)
 struct dp_nft_buf {
 	struct nft_elem *v;
 	size_t n, cap;
-	struct nft_ctx *flush_to;	/* NULL: grow instead of flushing */
+	struct dp_control *flush_to;	/* NULL: grow instead of flushing */
+	uint64_t tsc;			/* when the binding was learned */
 };
+
+static void dp_nft_flush(struct dp_control *c);
 
 static void
 dp_nft_put(struct dp_nft_buf *b, const struct nft_elem *e)
 {
 	if (b->n == b->cap) {
 		if (b->flush_to != NULL) {
-			nft_bind(b->flush_to, b->v, b->n);	/* failures: in its stats */
+			b->flush_to->nft_npending = b->n;
+			dp_nft_flush(b->flush_to);
 			b->n = 0;
 		} else {
 			size_t cap = b->cap ? 2 * b->cap : 1024;
@@ -62,6 +72,8 @@ dp_nft_put(struct dp_nft_buf *b, const struct nft_elem *e)
 			b->cap = cap;
 		}
 	}
+	if (b->flush_to != NULL)
+		b->flush_to->nft_pending_tsc[b->n] = b->tsc;
 	b->v[b->n++] = *e;
 }
 
@@ -106,11 +118,47 @@ dp_nft_binding(struct dp_control *c, struct dp_nft_buf *b, uint16_t slot, uint8_
 static void
 dp_nft_flush(struct dp_control *c)
 {
+	uint64_t now;
+	int rc;
+
+	if (c->nft == NULL || c->nft_npending == 0) {
+		c->nft_npending = 0;
+		return;
+	}
+	rc = nft_bind(c->nft, c->nft_pending, c->nft_npending);
 	/* -ESTALE: the table is not as built (deleted, edited): the next tick rebuilds it */
-	if (c->nft != NULL && c->nft_npending > 0 &&
-	    nft_bind(c->nft, c->nft_pending, c->nft_npending) == -ESTALE)
+	if (rc == -ESTALE)
 		c->nft_stale = true;
+	if (rc == 0) {
+		/* SPEC s5: from the DNS answer to the kernel's set, per element */
+		now = rte_get_tsc_cycles();
+		for (size_t i = 0; i < c->nft_npending; i++)
+			c->nft_lat_us[c->nft_lat_n++ % RTE_DIM(c->nft_lat_us)] = (uint32_t)
+			    ((now - c->nft_pending_tsc[i]) * 1000000 / c->ctx->tsc_hz);
+	}
 	c->nft_npending = 0;
+}
+
+static int
+dp_u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The q-quantile (0..1) of the latest learn-to-kernel latencies, seconds; 0 without any. */
+static double
+dp_nft_latency(const struct dp_control *c, double q)
+{
+	uint32_t v[RTE_DIM(c->nft_lat_us)];
+	uint32_t n = c->nft_lat_n < RTE_DIM(v) ? c->nft_lat_n : (uint32_t)RTE_DIM(v);
+
+	if (n == 0)
+		return 0;
+	memcpy(v, c->nft_lat_us, n * sizeof(v[0]));
+	qsort(v, n, sizeof(v[0]), dp_u32_cmp);
+	return v[(uint32_t)(q * (n - 1))] / 1e6;
 }
 
 /* A binding learned: its name for reloads, and the binding for listings and nftables. */
@@ -126,7 +174,7 @@ dp_control_bind(struct dp_control *c, const struct dp_evt *e)
 	dp_mirror_bind(c->mirror, e->vm, e->family, e->addr, name, expires);
 	if (c->nft != NULL) {
 		struct dp_nft_buf b = { .v = c->nft_pending, .n = c->nft_npending,
-			.cap = DP_NFT_BATCH, .flush_to = c->nft };
+			.cap = DP_NFT_BATCH, .flush_to = c, .tsc = e->tsc };
 
 		dp_nft_binding(c, &b, e->vm, e->family, e->addr, name, expires, dp_now(ctx));
 		c->nft_npending = b.n;
@@ -256,7 +304,8 @@ dp_control_nft_open(struct dp_control *c, FILE *err)
 	uint16_t n = 0;
 
 	if (c->nft_pending == NULL &&
-	    (c->nft_pending = calloc(DP_NFT_BATCH, sizeof(c->nft_pending[0]))) == NULL)
+	    ((c->nft_pending = calloc(DP_NFT_BATCH, sizeof(c->nft_pending[0]))) == NULL ||
+	    (c->nft_pending_tsc = calloc(DP_NFT_BATCH, sizeof(uint64_t))) == NULL))
 		return -1;
 	for (uint16_t s = 0; s < DP_VM_SLOTS; s++) {
 		const struct dp_vm *v = &g->vms[s];
@@ -292,5 +341,7 @@ dp_control_nft_close(struct dp_control *c)
 		c->nft = NULL;
 	}
 	free(c->nft_pending);
+	free(c->nft_pending_tsc);
 	c->nft_pending = NULL;
+	c->nft_pending_tsc = NULL;
 }

@@ -31,6 +31,9 @@ struct dp_control {
 	struct nft_elem *nft_pending;	/* elements learned since the last batch */
 	size_t nft_npending;
 	bool nft_stale;			/* a batch found the table changed: rebuild it */
+	uint64_t *nft_pending_tsc;	/* when each pending element's binding was learned */
+	uint32_t nft_lat_us[1024];	/* learned -> in the kernel, the latest samples (ring) */
+	uint32_t nft_lat_n;
 	/* held by a scrape while it reads the generation, and by a reload while it frees one */
 	pthread_mutex_t gen_lock;
 	uint64_t evt_seen, last_flush;

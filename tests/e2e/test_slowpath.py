@@ -75,3 +75,29 @@ def test_deleted_table_is_put_back_with_the_live_bindings(ng):
                      for e in obj["set"].get("elem", [])]
     assert "203.0.113.10" in addrs
     assert ng.ping("vm1", "203.0.113.10").returncode == 0
+
+
+def test_bind_latency_is_measured_and_reported(ng):
+    """SPEC s5 wants bindings in the kernel within 5 ms p99 of the DNS answer; namegate
+    measures that for every element it adds (namegate_nft_bind_latency_seconds). The
+    figure is printed, not asserted against 5 ms: timing belongs to benchmarks, and CI
+    machines are shared and noisy."""
+    for i in range(60):
+        ng.dig("vm1", f"n{i}.bulk.test")
+    time.sleep(0.2)
+    lines = dict(l.rsplit(" ", 1) for l in ng.metrics().splitlines()
+                 if l.startswith("namegate_nft_bind_latency_seconds"))
+    p50 = float(lines['namegate_nft_bind_latency_seconds{quantile="0.5"}'])
+    p99 = float(lines['namegate_nft_bind_latency_seconds{quantile="0.99"}'])
+    print(f"nft bind latency p50 {p50 * 1e3:.2f} ms p99 {p99 * 1e3:.2f} ms")
+    assert 0 < p50 <= p99
+
+
+def test_table_removed_on_exit(request):
+    from test_dataplane import start as start_lab
+    lab = start_lab(request)
+    assert lab.sw_exec(["nft", "list", "table", "bridge", "namegate"]).returncode == 0
+    assert lab.stop_namegate() == 0
+    assert lab.sw_exec(["nft", "list", "table", "bridge", "namegate"]).returncode != 0
+    links = lab.sw_exec(["ip", "-br", "link"]).stdout
+    assert "namegate-x" not in links
