@@ -117,3 +117,16 @@ def test_suggest_lists_what_an_audit_vm_reached(ng):
     out = json.loads(ctl(ng, "suggest", "vm3", "--json").stdout)
     assert "evil.test" in out["allow"]
     assert "evil.test" in ctl(ng, "suggest", "vm3").stdout
+
+
+def test_dpdk_telemetry_commands(ng):
+    import subprocess
+    assert ng.curl("vm1", "https://pypi.org/").ok
+    cmds = "/namegate/vms\n/namegate/vm,vm1\n/namegate/bindings,vm1\n"
+    cp = subprocess.run(["/usr/bin/python3", "/usr/bin/dpdk-telemetry.py", "-f", ng.prefix],
+                        input=cmds, capture_output=True, text=True, timeout=30)
+    replies = [json.loads(line) for line in re.findall(r"^\{.*\}$", cp.stdout, re.M)]
+    got = {k: v for r in replies for k, v in r.items()}
+    assert got["/namegate/vms"] == ["vm1", "vm2", "vm3"], cp.stdout
+    assert got["/namegate/vm"]["egress_packets_allowed"] > 0
+    assert got["/namegate/bindings"]["bindings"] >= 1
