@@ -76,25 +76,6 @@ fail(struct dp_quic_hello *h)
 	return DP_QUIC_MALFORMED;
 }
 
-/* Variable-length integer (RFC 9000 s16): 2-bit length prefix, 1/2/4/8 bytes big-endian. */
-static bool
-varint(struct rd *r, uint64_t *v)
-{
-	uint8_t b;
-	size_t n;
-
-	if (!rd_u8(r, &b))
-		return false;
-	n = (size_t)1 << (b >> 6);
-	*v = b & 0x3f;
-	for (size_t i = 1; i < n; i++) {
-		if (!rd_u8(r, &b))
-			return false;
-		*v = *v << 8 | b;
-	}
-	return true;
-}
-
 static bool
 same_bytes(const uint8_t *a, size_t a_len, const uint8_t *b, size_t b_len)
 {
@@ -129,7 +110,7 @@ long_skip(const uint8_t *buf, size_t len)
 	if (type != 1 && type != 2)
 		return 0;
 	if (!rd_vec8(&r, &cid) || cid.len > QUIC_CID_MAX || !rd_vec8(&r, &cid) ||
-	    cid.len > QUIC_CID_MAX || !varint(&r, &length) || length > r.len)
+	    cid.len > QUIC_CID_MAX || !rd_varint(&r, &length) || length > r.len)
 		return 0;
 	return len - r.len + (size_t)length;
 }
@@ -148,12 +129,12 @@ frame_ack(struct rd *r, bool ecn)
 {
 	uint64_t largest, delay, count, range, gap, smallest, ect;
 
-	if (!varint(r, &largest) || !varint(r, &delay) || !varint(r, &count) ||
-	    !varint(r, &range) || range > largest)
+	if (!rd_varint(r, &largest) || !rd_varint(r, &delay) || !rd_varint(r, &count) ||
+	    !rd_varint(r, &range) || range > largest)
 		return false;
 	smallest = largest - range;
 	for (uint64_t i = 0; i < count; i++) {
-		if (!varint(r, &gap) || !varint(r, &range) || gap + 2 > smallest)
+		if (!rd_varint(r, &gap) || !rd_varint(r, &range) || gap + 2 > smallest)
 			return false;
 		largest = smallest - gap - 2;
 		if (range > largest)
@@ -161,7 +142,7 @@ frame_ack(struct rd *r, bool ecn)
 		smallest = largest - range;
 	}
 	for (int i = 0; ecn && i < 3; i++) {
-		if (!varint(r, &ect))
+		if (!rd_varint(r, &ect))
 			return false;
 	}
 	return true;
@@ -198,7 +179,7 @@ frames_walk(const uint8_t *p, size_t len, uint32_t cap, struct crypto_frag *frag
 				return -1;
 			break;
 		case FRAME_CRYPTO:
-			if (!varint(&r, &off) || !varint(&r, &n) || n > r.len ||
+			if (!rd_varint(&r, &off) || !rd_varint(&r, &n) || n > r.len ||
 			    !rd_sub(&r, (size_t)n, &data) || off > cap || n > cap - off)
 				return -1;
 			if (n == 0)

@@ -22,28 +22,6 @@
  */
 #define QUIC_HP_MIN_LEN		(4 + 16)
 
-/*
- * Variable-length integer (RFC 9000 s16): the top two bits of the first byte give the
- * length, 1, 2, 4 or 8 bytes, and the remaining bits the value, big-endian.
- */
-static bool
-quic_varint(struct rd *r, uint64_t *v)
-{
-	uint8_t b;
-	size_t n;
-
-	if (!rd_u8(r, &b))
-		return false;
-	n = (size_t)1 << (b >> 6);
-	*v = b & 0x3f;
-	for (size_t i = 1; i < n; i++) {
-		if (!rd_u8(r, &b))
-			return false;
-		*v = *v << 8 | b;
-	}
-	return true;
-}
-
 /* A connection ID: u8 len | len bytes, at most 20 in versions 1 and 2 (RFC 9000 s17.2). */
 static bool
 quic_cid(struct rd *r, const uint8_t **cid, uint8_t *cid_len)
@@ -94,12 +72,12 @@ quic_initial_parse(const uint8_t *buf, size_t len, struct quic_initial *out)
 		return QUIC_OTHER;
 
 	/* Compared as 64-bit first: a varint can exceed SIZE_MAX on a 32-bit size_t. */
-	if (!quic_varint(&r, &token_len) || token_len > r.len ||
+	if (!rd_varint(&r, &token_len) || token_len > r.len ||
 	    !rd_sub(&r, (size_t)token_len, &token))
 		return QUIC_MALFORMED;
 	out->token = token.p;
 	out->token_len = token.len;
-	if (!quic_varint(&r, &length) || length > r.len || length < QUIC_HP_MIN_LEN)
+	if (!rd_varint(&r, &length) || length > r.len || length < QUIC_HP_MIN_LEN)
 		return QUIC_MALFORMED;
 
 	out->version = version;

@@ -78,6 +78,28 @@ rd_u32(struct rd *r, uint32_t *v)
 	return true;
 }
 
+/*
+ * A QUIC variable-length integer (RFC 9000 s16): the top two bits of the first byte give
+ * the length, 1, 2, 4 or 8 bytes, and the remaining bits the value, big-endian.
+ */
+static inline bool
+rd_varint(struct rd *r, uint64_t *v)
+{
+	uint8_t b;
+	size_t n;
+
+	if (!rd_u8(r, &b))
+		return false;
+	n = (size_t)1 << (b >> 6);
+	*v = b & 0x3f;
+	for (size_t i = 1; i < n; i++) {
+		if (!rd_u8(r, &b))
+			return false;
+		*v = *v << 8 | b;
+	}
+	return true;
+}
+
 /* Split off the next n bytes as *sub. */
 static inline bool
 rd_sub(struct rd *r, size_t n, struct rd *sub)
