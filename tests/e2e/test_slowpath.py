@@ -35,11 +35,22 @@ def elements(lab, set_name):
     return []
 
 
+def wait_bound(lab, set_name, addr, timeout=3.0):
+    """Until addr is in the set: the binding goes to the kernel in the next batch."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        cp = lab.sw_exec(["nft", "-j", "list", "set", "bridge", "namegate", set_name])
+        if cp.returncode == 0 and f'"{addr}"' in cp.stdout:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{addr} never reached {set_name}")
+
+
 def test_ping_reaches_what_the_vm_resolved_and_nothing_else(ng):
     assert ng.ping("vm1", "203.0.113.10").returncode != 0     # not resolved yet
     drops = counter(ng, "vm1_drop")
     assert ng.dig("vm1", "pypi.org").addresses == ["203.0.113.10"]
-    time.sleep(0.3)                                            # the batch to the kernel
+    wait_bound(ng, "vm1_v4addr", "203.0.113.10")
     ok = ng.ping("vm1", "203.0.113.10")
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert ng.ping("vm1", "203.0.113.20").returncode != 0      # evil.test: never resolved
@@ -49,7 +60,7 @@ def test_ping_reaches_what_the_vm_resolved_and_nothing_else(ng):
 
 def test_bindings_are_in_the_vms_sets_with_timeouts(ng):
     ng.dig("vm1", "files.pythonhosted.org")
-    time.sleep(0.3)
+    wait_bound(ng, "vm1_v4addr", "203.0.113.11")
     elems = elements(ng, "vm1_v4addr")
     addrs = [e["elem"]["val"] if isinstance(e, dict) and "elem" in e else e for e in elems]
     assert "203.0.113.11" in addrs, elems
@@ -63,7 +74,7 @@ def test_bindings_are_in_the_vms_sets_with_timeouts(ng):
 
 def test_deleted_table_is_put_back_with_the_live_bindings(ng):
     ng.dig("vm1", "pypi.org")
-    time.sleep(0.3)
+    wait_bound(ng, "vm1_v4addr", "203.0.113.10")
     assert ng.sw_exec(["nft", "delete", "table", "bridge", "namegate"]).returncode == 0
     addrs, deadline = [], time.monotonic() + 5        # namegate checks once a second
     while "203.0.113.10" not in addrs and time.monotonic() < deadline:
