@@ -464,6 +464,33 @@ dp_vm_arp_ok(const struct rte_mbuf *m, const struct pkt *p, const struct dp_vm *
 	    (memcmp(arp + 14, v->ip4, 4) == 0 || memcmp(arp + 14, any, 4) == 0);
 }
 
+/*
+ * Count m as received on port and decode it into *p. A frame in several segments is made
+ * contiguous first, since the parsers read one buffer. Returns false when m was dropped.
+ */
+static bool
+dp_rx_decode(struct dp_worker *w, struct rte_mbuf *m, unsigned int port, struct pkt *p,
+    enum pkt_status *st)
+{
+	w->port_pkts[port][0]++;
+	w->port_bytes[port][0] += rte_pktmbuf_pkt_len(m);
+	if ((m->nb_segs != 1 && rte_pktmbuf_linearize(m) != 0) ||
+	    (*st = pkt_decode(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m),
+	    p)) == PKT_MALFORMED) {
+		dp_drop(w, m, DP_DROP_MALFORMED);
+		return false;
+	}
+	return true;
+}
+
+/* A frame that is not what its VM (or no VM) may send: logged and blocked. */
+static void
+dp_spoofed(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm, const struct pkt *p)
+{
+	dp_evt_block(w, vm, p, DP_REASON_SPOOFED, false, NULL, 0);
+	dp_block(w, m, vm, DP_REASON_SPOOFED);
+}
+
 void
 dp_pipeline_vm(struct dp_worker *w, struct rte_mbuf *m)
 {
@@ -473,20 +500,10 @@ dp_pipeline_vm(struct dp_worker *w, struct rte_mbuf *m)
 	struct pkt p;
 	int vm;
 
-	w->port_pkts[DP_PORT_VM][0]++;
-	w->port_bytes[DP_PORT_VM][0] += rte_pktmbuf_pkt_len(m);
-	if (m->nb_segs != 1 && rte_pktmbuf_linearize(m) != 0) {
-		dp_drop(w, m, DP_DROP_MALFORMED);
+	if (!dp_rx_decode(w, m, DP_PORT_VM, &p, &st))
 		return;
-	}
-	st = pkt_decode(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), &p);
-	if (st == PKT_MALFORMED) {
-		dp_drop(w, m, DP_DROP_MALFORMED);
-		return;
-	}
 	if ((vm = dp_gen_vm_by_mac(g, p.vlan, p.src_mac)) < 0) {
-		dp_evt_block(w, DP_VM_UNKNOWN, &p, DP_REASON_SPOOFED, false, NULL, 0);
-		dp_block(w, m, DP_VM_UNKNOWN, DP_REASON_SPOOFED);
+		dp_spoofed(w, m, DP_VM_UNKNOWN, &p);
 		return;
 	}
 	v = &g->vms[vm];
@@ -494,7 +511,7 @@ dp_pipeline_vm(struct dp_worker *w, struct rte_mbuf *m)
 		if (dp_vm_arp_ok(m, &p, v))
 			dp_egress(w, m, (uint16_t)vm, DP_ALLOWED);
 		else
-			dp_block(w, m, (uint16_t)vm, DP_REASON_SPOOFED);
+			dp_spoofed(w, m, (uint16_t)vm, &p);
 		return;
 	}
 	if (p.family == 0) {
@@ -507,8 +524,7 @@ dp_pipeline_vm(struct dp_worker *w, struct rte_mbuf *m)
 	}
 	if ((p.family == 4 && !(v->has4 && memcmp(p.src, v->ip4, 4) == 0)) ||
 	    (p.family == 6 && !(v->has6 && memcmp(p.src, v->ip6, 16) == 0))) {
-		dp_evt_block(w, (uint16_t)vm, &p, DP_REASON_SPOOFED, false, NULL, 0);
-		dp_block(w, m, (uint16_t)vm, DP_REASON_SPOOFED);
+		dp_spoofed(w, m, (uint16_t)vm, &p);
 		return;
 	}
 	if (st != PKT_OK) {
@@ -529,17 +545,8 @@ dp_pipeline_uplink(struct dp_worker *w, struct rte_mbuf *m)
 	struct pkt p;
 	int vm;
 
-	w->port_pkts[DP_PORT_UPLINK][0]++;
-	w->port_bytes[DP_PORT_UPLINK][0] += rte_pktmbuf_pkt_len(m);
-	if (m->nb_segs != 1 && rte_pktmbuf_linearize(m) != 0) {
-		dp_drop(w, m, DP_DROP_MALFORMED);
+	if (!dp_rx_decode(w, m, DP_PORT_UPLINK, &p, &st))
 		return;
-	}
-	st = pkt_decode(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), &p);
-	if (st == PKT_MALFORMED) {
-		dp_drop(w, m, DP_DROP_MALFORMED);
-		return;
-	}
 	vm = dp_gen_vm_by_mac(g, p.vlan, p.dst_mac);
 	/* The router's ARP and neighbour discovery reach the VMs, broadcast or not. */
 	if (p.ethertype == ETH_P_ARP ||

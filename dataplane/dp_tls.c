@@ -26,6 +26,8 @@ struct dp_hold {
 	uint16_t vm;
 	uint16_t nsegs;
 	struct rte_mbuf *segs[DP_HOLD_SEGS];
+	uint32_t off[DP_HOLD_SEGS];	/* TCP: each segment's first byte, from the isn */
+	uint32_t end[DP_HOLD_SEGS];	/* and one past its last */
 	uint8_t buf[TLS_HELLO_MAX];
 };
 
@@ -108,27 +110,21 @@ dp_hold_take(struct dp_worker *w, struct dp_flow *f, uint16_t vm)
 
 /* Sequence order from the connection's first byte (RFC 1982 serial numbers). */
 static void
-dp_hold_sort(struct dp_hold *h, uint32_t isn)
+dp_hold_sort(struct dp_hold *h)
 {
 	for (uint16_t i = 1; i < h->nsegs; i++) {
 		struct rte_mbuf *m = h->segs[i];
-		struct pkt p;
-		uint32_t off;
+		uint32_t off = h->off[i], end = h->end[i];
 		uint16_t j = i;
 
-		pkt_decode(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), &p);
-		off = p.seq - isn;
-		while (j > 0) {
-			struct pkt q;
-
-			pkt_decode(rte_pktmbuf_mtod(h->segs[j - 1], const uint8_t *),
-			    rte_pktmbuf_data_len(h->segs[j - 1]), &q);
-			if (q.seq - isn <= off)
-				break;
+		for (; j > 0 && h->off[j - 1] > off; j--) {
 			h->segs[j] = h->segs[j - 1];
-			j--;
+			h->off[j] = h->off[j - 1];
+			h->end[j] = h->end[j - 1];
 		}
 		h->segs[j] = m;
+		h->off[j] = off;
+		h->end[j] = end;
 	}
 }
 
@@ -151,19 +147,15 @@ dp_tls_release(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
 		dp_hold_release_slot(w, f);
 		return;
 	}
-	dp_hold_sort(h, f->isn);
+	dp_hold_sort(h);
 	for (uint16_t i = 0; i < h->nsegs; i++) {
 		struct rte_mbuf *m = h->segs[i];
-		struct pkt p;
-		uint32_t end;
 
-		pkt_decode(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), &p);
-		end = p.seq - f->isn + (uint32_t)p.payload_len;
-		if (end <= sent) {
+		if (h->end[i] <= sent) {
 			rte_pktmbuf_free(m);
 			continue;
 		}
-		sent = end;
+		sent = h->end[i];
 		dp_egress(w, m, h->vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
 	}
 	h->nsegs = 0;
@@ -195,7 +187,7 @@ dp_tls_cut(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, enum dp_re
 	} else if (h->nsegs > 0) {
 		struct rte_mbuf *first, *last;
 
-		dp_hold_sort(h, f->isn);
+		dp_hold_sort(h);
 		first = h->segs[0];
 		last = h->segs[h->nsegs - 1];
 		pkt_decode(rte_pktmbuf_mtod(last, const uint8_t *), rte_pktmbuf_data_len(last), &p);
@@ -289,6 +281,8 @@ dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 		rte_pktmbuf_free(m);
 		return;
 	}
+	h->off[h->nsegs] = p->seq - f->isn;
+	h->end[h->nsegs] = h->off[h->nsegs] + (uint32_t)p->payload_len;
 	h->segs[h->nsegs++] = m;
 	/* urgent data is delivered out of band and could skip what was judged */
 	if (p->tcp_flags & PKT_TCP_URG) {
