@@ -8,7 +8,6 @@ Environment:
 """
 
 import os
-import signal
 import sys
 
 import pytest
@@ -16,28 +15,9 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import lab as labmod  # noqa: E402
-import lab_net  # noqa: E402
-
-
-def pytest_configure(config):
-    # meson's timeout (and a CI runner) stops a test with SIGTERM: turn it into the same
-    # unwinding as Ctrl-C, so pytest runs every fixture finalizer.
-    def _interrupt(signum, frame):
-        raise KeyboardInterrupt(f"signal {signum}")
-    signal.signal(signal.SIGTERM, _interrupt)
-
-
-def pytest_sessionstart(session):
-    if os.geteuid() == 0:
-        # what an earlier run killed with SIGKILL left behind (its owner is gone)
-        lab_net.cleanup_stale(log=lambda m: print(f"e2e: {m}", file=sys.stderr))
-
-
-def pytest_collection_modifyitems(config, items):
-    if os.geteuid() != 0:
-        skip = pytest.mark.skip(reason="e2e lab needs root (network namespaces)")
-        for item in items:
-            item.add_marker(skip)
+# pytest finds hooks by name in this module: the ones every lab suite shares
+from lab_pytest import (pytest_collection_modifyitems, pytest_configure,  # noqa: E402,F401
+                        pytest_sessionstart)
 
 
 def _log(msg):

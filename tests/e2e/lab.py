@@ -57,6 +57,9 @@ class VM:
     mode: str = "enforce"
     ns: str = ""                # set by the lab: "<prefix>-<name>"
     iface: str = "eth0"
+    # A real VM's slot: a TAP on the VM bridge (in the switch namespace) for qemu to open,
+    # instead of a namespace with a veth. Such a VM has no ns, so vm_exec cannot reach it.
+    tap: bool = False
 
 
 def default_vms(n=2):
@@ -121,7 +124,11 @@ class Lab:
 
     @property
     def namespaces(self):
-        return [vm.ns for vm in self.vms] + [self.sw_ns, self.inet_ns]
+        return [vm.ns for vm in self.vms if not vm.tap] + [self.sw_ns, self.inet_ns]
+
+    def tap_name(self, which):
+        """The switch-side link of a VM: its TAP for a real VM, else its veth's end."""
+        return f"{self.prefix}v{self.vms.index(self.vm(which)) + 1}"
 
     @property
     def gw_vm_if(self):
@@ -185,7 +192,7 @@ class Lab:
         p = self.prefix
         os.mkdir(self.tmpdir, 0o700)
         for vm in self.vms:
-            vm.ns = f"{p}-{vm.name}"
+            vm.ns = "" if vm.tap else f"{p}-{vm.name}"
         for ns in self.namespaces:
             run(["ip", "netns", "add", ns])
             self._write_etc(ns)
@@ -195,13 +202,13 @@ class Lab:
         # ifindex has its carrier handled lazily by the kernel, up to a second later.
         links = [f"link add {p}v{i} netns {self.sw_ns} index {100 + i} type veth "
                  f"peer name eth0 netns {vm.ns} address {vm.mac}"
-                 for i, vm in enumerate(self.vms, 1)]
+                 for i, vm in enumerate(self.vms, 1) if not vm.tap]
         links.append(f"link add {p}i netns {self.sw_ns} index 100 type veth "
                      f"peer name eth0 netns {self.inet_ns}")
         lab_net.ip_batch(links)
         ca = threading.Thread(target=self._certs)     # openssl runs while links come up
         ca.start()
-        scripts = [(vm.ns, self._vm_script(vm)) for vm in self.vms]
+        scripts = [(vm.ns, self._vm_script(vm)) for vm in self.vms if not vm.tap]
         scripts += [(self.sw_ns, self._switch_script()), (self.inet_ns, self._inet_script())]
         try:
             self._run_scripts(scripts)
@@ -259,8 +266,10 @@ class Lab:
 
     def _switch_script(self):
         p = self.prefix
-        ports = [f"{p}v{i}" for i in range(1, len(self.vms) + 1)]
-        veths = ports + [f"{p}i", self.gw_vm_if, f"{p}gvb", self.gw_up_if, f"{p}gub"]
+        ports = [self.tap_name(vm) for vm in self.vms]
+        taps = [self.tap_name(vm) for vm in self.vms if vm.tap]
+        veths = [d for d in ports if d not in taps]
+        veths += [f"{p}i", self.gw_vm_if, f"{p}gvb", self.gw_up_if, f"{p}gub"]
         cmds = [
             # The switch is plain L2: no addresses, and no IPv6 so its bridges send no
             # router solicitations or MLD reports that namegate would see as strangers.
@@ -271,6 +280,8 @@ class Lab:
             f"ip link add {self.gw_vm_if} type veth peer name {p}gvb",
             f"ip link add {self.gw_up_if} type veth peer name {p}gub",
         ]
+        # persistent, so they can join the bridge now; carrier comes when qemu opens them
+        cmds += [f"ip tuntap add dev {t} mode tap" for t in taps]
         cmds += [f"ip link set {d} master {p}bv" for d in ports + [f"{p}gvb"]]
         cmds += [f"ip link set {d} master {p}bu" for d in (f"{p}i", f"{p}gub")]
         bridges = [f"{p}bv", f"{p}bu"]
@@ -281,7 +292,7 @@ class Lab:
                      f"ip link set {self.gw_up_if} master {p}bg"]
             bridges.append(f"{p}bg")
         cmds += [f"ethtool -K {d} tx off >/dev/null" for d in veths]
-        cmds += [f"ip link set {d} up" for d in veths + bridges]
+        cmds += [f"ip link set {d} up" for d in veths + taps + bridges]
         return cmds
 
     def _inet_script(self):
@@ -314,8 +325,11 @@ class Lab:
                                         "veth"]).stdout):
                 if link.get("operstate") != "UP" or link.get("qdisc") == "noop":
                     return False
+        # a TAP's port stays disabled until its VM boots: not part of the lab being up
+        taps = {self.tap_name(vm) for vm in self.vms if vm.tap}
         ports = json.loads(run(["bridge", "-j", "-n", self.sw_ns, "link", "show"]).stdout)
-        return bool(ports) and all(p.get("state") == "forwarding" for p in ports)
+        ports = [pt for pt in ports if pt.get("ifname") not in taps]
+        return bool(ports) and all(pt.get("state") == "forwarding" for pt in ports)
 
     def _run_scripts(self, scripts):
         procs = [(ns, subprocess.Popen(["ip", "netns", "exec", ns, "sh", "-ec", "\n".join(c)],
@@ -328,6 +342,11 @@ class Lab:
                 errors.append(f"{ns}: {err.strip() or out.strip()}")
         if errors:
             raise LabError("namespace setup failed: " + "; ".join(errors))
+
+    def spawn(self, name, argv, ns=None):
+        """A process of the lab's (a VM's qemu, say), in ns or the switch namespace, with
+        its output in the run's directory; stopped at teardown like the lab's services."""
+        return self._spawn(name, argv, ns or self.sw_ns)
 
     def _spawn(self, name, argv, ns):
         d = lab_namegate.Daemon(argv, ns, os.path.join(self.tmpdir, f"{name}.out"),
@@ -490,7 +509,11 @@ class Lab:
         namegate answers it itself (REFUSED) and learns no binding from it; through a
         bridge the resolver answers NXDOMAIN. Either way frames cross the gateway slot.
         (It does count as one blocked DNS query of the first VM.)"""
-        return self.dig(vm or self.vms[0], name, timeout=timeout).rcode is not None
+        if vm is None:
+            vm = next((v for v in self.vms if not v.tap), None)
+            if vm is None:
+                raise LabError("probe needs a namespace VM; give the lab a ready_check")
+        return self.dig(vm, name, timeout=timeout).rcode is not None
 
     def resolver_queries(self):
         """[(qtype, name, client)] for every query the real resolver received."""
@@ -539,7 +562,8 @@ class Lab:
                 "gateway_ports": [self.gw_vm_if, self.gw_up_if],
                 "namegate_pid": self.daemon.pid if self.daemon else None,
                 "vms": [dict(name=v.name, ns=v.ns, mac=v.mac, ipv4=v.ipv4, ipv6=v.ipv6,
-                             policy=v.policy) for v in self.vms]}
+                             policy=v.policy, tap=self.tap_name(v) if v.tap else None)
+                        for v in self.vms]}
 
 
 def _text(b):

@@ -179,7 +179,8 @@ def test_arp_only_with_the_vms_own_address(ng):
                   psrc=VM['ipv4'], hwdst=ROUTER_MAC, pdst=ROUTER4), iface=VM['iface'])
         """)
         time.sleep(0.3)
-    assert d[nc.blocked("vm1", "spoofed")] == 0 and d[nc.egress("vm1", "allowed")] == 1
+    # >= 1: the VM's own kernel may send a frame (ARP, neighbour solicitation) meanwhile
+    assert d[nc.blocked("vm1", "spoofed")] == 0 and d[nc.egress("vm1", "allowed")] >= 1
 
 
 # ---------------------------------------------------------------- learning (step 3)
