@@ -3,8 +3,8 @@ namegate in the lab. Each VM runs its requests at boot and prints them, framed, 
 serial console; the tests read the consoles, the servers' and resolver's logs, and
 namegate's metrics endpoint.
 
-vm1 has policy python (pypi.org, files.pythonhosted.org, ...), vm2 policy github
-(github.com, *.githubusercontent.com). A third VM, a namespace with policy offline, only
+vm1 has policy python (pypi.org, files.pythonhosted.org, ...) and IPv6 too, vm2 policy
+github (github.com, *.githubusercontent.com) and IPv4 only. A third VM, a namespace with policy offline, only
 serves the lab's readiness probe and must come out with nothing allowed.
 """
 
@@ -21,12 +21,14 @@ from lab import VM
 
 CURL = "curl -sS -o /dev/null -w http=%{http_code} --max-time 8"
 RESOLVER = "10.77.0.1"
+ROUTER6 = "fd77::1"
 
 # (key, command) per VM; keys name the results in the tests below
 COMMANDS = {
     "vm1": [
         ("pypi", f"{CURL} https://pypi.org/"),
         ("files", f"{CURL} https://files.pythonhosted.org/"),
+        ("pypi_v6", f"{CURL} -6 https://pypi.org/"),
         # python allows github.com:22 only: the name resolves, port 443 stays shut
         ("github_443", f"{CURL} https://github.com/"),
         ("evil", f"{CURL} https://evil.test/"),
@@ -87,7 +89,8 @@ def run(request):
         pytest.skip(f"needs NAMEGATE_BIN (got {binary!r})")
     image = _build_image()
 
-    vms = [VM("vm1", "02:00:00:00:00:01", "10.77.0.11", policy="python", tap=True),
+    vms = [VM("vm1", "02:00:00:00:00:01", "10.77.0.11", "fd77::11", policy="python",
+              tap=True),
            VM("vm2", "02:00:00:00:00:02", "10.77.0.12", policy="github", tap=True),
            VM("probe", "02:00:00:00:00:03", "10.77.0.13", policy="offline")]
     lab = labmod.Lab(mode="namegate", vms=vms, namegate_cmd=[binary, "-c", "{config}"],
@@ -101,6 +104,7 @@ def run(request):
     procs, consoles = {}, {}
     for vm in vms[:2]:
         avm = agentvm.AgentVM(vm.name, vm.mac, f"{vm.ipv4}/24", gw=RESOLVER, dns=RESOLVER,
+                              ip6=vm.ipv6 and f"{vm.ipv6}/64", gw6=vm.ipv6 and ROUTER6,
                               commands=[c for _, c in COMMANDS[vm.name]], ca_pem=ca)
         initrd = agentvm.make_initrd(image, avm, os.path.join(lab.tmpdir, f"{vm.name}.initrd"))
         consoles[vm.name] = os.path.join(lab.tmpdir, f"{vm.name}.console")
@@ -136,11 +140,13 @@ def test_vm_booted_with_its_identity_and_ran_everything(run, vm):
 
 @pytest.mark.parametrize("vm,key,host", [
     ("vm1", "pypi", "pypi.org"), ("vm1", "files", "files.pythonhosted.org"),
+    ("vm1", "pypi_v6", "pypi.org"),
     ("vm2", "github", "github.com"), ("vm2", "raw", "raw.githubusercontent.com")])
 def test_allowed_https_by_name_reaches_the_server(run, vm, key, host):
     r = run.result(vm, key)
     assert (r.rc, r.output) == (0, "http=200")
-    hits = run.lab.server_events(event="request", host=host, client=run.lab.vm(vm).ipv4)
+    client = run.lab.vm(vm).ipv6 if key.endswith("_v6") else run.lab.vm(vm).ipv4
+    hits = run.lab.server_events(event="request", host=host, client=client)
     assert hits, f"the {host} server saw no request from {vm}"
 
 
