@@ -14,6 +14,8 @@ packages=(
 	dnsmasq-base curl openssl procps psmisc knot-dnsutils valgrind
 	# the agent VM image (vm-images/agent) and the VM suite that boots it
 	qemu-system-x86 busybox-static cpio kmod ca-certificates
+	# the appliance image (vm-images/appliance) and its test
+	debootstrap dosfstools mtools fdisk e2fsprogs qemu-utils ovmf
 )
 
 missing=()

@@ -14,7 +14,8 @@ Topology (SPEC section 2; namegate is a transparent L2 bump between two bridges)
                   VM bridge         namegate or <p>bg      uplink bridge    resolver, servers
 
 In bridge mode <p>gv and <p>gu are joined by the bridge <p>bg (a wire); in namegate mode
-the daemon opens them with net_af_packet instead.
+the daemon opens them with net_af_packet instead. In external mode they are TAPs enslaved
+to <p>bv and <p>bu directly, for a gateway VM's two NICs.
 """
 
 import argparse
@@ -73,7 +74,9 @@ class Lab:
     """One run of the lab. setup() builds it (and tears down whatever it built if any step
     fails), teardown() removes it; both are safe to call from fixtures and atexit.
 
-    mode          "bridge" (a wire in namegate's place) or "namegate"
+    mode          "bridge" (a wire in namegate's place), "namegate" (the daemon on
+                  net_af_packet), or "external": the gateway ports are TAPs on the two
+                  bridges, left for the caller to give to a gateway VM (the appliance)
     vms           [VM]; default vm1 (policy python) and vm2 (policy github)
     namegate_cmd  argv list or string; "{config}" is replaced by the config path, else
                   "-c CONFIG" is appended (namegate mode)
@@ -87,7 +90,7 @@ class Lab:
     def __init__(self, mode="bridge", vms=None, namegate_cmd=None, policies=None,
                  config=None, ready_check=None, ready_timeout=30.0, keep_logs=None,
                  log=None):
-        if mode not in ("bridge", "namegate"):
+        if mode not in ("bridge", "namegate", "external"):
             raise LabError(f"unknown lab mode {mode!r}")
         if mode == "namegate" and not namegate_cmd:
             raise LabError("namegate mode needs the command that starts the daemon")
@@ -221,7 +224,7 @@ class Lab:
         self._wait(services_ready, 15, "resolver and servers did not come up")
         if self.mode == "bridge":
             self._wait(lambda: self.probe(), 10, "no DNS answer through the bridge")
-        else:
+        elif self.mode == "namegate":
             lab_namegate.write_config(self, self.config_path, self.policies,
                                       self.config_overrides)
             self.start_namegate()
@@ -267,9 +270,14 @@ class Lab:
     def _switch_script(self):
         p = self.prefix
         ports = [self.tap_name(vm) for vm in self.vms]
-        taps = [self.tap_name(vm) for vm in self.vms if vm.tap]
-        veths = [d for d in ports if d not in taps]
-        veths += [f"{p}i", self.gw_vm_if, f"{p}gvb", self.gw_up_if, f"{p}gub"]
+        taps = self._taps()
+        veths = [d for d in ports if d not in taps] + [f"{p}i"]
+        vm_side, up_side = ports, [f"{p}i"]
+        if self.mode == "external":
+            vm_side, up_side = vm_side + [self.gw_vm_if], up_side + [self.gw_up_if]
+        else:
+            veths += [self.gw_vm_if, f"{p}gvb", self.gw_up_if, f"{p}gub"]
+            vm_side, up_side = vm_side + [f"{p}gvb"], up_side + [f"{p}gub"]
         cmds = [
             # The switch is plain L2: no addresses, and no IPv6 so its bridges send no
             # router solicitations or MLD reports that namegate would see as strangers.
@@ -277,13 +285,14 @@ class Lab:
             "ip link set lo up",
             f"ip link add {p}bv type bridge mcast_snooping 0",
             f"ip link add {p}bu type bridge mcast_snooping 0",
-            f"ip link add {self.gw_vm_if} type veth peer name {p}gvb",
-            f"ip link add {self.gw_up_if} type veth peer name {p}gub",
         ]
+        if self.mode != "external":
+            cmds += [f"ip link add {self.gw_vm_if} type veth peer name {p}gvb",
+                     f"ip link add {self.gw_up_if} type veth peer name {p}gub"]
         # persistent, so they can join the bridge now; carrier comes when qemu opens them
         cmds += [f"ip tuntap add dev {t} mode tap" for t in taps]
-        cmds += [f"ip link set {d} master {p}bv" for d in ports + [f"{p}gvb"]]
-        cmds += [f"ip link set {d} master {p}bu" for d in (f"{p}i", f"{p}gub")]
+        cmds += [f"ip link set {d} master {p}bv" for d in vm_side]
+        cmds += [f"ip link set {d} master {p}bu" for d in up_side]
         bridges = [f"{p}bv", f"{p}bu"]
         if self.mode == "bridge":
             # the wire in namegate's place: a third bridge joining the two gateway ports
@@ -316,6 +325,13 @@ class Lab:
         ]
         return cmds
 
+    def _taps(self):
+        """The TAPs in the switch: real VMs' slots, and in external mode the gateway's."""
+        taps = [self.tap_name(vm) for vm in self.vms if vm.tap]
+        if self.mode == "external":
+            taps += [self.gw_vm_if, self.gw_up_if]
+        return taps
+
     def _links_up(self):
         """Every veth operational with its qdisc attached, every bridge port forwarding.
         The kernel finishes a link's bring-up from linkwatch, and drops frames until then.
@@ -326,7 +342,7 @@ class Lab:
                 if link.get("operstate") != "UP" or link.get("qdisc") == "noop":
                     return False
         # a TAP's port stays disabled until its VM boots: not part of the lab being up
-        taps = {self.tap_name(vm) for vm in self.vms if vm.tap}
+        taps = set(self._taps())
         ports = json.loads(run(["bridge", "-j", "-n", self.sw_ns, "link", "show"]).stdout)
         ports = [pt for pt in ports if pt.get("ifname") not in taps]
         return bool(ports) and all(pt.get("state") == "forwarding" for pt in ports)

@@ -1,0 +1,178 @@
+"""The appliance image (vm-images/appliance) as the lab's gateway: built from this tree,
+booted under qemu with its two virtio NICs on TAPs of the lab's VM bridge and uplink
+bridge, and judged by what it prints on its serial console, by what a VM behind it can
+reach, and by what its operator sees after logging in on the console.
+
+The image's shipped configuration is the lab's on purpose (resolver 10.77.0.1, VM agent1
+at 52:54:00:00:10:11 / 10.77.0.11 with policy python-dev: pypi.org,
+files.pythonhosted.org, *.githubusercontent.com), so nothing is injected into the image.
+
+Environment (tests/appliance/meson.build): APPLIANCE_DIR, where build.sh puts the image
+(built on every run: the Debian tree is cached there, the rest takes about 30 s);
+NAMEGATE_ACCEL, qemu accelerators (default tcg).
+"""
+
+import os
+import re
+import subprocess
+import time
+
+import pytest
+
+import lab as labmod
+from lab import VM
+from serial_console import SerialConsole
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+RECIPE = os.path.join(ROOT, "vm-images", "appliance")
+BOOT_TIMEOUT = 480          # to the status report; about 60 s under TCG here
+CURL_TIMEOUT = 20           # a nested, emulated DPDK is slow, not wrong
+
+
+def _log(msg):
+    print(f"appliance: {msg}", flush=True)
+
+
+@pytest.fixture(scope="module")
+def image():
+    if os.geteuid() != 0:
+        pytest.skip("building and booting the appliance needs root")
+    out = os.environ.get("APPLIANCE_DIR", "/var/tmp/namegate-appliance")
+    t0 = time.monotonic()
+    cp = subprocess.run([os.path.join(RECIPE, "build.sh"), out], capture_output=True,
+                        text=True, timeout=1800)
+    assert cp.returncode == 0, f"appliance build failed:\n{cp.stdout}\n{cp.stderr}"
+    _log(f"built in {time.monotonic() - t0:.0f}s:\n{cp.stdout.strip()}")
+    return os.path.join(out, "namegate-appliance.qcow2")
+
+
+class Appliance:
+    def __init__(self, lab, proc, console_log, console_sock):
+        self.lab, self.proc = lab, proc
+        self.console_log, self.console_sock = console_log, console_sock
+        self._console = None
+
+    def console_text(self):
+        try:
+            with open(self.console_log, "rb") as f:     # qemu makes it once it runs
+                return f.read().decode(errors="replace").replace("\r", "")
+        except FileNotFoundError:
+            return ""
+
+    def status_lines(self):
+        return [ln[len("namegate-status: "):] for ln in self.console_text().splitlines()
+                if ln.startswith("namegate-status: ")]
+
+    def shell(self):
+        """A root shell on the serial console, logged in once per module."""
+        if self._console is None:
+            self._console = SerialConsole(self.console_sock)
+            self._console.login(os.environ.get("NAMEGATE_ROOT_PASSWORD", "namegate"),
+                                "ng-test-appliance-pw")
+        return self._console
+
+
+@pytest.fixture(scope="module")
+def appliance(request, image):
+    vm = VM("agent1", "52:54:00:00:10:11", "10.77.0.11", policy="python-dev")
+    lab = labmod.Lab(mode="external", vms=[vm], log=_log)
+    request.addfinalizer(lab.teardown)
+    lab.setup()
+    log = os.path.join(lab.tmpdir, "appliance.console")
+    sock = os.path.join(lab.tmpdir, "appliance.sock")
+    env = dict(labmod.CLEAN_ENV,
+               NAMEGATE_ACCEL=os.environ.get("NAMEGATE_ACCEL", "tcg"),
+               NAMEGATE_VM_NET=f"tap,ifname={lab.gw_vm_if},script=no,downscript=no",
+               NAMEGATE_UPLINK_NET=f"tap,ifname={lab.gw_up_if},script=no,downscript=no",
+               NAMEGATE_SERIAL="chardev:con")
+    # -snapshot: the guest writes to a throwaway overlay, the image stays as built
+    argv = ["env"] + [f"{k}={v}" for k, v in env.items()] + [
+        os.path.join(RECIPE, "run-qemu.sh"), image, "-snapshot",
+        "-chardev", f"socket,id=con,path={sock},server=on,wait=off,logfile={log}"]
+    t0 = time.monotonic()
+    proc = lab.spawn("appliance", argv)
+    app = Appliance(lab, proc, log, sock)
+    request.addfinalizer(lambda: app._console and app._console.close())
+    deadline = time.monotonic() + BOOT_TIMEOUT
+    while "end" not in app.status_lines():
+        assert proc.alive(), f"qemu exited: {' '.join(proc.output())[-2000:]}"
+        assert time.monotonic() < deadline, \
+            f"no status report in {BOOT_TIMEOUT}s:\n{app.console_text()[-3000:]}"
+        time.sleep(1)
+    _log(f"booted to its status report in {time.monotonic() - t0:.0f}s:\n  " +
+         "\n  ".join(app.status_lines()))
+    return app
+
+
+# ------------------------------------------------------------------ what it prints
+
+def test_namegate_service_is_active(appliance):
+    assert "namegate.service: active" in appliance.status_lines()
+
+
+@pytest.mark.parametrize("dev", ["0000:00:04.0", "0000:00:05.0"])
+def test_each_nic_is_driven_by_the_virtio_pmd(appliance, dev):
+    lines = appliance.status_lines()
+    assert any(dev in ln and re.search(r"drv=(uio_pci_generic|vfio-pci)", ln) for ln in lines)
+    assert any(re.search(rf"Probe PCI driver: net_virtio .*device: {dev}", ln) for ln in lines)
+
+
+def test_both_ports_open_and_hugepages_reserved(appliance):
+    lines = appliance.status_lines()
+    assert any("vm port 0000:00:04.0, uplink port 0000:00:05.0" in ln for ln in lines), lines
+    m = [re.match(r"HugePages_Total:\s+(\d+)", ln) for ln in lines]
+    assert any(x and int(x.group(1)) > 0 for x in m), lines
+
+
+def test_console_shows_a_login_prompt(appliance):
+    # getty and the status report start independently: either may print first
+    deadline = time.monotonic() + 60
+    while not re.search(r"^namegate login:", appliance.console_text(), re.M):
+        assert time.monotonic() < deadline, appliance.console_text()[-2000:]
+        time.sleep(1)
+
+
+# ------------------------------------------------------------------ what it enforces
+
+def _curl(app, url, *extra):
+    return app.lab.curl("agent1", url, timeout=CURL_TIMEOUT, args=extra)
+
+
+def test_allowed_name_is_reached_through_the_appliance(appliance):
+    r = _curl(appliance, "https://pypi.org/")
+    assert r.returncode == 0 and r.http_code == 200, r
+    assert appliance.lab.server_events(event="request", host="pypi.org", client="10.77.0.11")
+
+
+def test_disallowed_name_is_refused_and_never_leaves(appliance):
+    r = appliance.lab.dig("agent1", "github.com", timeout=CURL_TIMEOUT)
+    assert r.rcode == "REFUSED", r
+    assert not [q for q in appliance.lab.resolver_queries() if q[1] == "github.com"]
+
+
+def test_ip_literal_is_reset(appliance):
+    r = _curl(appliance, "https://203.0.113.20/", "-k")
+    assert r.returncode == 7 and r.http_code == 0, r
+    assert not appliance.lab.server_events(event="accept", server="evil")
+
+
+# ------------------------------------------------------------------ what its operator sees
+
+def test_operator_sees_the_vms_counters_on_the_console(appliance):
+    # after the requests above (pytest runs a module's tests in order)
+    rc, out = appliance.shell().run("namegatectl stats agent1")
+    assert rc == 0, out
+    lines = out.splitlines()
+    header = next(ln.split() for ln in lines if ln.startswith("VM "))
+    row = dict(zip(header, next(ln.split() for ln in lines if ln.startswith("agent1 "))))
+    assert row["MODE"] == "enforce", out
+    assert int(row["DNS_OK"]) >= 1 and int(row["DNS_BLOCKED"]) >= 1, out
+    assert int(row["ALLOWED"].split("/")[0]) > 0, out
+    assert "dns_denied" in row["TOP_BLOCK_REASONS"], out
+
+
+def test_operator_reload_through_systemd(appliance):
+    rc, out = appliance.shell().run("systemctl reload namegate && namegatectl status")
+    assert rc == 0, out
+    assert re.search(r"generation 2", out), out
