@@ -74,8 +74,9 @@ def write_seed(vm, path):
 
 
 def make_initrd(image_dir, vm, path):
-    """Seed first, then the shared initramfs: the kernel handles an uncompressed archive
-    followed by a compressed one (the other order needs padding it does not document)."""
+    """Seed first, then the shared initramfs: the kernel unpacks an uncompressed archive
+    followed by a compressed one; in the other order this kernel rejected the seed
+    ("invalid magic at start of compressed archive")."""
     seed = path + ".seed"
     write_seed(vm, seed)
     with open(path, "wb") as out:

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # chroot.sh: sourced. The kernel file systems a package script needs inside a chroot,
 # mounted only while it runs. chroot_unmount is safe to call twice and from a trap, so a
 # failed build never leaves the host's /dev or /proc mounted under the output directory.
