@@ -26,6 +26,9 @@ from serial_console import SerialConsole
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 RECIPE = os.path.join(ROOT, "vm-images", "appliance")
+# The management segment: a TAP in the switch namespace with the "Prometheus side"
+# address, and dnsmasq handing the appliance's management NIC its fixed lease.
+MGMT_HOST, MGMT_APPLIANCE, MGMT_MAC = "192.168.77.1", "192.168.77.10", "52:54:00:aa:00:01"
 BOOT_TIMEOUT = 480          # to the status report; about 60 s under TCG here
 CURL_TIMEOUT = 20           # a nested, emulated DPDK is slow, not wrong
 
@@ -79,12 +82,26 @@ def appliance(request, image):
     lab = labmod.Lab(mode="external", vms=[vm], log=_log)
     request.addfinalizer(lab.teardown)
     lab.setup()
+    mgmt_tap = f"{lab.prefix}gm"
+    lab.sw_exec(f"ip tuntap add dev {mgmt_tap} mode tap && "
+                f"ip addr add {MGMT_HOST}/24 dev {mgmt_tap} && ip link set {mgmt_tap} up",
+                check=True)
+    lab.spawn("mgmt-dhcp", [
+        "dnsmasq", "--keep-in-foreground", "--conf-file=/dev/null", "--port=0",
+        "--user=root", "--pid-file=", "--log-dhcp",
+        f"--log-facility={os.path.join(lab.tmpdir, 'mgmt-dhcp.log')}",
+        f"--interface={mgmt_tap}", "--bind-interfaces",
+        f"--dhcp-range={MGMT_APPLIANCE},{MGMT_APPLIANCE},1h",
+        f"--dhcp-host={MGMT_MAC},{MGMT_APPLIANCE}",
+        f"--dhcp-leasefile={os.path.join(lab.tmpdir, 'mgmt.leases')}"])
     log = os.path.join(lab.tmpdir, "appliance.console")
     sock = os.path.join(lab.tmpdir, "appliance.sock")
     env = dict(labmod.CLEAN_ENV,
                NAMEGATE_ACCEL=os.environ.get("NAMEGATE_ACCEL", "tcg"),
                NAMEGATE_VM_NET=f"tap,ifname={lab.gw_vm_if},script=no,downscript=no",
                NAMEGATE_UPLINK_NET=f"tap,ifname={lab.gw_up_if},script=no,downscript=no",
+               NAMEGATE_MGMT_NET=f"tap,ifname={mgmt_tap},script=no,downscript=no",
+               NAMEGATE_MGMT_MAC=MGMT_MAC,
                NAMEGATE_SERIAL="chardev:con")
     # -snapshot: the guest writes to a throwaway overlay, the image stays as built
     argv = ["env"] + [f"{k}={v}" for k, v in env.items()] + [
@@ -170,6 +187,22 @@ def test_operator_sees_the_vms_counters_on_the_console(appliance):
     assert int(row["DNS_OK"]) >= 1 and int(row["DNS_BLOCKED"]) >= 1, out
     assert int(row["ALLOWED"].split("/")[0]) > 0, out
     assert "dns_denied" in row["TOP_BLOCK_REASONS"], out
+
+
+def test_prometheus_scrapes_it_over_the_management_nic(appliance):
+    url = f"http://{MGMT_APPLIANCE}:9477/metrics"
+    deadline = time.monotonic() + 60        # DHCP may still be under way
+    while True:
+        cp = appliance.lab.sw_exec(["curl", "-sS", "--noproxy", "*", "--max-time", "5", url])
+        if cp.returncode == 0 or time.monotonic() > deadline:
+            break
+        time.sleep(2)
+    assert cp.returncode == 0, cp.stderr
+    m = re.search(r'^namegate_vm_egress_packets_total\{vm="agent1",verdict="allowed"\} (\d+)$',
+                  cp.stdout, re.M)
+    assert m and int(m.group(1)) > 0, cp.stdout[:2000]
+    assert re.search(r'^namegate_vm_blocked_total\{vm="agent1",reason="dns_denied"\} [1-9]',
+                     cp.stdout, re.M), cp.stdout[:2000]
 
 
 def test_operator_reload_through_systemd(appliance):

@@ -41,7 +41,9 @@ printf '127.0.0.1\tlocalhost\n127.0.1.1\tnamegate\n' >"$root/etc/hosts"
 echo "root:${NAMEGATE_ROOT_PASSWORD:-namegate}" | chroot "$root" chpasswd
 chroot "$root" passwd -q -e root
 
-systemctl -q --root="$root" enable namegate.service namegate-console-status.service
+# systemd-networkd configures the management NIC, if the appliance has one (10-mgmt.network)
+systemctl -q --root="$root" enable namegate.service namegate-console-status.service \
+	systemd-networkd.service
 
 # Every appliance gets its own machine-id at first boot, not the build's.
 : >"$root/etc/machine-id"

@@ -6,6 +6,8 @@
 # Both default to "user,restrict=on": a stand-in that lets namegate start and reaches
 # nothing. For real use give each a tap on the right bridge, e.g.
 #   NAMEGATE_VM_NET=tap,ifname=ngv,script=no,downscript=no
+# A third NIC, for management (metrics; DHCP), joins at 00:06.0 when NAMEGATE_MGMT_NET
+# names its netdev (NAMEGATE_MGMT_MAC sets its MAC).
 # The serial console is the terminal (Ctrl-A X quits) unless NAMEGATE_SERIAL says
 # otherwise (any -serial argument, e.g. file:console.log). Extra arguments go to qemu
 # (-snapshot leaves IMAGE untouched; -daemonize -pidfile FILE runs it in the background).
@@ -22,6 +24,12 @@ vars=$(mktemp /tmp/namegate-ovmf-vars.XXXXXX)
 trap 'rm -f "$vars"' EXIT
 cp "$ovmf/OVMF_VARS.fd" "$vars"
 
+mgmt=()
+if [ -n "${NAMEGATE_MGMT_NET:-}" ]; then
+	mgmt=(-netdev "$NAMEGATE_MGMT_NET,id=mgmt"
+		-device "virtio-net-pci,netdev=mgmt,addr=06.0${NAMEGATE_MGMT_MAC:+,mac=$NAMEGATE_MGMT_MAC}")
+fi
+
 # KVM when there is one, else TCG (NAMEGATE_ACCEL=tcg forces it); -cpu max gives DPDK
 # the SSE4.2 it needs under TCG too
 accel=()
@@ -35,5 +43,6 @@ qemu-system-x86_64 \
 	-device virtio-net-pci,netdev=vmport,addr=04.0 \
 	-netdev "${NAMEGATE_UPLINK_NET:-user,restrict=on},id=uplink" \
 	-device virtio-net-pci,netdev=uplink,addr=05.0 \
+	"${mgmt[@]}" \
 	-nic none -vga none -display none -serial "${NAMEGATE_SERIAL:-mon:stdio}" \
 	"$@"
