@@ -24,11 +24,9 @@
  *   fast path's TCP flows need, without letting arbitrary ICMP in.
  * - Fragments: the first fragment carries the transport header, so it is judged like an
  *   unfragmented packet (address . protocol . port). Later fragments carry no ports and
- *   pass to (from) an address bound for the VM: without their first fragment they cannot
- *   be reassembled into anything, and they reach only a host the VM may reach anyway. A
- *   datagram to a port the binding does not allow loses its first fragment, so the rest is
- *   dead weight for the receiver's reassembly timer. Fragments to a resolver are never
- *   bound, so fragmented DNS cannot bypass the fast path's query filter.
+ *   pass to (from) an address bound for the VM, but only for ICMP and other protocols: the
+ *   fast path reassembles TCP and UDP itself and judges the whole datagram, so their
+ *   fragments never come here, and if one did it could not pass on its address alone.
  * - Other IP protocols pass only with an explicit address . protocol . 0 element.
  * - ARP and neighbour discovery from a VM pass only with its own addresses (a neighbour
  *   advertisement only for its own or a link-local target); spoofed sources are dropped.
@@ -259,6 +257,25 @@ rb_l4(struct nft_rb *b, uint8_t proto)
 	rb_cmp(b, NFT_CMP_EQ, &proto, 1);
 }
 
+/*
+ * "ip protocol != tcp ip protocol != udp", or for IPv6 the same of the fragment header's
+ * next header: the fast path reassembles TCP and UDP and decides them whole, so a TCP or
+ * UDP fragment here never passes on its address alone.
+ */
+static void
+rb_frag_not_tcp_udp(struct nft_rb *b, bool v6)
+{
+	static const uint8_t tcp = IPPROTO_TCP, udp = IPPROTO_UDP;
+
+	for (int i = 0; i < 2; i++) {
+		if (v6)
+			rb_exthdr(b, IPPROTO_FRAGMENT, 0, 1);
+		else
+			rb_payload(b, NFT_PAYLOAD_NETWORK_HEADER, 9, 1, NFT_REG_1);
+		rb_cmp(b, NFT_CMP_NEQ, i == 0 ? &tcp : &udp, 1);
+	}
+}
+
 /* icmp type / icmpv6 type lo-hi (the first byte of the transport header) */
 static void
 rb_icmp_type(struct nft_rb *b, uint8_t lo, uint8_t hi)
@@ -352,7 +369,7 @@ static const uint8_t any6[16];
  *	    arp saddr ether <mac> arp saddr ip { <ip4>, 0.0.0.0 } counter accept
  *	ip saddr != <ip4> counter drop
  *	ip daddr . meta l4proto . th dport [& 0] @<vm>_v4 counter accept
- *	ip frag-off & 8191 != 0 ip daddr @<vm>_v4addr counter accept
+ *	ip frag-off & 8191 != 0 ip protocol != { tcp, udp } ip daddr @<vm>_v4addr counter accept
  *	meta l4proto icmp ip daddr @<vm>_v4addr counter accept
  */
 static int
@@ -395,6 +412,7 @@ nft_out4(struct nft_ctx *c, struct nft_batch *bt, const struct nft_vmi *v,
 	rb_payload(&b, NFT_PAYLOAD_NETWORK_HEADER, 6, 2, NFT_REG_1);
 	rb_mask(&b, NFT_REG_1, frag_mask, 2);
 	rb_cmp(&b, NFT_CMP_NEQ, zero, 2);
+	rb_frag_not_tcp_udp(&b, false);
 	rb_payload(&b, NFT_PAYLOAD_NETWORK_HEADER, 16, 4, NFT_REG_1);
 	rb_lookup(&b, n->set[NFT_SET_V4ADDR]);
 	END(c, bt, &b, n->acc, NF_ACCEPT);
@@ -424,7 +442,7 @@ rb_saddr6(struct nft_rb *b, const uint8_t *src, const uint8_t *mask)
  *	icmpv6 type mld2-listener-report ip6 saddr { fe80::/10, :: } accept
  *	ip6 saddr != <ip6> drop
  *	ip6 daddr . meta l4proto . th dport [& 0] @<vm>_v6 accept
- *	frag frag-off != 0 ip6 daddr @<vm>_v6addr accept
+ *	frag frag-off != 0 frag nexthdr != { tcp, udp } ip6 daddr @<vm>_v6addr accept
  *	meta l4proto ipv6-icmp ip6 daddr @<vm>_v6addr accept
  */
 static int
@@ -479,6 +497,7 @@ nft_out6(struct nft_ctx *c, struct nft_batch *bt, const struct nft_vmi *v,
 	rb_exthdr(&b, IPPROTO_FRAGMENT, 2, 2);
 	rb_mask(&b, NFT_REG_1, frag_mask, 2);
 	rb_cmp(&b, NFT_CMP_NEQ, zero, 2);
+	rb_frag_not_tcp_udp(&b, true);
 	rb_payload(&b, NFT_PAYLOAD_NETWORK_HEADER, 24, 16, NFT_REG_1);
 	rb_lookup(&b, n->set[NFT_SET_V6ADDR]);
 	END(c, bt, &b, n->acc, NF_ACCEPT);
@@ -496,7 +515,7 @@ nft_out6(struct nft_ctx *c, struct nft_batch *bt, const struct nft_vmi *v,
  *	meta protocol arp arp daddr ip <ip4> accept
  *	ip daddr != <ip4> drop
  *	ip saddr . meta l4proto . th sport [& 0] @<vm>_v4 accept
- *	ip frag-off & 8191 != 0 ip saddr @<vm>_v4addr accept
+ *	ip frag-off & 8191 != 0 ip protocol != { tcp, udp } ip saddr @<vm>_v4addr accept
  *	icmp type echo-reply ip saddr @<vm>_v4addr accept
  *	icmp type { 3, 11, 12 } @th,160,32 <ip4> @th,192,32 @<vm>_v4addr accept
  * The last: an error quotes the offending packet's header 8 bytes into the ICMP message
@@ -532,6 +551,7 @@ nft_in4(struct nft_ctx *c, struct nft_batch *bt, const struct nft_vmi *v,
 	rb_payload(&b, NFT_PAYLOAD_NETWORK_HEADER, 6, 2, NFT_REG_1);
 	rb_mask(&b, NFT_REG_1, frag_mask, 2);
 	rb_cmp(&b, NFT_CMP_NEQ, zero, 2);
+	rb_frag_not_tcp_udp(&b, false);
 	rb_payload(&b, NFT_PAYLOAD_NETWORK_HEADER, 12, 4, NFT_REG_1);
 	rb_lookup(&b, n->set[NFT_SET_V4ADDR]);
 	END(c, bt, &b, n->in_acc, NF_ACCEPT);
@@ -561,7 +581,7 @@ nft_in4(struct nft_ctx *c, struct nft_batch *bt, const struct nft_vmi *v,
  *	icmpv6 type 130-137 accept			(MLD queries, RA, NS, NA, redirect)
  *	ip6 daddr != <ip6> drop
  *	ip6 saddr . meta l4proto . th sport [& 0] @<vm>_v6 accept
- *	frag frag-off != 0 ip6 saddr @<vm>_v6addr accept
+ *	frag frag-off != 0 frag nexthdr != { tcp, udp } ip6 saddr @<vm>_v6addr accept
  *	icmpv6 type echo-reply ip6 saddr @<vm>_v6addr accept
  *	icmpv6 type 1-4 @th,128,128 <ip6> @th,256,128 @<vm>_v6addr accept
  * ICMPv6 errors quote the packet after 8 bytes too (RFC 4443 3): source at +8, dest at +24.
@@ -597,6 +617,7 @@ nft_in6(struct nft_ctx *c, struct nft_batch *bt, const struct nft_vmi *v,
 	rb_exthdr(&b, IPPROTO_FRAGMENT, 2, 2);
 	rb_mask(&b, NFT_REG_1, frag_mask, 2);
 	rb_cmp(&b, NFT_CMP_NEQ, zero, 2);
+	rb_frag_not_tcp_udp(&b, true);
 	rb_payload(&b, NFT_PAYLOAD_NETWORK_HEADER, 8, 16, NFT_REG_1);
 	rb_lookup(&b, n->set[NFT_SET_V6ADDR]);
 	END(c, bt, &b, n->in_acc, NF_ACCEPT);

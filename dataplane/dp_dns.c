@@ -12,6 +12,7 @@
 
 #include "dp_bind.h"
 #include "dp_dns.h"
+#include "dp_dns_int.h"
 #include "dp_evt.h"
 #include "dp_gen.h"
 #include "dp_pipeline.h"
@@ -20,34 +21,6 @@
 #include "sni/dns.h"
 
 #define DP_ID_TRIES	4	/* fresh IDs tried when one is taken */
-
-/* A forwarded query, keyed as its answer will come back: to the VM's port, from the resolver. */
-struct dp_pending_key {
-	uint16_t vm;
-	uint8_t family;
-	uint8_t proto;
-	uint16_t vm_port;
-	uint16_t id;			/* namegate's, not the VM's */
-	uint8_t resolver[16];
-};
-
-struct dp_pending_entry {
-	struct dp_pending_key key;
-	uint64_t expires;
-	uint16_t vm_id;			/* the ID the VM chose, restored in the answer */
-	uint16_t qtype, qclass;
-	uint8_t qname_len;
-	bool in_use;
-	bool would_block;		/* audit: the name was not allowed */
-	uint8_t qname[DNS_NAME_WIRE_MAX];
-};
-
-struct dp_pending {
-	struct rte_hash *h;
-	struct dp_pending_entry *e;
-	struct dp_slots slots;
-	uint32_t cap, cursor;
-};
 
 struct dp_pending *
 dp_pending_create(const char *name, uint32_t cap, int socket)
@@ -85,7 +58,7 @@ dp_pending_free(struct dp_pending *t)
 	rte_free(t);
 }
 
-static void
+void
 dp_pending_del(struct dp_pending *t, struct dp_pending_entry *e)
 {
 	rte_hash_del_key(t->h, &e->key);
@@ -114,7 +87,7 @@ dp_pending_age(struct dp_pending *t, uint64_t now, unsigned int budget)
  * Remember q under a fresh random ID, or (keep_id: DNS over TCP, where the query leaves as
  * the VM wrote it) under its own. NULL when the table is full or the ID is taken.
  */
-static struct dp_pending_entry *
+struct dp_pending_entry *
 dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm, const struct dns_msg *q,
     uint64_t now, bool keep_id)
 {
@@ -181,7 +154,7 @@ dp_dns_refuse(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
  * Is the question of q allowed for vm? Only a plain query (opcode 0) with exactly one
  * question and nothing after the message may leave: every other shape could carry data.
  */
-static bool
+bool
 dp_dns_query_allowed(const struct dp_gen *g, uint16_t vm, const struct dns_msg *q, size_t len,
     char *name, size_t namelen)
 {
@@ -249,8 +222,28 @@ dp_dns_same_question(const struct dp_pending_entry *e, const struct dns_msg *a)
 	    a->qname_len == e->qname_len && memcmp(a->qname, e->qname, e->qname_len) == 0;
 }
 
+struct dp_pending_entry *
+dp_pending_match(struct dp_pending *t, const struct pkt *p, uint16_t vm, const struct dns_msg *a)
+{
+	struct dp_pending_key k;
+	struct dp_pending_entry *e;
+	void *data;
+
+	memset(&k, 0, sizeof(k));
+	k.vm = vm;
+	k.family = p->family;
+	k.proto = p->proto;
+	k.vm_port = p->dport;
+	k.id = a->id;
+	memcpy(k.resolver, p->src, p->family == 4 ? 4 : 16);
+	if (rte_hash_lookup_data(t->h, &k, &data) < 0)
+		return NULL;
+	e = &t->e[(uintptr_t)data];
+	return dp_dns_same_question(e, a) ? e : NULL;
+}
+
 /* Bind every address on the answer's CNAME chain to (vm, question name). */
-static void
+void
 dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a)
 {
 	const struct dp_gen *g = w->gen;
@@ -272,10 +265,12 @@ dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a)
 
 		memcpy(addr.a, d->addr, d->family == 4 ? 4 : 16);
 		/* an address pattern may allow what DNS alone never binds (SPEC s4.3) */
-		if ((dp_addr_rebind(d->family, d->addr) ||
+		if (((dp_addr_rebind(d->family, d->addr) ||
 		    dp_gen_is_vm_addr(g, d->family, d->addr)) &&
 		    pol_match_addr(g->set, v->policy, d->addr, d->family == 4 ? 4 : 16,
-		    POL_PROTO_ANY, 0, NULL) != POL_ALLOW) {
+		    POL_PROTO_ANY, 0, NULL) != POL_ALLOW) ||
+		    dp_gen_is_resolver(g, d->family, d->addr)) {
+			/* a resolver's address opens DNS only, and only to port 53 */
 			w->vm_stats[vm].blocked[DP_REASON_REBIND]++;
 			continue;
 		}
@@ -289,24 +284,14 @@ dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a)
 void
 dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm)
 {
-	struct dp_pending_key k;
 	struct dp_pending_entry *e;
 	struct dns_msg a;
-	void *data;
 
 	if (dns_msg_parse(p->payload, p->payload_len, &a) != DNS_OK) {
 		dp_drop(w, m, DP_DROP_DNS_BAD);
 		return;
 	}
-	memset(&k, 0, sizeof(k));
-	k.vm = vm;
-	k.family = p->family;
-	k.proto = p->proto;
-	k.vm_port = p->dport;
-	k.id = a.id;
-	memcpy(k.resolver, p->src, p->family == 4 ? 4 : 16);
-	if (rte_hash_lookup_data(w->pending->h, &k, &data) < 0 ||
-	    !dp_dns_same_question(e = &w->pending->e[(uintptr_t)data], &a)) {
+	if ((e = dp_pending_match(w->pending, p, vm, &a)) == NULL) {
 		w->vm_stats[vm].blocked[DP_REASON_UNSOLICITED]++;
 		rte_pktmbuf_free(m);
 		return;
@@ -317,78 +302,4 @@ dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	    e->vm_id);
 	dp_pending_del(w->pending, e);
 	dp_ingress(w, m, vm);
-}
-
-bool
-dp_dns_tcp_query(struct dp_worker *w, const struct pkt *p, uint16_t vm, bool *would_block,
-    struct dp_dns_denied *denied)
-{
-	const struct dp_gen *g = w->gen;
-	struct dp_vm_stats *s = &w->vm_stats[vm];
-	struct rd stream = rd_make(p->payload, p->payload_len), msg;
-	char name[DNS_NAME_TEXT_MAX];
-	struct dns_msg *q = &denied->q;
-	bool ok = true;
-
-	*would_block = false;
-	denied->parsed = false;
-	while (stream.len > 0) {
-		if (dns_tcp_next(&stream, &msg) != DNS_OK) {
-			ok = false;
-			break;
-		}
-		denied->msg = msg;
-		if (dns_msg_parse(msg.p, msg.len, q) != DNS_OK) {
-			ok = false;
-			break;
-		}
-		denied->parsed = true;
-		if (!dp_dns_query_allowed(g, vm, q, msg.len, name, sizeof(name)) ||
-		    dp_pending_add(w->pending, p, vm, q, w->now, true) == NULL) {
-			ok = false;
-			break;
-		}
-		denied->parsed = false;
-		s->dns_allowed++;
-	}
-	if (ok)
-		return true;
-	s->dns_blocked++;
-	dp_evt_block(w, vm, p, DP_REASON_DNS_DENIED, g->vms[vm].audit, denied->parsed &&
-	    q->has_question ? name : NULL, denied->parsed && q->has_question ?
-	    strnlen(name, sizeof(name)) : 0);
-	if (!g->vms[vm].audit)
-		return false;		/* the caller answers or cuts, and counts the reason */
-	s->blocked[DP_REASON_DNS_DENIED]++;
-	*would_block = true;
-	return true;
-}
-
-bool
-dp_dns_tcp_answer(struct dp_worker *w, const struct pkt *p, uint16_t vm)
-{
-	struct rd stream = rd_make(p->payload, p->payload_len), msg;
-	struct dp_pending_key k;
-	struct dp_pending_entry *e;
-	struct dns_msg a;
-	void *data;
-
-	memset(&k, 0, sizeof(k));
-	k.vm = vm;
-	k.family = p->family;
-	k.proto = p->proto;
-	k.vm_port = p->dport;
-	memcpy(k.resolver, p->src, p->family == 4 ? 4 : 16);
-	/* a message cut by the segment's end teaches nothing and is passed on as bytes */
-	while (stream.len > 0 && dns_tcp_next(&stream, &msg) == DNS_OK) {
-		if (dns_msg_parse(msg.p, msg.len, &a) != DNS_OK)
-			return false;
-		k.id = a.id;
-		if (rte_hash_lookup_data(w->pending->h, &k, &data) < 0 ||
-		    !dp_dns_same_question(e = &w->pending->e[(uintptr_t)data], &a))
-			return false;	/* an answer nobody asked for: never learned from */
-		dp_dns_learn(w, vm, &a);
-		dp_pending_del(w->pending, e);
-	}
-	return true;
 }

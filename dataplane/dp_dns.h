@@ -11,6 +11,8 @@
 #include <stdint.h>
 
 #include "dp.h"
+#include "dp_flow.h"
+#include "dp_hold.h"
 #include "sni/dns.h"
 #include "sni/pkt.h"
 
@@ -31,30 +33,22 @@ void dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt 
 void dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
     uint16_t vm);
 
-/* The message of a segment that was denied, for the caller's answer. */
-struct dp_dns_denied {
-	struct rd msg;			/* aliases the segment */
-	bool parsed;			/* q holds msg, parsed */
-	struct dns_msg q;
-};
-
 /*
- * DNS over TCP (RFC 7766) from VM vm to a resolver: one segment's payload. Every message
- * in it must be whole and allowed, as over UDP (a message split across segments cannot be
- * judged before part of it leaves, so it fails too), and is remembered under the VM's own
- * ID, since a stream's IDs cannot be rewritten reliably. Returns true to forward the
- * segment; false: *denied says which message failed, and the caller answers it and cuts
- * the connection (reason dns_denied). In audit mode a denied segment is forwarded and
- * *would_block set.
+ * DNS over TCP (RFC 7766), both directions as streams, on flow f to a resolver. The VM's
+ * segments are held until every message they carry is whole and judged as over UDP; each
+ * allowed query is remembered under the VM's own ID (a stream's IDs cannot be rewritten
+ * reliably), a denied one is answered and the connection cut (reason dns_denied). The
+ * resolver's segments are held until each answer is whole and matches a remembered query
+ * (ID, question), and is learned from before it reaches the VM; an answer nobody asked
+ * for cuts the connection (unsolicited). Judged bytes must never be rewritten (rewrite).
+ * Both take ownership of m.
  */
-bool dp_dns_tcp_query(struct dp_worker *w, const struct pkt *p, uint16_t vm,
-    bool *would_block, struct dp_dns_denied *denied);
+void dp_dns_tcp_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
+    uint16_t vm, struct dp_flow *f);
+void dp_dns_tcp_server(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
+    uint16_t vm, struct dp_flow *f);
 
-/*
- * DNS over TCP from a resolver to VM vm: every whole answer in the segment must match a
- * query remembered on this connection (ID, question), and is learned from. Returns false
- * for a segment carrying an answer nobody asked for: the caller drops it.
- */
-bool dp_dns_tcp_answer(struct dp_worker *w, const struct pkt *p, uint16_t vm);
+/* Housekeeping: a message partly held for DP_HOLD_SECONDS cuts its connection. */
+void dp_dns_tcp_expire(struct dp_worker *w, struct dp_hold *h);
 
 #endif

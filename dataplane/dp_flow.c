@@ -122,7 +122,8 @@ dp_flow_idle_limit(const struct dp_flow *f)
 }
 
 unsigned int
-dp_flows_age(struct dp_flows *t, uint64_t now, unsigned int budget, uint64_t *closed_per_vm)
+dp_flows_age(struct dp_flows *t, uint64_t now, unsigned int budget, uint64_t *closed_per_vm,
+    void (*release)(struct dp_flow *, void *), void *arg)
 {
 	unsigned int closed = 0;
 
@@ -130,9 +131,12 @@ dp_flows_age(struct dp_flows *t, uint64_t now, unsigned int budget, uint64_t *cl
 		struct dp_flow *f = &t->e[t->cursor];
 
 		t->cursor = t->cursor + 1 == t->cap ? 0 : t->cursor + 1;
-		/* a flow holding client bytes is cut by dp_tls_expire(), which owns them */
-		if (!f->in_use || f->hold != 0 || now - f->last_seen < dp_flow_idle_limit(f))
+		/* a flow whose hello is being held is cut by dp_tls_expire(), which owns it */
+		if (!f->in_use || f->tls == DP_TLS_PENDING ||
+		    now - f->last_seen < dp_flow_idle_limit(f))
 			continue;
+		if (release != NULL)
+			release(f, arg);
 		if (closed_per_vm != NULL)
 			closed_per_vm[f->key.vm]++;
 		dp_flow_close(t, f);

@@ -29,8 +29,10 @@ struct dp_flow_key {
 };
 
 enum dp_flow_tls {
-	DP_TLS_NONE,		/* not a TLS port, or the verdict is in */
+	DP_TLS_NONE,		/* not a TLS port, or the verdict is in and the server has it */
 	DP_TLS_PENDING,		/* the client's first bytes are being held and judged */
+	DP_TLS_VERIFY,		/* released; kept to compare until the server acknowledges */
+	DP_TLS_DNS,		/* DNS over TCP: both streams framed and judged for life */
 };
 
 struct dp_flow {
@@ -41,10 +43,23 @@ struct dp_flow {
 	bool in_use;
 	bool would_block;		/* audit: the verdict was "block", counted as such */
 	uint32_t isn;			/* TCP: sequence number of the client's first byte */
-	uint32_t hold;			/* DP_TLS_PENDING: 1 + its hold buffer, or 0 */
+	uint32_t hold;			/* 1 + the client stream's hold buffer, or 0 */
 	uint32_t gen;			/* the generation that last judged it */
 	uint8_t how;			/* enum dp_admission: what let it open */
+	uint8_t vm_wscale;		/* the SYN's window scale, PKT_WSCALE_NONE */
+	uint8_t peer_wscale;		/* what the peer's windows are shifted by */
+	bool peer_synced;		/* TCP: the peer's SYN-ACK was seen */
 	uint32_t name_hash;		/* DP_ADMIT_BINDING: the name (the SNI, once judged) */
+	/*
+	 * TCP, what the receiver of the client's stream will accept: RCV.NXT as its last
+	 * ACK said, and the window from there. judged: stream bytes [0, judged) were judged
+	 * and sent; a later segment must repeat them, never rewrite them.
+	 */
+	uint32_t peer_ack, peer_wnd;
+	uint32_t vm_nxt;		/* one past the highest sequence number the VM sent */
+	uint32_t judged;
+	uint32_t peer_isn;		/* DNS over TCP: the resolver's first byte */
+	uint32_t peer_hold;		/* and 1 + its stream's hold buffer, or 0 */
 };
 
 /* What let a flow open; a reload judges it again on the same grounds. */
@@ -70,10 +85,12 @@ void dp_flow_close(struct dp_flows *t, struct dp_flow *f);
 
 /*
  * Close up to budget idle flows, scanning from where the last call stopped. Returns how
- * many were closed; *closed_per_vm (nvms entries, may be NULL) counts them by VM.
+ * many were closed; *closed_per_vm (nvms entries, may be NULL) counts them by VM. A flow
+ * whose hello is pending is left to its judge; release (may be NULL) frees what another
+ * idle flow holds before it closes.
  */
 unsigned int dp_flows_age(struct dp_flows *t, uint64_t now, unsigned int budget,
-    uint64_t *closed_per_vm);
+    uint64_t *closed_per_vm, void (*release)(struct dp_flow *, void *), void *arg);
 
 /* fn for each open flow of vm (main lcore, for listings: entries may be changing). */
 void dp_flows_walk(struct dp_flows *t, uint16_t vm, void (*fn)(const struct dp_flow *, void *),

@@ -10,8 +10,10 @@
 #include "dp_evt.h"
 #include "dp_flow.h"
 #include "dp_gen.h"
+#include "dp_hold.h"
 #include "dp_pipeline.h"
 #include "dp_reply.h"
+#include "dp_rx.h"
 #include "dp_tls.h"
 
 #define ETH_P_ARP	0x0806
@@ -140,14 +142,6 @@ dp_reply_send(struct dp_worker *w, unsigned int port, struct rte_mbuf *m, const 
 	return true;
 }
 
-/* The RST a server sees for the client's segment namegate held back. */
-static int
-dp_reply_rst_to_server(const uint8_t *in, size_t len, const struct pkt *p, uint8_t *out,
-    size_t cap)
-{
-	return dp_reply_tcp_rst_to_dst(in, len, p, false, out, cap);
-}
-
 /*
  * A connection the VM may not open: in audit mode it passes and counts as would_block;
  * otherwise it is blocked, and with on_block: reset the VM hears so at once (TCP RST, or
@@ -183,9 +177,24 @@ dp_flow_key_vm(struct dp_flow_key *k, uint16_t vm, const struct pkt *p)
 	memcpy(k->peer, p->dst, p->family == 4 ? 4 : 16);
 }
 
+/* a is after b in sequence space (RFC 1982) */
+static inline bool
+dp_seq_after(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) > 0;
+}
+
+/*
+ * What each side's segments say of the other's stream. From the peer: its SYN-ACK sets
+ * the window scale (in force only if both SYNs offered it, RFC 7323 s2.2), and each ACK
+ * moves RCV.NXT and the window, but never past what the VM has sent (an ACK for bytes not
+ * sent is not one the client's stack takes, and could come from anyone).
+ */
 static void
 dp_flow_track(struct dp_flow *f, const struct pkt *p, bool from_vm, uint64_t now)
 {
+	uint32_t end;
+
 	f->last_seen = now;
 	if (p->proto != PKT_PROTO_TCP) {
 		if (!from_vm)
@@ -194,8 +203,42 @@ dp_flow_track(struct dp_flow *f, const struct pkt *p, bool from_vm, uint64_t now
 	}
 	if (p->tcp_flags & (PKT_TCP_FIN | PKT_TCP_RST))
 		f->state = DP_FLOW_CLOSING;
-	else if (!from_vm && f->state == DP_FLOW_SYN_SENT && (p->tcp_flags & PKT_TCP_SYN))
-		f->state = DP_FLOW_ESTABLISHED;
+	if (from_vm) {
+		end = p->seq + (uint32_t)p->payload_len + ((p->tcp_flags & PKT_TCP_SYN) != 0) +
+		    ((p->tcp_flags & PKT_TCP_FIN) != 0);
+		if (dp_seq_after(end, f->vm_nxt))
+			f->vm_nxt = end;
+		return;
+	}
+	if ((p->tcp_flags & (PKT_TCP_SYN | PKT_TCP_ACK)) == (PKT_TCP_SYN | PKT_TCP_ACK) &&
+	    p->ack == f->isn && !f->peer_synced) {
+		if (f->state == DP_FLOW_SYN_SENT)
+			f->state = DP_FLOW_ESTABLISHED;
+		f->peer_synced = true;
+		f->peer_isn = p->seq + 1;
+		f->peer_wscale = f->vm_wscale != PKT_WSCALE_NONE &&
+		    p->tcp_wscale != PKT_WSCALE_NONE ? p->tcp_wscale : 0;
+		f->peer_ack = p->ack;
+		f->peer_wnd = p->tcp_win;	/* a SYN's window is never scaled */
+		return;
+	}
+	if (!(p->tcp_flags & PKT_TCP_ACK) || !f->peer_synced || dp_seq_after(p->ack, f->vm_nxt))
+		return;
+	if (dp_seq_after(p->ack, f->peer_ack))
+		f->peer_ack = p->ack;
+	f->peer_wnd = (uint32_t)p->tcp_win << f->peer_wscale;
+}
+
+/*
+ * A SYN on a 4-tuple that has a flow is a new connection unless it repeats the SYN that
+ * opened it: after a FIN or RST, or with another ISN, it must be admitted and judged anew.
+ */
+static bool
+dp_flow_reopened(const struct dp_flow *f, const struct pkt *p)
+{
+	return p->proto == PKT_PROTO_TCP &&
+	    (p->tcp_flags & (PKT_TCP_SYN | PKT_TCP_ACK | PKT_TCP_RST)) == PKT_TCP_SYN &&
+	    (f->state == DP_FLOW_CLOSING || p->seq + 1 != f->isn);
 }
 
 /*
@@ -252,8 +295,7 @@ dp_flow_revoke(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uin
 {
 	if (p->proto == PKT_PROTO_TCP && !(p->tcp_flags & PKT_TCP_RST))
 		dp_reply_send(w, from_vm ? DP_PORT_VM : DP_PORT_UPLINK, m, p, dp_reply_tcp_rst);
-	dp_tls_forget(w, f);
-	dp_flow_close(w->flows, f);
+	dp_flow_end(w, f);
 	dp_block(w, m, vm, DP_REASON_NO_BINDING);
 }
 
@@ -272,44 +314,49 @@ dp_quic_blocked(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, ui
 }
 
 /*
- * A segment of a DNS-over-TCP connection to a resolver. A denied one is never forwarded:
- * the connection is cut both ways, since the resolver's and the VM's views of the stream
- * part the moment one segment is held back. Returns true to forward the segment.
+ * The data of a SYN on a flow whose first bytes nobody judges (TCP Fast Open): never
+ * forwarded unseen. The server gets the SYN alone and the client sends the data again
+ * once the connection is up.
  */
-static bool
-dp_vm_dns_tcp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+static void
+dp_syn_data_strip(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm)
+{
+	if (dp_reply_send(w, DP_PORT_UPLINK, m, p, dp_reply_tcp_strip))
+		w->vm_stats[vm].egress_pkts[DP_ALLOWED]++;
+	rte_pktmbuf_free(m);
+}
+
+/* A frame from vm on a flow it has: go on under the flow's verdict. */
+static void
+dp_vm_flow(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
     struct dp_flow *f)
 {
-	struct dp_dns_denied denied;
-	struct rte_mbuf *r;
-	bool would_block;
-	int n;
+	const struct dp_gen *g = w->gen;
 
-	if (dp_dns_tcp_query(w, p, vm, &would_block, &denied)) {
-		f->would_block |= would_block;
-		return true;
+	if (f->gen != g->id) {
+		if (!dp_flow_still_allowed(w, f)) {
+			dp_flow_revoke(w, m, p, vm, f, true);
+			return;
+		}
+		f->gen = g->id;
 	}
-	/*
-	 * Answered as over UDP when the message could be read; either way the resolver never
-	 * sees the segment, so its view of the stream and the VM's part: cut it there.
-	 */
-	r = denied.parsed && !denied.q.qr ? rte_pktmbuf_alloc(w->ctx->pool) : NULL;
-	if (r != NULL && (n = dp_reply_dns_refusal_tcp(rte_pktmbuf_mtod(m, const uint8_t *),
-	    rte_pktmbuf_data_len(m), p, denied.msg.p, denied.msg.len, &denied.q,
-	    denied.q.has_question ? w->gen->blocked_rcode : DNS_RCODE_REFUSED, denied.q.edns,
-	    rte_pktmbuf_mtod(r, uint8_t *), rte_pktmbuf_tailroom(r))) > 0) {
-		r->data_len = (uint16_t)n;
-		r->pkt_len = (uint32_t)n;
-		dp_tx(w, DP_PORT_VM, r);
-	} else {
-		if (r != NULL)
-			rte_pktmbuf_free(r);
-		dp_reply_send(w, DP_PORT_VM, m, p, dp_reply_tcp_rst);
+	dp_flow_track(f, p, true, w->now);
+	if (f->tls == DP_TLS_DNS) {
+		dp_dns_tcp_client(w, m, p, vm, f);
+		return;
 	}
-	dp_reply_send(w, DP_PORT_UPLINK, m, p, dp_reply_rst_to_server);
-	dp_flow_close(w->flows, f);
-	dp_block(w, m, vm, DP_REASON_DNS_DENIED);
-	return false;
+	if (p->payload_len > 0) {
+		if (f->tls == DP_TLS_PENDING) {
+			if (p->proto == PKT_PROTO_TCP)
+				dp_tls_client(w, m, p, vm, f);
+			else
+				dp_quic_client(w, m, p, vm, f);
+			return;
+		}
+		if (f->judged != 0 && !dp_tls_verify(w, m, p, vm, f))
+			return;
+	}
+	dp_egress(w, m, vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
 }
 
 static void
@@ -334,26 +381,11 @@ dp_vm_l4(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t 
 		return;
 	dp_flow_key_vm(&k, vm, p);
 	if ((f = dp_flow_lookup(w->flows, &k)) != NULL) {
-		if (f->gen != g->id) {
-			if (!dp_flow_still_allowed(w, f)) {
-				dp_flow_revoke(w, m, p, vm, f, true);
-				return;
-			}
-			f->gen = g->id;
-		}
-		dp_flow_track(f, p, true, w->now);
-		if (f->tls == DP_TLS_PENDING && p->payload_len > 0) {
-			if (p->proto == PKT_PROTO_TCP)
-				dp_tls_client(w, m, p, vm, f);
-			else
-				dp_quic_client(w, m, p, vm, f);
+		if (!dp_flow_reopened(f, p)) {
+			dp_vm_flow(w, m, p, vm, f);
 			return;
 		}
-		if (p->dport == DNS_PORT && p->proto == PKT_PROTO_TCP && p->payload_len > 0 &&
-		    !dp_vm_dns_tcp(w, m, p, vm, f))
-			return;
-		dp_egress(w, m, vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
-		return;
+		dp_flow_end(w, f);	/* its verdict was that connection's, not this one's */
 	}
 	opening = p->proto == PKT_PROTO_UDP ||
 	    (p->tcp_flags & (PKT_TCP_SYN | PKT_TCP_ACK | PKT_TCP_RST)) == PKT_TCP_SYN;
@@ -373,14 +405,6 @@ dp_vm_l4(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t 
 			goto open_would_block;
 		return;
 	}
-	/* a TLS port needs a ClientHello first, and nothing may ride on the SYN before it */
-	tls = p->proto == PKT_PROTO_TCP && how == DP_ADMIT_BINDING &&
-	    dp_gen_is_tls_port(g, p->dport);
-	if (tls && p->payload_len > 0) {
-		if (!dp_refuse(w, m, p, vm, DP_REASON_NOT_TLS))
-			goto open_would_block;
-		return;
-	}
 	if ((f = dp_flow_open(w->flows, &k, g->max_flows_per_vm, w->now)) == NULL) {
 		/* no room to remember it: blocked even in audit mode (fail closed) */
 		dp_evt_block(w, vm, p, DP_REASON_FLOW_LIMIT, false, NULL, 0);
@@ -393,9 +417,30 @@ dp_vm_l4(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t 
 	f->gen = g->id;
 	f->how = (uint8_t)how;
 	f->name_hash = name_hash;
+	if (p->proto == PKT_PROTO_TCP) {
+		f->isn = p->seq + 1;
+		f->vm_nxt = f->isn;
+		f->peer_ack = f->isn;
+		f->vm_wscale = p->tcp_wscale;
+	}
+	/* a TLS port needs a ClientHello first; what rides on the SYN is its first bytes */
+	tls = p->proto == PKT_PROTO_TCP && how == DP_ADMIT_BINDING &&
+	    dp_gen_is_tls_port(g, p->dport);
 	if (tls) {
 		f->tls = DP_TLS_PENDING;
-		f->isn = p->seq + 1;
+		if (p->payload_len > 0) {
+			dp_tls_client(w, m, p, vm, f);
+			return;
+		}
+	} else if (p->proto == PKT_PROTO_TCP && how == DP_ADMIT_DNS) {
+		f->tls = DP_TLS_DNS;
+		if (p->payload_len > 0) {
+			dp_dns_tcp_client(w, m, p, vm, f);
+			return;
+		}
+	} else if (p->proto == PKT_PROTO_TCP && p->payload_len > 0) {
+		dp_syn_data_strip(w, m, p, vm);
+		return;
 	} else if (p->proto == PKT_PROTO_UDP && p->dport == QUIC_PORT &&
 	    how == DP_ADMIT_BINDING) {
 		/* quic: inspect (block never gets here): this first datagram is judged too */
@@ -410,6 +455,8 @@ open_would_block:
 		f->would_block = true;
 		f->gen = g->id;
 		f->how = DP_ADMIT_NO;
+		if (p->proto == PKT_PROTO_TCP)
+			f->isn = p->seq + 1;
 	}
 	dp_egress(w, m, vm, DP_WOULD_BLOCK);
 }
@@ -464,25 +511,6 @@ dp_vm_arp_ok(const struct rte_mbuf *m, const struct pkt *p, const struct dp_vm *
 	    (memcmp(arp + 14, v->ip4, 4) == 0 || memcmp(arp + 14, any, 4) == 0);
 }
 
-/*
- * Count m as received on port and decode it into *p. A frame in several segments is made
- * contiguous first, since the parsers read one buffer. Returns false when m was dropped.
- */
-static bool
-dp_rx_decode(struct dp_worker *w, struct rte_mbuf *m, unsigned int port, struct pkt *p,
-    enum pkt_status *st)
-{
-	w->port_pkts[port][0]++;
-	w->port_bytes[port][0] += rte_pktmbuf_pkt_len(m);
-	if ((m->nb_segs != 1 && rte_pktmbuf_linearize(m) != 0) ||
-	    (*st = pkt_decode(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m),
-	    p)) == PKT_MALFORMED) {
-		dp_drop(w, m, DP_DROP_MALFORMED);
-		return false;
-	}
-	return true;
-}
-
 /* A frame that is not what its VM (or no VM) may send: logged and blocked. */
 static void
 dp_spoofed(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm, const struct pkt *p)
@@ -525,6 +553,12 @@ dp_pipeline_vm(struct dp_worker *w, struct rte_mbuf *m)
 	if ((p.family == 4 && !(v->has4 && memcmp(p.src, v->ip4, 4) == 0)) ||
 	    (p.family == 6 && !(v->has6 && memcmp(p.src, v->ip6, 16) == 0))) {
 		dp_spoofed(w, m, (uint16_t)vm, &p);
+		return;
+	}
+	if (p.src_route) {
+		/* the packet would go on from its destination to wherever the VM wrote */
+		dp_evt_block(w, (uint16_t)vm, &p, DP_REASON_SOURCE_ROUTE, false, NULL, 0);
+		dp_block(w, m, (uint16_t)vm, DP_REASON_SOURCE_ROUTE);
 		return;
 	}
 	if (st != PKT_OK) {
@@ -591,10 +625,10 @@ dp_pipeline_uplink(struct dp_worker *w, struct rte_mbuf *m)
 		f->gen = g->id;
 	}
 	dp_flow_track(f, &p, false, w->now);
-	if (p.proto == PKT_PROTO_TCP && p.sport == DNS_PORT && p.payload_len > 0 &&
-	    !dp_dns_tcp_answer(w, &p, (uint16_t)vm)) {
-		w->vm_stats[vm].blocked[DP_REASON_UNSOLICITED]++;
-		rte_pktmbuf_free(m);
+	if (f->tls == DP_TLS_VERIFY)
+		dp_tls_peer_ack(w, f);
+	if (f->tls == DP_TLS_DNS) {
+		dp_dns_tcp_server(w, m, &p, (uint16_t)vm, f);
 		return;
 	}
 	dp_ingress(w, m, (uint16_t)vm);

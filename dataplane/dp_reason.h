@@ -16,7 +16,10 @@
 	X(QUIC,		"quic",		"QUIC blocked so that clients fall back to TCP") \
 	X(UNSOLICITED,	"unsolicited",	"no flow or remembered query for this packet") \
 	X(FLOW_LIMIT,	"flow_limit",	"flow table (or the VM's share of it) is full") \
-	X(REBIND,	"rebind",	"an address DNS must never bind")
+	X(REBIND,	"rebind",	"an address DNS must never bind") \
+	X(SOURCE_ROUTE,	"source_route",	"IPv4 LSRR/SSRR option or IPv6 routing header") \
+	X(REWRITE,	"rewrite",	"a segment rewrites stream bytes already judged") \
+	X(VM_LIMIT,	"vm_limit",	"the VM's share of a table other than flows is full")
 
 enum dp_reason {
 #define X(name, label, text) DP_REASON_##name,
@@ -33,7 +36,11 @@ enum dp_reason {
 	X(DNS_BAD,	"dns_malformed", "a DNS message that does not parse") \
 	X(TX_FULL,	"tx_full",	"the output queue was full") \
 	X(NO_MBUF,	"no_mbuf",	"no buffer for a reply") \
-	X(TABLE_FULL,	"table_full",	"a binding or pending-query table is full")
+	X(TABLE_FULL,	"table_full",	"a binding or pending-query table is full") \
+	X(BAD_CSUM,	"bad_checksum",	"an IPv4 header, TCP or UDP checksum is wrong") \
+	X(OUT_OF_WINDOW, "out_of_window", "a segment the receiver's window cannot accept") \
+	X(FRAG_BAD,	"fragment_invalid", "overlapping, oversized or malformed fragments") \
+	X(FRAG_TIMEOUT,	"fragment_timeout", "a datagram whose fragments did not all arrive")
 
 enum dp_drop {
 #define X(name, label, text) DP_DROP_##name,

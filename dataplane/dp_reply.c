@@ -172,6 +172,28 @@ dp_reply_tcp_rst_to_dst(const uint8_t *in, size_t len, const struct pkt *p, bool
 }
 
 /* RFC 1122 s3.2.2, RFC 4443 s2.4(e,f): no error about a packet not from or to one host. */
+int
+dp_reply_tcp_strip(const uint8_t *in, size_t len, const struct pkt *p, uint8_t *out, size_t cap)
+{
+	size_t keep = (size_t)(p->payload - in);
+	uint8_t *ip = out + p->l3_off, *th = out + p->l4_off;
+
+	if (p->proto != PKT_PROTO_TCP || p->fragment || keep > len || keep > cap ||
+	    p->payload_len == 0)
+		return -1;
+	memcpy(out, in, keep);
+	if (p->family == 4) {
+		dp_wr16(ip + 2, (uint16_t)(keep - p->l3_off));
+		dp_wr16(ip + 10, 0);
+		dp_wr16(ip + 10, dp_csum_fold(dp_csum_add(0, ip, (size_t)(ip[0] & 0xf) * 4)));
+	} else {
+		dp_wr16(ip + 4, (uint16_t)(keep - p->l3_off - DP_IPV6_HDR_LEN));
+	}
+	dp_wr16(th + 16, 0);
+	dp_wr16(th + 16, dp_l4_csum(ip, p->family, PKT_PROTO_TCP, th, keep - p->l4_off));
+	return (int)keep;
+}
+
 static bool
 dp_icmp_forbidden(const struct pkt *p)
 {

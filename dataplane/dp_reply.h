@@ -125,6 +125,16 @@ int dp_reply_tcp_rst_to_dst(const uint8_t *in, size_t len, const struct pkt *p,
     bool seg_forwarded, uint8_t *out, size_t cap);
 
 /*
+ * p's segment without its payload, onward to its receiver: the same headers and options
+ * (a TCP Fast Open SYN keeps its cookie), lengths and checksums made good. The receiver
+ * acknowledges none of the data, so the sender sends it again after the handshake, when
+ * it can be held and judged like any other. Returns -1 for a non-TCP p, a fragment, or one
+ * without payload.
+ */
+int dp_reply_tcp_strip(const uint8_t *in, size_t len, const struct pkt *p, uint8_t *out,
+    size_t cap);
+
+/*
  * ICMP port unreachable back to the sender of p, from p's destination: IPv4 type 3 code 3
  * quoting the offending IP packet (header and options included, link padding not) up to a
  * 576-byte ICMP datagram (RFC 1812 s4.3.2.3; always more than the header + 8 bytes it

@@ -1,167 +1,20 @@
 /*
- * Holding, judging and releasing the first bytes of TLS connections.
+ * Holding, judging and releasing the first bytes of TLS connections, and holding the
+ * judged bytes to compare with what the client sends again until the server has them.
  */
 #include <string.h>
 
-#include <rte_malloc.h>
-
 #include "dp_bind.h"
+#include "dp_dns.h"
 #include "dp_evt.h"
 #include "dp_gen.h"
+#include "dp_hold.h"
 #include "dp_pipeline.h"
 #include "dp_quic.h"
 #include "dp_reply.h"
-#include "dp_slots.h"
 #include "dp_tls.h"
 #include "sni/reasm.h"
 #include "sni/tls.h"
-
-#define DP_HOLD_SEGS	32	/* segments held per connection: more is not a ClientHello */
-
-struct dp_hold {
-	struct reasm r;			/* TCP: the client's stream */
-	struct dp_quic_hello q;		/* QUIC: the Initials' CRYPTO stream (in buf too) */
-	struct dp_flow *flow;		/* NULL: free */
-	uint64_t started;
-	uint16_t vm;
-	uint16_t nsegs;
-	struct rte_mbuf *segs[DP_HOLD_SEGS];
-	uint32_t off[DP_HOLD_SEGS];	/* TCP: each segment's first byte, from the isn */
-	uint32_t end[DP_HOLD_SEGS];	/* and one past its last */
-	uint8_t buf[TLS_HELLO_MAX];
-};
-
-struct dp_holds {
-	uint32_t n, cursor;
-	struct dp_slots slots;
-	struct dp_quic_ctx *quic;	/* this worker's QUIC Initial keys and ciphers */
-	struct dp_hold *h;
-	uint8_t scratch[TLS_HELLO_MAX];	/* a hello fragmented over records, gathered */
-};
-
-struct dp_holds *
-dp_holds_create(uint32_t nslots, int socket)
-{
-	struct dp_holds *hs;
-
-	if ((hs = rte_zmalloc_socket("dp_holds", sizeof(*hs), RTE_CACHE_LINE_SIZE, socket)) == NULL)
-		return NULL;
-	hs->n = nslots;
-	hs->h = rte_zmalloc_socket("dp_hold", (size_t)nslots * sizeof(hs->h[0]),
-	    RTE_CACHE_LINE_SIZE, socket);
-	if (hs->h == NULL || dp_slots_init(&hs->slots, nslots, socket) != 0 ||
-	    (hs->quic = dp_quic_ctx_new()) == NULL) {
-		dp_holds_free(hs);
-		return NULL;
-	}
-	return hs;
-}
-
-void
-dp_holds_free(struct dp_holds *hs)
-{
-	if (hs == NULL)
-		return;
-	for (uint32_t i = 0; hs->h != NULL && i < hs->n; i++)
-		for (uint16_t s = 0; s < hs->h[i].nsegs; s++)
-			rte_pktmbuf_free(hs->h[i].segs[s]);
-	dp_quic_ctx_free(hs->quic);
-	dp_slots_fini(&hs->slots);
-	rte_free(hs->h);
-	rte_free(hs);
-}
-
-static struct dp_hold *
-dp_hold_of(struct dp_worker *w, const struct dp_flow *f)
-{
-	return f->hold != 0 ? &w->holds->h[f->hold - 1] : NULL;
-}
-
-static void
-dp_hold_release_slot(struct dp_worker *w, struct dp_flow *f)
-{
-	struct dp_hold *h = dp_hold_of(w, f);
-
-	if (h == NULL)
-		return;
-	h->flow = NULL;
-	h->nsegs = 0;
-	dp_slots_put(&w->holds->slots, f->hold - 1);
-	f->hold = 0;
-}
-
-/* A slot for flow f, or NULL when none is free (the caller fails closed). */
-static struct dp_hold *
-dp_hold_take(struct dp_worker *w, struct dp_flow *f, uint16_t vm)
-{
-	struct dp_hold *h;
-	uint32_t slot;
-
-	if (!dp_slots_get(&w->holds->slots, &slot))
-		return NULL;
-	f->hold = slot + 1;
-	h = dp_hold_of(w, f);
-	h->flow = f;
-	h->vm = vm;
-	h->started = w->now;
-	h->nsegs = 0;
-	return h;
-}
-
-/* Sequence order from the connection's first byte (RFC 1982 serial numbers). */
-static void
-dp_hold_sort(struct dp_hold *h)
-{
-	for (uint16_t i = 1; i < h->nsegs; i++) {
-		struct rte_mbuf *m = h->segs[i];
-		uint32_t off = h->off[i], end = h->end[i];
-		uint16_t j = i;
-
-		for (; j > 0 && h->off[j - 1] > off; j--) {
-			h->segs[j] = h->segs[j - 1];
-			h->off[j] = h->off[j - 1];
-			h->end[j] = h->end[j - 1];
-		}
-		h->segs[j] = m;
-		h->off[j] = off;
-		h->end[j] = end;
-	}
-}
-
-/*
- * Allowed: send what was held, in sequence order, each byte once: a segment whose bytes
- * all went out already (a retransmission) is dropped.
- */
-static void
-dp_tls_release(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
-{
-	uint32_t sent = 0;
-
-	if (f->key.proto != PKT_PROTO_TCP) {
-		/* QUIC datagrams go out as they came: their order is the client's */
-		for (uint16_t i = 0; i < h->nsegs; i++)
-			dp_egress(w, h->segs[i], h->vm, f->would_block ? DP_WOULD_BLOCK :
-			    DP_ALLOWED);
-		h->nsegs = 0;
-		f->tls = DP_TLS_NONE;
-		dp_hold_release_slot(w, f);
-		return;
-	}
-	dp_hold_sort(h);
-	for (uint16_t i = 0; i < h->nsegs; i++) {
-		struct rte_mbuf *m = h->segs[i];
-
-		if (h->end[i] <= sent) {
-			rte_pktmbuf_free(m);
-			continue;
-		}
-		sent = h->end[i];
-		dp_egress(w, m, h->vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
-	}
-	h->nsegs = 0;
-	f->tls = DP_TLS_NONE;
-	dp_hold_release_slot(w, f);
-}
 
 static int
 dp_rst_to_server(const uint8_t *in, size_t len, const struct pkt *p, uint8_t *out, size_t cap)
@@ -169,9 +22,25 @@ dp_rst_to_server(const uint8_t *in, size_t len, const struct pkt *p, uint8_t *ou
 	return dp_reply_tcp_rst_to_dst(in, len, p, false, out, cap);
 }
 
+/* Allowed: send what was held, and keep the judged bytes until the server acknowledges. */
+static void
+dp_tls_release(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
+{
+	dp_hold_release(w, h, UINT32_MAX);
+	if (f->key.proto != PKT_PROTO_TCP) {
+		f->tls = DP_TLS_NONE;
+		dp_hold_put(w, &f->hold);
+		return;
+	}
+	f->judged = reasm_contiguous(&h->r);
+	f->tls = DP_TLS_VERIFY;
+	h->started = w->now;
+}
+
 /*
  * Denied: RST to the VM, RST to the server at the sequence number it expects (the first
- * held byte: nothing of it went out), and the held segments dropped and counted.
+ * held byte: nothing of it went out; none for a held SYN, which the server never saw), and
+ * the held segments dropped and counted.
  */
 static void
 dp_tls_cut(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, enum dp_reason r)
@@ -194,13 +63,13 @@ dp_tls_cut(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, enum dp_re
 		dp_reply_send(w, DP_PORT_VM, last, &p, dp_reply_tcp_rst);
 		pkt_decode(rte_pktmbuf_mtod(first, const uint8_t *), rte_pktmbuf_data_len(first),
 		    &p);
-		dp_reply_send(w, DP_PORT_UPLINK, first, &p, dp_rst_to_server);
+		if (!(p.tcp_flags & PKT_TCP_SYN))
+			dp_reply_send(w, DP_PORT_UPLINK, first, &p, dp_rst_to_server);
 	}
 	for (uint16_t i = 0; i < h->nsegs; i++)
 		dp_block(w, h->segs[i], h->vm, r);
 	h->nsegs = 0;
-	dp_hold_release_slot(w, f);
-	dp_flow_close(w->flows, f);
+	dp_flow_end(w, f);
 }
 
 /* The verdict on a whole ClientHello, or DP_REASON_MAX when it may pass. */
@@ -254,48 +123,83 @@ dp_tls_refuse(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, enum dp
 	dp_tls_cut(w, h, f, r);
 }
 
+/* No room to hold the hello, so no way to judge it first: fail closed. */
+static void
+dp_tls_no_room(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    struct dp_flow *f)
+{
+	dp_reply_send(w, DP_PORT_VM, m, p, dp_reply_tcp_rst);
+	if (!(p->tcp_flags & PKT_TCP_SYN))
+		dp_reply_send(w, DP_PORT_UPLINK, m, p, dp_rst_to_server);
+	dp_evt_block(w, vm, p, DP_REASON_VM_LIMIT, false, NULL, 0);
+	dp_block(w, m, vm, DP_REASON_VM_LIMIT);
+	dp_flow_end(w, f);
+}
+
+/*
+ * The hello is not whole in the data of a SYN (TCP Fast Open): the server gets the SYN
+ * without it and acknowledges none of it, so the client sends the bytes again after the
+ * handshake; what the SYN carried stays in the reassembler to be compared with them.
+ */
+static void
+dp_tls_syn_strip(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm)
+{
+	if (dp_reply_send(w, DP_PORT_UPLINK, m, p, dp_reply_tcp_strip))
+		w->vm_stats[vm].egress_pkts[DP_ALLOWED]++;
+	rte_pktmbuf_free(m);
+}
+
 void
 dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
     struct dp_flow *f)
 {
-	struct dp_holds *hs = w->holds;
+	bool syn = (p->tcp_flags & PKT_TCP_SYN) != 0;
+	uint32_t seq = p->seq + syn, off, end;
 	struct tls_hello hello;
 	enum reasm_status rs;
 	enum sni_status st;
 	enum dp_reason r;
 	struct dp_hold *h;
+	int64_t at;
 
-	if ((h = dp_hold_of(w, f)) == NULL) {
-		if ((h = dp_hold_take(w, f, vm)) == NULL) {
-			/* no room to hold it, so no way to judge it first: fail closed */
-			dp_reply_send(w, DP_PORT_VM, m, p, dp_reply_tcp_rst);
-			dp_reply_send(w, DP_PORT_UPLINK, m, p, dp_rst_to_server);
-			dp_block(w, m, vm, DP_REASON_FLOW_LIMIT);
-			dp_flow_close(w->flows, f);
-			return;
-		}
-		reasm_init(&h->r, f->isn, h->buf, sizeof(h->buf));
-	}
-	if (h->nsegs == DP_HOLD_SEGS) {
-		dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS, NULL, 0);
-		rte_pktmbuf_free(m);
+	if (!dp_hold_in_window(f, seq, (uint32_t)p->payload_len)) {
+		dp_drop(w, m, DP_DROP_OUT_OF_WINDOW);
 		return;
 	}
-	h->off[h->nsegs] = p->seq - f->isn;
-	h->end[h->nsegs] = h->off[h->nsegs] + (uint32_t)p->payload_len;
-	h->segs[h->nsegs++] = m;
+	if ((h = dp_hold_at(w, f->hold)) == NULL &&
+	    (h = dp_hold_take(w, f, &f->hold, f->isn, false)) == NULL) {
+		dp_tls_no_room(w, m, p, vm, f);
+		return;
+	}
+	at = dp_hold_offset(f->isn, seq);
+	off = at < 0 ? 0 : (uint32_t)at;
+	end = (uint32_t)(at + (int64_t)p->payload_len);
+	if (at + (int64_t)p->payload_len < 0)
+		end = 0;
 	/* urgent data is delivered out of band and could skip what was judged */
 	if (p->tcp_flags & PKT_TCP_URG) {
+		rte_pktmbuf_free(m);
 		dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS, NULL, 0);
 		return;
 	}
-	rs = reasm_add(&h->r, p->seq, p->payload, p->payload_len);
+	rs = reasm_add(&h->r, seq, p->payload, p->payload_len);
 	if (rs == REASM_CONFLICT || rs == REASM_SCATTERED) {
+		rte_pktmbuf_free(m);
+		dp_tls_refuse(w, h, f, rs == REASM_CONFLICT ? DP_REASON_REWRITE :
+		    DP_REASON_NOT_TLS, NULL, 0);
+		return;
+	}
+	st = tls_hello_parse(h->buf, reasm_contiguous(&h->r), w->holds->scratch,
+	    sizeof(w->holds->scratch), &hello);
+	if (st == SNI_NEED_MORE && syn && rs != REASM_FULL) {
+		dp_tls_syn_strip(w, m, p, vm);
+		return;
+	}
+	if (!dp_hold_push(h, m, off, end)) {
+		rte_pktmbuf_free(m);
 		dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS, NULL, 0);
 		return;
 	}
-	st = tls_hello_parse(h->buf, reasm_contiguous(&h->r), hs->scratch, sizeof(hs->scratch),
-	    &hello);
 	if (st == SNI_NEED_MORE) {
 		if (rs == REASM_FULL)		/* no whole hello within the bound */
 			dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS, NULL, 0);
@@ -309,6 +213,61 @@ dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 		    st == SNI_FOUND ? hello.sni.len : 0);
 }
 
+/*
+ * A segment that rewrites judged bytes: RST to the VM, and to the server at the sequence
+ * number its last ACK asked for, which it accepts (RFC 5961 s3.2) whatever this segment says.
+ */
+static void
+dp_tls_rewrite_cut(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    struct dp_flow *f)
+{
+	struct pkt at_ack = *p;
+
+	at_ack.seq = f->peer_ack;
+	at_ack.tcp_flags &= (uint8_t)~(PKT_TCP_SYN | PKT_TCP_FIN);
+	at_ack.payload_len = 0;
+	dp_reply_send(w, DP_PORT_VM, m, p, dp_reply_tcp_rst);
+	dp_reply_send(w, DP_PORT_UPLINK, m, &at_ack, dp_rst_to_server);
+	dp_evt_block(w, vm, p, DP_REASON_REWRITE, false, NULL, 0);
+	dp_block(w, m, vm, DP_REASON_REWRITE);
+	dp_flow_end(w, f);
+}
+
+bool
+dp_tls_verify(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    struct dp_flow *f)
+{
+	uint32_t seq = p->seq + ((p->tcp_flags & PKT_TCP_SYN) != 0);
+	int64_t at = dp_hold_offset(f->isn, seq), clamp;
+	struct dp_hold *h;
+
+	if (at >= (int64_t)f->judged)
+		return true;			/* past what was judged: the stream goes on */
+	if (!dp_hold_in_window(f, seq, (uint32_t)p->payload_len)) {
+		dp_drop(w, m, DP_DROP_OUT_OF_WINDOW);
+		return false;
+	}
+	if ((h = dp_hold_at(w, f->hold)) != NULL) {
+		clamp = (int64_t)f->judged - at;
+		if (reasm_add(&h->r, seq, p->payload, clamp < (int64_t)p->payload_len ?
+		    (size_t)clamp : p->payload_len) != REASM_CONFLICT)
+			return true;
+	} else if ((int32_t)(f->peer_ack - (f->isn + f->judged)) >= 0) {
+		return true;	/* the server has every judged byte and ignores these again */
+	}
+	dp_tls_rewrite_cut(w, m, p, vm, f);
+	return false;
+}
+
+void
+dp_tls_peer_ack(struct dp_worker *w, struct dp_flow *f)
+{
+	if ((int32_t)(f->peer_ack - (f->isn + f->judged)) >= 0) {
+		dp_hold_put(w, &f->hold);
+		f->tls = DP_TLS_NONE;
+	}
+}
+
 void
 dp_quic_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
     struct dp_flow *f)
@@ -318,21 +277,22 @@ dp_quic_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uin
 	struct dp_hold *h;
 	enum dp_reason r;
 
-	if ((h = dp_hold_of(w, f)) == NULL) {
-		if ((h = dp_hold_take(w, f, vm)) == NULL) {
+	if ((h = dp_hold_at(w, f->hold)) == NULL) {
+		if ((h = dp_hold_take(w, f, &f->hold, 0, false)) == NULL) {
 			dp_reply_send(w, DP_PORT_VM, m, p, dp_reply_icmp_unreach);
-			dp_block(w, m, vm, DP_REASON_FLOW_LIMIT);
-			dp_flow_close(w->flows, f);
+			dp_evt_block(w, vm, p, DP_REASON_VM_LIMIT, false, NULL, 0);
+			dp_block(w, m, vm, DP_REASON_VM_LIMIT);
+			dp_flow_end(w, f);
 			return;
 		}
 		dp_quic_hello_init(&h->q, h->buf, sizeof(h->buf));
 	}
-	if (h->nsegs == DP_HOLD_SEGS) {
+	/* datagrams keep the order they came in: their order is the client's */
+	if (!dp_hold_push(h, m, h->nsegs, h->nsegs + 1u)) {
 		rte_pktmbuf_free(m);
 		dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS, NULL, 0);
 		return;
 	}
-	h->segs[h->nsegs++] = m;
 	qs = dp_quic_hello_feed(w->holds->quic, &h->q, p->payload, p->payload_len, &hello);
 	switch (qs) {
 	case DP_QUIC_NEED_MORE:
@@ -353,19 +313,6 @@ dp_quic_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uin
 }
 
 void
-dp_tls_forget(struct dp_worker *w, struct dp_flow *f)
-{
-	struct dp_hold *h = dp_hold_of(w, f);
-
-	if (h == NULL)
-		return;
-	for (uint16_t i = 0; i < h->nsegs; i++)
-		rte_pktmbuf_free(h->segs[i]);
-	h->nsegs = 0;
-	dp_hold_release_slot(w, f);
-}
-
-void
 dp_tls_expire(struct dp_worker *w)
 {
 	struct dp_holds *hs = w->holds;
@@ -373,9 +320,19 @@ dp_tls_expire(struct dp_worker *w)
 	/* few holds are busy at once; a slice per round keeps the loop's cost flat */
 	for (uint32_t n = 0; n < 64 && n < hs->n; n++) {
 		struct dp_hold *h = &hs->h[hs->cursor];
+		struct dp_flow *f = h->flow;
 
 		hs->cursor = hs->cursor + 1 == hs->n ? 0 : hs->cursor + 1;
-		if (h->flow != NULL && w->now - h->started >= DP_HOLD_SECONDS)
-			dp_tls_refuse(w, h, h->flow, DP_REASON_NOT_TLS, NULL, 0);
+		if (f == NULL)
+			continue;
+		if (f->tls == DP_TLS_PENDING && w->now - h->started >= DP_HOLD_SECONDS) {
+			dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS, NULL, 0);
+		} else if (f->tls == DP_TLS_DNS) {
+			dp_dns_tcp_expire(w, h);
+		} else if (f->tls == DP_TLS_VERIFY && w->now - h->started >= DP_VERIFY_SECONDS) {
+			/* unacknowledged for this long: what overlaps the judged bytes is cut */
+			dp_hold_put(w, &f->hold);
+			f->tls = DP_TLS_NONE;
+		}
 	}
 }

@@ -15,14 +15,6 @@
 #include "dp_flow.h"
 #include "sni/pkt.h"
 
-#define DP_HOLD_SECONDS	5	/* a ClientHello must be whole within this */
-
-struct dp_holds;
-
-/* A pool of nslots hold buffers (each TLS_HELLO_MAX bytes) for one worker. */
-struct dp_holds *dp_holds_create(uint32_t nslots, int socket);
-void dp_holds_free(struct dp_holds *h);
-
 /*
  * A client segment with payload on flow f, whose verdict is still pending: hold m, and
  * decide once the ClientHello is whole. Takes ownership of m.
@@ -39,10 +31,22 @@ void dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
 void dp_quic_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
     struct dp_flow *f);
 
-/* Forget the held segments of a flow that is being closed. */
-void dp_tls_forget(struct dp_worker *w, struct dp_flow *f);
+/*
+ * A client segment with payload on TCP flow f whose hello was judged: may it pass? Bytes
+ * that overlap the judged ones must equal them (compared while the server has not yet
+ * acknowledged them all; afterwards it ignores them); otherwise the flow is cut (reason
+ * rewrite) and false returned, m consumed. true: m is the caller's to send.
+ */
+bool dp_tls_verify(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    struct dp_flow *f);
 
-/* Cut flows whose ClientHello did not complete within DP_HOLD_SECONDS (housekeeping). */
+/* The server's ACK of f moved: once it covers the judged bytes, their copy is freed. */
+void dp_tls_peer_ack(struct dp_worker *w, struct dp_flow *f);
+
+/*
+ * Housekeeping: cut flows whose ClientHello did not complete within DP_HOLD_SECONDS, and
+ * free judged bytes unacknowledged after DP_VERIFY_SECONDS.
+ */
 void dp_tls_expire(struct dp_worker *w);
 
 #endif

@@ -11,6 +11,7 @@
 #include "dp_dns.h"
 #include "dp_evt.h"
 #include "dp_flow.h"
+#include "dp_hold.h"
 #include "dp_pipeline.h"
 #include "dp_tls.h"
 #include "dp_worker.h"
@@ -106,6 +107,16 @@ dp_worker_poll(struct dp_worker *w)
 	dp_tx_flush(w);
 }
 
+/* An idle flow's held bytes go back to the pool before the flow does. */
+static void
+dp_worker_unhold(struct dp_flow *f, void *arg)
+{
+	struct dp_worker *w = arg;
+
+	dp_hold_put(w, &f->hold);
+	dp_hold_put(w, &f->peer_hold);
+}
+
 int
 dp_worker_loop(void *arg)
 {
@@ -123,7 +134,7 @@ dp_worker_loop(void *arg)
 		/* Nothing old is referenced past here, so retired entries may be reused. */
 		rte_rcu_qsbr_quiescent(qsbr, w->id);
 		w->gen = atomic_load_explicit(&w->ctx->gen, memory_order_acquire);
-		dp_flows_age(w->flows, w->now, DP_AGE_SLICE, NULL);
+		dp_flows_age(w->flows, w->now, DP_AGE_SLICE, NULL, dp_worker_unhold, w);
 		dp_pending_age(w->pending, w->now, DP_AGE_SLICE);
 		dp_tls_expire(w);
 	}

@@ -21,6 +21,34 @@ enum {
 	IP6_DSTOPTS = 60,
 };
 
+#define TCP_OPT_EOL	0
+#define TCP_OPT_NOP	1
+#define TCP_OPT_WSCALE	3
+#define TCP_WSCALE_MAX	14	/* RFC 7323 s2.3: larger values are taken as 14 */
+
+/*
+ * A SYN's window scale (RFC 7323 s2): options are kind | len | body, but for EOL and NOP,
+ * which are one byte. Malformed options end the walk: the receiver ignores what follows.
+ */
+static uint8_t
+pkt_tcp_wscale(struct rd opts)
+{
+	uint8_t kind, len, shift = 0;
+
+	while (rd_u8(&opts, &kind) && kind != TCP_OPT_EOL) {
+		if (kind == TCP_OPT_NOP)
+			continue;
+		if (!rd_u8(&opts, &len) || len < 2 || opts.len < len - 2u)
+			break;
+		if (kind == TCP_OPT_WSCALE && len == 3) {
+			rd_u8(&opts, &shift);
+			return shift > TCP_WSCALE_MAX ? TCP_WSCALE_MAX : shift;
+		}
+		rd_skip(&opts, len - 2u);
+	}
+	return PKT_WSCALE_NONE;
+}
+
 /*
  * TCP (RFC 9293 s3.1): sport | dport | seq | ack | off:4 rsv:4 | flags | win | sum | urg
  * | options (off*4 - 20) | payload
@@ -32,12 +60,15 @@ pkt_tcp(struct rd ip_payload, struct pkt *out)
 	uint8_t off, flags;
 
 	if (!rd_u16(&r, &out->sport) || !rd_u16(&r, &out->dport) || !rd_u32(&r, &out->seq) ||
-	    !rd_u32(&r, &out->ack) || !rd_u8(&r, &off) || !rd_u8(&r, &flags))
+	    !rd_u32(&r, &out->ack) || !rd_u8(&r, &off) || !rd_u8(&r, &flags) ||
+	    !rd_u16(&r, &out->tcp_win) || !rd_skip(&r, 4))
 		return PKT_MALFORMED;
 	off >>= 4;
 	if (off < 5 || ip_payload.len < (size_t)off * 4)
 		return PKT_MALFORMED;
 	out->tcp_flags = flags;
+	out->tcp_wscale = flags & PKT_TCP_SYN ? pkt_tcp_wscale(rd_make(r.p, off * 4u - 20)) :
+	    PKT_WSCALE_NONE;
 	out->payload = ip_payload.p + off * 4;
 	out->payload_len = ip_payload.len - (size_t)off * 4;
 	return PKT_OK;
@@ -59,8 +90,11 @@ pkt_udp(struct rd ip_payload, struct pkt *out)
 }
 
 static enum pkt_status
-pkt_transport(struct rd ip_payload, struct pkt *out)
+pkt_transport(const uint8_t *frame, struct rd ip_payload, struct pkt *out)
 {
+	/* frames are at most 64 KiB (a DPDK segment): the offsets fit */
+	out->l4_off = (uint16_t)(ip_payload.p - frame);
+	out->l4_len = (uint16_t)ip_payload.len;
 	if (out->fragment)
 		return PKT_OTHER;	/* ports and payload are not all here */
 	switch (out->proto) {
@@ -76,12 +110,39 @@ pkt_transport(struct rd ip_payload, struct pkt *out)
 	}
 }
 
+#define IP4_OPT_EOL	0
+#define IP4_OPT_NOP	1
+#define IP4_OPT_LSRR	131
+#define IP4_OPT_SSRR	137
+
+/*
+ * IPv4 options (RFC 791 s3.1): EOL and NOP are one byte; the rest type | len | body with
+ * len counting both. A list that does not add up is dropped by the receiver (Linux's
+ * ip_options_compile), so it is malformed here too. Loose or strict source routes would
+ * send the packet on from its destination to wherever the VM wrote.
+ */
+static bool
+pkt_ipv4_options(struct rd opts, struct pkt *out)
+{
+	uint8_t type, len;
+
+	while (rd_u8(&opts, &type) && type != IP4_OPT_EOL) {
+		if (type == IP4_OPT_NOP)
+			continue;
+		if (!rd_u8(&opts, &len) || len < 2 || !rd_skip(&opts, len - 2u))
+			return false;
+		if (type == IP4_OPT_LSRR || type == IP4_OPT_SSRR)
+			out->src_route = true;
+	}
+	return true;
+}
+
 /*
  * IPv4 (RFC 791): ver:4 ihl:4 | tos | total_len | id | flags:3 frag_off:13 | ttl | proto
  * | sum | src | dst | options (ihl*4 - 20). Bytes past total_len are link padding.
  */
 static enum pkt_status
-pkt_ipv4(struct rd r, struct pkt *out)
+pkt_ipv4(const uint8_t *frame, struct rd r, struct pkt *out)
 {
 	const uint8_t *start = r.p;
 	size_t avail = r.len;
@@ -95,10 +156,12 @@ pkt_ipv4(struct rd r, struct pkt *out)
 	memcpy(out->src, r.p, 4);
 	memcpy(out->dst, r.p + 4, 4);
 	out->family = 4;
-	if (vihl >> 4 != 4 || (vihl & 0xf) < 5 || total < (vihl & 0xf) * 4u || total > avail)
+	if (vihl >> 4 != 4 || (vihl & 0xf) < 5 || total < (vihl & 0xf) * 4u || total > avail ||
+	    !pkt_ipv4_options(rd_make(start + 20, (vihl & 0xf) * 4u - 20), out))
 		return PKT_MALFORMED;
 	out->fragment = (frag & 0x3fff) != 0;	/* MF set or a non-zero offset */
-	return pkt_transport(rd_make(start + (vihl & 0xf) * 4, total - (vihl & 0xf) * 4u), out);
+	return pkt_transport(frame, rd_make(start + (vihl & 0xf) * 4, total - (vihl & 0xf) * 4u),
+	    out);
 }
 
 /*
@@ -106,7 +169,7 @@ pkt_ipv4(struct rd r, struct pkt *out)
  * then extension headers, each: next | hdr_ext_len (8-byte units past the first 8) | ...
  */
 static enum pkt_status
-pkt_ipv6(struct rd r, struct pkt *out)
+pkt_ipv6(const uint8_t *frame, struct rd r, struct pkt *out)
 {
 	struct rd payload;
 	uint32_t vtf;
@@ -136,15 +199,25 @@ pkt_ipv6(struct rd r, struct pkt *out)
 			break;
 		default:
 			out->proto = next;
-			return pkt_transport(payload, out);
+			return pkt_transport(frame, payload, out);
 		}
 		if (payload.len < 8)
 			return PKT_MALFORMED;
 		ext_next = payload.p[0];
 		ext_len = payload.p[1];
 		if (next == IP6_FRAGMENT) {
-			out->fragment = true;
+			/*
+			 * next | rsv | offset:13 rsv:2 M:1 | id. Offset 0 with M clear is an
+			 * atomic fragment, processed as the whole datagram it is (RFC 6946).
+			 */
+			if ((payload.p[2] << 8 | payload.p[3]) & 0xfff9)
+				out->fragment = true;
 			hdr_len = 8;
+		} else if (next == IP6_ROUTING) {
+			/* next | len | type | segments left: type 0 is deprecated (RFC 5095) */
+			if (payload.p[2] == 0 || payload.p[3] != 0)
+				out->src_route = true;
+			hdr_len = ((size_t)ext_len + 1) * 8;
 		} else if (next == IP6_AH) {
 			hdr_len = ((size_t)ext_len + 2) * 4;	/* RFC 4302 s2.2: 4-byte units */
 		} else {
@@ -180,9 +253,9 @@ pkt_decode(const uint8_t *frame, size_t len, struct pkt *out)
 	out->l3_off = (uint16_t)(len - r.len);
 	switch (type) {
 	case ETH_P_IPV4:
-		return pkt_ipv4(r, out);
+		return pkt_ipv4(frame, r, out);
 	case ETH_P_IPV6:
-		return pkt_ipv6(r, out);
+		return pkt_ipv6(frame, r, out);
 	default:
 		return PKT_OTHER;
 	}

@@ -147,7 +147,7 @@ dp_fuzz_forget(struct dp_worker *w)
 	for (int i = 0; i < 16; i++)		/* every hold slot, 64 a call */
 		dp_tls_expire(w);
 	dp_tx_flush(w);
-	dp_flows_age(w->flows, w->now, 1024, NULL);
+	dp_flows_age(w->flows, w->now, 1024, NULL, NULL, NULL);
 	dp_pending_age(w->pending, w->now, 1u << 15);
 	dp_binds_sweep(dp_fuzz_ctx.binds, w->now, 1024, &cursor);
 	rte_rcu_qsbr_quiescent(dp_fuzz_ctx.qsbr, 0);

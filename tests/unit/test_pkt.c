@@ -205,6 +205,100 @@ test_fragments_are_other(void **state)
 }
 
 static void
+test_ipv6_atomic_fragment_is_whole(void **state)
+{
+	struct fb f = { .n = 0 };
+	struct pkt p;
+
+	(void)state;
+	eth(&f, NULL, 0, 0x86dd);
+	ipv6(&f, 44, 8 + 8 + 3);
+	put(&f, "\x11\x00\x00\x00\x12\x34\x56\x78", 8);	/* offset 0, M clear */
+	udp(&f, 53, "abc");
+	assert_int_equal(pkt_decode(f.b, f.n, &p), PKT_OK);
+	assert_false(p.fragment);
+	assert_int_equal(p.proto, 17);
+	assert_int_equal(p.l4_off, 14 + 40 + 8);
+	assert_int_equal(p.l4_len, 8 + 3);
+	assert_int_equal(p.payload_len, 3);
+}
+
+static void
+test_source_routes(void **state)
+{
+	struct fb f = { .n = 0 };
+	struct pkt p;
+
+	(void)state;
+	/* IPv4 LSRR (131), one address: type | len 7 | ptr 4 | addr, then EOL */
+	eth(&f, NULL, 0, 0x0800);
+	ipv4(&f, 6, 20, 0, 0);
+	f.b[14] = 0x47;				/* ihl 7: two option words */
+	f.b[14 + 3] = (uint8_t)(f.b[14 + 3] + 8);
+	put(&f, "\x83\x07\x04\xc6\x33\x64\x07\x00", 8);
+	tcp(&f, 443, 0x02, "");
+	assert_int_equal(pkt_decode(f.b, f.n, &p), PKT_OK);
+	assert_true(p.src_route);
+	assert_int_equal(p.l4_off, 14 + 28);
+
+	/* SSRR (137) the same */
+	f.b[14 + 20] = 0x89;
+	assert_int_equal(pkt_decode(f.b, f.n, &p), PKT_OK);
+	assert_true(p.src_route);
+
+	/* record route (7) is not a source route */
+	f.b[14 + 20] = 0x07;
+	assert_int_equal(pkt_decode(f.b, f.n, &p), PKT_OK);
+	assert_false(p.src_route);
+
+	/* an option whose length runs past the header: the receiver drops the packet */
+	f.b[14 + 21] = 9;
+	assert_int_equal(pkt_decode(f.b, f.n, &p), PKT_MALFORMED);
+
+	/* IPv6 routing header type 0 (RFC 5095), and type 4 with segments left */
+	f.n = 0;
+	eth(&f, NULL, 0, 0x86dd);
+	ipv6(&f, 43, 24 + 20);
+	put(&f, "\x06\x02\x00\x01\x00\x00\x00\x00", 8);
+	put(&f, "\x20\x01\x0d\xb8\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x07", 16);
+	tcp(&f, 443, 0x02, "");
+	assert_int_equal(pkt_decode(f.b, f.n, &p), PKT_OK);
+	assert_true(p.src_route);
+	f.b[14 + 40 + 2] = 4;
+	assert_int_equal(pkt_decode(f.b, f.n, &p), PKT_OK);
+	assert_true(p.src_route);
+	f.b[14 + 40 + 3] = 0;			/* type 4, no segments left: routes nothing */
+	assert_int_equal(pkt_decode(f.b, f.n, &p), PKT_OK);
+	assert_false(p.src_route);
+}
+
+static void
+test_tcp_window_scale(void **state)
+{
+	struct fb f = { .n = 0 };
+	struct pkt p;
+
+	(void)state;
+	eth(&f, NULL, 0, 0x0800);
+	ipv4(&f, 6, 28, 0, 0);
+	tcp(&f, 443, 0x02, "");
+	f.b[14 + 20 + 12] = 0x70;		/* data offset 7: two option words */
+	put(&f, "\x02\x04\x05\xb4\x01\x03\x03\x07", 8);	/* MSS 1460, NOP, wscale 7 */
+	assert_int_equal(pkt_decode(f.b, f.n, &p), PKT_OK);
+	assert_int_equal(p.tcp_wscale, 7);
+	assert_int_equal(p.tcp_win, 0xffff);
+	assert_int_equal(p.payload_len, 0);
+
+	f.b[f.n - 1] = 20;			/* RFC 7323: more than 14 is 14 */
+	assert_int_equal(pkt_decode(f.b, f.n, &p), PKT_OK);
+	assert_int_equal(p.tcp_wscale, 14);
+
+	f.b[14 + 20 + 13] = 0x10;		/* an ACK: only a SYN's option counts */
+	assert_int_equal(pkt_decode(f.b, f.n, &p), PKT_OK);
+	assert_int_equal(p.tcp_wscale, PKT_WSCALE_NONE);
+}
+
+static void
 test_not_ip(void **state)
 {
 	struct fb f = { .n = 0 };
@@ -290,6 +384,9 @@ main(void)
 		cmocka_unit_test(test_vlan_tags),
 		cmocka_unit_test(test_ipv6_extension_headers),
 		cmocka_unit_test(test_fragments_are_other),
+		cmocka_unit_test(test_ipv6_atomic_fragment_is_whole),
+		cmocka_unit_test(test_source_routes),
+		cmocka_unit_test(test_tcp_window_scale),
 		cmocka_unit_test(test_not_ip),
 		cmocka_unit_test(test_bad_lengths),
 		cmocka_unit_test(test_every_truncation),

@@ -27,6 +27,8 @@ enum pkt_status {
 #define PKT_TCP_ACK	0x10
 #define PKT_TCP_URG	0x20
 
+#define PKT_WSCALE_NONE	0xff
+
 struct pkt {
 	uint8_t dst_mac[6], src_mac[6];
 	uint16_t vlan;			/* innermost VLAN ID; 0 when untagged */
@@ -35,9 +37,16 @@ struct pkt {
 	uint8_t family;			/* 4 or 6; 0 when not IP */
 	uint8_t src[16], dst[16];	/* network order; IPv4 in the first 4 bytes */
 	uint8_t proto;			/* IP protocol of the transport header */
-	bool fragment;			/* any IP fragment; only the first carries ports */
+	bool fragment;			/* any IP fragment; only the first carries ports.
+					 * An IPv6 atomic fragment (offset 0, M 0) is whole. */
+	bool src_route;			/* IPv4 LSRR/SSRR, or an IPv6 routing header that
+					 * routes (type 0, or segments left) */
+	uint16_t l4_off;		/* where the transport header starts */
+	uint16_t l4_len;		/* from there to the end of the IP packet */
 	uint16_t sport, dport;
 	uint8_t tcp_flags;
+	uint8_t tcp_wscale;		/* a SYN's window scale option; PKT_WSCALE_NONE */
+	uint16_t tcp_win;		/* TCP only, unscaled */
 	uint32_t seq, ack;		/* TCP only */
 	const uint8_t *payload;		/* transport payload, trimmed to the IP length; for
 					 * other protocols, what follows the IP headers */

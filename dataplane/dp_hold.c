@@ -1,0 +1,147 @@
+/*
+ * The pool of held streams, and releasing what they hold in sequence order.
+ */
+#include <string.h>
+
+#include <rte_malloc.h>
+
+#include "dp_hold.h"
+#include "dp_pipeline.h"
+
+struct dp_holds *
+dp_holds_create(uint32_t nslots, int socket)
+{
+	struct dp_holds *hs;
+
+	if ((hs = rte_zmalloc_socket("dp_holds", sizeof(*hs), RTE_CACHE_LINE_SIZE, socket)) == NULL)
+		return NULL;
+	hs->n = nslots;
+	hs->h = rte_zmalloc_socket("dp_hold", (size_t)nslots * sizeof(hs->h[0]),
+	    RTE_CACHE_LINE_SIZE, socket);
+	if (hs->h == NULL || dp_slots_init(&hs->slots, nslots, socket) != 0 ||
+	    (hs->quic = dp_quic_ctx_new()) == NULL) {
+		dp_holds_free(hs);
+		return NULL;
+	}
+	return hs;
+}
+
+void
+dp_holds_free(struct dp_holds *hs)
+{
+	if (hs == NULL)
+		return;
+	for (uint32_t i = 0; hs->h != NULL && i < hs->n; i++)
+		for (uint16_t s = 0; s < hs->h[i].nsegs; s++)
+			rte_pktmbuf_free(hs->h[i].segs[s]);
+	dp_quic_ctx_free(hs->quic);
+	dp_slots_fini(&hs->slots);
+	rte_free(hs->h);
+	rte_free(hs);
+}
+
+struct dp_hold *
+dp_hold_take(struct dp_worker *w, struct dp_flow *f, uint32_t *ref, uint32_t base,
+    bool from_peer)
+{
+	struct dp_hold *h;
+	uint32_t slot;
+
+	if (!dp_slots_get(&w->holds->slots, &slot))
+		return NULL;
+	*ref = slot + 1;
+	h = dp_hold_at(w, *ref);
+	h->flow = f;
+	h->vm = f->key.vm;
+	h->started = w->now;
+	h->nsegs = 0;
+	h->base = base;
+	h->from_peer = from_peer;
+	reasm_init(&h->r, base, h->buf, sizeof(h->buf));
+	return h;
+}
+
+void
+dp_hold_put(struct dp_worker *w, uint32_t *ref)
+{
+	struct dp_hold *h = dp_hold_at(w, *ref);
+
+	if (h == NULL)
+		return;
+	for (uint16_t i = 0; i < h->nsegs; i++)
+		rte_pktmbuf_free(h->segs[i]);
+	h->nsegs = 0;
+	h->flow = NULL;
+	dp_slots_put(&w->holds->slots, *ref - 1);
+	*ref = 0;
+}
+
+bool
+dp_hold_push(struct dp_hold *h, struct rte_mbuf *m, uint32_t off, uint32_t end)
+{
+	if (h->nsegs == DP_HOLD_SEGS)
+		return false;
+	h->off[h->nsegs] = off;
+	h->end[h->nsegs] = end;
+	h->segs[h->nsegs++] = m;
+	return true;
+}
+
+/* Sequence order from the stream's first byte (offsets, so wraparound is already gone). */
+void
+dp_hold_sort(struct dp_hold *h)
+{
+	for (uint16_t i = 1; i < h->nsegs; i++) {
+		struct rte_mbuf *m = h->segs[i];
+		uint32_t off = h->off[i], end = h->end[i];
+		uint16_t j = i;
+
+		for (; j > 0 && h->off[j - 1] > off; j--) {
+			h->segs[j] = h->segs[j - 1];
+			h->off[j] = h->off[j - 1];
+			h->end[j] = h->end[j - 1];
+		}
+		h->segs[j] = m;
+		h->off[j] = off;
+		h->end[j] = end;
+	}
+}
+
+void
+dp_hold_release(struct dp_worker *w, struct dp_hold *h, uint32_t upto)
+{
+	const struct dp_flow *f = h->flow;
+	uint32_t sent = 0;
+	uint16_t kept = 0;
+
+	dp_hold_sort(h);
+	for (uint16_t i = 0; i < h->nsegs; i++) {
+		struct rte_mbuf *m = h->segs[i];
+
+		if (h->end[i] > upto) {
+			h->segs[kept] = m;
+			h->off[kept] = h->off[i];
+			h->end[kept++] = h->end[i];
+			continue;
+		}
+		if (h->end[i] <= sent && h->end[i] > h->off[i]) {
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		if (h->end[i] > sent)
+			sent = h->end[i];
+		if (h->from_peer)
+			dp_ingress(w, m, h->vm);
+		else
+			dp_egress(w, m, h->vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
+	}
+	h->nsegs = kept;
+}
+
+void
+dp_flow_end(struct dp_worker *w, struct dp_flow *f)
+{
+	dp_hold_put(w, &f->hold);
+	dp_hold_put(w, &f->peer_hold);
+	dp_flow_close(w->flows, f);
+}
