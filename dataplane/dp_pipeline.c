@@ -210,8 +210,9 @@ dp_flow_track(struct dp_flow *f, const struct pkt *p, bool from_vm, uint64_t now
 			f->vm_nxt = end;
 		return;
 	}
+	/* a SYN-ACK acknowledges the SYN, and with TCP Fast Open some of its data too */
 	if ((p->tcp_flags & (PKT_TCP_SYN | PKT_TCP_ACK)) == (PKT_TCP_SYN | PKT_TCP_ACK) &&
-	    p->ack == f->isn && !f->peer_synced) {
+	    !f->peer_synced && !dp_seq_after(f->isn, p->ack) && !dp_seq_after(p->ack, f->vm_nxt)) {
 		if (f->state == DP_FLOW_SYN_SENT)
 			f->state = DP_FLOW_ESTABLISHED;
 		f->peer_synced = true;
@@ -596,6 +597,11 @@ dp_pipeline_uplink(struct dp_worker *w, struct rte_mbuf *m)
 		dp_drop(w, m, DP_DROP_NOT_IP);
 		return;
 	}
+	if (p.src_route) {		/* a VM's stack drops these too (accept_source_route 0) */
+		w->vm_stats[vm].blocked[DP_REASON_SOURCE_ROUTE]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
 	if (st != PKT_OK) {
 		dp_slow(w, m, (uint16_t)vm, DP_PORT_SLOW_UP, false);
 		return;
@@ -625,7 +631,7 @@ dp_pipeline_uplink(struct dp_worker *w, struct rte_mbuf *m)
 		f->gen = g->id;
 	}
 	dp_flow_track(f, &p, false, w->now);
-	if (f->tls == DP_TLS_VERIFY)
+	if (f->judged != 0)
 		dp_tls_peer_ack(w, f);
 	if (f->tls == DP_TLS_DNS) {
 		dp_dns_tcp_server(w, m, &p, (uint16_t)vm, f);

@@ -65,9 +65,13 @@ dp_rx_decode(struct dp_worker *w, struct rte_mbuf *m, unsigned int port, struct 
 		dp_drop(w, m, DP_DROP_MALFORMED);
 		return false;
 	}
-	/* ICMP and other protocols are checked by the kernel on the slow path */
+	/*
+	 * ICMP and other protocols are checked by the kernel on the slow path. A source-routed
+	 * segment's checksum covers its final destination, not this one; it is blocked before
+	 * it can change anything, so its sum is left unread.
+	 */
 	if ((p->family == 4 && !dp_rx_ip4_csum_ok(m, p)) ||
-	    (*st == PKT_OK && !dp_rx_l4_csum_ok(m, p))) {
+	    (*st == PKT_OK && !p->src_route && !dp_rx_l4_csum_ok(m, p))) {
 		dp_drop(w, m, DP_DROP_BAD_CSUM);
 		return false;
 	}

@@ -252,9 +252,8 @@ dp_tls_verify(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 		if (reasm_add(&h->r, seq, p->payload, clamp < (int64_t)p->payload_len ?
 		    (size_t)clamp : p->payload_len) != REASM_CONFLICT)
 			return true;
-	} else if ((int32_t)(f->peer_ack - (f->isn + f->judged)) >= 0) {
-		return true;	/* the server has every judged byte and ignores these again */
 	}
+	/* no copy to compare with, and not all of it acknowledged: fail closed */
 	dp_tls_rewrite_cut(w, m, p, vm, f);
 	return false;
 }
@@ -262,9 +261,14 @@ dp_tls_verify(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 void
 dp_tls_peer_ack(struct dp_worker *w, struct dp_flow *f)
 {
-	if ((int32_t)(f->peer_ack - (f->isn + f->judged)) >= 0) {
+	/*
+	 * The server has every judged byte and ignores them if they come again: nothing to
+	 * compare from now on (and no offset to misread once the sequence numbers wrap).
+	 */
+	if (f->tls != DP_TLS_PENDING && (int32_t)(f->peer_ack - (f->isn + f->judged)) >= 0) {
 		dp_hold_put(w, &f->hold);
 		f->tls = DP_TLS_NONE;
+		f->judged = 0;
 	}
 }
 

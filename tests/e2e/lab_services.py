@@ -79,6 +79,14 @@ HOST_RECORDS = [
     (["rebind-localhost.test"], ["127.0.0.1", "::1"], None),
     (["rebind-metadata.test"], ["169.254.169.254"], None),
     (["rebind-vm.test"], ["10.77.0.12", "fd77::12"], None),
+    # a name vm1 and vm2 may resolve whose answer is the resolver's own address
+    (["resolver.githubusercontent.com"], [RESOLVER], None),
+] + [
+    # an allowed name with a large answer (30 A records: truncated over UDP, several TCP
+    # segments at a small MSS): 29 addresses nothing serves, then the ghcontent server's
+    (["big.githubusercontent.com"], [f"203.0.113.{140 + i}"], None) for i in range(29)
+] + [
+    (["big.githubusercontent.com"], ["203.0.113.13"], None),
 ] + [
     # 40 A records: over 512 bytes, so a plain UDP answer is truncated and TCP is needed
     (["big.test"], [f"203.0.113.{100 + i}"], None) for i in range(40)
@@ -183,7 +191,8 @@ def dnsmasq_argv(tmp):
 # ---------------------------------------------------------------- the server process
 
 # Server events (servers.jsonl, Lab.server_events): accept (a TCP connection, any kind),
-# hello (first bytes of a TLS connection arrived), tls_error (handshake failed or the
+# hello (first bytes of a TLS connection arrived), sni (the ClientHello was parsed: its
+# server name, logged before the server answers it), tls_error (handshake failed or the
 # connection ended before any data), request (an HTTP request, with server, addr, port,
 # tls, client, sni, host, path), udp (a datagram echoed). Fields: EVENT_FIELDS.
 EVENT_FIELDS = {"ts", "event", "server", "addr", "port", "kind", "client", "client_port",
@@ -278,11 +287,23 @@ class _HTTPServer(ThreadingHTTPServer):
         if listener["kind"] == "https":
             self.ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             self.ctx.load_cert_chain(listener["cert"], listener["key"])
-            self.ctx.sni_callback = lambda s, name, ctx: setattr(s, "lab_sni", name)
+            self.ctx.sni_callback = self._sni
         super().__init__((listener["addr"], listener["port"]), _Handler)
+
+    def _sni(self, s, name, ctx):
+        """The ClientHello was read: log its server name ("sni" event) before any reply."""
+        setattr(s, "lab_sni", name)
+        L = self.listener
+        try:
+            peer = s.getpeername()[:2]
+        except OSError:
+            peer = (None, None)
+        _event(event="sni", server=L["server"], addr=L["addr"], port=L["port"],
+               client=peer[0], client_port=peer[1], sni=name)
 
     def server_bind(self):
         # HTTPServer.server_bind would look up our own address by reverse DNS: skip it.
+        _fastopen(self.socket)
         socketserver.TCPServer.server_bind(self)
         self.server_name, self.server_port = self.server_address[:2]
 
@@ -313,7 +334,8 @@ class _HTTPServer(ThreadingHTTPServer):
                 request = self.ctx.wrap_socket(request, server_side=True)
             except (ssl.SSLError, OSError) as e:
                 _event(event="tls_error", server=L["server"], addr=L["addr"], port=L["port"],
-                       client=client_address[0], error=str(e))
+                       client=client_address[0], client_port=client_address[1],
+                       error=str(e))
                 return
         try:
             self.RequestHandlerClass(request, client_address, self)
@@ -353,9 +375,23 @@ def _plain_server(listener):
     handler = _UDPEcho if listener["kind"] == "udp-echo" else _TCPEcho
     cls = type("S", (base,), {"address_family": fam, "allow_reuse_address": True,
                               "daemon_threads": True})
-    srv = cls((listener["addr"], listener["port"]), handler)
+    srv = cls((listener["addr"], listener["port"]), handler, bind_and_activate=False)
+    if base is socketserver.ThreadingTCPServer:
+        _fastopen(srv.socket)
+    try:
+        srv.server_bind()
+        srv.server_activate()
+    except BaseException:
+        srv.server_close()
+        raise
     srv.listener = listener
     return srv
+
+
+def _fastopen(sock):
+    """TCP Fast Open on a listening socket: used only where the namespace's
+    net.ipv4.tcp_fastopen has the server bit (2), which the lab leaves off by default."""
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_FASTOPEN, 16)
 
 
 def serve(spec_path):

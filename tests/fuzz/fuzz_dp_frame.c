@@ -7,7 +7,9 @@
  *   ctl bit 0: 0 = from the VM port, 1 = from the uplink; bits 1-3: seconds to let pass
  *   before the frame, so TTLs, idle timeouts and pending queries expire; bit 4: give the
  *   frame's DNS message the ID of the last query namegate forwarded, since that ID is
- *   namegate's own random choice and no fixed input could know it.
+ *   namegate's own random choice and no fixed input could know it; bit 5: keep the
+ *   frame's checksums as they are (otherwise they are made right, so that inputs reach
+ *   past the checksum check rather than being dropped there).
  * After each input two days pass and everything is aged out (held ClientHellos are cut),
  * so inputs do not depend on one another.
  *
@@ -29,7 +31,10 @@
 #include "dp_bind.h"
 #include "dp_dns.h"
 #include "dp_flow.h"
+#include "dp_hold.h"
 #include "dp_pipeline.h"
+#include "dp_reply.h"
+#include "dp_reply_int.h"
 #include "dp_run.h"
 #include "dp_stats.h"
 #include "dp_tls.h"
@@ -38,15 +43,20 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* the small tables this target is built with (tests/fuzz/meson.build), to sweep them whole */
+#ifndef DP_PENDING_CAP
+#error "build with -DDP_PENDING_CAP and -DDP_HOLD_SLOTS"
+#endif
+
 #define DP_FUZZ_FRAMES	16
 
 static const char dp_fuzz_config[] =
 	"dataplane:\n"
 	"  vm_port: net_null0\n"
 	"  uplink_port: net_null1\n"
-	"  max_flows: 512\n"
+	"  max_flows: 128\n"
 	"  max_flows_per_vm: 64\n"
-	"  max_bindings: 512\n"
+	"  max_bindings: 128\n"
 	"slow_path: {enabled: false}\n"
 	"resolvers: [10.77.0.1, fd77::1]\n"
 	"dns: {min_ttl: 2, max_ttl: 10}\n"
@@ -106,6 +116,40 @@ dp_fuzz_answer_last(struct rte_mbuf *m)
 		memcpy(d + (p.payload - d), dp_fuzz_last_id, 2);
 }
 
+/* IPv4 header and TCP/UDP checksums made right, as a sender's stack would write them. */
+static void
+dp_fuzz_fix_csums(struct rte_mbuf *m)
+{
+	uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *), *ip, *l4;
+	unsigned int off;
+	struct pkt p;
+
+	if (pkt_decode(d, rte_pktmbuf_data_len(m), &p) == PKT_MALFORMED || p.family == 0)
+		return;
+	ip = d + p.l3_off;
+	if (p.family == 4) {
+		dp_wr16(ip + 10, 0);
+		dp_wr16(ip + 10, dp_csum_fold(dp_csum_add(0, ip, (size_t)(ip[0] & 0xf) * 4)));
+	}
+	if (pkt_decode(d, rte_pktmbuf_data_len(m), &p) != PKT_OK)
+		return;
+	l4 = d + p.l4_off;
+	off = p.proto == PKT_PROTO_TCP ? 16 : 6;
+	dp_wr16(l4 + off, 0);
+	dp_wr16(l4 + off, dp_l4_csum(ip, p.family, p.proto, l4, p.proto == PKT_PROTO_TCP ?
+	    p.l4_len : p.payload_len + 8));
+}
+
+/* What an idle flow holds goes back to the pool, as the worker's aging does. */
+static void
+dp_fuzz_unhold(struct dp_flow *f, void *arg)
+{
+	struct dp_worker *w = arg;
+
+	dp_hold_put(w, &f->hold);
+	dp_hold_put(w, &f->peer_hold);
+}
+
 static void
 dp_fuzz_init(void)
 {
@@ -144,12 +188,12 @@ dp_fuzz_forget(struct dp_worker *w)
 
 	dp_fuzz_ctx.tsc_start -= 2 * 86400 * dp_fuzz_ctx.tsc_hz;
 	w->now = dp_now(&dp_fuzz_ctx);
-	for (int i = 0; i < 16; i++)		/* every hold slot, 64 a call */
+	for (int i = 0; i < (DP_HOLD_SLOTS + 63) / 64; i++)	/* every hold slot, 64 a call */
 		dp_tls_expire(w);
 	dp_tx_flush(w);
-	dp_flows_age(w->flows, w->now, 1024, NULL, NULL, NULL);
-	dp_pending_age(w->pending, w->now, 1u << 15);
-	dp_binds_sweep(dp_fuzz_ctx.binds, w->now, 1024, &cursor);
+	dp_flows_age(w->flows, w->now, 128, NULL, dp_fuzz_unhold, w);
+	dp_pending_age(w->pending, w->now, DP_PENDING_CAP);
+	dp_binds_sweep(dp_fuzz_ctx.binds, w->now, 128, &cursor);
 	rte_rcu_qsbr_quiescent(dp_fuzz_ctx.qsbr, 0);
 }
 
@@ -182,6 +226,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		m->pkt_len = (uint32_t)len;
 		if (ctl & 0x10)
 			dp_fuzz_answer_last(m);
+		if (!(ctl & 0x20))
+			dp_fuzz_fix_csums(m);
 		if (ctl & 1)
 			dp_pipeline_uplink(w, m);
 		else

@@ -37,7 +37,7 @@ import struct
 import sys
 
 from scapy.all import (ARP, Dot1Q, Ether, ICMPv6ND_NA, ICMPv6ND_NS, ICMPv6NDOptDstLLAddr,
-                       ICMPv6NDOptSrcLLAddr, IP, IPv6, Raw, TCP, UDP, raw)
+                       ICMPv6NDOptSrcLLAddr, IP, IPOption_LSRR, IPv6, Raw, TCP, UDP, raw)
 
 # ---------------------------------------------------------------------------- topology
 
@@ -497,6 +497,47 @@ def build_frames():
     v6.syn(p, "SYN to [2001:db8::10]:443 (pypi.org AAAA)")
     v6.send(client_hello("pypi.org"), p, "ClientHello SNI pypi.org over IPv6")
     Conn(A3, PYPI, 443, 41018).syn(p, "audit3 SYN to 192.0.2.10:443 (not bound for audit3)")
+
+    # ---- phase 3: one connection, one verdict; only what the server reads is judged --
+    bad = Conn(A1, PYPI, 443, 41020)
+    bad.syn(p, "SYN to 192.0.2.10:443")
+    seg = bad._out() / TCP(sport=41020, dport=443, flags="PA", seq=bad.cnext,
+                           ack=bad.sseq + 1, window=502, chksum=0xbad0) / \
+        Raw(client_hello("pypi.org"))
+    VM.add(seg, p, "ClientHello SNI pypi.org with a bad TCP checksum (the server drops it)")
+    seg = bad._out() / TCP(sport=41020, dport=443, flags="PA", seq=bad.cnext,
+                           ack=bad.sseq + 1, window=502) / Raw(client_hello("evil.example"))
+    VM.add(seg, p, "the real ClientHello at the same sequence: SNI evil.example")
+    seg = bad._out() / TCP(sport=41020, dport=443, flags="S", seq=0x0b000001)
+    seg[IP].chksum = 0xbad0
+    VM.add(seg, p, "SYN with a bad IPv4 header checksum")
+    VM.add(bad._out() / TCP(sport=41024, dport=443, flags="S", seq=0x0b000002), p,
+           "SYN to 192.0.2.10:443 (a control for the next frame)")
+    lsrr = from_vm(A1, PYPI)
+    lsrr[IP].options = [IPOption_LSRR(routers=[UNBOUND])]
+    VM.add(lsrr / TCP(sport=41025, dport=443, flags="S", seq=0x0b000003), p,
+           "SYN to 192.0.2.10:443 with a loose source route through 192.0.2.99")
+    first = Conn(A1, PYPI, 443, 41021)
+    first.syn(p, "SYN to 192.0.2.10:443 from port 41021")
+    first.send(client_hello("pypi.org"), p, "ClientHello SNI pypi.org")
+    VM.add(first._out() / TCP(sport=41021, dport=443, flags="R", seq=first.cnext), p,
+           "agent1 resets the connection")
+    again = Conn(A1, PYPI, 443, 41021)
+    again.syn(p, "a new SYN on the same 4-tuple, another ISN")
+    again.send(client_hello("evil.example"), p,
+               "ClientHello SNI evil.example on the new connection")
+    Conn(A1, PYPI, 443, 41022).syn(p, "SYN with data: a whole ClientHello SNI evil.example",
+                                   payload=client_hello("evil.example"))
+    redo = Conn(A1, PYPI, 443, 41023)
+    redo.syn(p, "SYN to 192.0.2.10:443 from port 41023")
+    hello = client_hello("pypi.org")
+    redo.send(hello, p, "ClientHello SNI pypi.org")
+    again_seg = redo._out() / TCP(sport=41023, dport=443, flags="PA", seq=redo.cseq + 1,
+                                  ack=redo.sseq + 1, window=502)
+    VM.add(again_seg / Raw(hello), p, "the same ClientHello again (a retransmission)")
+    evil = client_hello("evil.example")
+    VM.add(again_seg / Raw(evil), p,
+           "the judged bytes rewritten: a ClientHello SNI evil.example at the same sequence")
 
     # ---- phase 4, internet side: servers on allowed and cut flows -------------------
     p = 4
