@@ -152,37 +152,47 @@ dp_dns_tcp_deny(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, ui
 }
 
 /*
- * Take a segment of either stream into h: checked against what h already holds, held
- * unless it only repeats judged bytes. Returns false when the flow was cut (m consumed);
- * *repeat when m repeats judged bytes exactly and is the caller's to send.
+ * Take a segment of either stream into its held buffer (*ref, taken at base when there is
+ * none yet): checked against what it already holds, held unless it only repeats judged
+ * bytes. Returns NULL when the flow was cut (m consumed); *repeat when m repeats judged
+ * bytes exactly and is the caller's to send.
  */
-static bool
-dp_dns_tcp_take(struct dp_worker *w, struct dp_hold *h, struct rte_mbuf *m,
-    const struct pkt *p, uint16_t vm, struct dp_flow *f, bool *repeat)
+static struct dp_hold *
+dp_dns_tcp_take(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    struct dp_flow *f, uint32_t *ref, uint32_t base, bool *repeat)
 {
 	uint32_t seq = p->seq + ((p->tcp_flags & PKT_TCP_SYN) != 0);
-	int64_t at = dp_hold_offset(h->base, seq), end = at + (int64_t)p->payload_len;
+	bool from_peer = ref == &f->peer_hold;
 	enum reasm_status rs;
+	struct dp_hold *h;
+	int64_t at, end;
 
 	*repeat = false;
+	if ((h = dp_hold_at(w, *ref)) == NULL &&
+	    (h = dp_hold_take(w, f, ref, base, from_peer)) == NULL) {
+		dp_dns_tcp_cut(w, m, p, vm, f, DP_REASON_VM_LIMIT, !from_peer);
+		return NULL;
+	}
+	at = dp_hold_offset(h->base, seq);
+	end = at + (int64_t)p->payload_len;
 	rs = reasm_add(&h->r, seq, p->payload, p->payload_len);
 	if (rs == REASM_CONFLICT) {
-		dp_dns_tcp_cut(w, m, p, vm, f, DP_REASON_REWRITE, !h->from_peer);
-		return false;
+		dp_dns_tcp_cut(w, m, p, vm, f, DP_REASON_REWRITE, !from_peer);
+		return NULL;
 	}
 	if (end <= (int64_t)h->judged) {
 		*repeat = true;
-		return true;
+		return h;
 	}
 	if (h->nsegs == 0)
 		h->started = w->now;
 	if (rs == REASM_SCATTERED || !dp_hold_push(h, m, at < 0 ? 0 : (uint32_t)at,
 	    (uint32_t)end)) {
-		dp_dns_tcp_cut(w, m, p, vm, f, h->from_peer ? DP_REASON_UNSOLICITED :
-		    DP_REASON_DNS_DENIED, !h->from_peer);
-		return false;
+		dp_dns_tcp_cut(w, m, p, vm, f, from_peer ? DP_REASON_UNSOLICITED :
+		    DP_REASON_DNS_DENIED, !from_peer);
+		return NULL;
 	}
-	return true;
+	return h;
 }
 
 /* A held stream whose buffer is full of one unfinished message: over the bound. */
@@ -226,12 +236,7 @@ dp_dns_tcp_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 		dp_drop(w, m, DP_DROP_OUT_OF_WINDOW);
 		return;
 	}
-	if ((h = dp_hold_at(w, f->hold)) == NULL &&
-	    (h = dp_hold_take(w, f, &f->hold, f->isn, false)) == NULL) {
-		dp_dns_tcp_cut(w, m, p, vm, f, DP_REASON_VM_LIMIT, true);
-		return;
-	}
-	if (!dp_dns_tcp_take(w, h, m, p, vm, f, &repeat))
+	if ((h = dp_dns_tcp_take(w, m, p, vm, f, &f->hold, f->isn, &repeat)) == NULL)
 		return;
 	if (repeat) {
 		dp_egress(w, m, vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
@@ -291,12 +296,7 @@ dp_dns_tcp_server(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 		dp_ingress(w, m, vm);
 		return;
 	}
-	if ((h = dp_hold_at(w, f->peer_hold)) == NULL &&
-	    (h = dp_hold_take(w, f, &f->peer_hold, f->peer_isn, true)) == NULL) {
-		dp_dns_tcp_cut(w, m, p, vm, f, DP_REASON_VM_LIMIT, false);
-		return;
-	}
-	if (!dp_dns_tcp_take(w, h, m, p, vm, f, &repeat))
+	if ((h = dp_dns_tcp_take(w, m, p, vm, f, &f->peer_hold, f->peer_isn, &repeat)) == NULL)
 		return;
 	if (repeat) {
 		dp_ingress(w, m, vm);
