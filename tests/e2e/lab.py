@@ -85,16 +85,22 @@ class Lab:
     ready_check   callable(lab) -> bool polled until the daemon is ready; default: a VM's
                   DNS query through the gateway gets any answer
     keep_logs     directory to copy the run's logs into at teardown (or NAMEGATE_LAB_LOGS)
+    port_type     how the daemon opens the gateway ports (namegate mode): "af_packet"
+                  (default; the kernel reassembles IPv4 fragments for it) or "pcap" (every
+                  frame as sent, fragments too, as from a NIC); see lab_namegate.PORT_TYPES
     """
 
     def __init__(self, mode="bridge", vms=None, namegate_cmd=None, policies=None,
                  config=None, ready_check=None, ready_timeout=30.0, keep_logs=None,
-                 log=None):
+                 log=None, port_type="af_packet"):
         if mode not in ("bridge", "namegate", "external"):
             raise LabError(f"unknown lab mode {mode!r}")
+        if port_type not in lab_namegate.PORT_TYPES:
+            raise LabError(f"unknown port type {port_type!r}")
         if mode == "namegate" and not namegate_cmd:
             raise LabError("namegate mode needs the command that starts the daemon")
         self.mode = mode
+        self.port_type = port_type
         self.vms = vms or default_vms()
         self.namegate_cmd = namegate_cmd
         self.policies = policies

@@ -27,16 +27,36 @@ DEFAULT_POLICIES = {
 }
 
 
+# How the daemon opens the two gateway ports (Lab(port_type=...)). net_af_packet is the
+# default, but DPDK 22.11 opens its socket with PACKET_FANOUT_FLAG_DEFRAG, so the kernel
+# hands it IPv4 fragments already reassembled; net_pcap reads the veth through libpcap (a
+# plain packet socket) and sees every frame as it was sent, fragments too, as a NIC would.
+# rx_iface_in: only frames coming in, so namegate never reads back what it transmitted.
+PORT_TYPES = {
+    "af_packet": lambda n, ifc: f"net_af_packet{n},iface={ifc}",
+    "pcap": lambda n, ifc: f"net_pcap{n},rx_iface_in={ifc},tx_iface={ifc}",
+}
+
+
+def port_devargs(port_type, vm_if, up_if):
+    """(vm_port, uplink_port) vdev strings for the gateway's two links."""
+    if port_type not in PORT_TYPES:
+        raise LabError(f"unknown port type {port_type!r} (one of {', '.join(PORT_TYPES)})")
+    return PORT_TYPES[port_type](0, vm_if), PORT_TYPES[port_type](1, up_if)
+
+
 def build_config(lab, policies=None, overrides=None):
     """The daemon's configuration as a dict. overrides is merged in depth; a None value
     removes a key, so a test can state exactly the file it wants."""
     tmp = lab.tmpdir
+    vm_port, uplink_port = port_devargs(getattr(lab, "port_type", "af_packet"),
+                                        lab.gw_vm_if, lab.gw_up_if)
     cfg = {
         "dataplane": {
             # one process per run: --file-prefix keeps DPDK's runtime dir apart; no hugepages
             "eal": ["--no-huge", "-m", "512", "--no-pci", "--file-prefix", lab.prefix],
-            "vm_port": f"net_af_packet0,iface={lab.gw_vm_if}",
-            "uplink_port": f"net_af_packet1,iface={lab.gw_up_if}",
+            "vm_port": vm_port,
+            "uplink_port": uplink_port,
             "workers": 1,
             "max_flows": 65536,
             "max_flows_per_vm": 16384,
