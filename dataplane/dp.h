@@ -72,6 +72,10 @@ struct dp_gen {
 	bool sni_strict;
 	bool quic_inspect;
 	uint32_t max_flows_per_vm;	/* per worker: the configured cap / workers */
+	uint32_t max_pending_per_vm;	/* per worker, as flows */
+	uint32_t max_holds_per_vm;	/* per worker */
+	uint32_t max_frags_per_vm;	/* per worker */
+	uint32_t max_bindings_per_vm;	/* the one shared table: as configured */
 };
 
 /* Per-VM counters, kept per worker without atomics and summed by the main lcore. */
@@ -81,6 +85,9 @@ struct dp_vm_stats {
 	uint64_t ingress_pkts, ingress_bytes;
 	uint64_t blocked[DP_REASON_MAX];
 	uint64_t dns_allowed, dns_blocked;
+	uint64_t evt_suppressed;	/* block events past the VM's budget: counted only */
+	uint64_t evt_second;		/* the second evt_used counts in (worker-local) */
+	uint32_t evt_used;
 };
 
 struct dp_txbuf {
@@ -89,6 +96,7 @@ struct dp_txbuf {
 };
 
 struct dp_flows;
+struct dp_frags;
 struct dp_holds;
 struct dp_pending;
 struct dp_binds;
@@ -103,6 +111,7 @@ struct __rte_cache_aligned dp_worker {
 	struct dp_flows *flows;		/* this worker's flows */
 	struct dp_holds *holds;		/* client bytes held until their SNI verdict */
 	struct dp_pending *pending;	/* DNS queries it forwarded */
+	struct dp_frags *frags;		/* IP datagrams in reassembly */
 
 	struct dp_vm_stats *vm_stats;	/* by slot, DP_VM_SLOTS + 1 */
 	uint64_t drops[DP_DROP_MAX];
@@ -118,6 +127,7 @@ struct __rte_cache_aligned dp_worker {
 /* The process-wide state, owned by the main lcore. */
 struct dp_ctx {
 	uint16_t port[DP_PORTS];	/* DPDK port ids */
+	uint16_t mtu[DP_PORTS];		/* their IP MTUs: a reassembled datagram is cut to fit */
 	bool slow_path;			/* the exception path's TAP ports are open */
 	char slow_bridge[16];		/* its kernel bridge */
 	char slow_ports[2][16];		/* and the TAPs on it: VM side, uplink side */

@@ -19,6 +19,7 @@
 #include <rte_spinlock.h>
 
 #include "dp_bind.h"
+#include "dp_hash.h"
 #include "dp_gen.h"
 
 struct dp_bind_key {
@@ -29,7 +30,7 @@ struct dp_bind_key {
 };
 
 struct dp_bind_name {
-	uint32_t hash;
+	uint64_t hash;
 	uint32_t gen;			/* the generation whose policy computed ports */
 	uint64_t expires;
 	struct pol_ports ports;
@@ -54,14 +55,10 @@ struct dp_binds {
 	atomic_uint_fast64_t *count;	/* per VM */
 };
 
-uint32_t
+uint64_t
 dp_name_hash(const char *name, size_t len)
 {
-	uint32_t h = 2166136261u;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (uint8_t)name[i]) * 16777619u;
-	return h;
+	return dp_hash_bytes(name, len);
 }
 
 static void
@@ -92,6 +89,7 @@ dp_binds_create(const char *name, uint32_t cap, uint16_t nvms, struct rte_rcu_qs
 		.entries = cap,
 		.key_len = sizeof(struct dp_bind_key),
 		.hash_func = rte_jhash,
+		.hash_func_init_val = dp_hash_seed(),
 		.socket_id = socket,
 		.extra_flag = RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF |
 		    RTE_HASH_EXTRA_FLAGS_MULTI_WRITER_ADD,
@@ -168,7 +166,7 @@ dp_bind_write_end(struct dp_binding *e)
 
 /* Put name into e (writer side, e->lock held): refresh it, add it, or evict the oldest. */
 static void
-dp_bind_put_name(struct dp_binding *e, uint32_t hash, const struct pol_ports *ports,
+dp_bind_put_name(struct dp_binding *e, uint64_t hash, const struct pol_ports *ports,
     uint32_t gen, uint64_t expires)
 {
 	unsigned int slot = 0;
@@ -193,8 +191,8 @@ put:
 }
 
 int
-dp_bind_learn(struct dp_binds *b, uint16_t vm, const struct dp_addr *addr, uint32_t name_hash,
-    const struct pol_ports *ports, uint32_t gen, uint64_t expires)
+dp_bind_learn(struct dp_binds *b, uint16_t vm, const struct dp_addr *addr, uint64_t name_hash,
+    const struct pol_ports *ports, uint32_t gen, uint64_t expires, uint32_t max_per_vm)
 {
 	struct dp_bind_key k;
 	struct dp_binding *e;
@@ -206,6 +204,11 @@ retry:
 	if ((e = dp_bind_find(b, &k)) == NULL) {
 		rte_spinlock_lock(&b->lock);
 		if ((e = dp_bind_find(b, &k)) == NULL) {	/* another worker may have won */
+			if (atomic_load_explicit(&b->count[vm], memory_order_relaxed) >=
+			    max_per_vm) {
+				rte_spinlock_unlock(&b->lock);
+				return -EDQUOT;
+			}
 			if (rte_ring_dequeue(b->free, &slot) != 0) {
 				rte_spinlock_unlock(&b->lock);
 				return -ENOSPC;
@@ -264,7 +267,7 @@ dp_bind_snapshot(const struct dp_binding *e, struct dp_bind_name *out, uint64_t 
 
 bool
 dp_bind_allows(struct dp_binds *b, uint16_t vm, const struct dp_addr *addr, uint16_t port,
-    uint64_t now, const struct dp_gen *g, uint32_t *name_hash)
+    uint64_t now, const struct dp_gen *g, uint64_t *name_hash)
 {
 	struct dp_bind_name names[DP_BIND_NAMES];
 	struct dp_bind_key k;
@@ -290,7 +293,7 @@ dp_bind_allows(struct dp_binds *b, uint16_t vm, const struct dp_addr *addr, uint
 
 bool
 dp_bind_has_name(struct dp_binds *b, uint16_t vm, const struct dp_addr *addr,
-    uint32_t name_hash, uint64_t now)
+    uint64_t name_hash, uint64_t now)
 {
 	struct dp_bind_name names[DP_BIND_NAMES];
 	struct dp_bind_key k;

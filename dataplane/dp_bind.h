@@ -30,10 +30,12 @@ void dp_binds_free(struct dp_binds *b);
  * Bind addr for VM vm to the name whose canonical text hashes to name_hash, with the ports
  * generation gen's rules allow for it, until expires (seconds, dp_now()). A name already
  * bound has its expiry extended; a fourth name replaces the one closest to expiry. Visible
- * to every worker when this returns. Returns 0, or -ENOSPC when the table is full.
+ * to every worker when this returns. Returns 0, -ENOSPC when the table is full, or
+ * -EDQUOT when addr is new and vm has max_per_vm bindings already.
  */
 int dp_bind_learn(struct dp_binds *b, uint16_t vm, const struct dp_addr *addr,
-    uint32_t name_hash, const struct pol_ports *ports, uint32_t gen, uint64_t expires);
+    uint64_t name_hash, const struct pol_ports *ports, uint32_t gen, uint64_t expires,
+    uint32_t max_per_vm);
 
 /*
  * Is there a live binding of addr for vm through a name whose rules, in generation g,
@@ -41,11 +43,11 @@ int dp_bind_learn(struct dp_binds *b, uint16_t vm, const struct dp_addr *addr,
  * true, *name_hash is the name that allowed it.
  */
 bool dp_bind_allows(struct dp_binds *b, uint16_t vm, const struct dp_addr *addr, uint16_t port,
-    uint64_t now, const struct dp_gen *g, uint32_t *name_hash);
+    uint64_t now, const struct dp_gen *g, uint64_t *name_hash);
 
 /* Is addr bound for vm through the name hashing to name_hash (sni_binding: strict)? */
 bool dp_bind_has_name(struct dp_binds *b, uint16_t vm, const struct dp_addr *addr,
-    uint32_t name_hash, uint64_t now);
+    uint64_t name_hash, uint64_t now);
 
 /* Main lcore: delete up to budget expired bindings, resuming at *cursor. Returns how many. */
 unsigned int dp_binds_sweep(struct dp_binds *b, uint64_t now, unsigned int budget,
@@ -54,7 +56,7 @@ unsigned int dp_binds_sweep(struct dp_binds *b, uint64_t now, unsigned int budge
 /* Live bindings of vm (the namegate_vm_bindings gauge). */
 uint64_t dp_binds_count(const struct dp_binds *b, uint16_t vm);
 
-/* The name hash bindings use: FNV-1a over the canonical text. */
-uint32_t dp_name_hash(const char *name, size_t len);
+/* The name hash bindings use: the keyed 64-bit hash of the canonical text (dp_hash.h). */
+uint64_t dp_name_hash(const char *name, size_t len);
 
 #endif

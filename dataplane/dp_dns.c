@@ -15,6 +15,7 @@
 #include "dp_dns_int.h"
 #include "dp_evt.h"
 #include "dp_gen.h"
+#include "dp_hash.h"
 #include "dp_pipeline.h"
 #include "dp_reply.h"
 #include "dp_slots.h"
@@ -23,13 +24,14 @@
 #define DP_ID_TRIES	4	/* fresh IDs tried when one is taken */
 
 struct dp_pending *
-dp_pending_create(const char *name, uint32_t cap, int socket)
+dp_pending_create(const char *name, uint32_t cap, uint16_t nvms, int socket)
 {
 	struct rte_hash_parameters hp = {
 		.name = name,
 		.entries = cap,
 		.key_len = sizeof(struct dp_pending_key),
 		.hash_func = rte_jhash,
+		.hash_func_init_val = dp_hash_seed(),	/* the VM chooses ports and names */
 		.socket_id = socket,
 	};
 	struct dp_pending *t;
@@ -37,9 +39,13 @@ dp_pending_create(const char *name, uint32_t cap, int socket)
 	if ((t = rte_zmalloc_socket("dp_pending", sizeof(*t), 0, socket)) == NULL)
 		return NULL;
 	t->cap = cap;
+	t->nvms = nvms;
 	t->e = rte_zmalloc_socket("dp_pending_e", (size_t)cap * sizeof(t->e[0]), 0, socket);
+	t->per_vm = rte_zmalloc_socket("dp_pending_vm", (size_t)(nvms + 1) *
+	    sizeof(t->per_vm[0]), 0, socket);
 	t->h = rte_hash_create(&hp);
-	if (t->e == NULL || t->h == NULL || dp_slots_init(&t->slots, cap, socket) != 0) {
+	if (t->e == NULL || t->per_vm == NULL || t->h == NULL ||
+	    dp_slots_init(&t->slots, cap, socket) != 0) {
 		dp_pending_free(t);
 		rte_errno = ENOMEM;
 		return NULL;
@@ -54,6 +60,7 @@ dp_pending_free(struct dp_pending *t)
 		return;
 	rte_hash_free(t->h);
 	dp_slots_fini(&t->slots);
+	rte_free(t->per_vm);
 	rte_free(t->e);
 	rte_free(t);
 }
@@ -63,6 +70,7 @@ dp_pending_del(struct dp_pending *t, struct dp_pending_entry *e)
 {
 	rte_hash_del_key(t->h, &e->key);
 	e->in_use = false;
+	t->per_vm[e->key.vm]--;
 	dp_slots_put(&t->slots, (uint32_t)(e - t->e));
 }
 
@@ -89,11 +97,16 @@ dp_pending_age(struct dp_pending *t, uint64_t now, unsigned int budget)
  */
 struct dp_pending_entry *
 dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm, const struct dns_msg *q,
-    uint64_t now, bool keep_id)
+    uint64_t now, bool keep_id, uint32_t max_per_vm, enum dp_reason *why)
 {
 	struct dp_pending_entry *e;
 	uint32_t idx;
 
+	*why = DP_REASON_MAX;
+	if (vm > t->nvms || t->per_vm[vm] >= max_per_vm) {
+		*why = DP_REASON_VM_LIMIT;
+		return NULL;
+	}
 	if (!dp_slots_peek(&t->slots, &idx))
 		return NULL;
 	e = &t->e[idx];
@@ -114,6 +127,7 @@ dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm, const str
 		if (rte_hash_add_key_data(t->h, &e->key, (void *)(uintptr_t)idx) != 0)
 			return NULL;
 		dp_slots_get(&t->slots, &idx);
+		t->per_vm[vm]++;
 		e->expires = now + DP_PENDING_SECONDS;
 		e->vm_id = q->id;
 		e->qtype = q->qtype;
@@ -151,6 +165,25 @@ dp_dns_refuse(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
 }
 
 /*
+ * Can every label of name (uncompressed wire form) be a host name's? Letters, digits,
+ * '-' and '_' (service labels) only: a label holding a '.' or a NUL reads as two labels
+ * in text and could look like a name under an allowed suffix that it is not.
+ */
+static bool
+dp_dns_name_hostlike(const uint8_t *name, size_t len)
+{
+	for (size_t i = 0; i < len && name[i] != 0; i += (size_t)name[i] + 1)
+		for (size_t j = i + 1; j <= i + name[i] && j < len; j++) {
+			uint8_t c = name[j];
+
+			if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			    (c >= '0' && c <= '9') || c == '-' || c == '_'))
+				return false;
+		}
+	return true;
+}
+
+/*
  * Is the question of q allowed for vm? Only a plain query (opcode 0) with exactly one
  * question and nothing after the message may leave: every other shape could carry data.
  */
@@ -160,7 +193,8 @@ dp_dns_query_allowed(const struct dp_gen *g, uint16_t vm, const struct dns_msg *
 {
 	int n;
 
-	if (q->qr || q->opcode != 0 || !q->has_question || q->msg_len != len)
+	if (q->qr || q->opcode != 0 || !q->has_question || q->msg_len != len ||
+	    !dp_dns_name_hostlike(q->qname, q->qname_len))
 		return false;
 	if ((n = dns_name_to_text(q->qname, q->qname_len, name, namelen)) <= 0)
 		return false;
@@ -175,6 +209,7 @@ dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, u
 	struct dp_vm_stats *s = &w->vm_stats[vm];
 	char name[DNS_NAME_TEXT_MAX];
 	struct dp_pending_entry *e;
+	enum dp_reason why;
 	struct dns_msg q;
 	bool allowed, audit = g->vms[vm].audit;
 
@@ -201,10 +236,16 @@ dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, u
 	} else {
 		s->dns_allowed++;
 	}
-	if ((e = dp_pending_add(w->pending, p, vm, &q, w->now, false)) == NULL) {
-		w->drops[DP_DROP_TABLE_FULL]++;
+	if ((e = dp_pending_add(w->pending, p, vm, &q, w->now, false, g->max_pending_per_vm,
+	    &why)) == NULL) {
+		/* the VM asks again; at its quota the cost is its own, never a neighbour's */
 		dp_dns_refuse(w, m, p, &q, DNS_RCODE_SERVFAIL);
-		rte_pktmbuf_free(m);
+		if (why == DP_REASON_VM_LIMIT) {
+			dp_evt_block(w, vm, p, why, false, NULL, 0);
+			dp_block(w, m, vm, why);
+		} else {
+			dp_drop(w, m, DP_DROP_TABLE_FULL);
+		}
 		return;
 	}
 	e->would_block = !allowed;
@@ -250,8 +291,9 @@ dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a)
 	const struct dp_vm *v = &g->vms[vm];
 	char name[DNS_NAME_TEXT_MAX];
 	struct pol_ports ports;
-	uint32_t hash;
-	int n;
+	bool limited = false;
+	uint64_t hash;
+	int n, rc;
 
 	if (a->rcode != DNS_RCODE_NOERROR || a->nb_addrs == 0 ||
 	    (n = dns_name_to_text(a->qname, a->qname_len, name, sizeof(name))) <= 0)
@@ -275,7 +317,17 @@ dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a)
 			continue;
 		}
 		ttl = ttl < g->min_ttl ? g->min_ttl : ttl > g->max_ttl ? g->max_ttl : ttl;
-		if (dp_bind_learn(w->ctx->binds, vm, &addr, hash, &ports, g->id, w->now + ttl) != 0)
+		rc = dp_bind_learn(w->ctx->binds, vm, &addr, hash, &ports, g->id, w->now + ttl,
+		    g->max_bindings_per_vm);
+		if (rc == -EDQUOT) {
+			/* the VM's own share is full: its further addresses open nothing */
+			if (!limited)
+				dp_evt_block(w, vm, NULL, DP_REASON_VM_LIMIT, false, name, (size_t)n);
+			limited = true;
+			w->vm_stats[vm].blocked[DP_REASON_VM_LIMIT]++;
+			continue;
+		}
+		if (rc != 0)
 			w->drops[DP_DROP_TABLE_FULL]++;
 		dp_evt_bind(w, vm, &addr, name, (size_t)n, ttl);
 	}

@@ -20,7 +20,7 @@
 
 struct dp_pending;
 
-struct dp_pending *dp_pending_create(const char *name, uint32_t cap, int socket);
+struct dp_pending *dp_pending_create(const char *name, uint32_t cap, uint16_t nvms, int socket);
 void dp_pending_free(struct dp_pending *t);
 /* Forget up to budget queries that waited past DP_PENDING_SECONDS. */
 unsigned int dp_pending_age(struct dp_pending *t, uint64_t now, unsigned int budget);

@@ -39,15 +39,19 @@ struct dp_pending {
 	struct dp_pending_entry *e;
 	struct dp_slots slots;
 	uint32_t cap, cursor;
+	uint16_t nvms;
+	uint32_t *per_vm;		/* queries in flight, by VM slot */
 };
 
 /*
  * Remember q, sent by p, under a fresh random ID, or (keep_id: DNS over TCP, where the
  * query leaves as the VM wrote it) under its own. NULL when the table is full or the ID
- * is taken.
+ * is taken (*why DP_REASON_MAX), or when vm has max_per_vm queries in flight on this
+ * worker (*why DP_REASON_VM_LIMIT).
  */
 struct dp_pending_entry *dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm,
-    const struct dns_msg *q, uint64_t now, bool keep_id);
+    const struct dns_msg *q, uint64_t now, bool keep_id, uint32_t max_per_vm,
+    enum dp_reason *why);
 void dp_pending_del(struct dp_pending *t, struct dp_pending_entry *e);
 
 /* The query the answer a (in p, from a resolver to vm) answers: ID, ports, question. */

@@ -68,6 +68,7 @@ dp_dns_tcp_unjudged(const struct dp_hold *h)
 struct dp_dns_denied {
 	struct rd msg;
 	bool parsed;
+	enum dp_reason why;		/* dns_denied, or vm_limit: no room to remember it */
 	struct dns_msg q;
 	char name[DNS_NAME_TEXT_MAX];
 };
@@ -83,15 +84,24 @@ dp_dns_tcp_queries(struct dp_worker *w, struct dp_hold *h, const struct pkt *p, 
 	const struct dp_gen *g = w->gen;
 	struct dp_vm_stats *s = &w->vm_stats[vm];
 	struct rd stream = dp_dns_tcp_unjudged(h);
+	uint32_t quota = g->max_pending_per_vm;
 	size_t before = stream.len;
+	enum dp_reason why;
 	enum dns_status st;
 	bool ok;
 
+	d->why = DP_REASON_DNS_DENIED;
 	while ((st = dns_tcp_next(&stream, &d->msg)) == DNS_OK) {
 		d->parsed = dns_msg_parse(d->msg.p, d->msg.len, &d->q) == DNS_OK;
 		ok = d->parsed && dp_dns_query_allowed(g, vm, &d->q, d->msg.len, d->name,
 		    sizeof(d->name));
-		if (ok && dp_pending_add(w->pending, p, vm, &d->q, w->now, true) == NULL) {
+		if (ok && dp_pending_add(w->pending, p, vm, &d->q, w->now, true, quota,
+		    &why) == NULL) {
+			if (why == DP_REASON_VM_LIMIT) {
+				d->why = why;
+				dp_evt_block(w, vm, p, why, false, NULL, 0);
+				return false;	/* no room to remember it: not even audited */
+			}
 			w->drops[DP_DROP_TABLE_FULL]++;
 			ok = false;
 		}
@@ -107,7 +117,7 @@ dp_dns_tcp_queries(struct dp_worker *w, struct dp_hold *h, const struct pkt *p, 
 			s->blocked[DP_REASON_DNS_DENIED]++;
 			f->would_block = true;
 			if (d->parsed && !d->q.qr)
-				dp_pending_add(w->pending, p, vm, &d->q, w->now, true);
+				dp_pending_add(w->pending, p, vm, &d->q, w->now, true, quota, &why);
 		}
 		h->judged += (uint32_t)(before - stream.len);
 		before = stream.len;
@@ -130,7 +140,8 @@ dp_dns_tcp_deny(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, ui
 	if (d->parsed && !d->q.qr && (r = rte_pktmbuf_alloc(w->ctx->pool)) != NULL)
 		n = dp_reply_dns_refusal_tcp(rte_pktmbuf_mtod(m, const uint8_t *),
 		    rte_pktmbuf_data_len(m), p, d->msg.p, d->msg.len, &d->q,
-		    d->q.has_question ? w->gen->blocked_rcode : DNS_RCODE_REFUSED, d->q.edns,
+		    d->why == DP_REASON_VM_LIMIT ? DNS_RCODE_SERVFAIL : d->q.has_question ?
+		    w->gen->blocked_rcode : DNS_RCODE_REFUSED, d->q.edns,
 		    rte_pktmbuf_mtod(r, uint8_t *), rte_pktmbuf_tailroom(r));
 	if (n > 0) {
 		r->data_len = (uint16_t)n;
@@ -138,7 +149,7 @@ dp_dns_tcp_deny(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, ui
 		dp_tx(w, DP_PORT_VM, r);
 		if (!(p->tcp_flags & PKT_TCP_SYN))
 			dp_reply_send(w, DP_PORT_UPLINK, m, p, dp_rst_to_server);
-		dp_block(w, m, vm, DP_REASON_DNS_DENIED);
+		dp_block(w, m, vm, d->why);
 		dp_flow_end(w, f);
 		return;
 	}
@@ -147,7 +158,7 @@ dp_dns_tcp_deny(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, ui
 	dp_reply_send(w, DP_PORT_VM, m, p, dp_reply_tcp_rst);
 	if (!(p->tcp_flags & PKT_TCP_SYN))
 		dp_reply_send(w, DP_PORT_UPLINK, m, p, dp_rst_to_server);
-	dp_block(w, m, vm, DP_REASON_DNS_DENIED);
+	dp_block(w, m, vm, d->why);
 	dp_flow_end(w, f);
 }
 

@@ -52,12 +52,37 @@ dp_evt_bind(struct dp_worker *w, uint16_t vm, const struct dp_addr *addr, const 
 	dp_evt_put(w, &e);
 }
 
+/*
+ * Each VM may queue DP_EVT_VM_PER_SECOND block events a second on a worker: one that
+ * blocks in a loop fills its own budget, never the ring its neighbours' events (and
+ * everyone's bindings) go through. What it is over is counted per VM.
+ */
+static bool
+dp_evt_budget(struct dp_worker *w, uint16_t vm)
+{
+	struct dp_vm_stats *s = &w->vm_stats[vm];
+
+	if (s->evt_second != w->now) {
+		s->evt_second = w->now;
+		s->evt_used = 0;
+	}
+	if (s->evt_used >= DP_EVT_VM_PER_SECOND) {
+		s->evt_suppressed++;
+		return false;
+	}
+	s->evt_used++;
+	return true;
+}
+
 void
 dp_evt_block(struct dp_worker *w, uint16_t vm, const struct pkt *p, enum dp_reason r,
     bool would_block, const char *name, size_t len)
 {
 	struct dp_evt e = { .version = DP_API_VERSION, .type = DP_EVT_BLOCK, .vm = vm,
 		.reason = (uint8_t)r, .would_block = would_block, .tsc = rte_get_tsc_cycles() };
+
+	if (!dp_evt_budget(w, vm))
+		return;
 
 	if (p != NULL && p->family != 0) {
 		e.family = p->family;

@@ -14,6 +14,8 @@
 #include "sni/pkt.h"
 
 #define DP_EVT_RING	16384	/* events a worker may have waiting */
+#define DP_EVT_VM_PER_SECOND	100	/* block events one VM may queue a second, per worker:
+					 * more than the log's per-VM rate and burst */
 
 /* The ring for worker id; NULL and rte_errno on failure. */
 struct rte_ring *dp_evt_ring_create(unsigned int id, int socket);

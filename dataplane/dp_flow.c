@@ -10,6 +10,7 @@
 #include <rte_jhash.h>
 #include <rte_malloc.h>
 
+#include "dp_hash.h"
 #include "dp_flow.h"
 #include "dp_slots.h"
 
@@ -37,6 +38,7 @@ dp_flows_create(const char *name, uint32_t cap, uint16_t nvms, int socket)
 		.entries = cap,
 		.key_len = sizeof(struct dp_flow_key),
 		.hash_func = rte_jhash,
+		.hash_func_init_val = dp_hash_seed(),
 		.socket_id = socket,
 	};
 	struct dp_flows *t;

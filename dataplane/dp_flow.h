@@ -49,7 +49,7 @@ struct dp_flow {
 	uint8_t vm_wscale;		/* the SYN's window scale, PKT_WSCALE_NONE */
 	uint8_t peer_wscale;		/* what the peer's windows are shifted by */
 	bool peer_synced;		/* TCP: the peer's SYN-ACK was seen */
-	uint32_t name_hash;		/* DP_ADMIT_BINDING: the name (the SNI, once judged) */
+	uint64_t name_hash;		/* DP_ADMIT_BINDING: the name (the SNI, once judged) */
 	/*
 	 * TCP, what the receiver of the client's stream will accept: RCV.NXT as its last
 	 * ACK said, and the window from there. judged: stream bytes [0, judged) were judged
@@ -58,6 +58,7 @@ struct dp_flow {
 	uint32_t peer_ack, peer_wnd;
 	uint32_t vm_nxt;		/* one past the highest sequence number the VM sent */
 	uint32_t judged;
+	uint64_t judged_digest;		/* a hello judged whole in one segment, kept no copy of */
 	uint32_t peer_isn;		/* DNS over TCP: the resolver's first byte */
 	uint32_t peer_hold;		/* and 1 + its stream's hold buffer, or 0 */
 };

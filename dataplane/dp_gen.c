@@ -10,6 +10,7 @@
 #include <rte_jhash.h>
 #include <rte_malloc.h>
 
+#include "dp_hash.h"
 #include "dp_gen.h"
 #include "policy/load.h"
 #include "sni/dns.h"
@@ -27,6 +28,15 @@ dp_gen_prev_slot(const struct dp_gen *prev, const char *name)
 		if (prev->vms[i].present && strcmp(prev->vms[i].name, name) == 0)
 			return i;
 	return -1;
+}
+
+/* One worker's part of a per-VM quota over all workers: at least 1. */
+static uint32_t
+dp_gen_share(uint32_t quota, unsigned int nworkers)
+{
+	uint32_t share = quota / (nworkers ? nworkers : 1);
+
+	return share ? share : 1;
 }
 
 static void
@@ -47,9 +57,11 @@ dp_gen_settings(struct dp_gen *g, const struct pol_config *cfg, unsigned int nwo
 	g->sni_strict = cfg->sni_binding == POL_SNI_STRICT;
 	g->quic_inspect = cfg->quic == POL_QUIC_INSPECT;
 	/* every worker gets its share, so one VM cannot fill a worker's table */
-	g->max_flows_per_vm = cfg->max_flows_per_vm / (nworkers ? nworkers : 1);
-	if (g->max_flows_per_vm == 0)
-		g->max_flows_per_vm = 1;
+	g->max_flows_per_vm = dp_gen_share(cfg->max_flows_per_vm, nworkers);
+	g->max_pending_per_vm = dp_gen_share(cfg->max_pending_per_vm, nworkers);
+	g->max_holds_per_vm = dp_gen_share(cfg->max_holds_per_vm, nworkers);
+	g->max_frags_per_vm = dp_gen_share(cfg->max_fragments_per_vm, nworkers);
+	g->max_bindings_per_vm = cfg->max_bindings_per_vm;
 }
 
 struct dp_gen *
@@ -62,6 +74,7 @@ dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers,
 		.entries = cfg->nvms < 8 ? 16 : (uint32_t)cfg->nvms * 2,
 		.key_len = sizeof(struct dp_mac_key),
 		.hash_func = rte_jhash,
+		.hash_func_init_val = dp_hash_seed(),
 		.socket_id = (int)rte_socket_id(),
 	};
 	struct dp_gen *g;
@@ -116,8 +129,8 @@ fail:
 
 struct dp_name_key {
 	uint16_t slot;
-	uint16_t zero;
-	uint32_t hash;
+	uint16_t zero[3];
+	uint64_t hash;
 };
 
 int
@@ -129,6 +142,7 @@ dp_gen_names_init(struct dp_gen *g, uint32_t cap)
 		.entries = cap < 64 ? 64 : cap,
 		.key_len = sizeof(struct dp_name_key),
 		.hash_func = rte_jhash,
+		.hash_func_init_val = dp_hash_seed(),
 		.socket_id = (int)rte_socket_id(),
 	};
 
@@ -142,7 +156,7 @@ dp_gen_names_init(struct dp_gen *g, uint32_t cap)
 }
 
 int
-dp_gen_names_add(struct dp_gen *g, uint16_t slot, uint32_t name_hash,
+dp_gen_names_add(struct dp_gen *g, uint16_t slot, uint64_t name_hash,
     const struct pol_ports *ports)
 {
 	struct dp_name_key k = { .slot = slot, .hash = name_hash };
@@ -164,7 +178,7 @@ dp_gen_names_add(struct dp_gen *g, uint16_t slot, uint32_t name_hash,
 }
 
 const struct pol_ports *
-dp_gen_name_ports(const struct dp_gen *g, uint16_t slot, uint32_t name_hash)
+dp_gen_name_ports(const struct dp_gen *g, uint16_t slot, uint64_t name_hash)
 {
 	struct dp_name_key k = { .slot = slot, .hash = name_hash };
 	void *data;

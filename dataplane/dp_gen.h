@@ -26,11 +26,11 @@ void dp_gen_free(struct dp_gen *g);
  * here is not allowed (fail closed). Filled by the main lcore before publishing.
  */
 int dp_gen_names_init(struct dp_gen *g, uint32_t cap);
-int dp_gen_names_add(struct dp_gen *g, uint16_t slot, uint32_t name_hash,
+int dp_gen_names_add(struct dp_gen *g, uint16_t slot, uint64_t name_hash,
     const struct pol_ports *ports);
 /* The ports the current policy allows for (slot, name), or NULL. */
 const struct pol_ports *dp_gen_name_ports(const struct dp_gen *g, uint16_t slot,
-    uint32_t name_hash);
+    uint64_t name_hash);
 
 /* The VM with this (vlan, MAC), or -1. */
 int dp_gen_vm_by_mac(const struct dp_gen *g, uint16_t vlan, const uint8_t *mac);

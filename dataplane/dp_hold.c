@@ -9,16 +9,19 @@
 #include "dp_pipeline.h"
 
 struct dp_holds *
-dp_holds_create(uint32_t nslots, int socket)
+dp_holds_create(uint32_t nslots, uint16_t nvms, int socket)
 {
 	struct dp_holds *hs;
 
 	if ((hs = rte_zmalloc_socket("dp_holds", sizeof(*hs), RTE_CACHE_LINE_SIZE, socket)) == NULL)
 		return NULL;
 	hs->n = nslots;
+	hs->nvms = nvms;
 	hs->h = rte_zmalloc_socket("dp_hold", (size_t)nslots * sizeof(hs->h[0]),
 	    RTE_CACHE_LINE_SIZE, socket);
-	if (hs->h == NULL || dp_slots_init(&hs->slots, nslots, socket) != 0 ||
+	hs->per_vm = rte_zmalloc_socket("dp_hold_vm", (size_t)(nvms + 1) * sizeof(hs->per_vm[0]),
+	    0, socket);
+	if (hs->h == NULL || hs->per_vm == NULL || dp_slots_init(&hs->slots, nslots, socket) != 0 ||
 	    (hs->quic = dp_quic_ctx_new()) == NULL) {
 		dp_holds_free(hs);
 		return NULL;
@@ -36,6 +39,7 @@ dp_holds_free(struct dp_holds *hs)
 			rte_pktmbuf_free(hs->h[i].segs[s]);
 	dp_quic_ctx_free(hs->quic);
 	dp_slots_fini(&hs->slots);
+	rte_free(hs->per_vm);
 	rte_free(hs->h);
 	rte_free(hs);
 }
@@ -44,11 +48,14 @@ struct dp_hold *
 dp_hold_take(struct dp_worker *w, struct dp_flow *f, uint32_t *ref, uint32_t base,
     bool from_peer)
 {
+	struct dp_holds *hs = w->holds;
 	struct dp_hold *h;
 	uint32_t slot;
 
-	if (!dp_slots_get(&w->holds->slots, &slot))
+	if (f->key.vm > hs->nvms || hs->per_vm[f->key.vm] >= w->gen->max_holds_per_vm ||
+	    !dp_slots_get(&hs->slots, &slot))
 		return NULL;
+	hs->per_vm[f->key.vm]++;
 	*ref = slot + 1;
 	h = dp_hold_at(w, *ref);
 	h->flow = f;
@@ -72,6 +79,7 @@ dp_hold_put(struct dp_worker *w, uint32_t *ref)
 		rte_pktmbuf_free(h->segs[i]);
 	h->nsegs = 0;
 	h->flow = NULL;
+	w->holds->per_vm[h->vm]--;
 	dp_slots_put(&w->holds->slots, *ref - 1);
 	*ref = 0;
 }

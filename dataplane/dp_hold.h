@@ -44,13 +44,15 @@ struct dp_hold {
 struct dp_holds {
 	uint32_t n, cursor;
 	struct dp_slots slots;
+	uint16_t nvms;
+	uint32_t *per_vm;		/* buffers taken, by VM slot */
 	struct dp_quic_ctx *quic;	/* this worker's QUIC Initial keys and ciphers */
 	struct dp_hold *h;
 	uint8_t scratch[TLS_HELLO_MAX];	/* a hello fragmented over records, gathered */
 };
 
-/* A pool of nslots hold buffers (each TLS_HELLO_MAX bytes) for one worker. */
-struct dp_holds *dp_holds_create(uint32_t nslots, int socket);
+/* A pool of nslots hold buffers (each TLS_HELLO_MAX bytes) for one worker and nvms VMs. */
+struct dp_holds *dp_holds_create(uint32_t nslots, uint16_t nvms, int socket);
 void dp_holds_free(struct dp_holds *h);
 
 static inline struct dp_hold *
@@ -61,7 +63,8 @@ dp_hold_at(const struct dp_worker *w, uint32_t ref)
 
 /*
  * A buffer for one stream of f, starting at sequence number base, stored in *ref; NULL
- * when none is free (the caller fails closed).
+ * when none is free or f's VM holds its share already (the caller fails closed, charging
+ * the VM with vm_limit).
  */
 struct dp_hold *dp_hold_take(struct dp_worker *w, struct dp_flow *f, uint32_t *ref,
     uint32_t base, bool from_peer);

@@ -1,6 +1,7 @@
 /*
  * The per-frame decision (SPEC s4): identity, DNS, admission, flows.
  */
+#include <errno.h>
 #include <string.h>
 
 #include <rte_ethdev.h>
@@ -9,8 +10,10 @@
 #include "dp_dns.h"
 #include "dp_evt.h"
 #include "dp_flow.h"
+#include "dp_frag.h"
 #include "dp_gen.h"
 #include "dp_hold.h"
+#include "dp_nd.h"
 #include "dp_pipeline.h"
 #include "dp_reply.h"
 #include "dp_rx.h"
@@ -18,15 +21,41 @@
 
 #define ETH_P_ARP	0x0806
 #define ETH_P_IPV4	0x0800
-#define ETH_P_IPV6	0x86dd
-#define IPPROTO_ICMPV6_	58
 #define DNS_PORT	53
 #define QUIC_PORT	443
+
+/*
+ * A datagram namegate reassembled (l2_len marks its link header) that is longer than the
+ * port's MTU leaves cut into fragments again: the receiver reassembles exactly the bytes
+ * that were judged, whatever the sender's fragments said.
+ */
+static void
+dp_tx_refragment(struct dp_worker *w, unsigned int port, struct rte_mbuf *m)
+{
+	struct rte_mbuf *pieces[IPFRAG_FRAGS_MAX];
+	int n;
+
+	n = dp_frag_split(w->frags, m, (uint16_t)m->l2_len, w->ctx->mtu[port], w->ctx->pool,
+	    pieces, IPFRAG_FRAGS_MAX);
+	rte_pktmbuf_free(m);
+	if (n < 0) {
+		w->drops[n == -ENOMEM ? DP_DROP_NO_MBUF : DP_DROP_FRAG_BAD]++;
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		dp_tx(w, port, pieces[i]);
+}
 
 void
 dp_tx(struct dp_worker *w, unsigned int port, struct rte_mbuf *m)
 {
 	struct dp_txbuf *t = &w->tx[port];
+
+	if (unlikely(m->l2_len != 0) &&
+	    rte_pktmbuf_pkt_len(m) - m->l2_len > w->ctx->mtu[port]) {
+		dp_tx_refragment(w, port, m);
+		return;
+	}
 
 	w->port_pkts[port][1]++;
 	w->port_bytes[port][1] += rte_pktmbuf_pkt_len(m);
@@ -247,7 +276,7 @@ dp_flow_reopened(const struct dp_flow *f, const struct pkt *p)
  * For DP_ADMIT_BINDING, *name_hash is the name whose binding allowed it.
  */
 static enum dp_admission
-dp_admit(struct dp_worker *w, const struct pkt *p, uint16_t vm, uint32_t *name_hash)
+dp_admit(struct dp_worker *w, const struct pkt *p, uint16_t vm, uint64_t *name_hash)
 {
 	const struct dp_gen *g = w->gen;
 	struct dp_addr dst = { .family = p->family };
@@ -367,7 +396,7 @@ dp_vm_l4(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t 
 	enum dp_admission how;
 	struct dp_flow_key k;
 	struct dp_flow *f;
-	uint32_t name_hash = 0;
+	uint64_t name_hash = 0;
 	bool opening, tls;
 
 	if (p->dport == DNS_PORT && p->proto == PKT_PROTO_UDP) {
@@ -462,54 +491,16 @@ open_would_block:
 	dp_egress(w, m, vm, DP_WOULD_BLOCK);
 }
 
-static bool
-dp_v6_link_local(const uint8_t *a)
-{
-	return a[0] == 0xfe && (a[1] & 0xc0) == 0x80;
-}
-
-static bool
-dp_v6_unspecified(const uint8_t *a)
-{
-	static const uint8_t zero[16];
-
-	return memcmp(a, zero, 16) == 0;
-}
-
 /*
- * ICMPv6 a VM needs before any flow: router and neighbour discovery and MLD, from its
- * own address, its link-local one or :: (duplicate address detection). A neighbour
- * advertisement must advertise one of the VM's own addresses.
+ * As many tags as v's configuration has: its own VLAN's, or none (a priority tag, VLAN 0,
+ * counts as none). A tag inside would be read by whatever is behind the next switch.
  */
 static bool
-dp_vm_nd_ok(const struct pkt *p, const struct dp_vm *v)
+dp_vlan_tags_ok(const struct pkt *p, const struct dp_vm *v)
 {
-	uint8_t type;
-
-	if (p->proto != IPPROTO_ICMPV6_ || p->fragment || p->payload_len < 4)
-		return false;
-	type = p->payload[0];
-	if (type < 130 || type > 143 || (type > 137 && type != 143))
-		return false;
-	if (type == 136 && (p->payload_len < 24 ||
-	    !(memcmp(p->payload + 8, v->ip6, 16) == 0 || dp_v6_link_local(p->payload + 8))))
-		return false;
-	return memcmp(p->src, v->ip6, 16) == 0 || dp_v6_link_local(p->src) ||
-	    dp_v6_unspecified(p->src);
-}
-
-/* ARP (RFC 826) from a VM: the sender must be the VM itself, or 0.0.0.0 for a probe. */
-static bool
-dp_vm_arp_ok(const struct rte_mbuf *m, const struct pkt *p, const struct dp_vm *v)
-{
-	const uint8_t *arp = rte_pktmbuf_mtod(m, const uint8_t *) + p->l3_off;
-	static const uint8_t any[4];
-
-	/* IPv4 over Ethernet: hlen 6, plen 4, sender MAC at +8, sender IP at +14 */
-	if (rte_pktmbuf_data_len(m) < p->l3_off + 28u || arp[4] != 6 || arp[5] != 4)
-		return false;
-	return v->has4 && memcmp(arp + 8, v->mac, 6) == 0 &&
-	    (memcmp(arp + 14, v->ip4, 4) == 0 || memcmp(arp + 14, any, 4) == 0);
+	if (v->vlan != 0)
+		return p->nb_vlans == 1;
+	return p->nb_vlans == 0 || (p->nb_vlans == 1 && p->vlan == 0);
 }
 
 /* A frame that is not what its VM (or no VM) may send: logged and blocked. */
@@ -518,6 +509,54 @@ dp_spoofed(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm, const struct pk
 {
 	dp_evt_block(w, vm, p, DP_REASON_SPOOFED, false, NULL, 0);
 	dp_block(w, m, vm, DP_REASON_SPOOFED);
+}
+
+/*
+ * A fragment from or to vm: held (a copy) until its datagram is whole, which then takes
+ * the path an unfragmented one would, decoded and checksummed whole. Returns the
+ * datagram when m completed it, or NULL (m consumed, counted if dropped).
+ */
+static struct rte_mbuf *
+dp_reassemble(struct dp_worker *w, struct rte_mbuf *m, struct pkt *p, enum pkt_status *st,
+    uint16_t vm)
+{
+	enum ipfrag_status fs;
+	struct rte_mbuf *whole;
+
+	whole = dp_frag_add(w->frags, m, p->l3_off, vm, w->now, &fs);
+	switch (fs) {
+	case IPFRAG_NEED_MORE:
+		rte_pktmbuf_free(m);
+		return NULL;
+	case IPFRAG_COMPLETE:
+		rte_pktmbuf_free(m);
+		if (whole == NULL) {
+			w->drops[DP_DROP_NO_MBUF]++;
+			return NULL;
+		}
+		break;
+	case IPFRAG_OWNER_LIMIT:
+		dp_evt_block(w, vm, p, DP_REASON_VM_LIMIT, false, NULL, 0);
+		dp_block(w, m, vm, DP_REASON_VM_LIMIT);
+		return NULL;
+	case IPFRAG_TABLE_FULL:
+		dp_drop(w, m, DP_DROP_TABLE_FULL);
+		return NULL;
+	default:			/* overlapping, oversized, malformed: fail closed */
+		dp_drop(w, m, DP_DROP_FRAG_BAD);
+		return NULL;
+	}
+	whole->l2_len = p->l3_off;	/* refragmented on the way out if need be */
+	if ((*st = pkt_decode(rte_pktmbuf_mtod(whole, const uint8_t *),
+	    rte_pktmbuf_data_len(whole), p)) == PKT_MALFORMED) {
+		dp_drop(w, whole, DP_DROP_MALFORMED);
+		return NULL;
+	}
+	if (*st == PKT_OK && !p->src_route && !dp_rx_l4_csum_ok(whole, p)) {
+		dp_drop(w, whole, DP_DROP_BAD_CSUM);
+		return NULL;
+	}
+	return whole;
 }
 
 void
@@ -531,13 +570,19 @@ dp_pipeline_vm(struct dp_worker *w, struct rte_mbuf *m)
 
 	if (!dp_rx_decode(w, m, DP_PORT_VM, &p, &st))
 		return;
+	/* by the outer tag; a frame with more tags than its VM has could hop VLANs */
 	if ((vm = dp_gen_vm_by_mac(g, p.vlan, p.src_mac)) < 0) {
 		dp_spoofed(w, m, DP_VM_UNKNOWN, &p);
 		return;
 	}
 	v = &g->vms[vm];
+	if (!dp_vlan_tags_ok(&p, v)) {
+		dp_spoofed(w, m, (uint16_t)vm, &p);
+		return;
+	}
 	if (p.ethertype == ETH_P_ARP) {
-		if (dp_vm_arp_ok(m, &p, v))
+		if (dp_nd_arp_from_vm_ok(rte_pktmbuf_mtod(m, const uint8_t *) + p.l3_off,
+		    rte_pktmbuf_data_len(m) - p.l3_off, v))
 			dp_egress(w, m, (uint16_t)vm, DP_ALLOWED);
 		else
 			dp_spoofed(w, m, (uint16_t)vm, &p);
@@ -547,7 +592,7 @@ dp_pipeline_vm(struct dp_worker *w, struct rte_mbuf *m)
 		dp_drop(w, m, DP_DROP_NOT_IP);
 		return;
 	}
-	if (p.family == 6 && dp_vm_nd_ok(&p, v)) {
+	if (p.family == 6 && dp_nd_from_vm_ok(&p, v)) {
 		dp_egress(w, m, (uint16_t)vm, DP_ALLOWED);
 		return;
 	}
@@ -556,6 +601,8 @@ dp_pipeline_vm(struct dp_worker *w, struct rte_mbuf *m)
 		dp_spoofed(w, m, (uint16_t)vm, &p);
 		return;
 	}
+	if (p.fragment && (m = dp_reassemble(w, m, &p, &st, (uint16_t)vm)) == NULL)
+		return;
 	if (p.src_route) {
 		/* the packet would go on from its destination to wherever the VM wrote */
 		dp_evt_block(w, (uint16_t)vm, &p, DP_REASON_SOURCE_ROUTE, false, NULL, 0);
@@ -583,10 +630,13 @@ dp_pipeline_uplink(struct dp_worker *w, struct rte_mbuf *m)
 	if (!dp_rx_decode(w, m, DP_PORT_UPLINK, &p, &st))
 		return;
 	vm = dp_gen_vm_by_mac(g, p.vlan, p.dst_mac);
+	if (vm >= 0 && !dp_vlan_tags_ok(&p, &g->vms[vm])) {
+		dp_drop(w, m, DP_DROP_NOT_IP);	/* a tag inside the VM's own: not for it */
+		return;
+	}
 	/* The router's ARP and neighbour discovery reach the VMs, broadcast or not. */
 	if (p.ethertype == ETH_P_ARP ||
-	    (p.family == 6 && p.proto == IPPROTO_ICMPV6_ && !p.fragment && p.payload_len > 0 &&
-	    p.payload[0] >= 130 && p.payload[0] <= 137)) {
+	    dp_nd_to_vm_ok(&p, vm >= 0 ? &g->vms[vm] : NULL)) {
 		if (vm >= 0)
 			dp_ingress(w, m, (uint16_t)vm);
 		else
@@ -597,6 +647,8 @@ dp_pipeline_uplink(struct dp_worker *w, struct rte_mbuf *m)
 		dp_drop(w, m, DP_DROP_NOT_IP);
 		return;
 	}
+	if (p.fragment && (m = dp_reassemble(w, m, &p, &st, (uint16_t)vm)) == NULL)
+		return;
 	if (p.src_route) {		/* a VM's stack drops these too (accept_source_route 0) */
 		w->vm_stats[vm].blocked[DP_REASON_SOURCE_ROUTE]++;
 		rte_pktmbuf_free(m);

@@ -91,6 +91,14 @@ fail:
 	return rc < 0 ? rc : -rc;
 }
 
+uint16_t
+dp_port_mtu(uint16_t port)
+{
+	uint16_t mtu;
+
+	return rte_eth_dev_get_mtu(port, &mtu) == 0 && mtu >= 1280 ? mtu : 1500;
+}
+
 void
 dp_port_close(uint16_t port)
 {

@@ -18,4 +18,7 @@ int dp_port_open(const char *devargs, uint16_t nq, struct rte_mempool *pool, uin
 
 void dp_port_close(uint16_t port);
 
+/* The port's IP MTU (1500 when the device cannot say). */
+uint16_t dp_port_mtu(uint16_t port);
+
 #endif

@@ -32,6 +32,7 @@
 #include "dp_mirror.h"
 #include "dp_evt.h"
 #include "dp_gen.h"
+#include "dp_hash.h"
 #include "dp_names.h"
 #include "dp_port.h"
 #include "dp_reload.h"
@@ -141,12 +142,17 @@ dp_ctx_setup(struct dp_ctx *ctx, const struct pol_config *cfg)
 	unsigned int lcore, n = 0, nmbufs;
 	struct dp_gen *g;
 	size_t qsz;
+	int rc;
 
 	ctx->nworkers = cfg->workers;
 	if (ctx->nworkers == 0 || ctx->nworkers > DP_WORKERS_MAX ||
 	    rte_lcore_count() < ctx->nworkers + 1) {
 		fprintf(stderr, "namegate: workers: %u needs %u lcores (one for control), EAL "
 		    "gave %u\n", ctx->nworkers, ctx->nworkers + 1, rte_lcore_count());
+		return -1;
+	}
+	if ((rc = dp_hash_init()) != 0) {	/* before any table a VM's keys land in */
+		fprintf(stderr, "namegate: no random hash key: %s\n", strerror(-rc));
 		return -1;
 	}
 	ctx->tsc_hz = rte_get_tsc_hz();
@@ -169,6 +175,9 @@ dp_ctx_setup(struct dp_ctx *ctx, const struct pol_config *cfg)
 		return -1;
 	if (cfg->slow_path_enabled && dp_slow_open(ctx, cfg) != 0)
 		return -1;
+	for (unsigned int p = 0; p < DP_PORTS; p++)
+		ctx->mtu[p] = rte_eth_dev_is_valid_port(ctx->port[p]) ? dp_port_mtu(ctx->port[p]) :
+		    1500;
 	qsz = rte_rcu_qsbr_get_memsize(ctx->nworkers);
 	if ((ctx->qsbr = rte_zmalloc("ng_qsbr", qsz, RTE_CACHE_LINE_SIZE)) == NULL ||
 	    rte_rcu_qsbr_init(ctx->qsbr, ctx->nworkers) != 0) {

@@ -44,6 +44,7 @@ dp_stats_sum(const struct dp_ctx *ctx, uint16_t vm, struct dp_vm_stats *sum)
 			sum->blocked[r] += s->blocked[r];
 		sum->dns_allowed += s->dns_allowed;
 		sum->dns_blocked += s->dns_blocked;
+		sum->evt_suppressed += s->evt_suppressed;
 	}
 }
 
@@ -88,6 +89,8 @@ dp_stats_print(const struct dp_ctx *ctx, FILE *out)
 		fprintf(out, "namegate_vm_bindings{vm=\"%s\"} %lu\n", name,
 		    dp_binds_count(ctx->binds, vm));
 		fprintf(out, "namegate_vm_flows{vm=\"%s\"} %lu\n", name, flows);
+		fprintf(out, "namegate_vm_events_suppressed_total{vm=\"%s\"} %lu\n", name,
+		    s.evt_suppressed);
 	}
 	for (int p = 0; p <= DP_PORT_SLOW_VM; p++) {
 		uint64_t rx = 0, tx = 0;

@@ -8,6 +8,7 @@
 #include "dp_dns.h"
 #include "dp_evt.h"
 #include "dp_gen.h"
+#include "dp_hash.h"
 #include "dp_hold.h"
 #include "dp_pipeline.h"
 #include "dp_quic.h"
@@ -80,7 +81,7 @@ dp_tls_judge(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni_statu
 	const struct dp_gen *g = w->gen;
 	struct dp_addr dst = { .family = f->key.family };
 	char name[SNI_HOST_MAX + 1];
-	uint32_t hash;
+	uint64_t hash;
 
 	if (st == SNI_ABSENT)
 		return DP_REASON_NO_SNI;
@@ -149,6 +150,50 @@ dp_tls_syn_strip(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, u
 	rte_pktmbuf_free(m);
 }
 
+/*
+ * A ClientHello whole in the first segment (the common case) is judged from the segment
+ * itself and takes no hold buffer: allowed, it goes on, and a digest of its bytes stands
+ * in for a copy until the server acknowledges them. Returns false when the segment holds
+ * no whole hello, for the held path to take it.
+ */
+static bool
+dp_tls_first_segment(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    struct dp_flow *f, uint32_t seq)
+{
+	const struct dp_gen *g = w->gen;
+	struct tls_hello hello;
+	enum sni_status st;
+	enum dp_reason r;
+
+	if (f->hold != 0 || seq != f->isn || (p->tcp_flags & PKT_TCP_URG) ||
+	    !dp_hold_in_window(f, seq, (uint32_t)p->payload_len))
+		return false;
+	st = tls_hello_parse(p->payload, p->payload_len, w->holds->scratch,
+	    sizeof(w->holds->scratch), &hello);
+	if (st == SNI_NEED_MORE)
+		return false;
+	r = dp_tls_judge(w, f, vm, st, &hello);
+	if (r != DP_REASON_MAX) {
+		dp_evt_block(w, vm, p, r, g->vms[vm].audit, st == SNI_FOUND ?
+		    (const char *)hello.sni.p : NULL, st == SNI_FOUND ? hello.sni.len : 0);
+		if (!g->vms[vm].audit) {
+			dp_reply_send(w, DP_PORT_VM, m, p, dp_reply_tcp_rst);
+			if (!(p->tcp_flags & PKT_TCP_SYN))
+				dp_reply_send(w, DP_PORT_UPLINK, m, p, dp_rst_to_server);
+			dp_block(w, m, vm, r);
+			dp_flow_end(w, f);
+			return true;
+		}
+		w->vm_stats[vm].blocked[r]++;
+		f->would_block = true;
+	}
+	f->judged = (uint32_t)p->payload_len;
+	f->judged_digest = dp_hash_bytes(p->payload, p->payload_len);
+	f->tls = DP_TLS_NONE;
+	dp_egress(w, m, vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
+	return true;
+}
+
 void
 dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
     struct dp_flow *f)
@@ -162,6 +207,8 @@ dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 	struct dp_hold *h;
 	int64_t at;
 
+	if (dp_tls_first_segment(w, m, p, vm, f, seq))
+		return;
 	if (!dp_hold_in_window(f, seq, (uint32_t)p->payload_len)) {
 		dp_drop(w, m, DP_DROP_OUT_OF_WINDOW);
 		return;
@@ -252,6 +299,9 @@ dp_tls_verify(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 		if (reasm_add(&h->r, seq, p->payload, clamp < (int64_t)p->payload_len ?
 		    (size_t)clamp : p->payload_len) != REASM_CONFLICT)
 			return true;
+	} else if (at == 0 && p->payload_len >= f->judged && f->judged_digest ==
+	    dp_hash_bytes(p->payload, f->judged)) {
+		return true;	/* the judged hello again, from its first byte: the same bytes */
 	}
 	/* no copy to compare with, and not all of it acknowledged: fail closed */
 	dp_tls_rewrite_cut(w, m, p, vm, f);

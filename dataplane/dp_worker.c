@@ -11,6 +11,7 @@
 #include "dp_dns.h"
 #include "dp_evt.h"
 #include "dp_flow.h"
+#include "dp_frag.h"
 #include "dp_hold.h"
 #include "dp_pipeline.h"
 #include "dp_tls.h"
@@ -25,6 +26,10 @@
 #ifndef DP_HOLD_SLOTS
 #define DP_HOLD_SLOTS		256	/* connections whose ClientHello is being held */
 #endif
+#ifndef DP_FRAG_SLOTS
+#define DP_FRAG_SLOTS		DP_FRAG_SLOTS_DEFAULT	/* datagrams in reassembly */
+#endif
+#define DP_FRAG_SECONDS		5	/* for a datagram's fragments to arrive */
 #define DP_PREFETCH		3
 
 struct dp_worker *
@@ -47,12 +52,15 @@ dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
 	snprintf(name, sizeof(name), "ng_flows_%u", id);
 	w->flows = dp_flows_create(name, max_flows ? max_flows : 1, nvms, socket);
 	snprintf(name, sizeof(name), "ng_pending_%u", id);
-	w->pending = dp_pending_create(name, DP_PENDING_CAP, socket);
-	w->holds = dp_holds_create(DP_HOLD_SLOTS, socket);
+	w->pending = dp_pending_create(name, DP_PENDING_CAP, nvms, socket);
+	w->holds = dp_holds_create(DP_HOLD_SLOTS, nvms, socket);
+	w->frags = dp_frags_create(id, DP_FRAG_SLOTS, w->gen->max_frags_per_vm,
+	    DP_FRAG_SECONDS, ctx->pool, socket);
 	w->evts = dp_evt_ring_create(id, socket);
 	w->vm_stats = rte_zmalloc_socket("dp_vm_stats", (size_t)(nvms + 1) * sizeof(w->vm_stats[0]),
 	    RTE_CACHE_LINE_SIZE, socket);
-	if (w->flows == NULL || w->pending == NULL || w->holds == NULL || w->evts == NULL ||
+	if (w->flows == NULL || w->pending == NULL || w->holds == NULL || w->frags == NULL ||
+	    w->evts == NULL ||
 	    w->vm_stats == NULL) {
 		dp_worker_free(w);
 		return NULL;
@@ -67,6 +75,7 @@ dp_worker_free(struct dp_worker *w)
 		return;
 	rte_ring_free(w->evts);
 	dp_holds_free(w->holds);
+	dp_frags_free(w->frags);
 	dp_flows_free(w->flows);
 	dp_pending_free(w->pending);
 	rte_free(w->vm_stats);
@@ -112,6 +121,16 @@ dp_worker_poll(struct dp_worker *w)
 	dp_tx_flush(w);
 }
 
+/* A datagram whose fragments did not all arrive in time. */
+static void
+dp_worker_frag_expired(void *arg, uint16_t vm, uint32_t nb_frags)
+{
+	struct dp_worker *w = arg;
+
+	(void)vm;
+	w->drops[DP_DROP_FRAG_TIMEOUT] += nb_frags;
+}
+
 /* An idle flow's held bytes go back to the pool before the flow does. */
 static void
 dp_worker_unhold(struct dp_flow *f, void *arg)
@@ -142,6 +161,7 @@ dp_worker_loop(void *arg)
 		dp_flows_age(w->flows, w->now, DP_AGE_SLICE, NULL, dp_worker_unhold, w);
 		dp_pending_age(w->pending, w->now, DP_AGE_SLICE);
 		dp_tls_expire(w);
+		dp_frag_age(w->frags, w->now, DP_AGE_SLICE, dp_worker_frag_expired, w);
 	}
 	rte_rcu_qsbr_thread_offline(qsbr, w->id);
 	rte_rcu_qsbr_thread_unregister(qsbr, w->id);

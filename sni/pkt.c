@@ -156,6 +156,7 @@ pkt_ipv4(const uint8_t *frame, struct rd r, struct pkt *out)
 	memcpy(out->src, r.p, 4);
 	memcpy(out->dst, r.p + 4, 4);
 	out->family = 4;
+	out->hop_limit = ttl;
 	if (vihl >> 4 != 4 || (vihl & 0xf) < 5 || total < (vihl & 0xf) * 4u || total > avail ||
 	    !pkt_ipv4_options(rd_make(start + 20, (vihl & 0xf) * 4u - 20), out))
 		return PKT_MALFORMED;
@@ -182,6 +183,7 @@ pkt_ipv6(const uint8_t *frame, struct rd r, struct pkt *out)
 	memcpy(out->src, r.p, 16);
 	memcpy(out->dst, r.p + 16, 16);
 	out->family = 6;
+	out->hop_limit = hops;
 	rd_skip(&r, 32);
 	/* plen 0 would be a jumbogram (RFC 2675), which no Ethernet frame can carry */
 	if (vtf >> 28 != 6 || plen == 0 || !rd_sub(&r, plen, &payload))
@@ -247,7 +249,10 @@ pkt_decode(const uint8_t *frame, size_t len, struct pkt *out)
 	for (unsigned int tags = 0; type == ETH_P_8021Q || type == ETH_P_8021AD; tags++) {
 		if (tags == PKT_VLAN_MAX || !rd_u16(&r, &tci) || !rd_u16(&r, &type))
 			return PKT_MALFORMED;
-		out->vlan = tci & 0x0fff;
+		/* the switch delivered the frame by its outer tag; an inner one is the sender's */
+		if (tags == 0)
+			out->vlan = tci & 0x0fff;
+		out->nb_vlans = (uint8_t)(tags + 1);
 	}
 	out->ethertype = type;
 	out->l3_off = (uint16_t)(len - r.len);

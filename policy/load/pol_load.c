@@ -42,6 +42,10 @@ pol_defaults(struct pol_config *cfg, const char *path)
 	cfg->max_flows = 1048576;
 	cfg->max_flows_per_vm = 65536;
 	cfg->max_bindings = 1048576;
+	cfg->max_bindings_per_vm = 65536;
+	cfg->max_pending_per_vm = 1024;
+	cfg->max_holds_per_vm = 32;
+	cfg->max_fragments_per_vm = 8;
 	cfg->slow_path_enabled = true;
 	cfg->nft_table = pol_dup("namegate", &ok);
 	if ((cfg->resolvers = calloc(1, sizeof(*cfg->resolvers))) == NULL)

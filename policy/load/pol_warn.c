@@ -136,8 +136,36 @@ pol_warn_line(const struct pol_rule *r, const char *host, const char *why, void 
 	fprintf(out, " allows %s: %s\n", host, why);
 }
 
+/*
+ * VMs on one VLAN are told apart by MAC and IP alone, which a VM writes itself: a bump in
+ * the wire cannot see one take another's whole identity on a shared segment. Warned once
+ * per VLAN, at its second VM.
+ */
+size_t
+pol_warn_vlans(const struct pol_config *cfg, FILE *out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < cfg->nvms; i++) {
+		const struct pol_vm *v = &cfg->vms[i];
+		size_t first = i, seen = 0;
+
+		for (size_t j = 0; j < i; j++)
+			if (cfg->vms[j].vlan == v->vlan && seen++ == 0)
+				first = j;
+		if (seen != 1)
+			continue;
+		fprintf(out, "%s:%u:%u: warning: vms %s and %s share VLAN %u: the segment must "
+		    "keep one from sending as the other (one VLAN per VM, or the hypervisor's "
+		    "anti-spoofing, such as libvirt's clean-traffic filter)\n", cfg->path,
+		    v->line, v->col, cfg->vms[first].name, v->name, v->vlan);
+		n++;
+	}
+	return n;
+}
+
 size_t
 pol_warn_print(const struct pol_config *cfg, FILE *out)
 {
-	return pol_warn_scan(cfg, pol_warn_line, out);
+	return pol_warn_scan(cfg, pol_warn_line, out) + pol_warn_vlans(cfg, out);
 }

@@ -31,6 +31,7 @@
 #include "dp_bind.h"
 #include "dp_dns.h"
 #include "dp_flow.h"
+#include "dp_frag.h"
 #include "dp_hold.h"
 #include "dp_pipeline.h"
 #include "dp_reply.h"
@@ -193,6 +194,7 @@ dp_fuzz_forget(struct dp_worker *w)
 	dp_tx_flush(w);
 	dp_flows_age(w->flows, w->now, 128, NULL, dp_fuzz_unhold, w);
 	dp_pending_age(w->pending, w->now, DP_PENDING_CAP);
+	dp_frag_age(w->frags, w->now, DP_FRAG_SLOTS, NULL, NULL);
 	dp_binds_sweep(dp_fuzz_ctx.binds, w->now, 128, &cursor);
 	rte_rcu_qsbr_quiescent(dp_fuzz_ctx.qsbr, 0);
 }

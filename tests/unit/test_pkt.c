@@ -149,13 +149,16 @@ test_vlan_tags(void **state)
 	udp(&f, 53, "");
 	assert_int_equal(pkt_decode(f.b, f.n, &p), PKT_OK);
 	assert_int_equal(p.vlan, 42);
+	assert_int_equal(p.nb_vlans, 1);
+	assert_int_equal(p.hop_limit, 64);
 
 	f.n = 0;
 	eth(&f, two, 2, 0x0800);
 	ipv4(&f, 17, 8, 0, 0);
 	udp(&f, 53, "");
 	assert_int_equal(pkt_decode(f.b, f.n, &p), PKT_OK);
-	assert_int_equal(p.vlan, 42);		/* the inner tag names the VM's segment */
+	assert_int_equal(p.vlan, 7);		/* the outer tag: the one the switch delivered on */
+	assert_int_equal(p.nb_vlans, 2);
 
 	f.n = 0;
 	eth(&f, three, 3, 0x0800);

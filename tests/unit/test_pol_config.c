@@ -76,6 +76,10 @@ test_defaults(void **state)
 	assert_int_equal(cfg->workers, 1);
 	assert_int_equal(cfg->max_flows, 1048576);
 	assert_int_equal(cfg->max_flows_per_vm, 65536);
+	assert_int_equal(cfg->max_bindings_per_vm, 65536);
+	assert_int_equal(cfg->max_pending_per_vm, 1024);
+	assert_int_equal(cfg->max_holds_per_vm, 32);
+	assert_int_equal(cfg->max_fragments_per_vm, 8);
 	assert_int_equal(cfg->max_bindings, 1048576);
 	assert_int_equal(cfg->mbufs, 0);
 	assert_true(cfg->slow_path_enabled);
@@ -196,7 +200,8 @@ test_schema_errors(void **state)
 	    "metrics, control_socket, events, policies, vms)");
 	expect_err(POLS VM1 "dataplane:\n  worker: 2\n", "ng.yaml:10:3: unknown key 'worker' "
 	    "in dataplane (expected eal, vm_port, uplink_port, workers, max_flows, "
-	    "max_flows_per_vm, max_bindings, mbufs)");
+	    "max_flows_per_vm, max_bindings, max_bindings_per_vm, max_pending_per_vm, "
+	    "max_holds_per_vm, max_fragments_per_vm, mbufs)");
 	expect_err(POLS VM1 "dataplane: 5\n", "ng.yaml:9:12: dataplane: expected a mapping, "
 	    "got a scalar");
 	expect_err(POLS VM1 "dataplane:\n", "ng.yaml:9:11: dataplane: expected a mapping, "
@@ -216,6 +221,8 @@ test_schema_errors(void **state)
 	    "(1..268435456)");
 	expect_err(POLS VM1 "dataplane:\n  max_flows: 10\n  max_flows_per_vm: 20\n",
 	    "ng.yaml:11:21: dataplane.max_flows_per_vm: 20 is more than max_flows (10)");
+	expect_err(POLS VM1 "dataplane:\n  max_holds_per_vm: 0\n", "ng.yaml:10:21: "
+	    "dataplane.max_holds_per_vm: 0 is out of range (1..268435456)");
 	expect_err(POLS VM1 "dataplane:\n  eal: [a, {b: c}]\n", "ng.yaml:10:12: "
 	    "dataplane.eal[1]: expected a scalar, got a mapping");
 	expect_err(POLS VM1 "dataplane:\n  vm_port: \"\"\n", "ng.yaml:10:12: "

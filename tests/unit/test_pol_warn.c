@@ -146,6 +146,32 @@ test_print(void **state)
 	pol_config_free(cfg);
 }
 
+static void
+test_shared_vlan(void **state)
+{
+	struct pol_errs errs = { 0 };
+	struct pol_config *cfg;
+	const char *text = "policies:\n  p:\n    allow: [pypi.org]\nvms:\n"
+	    "  - {name: a, mac: \"02:00:00:00:00:01\", ipv4: 10.0.0.1, policy: p}\n"
+	    "  - {name: b, mac: \"02:00:00:00:00:02\", ipv4: 10.0.0.2, policy: p, vlan: 7}\n"
+	    "  - {name: c, mac: \"02:00:00:00:00:03\", ipv4: 10.0.0.3, policy: p}\n"
+	    "  - {name: d, mac: \"02:00:00:00:00:04\", ipv4: 10.0.0.4, policy: p}\n";
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	(void)state;
+	cfg = pol_load_buffer(text, strlen(text), "ng.yaml", &errs);
+	assert_non_null(cfg);
+	assert_int_equal(pol_warn_print(cfg, f), 1);	/* a, c, d on VLAN 0: once; b alone */
+	fclose(f);
+	assert_string_equal(out, "ng.yaml:7:5: warning: vms a and c share VLAN 0: the segment "
+	    "must keep one from sending as the other (one VLAN per VM, or the hypervisor's "
+	    "anti-spoofing, such as libvirt's clean-traffic filter)\n");
+	free(out);
+	pol_config_free(cfg);
+}
+
 int
 main(void)
 {
@@ -155,6 +181,7 @@ main(void)
 		cmocka_unit_test(test_doh),
 		cmocka_unit_test(test_quiet),
 		cmocka_unit_test(test_print),
+		cmocka_unit_test(test_shared_vlan),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -31,7 +31,10 @@ enum pkt_status {
 
 struct pkt {
 	uint8_t dst_mac[6], src_mac[6];
-	uint16_t vlan;			/* innermost VLAN ID; 0 when untagged */
+	uint16_t vlan;			/* outermost VLAN ID, the one the frame arrived on and
+					 * leaves on; 0 when untagged */
+	uint8_t nb_vlans;		/* tags before the ethertype */
+	uint8_t hop_limit;		/* IPv4 TTL, IPv6 hop limit */
 	uint16_t ethertype;		/* after the VLAN tags */
 	uint16_t l3_off;		/* where the header after the ethertype starts */
 	uint8_t family;			/* 4 or 6; 0 when not IP */

@@ -67,6 +67,9 @@ struct pol_config {
 	char *vm_port, *uplink_port;
 	uint32_t workers;
 	uint32_t max_flows, max_flows_per_vm, max_bindings;
+	/* each VM's share of the other tables it can fill (all workers together) */
+	uint32_t max_bindings_per_vm, max_pending_per_vm, max_holds_per_vm;
+	uint32_t max_fragments_per_vm;
 	uint32_t mbufs;			/* packet buffers; 0: enough for the ports' rings */
 
 	bool slow_path_enabled;
@@ -154,7 +157,10 @@ typedef void pol_warn_fn(const struct pol_rule *rule, const char *host, const ch
 /* Check every policy against the list of broad hosts; returns the number of warnings. */
 size_t pol_warn_scan(const struct pol_config *cfg, pol_warn_fn *fn, void *arg);
 
-/* The same, printed as "FILE:LINE:COL: warning: ..." lines; returns the count. */
+/* The same and pol_warn_vlans(), printed as "FILE:LINE:COL: warning: ..." lines; the count. */
 size_t pol_warn_print(const struct pol_config *cfg, FILE *out);
+
+/* Warn about VMs that share a VLAN (told apart by what they write); returns how many. */
+size_t pol_warn_vlans(const struct pol_config *cfg, FILE *out);
 
 #endif /* POLICY_LOAD_H */

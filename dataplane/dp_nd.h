@@ -1,0 +1,34 @@
+/*
+ * The neighbour protocols a VM needs before any flow, ARP (RFC 826) and IPv6 neighbour
+ * discovery (RFC 4861), in the only shapes they have on a link. Anything ND-typed in
+ * another shape could carry data anywhere, so it is not ND: it follows the flow rules.
+ * libc and sni/ only.
+ */
+#ifndef DP_ND_H
+#define DP_ND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "dp.h"
+#include "sni/pkt.h"
+
+/* ARP from v: the sender must be v itself (frame: its l3 bytes, len of them). */
+bool dp_nd_arp_from_vm_ok(const uint8_t *arp, size_t len, const struct dp_vm *v);
+
+/*
+ * ICMPv6 from v that is neighbour discovery: a router or neighbour solicitation or a
+ * neighbour advertisement, hop limit 255, code 0, a well-formed body, from v's address,
+ * a link-local one or (a solicitation for duplicate address detection) ::, to a
+ * link-local, solicited-node, all-routers (all-nodes for an advertisement) or on-link
+ * address; only when v has IPv6. Never a router advertisement or a redirect.
+ */
+bool dp_nd_from_vm_ok(const struct pkt *p, const struct dp_vm *v);
+
+/*
+ * ND toward a VM (v, or NULL for a frame to a multicast MAC): types 133-137, hop limit
+ * 255, to v's address, a link-local one, or link-local scope multicast.
+ */
+bool dp_nd_to_vm_ok(const struct pkt *p, const struct dp_vm *v);
+
+#endif
