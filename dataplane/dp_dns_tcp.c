@@ -179,6 +179,10 @@ dp_dns_tcp_take(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, ui
 	int64_t at, end;
 
 	*repeat = false;
+	if (dp_hold_at(w, *ref) == NULL && (from_peer ? f->peer_fin : f->vm_fin)) {
+		dp_drop(w, m, DP_DROP_OUT_OF_WINDOW);	/* data past the sender's FIN */
+		return NULL;
+	}
 	if ((h = dp_hold_at(w, *ref)) == NULL &&
 	    (h = dp_hold_take(w, f, ref, base, from_peer)) == NULL) {
 		dp_dns_tcp_cut(w, m, p, vm, f, DP_REASON_VM_LIMIT, !from_peer);
@@ -228,6 +232,35 @@ dp_dns_tcp_unhold(struct dp_hold *h, const struct rte_mbuf *m)
 		}
 }
 
+/*
+ * A stream whose sender has finished (FIN) and whose receiver has every byte of it needs
+ * no copy any more, and an RST ends both: their buffers go back to the pool at once, so
+ * a VM that asks over many short connections uses only as many as are open.
+ */
+static void
+dp_dns_tcp_done(struct dp_worker *w, const struct pkt *p, struct dp_flow *f, bool from_vm)
+{
+	const struct dp_hold *h;
+
+	if ((p->tcp_flags & PKT_TCP_FIN) && from_vm) {
+		f->vm_fin = true;
+	} else if ((p->tcp_flags & PKT_TCP_FIN) && f->peer_synced) {
+		f->peer_fin = true;
+		f->peer_fin_seq = p->seq + (uint32_t)p->payload_len + 1;
+	}
+	if (p->tcp_flags & PKT_TCP_RST) {
+		dp_hold_put(w, &f->hold);
+		dp_hold_put(w, &f->peer_hold);
+		return;
+	}
+	if ((h = dp_hold_at(w, f->hold)) != NULL && f->vm_fin && h->nsegs == 0 &&
+	    (int32_t)(f->peer_ack - f->vm_nxt) >= 0)
+		dp_hold_put(w, &f->hold);
+	if ((h = dp_hold_at(w, f->peer_hold)) != NULL && f->peer_fin && h->nsegs == 0 &&
+	    (int32_t)(f->vm_ack - f->peer_fin_seq) >= 0)
+		dp_hold_put(w, &f->peer_hold);
+}
+
 void
 dp_dns_tcp_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
     struct dp_flow *f)
@@ -236,9 +269,14 @@ dp_dns_tcp_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	struct dp_hold *h;
 	bool repeat;
 
-	if ((p->tcp_flags & PKT_TCP_ACK) && (h = dp_hold_at(w, f->peer_hold)) != NULL)
-		dp_dns_tcp_acked(h, p->ack);
+	if (p->tcp_flags & PKT_TCP_ACK) {
+		if ((int32_t)(p->ack - f->vm_ack) > 0 || f->vm_ack == 0)
+			f->vm_ack = p->ack;
+		if ((h = dp_hold_at(w, f->peer_hold)) != NULL)
+			dp_dns_tcp_acked(h, p->ack);
+	}
 	if (p->payload_len == 0) {
+		dp_dns_tcp_done(w, p, f, true);
 		dp_egress(w, m, vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
 		return;
 	}
@@ -250,6 +288,7 @@ dp_dns_tcp_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	if ((h = dp_dns_tcp_take(w, m, p, vm, f, &f->hold, f->isn, &repeat)) == NULL)
 		return;
 	if (repeat) {
+		dp_dns_tcp_done(w, p, f, true);
 		dp_egress(w, m, vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
 		return;
 	}
@@ -267,6 +306,7 @@ dp_dns_tcp_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	}
 	dp_hold_release(w, h, h->judged);
 	dp_dns_tcp_acked(h, f->peer_ack);
+	dp_dns_tcp_done(w, p, f, true);
 }
 
 /*
@@ -304,12 +344,14 @@ dp_dns_tcp_server(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	if ((p->tcp_flags & PKT_TCP_ACK) && (h = dp_hold_at(w, f->hold)) != NULL)
 		dp_dns_tcp_acked(h, f->peer_ack);
 	if (p->payload_len == 0 || !f->peer_synced) {
+		dp_dns_tcp_done(w, p, f, false);
 		dp_ingress(w, m, vm);
 		return;
 	}
 	if ((h = dp_dns_tcp_take(w, m, p, vm, f, &f->peer_hold, f->peer_isn, &repeat)) == NULL)
 		return;
 	if (repeat) {
+		dp_dns_tcp_done(w, p, f, false);
 		dp_ingress(w, m, vm);
 		return;
 	}
@@ -320,6 +362,7 @@ dp_dns_tcp_server(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 		return;
 	}
 	dp_hold_release(w, h, h->judged);
+	dp_dns_tcp_done(w, p, f, false);
 }
 
 void

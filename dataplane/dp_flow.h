@@ -61,6 +61,9 @@ struct dp_flow {
 	uint64_t judged_digest;		/* a hello judged whole in one segment, kept no copy of */
 	uint32_t peer_isn;		/* DNS over TCP: the resolver's first byte */
 	uint32_t peer_hold;		/* and 1 + its stream's hold buffer, or 0 */
+	uint32_t vm_ack;		/* DNS over TCP: what the VM has of the resolver's stream */
+	uint32_t peer_fin_seq;		/* and where that stream ends, once peer_fin */
+	bool vm_fin, peer_fin;		/* DNS over TCP: that side's FIN was seen */
 };
 
 /* What let a flow open; a reload judges it again on the same grounds. */

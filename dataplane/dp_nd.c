@@ -12,6 +12,7 @@
 #define ND_NS		135
 #define ND_NA		136
 #define ND_REDIRECT	137
+#define MLD2_REPORT	143
 #define ND_HOP_LIMIT	255	/* RFC 4861 s6.1, s7.1: anything less came through a router */
 
 static bool
@@ -85,10 +86,19 @@ dp_nd_from_vm_ok(const struct pkt *p, const struct dp_vm *v)
 	size_t fixed;
 	uint8_t type;
 
-	if (!v->has6 || p->proto != ICMP6_PROTO || p->fragment || p->payload_len < 8 ||
-	    p->hop_limit != ND_HOP_LIMIT || b[1] != 0)
+	if (!v->has6 || p->proto != ICMP6_PROTO || p->fragment || p->payload_len < 8 || b[1] != 0)
 		return false;
 	type = b[0];
+	/*
+	 * MLDv2 reports (RFC 3810 s5.2) for the groups ND joins: hop limit 1, to all MLDv2
+	 * routers, from a link-local address or :: (before one is configured). They end at
+	 * the first router, so they carry nothing off the link.
+	 */
+	if (type == MLD2_REPORT)
+		return p->hop_limit == 1 && dp_nd_all(p->dst, 0x16) &&
+		    (dp_nd_link_local(p->src) || dp_nd_unspecified(p->src));
+	if (p->hop_limit != ND_HOP_LIMIT)
+		return false;
 	if (type != ND_RS && type != ND_NS && type != ND_NA)
 		return false;
 	/* RS: type | code | sum | reserved; NS, NA: and a 16-byte target; options follow */
@@ -107,6 +117,13 @@ dp_nd_from_vm_ok(const struct pkt *p, const struct dp_vm *v)
 	return dp_nd_link_local(p->dst) || dp_nd_solicited_node(p->dst) ||
 	    (type == ND_RS && dp_nd_all(p->dst, 2)) || (type == ND_NA && dp_nd_all(p->dst, 1)) ||
 	    (type != ND_RS && memcmp(p->dst, v->ip6, 8) == 0);	/* on its /64 */
+}
+
+bool
+dp_nd_typed(const struct pkt *p)
+{
+	return p->family == 6 && p->proto == ICMP6_PROTO && !p->fragment && p->payload_len > 0 &&
+	    p->payload[0] >= ND_RS && p->payload[0] <= ND_REDIRECT;
 }
 
 bool

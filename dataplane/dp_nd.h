@@ -21,9 +21,16 @@ bool dp_nd_arp_from_vm_ok(const uint8_t *arp, size_t len, const struct dp_vm *v)
  * neighbour advertisement, hop limit 255, code 0, a well-formed body, from v's address,
  * a link-local one or (a solicitation for duplicate address detection) ::, to a
  * link-local, solicited-node, all-routers (all-nodes for an advertisement) or on-link
- * address; only when v has IPv6. Never a router advertisement or a redirect.
+ * address; only when v has IPv6. Never a router advertisement or a redirect. And the
+ * MLDv2 reports a host sends for those groups (hop limit 1, to ff02::16).
  */
 bool dp_nd_from_vm_ok(const struct pkt *p, const struct dp_vm *v);
+
+/*
+ * Is p ICMPv6 of a neighbour discovery type (133-137)? Those are link-only messages: one
+ * that fails the shape checks is no ND at all, and is dropped, never routed.
+ */
+bool dp_nd_typed(const struct pkt *p);
 
 /*
  * ND toward a VM (v, or NULL for a frame to a multicast MAC): types 133-137, hop limit

@@ -260,6 +260,21 @@ dp_flow_track(struct dp_flow *f, const struct pkt *p, bool from_vm, uint64_t now
 }
 
 /*
+ * An RST: what the connection holds goes back to the pool at once, so that a VM resetting
+ * its connections does not sit on buffers. The flow keeps its state: the RST may be one
+ * the receiver ignores (RFC 5961), and what comes after is judged as before (a pending
+ * hello takes a fresh buffer; judged bytes without their copy cannot be rewritten).
+ */
+static void
+dp_flow_unhold(struct dp_worker *w, struct dp_flow *f)
+{
+	dp_hold_put(w, &f->hold);
+	dp_hold_put(w, &f->peer_hold);
+	if (f->tls == DP_TLS_VERIFY)
+		f->tls = DP_TLS_NONE;	/* judged stays: overlaps now cut unless acknowledged */
+}
+
+/*
  * A SYN on a 4-tuple that has a flow is a new connection unless it repeats the SYN that
  * opened it: after a FIN or RST, or with another ISN, it must be admitted and judged anew.
  */
@@ -371,6 +386,8 @@ dp_vm_flow(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_
 		f->gen = g->id;
 	}
 	dp_flow_track(f, p, true, w->now);
+	if (p->proto == PKT_PROTO_TCP && (p->tcp_flags & PKT_TCP_RST))
+		dp_flow_unhold(w, f);
 	if (f->tls == DP_TLS_DNS) {
 		dp_dns_tcp_client(w, m, p, vm, f);
 		return;
@@ -596,6 +613,10 @@ dp_pipeline_vm(struct dp_worker *w, struct rte_mbuf *m)
 		dp_egress(w, m, (uint16_t)vm, DP_ALLOWED);
 		return;
 	}
+	if (dp_nd_typed(&p)) {		/* ND-shaped in no shape ND has: a way out */
+		dp_spoofed(w, m, (uint16_t)vm, &p);
+		return;
+	}
 	if ((p.family == 4 && !(v->has4 && memcmp(p.src, v->ip4, 4) == 0)) ||
 	    (p.family == 6 && !(v->has6 && memcmp(p.src, v->ip6, 16) == 0))) {
 		dp_spoofed(w, m, (uint16_t)vm, &p);
@@ -643,6 +664,10 @@ dp_pipeline_uplink(struct dp_worker *w, struct rte_mbuf *m)
 			dp_tx(w, DP_PORT_VM, m);
 		return;
 	}
+	if (dp_nd_typed(&p)) {
+		dp_drop(w, m, DP_DROP_ND_INVALID);	/* routed ND: no neighbour sent it */
+		return;
+	}
 	if (vm < 0 || p.family == 0) {
 		dp_drop(w, m, DP_DROP_NOT_IP);
 		return;
@@ -683,6 +708,8 @@ dp_pipeline_uplink(struct dp_worker *w, struct rte_mbuf *m)
 		f->gen = g->id;
 	}
 	dp_flow_track(f, &p, false, w->now);
+	if (p.proto == PKT_PROTO_TCP && (p.tcp_flags & PKT_TCP_RST))
+		dp_flow_unhold(w, f);
 	if (f->judged != 0)
 		dp_tls_peer_ack(w, f);
 	if (f->tls == DP_TLS_DNS) {

@@ -40,7 +40,8 @@ enum dp_reason {
 	X(BAD_CSUM,	"bad_checksum",	"an IPv4 header, TCP or UDP checksum is wrong") \
 	X(OUT_OF_WINDOW, "out_of_window", "a segment the receiver's window cannot accept") \
 	X(FRAG_BAD,	"fragment_invalid", "overlapping, oversized or malformed fragments") \
-	X(FRAG_TIMEOUT,	"fragment_timeout", "a datagram whose fragments did not all arrive")
+	X(FRAG_TIMEOUT,	"fragment_timeout", "a datagram whose fragments did not all arrive") \
+	X(ND_INVALID,	"nd_invalid",	"ND-typed ICMPv6 toward a VM in no shape ND has")
 
 enum dp_drop {
 #define X(name, label, text) DP_DROP_##name,
