@@ -23,6 +23,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 ROUTER4, ROUTER6 = "10.77.0.1", "fd77::1"
 LAB_NET4, LAB_NET6 = "10.77.0.0/24", "fd77::/64"
 RESOLVER = ROUTER4
+# dnsmasq answers on the router's IPv6 address too; namegate treats it as a resolver only
+# when a test's config lists it (resolvers: [RESOLVER, RESOLVER6])
+RESOLVER6 = ROUTER6
 ROGUE_RESOLVER = "203.0.113.53"     # an outside resolver a VM must not be able to use
 DNS_TTL = 300
 
@@ -171,10 +174,11 @@ def _openssl(args, san):
 
 def dnsmasq_argv(tmp):
     """A real resolver with local data only (our config file: no upstream, no /etc/hosts),
-    listening on the router address and on the rogue outside resolver, logging every
+    listening on the router addresses and on the rogue outside resolver, logging every
     query so tests can show that a blocked query never reached it."""
     lines = ["keep-in-foreground", "no-resolv", "no-hosts", "no-poll", "bind-interfaces",
-             f"listen-address={RESOLVER}", f"listen-address={ROGUE_RESOLVER}", "user=root",
+             f"listen-address={RESOLVER}", f"listen-address={ROGUE_RESOLVER}",
+             f"listen-address={RESOLVER6}", "user=root",
              "pid-file=", "cache-size=0", f"local-ttl={DNS_TTL}", "log-queries=extra",
              f"log-facility={os.path.join(tmp, 'dnsmasq.log')}",
              "local=/#/"]                 # every name not below is NXDOMAIN
