@@ -82,13 +82,14 @@ dp_nd_options_ok(struct rd opts)
 bool
 dp_nd_from_vm_ok(const struct pkt *p, const struct dp_vm *v)
 {
-	const uint8_t *b = p->payload, *target = p->payload + 8;
+	const uint8_t *b = p->payload, *target;
 	size_t fixed;
 	uint8_t type;
 
 	if (!v->has6 || p->proto != ICMP6_PROTO || p->fragment || p->payload_len < 8 || b[1] != 0)
 		return false;
 	type = b[0];
+	target = b + 8;
 	/*
 	 * MLDv2 reports (RFC 3810 s5.2) for the groups ND joins: hop limit 1, to all MLDv2
 	 * routers, from a link-local address or :: (before one is configured). They end at

@@ -127,10 +127,11 @@ def _parse(frame):
 
 
 class Capture:
-    """Every frame on a namespace's eth0, read back as parsed IPv4 packets."""
+    """Every frame on a namespace's eth0, read back as packets parsed by parse (default:
+    IPv4 with its TCP/UDP header, _parse)."""
 
-    def __init__(self, lab, ns, name):
-        self.lab, self.ns = lab, ns
+    def __init__(self, lab, ns, name, parse=None):
+        self.lab, self.ns, self.parse = lab, ns, parse or _parse
         self.path = os.path.join(lab.tmpdir, f"cap-{name}-{secrets.token_hex(3)}.hex")
 
     def __enter__(self):
@@ -161,8 +162,8 @@ class Capture:
         out = []
         for line in lines:
             try:
-                p = _parse(bytes.fromhex(line))
-            except ValueError:          # a line being written
+                p = self.parse(bytes.fromhex(line))
+            except (ValueError, struct.error):  # a line being written
                 continue
             if p and all(p.get(k) == v for k, v in match.items()):
                 out.append(p)

@@ -25,7 +25,7 @@ import pytest
 import lab as labmod
 import lab_namegate
 import ng_counters as nc
-from test_conntrue import _CAPTURE, _namegatectl, wait_for
+from test_conntrue import Capture, _namegatectl, wait_for
 from test_dataplane import _binary
 
 VM1, VM2, VM3 = "10.77.0.11", "10.77.0.12", "10.77.0.13"
@@ -181,48 +181,10 @@ def parse(frame):
     return p
 
 
-class Capture:
-    """Every frame on a namespace's eth0 (AF_PACKET: the kernel has already taken the
-    outermost VLAN tag off into metadata, so only inner tags are in `tags`)."""
-
-    def __init__(self, lab, ns, name):
-        self.lab, self.ns = lab, ns
-        self.path = os.path.join(lab.tmpdir, f"cap-{name}-{secrets.token_hex(3)}.hex")
-
-    def __enter__(self):
-        self.proc = subprocess.Popen(["ip", "netns", "exec", self.ns, labmod.PYTHON, "-c",
-                                      _CAPTURE, self.path, "eth0"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
-        if self.proc.stdout.readline().strip() != "ready":
-            self.proc.kill()
-            raise RuntimeError(f"capture in {self.ns} did not start: "
-                               f"{self.proc.communicate()[1]}")
-        return self
-
-    def __exit__(self, *exc):
-        self.proc.stdin.close()
-        try:
-            self.proc.wait(5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-
-    def packets(self, **match):
-        try:
-            with open(self.path) as f:
-                lines = f.read().splitlines()
-        except FileNotFoundError:
-            lines = []
-        out = []
-        for line in lines:
-            try:
-                p = parse(bytes.fromhex(line))
-            except (ValueError, struct.error):
-                continue
-            if p and all(p.get(k) == v for k, v in match.items()):
-                out.append(p)
-        return out
+def capture(lab, ns, name):
+    """Every frame on ns's eth0, VLAN tags read too (AF_PACKET: the kernel has already
+    taken the outermost tag off into metadata, so only inner tags are in `tags`)."""
+    return Capture(lab, ns, name, parse=parse)
 
     def sync(self, vm="vm1"):
         """What the VM sent before a DNS query for a fresh allowed name has reached
@@ -235,7 +197,7 @@ class Capture:
 
 
 def inet_capture(lab, name="inet"):
-    return Capture(lab, lab.inet_ns, name)
+    return capture(lab, lab.inet_ns, name)
 
 
 def vm_scapy(lab, vm, code, timeout=30):
@@ -658,7 +620,7 @@ def test_inbound_nd_with_a_routed_hop_limit_does_not_reach_the_vm(iso):
               ICMPv6NDOptDstLLAddr(lladdr=me), iface='eth0')
         print('sent')
     """)
-    with Capture(lab, vm1.ns, "vm1") as cap:
+    with capture(lab, vm1.ns, "vm1") as cap:
         cp = lab.inet_exec([labmod.PYTHON, "-c", code], timeout=20)
         assert "sent" in cp.stdout, cp.stderr
         control = wait_for(lambda: [p for p in _nd(cap, icmp6=136, src="fd77::1", hlim=255)
