@@ -121,13 +121,6 @@ dp_nd_from_vm_ok(const struct pkt *p, const struct dp_vm *v)
 }
 
 bool
-dp_nd_typed(const struct pkt *p)
-{
-	return p->family == 6 && p->proto == ICMP6_PROTO && !p->fragment && p->payload_len > 0 &&
-	    p->payload[0] >= ND_RS && p->payload[0] <= ND_REDIRECT;
-}
-
-bool
 dp_nd_to_vm_ok(const struct pkt *p, const struct dp_vm *v)
 {
 	uint8_t type;

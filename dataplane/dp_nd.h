@@ -30,7 +30,12 @@ bool dp_nd_from_vm_ok(const struct pkt *p, const struct dp_vm *v);
  * Is p ICMPv6 of a neighbour discovery type (133-137)? Those are link-only messages: one
  * that fails the shape checks is no ND at all, and is dropped, never routed.
  */
-bool dp_nd_typed(const struct pkt *p);
+static inline bool
+dp_nd_typed(const struct pkt *p)
+{
+	return p->family == 6 && p->proto == 58 && !p->fragment && p->payload_len > 0 &&
+	    p->payload[0] >= 133 && p->payload[0] <= 137;
+}
 
 /*
  * ND toward a VM (v, or NULL for a frame to a multicast MAC): types 133-137, hop limit

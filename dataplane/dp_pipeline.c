@@ -2,6 +2,7 @@
  * The per-frame decision (SPEC s4): identity, DNS, admission, flows.
  */
 #include <errno.h>
+#include <netinet/in.h>
 #include <string.h>
 
 #include <rte_ethdev.h>
@@ -609,7 +610,7 @@ dp_pipeline_vm(struct dp_worker *w, struct rte_mbuf *m)
 		dp_drop(w, m, DP_DROP_NOT_IP);
 		return;
 	}
-	if (p.family == 6 && dp_nd_from_vm_ok(&p, v)) {
+	if (p.family == 6 && p.proto == IPPROTO_ICMPV6 && dp_nd_from_vm_ok(&p, v)) {
 		dp_egress(w, m, (uint16_t)vm, DP_ALLOWED);
 		return;
 	}
@@ -656,8 +657,8 @@ dp_pipeline_uplink(struct dp_worker *w, struct rte_mbuf *m)
 		return;
 	}
 	/* The router's ARP and neighbour discovery reach the VMs, broadcast or not. */
-	if (p.ethertype == ETH_P_ARP ||
-	    dp_nd_to_vm_ok(&p, vm >= 0 ? &g->vms[vm] : NULL)) {
+	if (p.ethertype == ETH_P_ARP || (p.proto == IPPROTO_ICMPV6 && p.family == 6 &&
+	    dp_nd_to_vm_ok(&p, vm >= 0 ? &g->vms[vm] : NULL))) {
 		if (vm >= 0)
 			dp_ingress(w, m, (uint16_t)vm);
 		else

@@ -69,7 +69,7 @@ dp_port_open(const char *devargs, uint16_t nq, struct rte_mempool *pool, uint16_
 		conf.rx_adv_conf.rss_conf.rss_hf = info.flow_type_rss_offloads &
 		    (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP);
 	}
-	/* checksums the device verifies save the worker from summing every byte (dp_rx.c) */
+	/* checksums the device verifies save the worker from summing every byte (dp_rx.h) */
 	conf.rxmode.offloads = info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_CHECKSUM;
 	if ((rc = rte_eth_dev_configure(*port, nq, nq, &conf)) != 0 ||
 	    (rc = rte_eth_dev_adjust_nb_rx_tx_desc(*port, &nrx, &ntx)) != 0)
