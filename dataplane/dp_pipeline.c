@@ -275,6 +275,18 @@ dp_flow_unhold(struct dp_worker *w, struct dp_flow *f)
 		f->tls = DP_TLS_NONE;	/* judged stays: overlaps now cut unless acknowledged */
 }
 
+/* A TCP flow's sequence space starts at its SYN. */
+static void
+dp_flow_tcp_start(struct dp_flow *f, const struct pkt *p)
+{
+	if (p->proto != PKT_PROTO_TCP)
+		return;
+	f->isn = p->seq + 1;
+	f->vm_nxt = f->isn;
+	f->peer_ack = f->isn;
+	f->vm_wscale = p->tcp_wscale;
+}
+
 /*
  * A SYN on a 4-tuple that has a flow is a new connection unless it repeats the SYN that
  * opened it: after a FIN or RST, or with another ISN, it must be admitted and judged anew.
@@ -465,12 +477,7 @@ dp_vm_l4(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t 
 	f->gen = g->id;
 	f->how = (uint8_t)how;
 	f->name_hash = name_hash;
-	if (p->proto == PKT_PROTO_TCP) {
-		f->isn = p->seq + 1;
-		f->vm_nxt = f->isn;
-		f->peer_ack = f->isn;
-		f->vm_wscale = p->tcp_wscale;
-	}
+	dp_flow_tcp_start(f, p);
 	/* a TLS port needs a ClientHello first; what rides on the SYN is its first bytes */
 	tls = p->proto == PKT_PROTO_TCP && how == DP_ADMIT_BINDING &&
 	    dp_gen_is_tls_port(g, p->dport);
@@ -503,8 +510,7 @@ open_would_block:
 		f->would_block = true;
 		f->gen = g->id;
 		f->how = DP_ADMIT_NO;
-		if (p->proto == PKT_PROTO_TCP)
-			f->isn = p->seq + 1;
+		dp_flow_tcp_start(f, p);
 	}
 	dp_egress(w, m, vm, DP_WOULD_BLOCK);
 }

@@ -64,8 +64,11 @@ class Appliance:
             return ""
 
     def status_lines(self):
-        return [ln[len("namegate-status: "):] for ln in self.console_text().splitlines()
-                if ln.startswith("namegate-status: ")]
+        # getty's "namegate login: " prompt has no newline: a status line printed while it
+        # comes up follows it on the same console line
+        mark = "namegate-status: "
+        return [ln[ln.index(mark) + len(mark):] for ln in self.console_text().splitlines()
+                if mark in ln]
 
     def shell(self):
         """A root shell on the serial console, logged in once per module."""
