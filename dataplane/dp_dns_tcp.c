@@ -343,9 +343,14 @@ dp_dns_tcp_server(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 
 	if ((p->tcp_flags & PKT_TCP_ACK) && (h = dp_hold_at(w, f->hold)) != NULL)
 		dp_dns_tcp_acked(h, f->peer_ack);
-	if (p->payload_len == 0 || !f->peer_synced) {
+	if (p->payload_len == 0) {
 		dp_dns_tcp_done(w, p, f, false);
 		dp_ingress(w, m, vm);
+		return;
+	}
+	if (!f->peer_synced) {		/* data before the handshake: no stream to put it in */
+		w->vm_stats[vm].blocked[DP_REASON_UNSOLICITED]++;
+		rte_pktmbuf_free(m);
 		return;
 	}
 	if ((h = dp_dns_tcp_take(w, m, p, vm, f, &f->peer_hold, f->peer_isn, &repeat)) == NULL)
