@@ -201,7 +201,7 @@ dp_dns_tcp_take(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, ui
 	}
 	if (h->nsegs == 0)
 		h->started = w->now;
-	if (rs == REASM_SCATTERED || !dp_hold_push(h, m, at < 0 ? 0 : (uint32_t)at,
+	if (rs == REASM_SCATTERED || !dp_hold_push(w, h, m, at < 0 ? 0 : (uint32_t)at,
 	    (uint32_t)end)) {
 		dp_dns_tcp_cut(w, m, p, vm, f, from_peer ? DP_REASON_UNSOLICITED :
 		    DP_REASON_DNS_DENIED, !from_peer);

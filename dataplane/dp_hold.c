@@ -86,9 +86,15 @@ dp_hold_put(struct dp_worker *w, uint32_t *ref)
 }
 
 bool
-dp_hold_push(struct dp_hold *h, struct rte_mbuf *m, uint32_t off, uint32_t end)
+dp_hold_push(const struct dp_worker *w, struct dp_hold *h, struct rte_mbuf *m, uint32_t off,
+    uint32_t end)
 {
-	if (h->nsegs == DP_HOLD_SEGS)
+	/*
+	 * A datagram namegate reassembled into one of the worker's few large buffers is never
+	 * held: held, a VM's share of holds could pin them all, and no neighbour could then
+	 * send a large fragmented datagram. Real stacks do not fragment TCP (PMTUD sets DF).
+	 */
+	if (h->nsegs == DP_HOLD_SEGS || m->pool != w->ctx->pool)
 		return false;
 	h->off[h->nsegs] = off;
 	h->end[h->nsegs] = end;

@@ -72,8 +72,12 @@ struct dp_hold *dp_hold_take(struct dp_worker *w, struct dp_flow *f, uint32_t *r
 /* Free the buffer at *ref, and every segment still held in it. */
 void dp_hold_put(struct dp_worker *w, uint32_t *ref);
 
-/* Hold m, whose payload is stream bytes [off, end). False, m not taken, when full. */
-bool dp_hold_push(struct dp_hold *h, struct rte_mbuf *m, uint32_t off, uint32_t end);
+/*
+ * Hold m, whose payload is stream bytes [off, end). False, m not taken, when full, or when
+ * m is a large reassembled datagram (the caller cuts the flow: fail closed).
+ */
+bool dp_hold_push(const struct dp_worker *w, struct dp_hold *h, struct rte_mbuf *m,
+    uint32_t off, uint32_t end);
 
 /*
  * Send on, in sequence order, every held segment that ends at or before upto (every one

@@ -242,7 +242,7 @@ dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 		dp_tls_syn_strip(w, m, p, vm);
 		return;
 	}
-	if (!dp_hold_push(h, m, off, end)) {
+	if (!dp_hold_push(w, h, m, off, end)) {
 		rte_pktmbuf_free(m);
 		dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS, NULL, 0);
 		return;
@@ -342,7 +342,7 @@ dp_quic_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uin
 		dp_quic_hello_init(&h->q, h->buf, sizeof(h->buf));
 	}
 	/* datagrams keep the order they came in: their order is the client's */
-	if (!dp_hold_push(h, m, h->nsegs, h->nsegs + 1u)) {
+	if (!dp_hold_push(w, h, m, h->nsegs, h->nsegs + 1u)) {
 		rte_pktmbuf_free(m);
 		dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS, NULL, 0);
 		return;
