@@ -1,0 +1,57 @@
+/*
+ * The daemon's control side on the main lcore: the metrics endpoint's render callback,
+ * and the workers' events turned into the event log and the reload name table. The only
+ * place the dataplane's state meets control/'s plain-C modules.
+ */
+#ifndef DP_CONTROL_H
+#define DP_CONTROL_H
+
+#include <pthread.h>
+#include <stdio.h>
+
+#include "dp.h"
+
+struct ctl_events;
+struct nft_ctx;
+struct nft_elem;
+struct dp_mirror;
+struct dp_names;
+struct pol_config;
+
+struct dp_control {
+	struct dp_ctx *ctx;
+	struct pol_config **cfgp;	/* the configuration in force */
+	struct ctl_events *events;	/* NULL: no event log */
+	struct dp_names *names;		/* names the VMs resolved */
+	struct dp_names *tried;		/* names the VMs were refused (namegatectl suggest) */
+	struct dp_mirror *mirror;	/* live bindings with their names */
+	uint64_t started;		/* CLOCK_MONOTONIC seconds */
+	struct nft_ctx *nft;		/* the slow path's table; NULL without one */
+	int nft_index[DP_VM_SLOTS];	/* VM slot -> index in the VMs nft_open() was given */
+	struct nft_elem *nft_pending;	/* elements learned since the last batch */
+	size_t nft_npending;
+	bool nft_stale;			/* a batch found the table changed: rebuild it */
+	uint64_t *nft_pending_tsc;	/* when each pending element's binding was learned */
+	uint32_t nft_lat_us[1024];	/* learned -> in the kernel, the latest samples (ring) */
+	uint32_t nft_lat_n;
+	/* held by a scrape while it reads the generation, and by a reload while it frees one */
+	pthread_mutex_t gen_lock;
+	uint64_t evt_seen, last_flush;
+};
+
+/* ctl_metrics_render_fn: SPEC s6 metrics for a scrape (runs on the HTTP thread). */
+int dp_control_render(FILE *out, void *arg);
+
+/* Drain the workers' events: names for reloads, blocks to the event log. */
+void dp_control_drain(struct dp_control *c);
+
+/* Reload the configuration (SIGHUP or namegatectl reload); messages to err. 0 or -errno. */
+int dp_control_reload(struct dp_control *c, FILE *err);
+
+/* Build the slow path's nftables table for the current VMs (start and reload). 0 or -1. */
+int dp_control_nft_open(struct dp_control *c, FILE *err);
+
+/* Remove the table (at exit). */
+void dp_control_nft_close(struct dp_control *c);
+
+#endif

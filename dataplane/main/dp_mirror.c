@@ -1,0 +1,118 @@
+/*
+ * Binding mirror: open addressing, deletions leave tombstones that inserts reuse.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dp_mirror.h"
+
+#define DP_MIRROR_EMPTY		0
+#define DP_MIRROR_DELETED	1
+
+struct dp_mirror {
+	struct dp_mirror_ent *t;
+	uint32_t mask, used, cap, cursor;
+};
+
+struct dp_mirror *
+dp_mirror_create(uint32_t cap)
+{
+	struct dp_mirror *m = calloc(1, sizeof(*m));
+	uint32_t size = 64;
+
+	if (m == NULL)
+		return NULL;
+	while (size < 2 * cap && size < (1u << 28))
+		size <<= 1;
+	if ((m->t = calloc(size, sizeof(m->t[0]))) == NULL) {
+		free(m);
+		return NULL;
+	}
+	m->mask = size - 1;
+	m->cap = size / 2;
+	return m;
+}
+
+void
+dp_mirror_free(struct dp_mirror *m)
+{
+	if (m != NULL)
+		free(m->t);
+	free(m);
+}
+
+static uint64_t
+dp_mirror_key(uint16_t slot, uint8_t family, const uint8_t *addr, const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325ULL ^ ((uint64_t)slot << 8 | family);
+
+	for (int i = 0; i < 16; i++)
+		h = (h ^ addr[i]) * 0x100000001b3ULL;
+	h = (h ^ (uintptr_t)name) * 0x100000001b3ULL;	/* names are interned */
+	return h < 2 ? h + 2 : h;
+}
+
+int
+dp_mirror_bind(struct dp_mirror *m, uint16_t slot, uint8_t family, const uint8_t *addr,
+    const char *name, uint64_t expires)
+{
+	uint64_t key = dp_mirror_key(slot, family, addr, name);
+	struct dp_mirror_ent *free_ent = NULL;
+
+	for (uint32_t i = (uint32_t)key & m->mask, n = 0; n <= m->mask;
+	    i = (i + 1) & m->mask, n++) {
+		struct dp_mirror_ent *e = &m->t[i];
+
+		if (e->key == DP_MIRROR_EMPTY) {
+			if (free_ent == NULL) {
+				if (m->used == m->cap)
+					return -ENOSPC;
+				free_ent = e;
+				m->used++;
+			}
+			break;
+		}
+		if (e->key == DP_MIRROR_DELETED) {
+			if (free_ent == NULL)
+				free_ent = e;
+			continue;
+		}
+		if (e->key == key && e->slot == slot && e->family == family && e->name == name &&
+		    memcmp(e->addr, addr, 16) == 0) {
+			if (expires > e->expires)
+				e->expires = expires;
+			return 0;
+		}
+	}
+	if (free_ent == NULL)
+		return -ENOSPC;
+	*free_ent = (struct dp_mirror_ent){ .key = key, .expires = expires, .name = name,
+		.slot = slot, .family = family };
+	memcpy(free_ent->addr, addr, 16);
+	return 0;
+}
+
+void
+dp_mirror_expire(struct dp_mirror *m, uint64_t now, unsigned int budget)
+{
+	for (unsigned int n = 0; n < budget && n <= m->mask; n++) {
+		struct dp_mirror_ent *e = &m->t[m->cursor];
+
+		m->cursor = (m->cursor + 1) & m->mask;
+		if (e->key > DP_MIRROR_DELETED && e->expires <= now)
+			e->key = DP_MIRROR_DELETED;	/* a probe chain goes on past it */
+	}
+}
+
+void
+dp_mirror_walk(const struct dp_mirror *m, uint16_t slot, uint64_t now,
+    void (*fn)(const struct dp_mirror_ent *e, void *arg), void *arg)
+{
+	for (uint32_t i = 0; i <= m->mask; i++) {
+		const struct dp_mirror_ent *e = &m->t[i];
+
+		if (e->key > DP_MIRROR_DELETED && e->slot == slot && e->expires > now)
+			fn(e, arg);
+	}
+}

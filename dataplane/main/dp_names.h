@@ -1,0 +1,36 @@
+/*
+ * The names each VM has resolved (through DNS answers the fast path learned from), kept by
+ * the main lcore from the workers' BIND events. A reload judges them again with the new
+ * policy, so that flows and bindings the new policy no longer allows can be cut.
+ */
+#ifndef DP_NAMES_H
+#define DP_NAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct dp_names;
+
+/* A set for up to cap (VM slot, name) pairs; NULL on allocation failure. */
+struct dp_names *dp_names_create(uint32_t cap);
+void dp_names_free(struct dp_names *n);
+
+/*
+ * Remember (slot, name); -ENOSPC once full (the set then stays as it is: see dp_reload).
+ * *stored (may be NULL) points at the set's copy, NUL-terminated, valid for the set's life.
+ */
+int dp_names_add(struct dp_names *n, uint16_t slot, const char *name, size_t len,
+    const char **stored);
+
+/* The names of slot, for namegatectl suggest: fn is called once per name. */
+void dp_names_of(const struct dp_names *n, uint16_t slot,
+    void (*fn)(const char *name, void *arg), void *arg);
+
+uint32_t dp_names_count(const struct dp_names *n);
+bool dp_names_overflowed(const struct dp_names *n);
+
+void dp_names_walk(const struct dp_names *n,
+    void (*fn)(uint16_t slot, const char *name, size_t len, void *arg), void *arg);
+
+#endif

@@ -1,0 +1,104 @@
+/*
+ * Reload: the unwinding order of STYLE s5 (parse, validate, build, swap, retire).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_rcu_qsbr.h>
+
+#include "dp.h"
+#include "dp_bind.h"
+#include "dp_gen.h"
+#include "dp_names.h"
+#include "dp_reload.h"
+#include "policy/load.h"
+
+struct dp_reload_walk {
+	struct dp_gen *g;
+	const struct pol_config *cfg;
+	int rc;
+};
+
+/* What the new policy allows for a name a VM resolved under the old one. */
+static void
+dp_reload_name(uint16_t slot, const char *name, size_t len, void *arg)
+{
+	struct dp_reload_walk *r = arg;
+	const struct dp_vm *v = &r->g->vms[slot];
+	struct pol_ports ports;
+
+	if (slot >= r->g->nvms || !v->present || r->rc != 0)
+		return;
+	/* a name no longer allowed gets an empty summary: nothing passes through it */
+	pol_match_name_ports(r->cfg->set, v->policy, name, len, &ports);
+	r->rc = dp_gen_names_add(r->g, slot, dp_name_hash(name, len), &ports);
+}
+
+static bool
+dp_str_differs(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "") != 0;
+}
+
+/* Settings the running process cannot change: say so, and go on with the rest. */
+static void
+dp_reload_restart_only(const struct pol_config *old, const struct pol_config *next, FILE *err)
+{
+	bool eal = old->neal != next->neal;
+
+	for (size_t i = 0; !eal && i < old->neal; i++)
+		eal = strcmp(old->eal[i], next->eal[i]) != 0;
+	if (eal || dp_str_differs(old->vm_port, next->vm_port) ||
+	    dp_str_differs(old->uplink_port, next->uplink_port) || old->workers != next->workers ||
+	    old->max_flows != next->max_flows || old->max_bindings != next->max_bindings ||
+	    old->mbufs != next->mbufs)
+		fprintf(err, "namegate: reload: dataplane ports, EAL options, workers and table "
+		    "sizes change only on restart; the running ones stay\n");
+}
+
+int
+dp_reload(struct dp_ctx *ctx, struct pol_config **cfgp, const struct dp_names *names, FILE *err)
+{
+	const struct dp_gen *prev = atomic_load_explicit(&ctx->gen, memory_order_acquire);
+	struct pol_config *old = *cfgp, *next;
+	struct pol_errs errs = { 0 };
+	struct dp_reload_walk walk;
+	struct dp_gen *g;
+
+	if ((next = pol_load_file(old->path, &errs)) == NULL) {
+		pol_errs_print(err, &errs);
+		pol_errs_free(&errs);
+		fprintf(err, "namegate: reload of %s rejected; generation %u stays in force\n",
+		    old->path, prev->id);
+		return -EINVAL;
+	}
+	dp_reload_restart_only(old, next, err);
+	if ((g = dp_gen_create(next, prev->id + 1, ctx->nworkers, prev)) == NULL ||
+	    dp_gen_names_init(g, dp_names_count(names) + 1) != 0) {
+		fprintf(err, "namegate: reload: %s; generation %u stays in force\n",
+		    rte_errno == E2BIG ? "out of VM slots" : "out of memory", prev->id);
+		dp_gen_free(g);
+		pol_config_free(next);
+		return -ENOMEM;
+	}
+	walk = (struct dp_reload_walk){ .g = g, .cfg = next };
+	dp_names_walk(names, dp_reload_name, &walk);
+	if (walk.rc != 0) {
+		fprintf(err, "namegate: reload: name table: %s; generation %u stays in force\n",
+		    strerror(-walk.rc), prev->id);
+		dp_gen_free(g);
+		pol_config_free(next);
+		return walk.rc;
+	}
+	atomic_store_explicit(&ctx->gen, g, memory_order_release);
+	/* every worker has moved to g once each has passed a quiescent point */
+	rte_rcu_qsbr_synchronize(ctx->qsbr, RTE_QSBR_THRID_INVALID);
+	dp_gen_free((struct dp_gen *)(uintptr_t)prev);
+	pol_config_free(old);
+	*cfgp = next;
+	fprintf(err, "namegate: reload: generation %u in force: %zu VMs%s\n", g->id, next->nvms,
+	    dp_names_overflowed(names) ? " (name table full: flows through names it lost are "
+	    "cut)" : "");
+	return 0;
+}

@@ -1,0 +1,356 @@
+/*
+ * Start-up, the main lcore's loop, and shutdown. Any failure before the workers run
+ * stops the process with one message: nothing is forwarded unless everything is ready.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <net/if.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_rcu_qsbr.h>
+
+#include "ctl_bridge.h"
+#include "ctl_events.h"
+#include "ctl_metrics.h"
+#include "dp_bind.h"
+#include "dp_control.h"
+#include "dp_ctlsock.h"
+#include "dp_mirror.h"
+#include "dp_evt.h"
+#include "dp_gen.h"
+#include "dp_hash.h"
+#include "dp_names.h"
+#include "dp_port.h"
+#include "dp_reload.h"
+#include "dp_run.h"
+#include "dp_stats.h"
+#include "dp_telemetry.h"
+#include "dp_worker.h"
+#include "policy/load.h"
+
+#define DP_EAL_ARGS_MAX		64
+#define DP_TICK_US		1000	/* main loop period: SPEC s5 wants bindings in nft in 5 ms */
+#define DP_SWEEP_BUDGET		512	/* bindings examined per tick */
+
+static volatile sig_atomic_t dp_stop, dp_dump_stats, dp_reload_wanted;
+
+static void
+dp_on_signal(int sig)
+{
+	if (sig == SIGUSR1)
+		dp_dump_stats = 1;
+	else if (sig == SIGHUP)
+		dp_reload_wanted = 1;
+	else
+		dp_stop = 1;
+}
+
+static int
+dp_eal_init(const struct pol_config *cfg, char **eal, int neal)
+{
+	char *argv[DP_EAL_ARGS_MAX + 1];
+	int argc = 0, rc;
+
+	argv[argc++] = (char *)"namegate";
+	if (eal != NULL && neal > 0) {
+		for (int i = 0; i < neal && argc < DP_EAL_ARGS_MAX; i++)
+			argv[argc++] = eal[i];
+	} else {
+		for (size_t i = 0; i < cfg->neal && argc < DP_EAL_ARGS_MAX; i++)
+			argv[argc++] = cfg->eal[i];
+	}
+	argv[argc] = NULL;
+	if ((rc = rte_eal_init(argc, argv)) < 0) {
+		fprintf(stderr, "namegate: EAL: %s\n", rte_strerror(rte_errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The exception path's interface names: from the nft table's, so two tables never share. */
+static void
+dp_slow_names(const struct pol_config *cfg, char *vm, char *up, char *br, size_t len)
+{
+	snprintf(vm, len, "%.10s-xv", cfg->nft_table);
+	snprintf(up, len, "%.10s-xu", cfg->nft_table);
+	snprintf(br, len, "%.10s-xb", cfg->nft_table);
+}
+
+/* Disable IPv6 on an interface: the kernel's own router solicitations must not leak out. */
+static void
+dp_slow_quiet(const char *ifname)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/disable_ipv6", ifname);
+	if ((f = fopen(path, "w")) != NULL) {
+		fputs("1\n", f);
+		fclose(f);
+	}
+}
+
+/*
+ * SPEC s2: two TAPs, the VM side and the uplink side, joined by a kernel bridge whose
+ * nftables table (control/nft.h) judges what the fast path hands over.
+ */
+static int
+dp_slow_open(struct dp_ctx *ctx, const struct pol_config *cfg)
+{
+	char vm[IF_NAMESIZE], up[IF_NAMESIZE], br[IF_NAMESIZE], devargs[128], err[256];
+
+	dp_slow_names(cfg, vm, up, br, IF_NAMESIZE);
+	snprintf(devargs, sizeof(devargs), "net_tap_ngxv,iface=%s", vm);
+	if (dp_port_open(devargs, (uint16_t)ctx->nworkers, ctx->pool,
+	    &ctx->port[DP_PORT_SLOW_VM]) != 0)
+		return -1;
+	snprintf(devargs, sizeof(devargs), "net_tap_ngxu,iface=%s", up);
+	if (dp_port_open(devargs, (uint16_t)ctx->nworkers, ctx->pool,
+	    &ctx->port[DP_PORT_SLOW_UP]) != 0)
+		return -1;
+	dp_slow_quiet(vm);
+	dp_slow_quiet(up);
+	if (ctl_bridge_create(br, vm, up, err, sizeof(err)) != 0) {
+		fprintf(stderr, "namegate: exception path: %s\n", err);
+		return -1;
+	}
+	dp_slow_quiet(br);
+	snprintf(ctx->slow_bridge, sizeof(ctx->slow_bridge), "%s", br);
+	snprintf(ctx->slow_ports[0], sizeof(ctx->slow_ports[0]), "%s", vm);
+	snprintf(ctx->slow_ports[1], sizeof(ctx->slow_ports[1]), "%s", up);
+	ctx->slow_path = true;
+	return 0;
+}
+
+int
+dp_ctx_setup(struct dp_ctx *ctx, const struct pol_config *cfg)
+{
+	unsigned int lcore, n = 0, nmbufs;
+	struct dp_gen *g;
+	size_t qsz;
+	int rc;
+
+	ctx->nworkers = cfg->workers;
+	if (ctx->nworkers == 0 || ctx->nworkers > DP_WORKERS_MAX ||
+	    rte_lcore_count() < ctx->nworkers + 1) {
+		fprintf(stderr, "namegate: workers: %u needs %u lcores (one for control), EAL "
+		    "gave %u\n", ctx->nworkers, ctx->nworkers + 1, rte_lcore_count());
+		return -1;
+	}
+	if ((rc = dp_hash_init()) != 0) {	/* before any table a VM's keys land in */
+		fprintf(stderr, "namegate: no random hash key: %s\n", strerror(-rc));
+		return -1;
+	}
+	ctx->tsc_hz = rte_get_tsc_hz();
+	ctx->tsc_start = rte_get_tsc_cycles();
+	ctx->max_flows = cfg->max_flows;
+	nmbufs = ctx->nworkers * DP_PORTS * 2 * 1024 + ctx->nworkers * DP_PORTS * DP_BURST * 4 +
+	    4096;
+	if (cfg->mbufs > nmbufs)	/* a pcap device preloads its whole file, for one */
+		nmbufs = cfg->mbufs;
+	ctx->pool = rte_pktmbuf_pool_create("ng_mbufs", nmbufs, 256, 0,
+	    RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
+	if (ctx->pool == NULL) {
+		fprintf(stderr, "namegate: %u mbufs: %s\n", nmbufs, rte_strerror(rte_errno));
+		return -1;
+	}
+	if (dp_port_open(cfg->vm_port, (uint16_t)ctx->nworkers, ctx->pool,
+	    &ctx->port[DP_PORT_VM]) != 0 ||
+	    dp_port_open(cfg->uplink_port, (uint16_t)ctx->nworkers, ctx->pool,
+	    &ctx->port[DP_PORT_UPLINK]) != 0)
+		return -1;
+	if (cfg->slow_path_enabled && dp_slow_open(ctx, cfg) != 0)
+		return -1;
+	for (unsigned int p = 0; p < DP_PORTS; p++)
+		ctx->mtu[p] = rte_eth_dev_is_valid_port(ctx->port[p]) ? dp_port_mtu(ctx->port[p]) :
+		    1500;
+	qsz = rte_rcu_qsbr_get_memsize(ctx->nworkers);
+	if ((ctx->qsbr = rte_zmalloc("ng_qsbr", qsz, RTE_CACHE_LINE_SIZE)) == NULL ||
+	    rte_rcu_qsbr_init(ctx->qsbr, ctx->nworkers) != 0) {
+		fputs("namegate: cannot allocate the RCU state\n", stderr);
+		return -1;
+	}
+	if ((g = dp_gen_create(cfg, 1, ctx->nworkers, NULL)) == NULL) {
+		fprintf(stderr, "namegate: VM table: %s\n", rte_strerror(rte_errno));
+		return -1;
+	}
+	atomic_store_explicit(&ctx->gen, g, memory_order_release);
+	ctx->binds = dp_binds_create("ng_binds", cfg->max_bindings, DP_VM_SLOTS, ctx->qsbr,
+	    (int)rte_socket_id());
+	if (ctx->binds == NULL) {
+		fprintf(stderr, "namegate: max_bindings %u: %s\n", cfg->max_bindings,
+		    rte_strerror(rte_errno));
+		return -1;
+	}
+	RTE_LCORE_FOREACH_WORKER(lcore) {
+		if (n == ctx->nworkers)
+			break;
+		if ((ctx->workers[n] = dp_worker_create(ctx, n, lcore, cfg, DP_VM_SLOTS)) == NULL) {
+			fprintf(stderr, "namegate: worker %u: max_flows %u: %s\n", n,
+			    cfg->max_flows, rte_strerror(rte_errno));
+			return -1;
+		}
+		n++;
+	}
+	return 0;
+}
+
+void
+dp_ctx_teardown(struct dp_ctx *ctx)
+{
+	const struct dp_gen *g = atomic_load(&ctx->gen);
+
+	for (unsigned int i = 0; i < ctx->nworkers; i++)
+		dp_worker_free(ctx->workers[i]);
+	for (unsigned int p = 0; p < DP_PORTS; p++)
+		if (rte_eth_dev_is_valid_port(ctx->port[p]))
+			dp_port_close(ctx->port[p]);
+	if (ctx->slow_path)
+		ctl_bridge_delete(ctx->slow_bridge);
+	dp_binds_free(ctx->binds);
+	dp_gen_free((struct dp_gen *)(uintptr_t)g);
+	rte_free(ctx->qsbr);
+	rte_mempool_free(ctx->pool);
+}
+
+/* mkdir -p for the event log's directory. */
+static int
+dp_mkdirs(const char *file)
+{
+	char dir[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%s", file);
+	for (char *p = dir + 1; (p = strchr(p, '/')) != NULL; p++) {
+		*p = '\0';
+		if (mkdir(dir, 0750) != 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	return 0;
+}
+
+/* The metrics endpoint and the event log: both must work, or the daemon does not start. */
+static int
+dp_control_start(struct dp_control *c, const struct pol_config *cfg, struct ctl_metrics **m)
+{
+	char err[256], addr[INET6_ADDRSTRLEN];
+	struct timespec now;
+
+	if (dp_mkdirs(cfg->events) != 0 ||
+	    (c->events = ctl_events_open(cfg->events, CTL_EVENTS_RATE, CTL_EVENTS_BURST, err,
+	    sizeof(err))) == NULL) {
+		fprintf(stderr, "namegate: events %s: %s\n", cfg->events,
+		    c->events == NULL ? err : strerror(errno));
+		return -1;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	ctl_events_log_start(c->events, &now, "0.1.0");
+	inet_ntop(cfg->metrics_addr.family == 6 ? AF_INET6 : AF_INET, cfg->metrics_addr.a, addr,
+	    sizeof(addr));
+	if ((*m = ctl_metrics_start(addr, cfg->metrics_port, dp_control_render, c, err,
+	    sizeof(err))) == NULL) {
+		fprintf(stderr, "namegate: metrics %s: %s\n", cfg->metrics, err);
+		return -1;
+	}
+	return 0;
+}
+
+int
+dp_run(struct pol_config **cfgp, char **eal, int neal)
+{
+	struct dp_ctx ctx = { .port = { RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS,
+		RTE_MAX_ETHPORTS } };
+	struct dp_control ctl = { .ctx = &ctx, .cfgp = cfgp,
+		.gen_lock = PTHREAD_MUTEX_INITIALIZER };
+	const struct pol_config *cfg = *cfgp;
+	struct ctl_metrics *metrics = NULL;
+	struct ctl_sock *sock = NULL;
+	char err[256];
+	uint32_t sweep_cursor = 0;
+	struct timespec now;
+	int rc = 1;
+
+	signal(SIGINT, dp_on_signal);
+	signal(SIGTERM, dp_on_signal);
+	signal(SIGUSR1, dp_on_signal);
+	signal(SIGHUP, dp_on_signal);
+	if (dp_eal_init(cfg, eal, neal) != 0)
+		return 1;
+	if (dp_ctx_setup(&ctx, cfg) != 0)
+		goto out;
+	ctl.names = dp_names_create(cfg->max_bindings);
+	ctl.tried = dp_names_create(4096);
+	ctl.mirror = dp_mirror_create(cfg->max_bindings);
+	if (ctl.names == NULL || ctl.tried == NULL || ctl.mirror == NULL) {
+		fputs("namegate: cannot allocate the name tables\n", stderr);
+		goto out;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ctl.started = (uint64_t)now.tv_sec;
+	if (dp_control_start(&ctl, cfg, &metrics) != 0)
+		goto out;
+	if (ctx.slow_path && dp_control_nft_open(&ctl, stderr) != 0)
+		goto out;
+	if ((sock = ctl_sock_open(cfg->control_socket, &dp_ctlsock_ops, &ctl, 0, err,
+	    sizeof(err))) == NULL) {
+		fprintf(stderr, "namegate: control socket %s: %s\n", cfg->control_socket, err);
+		goto out;
+	}
+	if (dp_telemetry_register(&ctl) != 0)
+		fputs("namegate: telemetry commands not registered\n", stderr);
+	for (unsigned int i = 0; i < ctx.nworkers; i++)
+		rte_eal_remote_launch(dp_worker_loop, ctx.workers[i], ctx.workers[i]->lcore);
+	printf("namegate: ready: %u VMs, vm port %s, uplink port %s, %u worker%s\n",
+	    (unsigned int)cfg->nvms, cfg->vm_port, cfg->uplink_port, ctx.nworkers,
+	    ctx.nworkers == 1 ? "" : "s");
+	fflush(stdout);
+	while (!dp_stop) {
+		usleep(DP_TICK_US);
+		dp_control_drain(&ctl);
+		ctl_sock_poll(sock, 0);
+		dp_binds_sweep(ctx.binds, dp_now(&ctx), DP_SWEEP_BUDGET, &sweep_cursor);
+		if (dp_dump_stats) {
+			dp_dump_stats = 0;
+			dp_stats_print(&ctx, stdout);
+		}
+		if (dp_reload_wanted) {
+			dp_reload_wanted = 0;
+			dp_control_reload(&ctl, stderr);
+			fflush(stderr);
+		}
+	}
+	for (unsigned int i = 0; i < ctx.nworkers; i++)
+		atomic_store_explicit(&ctx.workers[i]->stop, true, memory_order_relaxed);
+	rte_eal_mp_wait_lcore();
+	dp_stats_print(&ctx, stdout);
+	rc = 0;
+out:
+	dp_control_nft_close(&ctl);
+	ctl_sock_close(sock);
+	ctl_metrics_stop(metrics);
+	if (ctl.events != NULL) {
+		clock_gettime(CLOCK_REALTIME, &now);
+		ctl_events_log_stop(ctl.events, &now);
+		ctl_events_close(ctl.events);
+	}
+	dp_names_free(ctl.names);
+	dp_names_free(ctl.tried);
+	dp_mirror_free(ctl.mirror);
+	dp_ctx_teardown(&ctx);
+	rte_eal_cleanup();
+	return rc;
+}

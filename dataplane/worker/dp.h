@@ -1,0 +1,151 @@
+/*
+ * The fast path's shared types. One process: worker lcores run dp_worker_loop(); the
+ * main lcore runs setup, housekeeping and (later) control/. Read-mostly state (VMs,
+ * policy, settings) is one struct dp_gen; per-flow state belongs to one worker; bindings
+ * are the one table every worker writes (lock-free hash, see dp_bind.c).
+ */
+#ifndef DP_H
+#define DP_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_common.h>
+#include <rte_mbuf.h>
+
+#include "dp_reason.h"
+#include "policy/match.h"
+
+#define DP_BURST		32
+#define DP_WORKERS_MAX		16
+#define DP_RESOLVERS_MAX	8
+#define DP_TLS_PORTS_MAX	16
+#define DP_PORT_VM		0
+#define DP_PORT_UPLINK		1
+#define DP_PORT_SLOW_VM		2	/* exception path TAP, VM side of the kernel bridge */
+#define DP_PORT_SLOW_UP		3	/* exception path TAP, uplink side */
+#define DP_PORTS		4
+#define DP_VM_SLOTS		1024	/* VMs over the process's life: never reused */
+#define DP_VM_UNKNOWN		DP_VM_SLOTS	/* the counters of frames from no VM */
+
+enum dp_verdict { DP_ALLOWED, DP_BLOCKED, DP_WOULD_BLOCK, DP_VERDICT_MAX };
+
+struct dp_addr {
+	uint8_t family;		/* 4 or 6 */
+	uint8_t a[16];		/* network order; IPv4 in the first 4 bytes, rest zero */
+};
+
+/*
+ * A VM as the fast path sees it, at its slot: a VM keeps its slot across reloads (by
+ * name), so its bindings, flows and counters stay its own; a removed VM's slot stays empty.
+ */
+struct dp_vm {
+	const char *name;
+	bool present;
+	uint8_t mac[6];
+	uint16_t vlan;
+	bool has4, has6;
+	uint8_t ip4[4], ip6[16];
+	uint32_t policy;	/* index in the generation's pol_set */
+	bool audit;
+};
+
+/* Everything a reload replaces, published as one pointer. Immutable once published. */
+struct dp_gen {
+	uint32_t id;
+	const struct pol_set *set;
+	struct dp_vm *vms;		/* DP_VM_SLOTS + 1, by slot; the last is "unknown" */
+	uint16_t nvms;			/* slots handed out so far */
+	uint16_t slots_free;		/* slots never handed out */
+	struct rte_hash *vm_by_mac;	/* (vlan, MAC) -> VM slot */
+	struct rte_hash *names;		/* (slot, name hash) -> names_ports index */
+	struct pol_ports *names_ports;
+	uint32_t nnames, names_cap;
+	struct dp_addr resolvers[DP_RESOLVERS_MAX];
+	unsigned int nresolvers;
+	uint16_t tls_ports[DP_TLS_PORTS_MAX];
+	unsigned int ntls_ports;
+	uint32_t min_ttl, max_ttl;
+	uint8_t blocked_rcode;		/* DNS_RCODE_REFUSED or DNS_RCODE_NXDOMAIN */
+	bool on_block_reset;
+	bool sni_strict;
+	bool quic_inspect;
+	uint32_t max_flows_per_vm;	/* per worker: the configured cap / workers */
+	uint32_t max_pending_per_vm;	/* per worker, as flows */
+	uint32_t max_holds_per_vm;	/* per worker */
+	uint32_t max_frags_per_vm;	/* per worker */
+	uint32_t max_bindings_per_vm;	/* the one shared table: as configured */
+};
+
+/* Per-VM counters, kept per worker without atomics and summed by the main lcore. */
+struct dp_vm_stats {
+	uint64_t egress_pkts[DP_VERDICT_MAX];
+	uint64_t egress_bytes[DP_VERDICT_MAX];
+	uint64_t ingress_pkts, ingress_bytes;
+	uint64_t blocked[DP_REASON_MAX];
+	uint64_t dns_allowed, dns_blocked;
+	uint64_t evt_suppressed;	/* block events past the VM's budget: counted only */
+	uint64_t evt_second;		/* the second evt_used counts in (worker-local) */
+	uint32_t evt_used;
+};
+
+struct dp_txbuf {
+	uint16_t n;
+	struct rte_mbuf *pkts[DP_BURST];
+};
+
+struct dp_flows;
+struct dp_frags;
+struct dp_holds;
+struct dp_pending;
+struct dp_binds;
+
+struct __rte_cache_aligned dp_worker {
+	unsigned int id;		/* 0 .. workers - 1: also its queue on both ports */
+	unsigned int lcore;
+	atomic_bool stop;
+	const struct dp_gen *gen;	/* this worker's view; refreshed at quiescent points */
+	struct dp_ctx *ctx;
+
+	struct dp_flows *flows;		/* this worker's flows */
+	struct dp_holds *holds;		/* client bytes held until their SNI verdict */
+	struct dp_pending *pending;	/* DNS queries it forwarded */
+	struct dp_frags *frags;		/* IP datagrams in reassembly */
+
+	struct dp_vm_stats *vm_stats;	/* by slot, DP_VM_SLOTS + 1 */
+	uint64_t drops[DP_DROP_MAX];
+	uint64_t port_pkts[DP_PORTS][2];	/* [port][0 = rx, 1 = tx] */
+	uint64_t port_bytes[DP_PORTS][2];
+
+	struct dp_txbuf tx[DP_PORTS];
+	struct rte_ring *evts;		/* to the main lcore: api/dp_api.h records */
+	uint64_t evt_dropped;
+	uint64_t now;			/* seconds since start, refreshed per burst */
+};
+
+/* The process-wide state, owned by the main lcore. */
+struct dp_ctx {
+	uint16_t port[DP_PORTS];	/* DPDK port ids */
+	uint16_t mtu[DP_PORTS];		/* their IP MTUs: a reassembled datagram is cut to fit */
+	bool slow_path;			/* the exception path's TAP ports are open */
+	char slow_bridge[16];		/* its kernel bridge */
+	char slow_ports[2][16];		/* and the TAPs on it: VM side, uplink side */
+	struct rte_mempool *pool;
+	unsigned int nworkers;
+	struct dp_worker *workers[DP_WORKERS_MAX];
+	_Atomic(const struct dp_gen *) gen;	/* the published generation */
+	struct dp_binds *binds;
+	struct rte_rcu_qsbr *qsbr;
+	uint32_t max_flows;		/* all workers together */
+	uint64_t tsc_hz, tsc_start;
+};
+
+/* Seconds since start: bindings and flows age in whole seconds. */
+static inline uint64_t
+dp_now(const struct dp_ctx *ctx)
+{
+	return (rte_get_tsc_cycles() - ctx->tsc_start) / ctx->tsc_hz;
+}
+
+#endif

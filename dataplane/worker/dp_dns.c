@@ -1,0 +1,357 @@
+/*
+ * DNS queries and answers on the fast path, with the table of queries in flight.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_hash.h>
+#include <rte_jhash.h>
+#include <rte_malloc.h>
+#include <rte_random.h>
+
+#include "dp_bind.h"
+#include "dp_dns.h"
+#include "dp_dns_int.h"
+#include "dp_evt.h"
+#include "dp_gen.h"
+#include "dp_hash.h"
+#include "dp_pipeline.h"
+#include "sni/frame.h"
+#include "dp_slots.h"
+#include "sni/dns.h"
+
+#define DP_ID_TRIES	4	/* fresh IDs tried when one is taken */
+
+struct dp_pending *
+dp_pending_create(const char *name, uint32_t cap, uint16_t nvms, int socket)
+{
+	struct rte_hash_parameters hp = {
+		.name = name,
+		.entries = cap,
+		.key_len = sizeof(struct dp_pending_key),
+		.hash_func = rte_jhash,
+		.hash_func_init_val = dp_hash_seed(),	/* the VM chooses ports and names */
+		.socket_id = socket,
+	};
+	struct dp_pending *t;
+
+	if ((t = rte_zmalloc_socket("dp_pending", sizeof(*t), 0, socket)) == NULL)
+		return NULL;
+	t->cap = cap;
+	t->nvms = nvms;
+	t->e = rte_zmalloc_socket("dp_pending_e", (size_t)cap * sizeof(t->e[0]), 0, socket);
+	t->per_vm = rte_zmalloc_socket("dp_pending_vm", (size_t)(nvms + 1) *
+	    sizeof(t->per_vm[0]), 0, socket);
+	t->h = rte_hash_create(&hp);
+	if (t->e == NULL || t->per_vm == NULL || t->h == NULL ||
+	    dp_slots_init(&t->slots, cap, socket) != 0) {
+		dp_pending_free(t);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	return t;
+}
+
+void
+dp_pending_free(struct dp_pending *t)
+{
+	if (t == NULL)
+		return;
+	rte_hash_free(t->h);
+	dp_slots_fini(&t->slots);
+	rte_free(t->per_vm);
+	rte_free(t->e);
+	rte_free(t);
+}
+
+void
+dp_pending_del(struct dp_pending *t, struct dp_pending_entry *e)
+{
+	rte_hash_del_key(t->h, &e->key);
+	e->in_use = false;
+	t->per_vm[e->key.vm]--;
+	dp_slots_put(&t->slots, (uint32_t)(e - t->e));
+}
+
+unsigned int
+dp_pending_age(struct dp_pending *t, uint64_t now, unsigned int budget)
+{
+	unsigned int n, aged = 0;
+
+	for (n = 0; n < budget && n < t->cap; n++) {
+		struct dp_pending_entry *e = &t->e[t->cursor];
+
+		t->cursor = t->cursor + 1 == t->cap ? 0 : t->cursor + 1;
+		if (e->in_use && e->expires <= now) {
+			dp_pending_del(t, e);
+			aged++;
+		}
+	}
+	return aged;
+}
+
+/*
+ * Remember q under a fresh random ID, or (keep_id: DNS over TCP, where the query leaves as
+ * the VM wrote it) under its own. NULL when the table is full or the ID is taken.
+ */
+struct dp_pending_entry *
+dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm, const struct dns_msg *q,
+    uint64_t now, bool keep_id, uint32_t max_per_vm, enum dp_reason *why)
+{
+	struct dp_pending_entry *e;
+	uint32_t idx;
+
+	*why = DP_REASON_MAX;
+	if (vm > t->nvms || t->per_vm[vm] >= max_per_vm) {
+		*why = DP_REASON_VM_LIMIT;
+		return NULL;
+	}
+	if (!dp_slots_peek(&t->slots, &idx))
+		return NULL;
+	e = &t->e[idx];
+	memset(&e->key, 0, sizeof(e->key));
+	e->key.vm = vm;
+	e->key.family = p->family;
+	e->key.proto = p->proto;
+	e->key.vm_port = p->sport;
+	memcpy(e->key.resolver, p->dst, p->family == 4 ? 4 : 16);
+	for (int i = 0; i < DP_ID_TRIES; i++) {
+		/* unpredictable, so that nobody but the resolver can answer (RFC 5452 s9.2) */
+		e->key.id = keep_id ? q->id : (uint16_t)rte_rand();
+		if (rte_hash_lookup(t->h, &e->key) >= 0) {
+			if (keep_id)
+				return NULL;
+			continue;
+		}
+		if (rte_hash_add_key_data(t->h, &e->key, (void *)(uintptr_t)idx) != 0)
+			return NULL;
+		dp_slots_get(&t->slots, &idx);
+		t->per_vm[vm]++;
+		e->expires = now + DP_PENDING_SECONDS;
+		e->vm_id = q->id;
+		e->qtype = q->qtype;
+		e->qclass = q->qclass;
+		e->qname_len = q->qname_len;
+		memcpy(e->qname, q->qname, q->qname_len);
+		e->in_use = true;
+		e->would_block = false;
+		return e;
+	}
+	return NULL;
+}
+
+/* Answer the query in m ourselves (REFUSED or NXDOMAIN, EDE "Blocked" with EDNS). */
+static void
+dp_dns_refuse(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
+    const struct dns_msg *q, uint8_t rcode)
+{
+	struct rte_mbuf *r = rte_pktmbuf_alloc(w->ctx->pool);
+	int n;
+
+	if (r == NULL) {
+		w->drops[DP_DROP_NO_MBUF]++;
+		return;
+	}
+	n = frame_dns_refusal(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m),
+	    p, q, rcode, q->edns, rte_pktmbuf_mtod(r, uint8_t *), rte_pktmbuf_tailroom(r));
+	if (n <= 0) {
+		rte_pktmbuf_free(r);
+		return;
+	}
+	r->data_len = (uint16_t)n;
+	r->pkt_len = (uint32_t)n;
+	dp_tx(w, DP_PORT_VM, r);
+}
+
+/*
+ * Can every label of name (uncompressed wire form) be a host name's? Letters, digits,
+ * '-' and '_' (service labels) only: a label holding a '.' or a NUL reads as two labels
+ * in text and could look like a name under an allowed suffix that it is not.
+ */
+static bool
+dp_dns_name_hostlike(const uint8_t *name, size_t len)
+{
+	for (size_t i = 0; i < len && name[i] != 0; i += (size_t)name[i] + 1)
+		for (size_t j = i + 1; j <= i + name[i] && j < len; j++) {
+			uint8_t c = name[j];
+
+			if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			    (c >= '0' && c <= '9') || c == '-' || c == '_'))
+				return false;
+		}
+	return true;
+}
+
+/*
+ * Is the question of q allowed for vm? Only a plain query (opcode 0) with exactly one
+ * question and nothing after the message may leave: every other shape could carry data.
+ */
+bool
+dp_dns_query_allowed(const struct dp_gen *g, uint16_t vm, const struct dns_msg *q, size_t len,
+    char *name, size_t namelen)
+{
+	int n;
+
+	if (q->qr || q->opcode != 0 || !q->has_question || q->msg_len != len ||
+	    !dp_dns_name_hostlike(q->qname, q->qname_len))
+		return false;
+	if ((n = dns_name_to_text(q->qname, q->qname_len, name, namelen)) <= 0)
+		return false;
+	return pol_match_name(g->set, g->vms[vm].policy, name, (size_t)n, POL_PROTO_ANY, 0,
+	    NULL) == POL_ALLOW;
+}
+
+void
+dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm)
+{
+	const struct dp_gen *g = w->gen;
+	struct dp_vm_stats *s = &w->vm_stats[vm];
+	char name[DNS_NAME_TEXT_MAX];
+	struct dp_pending_entry *e;
+	enum dp_reason why;
+	struct dns_msg q;
+	bool allowed, audit = g->vms[vm].audit;
+
+	if (dns_msg_parse(p->payload, p->payload_len, &q) != DNS_OK) {
+		s->dns_blocked++;
+		dp_evt_block(w, vm, p, DP_REASON_DNS_DENIED, false, NULL, 0);
+		dp_block(w, m, vm, DP_REASON_DNS_DENIED);	/* not DNS: maybe a tunnel */
+		return;
+	}
+	allowed = dp_dns_query_allowed(g, vm, &q, p->payload_len, name, sizeof(name));
+	if (!allowed) {
+		s->dns_blocked++;
+		dp_evt_block(w, vm, p, DP_REASON_DNS_DENIED, audit && !q.qr && q.has_question,
+		    name, q.has_question ? strnlen(name, sizeof(name)) : 0);
+		if (!audit || q.qr || !q.has_question) {
+			if (!q.qr)
+				dp_dns_refuse(w, m, p, &q, q.has_question && q.opcode == 0 &&
+				    q.msg_len == p->payload_len ? g->blocked_rcode :
+				    DNS_RCODE_REFUSED);
+			dp_block(w, m, vm, DP_REASON_DNS_DENIED);
+			return;
+		}
+		s->blocked[DP_REASON_DNS_DENIED]++;
+	} else {
+		s->dns_allowed++;
+	}
+	if ((e = dp_pending_add(w->pending, p, vm, &q, w->now, false, g->max_pending_per_vm,
+	    &why)) == NULL) {
+		/* the VM asks again; at its quota the cost is its own, never a neighbour's */
+		dp_dns_refuse(w, m, p, &q, DNS_RCODE_SERVFAIL);
+		if (why == DP_REASON_VM_LIMIT) {
+			dp_evt_block(w, vm, p, why, false, NULL, 0);
+			dp_block(w, m, vm, why);
+		} else {
+			dp_drop(w, m, DP_DROP_TABLE_FULL);
+		}
+		return;
+	}
+	e->would_block = !allowed;
+	/* p->payload points into m: the rewrite is in place */
+	frame_dns_rewrite_id((uint8_t *)(uintptr_t)p->payload - 8, (uint8_t *)(uintptr_t)p->payload,
+	    e->key.id);
+	dp_egress(w, m, vm, allowed ? DP_ALLOWED : DP_WOULD_BLOCK);
+}
+
+/* Does the answer's question equal the one we forwarded? (RFC 5452 s9.1) */
+static bool
+dp_dns_same_question(const struct dp_pending_entry *e, const struct dns_msg *a)
+{
+	return a->qr && a->has_question && a->qtype == e->qtype && a->qclass == e->qclass &&
+	    a->qname_len == e->qname_len && memcmp(a->qname, e->qname, e->qname_len) == 0;
+}
+
+struct dp_pending_entry *
+dp_pending_match(struct dp_pending *t, const struct pkt *p, uint16_t vm, const struct dns_msg *a)
+{
+	struct dp_pending_key k;
+	struct dp_pending_entry *e;
+	void *data;
+
+	memset(&k, 0, sizeof(k));
+	k.vm = vm;
+	k.family = p->family;
+	k.proto = p->proto;
+	k.vm_port = p->dport;
+	k.id = a->id;
+	memcpy(k.resolver, p->src, p->family == 4 ? 4 : 16);
+	if (rte_hash_lookup_data(t->h, &k, &data) < 0)
+		return NULL;
+	e = &t->e[(uintptr_t)data];
+	return dp_dns_same_question(e, a) ? e : NULL;
+}
+
+/* Bind every address on the answer's CNAME chain to (vm, question name). */
+void
+dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a)
+{
+	const struct dp_gen *g = w->gen;
+	const struct dp_vm *v = &g->vms[vm];
+	char name[DNS_NAME_TEXT_MAX];
+	struct pol_ports ports;
+	bool limited = false;
+	uint64_t hash;
+	int n, rc;
+
+	if (a->rcode != DNS_RCODE_NOERROR || a->nb_addrs == 0 ||
+	    (n = dns_name_to_text(a->qname, a->qname_len, name, sizeof(name))) <= 0)
+		return;
+	hash = dp_name_hash(name, (size_t)n);
+	pol_match_name_ports(g->set, v->policy, name, (size_t)n, &ports);
+	for (unsigned int i = 0; i < a->nb_addrs; i++) {
+		const struct dns_addr *d = &a->addrs[i];
+		struct dp_addr addr = { .family = d->family };
+		uint32_t ttl = d->ttl;
+
+		memcpy(addr.a, d->addr, d->family == 4 ? 4 : 16);
+		/* an address pattern may allow what DNS alone never binds (SPEC s4.3) */
+		if (((frame_addr_rebind(d->family, d->addr) ||
+		    dp_gen_is_vm_addr(g, d->family, d->addr)) &&
+		    pol_match_addr(g->set, v->policy, d->addr, d->family == 4 ? 4 : 16,
+		    POL_PROTO_ANY, 0, NULL) != POL_ALLOW) ||
+		    dp_gen_is_resolver(g, d->family, d->addr)) {
+			/* a resolver's address opens DNS only, and only to port 53 */
+			w->vm_stats[vm].blocked[DP_REASON_REBIND]++;
+			continue;
+		}
+		ttl = ttl < g->min_ttl ? g->min_ttl : ttl > g->max_ttl ? g->max_ttl : ttl;
+		rc = dp_bind_learn(w->ctx->binds, vm, &addr, hash, &ports, g->id, w->now + ttl,
+		    g->max_bindings_per_vm);
+		if (rc == -EDQUOT) {
+			/* the VM's own share is full: its further addresses open nothing */
+			if (!limited)
+				dp_evt_block(w, vm, NULL, DP_REASON_VM_LIMIT, false, name, (size_t)n);
+			limited = true;
+			w->vm_stats[vm].blocked[DP_REASON_VM_LIMIT]++;
+			continue;
+		}
+		if (rc != 0)
+			w->drops[DP_DROP_TABLE_FULL]++;
+		dp_evt_bind(w, vm, &addr, name, (size_t)n, ttl);
+	}
+}
+
+void
+dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm)
+{
+	struct dp_pending_entry *e;
+	struct dns_msg a;
+
+	if (dns_msg_parse(p->payload, p->payload_len, &a) != DNS_OK) {
+		dp_drop(w, m, DP_DROP_DNS_BAD);
+		return;
+	}
+	if ((e = dp_pending_match(w->pending, p, vm, &a)) == NULL) {
+		w->vm_stats[vm].blocked[DP_REASON_UNSOLICITED]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	/* bindings first: the VM may connect the moment it reads the answer */
+	dp_dns_learn(w, vm, &a);
+	frame_dns_rewrite_id((uint8_t *)(uintptr_t)p->payload - 8, (uint8_t *)(uintptr_t)p->payload,
+	    e->vm_id);
+	dp_pending_del(w->pending, e);
+	dp_ingress(w, m, vm);
+}

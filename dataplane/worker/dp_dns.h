@@ -1,0 +1,54 @@
+/*
+ * DNS on the fast path (SPEC s4 steps 2-3): queries from VMs to the configured resolvers
+ * are judged by name; allowed ones leave with a query ID of namegate's own and are
+ * remembered; answers are accepted only for a remembered query, teach the binding table
+ * the addresses on the CNAME chain, and go back with the VM's ID restored.
+ */
+#ifndef DP_DNS_H
+#define DP_DNS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dp.h"
+#include "dp_flow.h"
+#include "dp_hold.h"
+#include "sni/dns.h"
+#include "sni/pkt.h"
+
+#define DP_PENDING_SECONDS	5	/* how long a forwarded query waits for its answer */
+
+struct dp_pending;
+
+struct dp_pending *dp_pending_create(const char *name, uint32_t cap, uint16_t nvms, int socket);
+void dp_pending_free(struct dp_pending *t);
+/* Forget up to budget queries that waited past DP_PENDING_SECONDS. */
+unsigned int dp_pending_age(struct dp_pending *t, uint64_t now, unsigned int budget);
+
+/* A UDP query from VM vm to a resolver: forward it rewritten, or answer it, or drop it. */
+void dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
+    uint16_t vm);
+
+/* A UDP answer from a resolver to VM vm. */
+void dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
+    uint16_t vm);
+
+/*
+ * DNS over TCP (RFC 7766), both directions as streams, on flow f to a resolver. The VM's
+ * segments are held until every message they carry is whole and judged as over UDP; each
+ * allowed query is remembered under the VM's own ID (a stream's IDs cannot be rewritten
+ * reliably), a denied one is answered and the connection cut (reason dns_denied). The
+ * resolver's segments are held until each answer is whole and matches a remembered query
+ * (ID, question), and is learned from before it reaches the VM; an answer nobody asked
+ * for cuts the connection (unsolicited). Judged bytes must never be rewritten (rewrite).
+ * Both take ownership of m.
+ */
+void dp_dns_tcp_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
+    uint16_t vm, struct dp_flow *f);
+void dp_dns_tcp_server(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
+    uint16_t vm, struct dp_flow *f);
+
+/* Housekeeping: a message partly held for DP_HOLD_SECONDS cuts its connection. */
+void dp_dns_tcp_expire(struct dp_worker *w, struct dp_hold *h);
+
+#endif

@@ -1,0 +1,71 @@
+/*
+ * What the DNS modules share: the table of forwarded queries, and judging and learning
+ * one message, for datagrams (dp_dns.c) and streams (dp_dns_tcp.c) alike.
+ */
+#ifndef DP_DNS_INT_H
+#define DP_DNS_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dp.h"
+#include "dp_slots.h"
+#include "sni/dns.h"
+#include "sni/pkt.h"
+
+/* A forwarded query, keyed as its answer will come back: to the VM's port, from the resolver. */
+struct dp_pending_key {
+	uint16_t vm;
+	uint8_t family;
+	uint8_t proto;
+	uint16_t vm_port;
+	uint16_t id;			/* namegate's, not the VM's */
+	uint8_t resolver[16];
+};
+
+struct dp_pending_entry {
+	struct dp_pending_key key;
+	uint64_t expires;
+	uint16_t vm_id;			/* the ID the VM chose, restored in the answer */
+	uint16_t qtype, qclass;
+	uint8_t qname_len;
+	bool in_use;
+	bool would_block;		/* audit: the name was not allowed */
+	uint8_t qname[DNS_NAME_WIRE_MAX];
+};
+
+struct dp_pending {
+	struct rte_hash *h;
+	struct dp_pending_entry *e;
+	struct dp_slots slots;
+	uint32_t cap, cursor;
+	uint16_t nvms;
+	uint32_t *per_vm;		/* queries in flight, by VM slot */
+};
+
+/*
+ * Remember q, sent by p, under a fresh random ID, or (keep_id: DNS over TCP, where the
+ * query leaves as the VM wrote it) under its own. NULL when the table is full or the ID
+ * is taken (*why DP_REASON_MAX), or when vm has max_per_vm queries in flight on this
+ * worker (*why DP_REASON_VM_LIMIT).
+ */
+struct dp_pending_entry *dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm,
+    const struct dns_msg *q, uint64_t now, bool keep_id, uint32_t max_per_vm,
+    enum dp_reason *why);
+void dp_pending_del(struct dp_pending *t, struct dp_pending_entry *e);
+
+/* The query the answer a (in p, from a resolver to vm) answers: ID, ports, question. */
+struct dp_pending_entry *dp_pending_match(struct dp_pending *t, const struct pkt *p,
+    uint16_t vm, const struct dns_msg *a);
+
+/*
+ * Is q (len bytes) a query vm may send? Only a plain query (opcode 0) with exactly one
+ * question, allowed by its policy, and nothing after the message. name gets its text.
+ */
+bool dp_dns_query_allowed(const struct dp_gen *g, uint16_t vm, const struct dns_msg *q,
+    size_t len, char *name, size_t namelen);
+
+/* Bind every address on the answer's CNAME chain to (vm, question name). */
+void dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a);
+
+#endif

@@ -1,0 +1,101 @@
+/*
+ * Worker-to-main-lcore events.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+
+#include "dp_evt.h"
+
+/* rte_ring copies elements in 4-byte words */
+_Static_assert(sizeof(struct dp_evt) % 4 == 0, "dp_evt must be a multiple of 4 bytes");
+
+struct rte_ring *
+dp_evt_ring_create(unsigned int id, int socket)
+{
+	char name[RTE_RING_NAMESIZE];
+
+	snprintf(name, sizeof(name), "ng_evt_%u", id);
+	return rte_ring_create_elem(name, sizeof(struct dp_evt), DP_EVT_RING, socket,
+	    RING_F_SP_ENQ | RING_F_SC_DEQ);
+}
+
+static void
+dp_evt_put(struct dp_worker *w, struct dp_evt *e)
+{
+	if (rte_ring_enqueue_elem(w->evts, e, sizeof(*e)) != 0)
+		w->evt_dropped++;
+}
+
+static void
+dp_evt_name(struct dp_evt *e, const char *name, size_t len)
+{
+	if (len > DP_EVT_NAME_MAX)
+		len = DP_EVT_NAME_MAX;
+	e->name_len = (uint8_t)len;
+	if (len > 0)
+		memcpy(e->name, name, len);
+}
+
+void
+dp_evt_bind(struct dp_worker *w, uint16_t vm, const struct dp_addr *addr, const char *name,
+    size_t len, uint32_t ttl)
+{
+	struct dp_evt e = { .version = DP_API_VERSION, .type = DP_EVT_BIND, .vm = vm,
+		.family = addr->family, .ttl = ttl, .tsc = rte_get_tsc_cycles() };
+
+	memcpy(e.addr, addr->a, sizeof(e.addr));
+	dp_evt_name(&e, name, len);
+	dp_evt_put(w, &e);
+}
+
+/*
+ * Each VM may queue DP_EVT_VM_PER_SECOND block events a second on a worker: one that
+ * blocks in a loop fills its own budget, never the ring its neighbours' events (and
+ * everyone's bindings) go through. What it is over is counted per VM.
+ */
+static bool
+dp_evt_budget(struct dp_worker *w, uint16_t vm)
+{
+	struct dp_vm_stats *s = &w->vm_stats[vm];
+
+	if (s->evt_second != w->now) {
+		s->evt_second = w->now;
+		s->evt_used = 0;
+	}
+	if (s->evt_used >= DP_EVT_VM_PER_SECOND) {
+		s->evt_suppressed++;
+		return false;
+	}
+	s->evt_used++;
+	return true;
+}
+
+void
+dp_evt_block(struct dp_worker *w, uint16_t vm, const struct pkt *p, enum dp_reason r,
+    bool would_block, const char *name, size_t len)
+{
+	struct dp_evt e = { .version = DP_API_VERSION, .type = DP_EVT_BLOCK, .vm = vm,
+		.reason = (uint8_t)r, .would_block = would_block, .tsc = rte_get_tsc_cycles() };
+
+	if (!dp_evt_budget(w, vm))
+		return;
+
+	if (p != NULL && p->family != 0) {
+		e.family = p->family;
+		e.proto = p->proto;
+		e.port = p->dport;
+		memcpy(e.addr, p->dst, sizeof(e.addr));
+	}
+	dp_evt_name(&e, name, len);
+	dp_evt_put(w, &e);
+}
+
+unsigned int
+dp_evt_drain(struct dp_worker *w, struct dp_evt *out, unsigned int n)
+{
+	return rte_ring_dequeue_burst_elem(w->evts, out, sizeof(*out), n, NULL);
+}

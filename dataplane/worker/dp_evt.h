@@ -1,0 +1,34 @@
+/*
+ * Events from a worker to the main lcore (dataplane/api/dp_api.h records on the worker's
+ * own ring). Never blocks: a full ring drops the event and counts it.
+ */
+#ifndef DP_EVT_H
+#define DP_EVT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api/dp_api.h"
+#include "dp.h"
+#include "sni/pkt.h"
+
+#define DP_EVT_RING	16384	/* events a worker may have waiting */
+#define DP_EVT_VM_PER_SECOND	100	/* block events one VM may queue a second, per worker:
+					 * more than the log's per-VM rate and burst */
+
+/* The ring for worker id; NULL and rte_errno on failure. */
+struct rte_ring *dp_evt_ring_create(unsigned int id, int socket);
+
+/* DNS bound addr for (vm, name) for ttl seconds. */
+void dp_evt_bind(struct dp_worker *w, uint16_t vm, const struct dp_addr *addr,
+    const char *name, size_t len, uint32_t ttl);
+
+/* vm's connection or query p was blocked (would_block: it passed, audit mode). */
+void dp_evt_block(struct dp_worker *w, uint16_t vm, const struct pkt *p, enum dp_reason r,
+    bool would_block, const char *name, size_t len);
+
+/* Main lcore: take up to n events from worker w's ring into out. */
+unsigned int dp_evt_drain(struct dp_worker *w, struct dp_evt *out, unsigned int n);
+
+#endif

@@ -1,0 +1,166 @@
+/*
+ * Per-worker flow table: rte_hash from key to an index in a fixed entry array, a stack
+ * of free indexes, and an aging cursor that walks the array a slice at a time.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_hash.h>
+#include <rte_jhash.h>
+#include <rte_malloc.h>
+
+#include "dp_hash.h"
+#include "dp_flow.h"
+#include "dp_slots.h"
+
+/* Idle timeouts (seconds) by state; TCP established is long, as conntrack's default. */
+#define DP_FLOW_IDLE_SYN	30
+#define DP_FLOW_IDLE_TCP	3600
+#define DP_FLOW_IDLE_UDP	120
+#define DP_FLOW_IDLE_CLOSING	10
+
+struct dp_flows {
+	struct rte_hash *h;
+	struct dp_flow *e;
+	struct dp_slots slots;
+	uint32_t cap;
+	uint32_t cursor;		/* aging */
+	uint16_t nvms;
+	uint32_t *per_vm;
+};
+
+struct dp_flows *
+dp_flows_create(const char *name, uint32_t cap, uint16_t nvms, int socket)
+{
+	struct rte_hash_parameters hp = {
+		.name = name,
+		.entries = cap,
+		.key_len = sizeof(struct dp_flow_key),
+		.hash_func = rte_jhash,
+		.hash_func_init_val = dp_hash_seed(),
+		.socket_id = socket,
+	};
+	struct dp_flows *t;
+
+	if ((t = rte_zmalloc_socket("dp_flows", sizeof(*t), RTE_CACHE_LINE_SIZE, socket)) == NULL)
+		return NULL;
+	t->cap = cap;
+	t->nvms = nvms;
+	t->e = rte_zmalloc_socket("dp_flow_entries", (size_t)cap * sizeof(t->e[0]),
+	    RTE_CACHE_LINE_SIZE, socket);
+	t->per_vm = rte_zmalloc_socket("dp_flow_vm", (size_t)(nvms + 1) * sizeof(t->per_vm[0]),
+	    0, socket);
+	t->h = rte_hash_create(&hp);
+	if (t->e == NULL || t->per_vm == NULL || t->h == NULL ||
+	    dp_slots_init(&t->slots, cap, socket) != 0) {
+		dp_flows_free(t);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	return t;
+}
+
+void
+dp_flows_free(struct dp_flows *t)
+{
+	if (t == NULL)
+		return;
+	rte_hash_free(t->h);
+	rte_free(t->per_vm);
+	dp_slots_fini(&t->slots);
+	rte_free(t->e);
+	rte_free(t);
+}
+
+struct dp_flow *
+dp_flow_lookup(struct dp_flows *t, const struct dp_flow_key *k)
+{
+	void *data;
+
+	if (rte_hash_lookup_data(t->h, k, &data) < 0)
+		return NULL;
+	return &t->e[(uintptr_t)data];
+}
+
+struct dp_flow *
+dp_flow_open(struct dp_flows *t, const struct dp_flow_key *k, uint32_t max_per_vm,
+    uint64_t now)
+{
+	struct dp_flow *f;
+	uint32_t idx;
+
+	if (k->vm > t->nvms || t->per_vm[k->vm] >= max_per_vm ||
+	    !dp_slots_peek(&t->slots, &idx))
+		return NULL;
+	if (rte_hash_add_key_data(t->h, k, (void *)(uintptr_t)idx) != 0)
+		return NULL;
+	dp_slots_get(&t->slots, &idx);
+	t->per_vm[k->vm]++;
+	f = &t->e[idx];
+	*f = (struct dp_flow){ .key = *k, .last_seen = now, .in_use = true };
+	return f;
+}
+
+void
+dp_flow_close(struct dp_flows *t, struct dp_flow *f)
+{
+	if (!f->in_use)
+		return;
+	rte_hash_del_key(t->h, &f->key);
+	t->per_vm[f->key.vm]--;
+	f->in_use = false;
+	dp_slots_put(&t->slots, (uint32_t)(f - t->e));
+}
+
+static uint64_t
+dp_flow_idle_limit(const struct dp_flow *f)
+{
+	if (f->state == DP_FLOW_CLOSING)
+		return DP_FLOW_IDLE_CLOSING;
+	if (f->key.proto != 6)
+		return DP_FLOW_IDLE_UDP;
+	return f->state == DP_FLOW_SYN_SENT ? DP_FLOW_IDLE_SYN : DP_FLOW_IDLE_TCP;
+}
+
+unsigned int
+dp_flows_age(struct dp_flows *t, uint64_t now, unsigned int budget, uint64_t *closed_per_vm,
+    void (*release)(struct dp_flow *, void *), void *arg)
+{
+	unsigned int closed = 0;
+
+	for (unsigned int n = 0; n < budget && n < t->cap; n++) {
+		struct dp_flow *f = &t->e[t->cursor];
+
+		t->cursor = t->cursor + 1 == t->cap ? 0 : t->cursor + 1;
+		/* a flow whose hello is being held is cut by dp_tls_expire(), which owns it */
+		if (!f->in_use || f->tls == DP_TLS_PENDING ||
+		    now - f->last_seen < dp_flow_idle_limit(f))
+			continue;
+		if (release != NULL)
+			release(f, arg);
+		if (closed_per_vm != NULL)
+			closed_per_vm[f->key.vm]++;
+		dp_flow_close(t, f);
+		closed++;
+	}
+	return closed;
+}
+
+uint32_t
+dp_flows_count(const struct dp_flows *t, uint16_t vm)
+{
+	return vm <= t->nvms ? t->per_vm[vm] : 0;
+}
+
+void
+dp_flows_walk(struct dp_flows *t, uint16_t vm, void (*fn)(const struct dp_flow *, void *),
+    void *arg)
+{
+	for (uint32_t i = 0; i < t->cap; i++) {
+		struct dp_flow f = t->e[i];	/* a copy: the worker may rewrite the entry */
+
+		if (f.in_use && f.key.vm == vm)
+			fn(&f, arg);
+	}
+}

@@ -1,0 +1,106 @@
+/*
+ * Flow table of one worker: the connections its VMs opened and the verdict each keeps
+ * for its lifetime (SPEC s4.7). Symmetric RSS brings both directions of a flow to the same
+ * worker, so nothing here is shared. Entries come from an array sized at start; no
+ * allocation per packet.
+ */
+#ifndef DP_FLOW_H
+#define DP_FLOW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dp.h"
+
+enum dp_flow_state {
+	DP_FLOW_SYN_SENT,	/* TCP: the VM's SYN went out */
+	DP_FLOW_ESTABLISHED,	/* TCP: the peer answered; UDP: any datagram */
+	DP_FLOW_CLOSING,	/* TCP: FIN or RST seen */
+};
+
+/* A flow seen from its VM: the VM's port and the peer's address and port. */
+struct dp_flow_key {
+	uint16_t vm;
+	uint8_t family;
+	uint8_t proto;
+	uint16_t vm_port;
+	uint16_t peer_port;
+	uint8_t peer[16];
+};
+
+enum dp_flow_tls {
+	DP_TLS_NONE,		/* not a TLS port, or the verdict is in and the server has it */
+	DP_TLS_PENDING,		/* the client's first bytes are being held and judged */
+	DP_TLS_VERIFY,		/* released; kept to compare until the server acknowledges */
+	DP_TLS_DNS,		/* DNS over TCP: both streams framed and judged for life */
+};
+
+struct dp_flow {
+	struct dp_flow_key key;
+	uint64_t last_seen;		/* seconds, dp_now() */
+	uint8_t state;			/* enum dp_flow_state */
+	uint8_t tls;			/* enum dp_flow_tls */
+	bool in_use;
+	bool would_block;		/* audit: the verdict was "block", counted as such */
+	uint32_t isn;			/* TCP: sequence number of the client's first byte */
+	uint32_t hold;			/* 1 + the client stream's hold buffer, or 0 */
+	uint32_t gen;			/* the generation that last judged it */
+	uint8_t how;			/* enum dp_admission: what let it open */
+	uint8_t vm_wscale;		/* the SYN's window scale, PKT_WSCALE_NONE */
+	uint8_t peer_wscale;		/* what the peer's windows are shifted by */
+	bool peer_synced;		/* TCP: the peer's SYN-ACK was seen */
+	uint64_t name_hash;		/* DP_ADMIT_BINDING: the name (the SNI, once judged) */
+	/*
+	 * TCP, what the receiver of the client's stream will accept: RCV.NXT as its last
+	 * ACK said, and the window from there. judged: stream bytes [0, judged) were judged
+	 * and sent; a later segment must repeat them, never rewrite them.
+	 */
+	uint32_t peer_ack, peer_wnd;
+	uint32_t vm_nxt;		/* one past the highest sequence number the VM sent */
+	uint32_t judged;
+	uint64_t judged_digest;		/* a hello judged whole in one segment, kept no copy of */
+	uint32_t peer_isn;		/* DNS over TCP: the resolver's first byte */
+	uint32_t peer_hold;		/* and 1 + its stream's hold buffer, or 0 */
+	uint32_t vm_ack;		/* DNS over TCP: what the VM has of the resolver's stream */
+	uint32_t peer_fin_seq;		/* and where that stream ends, once peer_fin */
+	bool vm_fin, peer_fin;		/* DNS over TCP: that side's FIN was seen */
+};
+
+/* What let a flow open; a reload judges it again on the same grounds. */
+enum dp_admission { DP_ADMIT_NO, DP_ADMIT_DNS, DP_ADMIT_ADDR, DP_ADMIT_BINDING };
+
+struct dp_flows;
+
+/* A table for cap flows and nvms VMs; NULL and rte_errno on failure. */
+struct dp_flows *dp_flows_create(const char *name, uint32_t cap, uint16_t nvms, int socket);
+void dp_flows_free(struct dp_flows *t);
+
+struct dp_flow *dp_flow_lookup(struct dp_flows *t, const struct dp_flow_key *k);
+
+/*
+ * Open a flow for k, counted against its VM. NULL when the VM has max_per_vm flows open
+ * on this worker, or the table is full: the caller blocks with reason flow_limit.
+ */
+struct dp_flow *dp_flow_open(struct dp_flows *t, const struct dp_flow_key *k,
+    uint32_t max_per_vm, uint64_t now);
+
+/* Close f now (an RST). */
+void dp_flow_close(struct dp_flows *t, struct dp_flow *f);
+
+/*
+ * Close up to budget idle flows, scanning from where the last call stopped. Returns how
+ * many were closed; *closed_per_vm (nvms entries, may be NULL) counts them by VM. A flow
+ * whose hello is pending is left to its judge; release (may be NULL) frees what another
+ * idle flow holds before it closes.
+ */
+unsigned int dp_flows_age(struct dp_flows *t, uint64_t now, unsigned int budget,
+    uint64_t *closed_per_vm, void (*release)(struct dp_flow *, void *), void *arg);
+
+/* fn for each open flow of vm (main lcore, for listings: entries may be changing). */
+void dp_flows_walk(struct dp_flows *t, uint16_t vm, void (*fn)(const struct dp_flow *, void *),
+    void *arg);
+
+/* Open flows of vm on this worker. */
+uint32_t dp_flows_count(const struct dp_flows *t, uint16_t vm);
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * A generation: the VMs, policy and settings the fast path decides with, built from a
+ * loaded configuration on the main lcore and then published, immutable, to the workers.
+ */
+#ifndef DP_GEN_H
+#define DP_GEN_H
+
+#include <stdint.h>
+
+#include "dp.h"
+
+struct pol_config;
+
+/*
+ * Build generation id from cfg for nworkers workers. A VM of prev (may be NULL) keeps its
+ * slot; a new one gets a slot never used before. The generation borrows cfg (names, the
+ * pol_set): cfg must outlive it. NULL and rte_errno on failure (E2BIG: out of VM slots).
+ */
+struct dp_gen *dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers,
+    const struct dp_gen *prev);
+void dp_gen_free(struct dp_gen *g);
+
+/*
+ * Names the VMs resolved before this generation, with what its policy now allows for each:
+ * a flow or binding learned under an older policy is judged again with these. A name not
+ * here is not allowed (fail closed). Filled by the main lcore before publishing.
+ */
+int dp_gen_names_init(struct dp_gen *g, uint32_t cap);
+int dp_gen_names_add(struct dp_gen *g, uint16_t slot, uint64_t name_hash,
+    const struct pol_ports *ports);
+/* The ports the current policy allows for (slot, name), or NULL. */
+const struct pol_ports *dp_gen_name_ports(const struct dp_gen *g, uint16_t slot,
+    uint64_t name_hash);
+
+/* The VM with this (vlan, MAC), or -1. */
+int dp_gen_vm_by_mac(const struct dp_gen *g, uint16_t vlan, const uint8_t *mac);
+
+/* Is addr one of the configured resolvers? */
+bool dp_gen_is_resolver(const struct dp_gen *g, uint8_t family, const uint8_t *addr);
+
+/* Is port one of tls_ports? */
+bool dp_gen_is_tls_port(const struct dp_gen *g, uint16_t port);
+
+/* Is addr any VM's address (a DNS answer must never bind it)? */
+bool dp_gen_is_vm_addr(const struct dp_gen *g, uint8_t family, const uint8_t *addr);
+
+#endif

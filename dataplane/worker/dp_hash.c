@@ -1,0 +1,99 @@
+/*
+ * SipHash-2-4 and the process's hash secrets.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "dp_hash.h"
+
+static uint64_t dp_hash_k0, dp_hash_k1;
+static uint32_t dp_hash_rte_seed;
+
+int
+dp_hash_init(void)
+{
+	uint64_t key[3];
+
+	if (getrandom(key, sizeof(key), 0) != (ssize_t)sizeof(key))
+		return -errno;
+	dp_hash_k0 = key[0];
+	dp_hash_k1 = key[1];
+	dp_hash_rte_seed = (uint32_t)key[2];
+	return 0;
+}
+
+uint32_t
+dp_hash_seed(void)
+{
+	return dp_hash_rte_seed;
+}
+
+static inline uint64_t
+dp_rotl(uint64_t x, int b)
+{
+	return x << b | x >> (64 - b);
+}
+
+/* One SipRound over the state v[0..3]. */
+static inline void
+dp_sipround(uint64_t v[4])
+{
+	v[0] += v[1];
+	v[1] = dp_rotl(v[1], 13) ^ v[0];
+	v[0] = dp_rotl(v[0], 32);
+	v[2] += v[3];
+	v[3] = dp_rotl(v[3], 16) ^ v[2];
+	v[0] += v[3];
+	v[3] = dp_rotl(v[3], 21) ^ v[0];
+	v[2] += v[1];
+	v[1] = dp_rotl(v[1], 17) ^ v[2];
+	v[2] = dp_rotl(v[2], 32);
+}
+
+/* The message is read as little-endian 64-bit words, whatever the CPU. */
+static inline uint64_t
+dp_le64(const uint8_t *p, size_t n)
+{
+	uint64_t w = 0;
+
+	for (size_t i = 0; i < n; i++)
+		w |= (uint64_t)p[i] << (8 * i);
+	return w;
+}
+
+uint64_t
+dp_siphash24(uint64_t k0, uint64_t k1, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	uint64_t v[4] = {
+		k0 ^ UINT64_C(0x736f6d6570736575), k1 ^ UINT64_C(0x646f72616e646f6d),
+		k0 ^ UINT64_C(0x6c7967656e657261), k1 ^ UINT64_C(0x7465646279746573),
+	};
+	size_t whole = len - len % 8;
+	uint64_t m;
+
+	for (size_t i = 0; i < whole; i += 8) {
+		m = dp_le64(p + i, 8);
+		v[3] ^= m;
+		dp_sipround(v);
+		dp_sipround(v);
+		v[0] ^= m;
+	}
+	/* the last word: the remaining bytes, and the length's low byte at the top */
+	m = dp_le64(p + whole, len % 8) | (uint64_t)(len & 0xff) << 56;
+	v[3] ^= m;
+	dp_sipround(v);
+	dp_sipround(v);
+	v[0] ^= m;
+	v[2] ^= 0xff;
+	for (int i = 0; i < 4; i++)
+		dp_sipround(v);
+	return v[0] ^ v[1] ^ v[2] ^ v[3];
+}
+
+uint64_t
+dp_hash_bytes(const void *buf, size_t len)
+{
+	return dp_siphash24(dp_hash_k0, dp_hash_k1, buf, len);
+}

@@ -1,0 +1,162 @@
+/*
+ * The pool of held streams, and releasing what they hold in sequence order.
+ */
+#include <string.h>
+
+#include <rte_malloc.h>
+
+#include "dp_hold.h"
+#include "dp_pipeline.h"
+
+struct dp_holds *
+dp_holds_create(uint32_t nslots, uint16_t nvms, int socket)
+{
+	struct dp_holds *hs;
+
+	if ((hs = rte_zmalloc_socket("dp_holds", sizeof(*hs), RTE_CACHE_LINE_SIZE, socket)) == NULL)
+		return NULL;
+	hs->n = nslots;
+	hs->nvms = nvms;
+	hs->h = rte_zmalloc_socket("dp_hold", (size_t)nslots * sizeof(hs->h[0]),
+	    RTE_CACHE_LINE_SIZE, socket);
+	hs->per_vm = rte_zmalloc_socket("dp_hold_vm", (size_t)(nvms + 1) * sizeof(hs->per_vm[0]),
+	    0, socket);
+	if (hs->h == NULL || hs->per_vm == NULL || dp_slots_init(&hs->slots, nslots, socket) != 0 ||
+	    (hs->quic = dp_quic_ctx_new()) == NULL) {
+		dp_holds_free(hs);
+		return NULL;
+	}
+	return hs;
+}
+
+void
+dp_holds_free(struct dp_holds *hs)
+{
+	if (hs == NULL)
+		return;
+	for (uint32_t i = 0; hs->h != NULL && i < hs->n; i++)
+		for (uint16_t s = 0; s < hs->h[i].nsegs; s++)
+			rte_pktmbuf_free(hs->h[i].segs[s]);
+	dp_quic_ctx_free(hs->quic);
+	dp_slots_fini(&hs->slots);
+	rte_free(hs->per_vm);
+	rte_free(hs->h);
+	rte_free(hs);
+}
+
+struct dp_hold *
+dp_hold_take(struct dp_worker *w, struct dp_flow *f, uint32_t *ref, uint32_t base,
+    bool from_peer)
+{
+	struct dp_holds *hs = w->holds;
+	struct dp_hold *h;
+	uint32_t slot;
+
+	if (f->key.vm > hs->nvms || hs->per_vm[f->key.vm] >= w->gen->max_holds_per_vm ||
+	    !dp_slots_get(&hs->slots, &slot))
+		return NULL;
+	hs->per_vm[f->key.vm]++;
+	*ref = slot + 1;
+	h = dp_hold_at(w, *ref);
+	h->flow = f;
+	h->vm = f->key.vm;
+	h->started = w->now;
+	h->nsegs = 0;
+	h->base = base;
+	h->judged = 0;
+	h->from_peer = from_peer;
+	reasm_init(&h->r, base, h->buf, sizeof(h->buf));
+	return h;
+}
+
+void
+dp_hold_put(struct dp_worker *w, uint32_t *ref)
+{
+	struct dp_hold *h = dp_hold_at(w, *ref);
+
+	if (h == NULL)
+		return;
+	for (uint16_t i = 0; i < h->nsegs; i++)
+		rte_pktmbuf_free(h->segs[i]);
+	h->nsegs = 0;
+	h->flow = NULL;
+	w->holds->per_vm[h->vm]--;
+	dp_slots_put(&w->holds->slots, *ref - 1);
+	*ref = 0;
+}
+
+bool
+dp_hold_push(const struct dp_worker *w, struct dp_hold *h, struct rte_mbuf *m, uint32_t off,
+    uint32_t end)
+{
+	/*
+	 * A datagram namegate reassembled into one of the worker's few large buffers is never
+	 * held: held, a VM's share of holds could pin them all, and no neighbour could then
+	 * send a large fragmented datagram. Real stacks do not fragment TCP (PMTUD sets DF).
+	 */
+	if (h->nsegs == DP_HOLD_SEGS || m->pool != w->ctx->pool)
+		return false;
+	h->off[h->nsegs] = off;
+	h->end[h->nsegs] = end;
+	h->segs[h->nsegs++] = m;
+	return true;
+}
+
+/* Sequence order from the stream's first byte (offsets, so wraparound is already gone). */
+void
+dp_hold_sort(struct dp_hold *h)
+{
+	for (uint16_t i = 1; i < h->nsegs; i++) {
+		struct rte_mbuf *m = h->segs[i];
+		uint32_t off = h->off[i], end = h->end[i];
+		uint16_t j = i;
+
+		for (; j > 0 && h->off[j - 1] > off; j--) {
+			h->segs[j] = h->segs[j - 1];
+			h->off[j] = h->off[j - 1];
+			h->end[j] = h->end[j - 1];
+		}
+		h->segs[j] = m;
+		h->off[j] = off;
+		h->end[j] = end;
+	}
+}
+
+void
+dp_hold_release(struct dp_worker *w, struct dp_hold *h, uint32_t upto)
+{
+	const struct dp_flow *f = h->flow;
+	uint32_t sent = 0;
+	uint16_t kept = 0;
+
+	dp_hold_sort(h);
+	for (uint16_t i = 0; i < h->nsegs; i++) {
+		struct rte_mbuf *m = h->segs[i];
+
+		if (h->end[i] > upto) {
+			h->segs[kept] = m;
+			h->off[kept] = h->off[i];
+			h->end[kept++] = h->end[i];
+			continue;
+		}
+		if (h->end[i] <= sent && h->end[i] > h->off[i]) {
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		if (h->end[i] > sent)
+			sent = h->end[i];
+		if (h->from_peer)
+			dp_ingress(w, m, h->vm);
+		else
+			dp_egress(w, m, h->vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
+	}
+	h->nsegs = kept;
+}
+
+void
+dp_flow_end(struct dp_worker *w, struct dp_flow *f)
+{
+	dp_hold_put(w, &f->hold);
+	dp_hold_put(w, &f->peer_hold);
+	dp_flow_close(w->flows, f);
+}

@@ -1,0 +1,116 @@
+/*
+ * Held streams: the bytes of one direction of a TCP connection (or a QUIC flow's first
+ * datagrams) that namegate holds back until it has judged them, and keeps after release
+ * until the receiver has acknowledged them, so that a retransmission may repeat judged
+ * bytes but never rewrite them. One pool of fixed buffers per worker; a flow refers to its
+ * buffers by 1 + slot (0: none).
+ */
+#ifndef DP_HOLD_H
+#define DP_HOLD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "dp.h"
+#include "dp_flow.h"
+#include "dp_quic.h"
+#include "dp_slots.h"
+#include "sni/pkt.h"
+#include "sni/reasm.h"
+#include "sni/tls.h"
+
+#define DP_HOLD_SEGS		32	/* segments held at once: more is not a hello or a query */
+#define DP_HOLD_SECONDS		5	/* a ClientHello must be whole within this */
+#define DP_VERIFY_SECONDS	10	/* judged bytes kept for comparison at most this long */
+
+struct dp_hold {
+	struct reasm r;			/* the stream from its first unacknowledged byte */
+	struct dp_quic_hello q;		/* QUIC: the Initials' CRYPTO stream (in buf too) */
+	struct dp_flow *flow;		/* NULL: free */
+	uint64_t started;		/* when it was taken, or its bytes released */
+	uint32_t base;			/* sequence number of stream offset 0 */
+	uint16_t vm;
+	uint16_t nsegs;
+	bool from_peer;			/* the server's direction: released toward the VM */
+	uint32_t judged;		/* DNS: stream bytes [0, judged) are whole, judged messages */
+	struct rte_mbuf *segs[DP_HOLD_SEGS];
+	uint32_t off[DP_HOLD_SEGS];	/* TCP: each segment's first byte, from base */
+	uint32_t end[DP_HOLD_SEGS];	/* and one past its last */
+	uint8_t buf[TLS_HELLO_MAX];
+};
+
+struct dp_holds {
+	uint32_t n, cursor;
+	struct dp_slots slots;
+	uint16_t nvms;
+	uint32_t *per_vm;		/* buffers taken, by VM slot */
+	struct dp_quic_ctx *quic;	/* this worker's QUIC Initial keys and ciphers */
+	struct dp_hold *h;
+	uint8_t scratch[TLS_HELLO_MAX];	/* a hello fragmented over records, gathered */
+};
+
+/* A pool of nslots hold buffers (each TLS_HELLO_MAX bytes) for one worker and nvms VMs. */
+struct dp_holds *dp_holds_create(uint32_t nslots, uint16_t nvms, int socket);
+void dp_holds_free(struct dp_holds *h);
+
+static inline struct dp_hold *
+dp_hold_at(const struct dp_worker *w, uint32_t ref)
+{
+	return ref != 0 ? &w->holds->h[ref - 1] : NULL;
+}
+
+/*
+ * A buffer for one stream of f, starting at sequence number base, stored in *ref; NULL
+ * when none is free or f's VM holds its share already (the caller fails closed, charging
+ * the VM with vm_limit).
+ */
+struct dp_hold *dp_hold_take(struct dp_worker *w, struct dp_flow *f, uint32_t *ref,
+    uint32_t base, bool from_peer);
+
+/* Free the buffer at *ref, and every segment still held in it. */
+void dp_hold_put(struct dp_worker *w, uint32_t *ref);
+
+/*
+ * Hold m, whose payload is stream bytes [off, end). False, m not taken, when full, or when
+ * m is a large reassembled datagram (the caller cuts the flow: fail closed).
+ */
+bool dp_hold_push(const struct dp_worker *w, struct dp_hold *h, struct rte_mbuf *m,
+    uint32_t off, uint32_t end);
+
+/*
+ * Send on, in sequence order, every held segment that ends at or before upto (every one
+ * with UINT32_MAX), each byte once: a segment whose bytes all went out in this release is
+ * dropped. Toward the uplink for a client stream, toward the VM for a peer's.
+ */
+void dp_hold_release(struct dp_worker *w, struct dp_hold *h, uint32_t upto);
+
+/* Sort the held segments by stream offset. */
+void dp_hold_sort(struct dp_hold *h);
+
+/*
+ * Stream offset of sequence number seq: negative when seq lies behind offset 0 (RFC 1982
+ * serial numbers), so a segment that starts before the stream can be trimmed.
+ */
+static inline int64_t
+dp_hold_offset(uint32_t base, uint32_t seq)
+{
+	return (int32_t)(seq - base);
+}
+
+/*
+ * May the client send [seq, seq + len) to the peer? Only up to the right edge of the
+ * window the peer last advertised (RFC 9293 s3.8.6); before its SYN-ACK, anything (the
+ * data of a SYN). What the receiver would drop must not be judged or held.
+ */
+static inline bool
+dp_hold_in_window(const struct dp_flow *f, uint32_t seq, uint32_t len)
+{
+	return !f->peer_synced || (int32_t)(seq + len - (f->peer_ack + f->peer_wnd)) <= 0;
+}
+
+/* Close f, with whatever it holds; every caller that ends a flow goes through here. */
+void dp_flow_end(struct dp_worker *w, struct dp_flow *f);
+
+#endif

@@ -1,0 +1,53 @@
+/*
+ * Why a frame was blocked or dropped: one list, so counters, metrics and events agree.
+ * The first group are SPEC s6's reason label values (per VM); the rest are counted per
+ * port, for frames that never reached a VM's decision.
+ */
+#ifndef DP_REASON_H
+#define DP_REASON_H
+
+#define DP_REASONS(X)							\
+	X(SPOOFED,	"spoofed",	"unknown MAC, or a source not the VM's") \
+	X(NO_BINDING,	"no_binding",	"destination not bound, or port not allowed") \
+	X(SNI_DENIED,	"sni_denied",	"ClientHello names a host the VM may not reach") \
+	X(NOT_TLS,	"not_tls",	"first bytes on a TLS port are not a ClientHello") \
+	X(NO_SNI,	"no_sni",	"ClientHello without server_name") \
+	X(DNS_DENIED,	"dns_denied",	"name not allowed, or another server") \
+	X(QUIC,		"quic",		"QUIC blocked so that clients fall back to TCP") \
+	X(UNSOLICITED,	"unsolicited",	"no flow or remembered query for this packet") \
+	X(FLOW_LIMIT,	"flow_limit",	"flow table (or the VM's share of it) is full") \
+	X(REBIND,	"rebind",	"an address DNS must never bind") \
+	X(SOURCE_ROUTE,	"source_route",	"IPv4 LSRR/SSRR option or IPv6 routing header") \
+	X(REWRITE,	"rewrite",	"a segment rewrites stream bytes already judged") \
+	X(VM_LIMIT,	"vm_limit",	"the VM's share of a table other than flows is full")
+
+enum dp_reason {
+#define X(name, label, text) DP_REASON_##name,
+	DP_REASONS(X)
+#undef X
+	DP_REASON_MAX
+};
+
+/* Frames dropped before or outside any VM's decision, counted per worker. */
+#define DP_DROPS(X)							\
+	X(MALFORMED,	"malformed",	"headers whose lengths do not fit the frame") \
+	X(NOT_IP,	"not_ip",	"an ethertype namegate does not forward") \
+	X(SLOW_PATH,	"slow_path",	"ICMP, fragments, other protocols") \
+	X(DNS_BAD,	"dns_malformed", "a DNS message that does not parse") \
+	X(TX_FULL,	"tx_full",	"the output queue was full") \
+	X(NO_MBUF,	"no_mbuf",	"no buffer for a reply") \
+	X(TABLE_FULL,	"table_full",	"a binding or pending-query table is full") \
+	X(BAD_CSUM,	"bad_checksum",	"an IPv4 header, TCP or UDP checksum is wrong") \
+	X(OUT_OF_WINDOW, "out_of_window", "a segment the receiver's window cannot accept") \
+	X(FRAG_BAD,	"fragment_invalid", "overlapping, oversized or malformed fragments") \
+	X(FRAG_TIMEOUT,	"fragment_timeout", "a datagram whose fragments did not all arrive") \
+	X(ND_INVALID,	"nd_invalid",	"ND-typed ICMPv6 toward a VM in no shape ND has")
+
+enum dp_drop {
+#define X(name, label, text) DP_DROP_##name,
+	DP_DROPS(X)
+#undef X
+	DP_DROP_MAX
+};
+
+#endif

@@ -1,0 +1,52 @@
+/*
+ * SNI verdicts (SPEC s4 step 5): on a TLS port the client's first bytes must be a
+ * ClientHello naming a host the VM may reach. Until the verdict the client's segments are
+ * held, not forwarded, so no payload byte reaches the server before namegate has judged
+ * it; then they are released in order, or the connection is cut both ways.
+ */
+#ifndef DP_TLS_H
+#define DP_TLS_H
+
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "dp.h"
+#include "dp_flow.h"
+#include "sni/pkt.h"
+
+/*
+ * A client segment with payload on flow f, whose verdict is still pending: hold m, and
+ * decide once the ClientHello is whole. Takes ownership of m.
+ */
+void dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    struct dp_flow *f);
+
+/*
+ * quic: inspect. A datagram from the client of UDP flow f to port 443 whose verdict is
+ * pending: hold it, feed its Initials to the QUIC ClientHello reader, and judge the SNI
+ * exactly as for TLS over TCP. Denied: ICMP port unreachable, so the client falls back to
+ * TCP. Takes ownership of m.
+ */
+void dp_quic_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    struct dp_flow *f);
+
+/*
+ * A client segment with payload on TCP flow f whose hello was judged: may it pass? Bytes
+ * that overlap the judged ones must equal them (compared while the server has not yet
+ * acknowledged them all; afterwards it ignores them); otherwise the flow is cut (reason
+ * rewrite) and false returned, m consumed. true: m is the caller's to send.
+ */
+bool dp_tls_verify(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    struct dp_flow *f);
+
+/* The server's ACK of f moved: once it covers the judged bytes, their copy is freed. */
+void dp_tls_peer_ack(struct dp_worker *w, struct dp_flow *f);
+
+/*
+ * Housekeeping: cut flows whose ClientHello did not complete within DP_HOLD_SECONDS, and
+ * free judged bytes unacknowledged after DP_VERIFY_SECONDS.
+ */
+void dp_tls_expire(struct dp_worker *w);
+
+#endif

@@ -1,0 +1,169 @@
+/*
+ * The worker loop. No allocation, lock, syscall or log in here: counters only.
+ */
+#include <stdio.h>
+
+#include <rte_ethdev.h>
+#include <rte_malloc.h>
+#include <rte_prefetch.h>
+#include <rte_rcu_qsbr.h>
+
+#include "dp_dns.h"
+#include "dp_evt.h"
+#include "dp_flow.h"
+#include "dp_frag.h"
+#include "dp_hold.h"
+#include "dp_pipeline.h"
+#include "dp_tls.h"
+#include "dp_worker.h"
+
+#define DP_HOUSEKEEPING_EVERY	256
+#define DP_AGE_SLICE		64	/* table entries examined per housekeeping round */
+/* a whole-path fuzzer builds with small tables, so that forgetting one input is cheap */
+#ifndef DP_PENDING_CAP
+#define DP_PENDING_CAP		16384	/* DNS queries in flight per worker */
+#endif
+#ifndef DP_HOLD_SLOTS
+#define DP_HOLD_SLOTS		256	/* connections whose ClientHello is being held */
+#endif
+#ifndef DP_FRAG_SLOTS
+#define DP_FRAG_SLOTS		DP_FRAG_SLOTS_DEFAULT	/* datagrams in reassembly */
+#endif
+#define DP_FRAG_SECONDS		5	/* for a datagram's fragments to arrive */
+#define DP_PREFETCH		3
+
+struct dp_worker *
+dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
+    const struct pol_config *cfg, uint16_t nvms)
+{
+	int socket = (int)rte_lcore_to_socket_id(lcore);
+	uint32_t max_flows = 0;
+	char name[64];
+	struct dp_worker *w;
+
+	(void)cfg;
+	if ((w = rte_zmalloc_socket("dp_worker", sizeof(*w), RTE_CACHE_LINE_SIZE, socket)) == NULL)
+		return NULL;
+	w->id = id;
+	w->lcore = lcore;
+	w->ctx = ctx;
+	w->gen = atomic_load_explicit(&ctx->gen, memory_order_acquire);
+	max_flows = ctx->max_flows / ctx->nworkers;
+	snprintf(name, sizeof(name), "ng_flows_%u", id);
+	w->flows = dp_flows_create(name, max_flows ? max_flows : 1, nvms, socket);
+	snprintf(name, sizeof(name), "ng_pending_%u", id);
+	w->pending = dp_pending_create(name, DP_PENDING_CAP, nvms, socket);
+	w->holds = dp_holds_create(DP_HOLD_SLOTS, nvms, socket);
+	w->frags = dp_frags_create(id, DP_FRAG_SLOTS, w->gen->max_frags_per_vm,
+	    DP_FRAG_SECONDS, ctx->pool, socket);
+	w->evts = dp_evt_ring_create(id, socket);
+	w->vm_stats = rte_zmalloc_socket("dp_vm_stats", (size_t)(nvms + 1) * sizeof(w->vm_stats[0]),
+	    RTE_CACHE_LINE_SIZE, socket);
+	if (w->flows == NULL || w->pending == NULL || w->holds == NULL || w->frags == NULL ||
+	    w->evts == NULL ||
+	    w->vm_stats == NULL) {
+		dp_worker_free(w);
+		return NULL;
+	}
+	return w;
+}
+
+void
+dp_worker_free(struct dp_worker *w)
+{
+	if (w == NULL)
+		return;
+	rte_ring_free(w->evts);
+	dp_holds_free(w->holds);
+	dp_frags_free(w->frags);
+	dp_flows_free(w->flows);
+	dp_pending_free(w->pending);
+	rte_free(w->vm_stats);
+	rte_free(w);
+}
+
+static void
+dp_worker_rx(struct dp_worker *w, unsigned int port, void (*fn)(struct dp_worker *,
+    struct rte_mbuf *))
+{
+	struct rte_mbuf *pkts[DP_BURST];
+	uint16_t n = rte_eth_rx_burst(w->ctx->port[port], (uint16_t)w->id, pkts, DP_BURST);
+
+	for (uint16_t i = 0; i < n; i++) {
+		if (i + DP_PREFETCH < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + DP_PREFETCH], void *));
+		fn(w, pkts[i]);
+	}
+}
+
+static void
+dp_slow_from_vm_tap(struct dp_worker *w, struct rte_mbuf *m)
+{
+	dp_pipeline_slow(w, m, DP_PORT_SLOW_VM);
+}
+
+static void
+dp_slow_from_up_tap(struct dp_worker *w, struct rte_mbuf *m)
+{
+	dp_pipeline_slow(w, m, DP_PORT_SLOW_UP);
+}
+
+void
+dp_worker_poll(struct dp_worker *w)
+{
+	w->now = dp_now(w->ctx);
+	dp_worker_rx(w, DP_PORT_VM, dp_pipeline_vm);
+	dp_worker_rx(w, DP_PORT_UPLINK, dp_pipeline_uplink);
+	if (w->ctx->slow_path) {
+		dp_worker_rx(w, DP_PORT_SLOW_VM, dp_slow_from_vm_tap);
+		dp_worker_rx(w, DP_PORT_SLOW_UP, dp_slow_from_up_tap);
+	}
+	dp_tx_flush(w);
+}
+
+/* A datagram whose fragments did not all arrive in time. */
+static void
+dp_worker_frag_expired(void *arg, uint16_t vm, uint32_t nb_frags)
+{
+	struct dp_worker *w = arg;
+
+	(void)vm;
+	w->drops[DP_DROP_FRAG_TIMEOUT] += nb_frags;
+}
+
+/* An idle flow's held bytes go back to the pool before the flow does. */
+static void
+dp_worker_unhold(struct dp_flow *f, void *arg)
+{
+	struct dp_worker *w = arg;
+
+	dp_hold_put(w, &f->hold);
+	dp_hold_put(w, &f->peer_hold);
+}
+
+int
+dp_worker_loop(void *arg)
+{
+	struct dp_worker *w = arg;
+	struct rte_rcu_qsbr *qsbr = w->ctx->qsbr;
+	unsigned int spins = 0;
+
+	rte_rcu_qsbr_thread_register(qsbr, w->id);
+	rte_rcu_qsbr_thread_online(qsbr, w->id);
+	while (!atomic_load_explicit(&w->stop, memory_order_relaxed)) {
+		dp_worker_poll(w);
+		if (++spins < DP_HOUSEKEEPING_EVERY)
+			continue;
+		spins = 0;
+		/* Nothing old is referenced past here, so retired entries may be reused. */
+		rte_rcu_qsbr_quiescent(qsbr, w->id);
+		w->gen = atomic_load_explicit(&w->ctx->gen, memory_order_acquire);
+		dp_flows_age(w->flows, w->now, DP_AGE_SLICE, NULL, dp_worker_unhold, w);
+		dp_pending_age(w->pending, w->now, DP_AGE_SLICE);
+		dp_tls_expire(w);
+		dp_frag_age(w->frags, w->now, DP_AGE_SLICE, dp_worker_frag_expired, w);
+	}
+	rte_rcu_qsbr_thread_offline(qsbr, w->id);
+	rte_rcu_qsbr_thread_unregister(qsbr, w->id);
+	return 0;
+}

@@ -1,0 +1,24 @@
+/*
+ * Worker lcores: each polls its queue of both ports and runs every frame through the
+ * pipeline; housekeeping (aging, reporting a quiescent state) every DP_HOUSEKEEPING_EVERY
+ * polls.
+ */
+#ifndef DP_WORKER_H
+#define DP_WORKER_H
+
+#include "dp.h"
+
+struct pol_config;
+
+/* A worker with its own tables; NULL and rte_errno on failure. */
+struct dp_worker *dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
+    const struct pol_config *cfg, uint16_t nvms);
+void dp_worker_free(struct dp_worker *w);
+
+/* lcore entry point: loops until w->stop. */
+int dp_worker_loop(void *w);
+
+/* One poll of both ports and the housekeeping due; the loop's body, for tests too. */
+void dp_worker_poll(struct dp_worker *w);
+
+#endif

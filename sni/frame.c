@@ -1,0 +1,300 @@
+/*
+ * Frames namegate sends on its own behalf: TCP RSTs, ICMP port unreachable, and (in
+ * frame_dns.c) DNS refusals. Each builder sizes the whole frame first and writes only
+ * once it knows the frame fits, so a short out is never touched.
+ */
+#include <string.h>
+
+#include "sni/frame.h"
+#include "frame_int.h"
+#include "sni/rd.h"
+
+#define ETH_P_8021Q	0x8100
+#define ETH_P_8021AD	0x88a8
+#define IPV4_DF		0x4000
+#define DP_HOP_LIMIT	64
+
+#define ICMP4_UNREACH		3
+#define ICMP4_UNREACH_PORT	3
+#define ICMP6_UNREACH		1
+#define ICMP6_UNREACH_PORT	4
+
+/*
+ * Ethernet II, then up to PKT_VLAN_MAX 802.1Q/802.1ad tags, as pkt_decode() reads them.
+ * Returns the header length, or 0 unless the ethertype after the tags is p's IP version.
+ */
+size_t
+frame_l2_len(const uint8_t *in, size_t len, const struct pkt *p)
+{
+	struct rd r = rd_make(in, len);
+	uint16_t type;
+
+	if (!rd_skip(&r, 12) || !rd_u16(&r, &type))
+		return 0;
+	for (unsigned int tags = 0; type == ETH_P_8021Q || type == ETH_P_8021AD; tags++)
+		if (tags == PKT_VLAN_MAX || !rd_skip(&r, 2) || !rd_u16(&r, &type))
+			return 0;
+	if ((p->family != 4 || type != FRAME_ETH_P_IPV4) && (p->family != 6 || type != FRAME_ETH_P_IPV6))
+		return 0;
+	return len - r.len;
+}
+
+size_t
+frame_l3_len(const struct pkt *p)
+{
+	return p->family == 4 ? FRAME_IPV4_HDR_LEN : FRAME_IPV6_HDR_LEN;
+}
+
+/*
+ * Ethernet (with in's tags) and IP headers for l4_len bytes of proto; returns the offset of
+ * the transport header. reply: back to p's sender, MACs and addresses swapped; otherwise
+ * onward in p's direction, both kept.
+ */
+size_t
+frame_put_hdrs(const uint8_t *in, size_t l2, const struct pkt *p, bool reply, uint8_t proto,
+    size_t l4_len, uint8_t *out)
+{
+	const uint8_t *src = reply ? p->dst : p->src, *dst = reply ? p->src : p->dst;
+	uint8_t *ip = out + l2;
+
+	memcpy(out, in, l2);
+	if (reply) {
+		memcpy(out, in + 6, 6);
+		memcpy(out + 6, in, 6);
+	}
+	if (p->family == 4) {
+		/* ver 4 ihl 5 | tos | total | id | flags frag | ttl | proto | sum | src | dst */
+		ip[0] = 0x45;
+		ip[1] = 0;
+		frame_wr16(ip + 2, (uint16_t)(FRAME_IPV4_HDR_LEN + l4_len));
+		frame_wr16(ip + 4, 0);
+		frame_wr16(ip + 6, IPV4_DF);
+		ip[8] = DP_HOP_LIMIT;
+		ip[9] = proto;
+		frame_wr16(ip + 10, 0);
+		memcpy(ip + 12, src, 4);
+		memcpy(ip + 16, dst, 4);
+		frame_wr16(ip + 10, frame_csum_fold(frame_csum_add(0, ip, FRAME_IPV4_HDR_LEN)));
+		return l2 + FRAME_IPV4_HDR_LEN;
+	}
+	/* ver 6 tc 0 flow 0 | payload_len | next | hop_limit | src | dst */
+	frame_wr32(ip, 0x60000000);
+	frame_wr16(ip + 4, (uint16_t)l4_len);
+	ip[6] = proto;
+	ip[7] = DP_HOP_LIMIT;
+	memcpy(ip + 8, src, 16);
+	memcpy(ip + 24, dst, 16);
+	return l2 + FRAME_IPV6_HDR_LEN;
+}
+
+/*
+ * Checksum of the l4_len-byte transport message at l4 behind the IP header at ip: over the
+ * pseudo-header (RFC 768, RFC 9293 s3.1, RFC 8200 s8.1) too, except for ICMPv4 (RFC 792).
+ */
+uint16_t
+frame_l4_csum(const uint8_t *ip, uint8_t family, uint8_t proto, const uint8_t *l4, size_t l4_len)
+{
+	uint32_t sum = 0;
+
+	if (family == 6) {
+		sum = frame_csum_add(sum, ip + 8, 32);
+		sum += (uint32_t)(l4_len >> 16) + (uint32_t)(l4_len & 0xffff) + proto;
+	} else if (proto != FRAME_PROTO_ICMP) {
+		sum = frame_csum_add(sum, ip + 12, 8);
+		sum += (uint32_t)l4_len + proto;
+	}
+	return frame_csum_fold(frame_csum_add(sum, l4, l4_len));
+}
+
+/* TCP header (RFC 9293 s3.1), no options; the checksum is filled in by the caller. */
+void
+frame_put_tcp(uint8_t *th, uint16_t sport, uint16_t dport, uint32_t seq, uint32_t ack,
+    uint8_t flags, uint16_t win)
+{
+	frame_wr16(th, sport);
+	frame_wr16(th + 2, dport);
+	frame_wr32(th + 4, seq);
+	frame_wr32(th + 8, ack);
+	th[12] = (FRAME_TCP_HDR_LEN / 4) << 4;
+	th[13] = flags;
+	frame_wr16(th + 14, win);
+	frame_wr16(th + 16, 0);
+	frame_wr16(th + 18, 0);
+}
+
+/* SEG.LEN (RFC 9293 s3.4): the octets a segment occupies in sequence space. */
+uint32_t
+frame_tcp_seg_len(const struct pkt *p)
+{
+	return (uint32_t)p->payload_len + ((p->tcp_flags & PKT_TCP_SYN) != 0) +
+	    ((p->tcp_flags & PKT_TCP_FIN) != 0);
+}
+
+static int
+dp_rst(const uint8_t *in, size_t len, const struct pkt *p, bool reply, uint32_t seq,
+    uint32_t ack, uint8_t flags, uint8_t *out, size_t cap)
+{
+	size_t l2, l4, n;
+
+	/* RFC 9293 s3.10.7.1: an RST is never answered, whichever way it went */
+	if (p->proto != PKT_PROTO_TCP || p->fragment || (p->tcp_flags & PKT_TCP_RST) ||
+	    (l2 = frame_l2_len(in, len, p)) == 0)
+		return -1;
+	n = l2 + frame_l3_len(p) + FRAME_TCP_HDR_LEN;
+	if (n > cap)
+		return -1;
+	l4 = frame_put_hdrs(in, l2, p, reply, PKT_PROTO_TCP, FRAME_TCP_HDR_LEN, out);
+	frame_put_tcp(out + l4, reply ? p->dport : p->sport, reply ? p->sport : p->dport, seq, ack,
+	    flags, 0);
+	frame_wr16(out + l4 + 16, frame_l4_csum(out + l2, p->family, PKT_PROTO_TCP, out + l4,
+	    FRAME_TCP_HDR_LEN));
+	return (int)n;
+}
+
+int
+frame_tcp_rst(const uint8_t *in, size_t len, const struct pkt *p, uint8_t *out, size_t cap)
+{
+	if (p->tcp_flags & PKT_TCP_ACK)
+		return dp_rst(in, len, p, true, p->ack, 0, PKT_TCP_RST, out, cap);
+	return dp_rst(in, len, p, true, 0, p->seq + frame_tcp_seg_len(p), PKT_TCP_RST | PKT_TCP_ACK,
+	    out, cap);
+}
+
+int
+frame_tcp_rst_to_dst(const uint8_t *in, size_t len, const struct pkt *p, bool seg_forwarded,
+    uint8_t *out, size_t cap)
+{
+	uint32_t seq = p->seq + (seg_forwarded ? frame_tcp_seg_len(p) : 0);
+
+	if (p->tcp_flags & PKT_TCP_ACK)
+		return dp_rst(in, len, p, false, seq, p->ack, PKT_TCP_RST | PKT_TCP_ACK, out, cap);
+	return dp_rst(in, len, p, false, seq, 0, PKT_TCP_RST, out, cap);
+}
+
+/* RFC 1122 s3.2.2, RFC 4443 s2.4(e,f): no error about a packet not from or to one host. */
+int
+frame_tcp_strip(const uint8_t *in, size_t len, const struct pkt *p, uint8_t *out, size_t cap)
+{
+	size_t keep = (size_t)(p->payload - in);
+	uint8_t *ip = out + p->l3_off, *th = out + p->l4_off;
+
+	if (p->proto != PKT_PROTO_TCP || p->fragment || keep > len || keep > cap ||
+	    p->payload_len == 0)
+		return -1;
+	memcpy(out, in, keep);
+	if (p->family == 4) {
+		frame_wr16(ip + 2, (uint16_t)(keep - p->l3_off));
+		frame_wr16(ip + 10, 0);
+		frame_wr16(ip + 10, frame_csum_fold(frame_csum_add(0, ip, (size_t)(ip[0] & 0xf) * 4)));
+	} else {
+		frame_wr16(ip + 4, (uint16_t)(keep - p->l3_off - FRAME_IPV6_HDR_LEN));
+	}
+	frame_wr16(th + 16, 0);
+	frame_wr16(th + 16, frame_l4_csum(ip, p->family, PKT_PROTO_TCP, th, keep - p->l4_off));
+	return (int)keep;
+}
+
+static bool
+dp_icmp_forbidden(const struct pkt *p)
+{
+	static const uint8_t any6[16], loop6[16] = { [15] = 1 };
+
+	if (p->family == 4)
+		return p->dst[0] >= 224 || p->src[0] >= 224 || p->src[0] == 0 || p->src[0] == 127;
+	return p->dst[0] == 0xff || p->src[0] == 0xff || memcmp(p->src, any6, 16) == 0 ||
+	    memcmp(p->src, loop6, 16) == 0;
+}
+
+/*
+ * ICMPv4 (RFC 792) / ICMPv6 (RFC 4443 s3.1) destination unreachable:
+ *   u8 type | u8 code | u16 checksum | u32 unused (0) | as much of the invoking packet as fits
+ */
+int
+frame_icmp_unreach(const uint8_t *in, size_t len, const struct pkt *p, uint8_t *out, size_t cap)
+{
+	struct rd r;
+	uint16_t ip_len;
+	size_t l2, l4, quote, limit, n;
+	uint8_t proto;
+
+	if ((p->proto != PKT_PROTO_TCP && p->proto != PKT_PROTO_UDP) || p->fragment ||
+	    dp_icmp_forbidden(p) || (l2 = frame_l2_len(in, len, p)) == 0)
+		return -1;
+	/* The invoking packet ends at its IP length: bytes past it are link padding. */
+	r = rd_make(in + l2, len - l2);
+	if (p->family == 4) {
+		if (!rd_skip(&r, 2) || !rd_u16(&r, &ip_len))
+			return -1;
+		quote = ip_len;
+		limit = FRAME_ICMP4_QUOTE_TOTAL - FRAME_IPV4_HDR_LEN - FRAME_ICMP_HDR_LEN;
+		proto = FRAME_PROTO_ICMP;
+	} else {
+		if (!rd_skip(&r, 4) || !rd_u16(&r, &ip_len))
+			return -1;
+		quote = (size_t)FRAME_IPV6_HDR_LEN + ip_len;
+		limit = FRAME_ICMP6_QUOTE_TOTAL - FRAME_IPV6_HDR_LEN - FRAME_ICMP_HDR_LEN;
+		proto = FRAME_PROTO_ICMPV6;
+	}
+	if (quote > len - l2 || quote < frame_l3_len(p))
+		return -1;
+	if (quote > limit)
+		quote = limit;
+	n = l2 + frame_l3_len(p) + FRAME_ICMP_HDR_LEN + quote;
+	if (n > cap)
+		return -1;
+	l4 = frame_put_hdrs(in, l2, p, true, proto, FRAME_ICMP_HDR_LEN + quote, out);
+	out[l4] = p->family == 4 ? ICMP4_UNREACH : ICMP6_UNREACH;
+	out[l4 + 1] = p->family == 4 ? ICMP4_UNREACH_PORT : ICMP6_UNREACH_PORT;
+	frame_wr16(out + l4 + 2, 0);
+	frame_wr32(out + l4 + 4, 0);
+	memcpy(out + l4 + FRAME_ICMP_HDR_LEN, in + l2, quote);
+	frame_wr16(out + l4 + 2, frame_l4_csum(out + l2, p->family, proto, out + l4,
+	    FRAME_ICMP_HDR_LEN + quote));
+	return (int)n;
+}
+
+/* Prefixes DNS may never bind (SPEC s4 step 3). */
+static const struct frame_prefix {
+	uint8_t family;
+	uint8_t bits;
+	uint8_t addr[16];
+} frame_rebind_prefixes[] = {
+	{ 4, 8, { 0 } },			/* "this network", RFC 1122 s3.2.1.3 */
+	{ 4, 8, { 127 } },			/* loopback */
+	{ 4, 16, { 169, 254 } },		/* link local, RFC 3927 */
+	{ 4, 4, { 224 } },			/* multicast */
+	{ 4, 32, { 255, 255, 255, 255 } },	/* limited broadcast */
+	{ 6, 128, { 0 } },			/* unspecified */
+	{ 6, 128, { [15] = 1 } },		/* loopback */
+	{ 6, 10, { 0xfe, 0x80 } },		/* link local */
+	{ 6, 8, { 0xff } },			/* multicast */
+};
+
+static bool
+frame_prefix_match(const uint8_t *addr, const uint8_t *prefix, unsigned int bits)
+{
+	unsigned int whole = bits / 8, rest = bits % 8;
+
+	if (memcmp(addr, prefix, whole) != 0)
+		return false;
+	return rest == 0 || ((addr[whole] ^ prefix[whole]) & (0xff << (8 - rest))) == 0;
+}
+
+bool
+frame_addr_rebind(uint8_t family, const uint8_t *addr)
+{
+	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	/* ::ffff:a.b.c.d reaches a.b.c.d on a dual-stack socket (RFC 4291 s2.5.5.2) */
+	if (family == 6 && memcmp(addr, v4mapped, sizeof(v4mapped)) == 0)
+		return frame_addr_rebind(4, addr + sizeof(v4mapped));
+	if (family != 4 && family != 6)
+		return true;
+	for (size_t i = 0; i < sizeof(frame_rebind_prefixes) / sizeof(frame_rebind_prefixes[0]); i++) {
+		const struct frame_prefix *pf = &frame_rebind_prefixes[i];
+
+		if (pf->family == family && frame_prefix_match(addr, pf->addr, pf->bits))
+			return true;
+	}
+	return false;
+}

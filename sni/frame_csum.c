@@ -1,0 +1,99 @@
+/*
+ * Internet checksum (RFC 1071) and its incremental update (RFC 1624), for the frames of
+ * frame.c and the DNS ID rewrite on the forwarding path.
+ */
+#include "sni/frame.h"
+
+#define UDP_CSUM_OFF	6
+#define TCP_CSUM_OFF	16
+
+static inline uint16_t
+rd16(const uint8_t *b)
+{
+	return (uint16_t)(b[0] << 8 | b[1]);
+}
+
+static inline void
+wr16(uint8_t *b, uint16_t v)
+{
+	b[0] = (uint8_t)(v >> 8);
+	b[1] = (uint8_t)v;
+}
+
+static inline uint16_t
+bswap16(uint16_t v)
+{
+	return (uint16_t)(v << 8 | v >> 8);
+}
+
+uint32_t
+frame_csum_add(uint32_t sum, const void *buf, size_t len)
+{
+	const uint8_t *b = buf;
+	uint64_t acc = sum;	/* 2^48 words before it could wrap: no carry is lost */
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		acc += rd16(b + i);
+	if (i < len)
+		acc += (uint32_t)b[i] << 8;
+	while (acc >> 16)
+		acc = (acc & 0xffff) + (acc >> 16);
+	return (uint32_t)acc;
+}
+
+uint16_t
+frame_csum_fold(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/*
+ * Eqn 3, not RFC 1141's HC' = HC + m + ~m' (eqn 2): that one gives 0xffff where a full
+ * recomputation gives 0x0000 (RFC 1624 s3's example: 0xdd2f, 0x5555 -> 0x3285).
+ */
+uint16_t
+frame_csum_update16(uint16_t csum, uint16_t old, uint16_t new)
+{
+	uint32_t sum = (uint32_t)(uint16_t)~csum + (uint16_t)~old + new;
+
+	return frame_csum_fold(sum);
+}
+
+/*
+ * Store v at field and patch the checksum at csum_at, of data starting at base. A field at
+ * an odd offset from base straddles two words, low byte of one and high byte of the next;
+ * its share of the sum is then v with its bytes swapped (RFC 1071 s2(B): the sum is byte
+ * order independent).
+ */
+static uint16_t
+frame_csum_rewrite16(const uint8_t *base, uint8_t *csum_at, uint8_t *field, uint16_t v,
+    bool udp)
+{
+	uint16_t old = rd16(field), csum = rd16(csum_at);
+	bool odd = ((size_t)(field - base) & 1) != 0;
+
+	wr16(field, v);
+	if (udp && csum == 0)
+		return old;	/* no checksum to keep right */
+	csum = odd ? frame_csum_update16(csum, bswap16(old), bswap16(v)) :
+	    frame_csum_update16(csum, old, v);
+	if (udp && csum == 0)
+		csum = 0xffff;
+	wr16(csum_at, csum);
+	return old;
+}
+
+uint16_t
+frame_dns_rewrite_id(uint8_t *udp_hdr, uint8_t *dns, uint16_t new_id)
+{
+	return frame_csum_rewrite16(udp_hdr, udp_hdr + UDP_CSUM_OFF, dns, new_id, true);
+}
+
+uint16_t
+frame_dns_rewrite_id_tcp(uint8_t *tcp_hdr, uint8_t *dns, uint16_t new_id)
+{
+	return frame_csum_rewrite16(tcp_hdr, tcp_hdr + TCP_CSUM_OFF, dns, new_id, false);
+}

@@ -1,0 +1,142 @@
+/*
+ * DNS refusals (SPEC s4 step 2): namegate answers a query it will not forward, in the name of
+ * the resolver the VM asked, over UDP or TCP.
+ */
+#include <string.h>
+
+#include "sni/frame.h"
+#include "frame_int.h"
+
+#define DNS_FLAG_QR	0x8000
+#define DNS_FLAG_RD	0x0100
+#define DNS_FLAG_RA	0x0080
+#define DNS_OPT_FIXED	11	/* OPT RR without RDATA: root name, type, class, ttl, rdlength */
+#define EDE_TEXT_LEN	(sizeof(FRAME_DNS_EDE_TEXT) - 1)
+#define EDE_DATA_LEN	(2 + EDE_TEXT_LEN)		/* INFO-CODE + EXTRA-TEXT */
+#define EDE_OPT_LEN	(4 + EDE_DATA_LEN)		/* OPTION-CODE, OPTION-LENGTH, data */
+#define DP_TCP_WINDOW	65535
+
+/*
+ * Size the refusal of q (parsed from msg, msg_len bytes); 0 when it must not be sent.
+ * *question is the query's own question, to copy as it came (case included), or NULL to
+ * rebuild it from q: a question whose name took other than qname_len bytes was compressed
+ * (legal for nothing in a query, but cheap to survive).
+ */
+static size_t
+dp_dns_refusal_len(const uint8_t *msg, size_t msg_len, const struct dns_msg *q, uint8_t rcode,
+    bool ede, const uint8_t **question)
+{
+	size_t n = DNS_HDR_LEN;
+
+	*question = NULL;
+	if (msg == NULL || q->qr || rcode > 0xf)
+		return 0;
+	if (q->has_question) {
+		if (q->question_end > msg_len || q->question_end < DNS_HDR_LEN ||
+		    q->qname_len == 0)
+			return 0;
+		if (q->question_end - DNS_HDR_LEN == (size_t)q->qname_len + 4)
+			*question = msg + DNS_HDR_LEN;
+		n += (size_t)q->qname_len + 4;
+	}
+	if (ede)
+		n += DNS_OPT_FIXED + EDE_OPT_LEN;
+	return n;
+}
+
+/*
+ * Header (RFC 1035 s4.1.1): id | QR opcode AA TC RD RA Z AD CD rcode | qd | an | ns | ar,
+ * the question (s4.1.2), then with ede an OPT RR (RFC 6891 s6.1.2):
+ *   root | type 41 | class = UDP size | ttl = ext-rcode 0, version 0, DO 0, Z 0 | rdlength
+ *   | option (RFC 8914 s2): code 15 | length | INFO-CODE | EXTRA-TEXT (UTF-8, no NUL)
+ */
+static void
+dp_dns_put_refusal(uint8_t *d, const struct dns_msg *q, const uint8_t *question, uint8_t rcode,
+    bool ede)
+{
+	uint16_t flags = DNS_FLAG_QR | (uint16_t)((q->opcode & 0xf) << 11) |
+	    (q->flags & DNS_FLAG_RD) | DNS_FLAG_RA | rcode;
+	size_t off = DNS_HDR_LEN;
+
+	frame_wr16(d, q->id);
+	frame_wr16(d + 2, flags);
+	frame_wr16(d + 4, q->has_question ? 1 : 0);
+	frame_wr16(d + 6, 0);
+	frame_wr16(d + 8, 0);
+	frame_wr16(d + 10, ede ? 1 : 0);
+	if (q->has_question) {
+		if (question != NULL) {
+			memcpy(d + off, question, (size_t)q->qname_len + 4);
+		} else {
+			memcpy(d + off, q->qname, q->qname_len);
+			frame_wr16(d + off + q->qname_len, q->qtype);
+			frame_wr16(d + off + q->qname_len + 2, q->qclass);
+		}
+		off += (size_t)q->qname_len + 4;
+	}
+	if (!ede)
+		return;
+	d[off] = 0;
+	frame_wr16(d + off + 1, DNS_TYPE_OPT);
+	frame_wr16(d + off + 3, FRAME_DNS_EDNS_UDP_SIZE);
+	frame_wr32(d + off + 5, 0);
+	frame_wr16(d + off + 9, EDE_OPT_LEN);
+	off += DNS_OPT_FIXED;
+	frame_wr16(d + off, FRAME_DNS_EDE_OPTION);
+	frame_wr16(d + off + 2, EDE_DATA_LEN);
+	frame_wr16(d + off + 4, FRAME_DNS_EDE_BLOCKED);
+	memcpy(d + off + 6, FRAME_DNS_EDE_TEXT, EDE_TEXT_LEN);
+}
+
+int
+frame_dns_refusal(const uint8_t *in, size_t len, const struct pkt *p,
+    const struct dns_msg *q, uint8_t rcode, bool ede, uint8_t *out, size_t cap)
+{
+	const uint8_t *question;
+	size_t l2, l4, dlen, n;
+	uint16_t csum;
+
+	if (p->proto != PKT_PROTO_UDP || p->fragment || (l2 = frame_l2_len(in, len, p)) == 0 ||
+	    (dlen = dp_dns_refusal_len(p->payload, p->payload_len, q, rcode, ede,
+	    &question)) == 0)
+		return -1;
+	n = l2 + frame_l3_len(p) + FRAME_UDP_HDR_LEN + dlen;
+	if (n > cap)
+		return -1;
+	/* UDP (RFC 768): sport | dport | length | checksum */
+	l4 = frame_put_hdrs(in, l2, p, true, PKT_PROTO_UDP, FRAME_UDP_HDR_LEN + dlen, out);
+	frame_wr16(out + l4, p->dport);
+	frame_wr16(out + l4 + 2, p->sport);
+	frame_wr16(out + l4 + 4, (uint16_t)(FRAME_UDP_HDR_LEN + dlen));
+	frame_wr16(out + l4 + 6, 0);
+	dp_dns_put_refusal(out + l4 + FRAME_UDP_HDR_LEN, q, question, rcode, ede);
+	csum = frame_l4_csum(out + l2, p->family, PKT_PROTO_UDP, out + l4, FRAME_UDP_HDR_LEN + dlen);
+	frame_wr16(out + l4 + 6, csum == 0 ? 0xffff : csum);	/* 0 would mean "none" */
+	return (int)n;
+}
+
+int
+frame_dns_refusal_tcp(const uint8_t *in, size_t len, const struct pkt *p,
+    const uint8_t *msg, size_t msg_len, const struct dns_msg *q, uint8_t rcode, bool ede,
+    uint8_t *out, size_t cap)
+{
+	const uint8_t *question;
+	size_t l2, l4, dlen, n;
+
+	if (p->proto != PKT_PROTO_TCP || p->fragment || !(p->tcp_flags & PKT_TCP_ACK) ||
+	    (p->tcp_flags & (PKT_TCP_SYN | PKT_TCP_RST)) ||
+	    (l2 = frame_l2_len(in, len, p)) == 0 ||
+	    (dlen = dp_dns_refusal_len(msg, msg_len, q, rcode, ede, &question)) == 0)
+		return -1;
+	n = l2 + frame_l3_len(p) + FRAME_TCP_HDR_LEN + 2 + dlen;
+	if (n > cap)
+		return -1;
+	l4 = frame_put_hdrs(in, l2, p, true, PKT_PROTO_TCP, FRAME_TCP_HDR_LEN + 2 + dlen, out);
+	frame_put_tcp(out + l4, p->dport, p->sport, p->ack, p->seq + frame_tcp_seg_len(p),
+	    PKT_TCP_PSH | PKT_TCP_ACK, DP_TCP_WINDOW);
+	frame_wr16(out + l4 + FRAME_TCP_HDR_LEN, (uint16_t)dlen);	/* RFC 1035 s4.2.2 framing */
+	dp_dns_put_refusal(out + l4 + FRAME_TCP_HDR_LEN + 2, q, question, rcode, ede);
+	frame_wr16(out + l4 + 16, frame_l4_csum(out + l2, p->family, PKT_PROTO_TCP, out + l4,
+	    FRAME_TCP_HDR_LEN + 2 + dlen));
+	return (int)n;
+}

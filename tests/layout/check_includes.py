@@ -1,0 +1,187 @@
+"""The house's boundaries, checked: every #include of every C file outside tests/ is
+resolved to the room it names, and the room a file lives in must be allowed to use it
+(SPEC s1, refined into rooms in the README's layout table). Run with the source root as
+its argument; exits 1 and lists every violation. --self-test plants violations in a
+scratch tree and fails unless each one is caught, so the check itself cannot rot into
+one that passes everything.
+"""
+import os
+import re
+import shutil
+import sys
+import tempfile
+
+# C11 and the POSIX headers every room may use; "sni is libc only" means this list.
+LIBC = {
+    "assert.h", "ctype.h", "errno.h", "inttypes.h", "limits.h", "stdarg.h", "stdatomic.h",
+    "stdbool.h", "stddef.h", "stdint.h", "stdio.h", "stdlib.h", "string.h", "strings.h",
+    "time.h",
+}
+
+
+def system_lib(header):
+    """The library a <header> belongs to: the unit rooms are allowed by."""
+    prefixes = [
+        ("rte_", "dpdk"), ("yaml.h", "yaml"), ("ldns/", "ldns"), ("pcap/", "pcap"),
+        ("openssl/", "libcrypto"), ("libmnl/", "netlink"), ("libnftnl/", "netlink"),
+        ("linux/", "netlink"), ("json-c/", "json"), ("microhttpd.h", "mhd"),
+        ("emmintrin.h", "simd"),
+    ]
+    if header in LIBC:
+        return "libc"
+    for prefix, lib in prefixes:
+        if header.startswith(prefix):
+            return lib
+    return "posix"
+
+
+# Rooms, most specific first: (folder, libraries it may include, rooms it may include).
+# A room may always include its own headers.
+ROOMS = [
+    ("sni/dump", {"libc", "posix", "pcap"}, {"sni"}),
+    ("sni", {"libc"}, set()),
+    ("policy/match", {"libc"}, {"sni"}),
+    ("policy/load", {"libc", "posix", "yaml", "ldns"}, {"sni", "policy/match"}),
+    ("dataplane/api", {"libc"}, set()),
+    ("dataplane/quic", {"libc", "libcrypto"}, {"sni"}),
+    ("dataplane/worker", {"libc", "posix", "dpdk", "simd"},
+     {"sni", "policy/match", "policy/load", "dataplane/api", "dataplane/quic"}),
+    ("dataplane/main", {"libc", "posix", "dpdk"},
+     {"sni", "policy/match", "policy/load", "dataplane/api", "dataplane/worker:public",
+      "control:public"}),
+    ("control", {"libc", "posix", "netlink", "json", "mhd"},
+     {"policy/match", "policy/load", "dataplane/api"}),
+]
+
+# What the workers show the main lcore: shared types, the tables it sizes, sweeps and
+# counts, the event ring it drains, and worker start/stop. The decision modules stay
+# private to the workers.
+WORKER_PUBLIC = {"dp.h", "dp_reason.h", "dp_bind.h", "dp_evt.h", "dp_flow.h", "dp_gen.h",
+                 "dp_hash.h", "dp_worker.h"}
+# nft_int.h and the rest are control's own.
+CONTROL_PUBLIC = {"nft.h", "ctl_bridge.h", "ctl_events.h", "ctl_metrics.h", "ctl_sock.h"}
+# Where a quoted "dir/x.h" include is found, beyond the including file's own folder.
+INCLUDE_ROOTS = ["sni/include", "policy/match/include", "policy/load/include", "dataplane",
+                 "dataplane/worker", "dataplane/quic", "dataplane/main", "control"]
+NO_DPDK_IN_CONTROL = "control"
+
+INCLUDE_RE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+
+
+def room_of(path):
+    for folder, _, _ in ROOMS:
+        if path == folder or path.startswith(folder + "/"):
+            return folder
+    return None
+
+
+def resolve(root, including, name):
+    """The source-relative path a quoted include names, or None if it is not ours."""
+    here = os.path.dirname(including)
+    for base in [here] + INCLUDE_ROOTS:
+        candidate = os.path.normpath(os.path.join(base, name))
+        if os.path.isfile(os.path.join(root, candidate)):
+            return candidate
+    return None
+
+
+def allowed_quoted(room, target):
+    target_room = room_of(target)
+    if target_room is None or target_room == room:
+        return target_room == room
+    rooms = dict((r[0], r[2]) for r in ROOMS)[room]
+    base = os.path.basename(target)
+    if target_room in rooms:
+        return True
+    if target_room == "dataplane/worker" and "dataplane/worker:public" in rooms:
+        return base in WORKER_PUBLIC
+    if target_room == "control" and "control:public" in rooms:
+        return base in CONTROL_PUBLIC
+    return False
+
+
+def sources(root):
+    for top in ("sni", "policy", "dataplane", "control"):
+        for dirpath, _, names in os.walk(os.path.join(root, top)):
+            for n in sorted(names):
+                if n.endswith((".c", ".h")):
+                    yield os.path.relpath(os.path.join(dirpath, n), root)
+
+
+def check(root):
+    problems = []
+    for path in sources(root):
+        room = room_of(path)
+        if room is None:
+            problems.append(f"{path}: in no room of the layout")
+            continue
+        libs = dict((r[0], r[1]) for r in ROOMS)[room]
+        with open(os.path.join(root, path), encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        for m in INCLUDE_RE.finditer(text):
+            kind, name = m.group(1), m.group(2)
+            line = text.count("\n", 0, m.start()) + 1
+            where = f"{path}:{line}: #include {kind}{name}"
+            if kind == "<":
+                lib = system_lib(name)
+                if lib not in libs:
+                    problems.append(f"{where}: {room} may not use {lib}")
+                continue
+            target = resolve(root, path, name)
+            if target is None:
+                problems.append(f"{where}: names no header in the tree")
+            elif not allowed_quoted(room, target):
+                problems.append(f"{where}: {room} may not include {target}")
+    return problems
+
+
+def self_test(root):
+    """Each planted include must be reported; the real tree must be clean first."""
+    plants = [
+        ("sni/planted.c", '#include <rte_mbuf.h>\n'),
+        ("sni/planted.c", '#include <yaml.h>\n'),
+        ("policy/match/planted.c", '#include "policy/load.h"\n'),
+        ("dataplane/worker/planted.c", '#include "nft.h"\n'),
+        ("dataplane/worker/planted.c", '#include <libnftnl/set.h>\n'),
+        ("dataplane/main/planted.c", '#include "dp_pipeline.h"\n'),
+        ("dataplane/main/planted.c", '#include "nft_int.h"\n'),
+        ("control/planted.c", '#include "dp_flow.h"\n'),
+        ("control/planted.c", '#include <rte_ring.h>\n'),
+        ("dataplane/api/planted.h", '#include "dp.h"\n'),
+    ]
+    failures = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for top in ("sni", "policy", "dataplane", "control"):
+            shutil.copytree(os.path.join(root, top), os.path.join(tmp, top),
+                            ignore=shutil.ignore_patterns("*.o", "*.a"))
+        before = check(tmp)
+        if before:
+            print("self-test: the unplanted tree is not clean:", *before, sep="\n  ")
+            return 1
+        for path, line in plants:
+            full = os.path.join(tmp, path)
+            with open(full, "w") as f:
+                f.write(line)
+            found = check(tmp)
+            os.remove(full)
+            if not any(p.startswith(path + ":1:") for p in found):
+                print(f"self-test: {path}: {line.strip()} was not caught")
+                failures += 1
+            else:
+                print(f"self-test: caught {path}: {line.strip()}")
+    return 1 if failures else 0
+
+
+def main():
+    args = sys.argv[1:]
+    if args and args[0] == "--self-test":
+        return self_test(args[1])
+    problems = check(args[0])
+    for p in problems:
+        print(p)
+    print(f"{len(problems)} include(s) outside the layout")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
