@@ -131,7 +131,7 @@ frame_tcp_seg_len(const struct pkt *p)
 }
 
 static int
-dp_rst(const uint8_t *in, size_t len, const struct pkt *p, bool reply, uint32_t seq,
+frame_rst(const uint8_t *in, size_t len, const struct pkt *p, bool reply, uint32_t seq,
     uint32_t ack, uint8_t flags, uint8_t *out, size_t cap)
 {
 	size_t l2, l4, n;
@@ -155,8 +155,8 @@ int
 frame_tcp_rst(const uint8_t *in, size_t len, const struct pkt *p, uint8_t *out, size_t cap)
 {
 	if (p->tcp_flags & PKT_TCP_ACK)
-		return dp_rst(in, len, p, true, p->ack, 0, PKT_TCP_RST, out, cap);
-	return dp_rst(in, len, p, true, 0, p->seq + frame_tcp_seg_len(p), PKT_TCP_RST | PKT_TCP_ACK,
+		return frame_rst(in, len, p, true, p->ack, 0, PKT_TCP_RST, out, cap);
+	return frame_rst(in, len, p, true, 0, p->seq + frame_tcp_seg_len(p), PKT_TCP_RST | PKT_TCP_ACK,
 	    out, cap);
 }
 
@@ -167,8 +167,8 @@ frame_tcp_rst_to_dst(const uint8_t *in, size_t len, const struct pkt *p, bool se
 	uint32_t seq = p->seq + (seg_forwarded ? frame_tcp_seg_len(p) : 0);
 
 	if (p->tcp_flags & PKT_TCP_ACK)
-		return dp_rst(in, len, p, false, seq, p->ack, PKT_TCP_RST | PKT_TCP_ACK, out, cap);
-	return dp_rst(in, len, p, false, seq, 0, PKT_TCP_RST, out, cap);
+		return frame_rst(in, len, p, false, seq, p->ack, PKT_TCP_RST | PKT_TCP_ACK, out, cap);
+	return frame_rst(in, len, p, false, seq, 0, PKT_TCP_RST, out, cap);
 }
 
 /* RFC 1122 s3.2.2, RFC 4443 s2.4(e,f): no error about a packet not from or to one host. */
@@ -195,7 +195,7 @@ frame_tcp_strip(const uint8_t *in, size_t len, const struct pkt *p, uint8_t *out
 }
 
 static bool
-dp_icmp_forbidden(const struct pkt *p)
+frame_icmp_forbidden(const struct pkt *p)
 {
 	static const uint8_t any6[16], loop6[16] = { [15] = 1 };
 
@@ -218,7 +218,7 @@ frame_icmp_unreach(const uint8_t *in, size_t len, const struct pkt *p, uint8_t *
 	uint8_t proto;
 
 	if ((p->proto != PKT_PROTO_TCP && p->proto != PKT_PROTO_UDP) || p->fragment ||
-	    dp_icmp_forbidden(p) || (l2 = frame_l2_len(in, len, p)) == 0)
+	    frame_icmp_forbidden(p) || (l2 = frame_l2_len(in, len, p)) == 0)
 		return -1;
 	/* The invoking packet ends at its IP length: bytes past it are link padding. */
 	r = rd_make(in + l2, len - l2);

@@ -23,7 +23,7 @@
  * (legal for nothing in a query, but cheap to survive).
  */
 static size_t
-dp_dns_refusal_len(const uint8_t *msg, size_t msg_len, const struct dns_msg *q, uint8_t rcode,
+frame_dns_refusal_len(const uint8_t *msg, size_t msg_len, const struct dns_msg *q, uint8_t rcode,
     bool ede, const uint8_t **question)
 {
 	size_t n = DNS_HDR_LEN;
@@ -51,7 +51,7 @@ dp_dns_refusal_len(const uint8_t *msg, size_t msg_len, const struct dns_msg *q, 
  *   | option (RFC 8914 s2): code 15 | length | INFO-CODE | EXTRA-TEXT (UTF-8, no NUL)
  */
 static void
-dp_dns_put_refusal(uint8_t *d, const struct dns_msg *q, const uint8_t *question, uint8_t rcode,
+frame_dns_put_refusal(uint8_t *d, const struct dns_msg *q, const uint8_t *question, uint8_t rcode,
     bool ede)
 {
 	uint16_t flags = DNS_FLAG_QR | (uint16_t)((q->opcode & 0xf) << 11) |
@@ -97,7 +97,7 @@ frame_dns_refusal(const uint8_t *in, size_t len, const struct pkt *p,
 	uint16_t csum;
 
 	if (p->proto != PKT_PROTO_UDP || p->fragment || (l2 = frame_l2_len(in, len, p)) == 0 ||
-	    (dlen = dp_dns_refusal_len(p->payload, p->payload_len, q, rcode, ede,
+	    (dlen = frame_dns_refusal_len(p->payload, p->payload_len, q, rcode, ede,
 	    &question)) == 0)
 		return -1;
 	n = l2 + frame_l3_len(p) + FRAME_UDP_HDR_LEN + dlen;
@@ -109,7 +109,7 @@ frame_dns_refusal(const uint8_t *in, size_t len, const struct pkt *p,
 	frame_wr16(out + l4 + 2, p->sport);
 	frame_wr16(out + l4 + 4, (uint16_t)(FRAME_UDP_HDR_LEN + dlen));
 	frame_wr16(out + l4 + 6, 0);
-	dp_dns_put_refusal(out + l4 + FRAME_UDP_HDR_LEN, q, question, rcode, ede);
+	frame_dns_put_refusal(out + l4 + FRAME_UDP_HDR_LEN, q, question, rcode, ede);
 	csum = frame_l4_csum(out + l2, p->family, PKT_PROTO_UDP, out + l4, FRAME_UDP_HDR_LEN + dlen);
 	frame_wr16(out + l4 + 6, csum == 0 ? 0xffff : csum);	/* 0 would mean "none" */
 	return (int)n;
@@ -126,7 +126,7 @@ frame_dns_refusal_tcp(const uint8_t *in, size_t len, const struct pkt *p,
 	if (p->proto != PKT_PROTO_TCP || p->fragment || !(p->tcp_flags & PKT_TCP_ACK) ||
 	    (p->tcp_flags & (PKT_TCP_SYN | PKT_TCP_RST)) ||
 	    (l2 = frame_l2_len(in, len, p)) == 0 ||
-	    (dlen = dp_dns_refusal_len(msg, msg_len, q, rcode, ede, &question)) == 0)
+	    (dlen = frame_dns_refusal_len(msg, msg_len, q, rcode, ede, &question)) == 0)
 		return -1;
 	n = l2 + frame_l3_len(p) + FRAME_TCP_HDR_LEN + 2 + dlen;
 	if (n > cap)
@@ -135,7 +135,7 @@ frame_dns_refusal_tcp(const uint8_t *in, size_t len, const struct pkt *p,
 	frame_put_tcp(out + l4, p->dport, p->sport, p->ack, p->seq + frame_tcp_seg_len(p),
 	    PKT_TCP_PSH | PKT_TCP_ACK, DP_TCP_WINDOW);
 	frame_wr16(out + l4 + FRAME_TCP_HDR_LEN, (uint16_t)dlen);	/* RFC 1035 s4.2.2 framing */
-	dp_dns_put_refusal(out + l4 + FRAME_TCP_HDR_LEN + 2, q, question, rcode, ede);
+	frame_dns_put_refusal(out + l4 + FRAME_TCP_HDR_LEN + 2, q, question, rcode, ede);
 	frame_wr16(out + l4 + 16, frame_l4_csum(out + l2, p->family, PKT_PROTO_TCP, out + l4,
 	    FRAME_TCP_HDR_LEN + 2 + dlen));
 	return (int)n;

@@ -14,12 +14,6 @@
 #include "dp_pipeline.h"
 #include "sni/frame.h"
 
-static int
-dp_rst_to_server(const uint8_t *in, size_t len, const struct pkt *p, uint8_t *out, size_t cap)
-{
-	return frame_tcp_rst_to_dst(in, len, p, false, out, cap);
-}
-
 /*
  * End the connection: RST to both ends built from m (a segment of either direction,
  * whose sender hears the reply), m blocked with reason r and charged to vm.
@@ -28,14 +22,7 @@ static void
 dp_dns_tcp_cut(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
     struct dp_flow *f, enum dp_reason r, bool from_vm)
 {
-	if (!(p->tcp_flags & PKT_TCP_RST)) {
-		dp_reply_send(w, from_vm ? DP_PORT_VM : DP_PORT_UPLINK, m, p, frame_tcp_rst);
-		if (!(p->tcp_flags & PKT_TCP_SYN))
-			dp_reply_send(w, from_vm ? DP_PORT_UPLINK : DP_PORT_VM, m, p,
-			    dp_rst_to_server);
-	}
-	dp_evt_block(w, vm, p, r, false, NULL, 0);
-	dp_block(w, m, vm, r);
+	dp_fate_apply(w, m, p, vm, from_vm, dp_fate_block(r, DP_FATE_REPLY_CUT));
 	dp_flow_end(w, f);
 }
 
@@ -148,17 +135,16 @@ dp_dns_tcp_deny(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, ui
 		r->pkt_len = (uint32_t)n;
 		dp_tx(w, DP_PORT_VM, r);
 		if (!(p->tcp_flags & PKT_TCP_SYN))
-			dp_reply_send(w, DP_PORT_UPLINK, m, p, dp_rst_to_server);
+			dp_reply_send(w, DP_PORT_UPLINK, m, p, dp_rst_onward);
 		dp_block(w, m, vm, d->why);
 		dp_flow_end(w, f);
 		return;
 	}
 	if (r != NULL)
 		rte_pktmbuf_free(r);
-	dp_reply_send(w, DP_PORT_VM, m, p, frame_tcp_rst);
-	if (!(p->tcp_flags & PKT_TCP_SYN))
-		dp_reply_send(w, DP_PORT_UPLINK, m, p, dp_rst_to_server);
-	dp_block(w, m, vm, d->why);
+	/* its event was logged as the message was judged */
+	dp_fate_apply(w, m, p, vm, true, (struct dp_fate){ .act = DP_FATE_BLOCK,
+	    .why = (uint8_t)d->why, .reply = DP_FATE_REPLY_CUT });
 	dp_flow_end(w, f);
 }
 

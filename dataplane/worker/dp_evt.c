@@ -74,24 +74,44 @@ dp_evt_budget(struct dp_worker *w, uint16_t vm)
 	return true;
 }
 
-void
-dp_evt_block(struct dp_worker *w, uint16_t vm, const struct pkt *p, enum dp_reason r,
-    bool would_block, const char *name, size_t len)
+/* A block event toward (family, proto, dst, port); family 0: no address. */
+static void
+dp_evt_block_at(struct dp_worker *w, uint16_t vm, uint8_t family, uint8_t proto,
+    const uint8_t *dst, uint16_t port, enum dp_reason r, bool would_block, const char *name,
+    size_t len)
 {
 	struct dp_evt e = { .version = DP_API_VERSION, .type = DP_EVT_BLOCK, .vm = vm,
 		.reason = (uint8_t)r, .would_block = would_block, .tsc = rte_get_tsc_cycles() };
 
 	if (!dp_evt_budget(w, vm))
 		return;
-
-	if (p != NULL && p->family != 0) {
-		e.family = p->family;
-		e.proto = p->proto;
-		e.port = p->dport;
-		memcpy(e.addr, p->dst, sizeof(e.addr));
+	if (family != 0) {
+		e.family = family;
+		e.proto = proto;
+		e.port = port;
+		memcpy(e.addr, dst, sizeof(e.addr));
 	}
 	dp_evt_name(&e, name, len);
 	dp_evt_put(w, &e);
+}
+
+void
+dp_evt_block(struct dp_worker *w, uint16_t vm, const struct pkt *p, enum dp_reason r,
+    bool would_block, const char *name, size_t len)
+{
+	if (p == NULL)
+		dp_evt_block_at(w, vm, 0, 0, NULL, 0, r, would_block, name, len);
+	else
+		dp_evt_block_at(w, vm, p->family, p->proto, p->dst, p->dport, r, would_block,
+		    name, len);
+}
+
+void
+dp_evt_block_flow(struct dp_worker *w, const struct dp_flow_key *k, enum dp_reason r,
+    bool would_block, const char *name, size_t len)
+{
+	dp_evt_block_at(w, k->vm, k->family, k->proto, k->peer, k->peer_port, r, would_block,
+	    name, len);
 }
 
 unsigned int

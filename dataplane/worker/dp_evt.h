@@ -11,6 +11,7 @@
 
 #include "api/dp_api.h"
 #include "dp.h"
+#include "dp_flow.h"
 #include "sni/pkt.h"
 
 #define DP_EVT_RING	16384	/* events a worker may have waiting */
@@ -26,6 +27,10 @@ void dp_evt_bind(struct dp_worker *w, uint16_t vm, const struct dp_addr *addr,
 
 /* vm's connection or query p was blocked (would_block: it passed, audit mode). */
 void dp_evt_block(struct dp_worker *w, uint16_t vm, const struct pkt *p, enum dp_reason r,
+    bool would_block, const char *name, size_t len);
+
+/* The same for the connection k (its VM, peer and port), when no one frame stands for it. */
+void dp_evt_block_flow(struct dp_worker *w, const struct dp_flow_key *k, enum dp_reason r,
     bool would_block, const char *name, size_t len);
 
 /* Main lcore: take up to n events from worker w's ring into out. */

@@ -9,6 +9,7 @@
 #include <rte_mbuf.h>
 
 #include "dp.h"
+#include "dp_fate.h"
 #include "sni/pkt.h"
 
 /* Decide m, received on the VM port, and forward, answer or free it. */
@@ -22,6 +23,17 @@ void dp_pipeline_uplink(struct dp_worker *w, struct rte_mbuf *m);
  * DP_PORT_SLOW_UP): its bridge and nftables accepted it; send it on.
  */
 void dp_pipeline_slow(struct dp_worker *w, struct rte_mbuf *m, unsigned int from);
+
+/*
+ * Act on fate f for frame m (decoded as p) of vm, received from the VM (from_vm) or the
+ * uplink: its event and audit count, its reply, its counters, and m sent or freed.
+ */
+void dp_fate_apply(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    bool from_vm, struct dp_fate f);
+
+/* A frame builder: the RST to the end p was going to (frame_tcp_rst_to_dst). */
+int dp_rst_onward(const uint8_t *in, size_t len, const struct pkt *p, uint8_t *out,
+    size_t cap);
 
 /* Queue m for port (DP_PORT_VM or DP_PORT_UPLINK); sent by dp_tx_flush or when full. */
 void dp_tx(struct dp_worker *w, unsigned int port, struct rte_mbuf *m);

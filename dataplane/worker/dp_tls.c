@@ -17,12 +17,6 @@
 #include "sni/reasm.h"
 #include "sni/tls.h"
 
-static int
-dp_rst_to_server(const uint8_t *in, size_t len, const struct pkt *p, uint8_t *out, size_t cap)
-{
-	return frame_tcp_rst_to_dst(in, len, p, false, out, cap);
-}
-
 /* Allowed: send what was held, and keep the judged bytes until the server acknowledges. */
 static void
 dp_tls_release(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
@@ -65,7 +59,7 @@ dp_tls_cut(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, enum dp_re
 		pkt_decode(rte_pktmbuf_mtod(first, const uint8_t *), rte_pktmbuf_data_len(first),
 		    &p);
 		if (!(p.tcp_flags & PKT_TCP_SYN))
-			dp_reply_send(w, DP_PORT_UPLINK, first, &p, dp_rst_to_server);
+			dp_reply_send(w, DP_PORT_UPLINK, first, &p, dp_rst_onward);
 	}
 	for (uint16_t i = 0; i < h->nsegs; i++)
 		dp_block(w, h->segs[i], h->vm, r);
@@ -110,11 +104,7 @@ static void
 dp_tls_refuse(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, enum dp_reason r,
     const char *name, size_t len)
 {
-	struct pkt p = { .family = f->key.family, .proto = f->key.proto,
-		.dport = f->key.peer_port };
-
-	memcpy(p.dst, f->key.peer, sizeof(p.dst));
-	dp_evt_block(w, h->vm, &p, r, w->gen->vms[h->vm].audit, name, len);
+	dp_evt_block_flow(w, &f->key, r, w->gen->vms[h->vm].audit, name, len);
 	if (w->gen->vms[h->vm].audit) {
 		w->vm_stats[h->vm].blocked[r]++;
 		f->would_block = true;
@@ -129,11 +119,7 @@ static void
 dp_tls_no_room(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
     struct dp_flow *f)
 {
-	dp_reply_send(w, DP_PORT_VM, m, p, frame_tcp_rst);
-	if (!(p->tcp_flags & PKT_TCP_SYN))
-		dp_reply_send(w, DP_PORT_UPLINK, m, p, dp_rst_to_server);
-	dp_evt_block(w, vm, p, DP_REASON_VM_LIMIT, false, NULL, 0);
-	dp_block(w, m, vm, DP_REASON_VM_LIMIT);
+	dp_fate_apply(w, m, p, vm, true, dp_fate_block(DP_REASON_VM_LIMIT, DP_FATE_REPLY_CUT));
 	dp_flow_end(w, f);
 }
 
@@ -179,7 +165,7 @@ dp_tls_first_segment(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *
 		if (!g->vms[vm].audit) {
 			dp_reply_send(w, DP_PORT_VM, m, p, frame_tcp_rst);
 			if (!(p->tcp_flags & PKT_TCP_SYN))
-				dp_reply_send(w, DP_PORT_UPLINK, m, p, dp_rst_to_server);
+				dp_reply_send(w, DP_PORT_UPLINK, m, p, dp_rst_onward);
 			dp_block(w, m, vm, r);
 			dp_flow_end(w, f);
 			return true;
@@ -274,7 +260,7 @@ dp_tls_rewrite_cut(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
 	at_ack.tcp_flags &= (uint8_t)~(PKT_TCP_SYN | PKT_TCP_FIN);
 	at_ack.payload_len = 0;
 	dp_reply_send(w, DP_PORT_VM, m, p, frame_tcp_rst);
-	dp_reply_send(w, DP_PORT_UPLINK, m, &at_ack, dp_rst_to_server);
+	dp_reply_send(w, DP_PORT_UPLINK, m, &at_ack, dp_rst_onward);
 	dp_evt_block(w, vm, p, DP_REASON_REWRITE, false, NULL, 0);
 	dp_block(w, m, vm, DP_REASON_REWRITE);
 	dp_flow_end(w, f);

@@ -8,7 +8,7 @@ import json
 import os
 import subprocess
 
-DUMP = os.environ.get("NAMEGATE_DUMP", "build/control/dump/namegate-dump")
+DUMP = os.environ.get("NAMEGATE_DUMP", "build/sni/dump/namegate-dump")
 LDNS_ORACLE = os.environ.get("LDNS_ORACLE", "build/tests/diff/ldns_oracle")
 TLS_PORTS = (443, 8443)
 CHAIN_MAX = 16

@@ -34,8 +34,8 @@
 #include "dp_frag.h"
 #include "dp_hold.h"
 #include "dp_pipeline.h"
-#include "dp_reply.h"
-#include "dp_reply_int.h"
+#include "sni/frame.h"
+#include "frame_int.h"
 #include "dp_run.h"
 #include "dp_stats.h"
 #include "dp_tls.h"
@@ -129,15 +129,15 @@ dp_fuzz_fix_csums(struct rte_mbuf *m)
 		return;
 	ip = d + p.l3_off;
 	if (p.family == 4) {
-		dp_wr16(ip + 10, 0);
-		dp_wr16(ip + 10, dp_csum_fold(dp_csum_add(0, ip, (size_t)(ip[0] & 0xf) * 4)));
+		frame_wr16(ip + 10, 0);
+		frame_wr16(ip + 10, frame_csum_fold(frame_csum_add(0, ip, (size_t)(ip[0] & 0xf) * 4)));
 	}
 	if (pkt_decode(d, rte_pktmbuf_data_len(m), &p) != PKT_OK)
 		return;
 	l4 = d + p.l4_off;
 	off = p.proto == PKT_PROTO_TCP ? 16 : 6;
-	dp_wr16(l4 + off, 0);
-	dp_wr16(l4 + off, dp_l4_csum(ip, p.family, p.proto, l4, p.proto == PKT_PROTO_TCP ?
+	frame_wr16(l4 + off, 0);
+	frame_wr16(l4 + off, frame_l4_csum(ip, p.family, p.proto, l4, p.proto == PKT_PROTO_TCP ?
 	    p.l4_len : p.payload_len + 8));
 }
 

@@ -1,5 +1,5 @@
 /*
- * frame_check: frame building and checking shared by the dp_reply unit tests; see
+ * frame_check: frame building and checking shared by the frame unit tests; see
  * frame_check.h.
  */
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dp_reply.h"
+#include "sni/frame.h"
 #include "frame_check.h"
 
 static const uint8_t vm_mac[6] = { 0x52, 0x54, 0x00, 0x10, 0x00, 0x01 };
@@ -231,16 +231,16 @@ fc_call_build(const struct fc_call *c, uint8_t *out, size_t cap)
 
 	switch (c->kind) {
 	case FC_CALL_DNS:
-		return dp_reply_dns_refusal(f->b, f->len, &f->p, c->q, c->rcode, c->ede, out, cap);
+		return frame_dns_refusal(f->b, f->len, &f->p, c->q, c->rcode, c->ede, out, cap);
 	case FC_CALL_DNS_TCP:
-		return dp_reply_dns_refusal_tcp(f->b, f->len, &f->p, c->msg, c->msg_len, c->q,
+		return frame_dns_refusal_tcp(f->b, f->len, &f->p, c->msg, c->msg_len, c->q,
 		    c->rcode, c->ede, out, cap);
 	case FC_CALL_RST:
-		return dp_reply_tcp_rst(f->b, f->len, &f->p, out, cap);
+		return frame_tcp_rst(f->b, f->len, &f->p, out, cap);
 	case FC_CALL_RST_DST:
-		return dp_reply_tcp_rst_to_dst(f->b, f->len, &f->p, c->fwd, out, cap);
+		return frame_tcp_rst_to_dst(f->b, f->len, &f->p, c->fwd, out, cap);
 	case FC_CALL_ICMP:
-		return dp_reply_icmp_unreach(f->b, f->len, &f->p, out, cap);
+		return frame_icmp_unreach(f->b, f->len, &f->p, out, cap);
 	}
 	return -2;
 }

@@ -1,7 +1,7 @@
 /*
- * frame_check: what the dp_reply unit tests share. Builds Ethernet frames (IPv4 and IPv6,
+ * frame_check: what the frame unit tests share. Builds Ethernet frames (IPv4 and IPv6,
  * untagged, 802.1Q and QinQ) to feed the dataplane's frame builders, checks what they return,
- * and recomputes every checksum with fc_ref_sum(), which shares no code with dp_csum.c, so
+ * and recomputes every checksum with fc_ref_sum(), which shares no code with frame_csum.c, so
  * a bug there cannot cancel itself out. Failures are cmocka assertions in the calling test.
  */
 #ifndef FRAME_CHECK_H

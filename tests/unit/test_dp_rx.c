@@ -1,5 +1,5 @@
 /*
- * dp_rx.h's checksum sums against RFC 1071 computed the slow way (dp_csum_add): every
+ * dp_rx.h's checksum sums against RFC 1071 computed the slow way (frame_csum_add): every
  * length from 0 to 300 bytes at every alignment, and whole IPv4/IPv6 TCP and UDP packets
  * with right and wrong checksums, UDP's "no checksum" included.
  */
@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "dp_reply.h"
-#include "dp_reply_int.h"
+#include "sni/frame.h"
+#include "frame_int.h"
 #include "dp_rx.h"
 
 /* dp_rx.h calls dp_drop; the sums under test never do */
@@ -37,8 +37,8 @@ test_sum_matches_rfc1071(void **state)
 		buf[i] = (uint8_t)rand();
 	for (size_t align = 0; align < 16; align++)
 		for (size_t len = 0; len <= 300; len++) {
-			/* dp_csum_fold complements; the fast sum does not */
-			uint16_t want = (uint16_t)~dp_csum_fold(dp_csum_add(0, buf + align, len));
+			/* frame_csum_fold complements; the fast sum does not */
+			uint16_t want = (uint16_t)~frame_csum_fold(frame_csum_add(0, buf + align, len));
 			uint16_t got = dp_rx_fold(dp_rx_sum(buf + align, len, 0));
 
 			/* same sum in the other byte order: compare as the wire would read it */
@@ -75,13 +75,13 @@ build(uint8_t *f, int family, uint8_t proto, size_t payload)
 	memcpy(f, family == 4 ? eth4 : eth6, 14);
 	if (family == 4) {
 		ip[0] = 0x45;
-		dp_wr16(ip + 2, (uint16_t)(l3 + l4 + payload));
+		frame_wr16(ip + 2, (uint16_t)(l3 + l4 + payload));
 		ip[8] = 64;
 		ip[9] = proto;
 		memcpy(ip + 12, "\x0a\x4d\x00\x0b\xcb\x00\x71\x0a", 8);
 	} else {
 		ip[0] = 0x60;
-		dp_wr16(ip + 4, (uint16_t)(l4 + payload));
+		frame_wr16(ip + 4, (uint16_t)(l4 + payload));
 		ip[6] = proto;
 		ip[7] = 64;
 		ip[8] = 0xfd;
@@ -89,15 +89,15 @@ build(uint8_t *f, int family, uint8_t proto, size_t payload)
 		ip[24] = 0x20;
 		ip[39] = 0x10;
 	}
-	dp_wr16(th, 40000);
-	dp_wr16(th + 2, 443);
+	frame_wr16(th, 40000);
+	frame_wr16(th + 2, 443);
 	if (proto == 6)
 		th[12] = 5 << 4;
 	else
-		dp_wr16(th + 4, (uint16_t)(l4 + payload));
+		frame_wr16(th + 4, (uint16_t)(l4 + payload));
 	for (size_t i = 0; i < payload; i++)
 		th[l4 + i] = (uint8_t)(i * 7 + 3);
-	dp_wr16(th + (proto == 6 ? 16 : 6), dp_l4_csum(ip, (uint8_t)family, proto, th,
+	frame_wr16(th + (proto == 6 ? 16 : 6), frame_l4_csum(ip, (uint8_t)family, proto, th,
 	    l4 + payload));
 	return n;
 }

@@ -1,0 +1,319 @@
+/*
+ * The flow stage of the per-frame decision (SPEC s4 steps 4-7, s8): which connection a
+ * frame belongs to, whether it may open one, and what each side's segments say of the
+ * other's stream. It changes flow state (that is its job) but never a frame: it returns
+ * the frame's fate, and dp_pipeline.c acts on it.
+ */
+#include <string.h>
+
+#include "dp_bind.h"
+#include "dp_conn.h"
+#include "dp_flow.h"
+#include "dp_gen.h"
+#include "dp_hold.h"
+#include "dp_tls.h"
+
+#define DNS_PORT	53
+#define QUIC_PORT	443
+
+/* The flow key of p, a frame from the VM (from_vm) or toward it. */
+static void
+dp_conn_key(struct dp_flow_key *k, uint16_t vm, const struct pkt *p, bool from_vm)
+{
+	memset(k, 0, sizeof(*k));
+	k->vm = vm;
+	k->family = p->family;
+	k->proto = p->proto;
+	k->vm_port = from_vm ? p->sport : p->dport;
+	k->peer_port = from_vm ? p->dport : p->sport;
+	memcpy(k->peer, from_vm ? p->dst : p->src, p->family == 4 ? 4 : 16);
+}
+
+/* a is after b in sequence space (RFC 1982) */
+static inline bool
+dp_seq_after(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) > 0;
+}
+
+/*
+ * What each side's segments say of the other's stream. From the peer: its SYN-ACK sets
+ * the window scale (in force only if both SYNs offered it, RFC 7323 s2.2), and each ACK
+ * moves RCV.NXT and the window, but never past what the VM has sent (an ACK for bytes not
+ * sent is not one the client's stack takes, and could come from anyone).
+ */
+static void
+dp_flow_track(struct dp_flow *f, const struct pkt *p, bool from_vm, uint64_t now)
+{
+	uint32_t end;
+
+	f->last_seen = now;
+	if (p->proto != PKT_PROTO_TCP) {
+		if (!from_vm)
+			f->state = DP_FLOW_ESTABLISHED;
+		return;
+	}
+	if (p->tcp_flags & (PKT_TCP_FIN | PKT_TCP_RST))
+		f->state = DP_FLOW_CLOSING;
+	if (from_vm) {
+		end = p->seq + (uint32_t)p->payload_len + ((p->tcp_flags & PKT_TCP_SYN) != 0) +
+		    ((p->tcp_flags & PKT_TCP_FIN) != 0);
+		if (dp_seq_after(end, f->vm_nxt))
+			f->vm_nxt = end;
+		return;
+	}
+	/* a SYN-ACK acknowledges the SYN, and with TCP Fast Open some of its data too */
+	if ((p->tcp_flags & (PKT_TCP_SYN | PKT_TCP_ACK)) == (PKT_TCP_SYN | PKT_TCP_ACK) &&
+	    !f->peer_synced && !dp_seq_after(f->isn, p->ack) && !dp_seq_after(p->ack, f->vm_nxt)) {
+		if (f->state == DP_FLOW_SYN_SENT)
+			f->state = DP_FLOW_ESTABLISHED;
+		f->peer_synced = true;
+		f->peer_isn = p->seq + 1;
+		f->peer_wscale = f->vm_wscale != PKT_WSCALE_NONE &&
+		    p->tcp_wscale != PKT_WSCALE_NONE ? p->tcp_wscale : 0;
+		f->peer_ack = p->ack;
+		f->peer_wnd = p->tcp_win;	/* a SYN's window is never scaled */
+		return;
+	}
+	if (!(p->tcp_flags & PKT_TCP_ACK) || !f->peer_synced || dp_seq_after(p->ack, f->vm_nxt))
+		return;
+	if (dp_seq_after(p->ack, f->peer_ack))
+		f->peer_ack = p->ack;
+	f->peer_wnd = (uint32_t)p->tcp_win << f->peer_wscale;
+}
+
+/*
+ * An RST: what the connection holds goes back to the pool at once, so that a VM resetting
+ * its connections does not sit on buffers. The flow keeps its state: the RST may be one
+ * the receiver ignores (RFC 5961), and what comes after is judged as before (a pending
+ * hello takes a fresh buffer; judged bytes without their copy cannot be rewritten).
+ */
+static void
+dp_flow_unhold(struct dp_worker *w, struct dp_flow *f)
+{
+	dp_hold_put(w, &f->hold);
+	dp_hold_put(w, &f->peer_hold);
+	if (f->tls == DP_TLS_VERIFY)
+		f->tls = DP_TLS_NONE;	/* judged stays: overlaps now cut unless acknowledged */
+}
+
+/* A TCP flow's sequence space starts at its SYN. */
+static void
+dp_flow_tcp_start(struct dp_flow *f, const struct pkt *p)
+{
+	if (p->proto != PKT_PROTO_TCP)
+		return;
+	f->isn = p->seq + 1;
+	f->vm_nxt = f->isn + (uint32_t)p->payload_len;	/* a Fast Open SYN's data */
+	f->peer_ack = f->isn;
+	f->vm_wscale = p->tcp_wscale;
+}
+
+/*
+ * A SYN on a 4-tuple that has a flow is a new connection unless it repeats the SYN that
+ * opened it: after a FIN or RST, or with another ISN, it must be admitted and judged anew.
+ */
+static bool
+dp_flow_reopened(const struct dp_flow *f, const struct pkt *p)
+{
+	return p->proto == PKT_PROTO_TCP &&
+	    (p->tcp_flags & (PKT_TCP_SYN | PKT_TCP_ACK | PKT_TCP_RST)) == PKT_TCP_SYN &&
+	    (f->state == DP_FLOW_CLOSING || p->seq + 1 != f->isn);
+}
+
+/*
+ * May VM vm open a connection to p's destination, and on what grounds? (SPEC s4 step 4)
+ * For DP_ADMIT_BINDING, *name_hash is the name whose binding allowed it.
+ */
+static enum dp_admission
+dp_admit(struct dp_worker *w, const struct pkt *p, uint16_t vm, uint64_t *name_hash)
+{
+	const struct dp_gen *g = w->gen;
+	struct dp_addr dst = { .family = p->family };
+
+	if (p->dport == DNS_PORT && dp_gen_is_resolver(g, p->family, p->dst))
+		return DP_ADMIT_DNS;	/* DNS over TCP: filtered message by message */
+	if (pol_match_addr(g->set, g->vms[vm].policy, p->dst, p->family == 4 ? 4 : 16,
+	    p->proto, p->dport, NULL) == POL_ALLOW)
+		return DP_ADMIT_ADDR;
+	memcpy(dst.a, p->dst, p->family == 4 ? 4 : 16);
+	return dp_bind_allows(w->ctx->binds, vm, &dst, p->dport, w->now, g, name_hash) ?
+	    DP_ADMIT_BINDING : DP_ADMIT_NO;
+}
+
+/*
+ * A flow opened under an older policy: may it go on? On the grounds it opened on, judged
+ * with the current generation (SPEC s4: what the new policy no longer allows is cut).
+ */
+static bool
+dp_flow_still_allowed(struct dp_worker *w, const struct dp_flow *f)
+{
+	const struct dp_gen *g = w->gen;
+	const struct dp_vm *v = &g->vms[f->key.vm];
+	const struct pol_ports *ports;
+
+	if (!v->present)
+		return false;
+	switch (f->how) {
+	case DP_ADMIT_DNS:
+		return dp_gen_is_resolver(g, f->key.family, f->key.peer);
+	case DP_ADMIT_ADDR:
+		return pol_match_addr(g->set, v->policy, f->key.peer, f->key.family == 4 ? 4 : 16,
+		    f->key.proto, f->key.peer_port, NULL) == POL_ALLOW;
+	case DP_ADMIT_BINDING:
+		ports = dp_gen_name_ports(g, f->key.vm, f->name_hash);
+		return ports != NULL && pol_ports_allow(ports, f->key.peer_port);
+	default:
+		return v->audit;	/* passed as would_block: only while the VM is audited */
+	}
+}
+
+/*
+ * A flow the current policy no longer allows: cut, with an RST to this frame's sender. Its
+ * fate is no_binding, without an event (the flow's opening had one).
+ */
+static struct dp_fate
+dp_conn_revoke(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
+{
+	struct dp_fate out = { .act = DP_FATE_BLOCK, .why = DP_REASON_NO_BINDING };
+
+	if (p->proto == PKT_PROTO_TCP && !(p->tcp_flags & PKT_TCP_RST))
+		out.reply = DP_FATE_REPLY_RST;
+	dp_flow_end(w, f);
+	return out;
+}
+
+/* Is f still allowed under the current generation? Moves it there if so. */
+static bool
+dp_conn_current(struct dp_worker *w, struct dp_flow *f)
+{
+	if (f->gen == w->gen->id)
+		return true;
+	if (!dp_flow_still_allowed(w, f))
+		return false;
+	f->gen = w->gen->id;
+	return true;
+}
+
+/* A frame from vm on a flow it has: go on under the flow's verdict. */
+static struct dp_fate
+dp_conn_vm_known(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
+{
+	if (!dp_conn_current(w, f))
+		return dp_conn_revoke(w, p, f);
+	dp_flow_track(f, p, true, w->now);
+	if (p->proto == PKT_PROTO_TCP && (p->tcp_flags & PKT_TCP_RST))
+		dp_flow_unhold(w, f);
+	if (f->tls == DP_TLS_DNS ||
+	    (p->payload_len > 0 && (f->tls == DP_TLS_PENDING || f->judged != 0)))
+		return dp_fate(DP_FATE_STREAM);
+	return dp_fate_egress(f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
+}
+
+/* Refused, but the VM is audited: the connection is remembered as one that would block. */
+static struct dp_fate
+dp_conn_open_would_block(struct dp_worker *w, const struct pkt *p,
+    const struct dp_flow_key *k, struct dp_fate refused)
+{
+	struct dp_flow *f;
+
+	if ((f = dp_flow_open(w->flows, k, w->gen->max_flows_per_vm, w->now)) != NULL) {
+		f->would_block = true;
+		f->gen = w->gen->id;
+		f->how = DP_ADMIT_NO;
+		dp_flow_tcp_start(f, p);
+	}
+	return refused;
+}
+
+/*
+ * A new connection from vm: admitted (SPEC s4 step 4) and remembered, then its first bytes
+ * go to the module that judges them: a ClientHello on a TLS port, DNS to a resolver, a
+ * QUIC Initial. What nobody judges never rides on a SYN.
+ */
+static struct dp_fate
+dp_conn_vm_open(struct dp_worker *w, const struct pkt *p, uint16_t vm,
+    const struct dp_flow_key *k, struct dp_flow **fp)
+{
+	const struct dp_gen *g = w->gen;
+	const struct dp_vm *v = &g->vms[vm];
+	enum dp_admission how;
+	struct dp_fate refused;
+	struct dp_flow *f;
+	uint64_t name_hash = 0;
+
+	if (p->proto == PKT_PROTO_TCP &&
+	    (p->tcp_flags & (PKT_TCP_SYN | PKT_TCP_ACK | PKT_TCP_RST)) != PKT_TCP_SYN)
+		/* mid-stream TCP of no known flow: nothing may pass, and the VM should know */
+		return dp_fate_refuse(v, DP_REASON_UNSOLICITED, dp_fate_refusal(g, p));
+	if (p->dport == DNS_PORT && !dp_gen_is_resolver(g, p->family, p->dst)) {
+		refused = dp_fate_refuse(v, DP_REASON_DNS_DENIED, dp_fate_refusal(g, p));
+		return v->audit ? dp_conn_open_would_block(w, p, k, refused) : refused;
+	}
+	if ((how = dp_admit(w, p, vm, &name_hash)) == DP_ADMIT_NO) {
+		refused = dp_fate_refuse(v, DP_REASON_NO_BINDING, dp_fate_refusal(g, p));
+		return v->audit ? dp_conn_open_would_block(w, p, k, refused) : refused;
+	}
+	/* no room to remember it: blocked even in audit mode (fail closed) */
+	if ((f = dp_flow_open(w->flows, k, g->max_flows_per_vm, w->now)) == NULL)
+		return dp_fate_block(DP_REASON_FLOW_LIMIT, dp_fate_refusal(g, p));
+	*fp = f;
+	f->gen = g->id;
+	f->how = (uint8_t)how;
+	f->name_hash = name_hash;
+	dp_flow_tcp_start(f, p);
+	if (p->proto == PKT_PROTO_TCP && how == DP_ADMIT_BINDING &&
+	    dp_gen_is_tls_port(g, p->dport)) {
+		f->tls = DP_TLS_PENDING;	/* what rides on the SYN is the hello's start */
+		return p->payload_len > 0 ? dp_fate(DP_FATE_STREAM) : dp_fate_egress(DP_ALLOWED);
+	}
+	if (p->proto == PKT_PROTO_TCP && how == DP_ADMIT_DNS) {
+		f->tls = DP_TLS_DNS;
+		return p->payload_len > 0 ? dp_fate(DP_FATE_STREAM) : dp_fate_egress(DP_ALLOWED);
+	}
+	if (p->proto == PKT_PROTO_TCP && p->payload_len > 0)
+		return (struct dp_fate){ .act = DP_FATE_STRIP, .reply = DP_FATE_REPLY_STRIP };
+	if (p->proto == PKT_PROTO_UDP && p->dport == QUIC_PORT && how == DP_ADMIT_BINDING) {
+		/* quic: inspect (block never gets here): this first datagram is judged too */
+		f->tls = DP_TLS_PENDING;
+		return dp_fate(DP_FATE_STREAM);
+	}
+	return dp_fate_egress(DP_ALLOWED);
+}
+
+struct dp_fate
+dp_conn_vm(struct dp_worker *w, const struct pkt *p, uint16_t vm, struct dp_flow **fp)
+{
+	struct dp_flow_key k;
+	struct dp_flow *f;
+
+	dp_conn_key(&k, vm, p, true);
+	if ((f = dp_flow_lookup(w->flows, &k)) != NULL) {
+		if (!dp_flow_reopened(f, p)) {
+			*fp = f;
+			return dp_conn_vm_known(w, p, f);
+		}
+		dp_flow_end(w, f);	/* its verdict was that connection's, not this one's */
+	}
+	return dp_conn_vm_open(w, p, vm, &k, fp);
+}
+
+struct dp_fate
+dp_conn_uplink(struct dp_worker *w, const struct pkt *p, uint16_t vm, struct dp_flow **fp)
+{
+	struct dp_flow_key k;
+	struct dp_flow *f;
+
+	dp_conn_key(&k, vm, p, false);
+	if ((f = dp_flow_lookup(w->flows, &k)) == NULL)
+		return (struct dp_fate){ .act = DP_FATE_DISCARD, .why = DP_REASON_UNSOLICITED };
+	if (!dp_conn_current(w, f))
+		return dp_conn_revoke(w, p, f);
+	*fp = f;
+	dp_flow_track(f, p, false, w->now);
+	if (p->proto == PKT_PROTO_TCP && (p->tcp_flags & PKT_TCP_RST))
+		dp_flow_unhold(w, f);
+	if (f->judged != 0)
+		dp_tls_peer_ack(w, f);
+	return dp_fate(f->tls == DP_TLS_DNS ? DP_FATE_STREAM : DP_FATE_INGRESS);
+}

@@ -1,0 +1,119 @@
+/*
+ * A frame's fate as a value. Decision functions read the decoded frame and the policy
+ * generation and return a struct dp_fate; dp_fate_apply() (dp_pipeline.c) is the one place
+ * that acts on it: the event, the reply, the counters, and sending or freeing the frame.
+ * Deciding touches no buffer and no counter, so the decisions are tested as tables without
+ * EAL (tests/unit/test_dp_decide.c).
+ */
+#ifndef DP_FATE_H
+#define DP_FATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dp.h"
+#include "sni/pkt.h"
+
+enum dp_fate_act {
+	DP_FATE_CONTINUE,	/* not decided yet: the next stage decides */
+	DP_FATE_EGRESS,		/* counted for the VM (verdict), sent to the uplink */
+	DP_FATE_INGRESS,	/* counted for the VM, sent to the VM port */
+	DP_FATE_FLOOD,		/* sent to the VM port, no VM's (ARP, ND to a multicast MAC) */
+	DP_FATE_BLOCK,		/* the VM's frame blocked: counted as its egress too */
+	DP_FATE_DISCARD,	/* a frame toward the VM refused: counted under why only */
+	DP_FATE_DROP,		/* freed, counted as drop why (enum dp_drop) */
+	DP_FATE_SLOW,		/* to the exception path's TAP on the side it came from */
+	DP_FATE_REASSEMBLE,	/* a fragment: held until its datagram is whole */
+	DP_FATE_DNS,		/* a DNS message over UDP: dp_dns decides and acts */
+	DP_FATE_STREAM,		/* bytes of a judged stream (TLS, QUIC, DNS over TCP): its
+				 * module decides and acts on them with the flow's state */
+	DP_FATE_STRIP,		/* the reply (a copy without the data) goes in its place */
+};
+
+/* A frame namegate sends because of this one. */
+enum dp_fate_reply {
+	DP_FATE_REPLY_NONE,
+	DP_FATE_REPLY_RST,		/* TCP RST back to the frame's sender */
+	DP_FATE_REPLY_ICMP,		/* ICMP port unreachable back to the frame's sender */
+	DP_FATE_REPLY_STRIP,		/* onward: the SYN without its data */
+	DP_FATE_REPLY_CUT,		/* an RST to the sender and, past a SYN, one onward
+					 * with the sequence the receiver expects */
+};
+
+struct dp_fate {
+	uint8_t act;		/* enum dp_fate_act */
+	uint8_t why;		/* enum dp_reason (BLOCK, DISCARD, a logged EGRESS) or dp_drop */
+	uint8_t verdict;	/* EGRESS: DP_ALLOWED or DP_WOULD_BLOCK */
+	uint8_t reply;		/* enum dp_fate_reply */
+	bool log;		/* a block event for why (would_block when the frame passes) */
+	bool counted;		/* audit mode (EGRESS, CONTINUE): why counted as a would-be block */
+};
+
+static inline struct dp_fate
+dp_fate(enum dp_fate_act act)
+{
+	return (struct dp_fate){ .act = (uint8_t)act, .verdict = DP_ALLOWED };
+}
+
+static inline struct dp_fate
+dp_fate_egress(enum dp_verdict v)
+{
+	return (struct dp_fate){ .act = DP_FATE_EGRESS, .verdict = (uint8_t)v };
+}
+
+static inline struct dp_fate
+dp_fate_drop(enum dp_drop d)
+{
+	return (struct dp_fate){ .act = DP_FATE_DROP, .why = (uint8_t)d };
+}
+
+/* Blocked whatever the VM's mode, with an event. */
+static inline struct dp_fate
+dp_fate_block(enum dp_reason r, enum dp_fate_reply reply)
+{
+	return (struct dp_fate){ .act = DP_FATE_BLOCK, .why = (uint8_t)r, .reply = (uint8_t)reply,
+		.log = true };
+}
+
+/*
+ * What the VM may not do: in audit mode it passes and counts as would_block; otherwise it
+ * is blocked with reply (the caller picks it: a refusal the VM hears at once, or none).
+ */
+static inline struct dp_fate
+dp_fate_refuse(const struct dp_vm *v, enum dp_reason r, enum dp_fate_reply reply)
+{
+	if (v->audit)
+		return (struct dp_fate){ .act = DP_FATE_EGRESS, .why = (uint8_t)r,
+			.verdict = DP_WOULD_BLOCK, .log = true, .counted = true };
+	return dp_fate_block(r, reply);
+}
+
+/* The refusal the VM hears with on_block: reset (RST for TCP, ICMP otherwise), or none. */
+static inline enum dp_fate_reply
+dp_fate_refusal(const struct dp_gen *g, const struct pkt *p)
+{
+	if (!g->on_block_reset)
+		return DP_FATE_REPLY_NONE;
+	return p->proto == PKT_PROTO_TCP ? DP_FATE_REPLY_RST : DP_FATE_REPLY_ICMP;
+}
+
+/*
+ * A frame from the VM port, before reassembly. vm is its VM's slot by (outer VLAN, source
+ * MAC), or negative; l3/l3_len its bytes from the network header (for ARP). BLOCK fates
+ * are charged to slot DP_VM_UNKNOWN when vm < 0.
+ */
+struct dp_fate dp_decide_vm_frame(const struct dp_gen *g, const struct pkt *p, int vm,
+    const uint8_t *l3, size_t l3_len);
+
+/* A whole datagram from VM vm (st: how it decoded): up to its flow. */
+struct dp_fate dp_decide_vm_datagram(const struct dp_gen *g, const struct pkt *p,
+    enum pkt_status st, uint16_t vm);
+
+/* A frame from the uplink toward vm (negative: no VM's MAC), before reassembly. */
+struct dp_fate dp_decide_uplink_frame(const struct dp_gen *g, const struct pkt *p, int vm);
+
+/* A whole datagram from the uplink toward VM vm: up to its flow. */
+struct dp_fate dp_decide_uplink_datagram(const struct dp_gen *g, const struct pkt *p,
+    enum pkt_status st);
+
+#endif
