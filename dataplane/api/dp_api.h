@@ -1,15 +1,16 @@
 /*
  * What the fast path tells the control plane: fixed-size, versioned records, plain C, so
- * control/ can read them without DPDK headers. Workers write them to their own ring; the
- * main lcore drains the rings between polls. Never blocks a worker: a full ring drops the
- * record and counts it.
+ * control/ can read them without DPDK headers. Each worker has two rings: bindings on one,
+ * block events on the other, so that blocks (which a VM can make as fast as it sends)
+ * never crowd out the bindings nftables must learn. The main lcore drains bindings first,
+ * between polls. Never blocks a worker: a full ring drops the record and counts it.
  */
 #ifndef DP_API_H
 #define DP_API_H
 
 #include <stdint.h>
 
-#define DP_API_VERSION		1
+#define DP_API_VERSION		2
 #define DP_EVT_NAME_MAX		253
 
 enum dp_evt_type {
@@ -29,6 +30,8 @@ struct dp_evt {
 	uint8_t would_block;		/* BLOCK: audit mode, it passed */
 	uint32_t ttl;			/* BIND: seconds, clamped */
 	uint64_t tsc;			/* when, in TSC cycles */
+	uint64_t expires;		/* BIND: seconds since start when the binding lapses,
+					 * as the worker stored it (ttl clamped and added) */
 	uint8_t name_len;
 	char name[DP_EVT_NAME_MAX + 1];	/* the queried name or the SNI; not NUL-terminated */
 	uint8_t pad[1];

@@ -166,7 +166,7 @@ static void
 dp_control_bind(struct dp_control *c, const struct dp_evt *e)
 {
 	const struct dp_ctx *ctx = c->ctx;
-	uint64_t expires = (e->tsc - ctx->tsc_start) / ctx->tsc_hz + e->ttl;
+	uint64_t expires = e->expires;
 	const char *name;
 
 	if (dp_names_add(c->names, e->vm, e->name, e->name_len, &name) != 0)

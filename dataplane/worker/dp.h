@@ -119,7 +119,8 @@ struct __rte_cache_aligned dp_worker {
 	uint64_t port_bytes[DP_PORTS][2];
 
 	struct dp_txbuf tx[DP_PORTS];
-	struct rte_ring *evts;		/* to the main lcore: api/dp_api.h records */
+	struct rte_ring *evts;		/* to the main lcore: api/dp_api.h block records */
+	struct rte_ring *bind_evts;	/* and binding records, on a ring of their own */
 	uint64_t evt_dropped;
 	uint64_t now;			/* seconds since start, refreshed per burst */
 };

@@ -329,7 +329,7 @@ dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a)
 		}
 		if (rc != 0)
 			w->drops[DP_DROP_TABLE_FULL]++;
-		dp_evt_bind(w, vm, &addr, name, (size_t)n, ttl);
+		dp_evt_bind(w, vm, &addr, name, (size_t)n, ttl, w->now + ttl);
 	}
 }
 

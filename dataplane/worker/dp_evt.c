@@ -14,19 +14,19 @@
 _Static_assert(sizeof(struct dp_evt) % 4 == 0, "dp_evt must be a multiple of 4 bytes");
 
 struct rte_ring *
-dp_evt_ring_create(unsigned int id, int socket)
+dp_evt_ring_create(const char *kind, unsigned int id, int socket)
 {
 	char name[RTE_RING_NAMESIZE];
 
-	snprintf(name, sizeof(name), "ng_evt_%u", id);
+	snprintf(name, sizeof(name), "ng_%s_%u", kind, id);
 	return rte_ring_create_elem(name, sizeof(struct dp_evt), DP_EVT_RING, socket,
 	    RING_F_SP_ENQ | RING_F_SC_DEQ);
 }
 
 static void
-dp_evt_put(struct dp_worker *w, struct dp_evt *e)
+dp_evt_put(struct dp_worker *w, struct rte_ring *r, struct dp_evt *e)
 {
-	if (rte_ring_enqueue_elem(w->evts, e, sizeof(*e)) != 0)
+	if (rte_ring_enqueue_elem(r, e, sizeof(*e)) != 0)
 		w->evt_dropped++;
 }
 
@@ -42,14 +42,15 @@ dp_evt_name(struct dp_evt *e, const char *name, size_t len)
 
 void
 dp_evt_bind(struct dp_worker *w, uint16_t vm, const struct dp_addr *addr, const char *name,
-    size_t len, uint32_t ttl)
+    size_t len, uint32_t ttl, uint64_t expires)
 {
 	struct dp_evt e = { .version = DP_API_VERSION, .type = DP_EVT_BIND, .vm = vm,
-		.family = addr->family, .ttl = ttl, .tsc = rte_get_tsc_cycles() };
+		.family = addr->family, .ttl = ttl, .tsc = rte_get_tsc_cycles(),
+		.expires = expires };
 
 	memcpy(e.addr, addr->a, sizeof(e.addr));
 	dp_evt_name(&e, name, len);
-	dp_evt_put(w, &e);
+	dp_evt_put(w, w->bind_evts, &e);
 }
 
 /*
@@ -92,7 +93,7 @@ dp_evt_block_at(struct dp_worker *w, uint16_t vm, uint8_t family, uint8_t proto,
 		memcpy(e.addr, dst, sizeof(e.addr));
 	}
 	dp_evt_name(&e, name, len);
-	dp_evt_put(w, &e);
+	dp_evt_put(w, w->evts, &e);
 }
 
 void
@@ -117,5 +118,7 @@ dp_evt_block_flow(struct dp_worker *w, const struct dp_flow_key *k, enum dp_reas
 unsigned int
 dp_evt_drain(struct dp_worker *w, struct dp_evt *out, unsigned int n)
 {
-	return rte_ring_dequeue_burst_elem(w->evts, out, sizeof(*out), n, NULL);
+	unsigned int got = rte_ring_dequeue_burst_elem(w->bind_evts, out, sizeof(*out), n, NULL);
+
+	return got + rte_ring_dequeue_burst_elem(w->evts, out + got, sizeof(*out), n - got, NULL);
 }

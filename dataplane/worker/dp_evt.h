@@ -18,12 +18,12 @@
 #define DP_EVT_VM_PER_SECOND	100	/* block events one VM may queue a second, per worker:
 					 * more than the log's per-VM rate and burst */
 
-/* The ring for worker id; NULL and rte_errno on failure. */
-struct rte_ring *dp_evt_ring_create(unsigned int id, int socket);
+/* Worker id's ring of kind ("evt", "bind"); NULL and rte_errno on failure. */
+struct rte_ring *dp_evt_ring_create(const char *kind, unsigned int id, int socket);
 
-/* DNS bound addr for (vm, name) for ttl seconds. */
+/* DNS bound addr for (vm, name) for ttl seconds, until expires (seconds since start). */
 void dp_evt_bind(struct dp_worker *w, uint16_t vm, const struct dp_addr *addr,
-    const char *name, size_t len, uint32_t ttl);
+    const char *name, size_t len, uint32_t ttl, uint64_t expires);
 
 /* vm's connection or query p was blocked (would_block: it passed, audit mode). */
 void dp_evt_block(struct dp_worker *w, uint16_t vm, const struct pkt *p, enum dp_reason r,
@@ -33,7 +33,7 @@ void dp_evt_block(struct dp_worker *w, uint16_t vm, const struct pkt *p, enum dp
 void dp_evt_block_flow(struct dp_worker *w, const struct dp_flow_key *k, enum dp_reason r,
     bool would_block, const char *name, size_t len);
 
-/* Main lcore: take up to n events from worker w's ring into out. */
+/* Main lcore: take up to n events from worker w's rings into out, bindings first. */
 unsigned int dp_evt_drain(struct dp_worker *w, struct dp_evt *out, unsigned int n);
 
 #endif

@@ -56,12 +56,12 @@ dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
 	w->holds = dp_holds_create(DP_HOLD_SLOTS, nvms, socket);
 	w->frags = dp_frags_create(id, DP_FRAG_SLOTS, w->gen->max_frags_per_vm,
 	    DP_FRAG_SECONDS, ctx->pool, socket);
-	w->evts = dp_evt_ring_create(id, socket);
+	w->evts = dp_evt_ring_create("evt", id, socket);
+	w->bind_evts = dp_evt_ring_create("bind", id, socket);
 	w->vm_stats = rte_zmalloc_socket("dp_vm_stats", (size_t)(nvms + 1) * sizeof(w->vm_stats[0]),
 	    RTE_CACHE_LINE_SIZE, socket);
 	if (w->flows == NULL || w->pending == NULL || w->holds == NULL || w->frags == NULL ||
-	    w->evts == NULL ||
-	    w->vm_stats == NULL) {
+	    w->evts == NULL || w->bind_evts == NULL || w->vm_stats == NULL) {
 		dp_worker_free(w);
 		return NULL;
 	}
@@ -74,6 +74,7 @@ dp_worker_free(struct dp_worker *w)
 	if (w == NULL)
 		return;
 	rte_ring_free(w->evts);
+	rte_ring_free(w->bind_evts);
 	dp_holds_free(w->holds);
 	dp_frags_free(w->frags);
 	dp_flows_free(w->flows);
