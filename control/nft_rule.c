@@ -4,7 +4,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <stdio.h>
+#include <stdio.h>		/* libnftnl/expr.h uses FILE without it */
 #include <string.h>
 
 #include <linux/netfilter.h>
@@ -16,12 +16,16 @@
 
 #include "nft_rules.h"
 
-enum nft_load { NFT_LOAD_META, NFT_LOAD_PAYLOAD, NFT_LOAD_EXTHDR };
+enum nft_load { NFT_LOAD_NONE, NFT_LOAD_META, NFT_LOAD_PAYLOAD, NFT_LOAD_EXTHDR };
 
-/* Where a field is: a meta key, a payload base, or an IPv6 extension header type. */
+/*
+ * Where a field is: a meta key, a payload base, or an IPv6 extension header type. An address
+ * names the port on its own side, which a tuple lookup concatenates after the protocol.
+ */
 static const struct {
 	enum nft_load load;
 	uint32_t where, off, len;
+	enum nft_field port;
 } nft_fields[NFT_FIELDS] = {
 	[NFT_F_PROTOCOL] = { NFT_LOAD_META, NFT_META_PROTOCOL, 0, 2 },
 	[NFT_F_L4PROTO] = { NFT_LOAD_META, NFT_META_L4PROTO, 0, 1 },
@@ -36,10 +40,14 @@ static const struct {
 	[NFT_F_ARP_TARGET_IP] = { NFT_LOAD_PAYLOAD, NFT_PAYLOAD_NETWORK_HEADER, 24, 4 },
 	[NFT_F_IP_FRAG] = { NFT_LOAD_PAYLOAD, NFT_PAYLOAD_NETWORK_HEADER, 6, 2 },
 	[NFT_F_IP_PROTO] = { NFT_LOAD_PAYLOAD, NFT_PAYLOAD_NETWORK_HEADER, 9, 1 },
-	[NFT_F_IP_SADDR] = { NFT_LOAD_PAYLOAD, NFT_PAYLOAD_NETWORK_HEADER, 12, 4 },
-	[NFT_F_IP_DADDR] = { NFT_LOAD_PAYLOAD, NFT_PAYLOAD_NETWORK_HEADER, 16, 4 },
-	[NFT_F_IP6_SADDR] = { NFT_LOAD_PAYLOAD, NFT_PAYLOAD_NETWORK_HEADER, 8, 16 },
-	[NFT_F_IP6_DADDR] = { NFT_LOAD_PAYLOAD, NFT_PAYLOAD_NETWORK_HEADER, 24, 16 },
+	[NFT_F_IP_SADDR] = { NFT_LOAD_PAYLOAD, NFT_PAYLOAD_NETWORK_HEADER, 12, 4,
+	    NFT_F_TH_SPORT },
+	[NFT_F_IP_DADDR] = { NFT_LOAD_PAYLOAD, NFT_PAYLOAD_NETWORK_HEADER, 16, 4,
+	    NFT_F_TH_DPORT },
+	[NFT_F_IP6_SADDR] = { NFT_LOAD_PAYLOAD, NFT_PAYLOAD_NETWORK_HEADER, 8, 16,
+	    NFT_F_TH_SPORT },
+	[NFT_F_IP6_DADDR] = { NFT_LOAD_PAYLOAD, NFT_PAYLOAD_NETWORK_HEADER, 24, 16,
+	    NFT_F_TH_DPORT },
 	[NFT_F_FRAG_NEXTHDR] = { NFT_LOAD_EXTHDR, IPPROTO_FRAGMENT, 0, 1 },
 	[NFT_F_FRAG_OFF] = { NFT_LOAD_EXTHDR, IPPROTO_FRAGMENT, 2, 2 },
 	[NFT_F_TH_SPORT] = { NFT_LOAD_PAYLOAD, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 2 },
@@ -53,11 +61,18 @@ static const struct {
 	[NFT_F_ICMP6_QUOTED_DADDR] = { NFT_LOAD_PAYLOAD, NFT_PAYLOAD_TRANSPORT_HEADER, 32, 16 },
 };
 
-/* Rule builder: expressions appended in order; any allocation failure poisons the rule. */
+/* Rule builder: expressions appended in order; the first failure sticks and spoils the rule. */
 struct nft_rb {
 	struct nftnl_rule *r;
-	bool bad;
+	int rc;		/* 0, -ENOMEM, or -EINVAL for a descriptor's mistake */
 };
+
+static void
+rb_fail(struct nft_rb *b, int rc)
+{
+	if (b->rc == 0)
+		b->rc = rc;
+}
 
 static struct nftnl_expr *
 rb_expr(struct nft_rb *b, const char *name)
@@ -65,7 +80,7 @@ rb_expr(struct nft_rb *b, const char *name)
 	struct nftnl_expr *e = nftnl_expr_alloc(name);
 
 	if (e == NULL)
-		b->bad = true;
+		rb_fail(b, -ENOMEM);
 	return e;
 }
 
@@ -76,7 +91,7 @@ rb_add(struct nft_rb *b, struct nftnl_expr *e, bool ok)
 		return;
 	if (!ok) {
 		nftnl_expr_free(e);
-		b->bad = true;
+		rb_fail(b, -ENOMEM);
 		return;
 	}
 	nftnl_rule_add_expr(b->r, e);
@@ -86,36 +101,41 @@ rb_add(struct nft_rb *b, struct nftnl_expr *e, bool ok)
 static void
 rb_load(struct nft_rb *b, enum nft_field f, uint32_t dreg)
 {
+	static const char *const expr[] = {
+		[NFT_LOAD_META] = "meta",
+		[NFT_LOAD_PAYLOAD] = "payload",
+		[NFT_LOAD_EXTHDR] = "exthdr",
+	};
+	enum nft_load load = nft_fields[f].load;
 	uint32_t where = nft_fields[f].where, off = nft_fields[f].off, len = nft_fields[f].len;
 	struct nftnl_expr *e;
 
-	switch (nft_fields[f].load) {
+	if (load == NFT_LOAD_NONE) {
+		rb_fail(b, -EINVAL);
+		return;
+	}
+	if ((e = rb_expr(b, expr[load])) == NULL)
+		return;
+	switch (load) {
 	case NFT_LOAD_META:
-		if ((e = rb_expr(b, "meta")) == NULL)
-			return;
 		nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, where);
 		nftnl_expr_set_u32(e, NFTNL_EXPR_META_DREG, dreg);
 		break;
 	case NFT_LOAD_PAYLOAD:
-		if ((e = rb_expr(b, "payload")) == NULL)
-			return;
 		nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_DREG, dreg);
 		nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_BASE, where);
 		nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET, off);
 		nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_LEN, len);
 		break;
 	case NFT_LOAD_EXTHDR:
-		if ((e = rb_expr(b, "exthdr")) == NULL)
-			return;
 		nftnl_expr_set_u32(e, NFTNL_EXPR_EXTHDR_DREG, dreg);
 		nftnl_expr_set_u8(e, NFTNL_EXPR_EXTHDR_TYPE, (uint8_t)where);
 		nftnl_expr_set_u32(e, NFTNL_EXPR_EXTHDR_OFFSET, off);
 		nftnl_expr_set_u32(e, NFTNL_EXPR_EXTHDR_LEN, len);
 		nftnl_expr_set_u32(e, NFTNL_EXPR_EXTHDR_OP, NFT_EXTHDR_OP_IPV6);
 		break;
-	default:
-		b->bad = true;
-		return;
+	case NFT_LOAD_NONE:
+		break;
 	}
 	rb_add(b, e, true);
 }
@@ -148,42 +168,33 @@ rb_mask(struct nft_rb *b, uint32_t reg, const void *mask, uint32_t len)
 	    nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, zero, len) == 0);
 }
 
+/*
+ * An expression that names an object: "lookup" (sreg, set) or "objref" (counter type, name:
+ * the named counter counts every frame that gets here).
+ */
 static void
-rb_lookup(struct nft_rb *b, const char *set)
+rb_named(struct nft_rb *b, const char *expr, uint16_t attr, uint32_t val, uint16_t name_attr,
+    const char *name)
 {
-	struct nftnl_expr *e = rb_expr(b, "lookup");
+	struct nftnl_expr *e = rb_expr(b, expr);
 
 	if (e == NULL)
 		return;
-	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SREG, NFT_REG_1);
-	rb_add(b, e, nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, set) == 0);
+	nftnl_expr_set_u32(e, attr, val);
+	rb_add(b, e, nftnl_expr_set_str(e, name_attr, name) == 0);
 }
 
-/* counter name "<name>": the named counter object counts every frame that gets here. */
-static void
-rb_counter(struct nft_rb *b, const char *name)
-{
-	struct nftnl_expr *e = rb_expr(b, "objref");
-
-	if (e == NULL)
-		return;
-	nftnl_expr_set_u32(e, NFTNL_EXPR_OBJREF_IMM_TYPE, NFT_OBJECT_COUNTER);
-	rb_add(b, e, nftnl_expr_set_str(e, NFTNL_EXPR_OBJREF_IMM_NAME, name) == 0);
-}
-
+/* chain: only for NFT_JUMP. */
 static void
 rb_verdict(struct nft_rb *b, int verdict, const char *chain)
 {
 	struct nftnl_expr *e = rb_expr(b, "immediate");
-	bool ok = true;
 
 	if (e == NULL)
 		return;
 	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT);
 	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, (uint32_t)verdict);
-	if (chain != NULL)
-		ok = nftnl_expr_set_str(e, NFTNL_EXPR_IMM_CHAIN, chain) == 0;
-	rb_add(b, e, ok);
+	rb_add(b, e, chain == NULL || nftnl_expr_set_str(e, NFTNL_EXPR_IMM_CHAIN, chain) == 0);
 }
 
 static bool
@@ -255,13 +266,14 @@ nft_value(const struct nft_ctx *c, const struct nft_vmi *v, const struct nft_mat
 	return n == len ? p : NULL;
 }
 
-/* One match: load its field, mask it, then compare or look it up. 0 or -EINVAL. */
-static int
+/* One match: load its field, mask it, then compare or look it up. */
+static void
 rb_match(struct nft_rb *b, const struct nft_ctx *c, const struct nft_vmi *v,
     const struct nft_names *n, const struct nft_match *m)
 {
 	static const uint8_t zero[NFT_VALUE_MAX];
 	uint32_t len = nft_fields[m->field].len, preg;
+	enum nft_field port;
 	uint8_t buf[NFT_VALUE_MAX];
 	const uint8_t *val;
 
@@ -272,33 +284,40 @@ rb_match(struct nft_rb *b, const struct nft_ctx *c, const struct nft_vmi *v,
 	case NFT_T_EQ:
 	case NFT_T_NEQ:
 		if ((val = nft_value(c, v, m, len, buf)) == NULL)
-			return -EINVAL;
-		rb_cmp(b, m->test == NFT_T_EQ ? NFT_CMP_EQ : NFT_CMP_NEQ, val, len);
-		return 0;
+			rb_fail(b, -EINVAL);
+		else
+			rb_cmp(b, m->test == NFT_T_EQ ? NFT_CMP_EQ : NFT_CMP_NEQ, val, len);
+		return;
 	case NFT_T_RANGE:
-		if (2 * len > sizeof(m->lit))
-			return -EINVAL;
+		if (2 * len > sizeof(m->lit)) {
+			rb_fail(b, -EINVAL);
+			return;
+		}
 		rb_cmp(b, NFT_CMP_GTE, m->lit, len);
 		rb_cmp(b, NFT_CMP_LTE, m->lit + len, len);
-		return 0;
+		return;
 	case NFT_T_IN:
 		break;
 	case NFT_T_TUPLE:
 	case NFT_T_TUPLE_ANYPORT:
 		/* on the 32-bit registers after the address, as nft lays out concatenations */
+		port = nft_fields[m->field].port;
 		preg = NFT_REG32_00 + len / 4;
 		rb_load(b, NFT_F_L4PROTO, preg);
-		rb_load(b, m->port, preg + 1);
+		rb_load(b, port, preg + 1);
 		if (m->test == NFT_T_TUPLE_ANYPORT)
-			rb_mask(b, preg + 1, zero, nft_fields[m->port].len);
+			rb_mask(b, preg + 1, zero, nft_fields[port].len);
 		break;
 	default:
-		return -EINVAL;
+		rb_fail(b, -EINVAL);
+		return;
 	}
-	if (n == NULL || m->set >= NFT_SET_KINDS)
-		return -EINVAL;
-	rb_lookup(b, n->set[m->set]);
-	return 0;
+	if (n == NULL || m->set >= NFT_SET_KINDS) {
+		rb_fail(b, -EINVAL);
+		return;
+	}
+	rb_named(b, "lookup", NFTNL_EXPR_LOOKUP_SREG, NFT_REG_1, NFTNL_EXPR_LOOKUP_SET,
+	    n->set[m->set]);
 }
 
 /* One rule of g, at the end of its chain: matches, then g's counter for the verdict. */
@@ -306,13 +325,11 @@ static int
 nft_rule_put(struct nft_ctx *c, struct nft_batch *bt, const struct nft_vmi *v,
     const struct nft_names *n, const struct nft_chain_rules *g, const struct nft_rule *d)
 {
-	const char *chain = nft_ref_name(n, g->chain), *jump = NULL, *counter = NULL;
+	const char *chain = nft_ref_name(n, g->chain), *jump = NULL, *counter;
 	enum nft_ref ctr = NFT_REF_NONE;
-	struct nft_rb b = { .r = NULL, .bad = false };
-	struct nlmsghdr *nlh;
-	uint8_t l4 = d->l4;
+	struct nft_rb b = { .r = NULL, .rc = 0 };
 	uint16_t proto = htons(d->proto);
-	int rc = 0;
+	uint8_t l4 = d->l4;
 
 	if (d->verdict == NFT_JUMP)
 		jump = nft_ref_name(n, d->jump);
@@ -327,7 +344,7 @@ nft_rule_put(struct nft_ctx *c, struct nft_batch *bt, const struct nft_vmi *v,
 	nftnl_rule_set_u32(b.r, NFTNL_RULE_FAMILY, NFT_FAMILY);
 	if (nftnl_rule_set_str(b.r, NFTNL_RULE_TABLE, c->table) < 0 ||
 	    nftnl_rule_set_str(b.r, NFTNL_RULE_CHAIN, chain) < 0)
-		b.bad = true;
+		rb_fail(&b, -ENOMEM);
 	if (d->proto != 0) {
 		rb_load(&b, NFT_F_PROTOCOL, NFT_REG_1);
 		rb_cmp(&b, NFT_CMP_EQ, &proto, sizeof(proto));
@@ -336,24 +353,16 @@ nft_rule_put(struct nft_ctx *c, struct nft_batch *bt, const struct nft_vmi *v,
 		rb_load(&b, NFT_F_L4PROTO, NFT_REG_1);
 		rb_cmp(&b, NFT_CMP_EQ, &l4, sizeof(l4));
 	}
-	for (size_t i = 0; i < NFT_MATCH_MAX && d->m[i].test != NFT_T_END && rc == 0; i++) {
+	for (size_t i = 0; i < NFT_MATCH_MAX && d->m[i].test != NFT_T_END; i++) {
 		if (nft_when(c, v, d->m[i].when))
-			rc = rb_match(&b, c, v, n, &d->m[i]);
+			rb_match(&b, c, v, n, &d->m[i]);
 	}
 	if (counter != NULL)
-		rb_counter(&b, counter);
+		rb_named(&b, "objref", NFTNL_EXPR_OBJREF_IMM_TYPE, NFT_OBJECT_COUNTER,
+		    NFTNL_EXPR_OBJREF_IMM_NAME, counter);
 	rb_verdict(&b, d->verdict, jump);
-	if (rc == 0 && b.bad)
-		rc = -ENOMEM;
-	if (rc == 0) {
-		nlh = nft_batch_hdr(c, bt, NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND,
-		    NFT_MSG_BOUND);
-		nftnl_rule_nlmsg_build_payload(nlh, b.r);
-		nft_batch_next(bt);
-		rc = bt->bad ? -ENOMEM : 0;
-	}
-	nftnl_rule_free(b.r);
-	return rc;
+	return nft_obj_put(c, bt, NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND, NFT_OBJ_RULE,
+	    b.r, b.rc);
 }
 
 int

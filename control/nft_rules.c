@@ -63,10 +63,8 @@ static const struct nft_rule nft_out4[] = {
 		{ NFT_F_ARP_SENDER, NFT_T_EQ, NFT_V_ARP_PROBE },	/* RFC 5227 probes */
 	}, NF_ACCEPT },
 	{ ETH_P_IP, 0, { { NFT_F_IP_SADDR, NFT_T_NEQ, NFT_V_IP4 } }, NF_DROP },
-	{ ETH_P_IP, 0, { { NFT_F_IP_DADDR, NFT_T_TUPLE, .set = NFT_SET_V4, .port = NFT_F_TH_DPORT } },
-	    NF_ACCEPT },
-	{ ETH_P_IP, 0, { { NFT_F_IP_DADDR, NFT_T_TUPLE_ANYPORT, .set = NFT_SET_V4,
-	    .port = NFT_F_TH_DPORT } }, NF_ACCEPT },
+	{ ETH_P_IP, 0, { { NFT_F_IP_DADDR, NFT_T_TUPLE, .set = NFT_SET_V4 } }, NF_ACCEPT },
+	{ ETH_P_IP, 0, { { NFT_F_IP_DADDR, NFT_T_TUPLE_ANYPORT, .set = NFT_SET_V4 } }, NF_ACCEPT },
 	{ ETH_P_IP, 0, {
 		{ NFT_F_IP_FRAG, NFT_T_NEQ, .mask = { 0x1f, 0xff } },
 		{ NFT_F_IP_PROTO, NFT_T_NEQ, .lit = { IPPROTO_TCP } },
@@ -91,10 +89,8 @@ static const struct nft_rule nft_out4[] = {
 static const struct nft_rule nft_in4[] = {
 	{ ETH_P_ARP, 0, { { NFT_F_ARP_TARGET_IP, NFT_T_EQ, NFT_V_IP4 } }, NF_ACCEPT },
 	{ ETH_P_IP, 0, { { NFT_F_IP_DADDR, NFT_T_NEQ, NFT_V_IP4 } }, NF_DROP },
-	{ ETH_P_IP, 0, { { NFT_F_IP_SADDR, NFT_T_TUPLE, .set = NFT_SET_V4, .port = NFT_F_TH_SPORT } },
-	    NF_ACCEPT },
-	{ ETH_P_IP, 0, { { NFT_F_IP_SADDR, NFT_T_TUPLE_ANYPORT, .set = NFT_SET_V4,
-	    .port = NFT_F_TH_SPORT } }, NF_ACCEPT },
+	{ ETH_P_IP, 0, { { NFT_F_IP_SADDR, NFT_T_TUPLE, .set = NFT_SET_V4 } }, NF_ACCEPT },
+	{ ETH_P_IP, 0, { { NFT_F_IP_SADDR, NFT_T_TUPLE_ANYPORT, .set = NFT_SET_V4 } }, NF_ACCEPT },
 	{ ETH_P_IP, 0, {
 		{ NFT_F_IP_FRAG, NFT_T_NEQ, .mask = { 0x1f, 0xff } },
 		{ NFT_F_IP_PROTO, NFT_T_NEQ, .lit = { IPPROTO_TCP } },
@@ -163,10 +159,9 @@ static const struct nft_rule nft_out6[] = {
 		{ NFT_F_IP6_SADDR, NFT_T_EQ, .lit = { 0 } },	/* :: */
 	}, NF_ACCEPT },
 	{ ETH_P_IPV6, 0, { { NFT_F_IP6_SADDR, NFT_T_NEQ, NFT_V_IP6 } }, NF_DROP },
-	{ ETH_P_IPV6, 0, { { NFT_F_IP6_DADDR, NFT_T_TUPLE, .set = NFT_SET_V6,
-	    .port = NFT_F_TH_DPORT } }, NF_ACCEPT },
-	{ ETH_P_IPV6, 0, { { NFT_F_IP6_DADDR, NFT_T_TUPLE_ANYPORT, .set = NFT_SET_V6,
-	    .port = NFT_F_TH_DPORT } }, NF_ACCEPT },
+	{ ETH_P_IPV6, 0, { { NFT_F_IP6_DADDR, NFT_T_TUPLE, .set = NFT_SET_V6 } }, NF_ACCEPT },
+	{ ETH_P_IPV6, 0, { { NFT_F_IP6_DADDR, NFT_T_TUPLE_ANYPORT, .set = NFT_SET_V6 } },
+	    NF_ACCEPT },
 	{ ETH_P_IPV6, 0, {
 		{ NFT_F_FRAG_OFF, NFT_T_NEQ, .mask = { 0xff, 0xf8 } },
 		{ NFT_F_FRAG_NEXTHDR, NFT_T_NEQ, .lit = { IPPROTO_TCP } },
@@ -191,10 +186,9 @@ static const struct nft_rule nft_in6[] = {
 	{ ETH_P_IPV6, IPPROTO_ICMPV6, { { NFT_F_ICMP_TYPE, NFT_T_RANGE, .lit = { 130, 137 } } },
 	    NF_ACCEPT },
 	{ ETH_P_IPV6, 0, { { NFT_F_IP6_DADDR, NFT_T_NEQ, NFT_V_IP6 } }, NF_DROP },
-	{ ETH_P_IPV6, 0, { { NFT_F_IP6_SADDR, NFT_T_TUPLE, .set = NFT_SET_V6,
-	    .port = NFT_F_TH_SPORT } }, NF_ACCEPT },
-	{ ETH_P_IPV6, 0, { { NFT_F_IP6_SADDR, NFT_T_TUPLE_ANYPORT, .set = NFT_SET_V6,
-	    .port = NFT_F_TH_SPORT } }, NF_ACCEPT },
+	{ ETH_P_IPV6, 0, { { NFT_F_IP6_SADDR, NFT_T_TUPLE, .set = NFT_SET_V6 } }, NF_ACCEPT },
+	{ ETH_P_IPV6, 0, { { NFT_F_IP6_SADDR, NFT_T_TUPLE_ANYPORT, .set = NFT_SET_V6 } },
+	    NF_ACCEPT },
 	{ ETH_P_IPV6, 0, {
 		{ NFT_F_FRAG_OFF, NFT_T_NEQ, .mask = { 0xff, 0xf8 } },
 		{ NFT_F_FRAG_NEXTHDR, NFT_T_NEQ, .lit = { IPPROTO_TCP } },
@@ -254,13 +248,15 @@ static const struct nft_rule nft_jumps[] = {
 		{ NFT_F_ETHER_SADDR, NFT_T_EQ, NFT_V_MAC },
 		{ NFT_F_ETHER_TYPE, NFT_T_NEQ, .lit = { 0x81, 0x00 }, .when = NFT_IF_UNTAGGED },
 		{ NFT_F_ETHER_TYPE, NFT_T_EQ, .lit = { 0x81, 0x00 }, .when = NFT_IF_TAGGED },
-		{ NFT_F_VLAN_TCI, NFT_T_EQ, NFT_V_VLAN, .mask = { 0x0f, 0xff }, .when = NFT_IF_TAGGED },
+		{ NFT_F_VLAN_TCI, NFT_T_EQ, NFT_V_VLAN, .mask = { 0x0f, 0xff },
+		    .when = NFT_IF_TAGGED },
 	}, NFT_JUMP, NFT_REF_OUT },
 	{ 0, 0, {
 		{ NFT_F_ETHER_DADDR, NFT_T_EQ, NFT_V_MAC },
 		{ NFT_F_ETHER_TYPE, NFT_T_NEQ, .lit = { 0x81, 0x00 }, .when = NFT_IF_UNTAGGED },
 		{ NFT_F_ETHER_TYPE, NFT_T_EQ, .lit = { 0x81, 0x00 }, .when = NFT_IF_TAGGED },
-		{ NFT_F_VLAN_TCI, NFT_T_EQ, NFT_V_VLAN, .mask = { 0x0f, 0xff }, .when = NFT_IF_TAGGED },
+		{ NFT_F_VLAN_TCI, NFT_T_EQ, NFT_V_VLAN, .mask = { 0x0f, 0xff },
+		    .when = NFT_IF_TAGGED },
 	}, NFT_JUMP, NFT_REF_IN },
 };
 

@@ -19,7 +19,8 @@
 
 /* A header field a match loads; nft_rule.c says where each one is. */
 enum nft_field {
-	NFT_F_PROTOCOL,		/* meta protocol: skb->protocol, right with or without an offloaded tag */
+	NFT_F_NONE,		/* the port of a field that has none */
+	NFT_F_PROTOCOL,		/* meta protocol: right with or without an offloaded VLAN tag */
 	NFT_F_L4PROTO,		/* meta l4proto */
 	NFT_F_IIFNAME,		/* meta iifname */
 	NFT_F_ETHER_DADDR,
@@ -56,7 +57,7 @@ enum nft_test {
 	NFT_T_NEQ,		/* field != value */
 	NFT_T_RANGE,		/* .lit[0..len) <= field <= .lit[len..2 len) */
 	NFT_T_IN,		/* field @set */
-	NFT_T_TUPLE,		/* field . meta l4proto . port @set */
+	NFT_T_TUPLE,		/* field . meta l4proto . port @set (the port on field's side) */
 	NFT_T_TUPLE_ANYPORT,	/* field . meta l4proto . port & 0 @set: the every-port element */
 };
 
@@ -102,9 +103,8 @@ struct nft_match {
 	enum nft_test test;
 	enum nft_val val;
 	uint8_t lit[NFT_VALUE_MAX];	/* inline, so a short initializer is zero-padded */
-	uint8_t mask[NFT_VALUE_MAX];	/* all zero: none (a field masked to nothing says nothing) */
+	uint8_t mask[NFT_VALUE_MAX];	/* all zero: none (a field masked to 0 tells nothing) */
 	enum nft_set_kind set;		/* IN, TUPLE* */
-	enum nft_field port;		/* TUPLE* */
 	enum nft_when when;
 };
 
@@ -117,8 +117,8 @@ struct nft_rule {
 };
 
 /*
- * One chain's rules for one family. Every accept and every drop of a chain counts into the
- * same named counter, which is what makes <vm>_accept and <vm>_drop the VM's totals.
+ * One chain's rules for one family. All of a chain's accepts count into one named counter and
+ * all its drops into another, which is what makes <vm>_accept and <vm>_drop the VM's totals.
  */
 struct nft_chain_rules {
 	enum nft_ref chain;
@@ -150,7 +150,22 @@ extern const struct nft_ruleset nft_rules_base_tail;	/* forward, after them */
 int nft_rules_put(struct nft_ctx *c, struct nft_batch *bt, const struct nft_vmi *v,
     const struct nft_names *n, const struct nft_ruleset *rs);
 
+/* What nft_obj_put() sends: the libnftnl object behind its void pointer. */
+enum nft_obj_kind {
+	NFT_OBJ_TABLE,		/* struct nftnl_table */
+	NFT_OBJ_CHAIN,
+	NFT_OBJ_SET,
+	NFT_OBJ_COUNTER,	/* struct nftnl_obj */
+	NFT_OBJ_RULE,
+};
+
 /* nft_table.c */
+/*
+ * Appends o as one message of type to bt when rc (how building o went) is 0; frees o either
+ * way. Returns rc, or -ENOMEM when the batch is full.
+ */
+int nft_obj_put(struct nft_ctx *c, struct nft_batch *bt, uint16_t type, uint16_t flags,
+    enum nft_obj_kind k, void *o, int rc);
 void nft_names(const struct nft_vmi *v, struct nft_names *n);
 /* r's name; n may be NULL when r is the table's. NULL for NFT_REF_NONE or a missing VM. */
 const char *nft_ref_name(const struct nft_names *n, enum nft_ref r);

@@ -1,7 +1,7 @@
 /*
  * "table bridge <table>" itself: the table, its named counters, each VM's sets and chains,
- * and the base chain on the bridge forward hook; the rules come from nft_rules.c, in the
- * order below (objects before the rules that use them).
+ * and the base chain on the bridge forward hook. The rules, and why they are as they are, are
+ * in nft_rules.c; they go in in the order below, objects before the rules that use them.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +13,7 @@
 
 #include <libnftnl/chain.h>
 #include <libnftnl/object.h>
+#include <libnftnl/rule.h>
 #include <libnftnl/set.h>
 #include <libnftnl/table.h>
 
@@ -68,42 +69,76 @@ nft_vm_names(const struct nft_vmi *v, char out[NFT_VM_NAMES][NFT_OBJ_NAME_MAX])
 	memcpy(out, &n, sizeof(n));
 }
 
+int
+nft_obj_put(struct nft_ctx *c, struct nft_batch *bt, uint16_t type, uint16_t flags,
+    enum nft_obj_kind k, void *o, int rc)
+{
+	struct nlmsghdr *nlh = NULL;
+
+	if (rc == 0)
+		nlh = nft_batch_hdr(c, bt, type, flags, NFT_MSG_BOUND);
+	switch (k) {
+	case NFT_OBJ_TABLE:
+		if (nlh != NULL)
+			nftnl_table_nlmsg_build_payload(nlh, o);
+		nftnl_table_free(o);
+		break;
+	case NFT_OBJ_CHAIN:
+		if (nlh != NULL)
+			nftnl_chain_nlmsg_build_payload(nlh, o);
+		nftnl_chain_free(o);
+		break;
+	case NFT_OBJ_SET:
+		if (nlh != NULL)
+			nftnl_set_nlmsg_build_payload(nlh, o);
+		nftnl_set_free(o);
+		break;
+	case NFT_OBJ_COUNTER:
+		if (nlh != NULL)
+			nftnl_obj_nlmsg_build_payload(nlh, o);
+		nftnl_obj_free(o);
+		break;
+	case NFT_OBJ_RULE:
+		if (nlh != NULL)
+			nftnl_rule_nlmsg_build_payload(nlh, o);
+		nftnl_rule_free(o);
+		break;
+	}
+	if (nlh == NULL)
+		return rc;
+	nft_batch_next(bt);
+	return bt->bad ? -ENOMEM : 0;
+}
+
 static int
 nft_chain_put(struct nft_ctx *c, struct nft_batch *bt, const char *name, bool base)
 {
 	struct nftnl_chain *ch;
-	struct nlmsghdr *nlh;
-	int rc = -ENOMEM;
+	int rc = 0;
 
 	if ((ch = nftnl_chain_alloc()) == NULL)
 		return -ENOMEM;
 	nftnl_chain_set_u32(ch, NFTNL_CHAIN_FAMILY, NFT_FAMILY);
 	if (nftnl_chain_set_str(ch, NFTNL_CHAIN_TABLE, c->table) < 0 ||
 	    nftnl_chain_set_str(ch, NFTNL_CHAIN_NAME, name) < 0)
-		goto out;
+		rc = -ENOMEM;
 	if (base) {
 		/* fail closed: what no rule accepts is dropped */
 		if (nftnl_chain_set_str(ch, NFTNL_CHAIN_TYPE, "filter") < 0)
-			goto out;
+			rc = -ENOMEM;
 		nftnl_chain_set_u32(ch, NFTNL_CHAIN_HOOKNUM, NF_BR_FORWARD);
 		nftnl_chain_set_s32(ch, NFTNL_CHAIN_PRIO, NF_BR_PRI_FILTER_BRIDGED);
 		nftnl_chain_set_u32(ch, NFTNL_CHAIN_POLICY, NF_DROP);
 	}
-	nlh = nft_batch_hdr(c, bt, NFT_MSG_NEWCHAIN, NLM_F_CREATE, NFT_MSG_BOUND);
-	nftnl_chain_nlmsg_build_payload(nlh, ch);
-	nft_batch_next(bt);
-	rc = bt->bad ? -ENOMEM : 0;
-out:
-	nftnl_chain_free(ch);
-	return rc;
+	return nft_obj_put(c, bt, NFT_MSG_NEWCHAIN, NLM_F_CREATE, NFT_OBJ_CHAIN, ch, rc);
 }
 
+/* A counter that carries over the count of the one it replaces, so totals survive a rebuild. */
 static int
 nft_counter_put(struct nft_ctx *c, struct nft_batch *bt, const char *name)
 {
 	struct nftnl_obj *o;
-	struct nlmsghdr *nlh;
-	int rc = -ENOMEM;
+	int rc = 0;
 
 	if ((o = nftnl_obj_alloc()) == NULL)
 		return -ENOMEM;
@@ -113,7 +148,7 @@ nft_counter_put(struct nft_ctx *c, struct nft_batch *bt, const char *name)
 	nftnl_obj_set_str(o, NFTNL_OBJ_TABLE, c->table);
 	nftnl_obj_set_str(o, NFTNL_OBJ_NAME, name);
 	if (!nftnl_obj_is_set(o, NFTNL_OBJ_TABLE) || !nftnl_obj_is_set(o, NFTNL_OBJ_NAME))
-		goto out;
+		rc = -ENOMEM;
 	for (size_t i = 0; i < c->ncarry; i++) {
 		if (strcmp(c->carry[i].name, name) == 0) {
 			nftnl_obj_set_u64(o, NFTNL_OBJ_CTR_PKTS, c->carry[i].pkts);
@@ -121,13 +156,7 @@ nft_counter_put(struct nft_ctx *c, struct nft_batch *bt, const char *name)
 			break;
 		}
 	}
-	nlh = nft_batch_hdr(c, bt, NFT_MSG_NEWOBJ, NLM_F_CREATE, NFT_MSG_BOUND);
-	nftnl_obj_nlmsg_build_payload(nlh, o);
-	nft_batch_next(bt);
-	rc = bt->bad ? -ENOMEM : 0;
-out:
-	nftnl_obj_free(o);
-	return rc;
+	return nft_obj_put(c, bt, NFT_MSG_NEWOBJ, NLM_F_CREATE, NFT_OBJ_COUNTER, o, rc);
 }
 
 static int
@@ -143,50 +172,36 @@ nft_set_put(struct nft_ctx *c, struct nft_batch *bt, const char *name, enum nft_
 		[NFT_SET_V6ADDR] = { NFT_TYPE_IP6ADDR, 16 },
 	};
 	struct nftnl_set *s;
-	struct nlmsghdr *nlh;
-	int rc = -ENOMEM;
+	int rc = 0;
 
 	if ((s = nftnl_set_alloc()) == NULL)
 		return -ENOMEM;
 	nftnl_set_set_u32(s, NFTNL_SET_FAMILY, NFT_FAMILY);
 	if (nftnl_set_set_str(s, NFTNL_SET_TABLE, c->table) < 0 ||
 	    nftnl_set_set_str(s, NFTNL_SET_NAME, name) < 0)
-		goto out;
+		rc = -ENOMEM;
 	nftnl_set_set_u32(s, NFTNL_SET_FLAGS, NFT_SET_TIMEOUT);
 	nftnl_set_set_u32(s, NFTNL_SET_KEY_TYPE, key[k].type);
 	nftnl_set_set_u32(s, NFTNL_SET_KEY_LEN, key[k].len);
 	nftnl_set_set_u32(s, NFTNL_SET_ID, id);
-	nlh = nft_batch_hdr(c, bt, NFT_MSG_NEWSET, NLM_F_CREATE, NFT_MSG_BOUND);
-	nftnl_set_nlmsg_build_payload(nlh, s);
-	nft_batch_next(bt);
-	rc = bt->bad ? -ENOMEM : 0;
-out:
-	nftnl_set_free(s);
-	return rc;
+	return nft_obj_put(c, bt, NFT_MSG_NEWSET, NLM_F_CREATE, NFT_OBJ_SET, s, rc);
 }
 
 static int
 nft_table_msg(struct nft_ctx *c, struct nft_batch *bt, uint16_t type)
 {
 	struct nftnl_table *t;
-	struct nlmsghdr *nlh;
-	int rc = -ENOMEM;
+	int rc = 0;
 
 	if ((t = nftnl_table_alloc()) == NULL)
 		return -ENOMEM;
 	nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, NFT_FAMILY);
 	if (nftnl_table_set_str(t, NFTNL_TABLE_NAME, c->table) < 0)
-		goto out;
+		rc = -ENOMEM;
 	if (type == NFT_MSG_NEWTABLE)
 		nftnl_table_set_u32(t, NFTNL_TABLE_FLAGS, 0);
-	nlh = nft_batch_hdr(c, bt, type, type == NFT_MSG_NEWTABLE ? NLM_F_CREATE : 0,
-	    NFT_MSG_BOUND);
-	nftnl_table_nlmsg_build_payload(nlh, t);
-	nft_batch_next(bt);
-	rc = bt->bad ? -ENOMEM : 0;
-out:
-	nftnl_table_free(t);
-	return rc;
+	return nft_obj_put(c, bt, type, type == NFT_MSG_NEWTABLE ? NLM_F_CREATE : 0,
+	    NFT_OBJ_TABLE, t, rc);
 }
 
 /*
