@@ -1,7 +1,7 @@
 /*
  * Shared by the nft_*.c files only: the context, the batch and request helpers (nft_batch.c),
- * element encoding (nft_elem.c), table building (nft_table.c) and its fingerprint
- * (nft_watch.c).
+ * element encoding (nft_elem.c), table building (nft_table.c, with its rules in nft_rules.h)
+ * and its fingerprint (nft_watch.c).
  */
 #ifndef NFT_INT_H
 #define NFT_INT_H
