@@ -37,37 +37,6 @@ static const char *const dp_dir_labels[] = { "rx", "tx" };	/* port_pkts[][0], []
 
 static const char *const dp_none_label[] = { NULL };
 
-uint64_t
-dp_stats_flows(const struct dp_ctx *ctx, uint16_t vm)
-{
-	uint64_t flows = 0;
-
-	for (unsigned int i = 0; i < ctx->nworkers; i++)
-		flows += dp_flows_count(ctx->workers[i]->flows, vm);
-	return flows;
-}
-
-void
-dp_stats_sum(const struct dp_ctx *ctx, uint16_t vm, struct dp_vm_stats *sum)
-{
-	memset(sum, 0, sizeof(*sum));
-	for (unsigned int i = 0; i < ctx->nworkers; i++) {
-		const struct dp_vm_stats *s = &ctx->workers[i]->vm_stats[vm];
-
-		for (int v = 0; v < DP_VERDICT_MAX; v++) {
-			sum->egress_pkts[v] += s->egress_pkts[v];
-			sum->egress_bytes[v] += s->egress_bytes[v];
-		}
-		sum->ingress_pkts += s->ingress_pkts;
-		sum->ingress_bytes += s->ingress_bytes;
-		for (int r = 0; r < DP_REASON_MAX; r++)
-			sum->blocked[r] += s->blocked[r];
-		sum->dns_allowed += s->dns_allowed;
-		sum->dns_blocked += s->dns_blocked;
-		sum->evt_suppressed += s->evt_suppressed;
-	}
-}
-
 #define DP_N(a)	(unsigned int)(sizeof(a) / sizeof((a)[0]))
 
 const char *const *

@@ -31,12 +31,6 @@ const char *const *dp_stats_dim(enum dp_cnt_dim d, unsigned int *n);
 uint64_t dp_stats_value(const struct dp_ctx *ctx, enum dp_cnt f, uint16_t vm, unsigned int i,
     unsigned int j);
 
-/* VM slot vm's counters summed over the workers. */
-void dp_stats_sum(const struct dp_ctx *ctx, uint16_t vm, struct dp_vm_stats *sum);
-
-/* Open flows of VM slot vm, all workers. */
-uint64_t dp_stats_flows(const struct dp_ctx *ctx, uint16_t vm);
-
 /* SPEC s6 label values. */
 extern const char *const dp_verdict_labels[DP_VERDICT_MAX];
 extern const char *const dp_reason_labels[DP_REASON_MAX];
