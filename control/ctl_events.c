@@ -122,6 +122,9 @@ buf_printf(struct ev_buf *b, const char *fmt, ...)
  * outside printable ASCII is escaped: a line stays one line, a terminal shows no control
  * sequence, and bytes >= 0x80 (not necessarily UTF-8) become \u00XX, which a reader can map
  * back to the original byte.
+ * Kept by hand although json-c is a dependency: json-c passes bytes >= 0x80 through as they
+ * are (a line that is not UTF-8), and it would build and free an object per line where this
+ * appends to the one reused buffer. The control socket's replies use json-c instead.
  */
 static void
 buf_str(struct ev_buf *b, const char *s)

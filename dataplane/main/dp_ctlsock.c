@@ -10,7 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dp_bind.h"
+#include <json-c/json.h>
+
 #include "dp_control.h"
 #include "dp_ctlsock.h"
 #include "dp_flow.h"
@@ -20,21 +21,61 @@
 #include "dp_stats.h"
 #include "policy/load.h"
 
-static void
-js(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s != '\0'; s++) {
-		unsigned char c = (unsigned char)*s;
+/*
+ * Replies are built as json-c objects: json-c escapes the strings. Names from the wire are
+ * ASCII by the time they get here (SNI: LDH only, DNS: presentation form, \DDD escapes);
+ * the rest comes from the UTF-8 configuration or the request itself.
+ */
 
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
+/* o[key] = v; false (v freed) when o or v is NULL, out of memory, or the add fails. */
+static bool
+dp_cs_set(struct json_object *o, const char *key, struct json_object *v)
+{
+	if (o == NULL || v == NULL || json_object_object_add(o, key, v) < 0) {
+		json_object_put(v);
+		return false;
 	}
-	fputc('"', out);
+	return true;
+}
+
+/* a[] += v, as dp_cs_set(). */
+static bool
+dp_cs_append(struct json_object *a, struct json_object *v)
+{
+	if (a == NULL || v == NULL || json_object_array_add(a, v) < 0) {
+		json_object_put(v);
+		return false;
+	}
+	return true;
+}
+
+/* The object o[key], added empty when absent; NULL when o is or out of memory. */
+static struct json_object *
+dp_cs_sub(struct json_object *o, const char *key)
+{
+	struct json_object *sub;
+
+	if (o == NULL)
+		return NULL;
+	if (json_object_object_get_ex(o, key, &sub))
+		return sub;
+	sub = json_object_new_object();
+	return dp_cs_set(o, key, sub) ? sub : NULL;
+}
+
+/* Writes o to out on one line and frees it; -ENOMEM when !ok (something was not added). */
+static int
+dp_cs_reply(FILE *out, struct json_object *o, bool ok)
+{
+	const char *text = NULL;
+
+	if (ok && o != NULL)
+		text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+		    JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (text != NULL)
+		fputs(text, out);
+	json_object_put(o);
+	return text != NULL ? 0 : -ENOMEM;
 }
 
 static const struct dp_gen *
@@ -67,46 +108,66 @@ dp_cs_status(FILE *out, void *arg)
 {
 	struct dp_control *c = arg;
 	const struct pol_config *cfg = *c->cfgp;
+	struct json_object *o = json_object_new_object(), *ports;
 	char events[PATH_MAX];
+	bool ok;
 
 	if (realpath(cfg->events, events) == NULL)
 		snprintf(events, sizeof(events), "%s", cfg->events);
-	fprintf(out, "{\"version\":\"0.1.0\",\"pid\":%d,\"generation\":%u,\"config\":", getpid(),
-	    dp_cs_gen(c)->id);
-	js(out, cfg->path);
-	fprintf(out, ",\"vms\":%zu,\"workers\":%u,\"uptime\":%lu,\"events\":", cfg->nvms,
-	    c->ctx->nworkers, dp_cs_monotonic() - c->started);
-	js(out, events);
-	fputs(",\"metrics\":", out);
-	js(out, cfg->metrics);
-	fputs(",\"ports\":{\"vm\":", out);
-	js(out, cfg->vm_port);
-	fputs(",\"uplink\":", out);
-	js(out, cfg->uplink_port);
-	fputs("}}", out);
-	return 0;
+	ok = dp_cs_set(o, "version", json_object_new_string("0.1.0")) &&
+	    dp_cs_set(o, "pid", json_object_new_int(getpid())) &&
+	    dp_cs_set(o, "generation", json_object_new_uint64(dp_cs_gen(c)->id)) &&
+	    dp_cs_set(o, "config", json_object_new_string(cfg->path)) &&
+	    dp_cs_set(o, "vms", json_object_new_uint64(cfg->nvms)) &&
+	    dp_cs_set(o, "workers", json_object_new_uint64(c->ctx->nworkers)) &&
+	    dp_cs_set(o, "uptime", json_object_new_uint64(dp_cs_monotonic() - c->started)) &&
+	    dp_cs_set(o, "events", json_object_new_string(events)) &&
+	    dp_cs_set(o, "metrics", json_object_new_string(cfg->metrics)) &&
+	    (ports = dp_cs_sub(o, "ports")) != NULL &&
+	    dp_cs_set(ports, "vm", json_object_new_string(cfg->vm_port)) &&
+	    dp_cs_set(ports, "uplink", json_object_new_string(cfg->uplink_port));
+	return dp_cs_reply(out, o, ok);
 }
 
-static void
-dp_cs_stats_vm(FILE *out, const struct dp_control *c, uint16_t slot)
+/*
+ * The values of the families of scope (one VM's, or the global ones) into o, each where
+ * api/dp_counters.h puts it: json / dim1 value / dim2 value / key.
+ */
+static bool
+dp_cs_counters(struct json_object *o, const struct dp_ctx *ctx, enum dp_cnt_scope scope,
+    uint16_t vm)
 {
-	const struct dp_vm *v = &dp_cs_gen(c)->vms[slot];
-	struct dp_vm_stats s;
+	bool ok = true;
 
-	dp_stats_sum(c->ctx, slot, &s);
-	fputs("{\"vm\":", out);
-	js(out, v->name);
-	fprintf(out, ",\"mode\":\"%s\",\"egress\":{", v->audit ? "audit" : "enforce");
-	for (int i = 0; i < DP_VERDICT_MAX; i++)
-		fprintf(out, "%s\"%s\":{\"packets\":%lu,\"bytes\":%lu}", i ? "," : "",
-		    dp_verdict_labels[i], s.egress_pkts[i], s.egress_bytes[i]);
-	fprintf(out, "},\"ingress\":{\"packets\":%lu,\"bytes\":%lu},\"blocked\":{",
-	    s.ingress_pkts, s.ingress_bytes);
-	for (int r = 0; r < DP_REASON_MAX; r++)
-		fprintf(out, "%s\"%s\":%lu", r ? "," : "", dp_reason_labels[r], s.blocked[r]);
-	fprintf(out, "},\"dns\":{\"allowed\":%lu,\"blocked\":%lu},\"bindings\":%lu,\"flows\":%lu}",
-	    s.dns_allowed, s.dns_blocked, dp_binds_count(c->ctx->binds, slot),
-	    dp_stats_flows(c->ctx, slot));
+	for (enum dp_cnt f = 0; f < DP_CNT_MAX; f++) {
+		const struct dp_cnt_def *d = dp_cnt_def(f);
+		unsigned int n1, n2;
+		const char *const *v1 = dp_stats_dim(d->dim[0], &n1);
+		const char *const *v2 = dp_stats_dim(d->dim[1], &n2);
+
+		if (d->scope != scope || (d->json == NULL && d->key == NULL))
+			continue;
+		for (unsigned int i = 0; i < n1; i++)
+			for (unsigned int j = 0; j < n2; j++) {
+				const char *path[4];
+				struct json_object *at = o;
+				size_t n = 0;
+
+				if (d->json != NULL)
+					path[n++] = d->json;
+				if (v1[i] != NULL)
+					path[n++] = v1[i];
+				if (v2[j] != NULL)
+					path[n++] = v2[j];
+				if (d->key != NULL)
+					path[n++] = d->key;
+				for (size_t k = 0; k + 1 < n; k++)
+					at = dp_cs_sub(at, path[k]);
+				ok = dp_cs_set(at, path[n - 1], json_object_new_uint64(
+				    dp_stats_value(ctx, f, vm, i, j))) && ok;
+			}
+	}
+	return ok;
 }
 
 static int
@@ -114,70 +175,80 @@ dp_cs_stats(FILE *out, const char *vm, void *arg)
 {
 	struct dp_control *c = arg;
 	const struct dp_gen *g = dp_cs_gen(c);
-	static const char *const ports[] = { "vm", "uplink", "slow" };
-	bool first = true;
+	struct json_object *o, *vms;
 	int slot = -1;
+	bool ok;
 
 	if (vm != NULL && (slot = dp_cs_slot(out, g, vm)) < 0)
 		return slot;
-	fputs("{\"vms\":[", out);
+	o = json_object_new_object();
+	vms = json_object_new_array();
+	if (!(ok = dp_cs_set(o, "vms", vms)))
+		vms = NULL;		/* freed */
 	for (uint16_t i = 0; i < g->nvms; i++) {
+		struct json_object *v;
+
 		if (!g->vms[i].present || (slot >= 0 && i != slot))
 			continue;
-		if (!first)
-			fputc(',', out);
-		first = false;
-		dp_cs_stats_vm(out, c, i);
+		v = json_object_new_object();
+		ok = dp_cs_set(v, "vm", json_object_new_string(g->vms[i].name)) &&
+		    dp_cs_set(v, "mode", json_object_new_string(g->vms[i].audit ? "audit" :
+		    "enforce")) && dp_cs_counters(v, c->ctx, DP_CNT_VM, i) && ok;
+		ok = dp_cs_append(vms, v) && ok;
 	}
-	fputs("],\"ports\":{", out);
-	for (int p = 0; p <= DP_PORT_SLOW_VM; p++) {
-		uint64_t rx = 0, tx = 0;
-
-		for (unsigned int w = 0; w < c->ctx->nworkers; w++)
-			for (int q = p; q <= (p == DP_PORT_SLOW_VM ? DP_PORT_SLOW_UP : p); q++) {
-				rx += c->ctx->workers[w]->port_pkts[q][0];
-				tx += c->ctx->workers[w]->port_pkts[q][1];
-			}
-		fprintf(out, "%s\"%s\":{\"rx\":%lu,\"tx\":%lu}", p ? "," : "", ports[p], rx, tx);
-	}
-	fprintf(out, "},\"generation\":%u}", g->id);
-	return 0;
+	ok = dp_cs_counters(o, c->ctx, DP_CNT_GLOBAL, 0) && ok;
+	return dp_cs_reply(out, o, ok);
 }
 
 struct dp_cs_walk {
-	FILE *out;
+	struct json_object *list;
 	uint64_t now;
-	bool first;
+	bool ok;
 };
 
 static void
 dp_cs_binding(const struct dp_mirror_ent *e, void *arg)
 {
 	struct dp_cs_walk *wk = arg;
+	struct json_object *b = json_object_new_object();
 	char addr[INET6_ADDRSTRLEN];
 
 	inet_ntop(e->family == 6 ? AF_INET6 : AF_INET, e->addr, addr, sizeof(addr));
-	fputs(wk->first ? "{\"name\":" : ",{\"name\":", wk->out);
-	wk->first = false;
-	js(wk->out, e->name);
-	fprintf(wk->out, ",\"addr\":\"%s\",\"ttl\":%lu}", addr, e->expires - wk->now);
+	wk->ok = dp_cs_append(wk->list, b) &&
+	    dp_cs_set(b, "name", json_object_new_string(e->name)) &&
+	    dp_cs_set(b, "addr", json_object_new_string(addr)) &&
+	    dp_cs_set(b, "ttl", json_object_new_uint64(e->expires - wk->now)) && wk->ok;
+}
+
+/* {"vm":vm,key:[...]}, its list in *list; NULL when out of memory. */
+static struct json_object *
+dp_cs_vm_list(const char *vm, const char *key, struct json_object **list)
+{
+	struct json_object *o = json_object_new_object();
+	bool ok = dp_cs_set(o, "vm", json_object_new_string(vm));
+
+	*list = json_object_new_array();
+	if (!dp_cs_set(o, key, *list) || !ok) {		/* it takes *list, or frees it */
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
 }
 
 static int
 dp_cs_bindings(FILE *out, const char *vm, void *arg)
 {
 	struct dp_control *c = arg;
-	struct dp_cs_walk wk = { .out = out, .now = dp_now(c->ctx), .first = true };
+	struct dp_cs_walk wk = { .now = dp_now(c->ctx), .ok = true };
+	struct json_object *o;
 	int slot;
 
 	if ((slot = dp_cs_slot(out, dp_cs_gen(c), vm)) < 0)
 		return slot;
-	fputs("{\"vm\":", out);
-	js(out, vm);
-	fputs(",\"bindings\":[", out);
+	if ((o = dp_cs_vm_list(vm, "bindings", &wk.list)) == NULL)
+		return -ENOMEM;
 	dp_mirror_walk(c->mirror, (uint16_t)slot, wk.now, dp_cs_binding, &wk);
-	fputs("]}", out);
-	return 0;
+	return dp_cs_reply(out, o, wk.ok);
 }
 
 static void
@@ -185,16 +256,20 @@ dp_cs_flow(const struct dp_flow *f, void *arg)
 {
 	static const char *const states[] = { "syn_sent", "established", "closing" };
 	struct dp_cs_walk *wk = arg;
-	char addr[INET6_ADDRSTRLEN];
+	struct json_object *o = json_object_new_object();
+	char addr[INET6_ADDRSTRLEN], peer[INET6_ADDRSTRLEN + 8];
 
 	inet_ntop(f->key.family == 6 ? AF_INET6 : AF_INET, f->key.peer, addr, sizeof(addr));
-	fprintf(wk->out, "%s{\"proto\":\"%s\",\"peer\":\"%s%s%s:%u\",\"vm_port\":%u,"
-	    "\"state\":\"%s\",\"age\":%lu,\"verdict\":\"%s\"}", wk->first ? "" : ",",
-	    f->key.proto == 6 ? "tcp" : "udp", f->key.family == 6 ? "[" : "", addr,
-	    f->key.family == 6 ? "]" : "", f->key.peer_port, f->key.vm_port,
-	    f->state < 3 ? states[f->state] : "?", wk->now - f->last_seen,
-	    f->would_block ? "would_block" : "allowed");
-	wk->first = false;
+	snprintf(peer, sizeof(peer), f->key.family == 6 ? "[%s]:%u" : "%s:%u", addr,
+	    f->key.peer_port);
+	wk->ok = dp_cs_append(wk->list, o) &&
+	    dp_cs_set(o, "proto", json_object_new_string(f->key.proto == 6 ? "tcp" : "udp")) &&
+	    dp_cs_set(o, "peer", json_object_new_string(peer)) &&
+	    dp_cs_set(o, "vm_port", json_object_new_int(f->key.vm_port)) &&
+	    dp_cs_set(o, "state", json_object_new_string(f->state < 3 ? states[f->state] : "?")) &&
+	    dp_cs_set(o, "age", json_object_new_uint64(wk->now - f->last_seen)) &&
+	    dp_cs_set(o, "verdict", json_object_new_string(f->would_block ? "would_block" :
+	    "allowed")) && wk->ok;
 }
 
 /*
@@ -205,38 +280,40 @@ static int
 dp_cs_flows(FILE *out, const char *vm, void *arg)
 {
 	struct dp_control *c = arg;
-	struct dp_cs_walk wk = { .out = out, .now = dp_now(c->ctx), .first = true };
+	struct dp_cs_walk wk = { .now = dp_now(c->ctx), .ok = true };
+	struct json_object *o;
 	int slot;
 
 	if ((slot = dp_cs_slot(out, dp_cs_gen(c), vm)) < 0)
 		return slot;
-	fputs("{\"vm\":", out);
-	js(out, vm);
-	fputs(",\"flows\":[", out);
+	if ((o = dp_cs_vm_list(vm, "flows", &wk.list)) == NULL)
+		return -ENOMEM;
 	for (unsigned int i = 0; i < c->ctx->nworkers; i++)
 		dp_flows_walk(c->ctx->workers[i]->flows, (uint16_t)slot, dp_cs_flow, &wk);
-	fputs("]}", out);
-	return 0;
+	return dp_cs_reply(out, o, wk.ok);
 }
 
 static int
 dp_cs_reload(FILE *out, void *arg)
 {
 	struct dp_control *c = arg;
+	struct json_object *o;
 	int rc;
 
 	if ((rc = dp_control_reload(c, out)) != 0)
 		return rc;
 	/* dp_reload wrote its progress to out: the reply is the new generation only */
 	rewind(out);
-	fprintf(out, "{\"ok\":true,\"generation\":%u}", dp_cs_gen(c)->id);
-	return 0;
+	o = json_object_new_object();
+	return dp_cs_reply(out, o, dp_cs_set(o, "ok", json_object_new_boolean(1)) &&
+	    dp_cs_set(o, "generation", json_object_new_uint64(dp_cs_gen(c)->id)));
 }
 
 static int
 dp_cs_check(FILE *out, const char *vm, const char *host, void *arg)
 {
 	struct dp_control *c = arg;
+	struct json_object *o;
 	char *line = NULL;
 	size_t len = 0;
 	FILE *mem;
@@ -252,11 +329,12 @@ dp_cs_check(FILE *out, const char *vm, const char *host, void *arg)
 	}
 	if (len > 0 && line[len - 1] == '\n')
 		line[len - 1] = '\0';
-	fprintf(out, "{\"verdict\":\"%s\",\"line\":", rc == 0 ? "allow" : "block");
-	js(out, line != NULL ? line : "");
-	fputc('}', out);
+	o = json_object_new_object();
+	rc = dp_cs_reply(out, o, dp_cs_set(o, "verdict", json_object_new_string(rc == 0 ?
+	    "allow" : "block")) && dp_cs_set(o, "line", json_object_new_string(line != NULL ?
+	    line : "")));
 	free(line);
-	return 0;
+	return rc;
 }
 
 struct dp_cs_names {
@@ -296,7 +374,9 @@ dp_cs_suggest(FILE *out, const char *vm, void *arg)
 {
 	struct dp_control *c = arg;
 	const struct dp_gen *g = dp_cs_gen(c);
+	struct json_object *o, *allow;
 	struct dp_cs_names l = { 0 };
+	bool ok;
 	int slot;
 
 	if ((slot = dp_cs_slot(out, g, vm)) < 0)
@@ -304,19 +384,16 @@ dp_cs_suggest(FILE *out, const char *vm, void *arg)
 	dp_names_of(c->names, (uint16_t)slot, dp_cs_collect, &l);
 	dp_names_of(c->tried, (uint16_t)slot, dp_cs_collect, &l);
 	qsort(l.v, l.n, sizeof(l.v[0]), dp_cs_cmp);
-	fputs("{\"vm\":", out);
-	js(out, vm);
-	fputs(",\"policy\":", out);
-	js(out, pol_set_policy_name(g->set, g->vms[slot].policy));
-	fputs(",\"allow\":[", out);
-	for (size_t i = 0; i < l.n; i++) {
-		if (i > 0)
-			fputc(',', out);
-		js(out, l.v[i]);
-	}
-	fputs("]}", out);
+	o = json_object_new_object();
+	allow = json_object_new_array();
+	ok = dp_cs_set(o, "vm", json_object_new_string(vm)) &&
+	    dp_cs_set(o, "policy", json_object_new_string(pol_set_policy_name(g->set,
+	    g->vms[slot].policy)));
+	ok = dp_cs_set(o, "allow", allow) && ok;	/* it takes allow, or frees it */
+	for (size_t i = 0; ok && i < l.n; i++)
+		ok = dp_cs_append(allow, json_object_new_string(l.v[i]));
 	free(l.v);
-	return 0;
+	return dp_cs_reply(out, o, ok);
 }
 
 const struct ctl_sock_ops dp_ctlsock_ops = {

@@ -40,19 +40,48 @@ dp_tel_vms(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* The components of part[] that are not NULL, joined by '_'. */
 static void
-dp_tel_add(struct rte_tel_data *d, const char *prefix, const char *label, uint64_t v)
+dp_tel_key(char *key, size_t size, const char *const part[4])
+{
+	size_t len = 0;
+
+	key[0] = '\0';
+	for (size_t k = 0; k < 4 && len < size; k++)
+		if (part[k] != NULL)
+			len += (size_t)snprintf(key + len, size - len, "%s%s", len > 0 ? "_" : "",
+			    part[k]);
+}
+
+/*
+ * One VM's families of api/dp_counters.h, each value under the key json_key_dim1_dim2:
+ * egress_packets_allowed, ingress_bytes, blocked_sni_denied, dns_allowed, flows.
+ */
+static void
+dp_tel_counters(struct rte_tel_data *d, const struct dp_ctx *ctx, uint16_t vm)
 {
 	char key[RTE_TEL_MAX_STRING_LEN];
 
-	snprintf(key, sizeof(key), "%s%s", prefix, label);
-	rte_tel_data_add_dict_u64(d, key, v);
+	for (enum dp_cnt f = 0; f < DP_CNT_MAX; f++) {
+		const struct dp_cnt_def *def = dp_cnt_def(f);
+		unsigned int n1, n2;
+		const char *const *v1 = dp_stats_dim(def->dim[0], &n1);
+		const char *const *v2 = dp_stats_dim(def->dim[1], &n2);
+
+		if (def->scope != DP_CNT_VM)
+			continue;
+		for (unsigned int i = 0; i < n1; i++)
+			for (unsigned int j = 0; j < n2; j++) {
+				dp_tel_key(key, sizeof(key), (const char *const[4]){ def->json,
+				    def->key, v1[i], v2[j] });
+				rte_tel_data_add_dict_u64(d, key, dp_stats_value(ctx, f, vm, i, j));
+			}
+	}
 }
 
 static int
 dp_tel_vm(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	struct dp_vm_stats s;
 	const struct dp_gen *g;
 	int slot;
 
@@ -63,22 +92,9 @@ dp_tel_vm(const char *cmd, const char *params, struct rte_tel_data *d)
 		pthread_mutex_unlock(&dp_tel->gen_lock);
 		return -1;
 	}
-	dp_stats_sum(dp_tel->ctx, (uint16_t)slot, &s);
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_string(d, "vm", g->vms[slot].name);
-	for (int v = 0; v < DP_VERDICT_MAX; v++) {
-		dp_tel_add(d, "egress_packets_", dp_verdict_labels[v], s.egress_pkts[v]);
-		dp_tel_add(d, "egress_bytes_", dp_verdict_labels[v], s.egress_bytes[v]);
-	}
-	rte_tel_data_add_dict_u64(d, "ingress_packets", s.ingress_pkts);
-	rte_tel_data_add_dict_u64(d, "ingress_bytes", s.ingress_bytes);
-	for (int r = 0; r < DP_REASON_MAX; r++)
-		dp_tel_add(d, "blocked_", dp_reason_labels[r], s.blocked[r]);
-	rte_tel_data_add_dict_u64(d, "dns_allowed", s.dns_allowed);
-	rte_tel_data_add_dict_u64(d, "dns_blocked", s.dns_blocked);
-	rte_tel_data_add_dict_u64(d, "bindings", dp_binds_count(dp_tel->ctx->binds,
-	    (uint16_t)slot));
-	rte_tel_data_add_dict_u64(d, "flows", dp_stats_flows(dp_tel->ctx, (uint16_t)slot));
+	dp_tel_counters(d, dp_tel->ctx, (uint16_t)slot);
 	pthread_mutex_unlock(&dp_tel->gen_lock);
 	return 0;
 }

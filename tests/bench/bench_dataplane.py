@@ -120,7 +120,8 @@ def counters(proc, out_path, timeout=5):
         with open(out_path) as f:
             f.seek(before)
             text = f.read()
-        if "namegate_policy_generation" in text:
+        # the dump's last sample (its # HELP and # TYPE lines name it too)
+        if re.search(r"^namegate_policy_generation \d+\n", text, re.M):
             return {k: int(v) for k, v in re.findall(r"^(\S+) (\d+)$", text, re.M)}
         time.sleep(0.05)
     raise SystemExit("namegate printed no counters")

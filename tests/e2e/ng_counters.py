@@ -4,7 +4,9 @@ import re
 import signal
 import time
 
-_LINE = re.compile(r"^(namegate_\w+(?:\{[^}]*\})?) (\d+)$")
+_LINE = re.compile(r"^(namegate_\w+(?:\{[^}]*\})?) (\d+)$")    # samples; not # HELP/TYPE
+# The sample that ends a dump; the family's # HELP and # TYPE lines name it too.
+_END = re.compile(r"^namegate_policy_generation \d+\n", re.M)
 
 
 def read(lab, timeout=5.0):
@@ -14,9 +16,9 @@ def read(lab, timeout=5.0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         out = lab.namegate_output()[0][before:]
-        end = out.rfind("namegate_policy_generation")
-        if end >= 0 and out.find("\n", end) >= 0:
-            block = out[:out.find("\n", end)]
+        ends = list(_END.finditer(out))
+        if ends:
+            block = out[:ends[-1].end()]
             return {m.group(1): int(m.group(2))
                     for m in map(_LINE.match, block.splitlines()) if m}
         time.sleep(0.05)

@@ -469,6 +469,8 @@ def counter_mismatches(counters, golden, by_name, spec):
 # ------------------------------------------------------------------------------ daemon
 
 _COUNTER = re.compile(r"^(namegate_\w+(?:\{[^}]*\})?) (\d+)$", re.M)
+# The sample that ends a dump; the family's # HELP and # TYPE lines name it too.
+_DUMP_END = re.compile(r"^namegate_policy_generation \d+\n", re.M)
 
 
 def _free_port():
@@ -573,11 +575,10 @@ class Run:
             raise AssertionError("namegate did not stop on SIGTERM" + self.tail())
         assert rc == 0, f"namegate exited with {rc}" + self.tail()
         text = self._stdout()
-        end = text.rfind("namegate_policy_generation")     # the last line of a dump
-        assert end >= 0, "namegate printed no final counters" + self.tail()
-        prev = text.rfind("namegate_policy_generation", 0, end)
-        start = text.find("\n", prev) + 1 if prev >= 0 else 0
-        return {k: int(v) for k, v in _COUNTER.findall(text[start:text.find("\n", end)])}
+        ends = list(_DUMP_END.finditer(text))
+        assert ends, "namegate printed no final counters" + self.tail()
+        start = ends[-2].end() if len(ends) > 1 else 0
+        return {k: int(v) for k, v in _COUNTER.findall(text[start:ends[-1].end()])}
 
     def cleanup(self):
         self._close_fds()
@@ -623,9 +624,9 @@ class Run:
         deadline = time.monotonic() + timeout
         while True:
             text = self._stdout()[start:]
-            end = text.find("namegate_policy_generation")
-            if end >= 0 and text.find("\n", end) >= 0:
-                return {k: int(v) for k, v in _COUNTER.findall(text[:text.find("\n", end)])}
+            end = _DUMP_END.search(text)
+            if end:
+                return {k: int(v) for k, v in _COUNTER.findall(text[:end.end()])}
             self._alive("a counter dump")
             if time.monotonic() > deadline:
                 raise AssertionError("no counters after SIGUSR1" + self.tail())

@@ -46,7 +46,7 @@ ROOMS = [
     ("dataplane/quic", {"libc", "libcrypto"}, {"sni"}),
     ("dataplane/worker", {"libc", "posix", "dpdk", "simd"},
      {"sni", "policy/match", "policy/load", "dataplane/api", "dataplane/quic"}),
-    ("dataplane/main", {"libc", "posix", "dpdk"},
+    ("dataplane/main", {"libc", "posix", "dpdk", "json"},
      {"sni", "policy/match", "policy/load", "dataplane/api", "dataplane/worker:public",
       "control:public"}),
     ("control", {"libc", "posix", "netlink", "json", "mhd"},
