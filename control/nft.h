@@ -21,7 +21,7 @@
  * the sets), is an ICMP echo reply from a bound address, or is an ICMP error about a packet
  * the VM sent to a bound address (checked on the quoted header). ARP and neighbour discovery
  * pass only with the VM's own addresses. Everything else is counted and dropped. See
- * nft_table.c for the rules and why.
+ * nft_rules.c for the rules and why.
  *
  * Named counters: <vm>_accept, <vm>_drop (from the VM), <vm>_in_accept, <vm>_in_drop (to it),
  * and unknown_drop (frames from no VM to no VM).

@@ -33,12 +33,19 @@ dp_control_render(FILE *out, void *arg)
 	dp_stats_print(c->ctx, out);
 	if (c->nft != NULL)
 		nft_stats_get(c->nft, &ns);	/* plain counters: a torn read is off by one batch */
+	fputs("# HELP namegate_nft_bind_latency_seconds From a binding's DNS answer to its nft "
+	    "element, over the latest bindings\n"
+	    "# TYPE namegate_nft_bind_latency_seconds summary\n", out);
 	fprintf(out, "namegate_nft_bind_latency_seconds{quantile=\"0.5\"} %.6f\n"
 	    "namegate_nft_bind_latency_seconds{quantile=\"0.99\"} %.6f\n",
 	    dp_nft_latency(c, 0.5), dp_nft_latency(c, 0.99));
 	pthread_mutex_unlock(&c->gen_lock);
-	fprintf(out, "namegate_nft_elements %lu\nnamegate_nft_errors_total %lu\n", ns.elements,
-	    ns.errors);
+	fprintf(out, "# HELP namegate_nft_elements Bound addresses in the slow path's nft sets\n"
+	    "# TYPE namegate_nft_elements gauge\n"
+	    "namegate_nft_elements %lu\n"
+	    "# HELP namegate_nft_errors_total nft batches the kernel refused\n"
+	    "# TYPE namegate_nft_errors_total counter\n"
+	    "namegate_nft_errors_total %lu\n", ns.elements, ns.errors);
 	return ferror(out) ? -1 : 0;
 }
 

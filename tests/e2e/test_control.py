@@ -130,3 +130,28 @@ def test_dpdk_telemetry_commands(ng):
     assert got["/namegate/vms"] == ["vm1", "vm2", "vm3"], cp.stdout
     assert got["/namegate/vm"]["egress_packets_allowed"] > 0
     assert got["/namegate/bindings"]["bindings"] >= 1
+
+
+def test_every_metric_family_has_help_and_type_once(ng):
+    """SPEC s8: the real endpoint, nft families included, reads as typed families."""
+    text = ng.metrics()
+    assert text is not None, "GET /metrics failed"
+    helps, types, seen, closed = {}, {}, [], set()
+    for line in text.splitlines():
+        m = re.match(r"^# (HELP|TYPE) (\S+) (.+)$", line)
+        if m:
+            book = helps if m.group(1) == "HELP" else types
+            assert m.group(2) not in book, f"second {m.group(1)} for {m.group(2)}"
+            book[m.group(2)] = m.group(3)
+            continue
+        name = re.match(r"^([a-z_]+)", line).group(1)
+        assert name in helps and name in types, f"{name} sampled before its HELP/TYPE"
+        assert types[name] in ("counter", "gauge", "summary"), types[name]
+        if seen and seen[-1] != name:
+            closed.add(seen[-1])
+        assert name not in closed, f"{name}'s samples are not grouped"
+        seen.append(name)
+    for family in ("namegate_vm_egress_packets_total", "namegate_drops_total",
+                   "namegate_nft_elements", "namegate_nft_bind_latency_seconds",
+                   "namegate_policy_generation"):
+        assert family in types, family
