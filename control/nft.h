@@ -35,14 +35,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "policy/vm_id.h"
+
 #define NFT_NAME_MAX	64	/* table and VM names: [A-Za-z0-9_.-], 1..63 characters */
 
 struct nft_vm {
 	const char *name;
-	uint8_t mac[6];
-	uint16_t vlan;		/* 0: untagged */
-	bool has4, has6;
-	uint8_t ip4[4], ip6[16];
+	struct pol_vm_id id;
 };
 
 /*

@@ -92,17 +92,12 @@ nft_open(const char *table, const struct nft_vm *vms, uint16_t nvms)
 	for (uint16_t i = 0; i < nvms; i++) {
 		struct nft_vmi *v = &c->vms[i];
 
-		if (!nft_name_ok(vms[i].name) || vms[i].vlan > 4094) {
+		if (!nft_name_ok(vms[i].name) || vms[i].id.vlan > 4094) {
 			nft_warn(c, "vm %u: bad name or vlan", i);
 			goto fail;
 		}
 		strcpy(v->name, vms[i].name);
-		memcpy(v->mac, vms[i].mac, sizeof(v->mac));
-		v->vlan = vms[i].vlan;
-		v->has4 = vms[i].has4;
-		v->has6 = vms[i].has6;
-		memcpy(v->ip4, vms[i].ip4, sizeof(v->ip4));
-		memcpy(v->ip6, vms[i].ip6, sizeof(v->ip6));
+		v->id = vms[i].id;
 	}
 	if ((rc = nft_names_unique(c)) < 0 || (rc = nft_sock_open(c)) < 0)
 		goto fail;

@@ -36,10 +36,7 @@ enum nft_set_kind {
 
 struct nft_vmi {
 	char name[NFT_NAME_MAX];
-	uint8_t mac[6];
-	uint16_t vlan;
-	bool has4, has6;
-	uint8_t ip4[4], ip6[16];
+	struct pol_vm_id id;
 };
 
 /* A growable byte string: the table as the kernel lists it (nft_watch.c). */

@@ -204,13 +204,13 @@ nft_when(const struct nft_ctx *c, const struct nft_vmi *v, enum nft_when w)
 	case NFT_ALWAYS:
 		return true;
 	case NFT_IF_V4:
-		return v != NULL && v->has4;
+		return v != NULL && v->id.has4;
 	case NFT_IF_V6:
-		return v != NULL && v->has6;
+		return v != NULL && v->id.has6;
 	case NFT_IF_TAGGED:
-		return v != NULL && v->vlan != 0;
+		return v != NULL && v->id.vlan != 0;
 	case NFT_IF_UNTAGGED:
-		return v != NULL && v->vlan == 0;
+		return v != NULL && v->id.vlan == 0;
 	case NFT_IF_PORTS:
 		return c->ports[0][0] != '\0';
 	}
@@ -240,22 +240,22 @@ nft_value(const struct nft_ctx *c, const struct nft_vmi *v, const struct nft_mat
 		return NULL;
 	switch (m->val) {
 	case NFT_V_MAC:
-		p = v->mac, n = sizeof(v->mac);
+		p = v->id.mac, n = sizeof(v->id.mac);
 		break;
 	case NFT_V_IP4:
-		p = v->ip4, n = sizeof(v->ip4);
+		p = v->id.ip4, n = sizeof(v->id.ip4);
 		break;
 	case NFT_V_IP6:
-		p = v->ip6, n = sizeof(v->ip6);
+		p = v->id.ip6, n = sizeof(v->id.ip6);
 		break;
 	case NFT_V_VLAN:
-		buf[0] = (uint8_t)(v->vlan >> 8), buf[1] = (uint8_t)v->vlan, n = 2;
+		buf[0] = (uint8_t)(v->id.vlan >> 8), buf[1] = (uint8_t)v->id.vlan, n = 2;
 		break;
 	case NFT_V_ARP_SENDER:
 	case NFT_V_ARP_PROBE:
-		memcpy(buf, v->mac, 6);
+		memcpy(buf, v->id.mac, 6);
 		if (m->val == NFT_V_ARP_SENDER)
-			memcpy(buf + 6, v->ip4, 4);
+			memcpy(buf + 6, v->id.ip4, 4);
 		else
 			memset(buf + 6, 0, 4);
 		n = 10;

@@ -320,11 +320,7 @@ dp_control_nft_open(struct dp_control *c, FILE *err)
 		c->nft_index[s] = -1;
 		if (s >= g->nvms || !v->present)
 			continue;
-		vms[n] = (struct nft_vm){ .name = v->name, .vlan = v->vlan, .has4 = v->has4,
-			.has6 = v->has6 };
-		memcpy(vms[n].mac, v->mac, 6);
-		memcpy(vms[n].ip4, v->ip4, 4);
-		memcpy(vms[n].ip6, v->ip6, 16);
+		vms[n] = (struct nft_vm){ .name = v->name, .id = v->id };
 		c->nft_index[s] = n++;
 	}
 	if (c->nft != NULL)

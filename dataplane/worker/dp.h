@@ -16,6 +16,7 @@
 
 #include "dp_reason.h"
 #include "policy/match.h"
+#include "policy/vm_id.h"
 
 #define DP_BURST		32
 #define DP_WORKERS_MAX		16
@@ -43,10 +44,7 @@ struct dp_addr {
 struct dp_vm {
 	const char *name;
 	bool present;
-	uint8_t mac[6];
-	uint16_t vlan;
-	bool has4, has6;
-	uint8_t ip4[4], ip6[16];
+	struct pol_vm_id id;
 	uint32_t policy;	/* index in the generation's pol_set */
 	bool audit;
 };

@@ -21,7 +21,7 @@
 static bool
 dp_vlan_tags_ok(const struct pkt *p, const struct dp_vm *v)
 {
-	if (v->vlan != 0)
+	if (v->id.vlan != 0)
 		return p->nb_vlans == 1;
 	return p->nb_vlans == 0 || (p->nb_vlans == 1 && p->vlan == 0);
 }
@@ -30,8 +30,8 @@ static bool
 dp_src_is_vm(const struct pkt *p, const struct dp_vm *v)
 {
 	if (p->family == 4)
-		return v->has4 && memcmp(p->src, v->ip4, 4) == 0;
-	return v->has6 && memcmp(p->src, v->ip6, 16) == 0;
+		return v->id.has4 && memcmp(p->src, v->id.ip4, 4) == 0;
+	return v->id.has6 && memcmp(p->src, v->id.ip6, 16) == 0;
 }
 
 struct dp_fate

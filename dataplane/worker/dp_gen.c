@@ -94,7 +94,7 @@ dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers,
 		goto fail;
 	for (size_t i = 0; i < cfg->nvms; i++) {
 		const struct pol_vm *pv = &cfg->vms[i];
-		struct dp_mac_key k = { .vlan = pv->vlan };
+		struct dp_mac_key k = { .vlan = pv->id.vlan };
 		int slot = dp_gen_prev_slot(prev, pv->name);
 		struct dp_vm *v;
 
@@ -106,13 +106,9 @@ dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers,
 			slot = g->nvms++;
 		}
 		v = &g->vms[slot];
-		*v = (struct dp_vm){ .name = pv->name, .present = true, .vlan = pv->vlan,
-			.has4 = pv->has_ipv4, .has6 = pv->has_ipv6, .policy = pv->policy,
-			.audit = pv->mode == POL_MODE_AUDIT };
-		memcpy(v->mac, pv->mac, 6);
-		memcpy(v->ip4, pv->ipv4, 4);
-		memcpy(v->ip6, pv->ipv6, 16);
-		memcpy(k.mac, pv->mac, 6);
+		*v = (struct dp_vm){ .name = pv->name, .present = true, .id = pv->id,
+			.policy = pv->policy, .audit = pv->mode == POL_MODE_AUDIT };
+		memcpy(k.mac, pv->id.mac, 6);
 		if (rte_hash_add_key_data(g->vm_by_mac, &k, (void *)(uintptr_t)slot) != 0)
 			goto fail;
 	}
@@ -245,9 +241,9 @@ dp_gen_is_vm_addr(const struct dp_gen *g, uint8_t family, const uint8_t *addr)
 
 		if (!v->present)
 			continue;
-		if (family == 4 && v->has4 && dp_addr_eq(4, v->ip4, addr))
+		if (family == 4 && v->id.has4 && dp_addr_eq(4, v->id.ip4, addr))
 			return true;
-		if (family == 6 && v->has6 && dp_addr_eq(6, v->ip6, addr))
+		if (family == 6 && v->id.has6 && dp_addr_eq(6, v->id.ip6, addr))
 			return true;
 	}
 	return false;

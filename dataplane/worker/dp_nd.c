@@ -62,8 +62,8 @@ dp_nd_arp_from_vm_ok(const uint8_t *arp, size_t len, const struct dp_vm *v)
 	/* IPv4 over Ethernet: hlen 6, plen 4, sender MAC at +8, sender IP at +14 */
 	if (len < 28 || arp[4] != 6 || arp[5] != 4)
 		return false;
-	return v->has4 && memcmp(arp + 8, v->mac, 6) == 0 &&
-	    (memcmp(arp + 14, v->ip4, 4) == 0 || memcmp(arp + 14, any, 4) == 0);
+	return v->id.has4 && memcmp(arp + 8, v->id.mac, 6) == 0 &&
+	    (memcmp(arp + 14, v->id.ip4, 4) == 0 || memcmp(arp + 14, any, 4) == 0);
 }
 
 /* ND options (RFC 4861 s4.6): type | length in 8-byte units, never 0 | ..., to the end. */
@@ -86,7 +86,7 @@ dp_nd_from_vm_ok(const struct pkt *p, const struct dp_vm *v)
 	size_t fixed;
 	uint8_t type;
 
-	if (!v->has6 || p->proto != ICMP6_PROTO || p->fragment || p->payload_len < 8 || b[1] != 0)
+	if (!v->id.has6 || p->proto != ICMP6_PROTO || p->fragment || p->payload_len < 8 || b[1] != 0)
 		return false;
 	type = b[0];
 	target = b + 8;
@@ -109,15 +109,15 @@ dp_nd_from_vm_ok(const struct pkt *p, const struct dp_vm *v)
 		return false;
 	if (type != ND_RS && target[0] == 0xff)
 		return false;		/* RFC 4861 s7.1.1: a target is never multicast */
-	if (type == ND_NA && memcmp(target, v->ip6, 16) != 0 && !dp_nd_link_local(target))
+	if (type == ND_NA && memcmp(target, v->id.ip6, 16) != 0 && !dp_nd_link_local(target))
 		return false;		/* it may advertise only what is its own */
 	if (dp_nd_unspecified(p->src))	/* duplicate address detection (RFC 4862 s5.4.2) */
 		return type == ND_NS && dp_nd_solicited_node(p->dst);
-	if (memcmp(p->src, v->ip6, 16) != 0 && !dp_nd_link_local(p->src))
+	if (memcmp(p->src, v->id.ip6, 16) != 0 && !dp_nd_link_local(p->src))
 		return false;
 	return dp_nd_link_local(p->dst) || dp_nd_solicited_node(p->dst) ||
 	    (type == ND_RS && dp_nd_all(p->dst, 2)) || (type == ND_NA && dp_nd_all(p->dst, 1)) ||
-	    (type != ND_RS && memcmp(p->dst, v->ip6, 8) == 0);	/* on its /64 */
+	    (type != ND_RS && memcmp(p->dst, v->id.ip6, 8) == 0);	/* on its /64 */
 }
 
 bool
@@ -133,6 +133,6 @@ dp_nd_to_vm_ok(const struct pkt *p, const struct dp_vm *v)
 		return false;
 	if (dp_nd_link_multicast(p->dst))
 		return true;
-	return v != NULL && ((v->has6 && memcmp(p->dst, v->ip6, 16) == 0) ||
+	return v != NULL && ((v->id.has6 && memcmp(p->dst, v->id.ip6, 16) == 0) ||
 	    dp_nd_link_local(p->dst));
 }

@@ -144,19 +144,19 @@ pol_config_summary(const struct pol_config *cfg, FILE *out)
 		const struct pol_vm *vm = &cfg->vms[i];
 
 		fprintf(out, "vm %s: mac %02x:%02x:%02x:%02x:%02x:%02x vlan %u", vm->name,
-		    vm->mac[0], vm->mac[1], vm->mac[2], vm->mac[3], vm->mac[4], vm->mac[5],
-		    vm->vlan);
-		if (vm->has_ipv4) {
+		    vm->id.mac[0], vm->id.mac[1], vm->id.mac[2], vm->id.mac[3], vm->id.mac[4], vm->id.mac[5],
+		    vm->id.vlan);
+		if (vm->id.has4) {
 			struct pol_addr a = { .family = 4 };
 
-			memcpy(a.a, vm->ipv4, 4);
+			memcpy(a.a, vm->id.ip4, 4);
 			fputs(" ipv4 ", out);
 			pol_addr_print(out, &a);
 		}
-		if (vm->has_ipv6) {
+		if (vm->id.has6) {
 			struct pol_addr a = { .family = 6 };
 
-			memcpy(a.a, vm->ipv6, 16);
+			memcpy(a.a, vm->id.ip6, 16);
 			fputs(" ipv6 ", out);
 			pol_addr_print(out, &a);
 		}

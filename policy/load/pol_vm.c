@@ -67,7 +67,7 @@ pol_h_mac(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void *ob
 		return pol_err_node(c, n, "%s: %s is a multicast MAC, not a VM's", path, s);
 	if ((mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]) == 0)
 		return pol_err_node(c, n, "%s: the all-zero MAC is not a VM's", path);
-	memcpy(vm->mac, mac, sizeof(mac));
+	memcpy(vm->id.mac, mac, sizeof(mac));
 	return 0;
 bad:
 	return pol_err_node(c, n, "%s: bad MAC \"%s\" (six hex pairs: 02:00:00:00:00:01)", path, s);
@@ -89,8 +89,8 @@ pol_h_ipv4(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void *o
 	/* A VM's source address: not 0/8, loopback, multicast or broadcast. */
 	if (a[0] == 0 || a[0] == 127 || a[0] >= 224)
 		return pol_err_node(c, n, "%s: %s is not a unicast host address", path, s);
-	memcpy(vm->ipv4, a, 4);
-	vm->has_ipv4 = true;
+	memcpy(vm->id.ip4, a, 4);
+	vm->id.has4 = true;
 	return 0;
 }
 
@@ -110,8 +110,8 @@ pol_h_ipv6(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void *o
 		return pol_err_node(c, n, "%s: bad IPv6 address \"%s\"", path, s);
 	if (a[0] == 0xff || memcmp(a, loop, 16) == 0 || memcmp(a, zero, 16) == 0)
 		return pol_err_node(c, n, "%s: %s is not a unicast host address", path, s);
-	memcpy(vm->ipv6, a, 16);
-	vm->has_ipv6 = true;
+	memcpy(vm->id.ip6, a, 16);
+	vm->id.has6 = true;
 	return 0;
 }
 
@@ -125,7 +125,7 @@ pol_h_vlan(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void *o
 	g.off = 0;
 	if (pol_h_u32(c, n, &g, &v, path) < 0)
 		return -1;
-	((struct pol_vm *)obj)->vlan = (uint16_t)v;
+	((struct pol_vm *)obj)->id.vlan = (uint16_t)v;
 	return 0;
 }
 
@@ -171,9 +171,9 @@ pol_vm_dups(struct pol_ctx *c, yaml_node_t *entry, size_t i, const char *path)
 		const struct pol_vm *o = &c->cfg->vms[k];
 		bool dup[4] = {
 			vm->name != NULL && o->name != NULL && strcmp(vm->name, o->name) == 0,
-			memcmp(vm->mac, o->mac, 6) == 0 && memcmp(vm->mac, zero, 6) != 0,
-			vm->has_ipv4 && o->has_ipv4 && memcmp(vm->ipv4, o->ipv4, 4) == 0,
-			vm->has_ipv6 && o->has_ipv6 && memcmp(vm->ipv6, o->ipv6, 16) == 0,
+			memcmp(vm->id.mac, o->id.mac, 6) == 0 && memcmp(vm->id.mac, zero, 6) != 0,
+			vm->id.has4 && o->id.has4 && memcmp(vm->id.ip4, o->id.ip4, 4) == 0,
+			vm->id.has6 && o->id.has6 && memcmp(vm->id.ip6, o->id.ip6, 16) == 0,
 		};
 		static const char *const key[4] = { "name", "mac", "ipv4", "ipv6" };
 		static const char *const what[4] = { "name", "MAC", "IPv4 address",
@@ -220,7 +220,7 @@ pol_h_vms(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void *ob
 			rc = -1;
 			continue;
 		}
-		if (!vm->has_ipv4 && !vm->has_ipv6)
+		if (!vm->id.has4 && !vm->id.has6)
 			rc = pol_err_node(c, e, "%s: needs ipv4 or ipv6 (or both)", sub);
 		if (pol_vm_dups(c, e, i, sub) < 0)
 			rc = -1;

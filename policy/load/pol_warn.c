@@ -151,14 +151,14 @@ pol_warn_vlans(const struct pol_config *cfg, FILE *out)
 		size_t first = i, seen = 0;
 
 		for (size_t j = 0; j < i; j++)
-			if (cfg->vms[j].vlan == v->vlan && seen++ == 0)
+			if (cfg->vms[j].id.vlan == v->id.vlan && seen++ == 0)
 				first = j;
 		if (seen != 1)
 			continue;
 		fprintf(out, "%s:%u:%u: warning: vms %s and %s share VLAN %u: the segment must "
 		    "keep one from sending as the other (one VLAN per VM, or the hypervisor's "
 		    "anti-spoofing, such as libvirt's clean-traffic filter)\n", cfg->path,
-		    v->line, v->col, cfg->vms[first].name, v->name, v->vlan);
+		    v->line, v->col, cfg->vms[first].name, v->name, v->id.vlan);
 		n++;
 	}
 	return n;

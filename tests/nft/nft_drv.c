@@ -63,12 +63,12 @@ parse_vm(char *s, struct nft_vm *v, char *name)
 	memset(v, 0, sizeof(*v));
 	snprintf(name, NFT_NAME_MAX, "%s", f[0]);
 	v->name = name;
-	v->vlan = (uint16_t)strtoul(f[2], NULL, 10);
-	v->has4 = strcmp(f[3], "-") != 0;
-	v->has6 = strcmp(f[4], "-") != 0;
-	return parse_mac(f[1], v->mac) &&
-	    (!v->has4 || inet_pton(AF_INET, f[3], v->ip4) == 1) &&
-	    (!v->has6 || inet_pton(AF_INET6, f[4], v->ip6) == 1);
+	v->id.vlan = (uint16_t)strtoul(f[2], NULL, 10);
+	v->id.has4 = strcmp(f[3], "-") != 0;
+	v->id.has6 = strcmp(f[4], "-") != 0;
+	return parse_mac(f[1], v->id.mac) &&
+	    (!v->id.has4 || inet_pton(AF_INET, f[3], v->id.ip4) == 1) &&
+	    (!v->id.has6 || inet_pton(AF_INET6, f[4], v->id.ip6) == 1);
 }
 
 /* VM,ADDR,PROTO,PORT,TIMEOUT_MS */

@@ -29,13 +29,13 @@ gen_init(bool on_block_reset, bool quic_inspect)
 {
 	memset(vms, 0, sizeof(vms));
 	memset(&gen, 0, sizeof(gen));
-	vms[VM_PLAIN] = (struct dp_vm){ .name = "plain", .present = true, .has4 = true };
-	memcpy(vms[VM_PLAIN].ip4, ip_plain, 4);
-	memcpy(vms[VM_PLAIN].mac, mac_plain, 6);
-	vms[VM_AUDIT] = (struct dp_vm){ .name = "audit", .present = true, .has4 = true,
-		.vlan = 20, .audit = true };
-	memcpy(vms[VM_AUDIT].ip4, ip_audit, 4);
-	memcpy(vms[VM_AUDIT].mac, mac_audit, 6);
+	vms[VM_PLAIN] = (struct dp_vm){ .name = "plain", .present = true, .id.has4 = true };
+	memcpy(vms[VM_PLAIN].id.ip4, ip_plain, 4);
+	memcpy(vms[VM_PLAIN].id.mac, mac_plain, 6);
+	vms[VM_AUDIT] = (struct dp_vm){ .name = "audit", .present = true, .id.has4 = true,
+		.id.vlan = 20, .audit = true };
+	memcpy(vms[VM_AUDIT].id.ip4, ip_audit, 4);
+	memcpy(vms[VM_AUDIT].id.mac, mac_audit, 6);
 	gen.vms = vms;
 	gen.nvms = 2;
 	gen.resolvers[0].family = 4;
@@ -150,8 +150,8 @@ test_vm_nd_shape(void **state)
 
 	(void)state;
 	gen_init(true, false);
-	vms[VM_PLAIN].has6 = true;
-	vms[VM_PLAIN].ip6[0] = 0xfd;
+	vms[VM_PLAIN].id.has6 = true;
+	vms[VM_PLAIN].id.ip6[0] = 0xfd;
 	p.src[0] = 0xfd;
 	assert_fate("ND-typed in no ND shape", dp_decide_vm_frame(&gen, &p, VM_PLAIN, NULL, 0),
 	    SPOOFED);

@@ -104,10 +104,10 @@ test_defaults(void **state)
 	vm = pol_config_vm(cfg, "vm1");
 	assert_non_null(vm);
 	assert_null(pol_config_vm(cfg, "vm2"));
-	assert_memory_equal(vm->mac, "\x02\x00\x00\x00\x00\x01", 6);
-	assert_true(vm->has_ipv4);
-	assert_false(vm->has_ipv6);
-	assert_int_equal(vm->vlan, 0);
+	assert_memory_equal(vm->id.mac, "\x02\x00\x00\x00\x00\x01", 6);
+	assert_true(vm->id.has4);
+	assert_false(vm->id.has6);
+	assert_int_equal(vm->id.vlan, 0);
 	assert_int_equal(vm->mode, POL_MODE_ENFORCE);
 	assert_int_equal(vm->line, 5);
 	assert_int_equal(vm->col, 5);
@@ -152,7 +152,7 @@ test_full(void **state)
 	assert_string_equal(cfg->events, "/tmp/ng-events.jsonl");
 	vm = pol_config_vm(cfg, "a");
 	assert_non_null(vm);
-	assert_memory_equal(vm->mac, "\x02\x00\x00\x00\x00\x0a", 6);
+	assert_memory_equal(vm->id.mac, "\x02\x00\x00\x00\x00\x0a", 6);
 	pol_config_free(cfg);
 
 	/* The SPEC example with imports, as fixtures. */
@@ -162,11 +162,11 @@ test_full(void **state)
 	assert_int_equal(cfg->nvms, 4);
 	assert_int_equal(pol_set_policies(cfg->set), 4);
 	vm = pol_config_vm(cfg, "vm2");
-	assert_int_equal(vm->vlan, 12);
+	assert_int_equal(vm->id.vlan, 12);
 	assert_int_equal(vm->mode, POL_MODE_AUDIT);
 	vm = pol_config_vm(cfg, "vm4");
-	assert_false(vm->has_ipv4);
-	assert_true(vm->has_ipv6);
+	assert_false(vm->id.has4);
+	assert_true(vm->id.has6);
 	pol_config_free(cfg);
 }
 

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "policy/match.h"
+#include "policy/vm_id.h"
 
 #define POL_ERRS_MAX	32	/* errors kept per load; the rest are only counted */
 #define POL_VM_NAME_MAX	32	/* becomes part of nft set names "<vm>_v4addr" */
@@ -49,10 +50,7 @@ enum pol_on_block { POL_ON_BLOCK_RESET, POL_ON_BLOCK_DROP };
 
 struct pol_vm {
 	char *name;
-	uint8_t mac[6];
-	uint16_t vlan;			/* 0: untagged */
-	bool has_ipv4, has_ipv6;
-	uint8_t ipv4[4], ipv6[16];	/* network order */
+	struct pol_vm_id id;
 	uint32_t policy;		/* policy index in pol_config.set */
 	enum pol_mode mode;
 	uint32_t line, col;		/* the entry in pol_config.path */
