@@ -35,7 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "policy/vm_id.h"
+#include "policy/vocab.h"
 
 #define NFT_NAME_MAX	64	/* table and VM names: [A-Za-z0-9_.-], 1..63 characters */
 

@@ -16,7 +16,7 @@
 
 #include "dp_reason.h"
 #include "policy/match.h"
-#include "policy/vm_id.h"
+#include "policy/vocab.h"
 
 #define DP_BURST		32
 #define DP_WORKERS_MAX		16
@@ -31,11 +31,6 @@
 #define DP_VM_UNKNOWN		DP_VM_SLOTS	/* the counters of frames from no VM */
 
 enum dp_verdict { DP_ALLOWED, DP_BLOCKED, DP_WOULD_BLOCK, DP_VERDICT_MAX };
-
-struct dp_addr {
-	uint8_t family;		/* 4 or 6 */
-	uint8_t a[16];		/* network order; IPv4 in the first 4 bytes, rest zero */
-};
 
 /*
  * A VM as the fast path sees it, at its slot: a VM keeps its slot across reloads (by
@@ -60,7 +55,7 @@ struct dp_gen {
 	struct rte_hash *names;		/* (slot, name hash) -> names_ports index */
 	struct pol_ports *names_ports;
 	uint32_t nnames, names_cap;
-	struct dp_addr resolvers[DP_RESOLVERS_MAX];
+	struct pol_addr resolvers[DP_RESOLVERS_MAX];
 	unsigned int nresolvers;
 	uint16_t tls_ports[DP_TLS_PORTS_MAX];
 	unsigned int ntls_ports;

@@ -62,7 +62,7 @@ dp_name_hash(const char *name, size_t len)
 }
 
 static void
-dp_bind_key_make(struct dp_bind_key *k, uint16_t vm, const struct dp_addr *addr)
+dp_bind_key_make(struct dp_bind_key *k, uint16_t vm, const struct pol_addr *addr)
 {
 	memset(k, 0, sizeof(*k));
 	k->vm = vm;
@@ -191,7 +191,7 @@ put:
 }
 
 int
-dp_bind_learn(struct dp_binds *b, uint16_t vm, const struct dp_addr *addr, uint64_t name_hash,
+dp_bind_learn(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr, uint64_t name_hash,
     const struct pol_ports *ports, uint32_t gen, uint64_t expires, uint32_t max_per_vm)
 {
 	struct dp_bind_key k;
@@ -266,7 +266,7 @@ dp_bind_snapshot(const struct dp_binding *e, struct dp_bind_name *out, uint64_t 
 }
 
 bool
-dp_bind_allows(struct dp_binds *b, uint16_t vm, const struct dp_addr *addr, uint16_t port,
+dp_bind_allows(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr, uint16_t port,
     uint64_t now, const struct dp_gen *g, uint64_t *name_hash)
 {
 	struct dp_bind_name names[DP_BIND_NAMES];
@@ -292,7 +292,7 @@ dp_bind_allows(struct dp_binds *b, uint16_t vm, const struct dp_addr *addr, uint
 }
 
 bool
-dp_bind_has_name(struct dp_binds *b, uint16_t vm, const struct dp_addr *addr,
+dp_bind_has_name(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr,
     uint64_t name_hash, uint64_t now)
 {
 	struct dp_bind_name names[DP_BIND_NAMES];

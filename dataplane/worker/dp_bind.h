@@ -33,7 +33,7 @@ void dp_binds_free(struct dp_binds *b);
  * to every worker when this returns. Returns 0, -ENOSPC when the table is full, or
  * -EDQUOT when addr is new and vm has max_per_vm bindings already.
  */
-int dp_bind_learn(struct dp_binds *b, uint16_t vm, const struct dp_addr *addr,
+int dp_bind_learn(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr,
     uint64_t name_hash, const struct pol_ports *ports, uint32_t gen, uint64_t expires,
     uint32_t max_per_vm);
 
@@ -42,11 +42,11 @@ int dp_bind_learn(struct dp_binds *b, uint16_t vm, const struct dp_addr *addr,
  * allow port? Names learned under an older generation are judged by g's name table. On
  * true, *name_hash is the name that allowed it.
  */
-bool dp_bind_allows(struct dp_binds *b, uint16_t vm, const struct dp_addr *addr, uint16_t port,
+bool dp_bind_allows(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr, uint16_t port,
     uint64_t now, const struct dp_gen *g, uint64_t *name_hash);
 
 /* Is addr bound for vm through the name hashing to name_hash (sni_binding: strict)? */
-bool dp_bind_has_name(struct dp_binds *b, uint16_t vm, const struct dp_addr *addr,
+bool dp_bind_has_name(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr,
     uint64_t name_hash, uint64_t now);
 
 /* Main lcore: delete up to budget expired bindings, resuming at *cursor. Returns how many. */

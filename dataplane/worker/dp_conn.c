@@ -129,7 +129,7 @@ static enum dp_admission
 dp_admit(struct dp_worker *w, const struct pkt *p, uint16_t vm, uint64_t *name_hash)
 {
 	const struct dp_gen *g = w->gen;
-	struct dp_addr dst = { .family = p->family };
+	struct pol_addr dst = { .family = p->family };
 
 	if (p->dport == DNS_PORT && dp_gen_is_resolver(g, p->family, p->dst))
 		return DP_ADMIT_DNS;	/* DNS over TCP: filtered message by message */

@@ -302,7 +302,7 @@ dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a)
 	pol_match_name_ports(g->set, v->policy, name, (size_t)n, &ports);
 	for (unsigned int i = 0; i < a->nb_addrs; i++) {
 		const struct dns_addr *d = &a->addrs[i];
-		struct dp_addr addr = { .family = d->family };
+		struct pol_addr addr = { .family = d->family };
 		uint32_t ttl = d->ttl;
 
 		memcpy(addr.a, d->addr, d->family == 4 ? 4 : 16);

@@ -41,7 +41,7 @@ dp_evt_name(struct dp_evt *e, const char *name, size_t len)
 }
 
 void
-dp_evt_bind(struct dp_worker *w, uint16_t vm, const struct dp_addr *addr, const char *name,
+dp_evt_bind(struct dp_worker *w, uint16_t vm, const struct pol_addr *addr, const char *name,
     size_t len, uint32_t ttl, uint64_t expires)
 {
 	struct dp_evt e = { .version = DP_API_VERSION, .type = DP_EVT_BIND, .vm = vm,

@@ -22,7 +22,7 @@
 struct rte_ring *dp_evt_ring_create(const char *kind, unsigned int id, int socket);
 
 /* DNS bound addr for (vm, name) for ttl seconds, until expires (seconds since start). */
-void dp_evt_bind(struct dp_worker *w, uint16_t vm, const struct dp_addr *addr,
+void dp_evt_bind(struct dp_worker *w, uint16_t vm, const struct pol_addr *addr,
     const char *name, size_t len, uint32_t ttl, uint64_t expires);
 
 /* vm's connection or query p was blocked (would_block: it passed, audit mode). */

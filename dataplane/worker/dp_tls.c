@@ -73,7 +73,7 @@ dp_tls_judge(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni_statu
     const struct tls_hello *hello)
 {
 	const struct dp_gen *g = w->gen;
-	struct dp_addr dst = { .family = f->key.family };
+	struct pol_addr dst = { .family = f->key.family };
 	char name[SNI_HOST_MAX + 1];
 	uint64_t hash;
 

@@ -13,7 +13,7 @@
 #include <stdio.h>
 
 #include "policy/match.h"
-#include "policy/vm_id.h"
+#include "policy/vocab.h"
 
 #define POL_ERRS_MAX	32	/* errors kept per load; the rest are only counted */
 #define POL_VM_NAME_MAX	32	/* becomes part of nft set names "<vm>_v4addr" */
@@ -36,11 +36,6 @@ struct pol_errs {
 void pol_errs_free(struct pol_errs *e);
 /* Print each as "FILE:LINE:COL: msg" and a count of any dropped. */
 void pol_errs_print(FILE *out, const struct pol_errs *e);
-
-struct pol_addr {
-	uint8_t family;		/* 4 or 6 */
-	uint8_t a[16];		/* network order; IPv4 in the first 4 bytes */
-};
 
 enum pol_mode { POL_MODE_ENFORCE, POL_MODE_AUDIT };
 enum pol_rcode { POL_RCODE_REFUSED, POL_RCODE_NXDOMAIN };
