@@ -131,9 +131,8 @@ dp_tls_no_room(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uin
 static void
 dp_tls_syn_strip(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm)
 {
-	if (dp_reply_send(w, DP_PORT_UPLINK, m, p, frame_tcp_strip))
-		w->vm_stats[vm].egress_pkts[DP_ALLOWED]++;
-	rte_pktmbuf_free(m);
+	dp_fate_apply(w, m, p, vm, true,
+	    (struct dp_fate){ .act = DP_FATE_STRIP, .reply = DP_FATE_REPLY_STRIP });
 }
 
 /*
