@@ -79,13 +79,14 @@ dp_tel_counters(struct rte_tel_data *d, const struct dp_ctx *ctx, uint16_t vm)
 	}
 }
 
+/* The dict of one VM (named by params): its name, then what fill adds, under the lock. */
 static int
-dp_tel_vm(const char *cmd, const char *params, struct rte_tel_data *d)
+dp_tel_vm_dict(const char *params, struct rte_tel_data *d,
+    void (*fill)(struct rte_tel_data *d, const struct dp_ctx *ctx, uint16_t slot))
 {
 	const struct dp_gen *g;
 	int slot;
 
-	(void)cmd;
 	pthread_mutex_lock(&dp_tel->gen_lock);
 	g = atomic_load_explicit(&dp_tel->ctx->gen, memory_order_acquire);
 	if ((slot = dp_tel_vm_slot(g, params)) < 0) {
@@ -94,30 +95,29 @@ dp_tel_vm(const char *cmd, const char *params, struct rte_tel_data *d)
 	}
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_string(d, "vm", g->vms[slot].name);
-	dp_tel_counters(d, dp_tel->ctx, (uint16_t)slot);
+	fill(d, dp_tel->ctx, (uint16_t)slot);
 	pthread_mutex_unlock(&dp_tel->gen_lock);
 	return 0;
+}
+
+static void
+dp_tel_bindings_fill(struct rte_tel_data *d, const struct dp_ctx *ctx, uint16_t slot)
+{
+	rte_tel_data_add_dict_u64(d, "bindings", dp_binds_count(ctx->binds, slot));
+}
+
+static int
+dp_tel_vm(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	return dp_tel_vm_dict(params, d, dp_tel_counters);
 }
 
 static int
 dp_tel_bindings(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	const struct dp_gen *g;
-	int slot;
-
 	(void)cmd;
-	pthread_mutex_lock(&dp_tel->gen_lock);
-	g = atomic_load_explicit(&dp_tel->ctx->gen, memory_order_acquire);
-	if ((slot = dp_tel_vm_slot(g, params)) < 0) {
-		pthread_mutex_unlock(&dp_tel->gen_lock);
-		return -1;
-	}
-	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_string(d, "vm", g->vms[slot].name);
-	rte_tel_data_add_dict_u64(d, "bindings", dp_binds_count(dp_tel->ctx->binds,
-	    (uint16_t)slot));
-	pthread_mutex_unlock(&dp_tel->gen_lock);
-	return 0;
+	return dp_tel_vm_dict(params, d, dp_tel_bindings_fill);
 }
 
 int

@@ -326,6 +326,22 @@ dp_vm_stream(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint1
 		dp_egress(w, m, vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
 }
 
+/*
+ * m decoded and checksummed, and whose it is: the VM of its source MAC from the VM port,
+ * of its destination MAC from the uplink (*slot negative and *vm the unknown VM's counters
+ * when none). false when m was dropped.
+ */
+static inline bool
+dp_frame_in(struct dp_worker *w, struct rte_mbuf *m, unsigned int port, struct pkt *p,
+    enum pkt_status *st, int *slot, uint16_t *vm)
+{
+	if (!dp_rx_decode(w, m, port, p, st))
+		return false;
+	*slot = dp_gen_vm_by_mac(w->gen, p->vlan, port == DP_PORT_VM ? p->src_mac : p->dst_mac);
+	*vm = *slot < 0 ? DP_VM_UNKNOWN : (uint16_t)*slot;
+	return true;
+}
+
 void
 dp_pipeline_vm(struct dp_worker *w, struct rte_mbuf *m)
 {
@@ -337,10 +353,8 @@ dp_pipeline_vm(struct dp_worker *w, struct rte_mbuf *m)
 	uint16_t vm;
 	int slot;
 
-	if (!dp_rx_decode(w, m, DP_PORT_VM, &p, &st))
+	if (!dp_frame_in(w, m, DP_PORT_VM, &p, &st, &slot, &vm))
 		return;
-	slot = dp_gen_vm_by_mac(g, p.vlan, p.src_mac);
-	vm = slot < 0 ? DP_VM_UNKNOWN : (uint16_t)slot;
 	fate = dp_decide_vm_frame(g, &p, slot, rte_pktmbuf_mtod(m, const uint8_t *) + p.l3_off,
 	    rte_pktmbuf_data_len(m) - p.l3_off);
 	if (fate.act == DP_FATE_REASSEMBLE && !dp_whole(w, &m, &p, &st, vm, &fate))
@@ -370,10 +384,8 @@ dp_pipeline_uplink(struct dp_worker *w, struct rte_mbuf *m)
 	uint16_t vm;
 	int slot;
 
-	if (!dp_rx_decode(w, m, DP_PORT_UPLINK, &p, &st))
+	if (!dp_frame_in(w, m, DP_PORT_UPLINK, &p, &st, &slot, &vm))
 		return;
-	slot = dp_gen_vm_by_mac(g, p.vlan, p.dst_mac);
-	vm = slot < 0 ? DP_VM_UNKNOWN : (uint16_t)slot;
 	fate = dp_decide_uplink_frame(g, &p, slot);
 	if (fate.act == DP_FATE_REASSEMBLE && !dp_whole(w, &m, &p, &st, vm, &fate))
 		return;
