@@ -23,6 +23,7 @@ import atexit
 import json
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -38,7 +39,7 @@ import lab_namegate  # noqa: E402
 import lab_net  # noqa: E402
 from lab_clients import PING_CODE, CurlResult, DigResult, curl_outcome, parse_kdig  # noqa
 import lab_services as svc  # noqa: E402
-from lab_net import LabError, run  # noqa: E402
+from lab_net import WAIT, LabError, run, wait_until  # noqa: E402,F401
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHON = "/usr/bin/python3"     # Debian's, with scapy
@@ -113,6 +114,7 @@ class Lab:
         self.daemon = None
         self.namegate_status = None
         self._procs = []
+        self._background = []
         # Held while building: a teardown from another thread (pytest's main thread on
         # Ctrl-C while a lab builds in a worker) waits, rather than racing the build.
         self._lock = threading.RLock()
@@ -226,10 +228,10 @@ class Lab:
         if self._cert_error:
             raise self._cert_error
         services_ready = self._start_services()
-        self._wait(self._links_up, 5, "links did not come up")
-        self._wait(services_ready, 15, "resolver and servers did not come up")
+        self._wait(self._links_up, 5, "the links to come up")
+        self._wait(services_ready, 15, "the resolver and servers to come up")
         if self.mode == "bridge":
-            self._wait(lambda: self.probe(), 10, "no DNS answer through the bridge")
+            self._wait(lambda: self.probe(), 10, "a DNS answer through the bridge")
         elif self.mode == "namegate":
             lab_namegate.write_config(self, self.config_path, self.policies,
                                       self.config_overrides)
@@ -397,11 +399,7 @@ class Lab:
         return ready
 
     def _wait(self, cond, timeout, what):
-        deadline = time.monotonic() + timeout
-        while not cond():
-            if time.monotonic() > deadline:
-                raise LabError(f"lab {self.prefix}: {what} within {timeout}s")
-            time.sleep(0.05)
+        wait_until(cond, timeout, f"lab {self.prefix}: {what}", error=LabError)
 
     def start_namegate(self):
         argv = lab_namegate.daemon_argv(self.namegate_cmd, self.config_path)
@@ -429,6 +427,8 @@ class Lab:
                 try:
                     self.stop_namegate()
                 finally:
+                    for b in self._background:
+                        b.kill()
                     for d in self._procs:
                         d.stop(3.0)
                     lab_net.destroy(self.prefix, keep_logs=self.keep_logs)
@@ -505,6 +505,10 @@ class Lab:
     def scapy(self, vm, code, timeout=30.0):
         """Run scapy code in a VM: conf.iface is the VM's interface and VM (a dict with
         name, mac, ipv4, ipv6, iface), ROUTER_MAC, ROUTER4/6 and RESOLVER are defined."""
+        return self.vm_python(vm, self.scapy_code(vm, code), timeout)
+
+    def scapy_code(self, vm, code):
+        """The program Lab.scapy runs: code with its preamble (for a Background, say)."""
         vm = self.vm(vm)
         pre = (
             "import json, sys\n"
@@ -515,7 +519,12 @@ class Lab:
             f"ROUTER_MAC = {self.router_mac!r}\n"
             f"ROUTER4, ROUTER6, RESOLVER = {svc.ROUTER4!r}, {svc.ROUTER6!r}, {svc.RESOLVER!r}\n"
         )
-        return self.vm_python(vm, pre + _dedent(code), timeout)
+        return pre + _dedent(code)
+
+    def background(self, where, code, args=()):
+        """A Background Python program in a VM (a name or VM) or a namespace."""
+        ns = where if where in (self.sw_ns, self.inet_ns) else self.vm(where).ns
+        return Background(self, ns, code, args)
 
     @property
     def router_mac(self):
@@ -536,6 +545,19 @@ class Lab:
             if vm is None:
                 raise LabError("probe needs a namespace VM; give the lab a ready_check")
         return self.dig(vm, name, timeout=timeout).rcode is not None
+
+    def sync(self, vm=None, timeout=WAIT):
+        """Wait until the gateway has read every frame vm sent before this call: one DNS
+        query for the probe name, which the gateway answers itself (one worker, frames in
+        order), so its answer comes back only after everything sent earlier was judged,
+        and after whatever the gateway sent the VM for it (a reset, an ICMP error): those
+        leave on the same port first. Exactly one frame (the query), counted as one
+        blocked DNS query of the VM. Namegate mode."""
+        vm = vm or next(v for v in self.vms if not v.tap)
+        r = self.dig(vm, self.PROBE_NAME, timeout=max(1, int(timeout)))
+        if r.rcode is None:
+            raise AssertionError(f"the gateway did not answer {self.vm(vm).name}'s sync "
+                                 f"query within {timeout:g}s")
 
     def resolver_queries(self):
         """[(qtype, name, client)] for every query the real resolver received."""
@@ -586,6 +608,94 @@ class Lab:
                 "vms": [dict(name=v.name, ns=v.ns, mac=v.mac, ipv4=v.ipv4, ipv6=v.ipv6,
                              policy=v.policy, tap=self.tap_name(v) if v.tap else None)
                         for v in self.vms]}
+
+
+class Background:
+    """A Python program in a lab namespace that talks to its test a line at a time: it
+    prints a line when something is in place (and flushes), and reads a line from stdin
+    when the test says go. Reads have a deadline, so a program that hangs fails the test
+    instead of stalling it. Use it with `with`, or call finish() or kill(); the lab kills
+    whatever is left at teardown. stderr goes to a file in the run's directory."""
+
+    def __init__(self, lab, ns, code, args=()):
+        self.argv = ["ip", "netns", "exec", ns, PYTHON, "-c", code, *map(str, args)]
+        n = len(lab._background)
+        self.err_path = os.path.join(lab.tmpdir, f"background-{n}.err")
+        with open(self.err_path, "wb") as err:
+            self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=err, env=CLEAN_ENV)
+        lab._background.append(self)
+        self._buf = b""
+        self._eof = False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.kill()
+
+    def stderr(self):
+        return lab_net.read_text(self.err_path)
+
+    def _fail(self, why):
+        self.kill()
+        raise AssertionError(f"background program in {self.argv[3]}: {why}; "
+                             f"stderr: {self.stderr()[-1500:]}")
+
+    def _fill(self, deadline):
+        """Read what the program printed, until deadline; False at EOF."""
+        left = deadline - time.monotonic()
+        if left > 0 and select.select([self.proc.stdout], [], [], left)[0]:
+            chunk = os.read(self.proc.stdout.fileno(), 65536)
+            if not chunk:
+                self._eof = True
+                return False
+            self._buf += chunk
+        return True
+
+    def line(self, timeout=WAIT):
+        """The next line it prints (without the newline)."""
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buf:
+            if self._eof or not self._fill(deadline):
+                self._fail(f"exited ({self.proc.wait()}) before printing a line")
+            if time.monotonic() > deadline and b"\n" not in self._buf:
+                self._fail(f"printed no line within {timeout:g}s")
+        line, _, self._buf = self._buf.partition(b"\n")
+        return line.decode(errors="replace")
+
+    def json(self, timeout=WAIT):
+        return json.loads(self.line(timeout))
+
+    def send(self, text="go"):
+        self.proc.stdin.write(text.encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def finish(self, timeout=WAIT):
+        """Close its stdin (its cue to finish), wait for it to exit; the lines it printed
+        that were not read yet."""
+        try:
+            self.proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        deadline = time.monotonic() + timeout
+        while not self._eof:
+            if time.monotonic() > deadline:
+                self._fail(f"did not exit within {timeout:g}s of its stdin closing")
+            self._fill(deadline)
+        self.proc.wait(max(1.0, deadline - time.monotonic()))
+        rest, self._buf = self._buf, b""
+        return rest.decode(errors="replace").splitlines()
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for f in (self.proc.stdin, self.proc.stdout):
+            try:
+                f.close()
+            except OSError:
+                pass
 
 
 def _text(b):
