@@ -460,7 +460,10 @@ class Lab:
     def inet_exec(self, cmd, timeout=10.0, check=False):
         return self.ns_exec(self.inet_ns, cmd, timeout, check)
 
-    def curl(self, vm, url, *, timeout=5.0, ip=None, resolve=None, connect_to=None,
+    # The clients' timeouts are caps for an answer that is expected (they return when it
+    # comes), so they are generous; a test that expects no answer passes a short one and
+    # has its own proof that nothing is coming (a counter that moved, a sync).
+    def curl(self, vm, url, *, timeout=20.0, ip=None, resolve=None, connect_to=None,
              insecure=False, data=None, args=()):
         """curl from a VM, trusting only the lab CA. ip: 4 or 6; resolve/connect_to are
         curl's --resolve/--connect-to (host:port:addr) to pick the address by hand."""
@@ -485,7 +488,7 @@ class Lab:
                           float(m.group(2)) if m else float(timeout), m.group(3) if m else "")
 
     def dig(self, vm, name, rtype="A", *, server=svc.RESOLVER, tcp=False, edns=False,
-            timeout=2, args=()):
+            timeout=10, args=()):
         """kdig from a VM; rcode None means no answer came back in time."""
         argv = ["kdig", f"@{server}", f"+timeout={max(1, int(timeout))}", "+retry=0"]
         argv += ["+tcp"] if tcp else []
@@ -499,10 +502,10 @@ class Lab:
         return self.vm_exec(vm, [PYTHON, "-c", PING_CODE, addr, str(count), str(timeout)],
                             timeout=timeout * count + 5)
 
-    def vm_python(self, vm, code, timeout=20.0):
+    def vm_python(self, vm, code, timeout=60.0):
         return self.vm_exec(vm, [PYTHON, "-c", code], timeout=timeout)
 
-    def scapy(self, vm, code, timeout=30.0):
+    def scapy(self, vm, code, timeout=120.0):
         """Run scapy code in a VM: conf.iface is the VM's interface and VM (a dict with
         name, mac, ipv4, ipv6, iface), ROUTER_MAC, ROUTER4/6 and RESOLVER are defined."""
         return self.vm_python(vm, self.scapy_code(vm, code), timeout)

@@ -115,7 +115,7 @@ def run_one(lab, vm, r):
     t0 = time.monotonic()
     if r.kind == "dns":
         before = _reached(lab, vm, "dns")
-        d = lab.dig(vm, r.target, r.rtype, server=r.server, edns=True)
+        d = lab.dig(vm, r.target, r.rtype, server=r.server, edns=True, timeout=2)
         reached = _reached(lab, vm, "dns") > before and d.rcode is not None
         if d.rcode is None:
             res = "timeout (no answer)"
@@ -132,7 +132,7 @@ def run_one(lab, vm, r):
     host = r.target.split("/")[2]
     dns_rcode = None
     if not r.connect_to and not _is_ip(host):
-        dns_rcode = lab.dig(vm, host, "AAAA" if r.ip == 6 else "A").rcode
+        dns_rcode = lab.dig(vm, host, "AAAA" if r.ip == 6 else "A", timeout=2).rcode
     before = _reached(lab, vm, r.kind)
     c = lab.curl(vm, r.target, ip=r.ip, connect_to=r.connect_to, timeout=4)
     reached = _reached(lab, vm, r.kind) > before
@@ -212,9 +212,15 @@ def _print_counters(lab, p):
     import signal
     o0, e0 = (len(x) for x in lab.namegate_output())
     lab.daemon.signal(signal.SIGUSR1)
-    time.sleep(0.5)
-    out, err = lab.namegate_output()
-    new = out[o0:] + err[e0:]
+    # a dump ends with namegate_policy_generation; a daemon that prints none (or another
+    # last line) gets a few seconds, then whatever it printed is shown
+    deadline = time.monotonic() + 5
+    while True:
+        out, err = lab.namegate_output()
+        new = out[o0:] + err[e0:]
+        if "namegate_policy_generation" in new or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     p("\nnamegate counters (SIGUSR1):")
     lines = [x for x in new.strip().splitlines() if not x.rstrip().endswith(" 0")]
     for line in lines[-60:] or ["(no metrics endpoint, and nothing printed on SIGUSR1)"]:
