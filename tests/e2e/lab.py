@@ -621,7 +621,8 @@ class Background:
     whatever is left at teardown. stderr goes to a file in the run's directory."""
 
     def __init__(self, lab, ns, code, args=()):
-        self.argv = ["ip", "netns", "exec", ns, PYTHON, "-c", code, *map(str, args)]
+        # -u: every line it prints reaches the test at once, flushed or not
+        self.argv = ["ip", "netns", "exec", ns, PYTHON, "-u", "-c", code, *map(str, args)]
         n = len(lab._background)
         self.err_path = os.path.join(lab.tmpdir, f"background-{n}.err")
         with open(self.err_path, "wb") as err:
