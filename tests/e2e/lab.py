@@ -228,10 +228,10 @@ class Lab:
         if self._cert_error:
             raise self._cert_error
         services_ready = self._start_services()
-        self._wait(self._links_up, 5, "the links to come up")
-        self._wait(services_ready, 15, "the resolver and servers to come up")
+        self._wait(self._links_up, 30, "the links to come up")
+        self._wait(services_ready, 60, "the resolver and servers to come up")
         if self.mode == "bridge":
-            self._wait(lambda: self.probe(), 10, "a DNS answer through the bridge")
+            self._wait(lambda: self.probe(), 30, "a DNS answer through the bridge")
         elif self.mode == "namegate":
             lab_namegate.write_config(self, self.config_path, self.policies,
                                       self.config_overrides)
