@@ -580,7 +580,7 @@ class Lab:
                 out.append(e)
         return out
 
-    def metrics(self, timeout=3):
+    def metrics(self, timeout=10):
         """namegate's Prometheus text from the switch namespace, or None."""
         cp = self.sw_exec(["curl", "-sS", "--noproxy", "*", "--max-time", str(timeout),
                            f"http://{lab_namegate.METRICS}/metrics"], timeout=timeout + 2)

@@ -253,7 +253,7 @@ for i in range({svc.BULK_NAMES}):
     addr = socket.getaddrinfo(f"n{{i}}.bulk.test", 9, socket.AF_INET,
                               socket.SOCK_STREAM)[0][4]
     s = socket.socket()
-    s.settimeout(3)
+    s.settimeout(20)
     try:
         s.connect(addr)
         ok += 1
@@ -293,7 +293,7 @@ def test_port_rules(ng):
     assert ng.curl("vm1", "https://github.com/").outcome == "connection refused"
     out = ng.vm_python("vm1", """
 import socket
-s = socket.create_connection(("203.0.113.12", 22), timeout=3)
+s = socket.create_connection(("203.0.113.12", 22), timeout=20)
 s.sendall(b"ssh?"); print(s.recv(10).decode())
 """)
     assert out.stdout.strip() == "ssh?", out.stderr
@@ -363,8 +363,8 @@ def test_allowed_flow_outlives_its_binding(request):
 import http.client, socket, ssl, sys
 ctx = ssl.create_default_context(cafile=CA)
 addr = socket.getaddrinfo("pypi.org", 443, socket.AF_INET)[0][4][0]
-conn = http.client.HTTPSConnection("pypi.org", 443, context=ctx, timeout=3)
-conn.sock = ctx.wrap_socket(socket.create_connection((addr, 443), timeout=3),
+conn = http.client.HTTPSConnection("pypi.org", 443, context=ctx, timeout=20)
+conn.sock = ctx.wrap_socket(socket.create_connection((addr, 443), timeout=20),
                             server_hostname="pypi.org")
 def get():
     conn.request("GET", "/")
@@ -375,7 +375,7 @@ print(get(), flush=True)
 sys.stdin.readline()                # the binding (TTL 2) has expired
 again = get()                       # same connection: the flow keeps its verdict
 try:
-    socket.create_connection((addr, 443), timeout=3)
+    socket.create_connection((addr, 443), timeout=20)        # a cap: refusal is a reset
     fresh = "connected"
 except ConnectionRefusedError:
     fresh = "refused"
@@ -401,7 +401,7 @@ addr = socket.getaddrinfo("pypi.org", 7, socket.AF_INET)[0][4][0]
 held, result = [], []
 for i in range(5):
     try:
-        held.append(socket.create_connection((addr, 7), timeout=3)); result.append("ok")
+        held.append(socket.create_connection((addr, 7), timeout=20)); result.append("ok")
     except ConnectionRefusedError:
         result.append("refused")
 print(" ".join(result))
