@@ -6,6 +6,7 @@ import copy
 import json
 import os
 import subprocess
+
 import pytest
 
 import lab as labmod
