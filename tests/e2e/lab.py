@@ -550,12 +550,15 @@ class Lab:
         return self.dig(vm, name, timeout=timeout).rcode is not None
 
     def sync(self, vm=None, timeout=WAIT):
-        """Wait until the gateway has read every frame vm sent before this call: one DNS
-        query for the probe name, which the gateway answers itself (one worker, frames in
-        order), so its answer comes back only after everything sent earlier was judged,
-        and after whatever the gateway sent the VM for it (a reset, an ICMP error): those
-        leave on the same port first. Exactly one frame (the query), counted as one
-        blocked DNS query of the VM. Namegate mode."""
+        """A marker that the gateway has read what vm sent before this call: one DNS query
+        for the probe name, which the gateway answers itself (one worker, frames in
+        order), so its answer comes back after everything sent earlier was judged, and
+        after whatever the gateway sent the VM for it (a reset, an ICMP error): those left
+        on the same port first. The kernel can reorder frames that a VM's processes sent
+        from different CPUs before they reach the gateway, so this is the marker absences
+        are read after; a frame a test needs judged for a positive check it waits for by
+        its counter (Delta.wait). Exactly one frame (the query), counted as one blocked
+        DNS query of the VM. Namegate mode."""
         vm = vm or next(v for v in self.vms if not v.tap)
         r = self.dig(vm, self.PROBE_NAME, timeout=max(1, int(timeout)))
         if r.rcode is None:

@@ -234,9 +234,10 @@ def reset_seen(sock, timeout=20):
 
 def sync(timeout=20):
     # Namegate answers a query for the probe name itself, and only after it has judged
-    # everything this VM sent before (one worker, in order), and after what it sent back
-    # for that (an RST, say: it left on the same port first). So once the answer is in,
-    # what has not come is not coming. Raises if no answer comes.
+    # what this VM sent before (one worker, in order), and after what it sent back for
+    # that (an RST, say: it left on the same port first). So once the answer is in, what
+    # has not come is not coming: a marker absences are read after (see Lab.sync: it is
+    # not a proof for positive checks). Raises if no answer comes.
     u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     u.settimeout(timeout)
     u.sendto(bytes(DNS(id=0x5959, rd=1, qd=DNSQR(qname='probe.lab.invalid'))), (RESOLVER, 53))

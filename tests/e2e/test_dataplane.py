@@ -207,7 +207,9 @@ def test_arp_only_with_the_vms_own_address(ng):
             sendp(Ether(src=VM['mac'], dst=ROUTER_MAC)/ARP(op=2, hwsrc=VM['mac'],
                   psrc=VM['ipv4'], hwdst=ROUTER_MAC, pdst=ROUTER4), iface=VM['iface'])
         """)
-        ng.sync("vm1")      # namegate has judged the ARP (the sync query is a DNS block)
+        # the ARP judged (allowed), and nothing more coming (the sync query is a DNS block)
+        d.wait({nc.egress("vm1", "allowed"): 1})
+        ng.sync("vm1")
     # >= 1: the VM's own kernel may send a frame (ARP, neighbour solicitation) meanwhile
     assert d[nc.blocked("vm1", "spoofed")] == 0 and d[nc.egress("vm1", "allowed")] >= 1
 

@@ -382,6 +382,7 @@ def test_fragment_quota_is_per_vm(fr):
         assert vm1.line() == "ready" and vm2.line() == "ready"
         vm1.send()
         r1 = result(vm1)
+        d.wait({vm_limit: n - DEFAULT_MAX_FRAGMENTS_PER_VM})     # judged, past the share
         t0 = time.monotonic()
         vm2.send()
         r2 = result(vm2)

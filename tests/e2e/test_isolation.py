@@ -256,9 +256,11 @@ while pending and time.monotonic() < end:
         socks.append(s)
         ports.append(s.getsockname()[1])
 errors += ["timeout"] * len(pending)
-# Namegate answers a query for the probe name itself, after judging everything sent before
-# it (one worker, in order); the resets it sent for connections past the quota left on
-# the same port first, so by the answer the kernel has every socket's state
+print(json.dumps({"hello": len(hello), "ports": ports, "errors": errors}), flush=True)
+# the test says go once namegate has cut what it will cut (its vm_limit counter). Namegate
+# answers a query for the probe name itself, and the resets it sent before that answer
+# left on the same port first: by the answer, the kernel has every socket's state
+sys.stdin.readline()
 q = struct.pack(">6H", 0x5959, 0x0100, 1, 0, 0, 0) + b"\x05probe\x03lab\x07invalid\x00\x00\x01\x00\x01"
 u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 u.settimeout(20)
@@ -273,8 +275,7 @@ def state(s):
         return "reset"
     except OSError as e:
         return type(e).__name__
-print(json.dumps({"hello": len(hello), "ports": ports, "state": [state(s) for s in socks],
-                  "errors": errors}), flush=True)
+print(json.dumps({"state": [state(s) for s in socks]}), flush=True)
 sys.stdin.read()
 print(json.dumps({"state": [state(s) for s in socks]}), flush=True)
 for s in socks:
@@ -286,9 +287,24 @@ for s in socks:
 """
 
 
-def _hold_attack(lab, n):
+def _hold_attack(lab, n, quota, d, check=None):
+    """vm1's n partial ClientHellos: (attacker, report). The report (hello, ports, errors,
+    state) is taken once namegate has cut all but quota of them (vm_limit for vm1 has moved
+    that far since Delta d began: the proof they were judged, where a fixed pause would
+    only hope so) and vm1 has the resets. check(report) runs on the connects first."""
     assert lab.dig("vm1", "pypi.org").addresses == [PYPI]
-    return Background(lab, "vm1", _HOLDER, (PYPI, n, 100))
+    att = Background(lab, "vm1", _HOLDER, (PYPI, n, 100))
+    try:
+        r = att.first()
+        if check:
+            check(r)
+        d.wait({nc.blocked("vm1", "vm_limit"): len(r["ports"]) - quota})
+        att.bg.send()
+        r.update(att.bg.json())
+    except BaseException:
+        att.kill()
+        raise
+    return att, r
 
 
 def test_hold_slots_are_a_per_vm_share(quota):
@@ -298,11 +314,11 @@ def test_hold_slots_are_a_per_vm_share(quota):
     whole-in-one-segment ClientHello takes no hold slot."""
     n = HOLDS + 6
     lab = quota
+    def connected(r):
+        assert not r["errors"] and len(r["ports"]) == n, f"connects failed: {r}"
     with nc.Delta(lab) as d:
-        att = _hold_attack(lab, n)
+        att, r = _hold_attack(lab, n, HOLDS, d, connected)
         try:
-            r = att.first()
-            assert not r["errors"] and len(r["ports"]) == n, f"connects failed: {r}"
             # during the attack: the neighbour, vm1's own DNS, and vm1's whole hello
             assert_vm2_works(lab, "vm1 at its hold quota")
             dns1 = lab.dig("vm1", "files.pythonhosted.org")
@@ -428,7 +444,10 @@ def _pending_attack(lab, n, pace=0, all_logged=True):
             att.first()
             r2 = lab.dig("vm2", "github.com")
             c2 = lab.curl("vm2", "https://github.com/")
-            # namegate has judged every query vm1 sent, and sent it what it sends
+            # namegate has judged every query vm1 sent (counted as allowed, by policy), and
+            # sent it what it sends (before the sync's answer)
+            if all_logged:
+                d.wait({nc.dns("vm1", "allowed"): n})
             lab.sync("vm1")
             if all_logged:
                 forwarded = n - (nc.read(lab)[vm_limit] - d.before[vm_limit])
@@ -700,11 +719,11 @@ def test_hold_slots_default_share_protects_the_neighbour(iso):
     300 idle partial ClientHellos from vm1; vm2's curl https://github.com/ still works."""
     n = 300
     lab = iso
+    def connected(r):
+        assert len(r["ports"]) >= 257, f"connects failed: {r['errors'][:5]}"
     with nc.Delta(lab) as d:
-        att = _hold_attack(lab, n)
+        att, r = _hold_attack(lab, n, 32, d, connected)
         try:
-            r = att.first()
-            assert len(r["ports"]) >= 257, f"connects failed: {r['errors'][:5]}"
             assert_vm2_works(lab, f"vm1 holding {len(r['ports'])} partial ClientHellos")
         finally:
             att.finish()
