@@ -554,7 +554,7 @@ class Lab:
         for the probe name, which the gateway answers itself (one worker, frames in
         order), so its answer comes back after everything sent earlier was judged, and
         after whatever the gateway sent the VM for it (a reset, an ICMP error): those left
-        on the same port first. The kernel can reorder frames that a VM's processes sent
+        on the same port first. The kernel may reorder frames that a VM's processes sent
         from different CPUs before they reach the gateway, so this is the marker absences
         are read after; a frame a test needs judged for a positive check it waits for by
         its counter (Delta.wait). Exactly one frame (the query), counted as one blocked
