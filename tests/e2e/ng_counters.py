@@ -47,6 +47,11 @@ class Delta:
             raise KeyError(f"namegate has no counter {key}")
         return self.after[key] - self.before.get(key, 0)
 
+    def refresh(self):
+        """Read the counters again as the block's after (for a poll of its own)."""
+        self.after = read(self.lab)
+        return self
+
     def wait(self, expect, timeout=WAIT):
         """expect: {key: n}. Returns self."""
         def moved(now):

@@ -701,9 +701,13 @@ def test_source_routed_syn_is_dropped(ng):
     routed = [(p["sport"], p["ihl"]) for p in cap.packets(src=VM1, dst=addr, proto=6)
               if p["sport"] in (20060, 20061)]
     assert not routed, f"source-routed SYNs reached the internet: {routed}"
-    moved = {k: d.after[k] - d.before.get(k, 0) for k in d.after
-             if k.startswith('namegate_vm_blocked_total{vm="vm1"')
-             and d.after[k] != d.before.get(k, 0)}
+    def vm1_blocks():
+        d.refresh()
+        return {k: d.after[k] - d.before.get(k, 0) for k in d.after
+                if k.startswith('namegate_vm_blocked_total{vm="vm1"')
+                and d.after[k] != d.before.get(k, 0)}
+    # polled: the sync above is a marker for the capture, not a proof the SYNs were counted
+    moved = wait_until(vm1_blocks, what="namegate to count a block for vm1")
     assert moved, "namegate counted no block for vm1"
 
 
