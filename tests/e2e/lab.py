@@ -23,6 +23,7 @@ import atexit
 import json
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -38,7 +39,7 @@ import lab_namegate  # noqa: E402
 import lab_net  # noqa: E402
 from lab_clients import PING_CODE, CurlResult, DigResult, curl_outcome, parse_kdig  # noqa
 import lab_services as svc  # noqa: E402
-from lab_net import LabError, run  # noqa: E402
+from lab_net import WAIT, LabError, run, wait_until  # noqa: E402,F401
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHON = "/usr/bin/python3"     # Debian's, with scapy
@@ -113,6 +114,7 @@ class Lab:
         self.daemon = None
         self.namegate_status = None
         self._procs = []
+        self._background = []
         # Held while building: a teardown from another thread (pytest's main thread on
         # Ctrl-C while a lab builds in a worker) waits, rather than racing the build.
         self._lock = threading.RLock()
@@ -226,10 +228,10 @@ class Lab:
         if self._cert_error:
             raise self._cert_error
         services_ready = self._start_services()
-        self._wait(self._links_up, 5, "links did not come up")
-        self._wait(services_ready, 15, "resolver and servers did not come up")
+        self._wait(self._links_up, 30, "the links to come up")
+        self._wait(services_ready, 60, "the resolver and servers to come up")
         if self.mode == "bridge":
-            self._wait(lambda: self.probe(), 10, "no DNS answer through the bridge")
+            self._wait(lambda: self.probe(), 30, "a DNS answer through the bridge")
         elif self.mode == "namegate":
             lab_namegate.write_config(self, self.config_path, self.policies,
                                       self.config_overrides)
@@ -397,11 +399,7 @@ class Lab:
         return ready
 
     def _wait(self, cond, timeout, what):
-        deadline = time.monotonic() + timeout
-        while not cond():
-            if time.monotonic() > deadline:
-                raise LabError(f"lab {self.prefix}: {what} within {timeout}s")
-            time.sleep(0.05)
+        wait_until(cond, timeout, f"lab {self.prefix}: {what}", error=LabError)
 
     def start_namegate(self):
         argv = lab_namegate.daemon_argv(self.namegate_cmd, self.config_path)
@@ -429,6 +427,8 @@ class Lab:
                 try:
                     self.stop_namegate()
                 finally:
+                    for b in self._background:
+                        b.kill()
                     for d in self._procs:
                         d.stop(3.0)
                     lab_net.destroy(self.prefix, keep_logs=self.keep_logs)
@@ -460,7 +460,10 @@ class Lab:
     def inet_exec(self, cmd, timeout=10.0, check=False):
         return self.ns_exec(self.inet_ns, cmd, timeout, check)
 
-    def curl(self, vm, url, *, timeout=5.0, ip=None, resolve=None, connect_to=None,
+    # The clients' timeouts are caps for an answer that is expected (they return when it
+    # comes), so they are generous; a test that expects no answer passes a short one and
+    # has its own proof that nothing is coming (a counter that moved, a sync).
+    def curl(self, vm, url, *, timeout=20.0, ip=None, resolve=None, connect_to=None,
              insecure=False, data=None, args=()):
         """curl from a VM, trusting only the lab CA. ip: 4 or 6; resolve/connect_to are
         curl's --resolve/--connect-to (host:port:addr) to pick the address by hand."""
@@ -485,7 +488,7 @@ class Lab:
                           float(m.group(2)) if m else float(timeout), m.group(3) if m else "")
 
     def dig(self, vm, name, rtype="A", *, server=svc.RESOLVER, tcp=False, edns=False,
-            timeout=2, args=()):
+            timeout=10, args=()):
         """kdig from a VM; rcode None means no answer came back in time."""
         argv = ["kdig", f"@{server}", f"+timeout={max(1, int(timeout))}", "+retry=0"]
         argv += ["+tcp"] if tcp else []
@@ -493,18 +496,22 @@ class Lab:
         argv += list(args) + [name, rtype]
         return parse_kdig(self.vm_exec(vm, argv, timeout=timeout + 5).stdout)
 
-    def ping(self, vm, addr, count=1, timeout=2.0):
+    def ping(self, vm, addr, count=1, timeout=10.0):
         """ICMP echo from a VM (IPv4 or IPv6) with a raw socket: Debian's base image has no
         ping(8). returncode 0 when every echo was answered; stdout says by whom and when."""
         return self.vm_exec(vm, [PYTHON, "-c", PING_CODE, addr, str(count), str(timeout)],
                             timeout=timeout * count + 5)
 
-    def vm_python(self, vm, code, timeout=20.0):
+    def vm_python(self, vm, code, timeout=60.0):
         return self.vm_exec(vm, [PYTHON, "-c", code], timeout=timeout)
 
-    def scapy(self, vm, code, timeout=30.0):
+    def scapy(self, vm, code, timeout=120.0):
         """Run scapy code in a VM: conf.iface is the VM's interface and VM (a dict with
         name, mac, ipv4, ipv6, iface), ROUTER_MAC, ROUTER4/6 and RESOLVER are defined."""
+        return self.vm_python(vm, self.scapy_code(vm, code), timeout)
+
+    def scapy_code(self, vm, code):
+        """The program Lab.scapy runs: code with its preamble (for a Background, say)."""
         vm = self.vm(vm)
         pre = (
             "import json, sys\n"
@@ -515,7 +522,12 @@ class Lab:
             f"ROUTER_MAC = {self.router_mac!r}\n"
             f"ROUTER4, ROUTER6, RESOLVER = {svc.ROUTER4!r}, {svc.ROUTER6!r}, {svc.RESOLVER!r}\n"
         )
-        return self.vm_python(vm, pre + _dedent(code), timeout)
+        return pre + _dedent(code)
+
+    def background(self, where, code, args=()):
+        """A Background Python program in a VM (a name or VM) or a namespace."""
+        ns = where if where in (self.sw_ns, self.inet_ns) else self.vm(where).ns
+        return Background(self, ns, code, args)
 
     @property
     def router_mac(self):
@@ -537,6 +549,22 @@ class Lab:
                 raise LabError("probe needs a namespace VM; give the lab a ready_check")
         return self.dig(vm, name, timeout=timeout).rcode is not None
 
+    def sync(self, vm=None, timeout=WAIT):
+        """A marker that the gateway has read what vm sent before this call: one DNS query
+        for the probe name, which the gateway answers itself (one worker, frames in
+        order), so its answer comes back after everything sent earlier was judged, and
+        after whatever the gateway sent the VM for it (a reset, an ICMP error): those left
+        on the same port first. The kernel may reorder frames that a VM's processes sent
+        from different CPUs before they reach the gateway, so this is the marker absences
+        are read after; a frame a test needs judged for a positive check it waits for by
+        its counter (Delta.wait). Exactly one frame (the query), counted as one blocked
+        DNS query of the VM. Namegate mode."""
+        vm = vm or next(v for v in self.vms if not v.tap)
+        r = self.dig(vm, self.PROBE_NAME, timeout=max(1, int(timeout)))
+        if r.rcode is None:
+            raise AssertionError(f"the gateway did not answer {self.vm(vm).name}'s sync "
+                                 f"query within {timeout:g}s")
+
     def resolver_queries(self):
         """[(qtype, name, client)] for every query the real resolver received."""
         text = lab_net.read_text(os.path.join(self.tmpdir, "dnsmasq.log"))
@@ -555,7 +583,7 @@ class Lab:
                 out.append(e)
         return out
 
-    def metrics(self, timeout=3):
+    def metrics(self, timeout=10):
         """namegate's Prometheus text from the switch namespace, or None."""
         cp = self.sw_exec(["curl", "-sS", "--noproxy", "*", "--max-time", str(timeout),
                            f"http://{lab_namegate.METRICS}/metrics"], timeout=timeout + 2)
@@ -586,6 +614,95 @@ class Lab:
                 "vms": [dict(name=v.name, ns=v.ns, mac=v.mac, ipv4=v.ipv4, ipv6=v.ipv6,
                              policy=v.policy, tap=self.tap_name(v) if v.tap else None)
                         for v in self.vms]}
+
+
+class Background:
+    """A Python program in a lab namespace that talks to its test a line at a time: it
+    prints a line when something is in place (and flushes), and reads a line from stdin
+    when the test says go. Reads have a deadline, so a program that hangs fails the test
+    instead of stalling it. Use it with `with`, or call finish() or kill(); the lab kills
+    whatever is left at teardown. stderr goes to a file in the run's directory."""
+
+    def __init__(self, lab, ns, code, args=()):
+        # -u: every line it prints reaches the test at once, flushed or not
+        self.argv = ["ip", "netns", "exec", ns, PYTHON, "-u", "-c", code, *map(str, args)]
+        n = len(lab._background)
+        self.err_path = os.path.join(lab.tmpdir, f"background-{n}.err")
+        with open(self.err_path, "wb") as err:
+            self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=err, env=CLEAN_ENV)
+        lab._background.append(self)
+        self._buf = b""
+        self._eof = False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.kill()
+
+    def stderr(self):
+        return lab_net.read_text(self.err_path)
+
+    def _fail(self, why):
+        self.kill()
+        raise AssertionError(f"background program in {self.argv[3]}: {why}; "
+                             f"stderr: {self.stderr()[-1500:]}")
+
+    def _fill(self, deadline):
+        """Read what the program printed, until deadline; False at EOF."""
+        left = deadline - time.monotonic()
+        if left > 0 and select.select([self.proc.stdout], [], [], left)[0]:
+            chunk = os.read(self.proc.stdout.fileno(), 65536)
+            if not chunk:
+                self._eof = True
+                return False
+            self._buf += chunk
+        return True
+
+    def line(self, timeout=WAIT):
+        """The next line it prints (without the newline)."""
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buf:
+            if self._eof or not self._fill(deadline):
+                self._fail(f"exited ({self.proc.wait()}) before printing a line")
+            if time.monotonic() > deadline and b"\n" not in self._buf:
+                self._fail(f"printed no line within {timeout:g}s")
+        line, _, self._buf = self._buf.partition(b"\n")
+        return line.decode(errors="replace")
+
+    def json(self, timeout=WAIT):
+        return json.loads(self.line(timeout))
+
+    def send(self, text="go"):
+        self.proc.stdin.write(text.encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def finish(self, timeout=WAIT):
+        """Close its stdin (its cue to finish), wait for it to exit; the lines it printed
+        that were not read yet."""
+        try:
+            self.proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        deadline = time.monotonic() + timeout
+        while not self._eof:
+            if time.monotonic() > deadline:
+                self._fail(f"did not exit within {timeout:g}s of its stdin closing")
+            self._fill(deadline)
+        self.proc.wait(max(1.0, deadline - time.monotonic()))
+        rest, self._buf = self._buf, b""
+        return rest.decode(errors="replace").splitlines()
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for f in (self.proc.stdin, self.proc.stdout):
+            try:
+                f.close()
+            except OSError:
+                pass
 
 
 def _text(b):

@@ -7,6 +7,7 @@ then shows what namegate will change. In namegate mode the two columns should ag
 """
 
 import ipaddress
+import re
 import sys
 import threading
 import time
@@ -115,7 +116,10 @@ def run_one(lab, vm, r):
     t0 = time.monotonic()
     if r.kind == "dns":
         before = _reached(lab, vm, "dns")
-        d = lab.dig(vm, r.target, r.rtype, server=r.server, edns=True)
+        # a cap for an expected answer; short for the resolver VMs must not use, which a
+        # gateway leaves unanswered
+        d = lab.dig(vm, r.target, r.rtype, server=r.server, edns=True,
+                    timeout=10 if r.server == svc.RESOLVER else 2)
         reached = _reached(lab, vm, "dns") > before and d.rcode is not None
         if d.rcode is None:
             res = "timeout (no answer)"
@@ -134,7 +138,7 @@ def run_one(lab, vm, r):
     if not r.connect_to and not _is_ip(host):
         dns_rcode = lab.dig(vm, host, "AAAA" if r.ip == 6 else "A").rcode
     before = _reached(lab, vm, r.kind)
-    c = lab.curl(vm, r.target, ip=r.ip, connect_to=r.connect_to, timeout=4)
+    c = lab.curl(vm, r.target, ip=r.ip, connect_to=r.connect_to)   # blocks are resets
     reached = _reached(lab, vm, r.kind) > before
     if c.ok:
         try:
@@ -151,14 +155,14 @@ def run_one(lab, vm, r):
 def _udp(lab, vm, addr, port):
     code = f"""
 import socket
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(2)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(10)
 s.connect(({addr!r}, {port}))
 try:
     s.send(b"\\xc0quic-ish"); s.recv(100); print("ok echo")
 except ConnectionRefusedError: print("port unreachable (ICMP)")
 except socket.timeout: print("timeout")
 """
-    return lab.vm_python(vm, code, timeout=8).stdout.strip() or "error"
+    return lab.vm_python(vm, code, timeout=30).stdout.strip() or "error"
 
 
 def run_demo(lab, out=sys.stdout):
@@ -212,9 +216,17 @@ def _print_counters(lab, p):
     import signal
     o0, e0 = (len(x) for x in lab.namegate_output())
     lab.daemon.signal(signal.SIGUSR1)
-    time.sleep(0.5)
-    out, err = lab.namegate_output()
-    new = out[o0:] + err[e0:]
+    # a dump ends with namegate_policy_generation; a daemon that prints none (or another
+    # last line) gets a few seconds, then whatever it printed is shown
+    deadline = time.monotonic() + 5
+    while True:
+        out, err = lab.namegate_output()
+        new = out[o0:] + err[e0:]
+        # the sample, not the family's # HELP and # TYPE lines, which name it first
+        if re.search(r"^namegate_policy_generation \d+$", new, re.M) or \
+                time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     p("\nnamegate counters (SIGUSR1):")
     lines = [x for x in new.strip().splitlines() if not x.rstrip().endswith(" 0")]
     for line in lines[-60:] or ["(no metrics endpoint, and nothing printed on SIGUSR1)"]:

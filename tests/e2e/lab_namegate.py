@@ -205,10 +205,9 @@ class Daemon:
         return read_text(self.out_path), read_text(self.err_path)
 
 
-def wait_ready(lab, daemon, check, timeout=30.0, settle=0.3):
+def wait_ready(lab, daemon, check, timeout=30.0):
     """Poll check(lab) until it is true; fail at once, with the daemon's last words, if the
     daemon exits (it fails closed on a bad config, and that must not look like a hang)."""
-    time.sleep(settle)
     deadline = time.monotonic() + timeout
     while True:
         if not daemon.alive():

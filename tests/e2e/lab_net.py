@@ -29,6 +29,28 @@ class LabError(RuntimeError):
     pass
 
 
+# How long a test waits for an event it expects (a counter moving, a log line, a packet)
+# before it fails. A cap, not a wait: every wait returns as soon as the event is there, so
+# this is generous for machines that run other work meanwhile.
+WAIT = 30.0
+
+
+def wait_until(predicate, timeout=WAIT, what=None, step=0.05, error=AssertionError):
+    """Poll predicate() until it returns something true, and return that. After timeout
+    seconds, raise error (AssertionError by default: a test's failure) saying what was
+    awaited (`what`, or the predicate's name) and what it last returned."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise error(f"timed out after {timeout:g}s waiting for "
+                        f"{what or getattr(predicate, '__name__', 'a condition')} "
+                        f"(last: {value!r:.300})")
+        time.sleep(step)
+
+
 def run(argv, *, check=True, timeout=30, input=None, ns=None):
     """Run argv (in namespace ns if given); raise LabError with its stderr if it fails."""
     if ns:
@@ -159,7 +181,7 @@ def terminate(pids, timeout=3.0):
         except ProcessLookupError:
             pass
     deadline = time.monotonic() + timeout
-    while pids and time.monotonic() < deadline:
+    while pids and time.monotonic() < deadline:     # then SIGKILL: no error on timeout
         pids = {p for p in pids if _alive(p)}
         if pids:
             time.sleep(0.05)

@@ -75,7 +75,7 @@ def initial(sni, dcid=None, scid=None):
 
 def main(addr, sni):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.settimeout(3)
+    s.settimeout(20)            # a cap: an echo or a port unreachable is expected
     s.connect((addr, 443))
     s.send(initial(sni) if sni != "-" else b"\x40" + os.urandom(1199))   # "-": not QUIC
     try:

@@ -17,13 +17,13 @@ import secrets
 import shutil
 import struct
 import subprocess
-import time
 
 import pytest
 
 import lab as labmod
 import lab_services as svc
 import ng_counters as nc
+from lab_net import wait_until
 from test_dataplane import start
 
 GHCONTENT = "203.0.113.13"
@@ -55,15 +55,6 @@ def ng(request):
 
 def unique(suffix):
     return f"{secrets.token_hex(6)}.{suffix}"
-
-
-def wait_for(cond, timeout=3.0, step=0.05):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = cond()
-        if v or time.monotonic() > deadline:
-            return v
-        time.sleep(step)
 
 
 def queried(lab, name):
@@ -172,12 +163,29 @@ class Capture:
     def sync(self, vm="vm1"):
         """Everything the VM sent before this reached namegate before a DNS query for a
         fresh allowed name (one worker, in order): once the query shows up here, what has
-        not is not coming."""
+        not is not coming. (The positive marker every absence on this link is read after.)"""
         name = unique("githubusercontent.com")
-        self.lab.dig(vm, name, timeout=1)
-        got = wait_for(lambda: [p for p in self.packets(proto=17, dport=53)
-                                if name.split(".")[0].encode() in p["payload"]], 3)
-        assert got, f"sync query {name} never reached {self.ns}: the lab is broken"
+        self.lab.dig(vm, name, timeout=5)
+        wait_until(lambda: [p for p in self.packets(proto=17, dport=53)
+                            if name.split(".")[0].encode() in p["payload"]],
+                   what=f"sync query {name} to reach {self.ns} (else the lab is broken)")
+
+    def frames_with(self, needle):
+        """Captured frames (any kind, fragments too) whose bytes contain needle."""
+        try:
+            with open(self.path) as f:
+                lines = f.read().splitlines()
+        except FileNotFoundError:
+            return []
+        out = []
+        for line in lines:
+            try:
+                frame = bytes.fromhex(line)
+            except ValueError:          # a line being written
+                continue
+            if needle in frame:
+                out.append(frame)
+        return out
 
 
 def inet_capture(lab, name="inet"):
@@ -193,7 +201,7 @@ def hello_with(cap, text, src=VM1):
 # ---------------------------------------------------------------- scapy in the VM
 
 _HELPERS = r"""
-import ssl, struct, time
+import select, socket, ssl, struct, time
 def client_hello(sni):
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
@@ -208,7 +216,7 @@ def client_hello(sni):
 def handshake(dst, sport, dport=443, isn=1000):
     ip = IP(dst=dst)
     sa = sr1(ip/TCP(sport=sport, dport=dport, flags='S', seq=isn, options=[('MSS', 1460)]),
-             timeout=3)
+             timeout=20)
     if sa is None or not sa.haslayer(TCP) or (sa[TCP].flags & 0x12) != 0x12:
         raise SystemExit(f'no SYN-ACK from {dst}:{dport}: {sa!r}')
     send(ip/TCP(sport=sport, dport=dport, flags='A', seq=isn + 1, ack=sa[TCP].seq + 1))
@@ -218,10 +226,31 @@ def listen(dst, sport, dport=443):
     return conf.L2listen(iface=VM['iface'],
                          filter=f'tcp and src host {dst} and src port {dport} and dst port {sport}')
 
-def reset_seen(sock, timeout=1.5):
+def reset_seen(sock, timeout=20):
+    # an RST that is expected: the timeout is only a cap
     got = sniff(opened_socket=sock, timeout=timeout,
                 stop_filter=lambda p: p.haslayer(TCP) and p[TCP].flags.R)
     return any(p.haslayer(TCP) and p[TCP].flags.R for p in got)
+
+def sync(timeout=20):
+    # Namegate answers a query for the probe name itself, and only after it has judged
+    # what this VM sent before (one worker, in order), and after what it sent back for
+    # that (an RST, say: it left on the same port first). So once the answer is in, what
+    # has not come is not coming: a marker absences are read after (see Lab.sync: it is
+    # not a proof for positive checks). Raises if no answer comes.
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.settimeout(timeout)
+    u.sendto(bytes(DNS(id=0x5959, rd=1, qd=DNSQR(qname='probe.lab.invalid'))), (RESOLVER, 53))
+    u.recv(4096)
+    u.close()
+
+def resets_pending(sock):
+    # an RST already in sock (call after sync()), without waiting for one
+    got = False
+    while select.select([sock], [], [], 0)[0]:
+        p = sock.recv()
+        got = got or (p is not None and p.haslayer(TCP) and bool(p[TCP].flags.R))
+    return got
 
 def seg(ip, sport, seq, ack, data, dport=443, flags='PA'):
     return ip/TCP(sport=sport, dport=dport, flags=flags, seq=seq, ack=ack)/data
@@ -241,7 +270,7 @@ def result(**kw):
 """
 
 
-def vm_scapy(lab, code, timeout=30):
+def vm_scapy(lab, code, timeout=120):
     """Scapy code in vm1 with the helpers above; returns what it passed to result()."""
     cp = lab.scapy("vm1", _HELPERS + labmod._dedent(code), timeout=timeout)
     for line in cp.stdout.splitlines():
@@ -321,30 +350,56 @@ def test_second_syn_with_another_isn_is_judged_again(ng):
     # A namegate that does pass it as an RST still sees a SYN with a new ISN.
     addr = resolve(ng, "pypi.org")
     sport = 20010
-    with inet_capture(ng) as cap:
-        r = vm_scapy(ng, f"""
-            ip, seq, ack = handshake({addr!r}, {sport}, isn=1000)
-            h = client_hello('pypi.org')
-            send(seg(ip, {sport}, seq, ack, h))
-            seq += len(h)
-            time.sleep(0.3)
-            # the server forgets the connection; namegate sees a fragment, not an RST
-            for f in fragment(ip/TCP(sport={sport}, dport=443, flags='R', seq=seq)/(b'z' * 16),
-                              fragsize=24):
-                send(f)
-            time.sleep(0.2)
-            s = listen({addr!r}, {sport})
-            # a new SYN-ACK if the server forgot the old connection, else a challenge ACK:
-            # either way the new sequence space goes on
-            r = sr1(ip/TCP(sport={sport}, dport=443, flags='S', seq=3000000000,
-                           options=[('MSS', 1460)]), timeout=2)
-            ack2 = r[TCP].seq + (1 if r is not None and r[TCP].flags.S else 0) if r else 0
-            send(ip/TCP(sport={sport}, dport=443, flags='A', seq=3000000001, ack=ack2))
-            send(seg(ip, {sport}, 3000000001, ack2, client_hello('evil.test')))
-            result(reset=reset_seen(s), synack=bool(r is not None and r[TCP].flags.S))
-        """)
+    # in steps, the test saying when to go on: each step waits for what the last one did
+    # to have happened at the server
+    code = ng.scapy_code("vm1", _HELPERS + labmod._dedent(f"""
+        import sys
+        ip, seq, ack = handshake({addr!r}, {sport}, isn=1000)
+        h = client_hello('pypi.org')
+        send(seg(ip, {sport}, seq, ack, h))
+        seq += len(h)
+        print('hello sent', flush=True)
+        sys.stdin.readline()
+        # the server forgets the connection; namegate sees a fragment, not an RST
+        for f in fragment(ip/TCP(sport={sport}, dport=443, flags='R', seq=seq)/(b'z' * 16),
+                          fragsize=24):
+            send(f)
+        print('reset sent', flush=True)
+        sys.stdin.readline()
+        s = listen({addr!r}, {sport})
+        # a new SYN-ACK if the server forgot the old connection, else a challenge ACK:
+        # either way the new sequence space goes on
+        r = sr1(ip/TCP(sport={sport}, dport=443, flags='S', seq=3000000000,
+                       options=[('MSS', 1460)]), timeout=20)
+        ack2 = r[TCP].seq + (1 if r is not None and r[TCP].flags.S else 0) if r else 0
+        send(ip/TCP(sport={sport}, dport=443, flags='A', seq=3000000001, ack=ack2))
+        send(seg(ip, {sport}, 3000000001, ack2, client_hello('evil.test')))
+        result(reset=reset_seen(s), synack=bool(r is not None and r[TCP].flags.S))
+    """))
+    with inet_capture(ng) as cap, ng.background("vm1", code) as vm:
+        assert vm.line() == "hello sent"
+        wait_until(lambda: snis(ng, sport, "pypi.org"),
+                   what="the server to read the allowed ClientHello")
+        vm.send()
+        assert vm.line() == "reset sent"
+        # The server drops the connection when the RST reaches it (the slow path passes
+        # the fragments to the bound address): its handshake then fails, logged as a
+        # tls_error. A namegate that dropped the fragments would leave the connection up
+        # and the new SYN would get a challenge ACK, which the test allows too: so this
+        # waits for the event but goes on without it.
+        try:
+            wait_until(lambda: ng.server_events(event="tls_error", client=VM1,
+                                                client_port=sport), 10)
+        except AssertionError:
+            pass
+        vm.send()
+        line = vm.line()
+        assert line.startswith("RESULT "), (line, vm.stderr())
+        r = json.loads(line[7:])
+        vm.finish()
         cap.sync()
-        wait_for(lambda: snis(ng, sport, "evil.test"), 0.5)
+    # the capture, synced, is what proves no evil.test hello reached the internet: so the
+    # server's log is read after it, with no waiting for an event that must not come
     assert snis(ng, sport) and snis(ng, sport)[0] == "pypi.org"   # control: first verdict
     assert not snis(ng, sport, "evil.test"), "the server read SNI evil.test"
     assert not hello_with(cap, "evil.test"), "a ClientHello for evil.test reached the internet"
@@ -362,7 +417,7 @@ def test_retransmitted_syn_with_the_same_isn_then_allowed_hello_passes(ng):
         send(seg(ip, {sport}, seq, ack, client_hello('pypi.org')))
         result(sent=True)
     """)
-    assert wait_for(lambda: snis(ng, sport), 3) == ["pypi.org"]
+    assert wait_until(lambda: snis(ng, sport)) == ["pypi.org"]
 
 
 # ---------------------------------------------------------------- 2. insertion by bad checksum
@@ -396,13 +451,17 @@ def test_hello_with_a_bad_checksum_is_not_judged(ng):
                 s = listen({addr!r}, sport)
                 send(corrupt(seg(ip, sport, seq, ack, client_hello('pypi.org'))))
                 send(seg(ip, sport, seq, ack, client_hello(real)))
-                out[sport] = reset_seen(s, 1.0 if real != 'pypi.org' else 0.3)
+                if real != 'pypi.org':
+                    out[sport] = reset_seen(s)
+                else:               # no reset expected: whatever namegate sent is in by now
+                    sync()
+                    out[sport] = resets_pending(s)
             result(**{{str(k): v for k, v in out.items()}})
         """)
         cap.sync()
-        wait_for(lambda: snis(ng, 20020, "evil.test") or snis(ng, 20021, "evil.test"), 0.5)
     # control: after a corrupt copy, the real allowed hello still gets through
-    assert wait_for(lambda: snis(ng, 20022), 3) == ["pypi.org"]
+    assert wait_until(lambda: snis(ng, 20022)) == ["pypi.org"]
+    # the synced capture proves no evil.test hello crossed: the server's log is read now
     assert not snis(ng, 20020, "evil.test"), "bad TCP checksum: the server read SNI evil.test"
     assert not snis(ng, 20021, "evil.test"), "bad IP checksum: the server read SNI evil.test"
     assert not hello_with(cap, "evil.test"), "a ClientHello for evil.test reached the internet"
@@ -431,11 +490,12 @@ def test_rewriting_released_hello_bytes_cuts_the_flow(ng):
             h = client_hello('pypi.org')
             send(seg(ip, {control}, seq, ack, h))
             send(seg(ip, {control}, seq, ack, h))
-            result(reset=reset, control_reset=reset_seen(s, 0.5))
+            sync()          # namegate has judged both copies: a reset would be here now
+            result(reset=reset, control_reset=resets_pending(s))
         """)
         cap.sync()
-        wait_for(lambda: snis(ng, sport, "evil.test"), 0.5)
-    assert wait_for(lambda: snis(ng, control), 3) == ["pypi.org"] and not r["control_reset"], \
+    # the synced capture proves no rewritten hello crossed: the server's log is read now
+    assert wait_until(lambda: snis(ng, control)) == ["pypi.org"] and not r["control_reset"], \
         f"control: an identical retransmission of an allowed hello was not let through: {r}"
     assert not snis(ng, sport, "evil.test"), "the server read the rewritten SNI evil.test"
     assert not hello_with(cap, "evil.test"), "the rewritten ClientHello reached the internet"
@@ -463,11 +523,11 @@ def test_dns_query_in_syn_data_is_filtered(ng):
     # with a Fast Open cookie the resolver handed out a moment before
     denied = unique("collect.evil.test")
     allowed = unique("githubusercontent.com")
-    with fastopen(ng):
+    with fastopen(ng), inet_capture(ng) as cap:
         vm_scapy(ng, f"""
             ip = IP(dst=RESOLVER)
             sa = sr1(ip/TCP(sport=20040, dport=53, flags='S', seq=1000,
-                            options=[('MSS', 1460), ('TFO', b'')]), timeout=3)
+                            options=[('MSS', 1460), ('TFO', b'')]), timeout=20)
             cookie = [v for k, v in (sa[TCP].options if sa else []) if k == 'TFO']
             if not cookie:
                 raise SystemExit(f'the resolver gave no Fast Open cookie: {{sa!r}}')
@@ -481,9 +541,13 @@ def test_dns_query_in_syn_data_is_filtered(ng):
             query({allowed!r}, 20042)
             result(cookie=True)
         """)
-        assert wait_for(lambda: queried(ng, allowed), 3), \
-            "control: the allowed query in SYN data never reached the resolver"
-        wait_for(lambda: queried(ng, denied), 0.5)
+        wait_until(lambda: queried(ng, allowed),
+                   what="control: the allowed query in SYN data to reach the resolver")
+        cap.sync()
+    # the resolver can read only what crossed the wire: once the capture is synced, the
+    # denied name's absence from it is final, and from the resolver's log too
+    assert not cap.frames_with(denied.split(".")[0].encode()), \
+        "the denied query in SYN data reached the internet"
     assert not queried(ng, denied), f"the denied name reached the resolver: {queried(ng, denied)}"
 
 
@@ -493,7 +557,7 @@ def test_tcp_fast_open_clients_keep_working(ng):
     results = []
     with fastopen(ng), Capture(ng, ng.vm("vm1").ns, "vm1") as cap:
         for _ in range(3):
-            results.append(ng.curl("vm1", "https://pypi.org/", timeout=4,
+            results.append(ng.curl("vm1", "https://pypi.org/", timeout=20,
                                    args=["--tcp-fastopen"]))
     syns = [p for p in cap.packets(src=VM1, dst=addr, proto=6, dport=443)
             if p["flags"] & 0x12 == 0x02]
@@ -513,7 +577,8 @@ def test_overlapping_dns_segments_cannot_smuggle_a_denied_query(ng):
     # the bytes it already has and reads the new tail as the next message: the denied one.
     allowed = unique("githubusercontent.com")
     denied = unique("collect.evil.test")
-    vm_scapy(ng, f"""
+    with inet_capture(ng) as cap:
+        vm_scapy(ng, f"""
         ip, seq, ack = handshake(RESOLVER, 20050, dport=53)
         def framed(m):
             return struct.pack('>H', len(m)) + m
@@ -530,10 +595,15 @@ def test_overlapping_dns_segments_cannot_smuggle_a_denied_query(ng):
         send(seg(ip, 20050, seq, ack, first, dport=53))
         send(seg(ip, 20050, seq, ack, second, dport=53))
         result(sent=True)
-    """)
-    assert wait_for(lambda: queried(ng, allowed), 3), \
-        "control: the allowed query never reached the resolver"
-    wait_for(lambda: queried(ng, denied), 1.0)
+        """)
+        wait_until(lambda: queried(ng, allowed),
+                   what="control: the allowed query to reach the resolver")
+        cap.sync()
+    # every byte of the denied query is in the second segment's padding: the resolver can
+    # read it only if those bytes crossed the wire, and once the capture is synced, their
+    # absence from it is final (so is the resolver's log's)
+    assert not cap.frames_with(denied.split(".")[0].encode()), \
+        "the bytes of the denied query reached the internet"
     assert not queried(ng, denied), f"the denied name reached the resolver: {queried(ng, denied)}"
 
 
@@ -545,12 +615,21 @@ s = socket.socket()
 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 if mss:
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, mss)
-s.settimeout(3)
+s.settimeout(20)
 s.connect(("10.77.0.1", 53))
 q = bytes(DNS(id=0x5151, rd=1, qd=DNSQR(qname=name)))
 msg = struct.pack(">H", len(q)) + q
 if split:
-    s.sendall(msg[:split]); time_ = __import__("time"); time_.sleep(0.1)
+    # the first part must leave as a segment of its own before the rest is written:
+    # wait until the kernel has sent it (tcpi_data_segs_out, TCP_INFO offset 156)
+    s.sendall(msg[:split])
+    import time
+    end = time.monotonic() + 20
+    while struct.unpack_from("=I", s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256),
+                             156)[0] < 1:
+        if time.monotonic() > end:
+            print("error first-segment-not-sent"); sys.exit()
+        time.sleep(0.005)
     s.sendall(msg[split:])
 else:
     s.sendall(msg)
@@ -574,7 +653,7 @@ print("answer", a.rcode, " ".join(addrs), off)
 
 def dns_tcp(lab, name, split=0, mss=0):
     cp = lab.vm_exec("vm1", [labmod.PYTHON, "-c", _DNS_TCP_CLIENT, name, str(split), str(mss)],
-                     timeout=15)
+                     timeout=40)
     return cp.stdout.split(), cp.stderr
 
 
@@ -616,15 +695,19 @@ def test_source_routed_syn_is_dropped(ng):
                 send(ip/TCP(sport=sport, dport=443, flags='S', seq=1000))
             result(sent=True)
         """)
-        assert wait_for(lambda: cap.packets(src=VM1, sport=20062, dport=443), 3), \
-            "control: the plain SYN never reached the internet"
+        wait_until(lambda: cap.packets(src=VM1, sport=20062, dport=443),
+                   what="control: the plain SYN to reach the internet")
         cap.sync()
     routed = [(p["sport"], p["ihl"]) for p in cap.packets(src=VM1, dst=addr, proto=6)
               if p["sport"] in (20060, 20061)]
     assert not routed, f"source-routed SYNs reached the internet: {routed}"
-    moved = {k: d.after[k] - d.before.get(k, 0) for k in d.after
-             if k.startswith('namegate_vm_blocked_total{vm="vm1"')
-             and d.after[k] != d.before.get(k, 0)}
+    def vm1_blocks():
+        d.refresh()
+        return {k: d.after[k] - d.before.get(k, 0) for k in d.after
+                if k.startswith('namegate_vm_blocked_total{vm="vm1"')
+                and d.after[k] != d.before.get(k, 0)}
+    # polled: the sync above is a marker for the capture, not a proof the SYNs were counted
+    moved = wait_until(vm1_blocks, what="namegate to count a block for vm1")
     assert moved, "namegate counted no block for vm1"
 
 

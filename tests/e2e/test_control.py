@@ -2,8 +2,8 @@
 event log move for the right VM and reason."""
 import json
 import re
-import time
 
+from lab_net import wait_until
 from test_dataplane import start
 
 import pytest
@@ -21,9 +21,11 @@ def scrape(lab):
 
 
 def events(lab):
+    """The event log's lines so far (a last line the daemon is still writing is left out:
+    only lines that end in a newline are whole)."""
     path = lab_events_path(lab)
     with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
+        return [json.loads(line) for line in f if line.endswith("\n") and line.strip()]
 
 
 def lab_events_path(lab):
@@ -54,17 +56,17 @@ def test_event_log_has_one_line_per_block(ng):
     assert ng.dig("vm1", "collect.evil.test").rcode == "REFUSED"
     assert ng.curl("vm1", "https://203.0.113.20/", insecure=True).outcome == \
         "connection refused"
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
+    def blocks():
         evs = events(ng)
         dns = [e for e in evs if e.get("event") == "block" and e.get("vm") == "vm1"
                and e.get("reason") == "dns_denied" and e.get("name") == "collect.evil.test"]
         tcp = [e for e in evs if e.get("event") == "block" and e.get("vm") == "vm1"
                and e.get("reason") == "no_binding" and e.get("dst") == "203.0.113.20:443"]
-        if dns and tcp:
-            break
-        time.sleep(0.1)
-    assert dns and tcp, json.dumps(evs[-10:])
+        return (evs, dns, tcp) if dns and tcp else None
+    try:
+        evs, dns, tcp = wait_until(blocks, what="the two block events in the event log")
+    except AssertionError as e:
+        raise AssertionError(f"{e}: {json.dumps(events(ng)[-10:])}") from None
     assert evs[0]["event"] == "start"
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", tcp[0]["ts"])
     assert tcp[0]["proto"] == "tcp"

@@ -6,7 +6,6 @@ import copy
 import json
 import os
 import subprocess
-import time
 
 import pytest
 
@@ -14,6 +13,7 @@ import lab as labmod
 import lab_namegate
 import lab_services as svc
 import ng_counters as nc
+from lab_net import wait_until
 
 
 def _binary():
@@ -83,6 +83,7 @@ def test_dns_to_another_server_dropped(ng):
     name = "objects.githubusercontent.com"
     with nc.Delta(ng) as d:
         r = ng.dig("vm1", name, server=svc.ROGUE_RESOLVER, timeout=1)
+        d.wait({nc.blocked("vm1", "dns_denied"): 1})    # dropped: no answer is coming
     assert r.rcode is None and not queried(ng, name)
     assert d[nc.blocked("vm1", "dns_denied")] == 1
     assert ng.dig("vm1", name).addresses == ["203.0.113.13"] and queried(ng, name)
@@ -92,40 +93,68 @@ def test_dns_over_tcp_filtered_message_by_message(ng):
     ok = ng.dig("vm1", "pypi.org", tcp=True)
     assert ok.rcode == "NOERROR" and ok.addresses == ["203.0.113.10"]
     with nc.Delta(ng) as d:
-        bad = ng.dig("vm1", "tcp.collect.evil.test", tcp=True, edns=True, timeout=1)
+        bad = ng.dig("vm1", "tcp.collect.evil.test", tcp=True, edns=True)
     assert bad.rcode == "REFUSED" and bad.ede == 15
     assert not queried(ng, "tcp.collect.evil.test")
     assert d[nc.blocked("vm1", "dns_denied")] == 1
+
+
+# The accomplice outside: forged answers to vm1's port 33333 with its query ID, one every
+# 20 ms (a flood's pace) from the moment it prints "forging" until its stdin closes.
+_FORGER = """
+import select, sys
+from scapy.all import *
+conf.verb = 0
+name = sys.argv[1]
+a = IP(src=sys.argv[2], dst='10.77.0.11')/UDP(sport=53, dport=33333)/DNS(
+    id=0x4242, qr=1, qd=DNSQR(qname=name), an=DNSRR(rrname=name, rdata='203.0.113.66'))
+s = conf.L3socket(iface='eth0')
+s.send(a)
+print('forging', flush=True)
+while not select.select([sys.stdin], [], [], 0.02)[0]:
+    s.send(a)
+"""
 
 
 def test_forged_answer_with_the_vms_query_id_is_dropped(ng):
     """The query leaves with namegate's own ID, so an accomplice outside who knows the VM's
     ID (0x4242) and port cannot get a forged answer in."""
     name = "forge.githubusercontent.com"
-    forger = subprocess.Popen(
-        ["ip", "netns", "exec", ng.inet_ns, labmod.PYTHON, "-c",
-         "from scapy.all import *\nimport time\nconf.verb = 0\n"
-         f"a = IP(src={svc.RESOLVER!r}, dst='10.77.0.11')/UDP(sport=53, dport=33333)/"
-         f"DNS(id=0x4242, qr=1, qd=DNSQR(qname={name!r}), "
-         f"an=DNSRR(rrname={name!r}, rdata='203.0.113.66'))\n"
-         "for _ in range(30):\n    send(a, iface='eth0')\n    time.sleep(0.05)\n"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        with nc.Delta(ng) as d:
-            out = ng.scapy("vm1", f"""
-                import time
-                s = AsyncSniffer(filter='udp and src port 53 and dst port 33333', iface=VM['iface'])
-                s.start(); time.sleep(0.3)
-                send(IP(dst=RESOLVER)/UDP(sport=33333, dport=53)/DNS(id=0x4242, rd=1,
-                     qd=DNSQR(qname={name!r})))
-                time.sleep(2); got = s.stop()
-                print(json.dumps([[p[DNS].id, p[DNS].rcode,
-                    [p[DNS].an[i].rdata for i in range(p[DNS].ancount)]] for p in got]))
-            """, timeout=30)
-    finally:
-        forger.wait(10)
-    answers = json.loads(out.stdout.strip().splitlines()[-1])
-    assert answers, out.stderr
+    unsolicited = nc.blocked("vm1", "unsolicited")
+    # vm1 captures every answer to its port until told to stop; it sends its query when
+    # told to, and says when the real resolver's NXDOMAIN has come
+    sniffer = ng.scapy_code("vm1", f"""
+        import sys
+        got = []
+        def seen(p):
+            got.append(p)
+            if p.haslayer(DNS) and p[DNS].rcode == 3:
+                print('answered', flush=True)
+        s = AsyncSniffer(filter='udp and src port 53 and dst port 33333', iface=VM['iface'],
+                         prn=seen, store=False,
+                         started_callback=lambda: print('ready', flush=True))
+        s.start()
+        sys.stdin.readline()
+        send(IP(dst=RESOLVER)/UDP(sport=33333, dport=53)/DNS(id=0x4242, rd=1,
+             qd=DNSQR(qname={name!r})))
+        sys.stdin.read()
+        s.stop()
+        print(json.dumps([[p[DNS].id, p[DNS].rcode,
+            [p[DNS].an[i].rdata for i in range(p[DNS].ancount)]] for p in got]))
+    """)
+    with ng.background(ng.inet_ns, _FORGER, (name, svc.RESOLVER)) as forger, \
+            ng.background("vm1", sniffer) as vm, nc.Delta(ng) as d:
+        assert vm.line() == "ready"
+        assert forger.line() == "forging"
+        d.wait({unsolicited: 1})            # forged answers reach namegate, none pending
+        vm.send()                           # the query: forged answers go on meanwhile
+        assert vm.line() == "answered"
+        # and after it: once namegate has dropped more of them, vm1 has all it would get
+        d.wait({unsolicited: nc.read(ng)[unsolicited] - d.before[unsolicited] + 3})
+        forger.finish()
+        out = vm.finish()
+    answers = json.loads(out[-1]) if out else None
+    assert answers, vm.stderr()
     assert all(a[0] == 0x4242 and "203.0.113.66" not in a[2] for a in answers)
     assert any(a[1] == 3 for a in answers)            # the real resolver's NXDOMAIN
     assert d[nc.blocked("vm1", "unsolicited")] >= 1
@@ -140,12 +169,12 @@ def test_spoofed_source_address_dropped(ng):
             send(IP(src='10.77.0.99', dst=RESOLVER)/UDP(sport=5300, dport=53)/
                  DNS(rd=1, qd=DNSQR(qname={name!r})))
         """)
-        time.sleep(0.3)
+        d.wait({nc.blocked("vm1", "spoofed"): 1})   # judged: it goes nowhere now
     assert not queried(ng, name)
     assert d[nc.blocked("vm1", "spoofed")] == 1
     out = ng.scapy("vm1", f"""
         r = sr1(IP(dst=RESOLVER)/UDP(sport=5301, dport=53)/DNS(rd=1, qd=DNSQR(qname={name!r})),
-                timeout=2)
+                timeout=20)
         print(r[DNS].rcode if r else 'none')
     """)
     assert out.stdout.strip() == "3" and queried(ng, name)
@@ -158,7 +187,7 @@ def test_unknown_mac_dropped(ng):
             sendp(Ether(src='02:00:00:00:00:99', dst=ROUTER_MAC)/IP(src=VM['ipv4'], dst=RESOLVER)/
                   UDP(sport=5302, dport=53)/DNS(rd=1, qd=DNSQR(qname={name!r})), iface=VM['iface'])
         """)
-        time.sleep(0.3)
+        d.wait({nc.blocked("unknown", "spoofed"): 1})   # judged: it goes nowhere now
     assert not queried(ng, name)
     assert d[nc.blocked("unknown", "spoofed")] == 1
 
@@ -169,7 +198,7 @@ def test_arp_only_with_the_vms_own_address(ng):
             sendp(Ether(src=VM['mac'], dst='ff:ff:ff:ff:ff:ff')/ARP(op=2, hwsrc=VM['mac'],
                   psrc='10.77.0.12', hwdst=ROUTER_MAC, pdst=ROUTER4), iface=VM['iface'])
         """)
-        time.sleep(0.3)
+        d.wait({nc.blocked("vm1", "spoofed"): 1})   # dropped: the router never gets it
     assert d[nc.blocked("vm1", "spoofed")] == 1
     neigh = ng.inet_exec(["ip", "neigh", "show", "10.77.0.12"]).stdout
     assert "02:00:00:00:00:01" not in neigh             # vm1 did not steal vm2's address
@@ -178,7 +207,9 @@ def test_arp_only_with_the_vms_own_address(ng):
             sendp(Ether(src=VM['mac'], dst=ROUTER_MAC)/ARP(op=2, hwsrc=VM['mac'],
                   psrc=VM['ipv4'], hwdst=ROUTER_MAC, pdst=ROUTER4), iface=VM['iface'])
         """)
-        time.sleep(0.3)
+        # the ARP judged (allowed), and nothing more coming (the sync query is a DNS block)
+        d.wait({nc.egress("vm1", "allowed"): 1})
+        ng.sync("vm1")
     # >= 1: the VM's own kernel may send a frame (ARP, neighbour solicitation) meanwhile
     assert d[nc.blocked("vm1", "spoofed")] == 0 and d[nc.egress("vm1", "allowed")] >= 1
 
@@ -198,7 +229,7 @@ def test_ipv6_binding(ng):
 def test_rebinding_address_never_bound(ng):
     with nc.Delta(ng) as d:
         r = ng.dig("vm1", "rebind-metadata.test")
-        c = ng.curl("vm1", "http://rebind-metadata.test/", timeout=2)
+        c = ng.curl("vm1", "http://rebind-metadata.test/")
     assert r.rcode == "NOERROR" and r.addresses == ["169.254.169.254"]
     assert c.outcome == "connection refused"
     assert d[nc.blocked("vm1", "rebind")] >= 1 and d[nc.blocked("vm1", "no_binding")] >= 1
@@ -213,11 +244,11 @@ def test_thousand_resolutions_each_followed_at_once_by_a_connection(ng):
         ["ip", "netns", "exec", ng.inet_ns, labmod.PYTHON, "-c",
          "import socket\ns = socket.socket(); s.setsockopt(socket.SOL_SOCKET, "
          "socket.SO_REUSEADDR, 1)\ns.setsockopt(socket.SOL_IP, 19, 1)\n"   # IP_FREEBIND
-         "s.bind(('0.0.0.0', 9)); s.listen(1024)\n"
+         "s.bind(('0.0.0.0', 9)); s.listen(1024)\nprint('listening', flush=True)\n"
          "while True:\n    c, _ = s.accept(); c.close()\n"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
-        time.sleep(0.3)
+        assert server.stdout.readline().strip() == "listening"
         out = ng.vm_python("vm1", f"""
 import socket
 ok = 0
@@ -225,7 +256,7 @@ for i in range({svc.BULK_NAMES}):
     addr = socket.getaddrinfo(f"n{{i}}.bulk.test", 9, socket.AF_INET,
                               socket.SOCK_STREAM)[0][4]
     s = socket.socket()
-    s.settimeout(3)
+    s.settimeout(20)
     try:
         s.connect(addr)
         ok += 1
@@ -265,7 +296,7 @@ def test_port_rules(ng):
     assert ng.curl("vm1", "https://github.com/").outcome == "connection refused"
     out = ng.vm_python("vm1", """
 import socket
-s = socket.create_connection(("203.0.113.12", 22), timeout=3)
+s = socket.create_connection(("203.0.113.12", 22), timeout=20)
 s.sendall(b"ssh?"); print(s.recv(10).decode())
 """)
     assert out.stdout.strip() == "ssh?", out.stderr
@@ -279,22 +310,29 @@ def test_address_pattern(ng):
 
 
 def test_inbound_without_a_flow_dropped(ng):
-    with nc.Delta(ng) as d:
-        probe = subprocess.Popen(
-            ["ip", "netns", "exec", ng.vm("vm1").ns, labmod.PYTHON, "-c",
-             "from scapy.all import *\nimport time\nconf.verb = 0\n"
-             "s = AsyncSniffer(filter='src host 203.0.113.20', iface='eth0'); s.start()\n"
-             "time.sleep(2.5); print(len(s.stop()))\n"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(0.8)
-        ng.ns_exec(ng.inet_ns, [labmod.PYTHON, "-c",
-                                "from scapy.all import *\nconf.verb = 0\n"
-                                "send(IP(src='203.0.113.20', dst='10.77.0.11')/"
-                                "TCP(sport=443, dport=22, flags='S'), iface='eth0')\n"
-                                "send(IP(src='203.0.113.20', dst='10.77.0.11')/"
-                                "UDP(sport=53, dport=5353)/b'x', iface='eth0')\n"])
-        seen = probe.communicate(timeout=20)[0]
-    assert seen.strip() == "0"
+    # vm1 counts what comes from 203.0.113.20 until told to stop
+    sniffer = ng.scapy_code("vm1", """
+        import sys
+        s = AsyncSniffer(filter='src host 203.0.113.20', iface=VM['iface'],
+                         started_callback=lambda: print('ready', flush=True))
+        s.start()
+        sys.stdin.read()
+        print(len(s.stop()))
+    """)
+    with ng.background("vm1", sniffer) as probe, nc.Delta(ng) as d:
+        assert probe.line() == "ready"
+        sent = ng.ns_exec(ng.inet_ns, [labmod.PYTHON, "-c",
+                                       "from scapy.all import *\nconf.verb = 0\n"
+                                       "send(IP(src='203.0.113.20', dst='10.77.0.11')/"
+                                       "TCP(sport=443, dport=22, flags='S'), iface='eth0')\n"
+                                       "send(IP(src='203.0.113.20', dst='10.77.0.11')/"
+                                       "UDP(sport=53, dport=5353)/b'x', iface='eth0')\n"],
+                          timeout=30)
+        assert sent.returncode == 0, sent.stderr
+        # both judged and dropped: what vm1 has seen by now is all it will see
+        d.wait({nc.blocked("vm1", "unsolicited"): 2})
+        seen = probe.finish()
+    assert seen == ["0"], probe.stderr()
     assert d[nc.blocked("vm1", "unsolicited")] == 2
 
 
@@ -305,7 +343,7 @@ def test_tcp_without_syn_and_without_flow_dropped(ng):
             send(IP(dst='203.0.113.10')/TCP(sport=40999, dport=443, flags='PA', seq=1,
                  ack=1)/b'GET / HTTP/1.0\\r\\n\\r\\n')
         """)
-        time.sleep(0.3)
+        d.wait({nc.blocked("vm1", "unsolicited"): 1})
     assert d[nc.blocked("vm1", "unsolicited")] == 1
 
 
@@ -323,30 +361,39 @@ def test_audit_vm_passes_and_counts_would_block(ng):
 
 def test_allowed_flow_outlives_its_binding(request):
     lab = start(request, dns={"min_ttl": 2, "max_ttl": 2})
-    out = lab.vm_python("vm1", """
-import http.client, socket, ssl, time
+    bindings = nc.vm_key("namegate_vm_bindings", "vm1")
+    holder = lab.background("vm1", """
+import http.client, socket, ssl, sys
 ctx = ssl.create_default_context(cafile=CA)
 addr = socket.getaddrinfo("pypi.org", 443, socket.AF_INET)[0][4][0]
-conn = http.client.HTTPSConnection("pypi.org", 443, context=ctx, timeout=3)
-conn.sock = ctx.wrap_socket(socket.create_connection((addr, 443), timeout=3),
+conn = http.client.HTTPSConnection("pypi.org", 443, context=ctx, timeout=20)
+conn.sock = ctx.wrap_socket(socket.create_connection((addr, 443), timeout=20),
                             server_hostname="pypi.org")
 def get():
     conn.request("GET", "/")
     r = conn.getresponse()
     r.read()
     return r.status
-first = get()
-time.sleep(4)                       # the binding (TTL 2) has expired
+print(get(), flush=True)
+sys.stdin.readline()                # the binding (TTL 2) has expired
 again = get()                       # same connection: the flow keeps its verdict
 try:
-    socket.create_connection((addr, 443), timeout=3)
+    socket.create_connection((addr, 443), timeout=20)        # a cap: refusal is a reset
     fresh = "connected"
 except ConnectionRefusedError:
     fresh = "refused"
-print(first, again, fresh)
-""".replace("CA", repr(lab.ca_path)), timeout=30)
-    assert out.stdout.split() == ["200", "200", "refused"], out.stderr
-    assert nc.read(lab)[nc.vm_key("namegate_vm_bindings", "vm1")] == 0
+print(again, fresh, flush=True)
+""".replace("CA", repr(lab.ca_path)))
+    with holder:
+        first = holder.line()
+        # the TTL running out is what this test is about: no sleep for it, but a wait
+        # until namegate has let the binding go (it does so TTL 2 s after the answer)
+        wait_until(lambda: nc.read(lab)[bindings] == 0, what="vm1's binding to expire")
+        holder.send()
+        out = [first] + holder.line().split()
+        holder.finish()
+    assert out == ["200", "200", "refused"], holder.stderr()
+    assert nc.read(lab)[bindings] == 0
 
 
 def test_flow_limit_per_vm(request):
@@ -357,7 +404,7 @@ addr = socket.getaddrinfo("pypi.org", 7, socket.AF_INET)[0][4][0]
 held, result = [], []
 for i in range(5):
     try:
-        held.append(socket.create_connection((addr, 7), timeout=3)); result.append("ok")
+        held.append(socket.create_connection((addr, 7), timeout=20)); result.append("ok")
     except ConnectionRefusedError:
         result.append("refused")
 print(" ".join(result))

@@ -7,6 +7,7 @@ NFT_VALGRIND=1 runs every driver under valgrind (test_valgrind_clean always does
 import json
 import os
 import secrets
+import select
 import shutil
 import subprocess
 import sys
@@ -24,8 +25,28 @@ pytestmark = pytest.mark.skipif(
     reason='needs root, nft and NFT_DRV')
 
 
+# How long a test waits for an event it expects before it fails: a cap, not a wait.
+WAIT = 30.0
+# How long an echo or a datagram that must go unanswered gets: it is not the proof (that is
+# the drop counter moving, or a later datagram arriving first), only the client's patience.
+NO_REPLY = '1'
+
+
 def run(*args, check=True):
     return subprocess.run(args, check=check, capture_output=True, text=True)
+
+
+def wait_until(predicate, timeout=WAIT, what='a condition', step=0.05):
+    """Poll predicate() until it returns something true (returned); fail after timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError('timed out after %gs waiting for %s (last: %.300r)'
+                                 % (timeout, what, value))
+        time.sleep(step)
 
 
 class Netns:
@@ -236,7 +257,9 @@ def test_elements_expire(gw):
     ns, d = gw
     d.ok('bind 0,192.0.2.1,0,0,1000 0,192.0.2.1,6,443,1000 0,192.0.2.2,0,0,60000')
     assert len(elems(ns, 'vm1_v4addr')) == 2
-    time.sleep(2.5)
+    # the 1 s timeouts running out is what is tested: polled, not slept for
+    wait_until(lambda: elems(ns, 'vm1_v4addr') == {'192.0.2.2': 60} and
+               elems(ns, 'vm1_v4') == {}, what="the 1 s elements to expire")
     assert elems(ns, 'vm1_v4addr') == {'192.0.2.2': 60}
     assert elems(ns, 'vm1_v4') == {}
     assert d.ok('check') == 'intact'  # expiry is no tampering
@@ -330,9 +353,11 @@ def test_close_keeps_table_for_next_context(gw):
 
 # --- enforcement ------------------------------------------------------------------------------
 
+# PING DST N [WAIT]: echo replies out of N, each awaited up to WAIT s (default 10: a cap)
 PING = r'''
 import os, socket, struct, sys, time
 dst, n = sys.argv[1], int(sys.argv[2])
+wait = float(sys.argv[3]) if len(sys.argv) > 3 else 10.0
 six = ':' in dst
 def csum(b):
     s = sum(struct.unpack('!%dH' % (len(b) // 2), b))
@@ -348,7 +373,7 @@ for seq in range(n):
     if not six:
         hdr = hdr[:2] + struct.pack('!H', csum(hdr)) + hdr[4:]
     s.sendto(hdr, (dst, 0))
-    end = time.time() + 1.0
+    end = time.time() + wait
     while time.time() < end:
         try:
             data, addr = s.recvfrom(2048)
@@ -380,11 +405,12 @@ while True:
 # an echo of 3000 bytes: fragmented both ways
 PING_BIG = PING.replace("b'namegate'", "b'n' * 3000").replace('recvfrom(2048)', 'recvfrom(8192)')
 
+# UDP_CLIENT DST PORT SIZE [WAIT]: the reply, "refused" or "timeout" after WAIT s (10)
 UDP_CLIENT = r'''
 import socket, sys
 dst, port, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 s = socket.socket(socket.AF_INET6 if ':' in dst else socket.AF_INET, socket.SOCK_DGRAM)
-s.settimeout(1.5)
+s.settimeout(float(sys.argv[4]) if len(sys.argv) > 4 else 10.0)
 s.connect((dst, port))
 s.send(b'x' * size)
 try:
@@ -439,21 +465,37 @@ for spec in sys.argv[5:]:               # VLAN,DST,MARKER (VLAN 0: untagged)
     s.send(mac(dst_mac) + mac(src_mac) + tag + b'\x08\x00' + ip + icmp)
 '''
 
+# SNIFF IFACE: prints each marker it sees once, as it sees it, until its stdin closes
 SNIFF = r'''
-import re, socket, sys, time
+import re, select, socket, sys
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
 s.bind((sys.argv[1], 0))
-s.settimeout(0.2)
 print('ready', flush=True)
-seen, end = set(), time.time() + float(sys.argv[2])
-while time.time() < end:
-    try:
-        data = s.recv(4096)
-    except socket.timeout:
-        continue
-    seen.update(m.decode() for m in re.findall(rb'mark[a-z0-9]+', data))
-print(' '.join(sorted(seen)), flush=True)
+seen = set()
+while True:
+    r = select.select([s, sys.stdin], [], [])[0]
+    if s in r:
+        for m in re.findall(rb'mark[a-z0-9]+', s.recv(4096)):
+            if m.decode() not in seen:
+                seen.add(m.decode())
+                print(m.decode(), flush=True)
+    elif not sys.stdin.read():
+        break
 '''
+
+
+def readline(p, timeout=WAIT):
+    """A line from p's stdout (opened unbuffered, bytes) within timeout, else fail."""
+    buf, deadline = b'', time.monotonic() + timeout
+    while not buf.endswith(b'\n'):
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([p.stdout], [], [], left)[0]:
+            raise AssertionError('no line within %gs (got %r)' % (timeout, buf))
+        c = p.stdout.read(1)
+        if not c:
+            raise AssertionError('the program exited (got %r)' % buf)
+        buf += c
+    return buf.decode().strip()
 
 
 @pytest.fixture
@@ -488,17 +530,26 @@ def test_vlan_vm(lab, netns):
     gw, vm, net, d = lab
     vm2 = netns.prefix + 'w'
     d.ok('bind 1,198.51.100.1,0,0,60000 0,198.51.100.2,0,0,60000')
-    sniff = subprocess.Popen(['ip', 'netns', 'exec', net, sys.executable, '-c', SNIFF, 'eth0',
-                              '2'], stdout=subprocess.PIPE, text=True)
+    sniff = subprocess.Popen(['ip', 'netns', 'exec', net, sys.executable, '-u', '-c', SNIFF,
+                              'eth0'], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             bufsize=0)
     try:
-        assert sniff.stdout.readline().strip() == 'ready'
+        assert readline(sniff) == 'ready'
         before = {c: counter(gw, c) for c in ('vm2_accept', 'vm2_drop', 'unknown_drop')}
         py(vm2, SEND_FRAMES, 'eth0', '02:00:00:00:00:02', '02:00:00:00:00:99', '198.51.100.12',
            '7,198.51.100.1,markbound',       # VLAN 7, bound for vm2: passes
            '7,198.51.100.2,markvm1',         # bound for vm1 only: vm2_drop
            '0,198.51.100.1,markuntagged',    # vm2's MAC without its tag: no VM's
            '8,198.51.100.1,markvlan8')       # another VLAN: no VM's
-        assert sniff.stdout.readline().split() == ['markbound']
+        assert readline(sniff) == 'markbound'
+        # the other three dropped (counted so): whatever the sniffer has not seen by now
+        # it never will
+        wait_until(lambda: counter(gw, 'vm2_drop') >= before['vm2_drop'] + 1 and
+                   counter(gw, 'unknown_drop') >= before['unknown_drop'] + 2,
+                   what='the three other frames to be dropped')
+        sniff.stdin.close()
+        assert sniff.stdout.read().split() == []        # no other marker got through
+        sniff.wait(WAIT)
     finally:
         sniff.kill()
         sniff.wait()
@@ -513,21 +564,37 @@ def test_ping_bound_passes_unbound_dropped(lab):
     drop0 = counter(gw, 'vm1_drop')
     assert py(vm, PING, '192.0.2.1', '3') == '3'
     assert py(vm, PING, 'fd00::1', '3') == '3'  # with neighbour discovery through the table
-    assert py(vm, PING, '192.0.2.2', '3') == '0'
-    assert py(vm, PING, 'fd00::2', '2') == '0'
+    assert py(vm, PING, '192.0.2.2', '3', NO_REPLY) == '0'
+    assert py(vm, PING, 'fd00::2', '2', NO_REPLY) == '0'
+    # the proof they were dropped, not slow: no answer is still on its way
+    wait_until(lambda: counter(gw, 'vm1_drop') - drop0 >= 5, what='5 drops for vm1')
     assert counter(gw, 'vm1_drop') - drop0 >= 5
     assert counter(gw, 'vm1_accept') >= 6 and counter(gw, 'vm1_in_accept') >= 6
     # a binding that expired stops the traffic
     d.ok('bind 0,192.0.2.2,0,0,1000')
     assert py(vm, PING, '192.0.2.2', '1') == '1'
-    time.sleep(1.5)
-    assert py(vm, PING, '192.0.2.2', '2') == '0'
+    # the 1 s timeout running out is what is tested: polled in the set, not slept for
+    wait_until(lambda: '192.0.2.2' not in elems(gw, 'vm1_v4addr'),
+               what='the 1 s binding to expire')
+    drop1 = counter(gw, 'vm1_drop')
+    assert py(vm, PING, '192.0.2.2', '2', NO_REPLY) == '0'
+    wait_until(lambda: counter(gw, 'vm1_drop') - drop1 >= 2, what='2 drops for vm1')
 
 
 def test_fragments_and_ports(lab):
     gw, vm, net, d = lab
     srv = subprocess.Popen(['ip', 'netns', 'exec', net, sys.executable, '-c', UDP_SERVER,
                             '5353', '5354'], stdout=subprocess.PIPE, text=True)
+
+    def unanswered(*args):
+        """A datagram that must not get through: the client's timeout, then the proof it
+        was dropped (vm1's drop counter moved). The server's next line, for a later
+        datagram that does get through, shows it never arrived either."""
+        before = counter(gw, 'vm1_drop')
+        out = py(vm, UDP_CLIENT, *args, NO_REPLY)
+        wait_until(lambda: counter(gw, 'vm1_drop') > before,
+                   what='the datagram to %s:%s to be dropped' % args[:2])
+        return out
     try:
         assert srv.stdout.readline().strip() == 'ready'
         # 192.0.2.1 bound with UDP 5353 and 5355 only
@@ -535,11 +602,11 @@ def test_fragments_and_ports(lab):
         # unfragmented: address . udp . port
         assert py(vm, UDP_CLIENT, '192.0.2.1', '5353', '1000') == 'reply'
         assert srv.stdout.readline().split() == ['5353', '1000']
-        assert py(vm, UDP_CLIENT, '192.0.2.1', '5354', '100') == 'timeout'
+        assert unanswered('192.0.2.1', '5354', '100') == 'timeout'
         # fragmented UDP never passes here, not even to a bound port: the fast path
         # reassembles TCP and UDP and judges them whole, so only ICMP and other protocols
         # are let through on the address of a later fragment
-        assert py(vm, UDP_CLIENT, '192.0.2.1', '5353', '4000') == 'timeout'
+        assert unanswered('192.0.2.1', '5353', '4000') == 'timeout'
         assert py(vm, PING_BIG, '192.0.2.1', '1') == '1'
         # nothing listens on 5355: the port unreachable quotes a bound packet, so it passes
         assert py(vm, UDP_CLIENT, '192.0.2.1', '5355', '100') == 'refused'
@@ -551,10 +618,14 @@ def test_fragments_and_ports(lab):
         d.ok('bind 0,fd00::1,0,0,60000 0,fd00::1,17,5353,60000 0,fd00::1,17,5355,60000')
         assert py(vm, UDP_CLIENT, 'fd00::1', '5353', '1000') == 'reply'
         assert srv.stdout.readline().split() == ['5353', '1000']
-        assert py(vm, UDP_CLIENT, 'fd00::1', '5353', '4000') == 'timeout'
+        assert unanswered('fd00::1', '5353', '4000') == 'timeout'
         assert py(vm, PING_BIG, 'fd00::1', '1') == '1'
-        assert py(vm, UDP_CLIENT, 'fd00::1', '5354', '100') == 'timeout'
+        assert unanswered('fd00::1', '5354', '100') == 'timeout'
         assert py(vm, UDP_CLIENT, 'fd00::1', '5355', '100') == 'refused'
+        # and one that does pass: the server's next line is its, so the two above never
+        # reached the server
+        assert py(vm, UDP_CLIENT, 'fd00::1', '5353', '1000') == 'reply'
+        assert srv.stdout.readline().split() == ['5353', '1000']
     finally:
         srv.kill()
         srv.wait()
@@ -566,8 +637,10 @@ def test_icmp_errors_need_a_bound_quote(lab):
     assert py(vm, PING, '192.0.2.1', '1') == '1'  # neighbours resolved both ways
     acc0, drop0 = counter(gw, 'vm1_in_accept'), counter(gw, 'vm1_in_drop')
     py(net, ICMP_ERR, '192.0.2.11', '192.0.2.1')  # about traffic to a bound address
+    wait_until(lambda: counter(gw, 'vm1_in_accept') > acc0, what='the error to be judged')
     assert counter(gw, 'vm1_in_accept') == acc0 + 1
     py(net, ICMP_ERR, '192.0.2.11', '192.0.2.2')  # about traffic the VM never could send
+    wait_until(lambda: counter(gw, 'vm1_in_drop') > drop0, what='the error to be judged')
     assert counter(gw, 'vm1_in_drop') == drop0 + 1
 
 
@@ -576,7 +649,12 @@ def test_spoofed_source_dropped_and_counters_survive_rebuild(lab):
     d.ok('bind 0,192.0.2.1,0,0,60000')
     run('ip', '-n', vm, 'addr', 'add', '192.0.2.99/32', 'dev', 'eth0')
     code = PING.replace("s.settimeout(0.3)", "s.settimeout(0.3); s.bind(('192.0.2.99', 0))")
-    assert py(vm, code, '192.0.2.1', '2') == '0'  # and its ARP, which says 192.0.2.99
+    assert py(vm, code, '192.0.2.1', '2', NO_REPLY) == '0'  # and its ARP, which says .99
+    # the kernel goes on asking (ARP from 192.0.2.99, each one dropped) until it gives the
+    # neighbour up: count once it has
+    wait_until(lambda: 'INCOMPLETE' not in run('ip', '-n', vm, 'neigh', 'show',
+                                                 '192.0.2.1').stdout,
+               what="vm's ARP for 192.0.2.1 to fail")
     dropped = counter(gw, 'vm1_drop')
     assert dropped >= 2
     run('ip', 'netns', 'exec', gw, 'nft', 'add', 'rule', 'bridge', TABLE, 'vm1_out', 'accept')
@@ -590,13 +668,20 @@ def test_spoofed_source_dropped_and_counters_survive_rebuild(lab):
 def test_deleted_table_window(lab):
     gw, vm, net, d = lab
     d.ok('bind 0,192.0.2.1,0,0,60000')
-    assert py(vm, PING, '192.0.2.2', '1') == '0'
+
+    def unanswered():
+        before = counter(gw, 'vm1_drop')
+        got = py(vm, PING, '192.0.2.2', '1', NO_REPLY)
+        wait_until(lambda: counter(gw, 'vm1_drop') > before,   # dropped, not slow
+                   what='the echo request to 192.0.2.2 to be dropped')
+        return got
+    assert unanswered() == '0'
     run('ip', 'netns', 'exec', gw, 'nft', 'delete', 'table', 'bridge', TABLE)
     # Until the rebuild the bridge forwards everything: the window nft_check()'s period sets.
     assert py(vm, PING, '192.0.2.2', '1') == '1'
     assert d.ok('check') == 'missing'
     d.ok('build 0,192.0.2.1,0,0,60000')
-    assert py(vm, PING, '192.0.2.2', '1') == '0'
+    assert unanswered() == '0'
     assert py(vm, PING, '192.0.2.1', '1') == '1'
 
 
