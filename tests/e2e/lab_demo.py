@@ -228,6 +228,7 @@ def _print_counters(lab, p):
             break
         time.sleep(0.05)
     p("\nnamegate counters (SIGUSR1):")
-    lines = [x for x in new.strip().splitlines() if not x.rstrip().endswith(" 0")]
+    lines = [x for x in new.strip().splitlines()
+             if not x.startswith("#") and not x.rstrip().endswith(" 0")]
     for line in lines[-60:] or ["(no metrics endpoint, and nothing printed on SIGUSR1)"]:
         p("  " + line)
