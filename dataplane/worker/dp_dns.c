@@ -327,8 +327,11 @@ dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a)
 			w->vm_stats[vm].blocked[DP_REASON_VM_LIMIT]++;
 			continue;
 		}
-		if (rc != 0)
+		if (rc != 0) {
+			/* not bound here, so not in nftables either: the two never disagree */
 			w->drops[DP_DROP_TABLE_FULL]++;
+			continue;
+		}
 		dp_evt_bind(w, vm, &addr, name, (size_t)n, ttl, w->now + ttl);
 	}
 }
