@@ -64,6 +64,14 @@ uint16_t frame_dns_rewrite_id(uint8_t *udp_hdr, uint8_t *dns, uint16_t new_id);
 uint16_t frame_dns_rewrite_id_tcp(uint8_t *tcp_hdr, uint8_t *dns, uint16_t new_id);
 
 /*
+ * A UDP datagram whose DNS payload changed length: set the UDP length, the IPv4 total
+ * length and header checksum or the IPv6 payload length, and recompute the UDP checksum
+ * (over the new payload). l3 is the IP header (family 4 or 6), l4 the UDP header;
+ * payload_len the new DNS length. Returns the new IP datagram length.
+ */
+size_t frame_udp_resize(uint8_t *l3, uint8_t family, uint8_t *l4, size_t payload_len);
+
+/*
  * DNS refusal (SPEC s4 step 2): the answer namegate gives in place of the resolver the VM
  * asked, from that resolver's address and port. Header: the query's ID, opcode and RD;
  * QR=1, RA=1, AA=TC=AD=CD=0; rcode (<= 15, e.g. DNS_RCODE_REFUSED, DNS_RCODE_NXDOMAIN).

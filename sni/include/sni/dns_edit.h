@@ -1,0 +1,69 @@
+/*
+ * Editing a DNS response before it reaches the VM, so that every address it gives is one
+ * the VM can connect to and no ECH key makes a client hide the name namegate judges.
+ *
+ * The addresses an answer gives: every A/AAAA record whose owner is on the CNAME chain
+ * from the question name (as dns_msg_parse() follows it, but with no limit on how many),
+ * and the ipv4hint/ipv6hint SvcParams (RFC 9460 s7.3) of HTTPS (65) and SVCB (64)
+ * records whose owner is on that chain. Each goes to a caller's function that binds it or
+ * not; what it does not keep is removed. A/AAAA records anywhere else in the message (off
+ * the chain, authority, additional) are removed without asking: nobody asked for them.
+ *
+ * Removal shortens the message; compression pointers that pointed past removed bytes are
+ * moved to match, and a name that pointed into removed bytes is written out in full. No
+ * allocation: the caller gives a scratch buffer.
+ */
+#ifndef SNI_DNS_EDIT_H
+#define SNI_DNS_EDIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sni/dns.h"
+
+#define DNS_TYPE_SVCB	64
+#define DNS_TYPE_HTTPS	65
+
+#define DNS_SVC_IPV4HINT	4
+#define DNS_SVC_ECH		5
+#define DNS_SVC_IPV6HINT	6
+
+enum dns_edit_flags {
+	DNS_EDIT_STRIP_ECH = 1 << 0,	/* remove the ech SvcParam of every HTTPS/SVCB record */
+	DNS_EDIT_SAME_LEN = 1 << 1,	/* keep the length (DNS over TCP): see dns_edit() */
+};
+
+enum dns_edit_status {
+	DNS_EDIT_OK,		/* *out_len is the new length; it may equal the old */
+	DNS_EDIT_MALFORMED,	/* not a response dns_msg_parse() accepts */
+	DNS_EDIT_NO_ROOM,	/* the edit would not fit cap, or SAME_LEN could not pad */
+};
+
+/* Whether to keep address a (ttl: the least TTL on its path from the question name). */
+typedef bool (*dns_keep_fn)(void *arg, const struct dns_addr *a);
+
+/* What an edit did, for counters. */
+struct dns_edit_stats {
+	uint32_t addrs_kept;		/* addresses keep() said yes to */
+	uint32_t addrs_removed;		/* addresses keep() said no to, and those never asked */
+	uint32_t ech_removed;		/* ech SvcParams removed */
+};
+
+/*
+ * Edit the response msg[0 .. len) in place; cap: bytes msg may hold. keep is called once
+ * for every address the answer gives, in message order (it may bind as it is asked).
+ * scratch (scratch_len bytes, at least len) is the caller's working space.
+ *
+ * An HTTPS/SVCB record whose hints are all removed loses the ipv4hint/ipv6hint param
+ * itself, never the record (the client then resolves A/AAAA, which are judged the same).
+ * With DNS_EDIT_SAME_LEN the freed bytes become EDNS Padding (RFC 7830) in the message's
+ * OPT record, so a TCP stream keeps its length; with no OPT record, or fewer than 4 freed
+ * bytes to hold an option header, that is DNS_EDIT_NO_ROOM and msg is unchanged.
+ * On any status but DNS_EDIT_OK, msg is as it was (keep may have been called).
+ */
+enum dns_edit_status dns_edit(uint8_t *msg, size_t len, size_t cap, unsigned int flags,
+    dns_keep_fn keep, void *arg, uint8_t *scratch, size_t scratch_len, size_t *out_len,
+    struct dns_edit_stats *st);
+
+#endif
