@@ -106,6 +106,13 @@ frame_l4_csum(const uint8_t *ip, uint8_t family, uint8_t proto, const uint8_t *l
 	return frame_csum_fold(frame_csum_add(sum, l4, l4_len));
 }
 
+void
+frame_tcp_csum_set(uint8_t *ip, uint8_t family, uint8_t *tcp, size_t tcp_len)
+{
+	tcp[16] = tcp[17] = 0;
+	frame_wr16(tcp + 16, frame_l4_csum(ip, family, PKT_PROTO_TCP, tcp, tcp_len));
+}
+
 /* TCP header (RFC 9293 s3.1), no options; the checksum is filled in by the caller. */
 void
 frame_put_tcp(uint8_t *th, uint16_t sport, uint16_t dport, uint32_t seq, uint32_t ack,

@@ -11,6 +11,7 @@
 #include "dp_flow.h"
 #include "dp_gen.h"
 #include "dp_hold.h"
+#include "dp_http.h"
 #include "dp_tls.h"
 
 #define DNS_PORT	53
@@ -86,7 +87,8 @@ dp_flow_track(struct dp_flow *f, const struct pkt *p, bool from_vm, uint64_t now
  * An RST: what the connection holds goes back to the pool at once, so that a VM resetting
  * its connections does not sit on buffers. The flow keeps its state: the RST may be one
  * the receiver ignores (RFC 5961), and what comes after is judged as before (a pending
- * hello takes a fresh buffer; judged bytes without their copy cannot be rewritten).
+ * hello takes a fresh buffer; judged bytes without their copy cannot be rewritten, and an
+ * HTTP flow reads on from a fresh buffer, cutting what overlaps judged bytes unacknowledged).
  */
 static void
 dp_flow_unhold(struct dp_worker *w, struct dp_flow *f)
@@ -204,8 +206,8 @@ dp_conn_vm_known(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
 	dp_flow_track(f, p, true, w->now);
 	if (p->proto == PKT_PROTO_TCP && (p->tcp_flags & PKT_TCP_RST))
 		dp_flow_unhold(w, f);
-	if (f->tls == DP_TLS_DNS ||
-	    (p->payload_len > 0 && (f->tls == DP_TLS_PENDING || f->judged != 0)))
+	if (f->tls == DP_TLS_DNS || (p->payload_len > 0 && (f->tls == DP_TLS_PENDING ||
+	    f->tls == DP_TLS_SNIFF || f->tls == DP_TLS_HTTP || f->judged != 0)))
 		return dp_fate(DP_FATE_STREAM);
 	return dp_fate_egress(f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
 }
@@ -262,9 +264,9 @@ dp_conn_vm_open(struct dp_worker *w, const struct pkt *p, uint16_t vm,
 	f->how = (uint8_t)how;
 	f->name_hash = name_hash;
 	dp_flow_tcp_start(f, p);
-	if (p->proto == PKT_PROTO_TCP && how == DP_ADMIT_BINDING &&
-	    dp_gen_is_tls_port(g, p->dport)) {
-		f->tls = DP_TLS_PENDING;	/* what rides on the SYN is the hello's start */
+	if (p->proto == PKT_PROTO_TCP && how == DP_ADMIT_BINDING) {
+		/* on a TLS port a hello must come; elsewhere the first bytes say what comes */
+		f->tls = dp_gen_is_tls_port(g, p->dport) ? DP_TLS_PENDING : DP_TLS_SNIFF;
 		return p->payload_len > 0 ? dp_fate(DP_FATE_STREAM) : dp_fate_egress(DP_ALLOWED);
 	}
 	if (p->proto == PKT_PROTO_TCP && how == DP_ADMIT_DNS) {
@@ -313,7 +315,9 @@ dp_conn_uplink(struct dp_worker *w, const struct pkt *p, uint16_t vm, struct dp_
 	dp_flow_track(f, p, false, w->now);
 	if (p->proto == PKT_PROTO_TCP && (p->tcp_flags & PKT_TCP_RST))
 		dp_flow_unhold(w, f);
-	if (f->judged != 0)
+	if (f->tls == DP_TLS_HTTP)
+		dp_http_peer_ack(w, f);
+	else if (f->judged != 0)
 		dp_tls_peer_ack(w, f);
 	return dp_fate(f->tls == DP_TLS_DNS ? DP_FATE_STREAM : DP_FATE_INGRESS);
 }

@@ -283,64 +283,88 @@ dp_pending_match(struct dp_pending *t, const struct pkt *p, uint16_t vm, const s
 	return dp_dns_same_question(e, a) ? e : NULL;
 }
 
-/* Bind every address on the answer's CNAME chain to (vm, question name). */
-void
-dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a)
+/* The name an answer's addresses are bound to, and what binding them has come to. */
+struct dp_dns_learner {
+	struct dp_worker *w;
+	uint16_t vm;
+	bool named;			/* a NOERROR answer to a question with a name */
+	bool limited;			/* the VM's share ran out (one event per answer) */
+	uint64_t hash;
+	struct pol_ports ports;
+	int n;
+	char name[DNS_NAME_TEXT_MAX];
+};
+
+/* dns_keep_fn: bind one address; false (it is removed from the answer) when it is not. */
+static bool
+dp_dns_keep(void *arg, const struct dns_addr *d)
+{
+	struct dp_dns_learner *l = arg;
+	struct dp_worker *w = l->w;
+	const struct dp_gen *g = w->gen;
+	const struct dp_vm *v = &g->vms[l->vm];
+	struct pol_addr addr = { .family = d->family };
+	uint32_t ttl = d->ttl;
+	int rc;
+
+	if (!l->named)
+		return false;
+	memcpy(addr.a, d->addr, d->family == 4 ? 4 : 16);
+	/* an address pattern may allow what DNS alone never binds (SPEC s4.3) */
+	if (((frame_addr_rebind(d->family, d->addr) || dp_gen_is_vm_addr(g, d->family, d->addr)) &&
+	    pol_match_addr(g->set, v->policy, d->addr, d->family == 4 ? 4 : 16, POL_PROTO_ANY, 0,
+	    NULL) != POL_ALLOW) || dp_gen_is_resolver(g, d->family, d->addr)) {
+		/* a resolver's address opens DNS only, and only to port 53 */
+		w->vm_stats[l->vm].blocked[DP_REASON_REBIND]++;
+		return false;
+	}
+	ttl = ttl < g->min_ttl ? g->min_ttl : ttl > g->max_ttl ? g->max_ttl : ttl;
+	rc = dp_bind_learn(w->ctx->binds, l->vm, &addr, l->hash, &l->ports, g->id, w->now + ttl,
+	    g->max_bindings_per_vm);
+	if (rc == -EDQUOT) {
+		/* the VM's own share is full: its further addresses open nothing */
+		if (!l->limited)
+			dp_evt_block(w, l->vm, NULL, DP_REASON_VM_LIMIT, false, l->name,
+			    (size_t)l->n);
+		l->limited = true;
+		w->vm_stats[l->vm].blocked[DP_REASON_VM_LIMIT]++;
+		return false;
+	}
+	if (rc != 0) {
+		/* not bound here, so not in nftables either: the two never disagree */
+		w->drops[DP_DROP_TABLE_FULL]++;
+		return false;
+	}
+	dp_evt_bind(w, l->vm, &addr, l->name, (size_t)l->n, ttl, w->now + ttl);
+	return true;
+}
+
+enum dns_edit_status
+dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a, uint8_t *msg,
+    size_t len, size_t cap, bool same_len, size_t *out_len)
 {
 	const struct dp_gen *g = w->gen;
-	const struct dp_vm *v = &g->vms[vm];
-	char name[DNS_NAME_TEXT_MAX];
-	struct pol_ports ports;
-	bool limited = false;
-	uint64_t hash;
-	int n, rc;
+	struct dp_dns_learner l = { .w = w, .vm = vm };
+	struct dns_edit_stats st;
 
-	if (a->rcode != DNS_RCODE_NOERROR || a->nb_addrs == 0 ||
-	    (n = dns_name_to_text(a->qname, a->qname_len, name, sizeof(name))) <= 0)
-		return;
-	hash = dp_name_hash(name, (size_t)n);
-	pol_match_name_ports(g->set, v->policy, name, (size_t)n, &ports);
-	for (unsigned int i = 0; i < a->nb_addrs; i++) {
-		const struct dns_addr *d = &a->addrs[i];
-		struct pol_addr addr = { .family = d->family };
-		uint32_t ttl = d->ttl;
-
-		memcpy(addr.a, d->addr, d->family == 4 ? 4 : 16);
-		/* an address pattern may allow what DNS alone never binds (SPEC s4.3) */
-		if (((frame_addr_rebind(d->family, d->addr) ||
-		    dp_gen_is_vm_addr(g, d->family, d->addr)) &&
-		    pol_match_addr(g->set, v->policy, d->addr, d->family == 4 ? 4 : 16,
-		    POL_PROTO_ANY, 0, NULL) != POL_ALLOW) ||
-		    dp_gen_is_resolver(g, d->family, d->addr)) {
-			/* a resolver's address opens DNS only, and only to port 53 */
-			w->vm_stats[vm].blocked[DP_REASON_REBIND]++;
-			continue;
-		}
-		ttl = ttl < g->min_ttl ? g->min_ttl : ttl > g->max_ttl ? g->max_ttl : ttl;
-		rc = dp_bind_learn(w->ctx->binds, vm, &addr, hash, &ports, g->id, w->now + ttl,
-		    g->max_bindings_per_vm);
-		if (rc == -EDQUOT) {
-			/* the VM's own share is full: its further addresses open nothing */
-			if (!limited)
-				dp_evt_block(w, vm, NULL, DP_REASON_VM_LIMIT, false, name, (size_t)n);
-			limited = true;
-			w->vm_stats[vm].blocked[DP_REASON_VM_LIMIT]++;
-			continue;
-		}
-		if (rc != 0) {
-			/* not bound here, so not in nftables either: the two never disagree */
-			w->drops[DP_DROP_TABLE_FULL]++;
-			continue;
-		}
-		dp_evt_bind(w, vm, &addr, name, (size_t)n, ttl, w->now + ttl);
+	l.n = dns_name_to_text(a->qname, a->qname_len, l.name, sizeof(l.name));
+	l.named = a->rcode == DNS_RCODE_NOERROR && l.n > 0;
+	if (l.named) {
+		l.hash = dp_name_hash(l.name, (size_t)l.n);
+		pol_match_name_ports(g->set, g->vms[vm].policy, l.name, (size_t)l.n, &l.ports);
 	}
+	return dns_edit(msg, len, cap, (g->ech_strip ? DNS_EDIT_STRIP_ECH : 0) |
+	    (same_len ? DNS_EDIT_SAME_LEN : 0), dp_dns_keep, &l, w->dns_scratch, DP_DNS_SCRATCH,
+	    out_len, &st);
 }
 
 void
 dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm)
 {
 	struct dp_pending_entry *e;
+	size_t len, room, ip_len;
 	struct dns_msg a;
+	uint8_t *dns;
 
 	if (dns_msg_parse(p->payload, p->payload_len, &a) != DNS_OK) {
 		dp_drop(w, m, DP_DROP_DNS_BAD);
@@ -352,9 +376,22 @@ dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 		return;
 	}
 	/* bindings first: the VM may connect the moment it reads the answer */
-	dp_dns_learn(w, vm, &a);
-	frame_dns_rewrite_id((uint8_t *)(uintptr_t)p->payload - 8, (uint8_t *)(uintptr_t)p->payload,
-	    e->vm_id);
+	dns = (uint8_t *)(uintptr_t)p->payload;	/* points into m: edited in place */
+	room = rte_pktmbuf_data_len(m) - (size_t)(p->payload - rte_pktmbuf_mtod(m, const uint8_t *)) +
+	    rte_pktmbuf_tailroom(m);
+	if (dp_dns_learn(w, vm, &a, dns, p->payload_len, room, false, &len) != DNS_EDIT_OK) {
+		/* an answer that cannot be made to give only bound addresses does not go */
+		dp_pending_del(w->pending, e);
+		dp_drop(w, m, DP_DROP_DNS_BAD);
+		return;
+	}
+	if (len != p->payload_len) {
+		ip_len = frame_udp_resize(rte_pktmbuf_mtod(m, uint8_t *) + p->l3_off, p->family,
+		    dns - 8, len);
+		m->data_len = (uint16_t)(p->l3_off + ip_len);
+		m->pkt_len = m->data_len;
+	}
+	frame_dns_rewrite_id(dns - 8, dns, e->vm_id);
 	dp_pending_del(w->pending, e);
 	dp_ingress(w, m, vm);
 }

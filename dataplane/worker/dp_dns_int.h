@@ -11,6 +11,7 @@
 #include "dp.h"
 #include "dp_slots.h"
 #include "sni/dns.h"
+#include "sni/dns_edit.h"
 #include "sni/pkt.h"
 
 /* A forwarded query, keyed as its answer will come back: to the VM's port, from the resolver. */
@@ -65,7 +66,14 @@ struct dp_pending_entry *dp_pending_match(struct dp_pending *t, const struct pkt
 bool dp_dns_query_allowed(const struct dp_gen *g, uint16_t vm, const struct dns_msg *q,
     size_t len, char *name, size_t namelen);
 
-/* Bind every address on the answer's CNAME chain to (vm, question name). */
-void dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a);
+/*
+ * Bind every address answer a gives (A/AAAA on its CNAME chain, HTTPS/SVCB hints) to
+ * (vm, question name), up to vm's share of the binding table, and edit the message (msg,
+ * len bytes, room for cap) so that it gives no other: what could not be bound is removed,
+ * and with dns.ech: strip so is every ech SvcParam. same_len: the length may not change
+ * (a TCP stream). DNS_EDIT_OK and *out_len, or a status for which the answer must not go.
+ */
+enum dns_edit_status dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a,
+    uint8_t *msg, size_t len, size_t cap, bool same_len, size_t *out_len);
 
 #endif

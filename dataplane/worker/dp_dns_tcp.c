@@ -296,6 +296,29 @@ dp_dns_tcp_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 }
 
 /*
+ * The answer at stream offsets [at, at + len) of h was edited into msg: write the bytes
+ * into the held segments that carry them, whose checksums then change too.
+ */
+static void
+dp_dns_tcp_patch(struct dp_hold *h, uint32_t at, const uint8_t *msg, uint32_t len)
+{
+	for (uint16_t i = 0; i < h->nsegs; i++) {
+		struct rte_mbuf *m = h->segs[i];
+		uint8_t *frame = rte_pktmbuf_mtod(m, uint8_t *);
+		uint32_t from = h->off[i] > at ? h->off[i] : at;
+		uint32_t to = h->end[i] < at + len ? h->end[i] : at + len;
+		struct pkt p;
+
+		if (from >= to || pkt_decode(frame, rte_pktmbuf_data_len(m), &p) != PKT_OK)
+			continue;
+		memcpy((uint8_t *)(uintptr_t)p.payload + (from - h->off[i]), msg + (from - at),
+		    to - from);
+		frame_tcp_csum_set(frame + p.l3_off, p.family, frame + p.l4_off,
+		    (size_t)(p.payload - (frame + p.l4_off)) + p.payload_len);
+	}
+}
+
+/*
  * Learn from every whole answer the resolver's stream holds beyond what was judged.
  * False: an answer that matches no query of this connection (or no DNS at all).
  */
@@ -303,7 +326,7 @@ static bool
 dp_dns_tcp_answers(struct dp_worker *w, struct dp_hold *h, const struct pkt *p, uint16_t vm)
 {
 	struct rd stream = dp_dns_tcp_unjudged(h), msg;
-	size_t before = stream.len;
+	size_t before = stream.len, len;
 	struct dp_pending_entry *e;
 	enum dns_status st;
 	struct dns_msg a;
@@ -312,7 +335,17 @@ dp_dns_tcp_answers(struct dp_worker *w, struct dp_hold *h, const struct pkt *p, 
 		if (dns_msg_parse(msg.p, msg.len, &a) != DNS_OK ||
 		    (e = dp_pending_match(w->pending, p, vm, &a)) == NULL)
 			return false;	/* never learned from */
-		dp_dns_learn(w, vm, &a);
+		/*
+		 * Edited in a copy, at the same length (a stream's sequence numbers cannot
+		 * move), and written into the segments: the buffer keeps what the resolver
+		 * sent, so that its retransmissions still compare equal.
+		 */
+		memcpy(w->holds->scratch, msg.p, msg.len);
+		if (dp_dns_learn(w, vm, &a, w->holds->scratch, msg.len, msg.len, true,
+		    &len) != DNS_EDIT_OK)
+			return false;
+		dp_dns_tcp_patch(h, (uint32_t)(h->r.isn - h->base) + (uint32_t)(msg.p - h->buf),
+		    w->holds->scratch, (uint32_t)msg.len);
 		dp_pending_del(w->pending, e);
 		h->judged += (uint32_t)(before - stream.len);
 		before = stream.len;

@@ -134,7 +134,7 @@ dp_flows_age(struct dp_flows *t, uint64_t now, unsigned int budget, uint64_t *cl
 
 		t->cursor = t->cursor + 1 == t->cap ? 0 : t->cursor + 1;
 		/* a flow whose hello is being held is cut by dp_tls_expire(), which owns it */
-		if (!f->in_use || f->tls == DP_TLS_PENDING ||
+		if (!f->in_use || f->tls == DP_TLS_PENDING || f->tls == DP_TLS_SNIFF ||
 		    now - f->last_seen < dp_flow_idle_limit(f))
 			continue;
 		if (release != NULL)

@@ -55,6 +55,7 @@ dp_gen_settings(struct dp_gen *g, const struct pol_config *cfg, unsigned int nwo
 	    DNS_RCODE_REFUSED;
 	g->on_block_reset = cfg->on_block == POL_ON_BLOCK_RESET;
 	g->sni_strict = cfg->sni_binding == POL_SNI_STRICT;
+	g->ech_strip = cfg->dns_ech == POL_ECH_STRIP;
 	g->quic_inspect = cfg->quic == POL_QUIC_INSPECT;
 	/* every worker gets its share, so one VM cannot fill a worker's table */
 	g->max_flows_per_vm = dp_gen_share(cfg->max_flows_per_vm, nworkers);

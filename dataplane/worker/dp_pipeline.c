@@ -15,6 +15,7 @@
 #include "dp_fate.h"
 #include "dp_frag.h"
 #include "dp_gen.h"
+#include "dp_http.h"
 #include "dp_pipeline.h"
 #include "dp_rx.h"
 #include "dp_tls.h"
@@ -318,7 +319,10 @@ dp_vm_stream(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint1
 {
 	if (f->tls == DP_TLS_DNS)
 		dp_dns_tcp_client(w, m, p, vm, f);
-	else if (f->tls == DP_TLS_PENDING && p->proto == PKT_PROTO_TCP)
+	else if (f->tls == DP_TLS_HTTP)
+		dp_http_client(w, m, p, vm, f);
+	else if ((f->tls == DP_TLS_PENDING || f->tls == DP_TLS_SNIFF) &&
+	    p->proto == PKT_PROTO_TCP)
 		dp_tls_client(w, m, p, vm, f);
 	else if (f->tls == DP_TLS_PENDING)
 		dp_quic_client(w, m, p, vm, f);

@@ -10,10 +10,12 @@
 #include "dp_gen.h"
 #include "dp_hash.h"
 #include "dp_hold.h"
+#include "dp_http.h"
 #include "dp_pipeline.h"
 #include "dp_quic.h"
-#include "sni/frame.h"
 #include "dp_tls.h"
+#include "sni/frame.h"
+#include "sni/http.h"
 #include "sni/reasm.h"
 #include "sni/tls.h"
 
@@ -153,6 +155,24 @@ dp_tls_first_segment(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *
 	if (f->hold != 0 || seq != f->isn || (p->tcp_flags & PKT_TCP_URG) ||
 	    !dp_hold_in_window(f, seq, (uint32_t)p->payload_len))
 		return false;
+	if (f->tls == DP_TLS_SNIFF) {
+		switch (http_classify(p->payload, p->payload_len)) {
+		case HTTP_FIRST_TLS:
+			f->tls = DP_TLS_PENDING;	/* a hello on any port is judged as on 443 */
+			break;
+		case HTTP_FIRST_OTHER:
+			if (p->tcp_flags & PKT_TCP_SYN)
+				return false;	/* nothing unjudged rides on a SYN */
+			/* another protocol: it goes on, and its first bytes may not be rewritten */
+			f->judged = (uint32_t)p->payload_len;
+			f->judged_digest = dp_hash_bytes(p->payload, p->payload_len);
+			f->tls = DP_TLS_NONE;
+			dp_egress(w, m, vm, DP_ALLOWED);
+			return true;
+		default:
+			return false;		/* HTTP, or too few bytes to tell: held */
+		}
+	}
 	st = tls_hello_parse(p->payload, p->payload_len, w->holds->scratch,
 	    sizeof(w->holds->scratch), &hello);
 	if (st == SNI_NEED_MORE)
@@ -177,6 +197,40 @@ dp_tls_first_segment(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *
 	f->tls = DP_TLS_NONE;
 	dp_egress(w, m, vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
 	return true;
+}
+
+/*
+ * Held first bytes of a flow on a port that is not a TLS port: what are they? A hello goes
+ * on to be judged (true); an HTTP request becomes an HTTP flow, and another protocol is
+ * released with its first bytes kept to compare, like an allowed hello. False when m was
+ * taken.
+ */
+static bool
+dp_tls_sniff(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    struct dp_flow *f, struct dp_hold *h, uint32_t off, uint32_t end, enum reasm_status rs)
+{
+	enum http_first first = http_classify(h->buf, reasm_contiguous(&h->r));
+
+	if (first == HTTP_FIRST_TLS) {
+		f->tls = DP_TLS_PENDING;
+		return true;
+	}
+	if (p->tcp_flags & PKT_TCP_SYN && rs != REASM_FULL) {
+		dp_tls_syn_strip(w, m, p, vm);	/* judged when the client sends it again */
+		return false;
+	}
+	if (!dp_hold_push(w, h, m, off, end)) {
+		rte_pktmbuf_free(m);
+		dp_tls_refuse(w, h, f, DP_REASON_HOST_DENIED, NULL, 0);
+		return false;
+	}
+	if (first == HTTP_FIRST_HTTP)
+		dp_http_adopt(w, h, f);
+	else if (first == HTTP_FIRST_OTHER)
+		dp_tls_release(w, h, f);
+	else if (rs == REASM_FULL)
+		dp_tls_refuse(w, h, f, DP_REASON_HOST_DENIED, NULL, 0);
+	return false;
 }
 
 void
@@ -221,6 +275,8 @@ dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 		    DP_REASON_NOT_TLS, NULL, 0);
 		return;
 	}
+	if (f->tls == DP_TLS_SNIFF && !dp_tls_sniff(w, m, p, vm, f, h, off, end, rs))
+		return;
 	st = tls_hello_parse(h->buf, reasm_contiguous(&h->r), w->holds->scratch,
 	    sizeof(w->holds->scratch), &hello);
 	if (st == SNI_NEED_MORE && syn && rs != REASM_FULL) {
@@ -300,7 +356,8 @@ dp_tls_peer_ack(struct dp_worker *w, struct dp_flow *f)
 	 * The server has every judged byte and ignores them if they come again: nothing to
 	 * compare from now on (and no offset to misread once the sequence numbers wrap).
 	 */
-	if (f->tls != DP_TLS_PENDING && (int32_t)(f->peer_ack - (f->isn + f->judged)) >= 0) {
+	if (f->tls != DP_TLS_PENDING && f->tls != DP_TLS_SNIFF &&
+	    (int32_t)(f->peer_ack - (f->isn + f->judged)) >= 0) {
 		dp_hold_put(w, &f->hold);
 		f->tls = DP_TLS_NONE;
 		f->judged = 0;
@@ -366,6 +423,11 @@ dp_tls_expire(struct dp_worker *w)
 			continue;
 		if (f->tls == DP_TLS_PENDING && w->now - h->started >= DP_HOLD_SECONDS) {
 			dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS, NULL, 0);
+		} else if (f->tls == DP_TLS_SNIFF && w->now - h->started >= DP_HOLD_SECONDS) {
+			/* first bytes that never said what they are: not judged, so not sent */
+			dp_tls_refuse(w, h, f, DP_REASON_HOST_DENIED, NULL, 0);
+		} else if (f->tls == DP_TLS_HTTP) {
+			dp_http_expire(w, h);
 		} else if (f->tls == DP_TLS_DNS) {
 			dp_dns_tcp_expire(w, h);
 		} else if (f->tls == DP_TLS_VERIFY && w->now - h->started >= DP_VERIFY_SECONDS) {

@@ -14,6 +14,7 @@ _Static_assert(sizeof(enum pol_rcode) == sizeof(unsigned int), "enum size");
 _Static_assert(sizeof(enum pol_sni_binding) == sizeof(unsigned int), "enum size");
 _Static_assert(sizeof(enum pol_quic) == sizeof(unsigned int), "enum size");
 _Static_assert(sizeof(enum pol_on_block) == sizeof(unsigned int), "enum size");
+_Static_assert(sizeof(enum pol_ech) == sizeof(unsigned int), "enum size");
 _Static_assert(offsetof(struct pol_config, neal) ==
     offsetof(struct pol_config, eal) + sizeof(char **), "pol_h_str_list layout");
 
@@ -26,6 +27,7 @@ static const char *const pol_rcode_words[] = { "refused", "nxdomain", NULL };
 static const char *const pol_sni_words[] = { "strict", "loose", NULL };
 static const char *const pol_quic_words[] = { "block", "inspect", NULL };
 static const char *const pol_on_block_words[] = { "reset", "drop", NULL };
+static const char *const pol_ech_words[] = { "strip", "pass", NULL };
 
 /* An IPv4 or IPv6 address without prefix or port. Returns 0 or -1. */
 int
@@ -202,6 +204,7 @@ static const struct pol_field pol_dns_fields[] = {
 	    false },
 	{ "blocked_rcode", YAML_SCALAR_NODE, pol_h_enum, CFG(dns_blocked_rcode), 0, 0,
 	    pol_rcode_words, NULL, false },
+	{ "ech", YAML_SCALAR_NODE, pol_h_enum, CFG(dns_ech), 0, 0, pol_ech_words, NULL, false },
 	{ NULL, 0, NULL, 0, 0, 0, NULL, NULL, false },
 };
 

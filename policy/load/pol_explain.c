@@ -121,12 +121,13 @@ pol_config_summary(const struct pol_config *cfg, FILE *out)
 	for (size_t i = 0; i < cfg->ntls_ports; i++)
 		fprintf(out, " %u", cfg->tls_ports[i]);
 	fprintf(out, "%s\nsni_binding %s, quic %s, on_block %s, dns ttl %u..%u, blocked "
-	    "rcode %s, slow path %s (table bridge %s)\n", cfg->ntls_ports == 0 ? " none" : "",
+	    "rcode %s, ech %s, slow path %s (table bridge %s)\n", cfg->ntls_ports == 0 ? " none" : "",
 	    cfg->sni_binding == POL_SNI_STRICT ? "strict" : "loose",
 	    cfg->quic == POL_QUIC_BLOCK ? "block" : "inspect",
 	    cfg->on_block == POL_ON_BLOCK_RESET ? "reset" : "drop", cfg->dns_min_ttl,
 	    cfg->dns_max_ttl, cfg->dns_blocked_rcode == POL_RCODE_REFUSED ? "refused" :
-	    "nxdomain", cfg->slow_path_enabled ? "on" : "off", cfg->nft_table);
+	    "nxdomain", cfg->dns_ech == POL_ECH_STRIP ? "strip" : "pass",
+	    cfg->slow_path_enabled ? "on" : "off", cfg->nft_table);
 	for (uint32_t i = 0; i < npol; i++) {
 		struct pol_policy_stats st = pol_set_policy_stats(cfg->set, i);
 

@@ -55,6 +55,7 @@ pol_defaults(struct pol_config *cfg, const char *path)
 	cfg->dns_min_ttl = 300;
 	cfg->dns_max_ttl = 86400;
 	cfg->dns_blocked_rcode = POL_RCODE_REFUSED;
+	cfg->dns_ech = POL_ECH_STRIP;
 	if ((cfg->tls_ports = calloc(2, sizeof(*cfg->tls_ports))) == NULL)
 		return -ENOMEM;
 	cfg->tls_ports[0] = 443;

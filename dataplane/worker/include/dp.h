@@ -63,6 +63,7 @@ struct dp_gen {
 	uint8_t blocked_rcode;		/* DNS_RCODE_REFUSED or DNS_RCODE_NXDOMAIN */
 	bool on_block_reset;
 	bool sni_strict;
+	bool ech_strip;			/* dns.ech: strip */
 	bool quic_inspect;
 	uint32_t max_flows_per_vm;	/* per worker: the configured cap / workers */
 	uint32_t max_pending_per_vm;	/* per worker, as flows */
@@ -88,6 +89,8 @@ struct dp_txbuf {
 	struct rte_mbuf *pkts[DP_BURST];
 };
 
+#define DP_DNS_SCRATCH	65536	/* the largest DNS message, over TCP or reassembled UDP */
+
 struct dp_flows;
 struct dp_frags;
 struct dp_holds;
@@ -105,6 +108,7 @@ struct __rte_cache_aligned dp_worker {
 	struct dp_holds *holds;		/* client bytes held until their SNI verdict */
 	struct dp_pending *pending;	/* DNS queries it forwarded */
 	struct dp_frags *frags;		/* IP datagrams in reassembly */
+	uint8_t *dns_scratch;		/* DP_DNS_SCRATCH bytes: an answer being edited */
 
 	struct dp_vm_stats *vm_stats;	/* by slot, DP_VM_SLOTS + 1 */
 	uint64_t drops[DP_DROP_MAX];

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "dp.h"
+#include "sni/http.h"
 
 enum dp_flow_state {
 	DP_FLOW_SYN_SENT,	/* TCP: the VM's SYN went out */
@@ -33,6 +34,15 @@ enum dp_flow_tls {
 	DP_TLS_PENDING,		/* the client's first bytes are being held and judged */
 	DP_TLS_VERIFY,		/* released; kept to compare until the server acknowledges */
 	DP_TLS_DNS,		/* DNS over TCP: both streams framed and judged for life */
+	DP_TLS_SNIFF,		/* not a TLS port: the first bytes held until they say what they are */
+	DP_TLS_HTTP,		/* plaintext HTTP/1.x: every request head judged, for life */
+};
+
+/* Where an HTTP flow's reader is in the client's stream. */
+enum dp_http_phase {
+	DP_HTTP_HEAD,		/* the next bytes start a request head */
+	DP_HTTP_BODY,		/* inside a request's body (struct dp_flow.http) */
+	DP_HTTP_TUNNEL,		/* past a CONNECT: what follows is the tunnel's, not judged */
 };
 
 struct dp_flow {
@@ -58,12 +68,16 @@ struct dp_flow {
 	uint32_t peer_ack, peer_wnd;
 	uint32_t vm_nxt;		/* one past the highest sequence number the VM sent */
 	uint32_t judged;
-	uint64_t judged_digest;		/* a hello judged whole in one segment, kept no copy of */
+	union {
+		uint64_t judged_digest;	/* a hello judged whole in one segment, kept no copy of */
+		struct http_body_rd http;	/* DP_TLS_HTTP: the body being read */
+	};
 	uint32_t peer_isn;		/* DNS over TCP: the resolver's first byte */
 	uint32_t peer_hold;		/* and 1 + its stream's hold buffer, or 0 */
 	uint32_t vm_ack;		/* DNS over TCP: what the VM has of the resolver's stream */
 	uint32_t peer_fin_seq;		/* and where that stream ends, once peer_fin */
 	bool vm_fin, peer_fin;		/* DNS over TCP: that side's FIN was seen */
+	uint8_t http_phase;		/* DP_TLS_HTTP: enum dp_http_phase */
 };
 
 /* What let a flow open; a reload judges it again on the same grounds. */

@@ -19,7 +19,8 @@
 	X(REBIND,	"rebind",	"an address DNS must never bind") \
 	X(SOURCE_ROUTE,	"source_route",	"IPv4 LSRR/SSRR option or IPv6 routing header") \
 	X(REWRITE,	"rewrite",	"a segment rewrites stream bytes already judged") \
-	X(VM_LIMIT,	"vm_limit",	"the VM's share of a table other than flows is full")
+	X(VM_LIMIT,	"vm_limit",	"the VM's share of a table other than flows is full") \
+	X(HOST_DENIED,	"host_denied",	"an HTTP request's Host the VM may not reach, or one not framed")
 
 enum dp_reason {
 #define X(name, label, text) DP_REASON_##name,

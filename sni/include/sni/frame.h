@@ -64,6 +64,12 @@ uint16_t frame_dns_rewrite_id(uint8_t *udp_hdr, uint8_t *dns, uint16_t new_id);
 uint16_t frame_dns_rewrite_id_tcp(uint8_t *tcp_hdr, uint8_t *dns, uint16_t new_id);
 
 /*
+ * Recompute the checksum of the TCP segment at tcp (tcp_len bytes, header included, behind
+ * the IP header at ip) after its payload was changed in place.
+ */
+void frame_tcp_csum_set(uint8_t *ip, uint8_t family, uint8_t *tcp, size_t tcp_len);
+
+/*
  * A UDP datagram whose DNS payload changed length: set the UDP length, the IPv4 total
  * length and header checksum or the IPv6 payload length, and recompute the UDP checksum
  * (over the new payload). l3 is the IP header (family 4 or 6), l4 the UDP header;

@@ -42,6 +42,7 @@ enum pol_rcode { POL_RCODE_REFUSED, POL_RCODE_NXDOMAIN };
 enum pol_sni_binding { POL_SNI_STRICT, POL_SNI_LOOSE };
 enum pol_quic { POL_QUIC_BLOCK, POL_QUIC_INSPECT };
 enum pol_on_block { POL_ON_BLOCK_RESET, POL_ON_BLOCK_DROP };
+enum pol_ech { POL_ECH_STRIP, POL_ECH_PASS };
 
 struct pol_vm {
 	char *name;
@@ -72,6 +73,7 @@ struct pol_config {
 	size_t nresolvers;
 	uint32_t dns_min_ttl, dns_max_ttl;
 	enum pol_rcode dns_blocked_rcode;
+	enum pol_ech dns_ech;		/* HTTPS/SVCB answers: their ech param removed, or not */
 
 	uint16_t *tls_ports;
 	size_t ntls_ports;

@@ -1,0 +1,320 @@
+/*
+ * Plaintext HTTP/1.x (issue 13): on a flow admitted by a binding, every request head is
+ * held until it is whole and its Host judged, exactly as a ClientHello's SNI is. The
+ * reader follows the client's stream through bodies (Content-Length, chunked) to find each
+ * next head where the server finds it, so a request for another site on a keep-alive
+ * connection (domain fronting on a shared address) is cut, not passed.
+ *
+ * Every byte the reader has judged is kept, until the server acknowledges it, in the
+ * flow's hold buffer: a retransmission may repeat judged bytes but never rewrite them,
+ * and the framing of what follows can never differ between namegate and the server. Held
+ * bytes are bounded by the buffer: past it, new segments wait (dropped, the client sends
+ * them again) until the server's ACKs make room. A connection that is all acknowledged
+ * holds no buffer.
+ */
+#include <string.h>
+
+#include "dp_bind.h"
+#include "dp_evt.h"
+#include "dp_gen.h"
+#include "dp_hold.h"
+#include "dp_http.h"
+#include "dp_pipeline.h"
+#include "sni/frame.h"
+#include "sni/http.h"
+#include "sni/reasm.h"
+
+/* Stream offset (from the flow's first byte) where h's buffer starts. */
+static inline uint32_t
+dp_http_buf_start(const struct dp_flow *f, const struct dp_hold *h)
+{
+	return h->r.isn - f->isn;
+}
+
+/*
+ * Cut the connection: RST to the VM (built from m, or the last held segment), and to the
+ * server at the end of what it was sent (h->judged: the bytes it may have), which it
+ * accepts as in sequence. m and every held segment are dropped and counted.
+ */
+static void
+dp_http_cut(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, struct rte_mbuf *m,
+    enum dp_reason r)
+{
+	struct rte_mbuf *tmpl = m != NULL ? m : h != NULL && h->nsegs > 0 ?
+	    h->segs[h->nsegs - 1] : NULL;
+	struct pkt p, at_end;
+
+	if (tmpl != NULL && pkt_decode(rte_pktmbuf_mtod(tmpl, const uint8_t *),
+	    rte_pktmbuf_data_len(tmpl), &p) == PKT_OK) {
+		at_end = p;
+		at_end.seq = f->isn + (h != NULL ? h->judged : f->judged);
+		at_end.tcp_flags &= (uint8_t)~(PKT_TCP_SYN | PKT_TCP_FIN);
+		at_end.payload_len = 0;
+		dp_reply_send(w, DP_PORT_VM, tmpl, &p, frame_tcp_rst);
+		dp_reply_send(w, DP_PORT_UPLINK, tmpl, &at_end, dp_rst_onward);
+	}
+	if (m != NULL)
+		dp_block(w, m, f->key.vm, r);
+	for (uint16_t i = 0; h != NULL && i < h->nsegs; i++)
+		dp_block(w, h->segs[i], f->key.vm, r);
+	if (h != NULL)
+		h->nsegs = 0;
+	dp_flow_end(w, f);
+}
+
+/*
+ * The verdict on one request head, or DP_REASON_MAX when it may pass. The Host must be a
+ * name the VM may reach on the connection's port and, under strict binding, one this VM
+ * resolved to this address. A CONNECT is judged by its authority: the proxy connects
+ * there, not here, so the binding to this address is not asked for.
+ */
+static enum dp_reason
+dp_http_judge(struct dp_worker *w, struct dp_flow *f, const struct http_head *hd)
+{
+	const struct dp_gen *g = w->gen;
+	struct pol_addr dst = { .family = f->key.family };
+	uint16_t port = hd->connect ? hd->port : f->key.peer_port;
+	uint64_t hash;
+
+	if (pol_match_name(g->set, g->vms[f->key.vm].policy, hd->host, hd->host_len,
+	    f->key.proto, port, NULL) != POL_ALLOW)
+		return DP_REASON_HOST_DENIED;
+	hash = dp_name_hash(hd->host, hd->host_len);
+	memcpy(dst.a, f->key.peer, sizeof(f->key.peer));
+	if (!hd->connect && g->sni_strict &&
+	    !dp_bind_has_name(w->ctx->binds, f->key.vm, &dst, hash, w->now))
+		return DP_REASON_HOST_DENIED;
+	f->name_hash = hash;	/* a reload judges the connection by its latest request */
+	return DP_REASON_MAX;
+}
+
+/* Denied, or not framed: cut, or in audit mode count it and read on. */
+static bool
+dp_http_refuse(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, struct rte_mbuf *m,
+    enum dp_reason r, const char *name, size_t len)
+{
+	bool audit = w->gen->vms[f->key.vm].audit;
+
+	dp_evt_block_flow(w, &f->key, r, audit, name, len);
+	if (!audit) {
+		dp_http_cut(w, h, f, m, r);
+		return false;
+	}
+	w->vm_stats[f->key.vm].blocked[r]++;
+	f->would_block = true;
+	return true;
+}
+
+/*
+ * Read the held stream from f->judged on as far as it is in order: heads judged, bodies
+ * skipped. Returns false when the flow was cut.
+ */
+static bool
+dp_http_read(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
+{
+	uint32_t start = dp_http_buf_start(f, h), have = start + reasm_contiguous(&h->r);
+	struct http_head hd;
+	enum http_status st;
+	size_t used;
+
+	while (f->judged < have) {
+		const uint8_t *at = h->buf + (f->judged - start);
+		size_t avail = have - f->judged;
+
+		switch ((enum dp_http_phase)f->http_phase) {
+		case DP_HTTP_HEAD:
+			st = http_head_parse(at, avail, &hd);
+			if (st == HTTP_NEED_MORE)
+				return true;
+			if (st == HTTP_BAD) {
+				if (!dp_http_refuse(w, h, f, NULL, DP_REASON_HOST_DENIED, NULL, 0))
+					return false;
+				f->http_phase = DP_HTTP_TUNNEL;	/* audit: nothing more to frame */
+				continue;
+			}
+			if (dp_http_judge(w, f, &hd) != DP_REASON_MAX &&
+			    !dp_http_refuse(w, h, f, NULL, DP_REASON_HOST_DENIED, hd.host,
+			    hd.host_len))
+				return false;
+			f->judged += (uint32_t)hd.head_len;
+			http_body_start(&f->http, &hd);
+			f->http_phase = hd.connect ? DP_HTTP_TUNNEL :
+			    hd.body == HTTP_BODY_NONE ? DP_HTTP_HEAD : DP_HTTP_BODY;
+			h->started = w->now;
+			break;
+		case DP_HTTP_BODY:
+			st = http_body_feed(&f->http, at, avail, &used);
+			if (st == HTTP_BAD) {
+				if (!dp_http_refuse(w, h, f, NULL, DP_REASON_HOST_DENIED, NULL, 0))
+					return false;
+				f->http_phase = DP_HTTP_TUNNEL;
+				continue;
+			}
+			f->judged += (uint32_t)used;
+			if (st == HTTP_OK)
+				f->http_phase = DP_HTTP_HEAD;
+			h->started = w->now;
+			break;
+		default:
+			f->judged = have;	/* a tunnel's bytes: kept to compare, not read */
+			break;
+		}
+	}
+	return true;
+}
+
+/* Send on every held segment whose bytes were all judged; note how far the server has them. */
+static void
+dp_http_release(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
+{
+	for (uint16_t i = 0; i < h->nsegs; i++)
+		if (h->end[i] <= f->judged && h->end[i] > h->judged)
+			h->judged = h->end[i];
+	dp_hold_release(w, h, f->judged);
+}
+
+/*
+ * What the reader could not frame (a head past HTTP_HEAD_MAX, or one that did not complete
+ * in time) is cut; in audit mode it is counted and the rest of the stream passes unread.
+ */
+static void
+dp_http_give_up(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
+{
+	if (!dp_http_refuse(w, h, f, NULL, DP_REASON_HOST_DENIED, NULL, 0))
+		return;
+	f->http_phase = DP_HTTP_TUNNEL;
+	if (dp_http_read(w, h, f))
+		dp_http_release(w, h, f);
+}
+
+/* Read on, then send what was judged; a head that grew too large to be judged is cut. */
+static void
+dp_http_step(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
+{
+	uint32_t have;
+
+	if (!dp_http_read(w, h, f))
+		return;
+	have = dp_http_buf_start(f, h) + reasm_contiguous(&h->r);
+	if (f->http_phase == DP_HTTP_HEAD && have - f->judged >= HTTP_HEAD_MAX) {
+		dp_http_give_up(w, h, f);
+		return;
+	}
+	dp_http_release(w, h, f);
+}
+
+void
+dp_http_adopt(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
+{
+	f->tls = DP_TLS_HTTP;
+	f->http_phase = DP_HTTP_HEAD;
+	f->judged = 0;
+	h->judged = 0;
+	dp_http_step(w, h, f);
+}
+
+/*
+ * Does m's payload [off, end) overlap judged bytes the server may not have, of which no
+ * copy is left to compare with (the buffer was given back at an RST)? Then nobody can say
+ * it repeats them.
+ */
+static bool
+dp_http_unverifiable(const struct dp_flow *f, const struct dp_hold *h, uint32_t off,
+    uint32_t end)
+{
+	uint32_t acked = f->peer_synced ? f->peer_ack - f->isn : 0;
+	uint32_t from = off > acked ? off : acked, to = end < f->judged ? end : f->judged;
+
+	return (int32_t)(to - from) > 0 &&
+	    (h == NULL || (int32_t)(dp_http_buf_start(f, h) - from) > 0);
+}
+
+void
+dp_http_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    struct dp_flow *f)
+{
+	bool syn = (p->tcp_flags & PKT_TCP_SYN) != 0;
+	uint32_t seq = p->seq + syn, off, end;
+	struct dp_hold *h = dp_hold_at(w, f->hold);
+	enum reasm_status rs;
+	int64_t at;
+
+	if (!dp_hold_in_window(f, seq, (uint32_t)p->payload_len)) {
+		dp_drop(w, m, DP_DROP_OUT_OF_WINDOW);
+		return;
+	}
+	at = dp_hold_offset(f->isn, seq);
+	off = at < 0 ? 0 : (uint32_t)at;
+	end = at + (int64_t)p->payload_len < 0 ? 0 : (uint32_t)(at + (int64_t)p->payload_len);
+	if (dp_http_unverifiable(f, h, off, end) || (p->tcp_flags & PKT_TCP_URG)) {
+		/* urgent data is delivered out of band and could skip what was judged */
+		dp_evt_block(w, vm, p, DP_REASON_REWRITE, false, NULL, 0);
+		dp_http_cut(w, h, f, m, DP_REASON_REWRITE);
+		return;
+	}
+	if (end <= f->judged) {
+		/* judged bytes again: equal to the copy (or acknowledged, so ignored), they pass */
+		if (h != NULL && reasm_add(&h->r, seq, p->payload, p->payload_len) ==
+		    REASM_CONFLICT) {
+			dp_evt_block(w, vm, p, DP_REASON_REWRITE, false, NULL, 0);
+			dp_http_cut(w, h, f, m, DP_REASON_REWRITE);
+			return;
+		}
+		dp_egress(w, m, vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
+		return;
+	}
+	if (h == NULL) {
+		/* all acknowledged so far: a fresh buffer from the first byte not yet judged */
+		if ((h = dp_hold_take(w, f, &f->hold, f->isn, false)) == NULL) {
+			dp_evt_block(w, vm, p, DP_REASON_VM_LIMIT, false, NULL, 0);
+			dp_http_cut(w, NULL, f, m, DP_REASON_VM_LIMIT);
+			return;
+		}
+		reasm_init(&h->r, f->isn + f->judged, h->buf, sizeof(h->buf));
+		h->judged = f->judged;
+	}
+	rs = reasm_add(&h->r, seq, p->payload, p->payload_len);
+	if (rs == REASM_CONFLICT || rs == REASM_SCATTERED) {
+		dp_evt_block(w, vm, p, DP_REASON_REWRITE, false, NULL, 0);
+		dp_http_cut(w, h, f, m, rs == REASM_CONFLICT ? DP_REASON_REWRITE :
+		    DP_REASON_HOST_DENIED);
+		return;
+	}
+	if (rs == REASM_FULL || !dp_hold_push(w, h, m, off, end))
+		/* no room to hold it until judged: the client sends it again once acks free some */
+		dp_drop(w, m, DP_DROP_OUT_OF_WINDOW);
+	dp_http_step(w, h, f);
+}
+
+void
+dp_http_peer_ack(struct dp_worker *w, struct dp_flow *f)
+{
+	struct dp_hold *h = dp_hold_at(w, f->hold);
+	uint32_t acked, start, n;
+
+	if (h == NULL || !f->peer_synced)
+		return;
+	acked = f->peer_ack - f->isn;
+	if ((int32_t)(acked - f->judged) > 0)
+		acked = f->judged;	/* never past what was judged: the rest is still read */
+	start = dp_http_buf_start(f, h);
+	n = acked - start;
+	if ((int32_t)n <= 0)
+		return;
+	if (n > reasm_contiguous(&h->r))
+		n = reasm_contiguous(&h->r);
+	reasm_consume(&h->r, n);
+	if (h->nsegs == 0 && acked == f->judged && reasm_contiguous(&h->r) == 0 &&
+	    h->r.nb_ranges == 0)
+		dp_hold_put(w, &f->hold);	/* nothing in flight: an idle keep-alive holds no buffer */
+}
+
+void
+dp_http_expire(struct dp_worker *w, struct dp_hold *h)
+{
+	struct dp_flow *f = h->flow;
+
+	/* a request head that does not complete in time is never judged: cut */
+	if (h->nsegs > 0 && w->now - h->started >= DP_HOLD_SECONDS)
+		dp_http_give_up(w, h, f);
+}

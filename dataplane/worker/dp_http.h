@@ -1,0 +1,31 @@
+/*
+ * Plaintext HTTP/1.x on flows admitted by a binding (SPEC s8, "first bytes on every
+ * port"): each request's Host judged as a ClientHello's SNI is, reason host_denied.
+ */
+#ifndef DP_HTTP_H
+#define DP_HTTP_H
+
+#include <rte_mbuf.h>
+
+#include "dp.h"
+#include "dp_flow.h"
+#include "dp_hold.h"
+#include "sni/pkt.h"
+
+/*
+ * The held first bytes h of f turned out to be an HTTP request: from now on f is an HTTP
+ * flow, read and judged from its first byte. Releases, or cuts, what h holds.
+ */
+void dp_http_adopt(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f);
+
+/* A client segment with payload on HTTP flow f. Takes ownership of m. */
+void dp_http_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    struct dp_flow *f);
+
+/* The server's ACK of HTTP flow f moved: judged bytes it now has need no copy. */
+void dp_http_peer_ack(struct dp_worker *w, struct dp_flow *f);
+
+/* Housekeeping for h, an HTTP flow's buffer: a head held too long is cut. */
+void dp_http_expire(struct dp_worker *w, struct dp_hold *h);
+
+#endif

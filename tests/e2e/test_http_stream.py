@@ -1,0 +1,262 @@
+"""First bytes on every port (SPEC s8; issue 13), attacked from a hostile VM: plaintext
+HTTP is judged request by request as the server frames it, and a ClientHello is judged by
+its SNI whatever the port. Each attack is paired with an allowed control on the same
+address and port, and asserted on what the lab's servers logged (the requests they read)
+and on the counter that moved.
+
+vm1's policy allows pypi.org on every port; its address (203.0.113.10) also serves
+multi.test, which vm1 may not reach, so a foreign Host there is domain fronting.
+"""
+import pytest
+
+import lab as labmod
+import ng_counters as nc
+from lab_net import wait_until
+from test_conntrue import VM1, ng, resolve, vm_scapy  # noqa: F401 (ng is a fixture)
+
+
+def requests(lab, client_port):
+    """(host, path) of every request the servers read from vm1's source port."""
+    return [(e["host"], e["path"]) for e in lab.server_events(event="request", client=VM1,
+                                                                client_port=client_port)]
+
+
+def head(host, path="/", extra=""):
+    return f"GET {path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: lab\r\n{extra}\r\n"
+
+
+_SOCKET = r"""
+import socket, struct
+def conn(addr, port, sport):
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("", sport))
+    s.settimeout(5)
+    s.connect((addr, port))
+    return s
+
+def read_response(s):
+    # one response with a Content-Length (the lab's servers always send one)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        b = s.recv(4096)
+        if not b:
+            return None
+        data += b
+    hdr, _, body = data.partition(b"\r\n\r\n")
+    n = int([l.split(b":")[1] for l in hdr.split(b"\r\n") if l.lower().startswith(b"content-length")][0])
+    while len(body) < n:
+        b = s.recv(4096)
+        if not b:
+            return None
+        body += b
+    return hdr.split(b"\r\n")[0].decode()
+
+def outcome(fn):
+    try:
+        return fn()
+    except (ConnectionResetError, BrokenPipeError):
+        return "reset"
+    except socket.timeout:
+        return "timeout"
+
+def close(s):
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    s.close()
+"""
+
+
+def vm_sockets(lab, code):
+    return vm_scapy(lab, _SOCKET + labmod._dedent(code))
+
+
+def test_host_split_over_two_segments_is_judged_whole(ng):
+    """The request line in one segment, a foreign Host in the next: the head is held until
+    whole and the connection cut; the same split with the allowed Host is served."""
+    addr = resolve(ng, "pypi.org")
+    sport, control = 20101, 20102
+    with nc.Delta(ng) as d:
+        r = vm_scapy(ng, f"""
+            def split(sport, host, path):
+                ip, seq, ack = handshake({addr!r}, sport, dport=80)
+                s = listen({addr!r}, sport, dport=80)
+                a = b"GET " + path + b" HTTP/1.1\\r\\nUser-Agent: lab\\r\\n"
+                b = b"Host: " + host + b"\\r\\n\\r\\n"
+                send(seg(ip, sport, seq, ack, a, dport=80))
+                send(seg(ip, sport, seq + len(a), ack, b, dport=80))
+                return reset_seen(s, timeout=5)
+            r1 = split({sport}, b"multi.test", b"/split-foreign")
+            r2 = split({control}, b"pypi.org", b"/split-allowed")
+            result(foreign=r1, allowed=r2)
+        """)
+        d.wait({nc.blocked("vm1", "host_denied"): 1})
+    assert wait_until(lambda: requests(ng, control)) == [("pypi.org", "/split-allowed")], r
+    assert not r["allowed"], "the allowed split head was cut"
+    assert r["foreign"], "the connection with a foreign Host was not cut"
+    assert requests(ng, sport) == [], "the server read the request for multi.test"
+
+
+def test_second_request_on_a_keepalive_connection_is_judged(ng):
+    """Domain fronting on port 80: the first request names pypi.org and is served, the
+    second on the same connection names multi.test (same address) and is cut."""
+    addr = resolve(ng, "pypi.org")
+    sport = 30103
+    with nc.Delta(ng) as d:
+        r = vm_sockets(ng, f"""
+            s = conn({addr!r}, 80, {sport})
+            first = outcome(lambda: (s.sendall({head("pypi.org", "/ka-1").encode()!r}),
+                                     read_response(s))[1])
+            second = outcome(lambda: (s.sendall({head("multi.test", "/ka-2").encode()!r}),
+                                      read_response(s))[1])
+            close(s)
+            result(first=first, second=second)
+        """)
+        d.wait({nc.blocked("vm1", "host_denied"): 1})
+    assert r["first"] == "HTTP/1.1 200 OK", r
+    assert r["second"] in ("reset", None), r
+    assert requests(ng, sport) == [("pypi.org", "/ka-1")]
+
+
+def test_pipelined_requests_in_one_segment_are_each_judged(ng):
+    """Two requests in one write: the allowed one and one for files.pythonhosted.org, a
+    name vm1 may reach but that never resolved to this address (strict binding)."""
+    addr = resolve(ng, "pypi.org")
+    sport = 30104
+    both = head("pypi.org", "/pipe-1") + head("files.pythonhosted.org", "/pipe-2")
+    with nc.Delta(ng) as d:
+        r = vm_sockets(ng, f"""
+            s = conn({addr!r}, 80, {sport})
+            got = outcome(lambda: (s.sendall({both.encode()!r}), read_response(s))[1])
+            close(s)
+            result(got=got)
+        """)
+        d.wait({nc.blocked("vm1", "host_denied"): 1})
+    # the segment carries the denied head too, so nothing of it may reach the server
+    assert requests(ng, sport) == [], r
+
+
+def test_body_bytes_are_body_and_the_next_head_is_found_after_them(ng):
+    """A POST whose Content-Length body holds text that looks like a request for
+    multi.test is served as one POST; the request after the body, for multi.test, is cut."""
+    addr = resolve(ng, "pypi.org")
+    sport = 30105
+    inner = head("multi.test", "/inside-body")
+    post = (f"POST /post HTTP/1.1\r\nHost: pypi.org\r\nContent-Length: {len(inner)}\r\n\r\n"
+            + inner)
+    with nc.Delta(ng) as d:
+        r = vm_sockets(ng, f"""
+            s = conn({addr!r}, 80, {sport})
+            first = outcome(lambda: (s.sendall({post.encode()!r}), read_response(s))[1])
+            second = outcome(lambda: (s.sendall({head("multi.test", "/after").encode()!r}),
+                                      read_response(s))[1])
+            close(s)
+            result(first=first, second=second)
+        """)
+        d.wait({nc.blocked("vm1", "host_denied"): 1})
+    assert r["first"] == "HTTP/1.1 200 OK", r
+    assert r["second"] in ("reset", None), r
+    assert requests(ng, sport) == [("pypi.org", "/post")]
+
+
+def test_chunked_body_is_followed_to_its_end(ng):
+    """A chunked POST (with a chunk extension and a trailer) is served, and a request
+    after its last chunk is judged: allowed here, so both are served."""
+    addr = resolve(ng, "pypi.org")
+    sport = 30106
+    chunked = ("POST /chunked HTTP/1.1\r\nHost: pypi.org\r\nTransfer-Encoding: chunked\r\n"
+               "\r\n5;x=y\r\nhello\r\n0\r\nX-Trailer: t\r\n\r\n")
+    r = vm_sockets(ng, f"""
+        s = conn({addr!r}, 80, {sport})
+        first = outcome(lambda: (s.sendall({chunked.encode()!r}), read_response(s))[1])
+        second = outcome(lambda: (s.sendall({head("pypi.org", "/after-chunks").encode()!r}),
+                                  read_response(s))[1])
+        close(s)
+        result(first=first, second=second)
+    """)
+    assert r == {"first": "HTTP/1.1 200 OK", "second": "HTTP/1.1 200 OK"}, r
+    assert [p for _, p in requests(ng, sport)] == ["/chunked", "/after-chunks"]
+
+
+def test_ambiguous_framing_is_cut(ng):
+    """Content-Length with Transfer-Encoding (the classic smuggling shape) cannot be framed
+    one way only: cut before the server reads any of it."""
+    addr = resolve(ng, "pypi.org")
+    sport = 30107
+    smuggle = ("POST /smuggle HTTP/1.1\r\nHost: pypi.org\r\nContent-Length: 4\r\n"
+               "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+    with nc.Delta(ng) as d:
+        r = vm_sockets(ng, f"""
+            s = conn({addr!r}, 80, {sport})
+            got = outcome(lambda: (s.sendall({smuggle.encode()!r}), read_response(s))[1])
+            close(s)
+            result(got=got)
+        """)
+        d.wait({nc.blocked("vm1", "host_denied"): 1})
+    assert r["got"] in ("reset", None), r
+    assert requests(ng, sport) == []
+
+
+def test_rewriting_a_judged_head_cuts_the_connection(ng):
+    """The allowed head is judged and released, but acknowledges data the server never
+    sent, so the server discards it; the same bytes then come again saying multi.test."""
+    addr = resolve(ng, "pypi.org")
+    sport = 20108
+    good, bad = head("pypi.org", "/rw-abcd"), head("multi.test", "/rw-a")
+    assert len(good) == len(bad)
+    with nc.Delta(ng) as d:
+        r = vm_scapy(ng, f"""
+            ip, seq, ack = handshake({addr!r}, {sport}, dport=80)
+            s = listen({addr!r}, {sport}, dport=80)
+            send(seg(ip, {sport}, seq, ack + 100000, {good.encode()!r}, dport=80))
+            send(seg(ip, {sport}, seq, ack, {bad.encode()!r}, dport=80))
+            result(reset=reset_seen(s, timeout=5))
+        """)
+        d.wait({nc.blocked("vm1", "rewrite"): 1})
+    assert r["reset"], r
+    assert ("multi.test", "/rw-a") not in requests(ng, sport)
+
+
+@pytest.mark.parametrize("sni,echoed", [("pypi.org", True), ("evil.test", False)])
+def test_tls_on_a_port_that_is_not_a_tls_port_is_judged_by_sni(ng, sni, echoed):
+    """Port 22 of pypi.org's address is an echo server: a ClientHello there is judged by
+    its SNI exactly as on 443. Allowed, the server echoes it; denied, the connection is
+    cut and the server never reads it."""
+    addr = resolve(ng, "pypi.org")
+    sport = 30110 if echoed else 30111
+    with nc.Delta(ng) as d:
+        r = vm_sockets(ng, f"""
+            s = conn({addr!r}, 22, {sport})
+            h = client_hello({sni!r})
+            def echo():
+                s.sendall(h)
+                got = b""
+                while len(got) < len(h):
+                    b = s.recv(65536)
+                    if not b:
+                        return "closed"
+                    got += b
+                return "echoed" if got == h else "other"
+            got = outcome(echo)
+            close(s)
+            result(got=got)
+        """)
+        if not echoed:
+            d.wait({nc.blocked("vm1", "sni_denied"): 1})
+    assert r["got"] == ("echoed" if echoed else "reset"), r
+
+
+def test_another_protocol_on_a_bound_port_passes(ng):
+    """An SSH banner (not TLS, not HTTP) to pypi.org's port 22 passes: only TLS and HTTP
+    carry a name to judge."""
+    addr = resolve(ng, "pypi.org")
+    r = vm_sockets(ng, f"""
+        s = conn({addr!r}, 22, 30112)
+        banner = b"SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\\r\\n"
+        def echo():
+            s.sendall(banner)
+            return s.recv(4096)
+        got = outcome(echo)
+        close(s)
+        result(got=got if isinstance(got, str) else got.decode())
+    """)
+    assert r["got"] == "SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n", r
