@@ -155,7 +155,8 @@ http_classify(const uint8_t *p, size_t len)
 /*
  * Split the next line off *s, without its LF and one CR before it (RFC 9112 s2.2 lets a
  * recipient end a line with a bare LF). False while no LF has arrived. A CR left in *line
- * is a bare one, which the callers refuse: servers differ on whether it ends the line.
+ * is a bare one: servers differ on whether it ends the line, and none of the bytes the
+ * callers let through (tchar, VCHAR, field-value without CTLs) is a CR.
  */
 static bool
 http_line(struct rd *s, struct rd *line)
@@ -219,7 +220,7 @@ http_reg_name(struct rd h)
 		hex = http_hexdig(h.p[i]);
 	if (!dec && !hex)
 		return true;
-	if (hex || nb_labels != 4)
+	if (nb_labels != 4)		/* the loop below refuses a hex part */
 		return false;
 	for (size_t i = 0; i < h.len; i += label + 1) {
 		unsigned int v = 0;
@@ -543,14 +544,14 @@ http_head_parse(const uint8_t *p, size_t len, struct http_head *out)
 		if (!http_line(&s, &line))
 			return more;
 	} while (line.len == 0);
-	if (memchr(line.p, '\r', line.len) != NULL || !http_request_line(line, &rl))
+	if (!http_request_line(line, &rl))
 		return HTTP_BAD;
 	for (;;) {
 		if (!http_line(&s, &line))
 			return more;
 		if (line.len == 0)
 			break;
-		if (memchr(line.p, '\r', line.len) != NULL || !http_field_line(line, &f))
+		if (!http_field_line(line, &f))
 			return HTTP_BAD;
 	}
 	out->head_len = (size_t)(s.p - p);

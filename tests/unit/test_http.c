@@ -594,6 +594,8 @@ test_body_chunked_bad(void **state)
 	/* chunk-size: none, not hex, signed, too long, >= 2^63, BWS without an extension */
 	expect_chunked(S("\r\nhello\r\n0\r\n\r\n"), HTTP_BAD, 0);
 	expect_chunked(S(";x\r\nhello\r\n0\r\n\r\n"), HTTP_BAD, 0);
+	expect_chunked(S("\r\n\r\n"), HTTP_BAD, 0);
+	expect_chunked(S(";x\r\n\r\n"), HTTP_BAD, 0);
 	expect_chunked(S("5g\r\nhello\r\n0\r\n\r\n"), HTTP_BAD, 0);
 	expect_chunked(S("0x5\r\nhello\r\n0\r\n\r\n"), HTTP_BAD, 0);
 	expect_chunked(S("+5\r\nhello\r\n0\r\n\r\n"), HTTP_BAD, 0);
