@@ -7,13 +7,12 @@
  * of the head, or before HTTP_HEAD_MAX: a status other than NEED_MORE never changes as the
  * stream grows, and the dataplane may act on the first definite answer.
  */
-#include <arpa/inet.h>
 #include <string.h>
 
 #include "sni/http.h"
 #include "sni/rd.h"
 
-#define HTTP_IPV6_TEXT_MAX	45	/* INET6_ADDRSTRLEN less its NUL */
+#define HTTP_IPV6_TEXT_MAX	45	/* "ffff:" x 6 and a dotted quad */
 
 /* tchar (RFC 9110 s5.6.2): the bytes of a method and of a field name. */
 static bool
@@ -185,6 +184,72 @@ http_host_copy(char host[SNI_HOST_MAX + 1], size_t *host_len, const uint8_t *p, 
 }
 
 /*
+ * IPv4address (RFC 3986 s3.2.2): four decimal parts of 0..255 without leading zeros, the
+ * one spelling every reader takes for the same address.
+ */
+static bool
+http_dotted_quad(const uint8_t *p, size_t n)
+{
+	size_t i = 0;
+
+	for (unsigned int part = 0; part < 4; part++) {
+		unsigned int v = 0;
+		size_t d = 0;
+
+		if (part > 0 && (i == n || p[i++] != '.'))
+			return false;
+		for (; i < n && http_digit(p[i]) && d <= 3; i++, d++)
+			v = v * 10 + (unsigned int)(p[i] - '0');
+		if (d == 0 || d > 3 || v > 255 || (d > 1 && p[i - d] == '0'))
+			return false;
+	}
+	return i == n;
+}
+
+/*
+ * IPv6address (RFC 3986 s3.2.2, RFC 4291 s2.2): eight groups of 1..4 hex digits, the last
+ * two of which may be a dotted quad, with at most one "::" standing for one or more zero
+ * groups.
+ */
+static bool
+http_ipv6(struct rd t)
+{
+	size_t i = 0, units = 0;
+	bool gap = false;
+
+	if (t.len >= 2 && t.p[0] == ':' && t.p[1] == ':') {
+		gap = true;
+		i = 2;
+	}
+	while (i < t.len) {
+		size_t start = i, d = 0;
+
+		for (; i < t.len && http_hexdig(t.p[i]) && d <= 4; i++, d++)
+			continue;
+		if (i < t.len && t.p[i] == '.') {	/* ls32 as IPv4address: the end */
+			if (!http_dotted_quad(t.p + start, t.len - start))
+				return false;
+			units += 2;
+			break;
+		}
+		if (d == 0 || d > 4)
+			return false;
+		units++;
+		if (i == t.len)
+			break;
+		if (t.p[i++] != ':' || i == t.len)	/* a lone ':' at the end */
+			return false;
+		if (t.p[i] == ':') {
+			if (gap)
+				return false;
+			gap = true;
+			i++;
+		}
+	}
+	return gap ? units <= 7 : units == 8;
+}
+
+/*
  * A reg-name or dotted IPv4 address (RFC 3986 s3.2.2), one trailing dot removed: labels of
  * 1..SNI_LABEL_MAX bytes, SNI_HOST_MAX in all. A name whose last label is a number (decimal,
  * or 0x and hex) is an IPv4 address to WHATWG URL parsers and to inet_aton(), which read
@@ -194,7 +259,7 @@ http_host_copy(char host[SNI_HOST_MAX + 1], size_t *host_len, const uint8_t *p, 
 static bool
 http_reg_name(struct rd h)
 {
-	size_t label = 0, last = 0, nb_labels = 0;
+	size_t label = 0, last = 0;
 	bool dec = true, hex;
 
 	if (h.len > 0 && h.p[h.len - 1] == '.')
@@ -210,7 +275,6 @@ http_reg_name(struct rd h)
 		if (label == 0)			/* ".a", "a..b" */
 			return false;
 		last = i - label;
-		nb_labels++;
 		label = 0;
 	}
 	for (size_t i = last; i < h.len; i++)
@@ -218,22 +282,7 @@ http_reg_name(struct rd h)
 	hex = h.len - last >= 2 && h.p[last] == '0' && http_lower(h.p[last + 1]) == 'x';
 	for (size_t i = last + 2; hex && i < h.len; i++)
 		hex = http_hexdig(h.p[i]);
-	if (!dec && !hex)
-		return true;
-	if (nb_labels != 4)		/* the loop below refuses a hex part */
-		return false;
-	for (size_t i = 0; i < h.len; i += label + 1) {
-		unsigned int v = 0;
-
-		for (label = 0; i + label < h.len && h.p[i + label] != '.'; label++) {
-			if (!http_digit(h.p[i + label]))
-				return false;
-			v = v * 10 + (unsigned int)(h.p[i + label] - '0');
-		}
-		if (label > 3 || v > 255 || (label > 1 && h.p[i] == '0'))
-			return false;
-	}
-	return true;
+	return (!dec && !hex) || http_dotted_quad(h.p, h.len);
 }
 
 /*
@@ -255,18 +304,12 @@ http_authority(struct rd a, char host[SNI_HOST_MAX + 1], size_t *host_len, uint1
 
 	if (a.len > 0 && a.p[0] == '[') {
 		const uint8_t *end = memchr(a.p, ']', a.len);
-		char text[HTTP_IPV6_TEXT_MAX + 1];
-		struct in6_addr addr;
 
 		if (end == NULL)
 			return false;
 		h = rd_make(a.p + 1, (size_t)(end - a.p) - 1);
 		rd_skip(&a, h.len + 2);
-		if (h.len == 0 || h.len > HTTP_IPV6_TEXT_MAX)
-			return false;
-		memcpy(text, h.p, h.len);
-		text[h.len] = '\0';
-		if (inet_pton(AF_INET6, text, &addr) != 1)
+		if (h.len > HTTP_IPV6_TEXT_MAX || !http_ipv6(h))
 			return false;
 		http_host_copy(host, host_len, h.p, h.len);
 	} else {

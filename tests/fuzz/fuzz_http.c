@@ -6,13 +6,15 @@
  *    (one prefix, cut where the input's last two bytes say, is NEED_MORE or the same); a
  *    head that parses is one the classifier calls HTTP.
  *  - An OK head: head_len within the input and HTTP_HEAD_MAX, a host of 1..SNI_HOST_MAX
- *    lower-case host bytes, NUL-terminated, a port when CONNECT.
+ *    lower-case host bytes, NUL-terminated, a port when CONNECT; a host that is an IP
+ *    address is one inet_pton() takes.
  *  - The body reader gives the same status and length whether the body is fed whole, a
  *    byte at a time, or in pieces whose sizes the input chooses; each piece is an
  *    exact-size copy, so ASan sees a read past it. The body is what follows an OK head,
  *    with its framing, or else the whole input read as chunked, so the fuzzer can reach
  *    the chunked reader without building a head first.
  */
+#include <arpa/inet.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,12 +42,20 @@ host_byte(char c)
 static void
 check_head(const struct http_head *h, size_t len)
 {
+	struct in6_addr a6;
+	struct in_addr a4;
+
 	check(h->head_len > 0 && h->head_len <= len && h->head_len <= HTTP_HEAD_MAX);
 	check(h->host_len > 0 && h->host_len <= SNI_HOST_MAX);
 	check(h->host[h->host_len] == '\0' && strlen(h->host) == h->host_len);
 	for (size_t i = 0; i < h->host_len; i++)
 		check(host_byte(h->host[i]));
 	check(h->host[h->host_len - 1] != '.');
+	/* An address is one libc reads the same way (sni/ may not call it: tests/layout). */
+	if (strchr(h->host, ':') != NULL)
+		check(inet_pton(AF_INET6, h->host, &a6) == 1);
+	else if (strspn(h->host, "0123456789.") == h->host_len)
+		check(inet_pton(AF_INET, h->host, &a4) == 1);
 	check(h->body <= HTTP_BODY_CHUNKED);
 	check(h->body == HTTP_BODY_LENGTH || h->length == 0);
 	check(h->length <= UINT64_C(0x7fffffffffffffff));

@@ -11,6 +11,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,6 +193,38 @@ test_head_host(void **state)
 	expect_head(S("GET / HTTP/1.1\r\nHost: my_host.example\r\n\r\n"), "my_host.example", 0, &h);
 	expect_head(S("GET / HTTP/1.1\r\nHost: 1e100.net\r\n\r\n"), "1e100.net", 0, &h);
 	expect_head(S("GET / HTTP/1.1\r\nHost: 0x7f.example\r\n\r\n"), "0x7f.example", 0, &h);
+}
+
+/*
+ * IPv6 literals against glibc's inet_pton(), both ways; the reader may not use it (sni/
+ * is libc only, by tests/layout), and must agree with it.
+ */
+static void
+test_head_host_ipv6(void **state)
+{
+	static const char *const addrs[] = {
+		"::", "::1", "1::", "1:2:3:4:5:6:7:8", "1:2:3:4:5:6:7::", "::2:3:4:5:6:7:8",
+		"1:2:3:4:5:6::8", "1::8", "ffff:FFFF::0000:0", "::ffff:192.0.2.1",
+		"1:2:3:4:5:6:1.2.3.4", "::1.2.3.4", "64:ff9b::192.0.2.33",
+		"", ":", ":::", "1:2:3:4:5:6:7", "1:2:3:4:5:6:7:8:9", "1:2:3:4:5:6:7:8::",
+		"::1:2:3:4:5:6:7:8", "1::2::3", "12345::1", "g::1", ":1::", "1::2:", "1:",
+		"::1.2.3", "::1.2.3.4.5", "::01.2.3.4", "::256.2.3.4", "1.2.3.4", "::1.2.3.4:5",
+		"1:2:3:4:5:6:7:1.2.3.4", "::ffff:0x1.2.3.4", "::1 ", "1:2:3:4:5:6:7:8:",
+	};
+	char req[128];
+	struct http_head h;
+	struct in6_addr a;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
+		int n = snprintf(req, sizeof(req), "GET / HTTP/1.1\r\nHost: [%s]:80\r\n\r\n",
+		    addrs[i]);
+		enum http_status want = inet_pton(AF_INET6, addrs[i], &a) == 1 ? HTTP_OK : HTTP_BAD;
+
+		assert_int_equal(http_head_parse((const uint8_t *)req, (size_t)n, &h), want);
+		if (want == HTTP_OK)
+			assert_int_equal(h.port, 80);
+	}
 }
 
 /* Each is an accepted head above with one rule broken. */
@@ -695,6 +728,7 @@ main(void)
 		cmocka_unit_test(test_classify_long),
 		cmocka_unit_test(test_head_forms),
 		cmocka_unit_test(test_head_host),
+		cmocka_unit_test(test_head_host_ipv6),
 		cmocka_unit_test(test_head_bad_request_line),
 		cmocka_unit_test(test_head_bad_lines),
 		cmocka_unit_test(test_head_bad_host),
