@@ -539,7 +539,7 @@ http_target(const struct http_request_line *rl, const struct http_fields *f,
 		out->connect = true;
 		need_host = false;
 	} else if (http_eq(rl->method, "connect")) {
-		return false;		/* methods have case (RFC 9110 s9.1); not all servers agree */
+		return false;	/* methods have case (RFC 9110 s9.1); not every server agrees */
 	} else if (t.p[0] == '/') {
 		/* origin-form: the host is Host's */
 	} else if (http_exact(t, "*")) {

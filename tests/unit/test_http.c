@@ -181,7 +181,8 @@ test_head_host(void **state)
 	struct http_head h;
 
 	(void)state;
-	expect_head(S("GET / HTTP/1.1\r\nHost: WWW.Example.COM.\r\n\r\n"), "www.example.com", 0, &h);
+	expect_head(S("GET / HTTP/1.1\r\nHost: WWW.Example.COM.\r\n\r\n"), "www.example.com", 0,
+	    &h);
 	expect_head(S("GET / HTTP/1.1\r\nhOST:   example.com:80  \r\n\r\n"), "example.com", 80, &h);
 	expect_head(S("GET / HTTP/1.1\r\nHost: example.com:00080\r\n\r\n"), "example.com", 80, &h);
 	expect_head(S("GET / HTTP/1.1\r\nHost: [2001:DB8::a]:8443\r\n\r\n"), "2001:db8::a", 8443,
@@ -370,9 +371,12 @@ test_head_bad_target(void **state)
 	expect_bad(S("GET http:/example.com/ HTTP/1.1\r\nHost: example.com\r\n\r\n"));
 	expect_bad(S("GET http:///x HTTP/1.1\r\nHost: example.com\r\n\r\n"));
 	expect_bad(S("GET http://u@example.com/ HTTP/1.1\r\nHost: example.com\r\n\r\n"));
-	expect_bad(S("GET http://example.com?@evil.example/ HTTP/1.1\r\nHost: example.com\r\n\r\n"));
-	expect_bad(S("GET http://example.com#@evil.example/ HTTP/1.1\r\nHost: example.com\r\n\r\n"));
-	expect_bad(S("GET http://example.com\\@evil.example/ HTTP/1.1\r\nHost: example.com\r\n\r\n"));
+	expect_bad(S("GET http://example.com?@evil.example/ HTTP/1.1\r\n"
+	    "Host: example.com\r\n\r\n"));
+	expect_bad(S("GET http://example.com#@evil.example/ HTTP/1.1\r\n"
+	    "Host: example.com\r\n\r\n"));
+	expect_bad(S("GET http://example.com\\@evil.example/ HTTP/1.1\r\n"
+	    "Host: example.com\r\n\r\n"));
 	expect_bad(S("GET http://example.com:/ HTTP/1.1\r\nHost: example.com\r\n\r\n"));
 	/* CONNECT: a Host that disagrees, a body */
 	expect_bad(S("CONNECT example.com:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n"));
@@ -382,29 +386,28 @@ test_head_bad_target(void **state)
 	expect_bad(S("CONNECT example.com:443 HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n"));
 }
 
+#define POST	"POST / HTTP/1.1\r\nHost: example.com\r\n"
+
 static void
 test_head_body(void **state)
 {
 	struct http_head h;
 
 	(void)state;
-	expect_head(S("POST / HTTP/1.1\r\nHost: example.com\r\nContent-Length: 5\r\n\r\n"),
-	    "example.com", 0, &h);
+	expect_head(S(POST "Content-Length: 5\r\n\r\n"), "example.com", 0, &h);
 	assert_int_equal(h.body, HTTP_BODY_LENGTH);
 	assert_int_equal(h.length, 5);
-	expect_head(S("POST / HTTP/1.1\r\nHost: example.com\r\nContent-Length: 5, 005\r\n"
+	expect_head(S(POST "Content-Length: 5, 005\r\n"
 	    "content-length:5\r\n\r\n"), "example.com", 0, &h);
 	assert_int_equal(h.body, HTTP_BODY_LENGTH);
 	assert_int_equal(h.length, 5);
-	expect_head(S("POST / HTTP/1.1\r\nHost: example.com\r\n"
-	    "Content-Length: 9223372036854775807\r\n\r\n"), "example.com", 0, &h);
+	expect_head(S(POST "Content-Length: 9223372036854775807\r\n\r\n"), "example.com", 0, &h);
 	assert_true(h.length == UINT64_C(9223372036854775807));
 	expect_head(S("POST / HTTP/1.0\r\nHost: example.com\r\nContent-Length: 0\r\n\r\n"),
 	    "example.com", 0, &h);
 	assert_int_equal(h.body, HTTP_BODY_LENGTH);
 	assert_int_equal(h.length, 0);
-	expect_head(S("POST / HTTP/1.1\r\nHost: example.com\r\nTransfer-Encoding:  Chunked \r\n\r\n"),
-	    "example.com", 0, &h);
+	expect_head(S(POST "Transfer-Encoding:  Chunked \r\n\r\n"), "example.com", 0, &h);
 	assert_int_equal(h.body, HTTP_BODY_CHUNKED);
 }
 
@@ -414,38 +417,35 @@ test_head_bad_body(void **state)
 {
 	(void)state;
 	/* CL.TE / TE.CL */
-	expect_bad(S("POST / HTTP/1.1\r\nHost: example.com\r\nContent-Length: 5\r\n"
+	expect_bad(S(POST "Content-Length: 5\r\n"
 	    "Transfer-Encoding: chunked\r\n\r\n"));
-	expect_bad(S("POST / HTTP/1.1\r\nHost: example.com\r\nTransfer-Encoding: chunked\r\n"
+	expect_bad(S(POST "Transfer-Encoding: chunked\r\n"
 	    "Content-Length: 5\r\n\r\n"));
 	/* codings other than a lone chunked */
-	expect_bad(S("POST / HTTP/1.1\r\nHost: example.com\r\nTransfer-Encoding: chunked, identity\r\n\r\n"));
-	expect_bad(S("POST / HTTP/1.1\r\nHost: example.com\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"));
-	expect_bad(S("POST / HTTP/1.1\r\nHost: example.com\r\nTransfer-Encoding: identity\r\n\r\n"));
-	expect_bad(S("POST / HTTP/1.1\r\nHost: example.com\r\nTransfer-Encoding: xchunked\r\n\r\n"));
-	expect_bad(S("POST / HTTP/1.1\r\nHost: example.com\r\nTransfer-Encoding: \"chunked\"\r\n\r\n"));
-	expect_bad(S("POST / HTTP/1.1\r\nHost: example.com\r\nTransfer-Encoding:\r\n\r\n"));
-	expect_bad(S("POST / HTTP/1.1\r\nHost: example.com\r\nTransfer-Encoding: chunked\r\n"
+	expect_bad(S(POST "Transfer-Encoding: chunked, identity\r\n\r\n"));
+	expect_bad(S(POST "Transfer-Encoding: gzip, chunked\r\n\r\n"));
+	expect_bad(S(POST "Transfer-Encoding: identity\r\n\r\n"));
+	expect_bad(S(POST "Transfer-Encoding: xchunked\r\n\r\n"));
+	expect_bad(S(POST "Transfer-Encoding: \"chunked\"\r\n\r\n"));
+	expect_bad(S(POST "Transfer-Encoding:\r\n\r\n"));
+	expect_bad(S(POST "Transfer-Encoding: chunked\r\n"
 	    "Transfer-Encoding: chunked\r\n\r\n"));
-	expect_bad(S("POST / HTTP/1.1\r\nHost: example.com\r\nTransfer-Encoding : chunked\r\n\r\n"));
-	expect_bad(S("POST / HTTP/1.1\r\nHost: example.com\r\nTransfer_Encoding: chunked\r\n\r\n"));
+	expect_bad(S(POST "Transfer-Encoding : chunked\r\n\r\n"));
+	expect_bad(S(POST "Transfer_Encoding: chunked\r\n\r\n"));
 	expect_bad(S("POST / HTTP/1.0\r\nHost: example.com\r\nTransfer-Encoding: chunked\r\n\r\n"));
 	/* Content-Length: signs, non-digits, lists that differ, fields that differ, overflow */
-	expect_bad(S("POST / HTTP/1.1\r\nHost: example.com\r\nContent-Length: +5\r\n\r\n"));
-	expect_bad(S("POST / HTTP/1.1\r\nHost: example.com\r\nContent-Length: -1\r\n\r\n"));
-	expect_bad(S("POST / HTTP/1.1\r\nHost: example.com\r\nContent-Length: 0x5\r\n\r\n"));
-	expect_bad(S("POST / HTTP/1.1\r\nHost: example.com\r\nContent-Length: 5 5\r\n\r\n"));
-	expect_bad(S("POST / HTTP/1.1\r\nHost: example.com\r\nContent-Length: 5, 6\r\n\r\n"));
-	expect_bad(S("POST / HTTP/1.1\r\nHost: example.com\r\nContent-Length: 5,\r\n\r\n"));
-	expect_bad(S("POST / HTTP/1.1\r\nHost: example.com\r\nContent-Length: ,5\r\n\r\n"));
-	expect_bad(S("POST / HTTP/1.1\r\nHost: example.com\r\nContent-Length:\r\n\r\n"));
-	expect_bad(S("POST / HTTP/1.1\r\nHost: example.com\r\nContent-Length: 5\r\n"
-	    "Content-Length: 6\r\n\r\n"));
-	expect_bad(S("POST / HTTP/1.1\r\nHost: example.com\r\n"
-	    "Content-Length: 9223372036854775808\r\n\r\n"));
-	expect_bad(S("POST / HTTP/1.1\r\nHost: example.com\r\n"
-	    "Content-Length: 18446744073709551621\r\n\r\n"));
-	expect_bad(S("POST / HTTP/1.1\r\nHost: example.com\r\nContent_Length: 5\r\n\r\n"));
+	expect_bad(S(POST "Content-Length: +5\r\n\r\n"));
+	expect_bad(S(POST "Content-Length: -1\r\n\r\n"));
+	expect_bad(S(POST "Content-Length: 0x5\r\n\r\n"));
+	expect_bad(S(POST "Content-Length: 5 5\r\n\r\n"));
+	expect_bad(S(POST "Content-Length: 5, 6\r\n\r\n"));
+	expect_bad(S(POST "Content-Length: 5,\r\n\r\n"));
+	expect_bad(S(POST "Content-Length: ,5\r\n\r\n"));
+	expect_bad(S(POST "Content-Length:\r\n\r\n"));
+	expect_bad(S(POST "Content-Length: 5\r\nContent-Length: 6\r\n\r\n"));
+	expect_bad(S(POST "Content-Length: 9223372036854775808\r\n\r\n"));
+	expect_bad(S(POST "Content-Length: 18446744073709551621\r\n\r\n"));
+	expect_bad(S(POST "Content_Length: 5\r\n\r\n"));
 }
 
 static void
