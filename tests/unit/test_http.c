@@ -264,6 +264,8 @@ test_head_bad_lines(void **state)
 	expect_bad(S("GET / HTTP/1.1\r\nX-A: 1\r\n 2\r\nHost: example.com\r\n\r\n"));
 	expect_bad(S("GET / HTTP/1.1\r\nX-A: 1\r\n\t2\r\nHost: example.com\r\n\r\n"));
 	expect_bad(S("GET / HTTP/1.1\r\n Host: example.com\r\n\r\n"));
+	expect_bad(S("GET / HTTP/1.1\r\nHost: example.com\r\n evil.example\r\n\r\n"));
+	expect_bad(S("GET / HTTP/1.1\r\nHost:\r\n\texample.com\r\n\r\n"));
 	expect_bad(S("GET / HTTP/1.1\r\nX-A\r\nHost: example.com\r\n\r\n"));
 	expect_bad(S("GET / HTTP/1.1\r\n: 1\r\nHost: example.com\r\n\r\n"));
 	expect_bad(S("GET / HTTP/1.1\r\nX(A): 1\r\nHost: example.com\r\n\r\n"));
