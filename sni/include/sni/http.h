@@ -32,8 +32,13 @@ enum http_first {
  * broad (what any server could read as a request must be judged): after optional empty
  * lines, a token, whitespace, and a first line whose last word starts with "HTTP/"
  * (compared without case), or a first line still open after HTTP_HEAD_MAX bytes that
- * starts with a token and whitespace. A non-token byte before the first whitespace, or a
- * complete first line without an HTTP version, is HTTP_FIRST_OTHER.
+ * starts with a token and whitespace. Whitespace is SP, HTAB, VT, FF or a bare CR (what
+ * RFC 9112 s3 lets a server split on). A non-token byte before the first whitespace, or a
+ * complete first line without an HTTP version, is HTTP_FIRST_OTHER. Only the first
+ * HTTP_HEAD_MAX bytes are read, and a line still open there is HTTP_FIRST_HTTP even when
+ * it is all empty lines or one token so far: a server may still be waiting for the rest
+ * of its request line, and http_head_parse() refuses the head anyway. A status other than
+ * HTTP_FIRST_NEED_MORE does not change as len grows.
  */
 enum http_first http_classify(const uint8_t *p, size_t len);
 
@@ -64,7 +69,12 @@ struct http_head {
  * Parse the request head at the start of p (len bytes, at least the head; bytes after it
  * are the body or the next request and are not read). HTTP_OK fills *out; HTTP_NEED_MORE
  * when no blank line ends a valid prefix yet (HTTP_BAD instead once len reaches
- * HTTP_HEAD_MAX); *out is unspecified otherwise.
+ * HTTP_HEAD_MAX); *out is unspecified otherwise. A complete line that breaks a rule is
+ * HTTP_BAD at once, and a status other than HTTP_NEED_MORE does not change as len grows.
+ *
+ * The host is Host's, or the target's authority for absolute-form and CONNECT, which must
+ * then agree with Host on host and port. Host is required but on CONNECT, whose
+ * authority-form target names the host and port of the tunnel.
  */
 enum http_status http_head_parse(const uint8_t *p, size_t len, struct http_head *out);
 
