@@ -34,9 +34,11 @@ enum edit_section {
  * RDATA that holds names a sender may have compressed: the types of RFC 1035 s3.3, which
  * RFC 3597 s4 calls well known, and those it says receivers should decompress too (RP,
  * AFSDB, RT, SIG, PX, NXT, NAPTR, SRV). Their RDATA is: pre fixed bytes, strs
- * character-strings, names names, then exactly post bytes (-1: any). Every other type is
- * copied as it is: RFC 3597 s4 forbids compression in it, and SVCB's TargetName is never
- * compressed (RFC 9460 s2.2).
+ * character-strings, names names, then exactly post bytes (-1: any). DNAME, RRSIG and NSEC
+ * names are never compressed, but a later name may be compressed against them, so they are
+ * written (and mapped) the same way. Every other type is copied as it is: RFC 3597 s4
+ * forbids compression in it, and SVCB's TargetName is never compressed (RFC 9460 s2.2)
+ * but is mapped too (dns_edit_svcb_write).
  */
 struct edit_shape {
 	uint16_t type;
@@ -64,6 +66,9 @@ static const struct edit_shape edit_shapes[] = {
 	{ 30, 0, 0, 1, -1 },	/* NXT: next name, then the bitmap */
 	{ 33, 6, 0, 1, 0 },	/* SRV */
 	{ 35, 4, 3, 1, 0 },	/* NAPTR: order, pref, flags, services, regexp, replacement */
+	{ 39, 0, 0, 1, 0 },	/* DNAME (RFC 6672 s2.5), and: */
+	{ 46, 18, 0, 1, -1 },	/* RRSIG signer (RFC 4034 s3.1.7), then the signature */
+	{ 47, 0, 0, 1, -1 },	/* NSEC next name (RFC 4034 s4.1.1), then the bitmap */
 };
 
 static const struct edit_shape *
@@ -509,8 +514,9 @@ dns_edit(uint8_t *msg, size_t len, size_t cap, unsigned int flags, dns_keep_fn k
 		return DNS_EDIT_MALFORMED;
 	if (len > cap || scratch == NULL || scratch_len < len)
 		return DNS_EDIT_NO_ROOM;
+	/* Never longer than it came: the client's EDNS UDP size (or 512) holds it. */
 	e = (struct dns_edit){
-		.o = scratch, .olen = len, .w = msg, .cap = cap, .map = map,
+		.o = scratch, .olen = len, .w = msg, .cap = len, .map = map,
 		.map_len = len < DNS_PTR_REACH ? len : DNS_PTR_REACH,
 		.flags = flags, .keep = keep, .arg = arg, .st = st,
 	};
