@@ -140,3 +140,35 @@ frame_dns_refusal_tcp(const uint8_t *in, size_t len, const struct pkt *p,
 	    FRAME_TCP_HDR_LEN + 2 + dlen));
 	return (int)n;
 }
+
+/*
+ * The lengths (IPv4 total length and header checksum, or IPv6 payload length; UDP length)
+ * then the UDP checksum over the pseudo-header (RFC 768; RFC 8200 s8.1) and the datagram,
+ * in full: the payload changed too much for RFC 1624. A checksum the sender left at 0
+ * ("none", IPv4) is computed all the same, which RFC 768 allows; a computed 0 is sent as
+ * 0xffff. An IPv6 datagram with a routing header would need its final destination in the
+ * pseudo-header: pkt_decode() hands over none, so the header's destination is used. Any
+ * extension headers or IPv4 options between l3 and l4 are kept and counted.
+ */
+size_t
+frame_udp_resize(uint8_t *l3, uint8_t family, uint8_t *l4, size_t payload_len)
+{
+	size_t udp_len = FRAME_UDP_HDR_LEN + payload_len;
+	size_t ip_len = (size_t)(l4 - l3) + udp_len;
+	uint16_t csum;
+
+	if (family == 4) {
+		size_t ihl = (size_t)(l3[0] & 0xf) * 4;
+
+		frame_wr16(l3 + 2, (uint16_t)ip_len);
+		frame_wr16(l3 + 10, 0);
+		frame_wr16(l3 + 10, frame_csum_fold(frame_csum_add(0, l3, ihl)));
+	} else {
+		frame_wr16(l3 + 4, (uint16_t)(ip_len - FRAME_IPV6_HDR_LEN));
+	}
+	frame_wr16(l4 + 4, (uint16_t)udp_len);
+	frame_wr16(l4 + 6, 0);
+	csum = frame_l4_csum(l3, family, PKT_PROTO_UDP, l4, udp_len);
+	frame_wr16(l4 + 6, csum == 0 ? 0xffff : csum);
+	return ip_len;
+}

@@ -51,9 +51,16 @@ struct dns_edit_stats {
 };
 
 /*
- * Edit the response msg[0 .. len) in place; cap: bytes msg may hold. keep is called once
- * for every address the answer gives, in message order (it may bind as it is asked).
- * scratch (scratch_len bytes, at least len) is the caller's working space.
+ * Edit the response msg[0 .. len) in place; cap: bytes msg may hold (at least len). keep is
+ * called once for every address the answer gives, in message order (it may bind as it is
+ * asked); NULL keeps none. scratch (scratch_len bytes, at least len) is the caller's
+ * working space. st, when not NULL, is zeroed and counts what was done.
+ *
+ * The result is never longer than len, so it still fits the size the client asked for
+ * (EDNS or 512): removals only shorten it, and an edit that would lengthen it (a name
+ * compressed against bytes that are not a name it keeps, written out in full) is
+ * DNS_EDIT_NO_ROOM. Nothing past msg[len] is written. Trailing bytes after the four
+ * sections are not part of the message and are dropped.
  *
  * An HTTPS/SVCB record whose hints are all removed loses the ipv4hint/ipv6hint param
  * itself, never the record (the client then resolves A/AAAA, which are judged the same).

@@ -1,0 +1,93 @@
+/*
+ * Internals of the DNS answer editor, shared by dns_edit.c (records, names, padding) and
+ * dns_edit_svcb.c (HTTPS/SVCB RDATA). Not for other callers.
+ */
+#ifndef SNI_DNS_EDIT_INT_H
+#define SNI_DNS_EDIT_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sni/dns.h"
+#include "sni/dns_edit.h"
+
+#define DNS_SVC_MANDATORY	0	/* RFC 9460 s8 */
+#define DNS_PTR_REACH		0x4000	/* a compression pointer holds 14 bits of offset */
+
+/* A name on the CNAME chain (offset in the old message) and the least TTL to it. */
+struct dns_edit_link {
+	size_t name;
+	uint32_t ttl;
+};
+
+/*
+ * One edit. The old message o[0 .. olen) is a copy in the caller's scratch; the new one is
+ * written into msg (w, up to cap bytes) from the start. map[k], for an old offset k below
+ * map_len, is the offset in the new message where the label that sat at k was written, so
+ * that the name which read on from k in the old message reads on from there in the new;
+ * 0 when none was (no name is written into the header).
+ */
+struct dns_edit {
+	const uint8_t *o;
+	size_t olen;
+	uint8_t *w;
+	size_t wlen, cap;
+	uint16_t *map;
+	size_t map_len;
+	struct dns_edit_link chain[DNS_CHAIN_MAX + 1];
+	unsigned int nb_chain;
+	unsigned int flags;
+	dns_keep_fn keep;
+	void *arg;
+	struct dns_edit_stats *st;
+	bool full;			/* a write did not fit cap */
+	bool bad;			/* a name did not read as the check pass found it */
+};
+
+/* A resource record of the old message, as offsets into it. */
+struct dns_edit_rr {
+	size_t owner;		/* the owner name */
+	size_t fixed;		/* type | class | ttl | rdlength: 10 bytes */
+	size_t rdata;
+	uint16_t type, class, rdlen;
+	uint32_t ttl;		/* as on the wire */
+};
+
+static inline uint16_t
+dns_edit_rd16(const uint8_t *b)
+{
+	return (uint16_t)(b[0] << 8 | b[1]);
+}
+
+static inline void
+dns_edit_wr16(uint8_t *b, size_t v)
+{
+	b[0] = (uint8_t)(v >> 8);
+	b[1] = (uint8_t)v;
+}
+
+/* Append n bytes; false (and e->full) when they do not fit cap. */
+bool dns_edit_put(struct dns_edit *e, const void *p, size_t n);
+
+/* Append the name at old offset off, compressed against what is written already. */
+bool dns_edit_name(struct dns_edit *e, size_t off);
+
+/* Offer an address to keep(); counts the answer in e->st. */
+bool dns_edit_offer(struct dns_edit *e, uint8_t family, const uint8_t *addr, uint32_t ttl);
+
+/*
+ * SVCB/HTTPS RDATA (p, len bytes, inside a message): true when it is well formed as RFC
+ * 9460 s2.2 and s7 say (see dns_edit_svcb.c).
+ */
+bool dns_edit_svcb_check(const uint8_t *p, size_t len);
+
+/*
+ * Write rr's RDATA (already checked) edited: hints offered when chain_ttl is not NULL (rr
+ * is in the answer, of class IN and owned by a chain name; *chain_ttl is that name's TTL),
+ * ech removed when asked. False when out of room.
+ */
+bool dns_edit_svcb_write(struct dns_edit *e, const struct dns_edit_rr *rr,
+    const uint32_t *chain_ttl);
+
+#endif

@@ -1,0 +1,185 @@
+/*
+ * Internals of the DNS reader shared by dns_msg.c and the answer editor (dns_edit*.c): the
+ * name rules of dns.h in one place, so the editor reads names exactly as the parser does.
+ * Not for other callers.
+ */
+#ifndef SNI_DNS_INT_H
+#define SNI_DNS_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sni/dns.h"
+#include "sni/rd.h"
+
+/* RFC 2181 s8: a TTL with the most significant bit set is to be treated as zero. */
+#define DNS_TTL_MSB	0x80000000u
+
+static inline uint8_t
+dns_lower(uint8_t c)
+{
+	/* ASCII only: bytes >= 0x80 are not letters in DNS (RFC 4343 s3). */
+	return c >= 'A' && c <= 'Z' ? (uint8_t)(c + ('a' - 'A')) : c;
+}
+
+static inline size_t
+dns_off(const uint8_t *msg, const struct rd *r)
+{
+	return (size_t)(r->p - msg);
+}
+
+/*
+ * Read the name at *r, which sits inside msg, and advance *r past the part
+ * stored in place: the labels up to the root label or the first compression pointer.
+ *
+ *   name  = { u8 len (1..63) | len bytes }* ( u8 0 | u16 0b11 << 14 | offset )
+ *
+ * A pointer may only go to an offset strictly before the start of the label sequence being
+ * read, and not into the header: every jump is then strictly backwards, so a name cannot
+ * loop, and DNS_PTR_HOPS_MAX bounds the work a hostile message can ask for (Unbound
+ * pkt_dname_len, Knot knot_dname_wire_check). The labels found there must also end before
+ * that sequence, as an earlier name always does: a name then never reads bytes past its
+ * own in-place part, so what follows a message (trailing bytes, the next TCP message)
+ * cannot change how it reads. Label types 0b01 and 0b10 are refused: RFC 1035 s4.1.4
+ * reserves them and RFC 6891 s5 retired the extended labels that used 0b01. The
+ * uncompressed length, root label included, may not exceed 255 (RFC 1035 s3.1).
+ *
+ * With out non-NULL (DNS_NAME_WIRE_MAX bytes), the name is copied there uncompressed and
+ * lower-cased. *wire_len gets the uncompressed length.
+ */
+static inline enum dns_status
+dns_name_read(const uint8_t *msg, struct rd *r, uint8_t *out, size_t *wire_len)
+{
+	struct rd cur = *r;
+	size_t seq_start = dns_off(msg, r);
+	size_t wire = 0;
+	unsigned int hops = 0;
+	bool jumped = false;
+	const uint8_t *label;
+	uint8_t b, lo;
+
+	for (;;) {
+		if (!rd_u8(&cur, &b))
+			return DNS_MALFORMED;
+		if ((b & 0xc0) == 0xc0) {
+			size_t target;
+
+			if (!rd_u8(&cur, &lo) || ++hops > DNS_PTR_HOPS_MAX)
+				return DNS_MALFORMED;
+			target = (size_t)(b & 0x3f) << 8 | lo;
+			if (target >= seq_start || target < DNS_HDR_LEN)
+				return DNS_MALFORMED;
+			if (!jumped) {
+				*r = cur;
+				jumped = true;
+			}
+			cur = rd_make(msg + target, seq_start - target);
+			seq_start = target;
+			continue;
+		}
+		if ((b & 0xc0) != 0)
+			return DNS_MALFORMED;
+		label = cur.p;
+		if ((wire += 1 + (size_t)b) > DNS_NAME_WIRE_MAX || !rd_skip(&cur, b))
+			return DNS_MALFORMED;
+		if (out != NULL) {
+			out[wire - 1 - b] = b;
+			for (size_t i = 0; i < b; i++)
+				out[wire - b + i] = dns_lower(label[i]);
+		}
+		if (b == 0)
+			break;
+	}
+	if (!jumped)
+		*r = cur;
+	*wire_len = wire;
+	return DNS_OK;
+}
+
+/*
+ * Walks the labels of a name already checked by dns_name_read. The checks are repeated
+ * (pointers backwards, hop limit, bounds) so that a wrong offset can cost a false "not
+ * equal" but never an out-of-bounds read or a loop.
+ */
+struct dns_name_it {
+	const uint8_t *msg;
+	struct rd cur;
+	size_t seq_start;
+	unsigned int hops;
+};
+
+static inline void
+dns_name_it_init(struct dns_name_it *it, const uint8_t *msg, size_t msg_len, size_t off)
+{
+	it->msg = msg;
+	it->cur = rd_make(msg + off, off <= msg_len ? msg_len - off : 0);
+	it->seq_start = off;
+	it->hops = 0;
+}
+
+/* Follow pointers until it->cur sits on a label length byte. */
+static inline bool
+dns_name_it_settle(struct dns_name_it *it)
+{
+	while (it->cur.len > 0 && (it->cur.p[0] & 0xc0) == 0xc0) {
+		size_t target;
+
+		if (it->cur.len < 2 || ++it->hops > DNS_PTR_HOPS_MAX)
+			return false;
+		target = (size_t)(it->cur.p[0] & 0x3f) << 8 | it->cur.p[1];
+		if (target >= it->seq_start)
+			return false;
+		it->cur = rd_make(it->msg + target, it->seq_start - target);
+		it->seq_start = target;
+	}
+	return it->cur.len > 0 && (it->cur.p[0] & 0xc0) == 0 &&
+	    it->cur.len > (size_t)it->cur.p[0];
+}
+
+/*
+ * Are the names at offsets a and b of msg equal, ignoring ASCII case (RFC 4343)? Both are
+ * walked in place. Once both walks stand on the same byte the remaining labels are the
+ * same bytes, which settles the common case (an owner compressed to the question name)
+ * at the first label.
+ */
+static inline bool
+dns_name_eq(const uint8_t *msg, size_t msg_len, size_t a, size_t b)
+{
+	struct dns_name_it ia, ib;
+	uint8_t n;
+
+	dns_name_it_init(&ia, msg, msg_len, a);
+	dns_name_it_init(&ib, msg, msg_len, b);
+	for (;;) {
+		if (!dns_name_it_settle(&ia) || !dns_name_it_settle(&ib))
+			return false;
+		if (ia.cur.p == ib.cur.p)
+			return true;
+		if ((n = ia.cur.p[0]) != ib.cur.p[0])
+			return false;
+		if (n == 0)
+			return true;
+		for (size_t i = 1; i <= n; i++) {
+			if (dns_lower(ia.cur.p[i]) != dns_lower(ib.cur.p[i]))
+				return false;
+		}
+		/* settle() checked that the label fits. */
+		rd_skip(&ia.cur, 1 + (size_t)n);
+		rd_skip(&ib.cur, 1 + (size_t)n);
+	}
+}
+
+static inline uint32_t
+dns_ttl(uint32_t wire)
+{
+	return (wire & DNS_TTL_MSB) != 0 ? 0 : wire;
+}
+
+static inline uint32_t
+dns_min(uint32_t a, uint32_t b)
+{
+	return a < b ? a : b;
+}
+
+#endif
