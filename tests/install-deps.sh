@@ -12,6 +12,8 @@ packages=(
 	# tests, differential oracles and the lab
 	tshark ldnsutils python3-ldns python3-scapy python3-pytest python3-cryptography nftables iproute2 ethtool
 	dnsmasq-base curl openssl procps psmisc knot-dnsutils valgrind
+	# a real browser in a lab VM (tests/e2e/lab_browser.py)
+	chromium
 	# the agent VM image (vm-images/agent) and the VM suite that boots it
 	qemu-system-x86 busybox-static cpio kmod ca-certificates
 	# the appliance image (vm-images/appliance) and its test

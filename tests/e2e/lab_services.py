@@ -36,10 +36,21 @@ class Server:
     ipv4: str = None
     ipv6: str = None
     sans: list = field(default_factory=list)   # certificate names (and IP: entries)
+    more_ipv4: list = field(default_factory=list)   # more addresses: HTTPS 443 and HTTP 80 only
+    more_https_ports: list = field(default_factory=list)   # TLS on ports beyond HTTPS_PORTS
+    alt_svc: str = None             # an Alt-Svc header on every HTTP(S) response
 
+    @property
+    def addresses(self):
+        return [a for a in (self.ipv4, self.ipv6) if a] + self.more_ipv4
+
+
+MANY_ADDRS = [f"192.0.2.{101 + i}" for i in range(40)]     # many.test: 40 A records, all served
 
 SERVERS = [
-    Server("pypi", "203.0.113.10", "2001:db8::10", ["pypi.org", "ttl5.test", "multi.test"]),
+    # TLS on 2053 too: a port that is not in tls_ports, where SNI is judged all the same
+    Server("pypi", "203.0.113.10", "2001:db8::10", ["pypi.org", "ttl5.test", "multi.test"],
+           more_https_ports=[2053]),
     Server("files", "203.0.113.11", None, ["files.pythonhosted.org", "multi.test"]),
     Server("github", "203.0.113.12", None, ["github.com"]),
     Server("ghcontent", "203.0.113.13", None,
@@ -51,6 +62,12 @@ SERVERS = [
     Server("v6only", None, "2001:db8::20", ["v6only.test"]),
     # Reached by address only (address patterns such as 198.51.100.0/24:443).
     Server("literal", "198.51.100.7", None, ["IP:198.51.100.7"]),
+    # svcb.test publishes an HTTPS record (alpn, ipv4hint, ech); hint.test only an HTTPS
+    # record whose ipv4hint (203.0.113.44) is the sole way to learn its address
+    Server("svcb", "203.0.113.40", None, ["svcb.test", "hint.test"], more_ipv4=["203.0.113.44"]),
+    # a site that advertises HTTP/3 (Alt-Svc: h3), for browsers that then try QUIC
+    Server("h3", "203.0.113.41", None, ["h3.test"], alt_svc='h3=":443"; ma=86400'),
+    Server("many", MANY_ADDRS[0], None, ["many.test"], more_ipv4=MANY_ADDRS[1:]),
 ]
 
 BULK_NAMES = 1000
@@ -78,6 +95,8 @@ HOST_RECORDS = [
     (["multi.test"], ["203.0.113.10"], None),
     (["multi.test"], ["203.0.113.11"], None),
     (["ttl5.test"], ["203.0.113.10"], 5),
+    (["svcb.test"], ["203.0.113.40"], None),
+    (["h3.test"], ["203.0.113.41"], None),
     # rebinding: names that resolve to loopback, link-local metadata, or another VM
     (["rebind-localhost.test"], ["127.0.0.1", "::1"], None),
     (["rebind-metadata.test"], ["169.254.169.254"], None),
@@ -93,6 +112,9 @@ HOST_RECORDS = [
 ] + [
     # 40 A records: over 512 bytes, so a plain UDP answer is truncated and TCP is needed
     (["big.test"], [f"203.0.113.{100 + i}"], None) for i in range(40)
+] + [
+    # 40 A records of a served name: every one of them must be connectable
+    (["many.test"], [a], None) for a in MANY_ADDRS
 ] + [
     # a thousand names, a thousand addresses: each connection needs its own fresh binding
     ([bulk_name(i)], [bulk_addr(i)], None) for i in range(BULK_NAMES)
@@ -110,8 +132,78 @@ UDP_ECHO_PORTS = [7, 443]
 
 
 def service_addresses():
-    addrs = [a for s in SERVERS for a in (s.ipv4, s.ipv6) if a]
+    addrs = [a for s in SERVERS for a in s.addresses]
     return addrs + [ROGUE_RESOLVER]
+
+
+# ---------------------------------------------------------------- HTTPS/SVCB records
+
+ECH_PUBLIC_NAME = "ech-cover.evil.test"     # the ECH outer name: no VM may reach it
+SVCB_KEYS = {"mandatory": 0, "alpn": 1, "no-default-alpn": 2, "port": 3, "ipv4hint": 4,
+             "ech": 5, "ipv6hint": 6}
+
+
+def ech_config_list(public_name=ECH_PUBLIC_NAME, config_id=None):
+    """A syntactically valid ECHConfigList (RFC 9849 s4: version 0xfe0d, a fresh X25519
+    key, HKDF-SHA256 / AES-128-GCM). Nobody holds its private key: a client that uses it
+    sends public_name as the outer SNI, and no lab server can decrypt the inner hello."""
+    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+    pub = X25519PrivateKey.generate().public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+    name = public_name.encode()
+    contents = (bytes([os.urandom(1)[0] if config_id is None else config_id])
+                + (0x0020).to_bytes(2, "big")                       # DHKEM(X25519, HKDF-SHA256)
+                + len(pub).to_bytes(2, "big") + pub
+                + (4).to_bytes(2, "big") + (0x0001).to_bytes(2, "big")   # HKDF-SHA256
+                + (0x0001).to_bytes(2, "big")                       # AES-128-GCM
+                + bytes([0])                                        # maximum_name_length
+                + bytes([len(name)]) + name
+                + (0).to_bytes(2, "big"))                           # no extensions
+    config = (0xfe0d).to_bytes(2, "big") + len(contents).to_bytes(2, "big") + contents
+    return len(config).to_bytes(2, "big") + config
+
+
+def svcb_rdata(priority=1, target=".", **params):
+    """SVCB/HTTPS RDATA (RFC 9460) in wire form. params: alpn=[...], ipv4hint=[...],
+    ipv6hint=[...], port=N, ech=bytes (an ECHConfigList), sorted by key as required."""
+    def name_wire(n):
+        labels = [x for x in n.rstrip(".").split(".") if x]
+        return b"".join(bytes([len(x)]) + x.encode() for x in labels) + b"\0"
+
+    def value(key, v):
+        if key == "alpn":
+            return b"".join(bytes([len(x)]) + x.encode() for x in v)
+        if key == "ipv4hint":
+            return b"".join(socket.inet_pton(socket.AF_INET, a) for a in v)
+        if key == "ipv6hint":
+            return b"".join(socket.inet_pton(socket.AF_INET6, a) for a in v)
+        if key == "port":
+            return int(v).to_bytes(2, "big")
+        if key == "ech":
+            return bytes(v)
+        raise ValueError(f"no SvcParam {key!r}")
+    out = priority.to_bytes(2, "big") + name_wire(target)
+    for key in sorted(params, key=lambda k: SVCB_KEYS[k.replace("_", "-")]):
+        v = value(key, params[key])
+        out += SVCB_KEYS[key.replace("_", "-")].to_bytes(2, "big") + len(v).to_bytes(2, "big") + v
+    return out
+
+
+def dns_rrs(tmp):
+    """[(name, rrtype, rdata)] the resolver serves beyond its host records: HTTPS (65) and
+    SVCB (64) records. The ECHConfigList is made once per run and kept in ech.bin."""
+    path = os.path.join(tmp, "ech.bin")
+    if not os.path.exists(path):
+        with open(path, "wb") as f:
+            f.write(ech_config_list())
+    with open(path, "rb") as f:
+        ech = f.read()
+    svcb = svcb_rdata(alpn=["h2", "http/1.1"], ipv4hint=["203.0.113.40"], ech=ech)
+    return [
+        ("svcb.test", 65, svcb),
+        ("svcb.test", 64, svcb),        # the same as a plain SVCB record
+        ("hint.test", 65, svcb_rdata(alpn=["h2", "http/1.1"], ipv4hint=["203.0.113.44"])),
+    ]
 
 
 # ---------------------------------------------------------------- certificates
@@ -186,6 +278,8 @@ def dnsmasq_argv(tmp):
         lines.append("host-record=" + ",".join(names + addrs + ([str(ttl)] if ttl else [])))
     for alias, target in CNAMES:
         lines.append(f"cname={alias},{target},{DNS_TTL}")
+    for name, rrtype, rdata in dns_rrs(tmp):
+        lines.append(f"dns-rr={name},{rrtype},{rdata.hex()}")
     conf = os.path.join(tmp, "dnsmasq.conf")
     with open(conf, "w") as f:
         f.write("\n".join(lines) + "\n")
@@ -204,14 +298,16 @@ EVENT_FIELDS = {"ts", "event", "server", "addr", "port", "kind", "client", "clie
 def server_spec(tmp):
     listeners = []
     for s in SERVERS:
-        for addr in (s.ipv4, s.ipv6):
-            if not addr:
-                continue
-            common = {"server": s.name, "addr": addr}
+        for addr in s.addresses:
+            common = {"server": s.name, "addr": addr, "alt_svc": s.alt_svc}
+            more = addr in s.more_ipv4
+            https = [443] if more else HTTPS_PORTS + s.more_https_ports
             listeners += [dict(common, kind="https", port=p,
                                cert=os.path.join(tmp, f"{s.name}.pem"),
-                               key=os.path.join(tmp, f"{s.name}.key")) for p in HTTPS_PORTS]
+                               key=os.path.join(tmp, f"{s.name}.key")) for p in https]
             listeners += [dict(common, kind="http", port=p) for p in HTTP_PORTS]
+            if more:
+                continue
             listeners += [dict(common, kind="tcp-echo", port=p) for p in TCP_ECHO_PORTS]
             listeners += [dict(common, kind="udp-echo", port=p) for p in UDP_ECHO_PORTS]
     return {"log": os.path.join(tmp, "servers.jsonl"), "ready": os.path.join(tmp, "servers.ready"),
@@ -240,6 +336,11 @@ class _Handler(BaseHTTPRequestHandler):
                 "sni": getattr(self.connection, "lab_sni", None),
                 "host": self.headers.get("Host"), "method": self.command, "path": self.path}
 
+    def end_headers(self):
+        if self.server.listener.get("alt_svc"):
+            self.send_header("Alt-Svc", self.server.listener["alt_svc"])
+        super().end_headers()
+
     def _reply(self, body, ctype="application/json"):
         self.send_response(200)
         self.send_header("Content-Type", ctype)
@@ -264,6 +365,13 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.flush()
                 time.sleep(0.2)
             self.close_connection = True
+        elif parts[0] == "page":
+            # for browsers: an HTML page whose DOM carries a marker naming the server
+            html = (f"<!doctype html><html><head><title>{_server_html(info)}</title></head><body>"
+                    f"<h1 id=\"ng-marker\">namegate-lab page from {_server_html(info)}</h1>"
+                    f"<pre id=\"ng-info\">{_html_escape(json.dumps(info))}</pre>"
+                    f"</body></html>\n")
+            self._reply(html.encode(), "text/html; charset=utf-8")
         else:
             self._reply((json.dumps(info) + "\n").encode())
 
@@ -278,6 +386,19 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, fmt, *args):
         pass                # requests are logged as JSON events instead
+
+
+def _server_html(info):
+    return _html_escape(info["server"])
+
+
+def _html_escape(text):
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def page_marker(server):
+    """What the DOM of /page from that server contains."""
+    return f"namegate-lab page from {server}"
 
 
 class _HTTPServer(ThreadingHTTPServer):
