@@ -377,9 +377,23 @@ class _Handler(BaseHTTPRequestHandler):
 
     do_HEAD = do_GET
 
+    def _chunked(self):
+        # a chunked request body (RFC 9112 s7.1), which BaseHTTPRequestHandler cannot read
+        data = b""
+        while True:
+            size = int(self.rfile.readline().split(b";")[0].strip(), 16)
+            if size == 0:
+                while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                    pass            # trailer fields
+                return data
+            data += self.rfile.read(size)
+            self.rfile.readline()
+
     def do_POST(self):
-        n = int(self.headers.get("Content-Length") or 0)
-        data = self.rfile.read(n)
+        if (self.headers.get("Transfer-Encoding") or "").lower() == "chunked":
+            data = self._chunked()
+        else:
+            data = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         info = dict(self._info(), received=len(data))
         _event(event="request", **info)
         self._reply((json.dumps(info) + "\n").encode())

@@ -227,10 +227,15 @@ def test_ipv6_binding(ng):
 
 
 def test_rebinding_address_never_bound(ng):
+    """The metadata address is never bound, so it is removed from the answer (the VM is
+    given no address it cannot connect to); connecting to it anyway is no_binding."""
     with nc.Delta(ng) as d:
         r = ng.dig("vm1", "rebind-metadata.test")
-        c = ng.curl("vm1", "http://rebind-metadata.test/")
-    assert r.rcode == "NOERROR" and r.addresses == ["169.254.169.254"]
+        by_name = ng.curl("vm1", "http://rebind-metadata.test/")
+        c = ng.curl("vm1", "http://rebind-metadata.test/",
+                    resolve="rebind-metadata.test:80:169.254.169.254")
+    assert r.rcode == "NOERROR" and r.addresses == [], r.raw
+    assert by_name.outcome == "dns failed", by_name.stderr
     assert c.outcome == "connection refused"
     assert d[nc.blocked("vm1", "rebind")] >= 1 and d[nc.blocked("vm1", "no_binding")] >= 1
     assert ng.curl("vm1", "https://pypi.org/").ok
