@@ -147,6 +147,36 @@ CONVERSATIONS = {
         rec(VM_PORT, syn(1, "203.0.113.10", 443)),
         rec(VM_PORT, tcp_dns(1, [DNS(id=9, rd=1, qd=DNSQR(qname="evil.test"))])),
     ],
+    "http_on_port_80": [
+        rec(VM_PORT, query(1, "pypi.org")),
+        rec(UPLINK | ANSWER_LAST, answer(1, "pypi.org", [("pypi.org", "A", 60, "203.0.113.10")])),
+        rec(VM_PORT, syn(1, "203.0.113.10", 80)),
+        rec(UPLINK, synack(1, "203.0.113.10", 80)),
+        rec(VM_PORT, data(1, "203.0.113.10", 80, b"GET / HTTP/1.1\r\nUser-Agent: x\r\n")),
+        rec(VM_PORT, out(1, IP(src="10.77.0.11", dst="203.0.113.10") /
+                         TCP(sport=40000, dport=80, flags="PA", seq=1001 + 32, ack=5001) /
+                         Raw(b"Host: pypi.org\r\nContent-Length: 5\r\n\r\nhelloGET /2 HTTP/1.1"
+                             b"\r\nHost: evil.test\r\n\r\n"))),
+        rec(UPLINK, back(1, IP(src="203.0.113.10", dst="10.77.0.11") /
+                         TCP(sport=80, dport=40000, flags="A", seq=5001, ack=1033))),
+    ],
+    "first_bytes_on_port_22": [
+        rec(VM_PORT, query(1, "pypi.org")),
+        rec(UPLINK | ANSWER_LAST, answer(1, "pypi.org", [("pypi.org", "A", 60, "203.0.113.10")])),
+        rec(VM_PORT, syn(1, "203.0.113.10", 22)),
+        rec(UPLINK, synack(1, "203.0.113.10", 22)),
+        rec(VM_PORT, data(1, "203.0.113.10", 22, b"\x16\x03\x01\x00\x05hello")),
+        rec(VM_PORT, syn(1, "203.0.113.10", 22, sport=40001)),
+        rec(UPLINK, synack(1, "203.0.113.10", 22, dport=40001)),
+        rec(VM_PORT, data(1, "203.0.113.10", 22, b"SSH-2.0-OpenSSH_9.2\r\n", sport=40001)),
+    ],
+    "https_record_with_ech": [
+        rec(VM_PORT, query(1, "pypi.org", qtype="HTTPS", edns=True)),
+        # priority 1, target ".", alpn=h2, ipv4hint=203.0.113.10, ech=0x0004 "abcd"
+        rec(UPLINK | ANSWER_LAST, answer(1, "pypi.org", [("pypi.org", 65, 60,
+            b"\x00\x01\x00" b"\x00\x01\x00\x03\x02h2" b"\x00\x04\x00\x04\xcb\x00\x71\x0a"
+            b"\x00\x05\x00\x04abcd")], qtype="HTTPS")),
+    ],
     "dns_to_other_server": [
         rec(VM_PORT, out(1, IP(src="10.77.0.11", dst="8.8.8.8") / UDP(sport=5353, dport=53) /
                          DNS(qd=DNSQR(qname="pypi.org")))),
