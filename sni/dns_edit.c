@@ -361,7 +361,9 @@ edit_build(struct dns_edit *e, const struct dns_msg *m, struct edit_opt *opt)
 				e->bad = true;
 				return false;
 			}
-			if (sec == EDIT_ANSWER && rr.class == DNS_CLASS_IN)
+			if (sec == EDIT_ANSWER && rr.class == DNS_CLASS_IN &&
+			    (rr.type == DNS_TYPE_A || rr.type == DNS_TYPE_AAAA ||
+			    rr.type == DNS_TYPE_SVCB || rr.type == DNS_TYPE_HTTPS))
 				k = edit_chain_find(e, rr.owner);
 			if (rr.type == DNS_TYPE_A || rr.type == DNS_TYPE_AAAA) {
 				if (k < 0)

@@ -133,8 +133,8 @@ svcb_hints(struct dns_edit *e, uint16_t key, struct rd v, uint32_t ttl, uint32_t
 /*
  * AliasMode (SvcPriority 0, s2.4.2) records should have no SvcParams and clients must
  * ignore any: they are dropped, so no client that does not ignore them uses an address or
- * an ECH key nobody judged. Hints of a record off the chain are left (the brief of issue
- * 13: only the answer to the question binds); ech is removed from every record when asked.
+ * an ECH key nobody judged. Hints of a record off the chain are left (no client uses them
+ * for the question; only its answer binds); ech goes from every record when asked.
  */
 bool
 dns_edit_svcb_write(struct dns_edit *e, const struct dns_edit_rr *rr, const uint32_t *chain_ttl)

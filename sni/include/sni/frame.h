@@ -73,7 +73,9 @@ void frame_tcp_csum_set(uint8_t *ip, uint8_t family, uint8_t *tcp, size_t tcp_le
  * A UDP datagram whose DNS payload changed length: set the UDP length, the IPv4 total
  * length and header checksum or the IPv6 payload length, and recompute the UDP checksum
  * (over the new payload). l3 is the IP header (family 4 or 6), l4 the UDP header;
- * payload_len the new DNS length. Returns the new IP datagram length.
+ * payload_len the new DNS length. The checksum is computed in full with the pseudo-header,
+ * also where the sender left 0 ("none"); a computed 0 is sent as 0xffff (RFC 768). Returns
+ * the new IP datagram length.
  */
 size_t frame_udp_resize(uint8_t *l3, uint8_t family, uint8_t *l4, size_t payload_len);
 
