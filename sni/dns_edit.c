@@ -22,6 +22,8 @@
 #include "dns_int.h"
 
 #define DNS_EDNS_PADDING	12	/* RFC 7830 s3 */
+#define DNS_TYPE_PAD		65280	/* the first private-use type (RFC 6895 s3.1) */
+#define DNS_PAD_RR_MIN		11	/* root owner | type | class | ttl | rdlength */
 #define DNS_MSG_MAX		0xffff	/* a UDP payload or a TCP-framed message, RFC 1035 s4.2.2 */
 
 enum edit_section {
@@ -451,6 +453,29 @@ edit_shift(struct dns_edit *e, size_t p, unsigned int n, size_t ins, size_t d)
 }
 
 /*
+ * DNS_EDIT_SAME_LEN without an OPT record: the query had none, so RFC 6891 s7 forbids
+ * adding one. The d bytes saved become one record of a private-use type, owned by the root,
+ * at the end of the additional section: a record of a type it does not know is one a
+ * client skips (RFC 3597), and nothing before it moves.
+ */
+static enum dns_edit_status
+edit_pad_rr(struct dns_edit *e, size_t d)
+{
+	uint8_t *r = e->w + e->wlen;
+	uint16_t arcount = dns_edit_rd16(e->w + 10);
+
+	if (d < DNS_PAD_RR_MIN || d - DNS_PAD_RR_MIN > 0xffff || arcount == 0xffff)
+		return DNS_EDIT_NO_ROOM;
+	memset(r, 0, d);			/* the root, a TTL of 0, zero RDATA */
+	dns_edit_wr16(r + 1, DNS_TYPE_PAD);
+	dns_edit_wr16(r + 3, DNS_CLASS_IN);
+	dns_edit_wr16(r + 9, d - DNS_PAD_RR_MIN);
+	dns_edit_wr16(e->w + 10, arcount + 1u);
+	e->wlen += d;
+	return DNS_EDIT_OK;
+}
+
+/*
  * DNS_EDIT_SAME_LEN: the message is len - wlen bytes short. The first Padding option of
  * the OPT RDATA (RFC 7830: zero bytes, u16 code 12 | u16 length | padding) grows by that
  * much, or one is appended; an OPT whose options do not parse is not padded. len <= cap.
@@ -468,7 +493,7 @@ edit_pad(struct dns_edit *e, const struct edit_opt *opt, size_t len)
 	if ((d = len - e->wlen) == 0)
 		return DNS_EDIT_OK;
 	if (!opt->found)
-		return DNS_EDIT_NO_ROOM;
+		return edit_pad_rr(e, d);
 	rdlen = dns_edit_rd16(w + opt->rdlen_at);
 	r = rd_make(w + opt->rdlen_at + 2, rdlen);
 	while (r.len > 0) {

@@ -665,21 +665,52 @@ test_same_len_opt_middle(void **state)
 	ldns_pkt_free(pkt);
 }
 
-/* SAME_LEN with no OPT record to pad: NO_ROOM, the message as it was. */
+/*
+ * SAME_LEN with no OPT record to pad: the 16 bytes of a removed A record become a record of
+ * type 65280 owned by the root (5 bytes of zero RDATA) at the end; fewer than its 11
+ * bytes freed is NO_ROOM, the message as it was.
+ */
 static void
 test_same_len_no_opt(void **state)
 {
+	static const uint8_t pad_rr[] = { 0, 0xff, 0x00, 0, 1, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0 };
 	struct mb in, out;
 	struct keeper k = { 0 };
-	size_t n;
+	struct dns_msg m;
+	ldns_pkt *pkt;
+	size_t n, rd;
 
 	(void)state;
 	mb_resp(&in, "a.example", DNS_TYPE_A, 2, 0, 0);
 	mb_a(&in, "", 12, 300, "192.0.2.1");
 	mb_a(&in, "", 12, 300, "192.0.2.2");
 	keeper_refuse(&k, 0);
-	assert_int_equal(edit(&in, &out, DNS_EDIT_SAME_LEN, &k, NULL), DNS_EDIT_NO_ROOM);
+	assert_int_equal(edit(&in, &out, DNS_EDIT_SAME_LEN, &k, NULL), DNS_EDIT_OK);
 	assert_int_equal(k.calls, 2);
+	assert_int_equal(out.len, in.len);
+	parse_ok(out.b, out.len, &m);
+	assert_int_equal(m.ancount, 1);
+	assert_int_equal(m.arcount, 1);
+	assert_int_equal(m.nb_addrs, 1);
+	assert_int_equal(m.addrs[0].addr[3], 2);
+	assert_memory_equal(out.b + out.len - sizeof(pad_rr), pad_rr, sizeof(pad_rr));
+	pkt = ldns_check(out.b, out.len, 1);
+	assert_int_equal(ldns_rr_get_type(ldns_rr_list_rr(ldns_pkt_additional(pkt), 0)), 65280);
+	ldns_pkt_free(pkt);
+	/* an ipv4hint address alone (8 bytes freed with its param) cannot hold that record */
+	mb_resp(&in, "a.example", DNS_TYPE_HTTPS, 1, 0, 0);
+	mb_name(&in, "", 12);
+	rd = mb_rr(&in, DNS_TYPE_HTTPS, 300);
+	mb_bytes(&in, "\x00\x01\x00\x00\x04\x00\x04\xc0\x00\x02\x01", 11);
+	mb_end(&in, rd);
+	memset(&k, 0, sizeof(k));
+	keeper_refuse(&k, 0);
+	assert_int_equal(edit(&in, &out, DNS_EDIT_SAME_LEN, &k, NULL), DNS_EDIT_NO_ROOM);
+	assert_int_equal(k.calls, 1);
+	assert_memory_equal(out.b, in.b, in.len);
+	mb_resp(&in, "a.example", DNS_TYPE_A, 2, 0, 0);
+	mb_a(&in, "", 12, 300, "192.0.2.1");
+	mb_a(&in, "", 12, 300, "192.0.2.2");
 	/* Nothing removed: the same length without padding. */
 	memset(&k, 0, sizeof(k));
 	assert_int_equal(edit(&in, &out, DNS_EDIT_SAME_LEN, &k, NULL), DNS_EDIT_OK);

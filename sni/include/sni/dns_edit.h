@@ -77,8 +77,10 @@ struct dns_edit_stats {
  * An HTTPS/SVCB record whose hints are all removed loses the ipv4hint/ipv6hint param
  * itself, never the record (the client then resolves A/AAAA, which are judged the same).
  * With DNS_EDIT_SAME_LEN the freed bytes become EDNS Padding (RFC 7830) in the message's
- * OPT record, so a TCP stream keeps its length; with no OPT record, or fewer than 4 freed
- * bytes to hold an option header, that is DNS_EDIT_NO_ROOM and msg is unchanged.
+ * OPT record, so a TCP stream keeps its length (fewer than 4 freed bytes and no Padding
+ * option to grow: DNS_EDIT_NO_ROOM). With no OPT record they become one record of the
+ * private-use type 65280, owned by the root, appended to the additional section (fewer
+ * than its 11 bytes freed: DNS_EDIT_NO_ROOM). msg is then unchanged.
  * On any status but DNS_EDIT_OK, msg is as it was (keep may have been called).
  */
 enum dns_edit_status dns_edit(uint8_t *msg, size_t len, size_t cap, unsigned int flags,
