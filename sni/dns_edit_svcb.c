@@ -133,8 +133,8 @@ svcb_hints(struct dns_edit *e, uint16_t key, struct rd v, uint32_t ttl, uint32_t
 /*
  * AliasMode (SvcPriority 0, s2.4.2) records should have no SvcParams and clients must
  * ignore any: they are dropped, so no client that does not ignore them uses an address or
- * an ECH key nobody judged. Hints of a record off the chain are left (no client uses them
- * for the question; only its answer binds); ech goes from every record when asked.
+ * an ECH key nobody judged. Hints of a record off the chain go too, as its A/AAAA would
+ * (nothing asked for them, so nothing binds them); ech goes from every record when asked.
  */
 bool
 dns_edit_svcb_write(struct dns_edit *e, const struct dns_edit_rr *rr, const uint32_t *chain_ttl)
@@ -170,7 +170,13 @@ dns_edit_svcb_write(struct dns_edit *e, const struct dns_edit_rr *rr, const uint
 			removed |= (uint32_t)1 << key;
 			continue;
 		}
-		if ((key == DNS_SVC_IPV4HINT || key == DNS_SVC_IPV6HINT) && chain_ttl != NULL) {
+		if ((key == DNS_SVC_IPV4HINT || key == DNS_SVC_IPV6HINT) && chain_ttl == NULL) {
+			/* nobody asked for them, so nothing binds them: the VM gets none */
+			e->st->addrs_removed += (uint32_t)(v.len / (key == DNS_SVC_IPV4HINT ? 4 : 16));
+			removed |= (uint32_t)1 << key;
+			continue;
+		}
+		if (key == DNS_SVC_IPV4HINT || key == DNS_SVC_IPV6HINT) {
 			if (!svcb_hints(e, key, v, ttl, &removed))
 				return false;
 			continue;

@@ -9,8 +9,8 @@
  * not; what it does not keep is removed. A/AAAA records anywhere else in the message (off
  * the chain, authority, additional) are removed without asking: nobody asked for them.
  *
- * HTTPS/SVCB records off the chain keep their hints (nobody asked for them, and a client
- * does not use them for the question); every record loses its ech param when asked. A
+ * HTTPS/SVCB records off the chain lose their hints, never offered (nobody asked for
+ * them, so nothing binds them); every record loses its ech param when asked. A
  * removed key also leaves the record's mandatory list (RFC 9460 s8), and the mandatory
  * param goes when its list is empty. An AliasMode record (priority 0) loses any SvcParams
  * it carries: RFC 9460 s2.4.2 has clients ignore them, so only a client that should not
