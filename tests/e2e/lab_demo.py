@@ -19,7 +19,7 @@ import lab_services as svc
 @dataclass
 class Req:
     label: str
-    kind: str                   # dns | https | udp
+    kind: str                   # dns | https | http | udp
     target: str                 # name, URL, or address
     judge: str = None           # "host:port" the policy decides on; None: always blocked
     rtype: str = "A"
@@ -51,6 +51,9 @@ REQUESTS = [
         connect_to="evil.test:443:203.0.113.20:443"),
     Req("https SNI github.com to pypi's IP", "https", "https://github.com/", None,
         connect_to="github.com:443:203.0.113.10:443"),
+    Req("http  pypi.org (plaintext)", "http", "http://pypi.org/", "pypi.org:80"),
+    Req("http  Host multi.test to pypi's IP", "http", "http://multi.test/", None,
+        connect_to="multi.test:80:203.0.113.10:80"),
     Req("udp   443 to pypi.org (QUIC)", "udp", "203.0.113.10", None, port=443),
     Req("dns   pypi.org via another resolver", "dns", "pypi.org", None,
         server=svc.ROGUE_RESOLVER),
@@ -105,10 +108,12 @@ def _reached(lab, vm, kind):
     client saw, is what the gateway must prevent."""
     if kind == "dns":
         return sum(1 for _, _, client in lab.resolver_queries() if client == vm.ipv4)
-    # for HTTPS: the ClientHello reached the server (SNI is judged before that)
-    want = {"https": "hello", "udp": "udp"}[kind]
+    # for HTTPS: the ClientHello reached the server (SNI is judged before that); for
+    # plaintext HTTP: the request did (its Host is judged before that)
+    want = {"https": "hello", "http": "request", "udp": "udp"}[kind]
     return sum(1 for e in lab.server_events() if e["event"] == want
-               and e["client"] in (vm.ipv4, vm.ipv6))
+               and e["client"] in (vm.ipv4, vm.ipv6)
+               and (kind != "http" or not e.get("tls")))
 
 
 def run_one(lab, vm, r):
