@@ -15,6 +15,7 @@
 #include <cmocka.h>
 #include <ldns/ldns.h>
 
+#include "dns_builder.h"
 #include "sni/dns.h"
 #include "sni/dns_edit.h"
 #include "sni/frame.h"
@@ -28,38 +29,6 @@
 #define NO_PTR		(-1)
 #define BUF		4096
 
-struct mb {
-	uint8_t b[BUF];
-	size_t len;
-};
-
-static void
-mb_u8(struct mb *m, unsigned int v)
-{
-	assert_true(m->len < sizeof(m->b));
-	m->b[m->len++] = (uint8_t)v;
-}
-
-static void
-mb_u16(struct mb *m, unsigned int v)
-{
-	mb_u8(m, v >> 8 & 0xff);
-	mb_u8(m, v & 0xff);
-}
-
-static void
-mb_u32(struct mb *m, uint32_t v)
-{
-	mb_u16(m, v >> 16);
-	mb_u16(m, v & 0xffff);
-}
-
-static void
-mb_bytes(struct mb *m, const void *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		mb_u8(m, ((const uint8_t *)p)[i]);
-}
 
 /* Labels of the dotted name ("" for none), then a pointer to ptr or, with NO_PTR, the root. */
 static size_t

@@ -14,43 +14,12 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "dns_builder.h"
 #include "sni/dns.h"
 
 #define RESP	0x8180		/* QR RD RA, NOERROR */
 #define T_TXT	16
 
-struct mb {
-	uint8_t b[8192];
-	size_t len;
-};
-
-static void
-mb_u8(struct mb *m, unsigned int v)
-{
-	assert_true(m->len < sizeof(m->b));
-	m->b[m->len++] = (uint8_t)v;
-}
-
-static void
-mb_u16(struct mb *m, unsigned int v)
-{
-	mb_u8(m, v >> 8 & 0xff);
-	mb_u8(m, v & 0xff);
-}
-
-static void
-mb_u32(struct mb *m, uint32_t v)
-{
-	mb_u16(m, v >> 16);
-	mb_u16(m, v & 0xffff);
-}
-
-static void
-mb_bytes(struct mb *m, const void *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		mb_u8(m, ((const uint8_t *)p)[i]);
-}
 
 static void
 mb_hex(struct mb *m, const char *hex)

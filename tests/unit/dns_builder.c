@@ -1,0 +1,36 @@
+/* The DNS unit tests' byte writer (dns_builder.h). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "dns_builder.h"
+
+void
+mb_u8(struct mb *m, unsigned int v)
+{
+	assert_true(m->len < sizeof(m->b));
+	m->b[m->len++] = (uint8_t)v;
+}
+
+void
+mb_u16(struct mb *m, unsigned int v)
+{
+	mb_u8(m, v >> 8 & 0xff);
+	mb_u8(m, v & 0xff);
+}
+
+void
+mb_u32(struct mb *m, uint32_t v)
+{
+	mb_u16(m, v >> 16);
+	mb_u16(m, v & 0xffff);
+}
+
+void
+mb_bytes(struct mb *m, const void *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		mb_u8(m, ((const uint8_t *)p)[i]);
+}
