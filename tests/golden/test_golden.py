@@ -39,6 +39,9 @@ How a verdict is derived, for each input frame (see derive())
                    the VM and an RST for the same connection out of the other port, whose
                    sequence number is the first byte held back (the connection is cut
                    both ways; it counts for the first such frame at or after that byte)
+  edit:<addresses> a DNS answer went on to the VM edited (SPEC s8: every address it gives
+                   is bound, or removed): the VM's own ID, the same question, and only
+                   these A/AAAA left (comma-separated, in order; "none" for none)
   drop             nothing
   Every output frame must be accounted for, and carry valid checksums; anything else
   shows up in the diff.
@@ -243,7 +246,8 @@ def dns_msg(f):
 
 
 def dns_parse(msg):
-    """Header fields, the questions (raw) and the EDE INFO-CODE of an OPT record."""
+    """Header fields, the questions (raw), every A/AAAA address in the message (text, in
+    order) and the EDE INFO-CODE of an OPT record."""
     qid, flags, qd, an, ns, ar = struct.unpack("!HHHHHH", msg[:12])
     off = 12
 
@@ -261,22 +265,41 @@ def dns_parse(msg):
         e = skip_name(off) + 4
         questions.append(msg[off:e])
         off = e
-    for _ in range(an + ns):
-        off = skip_name(off)
-        off += 10 + struct.unpack("!H", msg[off + 8:off + 10])[0]
-    ede = None
-    for _ in range(ar):
+    ede, addrs = None, []
+    for i in range(an + ns + ar):
         o = skip_name(off)
         rtype = struct.unpack("!H", msg[o:o + 2])[0]
         rdlen = struct.unpack("!H", msg[o + 8:o + 10])[0]
         rdata, off = msg[o + 10:o + 10 + rdlen], o + 10 + rdlen
-        while rtype == 41 and len(rdata) >= 4:
+        if (rtype, rdlen) in ((1, 4), (28, 16)):
+            addrs.append(socket.inet_ntop(socket.AF_INET if rtype == 1 else socket.AF_INET6,
+                                          rdata))
+        while i >= an + ns and rtype == 41 and len(rdata) >= 4:
             code, olen = struct.unpack("!HH", rdata[:4])
             if code == 15 and olen >= 2:
                 ede = struct.unpack("!H", rdata[4:6])[0]
             rdata = rdata[4 + olen:]
     return SimpleNamespace(id=qid, qr=flags >> 15, opcode=(flags >> 11) & 0xf,
-                           rcode=flags & 0xf, questions=questions, ede=ede)
+                           rcode=flags & 0xf, questions=questions, ede=ede, addrs=addrs)
+
+
+def _edited_answer(f, ups):
+    """(input, kind) when output frame f (to a VM) is an uplink answer namegate edited: from
+    the same resolver and port to the same VM and port, with the VM's own ID (what the
+    input carried before the test patched it) and the same question."""
+    msg = dns_msg(f)
+    if msg is None or f.sport != 53:
+        return None, None
+    out = dns_parse(msg)
+    for inp in ups:
+        m = dns_msg(inp.f)
+        if (m is None or inp.f.src != f.src or inp.f.dst != f.dst or inp.f.sport != f.sport
+                or inp.f.dport != f.dport or dns_id(inp.orig) != out.id):
+            continue
+        a = dns_parse(m)
+        if a.qr and out.qr and a.questions == out.questions:
+            return inp, "edit:" + (",".join(out.addrs) or "none")
+    return None, None
 
 
 # ---------------------------------------------------------------------------- verdicts
@@ -343,7 +366,10 @@ def derive(inputs, outs):
                 if port == "vm" and dns_offset(f) is not None and dns_id(b) != dns_id(inp.orig):
                     flags[inp.name].add("id-not-restored")
                 continue
-            inp, kind = _reply_to(f, same_side)
+            inp, kind = _edited_answer(f, [i for i in inputs if i.side == "up"]) \
+                if port == "vm" else (None, None)
+            if inp is None:
+                inp, kind = _reply_to(f, same_side)
             if inp is not None:
                 kinds[inp.name].append(kind)
                 if not checksums_ok(f):
@@ -371,7 +397,8 @@ def derive(inputs, outs):
     for inp in inputs:
         ks = kinds[inp.name]
         fw = ks.count("forward")
-        rp = sorted(k for k in ks if k != "forward")
+        ed = [k for k in ks if k.startswith("edit:")]
+        rp = sorted(k for k in ks if k != "forward" and not k.startswith("edit:"))
         if "rst" in rp and "rst-upstream" in rp:
             rp.remove("rst")
             rp.remove("rst-upstream")
@@ -379,6 +406,7 @@ def derive(inputs, outs):
         parts = []
         if fw:
             parts.append("forward" if fw == 1 else f"forward*{fw}")
+        parts += ed
         if rp:
             parts.append("reply:" + "+".join(rp))
         v = "+".join(parts) or "drop"
