@@ -1,7 +1,7 @@
 /*
  * Half-stream table for namegate-dump: one entry per direction of a TCP connection that
- * carries something the fast path inspects (a client's first bytes on a TLS port, or DNS
- * over TCP). Entries live until the end of the capture; this is an offline tool.
+ * carries something the fast path inspects (a client's first bytes on a TLS port, DNS over
+ * TCP, or a client's stream elsewhere that may be HTTP). Entries live until the end of the capture; this is an offline tool.
  */
 #ifndef DUMP_STREAM_H
 #define DUMP_STREAM_H
@@ -9,12 +9,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sni/http.h"
 #include "sni/pkt.h"
 #include "sni/reasm.h"
 
 enum dump_stream_kind {
 	DUMP_STREAM_TLS,	/* client to a TLS port: judge the first bytes */
 	DUMP_STREAM_DNS,	/* DNS over TCP, either direction: every framed message */
+	DUMP_STREAM_HTTP,	/* a client's stream elsewhere: each HTTP request, if it is HTTP */
 };
 
 struct dump_stream {
@@ -27,6 +29,9 @@ struct dump_stream {
 	struct pkt first;		/* addresses and ports, for output */
 	struct reasm reasm;
 	uint8_t *buf;
+	bool http_seen;			/* HTTP: the first bytes said so */
+	bool http_in_body;		/* and the reader is inside a request's body */
+	struct http_body_rd http_body;
 };
 
 struct dump_streams;

@@ -1,6 +1,6 @@
 /*
- * namegate-dump FILE.pcap: print every ClientHello and DNS message in a capture, one JSON
- * line each, exactly as the fast path's parsers see them (after TCP reassembly). For
+ * namegate-dump FILE.pcap: print every ClientHello, DNS message and plaintext HTTP request
+ * head in a capture, one JSON line each, exactly as the fast path's parsers see them (after TCP reassembly). For
  * operators debugging a capture, and for differential tests against tshark and ldns.
  */
 #include <errno.h>
@@ -15,6 +15,7 @@
 #include "sni/pkt.h"
 #include "sni/quic.h"
 #include "sni/tls.h"
+#include "dump_http.h"
 #include "dump_out.h"
 #include "dump_stream.h"
 
@@ -178,10 +179,15 @@ dump_tcp(struct dump *d, const struct pkt *p)
 	else if (p->dport == DNS_PORT || p->sport == DNS_PORT)
 		kind = DUMP_STREAM_DNS;
 	else
-		return;
-	/* The SYN fixes byte 0; a stream picked up mid-way starts at its first data. */
-	s = dump_stream_get(d->streams, p, syn || p->payload_len > 0,
-	    syn ? p->seq + 1 : p->seq, kind);
+		kind = DUMP_STREAM_HTTP;
+	/*
+	 * The SYN fixes byte 0; a stream picked up mid-way starts at its first data. HTTP is
+	 * read from a client's SYN only: a server's stream, or one whose start was not
+	 * captured, has no request head where the reader would look for one.
+	 */
+	s = dump_stream_get(d->streams, p, kind == DUMP_STREAM_HTTP ?
+	    (p->tcp_flags & (PKT_TCP_SYN | PKT_TCP_ACK)) == PKT_TCP_SYN :
+	    syn || p->payload_len > 0, syn ? p->seq + 1 : p->seq, kind);
 	if (s == NULL || s->done || p->payload_len == 0)
 		return;
 	rs = reasm_add(&s->reasm, syn ? p->seq + 1 : p->seq, p->payload, p->payload_len);
@@ -195,6 +201,8 @@ dump_tcp(struct dump *d, const struct pkt *p)
 		dump_tls(d, s);
 		if (!s->done && rs == REASM_FULL)
 			dump_tls_verdict(d, s, "too_long");
+	} else if (kind == DUMP_STREAM_HTTP) {
+		dump_http(d->out, d->frame, s);
 	} else {
 		dump_dns_tcp(d, s);
 	}
@@ -279,7 +287,8 @@ static void
 usage(FILE *f)
 {
 	fputs("usage: namegate-dump [--wire] [--tls-ports P,P...] FILE.pcap\n"
-	    "  Prints one JSON line per TLS ClientHello, DNS message and QUIC Initial.\n"
+	    "  Prints one JSON line per TLS ClientHello, DNS message, QUIC Initial and\n"
+	    "  plaintext HTTP request head.\n"
 	    "  --wire       add each DNS message's bytes as hex (\"wire\")\n"
 	    "  --tls-ports  TCP ports whose client streams must start with a ClientHello\n"
 	    "               (default 443,8443, as in the daemon's tls_ports)\n", f);

@@ -102,6 +102,19 @@ def build(hello_pcap, path):
     cut = len(answers) - 20
     pkts += tcp_flow(resolver, 53, 40100, 9000, [answers[:cut], answers[cut:]], [0, 1],
                      syn="SA")
+    # plaintext HTTP on a keep-alive connection: a head split in two segments; a POST whose
+    # Content-Length body reads like a request for another host; a chunked POST with an
+    # extension and a trailer; then two requests pipelined in one segment
+    inner = b"GET /inside HTTP/1.1\r\nHost: inside-the-body.example\r\n\r\n"
+    http = [b"GET /a HTTP/1.1\r\nUser-", b"Agent: t\r\nHost: Example.COM:80\r\n\r\n",
+            b"POST /b HTTP/1.1\r\nHost: example.com\r\nContent-Length: %d\r\n\r\n" %
+            len(inner) + inner,
+            b"POST /c HTTP/1.1\r\nHost: example.com\r\nTransfer-Encoding: chunked\r\n\r\n"
+            b"5;x=y\r\nhello\r\n0\r\nX-T: 1\r\n\r\n",
+            b"GET /d HTTP/1.1\r\nHost: one.example\r\n\r\n"
+            b"GET /e HTTP/1.1\r\nHost: two.example.\r\n\r\n"]
+    pkts += tcp_flow(IP(src="10.10.0.11", dst="192.0.2.80"), 40200, 80, 7000, http,
+                     list(range(len(http))))
     for i, p in enumerate(pkts):
         p.time = 1700000000 + i / 1000
     wrpcap(str(path), pkts)

@@ -81,6 +81,33 @@ def tshark_tls(pcap):
     return seen
 
 
+def canon_host(value):
+    """An HTTP Host as namegate judges it: lower case, no port, no trailing dot."""
+    host = value.strip().lower()
+    if host.startswith("["):
+        host = host[1:host.index("]")]
+    elif ":" in host:
+        host = host.rsplit(":", 1)[0]
+    return host[:-1] if host.endswith(".") else host
+
+
+def tshark_http(pcap):
+    """frame -> list of (src, dst, host) for HTTP requests, attributed to the frame that
+    completes the head (bodies are not waited for, as namegate does not wait for them)."""
+    out = tshark(pcap, "-o", "http.desegment_body:FALSE", "-Y", "http.request",
+                 "-T", "fields", "-E", "separator=|", "-E", "occurrence=a",
+                 "-e", "frame.number", "-e", "ip.src", "-e", "ipv6.src", "-e", "tcp.srcport",
+                 "-e", "ip.dst", "-e", "ipv6.dst", "-e", "tcp.dstport", "-e", "http.host")
+    seen = {}
+    for line in out.splitlines():
+        frame, s4, s6, sport, d4, d6, dport, hosts = line.split("|")
+        src = f"{s4}:{sport}" if s4 else f"[{s6}]:{sport}"
+        dst = f"{d4}:{dport}" if d4 else f"[{d6}]:{dport}"
+        for host in hosts.split(","):      # one per request the frame completes
+            seen.setdefault(int(frame), []).append((src, dst, canon_host(host)))
+    return seen
+
+
 def _tshark_answers(dns):
     answers = []
     for _, recs in (dns.get("Answers") or {}).items():
