@@ -45,7 +45,8 @@ def read_response(s):
             return None
         data += b
     hdr, _, body = data.partition(b"\r\n\r\n")
-    n = int([l.split(b":")[1] for l in hdr.split(b"\r\n") if l.lower().startswith(b"content-length")][0])
+    n = int([l.split(b":")[1] for l in hdr.split(b"\r\n")
+             if l.lower().startswith(b"content-length")][0])
     while len(body) < n:
         b = s.recv(4096)
         if not b:
@@ -69,6 +70,18 @@ def close(s):
 
 def vm_sockets(lab, code):
     return vm_scapy(lab, _SOCKET + labmod._dedent(code))
+
+
+def two_requests(lab, addr, sport, first, second):
+    """first, then (once its response is read) second, on one connection from sport to
+    addr:80; what each got: the status line, "reset", or None (the connection closed)."""
+    return vm_sockets(lab, f"""
+        s = conn({addr!r}, 80, {sport})
+        first = outcome(lambda: (s.sendall({first.encode()!r}), read_response(s))[1])
+        second = outcome(lambda: (s.sendall({second.encode()!r}), read_response(s))[1])
+        close(s)
+        result(first=first, second=second)
+    """)
 
 
 def test_host_split_over_two_segments_is_judged_whole(ng):
@@ -103,15 +116,7 @@ def test_second_request_on_a_keepalive_connection_is_judged(ng):
     addr = resolve(ng, "pypi.org")
     sport = 30103
     with nc.Delta(ng) as d:
-        r = vm_sockets(ng, f"""
-            s = conn({addr!r}, 80, {sport})
-            first = outcome(lambda: (s.sendall({head("pypi.org", "/ka-1").encode()!r}),
-                                     read_response(s))[1])
-            second = outcome(lambda: (s.sendall({head("multi.test", "/ka-2").encode()!r}),
-                                      read_response(s))[1])
-            close(s)
-            result(first=first, second=second)
-        """)
+        r = two_requests(ng, addr, sport, head("pypi.org", "/ka-1"), head("multi.test", "/ka-2"))
         d.wait({nc.blocked("vm1", "host_denied"): 1})
     assert r["first"] == "HTTP/1.1 200 OK", r
     assert r["second"] in ("reset", None), r
@@ -145,14 +150,7 @@ def test_body_bytes_are_body_and_the_next_head_is_found_after_them(ng):
     post = (f"POST /post-1 HTTP/1.1\r\nHost: pypi.org\r\nContent-Length: {len(inner)}\r\n\r\n"
             + inner)
     with nc.Delta(ng) as d:
-        r = vm_sockets(ng, f"""
-            s = conn({addr!r}, 80, {sport})
-            first = outcome(lambda: (s.sendall({post.encode()!r}), read_response(s))[1])
-            second = outcome(lambda: (s.sendall({head("multi.test", "/post-after").encode()!r}),
-                                      read_response(s))[1])
-            close(s)
-            result(first=first, second=second)
-        """)
+        r = two_requests(ng, addr, sport, post, head("multi.test", "/post-after"))
         d.wait({nc.blocked("vm1", "host_denied"): 1})
     assert r["first"] == "HTTP/1.1 200 OK", r
     assert r["second"] in ("reset", None), r
@@ -166,14 +164,7 @@ def test_chunked_body_is_followed_to_its_end(ng):
     sport = 30106
     chunked = ("POST /chunked HTTP/1.1\r\nHost: pypi.org\r\nTransfer-Encoding: chunked\r\n"
                "\r\n5;x=y\r\nhello\r\n0\r\nX-Trailer: t\r\n\r\n")
-    r = vm_sockets(ng, f"""
-        s = conn({addr!r}, 80, {sport})
-        first = outcome(lambda: (s.sendall({chunked.encode()!r}), read_response(s))[1])
-        second = outcome(lambda: (s.sendall({head("pypi.org", "/chunked-after").encode()!r}),
-                                  read_response(s))[1])
-        close(s)
-        result(first=first, second=second)
-    """)
+    r = two_requests(ng, addr, sport, chunked, head("pypi.org", "/chunked-after"))
     assert r == {"first": "HTTP/1.1 200 OK", "second": "HTTP/1.1 200 OK"}, r
     assert [p for _, p in requests(ng, "chunked")] == ["/chunked", "/chunked-after"]
 
