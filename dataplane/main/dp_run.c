@@ -281,6 +281,7 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	struct ctl_sock *sock = NULL;
 	char err[256];
 	uint32_t sweep_cursor = 0;
+	uint64_t swept_at = UINT64_MAX;	/* the second the last full pass ended */
 	struct timespec now;
 	int rc = 1;
 
@@ -322,7 +323,15 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 		usleep(DP_TICK_US);
 		dp_control_drain(&ctl);
 		ctl_sock_poll(sock, 0);
-		dp_binds_sweep(ctx.binds, dp_now(&ctx), DP_SWEEP_BUDGET, &sweep_cursor);
+		/*
+		 * Bindings expire in whole seconds, and a pass over a sparse table costs a scan
+		 * of all its slots: one pass per second, spread over ticks while it lasts.
+		 */
+		if (sweep_cursor != 0 || dp_now(&ctx) != swept_at) {
+			dp_binds_sweep(ctx.binds, dp_now(&ctx), DP_SWEEP_BUDGET, &sweep_cursor);
+			if (sweep_cursor == 0)
+				swept_at = dp_now(&ctx);
+		}
 		if (dp_dump_stats) {
 			dp_dump_stats = 0;
 			dp_stats_print(&ctx, stdout);

@@ -2,6 +2,7 @@
  * The worker loop. No allocation, lock, syscall or log in here: counters only.
  */
 #include <stdio.h>
+#include <time.h>
 
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
@@ -16,8 +17,10 @@
 #include "dp_pipeline.h"
 #include "dp_tls.h"
 #include "dp_worker.h"
+#include "policy/load.h"
 
 #define DP_HOUSEKEEPING_EVERY	256
+#define DP_IDLE_SPINS		1024	/* empty polls before the first nap: a burst gap is shorter */
 #define DP_AGE_SLICE		64	/* table entries examined per housekeeping round */
 /* a whole-path fuzzer builds with small tables, so that forgetting one input is cheap */
 #ifndef DP_PENDING_CAP
@@ -41,13 +44,13 @@ dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
 	char name[64];
 	struct dp_worker *w;
 
-	(void)cfg;
 	if ((w = rte_zmalloc_socket("dp_worker", sizeof(*w), RTE_CACHE_LINE_SIZE, socket)) == NULL)
 		return NULL;
 	w->id = id;
 	w->lcore = lcore;
 	w->ctx = ctx;
 	w->gen = atomic_load_explicit(&ctx->gen, memory_order_acquire);
+	w->idle_sleep_us = cfg != NULL ? cfg->idle_sleep_us : 0;
 	max_flows = ctx->max_flows / ctx->nworkers;
 	snprintf(name, sizeof(name), "ng_flows_%u", id);
 	w->flows = dp_flows_create(name, max_flows ? max_flows : 1, nvms, socket);
@@ -86,7 +89,7 @@ dp_worker_free(struct dp_worker *w)
 	rte_free(w);
 }
 
-static void
+static uint16_t
 dp_worker_rx(struct dp_worker *w, unsigned int port, void (*fn)(struct dp_worker *,
     struct rte_mbuf *))
 {
@@ -98,6 +101,7 @@ dp_worker_rx(struct dp_worker *w, unsigned int port, void (*fn)(struct dp_worker
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + DP_PREFETCH], void *));
 		fn(w, pkts[i]);
 	}
+	return n;
 }
 
 static void
@@ -112,17 +116,45 @@ dp_slow_from_up_tap(struct dp_worker *w, struct rte_mbuf *m)
 	dp_pipeline_slow(w, m, DP_PORT_SLOW_UP);
 }
 
-void
+unsigned int
 dp_worker_poll(struct dp_worker *w)
 {
+	unsigned int n;
+
 	w->now = dp_now(w->ctx);
-	dp_worker_rx(w, DP_PORT_VM, dp_pipeline_vm);
-	dp_worker_rx(w, DP_PORT_UPLINK, dp_pipeline_uplink);
+	n = dp_worker_rx(w, DP_PORT_VM, dp_pipeline_vm);
+	n += dp_worker_rx(w, DP_PORT_UPLINK, dp_pipeline_uplink);
 	if (w->ctx->slow_path) {
-		dp_worker_rx(w, DP_PORT_SLOW_VM, dp_slow_from_vm_tap);
-		dp_worker_rx(w, DP_PORT_SLOW_UP, dp_slow_from_up_tap);
+		n += dp_worker_rx(w, DP_PORT_SLOW_VM, dp_slow_from_vm_tap);
+		n += dp_worker_rx(w, DP_PORT_SLOW_UP, dp_slow_from_up_tap);
 	}
 	dp_tx_flush(w);
+	return n;
+}
+
+/*
+ * Nothing came for DP_IDLE_SPINS polls: nap, 1 us at first and twice as long each time
+ * nothing comes, up to idle_sleep_us. One frame ends it, so under load a worker never
+ * sleeps, and an idle one costs a few percent of a core instead of all of it; the first
+ * frame after idle waits at most idle_sleep_us (and the kernel's timer slack). Before each
+ * nap the worker reports a quiescent state, so a reload never waits on a sleeper.
+ */
+static void
+dp_worker_idle(struct dp_worker *w, unsigned int got)
+{
+	struct timespec ts;
+
+	if (got != 0 || w->idle_sleep_us == 0) {
+		w->idle_polls = 0;
+		w->nap_us = 1;
+		return;
+	}
+	if (++w->idle_polls < DP_IDLE_SPINS)
+		return;
+	rte_rcu_qsbr_quiescent(w->ctx->qsbr, w->id);
+	ts = (struct timespec){ .tv_sec = 0, .tv_nsec = (long)w->nap_us * 1000 };
+	nanosleep(&ts, NULL);
+	w->nap_us = w->nap_us * 2 > w->idle_sleep_us ? w->idle_sleep_us : w->nap_us * 2;
 }
 
 /* A datagram whose fragments did not all arrive in time. */
@@ -155,7 +187,7 @@ dp_worker_loop(void *arg)
 	rte_rcu_qsbr_thread_register(qsbr, w->id);
 	rte_rcu_qsbr_thread_online(qsbr, w->id);
 	while (!atomic_load_explicit(&w->stop, memory_order_relaxed)) {
-		dp_worker_poll(w);
+		dp_worker_idle(w, dp_worker_poll(w));
 		if (++spins < DP_HOUSEKEEPING_EVERY)
 			continue;
 		spins = 0;

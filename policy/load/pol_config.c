@@ -194,6 +194,8 @@ static const struct pol_field pol_dataplane_fields[] = {
 	{ "max_fragments_per_vm", YAML_SCALAR_NODE, pol_h_u32, CFG(max_fragments_per_vm), 1,
 	    POL_FLOWS_MAX, NULL, NULL, false },
 	{ "mbufs", YAML_SCALAR_NODE, pol_h_u32, CFG(mbufs), 0, POL_FLOWS_MAX, NULL, NULL, false },
+	{ "idle_sleep_us", YAML_SCALAR_NODE, pol_h_u32, CFG(idle_sleep_us), 0, 10000, NULL, NULL,
+	    false },
 	{ NULL, 0, NULL, 0, 0, 0, NULL, NULL, false },
 };
 

@@ -46,6 +46,7 @@ pol_defaults(struct pol_config *cfg, const char *path)
 	cfg->max_pending_per_vm = 1024;
 	cfg->max_holds_per_vm = 32;
 	cfg->max_fragments_per_vm = 8;
+	cfg->idle_sleep_us = 1000;
 	cfg->slow_path_enabled = true;
 	cfg->nft_table = pol_dup("namegate", &ok);
 	if ((cfg->resolvers = calloc(1, sizeof(*cfg->resolvers))) == NULL)

@@ -7,7 +7,9 @@ pcap (in the build dir); both ports are net_pcap with infinite_rx, transmitting 
 /dev/null. namegate runs one worker with every VM of the capture configured, a policy
 that allows every address (so established flows are forwarded, which is the common
 case), and on_block: drop. small64 has no handshakes, so a SYN is put before each of its
-1,024 flows. Prints RESULT name=value lines.
+1,024 flows. Also what the daemon costs idle (net_null ports that receive nothing), with
+the default dataplane.idle_sleep_us and, as the baseline, polling without rest. Prints
+RESULT name=value lines.
 
 Run: meson test -C build --benchmark -v dataplane   (root; about a minute)
 """
@@ -148,9 +150,50 @@ def namegate_mpps(cfg, workdir):
     return mpps, allowed, blocked
 
 
+def cpu_seconds(pid):
+    """User and system time the process has used, all its threads together."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def idle_cpu_pct(manifest, workdir, idle_sleep_us=None):
+    """Percent of one core the whole daemon uses with no frame arriving (net_null ports
+    that receive nothing): what a lab gateway costs while its VMs are quiet. None: the
+    default dataplane.idle_sleep_us."""
+    devs = ["net_null0,no-rx=1", "net_null1,no-rx=1"]
+    cfg = namegate_config(manifest, devs, f"ngidle{os.getpid()}_{idle_sleep_us}",
+                          os.path.join(workdir, f"idle{idle_sleep_us}.json"))
+    if idle_sleep_us is not None:
+        with open(cfg) as f:
+            c = json.load(f)
+        c["dataplane"]["idle_sleep_us"] = idle_sleep_us
+        with open(cfg, "w") as f:
+            json.dump(c, f)
+    with open(os.path.join(workdir, "idle.out"), "w") as out:
+        p = subprocess.Popen([NAMEGATE, "-c", cfg], stdout=out, stderr=subprocess.STDOUT)
+    try:
+        time.sleep(WARMUP)
+        c0, t0 = cpu_seconds(p.pid), time.monotonic()
+        time.sleep(MEASURE)
+        c1, t1 = cpu_seconds(p.pid), time.monotonic()
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.wait(30)
+    return 100 * (c1 - c0) / (t1 - t0)
+
+
 def main():
     with open(os.path.join(TRAFFIC, "manifest.json")) as f:
         manifest = json.load(f)
+    with tempfile.TemporaryDirectory(prefix="ngidle") as work:
+        # the baseline in the same run: the same daemon polling without rest
+        busy = idle_cpu_pct(manifest, work, 0)
+        idle = idle_cpu_pct(manifest, work)
+        print(f"RESULT idle_cpu_pct={idle:.1f}")
+        print(f"RESULT idle_cpu_pct_busy_poll={busy:.1f}")
+        print(f"RESULT idle_vs_busy_poll={idle / busy:.3f}")
+        sys.stdout.flush()
     vm_macs = {vm["mac"].lower() for vm in manifest["vms"]}
     with tempfile.TemporaryDirectory(prefix="ngbench") as work:
         for name, syns in (("small64", True), ("mix", False)):

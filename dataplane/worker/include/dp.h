@@ -120,6 +120,9 @@ struct __rte_cache_aligned dp_worker {
 	struct rte_ring *bind_evts;	/* and binding records, on a ring of their own */
 	uint64_t evt_dropped;
 	uint64_t now;			/* seconds since start, refreshed per burst */
+	uint32_t idle_sleep_us;		/* dataplane.idle_sleep_us: the longest nap when idle */
+	uint32_t idle_polls;		/* polls in a row that found nothing */
+	uint32_t nap_us;		/* the next nap: doubles while idle, up to idle_sleep_us */
 };
 
 /* The process-wide state, owned by the main lcore. */

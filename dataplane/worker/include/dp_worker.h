@@ -18,7 +18,7 @@ void dp_worker_free(struct dp_worker *w);
 /* lcore entry point: loops until w->stop. */
 int dp_worker_loop(void *w);
 
-/* One poll of both ports and the housekeeping due; the loop's body, for tests too. */
-void dp_worker_poll(struct dp_worker *w);
+/* One poll of both ports (the loop's body, for tests too): the frames it took. */
+unsigned int dp_worker_poll(struct dp_worker *w);
 
 #endif

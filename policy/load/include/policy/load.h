@@ -65,6 +65,7 @@ struct pol_config {
 	uint32_t max_bindings_per_vm, max_pending_per_vm, max_holds_per_vm;
 	uint32_t max_fragments_per_vm;
 	uint32_t mbufs;			/* packet buffers; 0: enough for the ports' rings */
+	uint32_t idle_sleep_us;		/* longest nap of an idle worker; 0: poll without rest */
 
 	bool slow_path_enabled;
 	char *nft_table;
