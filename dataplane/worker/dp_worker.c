@@ -144,14 +144,16 @@ dp_worker_idle(struct dp_worker *w, unsigned int got)
 {
 	struct timespec ts;
 
-	if (got != 0 || w->idle_sleep_us == 0) {
+	if (got != 0 || w->idle_sleep_us == 0 || w->nap_us == 0) {
 		w->idle_polls = 0;
 		w->nap_us = 1;
 		return;
 	}
 	if (++w->idle_polls < DP_IDLE_SPINS)
 		return;
+	/* quiescent means no old generation is held: so take the current one, as housekeeping does */
 	rte_rcu_qsbr_quiescent(w->ctx->qsbr, w->id);
+	w->gen = atomic_load_explicit(&w->ctx->gen, memory_order_acquire);
 	ts = (struct timespec){ .tv_sec = 0, .tv_nsec = (long)w->nap_us * 1000 };
 	nanosleep(&ts, NULL);
 	w->nap_us = w->nap_us * 2 > w->idle_sleep_us ? w->idle_sleep_us : w->nap_us * 2;

@@ -201,7 +201,7 @@ test_schema_errors(void **state)
 	expect_err(POLS VM1 "dataplane:\n  worker: 2\n", "ng.yaml:10:3: unknown key 'worker' "
 	    "in dataplane (expected eal, vm_port, uplink_port, workers, max_flows, "
 	    "max_flows_per_vm, max_bindings, max_bindings_per_vm, max_pending_per_vm, "
-	    "max_holds_per_vm, max_fragments_per_vm, mbufs)");
+	    "max_holds_per_vm, max_fragments_per_vm, mbufs, idle_sleep_us)");
 	expect_err(POLS VM1 "dataplane: 5\n", "ng.yaml:9:12: dataplane: expected a mapping, "
 	    "got a scalar");
 	expect_err(POLS VM1 "dataplane:\n", "ng.yaml:9:11: dataplane: expected a mapping, "
