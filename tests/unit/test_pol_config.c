@@ -82,6 +82,8 @@ test_defaults(void **state)
 	assert_int_equal(cfg->max_fragments_per_vm, 8);
 	assert_int_equal(cfg->max_bindings, 1048576);
 	assert_int_equal(cfg->mbufs, 0);
+	assert_int_equal(cfg->idle_sleep_us, 1000);
+	assert_int_equal(cfg->dns_ech, POL_ECH_STRIP);
 	assert_true(cfg->slow_path_enabled);
 	assert_string_equal(cfg->nft_table, "namegate");
 	assert_int_equal(cfg->nresolvers, 1);
@@ -142,6 +144,7 @@ test_full(void **state)
 	assert_int_equal(cfg->dns_min_ttl, 60);
 	assert_int_equal(cfg->dns_max_ttl, 3600);
 	assert_int_equal(cfg->dns_blocked_rcode, POL_RCODE_NXDOMAIN);
+	assert_int_equal(cfg->dns_ech, POL_ECH_PASS);
 	assert_int_equal(cfg->ntls_ports, 1);
 	assert_int_equal(cfg->sni_binding, POL_SNI_LOOSE);
 	assert_int_equal(cfg->quic, POL_QUIC_INSPECT);
@@ -223,6 +226,8 @@ test_schema_errors(void **state)
 	    "ng.yaml:11:21: dataplane.max_flows_per_vm: 20 is more than max_flows (10)");
 	expect_err(POLS VM1 "dataplane:\n  max_holds_per_vm: 0\n", "ng.yaml:10:21: "
 	    "dataplane.max_holds_per_vm: 0 is out of range (1..268435456)");
+	expect_err(POLS VM1 "dataplane:\n  idle_sleep_us: 10001\n", "ng.yaml:10:18: "
+	    "dataplane.idle_sleep_us: 10001 is out of range (0..10000)");
 	expect_err(POLS VM1 "dataplane:\n  eal: [a, {b: c}]\n", "ng.yaml:10:12: "
 	    "dataplane.eal[1]: expected a scalar, got a mapping");
 	expect_err(POLS VM1 "dataplane:\n  vm_port: \"\"\n", "ng.yaml:10:12: "
