@@ -371,6 +371,97 @@ test_dns_refusal_tcp_rejects(void **state)
 	    .msg = udp.p.payload, .msg_len = qlen, .rcode = 5 });
 }
 
+/* ---- frame_udp_resize ---- */
+
+static void
+check_udp(const uint8_t *ip, uint8_t family, size_t iphl, size_t dns_len)
+{
+	uint8_t copy[FC_FRAME_MAX];
+	const uint8_t *udp = ip + iphl;
+	size_t udp_len = 8 + dns_len;
+	uint16_t csum;
+
+	assert_int_equal(fc_r16(udp + 4), udp_len);
+	if (family == 4) {
+		assert_int_equal(fc_r16(ip + 2), iphl + udp_len);
+		memcpy(copy, ip, iphl);
+		fc_w16(copy + 10, 0);
+		assert_int_equal(fc_r16(ip + 10), fc_ref_csum(copy, iphl, 0));
+	} else {
+		assert_int_equal(fc_r16(ip + 4), iphl - 40 + udp_len);
+	}
+	memcpy(copy, udp, udp_len);
+	fc_w16(copy + 6, 0);
+	csum = fc_ref_csum(copy, udp_len, fc_ref_pseudo(ip, family, PKT_PROTO_UDP, udp_len));
+	assert_int_equal(fc_r16(udp + 6), csum == 0 ? 0xffff : csum);
+}
+
+static void
+test_udp_resize(void **state)
+{
+	uint8_t payload[300];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)(i * 7 + 1);
+	for (uint8_t family = 4; family <= 6; family += 2) {
+		for (unsigned int opts = 0; opts <= 1; opts++) {
+			for (size_t n = 1; n <= sizeof(payload); n += 37) {
+				struct fc_frame f;
+				struct pkt p;
+				uint8_t *ip, *udp;
+				size_t iphl, ret;
+
+				fc_frame_build(&f, &(struct fc_frame_spec){ .family = family,
+				    .tags = opts, .proto = PKT_PROTO_UDP, .sport = 5353,
+				    .dport = 53, .payload = payload, .payload_len = sizeof(payload),
+				    .ip_opts = opts });
+				ip = f.b + f.l2;
+				udp = f.b + f.l4;
+				iphl = f.l4 - f.l2;
+				if (n == 1 && family == 4)
+					fc_w16(udp + 6, 0);	/* "none": computed all the same */
+				udp[8] ^= 0x5a;			/* the payload changed too */
+				ret = frame_udp_resize(ip, family, udp, n);
+				assert_int_equal(ret, iphl + 8 + n);
+				check_udp(ip, family, iphl, n);
+				assert_int_equal(pkt_decode(f.b, f.l4 + 8 + n, &p), PKT_OK);
+				assert_int_equal(p.payload_len, n);
+			}
+		}
+	}
+}
+
+/* A datagram whose checksum computes to 0 is sent with 0xffff (RFC 768). */
+static void
+test_udp_resize_zero(void **state)
+{
+	uint8_t payload[64] = { 1, 2, 3, 4 };
+
+	(void)state;
+	for (uint8_t family = 4; family <= 6; family += 2) {
+		struct fc_frame f;
+		uint8_t *ip, *udp;
+		size_t n = 40, udp_len = 8 + n;
+		uint16_t s;
+
+		fc_frame_build(&f, &(struct fc_frame_spec){ .family = family,
+		    .proto = PKT_PROTO_UDP, .sport = 5353, .dport = 53, .payload = payload,
+		    .payload_len = sizeof(payload) });
+		ip = f.b + f.l2;
+		udp = f.b + f.l4;
+		/* Sum with the last word 0, then make it the word that brings the sum to 0xffff. */
+		fc_w16(udp + 4, (uint16_t)udp_len);
+		fc_w16(udp + 6, 0);
+		fc_w16(udp + udp_len - 2, 0);
+		s = fc_ref_sum(udp, udp_len, fc_ref_pseudo(ip, family, PKT_PROTO_UDP, udp_len));
+		fc_w16(udp + udp_len - 2, (uint16_t)(0xffff - s));
+		frame_udp_resize(ip, family, udp, n);
+		assert_int_equal(fc_r16(udp + 6), 0xffff);
+		check_udp(ip, family, f.l4 - f.l2, n);
+	}
+}
+
 int
 main(void)
 {
@@ -382,6 +473,8 @@ main(void)
 		cmocka_unit_test(test_dns_refusal_tcp),
 		cmocka_unit_test(test_dns_refusal_tcp_second_msg),
 		cmocka_unit_test(test_dns_refusal_tcp_rejects),
+		cmocka_unit_test(test_udp_resize),
+		cmocka_unit_test(test_udp_resize_zero),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
