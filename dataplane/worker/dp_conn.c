@@ -17,19 +17,6 @@
 #define DNS_PORT	53
 #define QUIC_PORT	443
 
-/* The flow key of p, a frame from the VM (from_vm) or toward it. */
-static void
-dp_conn_key(struct dp_flow_key *k, uint16_t vm, const struct pkt *p, bool from_vm)
-{
-	memset(k, 0, sizeof(*k));
-	k->vm = vm;
-	k->family = p->family;
-	k->proto = p->proto;
-	k->vm_port = from_vm ? p->sport : p->dport;
-	k->peer_port = from_vm ? p->dport : p->sport;
-	memcpy(k->peer, from_vm ? p->dst : p->src, p->family == 4 ? 4 : 16);
-}
-
 /* a is after b in sequence space (RFC 1982) */
 static inline bool
 dp_seq_after(uint32_t a, uint32_t b)
@@ -284,30 +271,23 @@ dp_conn_vm_open(struct dp_worker *w, const struct pkt *p, uint16_t vm,
 }
 
 struct dp_fate
-dp_conn_vm(struct dp_worker *w, const struct pkt *p, uint16_t vm, struct dp_flow **fp)
+dp_conn_vm(struct dp_worker *w, const struct pkt *p, uint16_t vm, const struct dp_flow_key *k,
+    struct dp_flow *f, struct dp_flow **fp)
 {
-	struct dp_flow_key k;
-	struct dp_flow *f;
-
-	dp_conn_key(&k, vm, p, true);
-	if ((f = dp_flow_lookup(w->flows, &k)) != NULL) {
+	if (f != NULL) {
 		if (!dp_flow_reopened(f, p)) {
 			*fp = f;
 			return dp_conn_vm_known(w, p, f);
 		}
 		dp_flow_end(w, f);	/* its verdict was that connection's, not this one's */
 	}
-	return dp_conn_vm_open(w, p, vm, &k, fp);
+	return dp_conn_vm_open(w, p, vm, k, fp);
 }
 
 struct dp_fate
-dp_conn_uplink(struct dp_worker *w, const struct pkt *p, uint16_t vm, struct dp_flow **fp)
+dp_conn_uplink(struct dp_worker *w, const struct pkt *p, struct dp_flow *f, struct dp_flow **fp)
 {
-	struct dp_flow_key k;
-	struct dp_flow *f;
-
-	dp_conn_key(&k, vm, p, false);
-	if ((f = dp_flow_lookup(w->flows, &k)) == NULL)
+	if (f == NULL)
 		return (struct dp_fate){ .act = DP_FATE_DISCARD, .why = DP_REASON_UNSOLICITED };
 	if (!dp_conn_current(w, f))
 		return dp_conn_revoke(w, p, f);

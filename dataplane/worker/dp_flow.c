@@ -1,13 +1,14 @@
 /*
  * Per-worker flow table: rte_hash from key to an index in a fixed entry array, a stack
- * of free indexes, and an aging cursor that walks the array a slice at a time.
+ * of free indexes, and an aging cursor that walks the array a slice at a time. When the
+ * table is full, opening a flow walks the cursor on itself to reclaim an idle one, so
+ * reclaiming keeps up with the connection rate, not only with the clock.
  */
 #include <errno.h>
 #include <string.h>
 
 #include <rte_errno.h>
 #include <rte_hash.h>
-#include <rte_jhash.h>
 #include <rte_malloc.h>
 
 #include "dp_hash.h"
@@ -19,15 +20,21 @@
 #define DP_FLOW_IDLE_TCP	3600
 #define DP_FLOW_IDLE_UDP	120
 #define DP_FLOW_IDLE_CLOSING	10
+#define DP_FLOW_RECLAIM_SCAN	64	/* entries one open may examine for an idle flow */
 
 struct dp_flows {
 	struct rte_hash *h;
 	struct dp_flow *e;
 	struct dp_slots slots;
 	uint32_t cap;
+	uint32_t seed;			/* the hash's, as rte_hash was given it */
 	uint32_t cursor;		/* aging */
+	uint32_t epoch;			/* moves on every open and close */
+	uint32_t reclaim_credit;	/* entries opens may still examine: dp_flows_age refills */
 	uint16_t nvms;
 	uint32_t *per_vm;
+	void (*release)(struct dp_flow *, void *);
+	void *release_arg;
 };
 
 struct dp_flows *
@@ -37,7 +44,7 @@ dp_flows_create(const char *name, uint32_t cap, uint16_t nvms, int socket)
 		.name = name,
 		.entries = cap,
 		.key_len = sizeof(struct dp_flow_key),
-		.hash_func = rte_jhash,
+		.hash_func = dp_hash_crc,
 		.hash_func_init_val = dp_hash_seed(),
 		.socket_id = socket,
 	};
@@ -46,6 +53,7 @@ dp_flows_create(const char *name, uint32_t cap, uint16_t nvms, int socket)
 	if ((t = rte_zmalloc_socket("dp_flows", sizeof(*t), RTE_CACHE_LINE_SIZE, socket)) == NULL)
 		return NULL;
 	t->cap = cap;
+	t->seed = hp.hash_func_init_val;
 	t->nvms = nvms;
 	t->e = rte_zmalloc_socket("dp_flow_entries", (size_t)cap * sizeof(t->e[0]),
 	    RTE_CACHE_LINE_SIZE, socket);
@@ -83,6 +91,62 @@ dp_flow_lookup(struct dp_flows *t, const struct dp_flow_key *k)
 	return &t->e[(uintptr_t)data];
 }
 
+void
+dp_flow_lookup_burst(struct dp_flows *t, const struct dp_flow_key *keys, unsigned int n,
+    struct dp_flow **out)
+{
+	const void *kp[DP_BURST];
+	hash_sig_t sig[DP_BURST];
+	void *data[DP_BURST];
+	uint64_t hits = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		kp[i] = &keys[i];
+		sig[i] = dp_hash_crc_inline(&keys[i], sizeof(keys[i]), t->seed);
+	}
+	if (n > 0)
+		rte_hash_lookup_with_hash_bulk_data(t->h, kp, sig, n, &hits, data);
+	for (unsigned int i = 0; i < n; i++)
+		out[i] = hits >> i & 1 ? &t->e[(uintptr_t)data[i]] : NULL;
+}
+
+uint32_t
+dp_flows_epoch(const struct dp_flows *t)
+{
+	return t->epoch;
+}
+
+void
+dp_flows_on_release(struct dp_flows *t, void (*release)(struct dp_flow *, void *), void *arg)
+{
+	t->release = release;
+	t->release_arg = arg;
+}
+
+static bool dp_flow_idle(const struct dp_flow *f, uint64_t now);
+
+/*
+ * The table is full: examine up to DP_FLOW_RECLAIM_SCAN entries from the aging cursor,
+ * within the credit aging gave, for an idle flow to close. A VM opening flows into a full
+ * table of live ones costs the worker no more than aging would over the same time.
+ */
+static void
+dp_flows_reclaim(struct dp_flows *t, uint64_t now)
+{
+	for (unsigned int n = 0; n < DP_FLOW_RECLAIM_SCAN && t->reclaim_credit > 0; n++) {
+		struct dp_flow *f = &t->e[t->cursor];
+
+		t->reclaim_credit--;
+		t->cursor = t->cursor + 1 == t->cap ? 0 : t->cursor + 1;
+		if (!dp_flow_idle(f, now))
+			continue;
+		if (t->release != NULL)
+			t->release(f, t->release_arg);
+		dp_flow_close(t, f);
+		return;
+	}
+}
+
 struct dp_flow *
 dp_flow_open(struct dp_flows *t, const struct dp_flow_key *k, uint32_t max_per_vm,
     uint64_t now)
@@ -90,13 +154,18 @@ dp_flow_open(struct dp_flows *t, const struct dp_flow_key *k, uint32_t max_per_v
 	struct dp_flow *f;
 	uint32_t idx;
 
-	if (k->vm > t->nvms || t->per_vm[k->vm] >= max_per_vm ||
-	    !dp_slots_peek(&t->slots, &idx))
+	if (k->vm > t->nvms || t->per_vm[k->vm] >= max_per_vm)
 		return NULL;
+	if (!dp_slots_peek(&t->slots, &idx)) {
+		dp_flows_reclaim(t, now);
+		if (!dp_slots_peek(&t->slots, &idx))
+			return NULL;
+	}
 	if (rte_hash_add_key_data(t->h, k, (void *)(uintptr_t)idx) != 0)
 		return NULL;
 	dp_slots_get(&t->slots, &idx);
 	t->per_vm[k->vm]++;
+	t->epoch++;
 	f = &t->e[idx];
 	*f = (struct dp_flow){ .key = *k, .last_seen = now, .in_use = true };
 	return f;
@@ -109,6 +178,7 @@ dp_flow_close(struct dp_flows *t, struct dp_flow *f)
 		return;
 	rte_hash_del_key(t->h, &f->key);
 	t->per_vm[f->key.vm]--;
+	t->epoch++;
 	f->in_use = false;
 	dp_slots_put(&t->slots, (uint32_t)(f - t->e));
 }
@@ -123,19 +193,28 @@ dp_flow_idle_limit(const struct dp_flow *f)
 	return f->state == DP_FLOW_SYN_SENT ? DP_FLOW_IDLE_SYN : DP_FLOW_IDLE_TCP;
 }
 
+/* a flow whose hello is being held is cut by dp_tls_expire(), which owns it */
+static bool
+dp_flow_idle(const struct dp_flow *f, uint64_t now)
+{
+	return f->in_use && f->tls != DP_TLS_PENDING && f->tls != DP_TLS_SNIFF &&
+	    now - f->last_seen >= dp_flow_idle_limit(f);
+}
+
 unsigned int
 dp_flows_age(struct dp_flows *t, uint64_t now, unsigned int budget, uint64_t *closed_per_vm,
     void (*release)(struct dp_flow *, void *), void *arg)
 {
 	unsigned int closed = 0;
 
+	/* what opens into a full table may examine: as much again as aging does */
+	t->reclaim_credit = budget > t->cap - t->reclaim_credit ? t->cap :
+	    t->reclaim_credit + budget;
 	for (unsigned int n = 0; n < budget && n < t->cap; n++) {
 		struct dp_flow *f = &t->e[t->cursor];
 
 		t->cursor = t->cursor + 1 == t->cap ? 0 : t->cursor + 1;
-		/* a flow whose hello is being held is cut by dp_tls_expire(), which owns it */
-		if (!f->in_use || f->tls == DP_TLS_PENDING || f->tls == DP_TLS_SNIFF ||
-		    now - f->last_seen < dp_flow_idle_limit(f))
+		if (!dp_flow_idle(f, now))
 			continue;
 		if (release != NULL)
 			release(f, arg);
@@ -145,6 +224,12 @@ dp_flows_age(struct dp_flows *t, uint64_t now, unsigned int budget, uint64_t *cl
 		closed++;
 	}
 	return closed;
+}
+
+uint32_t
+dp_flows_cap(const struct dp_flows *t)
+{
+	return t->cap;
 }
 
 uint32_t

@@ -15,11 +15,6 @@
 #include "policy/load.h"
 #include "sni/dns.h"
 
-struct dp_mac_key {
-	uint16_t vlan;
-	uint8_t mac[6];
-};
-
 /* The slot of VM name in prev, or -1. */
 static int
 dp_gen_prev_slot(const struct dp_gen *prev, const char *name)
@@ -65,19 +60,25 @@ dp_gen_settings(struct dp_gen *g, const struct pol_config *cfg, unsigned int nwo
 	g->max_bindings_per_vm = cfg->max_bindings_per_vm;
 }
 
+/*
+ * (vlan, MAC) key k to slot. The loader refuses two VMs with one MAC; should a key come
+ * twice anyway, the later VM has it, as a hash table's update would.
+ */
+static void
+dp_gen_vm_index_add(struct dp_gen *g, uint64_t k, int slot)
+{
+	uint32_t i = (uint32_t)((k * g->vm_index_mul) >> (64 - DP_VM_INDEX_BITS));
+
+	while (g->vm_keys[i] != DP_VM_INDEX_EMPTY && g->vm_keys[i] != k)
+		i = (i + 1) & (DP_VM_INDEX - 1);
+	g->vm_keys[i] = k;
+	g->vm_slots[i] = (uint16_t)slot;
+}
+
 struct dp_gen *
 dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers,
     const struct dp_gen *prev)
 {
-	char name[RTE_HASH_NAMESIZE];
-	struct rte_hash_parameters hp = {
-		.name = name,
-		.entries = cfg->nvms < 8 ? 16 : (uint32_t)cfg->nvms * 2,
-		.key_len = sizeof(struct dp_mac_key),
-		.hash_func = rte_jhash,
-		.hash_func_init_val = dp_hash_seed(),
-		.socket_id = (int)rte_socket_id(),
-	};
 	struct dp_gen *g;
 
 	if (cfg->nresolvers > DP_RESOLVERS_MAX || cfg->ntls_ports > DP_TLS_PORTS_MAX) {
@@ -86,16 +87,19 @@ dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers,
 	}
 	if ((g = rte_zmalloc("dp_gen", sizeof(*g), RTE_CACHE_LINE_SIZE)) == NULL)
 		return NULL;
-	snprintf(name, sizeof(name), "ng_vms_%u", id);
 	g->id = id;
 	g->set = cfg->set;
 	g->nvms = prev != NULL ? prev->nvms : 0;
 	g->vms = rte_zmalloc("dp_vms", (DP_VM_SLOTS + 1) * sizeof(g->vms[0]), 0);
-	if (g->vms == NULL || (g->vm_by_mac = rte_hash_create(&hp)) == NULL)
+	g->vm_keys = rte_malloc("dp_vm_keys", DP_VM_INDEX * sizeof(g->vm_keys[0]),
+	    RTE_CACHE_LINE_SIZE);
+	g->vm_slots = rte_malloc("dp_vm_slots", DP_VM_INDEX * sizeof(g->vm_slots[0]), 0);
+	if (g->vms == NULL || g->vm_keys == NULL || g->vm_slots == NULL)
 		goto fail;
+	memset(g->vm_keys, 0xff, DP_VM_INDEX * sizeof(g->vm_keys[0]));	/* DP_VM_INDEX_EMPTY */
+	g->vm_index_mul = dp_hash_bytes(&g->id, sizeof(g->id)) | 1;
 	for (size_t i = 0; i < cfg->nvms; i++) {
 		const struct pol_vm *pv = &cfg->vms[i];
-		struct dp_mac_key k = { .vlan = pv->id.vlan };
 		int slot = dp_gen_prev_slot(prev, pv->name);
 		struct dp_vm *v;
 
@@ -109,9 +113,7 @@ dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers,
 		v = &g->vms[slot];
 		*v = (struct dp_vm){ .name = pv->name, .present = true, .id = pv->id,
 			.policy = pv->policy, .audit = pv->mode == POL_MODE_AUDIT };
-		memcpy(k.mac, pv->id.mac, 6);
-		if (rte_hash_add_key_data(g->vm_by_mac, &k, (void *)(uintptr_t)slot) != 0)
-			goto fail;
+		dp_gen_vm_index_add(g, dp_gen_vm_key(pv->id.vlan, pv->id.mac), slot);
 	}
 	g->vms[DP_VM_UNKNOWN] = (struct dp_vm){ .name = "unknown", .present = true };
 	g->slots_free = (uint16_t)(DP_VM_SLOTS - g->nvms);
@@ -190,23 +192,12 @@ dp_gen_free(struct dp_gen *g)
 {
 	if (g == NULL)
 		return;
-	rte_hash_free(g->vm_by_mac);
+	rte_free(g->vm_keys);
+	rte_free(g->vm_slots);
 	rte_hash_free(g->names);
 	rte_free(g->names_ports);
 	rte_free(g->vms);
 	rte_free(g);
-}
-
-int
-dp_gen_vm_by_mac(const struct dp_gen *g, uint16_t vlan, const uint8_t *mac)
-{
-	struct dp_mac_key k = { .vlan = vlan };
-	void *data;
-
-	memcpy(k.mac, mac, 6);
-	if (rte_hash_lookup_data(g->vm_by_mac, &k, &data) < 0)
-		return -1;
-	return (int)(uintptr_t)data;
 }
 
 static bool

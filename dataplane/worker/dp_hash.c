@@ -9,18 +9,26 @@
 
 static uint64_t dp_hash_k0, dp_hash_k1;
 static uint32_t dp_hash_rte_seed;
+uint64_t dp_hash_crc_words[DP_HASH_CRC_WORDS];
 
 int
 dp_hash_init(void)
 {
-	uint64_t key[3];
+	uint64_t key[3 + DP_HASH_CRC_WORDS];
 
 	if (getrandom(key, sizeof(key), 0) != (ssize_t)sizeof(key))
 		return -errno;
 	dp_hash_k0 = key[0];
 	dp_hash_k1 = key[1];
 	dp_hash_rte_seed = (uint32_t)key[2];
+	memcpy(dp_hash_crc_words, key + 3, sizeof(dp_hash_crc_words));
 	return 0;
+}
+
+uint32_t
+dp_hash_crc(const void *key, uint32_t len, uint32_t seed)
+{
+	return dp_hash_crc_inline(key, len, seed);
 }
 
 uint32_t

@@ -12,11 +12,14 @@
 #include "dp_fate.h"
 #include "sni/pkt.h"
 
-/* Decide m, received on the VM port, and forward, answer or free it. */
+/* Decide m, received on the VM port, and forward, answer or free it (dp_burst.c). */
 void dp_pipeline_vm(struct dp_worker *w, struct rte_mbuf *m);
 
-/* Decide m, received on the uplink port. */
+/* Decide m, received on the uplink port (dp_burst.c). */
 void dp_pipeline_uplink(struct dp_worker *w, struct rte_mbuf *m);
+
+/* The event and the audit count fate f carries, whether or not the frame goes on. */
+void dp_fate_note(struct dp_worker *w, const struct pkt *p, uint16_t vm, struct dp_fate f);
 
 /*
  * m came back from the kernel on exception-path TAP port from (DP_PORT_SLOW_VM or

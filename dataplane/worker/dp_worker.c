@@ -9,6 +9,7 @@
 #include <rte_prefetch.h>
 #include <rte_rcu_qsbr.h>
 
+#include "dp_burst.h"
 #include "dp_dns.h"
 #include "dp_evt.h"
 #include "dp_flow.h"
@@ -21,7 +22,8 @@
 
 #define DP_HOUSEKEEPING_EVERY	256
 #define DP_IDLE_SPINS		1024	/* empty polls before the first nap: a burst gap is shorter */
-#define DP_AGE_SLICE		64	/* table entries examined per housekeeping round */
+#define DP_AGE_SLICE		64	/* table entries examined per housekeeping round, at least */
+#define DP_AGE_PASS_SECONDS	2	/* and enough for a whole flow table pass in this time */
 /* a whole-path fuzzer builds with small tables, so that forgetting one input is cheap */
 #ifndef DP_PENDING_CAP
 #define DP_PENDING_CAP		16384	/* DNS queries in flight per worker */
@@ -34,6 +36,16 @@
 #endif
 #define DP_FRAG_SECONDS		5	/* for a datagram's fragments to arrive */
 #define DP_PREFETCH		3
+
+/* An idle flow's held bytes go back to the pool before the flow does. */
+static void
+dp_worker_unhold(struct dp_flow *f, void *arg)
+{
+	struct dp_worker *w = arg;
+
+	dp_hold_put(w, &f->hold);
+	dp_hold_put(w, &f->peer_hold);
+}
 
 struct dp_worker *
 dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
@@ -54,6 +66,8 @@ dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
 	max_flows = ctx->max_flows / ctx->nworkers;
 	snprintf(name, sizeof(name), "ng_flows_%u", id);
 	w->flows = dp_flows_create(name, max_flows ? max_flows : 1, nvms, socket);
+	if (w->flows != NULL)
+		dp_flows_on_release(w->flows, dp_worker_unhold, w);
 	snprintf(name, sizeof(name), "ng_pending_%u", id);
 	w->pending = dp_pending_create(name, DP_PENDING_CAP, nvms, socket);
 	w->holds = dp_holds_create(DP_HOLD_SLOTS, nvms, socket);
@@ -89,6 +103,19 @@ dp_worker_free(struct dp_worker *w)
 	rte_free(w);
 }
 
+/* A burst from port, through fn whole. */
+static uint16_t
+dp_worker_rx_burst(struct dp_worker *w, unsigned int port,
+    void (*fn)(struct dp_worker *, struct rte_mbuf **, uint16_t))
+{
+	struct rte_mbuf *pkts[DP_BURST];
+	uint16_t n = rte_eth_rx_burst(w->ctx->port[port], (uint16_t)w->id, pkts, DP_BURST);
+
+	if (n > 0)
+		fn(w, pkts, n);
+	return n;
+}
+
 static uint16_t
 dp_worker_rx(struct dp_worker *w, unsigned int port, void (*fn)(struct dp_worker *,
     struct rte_mbuf *))
@@ -122,8 +149,8 @@ dp_worker_poll(struct dp_worker *w)
 	unsigned int n;
 
 	w->now = dp_now(w->ctx);
-	n = dp_worker_rx(w, DP_PORT_VM, dp_pipeline_vm);
-	n += dp_worker_rx(w, DP_PORT_UPLINK, dp_pipeline_uplink);
+	n = dp_worker_rx_burst(w, DP_PORT_VM, dp_burst_vm);
+	n += dp_worker_rx_burst(w, DP_PORT_UPLINK, dp_burst_uplink);
 	if (w->ctx->slow_path) {
 		n += dp_worker_rx(w, DP_PORT_SLOW_VM, dp_slow_from_vm_tap);
 		n += dp_worker_rx(w, DP_PORT_SLOW_UP, dp_slow_from_up_tap);
@@ -169,14 +196,24 @@ dp_worker_frag_expired(void *arg, uint16_t vm, uint32_t nb_frags)
 	w->drops[DP_DROP_FRAG_TIMEOUT] += nb_frags;
 }
 
-/* An idle flow's held bytes go back to the pool before the flow does. */
-static void
-dp_worker_unhold(struct dp_flow *f, void *arg)
-{
-	struct dp_worker *w = arg;
 
-	dp_hold_put(w, &f->hold);
-	dp_hold_put(w, &f->peer_hold);
+/*
+ * Flow table entries to examine this round: in proportion to the time since the last, so
+ * that a pass over the whole table takes DP_AGE_PASS_SECONDS however large it is, and a
+ * flow is closed within that of going idle. (What opens into a full table reclaims on its
+ * own, dp_flow_open, within the same budget again.)
+ */
+static unsigned int
+dp_worker_age_budget(struct dp_worker *w, uint64_t *aged_tsc)
+{
+	uint64_t now = rte_get_tsc_cycles(), cap = dp_flows_cap(w->flows);
+	uint64_t per_pass = DP_AGE_PASS_SECONDS * w->ctx->tsc_hz;
+	uint64_t n = now - *aged_tsc >= per_pass ? cap : (now - *aged_tsc) * cap / per_pass;
+
+	if (n < DP_AGE_SLICE)
+		return DP_AGE_SLICE;
+	*aged_tsc = now;
+	return n > cap ? (unsigned int)cap : (unsigned int)n;
 }
 
 int
@@ -185,6 +222,7 @@ dp_worker_loop(void *arg)
 	struct dp_worker *w = arg;
 	struct rte_rcu_qsbr *qsbr = w->ctx->qsbr;
 	unsigned int spins = 0;
+	uint64_t aged_tsc = rte_get_tsc_cycles();
 
 	rte_rcu_qsbr_thread_register(qsbr, w->id);
 	rte_rcu_qsbr_thread_online(qsbr, w->id);
@@ -196,7 +234,8 @@ dp_worker_loop(void *arg)
 		/* Nothing old is referenced past here, so retired entries may be reused. */
 		rte_rcu_qsbr_quiescent(qsbr, w->id);
 		w->gen = atomic_load_explicit(&w->ctx->gen, memory_order_acquire);
-		dp_flows_age(w->flows, w->now, DP_AGE_SLICE, NULL, dp_worker_unhold, w);
+		dp_flows_age(w->flows, w->now, dp_worker_age_budget(w, &aged_tsc), NULL,
+		    dp_worker_unhold, w);
 		dp_pending_age(w->pending, w->now, DP_AGE_SLICE);
 		dp_tls_expire(w);
 		dp_frag_age(w->frags, w->now, DP_AGE_SLICE, dp_worker_frag_expired, w);

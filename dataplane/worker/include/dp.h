@@ -29,6 +29,9 @@
 #define DP_PORTS		4
 #define DP_VM_SLOTS		1024	/* VMs over the process's life: never reused */
 #define DP_VM_UNKNOWN		DP_VM_SLOTS	/* the counters of frames from no VM */
+#define DP_VM_INDEX_BITS	12
+#define DP_VM_INDEX		(1u << DP_VM_INDEX_BITS)	/* 4 x DP_VM_SLOTS: probes stay short */
+#define DP_VM_INDEX_EMPTY	UINT64_MAX
 
 enum dp_verdict { DP_ALLOWED, DP_BLOCKED, DP_WOULD_BLOCK, DP_VERDICT_MAX };
 
@@ -51,7 +54,9 @@ struct dp_gen {
 	struct dp_vm *vms;		/* DP_VM_SLOTS + 1, by slot; the last is "unknown" */
 	uint16_t nvms;			/* slots handed out so far */
 	uint16_t slots_free;		/* slots never handed out */
-	struct rte_hash *vm_by_mac;	/* (vlan, MAC) -> VM slot */
+	uint64_t *vm_keys;		/* DP_VM_INDEX (vlan, MAC) keys, open addressing */
+	uint16_t *vm_slots;		/* and the VM slot of each */
+	uint64_t vm_index_mul;		/* odd, secret: where a key's probe starts */
 	struct rte_hash *names;		/* (slot, name hash) -> names_ports index */
 	struct pol_ports *names_ports;
 	uint32_t nnames, names_cap;

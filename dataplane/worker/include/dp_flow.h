@@ -19,7 +19,11 @@ enum dp_flow_state {
 	DP_FLOW_CLOSING,	/* TCP: FIN or RST seen */
 };
 
-/* A flow seen from its VM: the VM's port and the peer's address and port. */
+/*
+ * A flow seen from its VM: the VM's port and the peer's address and port. 32 bytes, the
+ * zero tail included, so that rte_hash compares keys with its 32-byte vector compare and
+ * dp_hash_crc hashes them in four words.
+ */
 struct dp_flow_key {
 	uint16_t vm;
 	uint8_t family;
@@ -27,7 +31,9 @@ struct dp_flow_key {
 	uint16_t vm_port;
 	uint16_t peer_port;
 	uint8_t peer[16];
+	uint64_t zero;
 };
+_Static_assert(sizeof(struct dp_flow_key) == 32, "dp_flow_key is hashed in 8-byte words");
 
 enum dp_flow_tls {
 	DP_TLS_NONE,		/* not a TLS port, or the verdict is in and the server has it */
@@ -92,8 +98,27 @@ void dp_flows_free(struct dp_flows *t);
 struct dp_flow *dp_flow_lookup(struct dp_flows *t, const struct dp_flow_key *k);
 
 /*
+ * Look n keys (n <= DP_BURST) up at once, their buckets prefetched together: out[i] is
+ * keys[i]'s flow or NULL. What it returns holds until the table next changes: a flow
+ * opened or closed since (dp_flows_epoch() moved) may make an answer stale.
+ */
+void dp_flow_lookup_burst(struct dp_flows *t, const struct dp_flow_key *keys, unsigned int n,
+    struct dp_flow **out);
+
+/* A number that moves whenever a flow opens or closes. */
+uint32_t dp_flows_epoch(const struct dp_flows *t);
+
+/*
+ * What frees an idle flow's other resources (its held bytes) before the flow goes: used
+ * when dp_flow_open() reclaims idle flows to make room.
+ */
+void dp_flows_on_release(struct dp_flows *t, void (*release)(struct dp_flow *, void *),
+    void *arg);
+
+/*
  * Open a flow for k, counted against its VM. NULL when the VM has max_per_vm flows open
- * on this worker, or the table is full: the caller blocks with reason flow_limit.
+ * on this worker, or the table is full and no idle flow could be reclaimed within the
+ * reclaim budget (dp_flows_age refills it): the caller blocks with reason flow_limit.
  */
 struct dp_flow *dp_flow_open(struct dp_flows *t, const struct dp_flow_key *k,
     uint32_t max_per_vm, uint64_t now);
@@ -113,6 +138,9 @@ unsigned int dp_flows_age(struct dp_flows *t, uint64_t now, unsigned int budget,
 /* fn for each open flow of vm (main lcore, for listings: entries may be changing). */
 void dp_flows_walk(struct dp_flows *t, uint16_t vm, void (*fn)(const struct dp_flow *, void *),
     void *arg);
+
+/* The flows the table has room for. */
+uint32_t dp_flows_cap(const struct dp_flows *t);
 
 /* Open flows of vm on this worker. */
 uint32_t dp_flows_count(const struct dp_flows *t, uint16_t vm);

@@ -32,8 +32,35 @@ int dp_gen_names_add(struct dp_gen *g, uint16_t slot, uint64_t name_hash,
 const struct pol_ports *dp_gen_name_ports(const struct dp_gen *g, uint16_t slot,
     uint64_t name_hash);
 
-/* The VM with this (vlan, MAC), or -1. */
-int dp_gen_vm_by_mac(const struct dp_gen *g, uint16_t vlan, const uint8_t *mac);
+static inline uint64_t
+dp_gen_vm_key(uint16_t vlan, const uint8_t *mac)
+{
+	return (uint64_t)vlan << 48 | (uint64_t)mac[0] << 40 | (uint64_t)mac[1] << 32 |
+	    (uint64_t)mac[2] << 24 | (uint64_t)mac[3] << 16 | (uint64_t)mac[4] << 8 | mac[5];
+}
+
+/*
+ * The VM with this (vlan, MAC), or -1: every frame asks, so it is a probe of a small
+ * open-addressed table rather than a general hash. Only configured VMs are in it, so what
+ * a VM writes in its frames picks where a probe starts (behind a secret multiplier), never
+ * how long the table's runs are; at most a quarter full, a probe ends in a step or two.
+ */
+static inline int
+dp_gen_vm_by_mac(const struct dp_gen *g, uint16_t vlan, const uint8_t *mac)
+{
+	uint64_t k = dp_gen_vm_key(vlan, mac);
+	uint32_t i = (uint32_t)((k * g->vm_index_mul) >> (64 - DP_VM_INDEX_BITS));
+
+	for (;;) {
+		uint64_t e = g->vm_keys[i];
+
+		if (e == DP_VM_INDEX_EMPTY)
+			return -1;
+		if (e == k)
+			return g->vm_slots[i];
+		i = (i + 1) & (DP_VM_INDEX - 1);
+	}
+}
 
 /* Is addr one of the configured resolvers? */
 bool dp_gen_is_resolver(const struct dp_gen *g, uint8_t family, const uint8_t *addr);

@@ -24,4 +24,40 @@ uint64_t dp_hash_bytes(const void *buf, size_t len);
 /* The same under an explicit 128-bit key (k0, k1): for the test vectors. */
 uint64_t dp_siphash24(uint64_t k0, uint64_t k1, const void *buf, size_t len);
 
+#define DP_HASH_CRC_WORDS	4	/* the longest key dp_hash_crc takes, in 64-bit words */
+
+/* The start-time words dp_hash_crc adds to each key word (read by the inline form). */
+extern uint64_t dp_hash_crc_words[DP_HASH_CRC_WORDS];
+
+/*
+ * The per-frame hash of a flow key (len a multiple of 8, at most 32 bytes): CRC-32C in
+ * hardware, one instruction a word, over each word plus a secret word, from a secret
+ * seed. CRC alone is linear: two keys whose XOR is in its kernel collide under every seed,
+ * which a VM could aim at. The secret additions carry between bits in ways that depend on
+ * the secret, so which keys collide depends on it too. Not a PRF (SipHash is, at ten
+ * times the cost): what it guards is a bucket-cuckoo table, where a VM that still managed
+ * to aim keys at one bucket pair would fill only its own flows' room, with lookups bounded
+ * either way. The signature fits rte_hash's hash_func, which calls it on add and delete.
+ */
+static inline uint32_t
+dp_hash_crc_inline(const void *key, uint32_t len, uint32_t seed)
+{
+	const uint8_t *p = key;
+	uint64_t h = seed, w;
+
+	for (uint32_t i = 0; i < len / 8 && i < DP_HASH_CRC_WORDS; i++) {
+		__builtin_memcpy(&w, p + 8 * i, 8);
+		w += dp_hash_crc_words[i];
+#ifdef __SSE4_2__
+		h = __builtin_ia32_crc32di(h, w);
+#else
+		h = (h ^ w) * UINT64_C(0x9e3779b97f4a7c15);	/* a build without SSE4.2 */
+		h ^= h >> 29;
+#endif
+	}
+	return (uint32_t)(h ^ h >> 32);
+}
+
+uint32_t dp_hash_crc(const void *key, uint32_t len, uint32_t seed);
+
 #endif

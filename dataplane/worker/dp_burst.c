@@ -1,0 +1,271 @@
+/*
+ * A burst of frames from one port, in stages (the shape of DPDK's l3fwd): every frame is
+ * decoded, checksummed, told whose it is and decided as far as the stateless stages go;
+ * then the flows of all that are left are looked up together, their buckets fetched side
+ * by side instead of one cache miss after another; then each frame, in the order it
+ * came, meets its connection and its fate is acted on (dp_pipeline.c). State changes
+ * happen only in the last stage and in arrival order, so a burst decides exactly what the
+ * same frames one at a time would: a lookup that a flow opened or closed earlier in the
+ * burst may have made stale is done again.
+ */
+#include "dp_burst.h"
+#include "dp_conn.h"
+#include "dp_dns.h"
+#include "dp_evt.h"
+#include "dp_frag.h"
+#include "dp_gen.h"
+#include "dp_http.h"
+#include "dp_rx.h"
+#include "dp_tls.h"
+
+#define DP_BURST_PREFETCH	3
+#define DP_BURST_NO_KEY		0xff
+
+/* One frame on its way through the stages. */
+struct dp_burst_frame {
+	struct rte_mbuf *m;		/* NULL: done with in the first stage */
+	struct dp_fate fate;		/* as far as the stateless stages decided */
+	enum pkt_status st;
+	uint16_t vm;
+	uint8_t key;			/* its flow key's index, or DP_BURST_NO_KEY */
+	struct pkt p;
+};
+
+struct dp_burst {
+	struct dp_burst_frame fr[DP_BURST];
+	struct dp_flow_key keys[DP_BURST];
+	struct dp_flow *found[DP_BURST];
+	unsigned int nkeys;
+	uint32_t epoch;			/* the flow table's when found[] was filled */
+};
+
+/*
+ * A fragment from or to vm: held (a copy) until its datagram is whole, which then takes
+ * the path an unfragmented one would, decoded and checksummed whole. Returns the
+ * datagram when m completed it, or NULL (m consumed, counted if dropped).
+ */
+static struct rte_mbuf *
+dp_reassemble(struct dp_worker *w, struct rte_mbuf *m, struct pkt *p, enum pkt_status *st,
+    uint16_t vm)
+{
+	enum ipfrag_status fs;
+	struct rte_mbuf *whole;
+
+	whole = dp_frag_add(w->frags, m, p->l3_off, vm, w->now, &fs);
+	switch (fs) {
+	case IPFRAG_NEED_MORE:
+		rte_pktmbuf_free(m);
+		return NULL;
+	case IPFRAG_COMPLETE:
+		rte_pktmbuf_free(m);
+		if (whole == NULL) {
+			w->drops[DP_DROP_NO_MBUF]++;
+			return NULL;
+		}
+		break;
+	case IPFRAG_OWNER_LIMIT:
+		dp_evt_block(w, vm, p, DP_REASON_VM_LIMIT, false, NULL, 0);
+		dp_block(w, m, vm, DP_REASON_VM_LIMIT);
+		return NULL;
+	case IPFRAG_TABLE_FULL:
+		dp_drop(w, m, DP_DROP_TABLE_FULL);
+		return NULL;
+	default:			/* overlapping, oversized, malformed: fail closed */
+		dp_drop(w, m, DP_DROP_FRAG_BAD);
+		return NULL;
+	}
+	whole->l2_len = p->l3_off;	/* refragmented on the way out if need be */
+	if ((*st = pkt_decode(rte_pktmbuf_mtod(whole, const uint8_t *),
+	    rte_pktmbuf_data_len(whole), p)) == PKT_MALFORMED) {
+		dp_drop(w, whole, DP_DROP_MALFORMED);
+		return NULL;
+	}
+	if (*st == PKT_OK && !p->src_route && !dp_rx_l4_csum_ok(whole, p)) {
+		dp_drop(w, whole, DP_DROP_BAD_CSUM);
+		return NULL;
+	}
+	return whole;
+}
+
+/*
+ * The frame decoded and checksummed, and whose it is: the VM of its source MAC from the
+ * VM port, of its destination MAC from the uplink (*slot negative and fr->vm the unknown
+ * VM's counters when none). false when it was dropped.
+ */
+static inline bool
+dp_burst_in(struct dp_worker *w, struct dp_burst_frame *fr, unsigned int port, int *slot)
+{
+	struct pkt *p = &fr->p;
+
+	if (!dp_rx_decode(w, fr->m, port, p, &fr->st))
+		return false;
+	*slot = dp_gen_vm_by_mac(w->gen, p->vlan, port == DP_PORT_VM ? p->src_mac : p->dst_mac);
+	fr->vm = *slot < 0 ? DP_VM_UNKNOWN : (uint16_t)*slot;
+	return true;
+}
+
+/* A fragment's datagram, once whole, in fr and decided on from there; false until then. */
+static inline bool
+dp_burst_whole(struct dp_worker *w, struct dp_burst_frame *fr)
+{
+	if ((fr->m = dp_reassemble(w, fr->m, &fr->p, &fr->st, fr->vm)) == NULL)
+		return false;
+	fr->fate = dp_fate(DP_FATE_CONTINUE);
+	return true;
+}
+
+/* The stateless stages of a frame from the VM port; false when nothing is left to do. */
+static bool
+dp_burst_vm_decide(struct dp_worker *w, struct dp_burst_frame *fr)
+{
+	const struct dp_gen *g = w->gen;
+	int slot;
+
+	if (!dp_burst_in(w, fr, DP_PORT_VM, &slot))
+		return false;
+	fr->fate = dp_decide_vm_frame(g, &fr->p, slot,
+	    rte_pktmbuf_mtod(fr->m, const uint8_t *) + fr->p.l3_off,
+	    rte_pktmbuf_data_len(fr->m) - fr->p.l3_off);
+	if (fr->fate.act == DP_FATE_REASSEMBLE && !dp_burst_whole(w, fr))
+		return false;
+	if (fr->fate.act == DP_FATE_CONTINUE)
+		fr->fate = dp_decide_vm_datagram(g, &fr->p, fr->st, fr->vm);
+	return true;
+}
+
+/* The stateless stages of a frame from the uplink. */
+static bool
+dp_burst_uplink_decide(struct dp_worker *w, struct dp_burst_frame *fr)
+{
+	const struct dp_gen *g = w->gen;
+	int slot;
+
+	if (!dp_burst_in(w, fr, DP_PORT_UPLINK, &slot))
+		return false;
+	fr->fate = dp_decide_uplink_frame(g, &fr->p, slot);
+	if (fr->fate.act == DP_FATE_REASSEMBLE && !dp_burst_whole(w, fr))
+		return false;
+	if (fr->fate.act == DP_FATE_CONTINUE)
+		fr->fate = dp_decide_uplink_datagram(g, &fr->p, fr->st);
+	return true;
+}
+
+/*
+ * The first stages for a whole burst: every frame decided as far as it can be without
+ * its flow, and the flows of those that need one looked up together.
+ */
+static void
+dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts, uint16_t n,
+    bool from_vm)
+{
+	b->nkeys = 0;
+	for (uint16_t i = 0; i < n; i++) {
+		struct dp_burst_frame *fr = &b->fr[i];
+
+		if (i + DP_BURST_PREFETCH < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + DP_BURST_PREFETCH], void *));
+		fr->m = pkts[i];
+		fr->key = DP_BURST_NO_KEY;
+		if (!(from_vm ? dp_burst_vm_decide(w, fr) : dp_burst_uplink_decide(w, fr))) {
+			fr->m = NULL;
+			continue;
+		}
+		if (fr->fate.act != DP_FATE_CONTINUE)
+			continue;
+		fr->key = (uint8_t)b->nkeys;
+		dp_conn_key(&b->keys[b->nkeys++], fr->vm, &fr->p, from_vm);
+	}
+	dp_flow_lookup_burst(w->flows, b->keys, b->nkeys, b->found);
+	b->epoch = dp_flows_epoch(w->flows);
+}
+
+/* The flow frame fr looked up to, looked up again if the table changed since. */
+static inline struct dp_flow *
+dp_burst_flow(struct dp_worker *w, const struct dp_burst *b, const struct dp_burst_frame *fr)
+{
+	if (dp_flows_epoch(w->flows) != b->epoch)
+		return dp_flow_lookup(w->flows, &b->keys[fr->key]);
+	return b->found[fr->key];
+}
+
+/* The bytes of a stream a module judges, from the VM. */
+static void
+dp_vm_stream(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    struct dp_flow *f)
+{
+	if (f->tls == DP_TLS_DNS)
+		dp_dns_tcp_client(w, m, p, vm, f);
+	else if (f->tls == DP_TLS_HTTP)
+		dp_http_client(w, m, p, vm, f);
+	else if ((f->tls == DP_TLS_PENDING || f->tls == DP_TLS_SNIFF) &&
+	    p->proto == PKT_PROTO_TCP)
+		dp_tls_client(w, m, p, vm, f);
+	else if (f->tls == DP_TLS_PENDING)
+		dp_quic_client(w, m, p, vm, f);
+	else if (dp_tls_verify(w, m, p, vm, f))	/* judged bytes, sent again */
+		dp_egress(w, m, vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
+}
+
+/* The connection stage of frame fr, from the VM or the uplink: its fate. */
+static inline struct dp_fate
+dp_burst_conn(struct dp_worker *w, const struct dp_burst *b, const struct dp_burst_frame *fr,
+    bool from_vm, struct dp_flow **f)
+{
+	if (!from_vm)
+		return dp_conn_uplink(w, &fr->p, dp_burst_flow(w, b, fr), f);
+	dp_fate_note(w, &fr->p, fr->vm, fr->fate);	/* audited QUIC goes on to be admitted */
+	return dp_conn_vm(w, &fr->p, fr->vm, &b->keys[fr->key], dp_burst_flow(w, b, fr), f);
+}
+
+/* The last stage, frame by frame in arrival order: connections, then the fate acted on. */
+static void
+dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_vm)
+{
+	struct dp_burst b;
+
+	dp_burst_decide(w, &b, pkts, n, from_vm);
+	for (uint16_t i = 0; i < n; i++) {
+		struct dp_burst_frame *fr = &b.fr[i];
+		struct dp_fate fate = fr->fate;
+		struct dp_flow *f = NULL;
+
+		if (fr->m == NULL)
+			continue;
+		if (fate.act == DP_FATE_CONTINUE)
+			fate = dp_burst_conn(w, &b, fr, from_vm, &f);
+		if (fate.act == DP_FATE_DNS && from_vm)
+			dp_dns_query_udp(w, fr->m, &fr->p, fr->vm);
+		else if (fate.act == DP_FATE_DNS)
+			dp_dns_answer_udp(w, fr->m, &fr->p, fr->vm);
+		else if (fate.act == DP_FATE_STREAM && from_vm)
+			dp_vm_stream(w, fr->m, &fr->p, fr->vm, f);
+		else if (fate.act == DP_FATE_STREAM)
+			dp_dns_tcp_server(w, fr->m, &fr->p, fr->vm, f);
+		else
+			dp_fate_apply(w, fr->m, &fr->p, fr->vm, from_vm, fate);
+	}
+}
+
+void
+dp_burst_vm(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n)
+{
+	dp_burst_run(w, pkts, n, true);
+}
+
+void
+dp_burst_uplink(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n)
+{
+	dp_burst_run(w, pkts, n, false);
+}
+
+void
+dp_pipeline_vm(struct dp_worker *w, struct rte_mbuf *m)
+{
+	dp_burst_vm(w, &m, 1);
+}
+
+void
+dp_pipeline_uplink(struct dp_worker *w, struct rte_mbuf *m)
+{
+	dp_burst_uplink(w, &m, 1);
+}
