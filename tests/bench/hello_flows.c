@@ -88,42 +88,29 @@ keep(const uint8_t *frame, size_t len, struct pkt *p)
 	    p->payload_len > 0;
 }
 
-/* Frames to keep and their bytes, so the second pass never reallocates. */
+struct loader {
+	struct hello_flows *hf;
+	struct loaded *ld;		/* NULL in the sizing pass */
+	struct flow_table t;
+	size_t nb, bytes;		/* kept frames and their bytes, from the sizing pass */
+	size_t off;			/* arena bytes used */
+};
+
+/*
+ * One pass over the file. Without l->ld it only counts the frames to keep and their
+ * bytes, so the copying pass that follows never reallocates.
+ */
 static int
-count(const char *path, size_t *nb, size_t *bytes)
+walk(const char *path, struct loader *l)
 {
 	char errbuf[PCAP_ERRBUF_SIZE];
-	struct pcap_pkthdr *h;
-	const u_char *data;
-	struct pkt p;
-	pcap_t *pc;
-
-	if ((pc = pcap_open_offline(path, errbuf)) == NULL) {
-		fprintf(stderr, "hello_flows: %s\n", errbuf);
-		return -1;
-	}
-	*nb = *bytes = 0;
-	while (pcap_next_ex(pc, &h, &data) == 1) {
-		if (keep(data, h->caplen, &p)) {
-			(*nb)++;
-			*bytes += h->caplen;
-		}
-	}
-	pcap_close(pc);
-	return 0;
-}
-
-static int
-copy(const char *path, struct hello_flows *hf, struct loaded *ld, struct flow_table *t,
-    size_t nb, size_t bytes)
-{
-	char errbuf[PCAP_ERRBUF_SIZE];
+	struct hello_flows *hf = l->hf;
 	uint8_t key[FLOW_KEY_LEN];
 	struct pcap_pkthdr *h;
 	const u_char *data;
-	size_t off = 0;
 	struct pkt p;
 	pcap_t *pc;
+	int rc = 0;
 
 	if ((pc = pcap_open_offline(path, errbuf)) == NULL) {
 		fprintf(stderr, "hello_flows: %s\n", errbuf);
@@ -131,27 +118,32 @@ copy(const char *path, struct hello_flows *hf, struct loaded *ld, struct flow_ta
 	}
 	while (pcap_next_ex(pc, &h, &data) == 1) {
 		if (!keep(data, h->caplen, &p)) {
-			hf->skipped++;
+			hf->skipped += l->ld != NULL;
 			continue;
 		}
-		if (hf->nb_frames == nb || off + h->caplen > bytes) {
-			fprintf(stderr, "hello_flows: %s changed while it was read\n", path);
-			pcap_close(pc);
-			return -1;
+		if (l->ld == NULL) {
+			l->nb++;
+			l->bytes += h->caplen;
+			continue;
 		}
-		memcpy(hf->arena + off, data, h->caplen);
+		if (hf->nb_frames == l->nb || l->off + h->caplen > l->bytes) {
+			fprintf(stderr, "hello_flows: %s changed while it was read\n", path);
+			rc = -1;
+			break;
+		}
+		memcpy(hf->arena + l->off, data, h->caplen);
 		flow_key(&p, key);
-		ld[hf->nb_frames++] = (struct loaded){
-			.frame = hf->arena + off,
+		l->ld[hf->nb_frames++] = (struct loaded){
+			.frame = hf->arena + l->off,
 			.len = h->caplen,
-			.flow = flow_table_id(t, key),
+			.flow = flow_table_id(&l->t, key),
 			.l3_off = p.l3_off,
 			.ts_ms = (uint64_t)h->ts.tv_sec * 1000 + (uint64_t)h->ts.tv_usec / 1000,
 		};
-		off += h->caplen;
+		l->off += h->caplen;
 	}
 	pcap_close(pc);
-	return 0;
+	return rc;
 }
 
 /* Counting sort by flow id; stable, so each flow keeps capture order. */
@@ -217,47 +209,49 @@ parse(struct hello_flow *f, const struct loaded *ld)
 int
 hello_flows_load(const char *path, struct hello_flows *hf)
 {
-	struct flow_table t = { 0 };
-	struct loaded *ld = NULL, *sorted = NULL;
-	size_t nb, bytes, slots = 1;
+	struct loader l = { .hf = hf };
+	struct loaded *sorted = NULL;
+	size_t slots = 1;
 	int rc = -1;
 
 	*hf = (struct hello_flows){ 0 };
-	if (count(path, &nb, &bytes) != 0)
+	if (walk(path, &l) != 0)
 		goto out;
-	if (nb == 0 || nb >= UINT32_MAX / 4) {
-		fprintf(stderr, "hello_flows: %s: %zu TCP frames with a payload\n", path, nb);
+	if (l.nb == 0 || l.nb >= UINT32_MAX / 4) {
+		fprintf(stderr, "hello_flows: %s: %zu TCP frames with a payload\n", path, l.nb);
 		goto out;
 	}
-	while (slots < 2 * nb)
+	while (slots < 2 * l.nb)
 		slots <<= 1;
-	t.mask = (uint32_t)(slots - 1);
-	if ((hf->arena = malloc(bytes)) == NULL || (hf->frames = calloc(nb, sizeof(*hf->frames))) == NULL ||
-	    (ld = calloc(nb, sizeof(*ld))) == NULL || (sorted = calloc(nb, sizeof(*sorted))) == NULL ||
-	    (t.slot = malloc(slots * sizeof(*t.slot))) == NULL ||
-	    (t.key = malloc(nb * sizeof(*t.key))) == NULL) {
-		fprintf(stderr, "hello_flows: out of memory for %zu frames\n", nb);
+	l.t.mask = (uint32_t)(slots - 1);
+	if ((hf->arena = malloc(l.bytes)) == NULL ||
+	    (hf->frames = calloc(l.nb, sizeof(*hf->frames))) == NULL ||
+	    (l.ld = calloc(l.nb, sizeof(*l.ld))) == NULL ||
+	    (sorted = calloc(l.nb, sizeof(*sorted))) == NULL ||
+	    (l.t.slot = malloc(slots * sizeof(*l.t.slot))) == NULL ||
+	    (l.t.key = malloc(l.nb * sizeof(*l.t.key))) == NULL) {
+		fprintf(stderr, "hello_flows: out of memory for %zu frames\n", l.nb);
 		goto out;
 	}
-	memset(t.slot, 0xff, slots * sizeof(*t.slot));
-	if (copy(path, hf, ld, &t, nb, bytes) != 0)
+	memset(l.t.slot, 0xff, slots * sizeof(*l.t.slot));
+	if (walk(path, &l) != 0)
 		goto out;
-	if (hf->nb_frames != nb) {
+	if (hf->nb_frames != l.nb) {
 		fprintf(stderr, "hello_flows: %s changed while it was read\n", path);
 		goto out;
 	}
-	hf->nb_flows = t.nb;
+	hf->nb_flows = l.t.nb;
 	if ((hf->flows = calloc(hf->nb_flows, sizeof(*hf->flows))) == NULL)
 		goto out;
-	group(hf, ld, sorted);
+	group(hf, l.ld, sorted);
 	for (size_t i = 0; i < hf->nb_flows; i++)
 		parse(&hf->flows[i], sorted + hf->flows[i].first);
 	rc = 0;
 out:
-	free(t.key);
-	free(t.slot);
+	free(l.t.key);
+	free(l.t.slot);
 	free(sorted);
-	free(ld);
+	free(l.ld);
 	return rc;
 }
 
