@@ -12,6 +12,8 @@ packages=(
 	# tests, differential oracles and the lab
 	tshark ldnsutils python3-ldns python3-scapy python3-pytest python3-cryptography nftables iproute2 ethtool
 	dnsmasq-base curl openssl procps psmisc knot-dnsutils valgrind
+	# nDPI, the new-connection baseline (tests/bench/bench_ndpi.c)
+	libndpi-dev
 	# a real browser in a lab VM (tests/e2e/lab_browser.py)
 	chromium
 	# the agent VM image (vm-images/agent) and the VM suite that boots it

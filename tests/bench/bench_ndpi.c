@@ -1,0 +1,192 @@
+/*
+ * Connection-rate baseline: nDPI 4.2 (Debian's libndpi) extracting the SNI of every flow of
+ * hello.pcap, the figure namegate's new-connection rate is divided by (conn_vs_ndpi, see
+ * bench_conn.py).
+ *
+ * Every flow gets a fresh flow struct, allocated and zeroed the way nDPI's own ndpiReader
+ * does (ndpi_flow_malloc(SIZEOF_FLOW_STRUCT) + memset, released with ndpi_flow_free), and
+ * its frames, from the IP header on, go to ndpi_detection_process_packet until
+ * host_server_name, where 4.2 keeps a hello's SNI, is filled. Frames are preloaded; only
+ * the timed passes are timed. A first, untimed pass checks every answer against the SNI
+ * namegate's own reassembler and parser read from the same frames.
+ *
+ * Prints RESULT lines; never fails on speed, only when the capture or nDPI can't be used.
+ * Usage: bench_ndpi HELLO_PCAP [PASSES]
+ */
+#include <ndpi_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "hello_flows.h"
+
+#define PASSES_DEFAULT		20
+#define MISMATCHES_SHOWN	5
+/* host_server_name keeps the last sizeof - 1 bytes of a longer name (ndpi_hostname_sni_set) */
+#define NDPI_NAME_MAX		(sizeof(((struct ndpi_flow_struct *)0)->host_server_name) - 1)
+
+struct agreement {
+	size_t found;		/* flows where nDPI gave a name */
+	size_t mismatch;	/* flows where nDPI's answer (a name, or none) differs from ours */
+	size_t truncated;	/* of those: our name cut to the last NDPI_NAME_MAX bytes */
+	size_t missed;		/* of those: we found a name, nDPI none */
+	size_t ours;		/* flows where namegate's parser found a name */
+};
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static struct ndpi_detection_module_struct *
+bench_ndpi_module(void)
+{
+	struct ndpi_detection_module_struct *mod;
+	NDPI_PROTOCOL_BITMASK all;
+
+	if ((mod = ndpi_init_detection_module(ndpi_no_prefs)) == NULL)
+		return NULL;
+	/* Every dissector, as ndpiReader enables them: what a user of the library gets. */
+	NDPI_BITMASK_SET_ALL(all);
+	ndpi_set_protocol_detection_bitmask2(mod, &all);
+	ndpi_finalize_initialization(mod);
+	return mod;
+}
+
+/*
+ * One connection as an nDPI user handles it: a zeroed flow, its packets until the SNI is
+ * known. Returns the flow for the caller to read and ndpi_flow_free, or NULL.
+ */
+static struct ndpi_flow_struct *
+bench_ndpi_flow(struct ndpi_detection_module_struct *mod, const struct hello_flows *hf,
+    const struct hello_flow *fl)
+{
+	struct ndpi_flow_struct *f;
+
+	if ((f = ndpi_flow_malloc(SIZEOF_FLOW_STRUCT)) == NULL)
+		return NULL;
+	memset(f, 0, SIZEOF_FLOW_STRUCT);
+	for (uint32_t i = 0; i < fl->nb_frames && f->host_server_name[0] == '\0'; i++) {
+		const struct hello_frame *fr = &hf->frames[fl->first + i];
+
+		ndpi_detection_process_packet(mod, f, fr->l3, fr->l3_len, fr->ts_ms);
+	}
+	return f;
+}
+
+/* DNS names compare without case (RFC 4343); nDPI lower-cases what it keeps. */
+static void
+agreement_add(struct agreement *a, const struct hello_flow *fl, const char *name, size_t i)
+{
+	bool ours = fl->st == SNI_FOUND, theirs = name[0] != '\0';
+
+	a->ours += ours;
+	a->found += theirs;
+	if (ours && theirs && strcasecmp(name, fl->sni) == 0)
+		return;
+	if (!ours && !theirs)
+		return;
+	a->mismatch++;
+	if (ours && !theirs)
+		a->missed++;
+	else if (ours && fl->sni_len > NDPI_NAME_MAX &&
+	    strcasecmp(name, fl->sni + fl->sni_len - NDPI_NAME_MAX) == 0)
+		a->truncated++;
+	if (a->mismatch <= MISMATCHES_SHOWN)
+		fprintf(stderr, "bench_ndpi: flow %zu: namegate %s \"%s\", nDPI \"%s\"\n", i,
+		    sni_status_str(fl->st), ours ? fl->sni : "", name);
+}
+
+static int
+verify(struct ndpi_detection_module_struct *mod, const struct hello_flows *hf,
+    struct agreement *a)
+{
+	*a = (struct agreement){ 0 };
+	for (size_t i = 0; i < hf->nb_flows; i++) {
+		struct ndpi_flow_struct *f = bench_ndpi_flow(mod, hf, &hf->flows[i]);
+
+		if (f == NULL)
+			return -1;
+		agreement_add(a, &hf->flows[i], f->host_server_name, i);
+		ndpi_flow_free(f);
+	}
+	return 0;
+}
+
+/* One pass over every flow; returns how many gave a name, or -1. */
+static long
+pass(struct ndpi_detection_module_struct *mod, const struct hello_flows *hf)
+{
+	long found = 0;
+
+	for (size_t i = 0; i < hf->nb_flows; i++) {
+		struct ndpi_flow_struct *f = bench_ndpi_flow(mod, hf, &hf->flows[i]);
+
+		if (f == NULL)
+			return -1;
+		found += f->host_server_name[0] != '\0';
+		ndpi_flow_free(f);
+	}
+	return found;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct ndpi_detection_module_struct *mod = NULL;
+	struct hello_flows hf = { 0 };
+	struct agreement a;
+	long passes = PASSES_DEFAULT, found;
+	bool steady = true;
+	double t0, dt;
+	int rc = 1;
+
+	if (argc < 2 || argc > 3 || (argc == 3 && (passes = strtol(argv[2], NULL, 10)) < 1)) {
+		fprintf(stderr, "usage: bench_ndpi HELLO_PCAP [PASSES]\n");
+		return 2;
+	}
+	if (hello_flows_load(argv[1], &hf) != 0)
+		goto out;
+	if ((mod = bench_ndpi_module()) == NULL) {
+		fprintf(stderr, "bench_ndpi: ndpi_init_detection_module failed\n");
+		goto out;
+	}
+	if (verify(mod, &hf, &a) != 0)
+		goto oom;
+	t0 = now_s();
+	for (long p = 0; p < passes; p++) {
+		if ((found = pass(mod, &hf)) < 0)
+			goto oom;
+		steady &= (size_t)found == a.found;
+	}
+	dt = now_s() - t0;
+	if (!steady)
+		fprintf(stderr, "bench_ndpi: a timed pass found another number of names than %zu\n",
+		    a.found);
+	printf("RESULT ndpi_version=%s\n", ndpi_revision());
+	printf("RESULT ndpi_flows=%zu\n", hf.nb_flows);
+	printf("RESULT ndpi_frames=%zu\n", hf.nb_frames);
+	printf("RESULT ndpi_passes=%ld\n", passes);
+	printf("RESULT ndpi_flow_struct_bytes=%zu\n", SIZEOF_FLOW_STRUCT);
+	printf("RESULT namegate_sni_found=%zu\n", a.ours);
+	printf("RESULT ndpi_sni_found=%zu\n", a.found);
+	printf("RESULT ndpi_sni_mismatch=%zu\n", a.mismatch);
+	printf("RESULT ndpi_sni_missed=%zu\n", a.missed);
+	printf("RESULT ndpi_sni_truncated=%zu\n", a.truncated);
+	printf("RESULT ndpi_conn_per_s=%.0f\n", (double)passes * (double)hf.nb_flows / dt);
+	rc = steady ? 0 : 1;
+	goto out;
+oom:
+	fprintf(stderr, "bench_ndpi: ndpi_flow_malloc failed\n");
+out:
+	if (mod != NULL)
+		ndpi_exit_detection_module(mod);
+	hello_flows_free(&hf);
+	return rc;
+}
