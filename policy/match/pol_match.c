@@ -265,15 +265,22 @@ pol_match_addr(const struct pol_set *s, uint32_t policy, const uint8_t *addr, si
 	} else {
 		return POL_BAD_NAME;
 	}
-	/* Longest prefix first, so the first match of each list is the most specific. */
-	for (unsigned int plen = bits + 1; plen-- > 0;) {
-		size_t klen;
+	/*
+	 * Longest prefix first, so the first match of each list is the most specific; only
+	 * the lengths the policy has are visited, so a policy without address patterns
+	 * (the common case: names only) costs a few word tests per new connection.
+	 */
+	for (unsigned int word = (bits + 64) / 64; word-- > 0;) {
+		for (uint64_t left = map[word]; left != 0;) {
+			unsigned int bit = 63 - (unsigned int)__builtin_clzll(left);
+			unsigned int plen = word * 64 + bit;
+			size_t klen;
 
-		if ((map[plen / 64] >> (plen % 64) & 1) == 0)
-			continue;
-		klen = pol_addr_key(key, addr, alen, plen);
-		pol_consider(s, pol_probe(s, pol_hash_key(key, klen, policy, kind), policy, kind,
-		    (const char *)key, klen), proto, port, false, &acc);
+			left &= ~(UINT64_C(1) << bit);
+			klen = pol_addr_key(key, addr, alen, plen);
+			pol_consider(s, pol_probe(s, pol_hash_key(key, klen, policy, kind), policy,
+			    kind, (const char *)key, klen), proto, port, false, &acc);
+		}
 	}
 	return pol_verdict_of(s, &acc, rule);
 }
