@@ -10,6 +10,7 @@
 static uint64_t dp_hash_k0, dp_hash_k1;
 static uint32_t dp_hash_rte_seed;
 uint64_t dp_hash_crc_words[DP_HASH_CRC_WORDS];
+static uint64_t dp_hash_nh_key[DP_HASH_NH_BYTES / 8];
 
 int
 dp_hash_init(void)
@@ -22,6 +23,8 @@ dp_hash_init(void)
 	dp_hash_k1 = key[1];
 	dp_hash_rte_seed = (uint32_t)key[2];
 	memcpy(dp_hash_crc_words, key + 3, sizeof(dp_hash_crc_words));
+	if (getrandom(dp_hash_nh_key, sizeof(dp_hash_nh_key), 0) != (ssize_t)sizeof(dp_hash_nh_key))
+		return -errno;
 	return 0;
 }
 
@@ -104,4 +107,38 @@ uint64_t
 dp_hash_bytes(const void *buf, size_t len)
 {
 	return dp_siphash24(dp_hash_k0, dp_hash_k1, buf, len);
+}
+
+uint64_t
+dp_hash_digest_keyed(const uint64_t *nh_key, uint64_t k0, uint64_t k1, const void *buf,
+    size_t len)
+{
+	const uint8_t *p = buf;
+	unsigned __int128 sum = 0;
+	uint64_t m[2], tail[2] = { 0, 0 }, out[3];
+	size_t i;
+
+	if (len > DP_HASH_NH_BYTES)
+		return dp_siphash24(k0, k1, buf, len);
+	/* NH: the sum mod 2^128 of (m0 + k0 mod 2^64) * (m1 + k1 mod 2^64) over 16-byte blocks */
+	for (i = 0; i + 16 <= len; i += 16) {
+		m[0] = dp_le64(p + i, 8);
+		m[1] = dp_le64(p + i + 8, 8);
+		sum += (unsigned __int128)(m[0] + nh_key[i / 8]) * (m[1] + nh_key[i / 8 + 1]);
+	}
+	if (i < len) {		/* the last block zero-padded: the length below tells them apart */
+		tail[0] = dp_le64(p + i, len - i < 8 ? len - i : 8);
+		tail[1] = len - i > 8 ? dp_le64(p + i + 8, len - i - 8) : 0;
+		sum += (unsigned __int128)(tail[0] + nh_key[i / 8]) * (tail[1] + nh_key[i / 8 + 1]);
+	}
+	out[0] = (uint64_t)sum;
+	out[1] = (uint64_t)(sum >> 64);
+	out[2] = len;
+	return dp_siphash24(k0, k1, out, sizeof(out));
+}
+
+uint64_t
+dp_hash_digest(const void *buf, size_t len)
+{
+	return dp_hash_digest_keyed(dp_hash_nh_key, dp_hash_k0, dp_hash_k1, buf, len);
 }

@@ -168,15 +168,6 @@ dp_reply_send(struct dp_worker *w, unsigned int port, struct rte_mbuf *m, const 
 	return true;
 }
 
-void
-dp_fate_note(struct dp_worker *w, const struct pkt *p, uint16_t vm, struct dp_fate f)
-{
-	if (f.log)
-		dp_evt_block(w, vm, p, (enum dp_reason)f.why, f.act != DP_FATE_BLOCK, NULL, 0);
-	if (f.counted)
-		w->vm_stats[vm].blocked[f.why]++;
-}
-
 /* An RST to the end m was going to, in the sequence space m's sender uses. */
 int
 dp_rst_onward(const uint8_t *in, size_t len, const struct pkt *p, uint8_t *out, size_t cap)

@@ -9,6 +9,7 @@
 #include <rte_mbuf.h>
 
 #include "dp.h"
+#include "dp_evt.h"
 #include "dp_fate.h"
 #include "sni/pkt.h"
 
@@ -19,7 +20,14 @@ void dp_pipeline_vm(struct dp_worker *w, struct rte_mbuf *m);
 void dp_pipeline_uplink(struct dp_worker *w, struct rte_mbuf *m);
 
 /* The event and the audit count fate f carries, whether or not the frame goes on. */
-void dp_fate_note(struct dp_worker *w, const struct pkt *p, uint16_t vm, struct dp_fate f);
+static inline void
+dp_fate_note(struct dp_worker *w, const struct pkt *p, uint16_t vm, struct dp_fate f)
+{
+	if (unlikely(f.log))
+		dp_evt_block(w, vm, p, (enum dp_reason)f.why, f.act != DP_FATE_BLOCK, NULL, 0);
+	if (unlikely(f.counted))
+		w->vm_stats[vm].blocked[f.why]++;
+}
 
 /*
  * m came back from the kernel on exception-path TAP port from (DP_PORT_SLOW_VM or

@@ -165,7 +165,7 @@ dp_tls_first_segment(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *
 				return false;	/* nothing unjudged rides on a SYN */
 			/* another protocol: it goes on, and its first bytes may not be rewritten */
 			f->judged = (uint32_t)p->payload_len;
-			f->judged_digest = dp_hash_bytes(p->payload, p->payload_len);
+			f->judged_digest = dp_hash_digest(p->payload, p->payload_len);
 			f->tls = DP_TLS_NONE;
 			dp_egress(w, m, vm, DP_ALLOWED);
 			return true;
@@ -193,7 +193,7 @@ dp_tls_first_segment(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *
 		f->would_block = true;
 	}
 	f->judged = (uint32_t)p->payload_len;
-	f->judged_digest = dp_hash_bytes(p->payload, p->payload_len);
+	f->judged_digest = dp_hash_digest(p->payload, p->payload_len);
 	f->tls = DP_TLS_NONE;
 	dp_egress(w, m, vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
 	return true;
@@ -341,7 +341,7 @@ dp_tls_verify(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 		    (size_t)clamp : p->payload_len) != REASM_CONFLICT)
 			return true;
 	} else if (at == 0 && p->payload_len >= f->judged && f->judged_digest ==
-	    dp_hash_bytes(p->payload, f->judged)) {
+	    dp_hash_digest(p->payload, f->judged)) {
 		return true;	/* the judged hello again, from its first byte: the same bytes */
 	}
 	/* no copy to compare with, and not all of it acknowledged: fail closed */

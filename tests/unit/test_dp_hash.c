@@ -1,5 +1,6 @@
 /*
- * dp_hash: SipHash-2-4 against the reference vectors, and the start-time key.
+ * dp_hash: SipHash-2-4 against the reference vectors, the start-time key, the judged-bytes
+ * digest (NH then SipHash) and the keyed CRC flow hash.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -56,12 +57,96 @@ test_key_is_drawn(void **state)
 	assert_int_not_equal(dp_hash_bytes(name, sizeof(name) - 1), first);
 }
 
+/* A fixed NH key for the digest cases: words of one pattern, so the cases repeat. */
+static uint64_t test_nh_key[DP_HASH_NH_BYTES / 8];
+
+static uint64_t
+digest(const void *buf, size_t len)
+{
+	return dp_hash_digest_keyed(test_nh_key, 1, 2, buf, len);
+}
+
+/*
+ * What a VM could try against the digest of bytes it wrote: flip any one bit, swap two
+ * 16-byte blocks (a key reused across blocks would not see it), append zeros (the padding
+ * of the last block), cut the tail. Each must change the digest; the same bytes must not.
+ */
+static void
+test_digest_tells_contents_apart(void **state)
+{
+	uint8_t msg[600], alt[600];
+	uint64_t d;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(test_nh_key) / sizeof(test_nh_key[0]); i++)
+		test_nh_key[i] = UINT64_C(0x9e3779b97f4a7c15) * (i + 1);
+	for (size_t i = 0; i < sizeof(msg); i++)
+		msg[i] = (uint8_t)(i * 7 + 3);
+	d = digest(msg, sizeof(msg));
+	assert_int_equal(digest(msg, sizeof(msg)), d);
+	for (size_t bit = 0; bit < sizeof(msg) * 8; bit++) {
+		memcpy(alt, msg, sizeof(msg));
+		alt[bit / 8] ^= (uint8_t)(1u << bit % 8);
+		assert_int_not_equal(digest(alt, sizeof(alt)), d);
+	}
+	memcpy(alt, msg, sizeof(msg));
+	memcpy(alt, msg + 16, 16);
+	memcpy(alt + 16, msg, 16);
+	assert_int_not_equal(digest(alt, sizeof(alt)), d);
+	memset(alt, 0, sizeof(alt));
+	memcpy(alt, msg, 17);
+	assert_int_not_equal(digest(alt, 18), digest(alt, 17));	/* a zero byte more */
+	assert_int_not_equal(digest(msg, sizeof(msg) - 1), d);
+	assert_int_not_equal(digest(msg, 0), digest(alt + 17, 1));
+}
+
+/* Past the key's length the digest is SipHash of the whole; every length still works. */
+static void
+test_digest_long_and_short(void **state)
+{
+	static uint8_t big[DP_HASH_NH_BYTES + 100];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (uint8_t)i;
+	assert_int_equal(digest(big, sizeof(big)), dp_siphash24(1, 2, big, sizeof(big)));
+	assert_int_not_equal(digest(big, DP_HASH_NH_BYTES), digest(big, DP_HASH_NH_BYTES - 1));
+	for (size_t n = 0; n < 40; n++)
+		assert_int_not_equal(digest(big, n), digest(big, n + 1));
+	assert_int_equal(dp_hash_init(), 0);
+	assert_int_equal(dp_hash_digest(big, 600), dp_hash_digest(big, 600));
+}
+
+/* The flow hash depends on the start-time secrets, and on every word of the key. */
+static void
+test_crc_hash_is_keyed(void **state)
+{
+	uint64_t key[4] = { 1, 2, 3, 0 };
+	uint32_t h;
+
+	(void)state;
+	assert_int_equal(dp_hash_init(), 0);
+	h = dp_hash_crc(key, sizeof(key), 7);
+	assert_int_equal(dp_hash_crc(key, sizeof(key), 7), h);
+	assert_int_not_equal(dp_hash_crc(key, sizeof(key), 8), h);
+	for (int w = 0; w < 4; w++) {
+		key[w] ^= UINT64_C(1) << 40;
+		assert_int_not_equal(dp_hash_crc(key, sizeof(key), 7), h);
+		key[w] ^= UINT64_C(1) << 40;
+	}
+	assert_int_equal(dp_hash_init(), 0);	/* another start, other secrets */
+	assert_int_not_equal(dp_hash_crc(key, sizeof(key), 7), h);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reference_vectors),
 		cmocka_unit_test(test_key_is_drawn),
+		cmocka_unit_test(test_digest_tells_contents_apart),
+		cmocka_unit_test(test_digest_long_and_short),
+		cmocka_unit_test(test_crc_hash_is_keyed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

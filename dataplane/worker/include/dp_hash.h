@@ -24,6 +24,23 @@ uint64_t dp_hash_bytes(const void *buf, size_t len);
 /* The same under an explicit 128-bit key (k0, k1): for the test vectors. */
 uint64_t dp_siphash24(uint64_t k0, uint64_t k1, const void *buf, size_t len);
 
+/*
+ * A keyed 64-bit digest of len bytes, for telling later whether bytes sent again are the
+ * bytes that were judged (a one-segment ClientHello namegate kept no copy of). The VM
+ * wrote both, so it must not be able to make two contents share a digest: UMAC's
+ * construction (Black et al., 1999), NH over 16-byte blocks with a start-time key as long
+ * as the message, then SipHash of NH's 128-bit sum and the length. NH's collision chance
+ * for two different messages of one length is 2^-64 whatever they are, and nobody outside
+ * sees a digest. A fifth of SipHash's cost over a ClientHello; past DP_HASH_NH_BYTES (the
+ * key's length) it is SipHash of the whole.
+ */
+#define DP_HASH_NH_BYTES	4096
+uint64_t dp_hash_digest(const void *buf, size_t len);
+
+/* The same under an explicit NH key (DP_HASH_NH_BYTES / 8 words) and SipHash key. */
+uint64_t dp_hash_digest_keyed(const uint64_t *nh_key, uint64_t k0, uint64_t k1,
+    const void *buf, size_t len);
+
 #define DP_HASH_CRC_WORDS	4	/* the longest key dp_hash_crc takes, in 64-bit words */
 
 /* The start-time words dp_hash_crc adds to each key word (read by the inline form). */
