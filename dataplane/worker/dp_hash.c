@@ -1,6 +1,7 @@
 /*
  * SipHash-2-4 and the process's hash secrets.
  */
+#include <endian.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/random.h>
@@ -122,8 +123,9 @@ dp_hash_digest_keyed(const uint64_t *nh_key, uint64_t k0, uint64_t k1, const voi
 		return dp_siphash24(k0, k1, buf, len);
 	/* NH: the sum mod 2^128 of (m0 + k0 mod 2^64) * (m1 + k1 mod 2^64) over 16-byte blocks */
 	for (i = 0; i + 16 <= len; i += 16) {
-		m[0] = dp_le64(p + i, 8);
-		m[1] = dp_le64(p + i + 8, 8);
+		memcpy(m, p + i, 16);		/* one load each: dp_le64 goes a byte at a time */
+		m[0] = le64toh(m[0]);
+		m[1] = le64toh(m[1]);
 		sum += (unsigned __int128)(m[0] + nh_key[i / 8]) * (m[1] + nh_key[i / 8 + 1]);
 	}
 	if (i < len) {		/* the last block zero-padded: the length below tells them apart */
