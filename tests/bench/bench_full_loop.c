@@ -1,0 +1,382 @@
+/*
+ * bench_full's closed loop. A pass puts a trace's frames on the ports' rx rings in order,
+ * a burst per side at most, and hands them to one dp_worker_poll() (or, for the io
+ * baseline, one rx_burst/tx_burst move each way). A poll takes the VM port's frames
+ * before the uplink's, so a batch ends early where that would reorder a connection (a VM
+ * frame after its peer's) or where an answer's query has not been forwarded yet: the
+ * answer must carry the ID namegate gave that query, read off the uplink's tx ring, as a
+ * resolver's would. Answers to queries namegate refused are not sent (no resolver saw
+ * them). Each pass moves every rotating port (fixing checksums), so a pass opens new flows.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_rcu_qsbr.h>
+#include <rte_ring.h>
+
+#ifdef BENCH_HAVE_CALLGRIND
+#include <valgrind/callgrind.h>
+#else
+#define CALLGRIND_TOGGLE_COLLECT
+#endif
+
+#include "bench_full.h"
+#include "dp_evt.h"
+#include "dp_worker.h"
+#include "sni/frame.h"
+#include "sni/pkt.h"
+
+#define BENCH_PORT_STEP	7919	/* a prime: pass k moves a port by k steps, mod 64512 */
+
+struct bench_loop {
+	struct bench *b;
+	const struct bench_trace *t;
+	uint32_t pass;			/* passes begun: how far ports are rotated */
+	bool io;
+	struct bench_pass *acc;
+	uint16_t *fwd_id;		/* by query: the ID namegate gave it ... */
+	uint32_t *fwd_pass;		/* ... in this pass (pass number) */
+	uint32_t *qbatch;		/* by query: the batch it is in (batch number) */
+	uint8_t *skip;			/* by answer: its query was refused in the last pass */
+	uint32_t batch;			/* batches begun */
+	struct rte_mbuf *out[2][BENCH_BURST];
+	uint16_t nout[2];
+	uint32_t upflow[BENCH_BURST];	/* the flows of out[BENCH_UP] ... */
+	uint32_t upvm[BENCH_BURST];	/* ... and their VMs, where they are DNS answers */
+	uint32_t bq[BENCH_BURST];	/* the queries in this batch */
+	uint16_t nbq;
+};
+
+static uint16_t
+bench_rd16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static void
+bench_put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static uint16_t
+bench_rotated(uint16_t port, uint32_t pass)
+{
+	return (uint16_t)(1024 + ((uint32_t)port - 1024 + pass * BENCH_PORT_STEP) % 64512);
+}
+
+/* Change the 16-bit word at w to v and patch the TCP or UDP checksum at csum. */
+static void
+bench_patch16(uint8_t *w, uint16_t v, uint8_t *csum, bool udp)
+{
+	uint16_t old = bench_rd16(w), c = bench_rd16(csum);
+
+	bench_put16(w, v);
+	if (udp && c == 0)
+		return;		/* IPv4 UDP without a checksum stays without */
+	c = frame_csum_update16(c, old, v);
+	bench_put16(csum, udp && c == 0 ? 0xffff : c);
+}
+
+struct bench_loop *
+bench_loop_new(struct bench *b, const struct bench_trace *t)
+{
+	struct bench_loop *l = calloc(1, sizeof(*l));
+
+	if (l == NULL)
+		return NULL;
+	l->b = b;
+	l->t = t;
+	l->fwd_id = calloc(t->n, sizeof(*l->fwd_id));
+	l->fwd_pass = calloc(t->n, sizeof(*l->fwd_pass));
+	l->qbatch = calloc(t->n, sizeof(*l->qbatch));
+	l->skip = calloc(t->n, sizeof(*l->skip));
+	if (l->fwd_id == NULL || l->fwd_pass == NULL || l->qbatch == NULL || l->skip == NULL) {
+		bench_loop_free(l);
+		return NULL;
+	}
+	return l;
+}
+
+void
+bench_loop_free(struct bench_loop *l)
+{
+	if (l == NULL)
+		return;
+	free(l->fwd_id);
+	free(l->fwd_pass);
+	free(l->qbatch);
+	free(l->skip);
+	free(l);
+}
+
+/* Frame i of the trace in a fresh mbuf, as this pass sends it. */
+static struct rte_mbuf *
+bench_make(struct bench_loop *l, uint32_t i)
+{
+	const struct bench_frame *f = &l->t->f[i];
+	struct rte_mbuf *m = rte_pktmbuf_alloc(l->b->pool);
+	uint8_t *d, *l4, *csum;
+	bool udp = f->proto == 17;
+
+	if (m == NULL)
+		return NULL;
+	d = rte_pktmbuf_mtod(m, uint8_t *);
+	memcpy(d, f->data, f->len);
+	m->data_len = f->len;
+	m->pkt_len = f->len;
+	l4 = d + f->l4_off;
+	csum = l4 + (udp ? 6 : 16);
+	if (f->rotate && l->pass > 1) {
+		uint8_t *port = l4 + (f->side == BENCH_VM ? 0 : 2);
+
+		bench_patch16(port, bench_rotated(bench_rd16(port), l->pass - 1), csum, udp);
+	}
+	if (f->seq_step != 0 && l->pass > 1) {
+		uint32_t seq = (uint32_t)bench_rd16(l4 + 4) << 16 | bench_rd16(l4 + 6);
+
+		seq += f->seq_step * (l->pass - 1);
+		bench_patch16(l4 + 4, (uint16_t)(seq >> 16), csum, false);
+		bench_patch16(l4 + 6, (uint16_t)seq, csum, false);
+	}
+	if (f->kind == BF_ANSWER && !l->io && f->query >= 0)
+		frame_dns_rewrite_id(l4, l4 + 8, l->fwd_id[f->query]);
+	return m;
+}
+
+/* A query namegate forwarded: which of this batch's it is, and the ID it now has. */
+static void
+bench_note_query(struct bench_loop *l, const struct pkt *p)
+{
+	for (uint16_t k = 0; k < l->nbq; k++) {
+		const struct bench_frame *q = &l->t->f[l->bq[k]];
+		struct pkt qp;
+
+		if (pkt_decode(q->data, q->len, &qp) != PKT_OK || qp.payload_len != p->payload_len ||
+		    memcmp(qp.dst, p->dst, 16) != 0 || memcmp(qp.src, p->src, 16) != 0 ||
+		    memcmp(qp.payload + 2, p->payload + 2, p->payload_len - 2) != 0 ||
+		    (q->rotate && l->pass > 1 ? bench_rotated(qp.sport, l->pass - 1) : qp.sport) !=
+		    p->sport)
+			continue;
+		l->fwd_id[l->bq[k]] = bench_rd16(p->payload);
+		l->fwd_pass[l->bq[k]] = l->pass;
+		return;
+	}
+}
+
+/* What namegate sent on side s: counted (and queries noted), then freed. */
+static void
+bench_drain(struct bench_loop *l, int s)
+{
+	struct rte_mbuf *m[BENCH_BURST];
+	unsigned int n;
+
+	while ((n = rte_ring_dequeue_burst(l->b->tx[s], (void **)m, BENCH_BURST, NULL)) > 0)
+		for (unsigned int i = 0; i < n; i++) {
+			struct pkt p;
+
+			if (!l->io && pkt_decode(rte_pktmbuf_mtod(m[i], const uint8_t *),
+			    rte_pktmbuf_data_len(m[i]), &p) == PKT_OK) {
+				if (s == BENCH_UP && p.proto == PKT_PROTO_UDP && p.dport == 53 &&
+				    p.payload_len >= 12) {
+					l->acc->queries_out++;
+					bench_note_query(l, &p);
+				} else if (s == BENCH_UP && p.proto == PKT_PROTO_TCP &&
+				    p.payload_len >= 6 && p.payload[0] == 0x16 && p.payload[5] == 1) {
+					l->acc->hellos_out++;
+				} else if (s == BENCH_UP && p.proto == PKT_PROTO_TCP &&
+				    (p.tcp_flags & (PKT_TCP_SYN | PKT_TCP_ACK)) == PKT_TCP_SYN) {
+					l->acc->syns_out++;
+				} else if (s == BENCH_VM && p.proto == PKT_PROTO_UDP && p.sport == 53 &&
+				    p.payload_len >= 12 && (p.payload[3] & 0xf) != 5) {
+					l->acc->answers_in++;	/* not one of namegate's refusals */
+				}
+			}
+			rte_pktmbuf_free(m[i]);
+		}
+}
+
+/* The io baseline's poll: each port's rx burst to the other port's tx. */
+static unsigned int
+bench_io_move(struct bench *b)
+{
+	struct rte_mbuf *m[BENCH_BURST];
+	unsigned int got = 0;
+
+	for (int s = 0; s < 2; s++) {
+		uint16_t n = rte_eth_rx_burst(b->ctx.port[s], 0, m, BENCH_BURST);
+		uint16_t sent = rte_eth_tx_burst(b->ctx.port[!s], 0, m, n);
+
+		for (uint16_t i = sent; i < n; i++)
+			rte_pktmbuf_free(m[i]);
+		got += n;
+	}
+	return got;
+}
+
+/* Hand the batch to the worker (or the io move), timed; then what came out. */
+static void
+bench_flush(struct bench_loop *l)
+{
+	struct bench *b = l->b;
+	unsigned int want = l->nout[0] + l->nout[1];
+
+	for (int s = 0; s < 2; s++)
+		if (rte_ring_enqueue_bulk(b->rx[s], (void **)l->out[s], l->nout[s], NULL) == 0 &&
+		    l->nout[s] != 0)
+			abort();	/* the rings hold 1024: a batch is at most 64 */
+	while (want > 0) {
+		uint64_t t0, t1;
+		unsigned int n;
+
+		if (b->instr)
+			CALLGRIND_TOGGLE_COLLECT;
+		t0 = rte_rdtsc_precise();
+		n = l->io ? bench_io_move(b) : dp_worker_poll(b->w);
+		t1 = rte_rdtsc_precise();
+		if (b->instr)
+			CALLGRIND_TOGGLE_COLLECT;
+		l->acc->cycles += t1 - t0;
+		l->acc->frames += n;
+		l->acc->polls++;
+		want -= n < want ? n : want;
+	}
+	bench_drain(l, BENCH_UP);
+	bench_drain(l, BENCH_VM);
+	if (!l->io) {
+		struct dp_evt e[64];
+		unsigned int n;
+
+		/* the main lcore's share: take the events, let RCU reclaim */
+		while ((n = dp_evt_drain(b->w, e, 64)) > 0)
+			for (unsigned int i = 0; i < n; i++)
+				l->acc->bind_evts += e[i].type == DP_EVT_BIND;
+		rte_rcu_qsbr_quiescent(b->ctx.qsbr, 0);
+	}
+	l->nout[0] = l->nout[1] = 0;
+	l->nbq = 0;
+	l->batch++;
+}
+
+/*
+ * Must VM frame f wait for the batch's uplink frames? When one is of its connection, or a
+ * DNS answer to its VM: what the answer binds may be what f connects to.
+ */
+static bool
+bench_vm_waits(const struct bench_loop *l, const struct bench_frame *f)
+{
+	for (uint16_t k = 0; k < l->nout[BENCH_UP]; k++)
+		if (l->upflow[k] == f->flow || l->upvm[k] == f->vm)
+			return true;
+	return false;
+}
+
+/* Frames [from, to) of the trace through namegate (io false) or the io baseline. */
+int
+bench_loop_pass(struct bench_loop *l, bool io, uint32_t from, uint32_t to,
+    struct bench_pass *out)
+{
+	memset(out, 0, sizeof(*out));
+	l->io = io;
+	l->acc = out;
+	l->pass++;
+	l->batch++;
+	for (uint32_t i = from; i < to; i++) {
+		const struct bench_frame *f = &l->t->f[i];
+		int s = f->side;
+		struct rte_mbuf *m;
+
+		if (f->kind == BF_ANSWER) {
+			if (f->query >= 0 && l->qbatch[f->query] == l->batch)
+				bench_flush(l);		/* its query must leave first */
+			if (!io)
+				l->skip[i] = f->query >= 0 && l->fwd_pass[f->query] != l->pass;
+			if (l->skip[i]) {
+				out->answers_skipped++;
+				continue;
+			}
+		}
+		if (l->nout[s] == BENCH_BURST || (s == BENCH_VM && bench_vm_waits(l, f)) ||
+		    (f->kind == BF_QUERY && l->nbq == BENCH_BURST))
+			bench_flush(l);
+		if ((m = bench_make(l, i)) == NULL) {
+			fputs("bench_full: generator pool empty\n", stderr);
+			return -1;
+		}
+		if (s == BENCH_UP) {
+			l->upflow[l->nout[s]] = f->flow;
+			l->upvm[l->nout[s]] = f->kind == BF_ANSWER ? f->vm : 0;
+		}
+		l->out[s][l->nout[s]++] = m;
+		if (f->kind == BF_QUERY) {
+			l->qbatch[i] = l->batch;
+			l->bq[l->nbq++] = i;
+		}
+	}
+	bench_flush(l);
+	return 0;
+}
+
+/*
+ * One untimed pass of the whole trace (its setup frames and a warm-up), then rounds of a
+ * namegate pass and an io pass over its timed part, interleaved so that both see the same
+ * moment of the machine. Returns the medians: namegate and io frames per second of poll
+ * time, and their per-round ratio; *last the last namegate pass. Under BENCH_INSTR one
+ * namegate pass after the warm-up, collected, printed as INSTR.
+ */
+int
+bench_rounds(struct bench *b, const struct bench_trace *t, const char *name,
+    unsigned int rounds, double rates[3], struct bench_pass *last)
+{
+	struct bench_loop *l = bench_loop_new(b, t);
+	const char *env = getenv("BENCH_ROUNDS");	/* fewer or more, to look closer */
+	double *ng, *io, *ratio;
+	struct bench_pass p, warm;
+	bool instr = b->instr;
+	int rc = -1;
+
+	if (env != NULL && atoi(env) >= 0)
+		rounds = (unsigned int)atoi(env);
+	ng = calloc(rounds + 1, sizeof(double));
+	io = calloc(rounds + 1, sizeof(double));
+	ratio = calloc(rounds + 1, sizeof(double));
+	if (l == NULL || ng == NULL || io == NULL || ratio == NULL)
+		goto out;
+	b->instr = false;
+	if (bench_loop_pass(l, false, 0, t->n, &warm) != 0)
+		goto out;
+	*last = warm;
+	if (instr) {
+		b->instr = true;
+		if (bench_loop_pass(l, false, t->first_timed, t->n, last) != 0)
+			goto out;
+		printf("INSTR %s frames=%lu conns=%u hellos=%lu\n", name,
+		    (unsigned long)last->frames, t->conns, (unsigned long)last->hellos_out);
+		rc = 0;
+		goto out;
+	}
+	for (unsigned int r = 0; r < rounds; r++) {
+		if (bench_loop_pass(l, false, t->first_timed, t->n, last) != 0 ||
+		    bench_loop_pass(l, true, t->first_timed, t->n, &p) != 0)
+			goto out;
+		ng[r] = bench_rate(last->frames, last->cycles);
+		io[r] = bench_rate(p.frames, p.cycles);
+		ratio[r] = io[r] > 0 ? ng[r] / io[r] : 0;
+		printf("ROUND %s %u namegate_mpps=%.3f io_mpps=%.3f ratio=%.3f frames=%lu/%lu\n",
+		    name, r, ng[r] / 1e6, io[r] / 1e6, ratio[r], (unsigned long)last->frames,
+		    (unsigned long)p.frames);
+	}
+	rates[0] = bench_median(ng, rounds);
+	rates[1] = bench_median(io, rounds);
+	rates[2] = bench_median(ratio, rounds);
+	rc = 0;
+out:
+	free(ng);
+	free(io);
+	free(ratio);
+	bench_loop_free(l);
+	return rc;
+}

@@ -1,0 +1,316 @@
+/*
+ * bench_full's traffic modes: how each trace is built from its capture, the config it
+ * runs under, and the RESULT lines it prints (see bench_full.c for what each means).
+ */
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/dp_counters.h"
+#include "bench_full.h"
+#include "sni/pkt.h"
+#include "sni/tls.h"
+
+#define BENCH_ROUNDS		7
+#define BENCH_INSTR_FRAMES	20000	/* mix frames under callgrind */
+#define BENCH_INSTR_CONNS	1000	/* conn-mode connections under callgrind */
+#define BENCH_WAVE		16	/* connections whose SYNs go out together */
+#define BENCH_CONNS_MAX		8192
+
+/* The resolvers the trace's queries go to, as quoted YAML list entries. */
+int
+bench_resolvers(const struct bench_trace *t, char *out, size_t cap)
+{
+	uint8_t seen[16][16];
+	unsigned int n = 0;
+	size_t used = 0;
+
+	out[0] = '\0';
+	for (uint32_t i = 0; i < t->n && n < 16; i++) {
+		const struct bench_frame *f = &t->f[i];
+		char text[INET6_ADDRSTRLEN];
+		unsigned int k;
+		struct pkt p;
+
+		if (f->kind != BF_QUERY || pkt_decode(f->data, f->len, &p) != PKT_OK)
+			continue;
+		for (k = 0; k < n && memcmp(seen[k], p.dst, 16) != 0; k++)
+			;
+		if (k < n)
+			continue;
+		memcpy(seen[n++], p.dst, 16);
+		inet_ntop(p.family == 4 ? AF_INET : AF_INET6, p.dst, text, sizeof(text));
+		used += (size_t)snprintf(out + used, cap - used, "%s\"%s\"", n > 1 ? ", " : "", text);
+		if (used >= cap)
+			return -1;
+	}
+	return (int)n;
+}
+
+/* What one namegate pass offered and what came out of it, and the worker's counters. */
+void
+bench_pass_print(const char *mode, const struct bench_trace *t, const struct bench_pass *p)
+{
+	unsigned long hellos = 0, queries = 0, answers = 0;
+
+	for (uint32_t i = t->first_timed; i < t->n; i++) {
+		hellos += t->f[i].kind == BF_HELLO;
+		queries += t->f[i].kind == BF_QUERY;
+		answers += t->f[i].kind == BF_ANSWER;
+	}
+	printf("PASS %s frames=%lu polls=%lu hellos_offered=%lu hellos_allowed=%lu "
+	    "syns_forwarded=%lu dns_queries_offered=%lu dns_queries_forwarded=%lu "
+	    "dns_answers_offered=%lu dns_answers_accepted=%lu answers_not_sent=%lu "
+	    "binding_events=%lu\n", mode, (unsigned long)p->frames, (unsigned long)p->polls,
+	    hellos, (unsigned long)p->hellos_out, (unsigned long)p->syns_out, queries,
+	    (unsigned long)p->queries_out, answers, (unsigned long)p->answers_in,
+	    (unsigned long)p->answers_skipped, (unsigned long)p->bind_evts);
+}
+
+/* Set up the dataplane under bench_config(policy, resolvers, dataplane), -m mem_mb. */
+int
+bench_start(struct bench *b, const char *policy, const char *resolvers, const char *dataplane,
+    const char *mem_mb)
+{
+	size_t len;
+	char *yaml = bench_config(b->traffic, policy, resolvers, dataplane, &len);
+	int rc;
+
+	if (yaml == NULL)
+		return -1;
+	rc = bench_open(b, yaml, len, mem_mb);
+	free(yaml);
+	return rc;
+}
+
+static int
+bench_path(char *path, size_t cap, const struct bench *b, const char *file)
+{
+	return snprintf(path, cap, "%s/%s", b->traffic, file) < (int)cap ? 0 : -1;
+}
+
+int
+bench_mode_mix(struct bench *b)
+{
+	struct bench_trace t = { 0 };
+	struct bench_pass last = { 0 };
+	char path[4096], resolvers[1024];
+	double rates[3];
+	int added, nres, rc = -1;
+
+	if (bench_path(path, sizeof(path), b, "mix.pcap") != 0 ||
+	    bench_trace_pcap(&t, path, b->instr ? BENCH_INSTR_FRAMES : 0) < 0 ||
+	    (added = bench_bind_missing(&t)) < 0 ||
+	    (nres = bench_resolvers(&t, resolvers, sizeof(resolvers))) <= 0)
+		goto out;
+	printf("INFO mix frames=%u lookups_added=%d (connections whose VM did not resolve "
+	    "their host earlier in the capture) resolvers=%d [%s]\n", t.n, added, nres, resolvers);
+	if (bench_start(b, NULL, resolvers, "  max_flows: 1048576\n  max_flows_per_vm: 1048576\n"
+	    "  max_bindings: 262144\n", "1024") != 0)
+		goto out;
+	if (bench_rounds(b, &t, "mix", BENCH_ROUNDS, rates, &last) != 0)
+		goto out;
+	bench_pass_print("mix", &t, &last);
+	bench_counters(b, "mix", stdout);
+	if (!b->instr) {
+		printf("RESULT mix_full_mpps=%.3f\n", rates[0] / 1e6);
+		printf("RESULT mix_io_mpps=%.3f\n", rates[1] / 1e6);
+		printf("RESULT mix_full_vs_io=%.3f\n", rates[2]);
+	}
+	rc = 0;
+out:
+	bench_close(b);
+	bench_trace_free(&t);
+	return rc;
+}
+
+/*
+ * small64's flows as established ones: a handshake per flow (run once, untimed), then its
+ * data frames, each pass's sequence numbers after the last pass's.
+ */
+static int
+bench_small64_trace(struct bench_trace *t, const struct bench_trace *raw)
+{
+	uint32_t *flows = calloc(raw->n, sizeof(*flows)), *bytes = calloc(raw->n, sizeof(*bytes));
+	uint32_t nflows = 0, k;
+	int rc = -1;
+
+	if (flows == NULL || bytes == NULL)
+		goto out;
+	for (uint32_t i = 0; i < raw->n; i++) {
+		const struct bench_frame *f = &raw->f[i];
+		struct pkt p;
+
+		if (pkt_decode(f->data, f->len, &p) != PKT_OK || p.proto != PKT_PROTO_TCP)
+			goto out;
+		for (k = 0; k < nflows && flows[k] != f->flow; k++)
+			;
+		if (k == nflows) {
+			flows[nflows++] = f->flow;
+			if (bench_synth_tcp(t, f, false, PKT_TCP_SYN, p.seq - 1, 0) != 0 ||
+			    bench_synth_tcp(t, f, true, PKT_TCP_SYN | PKT_TCP_ACK, p.ack - 1,
+			    p.seq) != 0 ||
+			    bench_synth_tcp(t, f, false, PKT_TCP_ACK, p.seq, p.ack) != 0)
+				goto out;
+		}
+		bytes[k] += (uint32_t)p.payload_len;
+	}
+	t->first_timed = t->n;
+	for (uint32_t i = 0; i < raw->n; i++) {
+		struct bench_frame *f = bench_trace_add(t, raw->f[i].data, raw->f[i].len);
+
+		if (f == NULL)
+			goto out;
+		for (k = 0; flows[k] != f->flow; k++)
+			;
+		f->rotate = false;	/* the same flows every pass: they stay established */
+		f->seq_step = bytes[k];
+	}
+	for (uint32_t i = 0; i < t->first_timed; i++)
+		t->f[i].rotate = false;
+	printf("INFO small64 flows=%u frames=%u\n", nflows, raw->n);
+	rc = 0;
+out:
+	free(flows);
+	free(bytes);
+	return rc;
+}
+
+int
+bench_mode_small64(struct bench *b)
+{
+	struct bench_trace raw = { 0 }, t = { 0 };
+	struct bench_pass last = { 0 };
+	char path[4096];
+	double rates[3];
+	int rc = -1;
+
+	if (bench_path(path, sizeof(path), b, "small64.pcap") != 0 ||
+	    bench_trace_pcap(&raw, path, b->instr ? BENCH_INSTR_FRAMES : 0) < 0 ||
+	    bench_small64_trace(&t, &raw) != 0)
+		goto out;
+	/* admitted by address: established flows are the common case, not their opening */
+	if (bench_start(b, "\"0.0.0.0/1\", \"128.0.0.0/1\"", "\"1.1.1.1\"",
+	    "  max_flows: 65536\n  max_flows_per_vm: 65536\n  max_bindings: 65536\n", "1024") != 0)
+		goto out;
+	if (bench_rounds(b, &t, "small64", BENCH_ROUNDS, rates, &last) != 0)
+		goto out;
+	bench_pass_print("small64", &t, &last);
+	bench_counters(b, "small64", stdout);
+	if (!b->instr) {
+		printf("RESULT small64_mpps=%.3f\n", rates[0] / 1e6);
+		printf("RESULT small64_io_mpps=%.3f\n", rates[1] / 1e6);
+		printf("RESULT small64_vs_io=%.3f\n", rates[2]);
+	}
+	rc = 0;
+out:
+	bench_close(b);
+	bench_trace_free(&raw);
+	bench_trace_free(&t);
+	return rc;
+}
+
+/* A hello.pcap connection: its one or two segments. */
+struct bench_conn {
+	uint32_t seg[2];
+	uint8_t nseg;
+};
+
+/*
+ * hello.pcap as new connections: first (untimed) a DNS lookup per connection binding its
+ * SNI to its server for its VM; then, in waves of BENCH_WAVE connections, their SYNs, the
+ * servers' SYN-ACKs and the hellos. A pass rotates the ports: every connection is new.
+ */
+static int
+bench_conn_trace(struct bench_trace *t, const struct bench_trace *raw, uint32_t max)
+{
+	struct bench_conn *c = calloc(BENCH_CONNS_MAX, sizeof(*c));
+	char host[SNI_HOST_MAX + 1];
+	uint32_t n = 0, k;
+	int rc = -1;
+
+	if (c == NULL)
+		goto out;
+	for (uint32_t i = 0; i < raw->n; i++) {
+		for (k = n; k-- > 0 && raw->f[c[k].seg[0]].flow != raw->f[i].flow;)
+			;
+		if (k == UINT32_MAX && n < max && n < BENCH_CONNS_MAX)
+			c[k = n++].nseg = 0;
+		else if (k == UINT32_MAX || c[k].nseg == 2)
+			continue;
+		c[k].seg[c[k].nseg++] = i;
+	}
+	for (k = 0; k < n; k++) {
+		const struct bench_frame *f = &raw->f[c[k].seg[0]];
+
+		if (bench_host_of(raw, c[k].seg[0], f->flow, host, sizeof(host)) != 0 ||
+		    bench_synth_dns(t, f, host, (uint16_t)k, (uint16_t)(20000 + k % 30000)) != 0)
+			goto out;
+	}
+	bench_trace_link_answers(t);
+	t->first_timed = t->n;
+	for (uint32_t w = 0; w < n; w += BENCH_WAVE) {
+		uint32_t end = w + BENCH_WAVE < n ? w + BENCH_WAVE : n;
+		struct pkt p;
+
+		for (int step = 0; step < 3; step++)
+			for (k = w; k < end; k++) {
+				const struct bench_frame *f = &raw->f[c[k].seg[0]];
+
+				if (pkt_decode(f->data, f->len, &p) != PKT_OK)
+					goto out;
+				if (step == 0 && bench_synth_tcp(t, f, false, PKT_TCP_SYN, p.seq - 1,
+				    0) != 0)
+					goto out;
+				if (step == 1 && bench_synth_tcp(t, f, true, PKT_TCP_SYN | PKT_TCP_ACK,
+				    p.ack - 1, p.seq) != 0)
+					goto out;
+				for (uint8_t s = 0; step == 2 && s < c[k].nseg; s++)
+					if (bench_trace_add(t, raw->f[c[k].seg[s]].data,
+					    raw->f[c[k].seg[s]].len) == NULL)
+						goto out;
+			}
+	}
+	t->conns = n;
+	rc = 0;
+out:
+	free(c);
+	return rc;
+}
+
+int
+bench_mode_conn(struct bench *b)
+{
+	struct bench_trace raw = { 0 }, t = { 0 };
+	struct bench_pass last = { 0 };
+	char path[4096];
+	double rates[3], per_conn;
+	int rc = -1;
+
+	if (bench_path(path, sizeof(path), b, "hello.pcap") != 0 ||
+	    bench_trace_pcap(&raw, path, 0) < 0 ||
+	    bench_conn_trace(&t, &raw, b->instr ? BENCH_INSTR_CONNS : BENCH_CONNS_MAX) != 0)
+		goto out;
+	printf("INFO conn connections=%u frames_per_pass=%u\n", t.conns, t.n - t.first_timed);
+	if (bench_start(b, NULL, "\"1.1.1.1\", \"2606:4700:4700::1111\"",
+	    "  max_flows: 1048576\n  max_flows_per_vm: 1048576\n  max_bindings: 262144\n",
+	    "1024") != 0)
+		goto out;
+	if (bench_rounds(b, &t, "conn", BENCH_ROUNDS, rates, &last) != 0)
+		goto out;
+	bench_pass_print("conn", &t, &last);
+	bench_counters(b, "conn", stdout);
+	/* frames per second times the connections a pass's frames make */
+	per_conn = (double)t.conns / (double)(t.n - t.first_timed);
+	if (!b->instr) {
+		printf("RESULT conn_per_s=%.0f\n", rates[0] * per_conn);
+		printf("RESULT conn_io_per_s=%.0f\n", rates[1] * per_conn);
+		printf("RESULT conn_vs_io=%.3f\n", rates[2]);
+	}
+	rc = 0;
+out:
+	bench_close(b);
+	bench_trace_free(&raw);
+	bench_trace_free(&t);
+	return rc;
+}
