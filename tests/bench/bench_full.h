@@ -53,9 +53,11 @@ struct bench {
 	struct pol_config *cfg;
 	struct dp_worker *w;
 	struct rte_ring *rx[2], *tx[2];	/* by side: what the port receives, what it sends */
-	struct rte_mempool *pool;	/* the generator's frames */
+	struct rte_mempool *pool;	/* the generator's frames: the ports' rx pool */
 	const char *traffic;
 	bool instr;			/* under callgrind: collect inside dp_worker_poll only */
+	bool csum_offload;		/* frames arrive marked checksum-good, as from a NIC
+					 * that verifies them (the ring PMD verifies nothing) */
 };
 
 /* A pass's figures, from the loop and from what left the ports. */

@@ -258,7 +258,8 @@ bench_mode_capacity(struct bench *b)
 		goto out;
 	bench_mem("traces_built", false);
 	if (bench_start(b, "\"fill.bench.test\"", "\"1.1.1.1\"", "  max_flows: 1048576\n"
-	    "  max_flows_per_vm: 1048576\n  max_bindings: 1048576\n", "2048") != 0)
+	    "  max_flows_per_vm: 1048576\n  max_bindings: 1048576\n  max_bindings_per_vm: 1048576\n",
+	    "2048") != 0)
 		goto out;
 	bench_mem("after_setup", true);
 	if (bench_cap_fill(b, &dns, "bindings", &p) != 0)

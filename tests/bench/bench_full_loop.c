@@ -144,6 +144,8 @@ bench_make(struct bench_loop *l, uint32_t i)
 	}
 	if (f->kind == BF_ANSWER && !l->io && f->query >= 0)
 		frame_dns_rewrite_id(l4, l4 + 8, l->fwd_id[f->query]);
+	if (l->b->csum_offload)
+		m->ol_flags |= RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD;
 	return m;
 }
 

@@ -219,7 +219,9 @@ struct bench_conn {
 /*
  * hello.pcap as new connections: first (untimed) a DNS lookup per connection binding its
  * SNI to its server for its VM; then, in waves of BENCH_WAVE connections, their SYNs, the
- * servers' SYN-ACKs and the hellos. A pass rotates the ports: every connection is new.
+ * servers' SYN-ACKs, the hellos and the servers' ACKs of them (without which the worker
+ * keeps each judged hello's bytes, and a VM's share of those runs out). A pass rotates the
+ * ports: every connection is new.
  */
 static int
 bench_conn_trace(struct bench_trace *t, const struct bench_trace *raw, uint32_t max)
@@ -253,11 +255,19 @@ bench_conn_trace(struct bench_trace *t, const struct bench_trace *raw, uint32_t 
 		uint32_t end = w + BENCH_WAVE < n ? w + BENCH_WAVE : n;
 		struct pkt p;
 
-		for (int step = 0; step < 3; step++)
+		for (int step = 0; step < 4; step++)
 			for (k = w; k < end; k++) {
 				const struct bench_frame *f = &raw->f[c[k].seg[0]];
+				uint32_t hello_len = 0;
 
 				if (pkt_decode(f->data, f->len, &p) != PKT_OK)
+					goto out;
+				for (uint8_t s = 0; s < c[k].nseg; s++)
+					hello_len += (uint32_t)(raw->f[c[k].seg[s]].len - raw->f[c[k].seg[s]].l4_off) -
+					    (uint32_t)(p.payload - f->data - f->l4_off);
+				/* the server's ACK of the hello: the worker keeps its bytes until then */
+				if (step == 3 && bench_synth_tcp(t, f, true, PKT_TCP_ACK, p.ack,
+				    p.seq + hello_len) != 0)
 					goto out;
 				if (step == 0 && bench_synth_tcp(t, f, false, PKT_TCP_SYN, p.seq - 1,
 				    0) != 0)
