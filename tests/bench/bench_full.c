@@ -96,6 +96,7 @@ bench_open(struct bench *b, const char *yaml, size_t len, const char *mem_mb)
 		fprintf(stderr, "bench_full: EAL: %s\n", rte_strerror(rte_errno));
 		return -1;
 	}
+	b->eal = true;
 	if ((b->cfg = pol_load_buffer(yaml, len, "bench.yaml", &errs)) == NULL) {
 		pol_errs_print(stderr, &errs);
 		return -1;
@@ -114,6 +115,9 @@ bench_open(struct bench *b, const char *yaml, size_t len, const char *mem_mb)
 void
 bench_close(struct bench *b)
 {
+	if (!b->eal)
+		return;
+	b->eal = false;
 	dp_ctx_teardown(&b->ctx);
 	pol_config_free(b->cfg);
 	rte_eal_cleanup();

@@ -55,6 +55,7 @@ struct bench {
 	struct rte_ring *rx[2], *tx[2];	/* by side: what the port receives, what it sends */
 	struct rte_mempool *pool;	/* the generator's frames: the ports' rx pool */
 	const char *traffic;
+	bool eal;			/* EAL is up: there is something to close */
 	bool instr;			/* under callgrind: collect inside dp_worker_poll only */
 	bool csum_offload;		/* frames arrive marked checksum-good, as from a NIC
 					 * that verifies them (the ring PMD verifies nothing) */

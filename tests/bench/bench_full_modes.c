@@ -89,13 +89,39 @@ bench_path(char *path, size_t cap, const struct bench *b, const char *file)
 	return snprintf(path, cap, "%s/%s", b->traffic, file) < (int)cap ? 0 : -1;
 }
 
+/*
+ * Set up under bench_config(policy, resolvers, dataplane), run the rounds over t, and print
+ * what the last pass did and the worker's counters. Then, unless under callgrind, the
+ * RESULT lines names[0..2] = namegate, io and their ratio, the rates times scale.
+ */
+static int
+bench_measure(struct bench *b, const struct bench_trace *t, const char *mode,
+    const char *const cfg[3], const char *const names[3], double scale)
+{
+	struct bench_pass last = { 0 };
+	double rates[3];
+
+	if (bench_start(b, cfg[0], cfg[1], cfg[2], "1024") != 0 ||
+	    bench_rounds(b, t, mode, BENCH_ROUNDS, rates, &last) != 0)
+		return -1;
+	bench_pass_print(mode, t, &last);
+	bench_counters(b, mode, stdout);
+	if (b->instr)
+		return 0;
+	printf(scale < 1e-3 ? "RESULT %s=%.3f\n" : "RESULT %s=%.0f\n", names[0], rates[0] * scale);
+	printf(scale < 1e-3 ? "RESULT %s=%.3f\n" : "RESULT %s=%.0f\n", names[1], rates[1] * scale);
+	printf("RESULT %s=%.3f\n", names[2], rates[2]);
+	return 0;
+}
+
 int
 bench_mode_mix(struct bench *b)
 {
+	static const char *const names[3] = { "mix_full_mpps", "mix_io_mpps", "mix_full_vs_io" };
+	const char *cfg[3] = { NULL, NULL, "  max_flows: 1048576\n  max_flows_per_vm: 1048576\n"
+	    "  max_bindings: 262144\n" };
 	struct bench_trace t = { 0 };
-	struct bench_pass last = { 0 };
 	char path[4096], resolvers[1024];
-	double rates[3];
 	int added, nres, rc = -1;
 
 	if (bench_path(path, sizeof(path), b, "mix.pcap") != 0 ||
@@ -105,18 +131,9 @@ bench_mode_mix(struct bench *b)
 		goto out;
 	printf("INFO mix frames=%u lookups_added=%d (connections whose VM did not resolve "
 	    "their host earlier in the capture) resolvers=%d [%s]\n", t.n, added, nres, resolvers);
-	if (bench_start(b, NULL, resolvers, "  max_flows: 1048576\n  max_flows_per_vm: 1048576\n"
-	    "  max_bindings: 262144\n", "1024") != 0)
+	cfg[1] = resolvers;
+	if (bench_measure(b, &t, "mix", cfg, names, 1e-6) != 0)
 		goto out;
-	if (bench_rounds(b, &t, "mix", BENCH_ROUNDS, rates, &last) != 0)
-		goto out;
-	bench_pass_print("mix", &t, &last);
-	bench_counters(b, "mix", stdout);
-	if (!b->instr) {
-		printf("RESULT mix_full_mpps=%.3f\n", rates[0] / 1e6);
-		printf("RESULT mix_io_mpps=%.3f\n", rates[1] / 1e6);
-		printf("RESULT mix_full_vs_io=%.3f\n", rates[2]);
-	}
 	rc = 0;
 out:
 	bench_close(b);
@@ -179,29 +196,20 @@ out:
 int
 bench_mode_small64(struct bench *b)
 {
+	static const char *const names[3] = { "small64_mpps", "small64_io_mpps", "small64_vs_io" };
+	/* admitted by address: established flows are the common case, not their opening */
+	static const char *const cfg[3] = { "\"0.0.0.0/1\", \"128.0.0.0/1\"", "\"1.1.1.1\"",
+	    "  max_flows: 65536\n  max_flows_per_vm: 65536\n  max_bindings: 65536\n" };
 	struct bench_trace raw = { 0 }, t = { 0 };
-	struct bench_pass last = { 0 };
 	char path[4096];
-	double rates[3];
 	int rc = -1;
 
 	if (bench_path(path, sizeof(path), b, "small64.pcap") != 0 ||
 	    bench_trace_pcap(&raw, path, b->instr ? BENCH_INSTR_FRAMES : 0) < 0 ||
 	    bench_small64_trace(&t, &raw) != 0)
 		goto out;
-	/* admitted by address: established flows are the common case, not their opening */
-	if (bench_start(b, "\"0.0.0.0/1\", \"128.0.0.0/1\"", "\"1.1.1.1\"",
-	    "  max_flows: 65536\n  max_flows_per_vm: 65536\n  max_bindings: 65536\n", "1024") != 0)
+	if (bench_measure(b, &t, "small64", cfg, names, 1e-6) != 0)
 		goto out;
-	if (bench_rounds(b, &t, "small64", BENCH_ROUNDS, rates, &last) != 0)
-		goto out;
-	bench_pass_print("small64", &t, &last);
-	bench_counters(b, "small64", stdout);
-	if (!b->instr) {
-		printf("RESULT small64_mpps=%.3f\n", rates[0] / 1e6);
-		printf("RESULT small64_io_mpps=%.3f\n", rates[1] / 1e6);
-		printf("RESULT small64_vs_io=%.3f\n", rates[2]);
-	}
 	rc = 0;
 out:
 	bench_close(b);
@@ -291,10 +299,11 @@ out:
 int
 bench_mode_conn(struct bench *b)
 {
+	static const char *const names[3] = { "conn_per_s", "conn_io_per_s", "conn_vs_io" };
+	static const char *const cfg[3] = { NULL, "\"1.1.1.1\", \"2606:4700:4700::1111\"",
+	    "  max_flows: 1048576\n  max_flows_per_vm: 1048576\n  max_bindings: 262144\n" };
 	struct bench_trace raw = { 0 }, t = { 0 };
-	struct bench_pass last = { 0 };
 	char path[4096];
-	double rates[3], per_conn;
 	int rc = -1;
 
 	if (bench_path(path, sizeof(path), b, "hello.pcap") != 0 ||
@@ -302,21 +311,10 @@ bench_mode_conn(struct bench *b)
 	    bench_conn_trace(&t, &raw, b->instr ? BENCH_INSTR_CONNS : BENCH_CONNS_MAX) != 0)
 		goto out;
 	printf("INFO conn connections=%u frames_per_pass=%u\n", t.conns, t.n - t.first_timed);
-	if (bench_start(b, NULL, "\"1.1.1.1\", \"2606:4700:4700::1111\"",
-	    "  max_flows: 1048576\n  max_flows_per_vm: 1048576\n  max_bindings: 262144\n",
-	    "1024") != 0)
-		goto out;
-	if (bench_rounds(b, &t, "conn", BENCH_ROUNDS, rates, &last) != 0)
-		goto out;
-	bench_pass_print("conn", &t, &last);
-	bench_counters(b, "conn", stdout);
 	/* frames per second times the connections a pass's frames make */
-	per_conn = (double)t.conns / (double)(t.n - t.first_timed);
-	if (!b->instr) {
-		printf("RESULT conn_per_s=%.0f\n", rates[0] * per_conn);
-		printf("RESULT conn_io_per_s=%.0f\n", rates[1] * per_conn);
-		printf("RESULT conn_vs_io=%.3f\n", rates[2]);
-	}
+	if (bench_measure(b, &t, "conn", cfg, names,
+	    (double)t.conns / (double)(t.n - t.first_timed)) != 0)
+		goto out;
 	rc = 0;
 out:
 	bench_close(b);
