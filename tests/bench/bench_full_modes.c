@@ -11,7 +11,7 @@
 #include "sni/pkt.h"
 #include "sni/tls.h"
 
-#define BENCH_ROUNDS		7
+#define BENCH_ROUNDS		15
 #define BENCH_INSTR_FRAMES	20000	/* mix frames under callgrind */
 #define BENCH_INSTR_CONNS	1000	/* conn-mode connections under callgrind */
 #define BENCH_WAVE		16	/* connections whose SYNs go out together */
