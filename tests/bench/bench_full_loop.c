@@ -1,12 +1,16 @@
 /*
- * bench_full's closed loop. A pass puts a trace's frames on the ports' rx rings in order,
- * a burst per side at most, and hands them to one dp_worker_poll() (or, for the io
- * baseline, one rx_burst/tx_burst move each way). A poll takes the VM port's frames
- * before the uplink's, so a batch ends early where that would reorder a connection (a VM
- * frame after its peer's) or where an answer's query has not been forwarded yet: the
- * answer must carry the ID namegate gave that query, read off the uplink's tx ring, as a
- * resolver's would. Answers to queries namegate refused are not sent (no resolver saw
- * them). Each pass moves every rotating port (fixing checksums), so a pass opens new flows.
+ * bench_full's closed loop. A pass puts a trace's frames on the ports' rx rings, a burst
+ * per side at most, and hands them to one dp_worker_poll() (or, for the io baseline, one
+ * rx_burst/tx_burst move each way). A burst is filled from a window of the frames not yet
+ * sent, in trace order, skipping (to the next burst) a frame that must wait, and with it
+ * the rest of its connection: a VM frame whose peer's frame is in the burst (a poll takes
+ * the VM port's frames before the uplink's), a VM frame of a VM whose DNS answer is in it
+ * (the answer may bind what the frame connects to), an answer whose query has not been
+ * forwarded yet. So independent connections share bursts, as they do at line rate, and no
+ * connection sees its frames reordered. An answer carries the ID namegate gave its query,
+ * read off the uplink's tx ring, as a resolver's would; answers to queries namegate refused
+ * are not sent (no resolver saw them). Each pass moves every rotating port (fixing
+ * checksums), so a pass opens new flows.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +33,8 @@
 #include "sni/pkt.h"
 
 #define BENCH_PORT_STEP	7919	/* a prime: pass k moves a port by k steps, mod 64512 */
+#define BENCH_WINDOW	1024	/* frames ahead a burst may take from */
+#define BENCH_WAIT_SLOTS	4096	/* the connections waiting for the next burst: a set */
 
 struct bench_loop {
 	struct bench *b;
@@ -47,6 +53,11 @@ struct bench_loop {
 	uint32_t upvm[BENCH_BURST];	/* ... and their VMs, where they are DNS answers */
 	uint32_t bq[BENCH_BURST];	/* the queries in this batch */
 	uint16_t nbq;
+	uint32_t *sent;			/* by frame: the pass it was sent (or passed over) in */
+	uint32_t wait_flow[BENCH_WAIT_SLOTS];	/* flows waiting for the next batch ... */
+	uint32_t wait_batch[BENCH_WAIT_SLOTS];	/* ... where this is the batch's number */
+	uint32_t wait_vm[BENCH_BURST];	/* VMs whose VM-side frames wait: an answer waits */
+	uint16_t nwait_vm;
 };
 
 static uint16_t
@@ -94,7 +105,9 @@ bench_loop_new(struct bench *b, const struct bench_trace *t)
 	l->fwd_pass = calloc(t->n, sizeof(*l->fwd_pass));
 	l->qbatch = calloc(t->n, sizeof(*l->qbatch));
 	l->skip = calloc(t->n, sizeof(*l->skip));
-	if (l->fwd_id == NULL || l->fwd_pass == NULL || l->qbatch == NULL || l->skip == NULL) {
+	l->sent = calloc(t->n, sizeof(*l->sent));
+	if (l->fwd_id == NULL || l->fwd_pass == NULL || l->qbatch == NULL || l->skip == NULL ||
+	    l->sent == NULL) {
 		bench_loop_free(l);
 		return NULL;
 	}
@@ -110,6 +123,7 @@ bench_loop_free(struct bench_loop *l)
 	free(l->fwd_pass);
 	free(l->qbatch);
 	free(l->skip);
+	free(l->sent);
 	free(l);
 }
 
@@ -260,7 +274,8 @@ bench_flush(struct bench_loop *l)
 	}
 	l->nout[0] = l->nout[1] = 0;
 	l->nbq = 0;
-	l->batch++;
+	l->nwait_vm = 0;
+	l->batch++;		/* and with it the set of waiting flows is empty */
 }
 
 /*
@@ -276,49 +291,118 @@ bench_vm_waits(const struct bench_loop *l, const struct bench_frame *f)
 	return false;
 }
 
+/* Is flow waiting for the next batch? With add, it is from now on. */
+static bool
+bench_flow_waiting(struct bench_loop *l, uint32_t flow, bool add)
+{
+	uint32_t i = (flow * 2654435761u) & (BENCH_WAIT_SLOTS - 1);
+
+	for (; l->wait_batch[i] == l->batch; i = (i + 1) & (BENCH_WAIT_SLOTS - 1))
+		if (l->wait_flow[i] == flow)
+			return true;
+	if (add) {
+		l->wait_flow[i] = flow;
+		l->wait_batch[i] = l->batch;
+	}
+	return false;
+}
+
+static bool
+bench_vm_waiting(const struct bench_loop *l, uint32_t vm)
+{
+	for (uint16_t k = 0; k < l->nwait_vm; k++)
+		if (l->wait_vm[k] == vm)
+			return true;
+	return false;
+}
+
+/* May frame f go in this batch? */
+static bool
+bench_fits(struct bench_loop *l, const struct bench_frame *f)
+{
+	int s = f->side;
+
+	if (bench_flow_waiting(l, f->flow, false) || (s == BENCH_VM && bench_vm_waiting(l, f->vm)))
+		return false;
+	if (f->kind == BF_ANSWER && f->query >= 0 && (l->sent[f->query] != l->pass ||
+	    l->qbatch[f->query] == l->batch))
+		return false;		/* its query must leave first */
+	return l->nout[s] < BENCH_BURST && (f->kind != BF_QUERY || l->nbq < BENCH_BURST) &&
+	    (s != BENCH_VM || !bench_vm_waits(l, f));
+}
+
+/* f waits for the next batch, and so does the rest of its connection (or its VM's). */
+static void
+bench_wait(struct bench_loop *l, const struct bench_frame *f)
+{
+	bench_flow_waiting(l, f->flow, true);
+	if (f->kind == BF_ANSWER && !bench_vm_waiting(l, f->vm) && l->nwait_vm < BENCH_BURST)
+		l->wait_vm[l->nwait_vm++] = f->vm;
+}
+
+/* Frame i into the batch. */
+static int
+bench_take(struct bench_loop *l, uint32_t i)
+{
+	const struct bench_frame *f = &l->t->f[i];
+	int s = f->side;
+	struct rte_mbuf *m;
+
+	if ((m = bench_make(l, i)) == NULL) {
+		fputs("bench_full: generator pool empty\n", stderr);
+		return -1;
+	}
+	if (s == BENCH_UP) {
+		l->upflow[l->nout[s]] = f->flow;
+		l->upvm[l->nout[s]] = f->kind == BF_ANSWER ? f->vm : 0;
+	}
+	l->out[s][l->nout[s]++] = m;
+	if (f->kind == BF_QUERY) {
+		l->qbatch[i] = l->batch;
+		l->bq[l->nbq++] = i;
+	}
+	l->sent[i] = l->pass;
+	return 0;
+}
+
 /* Frames [from, to) of the trace through namegate (io false) or the io baseline. */
 int
 bench_loop_pass(struct bench_loop *l, bool io, uint32_t from, uint32_t to,
     struct bench_pass *out)
 {
+	uint32_t next = from;
+
 	memset(out, 0, sizeof(*out));
 	l->io = io;
 	l->acc = out;
 	l->pass++;
 	l->batch++;
-	for (uint32_t i = from; i < to; i++) {
-		const struct bench_frame *f = &l->t->f[i];
-		int s = f->side;
-		struct rte_mbuf *m;
+	while (next < to) {
+		for (uint32_t i = next; i < to && i - next < BENCH_WINDOW; i++) {
+			const struct bench_frame *f = &l->t->f[i];
 
-		if (f->kind == BF_ANSWER) {
-			if (f->query >= 0 && l->qbatch[f->query] == l->batch)
-				bench_flush(l);		/* its query must leave first */
-			if (!io)
-				l->skip[i] = f->query >= 0 && l->fwd_pass[f->query] != l->pass;
-			if (l->skip[i]) {
-				out->answers_skipped++;
+			if (l->sent[i] == l->pass)
+				continue;
+			if (!bench_fits(l, f)) {
+				bench_wait(l, f);
+				if (l->nout[0] == BENCH_BURST && l->nout[1] == BENCH_BURST)
+					break;
 				continue;
 			}
+			if (f->kind == BF_ANSWER && !io)	/* its query was forwarded, or refused */
+				l->skip[i] = f->query >= 0 && l->fwd_pass[f->query] != l->pass;
+			if (f->kind == BF_ANSWER && l->skip[i]) {
+				out->answers_skipped++;
+				l->sent[i] = l->pass;
+				continue;
+			}
+			if (bench_take(l, i) != 0)
+				return -1;
 		}
-		if (l->nout[s] == BENCH_BURST || (s == BENCH_VM && bench_vm_waits(l, f)) ||
-		    (f->kind == BF_QUERY && l->nbq == BENCH_BURST))
-			bench_flush(l);
-		if ((m = bench_make(l, i)) == NULL) {
-			fputs("bench_full: generator pool empty\n", stderr);
-			return -1;
-		}
-		if (s == BENCH_UP) {
-			l->upflow[l->nout[s]] = f->flow;
-			l->upvm[l->nout[s]] = f->kind == BF_ANSWER ? f->vm : 0;
-		}
-		l->out[s][l->nout[s]++] = m;
-		if (f->kind == BF_QUERY) {
-			l->qbatch[i] = l->batch;
-			l->bq[l->nbq++] = i;
-		}
+		bench_flush(l);
+		while (next < to && l->sent[next] == l->pass)
+			next++;
 	}
-	bench_flush(l);
 	return 0;
 }
 
