@@ -254,21 +254,6 @@ bench_counters(const struct bench *b, const char *mode, FILE *out)
 	    bench_count(b, DP_CNT_FLOWS, 0));
 }
 
-static int
-bench_cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-double
-bench_median(double *v, unsigned int n)
-{
-	qsort(v, n, sizeof(v[0]), bench_cmp_double);
-	return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* n things in cycles TSC cycles, per second. */
 double
 bench_rate(uint64_t n, uint64_t cycles)

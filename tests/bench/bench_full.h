@@ -76,7 +76,6 @@ char *bench_config(const char *traffic, const char *policy, const char *resolver
 int bench_resolvers(const struct bench_trace *t, char *out, size_t cap);
 void bench_counters(const struct bench *b, const char *mode, FILE *out);
 uint64_t bench_count(const struct bench *b, int family, unsigned int i);
-double bench_median(double *v, unsigned int n);
 double bench_rate(uint64_t n, uint64_t cycles);
 
 /* bench_full_trace.c */
@@ -100,6 +99,9 @@ struct bench_loop *bench_loop_new(struct bench *b, const struct bench_trace *t);
 void bench_loop_free(struct bench_loop *l);
 int bench_loop_pass(struct bench_loop *l, bool io, uint32_t from, uint32_t to,
     struct bench_pass *out);
+
+/* bench_full_rounds.c */
+double bench_median(double *v, unsigned int n);
 int bench_rounds(struct bench *b, const struct bench_trace *t, const char *name,
     unsigned int rounds, double rates[3], struct bench_pass *last);
 void bench_pass_print(const char *mode, const struct bench_trace *t, const struct bench_pass *p);

@@ -47,26 +47,6 @@ bench_resolvers(const struct bench_trace *t, char *out, size_t cap)
 	return (int)n;
 }
 
-/* What one namegate pass offered and what came out of it, and the worker's counters. */
-void
-bench_pass_print(const char *mode, const struct bench_trace *t, const struct bench_pass *p)
-{
-	unsigned long hellos = 0, queries = 0, answers = 0;
-
-	for (uint32_t i = t->first_timed; i < t->n; i++) {
-		hellos += t->f[i].kind == BF_HELLO;
-		queries += t->f[i].kind == BF_QUERY;
-		answers += t->f[i].kind == BF_ANSWER;
-	}
-	printf("PASS %s frames=%lu polls=%lu hellos_offered=%lu hellos_allowed=%lu "
-	    "syns_forwarded=%lu dns_queries_offered=%lu dns_queries_forwarded=%lu "
-	    "dns_answers_offered=%lu dns_answers_accepted=%lu answers_not_sent=%lu "
-	    "binding_events=%lu\n", mode, (unsigned long)p->frames, (unsigned long)p->polls,
-	    hellos, (unsigned long)p->hellos_out, (unsigned long)p->syns_out, queries,
-	    (unsigned long)p->queries_out, answers, (unsigned long)p->answers_in,
-	    (unsigned long)p->answers_skipped, (unsigned long)p->bind_evts);
-}
-
 /* Set up the dataplane under bench_config(policy, resolvers, dataplane), -m mem_mb. */
 int
 bench_start(struct bench *b, const char *policy, const char *resolvers, const char *dataplane,
