@@ -3,8 +3,9 @@
 virtual devices in one run, so the figures are a ratio on the same machine and moment.
 
 Each capture of ../shared/traffic is split by direction into a VM-side and an uplink-side
-pcap (in the build dir); both ports are net_pcap with infinite_rx, transmitting into
-/dev/null. namegate runs one worker with every VM of the capture configured, a policy
+pcap (in the build dir); both ports are net_pcap with infinite_rx and no tx_pcap, so the
+driver frees what is sent as net_null does (issue 14: writing to tx_pcap=/dev/null added
+the same cost to both sides and pulled the ratio toward 1). namegate runs one worker with every VM of the capture configured, a policy
 that allows every address (so established flows are forwarded, which is the common
 case), and on_block: drop. small64 has no handshakes, so a SYN is put before each of its
 1,024 flows. Also what the daemon costs idle (net_null ports that receive nothing), with
@@ -62,9 +63,10 @@ def split(pcap, vm_macs, outdir, add_syns=False):
 
 
 def devices(vm_pcap, up_pcap):
-    d = [f"net_pcap0,rx_pcap={vm_pcap},tx_pcap=/dev/null,infinite_rx=1"]
+    # infinite_rx without tx_pcap: the pcap driver drops (frees) what is transmitted
+    d = [f"net_pcap0,rx_pcap={vm_pcap},infinite_rx=1"]
     if up_pcap:
-        d.append(f"net_pcap1,rx_pcap={up_pcap},tx_pcap=/dev/null,infinite_rx=1")
+        d.append(f"net_pcap1,rx_pcap={up_pcap},infinite_rx=1")
     else:
         d.append("net_null0,no-rx=1")
     return d

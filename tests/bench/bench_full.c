@@ -1,0 +1,293 @@
+/*
+ * bench_full: namegate's real worker doing the product's work, in one process, against an
+ * io baseline on the same ports in the same run (issue 14). Usage:
+ *
+ *   bench_full MODE [TRAFFIC_DIR]      (default $TRAFFIC_DIR, else /work/shared/traffic)
+ *
+ * MODE is one of
+ *   mix       mix.pcap, fully inspected: a name-based policy of hosts.txt, every resolver
+ *             the capture uses, each VM resolving what it connects to, DNS answers given
+ *             the IDs namegate chose, source ports rotated every pass so every pass opens
+ *             new flows and judges every ClientHello. RESULT mix_full_mpps, mix_io_mpps,
+ *             mix_full_vs_io (median of the per-round ratios, rounds interleaved).
+ *   small64   small64.pcap's 1,024 established flows (a handshake first, admitted by an
+ *             address policy): RESULT small64_mpps, small64_io_mpps, small64_vs_io.
+ *   conn      new TLS connections from hello.pcap (SYN, SYN-ACK, the hello in one or two
+ *             segments; names bound by DNS first): RESULT conn_per_s (connections per
+ *             second of poll time), conn_io_per_s, conn_vs_io.
+ *   capacity  1 M flows and 1 M bindings: memory, fill, drops, and the sustained rate of
+ *             new connections while the flow table is full of idle flows:
+ *             RESULT conn_rate_full_table (the real worker loop, aging included).
+ * The ring PMD offloads nothing, so the worker verifies every IPv4, TCP and UDP checksum in
+ * software; BENCH_CSUM_OFFLOAD=1 marks the frames checksum-good instead, as a NIC (or
+ * virtio with guest checksum offload) that verified them would.
+ * With BENCH_INSTR=1 (bench_instr.py runs it under callgrind --collect-atstart=no) mix,
+ * small64 and conn run a short fixed workload and collect only inside dp_worker_poll,
+ * printing INSTR frames=N conns=N for the driver to divide callgrind's total by.
+ *
+ * Timing: rte_rdtsc_precise() around each dp_worker_poll() (or each io move) only; building
+ * frames, rewriting answers and draining the tx rings are outside it. Counters come from
+ * the worker (dp_stats_value(), the same sums /metrics serves) and from what left the ports.
+ * No hugepages here (--no-huge): memory is plain pages, TLB misses included.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+#include <rte_eal.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_rcu_qsbr.h>
+#include <rte_ring.h>
+
+#include "bench_full.h"
+#include "dp_run.h"
+#include "dp_stats.h"
+#include "policy/load.h"
+
+#define BENCH_RING	1024	/* the ports' rings: a poll never holds more than a burst */
+
+static const char *const bench_port_names[2] = { "bench_vm", "bench_up" };
+
+/* The ring PMD ports the config names, on rings of our own, before dp_ctx_setup opens them. */
+static int
+bench_ports(struct bench *b)
+{
+	char name[32];
+
+	for (int s = 0; s < 2; s++) {
+		snprintf(name, sizeof(name), "brx%d", s);
+		b->rx[s] = rte_ring_create(name, BENCH_RING, (int)rte_socket_id(),
+		    RING_F_SP_ENQ | RING_F_SC_DEQ);
+		snprintf(name, sizeof(name), "btx%d", s);
+		b->tx[s] = rte_ring_create(name, BENCH_RING, (int)rte_socket_id(),
+		    RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (b->rx[s] == NULL || b->tx[s] == NULL ||
+		    rte_eth_from_rings(bench_port_names[s], &b->rx[s], 1, &b->tx[s], 1,
+		    rte_socket_id()) < 0) {
+			fprintf(stderr, "bench_full: ring port %s: %s\n", bench_port_names[s],
+			    rte_strerror(rte_errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int
+bench_open(struct bench *b, const char *yaml, size_t len, const char *mem_mb)
+{
+	char prefix[64];
+	char *argv[] = {
+		(char *)"bench_full", (char *)"--no-huge", (char *)"-m", (char *)mem_mb,
+		(char *)"--no-pci", (char *)"--file-prefix", prefix, (char *)"-l", (char *)"0-1",
+		(char *)"--log-level", (char *)"*:error", NULL,
+	};
+	struct pol_errs errs = { 0 };
+
+	snprintf(prefix, sizeof(prefix), "ngbench%d", (int)getpid());
+	for (int p = 0; p < DP_PORTS; p++)
+		b->ctx.port[p] = RTE_MAX_ETHPORTS;
+	if (rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) < 0) {
+		fprintf(stderr, "bench_full: EAL: %s\n", rte_strerror(rte_errno));
+		return -1;
+	}
+	b->eal = true;
+	if ((b->cfg = pol_load_buffer(yaml, len, "bench.yaml", &errs)) == NULL) {
+		pol_errs_print(stderr, &errs);
+		return -1;
+	}
+	if (bench_ports(b) != 0 || dp_ctx_setup(&b->ctx, b->cfg) != 0)
+		return -1;
+	/* frames come from the ports' own pool, as received ones do: the worker holds no other */
+	b->pool = b->ctx.pool;
+	b->w = b->ctx.workers[0];
+	/* this thread plays worker 0, so the binding table's RCU reclaim can progress */
+	rte_rcu_qsbr_thread_register(b->ctx.qsbr, 0);
+	rte_rcu_qsbr_thread_online(b->ctx.qsbr, 0);
+	return 0;
+}
+
+void
+bench_close(struct bench *b)
+{
+	if (!b->eal)
+		return;
+	b->eal = false;
+	dp_ctx_teardown(&b->ctx);
+	pol_config_free(b->cfg);
+	rte_eal_cleanup();
+}
+
+/* The VMs of manifest.json as YAML flow mappings, all on policy "bench". */
+static int
+bench_vms(const char *traffic, FILE *out)
+{
+	char path[4096];
+	struct json_object *root, *vms;
+
+	snprintf(path, sizeof(path), "%s/manifest.json", traffic);
+	if ((root = json_object_from_file(path)) == NULL ||
+	    !json_object_object_get_ex(root, "vms", &vms)) {
+		fprintf(stderr, "bench_full: %s: no vms\n", path);
+		json_object_put(root);
+		return -1;
+	}
+	for (size_t i = 0; i < json_object_array_length(vms); i++) {
+		struct json_object *vm = json_object_array_get_idx(vms, i), *v;
+
+		fprintf(out, "  - {name: vm%zu, policy: bench", i);
+		if (json_object_object_get_ex(vm, "mac", &v))
+			fprintf(out, ", mac: \"%s\"", json_object_get_string(v));
+		if (json_object_object_get_ex(vm, "ip4", &v))
+			fprintf(out, ", ipv4: %s", json_object_get_string(v));
+		if (json_object_object_get_ex(vm, "ip6", &v) && json_object_is_type(v, json_type_string))
+			fprintf(out, ", ipv6: \"%s\"", json_object_get_string(v));
+		if (json_object_object_get_ex(vm, "vlan", &v) && json_object_get_int(v) != 0)
+			fprintf(out, ", vlan: %d", json_object_get_int(v));
+		fputs("}\n", out);
+	}
+	json_object_put(root);
+	return 0;
+}
+
+/* Every name of hosts.txt, quoted, comma-separated. */
+static int
+bench_hosts(const char *traffic, FILE *out)
+{
+	char path[4096], line[512];
+	FILE *f;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/hosts.txt", traffic);
+	if ((f = fopen(path, "r")) == NULL) {
+		fprintf(stderr, "bench_full: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f) != NULL) {
+		line[strcspn(line, "\r\n \t")] = '\0';
+		if (line[0] != '\0')
+			fprintf(out, "%s\"%s\"", n++ ? ", " : "", line);
+	}
+	fclose(f);
+	return n > 0 ? 0 : -1;
+}
+
+/*
+ * The config: both ring ports, one busy-polling worker, no slow path (no TAPs here),
+ * on_block drop. policy: the allow list's entries, or NULL for every name of hosts.txt;
+ * resolvers: the resolver list's entries; dataplane: more dataplane keys, each line
+ * "  key: value\n".
+ */
+char *
+bench_config(const char *traffic, const char *policy, const char *resolvers,
+    const char *dataplane, size_t *len)
+{
+	char *text = NULL;
+	FILE *out = open_memstream(&text, len);
+	int rc;
+
+	if (out == NULL)
+		return NULL;
+	/* rte_eth_from_rings() names its vdev net_ring_NAME */
+	fprintf(out, "dataplane:\n  vm_port: net_ring_%s\n  uplink_port: net_ring_%s\n"
+	    "  workers: 1\n"
+	    "  idle_sleep_us: 0\n%s"
+	    "slow_path: {enabled: false}\n"
+	    "resolvers: [%s]\n"
+	    "dns: {max_ttl: 86400}\n"
+	    "on_block: drop\n"
+	    "policies:\n  bench:\n    allow: [", bench_port_names[0], bench_port_names[1],
+	    dataplane, resolvers);
+	rc = policy != NULL ? (fputs(policy, out) < 0 ? -1 : 0) : bench_hosts(traffic, out);
+	fputs("]\nvms:\n", out);
+	if (rc == 0)
+		rc = bench_vms(traffic, out);
+	if (fclose(out) != 0 || rc != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+/* Family f's samples i (dim 1) summed over every VM slot and the "unknown" one. */
+uint64_t
+bench_count(const struct bench *b, int family, unsigned int i)
+{
+	enum dp_cnt f = (enum dp_cnt)family;
+	uint64_t n = 0;
+
+	if (dp_cnt_def(f)->scope == DP_CNT_GLOBAL)
+		return dp_stats_value(&b->ctx, f, 0, i, 0);
+	for (uint16_t vm = 0; vm <= DP_VM_UNKNOWN; vm++)
+		n += dp_stats_value(&b->ctx, f, vm, i, 0);
+	return n;
+}
+
+/* Every non-zero verdict, reason and drop, so a reader sees what the worker did. */
+void
+bench_counters(const struct bench *b, const char *mode, FILE *out)
+{
+	static const enum dp_cnt families[] = { DP_CNT_EGRESS_PACKETS, DP_CNT_BLOCKED,
+	    DP_CNT_DNS_QUERIES, DP_CNT_DROPS };
+
+	for (size_t k = 0; k < sizeof(families) / sizeof(families[0]); k++) {
+		const struct dp_cnt_def *d = dp_cnt_def(families[k]);
+		unsigned int n;
+		const char *const *labels = dp_stats_dim(d->dim[0], &n);
+
+		for (unsigned int i = 0; i < n; i++) {
+			uint64_t v = bench_count(b, families[k], i);
+
+			if (v != 0)
+				fprintf(out, "COUNT %s %s{%s} %" PRIu64 "\n", mode, d->metric,
+				    labels[i], v);
+		}
+	}
+	fprintf(out, "COUNT %s namegate_vm_bindings %" PRIu64 "\n", mode,
+	    bench_count(b, DP_CNT_BINDINGS, 0));
+	fprintf(out, "COUNT %s namegate_vm_flows %" PRIu64 "\n", mode,
+	    bench_count(b, DP_CNT_FLOWS, 0));
+}
+
+/* n things in cycles TSC cycles, per second. */
+double
+bench_rate(uint64_t n, uint64_t cycles)
+{
+	return cycles == 0 ? 0 : (double)n * (double)rte_get_tsc_hz() / (double)cycles;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*run)(struct bench *);
+	} modes[] = {
+		{ "mix", bench_mode_mix }, { "small64", bench_mode_small64 },
+		{ "conn", bench_mode_conn }, { "capacity", bench_mode_capacity },
+	};
+	static struct bench b;
+	const char *env = getenv("TRAFFIC_DIR");
+
+	b.traffic = argc > 2 ? argv[2] : env != NULL && env[0] != '\0' ? env :
+	    "/work/shared/traffic";
+	b.instr = getenv("BENCH_INSTR") != NULL && strcmp(getenv("BENCH_INSTR"), "1") == 0;
+	b.csum_offload = getenv("BENCH_CSUM_OFFLOAD") != NULL &&
+	    strcmp(getenv("BENCH_CSUM_OFFLOAD"), "1") == 0;
+	printf("INFO checksums verified by %s\n", b.csum_offload ? "the \"NIC\" (marked good)" :
+	    "the worker, in software");
+	for (size_t i = 0; argc > 1 && i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (strcmp(argv[1], modes[i].name) == 0) {
+			int rc = modes[i].run(&b);
+
+			fflush(stdout);
+			return rc == 0 ? 0 : 1;
+		}
+	fprintf(stderr, "usage: bench_full mix|small64|conn|capacity [TRAFFIC_DIR]\n");
+	return 2;
+}

@@ -1,0 +1,304 @@
+/*
+ * bench_full's traffic modes: how each trace is built from its capture, the config it
+ * runs under, and the RESULT lines it prints (see bench_full.c for what each means).
+ */
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/dp_counters.h"
+#include "bench_full.h"
+#include "sni/pkt.h"
+#include "sni/tls.h"
+
+#define BENCH_ROUNDS		15
+#define BENCH_INSTR_FRAMES	20000	/* mix frames under callgrind */
+#define BENCH_INSTR_CONNS	1000	/* conn-mode connections under callgrind */
+#define BENCH_WAVE		16	/* connections whose SYNs go out together */
+#define BENCH_CONNS_MAX		8192
+
+/* The resolvers the trace's queries go to, as quoted YAML list entries. */
+int
+bench_resolvers(const struct bench_trace *t, char *out, size_t cap)
+{
+	uint8_t seen[16][16];
+	unsigned int n = 0;
+	size_t used = 0;
+
+	out[0] = '\0';
+	for (uint32_t i = 0; i < t->n && n < 16; i++) {
+		const struct bench_frame *f = &t->f[i];
+		char text[INET6_ADDRSTRLEN];
+		unsigned int k;
+		struct pkt p;
+
+		if (f->kind != BF_QUERY || pkt_decode(f->data, f->len, &p) != PKT_OK)
+			continue;
+		for (k = 0; k < n && memcmp(seen[k], p.dst, 16) != 0; k++)
+			;
+		if (k < n)
+			continue;
+		memcpy(seen[n++], p.dst, 16);
+		inet_ntop(p.family == 4 ? AF_INET : AF_INET6, p.dst, text, sizeof(text));
+		used += (size_t)snprintf(out + used, cap - used, "%s\"%s\"", n > 1 ? ", " : "", text);
+		if (used >= cap)
+			return -1;
+	}
+	return (int)n;
+}
+
+/* Set up the dataplane under bench_config(policy, resolvers, dataplane), -m mem_mb. */
+int
+bench_start(struct bench *b, const char *policy, const char *resolvers, const char *dataplane,
+    const char *mem_mb)
+{
+	size_t len;
+	char *yaml = bench_config(b->traffic, policy, resolvers, dataplane, &len);
+	int rc;
+
+	if (yaml == NULL)
+		return -1;
+	rc = bench_open(b, yaml, len, mem_mb);
+	free(yaml);
+	return rc;
+}
+
+static int
+bench_path(char *path, size_t cap, const struct bench *b, const char *file)
+{
+	return snprintf(path, cap, "%s/%s", b->traffic, file) < (int)cap ? 0 : -1;
+}
+
+/*
+ * Set up under bench_config(policy, resolvers, dataplane), run the rounds over t, and print
+ * what the last pass did and the worker's counters. Then, unless under callgrind, the
+ * RESULT lines names[0..2] = namegate, io and their ratio, the rates times scale.
+ */
+static int
+bench_measure(struct bench *b, const struct bench_trace *t, const char *mode,
+    const char *const cfg[3], const char *const names[3], double scale)
+{
+	struct bench_pass last = { 0 };
+	double rates[3];
+
+	if (bench_start(b, cfg[0], cfg[1], cfg[2], "1024") != 0 ||
+	    bench_rounds(b, t, mode, BENCH_ROUNDS, rates, &last) != 0)
+		return -1;
+	bench_pass_print(mode, t, &last);
+	bench_counters(b, mode, stdout);
+	if (b->instr)
+		return 0;
+	printf(scale < 1e-3 ? "RESULT %s=%.3f\n" : "RESULT %s=%.0f\n", names[0], rates[0] * scale);
+	printf(scale < 1e-3 ? "RESULT %s=%.3f\n" : "RESULT %s=%.0f\n", names[1], rates[1] * scale);
+	printf("RESULT %s=%.3f\n", names[2], rates[2]);
+	return 0;
+}
+
+int
+bench_mode_mix(struct bench *b)
+{
+	static const char *const names[3] = { "mix_full_mpps", "mix_io_mpps", "mix_full_vs_io" };
+	const char *cfg[3] = { NULL, NULL, "  max_flows: 1048576\n  max_flows_per_vm: 1048576\n"
+	    "  max_bindings: 262144\n" };
+	struct bench_trace t = { 0 };
+	char path[4096], resolvers[1024];
+	int added, nres, rc = -1;
+
+	if (bench_path(path, sizeof(path), b, "mix.pcap") != 0 ||
+	    bench_trace_pcap(&t, path, b->instr ? BENCH_INSTR_FRAMES : 0) < 0 ||
+	    (added = bench_bind_missing(&t)) < 0 ||
+	    (nres = bench_resolvers(&t, resolvers, sizeof(resolvers))) <= 0)
+		goto out;
+	printf("INFO mix frames=%u lookups_added=%d (connections whose VM did not resolve "
+	    "their host earlier in the capture) resolvers=%d [%s]\n", t.n, added, nres, resolvers);
+	cfg[1] = resolvers;
+	if (bench_measure(b, &t, "mix", cfg, names, 1e-6) != 0)
+		goto out;
+	rc = 0;
+out:
+	bench_close(b);
+	bench_trace_free(&t);
+	return rc;
+}
+
+/*
+ * small64's flows as established ones: a handshake per flow (run once, untimed), then its
+ * data frames, each pass's sequence numbers after the last pass's.
+ */
+static int
+bench_small64_trace(struct bench_trace *t, const struct bench_trace *raw)
+{
+	uint32_t *flows = calloc(raw->n, sizeof(*flows)), *bytes = calloc(raw->n, sizeof(*bytes));
+	uint32_t nflows = 0, k;
+	int rc = -1;
+
+	if (flows == NULL || bytes == NULL)
+		goto out;
+	for (uint32_t i = 0; i < raw->n; i++) {
+		const struct bench_frame *f = &raw->f[i];
+		struct pkt p;
+
+		if (pkt_decode(f->data, f->len, &p) != PKT_OK || p.proto != PKT_PROTO_TCP)
+			goto out;
+		for (k = 0; k < nflows && flows[k] != f->flow; k++)
+			;
+		if (k == nflows) {
+			flows[nflows++] = f->flow;
+			if (bench_synth_tcp(t, f, false, PKT_TCP_SYN, p.seq - 1, 0) != 0 ||
+			    bench_synth_tcp(t, f, true, PKT_TCP_SYN | PKT_TCP_ACK, p.ack - 1,
+			    p.seq) != 0 ||
+			    bench_synth_tcp(t, f, false, PKT_TCP_ACK, p.seq, p.ack) != 0)
+				goto out;
+		}
+		bytes[k] += (uint32_t)p.payload_len;
+	}
+	t->first_timed = t->n;
+	for (uint32_t i = 0; i < raw->n; i++) {
+		struct bench_frame *f = bench_trace_add(t, raw->f[i].data, raw->f[i].len);
+
+		if (f == NULL)
+			goto out;
+		for (k = 0; flows[k] != f->flow; k++)
+			;
+		f->rotate = false;	/* the same flows every pass: they stay established */
+		f->seq_step = bytes[k];
+	}
+	for (uint32_t i = 0; i < t->first_timed; i++)
+		t->f[i].rotate = false;
+	printf("INFO small64 flows=%u frames=%u\n", nflows, raw->n);
+	rc = 0;
+out:
+	free(flows);
+	free(bytes);
+	return rc;
+}
+
+int
+bench_mode_small64(struct bench *b)
+{
+	static const char *const names[3] = { "small64_mpps", "small64_io_mpps", "small64_vs_io" };
+	/* admitted by address: established flows are the common case, not their opening */
+	static const char *const cfg[3] = { "\"0.0.0.0/1\", \"128.0.0.0/1\"", "\"1.1.1.1\"",
+	    "  max_flows: 65536\n  max_flows_per_vm: 65536\n  max_bindings: 65536\n" };
+	struct bench_trace raw = { 0 }, t = { 0 };
+	char path[4096];
+	int rc = -1;
+
+	if (bench_path(path, sizeof(path), b, "small64.pcap") != 0 ||
+	    bench_trace_pcap(&raw, path, b->instr ? BENCH_INSTR_FRAMES : 0) < 0 ||
+	    bench_small64_trace(&t, &raw) != 0)
+		goto out;
+	if (bench_measure(b, &t, "small64", cfg, names, 1e-6) != 0)
+		goto out;
+	rc = 0;
+out:
+	bench_close(b);
+	bench_trace_free(&raw);
+	bench_trace_free(&t);
+	return rc;
+}
+
+/* A hello.pcap connection: its one or two segments. */
+struct bench_conn {
+	uint32_t seg[2];
+	uint8_t nseg;
+};
+
+/*
+ * hello.pcap as new connections: first (untimed) a DNS lookup per connection binding its
+ * SNI to its server for its VM; then, in waves of BENCH_WAVE connections, their SYNs, the
+ * servers' SYN-ACKs, the hellos and the servers' ACKs of them (without which the worker
+ * keeps each judged hello's bytes, and a VM's share of those runs out). A pass rotates the
+ * ports: every connection is new.
+ */
+static int
+bench_conn_trace(struct bench_trace *t, const struct bench_trace *raw, uint32_t max)
+{
+	struct bench_conn *c = calloc(BENCH_CONNS_MAX, sizeof(*c));
+	char host[SNI_HOST_MAX + 1];
+	uint32_t n = 0, k;
+	int rc = -1;
+
+	if (c == NULL)
+		goto out;
+	for (uint32_t i = 0; i < raw->n; i++) {
+		for (k = n; k-- > 0 && raw->f[c[k].seg[0]].flow != raw->f[i].flow;)
+			;
+		if (k == UINT32_MAX && n < max && n < BENCH_CONNS_MAX)
+			c[k = n++].nseg = 0;
+		else if (k == UINT32_MAX || c[k].nseg == 2)
+			continue;
+		c[k].seg[c[k].nseg++] = i;
+	}
+	for (k = 0; k < n; k++) {
+		const struct bench_frame *f = &raw->f[c[k].seg[0]];
+
+		if (bench_host_of(raw, c[k].seg[0], f->flow, host, sizeof(host)) != 0 ||
+		    bench_synth_dns(t, f, host, (uint16_t)k, (uint16_t)(20000 + k % 30000)) != 0)
+			goto out;
+	}
+	bench_trace_link_answers(t);
+	t->first_timed = t->n;
+	for (uint32_t w = 0; w < n; w += BENCH_WAVE) {
+		uint32_t end = w + BENCH_WAVE < n ? w + BENCH_WAVE : n;
+		struct pkt p;
+
+		for (int step = 0; step < 4; step++)
+			for (k = w; k < end; k++) {
+				const struct bench_frame *f = &raw->f[c[k].seg[0]];
+				uint32_t hello_len = 0;
+
+				if (pkt_decode(f->data, f->len, &p) != PKT_OK)
+					goto out;
+				for (uint8_t s = 0; s < c[k].nseg; s++)
+					hello_len += (uint32_t)(raw->f[c[k].seg[s]].len - raw->f[c[k].seg[s]].l4_off) -
+					    (uint32_t)(p.payload - f->data - f->l4_off);
+				/* the server's ACK of the hello: the worker keeps its bytes until then */
+				if (step == 3 && bench_synth_tcp(t, f, true, PKT_TCP_ACK, p.ack,
+				    p.seq + hello_len) != 0)
+					goto out;
+				if (step == 0 && bench_synth_tcp(t, f, false, PKT_TCP_SYN, p.seq - 1,
+				    0) != 0)
+					goto out;
+				if (step == 1 && bench_synth_tcp(t, f, true, PKT_TCP_SYN | PKT_TCP_ACK,
+				    p.ack - 1, p.seq) != 0)
+					goto out;
+				for (uint8_t s = 0; step == 2 && s < c[k].nseg; s++)
+					if (bench_trace_add(t, raw->f[c[k].seg[s]].data,
+					    raw->f[c[k].seg[s]].len) == NULL)
+						goto out;
+			}
+	}
+	t->conns = n;
+	rc = 0;
+out:
+	free(c);
+	return rc;
+}
+
+int
+bench_mode_conn(struct bench *b)
+{
+	static const char *const names[3] = { "conn_per_s", "conn_io_per_s", "conn_vs_io" };
+	static const char *const cfg[3] = { NULL, "\"1.1.1.1\", \"2606:4700:4700::1111\"",
+	    "  max_flows: 1048576\n  max_flows_per_vm: 1048576\n  max_bindings: 262144\n" };
+	struct bench_trace raw = { 0 }, t = { 0 };
+	char path[4096];
+	int rc = -1;
+
+	if (bench_path(path, sizeof(path), b, "hello.pcap") != 0 ||
+	    bench_trace_pcap(&raw, path, 0) < 0 ||
+	    bench_conn_trace(&t, &raw, b->instr ? BENCH_INSTR_CONNS : BENCH_CONNS_MAX) != 0)
+		goto out;
+	printf("INFO conn connections=%u frames_per_pass=%u\n", t.conns, t.n - t.first_timed);
+	/* frames per second times the connections a pass's frames make */
+	if (bench_measure(b, &t, "conn", cfg, names,
+	    (double)t.conns / (double)(t.n - t.first_timed)) != 0)
+		goto out;
+	rc = 0;
+out:
+	bench_close(b);
+	bench_trace_free(&raw);
+	bench_trace_free(&t);
+	return rc;
+}
