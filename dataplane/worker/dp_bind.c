@@ -86,7 +86,7 @@ dp_binds_create(const char *name, uint32_t cap, uint16_t nvms, struct rte_rcu_qs
 	char rname[RTE_RING_NAMESIZE];
 	struct rte_hash_parameters hp = {
 		.name = name,
-		.entries = cap,
+		.entries = dp_hash_entries(cap),
 		.key_len = sizeof(struct dp_bind_key),
 		.hash_func = rte_jhash,
 		.hash_func_init_val = dp_hash_seed(),

@@ -42,7 +42,7 @@ dp_flows_create(const char *name, uint32_t cap, uint16_t nvms, int socket)
 {
 	struct rte_hash_parameters hp = {
 		.name = name,
-		.entries = cap,
+		.entries = dp_hash_entries(cap),
 		.key_len = sizeof(struct dp_flow_key),
 		.hash_func = dp_hash_crc,
 		.hash_func_init_val = dp_hash_seed(),
@@ -193,12 +193,16 @@ dp_flow_idle_limit(const struct dp_flow *f)
 	return f->state == DP_FLOW_SYN_SENT ? DP_FLOW_IDLE_SYN : DP_FLOW_IDLE_TCP;
 }
 
-/* a flow whose hello is being held is cut by dp_tls_expire(), which owns it */
+/*
+ * A flow whose first bytes are being held is cut by dp_tls_expire(), which owns the hold.
+ * One still waiting for its first byte holds nothing and ages like any other: a SYN that
+ * never sends a hello must not keep its flow, or a VM's SYNs would fill its share for good.
+ */
 static bool
 dp_flow_idle(const struct dp_flow *f, uint64_t now)
 {
-	return f->in_use && f->tls != DP_TLS_PENDING && f->tls != DP_TLS_SNIFF &&
-	    now - f->last_seen >= dp_flow_idle_limit(f);
+	return f->in_use && !((f->tls == DP_TLS_PENDING || f->tls == DP_TLS_SNIFF) &&
+	    f->hold != 0) && now - f->last_seen >= dp_flow_idle_limit(f);
 }
 
 unsigned int

@@ -77,4 +77,16 @@ dp_hash_crc_inline(const void *key, uint32_t len, uint32_t seed)
 
 uint32_t dp_hash_crc(const void *key, uint32_t len, uint32_t seed);
 
+/*
+ * The rte_hash size for a table that holds at most cap keys: a quarter more, which
+ * rte_hash rounds up to the next power of two of buckets, so the table is never more
+ * than about 80 % (usually 50 %) full. A cuckoo hash near full spends its adds searching
+ * for room and then fails them: a full flow table took 1 k connections a second.
+ */
+static inline uint32_t
+dp_hash_entries(uint32_t cap)
+{
+	return cap > UINT32_MAX / 2 ? cap : cap + cap / 4 + 8;
+}
+
 #endif
