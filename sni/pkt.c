@@ -56,18 +56,23 @@ pkt_tcp_wscale(struct rd opts)
 static enum pkt_status
 pkt_tcp(struct rd ip_payload, struct pkt *out)
 {
-	struct rd r = ip_payload;
+	const uint8_t *h = ip_payload.p;
 	uint8_t off, flags;
 
-	if (!rd_u16(&r, &out->sport) || !rd_u16(&r, &out->dport) || !rd_u32(&r, &out->seq) ||
-	    !rd_u32(&r, &out->ack) || !rd_u8(&r, &off) || !rd_u8(&r, &flags) ||
-	    !rd_u16(&r, &out->tcp_win) || !rd_skip(&r, 4))
+	/* one bound for the fixed header, then plain reads: every frame pays this */
+	if (ip_payload.len < 20)
 		return PKT_MALFORMED;
-	off >>= 4;
+	out->sport = rd_be16(h);
+	out->dport = rd_be16(h + 2);
+	out->seq = rd_be32(h + 4);
+	out->ack = rd_be32(h + 8);
+	off = h[12] >> 4;
+	flags = h[13];
+	out->tcp_win = rd_be16(h + 14);
 	if (off < 5 || ip_payload.len < (size_t)off * 4)
 		return PKT_MALFORMED;
 	out->tcp_flags = flags;
-	out->tcp_wscale = flags & PKT_TCP_SYN ? pkt_tcp_wscale(rd_make(r.p, off * 4u - 20)) :
+	out->tcp_wscale = flags & PKT_TCP_SYN ? pkt_tcp_wscale(rd_make(h + 20, off * 4u - 20)) :
 	    PKT_WSCALE_NONE;
 	out->payload = ip_payload.p + off * 4;
 	out->payload_len = ip_payload.len - (size_t)off * 4;
@@ -78,13 +83,17 @@ pkt_tcp(struct rd ip_payload, struct pkt *out)
 static enum pkt_status
 pkt_udp(struct rd ip_payload, struct pkt *out)
 {
-	struct rd r = ip_payload;
+	const uint8_t *h = ip_payload.p;
 	uint16_t ulen;
 
-	if (!rd_u16(&r, &out->sport) || !rd_u16(&r, &out->dport) || !rd_u16(&r, &ulen) ||
-	    !rd_skip(&r, 2) || ulen < 8 || ulen > ip_payload.len)
+	if (ip_payload.len < 8)
 		return PKT_MALFORMED;
-	out->payload = r.p;
+	out->sport = rd_be16(h);
+	out->dport = rd_be16(h + 2);
+	ulen = rd_be16(h + 4);
+	if (ulen < 8 || ulen > ip_payload.len)
+		return PKT_MALFORMED;
+	out->payload = h + 8;
 	out->payload_len = ulen - 8u;
 	return PKT_OK;
 }
@@ -146,19 +155,22 @@ pkt_ipv4(const uint8_t *frame, struct rd r, struct pkt *out)
 {
 	const uint8_t *start = r.p;
 	size_t avail = r.len;
-	uint8_t vihl, ttl;
+	uint8_t vihl;
 	uint16_t total, frag;
 
-	if (!rd_u8(&r, &vihl) || !rd_skip(&r, 1) || !rd_u16(&r, &total) || !rd_skip(&r, 2) ||
-	    !rd_u16(&r, &frag) || !rd_u8(&r, &ttl) || !rd_u8(&r, &out->proto) ||
-	    !rd_skip(&r, 2) || r.len < 8)
+	if (r.len < 20)
 		return PKT_MALFORMED;
-	memcpy(out->src, r.p, 4);
-	memcpy(out->dst, r.p + 4, 4);
+	vihl = start[0];
+	total = rd_be16(start + 2);
+	frag = rd_be16(start + 6);
+	out->hop_limit = start[8];
+	out->proto = start[9];
+	memcpy(out->src, start + 12, 4);
+	memcpy(out->dst, start + 16, 4);
 	out->family = 4;
-	out->hop_limit = ttl;
 	if (vihl >> 4 != 4 || (vihl & 0xf) < 5 || total < (vihl & 0xf) * 4u || total > avail ||
-	    !pkt_ipv4_options(rd_make(start + 20, (vihl & 0xf) * 4u - 20), out))
+	    ((vihl & 0xf) > 5 &&
+	    !pkt_ipv4_options(rd_make(start + 20, (vihl & 0xf) * 4u - 20), out)))
 		return PKT_MALFORMED;
 	out->fragment = (frag & 0x3fff) != 0;	/* MF set or a non-zero offset */
 	return pkt_transport(frame, rd_make(start + (vihl & 0xf) * 4, total - (vihl & 0xf) * 4u),

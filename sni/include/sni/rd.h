@@ -24,6 +24,19 @@ rd_make(const uint8_t *p, size_t len)
 	return (struct rd){ .p = p, .len = len };
 }
 
+/* Big-endian numbers at p, which the caller has bounds-checked. */
+static inline uint16_t
+rd_be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static inline uint32_t
+rd_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
 static inline bool
 rd_skip(struct rd *r, size_t n)
 {
