@@ -57,16 +57,6 @@ dp_window_room(const struct dp_window *w, uint32_t count, uint64_t now)
 }
 
 bool
-dp_window_admit(struct dp_window *w, uint32_t count, uint32_t per, uint64_t now)
-{
-	dp_window_roll(w, per, now);
-	if (!dp_window_room(w, count, now))
-		return false;
-	w->cur++;
-	return true;
-}
-
-bool
 dp_window_live(const struct dp_window *w, uint64_t now)
 {
 	struct dp_window c = *w;
@@ -132,20 +122,24 @@ enum dp_name_budget_verdict
 dp_name_budget_charge(struct dp_name_budget *t, uint16_t vm, const char *name, size_t len,
     size_t suffix_len, uint32_t count, uint32_t per, uint64_t now)
 {
-	struct dp_name_entry *region, *free_e = NULL;
+	struct dp_name_entry *region, *free_e[2] = { NULL, NULL }, *slot;
+	unsigned int nfree[2] = { 0, 0 };
 	char canon[POL_NAME_MAX];
 	struct dp_suffix *sx;
 	uint32_t tag, b[2];
 	uint64_t h;
 
 	if (vm > t->nvms || len == 0 || len > sizeof(canon) || suffix_len >= len || per == 0)
-		return DP_NB_FULL;		/* nothing a query that was allowed can be: refuse */
+		return DP_NB_FULL;	/* no query that was allowed looks like this: refuse */
 	/* names are compared canonically (SPEC s3): "A.example.com" is not a new name */
 	for (size_t i = 0; i < len; i++)
 		canon[i] = name[i] >= 'A' && name[i] <= 'Z' ? (char)(name[i] | 0x20) : name[i];
 	h = dp_hash_bytes(canon, len);
 	tag = (uint32_t)(h >> 32);
-	/* two candidate buckets: the emptier choice keeps a region usable near full */
+	/*
+	 * Two candidate buckets, a new name going to the emptier: with one, the first bucket
+	 * to fill refuses its VM at half the region; with two choices, near the end of it.
+	 */
 	b[0] = (uint32_t)h % DP_NAMES_BUCKETS;
 	b[1] = (uint32_t)(h >> 16) % DP_NAMES_BUCKETS;
 	if (b[1] == b[0])
@@ -160,19 +154,21 @@ dp_name_budget_charge(struct dp_name_budget *t, uint16_t vm, const char *name, s
 				e->until = (uint32_t)(now + per);
 				return DP_NB_OK;
 			}
-			if (e->until <= now && free_e == NULL)
-				free_e = e;
+			if (e->until <= now && nfree[j]++ == 0)
+				free_e[j] = e;
 		}
-	if ((sx = dp_name_budget_suffix(t, vm, dp_hash_bytes(canon + len - suffix_len, suffix_len) | 1,
-	    now)) == NULL)
+	sx = dp_name_budget_suffix(t, vm, dp_hash_bytes(canon + len - suffix_len, suffix_len) | 1,
+	    now);
+	if (sx == NULL)
 		return DP_NB_FULL;
+	/* a spent budget before a full region: it is the limit the operator set */
 	dp_window_roll(&sx->w, per, now);
 	if (!dp_window_room(&sx->w, count, now))
 		return DP_NB_SPENT;
-	if (free_e == NULL)
+	if ((slot = nfree[1] > nfree[0] ? free_e[1] : free_e[0]) == NULL)
 		return DP_NB_FULL;
 	sx->w.cur++;
-	*free_e = (struct dp_name_entry){ .tag = tag, .until = (uint32_t)(now + per) };
+	*slot = (struct dp_name_entry){ .tag = tag, .until = (uint32_t)(now + per) };
 	return DP_NB_OK;
 }
 
@@ -185,8 +181,8 @@ dp_dns_budget_judge(struct dp_worker *w, uint16_t vm, const struct pol_rule *rul
 	/* an exact pattern allows one name: nothing to count */
 	if (g->names_per_suffix == 0 || rule == NULL || rule->kind != POL_NAME_WILD)
 		return DP_REASON_MAX;
-	switch (dp_name_budget_charge(w->name_budget, vm, name, len, rule->name_len, g->names_per_suffix,
-	    g->names_window, w->now)) {
+	switch (dp_name_budget_charge(w->name_budget, vm, name, len, rule->name_len,
+	    g->names_per_suffix, g->names_window, w->now)) {
 	case DP_NB_OK:
 		return DP_REASON_MAX;
 	case DP_NB_SPENT:

@@ -47,9 +47,6 @@ void dp_window_roll(struct dp_window *w, uint32_t per, uint64_t now);
 /* After a roll: does the weighted estimate leave room for one more below count? */
 bool dp_window_room(const struct dp_window *w, uint32_t count, uint64_t now);
 
-/* Roll, and if there is room count one more: true when admitted. */
-bool dp_window_admit(struct dp_window *w, uint32_t count, uint32_t per, uint64_t now);
-
 /* Does w still weigh anything at now (its current or previous window is now's)? */
 bool dp_window_live(const struct dp_window *w, uint64_t now);
 
@@ -71,8 +68,9 @@ void dp_name_budget_free(struct dp_name_budget *t);
  * of per seconds. A name seen within the last per seconds is DP_NB_OK and its memory
  * renewed; a new one is remembered and counted only when admitted.
  */
-enum dp_name_budget_verdict dp_name_budget_charge(struct dp_name_budget *t, uint16_t vm, const char *name,
-    size_t len, size_t suffix_len, uint32_t count, uint32_t per, uint64_t now);
+enum dp_name_budget_verdict dp_name_budget_charge(struct dp_name_budget *t, uint16_t vm,
+    const char *name, size_t len, size_t suffix_len, uint32_t count, uint32_t per,
+    uint64_t now);
 
 /*
  * The budget for an allowed query on worker w: rule is the allow rule that decided for
