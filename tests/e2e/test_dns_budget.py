@@ -7,7 +7,8 @@ before keep resolving, exact names are not budgeted, over TCP the same holds, an
 neighbour VM under the same suffix has a budget of its own.
 
 vm1 (policy python, `*.githubusercontent.com`) floods long hex labels, as a tunnel
-would; vm2 (policy github, the same wildcard) is the neighbour.
+would; vm2 (policy github, the same wildcard) is the neighbour. A second lab has a budget
+larger than the worker's memory of a VM's names: filling it is vm_limit for vm1 alone.
 """
 import json
 import os
@@ -28,16 +29,26 @@ RAW = "raw.githubusercontent.com"           # known to the lab's resolver
 RAW_ADDR = "203.0.113.13"
 
 
-@pytest.fixture(scope="module")
-def lab(request):
+def _start(request, count):
     ctl = _namegatectl()
     if ctl:
         os.environ.setdefault("NAMEGATECTL_BIN", ctl)
     lab = labmod.Lab(mode="namegate", vms=labmod.default_vms(2),
                      namegate_cmd=[_binary(), "-c", "{config}"],
-                     config={"dns": {"max_names_per_suffix": {"count": BUDGET, "per": "1h"}}})
+                     config={"dns": {"max_names_per_suffix": {"count": count, "per": "1h"}}})
     request.addfinalizer(lab.teardown)      # registered first: runs even if setup fails
     return lab.setup()
+
+
+@pytest.fixture(scope="module")
+def lab(request):
+    return _start(request, BUDGET)
+
+
+@pytest.fixture(scope="module")
+def roomy(request):
+    """A budget larger than a worker's memory of one VM's names (DP_NAMES_PER_VM, 2048)."""
+    return _start(request, 100000)
 
 
 def forwarded(lab, names):
@@ -152,3 +163,31 @@ def test_neighbour_has_its_own_budget(lab):
     assert forwarded(lab, names) == names
     assert d[nc.blocked("vm2", "dns_budget")] == 0
     assert d[nc.blocked("vm2", "vm_limit")] == 0
+
+
+def test_full_name_memory_is_the_vms_own(roomy):
+    """With a budget the name memory cannot hold, vm1's 2,500 new names fill its part of
+    the table: past it new names are refused with vm_limit (never forwarded), while names
+    it has keep resolving and vm2 resolves new names as before."""
+    lab = roomy
+    names = tunnel_names(2500, "m")
+    with nc.Delta(lab) as d:
+        rcodes = flood(lab, "vm1", names)
+        limited = nc.blocked("vm1", "vm_limit")
+        d.wait({limited: 1})
+        again = flood(lab, "vm1", names[:3])
+        other = tunnel_names(20, "n")
+        rcodes2 = flood(lab, "vm2", other)
+    refused = [n for n, r in zip(names, rcodes) if r == REFUSED]
+    assert rcodes.count(NXDOMAIN) >= 2048 * 7 // 10, "most of the region fills first"
+    assert rcodes.count(NXDOMAIN) <= 2048
+    assert refused and rcodes.count(NXDOMAIN) + len(refused) == len(names), rcodes[:20]
+    assert d[limited] == len(refused)
+    assert d[nc.blocked("vm1", "dns_budget")] == 0
+    assert again == [NXDOMAIN] * 3, "names vm1 has keep resolving"
+    assert rcodes2 == [NXDOMAIN] * len(other), "vm2's part of the table is its own"
+    assert d[nc.blocked("vm2", "vm_limit")] == 0
+    lab.sync("vm1")
+    assert not forwarded(lab, refused[:50])
+    wait_until(lambda: events(lab, vm="vm1", reason="vm_limit"),
+               what="an event naming vm1 with reason vm_limit")
