@@ -12,6 +12,7 @@
 
 #include "dp_bind.h"
 #include "dp_dns.h"
+#include "dp_dns_budget.h"
 #include "dp_dns_int.h"
 #include "dp_evt.h"
 #include "dp_gen.h"
@@ -186,20 +187,26 @@ dp_dns_name_hostlike(const uint8_t *name, size_t len)
 /*
  * Is the question of q allowed for vm? Only a plain query (opcode 0) with exactly one
  * question and nothing after the message may leave: every other shape could carry data.
+ * A name a wildcard allows must also fit the suffix's budget of new names.
  */
-bool
-dp_dns_query_allowed(const struct dp_gen *g, uint16_t vm, const struct dns_msg *q, size_t len,
+enum dp_reason
+dp_dns_query_judge(struct dp_worker *w, uint16_t vm, const struct dns_msg *q, size_t len,
     char *name, size_t namelen)
 {
+	const struct dp_gen *g = w->gen;
+	const struct pol_rule *rule;
 	int n;
 
+	name[0] = '\0';	/* the caller's event names it whatever we return */
 	if (q->qr || q->opcode != 0 || !q->has_question || q->msg_len != len ||
 	    !dp_dns_name_hostlike(q->qname, q->qname_len))
-		return false;
+		return DP_REASON_DNS_DENIED;
 	if ((n = dns_name_to_text(q->qname, q->qname_len, name, namelen)) <= 0)
-		return false;
-	return pol_match_name(g->set, g->vms[vm].policy, name, (size_t)n, POL_PROTO_ANY, 0,
-	    NULL) == POL_ALLOW;
+		return DP_REASON_DNS_DENIED;
+	if (pol_match_name(g->set, g->vms[vm].policy, name, (size_t)n, POL_PROTO_ANY, 0,
+	    &rule) != POL_ALLOW)
+		return DP_REASON_DNS_DENIED;
+	return dp_dns_budget_judge(w, vm, rule, name, (size_t)n);
 }
 
 void
@@ -219,20 +226,21 @@ dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, u
 		dp_block(w, m, vm, DP_REASON_DNS_DENIED);	/* not DNS: maybe a tunnel */
 		return;
 	}
-	allowed = dp_dns_query_allowed(g, vm, &q, p->payload_len, name, sizeof(name));
+	why = dp_dns_query_judge(w, vm, &q, p->payload_len, name, sizeof(name));
+	allowed = why == DP_REASON_MAX;
 	if (!allowed) {
 		s->dns_blocked++;
-		dp_evt_block(w, vm, p, DP_REASON_DNS_DENIED, audit && !q.qr && q.has_question,
+		dp_evt_block(w, vm, p, why, audit && !q.qr && q.has_question,
 		    name, q.has_question ? strnlen(name, sizeof(name)) : 0);
 		if (!audit || q.qr || !q.has_question) {
 			if (!q.qr)
 				dp_dns_refuse(w, m, p, &q, q.has_question && q.opcode == 0 &&
 				    q.msg_len == p->payload_len ? g->blocked_rcode :
 				    DNS_RCODE_REFUSED);
-			dp_block(w, m, vm, DP_REASON_DNS_DENIED);
+			dp_block(w, m, vm, why);
 			return;
 		}
-		s->blocked[DP_REASON_DNS_DENIED]++;
+		s->blocked[why]++;
 	} else {
 		s->dns_allowed++;
 	}

@@ -60,10 +60,13 @@ struct dp_pending_entry *dp_pending_match(struct dp_pending *t, const struct pkt
     uint16_t vm, const struct dns_msg *a);
 
 /*
- * Is q (len bytes) a query vm may send? Only a plain query (opcode 0) with exactly one
- * question, allowed by its policy, and nothing after the message. name gets its text.
+ * Is q (len bytes) a query vm may send on worker w? Only a plain query (opcode 0) with
+ * exactly one question, allowed by its policy, and nothing after the message; under a
+ * wildcard, within the suffix's budget of new names. DP_REASON_MAX when it may go, else
+ * why not: dns_denied, dns_budget, or vm_limit (no room to remember the name). name gets
+ * its text.
  */
-bool dp_dns_query_allowed(const struct dp_gen *g, uint16_t vm, const struct dns_msg *q,
+enum dp_reason dp_dns_query_judge(struct dp_worker *w, uint16_t vm, const struct dns_msg *q,
     size_t len, char *name, size_t namelen);
 
 /*

@@ -73,15 +73,16 @@ dp_dns_tcp_queries(struct dp_worker *w, struct dp_hold *h, const struct pkt *p, 
 	struct rd stream = dp_dns_tcp_unjudged(h);
 	uint32_t quota = g->max_pending_per_vm;
 	size_t before = stream.len;
-	enum dp_reason why;
+	enum dp_reason why, judged;
 	enum dns_status st;
 	bool ok;
 
 	d->why = DP_REASON_DNS_DENIED;
 	while ((st = dns_tcp_next(&stream, &d->msg)) == DNS_OK) {
 		d->parsed = dns_msg_parse(d->msg.p, d->msg.len, &d->q) == DNS_OK;
-		ok = d->parsed && dp_dns_query_allowed(g, vm, &d->q, d->msg.len, d->name,
-		    sizeof(d->name));
+		judged = d->parsed ? dp_dns_query_judge(w, vm, &d->q, d->msg.len, d->name,
+		    sizeof(d->name)) : DP_REASON_DNS_DENIED;
+		ok = judged == DP_REASON_MAX;
 		if (ok && dp_pending_add(w->pending, p, vm, &d->q, w->now, true, quota,
 		    &why) == NULL) {
 			if (why == DP_REASON_VM_LIMIT) {
@@ -96,12 +97,14 @@ dp_dns_tcp_queries(struct dp_worker *w, struct dp_hold *h, const struct pkt *p, 
 			s->dns_allowed++;
 		} else {
 			s->dns_blocked++;
-			dp_evt_block(w, vm, p, DP_REASON_DNS_DENIED, g->vms[vm].audit,
+			/* judged allowed, and the pending table was full: as before, dns_denied */
+			d->why = judged != DP_REASON_MAX ? judged : DP_REASON_DNS_DENIED;
+			dp_evt_block(w, vm, p, d->why, g->vms[vm].audit,
 			    d->parsed && d->q.has_question ? d->name : NULL,
 			    d->parsed && d->q.has_question ? strnlen(d->name, sizeof(d->name)) : 0);
 			if (!g->vms[vm].audit)
 				return false;
-			s->blocked[DP_REASON_DNS_DENIED]++;
+			s->blocked[d->why]++;
 			f->would_block = true;
 			if (d->parsed && !d->q.qr)
 				dp_pending_add(w->pending, p, vm, &d->q, w->now, true, quota, &why);

@@ -58,6 +58,13 @@ dp_gen_settings(struct dp_gen *g, const struct pol_config *cfg, unsigned int nwo
 	g->max_holds_per_vm = dp_gen_share(cfg->max_holds_per_vm, nworkers);
 	g->max_frags_per_vm = dp_gen_share(cfg->max_fragments_per_vm, nworkers);
 	g->max_bindings_per_vm = cfg->max_bindings_per_vm;
+	/*
+	 * RSS spreads a VM's queries (random source ports) over the workers, so each admits
+	 * its share of new names and a flood gets count in all; 0 stays off.
+	 */
+	g->names_per_suffix = cfg->dns_names_count != 0 ?
+	    dp_gen_share(cfg->dns_names_count, nworkers) : 0;
+	g->names_window = cfg->dns_names_per;
 }
 
 /*

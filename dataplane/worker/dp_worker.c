@@ -11,6 +11,7 @@
 
 #include "dp_burst.h"
 #include "dp_dns.h"
+#include "dp_dns_budget.h"
 #include "dp_evt.h"
 #include "dp_flow.h"
 #include "dp_frag.h"
@@ -72,6 +73,7 @@ dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
 	w->pending = dp_pending_create(name, DP_PENDING_CAP, nvms, socket);
 	w->holds = dp_holds_create(DP_HOLD_SLOTS, nvms, socket);
 	w->dns_scratch = rte_malloc_socket("dp_dns_scratch", DP_DNS_SCRATCH, 0, socket);
+	w->name_budget = dp_name_budget_create(nvms, socket);
 	w->frags = dp_frags_create(id, DP_FRAG_SLOTS, w->gen->max_frags_per_vm,
 	    DP_FRAG_SECONDS, ctx->pool, socket);
 	w->evts = dp_evt_ring_create("evt", id, socket);
@@ -79,7 +81,7 @@ dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
 	w->vm_stats = rte_zmalloc_socket("dp_vm_stats", (size_t)(nvms + 1) * sizeof(w->vm_stats[0]),
 	    RTE_CACHE_LINE_SIZE, socket);
 	if (w->flows == NULL || w->pending == NULL || w->holds == NULL || w->frags == NULL ||
-	    w->dns_scratch == NULL ||
+	    w->dns_scratch == NULL || w->name_budget == NULL ||
 	    w->evts == NULL || w->bind_evts == NULL || w->vm_stats == NULL) {
 		dp_worker_free(w);
 		return NULL;
@@ -96,6 +98,7 @@ dp_worker_free(struct dp_worker *w)
 	rte_ring_free(w->bind_evts);
 	dp_holds_free(w->holds);
 	rte_free(w->dns_scratch);
+	dp_name_budget_free(w->name_budget);
 	dp_frags_free(w->frags);
 	dp_flows_free(w->flows);
 	dp_pending_free(w->pending);

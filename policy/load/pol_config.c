@@ -199,6 +199,18 @@ static const struct pol_field pol_dataplane_fields[] = {
 	{ NULL, 0, NULL, 0, 0, 0, NULL, NULL, false },
 };
 
+#define POL_DNS_NAMES_MAX	1000000		/* new names per suffix and window */
+#define POL_DNS_WINDOW_MAX	604800		/* a week: longer is no budget anyone reasons about */
+
+/* dns.max_names_per_suffix: { count: N, per: DURATION }; count 0 turns the budget off. */
+static const struct pol_field pol_dns_names_fields[] = {
+	{ "count", YAML_SCALAR_NODE, pol_h_u32, CFG(dns_names_count), 0, POL_DNS_NAMES_MAX,
+	    NULL, NULL, false },
+	{ "per", YAML_SCALAR_NODE, pol_h_duration, CFG(dns_names_per), 1, POL_DNS_WINDOW_MAX,
+	    NULL, NULL, false },
+	{ NULL, 0, NULL, 0, 0, 0, NULL, NULL, false },
+};
+
 static const struct pol_field pol_dns_fields[] = {
 	{ "min_ttl", YAML_SCALAR_NODE, pol_h_u32, CFG(dns_min_ttl), 0, POL_TTL_MAX, NULL, NULL,
 	    false },
@@ -207,6 +219,8 @@ static const struct pol_field pol_dns_fields[] = {
 	{ "blocked_rcode", YAML_SCALAR_NODE, pol_h_enum, CFG(dns_blocked_rcode), 0, 0,
 	    pol_rcode_words, NULL, false },
 	{ "ech", YAML_SCALAR_NODE, pol_h_enum, CFG(dns_ech), 0, 0, pol_ech_words, NULL, false },
+	{ "max_names_per_suffix", YAML_MAPPING_NODE, pol_h_map, 0, 0, 0, NULL,
+	    pol_dns_names_fields, false },
 	{ NULL, 0, NULL, 0, 0, 0, NULL, NULL, false },
 };
 

@@ -79,6 +79,20 @@ pol_explain(const struct pol_config *cfg, const char *vmname, const char *host, 
 		fprintf(out, "no pattern of policy '%s' matches (default deny)",
 		    pol_set_policy_name(cfg->set, vm->policy));
 	}
+	if (v == POL_ALLOW && !has_port && rule != NULL && rule->kind == POL_NAME_WILD) {
+		char per[32];
+		size_t n = strlen(p.name);
+
+		/* resolving it spends the suffix's name budget: say so where operators look */
+		pol_duration_str(cfg->dns_names_per, per, sizeof(per));
+		if (cfg->dns_names_count == 0)
+			fputs("; no budget of new names under the wildcard (dns.max_names_per_suffix "
+			    "count 0)", out);
+		else if (rule->name_len < n)
+			fprintf(out, "; at most %u new names under %s per %s "
+			    "(dns.max_names_per_suffix)", cfg->dns_names_count,
+			    p.name + n - rule->name_len, per);
+	}
 	if (v != POL_ALLOW && vm->mode == POL_MODE_AUDIT)
 		fprintf(out, "; %s is in audit mode: counted as would_block, traffic passes",
 		    vm->name);
@@ -99,6 +113,7 @@ void
 pol_config_summary(const struct pol_config *cfg, FILE *out)
 {
 	uint32_t npol = pol_set_policies(cfg->set), total = 0;
+	char per[32], names[64];
 
 	for (uint32_t i = 0; i < npol; i++) {
 		struct pol_policy_stats st = pol_set_policy_stats(cfg->set, i);
@@ -120,13 +135,19 @@ pol_config_summary(const struct pol_config *cfg, FILE *out)
 	fputs(cfg->nresolvers == 0 ? " none\ntls_ports:" : "\ntls_ports:", out);
 	for (size_t i = 0; i < cfg->ntls_ports; i++)
 		fprintf(out, " %u", cfg->tls_ports[i]);
+	pol_duration_str(cfg->dns_names_per, per, sizeof(per));
+	if (cfg->dns_names_count == 0)
+		snprintf(names, sizeof(names), "off");
+	else
+		snprintf(names, sizeof(names), "%u per %s", cfg->dns_names_count, per);
 	fprintf(out, "%s\nsni_binding %s, quic %s, on_block %s, dns ttl %u..%u, blocked "
-	    "rcode %s, ech %s, slow path %s (table bridge %s)\n", cfg->ntls_ports == 0 ? " none" : "",
+	    "rcode %s, ech %s, new names per wildcard suffix %s, slow path %s (table bridge "
+	    "%s)\n", cfg->ntls_ports == 0 ? " none" : "",
 	    cfg->sni_binding == POL_SNI_STRICT ? "strict" : "loose",
 	    cfg->quic == POL_QUIC_BLOCK ? "block" : "inspect",
 	    cfg->on_block == POL_ON_BLOCK_RESET ? "reset" : "drop", cfg->dns_min_ttl,
 	    cfg->dns_max_ttl, cfg->dns_blocked_rcode == POL_RCODE_REFUSED ? "refused" :
-	    "nxdomain", cfg->dns_ech == POL_ECH_STRIP ? "strip" : "pass",
+	    "nxdomain", cfg->dns_ech == POL_ECH_STRIP ? "strip" : "pass", names,
 	    cfg->slow_path_enabled ? "on" : "off", cfg->nft_table);
 	for (uint32_t i = 0; i < npol; i++) {
 		struct pol_policy_stats st = pol_set_policy_stats(cfg->set, i);

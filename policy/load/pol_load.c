@@ -57,6 +57,13 @@ pol_defaults(struct pol_config *cfg, const char *path)
 	cfg->dns_max_ttl = 86400;
 	cfg->dns_blocked_rcode = POL_RCODE_REFUSED;
 	cfg->dns_ech = POL_ECH_STRIP;
+	/*
+	 * On by default and generous: the names a workload really uses under one wildcard
+	 * (CDN shards, buckets, user-content hosts) are tens an hour, while 1000 new names
+	 * of up to 253 bytes an hour is at most ~250 kB of labels, not megabytes a minute.
+	 */
+	cfg->dns_names_count = 1000;
+	cfg->dns_names_per = 3600;
 	if ((cfg->tls_ports = calloc(2, sizeof(*cfg->tls_ports))) == NULL)
 		return -ENOMEM;
 	cfg->tls_ports[0] = 443;

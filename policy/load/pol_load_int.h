@@ -87,6 +87,11 @@ pol_handler_fn pol_h_str_list;		/* char ** + count right after it */
 pol_handler_fn pol_h_map;		/* walk f->sub on the same obj */
 yaml_node_t *pol_map_get(struct pol_ctx *c, yaml_node_t *map, const char *key);
 
+/* pol_duration.c */
+int pol_duration_parse(const char *s, uint32_t *out);
+void pol_duration_str(uint32_t seconds, char *buf, size_t len);
+pol_handler_fn pol_h_duration;		/* uint32_t seconds within min..max: "90s", "1h30m" */
+
 /* pol_config.c */
 extern const struct pol_field pol_top_fields[];
 int pol_parse_addr(const char *s, struct pol_addr *a);

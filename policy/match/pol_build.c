@@ -38,6 +38,8 @@ struct pol_brule {
 	uint32_t index, line, col;
 	enum pol_list list;
 	bool imported;
+	enum pol_kind kind;
+	uint16_t name_len;
 };
 
 struct pol_builder {
@@ -162,7 +164,9 @@ pol_builder_add(struct pol_builder *b, uint32_t policy, const struct pol_pattern
 		.policy = policy, .index = origin->index, .line = origin->line,
 		.col = origin->col, .list = origin->list, .imported = origin->imported,
 		.key = pol_strdup0(origin->key), .pattern = pol_strdup0(origin->pattern),
-		.file = pol_strdup0(origin->file),
+		.file = pol_strdup0(origin->file), .kind = p->kind,
+		.name_len = p->kind == POL_NAME_EXACT || p->kind == POL_NAME_WILD ?
+		    (uint16_t)klen : 0,
 	};
 	if (r->key == NULL || r->pattern == NULL || r->file == NULL) {
 		free(r->key);
@@ -400,7 +404,7 @@ pol_builder_build(const struct pol_builder *b)
 			.policy = pol[r->policy].name, .key = t.base + rule_off[i][0],
 			.pattern = t.base + rule_off[i][1], .file = t.base + rule_off[i][2],
 			.index = r->index, .line = r->line, .col = r->col, .list = r->list,
-			.imported = r->imported,
+			.imported = r->imported, .kind = r->kind, .name_len = r->name_len,
 		};
 	}
 

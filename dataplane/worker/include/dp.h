@@ -75,6 +75,8 @@ struct dp_gen {
 	uint32_t max_holds_per_vm;	/* per worker */
 	uint32_t max_frags_per_vm;	/* per worker */
 	uint32_t max_bindings_per_vm;	/* the one shared table: as configured */
+	uint32_t names_per_suffix;	/* per worker: new names per wildcard suffix; 0: off */
+	uint32_t names_window;		/* dns.max_names_per_suffix.per, seconds */
 };
 
 /* Per-VM counters, kept per worker without atomics and summed by the main lcore. */
@@ -101,6 +103,7 @@ struct dp_frags;
 struct dp_holds;
 struct dp_pending;
 struct dp_binds;
+struct dp_name_budget;
 
 struct __rte_cache_aligned dp_worker {
 	unsigned int id;		/* 0 .. workers - 1: also its queue on both ports */
@@ -114,6 +117,7 @@ struct __rte_cache_aligned dp_worker {
 	struct dp_pending *pending;	/* DNS queries it forwarded */
 	struct dp_frags *frags;		/* IP datagrams in reassembly */
 	uint8_t *dns_scratch;		/* DP_DNS_SCRATCH bytes: an answer being edited */
+	struct dp_name_budget *name_budget;	/* names each VM asked for under wildcards */
 
 	struct dp_vm_stats *vm_stats;	/* by slot, DP_VM_SLOTS + 1 */
 	uint64_t drops[DP_DROP_MAX];

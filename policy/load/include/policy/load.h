@@ -75,6 +75,11 @@ struct pol_config {
 	uint32_t dns_min_ttl, dns_max_ttl;
 	enum pol_rcode dns_blocked_rcode;
 	enum pol_ech dns_ech;		/* HTTPS/SVCB answers: their ech param removed, or not */
+	/*
+	 * dns.max_names_per_suffix: new distinct names a VM may ask for under one wildcard's
+	 * suffix per window of dns_names_per seconds (all workers together); 0: no budget.
+	 */
+	uint32_t dns_names_count, dns_names_per;
 
 	uint16_t *tls_ports;
 	size_t ntls_ports;

@@ -72,6 +72,13 @@ struct pol_rule {
 	uint32_t line, col;	/* from 1 */
 	enum pol_list list;
 	bool imported;		/* key is a path in an import: file, not in the config */
+	/*
+	 * Set by pol_builder_add() from the pattern (ignored in origin): its kind and, for
+	 * names, the bytes of its canonical name, for a wildcard the suffix's, so a caller
+	 * can tell which suffix of a name a wildcard matched (the name's last name_len bytes).
+	 */
+	enum pol_kind kind;
+	uint16_t name_len;
 };
 
 /* Pattern counts of one policy, for summaries. */

@@ -1,0 +1,193 @@
+"""DNS name budgets (SPEC s8, issue 15: `dns.max_names_per_suffix: {count, per}`): under a
+wildcard, every new distinct name a VM asks for is data it chose, carried in the labels.
+Past `count` new names under one allowed suffix in the window, further new names under it
+are answered by namegate itself (REFUSED, never forwarded: the resolver's log shows none
+of them) with reason=dns_budget, charged to that VM with an event; names it asked for
+before keep resolving, exact names are not budgeted, over TCP the same holds, and a
+neighbour VM under the same suffix has a budget of its own.
+
+vm1 (policy python, `*.githubusercontent.com`) floods long hex labels, as a tunnel
+would; vm2 (policy github, the same wildcard) is the neighbour. A second lab has a budget
+larger than the worker's memory of a VM's names: filling it is vm_limit for vm1 alone.
+"""
+import json
+import os
+import secrets
+
+import pytest
+
+import lab as labmod
+import ng_counters as nc
+from lab_net import wait_until
+from test_conntrue import _namegatectl
+from test_dataplane import _binary
+from test_isolation import events
+
+BUDGET = 5                      # new names per suffix and window (one worker: all of it)
+SUFFIX = "githubusercontent.com"
+RAW = "raw.githubusercontent.com"           # known to the lab's resolver
+RAW_ADDR = "203.0.113.13"
+
+
+def _start(request, count):
+    ctl = _namegatectl()
+    if ctl:
+        os.environ.setdefault("NAMEGATECTL_BIN", ctl)
+    lab = labmod.Lab(mode="namegate", vms=labmod.default_vms(2),
+                     namegate_cmd=[_binary(), "-c", "{config}"],
+                     config={"dns": {"max_names_per_suffix": {"count": count, "per": "1h"}}})
+    request.addfinalizer(lab.teardown)      # registered first: runs even if setup fails
+    return lab.setup()
+
+
+@pytest.fixture(scope="module")
+def lab(request):
+    return _start(request, BUDGET)
+
+
+@pytest.fixture(scope="module")
+def roomy(request):
+    """A budget larger than a worker's memory of one VM's names (DP_NAMES_PER_VM, 2048)."""
+    return _start(request, 100000)
+
+
+def forwarded(lab, names):
+    """The names of `names` the real resolver was asked for."""
+    asked = {q[1].rstrip(".").lower() for q in lab.resolver_queries()}
+    return [n for n in names if n in asked]
+
+
+# One UDP query at a time, each waiting for its answer, so the order namegate judged them
+# in is the order written: prints the RCODE of each (None: no answer).
+_FLOOD = r"""
+import json, socket, struct, sys
+names = json.load(sys.stdin)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(3)
+s.connect(("10.77.0.1", 53))
+out = []
+for i, name in enumerate(names):
+    qid = (0x4000 + i) & 0xffff
+    s.send(struct.pack(">6H", qid, 0x0100, 1, 0, 0, 0) + b"".join(
+        bytes([len(l)]) + l.encode() for l in name.split(".")) + b"\x00\x00\x01\x00\x01")
+    rcode = None
+    try:
+        while True:
+            a = s.recv(4096)
+            if a[:2] == struct.pack(">H", qid):
+                rcode = a[3] & 15
+                break
+    except socket.timeout:
+        pass
+    out.append(rcode)
+print(json.dumps(out))
+"""
+
+NOERROR, NXDOMAIN, REFUSED = 0, 3, 5
+
+
+def flood(lab, vm, names):
+    cp = lab.vm_exec(vm, [labmod.PYTHON, "-c", _FLOOD], timeout=120, input=json.dumps(names))
+    assert cp.returncode == 0, cp.stderr
+    return json.loads(cp.stdout.strip().splitlines()[-1])
+
+
+def spend(lab, vm):
+    """However much of vm's budget earlier tests left: spend it (the last name refused)."""
+    assert flood(lab, vm, tunnel_names(BUDGET, "spend"))[-1] == REFUSED
+
+
+def tunnel_names(n, tag):
+    """n distinct names whose first label is 60 hex digits of "data", as a DNS tunnel's."""
+    return [f"{secrets.token_hex(30)}.{tag}{i}.{SUFFIX}" for i in range(n)]
+
+
+def test_label_flood_refused_past_budget(lab):
+    """vm1: one known name, then a flood of new ones; the first BUDGET - 1 new names are
+    forwarded (NXDOMAIN from the resolver), every later one REFUSED by namegate and never
+    forwarded; the counters and an event say dns_budget for vm1."""
+    assert lab.dig("vm1", RAW).addresses == [RAW_ADDR], "control: vm1 resolves a name first"
+    names = tunnel_names(4 * BUDGET, "v1")
+    budget = nc.blocked("vm1", "dns_budget")
+    with nc.Delta(lab) as d:
+        rcodes = flood(lab, "vm1", names)
+        d.wait({budget: len(names) - (BUDGET - 1)})
+    assert rcodes == [NXDOMAIN] * (BUDGET - 1) + [REFUSED] * (len(names) - BUDGET + 1), \
+        f"rcodes of vm1's flood with {BUDGET} new names per {SUFFIX} (one spent on {RAW})"
+    lab.sync("vm1")
+    assert forwarded(lab, names) == names[:BUDGET - 1], \
+        "the refused names must never reach the resolver"
+    assert d[budget] == len(names) - (BUDGET - 1)
+    assert d[nc.blocked("vm1", "dns_denied")] == 0, "budget refusals are not dns_denied"
+    assert d[nc.dns("vm1", "blocked")] >= len(names) - (BUDGET - 1)
+    assert d[nc.blocked("vm2", "dns_budget")] == 0
+    ev = wait_until(lambda: events(lab, vm="vm1", reason="dns_budget"),
+                    what="an event naming vm1 with reason dns_budget")
+    assert ev[0]["name"] in names[BUDGET - 1:], ev[0]
+    assert not events(lab, vm="vm2", reason="dns_budget")
+
+
+def test_seen_names_keep_resolving(lab):
+    """With its budget spent, vm1's names seen in the window still go to the resolver (any
+    case: names are compared canonically); an exact name has no budget; a new name is
+    refused over TCP too."""
+    assert lab.dig("vm1", RAW).rcode == "NOERROR"     # seen (or within the budget, alone)
+    spend(lab, "vm1")
+    with nc.Delta(lab) as d:
+        r = lab.dig("vm1", RAW)
+        assert r.rcode == "NOERROR" and r.addresses == [RAW_ADDR], r.raw
+        r = lab.dig("vm1", "RAW.GitHubUserContent.COM")
+        assert r.rcode == "NOERROR", r.raw
+        assert lab.dig("vm1", "pypi.org").rcode == "NOERROR", "exact names: not budgeted"
+        fresh = tunnel_names(1, "tcp")[0]
+        r = lab.dig("vm1", fresh, tcp=True)
+        assert r.rcode == "REFUSED", f"a new name over TCP: {r.raw}"
+        d.wait({nc.blocked("vm1", "dns_budget"): 1})
+    assert d[nc.blocked("vm1", "dns_budget")] == 1
+    assert not forwarded(lab, [fresh])
+
+
+def test_neighbour_has_its_own_budget(lab):
+    """vm2 (the same wildcard, its own budget) resolves new names under the suffix vm1
+    spent, and a known one, while vm1 is still refused."""
+    spend(lab, "vm1")
+    names = tunnel_names(BUDGET - 1, "v2")
+    with nc.Delta(lab) as d:
+        rcodes = flood(lab, "vm2", names)
+        r = lab.dig("vm2", "objects.githubusercontent.com")
+        again = flood(lab, "vm1", tunnel_names(1, "again"))
+    assert rcodes == [NXDOMAIN] * len(names), "vm2's new names under the suffix vm1 spent"
+    assert r.rcode == "NOERROR" and r.addresses == [RAW_ADDR], r.raw
+    assert again == [REFUSED], "vm1 is still past its budget"
+    lab.sync("vm2")
+    assert forwarded(lab, names) == names
+    assert d[nc.blocked("vm2", "dns_budget")] == 0
+    assert d[nc.blocked("vm2", "vm_limit")] == 0
+
+
+def test_full_name_memory_is_the_vms_own(roomy):
+    """With a budget the name memory cannot hold, vm1's 2,500 new names fill its part of
+    the table: past it new names are refused with vm_limit (never forwarded), while names
+    it has keep resolving and vm2 resolves new names as before."""
+    lab = roomy
+    names = tunnel_names(2500, "m")
+    with nc.Delta(lab) as d:
+        rcodes = flood(lab, "vm1", names)
+        limited = nc.blocked("vm1", "vm_limit")
+        d.wait({limited: 1})
+        again = flood(lab, "vm1", names[:3])
+        other = tunnel_names(20, "n")
+        rcodes2 = flood(lab, "vm2", other)
+    refused = [n for n, r in zip(names, rcodes) if r == REFUSED]
+    assert rcodes.count(NXDOMAIN) >= 2048 * 7 // 10, "most of the region fills first"
+    assert rcodes.count(NXDOMAIN) <= 2048
+    assert refused and rcodes.count(NXDOMAIN) + len(refused) == len(names), rcodes[:20]
+    assert d[limited] == len(refused)
+    assert d[nc.blocked("vm1", "dns_budget")] == 0
+    assert again == [NXDOMAIN] * 3, "names vm1 has keep resolving"
+    assert rcodes2 == [NXDOMAIN] * len(other), "vm2's part of the table is its own"
+    assert d[nc.blocked("vm2", "vm_limit")] == 0
+    lab.sync("vm1")
+    assert not forwarded(lab, refused[:50])
+    wait_until(lambda: events(lab, vm="vm1", reason="vm_limit"),
+               what="an event naming vm1 with reason vm_limit")
