@@ -80,6 +80,7 @@
 #ifndef CTL_SOCK_H
 #define CTL_SOCK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -132,6 +133,13 @@ struct ctl_sock *ctl_sock_open(const char *path, const struct ctl_sock_ops *ops,
  * interrupted by a signal, or -errno when poll(2) fails.
  */
 int ctl_sock_poll(struct ctl_sock *s, int timeout_ms);
+
+/*
+ * ctl_sock_poll() that also wakes when fd (the caller's own, e.g. an eventfd) is readable,
+ * and sets *fd_ready then; fd is not read. So a loop with one more thing to wait for still
+ * sleeps in one poll(2). Same returns.
+ */
+int ctl_sock_wait(struct ctl_sock *s, int timeout_ms, int fd, bool *fd_ready);
 
 /* Copies the counters. */
 void ctl_sock_counters(const struct ctl_sock *s, struct ctl_sock_counters *out);

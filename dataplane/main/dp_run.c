@@ -39,12 +39,13 @@
 #include "dp_run.h"
 #include "dp_stats.h"
 #include "dp_telemetry.h"
+#include "dp_wake.h"
 #include "dp_worker.h"
 #include "policy/load.h"
 
 #define DP_EAL_ARGS_MAX		64
-#define DP_TICK_US		1000	/* main loop period: SPEC s5 wants bindings in nft in 5 ms */
-#define DP_SWEEP_BUDGET		512	/* bindings examined per tick */
+#define DP_SWEEP_TICK_MS	1	/* between the slices of a binding sweep in progress */
+#define DP_SWEEP_BUDGET		512	/* bindings examined per slice */
 
 static volatile sig_atomic_t dp_stop, dp_dump_stats, dp_reload_wanted;
 
@@ -57,6 +58,7 @@ dp_on_signal(int sig)
 		dp_reload_wanted = 1;
 	else
 		dp_stop = 1;
+	dp_wake_from_signal();	/* the main lcore may be asleep, and another thread got it */
 }
 
 static int
@@ -144,6 +146,7 @@ dp_ctx_setup(struct dp_ctx *ctx, const struct pol_config *cfg)
 	size_t qsz;
 	int rc;
 
+	ctx->wake_fd = -1;	/* dp_wake_open() gives the daemon one */
 	ctx->nworkers = cfg->workers;
 	if (ctx->nworkers == 0 || ctx->nworkers > DP_WORKERS_MAX ||
 	    rte_lcore_count() < ctx->nworkers + 1) {
@@ -227,6 +230,15 @@ dp_ctx_teardown(struct dp_ctx *ctx)
 	rte_mempool_free(ctx->pool);
 }
 
+/* Milliseconds until dp_now() next turns a second (at least 1): when the sweep is due. */
+static int
+dp_ms_to_next_second(const struct dp_ctx *ctx)
+{
+	uint64_t into = (rte_get_tsc_cycles() - ctx->tsc_start) % ctx->tsc_hz;
+
+	return (int)((ctx->tsc_hz - into) * 1000 / ctx->tsc_hz) + 1;
+}
+
 /* mkdir -p for the event log's directory. */
 static int
 dp_mkdirs(const char *file)
@@ -273,7 +285,7 @@ int
 dp_run(struct pol_config **cfgp, char **eal, int neal)
 {
 	struct dp_ctx ctx = { .port = { RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS,
-		RTE_MAX_ETHPORTS } };
+		RTE_MAX_ETHPORTS }, .wake_fd = -1 };
 	struct dp_control ctl = { .ctx = &ctx, .cfgp = cfgp,
 		.gen_lock = PTHREAD_MUTEX_INITIALIZER };
 	const struct pol_config *cfg = *cfgp;
@@ -293,6 +305,11 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 		return 1;
 	if (dp_ctx_setup(&ctx, cfg) != 0)
 		goto out;
+	if ((rc = dp_wake_open(&ctx)) != 0) {
+		fprintf(stderr, "namegate: eventfd: %s\n", strerror(-rc));
+		rc = 1;
+		goto out;
+	}
 	ctl.names = dp_names_create(cfg->max_bindings);
 	ctl.tried = dp_names_create(4096);
 	ctl.mirror = dp_mirror_create(cfg->max_bindings);
@@ -320,12 +337,13 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	    ctx.nworkers == 1 ? "" : "s");
 	fflush(stdout);
 	while (!dp_stop) {
-		usleep(DP_TICK_US);
+		/* until a worker hands over work, a client or a signal comes, or the clock's turn */
+		dp_wake_wait(&ctx, sock, sweep_cursor != 0 ? DP_SWEEP_TICK_MS :
+		    dp_ms_to_next_second(&ctx));
 		dp_control_drain(&ctl);
-		ctl_sock_poll(sock, 0);
 		/*
 		 * Bindings expire in whole seconds, and a pass over a sparse table costs a scan
-		 * of all its slots: one pass per second, spread over ticks while it lasts.
+		 * of all its slots: one pass per second, spread over slices while it lasts.
 		 */
 		if (sweep_cursor != 0 || dp_now(&ctx) != swept_at) {
 			dp_binds_sweep(ctx.binds, dp_now(&ctx), DP_SWEEP_BUDGET, &sweep_cursor);
@@ -360,6 +378,7 @@ out:
 	dp_names_free(ctl.tried);
 	dp_mirror_free(ctl.mirror);
 	dp_ctx_teardown(&ctx);
+	dp_wake_close(&ctx);
 	rte_eal_cleanup();
 	return rc;
 }

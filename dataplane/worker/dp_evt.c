@@ -26,8 +26,11 @@ dp_evt_ring_create(const char *kind, unsigned int id, int socket)
 static void
 dp_evt_put(struct dp_worker *w, struct rte_ring *r, struct dp_evt *e)
 {
-	if (rte_ring_enqueue_elem(r, e, sizeof(*e)) != 0)
+	if (rte_ring_enqueue_elem(r, e, sizeof(*e)) != 0) {
 		w->evt_dropped++;
+		return;
+	}
+	dp_main_wake(w->ctx);
 }
 
 static void

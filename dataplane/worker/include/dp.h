@@ -140,6 +140,13 @@ struct dp_ctx {
 	struct rte_rcu_qsbr *qsbr;
 	uint32_t max_flows;		/* all workers together */
 	uint64_t tsc_hz, tsc_start;
+	int wake_fd;			/* eventfd the main lcore sleeps on; -1: none */
+	/*
+	 * Set by the main lcore before its last look at the rings and its sleep: a worker that
+	 * enqueues for it then clears it and writes wake_fd (dp_main_wake()), so there is one
+	 * write per sleep, not one per event, and none while the main lcore is awake.
+	 */
+	atomic_bool main_asleep;
 };
 
 /* Seconds since start: bindings and flows age in whole seconds. */

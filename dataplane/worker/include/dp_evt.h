@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/eventfd.h>
 
 #include "api/dp_api.h"
 #include "dp.h"
@@ -17,6 +18,24 @@
 #define DP_EVT_RING	16384	/* events a worker may have waiting */
 #define DP_EVT_VM_PER_SECOND	100	/* block events one VM may queue a second, per worker:
 					 * more than the log's per-VM rate and burst */
+
+/*
+ * After putting something on a ring the main lcore drains: wake it if it announced a sleep.
+ * The fence orders the enqueue before the flag's load, as the main lcore's orders its flag
+ * store before its last look at the rings (Dekker): either it sees the entry or we see the
+ * flag. The exchange lets only one worker write; the write is the one syscall a worker
+ * makes, once per main-lcore sleep (at most ~1000 a second at 1 answer/ms), on the DNS
+ * answer and exception paths only.
+ */
+static inline void
+dp_main_wake(struct dp_ctx *ctx)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&ctx->main_asleep, memory_order_relaxed) &&
+	    atomic_exchange_explicit(&ctx->main_asleep, false, memory_order_relaxed) &&
+	    ctx->wake_fd >= 0)
+		(void)eventfd_write(ctx->wake_fd, 1);
+}
 
 /* Worker id's ring of kind ("evt", "bind"); NULL and rte_errno on failure. */
 struct rte_ring *dp_evt_ring_create(const char *kind, unsigned int id, int socket);
