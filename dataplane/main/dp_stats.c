@@ -100,6 +100,8 @@ dp_stats_worker(const struct dp_worker *w, enum dp_cnt f, uint16_t vm, unsigned 
 		    (i == DP_PORT_SLOW_VM ? w->port_pkts[DP_PORT_SLOW_UP][j] : 0);
 	case DP_CNT_DROPS:
 		return w->drops[i];
+	case DP_CNT_EVENTS_DROPPED:
+		return w->evt_dropped;
 	case DP_CNT_BINDINGS:		/* one table for every worker */
 	case DP_CNT_POLICY_GENERATION:
 	case DP_CNT_MAX:

@@ -64,9 +64,12 @@ dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
 	w->bind_evts = dp_evt_ring_create("bind", id, socket);
 	w->vm_stats = rte_zmalloc_socket("dp_vm_stats", (size_t)(nvms + 1) * sizeof(w->vm_stats[0]),
 	    RTE_CACHE_LINE_SIZE, socket);
+	w->bind_taken = rte_zmalloc_socket("dp_bind_taken", (size_t)(nvms + 1) *
+	    sizeof(w->bind_taken[0]), RTE_CACHE_LINE_SIZE, socket);
 	if (w->flows == NULL || w->pending == NULL || w->holds == NULL || w->frags == NULL ||
 	    w->dns_scratch == NULL ||
-	    w->evts == NULL || w->bind_evts == NULL || w->vm_stats == NULL) {
+	    w->evts == NULL || w->bind_evts == NULL || w->vm_stats == NULL ||
+	    w->bind_taken == NULL) {
 		dp_worker_free(w);
 		return NULL;
 	}
@@ -86,6 +89,7 @@ dp_worker_free(struct dp_worker *w)
 	dp_flows_free(w->flows);
 	dp_pending_free(w->pending);
 	rte_free(w->vm_stats);
+	rte_free(w->bind_taken);
 	rte_free(w);
 }
 

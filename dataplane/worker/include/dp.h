@@ -82,6 +82,7 @@ struct dp_vm_stats {
 	uint64_t evt_suppressed;	/* block events past the VM's budget: counted only */
 	uint64_t evt_second;		/* the second evt_used counts in (worker-local) */
 	uint32_t evt_used;
+	uint64_t bind_queued;		/* binding events put on the worker's bind ring, ever */
 };
 
 struct dp_txbuf {
@@ -118,7 +119,12 @@ struct __rte_cache_aligned dp_worker {
 	struct dp_txbuf tx[DP_PORTS];
 	struct rte_ring *evts;		/* to the main lcore: api/dp_api.h block records */
 	struct rte_ring *bind_evts;	/* and binding records, on a ring of their own */
-	uint64_t evt_dropped;
+	/*
+	 * Binding events of each VM (by slot) the main lcore took off bind_evts, ever: written
+	 * by the main lcore only. vm_stats[vm].bind_queued less this is what vm has in flight.
+	 */
+	_Atomic(uint64_t) *bind_taken;
+	uint64_t evt_dropped;		/* block events lost: their ring was full */
 	uint64_t now;			/* seconds since start, refreshed per burst */
 	uint32_t idle_sleep_us;		/* dataplane.idle_sleep_us: the longest nap when idle */
 	uint32_t idle_polls;		/* polls in a row that found nothing */

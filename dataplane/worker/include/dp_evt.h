@@ -40,7 +40,25 @@ dp_main_wake(struct dp_ctx *ctx)
 /* Worker id's ring of kind ("evt", "bind"); NULL and rte_errno on failure. */
 struct rte_ring *dp_evt_ring_create(const char *kind, unsigned int id, int socket);
 
-/* DNS bound addr for (vm, name) for ttl seconds, until expires (seconds since start). */
+/* Whether a binding event of vm fits on the worker's bind ring now. */
+enum dp_evt_room {
+	DP_EVT_ROOM_OK,
+	DP_EVT_ROOM_VM_SHARE,	/* vm holds its share already: charged to vm */
+	DP_EVT_ROOM_FULL,	/* the ring is full of other VMs' events */
+};
+
+/*
+ * Room for n more binding events of vm? The worker is the ring's only producer, so what
+ * this says stays true until it enqueues. A VM may have in flight at most as many as
+ * the ring has free after them (so one VM alone takes half of it, two a third each...):
+ * a VM that binds in a loop fills its own share, and a quiet neighbour still finds room.
+ */
+enum dp_evt_room dp_evt_bind_room(struct dp_worker *w, uint16_t vm, unsigned int n);
+
+/*
+ * DNS bound addr for (vm, name) for ttl seconds, until expires (seconds since start). The
+ * caller made sure of room (dp_evt_bind_room()): a binding never lives without its event.
+ */
 void dp_evt_bind(struct dp_worker *w, uint16_t vm, const struct pol_addr *addr,
     const char *name, size_t len, uint32_t ttl, uint64_t expires);
 
@@ -52,7 +70,10 @@ void dp_evt_block(struct dp_worker *w, uint16_t vm, const struct pkt *p, enum dp
 void dp_evt_block_flow(struct dp_worker *w, const struct dp_flow_key *k, enum dp_reason r,
     bool would_block, const char *name, size_t len);
 
-/* Main lcore: take up to n events from worker w's rings into out, bindings first. */
+/*
+ * Main lcore: take up to n events from worker w's rings into out, bindings first, and
+ * count the bindings as taken (their VMs' shares free up).
+ */
 unsigned int dp_evt_drain(struct dp_worker *w, struct dp_evt *out, unsigned int n);
 
 #endif
