@@ -1,6 +1,7 @@
 /*
  * Events from a worker to the main lcore (dataplane/api/dp_api.h records on the worker's
- * own ring). Never blocks: a full ring drops the event and counts it.
+ * own ring). Never blocks: a full ring drops a block event and counts it; a binding's
+ * event is asked room for first (dp_evt_bind_room()), so it is never dropped.
  */
 #ifndef DP_EVT_H
 #define DP_EVT_H
