@@ -81,6 +81,7 @@
 #define CTL_SOCK_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -134,12 +135,16 @@ struct ctl_sock *ctl_sock_open(const char *path, const struct ctl_sock_ops *ops,
  */
 int ctl_sock_poll(struct ctl_sock *s, int timeout_ms);
 
+#define CTL_SOCK_WAIT_FDS	4	/* the caller's descriptors ctl_sock_wait() takes at most */
+
 /*
- * ctl_sock_poll() that also wakes when fd (the caller's own, e.g. an eventfd) is readable,
- * and sets *fd_ready then; fd is not read. So a loop with one more thing to wait for still
- * sleeps in one poll(2). Same returns.
+ * ctl_sock_poll() that also wakes when one of the caller's nfds descriptors (an eventfd, a
+ * queue's interrupt fd; negative ones are ignored) is readable, and sets ready[i] for
+ * those that are; none is read. So a loop with more to wait for still sleeps in one
+ * poll(2). Same returns, and -EINVAL for more than CTL_SOCK_WAIT_FDS.
  */
-int ctl_sock_wait(struct ctl_sock *s, int timeout_ms, int fd, bool *fd_ready);
+int ctl_sock_wait(struct ctl_sock *s, int timeout_ms, const int *fds, size_t nfds,
+    bool *ready);
 
 /* Copies the counters. */
 void ctl_sock_counters(const struct ctl_sock *s, struct ctl_sock_counters *out);

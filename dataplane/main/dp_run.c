@@ -37,6 +37,7 @@
 #include "dp_port.h"
 #include "dp_reload.h"
 #include "dp_run.h"
+#include "dp_slowq.h"
 #include "dp_stats.h"
 #include "dp_telemetry.h"
 #include "dp_wake.h"
@@ -116,13 +117,14 @@ dp_slow_open(struct dp_ctx *ctx, const struct pol_config *cfg)
 	char vm[IF_NAMESIZE], up[IF_NAMESIZE], br[IF_NAMESIZE], devargs[128], err[256];
 
 	dp_slow_names(cfg, vm, up, br, IF_NAMESIZE);
+	/* one queue each, the main lcore's: dp_slowq.h */
 	snprintf(devargs, sizeof(devargs), "net_tap_ngxv,iface=%s", vm);
-	if (dp_port_open(devargs, (uint16_t)ctx->nworkers, ctx->pool,
-	    &ctx->port[DP_PORT_SLOW_VM]) != 0)
+	if (dp_port_open_main(devargs, ctx->pool, &ctx->port[DP_PORT_SLOW_VM],
+	    &ctx->slow_rx_fd[0]) != 0)
 		return -1;
 	snprintf(devargs, sizeof(devargs), "net_tap_ngxu,iface=%s", up);
-	if (dp_port_open(devargs, (uint16_t)ctx->nworkers, ctx->pool,
-	    &ctx->port[DP_PORT_SLOW_UP]) != 0)
+	if (dp_port_open_main(devargs, ctx->pool, &ctx->port[DP_PORT_SLOW_UP],
+	    &ctx->slow_rx_fd[1]) != 0)
 		return -1;
 	dp_slow_quiet(vm);
 	dp_slow_quiet(up);
@@ -147,6 +149,7 @@ dp_ctx_setup(struct dp_ctx *ctx, const struct pol_config *cfg)
 	int rc;
 
 	ctx->wake_fd = -1;	/* dp_wake_open() gives the daemon one */
+	ctx->slow_rx_fd[0] = ctx->slow_rx_fd[1] = -1;
 	ctx->nworkers = cfg->workers;
 	if (ctx->nworkers == 0 || ctx->nworkers > DP_WORKERS_MAX ||
 	    rte_lcore_count() < ctx->nworkers + 1) {
@@ -162,7 +165,7 @@ dp_ctx_setup(struct dp_ctx *ctx, const struct pol_config *cfg)
 	ctx->tsc_start = rte_get_tsc_cycles();
 	ctx->max_flows = cfg->max_flows;
 	nmbufs = ctx->nworkers * DP_PORTS * 2 * 1024 + ctx->nworkers * DP_PORTS * DP_BURST * 4 +
-	    4096;
+	    ctx->nworkers * 2 * DP_SLOW_RING + 4096;
 	if (cfg->mbufs > nmbufs)	/* a pcap device preloads its whole file, for one */
 		nmbufs = cfg->mbufs;
 	ctx->pool = rte_pktmbuf_pool_create("ng_mbufs", nmbufs, 256, 0,
@@ -293,6 +296,7 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	struct ctl_sock *sock = NULL;
 	char err[256];
 	uint32_t sweep_cursor = 0;
+	bool slow_poll = false;
 	uint64_t swept_at = UINT64_MAX;	/* the second the last full pass ended */
 	struct timespec now;
 	int rc = 1;
@@ -338,8 +342,11 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	fflush(stdout);
 	while (!dp_stop) {
 		/* until a worker hands over work, a client or a signal comes, or the clock's turn */
-		dp_wake_wait(&ctx, sock, sweep_cursor != 0 ? DP_SWEEP_TICK_MS :
+		dp_wake_wait(&ctx, sock, sweep_cursor != 0 || slow_poll ? DP_SWEEP_TICK_MS :
 		    dp_ms_to_next_second(&ctx));
+		/* TAPs without rx interrupts: look again soon after writing to them */
+		slow_poll = dp_slowq_run(&ctx) > 0 && (ctx.slow_rx_fd[0] < 0 ||
+		    ctx.slow_rx_fd[1] < 0);
 		dp_control_drain(&ctl);
 		/*
 		 * Bindings expire in whole seconds, and a pass over a sparse table costs a scan

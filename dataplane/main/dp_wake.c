@@ -49,7 +49,8 @@ dp_wake_work_queued(const struct dp_ctx *ctx)
 	for (unsigned int i = 0; i < ctx->nworkers; i++) {
 		const struct dp_worker *w = ctx->workers[i];
 
-		if (rte_ring_count(w->bind_evts) != 0 || rte_ring_count(w->evts) != 0)
+		if (rte_ring_count(w->bind_evts) != 0 || rte_ring_count(w->evts) != 0 ||
+		    rte_ring_count(w->slow_out) != 0)
 			return true;
 	}
 	return false;
@@ -58,7 +59,8 @@ dp_wake_work_queued(const struct dp_ctx *ctx)
 void
 dp_wake_wait(struct dp_ctx *ctx, struct ctl_sock *sock, int timeout_ms)
 {
-	bool woken = false;
+	int fds[3] = { ctx->wake_fd, ctx->slow_rx_fd[0], ctx->slow_rx_fd[1] };
+	bool ready[3] = { false };
 	eventfd_t n;
 
 	/*
@@ -69,9 +71,10 @@ dp_wake_wait(struct dp_ctx *ctx, struct ctl_sock *sock, int timeout_ms)
 	atomic_thread_fence(memory_order_seq_cst);
 	if (dp_wake_work_queued(ctx))
 		timeout_ms = 0;
+	/* the TAPs' fds: a frame the kernel sends out later than our write also wakes us */
 	if (sock != NULL)
-		(void)ctl_sock_wait(sock, timeout_ms, ctx->wake_fd, &woken);
+		(void)ctl_sock_wait(sock, timeout_ms, fds, ctx->slow_path ? 3 : 1, ready);
 	atomic_store_explicit(&ctx->main_asleep, false, memory_order_relaxed);
-	if (woken)
+	if (ready[0])
 		(void)eventfd_read(ctx->wake_fd, &n);	/* nonblocking: reset it for the next sleep */
 }

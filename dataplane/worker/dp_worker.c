@@ -8,6 +8,7 @@
 #include <rte_malloc.h>
 #include <rte_prefetch.h>
 #include <rte_rcu_qsbr.h>
+#include <rte_ring.h>
 
 #include "dp_dns.h"
 #include "dp_evt.h"
@@ -62,6 +63,10 @@ dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
 	    DP_FRAG_SECONDS, ctx->pool, socket);
 	w->evts = dp_evt_ring_create("evt", id, socket);
 	w->bind_evts = dp_evt_ring_create("bind", id, socket);
+	snprintf(name, sizeof(name), "ng_slow_out_%u", id);
+	w->slow_out = rte_ring_create(name, DP_SLOW_RING, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	snprintf(name, sizeof(name), "ng_slow_back_%u", id);
+	w->slow_back = rte_ring_create(name, DP_SLOW_RING, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
 	w->vm_stats = rte_zmalloc_socket("dp_vm_stats", (size_t)(nvms + 1) * sizeof(w->vm_stats[0]),
 	    RTE_CACHE_LINE_SIZE, socket);
 	w->bind_taken = rte_zmalloc_socket("dp_bind_taken", (size_t)(nvms + 1) *
@@ -69,11 +74,24 @@ dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
 	if (w->flows == NULL || w->pending == NULL || w->holds == NULL || w->frags == NULL ||
 	    w->dns_scratch == NULL ||
 	    w->evts == NULL || w->bind_evts == NULL || w->vm_stats == NULL ||
-	    w->bind_taken == NULL) {
+	    w->bind_taken == NULL || w->slow_out == NULL || w->slow_back == NULL) {
 		dp_worker_free(w);
 		return NULL;
 	}
 	return w;
+}
+
+/* Free a ring of mbufs with what it still holds. */
+static void
+dp_worker_ring_empty(struct rte_ring *r)
+{
+	void *m;
+
+	if (r == NULL)
+		return;
+	while (rte_ring_dequeue(r, &m) == 0)
+		rte_pktmbuf_free(m);
+	rte_ring_free(r);
 }
 
 void
@@ -83,6 +101,8 @@ dp_worker_free(struct dp_worker *w)
 		return;
 	rte_ring_free(w->evts);
 	rte_ring_free(w->bind_evts);
+	dp_worker_ring_empty(w->slow_out);
+	dp_worker_ring_empty(w->slow_back);
 	dp_holds_free(w->holds);
 	rte_free(w->dns_scratch);
 	dp_frags_free(w->frags);
@@ -108,16 +128,16 @@ dp_worker_rx(struct dp_worker *w, unsigned int port, void (*fn)(struct dp_worker
 	return n;
 }
 
-static void
-dp_slow_from_vm_tap(struct dp_worker *w, struct rte_mbuf *m)
+/* What the kernel let through, from the main lcore (which reads the TAPs): on it goes. */
+static unsigned int
+dp_slow_back(struct dp_worker *w)
 {
-	dp_pipeline_slow(w, m, DP_PORT_SLOW_VM);
-}
+	struct rte_mbuf *pkts[DP_BURST];
+	unsigned int n = rte_ring_sc_dequeue_burst(w->slow_back, (void **)pkts, DP_BURST, NULL);
 
-static void
-dp_slow_from_up_tap(struct dp_worker *w, struct rte_mbuf *m)
-{
-	dp_pipeline_slow(w, m, DP_PORT_SLOW_UP);
+	for (unsigned int i = 0; i < n; i++)
+		dp_pipeline_slow(w, pkts[i], pkts[i]->port);
+	return n;
 }
 
 unsigned int
@@ -128,10 +148,8 @@ dp_worker_poll(struct dp_worker *w)
 	w->now = dp_now(w->ctx);
 	n = dp_worker_rx(w, DP_PORT_VM, dp_pipeline_vm);
 	n += dp_worker_rx(w, DP_PORT_UPLINK, dp_pipeline_uplink);
-	if (w->ctx->slow_path) {
-		n += dp_worker_rx(w, DP_PORT_SLOW_VM, dp_slow_from_vm_tap);
-		n += dp_worker_rx(w, DP_PORT_SLOW_UP, dp_slow_from_up_tap);
-	}
+	if (w->ctx->slow_path)
+		n += dp_slow_back(w);
 	dp_tx_flush(w);
 	return n;
 }

@@ -29,6 +29,7 @@
 #define DP_PORTS		4
 #define DP_VM_SLOTS		1024	/* VMs over the process's life: never reused */
 #define DP_VM_UNKNOWN		DP_VM_SLOTS	/* the counters of frames from no VM */
+#define DP_SLOW_RING		1024	/* exception-path frames in flight, each way, per worker */
 
 enum dp_verdict { DP_ALLOWED, DP_BLOCKED, DP_WOULD_BLOCK, DP_VERDICT_MAX };
 
@@ -125,6 +126,13 @@ struct __rte_cache_aligned dp_worker {
 	 */
 	_Atomic(uint64_t) *bind_taken;
 	uint64_t evt_dropped;		/* block events lost: their ring was full */
+	/*
+	 * The exception path goes through the main lcore, which alone owns the TAPs: frames
+	 * for the kernel (mbuf->port: the TAP, DP_PORT_SLOW_*) and, back, frames the kernel
+	 * let through (mbuf->port: the TAP they came out of), to go on out of the other port.
+	 */
+	struct rte_ring *slow_out;
+	struct rte_ring *slow_back;
 	uint64_t now;			/* seconds since start, refreshed per burst */
 	uint32_t idle_sleep_us;		/* dataplane.idle_sleep_us: the longest nap when idle */
 	uint32_t idle_polls;		/* polls in a row that found nothing */
@@ -147,6 +155,8 @@ struct dp_ctx {
 	uint32_t max_flows;		/* all workers together */
 	uint64_t tsc_hz, tsc_start;
 	int wake_fd;			/* eventfd the main lcore sleeps on; -1: none */
+	int slow_rx_fd[2];		/* the TAPs' rx interrupt fds (VM side, uplink side); -1 */
+	uint64_t main_drops[DP_DROP_MAX];	/* the main lcore's, on the exception path */
 	/*
 	 * Set by the main lcore before its last look at the rings and its sleep: a worker that
 	 * enqueues for it then clears it and writes wake_fd (dp_main_wake()), so there is one
