@@ -217,7 +217,8 @@ class Lab:
                 p.wait()
         for ns in (self.vm, self.gw, self.res, self.nft):
             run("ip", "netns", "del", ns, check=False)
-        subprocess.run(["rm", "-rf", self.tmp])
+        # the daemon's DPDK runtime directory (--file-prefix) and our scratch directory
+        subprocess.run(["rm", "-rf", self.tmp, f"/run/dpdk/{self.prefix}"])
 
 
 def daemon_config(lab):
