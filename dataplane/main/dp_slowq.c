@@ -9,6 +9,12 @@
 #include "dp_evt.h"
 #include "dp_slowq.h"
 
+/*
+ * Bursts moved per queue and call at most: a flood through the exception path must not
+ * keep the main lcore from the bindings; what is left wakes it again at once.
+ */
+#define DP_SLOWQ_BURSTS	8
+
 /* Write n frames, all for one TAP, to its queue; what it does not take is freed, counted. */
 static void
 dp_slowq_tx(struct dp_ctx *ctx, unsigned int tap, struct rte_mbuf **pkts, uint16_t n)
@@ -28,7 +34,8 @@ dp_slowq_from_worker(struct dp_ctx *ctx, struct dp_worker *w)
 	struct rte_mbuf *pkts[DP_BURST];
 	unsigned int n, total = 0;
 
-	while ((n = rte_ring_sc_dequeue_burst(w->slow_out, (void **)pkts, DP_BURST, NULL)) > 0) {
+	for (int b = 0; b < DP_SLOWQ_BURSTS &&
+	    (n = rte_ring_sc_dequeue_burst(w->slow_out, (void **)pkts, DP_BURST, NULL)) > 0; b++) {
 		unsigned int from = 0;
 
 		for (unsigned int i = 1; i <= n; i++)
@@ -66,7 +73,8 @@ dp_slowq_from_tap(struct dp_ctx *ctx, unsigned int tap)
 	unsigned int total = 0;
 	uint16_t n;
 
-	while ((n = rte_eth_rx_burst(ctx->port[tap], 0, pkts, DP_BURST)) > 0) {
+	for (int b = 0; b < DP_SLOWQ_BURSTS &&
+	    (n = rte_eth_rx_burst(ctx->port[tap], 0, pkts, DP_BURST)) > 0; b++) {
 		for (uint16_t i = 0; i < n; i++) {
 			struct dp_worker *w = dp_slowq_worker(ctx, pkts[i]);
 
@@ -84,18 +92,14 @@ dp_slowq_from_tap(struct dp_ctx *ctx, unsigned int tap)
 unsigned int
 dp_slowq_run(struct dp_ctx *ctx)
 {
-	unsigned int total = 0, n;
+	unsigned int n = 0;
 
 	if (!ctx->slow_path)
 		return 0;
-	do {
-		n = 0;
-		for (unsigned int i = 0; i < ctx->nworkers; i++)
-			n += dp_slowq_from_worker(ctx, ctx->workers[i]);
-		/* the kernel forwards a frame within the write: often already waiting here */
-		n += dp_slowq_from_tap(ctx, DP_PORT_SLOW_VM);
-		n += dp_slowq_from_tap(ctx, DP_PORT_SLOW_UP);
-		total += n;
-	} while (n > 0);
-	return total;
+	for (unsigned int i = 0; i < ctx->nworkers; i++)
+		n += dp_slowq_from_worker(ctx, ctx->workers[i]);
+	/* the kernel forwards a frame within the write: usually it is waiting here already */
+	n += dp_slowq_from_tap(ctx, DP_PORT_SLOW_VM);
+	n += dp_slowq_from_tap(ctx, DP_PORT_SLOW_UP);
+	return n;
 }

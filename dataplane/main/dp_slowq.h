@@ -11,9 +11,10 @@
 struct dp_ctx;
 
 /*
- * Move what is waiting, both ways, until nothing is: the workers' frames to the TAPs and
- * the TAPs' frames to the workers. Losses (a TAP that would not take a frame, a full ring
- * back) are counted in ctx->main_drops. Returns the frames moved.
+ * Move what is waiting, both ways, a few bursts a queue: the workers' frames to the TAPs
+ * and the TAPs' frames to the workers (what is left keeps the next sleep from starting).
+ * Losses (a TAP that would not take a frame, a full ring back) are counted in
+ * ctx->main_drops. Returns the frames moved.
  */
 unsigned int dp_slowq_run(struct dp_ctx *ctx);
 
