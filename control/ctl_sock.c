@@ -83,7 +83,7 @@ struct ctl_sock {
 	int timeout_ms;
 	size_t nconns;
 	struct ctl_conn conns[CTL_SOCK_CLIENTS_MAX];
-	struct pollfd pfd[CTL_SOCK_CLIENTS_MAX + 1];
+	struct pollfd pfd[CTL_SOCK_CLIENTS_MAX + 1 + CTL_SOCK_WAIT_FDS];	/* clients, listener, the caller's */
 	struct ctl_sock_counters cnt;
 };
 
@@ -711,12 +711,13 @@ ctl_sock_accept(struct ctl_sock *s)
 	}
 }
 
-int
-ctl_sock_poll(struct ctl_sock *s, int timeout_ms)
+/* One turn; also waits for the nextra fds to be readable, and says which in ready[]. */
+static int
+ctl_sock_turn(struct ctl_sock *s, int timeout_ms, const int *extra, size_t nextra, bool *ready)
 {
 	int64_t now = ctl_now_ms();
 	int wait = timeout_ms > 0 ? timeout_ms : 0;
-	size_t nfds = 0, nconns = s->nconns;
+	size_t nfds = 0, nconns = s->nconns, first_extra;
 	int done = 0, rc;
 
 	for (size_t i = 0; i < nconns; i++) {
@@ -731,8 +732,14 @@ ctl_sock_poll(struct ctl_sock *s, int timeout_ms)
 	/* Full: leave the listener alone and let new clients wait in its backlog. */
 	if (nconns < CTL_SOCK_CLIENTS_MAX)
 		s->pfd[nfds++] = (struct pollfd){ .fd = s->lfd, .events = POLLIN };
+	first_extra = nfds;
+	for (size_t i = 0; i < nextra; i++)	/* a negative fd is ignored by poll(2) */
+		s->pfd[nfds++] = (struct pollfd){ .fd = extra[i], .events = POLLIN };
 	if ((rc = poll(s->pfd, nfds, wait)) < 0)
 		return errno == EINTR ? 0 : -errno;
+	for (size_t i = 0; i < nextra; i++)
+		ready[i] = (s->pfd[first_extra + i].revents & POLLIN) != 0;
+	nfds = first_extra;	/* the loops below know the clients and the listener only */
 	/* Downwards: ctl_conn_drop() fills slot i from the end, which is already done. */
 	for (size_t i = nconns; i-- > 0; )
 		if (s->pfd[i].revents != 0)
@@ -765,6 +772,22 @@ ctl_sock_poll(struct ctl_sock *s, int timeout_ms)
 		ctl_conn_drop(s, i);
 	}
 	return done;
+}
+
+int
+ctl_sock_poll(struct ctl_sock *s, int timeout_ms)
+{
+	return ctl_sock_turn(s, timeout_ms, NULL, 0, NULL);
+}
+
+int
+ctl_sock_wait(struct ctl_sock *s, int timeout_ms, const int *fds, size_t nfds, bool *ready)
+{
+	if (nfds > CTL_SOCK_WAIT_FDS)
+		return -EINVAL;
+	for (size_t i = 0; i < nfds; i++)
+		ready[i] = false;
+	return ctl_sock_turn(s, timeout_ms, fds, nfds, ready);
 }
 
 void

@@ -129,6 +129,19 @@ nft_batch_start(struct nft_ctx *c, struct nft_batch *b, uint32_t genid)
 	if (genid != 0)
 		mnl_attr_put_u32(nlh, NFNL_BATCH_GENID, htonl(genid));
 	nft_batch_next(b);
+	/*
+	 * The commit reports the generation it made (NEWGEN) to us when the batch's first
+	 * message after begin has NLM_F_ECHO: nfnetlink hands the commit the batch from there,
+	 * and the kernel answers under that message's sequence number, before the acks. So
+	 * nft_batch_commit() learns it without a GETGEN round trip. That first message is a
+	 * NEWTABLE of our table without attributes, which changes nothing (no flags to update,
+	 * so no transaction and no echo of its own); echo on a NEWSETELEM would send every
+	 * element back.
+	 */
+	nlh = nft_batch_hdr(c, b, NFT_MSG_NEWTABLE, NLM_F_ECHO | NLM_F_CREATE, NFT_MSG_BOUND);
+	mnl_attr_put_strz(nlh, NFTA_TABLE_NAME, c->table);
+	b->echo_seq = nlh->nlmsg_seq;
+	nft_batch_next(b);
 	return b->bad ? -ENOMEM : 0;
 }
 
@@ -240,7 +253,10 @@ struct nft_acks {
 	uint32_t got, errors;
 	int err;		/* the first error */
 	bool dead;		/* the kernel rejected the batch as a whole */
+	uint32_t gen;		/* the generation the commit's NEWGEN gave; 0: none came */
 };
+
+static int nft_gen_msg(const struct nlmsghdr *nlh, void *data);
 
 static void
 nft_ack_one(struct nft_ctx *c, const struct nft_batch *b, const struct nlmsghdr *nlh,
@@ -250,6 +266,14 @@ nft_ack_one(struct nft_ctx *c, const struct nft_batch *b, const struct nlmsghdr 
 	struct nft_ext x;
 	int err;
 
+	if (nlh->nlmsg_seq == b->echo_seq &&
+	    nlh->nlmsg_type == (NFNL_SUBSYS_NFTABLES << 8 | NFT_MSG_NEWGEN)) {
+		uint32_t gen = 0;
+
+		if (nft_gen_msg(nlh, &gen) == 0)
+			a->gen = gen;	/* the commit's: queued before every ack */
+		return;
+	}
 	if (nlh->nlmsg_type != NLMSG_ERROR || off > b->nmsgs)
 		return;		/* not an ack of this batch */
 	if ((err = nft_err_parse(nlh, &x)) > 0) {
@@ -374,18 +398,19 @@ nft_batch_commit(struct nft_ctx *c, struct nft_batch *b)
 out:
 	free(iov);
 	if (rc == 0) {
-		uint32_t now_gen;
+		/*
+		 * The generation as the kernel reported it, not predicted: a commit that changed
+		 * something sent NEWGEN (genid + 1, since the kernel held it at genid for us); one
+		 * that changed nothing (a refreshed element) sends none and leaves genid as it
+		 * was. A predicted "+1" would be the generation of the next change someone else
+		 * makes, which would go unseen. Anything else: unknown, and the next check
+		 * compares listings.
+		 */
+		uint32_t now_gen = a.gen != 0 ? a.gen : b->genid;
 
 		c->st.batches++;
 		c->st.elements += b->nelems;
-		/*
-		 * Read the generation rather than predict it: a batch that changes nothing (a
-		 * refreshed element) leaves it as it was, and a predicted "+1" would then be
-		 * the generation of the next change someone else makes, which would go unseen.
-		 * Anything else: unknown, and the next check compares listings.
-		 */
-		if (b->genid != 0 && nft_gen_get(c, &now_gen) == 0 &&
-		    (now_gen == nft_gen_next(b->genid) || now_gen == b->genid))
+		if (b->genid != 0 && (now_gen == nft_gen_next(b->genid) || now_gen == b->genid))
 			c->gen = now_gen;
 		else
 			c->gen = 0;

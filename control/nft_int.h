@@ -75,6 +75,7 @@ struct nft_batch {
 	struct nftnl_batch *nb;
 	uint32_t genid;		/* 0: apply whatever the ruleset generation is */
 	uint32_t begin_seq;	/* seq of the batch-begin message */
+	uint32_t echo_seq;	/* seq of the message whose NEWGEN echo tells the generation */
 	uint32_t nmsgs;		/* messages after begin, each with NLM_F_ACK */
 	uint64_t nelems;	/* elements carried, for the stats */
 	bool bad;		/* out of memory while building */

@@ -80,6 +80,8 @@
 #ifndef CTL_SOCK_H
 #define CTL_SOCK_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -132,6 +134,17 @@ struct ctl_sock *ctl_sock_open(const char *path, const struct ctl_sock_ops *ops,
  * interrupted by a signal, or -errno when poll(2) fails.
  */
 int ctl_sock_poll(struct ctl_sock *s, int timeout_ms);
+
+#define CTL_SOCK_WAIT_FDS	4	/* the caller's descriptors ctl_sock_wait() takes at most */
+
+/*
+ * ctl_sock_poll() that also wakes when one of the caller's nfds descriptors (an eventfd, a
+ * queue's interrupt fd; negative ones are ignored) is readable, and sets ready[i] for
+ * those that are; none is read. So a loop with more to wait for still sleeps in one
+ * poll(2). Same returns, and -EINVAL for more than CTL_SOCK_WAIT_FDS.
+ */
+int ctl_sock_wait(struct ctl_sock *s, int timeout_ms, const int *fds, size_t nfds,
+    bool *ready);
 
 /* Copies the counters. */
 void ctl_sock_counters(const struct ctl_sock *s, struct ctl_sock_counters *out);

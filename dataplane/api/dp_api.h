@@ -3,7 +3,9 @@
  * control/ can read them without DPDK headers. Each worker has two rings: bindings on one,
  * block events on the other, so that blocks (which a VM can make as fast as it sends)
  * never crowd out the bindings nftables must learn. The main lcore drains bindings first,
- * between polls. Never blocks a worker: a full ring drops the record and counts it.
+ * as soon as a worker wakes it. Never blocks a worker: a block record finding its ring
+ * full is dropped and counted; a binding is only made once its record is sure to fit
+ * (dp_evt_bind_room()), else the DNS answer that carried it is dropped and counted.
  */
 #ifndef DP_API_H
 #define DP_API_H

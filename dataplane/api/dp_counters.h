@@ -62,6 +62,9 @@
 	X(DROPS, GLOBAL, "namegate_drops_total", COUNTER,				\
 	    DROP, NONE, NULL, NULL,							\
 	    "Frames dropped before or outside any VM's decision, by reason")		\
+	X(EVENTS_DROPPED, GLOBAL, "namegate_events_dropped_total", COUNTER,		\
+	    NONE, NONE, NULL, "events_dropped",					\
+	    "Block events lost to a full queue to the main lcore (bindings wait for room instead)") \
 	X(POLICY_GENERATION, GLOBAL, "namegate_policy_generation", GAUGE,		\
 	    NONE, NONE, NULL, "generation",						\
 	    "The configuration generation in force")

@@ -3,6 +3,7 @@
  */
 #include <sys/socket.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -22,6 +23,44 @@
 
 static double dp_nft_latency(const struct dp_control *c, double q);
 
+/* namegate_nft_bind_seconds' buckets, microseconds: fine around the 1 ms goal, then coarse */
+static const uint32_t dp_nft_lat_le_us[DP_NFT_LAT_BUCKETS] = {
+	100, 200, 300, 400, 500, 600, 700, 800, 900, 1000, 1250, 1500, 2000, 2500, 3000,
+	4000, 5000, 7500, 10000, 25000, 100000, 250000, 1000000, 5000000,
+};
+
+/* Every sample since start, as a histogram: a p99 over all of them, not the latest 1024. */
+static void
+dp_nft_latency_histogram(const struct dp_control *c, FILE *out)
+{
+	uint64_t cum = 0;
+
+	fputs("# HELP namegate_nft_bind_seconds From a binding's DNS answer to its nft element, "
+	    "every binding since start\n"
+	    "# TYPE namegate_nft_bind_seconds histogram\n", out);
+	for (unsigned int i = 0; i < DP_NFT_LAT_BUCKETS; i++) {
+		cum += c->nft_lat_hist[i];
+		fprintf(out, "namegate_nft_bind_seconds_bucket{le=\"%.4f\"} %" PRIu64 "\n",
+		    dp_nft_lat_le_us[i] / 1e6, cum);
+	}
+	cum += c->nft_lat_hist[DP_NFT_LAT_BUCKETS];
+	fprintf(out, "namegate_nft_bind_seconds_bucket{le=\"+Inf\"} %" PRIu64 "\n"
+	    "namegate_nft_bind_seconds_sum %.6f\n"
+	    "namegate_nft_bind_seconds_count %" PRIu64 "\n", cum, c->nft_lat_sum_us / 1e6, cum);
+}
+
+static void
+dp_nft_latency_add(struct dp_control *c, uint32_t us)
+{
+	unsigned int i = 0;
+
+	while (i < DP_NFT_LAT_BUCKETS && us > dp_nft_lat_le_us[i])
+		i++;
+	c->nft_lat_hist[i]++;
+	c->nft_lat_sum_us += us;
+	c->nft_lat_us[c->nft_lat_n++ % RTE_DIM(c->nft_lat_us)] = us;
+}
+
 int
 dp_control_render(FILE *out, void *arg)
 {
@@ -39,6 +78,7 @@ dp_control_render(FILE *out, void *arg)
 	fprintf(out, "namegate_nft_bind_latency_seconds{quantile=\"0.5\"} %.6f\n"
 	    "namegate_nft_bind_latency_seconds{quantile=\"0.99\"} %.6f\n",
 	    dp_nft_latency(c, 0.5), dp_nft_latency(c, 0.99));
+	dp_nft_latency_histogram(c, out);
 	pthread_mutex_unlock(&c->gen_lock);
 	fprintf(out, "# HELP namegate_nft_elements Bound addresses in the slow path's nft sets\n"
 	    "# TYPE namegate_nft_elements gauge\n"
@@ -140,8 +180,8 @@ dp_nft_flush(struct dp_control *c)
 		/* SPEC s5: from the DNS answer to the kernel's set, per element */
 		now = rte_get_tsc_cycles();
 		for (size_t i = 0; i < c->nft_npending; i++)
-			c->nft_lat_us[c->nft_lat_n++ % RTE_DIM(c->nft_lat_us)] = (uint32_t)
-			    ((now - c->nft_pending_tsc[i]) * 1000000 / c->ctx->tsc_hz);
+			dp_nft_latency_add(c, (uint32_t)((now - c->nft_pending_tsc[i]) * 1000000 /
+			    c->ctx->tsc_hz));
 	}
 	c->nft_npending = 0;
 }

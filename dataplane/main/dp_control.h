@@ -11,6 +11,8 @@
 
 #include "dp.h"
 
+#define DP_NFT_LAT_BUCKETS	24	/* upper bounds of namegate_nft_bind_seconds, +Inf apart */
+
 struct ctl_events;
 struct nft_ctx;
 struct nft_elem;
@@ -34,6 +36,8 @@ struct dp_control {
 	uint64_t *nft_pending_tsc;	/* when each pending element's binding was learned */
 	uint32_t nft_lat_us[1024];	/* learned -> in the kernel, the latest samples (ring) */
 	uint32_t nft_lat_n;
+	uint64_t nft_lat_hist[DP_NFT_LAT_BUCKETS + 1];	/* every sample, by bucket (+Inf last) */
+	uint64_t nft_lat_sum_us;
 	/* held by a scrape while it reads the generation, and by a reload while it frees one */
 	pthread_mutex_t gen_lock;
 	uint64_t evt_seen, last_flush;

@@ -1,6 +1,12 @@
 /*
- * (VM slot, name) set: open addressing over a power-of-two table, at most half full.
- * Main lcore only; names are few next to packets, so plain malloc is fine here.
+ * (VM slot, name) set: open addressing over a power-of-two index, at most half full, whose
+ * slots point into entries kept in chunks. Main lcore only.
+ *
+ * Sized to what is used, and never faulting per name on the path a binding takes to
+ * nftables: the index (4 bytes a slot, 8 MiB for the default max_bindings) is written
+ * through at creation, and the entries (272 bytes each, 544 MiB if all were there at once)
+ * come DP_NAMES_CHUNK at a time, each chunk written through when it is taken. Entries
+ * never move, so a stored name's pointer stays valid.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -9,18 +15,27 @@
 #include "api/dp_api.h"
 #include "dp_names.h"
 
+#define DP_NAMES_CHUNK	1024	/* entries a chunk: 272 KiB, faulted in together */
+
 struct dp_name_ent {
-	uint64_t hash;			/* 0: empty */
+	uint64_t hash;
 	uint16_t slot;
 	uint8_t len;
 	char name[DP_EVT_NAME_MAX + 1];
 };
 
 struct dp_names {
-	struct dp_name_ent *t;
+	uint32_t *index;		/* entry number + 1; 0: empty */
+	struct dp_name_ent **chunks;	/* cap / DP_NAMES_CHUNK + 1 of them, NULL until used */
 	uint32_t mask, count, cap;
 	bool overflowed;
 };
+
+static struct dp_name_ent *
+dp_names_ent(const struct dp_names *n, uint32_t i)
+{
+	return &n->chunks[i / DP_NAMES_CHUNK][i % DP_NAMES_CHUNK];
+}
 
 struct dp_names *
 dp_names_create(uint32_t cap)
@@ -32,20 +47,28 @@ dp_names_create(uint32_t cap)
 		return NULL;
 	while (size < 2 * cap && size < (1u << 30))
 		size <<= 1;
-	if ((n->t = calloc(size, sizeof(n->t[0]))) == NULL) {
-		free(n);
-		return NULL;
-	}
 	n->mask = size - 1;
 	n->cap = size / 2;
+	n->index = malloc((size_t)size * sizeof(n->index[0]));
+	n->chunks = calloc(n->cap / DP_NAMES_CHUNK + 1, sizeof(n->chunks[0]));
+	if (n->index == NULL || n->chunks == NULL) {
+		dp_names_free(n);
+		return NULL;
+	}
+	memset(n->index, 0, (size_t)size * sizeof(n->index[0]));	/* faulted in now */
 	return n;
 }
 
 void
 dp_names_free(struct dp_names *n)
 {
-	if (n != NULL)
-		free(n->t);
+	if (n == NULL)
+		return;
+	if (n->chunks != NULL)
+		for (uint32_t c = 0; c <= n->cap / DP_NAMES_CHUNK; c++)
+			free(n->chunks[c]);
+	free(n->chunks);
+	free(n->index);
 	free(n);
 }
 
@@ -56,33 +79,49 @@ dp_names_hash(uint16_t slot, const char *name, size_t len)
 
 	for (size_t i = 0; i < len; i++)
 		h = (h ^ (uint8_t)name[i]) * 0x100000001b3ULL;
-	return h | 1;
+	return h;
+}
+
+/* The entry for the next name: a new chunk (written through) every DP_NAMES_CHUNK. */
+static struct dp_name_ent *
+dp_names_next(struct dp_names *n)
+{
+	struct dp_name_ent **c = &n->chunks[n->count / DP_NAMES_CHUNK];
+
+	if (*c == NULL) {
+		if ((*c = malloc(DP_NAMES_CHUNK * sizeof(**c))) == NULL)
+			return NULL;
+		memset(*c, 0, DP_NAMES_CHUNK * sizeof(**c));
+	}
+	return &(*c)[n->count % DP_NAMES_CHUNK];
 }
 
 int
 dp_names_add(struct dp_names *n, uint16_t slot, const char *name, size_t len,
     const char **stored)
 {
+	struct dp_name_ent *e;
 	uint64_t h;
 
 	if (len == 0 || len > DP_EVT_NAME_MAX)
 		return -EINVAL;
 	h = dp_names_hash(slot, name, len);
 	for (uint32_t i = (uint32_t)h & n->mask;; i = (i + 1) & n->mask) {
-		struct dp_name_ent *e = &n->t[i];
-
-		if (e->hash == 0) {
+		if (n->index[i] == 0) {
 			if (n->count == n->cap) {
 				n->overflowed = true;
 				return -ENOSPC;
 			}
+			if ((e = dp_names_next(n)) == NULL)
+				return -ENOMEM;
 			*e = (struct dp_name_ent){ .hash = h, .slot = slot, .len = (uint8_t)len };
 			memcpy(e->name, name, len);
-			n->count++;
+			n->index[i] = ++n->count;
 			if (stored != NULL)
 				*stored = e->name;
 			return 0;
 		}
+		e = dp_names_ent(n, n->index[i] - 1);
 		if (e->hash == h && e->slot == slot && e->len == len &&
 		    memcmp(e->name, name, len) == 0) {
 			if (stored != NULL)
@@ -108,16 +147,21 @@ void
 dp_names_walk(const struct dp_names *n,
     void (*fn)(uint16_t slot, const char *name, size_t len, void *arg), void *arg)
 {
-	for (uint32_t i = 0; i <= n->mask; i++)
-		if (n->t[i].hash != 0)
-			fn(n->t[i].slot, n->t[i].name, n->t[i].len, arg);
+	for (uint32_t i = 0; i < n->count; i++) {
+		const struct dp_name_ent *e = dp_names_ent(n, i);
+
+		fn(e->slot, e->name, e->len, arg);
+	}
 }
 
 void
 dp_names_of(const struct dp_names *n, uint16_t slot, void (*fn)(const char *name, void *arg),
     void *arg)
 {
-	for (uint32_t i = 0; i <= n->mask; i++)
-		if (n->t[i].hash != 0 && n->t[i].slot == slot)
-			fn(n->t[i].name, arg);
+	for (uint32_t i = 0; i < n->count; i++) {
+		const struct dp_name_ent *e = dp_names_ent(n, i);
+
+		if (e->slot == slot)
+			fn(e->name, arg);
+	}
 }

@@ -40,8 +40,9 @@ dp_port_find(const char *devargs, uint16_t *port)
 	return rte_eth_dev_get_port_by_name(name, port) == 0 ? 0 : -ENODEV;
 }
 
-int
-dp_port_open(const char *devargs, uint16_t nq, struct rte_mempool *pool, uint16_t *port)
+static int
+dp_port_setup(const char *devargs, uint16_t nq, struct rte_mempool *pool, bool rx_intr,
+    uint16_t *port)
 {
 	struct rte_eth_conf conf = { 0 };
 	struct rte_eth_dev_info info;
@@ -71,6 +72,7 @@ dp_port_open(const char *devargs, uint16_t nq, struct rte_mempool *pool, uint16_
 	}
 	/* checksums the device verifies save the worker from summing every byte (dp_rx.h) */
 	conf.rxmode.offloads = info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_CHECKSUM;
+	conf.intr_conf.rxq = rx_intr;
 	if ((rc = rte_eth_dev_configure(*port, nq, nq, &conf)) != 0 ||
 	    (rc = rte_eth_dev_adjust_nb_rx_tx_desc(*port, &nrx, &ntx)) != 0)
 		goto fail;
@@ -89,6 +91,31 @@ dp_port_open(const char *devargs, uint16_t nq, struct rte_mempool *pool, uint16_
 fail:
 	fprintf(stderr, "namegate: port %s: %s\n", devargs, rte_strerror(rc < 0 ? -rc : rc));
 	return rc < 0 ? rc : -rc;
+}
+
+int
+dp_port_open(const char *devargs, uint16_t nq, struct rte_mempool *pool, uint16_t *port)
+{
+	return dp_port_setup(devargs, nq, pool, false, port);
+}
+
+int
+dp_port_open_main(const char *devargs, struct rte_mempool *pool, uint16_t *port, int *rx_fd)
+{
+	int rc;
+
+	*rx_fd = -1;
+	/* a device without rx interrupts refuses the configuration: then without them */
+	if (dp_port_setup(devargs, 1, pool, true, port) != 0 &&
+	    (rc = dp_port_setup(devargs, 1, pool, false, port)) != 0)
+		return rc;
+	/*
+	 * net_tap has no enable op (ENOTSUP) but its queue's fd is the TAP's own, readable
+	 * while frames wait: the descriptor is what matters, whatever enable says.
+	 */
+	(void)rte_eth_dev_rx_intr_enable(*port, 0);
+	*rx_fd = rte_eth_dev_rx_intr_ctl_q_get_fd(*port, 0);
+	return 0;
 }
 
 uint16_t

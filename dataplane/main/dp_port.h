@@ -5,6 +5,7 @@
 #ifndef DP_PORT_H
 #define DP_PORT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <rte_mempool.h>
@@ -15,6 +16,14 @@
  * set, or -errno after printing why.
  */
 int dp_port_open(const char *devargs, uint16_t nq, struct rte_mempool *pool, uint16_t *port);
+
+/*
+ * The same with one queue pair, for the main lcore alone (the exception path's TAPs), and
+ * rx interrupts when the device has them: *rx_fd is then a descriptor poll(2) reports
+ * readable while frames wait on the queue, else -1.
+ */
+int dp_port_open_main(const char *devargs, struct rte_mempool *pool, uint16_t *port,
+    int *rx_fd);
 
 void dp_port_close(uint16_t port);
 

@@ -37,14 +37,16 @@
 #include "dp_port.h"
 #include "dp_reload.h"
 #include "dp_run.h"
+#include "dp_slowq.h"
 #include "dp_stats.h"
 #include "dp_telemetry.h"
+#include "dp_wake.h"
 #include "dp_worker.h"
 #include "policy/load.h"
 
 #define DP_EAL_ARGS_MAX		64
-#define DP_TICK_US		1000	/* main loop period: SPEC s5 wants bindings in nft in 5 ms */
-#define DP_SWEEP_BUDGET		512	/* bindings examined per tick */
+#define DP_SWEEP_TICK_MS	1	/* between the slices of a binding sweep in progress */
+#define DP_SWEEP_BUDGET		512	/* bindings examined per slice */
 
 static volatile sig_atomic_t dp_stop, dp_dump_stats, dp_reload_wanted;
 
@@ -57,6 +59,7 @@ dp_on_signal(int sig)
 		dp_reload_wanted = 1;
 	else
 		dp_stop = 1;
+	dp_wake_from_signal();	/* the main lcore may be asleep, and another thread got it */
 }
 
 static int
@@ -114,13 +117,14 @@ dp_slow_open(struct dp_ctx *ctx, const struct pol_config *cfg)
 	char vm[IF_NAMESIZE], up[IF_NAMESIZE], br[IF_NAMESIZE], devargs[128], err[256];
 
 	dp_slow_names(cfg, vm, up, br, IF_NAMESIZE);
+	/* one queue each, the main lcore's: dp_slowq.h */
 	snprintf(devargs, sizeof(devargs), "net_tap_ngxv,iface=%s", vm);
-	if (dp_port_open(devargs, (uint16_t)ctx->nworkers, ctx->pool,
-	    &ctx->port[DP_PORT_SLOW_VM]) != 0)
+	if (dp_port_open_main(devargs, ctx->pool, &ctx->port[DP_PORT_SLOW_VM],
+	    &ctx->slow_rx_fd[0]) != 0)
 		return -1;
 	snprintf(devargs, sizeof(devargs), "net_tap_ngxu,iface=%s", up);
-	if (dp_port_open(devargs, (uint16_t)ctx->nworkers, ctx->pool,
-	    &ctx->port[DP_PORT_SLOW_UP]) != 0)
+	if (dp_port_open_main(devargs, ctx->pool, &ctx->port[DP_PORT_SLOW_UP],
+	    &ctx->slow_rx_fd[1]) != 0)
 		return -1;
 	dp_slow_quiet(vm);
 	dp_slow_quiet(up);
@@ -144,6 +148,8 @@ dp_ctx_setup(struct dp_ctx *ctx, const struct pol_config *cfg)
 	size_t qsz;
 	int rc;
 
+	ctx->wake_fd = -1;	/* dp_wake_open() gives the daemon one */
+	ctx->slow_rx_fd[0] = ctx->slow_rx_fd[1] = -1;
 	ctx->nworkers = cfg->workers;
 	if (ctx->nworkers == 0 || ctx->nworkers > DP_WORKERS_MAX ||
 	    rte_lcore_count() < ctx->nworkers + 1) {
@@ -159,7 +165,7 @@ dp_ctx_setup(struct dp_ctx *ctx, const struct pol_config *cfg)
 	ctx->tsc_start = rte_get_tsc_cycles();
 	ctx->max_flows = cfg->max_flows;
 	nmbufs = ctx->nworkers * DP_PORTS * 2 * 1024 + ctx->nworkers * DP_PORTS * DP_BURST * 4 +
-	    4096;
+	    ctx->nworkers * 2 * DP_SLOW_RING + 4096;
 	if (cfg->mbufs > nmbufs)	/* a pcap device preloads its whole file, for one */
 		nmbufs = cfg->mbufs;
 	ctx->pool = rte_pktmbuf_pool_create("ng_mbufs", nmbufs, 256, 0,
@@ -227,6 +233,15 @@ dp_ctx_teardown(struct dp_ctx *ctx)
 	rte_mempool_free(ctx->pool);
 }
 
+/* Milliseconds until dp_now() next turns a second (at least 1): when the sweep is due. */
+static int
+dp_ms_to_next_second(const struct dp_ctx *ctx)
+{
+	uint64_t into = (rte_get_tsc_cycles() - ctx->tsc_start) % ctx->tsc_hz;
+
+	return (int)((ctx->tsc_hz - into) * 1000 / ctx->tsc_hz) + 1;
+}
+
 /* mkdir -p for the event log's directory. */
 static int
 dp_mkdirs(const char *file)
@@ -273,7 +288,7 @@ int
 dp_run(struct pol_config **cfgp, char **eal, int neal)
 {
 	struct dp_ctx ctx = { .port = { RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS,
-		RTE_MAX_ETHPORTS } };
+		RTE_MAX_ETHPORTS }, .wake_fd = -1 };
 	struct dp_control ctl = { .ctx = &ctx, .cfgp = cfgp,
 		.gen_lock = PTHREAD_MUTEX_INITIALIZER };
 	const struct pol_config *cfg = *cfgp;
@@ -281,6 +296,7 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	struct ctl_sock *sock = NULL;
 	char err[256];
 	uint32_t sweep_cursor = 0;
+	bool slow_poll = false;
 	uint64_t swept_at = UINT64_MAX;	/* the second the last full pass ended */
 	struct timespec now;
 	int rc = 1;
@@ -293,6 +309,11 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 		return 1;
 	if (dp_ctx_setup(&ctx, cfg) != 0)
 		goto out;
+	if ((rc = dp_wake_open(&ctx)) != 0) {
+		fprintf(stderr, "namegate: eventfd: %s\n", strerror(-rc));
+		rc = 1;
+		goto out;
+	}
 	ctl.names = dp_names_create(cfg->max_bindings);
 	ctl.tried = dp_names_create(4096);
 	ctl.mirror = dp_mirror_create(cfg->max_bindings);
@@ -320,12 +341,16 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	    ctx.nworkers == 1 ? "" : "s");
 	fflush(stdout);
 	while (!dp_stop) {
-		usleep(DP_TICK_US);
+		/* until a worker hands over work, a client or a signal comes, or the clock's turn */
+		dp_wake_wait(&ctx, sock, sweep_cursor != 0 || slow_poll ? DP_SWEEP_TICK_MS :
+		    dp_ms_to_next_second(&ctx));
+		/* TAPs without rx interrupts: look again soon after writing to them */
+		slow_poll = dp_slowq_run(&ctx) > 0 && (ctx.slow_rx_fd[0] < 0 ||
+		    ctx.slow_rx_fd[1] < 0);
 		dp_control_drain(&ctl);
-		ctl_sock_poll(sock, 0);
 		/*
 		 * Bindings expire in whole seconds, and a pass over a sparse table costs a scan
-		 * of all its slots: one pass per second, spread over ticks while it lasts.
+		 * of all its slots: one pass per second, spread over slices while it lasts.
 		 */
 		if (sweep_cursor != 0 || dp_now(&ctx) != swept_at) {
 			dp_binds_sweep(ctx.binds, dp_now(&ctx), DP_SWEEP_BUDGET, &sweep_cursor);
@@ -360,6 +385,7 @@ out:
 	dp_names_free(ctl.tried);
 	dp_mirror_free(ctl.mirror);
 	dp_ctx_teardown(&ctx);
+	dp_wake_close(&ctx);
 	rte_eal_cleanup();
 	return rc;
 }

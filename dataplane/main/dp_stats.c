@@ -100,6 +100,8 @@ dp_stats_worker(const struct dp_worker *w, enum dp_cnt f, uint16_t vm, unsigned 
 		    (i == DP_PORT_SLOW_VM ? w->port_pkts[DP_PORT_SLOW_UP][j] : 0);
 	case DP_CNT_DROPS:
 		return w->drops[i];
+	case DP_CNT_EVENTS_DROPPED:
+		return w->evt_dropped;
 	case DP_CNT_BINDINGS:		/* one table for every worker */
 	case DP_CNT_POLICY_GENERATION:
 	case DP_CNT_MAX:
@@ -122,6 +124,8 @@ dp_stats_value(const struct dp_ctx *ctx, enum dp_cnt f, uint16_t vm, unsigned in
 		return atomic_load_explicit(&ctx->gen, memory_order_acquire)->id;
 	for (unsigned int k = 0; k < ctx->nworkers; k++)
 		n += dp_stats_worker(ctx->workers[k], f, vm, i, j);
+	if (f == DP_CNT_DROPS)
+		n += ctx->main_drops[i];	/* the exception path's, on the main lcore */
 	return n;
 }
 

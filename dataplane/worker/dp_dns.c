@@ -297,11 +297,41 @@ struct dp_dns_learner {
 	uint16_t vm;
 	bool named;			/* a NOERROR answer to a question with a name */
 	bool limited;			/* the VM's share ran out (one event per answer) */
+	bool refused;			/* no room for the bindings' events: the answer goes not */
 	uint64_t hash;
 	struct pol_ports ports;
 	int n;
 	char name[DNS_NAME_TEXT_MAX];
 };
+
+/*
+ * Is there room on the bind ring for n more of the answer's bindings? If not, the whole
+ * answer is refused (l->refused) and counted once: dropped, the VM's resolver asks again,
+ * rather than a binding the fast path honours without nftables ever hearing of it.
+ */
+static bool
+dp_dns_room(struct dp_dns_learner *l, unsigned int n)
+{
+	struct dp_worker *w = l->w;
+
+	if (l->refused)
+		return false;
+	switch (dp_evt_bind_room(w, l->vm, n)) {
+	case DP_EVT_ROOM_OK:
+		return true;
+	case DP_EVT_ROOM_VM_SHARE:
+		/* SPEC s8: a VM past its share of a table is charged with vm_limit, not others */
+		dp_evt_block(w, l->vm, NULL, DP_REASON_VM_LIMIT, false, l->name,
+		    l->n > 0 ? (size_t)l->n : 0);
+		w->vm_stats[l->vm].blocked[DP_REASON_VM_LIMIT]++;
+		break;
+	case DP_EVT_ROOM_FULL:
+		w->drops[DP_DROP_BIND_QUEUE_FULL]++;
+		break;
+	}
+	l->refused = true;
+	return false;
+}
 
 /* dns_keep_fn: bind one address; false (it is removed from the answer) when it is not. */
 static bool
@@ -327,6 +357,8 @@ dp_dns_keep(void *arg, const struct dns_addr *d)
 		return false;
 	}
 	ttl = ttl < g->min_ttl ? g->min_ttl : ttl > g->max_ttl ? g->max_ttl : ttl;
+	if (!dp_dns_room(l, 1))
+		return false;
 	rc = dp_bind_learn(w->ctx->binds, l->vm, &addr, l->hash, &l->ports, g->id, w->now + ttl,
 	    g->max_bindings_per_vm);
 	if (rc == -EDQUOT) {
@@ -349,21 +381,26 @@ dp_dns_keep(void *arg, const struct dns_addr *d)
 
 enum dns_edit_status
 dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a, uint8_t *msg,
-    size_t len, size_t cap, bool same_len, size_t *out_len)
+    size_t len, size_t cap, bool same_len, size_t *out_len, bool *refused)
 {
 	const struct dp_gen *g = w->gen;
 	struct dp_dns_learner l = { .w = w, .vm = vm };
 	struct dns_edit_stats st;
+	enum dns_edit_status rc;
 
 	l.n = dns_name_to_text(a->qname, a->qname_len, l.name, sizeof(l.name));
 	l.named = a->rcode == DNS_RCODE_NOERROR && l.n > 0;
 	if (l.named) {
 		l.hash = dp_name_hash(l.name, (size_t)l.n);
 		pol_match_name_ports(g->set, g->vms[vm].policy, l.name, (size_t)l.n, &l.ports);
+		/* all the chain's addresses at once, so that an answer is refused before any */
+		(void)dp_dns_room(&l, a->nb_addrs);
 	}
-	return dns_edit(msg, len, cap, (g->ech_strip ? DNS_EDIT_STRIP_ECH : 0) |
-	    (same_len ? DNS_EDIT_SAME_LEN : 0), dp_dns_keep, &l, w->dns_scratch, DP_DNS_SCRATCH,
-	    out_len, &st);
+	rc = l.refused ? DNS_EDIT_OK : dns_edit(msg, len, cap, (g->ech_strip ?
+	    DNS_EDIT_STRIP_ECH : 0) | (same_len ? DNS_EDIT_SAME_LEN : 0), dp_dns_keep, &l,
+	    w->dns_scratch, DP_DNS_SCRATCH, out_len, &st);
+	*refused = l.refused;
+	return rc;
 }
 
 void
@@ -371,7 +408,9 @@ dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 {
 	struct dp_pending_entry *e;
 	size_t len, room, ip_len;
+	enum dns_edit_status st;
 	struct dns_msg a;
+	bool refused;
 	uint8_t *dns;
 
 	if (dns_msg_parse(p->payload, p->payload_len, &a) != DNS_OK) {
@@ -387,7 +426,14 @@ dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	dns = (uint8_t *)(uintptr_t)p->payload;	/* points into m: edited in place */
 	room = rte_pktmbuf_data_len(m) - (size_t)(p->payload - rte_pktmbuf_mtod(m, const uint8_t *)) +
 	    rte_pktmbuf_tailroom(m);
-	if (dp_dns_learn(w, vm, &a, dns, p->payload_len, room, false, &len) != DNS_EDIT_OK) {
+	st = dp_dns_learn(w, vm, &a, dns, p->payload_len, room, false, &len, &refused);
+	if (refused) {
+		/* counted by dp_dns_learn(); the VM's resolver times out and asks again */
+		dp_pending_del(w->pending, e);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (st != DNS_EDIT_OK) {
 		/* an answer that cannot be made to give only bound addresses does not go */
 		dp_pending_del(w->pending, e);
 		dp_drop(w, m, DP_DROP_DNS_BAD);

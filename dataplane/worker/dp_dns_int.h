@@ -75,8 +75,10 @@ enum dp_reason dp_dns_query_judge(struct dp_worker *w, uint16_t vm, const struct
  * len bytes, room for cap) so that it gives no other: what could not be bound is removed,
  * and with dns.ech: strip so is every ech SvcParam. same_len: the length may not change
  * (a TCP stream). DNS_EDIT_OK and *out_len, or a status for which the answer must not go.
+ * *refused: the main lcore had no room for the bindings' events (dp_evt_bind_room()),
+ * counted here; the answer must not go either, whatever the status.
  */
 enum dns_edit_status dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a,
-    uint8_t *msg, size_t len, size_t cap, bool same_len, size_t *out_len);
+    uint8_t *msg, size_t len, size_t cap, bool same_len, size_t *out_len, bool *refused);
 
 #endif

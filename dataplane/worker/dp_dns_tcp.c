@@ -333,6 +333,7 @@ dp_dns_tcp_answers(struct dp_worker *w, struct dp_hold *h, const struct pkt *p, 
 	struct dp_pending_entry *e;
 	enum dns_status st;
 	struct dns_msg a;
+	bool refused;
 
 	while ((st = dns_tcp_next(&stream, &msg)) == DNS_OK) {
 		if (dns_msg_parse(msg.p, msg.len, &a) != DNS_OK ||
@@ -344,8 +345,9 @@ dp_dns_tcp_answers(struct dp_worker *w, struct dp_hold *h, const struct pkt *p, 
 		 * sent, so that its retransmissions still compare equal.
 		 */
 		memcpy(w->holds->scratch, msg.p, msg.len);
+		/* refused: the connection is cut, and the VM's resolver asks again */
 		if (dp_dns_learn(w, vm, &a, w->holds->scratch, msg.len, msg.len, true,
-		    &len) != DNS_EDIT_OK)
+		    &len, &refused) != DNS_EDIT_OK || refused)
 			return false;
 		dp_dns_tcp_patch(h, (uint32_t)(h->r.isn - h->base) + (uint32_t)(msg.p - h->buf),
 		    w->holds->scratch, (uint32_t)msg.len);

@@ -26,8 +26,11 @@ dp_evt_ring_create(const char *kind, unsigned int id, int socket)
 static void
 dp_evt_put(struct dp_worker *w, struct rte_ring *r, struct dp_evt *e)
 {
-	if (rte_ring_enqueue_elem(r, e, sizeof(*e)) != 0)
+	if (rte_ring_enqueue_elem(r, e, sizeof(*e)) != 0) {
 		w->evt_dropped++;
+		return;
+	}
+	dp_main_wake(w->ctx);
 }
 
 static void
@@ -40,6 +43,20 @@ dp_evt_name(struct dp_evt *e, const char *name, size_t len)
 		memcpy(e->name, name, len);
 }
 
+enum dp_evt_room
+dp_evt_bind_room(struct dp_worker *w, uint16_t vm, unsigned int n)
+{
+	unsigned int free = rte_ring_free_count(w->bind_evts);
+	uint64_t inflight = w->vm_stats[vm].bind_queued -
+	    atomic_load_explicit(&w->bind_taken[vm], memory_order_relaxed);
+
+	if (free < n && inflight == 0)
+		return DP_EVT_ROOM_FULL;
+	if (free < n || inflight + n > free - n)
+		return DP_EVT_ROOM_VM_SHARE;
+	return DP_EVT_ROOM_OK;
+}
+
 void
 dp_evt_bind(struct dp_worker *w, uint16_t vm, const struct pol_addr *addr, const char *name,
     size_t len, uint32_t ttl, uint64_t expires)
@@ -50,6 +67,7 @@ dp_evt_bind(struct dp_worker *w, uint16_t vm, const struct pol_addr *addr, const
 
 	memcpy(e.addr, addr->a, sizeof(e.addr));
 	dp_evt_name(&e, name, len);
+	w->vm_stats[vm].bind_queued++;
 	dp_evt_put(w, w->bind_evts, &e);
 }
 
@@ -120,5 +138,9 @@ dp_evt_drain(struct dp_worker *w, struct dp_evt *out, unsigned int n)
 {
 	unsigned int got = rte_ring_dequeue_burst_elem(w->bind_evts, out, sizeof(*out), n, NULL);
 
+	for (unsigned int k = 0; k < got; k++)
+		if (out[k].vm <= DP_VM_UNKNOWN)
+			atomic_fetch_add_explicit(&w->bind_taken[out[k].vm], 1,
+			    memory_order_relaxed);
 	return got + rte_ring_dequeue_burst_elem(w->evts, out + got, sizeof(*out), n - got, NULL);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <rte_ethdev.h>
+#include <rte_ring.h>
 
 #include "dp_conn.h"
 #include "dp_dns.h"
@@ -81,12 +82,36 @@ dp_tx_flush(struct dp_worker *w)
 }
 
 /*
+ * One frame for the kernel, to the main lcore, which writes it to the TAP: a write to a
+ * TAP runs the kernel's bridge and nftables on the writer's thread, which is then not
+ * this one. A full queue drops it, counted.
+ */
+static void
+dp_slow_put(struct dp_worker *w, unsigned int tap, struct rte_mbuf *m)
+{
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+
+	m->port = (uint16_t)tap;
+	if (rte_ring_sp_enqueue(w->slow_out, m) != 0) {
+		dp_drop(w, m, DP_DROP_SLOW_QUEUE_FULL);
+		return;
+	}
+	w->port_pkts[tap][1]++;
+	w->port_bytes[tap][1] += len;
+	dp_main_wake(w->ctx);
+}
+
+/*
  * To the kernel through the exception path (its bridge and nftables table decide), or,
- * without one, dropped: fail closed.
+ * without one, dropped: fail closed. A datagram namegate reassembled leaves in pieces
+ * that fit the TAP, as dp_tx() would cut it for a port.
  */
 static void
 dp_slow(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm, unsigned int tap, bool from_vm)
 {
+	struct rte_mbuf *pieces[IPFRAG_FRAGS_MAX];
+	int n;
+
 	if (!w->ctx->slow_path) {
 		dp_drop(w, m, DP_DROP_SLOW_PATH);
 		return;
@@ -95,7 +120,19 @@ dp_slow(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm, unsigned int tap, 
 		w->vm_stats[vm].egress_pkts[DP_ALLOWED]++;	/* as far as the fast path goes */
 		w->vm_stats[vm].egress_bytes[DP_ALLOWED] += rte_pktmbuf_pkt_len(m);
 	}
-	dp_tx(w, tap, m);
+	if (likely(m->l2_len == 0) || rte_pktmbuf_pkt_len(m) - m->l2_len <= w->ctx->mtu[tap]) {
+		dp_slow_put(w, tap, m);
+		return;
+	}
+	n = dp_frag_split(w->frags, m, (uint16_t)m->l2_len, w->ctx->mtu[tap], w->ctx->pool,
+	    pieces, IPFRAG_FRAGS_MAX);
+	rte_pktmbuf_free(m);
+	if (n < 0) {
+		w->drops[n == -ENOMEM ? DP_DROP_NO_MBUF : DP_DROP_FRAG_BAD]++;
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		dp_slow_put(w, tap, pieces[i]);
 }
 
 void

@@ -8,6 +8,7 @@
 #include <rte_malloc.h>
 #include <rte_prefetch.h>
 #include <rte_rcu_qsbr.h>
+#include <rte_ring.h>
 
 #include "dp_burst.h"
 #include "dp_dns.h"
@@ -36,7 +37,6 @@
 #define DP_FRAG_SLOTS		DP_FRAG_SLOTS_DEFAULT	/* datagrams in reassembly */
 #endif
 #define DP_FRAG_SECONDS		5	/* for a datagram's fragments to arrive */
-#define DP_PREFETCH		3
 
 /* An idle flow's held bytes go back to the pool before the flow does. */
 static void
@@ -78,15 +78,35 @@ dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
 	    DP_FRAG_SECONDS, ctx->pool, socket);
 	w->evts = dp_evt_ring_create("evt", id, socket);
 	w->bind_evts = dp_evt_ring_create("bind", id, socket);
+	snprintf(name, sizeof(name), "ng_slow_out_%u", id);
+	w->slow_out = rte_ring_create(name, DP_SLOW_RING, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	snprintf(name, sizeof(name), "ng_slow_back_%u", id);
+	w->slow_back = rte_ring_create(name, DP_SLOW_RING, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
 	w->vm_stats = rte_zmalloc_socket("dp_vm_stats", (size_t)(nvms + 1) * sizeof(w->vm_stats[0]),
 	    RTE_CACHE_LINE_SIZE, socket);
+	w->bind_taken = rte_zmalloc_socket("dp_bind_taken", (size_t)(nvms + 1) *
+	    sizeof(w->bind_taken[0]), RTE_CACHE_LINE_SIZE, socket);
 	if (w->flows == NULL || w->pending == NULL || w->holds == NULL || w->frags == NULL ||
 	    w->dns_scratch == NULL || w->name_budget == NULL ||
-	    w->evts == NULL || w->bind_evts == NULL || w->vm_stats == NULL) {
+	    w->evts == NULL || w->bind_evts == NULL || w->vm_stats == NULL ||
+	    w->bind_taken == NULL || w->slow_out == NULL || w->slow_back == NULL) {
 		dp_worker_free(w);
 		return NULL;
 	}
 	return w;
+}
+
+/* Free a ring of mbufs with what it still holds. */
+static void
+dp_worker_ring_empty(struct rte_ring *r)
+{
+	void *m;
+
+	if (r == NULL)
+		return;
+	while (rte_ring_dequeue(r, &m) == 0)
+		rte_pktmbuf_free(m);
+	rte_ring_free(r);
 }
 
 void
@@ -96,6 +116,8 @@ dp_worker_free(struct dp_worker *w)
 		return;
 	rte_ring_free(w->evts);
 	rte_ring_free(w->bind_evts);
+	dp_worker_ring_empty(w->slow_out);
+	dp_worker_ring_empty(w->slow_back);
 	dp_holds_free(w->holds);
 	rte_free(w->dns_scratch);
 	dp_name_budget_free(w->name_budget);
@@ -103,6 +125,7 @@ dp_worker_free(struct dp_worker *w)
 	dp_flows_free(w->flows);
 	dp_pending_free(w->pending);
 	rte_free(w->vm_stats);
+	rte_free(w->bind_taken);
 	rte_free(w);
 }
 
@@ -119,31 +142,16 @@ dp_worker_rx_burst(struct dp_worker *w, unsigned int port,
 	return n;
 }
 
-static uint16_t
-dp_worker_rx(struct dp_worker *w, unsigned int port, void (*fn)(struct dp_worker *,
-    struct rte_mbuf *))
+/* What the kernel let through, from the main lcore (which reads the TAPs): on it goes. */
+static unsigned int
+dp_slow_back(struct dp_worker *w)
 {
 	struct rte_mbuf *pkts[DP_BURST];
-	uint16_t n = rte_eth_rx_burst(w->ctx->port[port], (uint16_t)w->id, pkts, DP_BURST);
+	unsigned int n = rte_ring_sc_dequeue_burst(w->slow_back, (void **)pkts, DP_BURST, NULL);
 
-	for (uint16_t i = 0; i < n; i++) {
-		if (i + DP_PREFETCH < n)
-			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + DP_PREFETCH], void *));
-		fn(w, pkts[i]);
-	}
+	for (unsigned int i = 0; i < n; i++)
+		dp_pipeline_slow(w, pkts[i], pkts[i]->port);
 	return n;
-}
-
-static void
-dp_slow_from_vm_tap(struct dp_worker *w, struct rte_mbuf *m)
-{
-	dp_pipeline_slow(w, m, DP_PORT_SLOW_VM);
-}
-
-static void
-dp_slow_from_up_tap(struct dp_worker *w, struct rte_mbuf *m)
-{
-	dp_pipeline_slow(w, m, DP_PORT_SLOW_UP);
 }
 
 unsigned int
@@ -154,10 +162,8 @@ dp_worker_poll(struct dp_worker *w)
 	w->now = dp_now(w->ctx);
 	n = dp_worker_rx_burst(w, DP_PORT_VM, dp_burst_vm);
 	n += dp_worker_rx_burst(w, DP_PORT_UPLINK, dp_burst_uplink);
-	if (w->ctx->slow_path) {
-		n += dp_worker_rx(w, DP_PORT_SLOW_VM, dp_slow_from_vm_tap);
-		n += dp_worker_rx(w, DP_PORT_SLOW_UP, dp_slow_from_up_tap);
-	}
+	if (w->ctx->slow_path)
+		n += dp_slow_back(w);
 	dp_tx_flush(w);
 	return n;
 }

@@ -147,8 +147,12 @@ def test_every_metric_family_has_help_and_type_once(ng):
             book[m.group(2)] = m.group(3)
             continue
         name = re.match(r"^([a-z_]+)", line).group(1)
+        # a histogram's samples are its family's name with _bucket, _sum or _count
+        base = re.sub(r"_(bucket|sum|count)$", "", name)
+        if types.get(base) == "histogram":
+            name = base
         assert name in helps and name in types, f"{name} sampled before its HELP/TYPE"
-        assert types[name] in ("counter", "gauge", "summary"), types[name]
+        assert types[name] in ("counter", "gauge", "summary", "histogram"), types[name]
         if seen and seen[-1] != name:
             closed.add(seen[-1])
         assert name not in closed, f"{name}'s samples are not grouped"

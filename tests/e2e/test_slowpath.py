@@ -122,3 +122,28 @@ def test_table_removed_on_exit(request):
     assert lab.sw_exec(["nft", "list", "table", "bridge", "namegate"]).returncode != 0
     links = lab.sw_exec(["ip", "-br", "link"]).stdout
     assert "namegate-x" not in links
+
+
+def metric(text, sample):
+    for line in text.splitlines():
+        if line.startswith(sample + " "):
+            return float(line.split()[-1])
+    return 0.0
+
+
+def test_exception_path_through_the_main_lcore(ng):
+    """Issue 14: a worker hands frames for the kernel to the main lcore over a ring, which
+    alone writes and reads the TAPs and hands back what the bridge let through. A burst of
+    echoes all comes back; each crossed the slow port both ways; none was lost between the
+    worker and the main lcore (slow_queue_full)."""
+    assert ng.dig("vm1", "pypi.org").addresses == ["203.0.113.10"]
+    wait_bound(ng, "vm1_v4addr", "203.0.113.10")
+    before = ng.metrics()
+    ok = ng.ping("vm1", "203.0.113.10", count=20, timeout=2.0)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    after = ng.metrics()
+    for d in ("rx", "tx"):
+        sample = f'namegate_port_packets_total{{port="slow",dir="{d}"}}'
+        assert metric(after, sample) - metric(before, sample) >= 40, (d, after)
+    for reason in ("slow_queue_full", "tx_full"):
+        assert metric(after, f'namegate_drops_total{{reason="{reason}"}}') == 0, reason

@@ -12,6 +12,7 @@
  *	bench BATCH ITERS		RESULT line: nft_bind latency of BATCH new elements
  *	benchcheck ITERS		RESULT line: nft_check latency, nothing changed
  *	benchbuild N			RESULT line: nft_build time with N elements over all VMs
+ *	burst N BATCH			RESULT line: N elements of VM 0 through nft_bind, BATCH a call
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -165,6 +166,38 @@ out:
 	return rc;
 }
 
+/*
+ * A burst of n new elements for VM 0, batch per nft_bind() call as the daemon flushes them:
+ * bindings open on every port, three elements each (address; address . tcp . 0; address .
+ * udp . 0), binding k at 10.1.0.0 + k. bench_nft.py gives `nft -f` the same elements.
+ */
+static int
+bench_burst(size_t n, size_t batch)
+{
+	static const uint8_t protos[3] = { 0, 6, 17 };
+	struct nft_elem *e;
+	double t0, t;
+	int rc = 0;
+
+	if (batch == 0 || (e = calloc(n, sizeof(*e))) == NULL)
+		return batch == 0 ? -EINVAL : -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t a = htonl(0x0a010000u + (uint32_t)(i / 3));
+
+		e[i] = (struct nft_elem){ .vm = 0, .family = 4, .timeout_ms = 300000,
+		    .proto = protos[i % 3] };
+		memcpy(e[i].addr, &a, 4);
+	}
+	t0 = now_us();
+	for (size_t i = 0; i < n && rc == 0; i += batch)
+		rc = nft_bind(ctx, e + i, n - i < batch ? n - i : batch);
+	t = now_us() - t0;
+	if (rc == 0)
+		printf("RESULT nft_burst elements=%zu batch=%zu ms=%.1f\n", n, batch, t / 1e3);
+	free(e);
+	return rc;
+}
+
 /* A rebuild with n live bindings spread over every VM, v4 and v6, both forms: how long? */
 static int
 bench_build(size_t n)
@@ -303,6 +336,10 @@ main(void)
 			size_t iters = a ? strtoul(a, NULL, 10) : 0;
 
 			reply(iters == 0 ? -EINVAL : bench_check(iters));
+		} else if (strcmp(cmd, "burst") == 0) {
+			char *a = strtok_r(NULL, " \n", &rest), *b = strtok_r(NULL, " \n", &rest);
+
+			reply(bench_burst(a ? strtoul(a, NULL, 10) : 0, b ? strtoul(b, NULL, 10) : 0));
 		} else if (strcmp(cmd, "bench") == 0) {
 			char *a = strtok_r(NULL, " \n", &rest), *b = strtok_r(NULL, " \n", &rest);
 			size_t batch = a ? strtoul(a, NULL, 10) : 0, iters = b ? strtoul(b, NULL, 10) : 0;

@@ -32,6 +32,7 @@
 #define DP_VM_INDEX_BITS	12
 #define DP_VM_INDEX		(1u << DP_VM_INDEX_BITS)	/* 4 x DP_VM_SLOTS: probes stay short */
 #define DP_VM_INDEX_EMPTY	UINT64_MAX
+#define DP_SLOW_RING		1024	/* exception-path frames in flight, each way, per worker */
 
 enum dp_verdict { DP_ALLOWED, DP_BLOCKED, DP_WOULD_BLOCK, DP_VERDICT_MAX };
 
@@ -89,6 +90,7 @@ struct dp_vm_stats {
 	uint64_t evt_suppressed;	/* block events past the VM's budget: counted only */
 	uint64_t evt_second;		/* the second evt_used counts in (worker-local) */
 	uint32_t evt_used;
+	uint64_t bind_queued;		/* binding events put on the worker's bind ring, ever */
 };
 
 struct dp_txbuf {
@@ -127,7 +129,19 @@ struct __rte_cache_aligned dp_worker {
 	struct dp_txbuf tx[DP_PORTS];
 	struct rte_ring *evts;		/* to the main lcore: api/dp_api.h block records */
 	struct rte_ring *bind_evts;	/* and binding records, on a ring of their own */
-	uint64_t evt_dropped;
+	/*
+	 * Binding events of each VM (by slot) the main lcore took off bind_evts, ever: written
+	 * by the main lcore only. vm_stats[vm].bind_queued less this is what vm has in flight.
+	 */
+	_Atomic(uint64_t) *bind_taken;
+	uint64_t evt_dropped;		/* block events lost: their ring was full */
+	/*
+	 * The exception path goes through the main lcore, which alone owns the TAPs: frames
+	 * for the kernel (mbuf->port: the TAP, DP_PORT_SLOW_*) and, back, frames the kernel
+	 * let through (mbuf->port: the TAP they came out of), to go on out of the other port.
+	 */
+	struct rte_ring *slow_out;
+	struct rte_ring *slow_back;
 	uint64_t now;			/* seconds since start, refreshed per burst */
 	uint32_t idle_sleep_us;		/* dataplane.idle_sleep_us: the longest nap when idle */
 	uint32_t idle_polls;		/* polls in a row that found nothing */
@@ -149,6 +163,15 @@ struct dp_ctx {
 	struct rte_rcu_qsbr *qsbr;
 	uint32_t max_flows;		/* all workers together */
 	uint64_t tsc_hz, tsc_start;
+	int wake_fd;			/* eventfd the main lcore sleeps on; -1: none */
+	int slow_rx_fd[2];		/* the TAPs' rx interrupt fds (VM side, uplink side); -1 */
+	uint64_t main_drops[DP_DROP_MAX];	/* the main lcore's, on the exception path */
+	/*
+	 * Set by the main lcore before its last look at the rings and its sleep: a worker that
+	 * enqueues for it then clears it and writes wake_fd (dp_main_wake()), so there is one
+	 * write per sleep, not one per event, and none while the main lcore is awake.
+	 */
+	atomic_bool main_asleep;
 };
 
 /* Seconds since start: bindings and flows age in whole seconds. */

@@ -1,6 +1,7 @@
 /*
  * Events from a worker to the main lcore (dataplane/api/dp_api.h records on the worker's
- * own ring). Never blocks: a full ring drops the event and counts it.
+ * own ring). Never blocks: a full ring drops a block event and counts it; a binding's
+ * event is asked room for first (dp_evt_bind_room()), so it is never dropped.
  */
 #ifndef DP_EVT_H
 #define DP_EVT_H
@@ -8,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/eventfd.h>
 
 #include "api/dp_api.h"
 #include "dp.h"
@@ -18,10 +20,46 @@
 #define DP_EVT_VM_PER_SECOND	100	/* block events one VM may queue a second, per worker:
 					 * more than the log's per-VM rate and burst */
 
+/*
+ * After putting something on a ring the main lcore drains: wake it if it announced a sleep.
+ * The fence orders the enqueue before the flag's load, as the main lcore's orders its flag
+ * store before its last look at the rings (Dekker): either it sees the entry or we see the
+ * flag. The exchange lets only one worker write; the write is the one syscall a worker
+ * makes, once per main-lcore sleep (at most ~1000 a second at 1 answer/ms), on the DNS
+ * answer and exception paths only.
+ */
+static inline void
+dp_main_wake(struct dp_ctx *ctx)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&ctx->main_asleep, memory_order_relaxed) &&
+	    atomic_exchange_explicit(&ctx->main_asleep, false, memory_order_relaxed) &&
+	    ctx->wake_fd >= 0)
+		(void)eventfd_write(ctx->wake_fd, 1);
+}
+
 /* Worker id's ring of kind ("evt", "bind"); NULL and rte_errno on failure. */
 struct rte_ring *dp_evt_ring_create(const char *kind, unsigned int id, int socket);
 
-/* DNS bound addr for (vm, name) for ttl seconds, until expires (seconds since start). */
+/* Whether a binding event of vm fits on the worker's bind ring now. */
+enum dp_evt_room {
+	DP_EVT_ROOM_OK,
+	DP_EVT_ROOM_VM_SHARE,	/* vm holds its share already: charged to vm */
+	DP_EVT_ROOM_FULL,	/* the ring is full of other VMs' events */
+};
+
+/*
+ * Room for n more binding events of vm? The worker is the ring's only producer, so what
+ * this says stays true until it enqueues. A VM may have in flight at most as many as
+ * the ring has free after them (so one VM alone takes half of it, two a third each...):
+ * a VM that binds in a loop fills its own share, and a quiet neighbour still finds room.
+ */
+enum dp_evt_room dp_evt_bind_room(struct dp_worker *w, uint16_t vm, unsigned int n);
+
+/*
+ * DNS bound addr for (vm, name) for ttl seconds, until expires (seconds since start). The
+ * caller made sure of room (dp_evt_bind_room()): a binding never lives without its event.
+ */
 void dp_evt_bind(struct dp_worker *w, uint16_t vm, const struct pol_addr *addr,
     const char *name, size_t len, uint32_t ttl, uint64_t expires);
 
@@ -33,7 +71,10 @@ void dp_evt_block(struct dp_worker *w, uint16_t vm, const struct pkt *p, enum dp
 void dp_evt_block_flow(struct dp_worker *w, const struct dp_flow_key *k, enum dp_reason r,
     bool would_block, const char *name, size_t len);
 
-/* Main lcore: take up to n events from worker w's rings into out, bindings first. */
+/*
+ * Main lcore: take up to n events from worker w's rings into out, bindings first, and
+ * count the bindings as taken (their VMs' shares free up).
+ */
 unsigned int dp_evt_drain(struct dp_worker *w, struct dp_evt *out, unsigned int n);
 
 #endif

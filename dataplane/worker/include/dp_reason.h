@@ -43,7 +43,9 @@ enum dp_reason {
 	X(OUT_OF_WINDOW, "out_of_window", "a segment the receiver's window cannot accept") \
 	X(FRAG_BAD,	"fragment_invalid", "overlapping, oversized or malformed fragments") \
 	X(FRAG_TIMEOUT,	"fragment_timeout", "a datagram whose fragments did not all arrive") \
-	X(ND_INVALID,	"nd_invalid",	"ND-typed ICMPv6 toward a VM in no shape ND has")
+	X(ND_INVALID,	"nd_invalid",	"ND-typed ICMPv6 toward a VM in no shape ND has") \
+	X(SLOW_QUEUE_FULL, "slow_queue_full", "an exception-path frame finding its queue between worker and main lcore full") \
+	X(BIND_QUEUE_FULL, "bind_queue_full", "a DNS answer whose bindings the main lcore had no room for (the VM asks again)")
 
 enum dp_drop {
 #define X(name, label, text) DP_DROP_##name,

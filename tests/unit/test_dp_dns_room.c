@@ -1,0 +1,263 @@
+/*
+ * The DNS answer path under back-pressure (dataplane/worker/dp_dns.c with dp_evt.c), through
+ * the real worker on net_null ports: an answer whose bindings' events would not fit the
+ * bind ring is dropped whole, counted (bind_queue_full, or vm_limit for a VM past its
+ * share), binds nothing and never reaches the VM; asked again once there is room, it
+ * binds, its events are queued, and it goes.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_mbuf.h>
+#include <rte_rcu_qsbr.h>
+#include <rte_ring.h>
+
+#include "dns_builder.h"
+#include "dp.h"
+#include "dp_bind.h"
+#include "dp_evt.h"
+#include "dp_pipeline.h"
+#include "dp_run.h"
+#include "policy/load.h"
+#include "sni/pkt.h"
+
+static const char t_config[] =
+	"dataplane: {vm_port: net_null0, uplink_port: net_null1, max_bindings: 1024,\n"
+	"  max_flows: 4096, max_flows_per_vm: 1024}\n"
+	"slow_path: {enabled: false}\n"
+	"resolvers: [10.77.0.1]\n"
+	"policies:\n"
+	"  web: {allow: [\"*.example.com\"]}\n"
+	"vms:\n"
+	"  - {name: agent1, mac: \"02:00:00:00:00:01\", ipv4: 10.77.0.11, policy: web}\n"
+	"  - {name: agent2, mac: \"02:00:00:00:00:02\", ipv4: 10.77.0.12, policy: web}\n";
+
+static const uint8_t t_vm_mac[6] = { 2, 0, 0, 0, 0, 1 }, t_res_mac[6] = { 2, 0, 0, 0, 0, 0xfe };
+static const uint8_t t_vm_ip[4] = { 10, 77, 0, 11 }, t_res_ip[4] = { 10, 77, 0, 1 };
+
+static struct dp_ctx ctx = { .port = { RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS,
+	RTE_MAX_ETHPORTS } };
+static struct pol_config *cfg;
+static struct dp_worker *w;
+
+/* Ethernet, IPv4, UDP (no checksum: IPv4 allows it) around the DNS message d. */
+static struct rte_mbuf *
+t_frame(const uint8_t *smac, const uint8_t *dmac, const uint8_t *sip, const uint8_t *dip,
+    uint16_t sport, uint16_t dport, const struct mb *d)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(ctx.pool);
+	struct mb f = { .len = 0 };
+	uint32_t sum = 0;
+
+	assert_non_null(m);
+	mb_bytes(&f, dmac, 6);
+	mb_bytes(&f, smac, 6);
+	mb_u16(&f, 0x0800);
+	mb_u8(&f, 0x45);
+	mb_u8(&f, 0);
+	mb_u16(&f, 28 + d->len);
+	mb_u32(&f, 0x40000000);		/* ID 0, DF */
+	mb_u8(&f, 64);
+	mb_u8(&f, 17);
+	mb_u16(&f, 0);
+	mb_bytes(&f, sip, 4);
+	mb_bytes(&f, dip, 4);
+	for (size_t i = 14; i < 34; i += 2)
+		sum += (uint32_t)f.b[i] << 8 | f.b[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	f.b[24] = (uint8_t)(~sum >> 8);
+	f.b[25] = (uint8_t)~sum;
+	mb_u16(&f, sport);
+	mb_u16(&f, dport);
+	mb_u16(&f, 8 + d->len);
+	mb_u16(&f, 0);
+	mb_bytes(&f, d->b, d->len);
+	memcpy(rte_pktmbuf_mtod(m, uint8_t *), f.b, f.len);
+	m->data_len = (uint16_t)f.len;
+	m->pkt_len = (uint32_t)f.len;
+	return m;
+}
+
+static void
+t_question(struct mb *d, const char *label)
+{
+	mb_u8(d, (unsigned int)strlen(label));
+	mb_bytes(d, label, strlen(label));
+	mb_u8(d, 7);
+	mb_bytes(d, "example", 7);
+	mb_u8(d, 3);
+	mb_bytes(d, "com", 3);
+	mb_u8(d, 0);
+	mb_u16(d, 1);			/* A */
+	mb_u16(d, 1);			/* IN */
+}
+
+/* The VM asks label.example.com; the ID namegate gave the query on its way out. */
+static uint16_t
+t_ask(const char *label)
+{
+	struct mb d = { .len = 0 };
+	struct dp_txbuf *t = &w->tx[DP_PORT_UPLINK];
+	struct pkt p;
+	uint16_t id;
+
+	mb_u16(&d, 0x1234);
+	mb_u16(&d, 0x0100);
+	mb_u16(&d, 1);
+	mb_u16(&d, 0);
+	mb_u16(&d, 0);
+	mb_u16(&d, 0);
+	t_question(&d, label);
+	dp_pipeline_vm(w, t_frame(t_vm_mac, t_res_mac, t_vm_ip, t_res_ip, 40000, 53, &d));
+	assert_int_equal(t->n, 1);
+	assert_int_equal(pkt_decode(rte_pktmbuf_mtod(t->pkts[0], const uint8_t *),
+	    rte_pktmbuf_data_len(t->pkts[0]), &p), PKT_OK);
+	id = (uint16_t)(p.payload[0] << 8 | p.payload[1]);
+	dp_tx_flush(w);			/* net_null takes it */
+	return id;
+}
+
+/* The resolver answers query id with naddrs A records, 203.0.113.1 on. */
+static void
+t_answer(uint16_t id, const char *label, unsigned int naddrs)
+{
+	struct mb d = { .len = 0 };
+
+	mb_u16(&d, id);
+	mb_u16(&d, 0x8180);
+	mb_u16(&d, 1);
+	mb_u16(&d, naddrs);
+	mb_u16(&d, 0);
+	mb_u16(&d, 0);
+	t_question(&d, label);
+	for (unsigned int i = 0; i < naddrs; i++) {
+		mb_u16(&d, 0xc00c);
+		mb_u16(&d, 1);
+		mb_u16(&d, 1);
+		mb_u32(&d, 600);
+		mb_u16(&d, 4);
+		mb_u32(&d, 0xcb007100u + 1 + i);
+	}
+	dp_pipeline_uplink(w, t_frame(t_res_mac, t_vm_mac, t_res_ip, t_vm_ip, 53, 40000, &d));
+}
+
+/* Fill the bind ring with events of VM slot vm until fewer than left slots are free. */
+static void
+t_fill(uint16_t vm, unsigned int left)
+{
+	struct pol_addr a = { .family = 4, .a = { 198, 18, 0, 1 } };
+
+	while (rte_ring_free_count(w->bind_evts) > left)
+		dp_evt_bind(w, vm, &a, "filler.example.com", 18, 600, 600);
+}
+
+static unsigned int
+t_drain(void)
+{
+	static struct dp_evt out[256];
+	unsigned int n, total = 0;
+
+	while ((n = dp_evt_drain(w, out, 256)) > 0)
+		total += n;
+	return total;
+}
+
+/* A full ring (another VM's events): the answer is refused, counted, binds nothing. */
+static void
+test_full_ring_refuses_the_answer(void **state)
+{
+	uint64_t vm_tx = w->port_pkts[DP_PORT_VM][1];
+	uint16_t id;
+
+	(void)state;
+	id = t_ask("a");
+	t_fill(1, 0);
+	t_answer(id, "a", 3);
+	assert_int_equal(w->drops[DP_DROP_BIND_QUEUE_FULL], 1);
+	assert_int_equal(dp_binds_count(ctx.binds, 0), 0);
+	assert_int_equal(w->port_pkts[DP_PORT_VM][1], vm_tx);	/* the VM got nothing */
+	assert_int_equal(w->tx[DP_PORT_VM].n, 0);
+	/* the main lcore takes the ring's events; asked again, the answer binds and goes */
+	t_drain();
+	id = t_ask("a");
+	t_answer(id, "a", 3);
+	assert_int_equal(dp_binds_count(ctx.binds, 0), 3);
+	assert_int_equal(rte_ring_count(w->bind_evts), 3);	/* one event per binding */
+	assert_int_equal(w->tx[DP_PORT_VM].n, 1);
+	dp_tx_flush(w);
+	assert_int_equal(w->drops[DP_DROP_BIND_QUEUE_FULL], 1);
+	assert_int_equal(t_drain(), 3);
+}
+
+/* A VM holding its share is charged with vm_limit; its neighbour still binds. */
+static void
+test_vm_share_charges_the_vm(void **state)
+{
+	unsigned int cap = rte_ring_get_capacity(w->bind_evts);
+	uint64_t limited = w->vm_stats[0].blocked[DP_REASON_VM_LIMIT];
+	uint64_t binds = dp_binds_count(ctx.binds, 0);
+	uint16_t id;
+
+	(void)state;
+	id = t_ask("b");
+	t_fill(0, cap / 2 + 2);		/* agent1 holds nearly half: 4 more would pass it */
+	t_answer(id, "b", 4);
+	assert_int_equal(w->vm_stats[0].blocked[DP_REASON_VM_LIMIT], limited + 1);
+	assert_int_equal(dp_binds_count(ctx.binds, 0), binds);
+	assert_int_equal(w->tx[DP_PORT_VM].n, 0);
+	/* a smaller answer fits agent1's share still */
+	id = t_ask("c");
+	t_answer(id, "c", 1);
+	assert_int_equal(w->vm_stats[0].blocked[DP_REASON_VM_LIMIT], limited + 1);
+	assert_int_equal(w->tx[DP_PORT_VM].n, 1);
+	dp_tx_flush(w);
+	assert_int_equal(w->drops[DP_DROP_BIND_QUEUE_FULL], 1);	/* nothing else was lost */
+	assert_int_equal(w->evt_dropped, 0);
+	t_drain();
+}
+
+int
+main(void)
+{
+	char prefix[32];
+	char *argv[] = {
+		(char *)"test_dp_dns_room", (char *)"--no-huge", (char *)"-m", (char *)"256",
+		(char *)"--no-pci", (char *)"--file-prefix", prefix, (char *)"-l", (char *)"0-1",
+		(char *)"--vdev", (char *)"net_null0", (char *)"--vdev", (char *)"net_null1",
+		(char *)"--log-level", (char *)"*:error", NULL,
+	};
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_full_ring_refuses_the_answer),
+		cmocka_unit_test(test_vm_share_charges_the_vm),
+	};
+	struct pol_errs errs = { 0 };
+	int rc;
+
+	snprintf(prefix, sizeof(prefix), "test_dp_dns_room_%d", (int)getpid());
+	if (rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) < 0)
+		return 1;
+	if ((cfg = pol_load_buffer(t_config, sizeof(t_config) - 1, "t.yaml", &errs)) == NULL) {
+		pol_errs_print(stderr, &errs);
+		return 1;
+	}
+	if (dp_ctx_setup(&ctx, cfg) != 0)
+		return 1;
+	w = ctx.workers[0];
+	w->now = dp_now(&ctx);
+	/* this thread plays worker 0 */
+	rte_rcu_qsbr_thread_register(ctx.qsbr, 0);
+	rte_rcu_qsbr_thread_online(ctx.qsbr, 0);
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	dp_ctx_teardown(&ctx);
+	pol_config_free(cfg);
+	rte_eal_cleanup();
+	return rc;
+}

@@ -1,0 +1,194 @@
+/*
+ * dataplane/worker/dp_evt.c: the bind ring's back-pressure (room is asked for before a
+ * binding exists, each VM's share, what the main lcore takes frees), and the wakeup of a
+ * sleeping main lcore (one eventfd write per sleep, none while it is awake).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_malloc.h>
+#include <rte_ring.h>
+
+#include "dp_evt.h"
+
+#define T_VMS	4
+
+static struct dp_ctx ctx;
+static struct dp_worker w;
+
+static void
+bind_one(uint16_t vm, uint32_t n)
+{
+	struct pol_addr a = { .family = 4 };
+
+	memcpy(a.a, &n, 4);
+	dp_evt_bind(&w, vm, &a, "example.com", 11, 300, 300);
+}
+
+/* Binds for vm while there is room; how many went. */
+static unsigned int
+fill(uint16_t vm)
+{
+	unsigned int n = 0;
+
+	while (dp_evt_bind_room(&w, vm, 1) == DP_EVT_ROOM_OK)
+		bind_one(vm, n++);
+	return n;
+}
+
+static unsigned int
+drain_all(unsigned int *per_vm)
+{
+	static struct dp_evt out[256];
+	unsigned int got, total = 0;
+
+	while ((got = dp_evt_drain(&w, out, 256)) > 0) {
+		for (unsigned int k = 0; k < got; k++) {
+			if (out[k].type != DP_EVT_BIND)
+				continue;
+			per_vm[out[k].vm]++;
+			total++;
+		}
+	}
+	return total;
+}
+
+static int
+setup(void **state)
+{
+	(void)state;
+	memset(&w, 0, sizeof(w));
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.wake_fd = -1;
+	w.ctx = &ctx;
+	w.bind_evts = dp_evt_ring_create("bind", 0, SOCKET_ID_ANY);
+	w.evts = dp_evt_ring_create("evt", 0, SOCKET_ID_ANY);
+	w.vm_stats = rte_zmalloc(NULL, (T_VMS + 1) * sizeof(w.vm_stats[0]), 0);
+	w.bind_taken = rte_zmalloc(NULL, (T_VMS + 1) * sizeof(w.bind_taken[0]), 0);
+	assert_non_null(w.bind_evts);
+	assert_non_null(w.evts);
+	assert_non_null(w.vm_stats);
+	assert_non_null(w.bind_taken);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	rte_ring_free(w.bind_evts);
+	rte_ring_free(w.evts);
+	rte_free(w.vm_stats);
+	rte_free(w.bind_taken);
+	if (ctx.wake_fd >= 0)
+		close(ctx.wake_fd);
+	return 0;
+}
+
+/* One VM binding in a loop takes half the ring; its neighbours still find room. */
+static void
+test_share(void **state)
+{
+	unsigned int cap = rte_ring_get_capacity(w.bind_evts), a, b, c, per_vm[T_VMS + 1] = { 0 };
+
+	(void)state;
+	a = fill(1);
+	assert_true(a >= cap / 2 - 1 && a <= cap / 2 + 1);
+	assert_int_equal(dp_evt_bind_room(&w, 1, 1), DP_EVT_ROOM_VM_SHARE);
+	b = fill(2);
+	assert_true(b > 0 && b <= (cap - a) / 2 + 1);
+	assert_int_equal(dp_evt_bind_room(&w, 2, 1), DP_EVT_ROOM_VM_SHARE);
+	c = fill(3);
+	assert_true(c > 0);
+	/* what nobody holds is never charged to the VM that asks: the ring is just full */
+	while (rte_ring_free_count(w.bind_evts) > 0)
+		bind_one(3, 0), c++;
+	assert_int_equal(dp_evt_bind_room(&w, 0, 1), DP_EVT_ROOM_FULL);
+	assert_int_equal(dp_evt_bind_room(&w, 1, 1), DP_EVT_ROOM_VM_SHARE);
+	/* nothing asked for room in vain was lost: every event put is taken, by VM */
+	assert_int_equal(drain_all(per_vm), a + b + c);
+	assert_int_equal(per_vm[1], a);
+	assert_int_equal(per_vm[2], b);
+	assert_int_equal(per_vm[3], c);
+	assert_int_equal(w.evt_dropped, 0);
+	/* taken: the shares are free again */
+	assert_int_equal(dp_evt_bind_room(&w, 1, 1), DP_EVT_ROOM_OK);
+	assert_int_equal(dp_evt_bind_room(&w, 1, cap / 2), DP_EVT_ROOM_OK);
+	assert_int_equal(dp_evt_bind_room(&w, 1, cap / 2 + 1), DP_EVT_ROOM_VM_SHARE);
+}
+
+/* An answer of n addresses asks for all n at once. */
+static void
+test_room_for_many(void **state)
+{
+	unsigned int cap = rte_ring_get_capacity(w.bind_evts), per_vm[T_VMS + 1] = { 0 };
+
+	(void)state;
+	assert_int_equal(dp_evt_bind_room(&w, 1, cap + 1), DP_EVT_ROOM_FULL);
+	assert_int_equal(dp_evt_bind_room(&w, 1, cap), DP_EVT_ROOM_VM_SHARE);
+	for (unsigned int i = 0; i < 100; i++)
+		bind_one(2, i);
+	assert_int_equal(dp_evt_bind_room(&w, 1, cap - 99), DP_EVT_ROOM_FULL);
+	/* more than half of what is free would leave the VM holding more than is left */
+	assert_int_equal(dp_evt_bind_room(&w, 1, (cap - 100) / 2), DP_EVT_ROOM_OK);
+	assert_int_equal(dp_evt_bind_room(&w, 1, (cap - 100) / 2 + 1), DP_EVT_ROOM_VM_SHARE);
+	assert_int_equal(drain_all(per_vm), 100);
+}
+
+/* A worker wakes a main lcore that announced its sleep, once; an awake one never. */
+static void
+test_wake_once_per_sleep(void **state)
+{
+	unsigned int per_vm[T_VMS + 1] = { 0 };
+	eventfd_t n = 0;
+
+	(void)state;
+	ctx.wake_fd = eventfd(0, EFD_NONBLOCK);
+	assert_true(ctx.wake_fd >= 0);
+	bind_one(1, 1);
+	assert_int_equal(eventfd_read(ctx.wake_fd, &n), -1);	/* awake: no write */
+	atomic_store(&ctx.main_asleep, true);
+	for (unsigned int i = 0; i < 50; i++)
+		bind_one(1, i);
+	assert_false(atomic_load(&ctx.main_asleep));
+	assert_int_equal(eventfd_read(ctx.wake_fd, &n), 0);
+	assert_int_equal(n, 1);				/* 50 events, one write */
+	dp_evt_block(&w, 1, NULL, DP_REASON_NO_BINDING, false, NULL, 0);
+	assert_int_equal(eventfd_read(ctx.wake_fd, &n), -1);
+	atomic_store(&ctx.main_asleep, true);
+	dp_evt_block(&w, 2, NULL, DP_REASON_NO_BINDING, false, NULL, 0);	/* blocks wake it too */
+	assert_int_equal(eventfd_read(ctx.wake_fd, &n), 0);
+	assert_int_equal(drain_all(per_vm), 51);
+}
+
+int
+main(void)
+{
+	char prefix[32];
+	char *argv[] = {
+		(char *)"test_dp_evt", (char *)"--no-huge", (char *)"-m", (char *)"64",
+		(char *)"--no-pci", (char *)"--file-prefix", prefix, (char *)"-l", (char *)"0",
+		(char *)"--log-level", (char *)"*:error", NULL,
+	};
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_share, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_room_for_many, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wake_once_per_sleep, setup, teardown),
+	};
+	int rc;
+
+	snprintf(prefix, sizeof(prefix), "test_dp_evt_%d", (int)getpid());
+	if (rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) < 0)
+		return 1;
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	rte_eal_cleanup();
+	return rc;
+}
