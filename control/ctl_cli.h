@@ -26,6 +26,10 @@ ctl_cmd_fn ctl_cmd_flows;	/* flows VM [--json] */
 ctl_cmd_fn ctl_cmd_events;	/* events [-f|--follow] [-e PATH] */
 ctl_cmd_fn ctl_cmd_reload;	/* reload [--json] */
 ctl_cmd_fn ctl_cmd_suggest;	/* suggest VM [--json] */
+/* Grants, served by the daemon too (ctl_grant_cli.c). */
+ctl_cmd_fn ctl_cmd_grant;	/* grant VM HOST[:PORT] --for D [--reason T] [--json] */
+ctl_cmd_fn ctl_cmd_grants;	/* grants [VM] [--json] */
+ctl_cmd_fn ctl_cmd_revoke;	/* revoke ID [--json] */
 /* check [-c FILE] VM HOST[:PORT]: offline with -c (ctl_check.c), else the daemon's. */
 ctl_cmd_fn ctl_cmd_check;
 
