@@ -160,8 +160,8 @@ gf_grant(struct json_object *o, struct ctl_grant *gr, char *why, size_t whylen)
 }
 
 /* The document into g (empty on entry); on failure g may hold some: the caller clears. */
-static int
-gf_parse(struct ctl_grants *g, const char *buf, size_t len, char *why, size_t whylen)
+int
+ctl_grants_parse(struct ctl_grants *g, const char *buf, size_t len, char *why, size_t whylen)
 {
 	struct json_tokener *tok = json_tokener_new_ex(CTL_GRANTS_DEPTH);
 	struct json_object *doc = NULL, *list;
@@ -235,7 +235,7 @@ ctl_grants_load(struct ctl_grants *g, char *err, size_t errlen)
 		snprintf(why, sizeof(why), "cannot read it: %s", rc == -EFBIG ?
 		    "larger than 1 MiB" : rc == -EINVAL ? "not a regular file" : strerror(-rc));
 	} else {
-		rc = gf_parse(g, buf, len, why, sizeof(why));
+		rc = ctl_grants_parse(g, buf, len, why, sizeof(why));
 		free(buf);
 		if (rc == 0)
 			return 0;

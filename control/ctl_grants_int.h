@@ -24,4 +24,11 @@ int ctl_grant_check(const struct ctl_grant *gr, const struct pol_config *cfg, ch
 /* Appends *gr (its id raises next_id past it): 0, -ENOSPC, -ENOMEM. */
 int ctl_grants_put(struct ctl_grants *g, const struct ctl_grant *gr);
 
+/*
+ * The state file's text (len bytes, need not be NUL-terminated) into the empty table g.
+ * 0, or -errno with why; on failure g may hold part of it: the caller empties it.
+ */
+int ctl_grants_parse(struct ctl_grants *g, const char *buf, size_t len, char *why,
+    size_t whylen);
+
 #endif /* CTL_GRANTS_INT_H */

@@ -379,10 +379,10 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	dp_stats_print(&ctx, stdout);
 	rc = 0;
 out:
-	dp_grants_stop(&ctl);
 	dp_control_nft_close(&ctl);
 	ctl_sock_close(sock);
 	ctl_metrics_stop(metrics);
+	dp_grants_stop(&ctl);		/* after the scrapes: they read its gauge */
 	if (ctl.events != NULL) {
 		clock_gettime(CLOCK_REALTIME, &now);
 		ctl_events_log_stop(ctl.events, &now);
