@@ -6,7 +6,6 @@
  *   grants [VM] [--json]
  *   revoke ID [--json]
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -16,75 +15,6 @@
 
 #include "ctl_cli.h"
 #include "ctl_client.h"
-
-struct ctl_grant_args {
-	const char *dur, *reason;
-	const char *pos[2];
-	int npos;
-	bool json;
-};
-
-/* -1 to go on, or the exit status after the usage line (0 for -h). */
-static int
-ctl_grant_args(int argc, char **argv, bool grant_opts, int minpos, int maxpos,
-    const char *usage, struct ctl_grant_args *a)
-{
-	static const struct option longopts[] = {
-		{ "for", required_argument, NULL, 'f' },
-		{ "reason", required_argument, NULL, 'r' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int ch;
-
-	memset(a, 0, sizeof(*a));
-	optind = 0;		/* reinitialise getopt after main()'s "+" mode */
-	while ((ch = getopt_long(argc, argv, "f:r:jh", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'f':
-		case 'r':
-			if (!grant_opts)
-				goto bad;
-			*(ch == 'f' ? &a->dur : &a->reason) = optarg;
-			break;
-		case 'j':
-			a->json = true;
-			break;
-		case 'h':
-			printf("usage: namegatectl %s\n", usage);
-			return CTL_EXIT_OK;
-		default:
-			goto bad;
-		}
-	}
-	if (argc - optind < minpos || argc - optind > maxpos || (grant_opts && a->dur == NULL))
-		goto bad;
-	while (optind < argc)
-		a->pos[a->npos++] = argv[optind++];
-	return -1;
-bad:
-	fprintf(stderr, "usage: namegatectl %s\n", usage);
-	return CTL_EXIT_ERROR;
-}
-
-/* -1 with a successful reply in *r, or the exit status after saying why. */
-static int
-ctl_grant_ask(const struct ctl_opts *o, const char *const *kv, struct ctl_reply *r)
-{
-	char err[512];
-
-	if (ctl_client_request(o->socket, kv, 0, r, err, sizeof(err)) < 0) {
-		fprintf(stderr, "namegatectl: %s\n", err);
-		return CTL_EXIT_ERROR;
-	}
-	if (r->error != NULL) {
-		fprintf(stderr, "namegatectl: %s: %s\n", kv[1], r->error);
-		ctl_reply_free(r);
-		return CTL_EXIT_ERROR;
-	}
-	return -1;
-}
 
 static const char *
 ctl_grant_str(struct json_object *g, const char *key)
@@ -126,18 +56,19 @@ int
 ctl_cmd_grant(const struct ctl_opts *o, int argc, char **argv)
 {
 	static const char usage[] = "grant VM HOST[:PORT] --for DURATION [--reason TEXT] [--json]";
-	struct ctl_grant_args a;
+	struct ctl_args a;
 	struct ctl_reply r;
 	char left[32];
 	int rc;
 
-	if ((rc = ctl_grant_args(argc, argv, true, 2, 2, usage, &a)) >= 0)
+	if ((rc = ctl_args_parse(argc, argv, CTL_OPT_GRANT | CTL_OPT_JSON, 2, 2, usage, &a)) >= 0)
 		return rc;
 	{
 		const char *kv[] = { "cmd", "grant", "vm", a.pos[0], "host", a.pos[1],
-			"for", a.dur, "reason", a.reason, NULL };
+			"for", a.dur, "reason", a.reason != NULL && *a.reason != '\0' ? a.reason : NULL,
+			NULL };
 
-		if ((rc = ctl_grant_ask(o, kv, &r)) >= 0)
+		if ((rc = ctl_ask_kv(o, kv, &r)) >= 0)
 			return rc;
 	}
 	if (a.json) {
@@ -157,17 +88,17 @@ ctl_cmd_grants(const struct ctl_opts *o, int argc, char **argv)
 {
 	static const char usage[] = "grants [VM] [--json]";
 	struct json_object *list;
-	struct ctl_grant_args a;
+	struct ctl_args a;
 	struct ctl_reply r;
 	size_t n;
 	int rc;
 
-	if ((rc = ctl_grant_args(argc, argv, false, 0, 1, usage, &a)) >= 0)
+	if ((rc = ctl_args_parse(argc, argv, CTL_OPT_JSON, 0, 1, usage, &a)) >= 0)
 		return rc;
 	{
 		const char *kv[] = { "cmd", "grants", "vm", a.pos[0], NULL };
 
-		if ((rc = ctl_grant_ask(o, kv, &r)) >= 0)
+		if ((rc = ctl_ask_kv(o, kv, &r)) >= 0)
 			return rc;
 	}
 	if (a.json) {
@@ -203,16 +134,16 @@ ctl_cmd_revoke(const struct ctl_opts *o, int argc, char **argv)
 {
 	static const char usage[] = "revoke ID [--json]";
 	struct json_object *g = NULL;
-	struct ctl_grant_args a;
+	struct ctl_args a;
 	struct ctl_reply r;
 	int rc;
 
-	if ((rc = ctl_grant_args(argc, argv, false, 1, 1, usage, &a)) >= 0)
+	if ((rc = ctl_args_parse(argc, argv, CTL_OPT_JSON, 1, 1, usage, &a)) >= 0)
 		return rc;
 	{
 		const char *kv[] = { "cmd", "revoke", "id", a.pos[0], NULL };
 
-		if ((rc = ctl_grant_ask(o, kv, &r)) >= 0)
+		if ((rc = ctl_ask_kv(o, kv, &r)) >= 0)
 			return rc;
 	}
 	if (a.json) {

@@ -299,13 +299,15 @@ ctl_grants_revoke(struct ctl_grants *g, uint64_t id, struct ctl_grant *out)
 	return -ENOENT;
 }
 
-size_t
-ctl_grants_expire(struct ctl_grants *g, int64_t now, ctl_grant_fn *fn, void *arg)
+/* Ends every grant ends(g, arg) says is over, calling fn first; how many. */
+static size_t
+ctl_grants_end_if(struct ctl_grants *g, bool (*ends)(const struct ctl_grant *, const void *),
+    const void *what, ctl_grant_fn *fn, void *arg)
 {
 	size_t n = 0;
 
 	for (size_t i = g->n; i-- > 0; ) {
-		if (g->v[i].expires > now)
+		if (!ends(&g->v[i], what))
 			continue;
 		if (fn != NULL)
 			fn(&g->v[i], arg);
@@ -315,19 +317,27 @@ ctl_grants_expire(struct ctl_grants *g, int64_t now, ctl_grant_fn *fn, void *arg
 	return n;
 }
 
+static bool
+ctl_grant_over(const struct ctl_grant *gr, const void *now)
+{
+	return gr->expires <= *(const int64_t *)now;
+}
+
+static bool
+ctl_grant_orphan(const struct ctl_grant *gr, const void *cfg)
+{
+	return pol_config_vm(cfg, gr->vm) == NULL;
+}
+
+size_t
+ctl_grants_expire(struct ctl_grants *g, int64_t now, ctl_grant_fn *fn, void *arg)
+{
+	return ctl_grants_end_if(g, ctl_grant_over, &now, fn, arg);
+}
+
 size_t
 ctl_grants_drop_unknown(struct ctl_grants *g, const struct pol_config *cfg, ctl_grant_fn *fn,
     void *arg)
 {
-	size_t n = 0;
-
-	for (size_t i = g->n; i-- > 0; ) {
-		if (pol_config_vm(cfg, g->v[i].vm) != NULL)
-			continue;
-		if (fn != NULL)
-			fn(&g->v[i], arg);
-		ctl_grants_remove(g, i);
-		n++;
-	}
-	return n;
+	return ctl_grants_end_if(g, ctl_grant_orphan, cfg, fn, arg);
 }

@@ -286,17 +286,16 @@ dp_grant_json(const struct ctl_grant *g, int64_t now)
 	return o;
 }
 
-/* {key: value} to out, value freed; -ENOMEM when value is NULL or on failure. */
+/* value to out on one line, or {key: value} when key is not NULL; value freed. */
 static int
 dp_grants_reply(FILE *out, const char *key, struct json_object *value)
 {
-	struct json_object *o;
+	struct json_object *o = value;
 
-	if (value == NULL || (o = json_object_new_object()) == NULL) {
-		json_object_put(value);
+	if (value == NULL)
 		return -ENOMEM;
-	}
-	if (json_object_object_add(o, key, value) < 0) {
+	if (key != NULL && ((o = json_object_new_object()) == NULL ||
+	    json_object_object_add(o, key, value) < 0)) {
 		json_object_put(value);
 		json_object_put(o);
 		return -ENOMEM;
@@ -311,7 +310,6 @@ int
 dp_grants_cs_grant(FILE *out, const struct ctl_grant_req *req, void *arg)
 {
 	struct ctl_grant g;
-	struct json_object *o;
 	char why[512];
 	int rc;
 
@@ -320,12 +318,7 @@ dp_grants_cs_grant(FILE *out, const struct ctl_grant_req *req, void *arg)
 		fputs(why, out);
 		return rc;
 	}
-	if ((o = dp_grant_json(&g, dp_grants_now())) == NULL)
-		return -ENOMEM;
-	fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-	    JSON_C_TO_STRING_NOSLASHESCAPE), out);
-	json_object_put(o);
-	return 0;
+	return dp_grants_reply(out, NULL, dp_grant_json(&g, dp_grants_now()));
 }
 
 int
