@@ -175,8 +175,11 @@ ctl_grants_parse(struct ctl_grants *g, const char *buf, size_t len, char *why, s
 		len--;
 	if (len > INT_MAX || (doc = json_tokener_parse_ex(tok, buf, (int)len)) == NULL ||
 	    json_tokener_get_parse_end(tok) != len) {
-		gf_fail(rc, why, whylen, "not one JSON document (%s)", doc == NULL ?
-		    json_tokener_error_desc(json_tokener_get_error(tok)) : "text after it");
+		enum json_tokener_error e = json_tokener_get_error(tok);
+
+		gf_fail(rc, why, whylen, "not one JSON document (%s)", doc != NULL ?
+		    "text after it" : e == json_tokener_continue ? "it ends too soon" :
+		    json_tokener_error_desc(e));
 		goto out;
 	}
 	if (!json_object_is_type(doc, json_type_object) ||

@@ -11,6 +11,7 @@ import signal
 import pytest
 
 import lab_namegate
+import ng_counters as nc
 from lab_net import wait_until
 from test_dataplane import start
 from test_reload import _HOLDER
@@ -86,6 +87,12 @@ def test_grant_opens_a_blocked_host_for_one_vm_and_revoke_cuts_it(ng):
         holder.send()
         assert holder.line().split() == ["evil.test=cut", "pypi.org=200"]
     assert blocked(ng)
+    # the binding the grant let vm1 learn is still in the table, and opens nothing now
+    with nc.Delta(ng) as d:
+        r = ng.curl("vm1", "https://evil.test/", resolve="evil.test:443:203.0.113.20",
+                    timeout=3)
+        d.wait({nc.blocked("vm1", "no_binding"): 1})
+    assert not r.ok
     assert live(ng) == [] and gauge(ng, "vm1") == 0
     assert "203.0.113.20" not in ng.nft_list().stdout
     made = [e for e in events(ng, "grant") if e["id"] == g["id"]]
