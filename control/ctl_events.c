@@ -559,6 +559,19 @@ ctl_events_log_grant(struct ctl_events *ev, const struct timespec *now,
 }
 
 int
+ctl_events_log_grants_damaged(struct ctl_events *ev, const struct timespec *now,
+    const char *file, const char *error)
+{
+	(void)ev_check_rotation(ev, now);
+	ev_begin(ev, now, NULL, "grants_damaged");
+	buf_puts(&ev->line, ",\"file\":");
+	buf_str(&ev->line, file);
+	buf_puts(&ev->line, ",\"error\":");
+	buf_str(&ev->line, error);
+	return ev_end(ev);
+}
+
+int
 ctl_events_log_start(struct ctl_events *ev, const struct timespec *now, const char *version)
 {
 	(void)ev_check_rotation(ev, now);

@@ -85,6 +85,13 @@ struct ctl_ev_grant {
 int ctl_events_log_grant(struct ctl_events *ev, const struct timespec *now,
     const struct ctl_ev_grant *g);
 
+/*
+ * {"event":"grants_damaged","file":F,"error":E}: the grants' state file could not be used
+ * and nothing it held is granted. Returns 0 or -errno.
+ */
+int ctl_events_log_grants_damaged(struct ctl_events *ev, const struct timespec *now,
+    const char *file, const char *error);
+
 /* {"event":"start","version":V,"pid":P}. Returns 0 or -errno. */
 int ctl_events_log_start(struct ctl_events *ev, const struct timespec *now, const char *version);
 

@@ -130,8 +130,14 @@ dp_grants_start(struct dp_control *c, FILE *log)
 	}
 	gr->c = c;
 	c->grants = gr;
-	if (ctl_grants_load(gr->table, err, sizeof(err)) < 0)
+	if (ctl_grants_load(gr->table, err, sizeof(err)) < 0) {
+		struct timespec now;
+
 		fprintf(log, "namegate: grants: %s; granting nothing (fail closed)\n", err);
+		clock_gettime(CLOCK_REALTIME, &now);
+		if (c->events != NULL)
+			ctl_events_log_grants_damaged(c->events, &now, cfg->grants_state, err);
+	}
 	ended = ctl_grants_expire(gr->table, dp_grants_now(), dp_grants_expired, gr) +
 	    ctl_grants_drop_unknown(gr->table, cfg, dp_grants_dropped, gr);
 	if (ended > 0)

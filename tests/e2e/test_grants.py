@@ -202,6 +202,8 @@ def test_damaged_state_file_grants_nothing_and_the_daemon_starts(ng):
     err = ng.namegate_output()[1]
     assert "grants: " + path in err and "granting nothing (fail closed)" in err, err
     assert os.path.exists(path + ".damaged")
+    damaged = events(ng, "grants_damaged")
+    assert damaged and damaged[-1]["file"] == path and "moved to" in damaged[-1]["error"]
     assert live(ng) == [] and gauge(ng, "vm1") == 0
     assert blocked(ng)
     assert ng.curl("vm1", "https://pypi.org/").ok   # the rest works as ever
