@@ -30,6 +30,10 @@ static const struct ctl_cmd ctl_cmds[] = {
 	    ctl_cmd_check },
 	{ "suggest", "VM [--json]", "an allowlist from what an audit-mode VM tried",
 	    ctl_cmd_suggest },
+	{ "grant", "VM HOST[:PORT] --for D [--reason T]", "allow a host for a VM, for a while",
+	    ctl_cmd_grant },
+	{ "grants", "[VM] [--json]", "live grants and when they end", ctl_cmd_grants },
+	{ "revoke", "ID [--json]", "end a grant now", ctl_cmd_revoke },
 	{ NULL, NULL, NULL, NULL },
 };
 
@@ -38,7 +42,7 @@ ctl_usage(FILE *out)
 {
 	fputs("usage: namegatectl [-s SOCKET] COMMAND [ARGS...]\n", out);
 	for (const struct ctl_cmd *c = ctl_cmds; c->name != NULL; c++)
-		fprintf(out, "  %-8s %-26s %s\n", c->name, c->args, c->help);
+		fprintf(out, "  %-8s %-36s %s\n", c->name, c->args, c->help);
 	fputs("exit status: 0 ok or check: allow; 1 check: block, or reload: rejected;\n"
 	    "             2 error (namegate not running, unknown VM, usage)\n", out);
 }

@@ -5,6 +5,7 @@
 #ifndef CTL_CLI_H
 #define CTL_CLI_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #define CTL_EXIT_OK		0
@@ -16,6 +17,36 @@ struct ctl_opts {
 	const char *socket;	/* -s SOCKET, or the default path */
 };
 
+#define CTL_OPT_JSON	0x1	/* --json */
+#define CTL_OPT_EVENTS	0x2	/* -f/--follow, -e PATH */
+#define CTL_OPT_GRANT	0x4	/* --for D (required), --reason T */
+
+/* A command's own arguments, as ctl_args_parse() found them. */
+struct ctl_args {
+	bool json;
+	bool follow;
+	const char *events;
+	const char *dur, *reason;	/* grant --for, --reason */
+	const char *pos[2];
+	int npos;
+};
+
+/*
+ * Parses a command's own argv (the options flags allows, minpos..maxpos positional
+ * arguments). Returns -1 to go on, or the exit status (usage printed): 0 for -h,
+ * CTL_EXIT_ERROR for bad arguments.
+ */
+int ctl_args_parse(int argc, char **argv, unsigned int flags, int minpos, int maxpos,
+    const char *usage, struct ctl_args *a);
+
+struct ctl_reply;
+
+/*
+ * Sends {kv...} (ctl_client_request()) to the daemon. Returns -1 with a successful reply
+ * in *r (free it with ctl_reply_free()), or the exit status after saying why on stderr.
+ */
+int ctl_ask_kv(const struct ctl_opts *o, const char *const *kv, struct ctl_reply *r);
+
 typedef int ctl_cmd_fn(const struct ctl_opts *o, int argc, char **argv);
 
 /* Served by the daemon's control socket (ctl_show.c). */
@@ -26,6 +57,10 @@ ctl_cmd_fn ctl_cmd_flows;	/* flows VM [--json] */
 ctl_cmd_fn ctl_cmd_events;	/* events [-f|--follow] [-e PATH] */
 ctl_cmd_fn ctl_cmd_reload;	/* reload [--json] */
 ctl_cmd_fn ctl_cmd_suggest;	/* suggest VM [--json] */
+/* Grants, served by the daemon too (ctl_grant_cli.c). */
+ctl_cmd_fn ctl_cmd_grant;	/* grant VM HOST[:PORT] --for D [--reason T] [--json] */
+ctl_cmd_fn ctl_cmd_grants;	/* grants [VM] [--json] */
+ctl_cmd_fn ctl_cmd_revoke;	/* revoke ID [--json] */
 /* check [-c FILE] VM HOST[:PORT]: offline with -c (ctl_check.c), else the daemon's. */
 ctl_cmd_fn ctl_cmd_check;
 

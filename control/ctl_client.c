@@ -59,7 +59,7 @@ cc_arm(int fd, int64_t deadline)
 
 /* The request line, newline included; NULL when out of memory. */
 static char *
-cc_request(const char *cmd, const char *vm, const char *host, size_t *len)
+cc_request(const char *const *kv, size_t *len)
 {
 	struct json_object *o;
 	const char *text;
@@ -68,10 +68,10 @@ cc_request(const char *cmd, const char *vm, const char *host, size_t *len)
 
 	if ((o = json_object_new_object()) == NULL)
 		return NULL;
-	if (json_object_object_add(o, "cmd", json_object_new_string(cmd)) < 0 ||
-	    (vm != NULL && json_object_object_add(o, "vm", json_object_new_string(vm)) < 0) ||
-	    (host != NULL && json_object_object_add(o, "host", json_object_new_string(host)) < 0))
-		goto out;
+	for (; kv[0] != NULL; kv += 2)
+		if (kv[1] != NULL &&
+		    json_object_object_add(o, kv[0], json_object_new_string(kv[1])) < 0)
+			goto out;
 	text = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN |
 	    JSON_C_TO_STRING_NOSLASHESCAPE, &n);
 	if (text == NULL || (line = malloc(n + 2)) == NULL)
@@ -126,6 +126,15 @@ int
 ctl_client_call(const char *path, const char *cmd, const char *vm, const char *host,
     int timeout_ms, struct ctl_reply *r, char *err, size_t errlen)
 {
+	const char *kv[] = { "cmd", cmd, "vm", vm, "host", host, NULL };
+
+	return ctl_client_request(path, kv, timeout_ms, r, err, errlen);
+}
+
+int
+ctl_client_request(const char *path, const char *const *kv, int timeout_ms,
+    struct ctl_reply *r, char *err, size_t errlen)
+{
 	int64_t deadline = cc_now_ms() + (timeout_ms > 0 ? timeout_ms : CTL_CLIENT_TIMEOUT_MS);
 	struct json_tokener *tok = NULL;
 	size_t reqlen = 0, off, cap = 0;
@@ -138,7 +147,7 @@ ctl_client_call(const char *path, const char *cmd, const char *vm, const char *h
 		cc_err(err, errlen, "socket: %s", strerror(-rc));
 		return rc;
 	}
-	if ((req = cc_request(cmd, vm, host, &reqlen)) == NULL) {
+	if ((req = cc_request(kv, &reqlen)) == NULL) {
 		rc = -ENOMEM;
 		cc_err(err, errlen, "out of memory");
 		goto out;

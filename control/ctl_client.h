@@ -29,6 +29,13 @@ struct ctl_reply {
 int ctl_client_call(const char *path, const char *cmd, const char *vm, const char *host,
     int timeout_ms, struct ctl_reply *r, char *err, size_t errlen);
 
+/*
+ * The same with any string members: kv holds key, value pairs and ends with a NULL key
+ * ({"cmd", "grant", "vm", "agent1", ..., NULL}); a NULL value leaves its key out.
+ */
+int ctl_client_request(const char *path, const char *const *kv, int timeout_ms,
+    struct ctl_reply *r, char *err, size_t errlen);
+
 /* Frees what ctl_client_call() filled in; zeroes *r. */
 void ctl_reply_free(struct ctl_reply *r);
 

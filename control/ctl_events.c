@@ -533,6 +533,45 @@ ctl_events_log_policy(struct ctl_events *ev, const struct timespec *now, uint64_
 }
 
 int
+ctl_events_log_grant(struct ctl_events *ev, const struct timespec *now,
+    const struct ctl_ev_grant *g)
+{
+	struct timespec until = { .tv_sec = (time_t)g->expires };
+	size_t at;
+
+	(void)ev_check_rotation(ev, now);
+	ev_begin(ev, now, g->vm, g->event);
+	buf_printf(&ev->line, ",\"id\":%llu,\"host\":", (unsigned long long)g->id);
+	buf_str(&ev->line, g->host);
+	buf_puts(&ev->line, ",\"until\":");
+	at = ev->line.len;
+	buf_ts(&ev->line, &until);
+	/* whole seconds: "...:00.000Z" loses its milliseconds */
+	if (!ev->line.oom && ev->line.len - at == 26) {
+		memmove(ev->line.p + ev->line.len - 6, ev->line.p + ev->line.len - 2, 2);
+		ev->line.len -= 4;
+	}
+	if (g->reason != NULL && g->reason[0] != '\0') {
+		buf_puts(&ev->line, ",\"reason\":");
+		buf_str(&ev->line, g->reason);
+	}
+	return ev_end(ev);
+}
+
+int
+ctl_events_log_grants_damaged(struct ctl_events *ev, const struct timespec *now,
+    const char *file, const char *error)
+{
+	(void)ev_check_rotation(ev, now);
+	ev_begin(ev, now, NULL, "grants_damaged");
+	buf_puts(&ev->line, ",\"file\":");
+	buf_str(&ev->line, file);
+	buf_puts(&ev->line, ",\"error\":");
+	buf_str(&ev->line, error);
+	return ev_end(ev);
+}
+
+int
 ctl_events_log_start(struct ctl_events *ev, const struct timespec *now, const char *version)
 {
 	(void)ev_check_rotation(ev, now);

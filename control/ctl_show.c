@@ -22,93 +22,37 @@
 #include "ctl_client.h"
 #include "ctl_events.h"
 
-#define CTL_OPT_JSON	0x1
-#define CTL_OPT_EVENTS	0x2	/* -f/--follow, -e PATH */
 #define CTL_TOP_REASONS	3	/* block reasons shown per VM in the stats table */
 #define CTL_TAB_COLS	10
-
-struct ctl_args {
-	bool json;
-	bool follow;
-	const char *events;
-	const char *pos[2];
-	int npos;
-};
-
-/*
- * Parses a command's own argv. Returns -1 to go on, or the exit status (usage printed):
- * 0 for -h, CTL_EXIT_ERROR for bad arguments.
- */
-static int
-ctl_args_parse(int argc, char **argv, unsigned int flags, int minpos, int maxpos,
-    const char *usage, struct ctl_args *a)
-{
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "follow", no_argument, NULL, 'f' },
-		{ "events", required_argument, NULL, 'e' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int ch;
-
-	memset(a, 0, sizeof(*a));
-	/* 0, not 1: reinitialise getopt, whose "+" mode main() left set. */
-	optind = 0;
-	while ((ch = getopt_long(argc, argv, "jfe:h", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'j':
-			if (!(flags & CTL_OPT_JSON))
-				goto bad;
-			a->json = true;
-			break;
-		case 'f':
-			if (!(flags & CTL_OPT_EVENTS))
-				goto bad;
-			a->follow = true;
-			break;
-		case 'e':
-			if (!(flags & CTL_OPT_EVENTS))
-				goto bad;
-			a->events = optarg;
-			break;
-		case 'h':
-			printf("usage: namegatectl %s\n", usage);
-			return CTL_EXIT_OK;
-		default:
-			goto bad;
-		}
-	}
-	if (argc - optind < minpos || argc - optind > maxpos)
-		goto bad;
-	while (optind < argc)
-		a->pos[a->npos++] = argv[optind++];
-	return -1;
-bad:
-	fprintf(stderr, "usage: namegatectl %s\n", usage);
-	return CTL_EXIT_ERROR;
-}
 
 /*
  * Asks the daemon. Returns -1 with a successful reply in *r (free it), or the exit status
  * after saying why on stderr: the daemon is unreachable, or it answered with an error.
  */
-static int
-ctl_ask(const struct ctl_opts *o, const char *cmd, const char *vm, const char *host,
-    struct ctl_reply *r)
+int
+ctl_ask_kv(const struct ctl_opts *o, const char *const *kv, struct ctl_reply *r)
 {
 	char err[512];
 
-	if (ctl_client_call(o->socket, cmd, vm, host, 0, r, err, sizeof(err)) < 0) {
+	if (ctl_client_request(o->socket, kv, 0, r, err, sizeof(err)) < 0) {
 		fprintf(stderr, "namegatectl: %s\n", err);
 		return CTL_EXIT_ERROR;
 	}
 	if (r->error != NULL) {
-		fprintf(stderr, "namegatectl: %s: %s\n", cmd, r->error);
+		fprintf(stderr, "namegatectl: %s: %s\n", kv[1], r->error);
 		ctl_reply_free(r);
 		return CTL_EXIT_ERROR;
 	}
 	return -1;
+}
+
+static int
+ctl_ask(const struct ctl_opts *o, const char *cmd, const char *vm, const char *host,
+    struct ctl_reply *r)
+{
+	const char *kv[] = { "cmd", cmd, "vm", vm, "host", host, NULL };
+
+	return ctl_ask_kv(o, kv, r);
 }
 
 static struct json_object *

@@ -36,12 +36,17 @@ enum ctl_cmd {
 	CTL_CMD_RELOAD,
 	CTL_CMD_CHECK,
 	CTL_CMD_SUGGEST,
+	CTL_CMD_GRANT,
+	CTL_CMD_GRANTS,
+	CTL_CMD_REVOKE,
 	CTL_CMD_MAX
 };
 
 #define CTL_ARG_VM	0x1	/* "vm" accepted */
 #define CTL_ARG_VM_REQ	0x2	/* "vm" required */
 #define CTL_ARG_HOST	0x4	/* "host" required */
+#define CTL_ARG_FOR	0x8	/* "for" required, "reason" accepted */
+#define CTL_ARG_ID	0x10	/* "id" required */
 
 static const struct {
 	const char *name;
@@ -54,6 +59,14 @@ static const struct {
 	[CTL_CMD_RELOAD] = { "reload", 0 },
 	[CTL_CMD_CHECK] = { "check", CTL_ARG_VM | CTL_ARG_VM_REQ | CTL_ARG_HOST },
 	[CTL_CMD_SUGGEST] = { "suggest", CTL_ARG_VM | CTL_ARG_VM_REQ },
+	[CTL_CMD_GRANT] = { "grant", CTL_ARG_VM | CTL_ARG_VM_REQ | CTL_ARG_HOST | CTL_ARG_FOR },
+	[CTL_CMD_GRANTS] = { "grants", CTL_ARG_VM },
+	[CTL_CMD_REVOKE] = { "revoke", CTL_ARG_ID },
+};
+
+/* A request's string members; NULL when absent. */
+struct ctl_args {
+	const char *vm, *host, *dur, *reason, *id;
 };
 
 enum ctl_conn_state {
@@ -333,10 +346,11 @@ ctl_conn_errorf(struct ctl_conn *c, const char *fmt, ...)
 
 /* The callback's return value; *missing when the ops table has none for cmd. */
 static int
-ctl_call(const struct ctl_sock *s, enum ctl_cmd cmd, const char *vm, const char *host, FILE *out,
+ctl_call(const struct ctl_sock *s, enum ctl_cmd cmd, const struct ctl_args *a, FILE *out,
     bool *missing)
 {
 	const struct ctl_sock_ops *o = s->ops;
+	const char *vm = a->vm, *host = a->host;
 
 	*missing = false;
 	switch (cmd) {
@@ -368,6 +382,22 @@ ctl_call(const struct ctl_sock *s, enum ctl_cmd cmd, const char *vm, const char 
 		if (o->suggest != NULL)
 			return o->suggest(out, vm, s->arg);
 		break;
+	case CTL_CMD_GRANT:
+		if (o->grant != NULL) {
+			struct ctl_grant_req r = { .vm = vm, .host = host, .dur = a->dur,
+				.reason = a->reason };
+
+			return o->grant(out, &r, s->arg);
+		}
+		break;
+	case CTL_CMD_GRANTS:
+		if (o->grants != NULL)
+			return o->grants(out, vm, s->arg);
+		break;
+	case CTL_CMD_REVOKE:
+		if (o->revoke != NULL)
+			return o->revoke(out, a->id, s->arg);
+		break;
 	case CTL_CMD_MAX:
 		break;
 	}
@@ -380,8 +410,7 @@ ctl_call(const struct ctl_sock *s, enum ctl_cmd cmd, const char *vm, const char 
  * when it is one JSON value, so clients can rely on "one line, then EOF".
  */
 static bool
-ctl_conn_run(struct ctl_sock *s, struct ctl_conn *c, enum ctl_cmd cmd, const char *vm,
-    const char *host)
+ctl_conn_run(struct ctl_sock *s, struct ctl_conn *c, enum ctl_cmd cmd, const struct ctl_args *a)
 {
 	struct json_tokener *tok = NULL;
 	struct json_object *val = NULL;
@@ -394,7 +423,7 @@ ctl_conn_run(struct ctl_sock *s, struct ctl_conn *c, enum ctl_cmd cmd, const cha
 
 	if ((out = open_memstream(&buf, &len)) == NULL)
 		return ctl_conn_error(c, "out of memory");
-	rc = ctl_call(s, cmd, vm, host, out, &missing);
+	rc = ctl_call(s, cmd, a, out, &missing);
 	if (fclose(out) != 0 || buf == NULL) {
 		free(buf);
 		return ctl_conn_error(c, "out of memory");
@@ -474,7 +503,8 @@ ctl_req_str(struct json_object *v, const char *key, char *why, size_t whylen)
 static bool
 ctl_conn_request(struct ctl_sock *s, struct ctl_conn *c, const char *line, size_t len)
 {
-	const char *cmdname = NULL, *vm = NULL, *host = NULL;
+	struct ctl_args a = { 0 };
+	const char *cmdname = NULL;
 	struct json_tokener *tok = NULL;
 	struct json_object *req = NULL;
 	enum ctl_cmd cmd = CTL_CMD_MAX;
@@ -510,10 +540,19 @@ ctl_conn_request(struct ctl_sock *s, struct ctl_conn *c, const char *line, size_
 			if ((cmdname = ctl_req_str(val, key, why, sizeof(why))) == NULL)
 				goto bad;
 		} else if (strcmp(key, "vm") == 0) {
-			if ((vm = ctl_req_str(val, key, why, sizeof(why))) == NULL)
+			if ((a.vm = ctl_req_str(val, key, why, sizeof(why))) == NULL)
 				goto bad;
 		} else if (strcmp(key, "host") == 0) {
-			if ((host = ctl_req_str(val, key, why, sizeof(why))) == NULL)
+			if ((a.host = ctl_req_str(val, key, why, sizeof(why))) == NULL)
+				goto bad;
+		} else if (strcmp(key, "for") == 0) {
+			if ((a.dur = ctl_req_str(val, key, why, sizeof(why))) == NULL)
+				goto bad;
+		} else if (strcmp(key, "reason") == 0) {
+			if ((a.reason = ctl_req_str(val, key, why, sizeof(why))) == NULL)
+				goto bad;
+		} else if (strcmp(key, "id") == 0) {
+			if ((a.id = ctl_req_str(val, key, why, sizeof(why))) == NULL)
 				goto bad;
 		} else {
 			snprintf(why, sizeof(why), "unknown key \"%.64s\"", key);
@@ -531,20 +570,34 @@ ctl_conn_request(struct ctl_sock *s, struct ctl_conn *c, const char *line, size_
 		ok = ctl_conn_errorf(c, "unknown command \"%.64s\"", cmdname);
 		goto out;
 	}
-	if (vm != NULL && !(ctl_cmds[cmd].args & CTL_ARG_VM)) {
+	if (a.vm != NULL && !(ctl_cmds[cmd].args & CTL_ARG_VM)) {
 		snprintf(why, sizeof(why), "%s takes no \"vm\"", cmdname);
 		goto bad;
 	}
-	if (vm == NULL && (ctl_cmds[cmd].args & CTL_ARG_VM_REQ)) {
+	if (a.vm == NULL && (ctl_cmds[cmd].args & CTL_ARG_VM_REQ)) {
 		snprintf(why, sizeof(why), "%s needs \"vm\"", cmdname);
 		goto bad;
 	}
-	if ((host == NULL) != !(ctl_cmds[cmd].args & CTL_ARG_HOST)) {
+	if ((a.host == NULL) != !(ctl_cmds[cmd].args & CTL_ARG_HOST)) {
 		snprintf(why, sizeof(why), "%s %s \"host\"", cmdname,
-		    host == NULL ? "needs" : "takes no");
+		    a.host == NULL ? "needs" : "takes no");
 		goto bad;
 	}
-	ok = ctl_conn_run(s, c, cmd, vm, host);
+	if ((a.dur == NULL) != !(ctl_cmds[cmd].args & CTL_ARG_FOR)) {
+		snprintf(why, sizeof(why), "%s %s \"for\"", cmdname,
+		    a.dur == NULL ? "needs" : "takes no");
+		goto bad;
+	}
+	if (a.reason != NULL && !(ctl_cmds[cmd].args & CTL_ARG_FOR)) {
+		snprintf(why, sizeof(why), "%s takes no \"reason\"", cmdname);
+		goto bad;
+	}
+	if ((a.id == NULL) != !(ctl_cmds[cmd].args & CTL_ARG_ID)) {
+		snprintf(why, sizeof(why), "%s %s \"id\"", cmdname,
+		    a.id == NULL ? "needs" : "takes no");
+		goto bad;
+	}
+	ok = ctl_conn_run(s, c, cmd, &a);
 	goto out;
 bad:
 	ok = ctl_conn_errorf(c, "bad request: %s", why);

@@ -68,6 +68,30 @@ int ctl_events_log_block(struct ctl_events *ev, const struct timespec *now,
 int ctl_events_log_policy(struct ctl_events *ev, const struct timespec *now,
     uint64_t generation, uint32_t vms, const char *file);
 
+/* A grant made, revoked or ended by itself; strings NUL-terminated, reason may be "". */
+struct ctl_ev_grant {
+	const char *event;	/* "grant", "grant_revoked", "grant_expired" */
+	uint64_t id;
+	const char *vm;
+	const char *host;	/* the pattern as written */
+	int64_t expires;	/* UTC seconds */
+	const char *reason;
+};
+
+/*
+ * {"vm":V,"event":E,"id":N,"host":H,"until":"2026-12-01T14:05:00Z"[,"reason":R]}, never
+ * rate-limited: each is an operator's decision or its end. Returns 0 or -errno.
+ */
+int ctl_events_log_grant(struct ctl_events *ev, const struct timespec *now,
+    const struct ctl_ev_grant *g);
+
+/*
+ * {"event":"grants_damaged","file":F,"error":E}: the grants' state file could not be used
+ * and nothing it held is granted. Returns 0 or -errno.
+ */
+int ctl_events_log_grants_damaged(struct ctl_events *ev, const struct timespec *now,
+    const char *file, const char *error);
+
 /* {"event":"start","version":V,"pid":P}. Returns 0 or -errno. */
 int ctl_events_log_start(struct ctl_events *ev, const struct timespec *now, const char *version);
 

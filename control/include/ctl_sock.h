@@ -11,6 +11,8 @@
  *   {"cmd":"bindings","vm":"agent1"}    {"cmd":"flows","vm":"agent1"}
  *   {"cmd":"check","vm":"agent1","host":"pypi.org:443"}
  *   {"cmd":"suggest","vm":"agent1"}
+ *   {"cmd":"grant","vm":"agent1","host":"pypi.org:443","for":"30m","reason":"pip"}
+ *   {"cmd":"grants"}  {"cmd":"grants","vm":"agent1"}   {"cmd":"revoke","id":"3"}
  *
  * The server answers with one JSON document on one line, then closes. Success is whatever
  * the command's callback wrote (re-serialised on one line); failure is {"error":"text"}.
@@ -76,6 +78,18 @@
  * suggest (what an audit-mode VM was refused, as allow patterns, sorted, no duplicates):
  *   {"vm":"agent1","policy":"python","allow":["files.pythonhosted.org","pypi.org:443"]}
  *   "policy" (the VM's policy name) is optional; namegatectl names the YAML block after it.
+ *
+ * grant (every member is untrusted text: the callback validates VM, pattern, duration and
+ * reason, and writes a one-line reason and returns -EINVAL for anything it refuses):
+ *   {"id":3,"vm":"agent1","host":"pypi.org:443","created":"2026-12-01T13:35:00Z",
+ *    "until":"2026-12-01T14:05:00Z","expires":1764597900,"left":1800,"reason":"pip"}
+ *   until/created in UTC; expires in UTC seconds; left: seconds to go; reason "" if none.
+ *
+ * grants (vm NULL: every VM's; -ENOENT for an unknown VM): {"grants":[ grant as above ]},
+ *   in the order made.
+ *
+ * revoke (id: decimal text; -EINVAL when it is not one, -ENOENT when no live grant has it):
+ *   {"revoked": grant as above}
  */
 #ifndef CTL_SOCK_H
 #define CTL_SOCK_H
@@ -91,6 +105,11 @@
 #define CTL_SOCK_DIR_MODE	0750	/* a parent directory we create */
 #define CTL_SOCK_MODE		0660	/* root and the socket's group may use it */
 
+/* A grant request's members; reason may be NULL, the others are set. */
+struct ctl_grant_req {
+	const char *vm, *host, *dur, *reason;
+};
+
 struct ctl_sock_ops {
 	int (*status)(FILE *out, void *arg);
 	int (*stats)(FILE *out, const char *vm, void *arg);	/* vm may be NULL: all */
@@ -99,6 +118,9 @@ struct ctl_sock_ops {
 	int (*reload)(FILE *out, void *arg);
 	int (*check)(FILE *out, const char *vm, const char *host, void *arg);
 	int (*suggest)(FILE *out, const char *vm, void *arg);
+	int (*grant)(FILE *out, const struct ctl_grant_req *req, void *arg);
+	int (*grants)(FILE *out, const char *vm, void *arg);	/* vm may be NULL: all */
+	int (*revoke)(FILE *out, const char *id, void *arg);
 };
 
 /* What happened to clients since ctl_sock_open(), for metrics and tests. */

@@ -15,6 +15,7 @@
 #include "nft.h"
 #include "dp_control.h"
 #include "dp_evt.h"
+#include "dp_grants.h"
 #include "dp_mirror.h"
 #include "dp_names.h"
 #include "dp_reload.h"
@@ -70,6 +71,7 @@ dp_control_render(FILE *out, void *arg)
 
 	pthread_mutex_lock(&c->gen_lock);
 	dp_stats_print(c->ctx, out);
+	dp_grants_render(c, out);
 	if (c->nft != NULL)
 		nft_stats_get(c->nft, &ns);	/* plain counters: a torn read is off by one batch */
 	fputs("# HELP namegate_nft_bind_latency_seconds From a binding's DNS answer to its nft "
@@ -329,7 +331,7 @@ dp_control_reload(struct dp_control *c, FILE *err)
 
 	dp_control_drain(c);		/* every name learned so far counts */
 	pthread_mutex_lock(&c->gen_lock);
-	rc = dp_reload(c->ctx, c->cfgp, c->names, err);
+	rc = dp_reload(c->ctx, c->cfgp, c->names, c->grants, err);
 	/* under the lock: a scrape reads the table's counters */
 	if (rc == 0 && c->nft != NULL && dp_control_nft_open(c, err) != 0)
 		fputs("namegate: reload: the slow path's table could not be rebuilt\n", err);

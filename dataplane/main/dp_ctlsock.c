@@ -15,6 +15,7 @@
 #include "dp_control.h"
 #include "dp_ctlsock.h"
 #include "dp_flow.h"
+#include "dp_grants.h"
 #include "dp_mirror.h"
 #include "dp_names.h"
 #include "dp_reload.h"
@@ -321,7 +322,8 @@ dp_cs_check(FILE *out, const char *vm, const char *host, void *arg)
 
 	if ((mem = open_memstream(&line, &len)) == NULL)
 		return -ENOMEM;
-	rc = pol_explain(*c->cfgp, vm, host, mem, out);
+	/* the grants in force too: a grant that decides is named (policy/load pol_explain) */
+	rc = pol_explain(dp_grants_view(c), vm, host, mem, out);
 	fclose(mem);
 	if (rc == 2) {
 		free(line);
@@ -368,6 +370,15 @@ dp_cs_cmp(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* The VM's policy as configured: the generation's may be its copy with grants. */
+static const char *
+dp_cs_policy_name(const struct pol_config *cfg, const char *vm)
+{
+	const struct pol_vm *v = pol_config_vm(cfg, vm);
+
+	return v != NULL ? pol_set_policy_name(cfg->set, v->policy) : "";
+}
+
 /* What the VM resolved or was refused: a starting allowlist for an audited VM. */
 static int
 dp_cs_suggest(FILE *out, const char *vm, void *arg)
@@ -387,8 +398,7 @@ dp_cs_suggest(FILE *out, const char *vm, void *arg)
 	o = json_object_new_object();
 	allow = json_object_new_array();
 	ok = dp_cs_set(o, "vm", json_object_new_string(vm)) &&
-	    dp_cs_set(o, "policy", json_object_new_string(pol_set_policy_name(g->set,
-	    g->vms[slot].policy)));
+	    dp_cs_set(o, "policy", json_object_new_string(dp_cs_policy_name(*c->cfgp, vm)));
 	ok = dp_cs_set(o, "allow", allow) && ok;	/* it takes allow, or frees it */
 	for (size_t i = 0; ok && i < l.n; i++)
 		ok = dp_cs_append(allow, json_object_new_string(l.v[i]));
@@ -404,4 +414,7 @@ const struct ctl_sock_ops dp_ctlsock_ops = {
 	.reload = dp_cs_reload,
 	.check = dp_cs_check,
 	.suggest = dp_cs_suggest,
+	.grant = dp_grants_cs_grant,
+	.grants = dp_grants_cs_list,
+	.revoke = dp_grants_cs_revoke,
 };

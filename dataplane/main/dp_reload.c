@@ -10,8 +10,10 @@
 #include "dp.h"
 #include "dp_bind.h"
 #include "dp_gen.h"
+#include "dp_grants.h"
 #include "dp_names.h"
 #include "dp_reload.h"
+#include "ctl_grants.h"
 #include "policy/load.h"
 
 struct dp_reload_walk {
@@ -58,13 +60,44 @@ dp_reload_restart_only(const struct pol_config *old, const struct pol_config *ne
 }
 
 int
-dp_reload(struct dp_ctx *ctx, struct pol_config **cfgp, const struct dp_names *names, FILE *err)
+dp_publish(struct dp_ctx *ctx, const struct pol_config *cfg, const struct dp_names *names,
+    FILE *err)
+{
+	const struct dp_gen *prev = atomic_load_explicit(&ctx->gen, memory_order_acquire);
+	struct dp_reload_walk walk;
+	struct dp_gen *g;
+
+	if ((g = dp_gen_create(cfg, prev->id + 1, ctx->nworkers, prev)) == NULL ||
+	    dp_gen_names_init(g, dp_names_count(names) + 1) != 0) {
+		fprintf(err, "namegate: %s; generation %u stays in force\n",
+		    rte_errno == E2BIG ? "out of VM slots" : "out of memory", prev->id);
+		dp_gen_free(g);
+		return -ENOMEM;
+	}
+	walk = (struct dp_reload_walk){ .g = g, .cfg = cfg };
+	dp_names_walk(names, dp_reload_name, &walk);
+	if (walk.rc != 0) {
+		fprintf(err, "namegate: name table: %s; generation %u stays in force\n",
+		    strerror(-walk.rc), prev->id);
+		dp_gen_free(g);
+		return walk.rc;
+	}
+	atomic_store_explicit(&ctx->gen, g, memory_order_release);
+	/* every worker has moved to g once each has passed a quiescent point */
+	rte_rcu_qsbr_synchronize(ctx->qsbr, RTE_QSBR_THRID_INVALID);
+	dp_gen_free((struct dp_gen *)(uintptr_t)prev);
+	return 0;
+}
+
+int
+dp_reload(struct dp_ctx *ctx, struct pol_config **cfgp, const struct dp_names *names,
+    struct dp_grants *grants, FILE *err)
 {
 	const struct dp_gen *prev = atomic_load_explicit(&ctx->gen, memory_order_acquire);
 	struct pol_config *old = *cfgp, *next;
 	struct pol_errs errs = { 0 };
-	struct dp_reload_walk walk;
-	struct dp_gen *g;
+	struct ctl_overlay ov;
+	int rc;
 
 	if ((next = pol_load_file(old->path, &errs)) == NULL) {
 		pol_errs_print(err, &errs);
@@ -74,30 +107,23 @@ dp_reload(struct dp_ctx *ctx, struct pol_config **cfgp, const struct dp_names *n
 		return -EINVAL;
 	}
 	dp_reload_restart_only(old, next, err);
-	if ((g = dp_gen_create(next, prev->id + 1, ctx->nworkers, prev)) == NULL ||
-	    dp_gen_names_init(g, dp_names_count(names) + 1) != 0) {
-		fprintf(err, "namegate: reload: %s; generation %u stays in force\n",
-		    rte_errno == E2BIG ? "out of VM slots" : "out of memory", prev->id);
-		dp_gen_free(g);
+	/* the new file's policies, with the live grants on top: one generation, no gap */
+	if ((rc = dp_grants_overlay(grants, next, &ov)) < 0) {
+		fprintf(err, "namegate: reload: grants: %s; generation %u stays in force\n",
+		    strerror(-rc), prev->id);
 		pol_config_free(next);
-		return -ENOMEM;
+		return rc;
 	}
-	walk = (struct dp_reload_walk){ .g = g, .cfg = next };
-	dp_names_walk(names, dp_reload_name, &walk);
-	if (walk.rc != 0) {
-		fprintf(err, "namegate: reload: name table: %s; generation %u stays in force\n",
-		    strerror(-walk.rc), prev->id);
-		dp_gen_free(g);
+	if ((rc = dp_publish(ctx, &ov.view, names, err)) != 0) {
+		ctl_overlay_free(&ov);
 		pol_config_free(next);
-		return walk.rc;
+		return rc;
 	}
-	atomic_store_explicit(&ctx->gen, g, memory_order_release);
-	/* every worker has moved to g once each has passed a quiescent point */
-	rte_rcu_qsbr_synchronize(ctx->qsbr, RTE_QSBR_THRID_INVALID);
-	dp_gen_free((struct dp_gen *)(uintptr_t)prev);
+	dp_grants_adopt(grants, &ov);
 	pol_config_free(old);
 	*cfgp = next;
-	fprintf(err, "namegate: reload: generation %u in force: %zu VMs%s\n", g->id, next->nvms,
+	fprintf(err, "namegate: reload: generation %u in force: %zu VMs%s\n",
+	    atomic_load_explicit(&ctx->gen, memory_order_acquire)->id, next->nvms,
 	    dp_names_overflowed(names) ? " (name table full: flows through names it lost are "
 	    "cut)" : "");
 	return 0;

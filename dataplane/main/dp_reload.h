@@ -8,16 +8,26 @@
 #include <stdio.h>
 
 struct dp_ctx;
+struct dp_grants;
 struct dp_names;
 struct pol_config;
 
 /*
- * Load (*cfgp)->path again. On success the new generation is in force on every worker when
- * this returns, the old one and the old *cfgp are freed, and *cfgp is the new
- * configuration: 0. On failure (errors printed to err as FILE:LINE:COL: message) nothing
- * changes: -errno.
+ * Load (*cfgp)->path again. On success the new generation (the file's policies with the
+ * live grants of grants, which may be NULL, on top) is in force on every worker when this
+ * returns, the old one and the old *cfgp are freed, and *cfgp is the new configuration: 0.
+ * On failure (errors printed to err as FILE:LINE:COL: message) nothing changes: -errno.
  */
 int dp_reload(struct dp_ctx *ctx, struct pol_config **cfgp, const struct dp_names *names,
+    struct dp_grants *grants, FILE *err);
+
+/*
+ * Build the next generation from cfg exactly as given (a grants view: its set and its VMs'
+ * policies), judge every name in names under it, publish it and retire the running one
+ * once every worker has moved: what cfg no longer allows is cut on its next packet. cfg
+ * must outlive the generation. 0, or -errno with a message on err and nothing changed.
+ */
+int dp_publish(struct dp_ctx *ctx, const struct pol_config *cfg, const struct dp_names *names,
     FILE *err);
 
 #endif

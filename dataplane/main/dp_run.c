@@ -32,6 +32,7 @@
 #include "dp_mirror.h"
 #include "dp_evt.h"
 #include "dp_gen.h"
+#include "dp_grants.h"
 #include "dp_hash.h"
 #include "dp_names.h"
 #include "dp_port.h"
@@ -327,6 +328,10 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 		goto out;
 	if (ctx.slow_path && dp_control_nft_open(&ctl, stderr) != 0)
 		goto out;
+	if (dp_grants_start(&ctl, stderr) != 0) {
+		fputs("namegate: cannot allocate the grant table\n", stderr);
+		goto out;
+	}
 	if ((sock = ctl_sock_open(cfg->control_socket, &dp_ctlsock_ops, &ctl, 0, err,
 	    sizeof(err))) == NULL) {
 		fprintf(stderr, "namegate: control socket %s: %s\n", cfg->control_socket, err);
@@ -348,6 +353,7 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 		slow_poll = dp_slowq_run(&ctx) > 0 && (ctx.slow_rx_fd[0] < 0 ||
 		    ctx.slow_rx_fd[1] < 0);
 		dp_control_drain(&ctl);
+		dp_grants_tick(&ctl);
 		/*
 		 * Bindings expire in whole seconds, and a pass over a sparse table costs a scan
 		 * of all its slots: one pass per second, spread over slices while it lasts.
@@ -376,6 +382,7 @@ out:
 	dp_control_nft_close(&ctl);
 	ctl_sock_close(sock);
 	ctl_metrics_stop(metrics);
+	dp_grants_stop(&ctl);		/* after the scrapes: they read its gauge */
 	if (ctl.events != NULL) {
 		clock_gettime(CLOCK_REALTIME, &now);
 		ctl_events_log_stop(ctl.events, &now);

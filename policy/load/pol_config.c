@@ -287,6 +287,11 @@ static const struct pol_field pol_slow_path_fields[] = {
 	{ NULL, 0, NULL, 0, 0, 0, NULL, NULL, false },
 };
 
+static const struct pol_field pol_grants_fields[] = {
+	{ "state", YAML_SCALAR_NODE, pol_h_str, CFG(grants_state), 0, 0, NULL, NULL, false },
+	{ NULL, 0, NULL, 0, 0, 0, NULL, NULL, false },
+};
+
 const struct pol_field pol_top_fields[] = {
 	{ "dataplane", YAML_MAPPING_NODE, pol_h_dataplane, 0, 0, 0, NULL, pol_dataplane_fields,
 	    false },
@@ -304,6 +309,7 @@ const struct pol_field pol_top_fields[] = {
 	{ "control_socket", YAML_SCALAR_NODE, pol_h_str, CFG(control_socket), 0, 0, NULL, NULL,
 	    false },
 	{ "events", YAML_SCALAR_NODE, pol_h_str, CFG(events), 0, 0, NULL, NULL, false },
+	{ "grants", YAML_MAPPING_NODE, pol_h_map, 0, 0, 0, NULL, pol_grants_fields, false },
 	{ "policies", YAML_MAPPING_NODE, pol_h_policies, 0, 0, 0, NULL, NULL, true },
 	{ "vms", YAML_SEQUENCE_NODE, pol_h_vms, 0, 0, 0, NULL, NULL, true },
 	{ NULL, 0, NULL, 0, 0, 0, NULL, NULL, false },

@@ -16,7 +16,9 @@
 void
 pol_rule_where(FILE *out, const struct pol_rule *r)
 {
-	if (r->imported)
+	if (r->grant)
+		fputs(r->key, out);
+	else if (r->imported)
 		fprintf(out, "policies.%s.import %s[%u] \"%s\"", r->policy, r->key, r->index,
 		    r->pattern);
 	else
@@ -71,12 +73,16 @@ pol_explain(const struct pol_config *cfg, const char *vmname, const char *host, 
 		v = pol_match_addr(cfg->set, vm->policy, p.addr, p.kind == POL_ADDR4 ? 4 : 16,
 		    proto, p.port, &rule);
 	pol_host_str(&p, has_port, shown, sizeof(shown));
-	fprintf(out, "%s %s for %s: ", v == POL_ALLOW ? "allow" : "block", shown, vm->name);
-	if (rule != NULL) {
+	fprintf(out, "%s %s for %s", v == POL_ALLOW ? "allow" : "block", shown, vm->name);
+	if (rule != NULL && rule->grant) {
+		/* "by grant 3 until 14:05Z, "why"": an operator's decision, not a file's line */
+		fprintf(out, " by %s", rule->key);
+	} else if (rule != NULL) {
+		fputs(": ", out);
 		pol_rule_where(out, rule);
 		fprintf(out, " (%s:%u)", rule->file, rule->line);
 	} else {
-		fprintf(out, "no pattern of policy '%s' matches (default deny)",
+		fprintf(out, ": no pattern of policy '%s' matches (default deny)",
 		    pol_set_policy_name(cfg->set, vm->policy));
 	}
 	if (v == POL_ALLOW && !has_port && rule != NULL && rule->kind == POL_NAME_WILD) {

@@ -37,7 +37,7 @@ struct pol_brule {
 	char *key, *pattern, *file;
 	uint32_t index, line, col;
 	enum pol_list list;
-	bool imported;
+	bool imported, grant;
 	enum pol_kind kind;
 	uint16_t name_len;
 };
@@ -163,6 +163,7 @@ pol_builder_add(struct pol_builder *b, uint32_t policy, const struct pol_pattern
 	*r = (struct pol_brule){
 		.policy = policy, .index = origin->index, .line = origin->line,
 		.col = origin->col, .list = origin->list, .imported = origin->imported,
+		.grant = origin->grant,
 		.key = pol_strdup0(origin->key), .pattern = pol_strdup0(origin->pattern),
 		.file = pol_strdup0(origin->file), .kind = p->kind,
 		.name_len = p->kind == POL_NAME_EXACT || p->kind == POL_NAME_WILD ?
@@ -404,7 +405,8 @@ pol_builder_build(const struct pol_builder *b)
 			.policy = pol[r->policy].name, .key = t.base + rule_off[i][0],
 			.pattern = t.base + rule_off[i][1], .file = t.base + rule_off[i][2],
 			.index = r->index, .line = r->line, .col = r->col, .list = r->list,
-			.imported = r->imported, .kind = r->kind, .name_len = r->name_len,
+			.imported = r->imported, .grant = r->grant, .kind = r->kind,
+			.name_len = r->name_len,
 		};
 	}
 

@@ -8,7 +8,9 @@
  * the running generation; load, keep the old generation on errors), so the test can hold
  * the online and offline forms of check to the same output. stats, bindings, flows and
  * suggest answer from the tables below for agent1 and build-runner-long; any other VM is
- * unknown. Prints "ready" once the socket listens; exits 0 on SIGTERM or SIGINT.
+ * unknown. grant, grants and revoke use the real grant table (control/ctl_grants.c: its
+ * checks, its state file CONFIG.grants.json), and check sees the grants, as the daemon's
+ * does. Prints "ready" once the socket listens; exits 0 on SIGTERM or SIGINT.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,10 +21,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
 
+#include "ctl_grants.h"
 #include "ctl_sock.h"
 #include "policy/load.h"
 
@@ -31,7 +35,14 @@ struct fake {
 	const char *events;
 	struct pol_config *cfg;
 	uint64_t generation;
+	struct ctl_grants *grants;
 };
+
+static int64_t
+fake_now(void)
+{
+	return (int64_t)time(NULL);
+}
 
 static volatile sig_atomic_t fake_stop;
 
@@ -177,19 +188,28 @@ fake_check(FILE *out, const char *vm, const char *host, void *arg)
 	struct fake *f = arg;
 	char *line = NULL, *err = NULL;
 	size_t linelen = 0, errlen = 0;
+	struct ctl_overlay ov;
 	FILE *lf, *ef;
 	int rc;
 
-	if ((lf = open_memstream(&line, &linelen)) == NULL)
+	if (ctl_grants_expire(f->grants, fake_now(), NULL, NULL) > 0)
+		ctl_grants_save(f->grants, NULL, 0);
+	if (ctl_overlay_build(f->grants, f->cfg, fake_now(), &ov) < 0)
 		return -ENOMEM;
+	if ((lf = open_memstream(&line, &linelen)) == NULL) {
+		ctl_overlay_free(&ov);
+		return -ENOMEM;
+	}
 	if ((ef = open_memstream(&err, &errlen)) == NULL) {
 		fclose(lf);
 		free(line);
+		ctl_overlay_free(&ov);
 		return -ENOMEM;
 	}
-	rc = pol_explain(f->cfg, vm, host, lf, ef);
+	rc = pol_explain(&ov.view, vm, host, lf, ef);
 	fclose(lf);
 	fclose(ef);
+	ctl_overlay_free(&ov);
 	if (rc == 0 || rc == 1) {
 		if (linelen > 0 && line[linelen - 1] == '\n')
 			line[--linelen] = '\0';
@@ -221,6 +241,83 @@ fake_suggest(FILE *out, const char *vm, void *arg)
 	return 0;
 }
 
+static void
+fake_grant_json(FILE *out, const struct ctl_grant *g)
+{
+	char until[32];
+
+	ctl_grant_time(g->expires, until, sizeof(until));
+	fprintf(out, "{\"id\":%" PRIu64 ",\"vm\":", g->id);
+	fake_str(out, g->vm);
+	fputs(",\"host\":", out);
+	fake_str(out, g->host);
+	fprintf(out, ",\"until\":\"%s\",\"expires\":%" PRId64 ",\"left\":%" PRId64
+	    ",\"reason\":", until, g->expires, g->expires - fake_now());
+	fake_str(out, g->reason);
+	fputc('}', out);
+}
+
+static int
+fake_grant(FILE *out, const struct ctl_grant_req *r, void *arg)
+{
+	struct fake *f = arg;
+	struct ctl_grant g;
+	char why[512];
+	int rc;
+
+	if ((rc = ctl_grants_add(f->grants, f->cfg, r->vm, r->host, r->dur, r->reason,
+	    fake_now(), &g, why, sizeof(why))) < 0 ||
+	    (rc = ctl_grants_save(f->grants, why, sizeof(why))) < 0) {
+		fputs(why, out);
+		return rc;
+	}
+	fake_grant_json(out, &g);
+	return 0;
+}
+
+static int
+fake_grants(FILE *out, const char *vm, void *arg)
+{
+	struct fake *f = arg;
+	const char *sep = "";
+
+	if (vm != NULL && pol_config_vm(f->cfg, vm) == NULL) {
+		fprintf(out, "unknown VM '%s'", vm);
+		return -ENOENT;
+	}
+	ctl_grants_expire(f->grants, fake_now(), NULL, NULL);
+	fputs("{\"grants\":[", out);
+	for (size_t i = 0; i < ctl_grants_count(f->grants); i++) {
+		const struct ctl_grant *g = ctl_grants_at(f->grants, i);
+
+		if (vm != NULL && strcmp(vm, g->vm) != 0)
+			continue;
+		fputs(sep, out);
+		fake_grant_json(out, g);
+		sep = ",";
+	}
+	fputs("]}", out);
+	return 0;
+}
+
+static int
+fake_revoke(FILE *out, const char *id, void *arg)
+{
+	struct fake *f = arg;
+	struct ctl_grant g;
+
+	if (strspn(id, "0123456789") != strlen(id) ||
+	    ctl_grants_revoke(f->grants, strtoull(id, NULL, 10), &g) < 0) {
+		fprintf(out, "no live grant %s", id);
+		return -ENOENT;
+	}
+	ctl_grants_save(f->grants, NULL, 0);
+	fputs("{\"revoked\":", out);
+	fake_grant_json(out, &g);
+	fputc('}', out);
+	return 0;
+}
+
 static const struct ctl_sock_ops fake_ops = {
 	.status = fake_status,
 	.stats = fake_stats,
@@ -229,6 +326,9 @@ static const struct ctl_sock_ops fake_ops = {
 	.reload = fake_reload,
 	.check = fake_check,
 	.suggest = fake_suggest,
+	.grant = fake_grant,
+	.grants = fake_grants,
+	.revoke = fake_revoke,
 };
 
 int
@@ -267,6 +367,12 @@ main(int argc, char **argv)
 		pol_errs_free(&errs);
 		return 1;
 	}
+	snprintf(err, sizeof(err), "%s.grants.json", f.config);
+	if ((f.grants = ctl_grants_new(err)) == NULL ||
+	    ctl_grants_load(f.grants, err, sizeof(err)) < 0) {
+		fprintf(stderr, "fake_daemon: grants: %s\n", f.grants ? err : strerror(errno));
+		return 1;
+	}
 	if ((s = ctl_sock_open(path, &fake_ops, &f, timeout, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "fake_daemon: %s\n", err);
 		pol_config_free(f.cfg);
@@ -286,6 +392,7 @@ main(int argc, char **argv)
 		}
 	}
 	ctl_sock_close(s);
+	ctl_grants_free(f.grants);
 	pol_config_free(f.cfg);
 	return 0;
 usage:

@@ -344,3 +344,62 @@ def test_daemon_drops_silent_client(tmp_path):
         s.close()
     finally:
         d.stop()
+
+
+def test_grant_grants_revoke(daemon):
+    rc, out, err = daemon.ctl("grant", "vm1", "evil.test:443", "--for", "1h30m",
+                              "--reason", "pip needs it")
+    assert rc == 0, err
+    m = re.fullmatch(r"grant (\d+): vm1 may reach evil\.test:443 until "
+                     r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ) \(1h(29|30)m\)\n", out)
+    assert m, out
+    gid = int(m.group(1))
+    rc, out, _ = daemon.ctl("check", "vm1", "evil.test:443")
+    hhmmss = m.group(2)[11:19]
+    shown = hhmmss[:5] if hhmmss.endswith(":00") else hhmmss
+    assert rc == 0 and out == (f'allow evil.test:443 for vm1 by grant {gid} until {shown}Z, '
+                               '"pip needs it"\n'), out
+    assert daemon.ctl("check", "vm2", "evil.test:443")[0] == 1     # one VM's grant only
+    # deny still wins over a grant that covers it
+    assert daemon.ctl("grant", "vm1", "upload.pypi.org", "--for", "5m")[0] == 0
+    rc, out, _ = daemon.ctl("check", "vm1", "upload.pypi.org:443")
+    assert rc == 1 and "policies.dev.deny" in out, out
+    rc, out, _ = daemon.ctl("grants")
+    lines = out.splitlines()
+    assert rc == 0 and lines[0].split() == ["ID", "VM", "HOST", "UNTIL", "(UTC)", "LEFT",
+                                            "REASON"], out
+    assert re.match(r"^%d\s+vm1\s+evil\.test:443\s+\S+Z\s+1h\d+m\s+pip needs it$" % gid,
+                    lines[1]), out
+    rc, out, _ = daemon.ctl("grants", "vm2", "--json")
+    assert rc == 0 and json.loads(out) == {"grants": []}
+    listed = json.loads(daemon.ctl("grants", "vm1", "--json")[1])["grants"]
+    assert [g["host"] for g in listed] == ["evil.test:443", "upload.pypi.org"]
+    assert listed[0]["reason"] == "pip needs it" and 5300 < listed[0]["left"] <= 5400
+    rc, out, _ = daemon.ctl("revoke", str(gid))
+    assert rc == 0 and out == f"grant {gid} revoked: vm1 may no longer reach evil.test:443\n"
+    assert daemon.ctl("check", "vm1", "evil.test:443")[0] == 1
+    rc, out, err = daemon.ctl("revoke", str(gid))
+    assert rc == 2 and out == "" and err == f"namegatectl: revoke: no live grant {gid}\n"
+    # the state file is the one the daemon would read at its next start
+    state = json.load(open(daemon.config + ".grants.json"))
+    assert state["version"] == 1 and [g["host"] for g in state["grants"]] == ["upload.pypi.org"]
+
+
+def test_grant_refuses_bad_input_with_a_reason(daemon):
+    for args, why in [
+            (("grant", "vm9", "evil.test", "--for", "1h"), "unknown VM 'vm9'"),
+            (("grant", "vm1", "*", "--for", "1h"), "bad host pattern \"*\""),
+            (("grant", "vm1", "evil.test", "--for", "31d"), "longer than 30d"),
+            (("grant", "vm1", "evil.test", "--for", "1h1h"), "bad duration"),
+            (("grant", "vm1", "evil.test", "--for", "1h", "--reason", "x" * 300),
+             "longer than 200 bytes"),
+            (("grants", "vm9"), "unknown VM 'vm9'")]:
+        rc, out, err = daemon.ctl(*args)
+        assert rc == 2 and out == "" and why in err and err.startswith("namegatectl: "), \
+            (args, err)
+    for args in (["grant", "vm1", "evil.test"], ["grant", "vm1", "--for", "1h"],
+                 ["grant", "vm1", "a", "b", "--for", "1h"], ["revoke"], ["revoke", "1", "2"],
+                 ["grants", "a", "b"], ["grants", "--for", "1h"]):
+        rc, out, err = daemon.ctl(*args)
+        assert rc == 2 and out == "" and "usage" in err, args
+    assert json.loads(daemon.ctl("grants", "--json")[1]) == {"grants": []}

@@ -530,6 +530,44 @@ test_policy_start_stop(void **state)
 	assert_int_equal(check_all_lines(f->path), 4);
 }
 
+/* Grants are never rate-limited; their end is in whole UTC seconds. */
+static void
+test_grant_events(void **state)
+{
+	struct fx *f = *state;
+	struct timespec t = f->t0;
+	struct ctl_ev_grant g = { .event = "grant", .id = 3, .vm = "vm1",
+		.host = "files.pythonhosted.org:443", .expires = f->t0.tv_sec + 1800,
+		.reason = "pip \"needs\" it" };
+	char want[1024], until[32];
+	time_t u = (time_t)g.expires;
+	struct tm tm;
+
+	open_log(f, 1, 1);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(ctl_events_log_grant(f->ev, &t, &g), 0);
+	g.event = "grant_expired";
+	g.reason = "";
+	assert_int_equal(ctl_events_log_grant(f->ev, &t, &g), 0);
+	assert_int_equal(ctl_events_log_grants_damaged(f->ev, &t, "/var/log/namegate/grants.json",
+	    "not one JSON document"), 0);
+	gmtime_r(&u, &tm);
+	strftime(until, sizeof(until), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	snprintf(want, sizeof(want),
+	    TS0 ",\"vm\":\"vm1\",\"event\":\"grant\",\"id\":3,\"host\":"
+	    "\"files.pythonhosted.org:443\",\"until\":\"%s\",\"reason\":\"pip \\\"needs\\\" it\"}\n"
+	    TS0 ",\"vm\":\"vm1\",\"event\":\"grant\",\"id\":3,\"host\":"
+	    "\"files.pythonhosted.org:443\",\"until\":\"%s\",\"reason\":\"pip \\\"needs\\\" it\"}\n"
+	    TS0 ",\"vm\":\"vm1\",\"event\":\"grant\",\"id\":3,\"host\":"
+	    "\"files.pythonhosted.org:443\",\"until\":\"%s\",\"reason\":\"pip \\\"needs\\\" it\"}\n"
+	    TS0 ",\"vm\":\"vm1\",\"event\":\"grant_expired\",\"id\":3,\"host\":"
+	    "\"files.pythonhosted.org:443\",\"until\":\"%s\"}\n"
+	    TS0 ",\"event\":\"grants_damaged\",\"file\":\"/var/log/namegate/grants.json\","
+	    "\"error\":\"not one JSON document\"}\n", until, until, until, until);
+	assert_file(f->path, want);
+	assert_int_equal(check_all_lines(f->path), 5);
+}
+
 static void
 test_rotate_rename(void **state)
 {
@@ -844,6 +882,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_flush, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_vms, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_policy_start_stop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_grant_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rotate_rename, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rotate_remove, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reopen, setup, teardown),

@@ -29,12 +29,9 @@
 #include <cmocka.h>
 
 #include "ctl_client.h"
-#include "ctl_sock.h"
+#include "ctl_sock_fixture.h"
 
-#define TIMEOUT_MS	300	/* the server's client timeout in these tests */
-#define IO_MS		20000	/* the test's own patience (valgrind is slow) */
 #define BIG_BINDINGS	20000	/* a reply over 1 MB, larger than any socket buffer */
-#define STR_LEN(s)	s, sizeof(s) - 1	/* a literal and its length without the NUL */
 
 static atomic_int reload_reject;
 
@@ -158,169 +155,10 @@ static const struct ctl_sock_ops fake_ops = {
 	.suggest = op_suggest,
 };
 
-struct srv {
-	char dir[64];
-	char path[128];
-	struct ctl_sock *s;
-	pthread_t th;
-	atomic_bool stop;
-	struct ctl_sock_counters cnt;	/* at stop */
-};
-
-static void *
-srv_main(void *arg)
-{
-	struct srv *v = arg;
-
-	while (!atomic_load(&v->stop))
-		(void)ctl_sock_poll(v->s, 20);
-	return NULL;
-}
-
-static void
-srv_start_ops(struct srv *v, const struct ctl_sock_ops *ops)
-{
-	char err[256];
-
-	memset(v, 0, sizeof(*v));
-	strcpy(v->dir, "/tmp/test_ctl_sock.XXXXXX");
-	assert_non_null(mkdtemp(v->dir));
-	snprintf(v->path, sizeof(v->path), "%s/ng.sock", v->dir);
-	v->s = ctl_sock_open(v->path, ops, NULL, TIMEOUT_MS, err, sizeof(err));
-	if (v->s == NULL)
-		fail_msg("ctl_sock_open: %s", err);
-	assert_int_equal(pthread_create(&v->th, NULL, srv_main, v), 0);
-}
-
 static void
 srv_start(struct srv *v)
 {
 	srv_start_ops(v, &fake_ops);
-}
-
-static void
-srv_stop(struct srv *v)
-{
-	atomic_store(&v->stop, true);
-	assert_int_equal(pthread_join(v->th, NULL), 0);
-	ctl_sock_counters(v->s, &v->cnt);
-	ctl_sock_close(v->s);
-	assert_int_equal(access(v->path, F_OK), -1);	/* close removed it */
-	assert_int_equal(rmdir(v->dir), 0);
-}
-
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int
-raw_connect(const char *path)
-{
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	struct timeval tv = { .tv_sec = IO_MS / 1000 };
-	int fd;
-
-	assert_true(strlen(path) < sizeof(sun.sun_path));
-	strcpy(sun.sun_path, path);
-	assert_true((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0);
-	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
-	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)), 0);
-	assert_int_equal(connect(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
-	return fd;
-}
-
-static void
-raw_send(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-
-		assert_true(n > 0);
-		p += n;
-		len -= (size_t)n;
-	}
-}
-
-/* Everything until EOF, NUL-terminated; the test fails on a read error or timeout. */
-static char *
-raw_read_all(int fd, size_t *lenp)
-{
-	size_t len = 0, cap = 4096;
-	char *buf = malloc(cap);
-
-	assert_non_null(buf);
-	for (;;) {
-		ssize_t n;
-
-		if (cap - len < 2048) {
-			cap *= 2;
-			assert_non_null(buf = realloc(buf, cap));
-		}
-		n = recv(fd, buf + len, cap - len - 1, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			fail_msg("recv: %s", strerror(errno));
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	if (lenp != NULL)
-		*lenp = len;
-	return buf;
-}
-
-/* One raw exchange: bytes out, write side shut if asked, the whole reply back. */
-static char *
-raw_call(const char *path, const void *req, size_t len, bool shut)
-{
-	int fd = raw_connect(path);
-	char *reply;
-
-	raw_send(fd, req, len);
-	if (shut)
-		shutdown(fd, SHUT_WR);
-	reply = raw_read_all(fd, NULL);
-	close(fd);
-	return reply;
-}
-
-static void
-expect_raw(const char *path, const char *req, const char *want)
-{
-	char *reply = raw_call(path, req, strlen(req), false);
-
-	if (strcmp(reply, want) != 0)
-		fail_msg("request %s: got '%s', want '%s'", req, reply, want);
-	free(reply);
-}
-
-/* Through namegatectl's client: the reply text, or the error text prefixed "E:". */
-static void
-expect_call(const char *path, const char *cmd, const char *vm, const char *host,
-    const char *want)
-{
-	struct ctl_reply r;
-	char err[256], got[8192];
-
-	assert_int_equal(ctl_client_call(path, cmd, vm, host, IO_MS, &r, err, sizeof(err)), 0);
-	assert_non_null(r.json);
-	if (r.error != NULL)
-		snprintf(got, sizeof(got), "E:%s", r.error);
-	else
-		snprintf(got, sizeof(got), "%s", r.text);
-	if (strcmp(got, want) != 0)
-		fail_msg("%s %s %s: got '%s', want '%s'", cmd, vm ? vm : "-", host ? host : "-",
-		    got, want);
-	ctl_reply_free(&r);
 }
 
 static void

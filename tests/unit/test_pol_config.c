@@ -102,6 +102,7 @@ test_defaults(void **state)
 	assert_int_equal(cfg->metrics_port, 9477);
 	assert_string_equal(cfg->control_socket, "/run/namegate/namegate.sock");
 	assert_string_equal(cfg->events, "/var/log/namegate/events.jsonl");
+	assert_string_equal(cfg->grants_state, "/var/log/namegate/grants.json");	/* beside */
 	assert_int_equal(cfg->nvms, 1);
 	vm = pol_config_vm(cfg, "vm1");
 	assert_non_null(vm);
@@ -153,6 +154,7 @@ test_full(void **state)
 	assert_int_equal(cfg->metrics_port, 9100);
 	assert_string_equal(cfg->control_socket, "/tmp/ng.sock");
 	assert_string_equal(cfg->events, "/tmp/ng-events.jsonl");
+	assert_string_equal(cfg->grants_state, "/var/lib/namegate/grants.json");
 	vm = pol_config_vm(cfg, "a");
 	assert_non_null(vm);
 	assert_memory_equal(vm->id.mac, "\x02\x00\x00\x00\x00\x0a", 6);
@@ -200,7 +202,7 @@ test_schema_errors(void **state)
 	(void)state;
 	expect_err(POLS VM1 "colour: blue\n", "ng.yaml:9:1: unknown key 'colour' (expected "
 	    "dataplane, slow_path, resolvers, dns, tls_ports, sni_binding, quic, on_block, "
-	    "metrics, control_socket, events, policies, vms)");
+	    "metrics, control_socket, events, grants, policies, vms)");
 	expect_err(POLS VM1 "dataplane:\n  worker: 2\n", "ng.yaml:10:3: unknown key 'worker' "
 	    "in dataplane (expected eal, vm_port, uplink_port, workers, max_flows, "
 	    "max_flows_per_vm, max_bindings, max_bindings_per_vm, max_pending_per_vm, "

@@ -92,6 +92,7 @@ struct pol_config {
 	uint16_t metrics_port;
 	char *control_socket;
 	char *events;
+	char *grants_state;		/* grants.state; default: grants.json beside events */
 
 	struct pol_vm *vms;
 	size_t nvms;

@@ -72,6 +72,7 @@ struct pol_rule {
 	uint32_t line, col;	/* from 1 */
 	enum pol_list list;
 	bool imported;		/* key is a path in an import: file, not in the config */
+	bool grant;		/* a live grant (namegatectl grant): key says which, until when */
 	/*
 	 * Set by pol_builder_add() from the pattern (ignored in origin): its kind and, for
 	 * names, the bytes of its canonical name, for a wildcard the suffix's, so a caller
@@ -115,6 +116,15 @@ int pol_builder_add(struct pol_builder *b, uint32_t policy, const struct pol_pat
 struct pol_set *pol_builder_build(const struct pol_builder *b);
 
 void pol_builder_free(struct pol_builder *b);
+
+/*
+ * Add every pattern of policy from in set s to policy to of b, each with its rule (origin
+ * strings copied), so a policy can be extended without its file: grants build a VM's
+ * policy plus its grants this way. Repeats the set dropped stay dropped. Returns 0,
+ * -EINVAL (bad index), -ENOMEM.
+ */
+int pol_builder_copy_policy(struct pol_builder *b, uint32_t to, const struct pol_set *s,
+    uint32_t from);
 void pol_set_free(struct pol_set *s);
 
 uint32_t pol_set_policies(const struct pol_set *s);
