@@ -1,6 +1,6 @@
 /*
  * libFuzzer target for the whole fast path: frames from either port through the worker's
- * per-frame functions, with a prepared policy and the state earlier frames leave behind
+ * burst pipeline, alone or several at once, with a prepared policy and the state earlier frames leave behind
  * (pending DNS queries, bindings, flows).
  *
  * Input: up to DP_FUZZ_FRAMES records of  u8 ctl | u16 len (big endian) | len bytes.
@@ -9,7 +9,9 @@
  *   frame's DNS message the ID of the last query namegate forwarded, since that ID is
  *   namegate's own random choice and no fixed input could know it; bit 5: keep the
  *   frame's checksums as they are (otherwise they are made right, so that inputs reach
- *   past the checksum check rather than being dropped there).
+ *   past the checksum check rather than being dropped there); bit 6: the frame joins the
+ *   previous frame's burst when both came from the same port (the worker takes a burst
+ *   whole: dp_burst.c).
  * After each input two days pass and everything is aged out (held ClientHellos are cut),
  * so inputs do not depend on one another.
  *
@@ -29,6 +31,7 @@
 
 #include "dp.h"
 #include "dp_bind.h"
+#include "dp_burst.h"
 #include "dp_dns.h"
 #include "dp_flow.h"
 #include "dp_frag.h"
@@ -199,9 +202,31 @@ dp_fuzz_forget(struct dp_worker *w)
 	rte_rcu_qsbr_quiescent(dp_fuzz_ctx.qsbr, 0);
 }
 
+/*
+ * The frames gathered so far, from one port, through the burst pipeline together (bit 0x40
+ * of a frame's control byte joins it to the previous one's burst): a burst must decide as
+ * its frames one at a time would, with lookups an earlier frame made stale done again.
+ */
+static void
+dp_fuzz_burst_run(struct dp_worker *w, struct rte_mbuf **burst, unsigned int *n,
+    unsigned int uplink)
+{
+	if (*n == 0)
+		return;
+	if (uplink)
+		dp_burst_uplink(w, burst, (uint16_t)*n);
+	else
+		dp_burst_vm(w, burst, (uint16_t)*n);
+	*n = 0;
+	dp_fuzz_note_query(w);
+	dp_tx_flush(w);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	struct rte_mbuf *burst[DP_FUZZ_FRAMES];
+	unsigned int nburst = 0, burst_port = 0;
 	struct dp_worker *w;
 
 	if (dp_fuzz_pool_full == 0)
@@ -217,6 +242,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size -= 3;
 		if (len > size)
 			len = size;
+		/* a frame that does not join the burst being gathered ends it first */
+		if (!(ctl & 0x40) || (ctl & 1) != burst_port)
+			dp_fuzz_burst_run(w, burst, &nburst, burst_port);
 		dp_fuzz_ctx.tsc_start -= (uint64_t)(ctl >> 1 & 7) * dp_fuzz_ctx.tsc_hz;
 		w->now = dp_now(&dp_fuzz_ctx);
 		if ((m = rte_pktmbuf_alloc(dp_fuzz_ctx.pool)) == NULL)
@@ -230,15 +258,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			dp_fuzz_answer_last(m);
 		if (!(ctl & 0x20))
 			dp_fuzz_fix_csums(m);
-		if (ctl & 1)
-			dp_pipeline_uplink(w, m);
-		else
-			dp_pipeline_vm(w, m);
-		dp_fuzz_note_query(w);
-		dp_tx_flush(w);
+		burst_port = ctl & 1;
+		burst[nburst++] = m;
 		data += len;
 		size -= len;
 	}
+	dp_fuzz_burst_run(w, burst, &nburst, burst_port);
 	dp_tx_flush(w);
 	dp_fuzz_forget(w);		/* held ClientHello segments go back too */
 	if (rte_mempool_avail_count(dp_fuzz_ctx.pool) != dp_fuzz_pool_full) {
