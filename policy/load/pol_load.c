@@ -106,8 +106,31 @@ pol_config_free(struct pol_config *cfg)
 	free(cfg->control_socket);
 	free(cfg->events);
 	free(cfg->vms);
+	for (size_t i = 0; cfg->budgets != NULL && i < cfg->nbudgets; i++)
+		free(cfg->budgets[i].host);
+	free(cfg->budgets);
+	pol_set_free(cfg->budget_set);
 	pol_set_free(cfg->set);
 	free(cfg);
+}
+
+const struct pol_budget *
+pol_config_budget(const struct pol_config *cfg, uint32_t policy, uint32_t index)
+{
+	for (size_t i = 0; i < cfg->nbudgets; i++)
+		if (cfg->budgets[i].policy == policy && cfg->budgets[i].index == index)
+			return &cfg->budgets[i];
+	return NULL;
+}
+
+uint32_t
+pol_config_budgets(const struct pol_config *cfg, uint32_t policy)
+{
+	uint32_t n = 0;
+
+	for (size_t i = 0; i < cfg->nbudgets; i++)
+		n += cfg->budgets[i].policy == policy;
+	return n;
 }
 
 const struct pol_vm *
@@ -130,7 +153,7 @@ pol_load_buffer(const char *buf, size_t len, const char *name, struct pol_errs *
 	bool have_doc = false;
 
 	if ((cfg = calloc(1, sizeof(*cfg))) == NULL || pol_defaults(cfg, name) < 0 ||
-	    (c.b = pol_builder_new()) == NULL || (tmp = strdup(name)) == NULL ||
+	    (c.b = pol_builder_new()) == NULL || (c.bb = pol_builder_new()) == NULL || (tmp = strdup(name)) == NULL ||
 	    (c.dir = strdup(dirname(tmp))) == NULL)
 		goto nomem;
 	c.cfg = cfg;
@@ -140,7 +163,8 @@ pol_load_buffer(const char *buf, size_t len, const char *name, struct pol_errs *
 	c.doc = &doc;
 	pol_walk_map(&c, yaml_document_get_root_node(&doc), pol_top_fields, cfg, "");
 	/* The set is built even after errors, so unknown-policy errors are found too. */
-	if ((cfg->set = pol_builder_build(c.b)) == NULL)
+	if ((cfg->set = pol_builder_build(c.b)) == NULL ||
+	    (cfg->budget_set = pol_builder_build(c.bb)) == NULL)
 		goto nomem;
 	if (c.nimports < pol_set_policies(cfg->set)) {
 		char **v = realloc(cfg->imports, pol_set_policies(cfg->set) * sizeof(*v));
@@ -163,6 +187,7 @@ out:
 		free(c.vref[i].policy);
 	free(c.vref);
 	pol_builder_free(c.b);
+	pol_builder_free(c.bb);
 	free(c.dir);
 	free(tmp);
 	if (errs->n + errs->dropped != nerr) {
