@@ -341,7 +341,7 @@ test_policy_errors(void **state)
 	expect_err("policies:\n  p:\n    allowed: [pypi.org]\n" VM1, "ng.yaml:3:5: unknown key "
 	    "'allowed' in policies.p (expected allow, deny, import, budgets)");
 	expect_err("policies:\n  p:\n" VM1, "ng.yaml:2:5: policies.p: expected a mapping "
-	    "(allow, deny, import), got an empty value");
+	    "(allow, deny, import, budgets), got an empty value");
 	expect_err("policies:\n  p: {}\n  p: {}\n" VM1, "ng.yaml:3:3: policies: duplicate "
 	    "policy 'p'");
 	expect_err("policies:\n  \"p q\": {}\n" VM1, "ng.yaml:2:3: policies: bad policy name "
