@@ -205,8 +205,7 @@ pol_warn_budgets(const struct pol_config *cfg, FILE *out)
 		fprintf(out, "%s:%u:%u: warning: ", r->file, r->line, r->col);
 		pol_rule_where(out, r);
 		fprintf(out, " allows many hosts without an egress budget: what they receive is "
-		    "unbounded (policies.%s.budgets: [{host: \"%s\", upload: SIZE, per: "
-		    "DURATION}])\n", r->policy, r->pattern);
+		    "unbounded (no entry of policies.%s.budgets counts it)\n", r->policy);
 		n++;
 	}
 	return n;
