@@ -130,17 +130,60 @@ dp_budget_state_free(struct dp_budget_state *st)
 	free(st);
 }
 
+/* A new, empty window for pb; NULL when out of memory. */
+static struct dp_budget_state *
+dp_budget_state_new(const struct pol_budget *pb, uint64_t now)
+{
+	struct dp_budget_state *st = calloc(1, sizeof(*st));
+
+	if (st == NULL || (st->rule = strdup(pb->host)) == NULL) {
+		free(st);
+		return NULL;
+	}
+	dp_budget_win_init(&st->win, pb->upload, pb->per, now);
+	return st;
+}
+
+/*
+ * Slot's budget b (pb) in the new table: the old window of the same host and per, or a
+ * new one; counting from the cells' present totals, since the cells are by index.
+ */
+static void
+dp_budget_build_one(const struct dp_ctx *ctx, uint16_t slot, unsigned int b,
+    const struct pol_budget *pb, struct dp_budget_state *old[DP_VM_SLOTS][DP_BUDGETS_MAX],
+    uint64_t now)
+{
+	struct dp_budget_state *st = dp_budget_take(old, slot, pb->host);
+
+	if (st != NULL && st->win.per != pb->per) {
+		dp_budget_state_free(st);
+		st = NULL;
+	}
+	if (st == NULL && (st = dp_budget_state_new(pb, now)) == NULL) {
+		/* no window: nothing would be counted, so nothing passes (fail closed) */
+		for (unsigned int k = 0; k < ctx->nworkers; k++)
+			atomic_store_explicit(&dp_budget_cells[k][slot][b].allow,
+			    DP_BUDGET_PUBLISHED, memory_order_relaxed);
+		return;
+	}
+	dp_budget_win_relimit(&st->win, pb->upload);
+	for (unsigned int k = 0; k < ctx->nworkers; k++) {
+		st->seen[k] = dp_budget_cells[k][slot][b].bytes;
+		st->recent[k] = 0;
+	}
+	dp_budgets.s[slot][b] = st;
+	dp_budget_publish(ctx, slot, b, st);
+}
+
 /*
  * The table for generation g (configuration cfg): a VM's budget keeps its window across a
- * reload when its host pattern and window stay, and starts empty otherwise. The cells are
- * by index, so each window starts counting from its cells' present totals.
+ * reload when its host pattern and window stay, and starts empty otherwise.
  */
 static void
 dp_budget_build(struct dp_control *c, const struct dp_gen *g, const struct pol_config *cfg,
     uint64_t now)
 {
 	static struct dp_budget_state *old[DP_VM_SLOTS][DP_BUDGETS_MAX];
-	const struct dp_ctx *ctx = c->ctx;
 
 	memcpy(old, dp_budgets.s, sizeof(old));
 	memset(dp_budgets.s, 0, sizeof(dp_budgets.s));
@@ -149,34 +192,9 @@ dp_budget_build(struct dp_control *c, const struct dp_gen *g, const struct pol_c
 
 		for (unsigned int b = 0; v->present && b < v->budgets && b < DP_BUDGETS_MAX; b++) {
 			const struct pol_budget *pb = pol_config_budget(cfg, v->policy, b);
-			struct dp_budget_state *st;
 
-			if (pb == NULL)
-				continue;
-			if ((st = dp_budget_take(old, slot, pb->host)) != NULL &&
-			    st->win.per != pb->per) {
-				dp_budget_state_free(st);
-				st = NULL;
-			}
-			if (st == NULL) {
-				if ((st = calloc(1, sizeof(*st))) == NULL ||
-				    (st->rule = strdup(pb->host)) == NULL) {
-					/* no window: nothing would be counted, so nothing passes */
-					dp_budget_state_free(st);
-					for (unsigned int k = 0; k < ctx->nworkers; k++)
-						atomic_store_explicit(&dp_budget_cells[k][slot][b].allow,
-						    DP_BUDGET_PUBLISHED, memory_order_relaxed);
-					continue;
-				}
-				dp_budget_win_init(&st->win, pb->upload, pb->per, now);
-			}
-			dp_budget_win_relimit(&st->win, pb->upload);
-			for (unsigned int k = 0; k < ctx->nworkers; k++) {
-				st->seen[k] = dp_budget_cells[k][slot][b].bytes;
-				st->recent[k] = 0;
-			}
-			dp_budgets.s[slot][b] = st;
-			dp_budget_publish(ctx, slot, b, st);
+			if (pb != NULL)
+				dp_budget_build_one(c->ctx, slot, b, pb, old, now);
 		}
 	}
 	for (uint16_t slot = 0; slot < DP_VM_SLOTS; slot++)

@@ -103,8 +103,8 @@ pol_h_budgets(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void
 			return -1;
 		snprintf(sub, sizeof(sub), "%s[%u]", path, idx);
 		if (item->type != YAML_MAPPING_NODE) {
-			rc = pol_err_node(c, item, "%s: expected a mapping (host, upload, per), got "
-			    "%s", sub, pol_node_what(item));
+			rc = pol_err_node(c, item, "%s: expected a mapping (host, upload, "
+			    "per), got %s", sub, pol_node_what(item));
 			continue;
 		}
 		if (pol_walk_map(c, item, pol_budget_fields, &e, sub) < 0 ||

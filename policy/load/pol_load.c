@@ -153,8 +153,8 @@ pol_load_buffer(const char *buf, size_t len, const char *name, struct pol_errs *
 	bool have_doc = false;
 
 	if ((cfg = calloc(1, sizeof(*cfg))) == NULL || pol_defaults(cfg, name) < 0 ||
-	    (c.b = pol_builder_new()) == NULL || (c.bb = pol_builder_new()) == NULL || (tmp = strdup(name)) == NULL ||
-	    (c.dir = strdup(dirname(tmp))) == NULL)
+	    (c.b = pol_builder_new()) == NULL || (c.bb = pol_builder_new()) == NULL ||
+	    (tmp = strdup(name)) == NULL || (c.dir = strdup(dirname(tmp))) == NULL)
 		goto nomem;
 	c.cfg = cfg;
 	if (pol_yaml_parse(&c, buf, len, &doc) < 0)

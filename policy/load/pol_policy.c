@@ -1,6 +1,6 @@
 /*
- * policies: NAME: { allow: [...], deny: [...], import: FILE, budgets: [...] }. Each pattern goes to the
- * builder with where it was written, so check can name the rule that decided.
+ * policies: NAME: { allow: [...], deny: [...], import: FILE, budgets: [...] }. Each pattern
+ * goes to the builder with where it was written, so check can name the rule that decided.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -99,8 +99,8 @@ pol_h_policies(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, voi
 		c->policy = (uint32_t)idx;
 		c->policy_name = name;
 		if (v->type != YAML_MAPPING_NODE) {
-			rc = pol_err_node(c, v, "%s: expected a mapping (allow, deny, import, budgets), "
-			    "got %s", sub, pol_node_what(v));
+			rc = pol_err_node(c, v, "%s: expected a mapping (allow, deny, import, "
+			    "budgets), got %s", sub, pol_node_what(v));
 			continue;
 		}
 		if (pol_walk_map(c, v, pol_policy_fields, NULL, sub) < 0)

@@ -146,8 +146,8 @@ test_against_brute_force(void **state)
 				    (unsigned long long)sum);
 			left = dp_budget_win_left(&w);
 			assert_true(left == (sum < w.limit ? w.limit - sum : 0));
-			assert_true(((changed & DP_BUDGET_EXHAUSTED) != 0) == (!was_over && w.over));
-			assert_true(((changed & DP_BUDGET_FREED) != 0) == (was_over && !w.over));
+			assert_true(!!(changed & DP_BUDGET_EXHAUSTED) == (!was_over && w.over));
+			assert_true(!!(changed & DP_BUDGET_FREED) == (was_over && !w.over));
 		}
 	}
 }
