@@ -80,6 +80,29 @@ pol_budget_add(struct pol_ctx *c, yaml_node_t *n, struct pol_budget_entry *e, ui
 	return 0;
 }
 
+void
+pol_budget_explain(const struct pol_config *cfg, uint32_t policy, const struct pol_pattern *p,
+    FILE *out)
+{
+	const struct pol_rule *r = NULL;
+	const struct pol_budget *b;
+	char size[32], per[32];
+	enum pol_verdict v;
+
+	if (p->kind == POL_NAME_EXACT)
+		v = pol_match_name(cfg->budget_set, policy, p->name, strlen(p->name), POL_PROTO_ANY,
+		    0, &r);
+	else
+		v = pol_match_addr(cfg->budget_set, policy, p->addr, p->kind == POL_ADDR4 ? 4 : 16,
+		    POL_PROTO_ANY, 0, &r);
+	if (v != POL_ALLOW || r == NULL || (b = pol_config_budget(cfg, policy, r->index)) == NULL)
+		return;
+	pol_size_str(b->upload, size, sizeof(size));
+	pol_duration_str(b->per, per, sizeof(per));
+	fprintf(out, "; counted in %s[%u] \"%s\": %s per %s per VM (line %u)", r->key, r->index,
+	    b->host, size, per, b->line);
+}
+
 int
 pol_h_budgets(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void *obj,
     const char *path)

@@ -98,6 +98,9 @@ pol_handler_fn pol_h_size;		/* uint64_t bytes, 1B..POL_SIZE_MAX: "100MB" */
 
 /* pol_budget.c */
 pol_handler_fn pol_h_budgets;		/* policies.NAME.budgets */
+/* check: "; counted in policies.P.budgets[i] "host": SIZE per DURATION", if one counts p. */
+void pol_budget_explain(const struct pol_config *cfg, uint32_t policy,
+    const struct pol_pattern *p, FILE *out);
 
 /* pol_config.c */
 extern const struct pol_field pol_top_fields[];

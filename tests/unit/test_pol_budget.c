@@ -217,6 +217,35 @@ test_budgets_bad(void **state)
 	    "ng.yaml:5:7: policies.p.budgets: 9 budgets, at most 8 per policy");
 }
 
+/* check names the budget that counts a host it allows, and none for one it does not. */
+static void
+test_explain(void **state)
+{
+	const char *text = HEAD "      - {host: \"*.github.com\", upload: 100MB, per: 1h}\n"
+	    "      - {host: 198.51.100.0/24, upload: 1GiB, per: 90s}\n" VM1;
+	struct pol_config *cfg = pol_check_load(text);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	(void)state;
+	assert_non_null(cfg);
+	assert_non_null(out = open_memstream(&buf, &len));
+	assert_int_equal(pol_explain(cfg, "vm1", "api.github.com:443", out, stderr), 0);
+	assert_int_equal(pol_explain(cfg, "vm1", "198.51.100.9:22", out, stderr), 0);
+	assert_int_equal(pol_explain(cfg, "vm1", "example.com:443", out, stderr), 0);
+	fclose(out);
+	if (strstr(buf, "allow api.github.com:443 for vm1: policies.p.allow[1] \"*.github.com\" "
+	    "(ng.yaml:3); counted in policies.p.budgets[0] \"*.github.com\": 100MB per 1h per VM "
+	    "(line 5)\n") == NULL || strstr(buf, "; counted in policies.p.budgets[1] "
+	    "\"198.51.100.0/24\": 1GiB per 1m30s per VM (line 6)\n") == NULL ||
+	    strstr(buf, "example.com:443 for vm1: policies.p.allow[0] \"example.com\" "
+	    "(ng.yaml:3)\n") == NULL)
+		fail_msg("%s", buf);
+	free(buf);
+	pol_config_free(cfg);
+}
+
 /* --check: wildcards and ranges without a budget are named, budgeted ones are not. */
 static void
 test_warn(void **state)
@@ -254,6 +283,7 @@ main(void)
 		cmocka_unit_test(test_budgets_good),
 		cmocka_unit_test(test_budgets_bad),
 		cmocka_unit_test(test_warn),
+		cmocka_unit_test(test_explain),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 
