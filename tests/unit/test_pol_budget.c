@@ -217,24 +217,39 @@ test_budgets_bad(void **state)
 	    "ng.yaml:5:7: policies.p.budgets: 9 budgets, at most 8 per policy");
 }
 
-/* check names the budget that counts a host it allows, and none for one it does not. */
-static void
-test_explain(void **state)
+/* What fn printed for configuration text, which must load; the caller frees it. */
+static char *
+printed(const char *text, void (*fn)(const struct pol_config *, FILE *))
 {
-	const char *text = HEAD "      - {host: \"*.github.com\", upload: 100MB, per: 1h}\n"
-	    "      - {host: 198.51.100.0/24, upload: 1GiB, per: 90s}\n" VM1;
 	struct pol_config *cfg = pol_check_load(text);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *out;
 
-	(void)state;
 	assert_non_null(cfg);
 	assert_non_null(out = open_memstream(&buf, &len));
+	fn(cfg, out);
+	fclose(out);
+	pol_config_free(cfg);
+	return buf;
+}
+
+static void
+explain_three(const struct pol_config *cfg, FILE *out)
+{
 	assert_int_equal(pol_explain(cfg, "vm1", "api.github.com:443", out, stderr), 0);
 	assert_int_equal(pol_explain(cfg, "vm1", "198.51.100.9:22", out, stderr), 0);
 	assert_int_equal(pol_explain(cfg, "vm1", "example.com:443", out, stderr), 0);
-	fclose(out);
+}
+
+/* check names the budget that counts a host it allows, and none for one it does not. */
+static void
+test_explain(void **state)
+{
+	char *buf = printed(HEAD "      - {host: \"*.github.com\", upload: 100MB, per: 1h}\n"
+	    "      - {host: 198.51.100.0/24, upload: 1GiB, per: 90s}\n" VM1, explain_three);
+
+	(void)state;
 	if (strstr(buf, "allow api.github.com:443 for vm1: policies.p.allow[1] \"*.github.com\" "
 	    "(ng.yaml:3); counted in policies.p.budgets[0] \"*.github.com\": 100MB per 1h per VM "
 	    "(line 5)\n") == NULL || strstr(buf, "; counted in policies.p.budgets[1] "
@@ -243,34 +258,30 @@ test_explain(void **state)
 	    "(ng.yaml:3)\n") == NULL)
 		fail_msg("%s", buf);
 	free(buf);
-	pol_config_free(cfg);
+}
+
+static void
+warn_budgets(const struct pol_config *cfg, FILE *out)
+{
+	assert_int_equal(pol_warn_budgets(cfg, out), 2);
 }
 
 /* --check: wildcards and ranges without a budget are named, budgeted ones are not. */
 static void
 test_warn(void **state)
 {
-	const char *text = "policies:\n  p:\n    allow: [example.com, \"*.github.com\", "
+	char *buf = printed("policies:\n  p:\n    allow: [example.com, \"*.github.com\", "
 	    "\"*.example.net\", 198.51.100.0/24, 192.0.2.1]\n"
-	    "    budgets: [{host: \"*.github.com\", upload: 1MB, per: 1h}]\n" VM1;
-	struct pol_config *cfg = pol_check_load(text);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *out;
+	    "    budgets: [{host: \"*.github.com\", upload: 1MB, per: 1h}]\n" VM1, warn_budgets);
 
 	(void)state;
-	assert_non_null(cfg);
-	assert_non_null(out = open_memstream(&buf, &len));
-	assert_int_equal(pol_warn_budgets(cfg, out), 2);
-	fclose(out);
 	if (strstr(buf, "ng.yaml:3:42: warning: policies.p.allow[2] \"*.example.net\" allows "
 	    "many hosts without an egress budget: what they receive is unbounded (no entry of "
-	    "policies.p.budgets counts it)\n") ==
-	    NULL || strstr(buf, "policies.p.allow[3] \"198.51.100.0/24\" allows many hosts") ==
-	    NULL || strstr(buf, "github") != NULL || strstr(buf, "192.0.2.1") != NULL)
+	    "policies.p.budgets counts it)\n") == NULL ||
+	    strstr(buf, "policies.p.allow[3] \"198.51.100.0/24\" allows many hosts") == NULL ||
+	    strstr(buf, "github") != NULL || strstr(buf, "192.0.2.1") != NULL)
 		fail_msg("%s", buf);
 	free(buf);
-	pol_config_free(cfg);
 }
 
 int
