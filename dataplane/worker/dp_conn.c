@@ -179,20 +179,29 @@ dp_conn_revoke(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
 
 /*
  * The budget f counts in under the current generation, on the grounds it opened on (its
- * indexes are the generation's): its address's, or its name's as the name table says.
+ * indexes are the generation's): its address's, or its name's as the name table says,
+ * or else that of a name bound to its address, so that a flow judged by an SNI without a
+ * budget does not leave the budget of the binding it opened through.
  */
 static uint8_t
 dp_flow_budget_again(struct dp_worker *w, const struct dp_flow *f)
 {
 	const struct dp_gen *g = w->gen;
+	struct pol_addr dst = { .family = f->key.family };
 	const struct pol_ports *ports;
+	uint8_t budget;
+	uint64_t hash;
 
 	switch (f->how) {
 	case DP_ADMIT_ADDR:
 		return dp_budget_of_addr(g, f->key.vm, f->key.family, f->key.peer);
 	case DP_ADMIT_BINDING:
 		ports = dp_gen_name_ports(g, f->key.vm, f->name_hash);
-		return ports != NULL ? ports->budget : 0;
+		if (ports != NULL && ports->budget != 0)
+			return ports->budget;
+		memcpy(dst.a, f->key.peer, f->key.family == 4 ? 4 : 16);
+		return dp_bind_allows(w->ctx->binds, f->key.vm, &dst, f->key.peer_port, w->now,
+		    g, &hash, &budget) ? budget : 0;
 	default:
 		return 0;
 	}
