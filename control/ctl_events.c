@@ -572,6 +572,23 @@ ctl_events_log_grants_damaged(struct ctl_events *ev, const struct timespec *now,
 }
 
 int
+ctl_events_log_budget(struct ctl_events *ev, const struct timespec *now,
+    const struct ctl_ev_budget *b)
+{
+	if (b->vm == NULL || b->rule == NULL || b->state == NULL)
+		return -EINVAL;
+	(void)ev_check_rotation(ev, now);
+	ev_begin(ev, now, b->vm, "budget");
+	buf_puts(&ev->line, ",\"state\":");
+	buf_str(&ev->line, b->state);
+	buf_puts(&ev->line, ",\"rule\":");
+	buf_str(&ev->line, b->rule);
+	buf_printf(&ev->line, ",\"used\":%llu,\"limit\":%llu,\"per\":%u",
+	    (unsigned long long)b->used, (unsigned long long)b->limit, b->per);
+	return ev_end(ev);
+}
+
+int
 ctl_events_log_start(struct ctl_events *ev, const struct timespec *now, const char *version)
 {
 	(void)ev_check_rotation(ev, now);

@@ -92,6 +92,22 @@ int ctl_events_log_grant(struct ctl_events *ev, const struct timespec *now,
 int ctl_events_log_grants_damaged(struct ctl_events *ev, const struct timespec *now,
     const char *file, const char *error);
 
+/* A VM's egress budget changed state (SPEC s8), as the main lcore's window saw it. */
+struct ctl_ev_budget {
+	const char *vm;
+	const char *rule;	/* the budget's host pattern, as written */
+	const char *state;	/* "warning" (80 %), "exhausted" (100 %), "available" (freed) */
+	uint64_t used, limit;	/* bytes in the window, and the budget */
+	uint32_t per;		/* the window, seconds */
+};
+
+/*
+ * {"vm":V,"event":"budget","state":S,"rule":R,"used":N,"limit":N,"per":S}. Never rate
+ * limited: each is a crossing, at most three per window. Returns 0 or -errno.
+ */
+int ctl_events_log_budget(struct ctl_events *ev, const struct timespec *now,
+    const struct ctl_ev_budget *b);
+
 /* {"event":"start","version":V,"pid":P}. Returns 0 or -errno. */
 int ctl_events_log_start(struct ctl_events *ev, const struct timespec *now, const char *version);
 

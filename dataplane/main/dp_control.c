@@ -13,6 +13,7 @@
 
 #include "ctl_events.h"
 #include "nft.h"
+#include "dp_budgets.h"
 #include "dp_control.h"
 #include "dp_evt.h"
 #include "dp_grants.h"
@@ -72,6 +73,7 @@ dp_control_render(FILE *out, void *arg)
 	pthread_mutex_lock(&c->gen_lock);
 	dp_stats_print(c->ctx, out);
 	dp_grants_render(c, out);
+	dp_budget_render(c, out);
 	if (c->nft != NULL)
 		nft_stats_get(c->nft, &ns);	/* plain counters: a torn read is off by one batch */
 	fputs("# HELP namegate_nft_bind_latency_seconds From a binding's DNS answer to its nft "

@@ -9,6 +9,7 @@
 
 #include "dp.h"
 #include "dp_bind.h"
+#include "dp_budget.h"
 #include "dp_gen.h"
 #include "dp_grants.h"
 #include "dp_names.h"
@@ -34,6 +35,7 @@ dp_reload_name(uint16_t slot, const char *name, size_t len, void *arg)
 		return;
 	/* a name no longer allowed gets an empty summary: nothing passes through it */
 	pol_match_name_ports(r->cfg->set, v->policy, name, len, &ports);
+	ports.budget = dp_budget_of_name(r->g, slot, name, len);
 	r->rc = dp_gen_names_add(r->g, slot, dp_name_hash(name, len), &ports);
 }
 

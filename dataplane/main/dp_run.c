@@ -27,6 +27,7 @@
 #include "ctl_events.h"
 #include "ctl_metrics.h"
 #include "dp_bind.h"
+#include "dp_budgets.h"
 #include "dp_control.h"
 #include "dp_ctlsock.h"
 #include "dp_mirror.h"
@@ -363,6 +364,7 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 			if (sweep_cursor == 0)
 				swept_at = dp_now(&ctx);
 		}
+		dp_budget_tick(&ctl);	/* once a second, and at once on a new generation */
 		if (dp_dump_stats) {
 			dp_dump_stats = 0;
 			dp_stats_print(&ctx, stdout);
@@ -391,6 +393,7 @@ out:
 	dp_names_free(ctl.names);
 	dp_names_free(ctl.tried);
 	dp_mirror_free(ctl.mirror);
+	dp_budget_free();
 	dp_ctx_teardown(&ctx);
 	dp_wake_close(&ctx);
 	rte_eal_cleanup();

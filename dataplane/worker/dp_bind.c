@@ -267,7 +267,7 @@ dp_bind_snapshot(const struct dp_binding *e, struct dp_bind_name *out, uint64_t 
 
 bool
 dp_bind_allows(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr, uint16_t port,
-    uint64_t now, const struct dp_gen *g, uint64_t *name_hash)
+    uint64_t now, const struct dp_gen *g, uint64_t *name_hash, uint8_t *budget)
 {
 	struct dp_bind_name names[DP_BIND_NAMES];
 	struct dp_bind_key k;
@@ -285,6 +285,7 @@ dp_bind_allows(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr, uin
 
 		if (names[i].expires > now && ports != NULL && pol_ports_allow(ports, port)) {
 			*name_hash = names[i].hash;
+			*budget = ports->budget;
 			return true;
 		}
 	}

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dp_bind.h"
+#include "dp_budget.h"
 #include "dp_conn.h"
 #include "dp_flow.h"
 #include "dp_gen.h"
@@ -112,10 +113,12 @@ dp_flow_reopened(const struct dp_flow *f, const struct pkt *p)
 
 /*
  * May VM vm open a connection to p's destination, and on what grounds? (SPEC s4 step 4)
- * For DP_ADMIT_BINDING, *name_hash is the name whose binding allowed it.
+ * For DP_ADMIT_BINDING, *name_hash is the name whose binding allowed it; *budget is the
+ * egress budget its bytes count in (1 + index, 0: none): the name's, or the address's.
  */
 static enum dp_admission
-dp_admit(struct dp_worker *w, const struct pkt *p, uint16_t vm, uint64_t *name_hash)
+dp_admit(struct dp_worker *w, const struct pkt *p, uint16_t vm, uint64_t *name_hash,
+    uint8_t *budget)
 {
 	const struct dp_gen *g = w->gen;
 	struct pol_addr dst = { .family = p->family };
@@ -123,10 +126,12 @@ dp_admit(struct dp_worker *w, const struct pkt *p, uint16_t vm, uint64_t *name_h
 	if (p->dport == DNS_PORT && dp_gen_is_resolver(g, p->family, p->dst))
 		return DP_ADMIT_DNS;	/* DNS over TCP: filtered message by message */
 	if (pol_match_addr(g->set, g->vms[vm].policy, p->dst, p->family == 4 ? 4 : 16,
-	    p->proto, p->dport, NULL) == POL_ALLOW)
+	    p->proto, p->dport, NULL) == POL_ALLOW) {
+		*budget = dp_budget_of_addr(g, vm, p->family, p->dst);
 		return DP_ADMIT_ADDR;
+	}
 	memcpy(dst.a, p->dst, p->family == 4 ? 4 : 16);
-	return dp_bind_allows(w->ctx->binds, vm, &dst, p->dport, w->now, g, name_hash) ?
+	return dp_bind_allows(w->ctx->binds, vm, &dst, p->dport, w->now, g, name_hash, budget) ?
 	    DP_ADMIT_BINDING : DP_ADMIT_NO;
 }
 
@@ -172,6 +177,36 @@ dp_conn_revoke(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
 	return out;
 }
 
+/*
+ * The budget f counts in under the current generation, on the grounds it opened on (its
+ * indexes are the generation's): its address's, or its name's as the name table says,
+ * or else that of a name bound to its address, so that a flow judged by an SNI without a
+ * budget does not leave the budget of the binding it opened through.
+ */
+static uint8_t
+dp_flow_budget_again(struct dp_worker *w, const struct dp_flow *f)
+{
+	const struct dp_gen *g = w->gen;
+	struct pol_addr dst = { .family = f->key.family };
+	const struct pol_ports *ports;
+	uint8_t budget;
+	uint64_t hash;
+
+	switch (f->how) {
+	case DP_ADMIT_ADDR:
+		return dp_budget_of_addr(g, f->key.vm, f->key.family, f->key.peer);
+	case DP_ADMIT_BINDING:
+		ports = dp_gen_name_ports(g, f->key.vm, f->name_hash);
+		if (ports != NULL && ports->budget != 0)
+			return ports->budget;
+		memcpy(dst.a, f->key.peer, f->key.family == 4 ? 4 : 16);
+		return dp_bind_allows(w->ctx->binds, f->key.vm, &dst, f->key.peer_port, w->now,
+		    g, &hash, &budget) ? budget : 0;
+	default:
+		return 0;
+	}
+}
+
 /* Is f still allowed under the current generation? Moves it there if so. */
 static bool
 dp_conn_current(struct dp_worker *w, struct dp_flow *f)
@@ -181,7 +216,44 @@ dp_conn_current(struct dp_worker *w, struct dp_flow *f)
 	if (!dp_flow_still_allowed(w, f))
 		return false;
 	f->gen = w->gen->id;
+	f->budget = dp_flow_budget_again(w, f);
 	return true;
+}
+
+/* The IP bytes of p, a whole datagram: what a budget counts. */
+static inline uint64_t
+dp_conn_ip_bytes(const struct pkt *p)
+{
+	return (uint64_t)p->l4_off + p->l4_len - p->l3_off;
+}
+
+/*
+ * Is f's budget spent, so that it is to be cut? An audited VM's flow goes on, counted
+ * once as one that would have been cut.
+ */
+static bool
+dp_conn_budget_cuts(struct dp_worker *w, struct dp_flow *f)
+{
+	if (!w->gen->vms[f->key.vm].audit)
+		return true;
+	if (!f->would_block)
+		w->vm_stats[f->key.vm].blocked[DP_REASON_BUDGET]++;
+	f->would_block = true;
+	return false;
+}
+
+/*
+ * f's budget is spent: cut both ways, as a revoked flow is, with an event; the window
+ * frees the budget for new flows only.
+ */
+static struct dp_fate
+dp_conn_budget_cut(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
+{
+	struct dp_fate out = dp_fate_block(DP_REASON_BUDGET, p->proto == PKT_PROTO_TCP &&
+	    !(p->tcp_flags & PKT_TCP_RST) ? DP_FATE_REPLY_CUT : DP_FATE_REPLY_NONE);
+
+	dp_flow_end(w, f);
+	return out;
 }
 
 /* A frame from vm on a flow it has: go on under the flow's verdict. */
@@ -190,6 +262,9 @@ dp_conn_vm_known(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
 {
 	if (!dp_conn_current(w, f))
 		return dp_conn_revoke(w, p, f);
+	if (f->budget != 0 && !dp_budget_charge(w, f->key.vm, f->budget, dp_conn_ip_bytes(p)) &&
+	    dp_conn_budget_cuts(w, f))
+		return dp_conn_budget_cut(w, p, f);
 	dp_flow_track(f, p, true, w->now);
 	if (p->proto == PKT_PROTO_TCP && (p->tcp_flags & PKT_TCP_RST))
 		dp_flow_unhold(w, f);
@@ -230,6 +305,7 @@ dp_conn_vm_open(struct dp_worker *w, const struct pkt *p, uint16_t vm,
 	struct dp_fate refused;
 	struct dp_flow *f;
 	uint64_t name_hash = 0;
+	uint8_t budget = 0;
 
 	if (p->proto == PKT_PROTO_TCP &&
 	    (p->tcp_flags & (PKT_TCP_SYN | PKT_TCP_ACK | PKT_TCP_RST)) != PKT_TCP_SYN)
@@ -239,8 +315,13 @@ dp_conn_vm_open(struct dp_worker *w, const struct pkt *p, uint16_t vm,
 		refused = dp_fate_refuse(v, DP_REASON_DNS_DENIED, dp_fate_refusal(g, p));
 		return v->audit ? dp_conn_open_would_block(w, p, k, refused) : refused;
 	}
-	if ((how = dp_admit(w, p, vm, &name_hash)) == DP_ADMIT_NO) {
+	if ((how = dp_admit(w, p, vm, &name_hash, &budget)) == DP_ADMIT_NO) {
 		refused = dp_fate_refuse(v, DP_REASON_NO_BINDING, dp_fate_refusal(g, p));
+		return v->audit ? dp_conn_open_would_block(w, p, k, refused) : refused;
+	}
+	if (budget != 0 && dp_budget_spent(w, vm, budget)) {
+		/* spent in the window: nothing new through the budget until the window frees */
+		refused = dp_fate_refuse(v, DP_REASON_BUDGET, dp_fate_refusal(g, p));
 		return v->audit ? dp_conn_open_would_block(w, p, k, refused) : refused;
 	}
 	/* no room to remember it: blocked even in audit mode (fail closed) */
@@ -250,6 +331,9 @@ dp_conn_vm_open(struct dp_worker *w, const struct pkt *p, uint16_t vm,
 	f->gen = g->id;
 	f->how = (uint8_t)how;
 	f->name_hash = name_hash;
+	f->budget = budget;
+	if (budget != 0)
+		dp_budget_charge(w, vm, budget, dp_conn_ip_bytes(p));
 	dp_flow_tcp_start(f, p);
 	if (p->proto == PKT_PROTO_TCP && how == DP_ADMIT_BINDING) {
 		/* on a TLS port a hello must come; elsewhere the first bytes say what comes */
@@ -291,6 +375,10 @@ dp_conn_uplink(struct dp_worker *w, const struct pkt *p, struct dp_flow *f, stru
 		return (struct dp_fate){ .act = DP_FATE_DISCARD, .why = DP_REASON_UNSOLICITED };
 	if (!dp_conn_current(w, f))
 		return dp_conn_revoke(w, p, f);
+	/* an open flow through a spent budget is cut when anything moves on it */
+	if (f->budget != 0 && dp_budget_spent(w, f->key.vm, f->budget) &&
+	    dp_conn_budget_cuts(w, f))
+		return dp_conn_budget_cut(w, p, f);
 	*fp = f;
 	dp_flow_track(f, p, false, w->now);
 	if (p->proto == PKT_PROTO_TCP && (p->tcp_flags & PKT_TCP_RST))

@@ -11,6 +11,7 @@
 #include <rte_random.h>
 
 #include "dp_bind.h"
+#include "dp_budget.h"
 #include "dp_dns.h"
 #include "dp_dns_budget.h"
 #include "dp_dns_int.h"
@@ -393,6 +394,8 @@ dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a, uint8_t 
 	if (l.named) {
 		l.hash = dp_name_hash(l.name, (size_t)l.n);
 		pol_match_name_ports(g->set, g->vms[vm].policy, l.name, (size_t)l.n, &l.ports);
+		/* connections through the binding count in the name's budget */
+		l.ports.budget = dp_budget_of_name(g, vm, l.name, (size_t)l.n);
 		/* all the chain's addresses at once, so that an answer is refused before any */
 		(void)dp_dns_room(&l, a->nb_addrs);
 	}

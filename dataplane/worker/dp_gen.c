@@ -96,6 +96,7 @@ dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers,
 		return NULL;
 	g->id = id;
 	g->set = cfg->set;
+	g->budget_set = cfg->budget_set;
 	g->nvms = prev != NULL ? prev->nvms : 0;
 	g->vms = rte_zmalloc("dp_vms", (DP_VM_SLOTS + 1) * sizeof(g->vms[0]), 0);
 	g->vm_keys = rte_malloc("dp_vm_keys", DP_VM_INDEX * sizeof(g->vm_keys[0]),
@@ -119,7 +120,8 @@ dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers,
 		}
 		v = &g->vms[slot];
 		*v = (struct dp_vm){ .name = pv->name, .present = true, .id = pv->id,
-			.policy = pv->policy, .audit = pv->mode == POL_MODE_AUDIT };
+			.policy = pv->policy, .audit = pv->mode == POL_MODE_AUDIT,
+			.budgets = (uint8_t)pol_config_budgets(cfg, pv->policy) };
 		dp_gen_vm_index_add(g, dp_gen_vm_key(pv->id.vlan, pv->id.mac), slot);
 	}
 	g->vms[DP_VM_UNKNOWN] = (struct dp_vm){ .name = "unknown", .present = true };

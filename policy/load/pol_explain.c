@@ -99,6 +99,8 @@ pol_explain(const struct pol_config *cfg, const char *vmname, const char *host, 
 			    "(dns.max_names_per_suffix)", cfg->dns_names_count,
 			    p.name + n - rule->name_len, per);
 	}
+	if (v == POL_ALLOW)
+		pol_budget_explain(cfg, vm->policy, &p, out);
 	if (v != POL_ALLOW && vm->mode == POL_MODE_AUDIT)
 		fprintf(out, "; %s is in audit mode: counted as would_block, traffic passes",
 		    vm->name);

@@ -124,8 +124,31 @@ pol_config_free(struct pol_config *cfg)
 	free(cfg->events);
 	free(cfg->grants_state);
 	free(cfg->vms);
+	for (size_t i = 0; cfg->budgets != NULL && i < cfg->nbudgets; i++)
+		free(cfg->budgets[i].host);
+	free(cfg->budgets);
+	pol_set_free(cfg->budget_set);
 	pol_set_free(cfg->set);
 	free(cfg);
+}
+
+const struct pol_budget *
+pol_config_budget(const struct pol_config *cfg, uint32_t policy, uint32_t index)
+{
+	for (size_t i = 0; i < cfg->nbudgets; i++)
+		if (cfg->budgets[i].policy == policy && cfg->budgets[i].index == index)
+			return &cfg->budgets[i];
+	return NULL;
+}
+
+uint32_t
+pol_config_budgets(const struct pol_config *cfg, uint32_t policy)
+{
+	uint32_t n = 0;
+
+	for (size_t i = 0; i < cfg->nbudgets; i++)
+		n += cfg->budgets[i].policy == policy;
+	return n;
 }
 
 const struct pol_vm *
@@ -148,8 +171,8 @@ pol_load_buffer(const char *buf, size_t len, const char *name, struct pol_errs *
 	bool have_doc = false;
 
 	if ((cfg = calloc(1, sizeof(*cfg))) == NULL || pol_defaults(cfg, name) < 0 ||
-	    (c.b = pol_builder_new()) == NULL || (tmp = strdup(name)) == NULL ||
-	    (c.dir = strdup(dirname(tmp))) == NULL)
+	    (c.b = pol_builder_new()) == NULL || (c.bb = pol_builder_new()) == NULL ||
+	    (tmp = strdup(name)) == NULL || (c.dir = strdup(dirname(tmp))) == NULL)
 		goto nomem;
 	c.cfg = cfg;
 	if (pol_yaml_parse(&c, buf, len, &doc) < 0)
@@ -160,7 +183,8 @@ pol_load_buffer(const char *buf, size_t len, const char *name, struct pol_errs *
 	if (cfg->grants_state == NULL && pol_grants_default(cfg) < 0)
 		goto nomem;
 	/* The set is built even after errors, so unknown-policy errors are found too. */
-	if ((cfg->set = pol_builder_build(c.b)) == NULL)
+	if ((cfg->set = pol_builder_build(c.b)) == NULL ||
+	    (cfg->budget_set = pol_builder_build(c.bb)) == NULL)
 		goto nomem;
 	if (c.nimports < pol_set_policies(cfg->set)) {
 		char **v = realloc(cfg->imports, pol_set_policies(cfg->set) * sizeof(*v));
@@ -183,6 +207,7 @@ out:
 		free(c.vref[i].policy);
 	free(c.vref);
 	pol_builder_free(c.b);
+	pol_builder_free(c.bb);
 	free(c.dir);
 	free(tmp);
 	if (errs->n + errs->dropped != nerr) {

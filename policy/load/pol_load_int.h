@@ -33,6 +33,7 @@ struct pol_ctx {
 	struct pol_errs *errs;
 	struct pol_config *cfg;
 	struct pol_builder *b;
+	struct pol_builder *bb;		/* budget host patterns: the same policies as b */
 	size_t budget;			/* nodes left to visit */
 	bool budget_reported;
 	struct pol_vm_ref *vref;	/* one per cfg->vms entry */
@@ -91,6 +92,15 @@ yaml_node_t *pol_map_get(struct pol_ctx *c, yaml_node_t *map, const char *key);
 int pol_duration_parse(const char *s, uint32_t *out);
 void pol_duration_str(uint32_t seconds, char *buf, size_t len);
 pol_handler_fn pol_h_duration;		/* uint32_t seconds within min..max: "90s", "1h30m" */
+
+/* pol_size.c */
+pol_handler_fn pol_h_size;		/* uint64_t bytes, 1B..POL_SIZE_MAX: "100MB" */
+
+/* pol_budget.c */
+pol_handler_fn pol_h_budgets;		/* policies.NAME.budgets */
+/* check: "; counted in policies.P.budgets[i] "host": SIZE per DURATION", if one counts p. */
+void pol_budget_explain(const struct pol_config *cfg, uint32_t policy,
+    const struct pol_pattern *p, FILE *out);
 
 /* pol_config.c */
 extern const struct pol_field pol_top_fields[];

@@ -1,6 +1,6 @@
 /*
- * policies: NAME: { allow: [...], deny: [...], import: FILE }. Each pattern goes to the
- * builder with where it was written, so check can name the rule that decided.
+ * policies: NAME: { allow: [...], deny: [...], import: FILE, budgets: [...] }. Each pattern
+ * goes to the builder with where it was written, so check can name the rule that decided.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -51,6 +51,7 @@ static const struct pol_field pol_policy_fields[] = {
 	{ "allow", YAML_SEQUENCE_NODE, pol_h_list, 0, 0, 0, NULL, NULL, false },
 	{ "deny", YAML_SEQUENCE_NODE, pol_h_list, 0, 1, 0, NULL, NULL, false },
 	{ "import", YAML_SCALAR_NODE, pol_h_import, 0, 0, 0, NULL, NULL, false },
+	{ "budgets", YAML_SEQUENCE_NODE, pol_h_budgets, 0, 0, 0, NULL, NULL, false },
 	{ NULL, 0, NULL, 0, 0, 0, NULL, NULL, false },
 };
 
@@ -89,12 +90,17 @@ pol_h_policies(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, voi
 			    "%s: out of memory at '%s'", path, name);
 			continue;
 		}
+		/* the budgets' set has the same policies at the same indexes */
+		if (pol_builder_policy(c->bb, name) != idx) {
+			rc = pol_err_node(c, k, "%s: out of memory at '%s'", path, name);
+			continue;
+		}
 		snprintf(sub, sizeof(sub), "%s.%s", path, name);
 		c->policy = (uint32_t)idx;
 		c->policy_name = name;
 		if (v->type != YAML_MAPPING_NODE) {
-			rc = pol_err_node(c, v, "%s: expected a mapping (allow, deny, import), "
-			    "got %s", sub, pol_node_what(v));
+			rc = pol_err_node(c, v, "%s: expected a mapping (allow, deny, import, "
+			    "budgets), got %s", sub, pol_node_what(v));
 			continue;
 		}
 		if (pol_walk_map(c, v, pol_policy_fields, NULL, sub) < 0)

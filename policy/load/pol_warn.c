@@ -164,8 +164,56 @@ pol_warn_vlans(const struct pol_config *cfg, FILE *out)
 	return n;
 }
 
+/*
+ * Is some of what r allows (a wildcard or an address range) counted by a budget of policy?
+ * Probed as the dataplane matches: a name below the wildcard, the range's first address.
+ */
+static bool
+pol_warn_budgeted(const struct pol_config *cfg, uint32_t policy, const struct pol_pattern *p)
+{
+	char probe[POL_NAME_MAX + 16];
+
+	if (p->kind == POL_NAME_WILD) {
+		snprintf(probe, sizeof(probe), "ng-probe.%s", p->name);
+		return pol_match_name(cfg->budget_set, policy, probe, strlen(probe), POL_PROTO_ANY,
+		    0, NULL) == POL_ALLOW;
+	}
+	return pol_match_addr(cfg->budget_set, policy, p->addr, p->kind == POL_ADDR4 ? 4 : 16,
+	    POL_PROTO_ANY, 0, NULL) == POL_ALLOW;
+}
+
+size_t
+pol_warn_budgets(const struct pol_config *cfg, FILE *out)
+{
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < pol_set_rules(cfg->set); i++) {
+		const struct pol_rule *r = pol_set_rule(cfg->set, i);
+		struct pol_pattern p;
+		char why[POL_WHY_MAX];
+		int policy;
+
+		if (r->list != POL_LIST_ALLOW ||
+		    pol_pattern_parse(r->pattern, &p, why, sizeof(why)) < 0 ||
+		    (policy = pol_set_policy_find(cfg->set, r->policy)) < 0)
+			continue;
+		/* one name or one address is a host the operator chose; these are many */
+		if (p.kind == POL_NAME_EXACT || (p.kind == POL_ADDR4 && p.plen == 32) ||
+		    (p.kind == POL_ADDR6 && p.plen == 128) ||
+		    pol_warn_budgeted(cfg, (uint32_t)policy, &p))
+			continue;
+		fprintf(out, "%s:%u:%u: warning: ", r->file, r->line, r->col);
+		pol_rule_where(out, r);
+		fprintf(out, " allows many hosts without an egress budget: what they receive is "
+		    "unbounded (no entry of policies.%s.budgets counts it)\n", r->policy);
+		n++;
+	}
+	return n;
+}
+
 size_t
 pol_warn_print(const struct pol_config *cfg, FILE *out)
 {
-	return pol_warn_scan(cfg, pol_warn_line, out) + pol_warn_vlans(cfg, out);
+	return pol_warn_scan(cfg, pol_warn_line, out) + pol_warn_vlans(cfg, out) +
+	    pol_warn_budgets(cfg, out);
 }

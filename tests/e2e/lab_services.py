@@ -292,9 +292,12 @@ def dnsmasq_argv(tmp):
 # hello (first bytes of a TLS connection arrived), sni (the ClientHello was parsed: its
 # server name, logged before the server answers it), tls_error (handshake failed or the
 # connection ended before any data), request (an HTTP request, with server, addr, port,
-# tls, client, sni, host, path), udp (a datagram echoed). Fields: EVENT_FIELDS.
+# tls, client, sni, host, path), upload (POST /sink: the body bytes that arrived, counted
+# as they arrive, with the error that ended a cut one), udp (a datagram echoed). Fields:
+# EVENT_FIELDS.
 EVENT_FIELDS = {"ts", "event", "server", "addr", "port", "kind", "client", "client_port",
-                "tls", "sni", "host", "method", "path", "error", "first_byte", "size"}
+                "tls", "sni", "host", "method", "path", "error", "first_byte", "size",
+                "received"}
 def server_spec(tmp):
     listeners = []
     for s in SERVERS:
@@ -389,7 +392,27 @@ class _Handler(BaseHTTPRequestHandler):
             data += self.rfile.read(size)
             self.rfile.readline()
 
+    def _sink(self):
+        # an upload sink: counts what arrives as it arrives, so a connection cut halfway
+        # still tells how much got through ("upload" event, received = body bytes read)
+        want, got, error = int(self.headers.get("Content-Length") or 0), 0, None
+        try:
+            while got < want:
+                chunk = self.rfile.read1(min(65536, want - got))
+                if not chunk:
+                    break
+                got += len(chunk)
+        except OSError as e:
+            error = type(e).__name__
+        _event(event="upload", **dict(self._info(), received=got, error=error))
+        if error is None and got == want:
+            self._reply((json.dumps(dict(self._info(), received=got)) + "\n").encode())
+        else:
+            self.close_connection = True
+
     def do_POST(self):
+        if self.path.startswith("/sink"):
+            return self._sink()
         if (self.headers.get("Transfer-Encoding") or "").lower() == "chunked":
             data = self._chunked()
         else:

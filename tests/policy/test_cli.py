@@ -35,7 +35,10 @@ class TestCheck:
         # the fixture's VMs are all untagged: a bump in the wire cannot tell them apart
         # on that one segment by anything they do not write themselves
         assert "warning: vms vm1 and vm" in out and "share VLAN 0" in out
-        assert out.endswith("3 warnings\n")
+        # wildcards and ranges no budget counts: *.githubusercontent.com, the /24, *.npmjs.org
+        assert ("warning: policies.dev.allow[2] \"*.githubusercontent.com\" allows many hosts "
+                "without an egress budget") in out
+        assert out.endswith("6 warnings\n")
 
     def test_dpdk_convention(self):
         rc, out, _ = run(NAMEGATE, "--no-huge", "-c", "0x1", "--", "-c", fixture("ng.yaml"),

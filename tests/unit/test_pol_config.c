@@ -341,9 +341,9 @@ test_policy_errors(void **state)
 	expect_err("policies:\n  p:\n    allow: pypi.org\n" VM1, "ng.yaml:3:12: "
 	    "policies.p.allow: expected a list, got a scalar");
 	expect_err("policies:\n  p:\n    allowed: [pypi.org]\n" VM1, "ng.yaml:3:5: unknown key "
-	    "'allowed' in policies.p (expected allow, deny, import)");
+	    "'allowed' in policies.p (expected allow, deny, import, budgets)");
 	expect_err("policies:\n  p:\n" VM1, "ng.yaml:2:5: policies.p: expected a mapping "
-	    "(allow, deny, import), got an empty value");
+	    "(allow, deny, import, budgets), got an empty value");
 	expect_err("policies:\n  p: {}\n  p: {}\n" VM1, "ng.yaml:3:3: policies: duplicate "
 	    "policy 'p'");
 	expect_err("policies:\n  \"p q\": {}\n" VM1, "ng.yaml:2:3: policies: bad policy name "
@@ -421,7 +421,7 @@ test_alias_budget(void **state)
 	assert_non_null(strstr(err_str(errs.n - 1), ": too many nodes to walk: aliases "
 	    "expanding without bound?"));
 	expect_err("policies: &p\n  p:\n    allow: []\n  q: *p\n" VM1, "ng.yaml:2:3: unknown "
-	    "key 'p' in policies.q (expected allow, deny, import)");
+	    "key 'p' in policies.q (expected allow, deny, import, budgets)");
 }
 
 static void

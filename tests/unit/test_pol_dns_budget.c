@@ -12,33 +12,25 @@
 
 #include <cmocka.h>
 
+#include "pol_load_check.h"
 #include "policy/load.h"
 
 #define POLS	"policies:\n  p:\n    allow: [example.com, \"*.githubusercontent.com\"]\n"
 #define VM1	"vms:\n  - name: vm1\n    mac: 02:00:00:00:00:01\n    ipv4: 10.77.0.11\n" \
 		"    policy: p\n"
 
-static struct pol_errs errs;
-
-static struct pol_config *
-load(const char *text)
-{
-	pol_errs_free(&errs);
-	return pol_load_buffer(text, strlen(text), "ng.yaml", &errs);
-}
-
 /* dns: block text (indented under "dns:") loads, with the budget count per seconds. */
 static void
 expect_budget(const char *dns, uint32_t count, uint32_t per)
 {
+	const struct pol_errs *e = &pol_check_errs;
 	char text[1024];
 	struct pol_config *cfg;
 
 	snprintf(text, sizeof(text), "dns:\n%s" POLS VM1, dns);
-	if ((cfg = load(text)) == NULL)
-		fail_msg("refused:\n%s\n%s:%u:%u: %s", text, errs.n ? errs.v[0].file : "",
-		    errs.n ? errs.v[0].line : 0, errs.n ? errs.v[0].col : 0,
-		    errs.n ? errs.v[0].msg : "(none)");
+	if ((cfg = pol_check_load(text)) == NULL)
+		fail_msg("refused:\n%s\n%s:%u:%u: %s", text, e->n ? e->v[0].file : "",
+		    e->n ? e->v[0].line : 0, e->n ? e->v[0].col : 0, e->n ? e->v[0].msg : "(none)");
 	if (cfg->dns_names_count != count || cfg->dns_names_per != per)
 		fail_msg("%s: got %u per %u s, want %u per %u s", dns, cfg->dns_names_count,
 		    cfg->dns_names_per, count, per);
@@ -49,19 +41,10 @@ expect_budget(const char *dns, uint32_t count, uint32_t per)
 static void
 expect_err(const char *dns, const char *want)
 {
-	char text[1024], got[1024];
-	struct pol_config *cfg;
+	char text[2048];
 
 	snprintf(text, sizeof(text), "dns:\n%s" POLS VM1, dns);
-	if ((cfg = load(text)) != NULL) {
-		pol_config_free(cfg);
-		fail_msg("accepted:\n%s", text);
-	}
-	assert_true(errs.n > 0);
-	snprintf(got, sizeof(got), "%s:%u:%u: %s", errs.v[0].file, errs.v[0].line,
-	    errs.v[0].col, errs.v[0].msg);
-	if (strcmp(got, want) != 0)
-		fail_msg("got  %s\nwant %s", got, want);
+	pol_check_first_err(text, want);
 }
 
 static void
@@ -71,7 +54,7 @@ test_good(void **state)
 
 	(void)state;
 	/* on by default: 1000 new names per suffix per hour */
-	cfg = load(POLS VM1);
+	cfg = pol_check_load(POLS VM1);
 	assert_non_null(cfg);
 	assert_int_equal(cfg->dns_names_count, 1000);
 	assert_int_equal(cfg->dns_names_per, 3600);
@@ -126,7 +109,7 @@ test_explain(void **state)
 	FILE *f;
 
 	(void)state;
-	cfg = load("dns:\n  max_names_per_suffix: {count: 40, per: 2h}\n" POLS VM1);
+	cfg = pol_check_load("dns:\n  max_names_per_suffix: {count: 40, per: 2h}\n" POLS VM1);
 	assert_non_null(cfg);
 	f = open_memstream(&out, &len);
 	pol_config_summary(cfg, f);
@@ -146,7 +129,7 @@ test_explain(void **state)
 	free(out);
 	pol_config_free(cfg);
 
-	cfg = load("dns:\n  max_names_per_suffix: {count: 0}\n" POLS VM1);
+	cfg = pol_check_load("dns:\n  max_names_per_suffix: {count: 0}\n" POLS VM1);
 	assert_non_null(cfg);
 	out = NULL;
 	f = open_memstream(&out, &len);
@@ -168,7 +151,7 @@ test_rule_suffix(void **state)
 	struct pol_config *cfg;
 
 	(void)state;
-	cfg = load("policies:\n  p:\n    allow: [\"*.GitHubUserContent.com.\", "
+	cfg = pol_check_load("policies:\n  p:\n    allow: [\"*.GitHubUserContent.com.\", "
 	    "\"*.a.example.com\", x.a.example.com]\n" VM1);
 	assert_non_null(cfg);
 	assert_int_equal(pol_match_name(cfg->set, 0, "raw.githubusercontent.com", 25,
@@ -197,6 +180,6 @@ main(void)
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 
-	pol_errs_free(&errs);
+	pol_check_done();
 	return rc;
 }

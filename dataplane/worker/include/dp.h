@@ -46,12 +46,14 @@ struct dp_vm {
 	struct pol_vm_id id;
 	uint32_t policy;	/* index in the generation's pol_set */
 	bool audit;
+	uint8_t budgets;	/* its policy's egress budgets: 0, no flow of it counts */
 };
 
 /* Everything a reload replaces, published as one pointer. Immutable once published. */
 struct dp_gen {
 	uint32_t id;
 	const struct pol_set *set;
+	const struct pol_set *budget_set;	/* egress budgets' hosts, by the same policies */
 	struct dp_vm *vms;		/* DP_VM_SLOTS + 1, by slot; the last is "unknown" */
 	uint16_t nvms;			/* slots handed out so far */
 	uint16_t slots_free;		/* slots never handed out */

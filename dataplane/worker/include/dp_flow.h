@@ -65,6 +65,7 @@ struct dp_flow {
 	uint8_t vm_wscale;		/* the SYN's window scale, PKT_WSCALE_NONE */
 	uint8_t peer_wscale;		/* what the peer's windows are shifted by */
 	bool peer_synced;		/* TCP: the peer's SYN-ACK was seen */
+	uint8_t budget;			/* 1 + the egress budget its bytes count in; 0: none */
 	uint64_t name_hash;		/* DP_ADMIT_BINDING: the name (the SNI, once judged) */
 	/*
 	 * TCP, what the receiver of the client's stream will accept: RCV.NXT as its last
@@ -85,6 +86,9 @@ struct dp_flow {
 	bool vm_fin, peer_fin;		/* DNS over TCP: that side's FIN was seen */
 	uint8_t http_phase;		/* DP_TLS_HTTP: enum dp_http_phase */
 };
+
+/* Two to a 128-byte pair of cache lines: a field added must fit a hole. */
+_Static_assert(sizeof(struct dp_flow) == 128, "struct dp_flow is 128 bytes");
 
 /* What let a flow open; a reload judges it again on the same grounds. */
 enum dp_admission { DP_ADMIT_NO, DP_ADMIT_DNS, DP_ADMIT_ADDR, DP_ADMIT_BINDING };

@@ -21,7 +21,8 @@
 	X(REWRITE,	"rewrite",	"a segment rewrites stream bytes already judged") \
 	X(VM_LIMIT,	"vm_limit",	"the VM's share of a table other than flows is full") \
 	X(HOST_DENIED,	"host_denied",	"an HTTP request's Host the VM may not reach, or one not framed") \
-	X(DNS_BUDGET,	"dns_budget",	"a new name under a wildcard past its dns.max_names_per_suffix")
+	X(DNS_BUDGET,	"dns_budget",	"a new name under a wildcard past its dns.max_names_per_suffix") \
+	X(BUDGET,	"budget",	"a flow through an egress budget its VM has spent in the window")
 
 enum dp_reason {
 #define X(name, label, text) DP_REASON_##name,

@@ -44,6 +44,25 @@ enum pol_quic { POL_QUIC_BLOCK, POL_QUIC_INSPECT };
 enum pol_on_block { POL_ON_BLOCK_RESET, POL_ON_BLOCK_DROP };
 enum pol_ech { POL_ECH_STRIP, POL_ECH_PASS };
 
+#define POL_BUDGETS_MAX	8		/* budgets per policy */
+#define POL_SIZE_MAX	(1ULL << 40)	/* the largest budget: 1TiB per window */
+
+/*
+ * policies.NAME.budgets[index]: what VMs of the policy may send per window to hosts the
+ * pattern host matches (each VM its own window). The pattern is rule index of policy in
+ * pol_config.budget_set, so a name or address is matched to its budget as the policy
+ * matches it to its rule: exact names, wildcards, address prefixes, the most specific wins.
+ */
+struct pol_budget {
+	uint32_t policy;		/* index in pol_config.set and budget_set */
+	uint32_t index;			/* in its policy's list, from 0 */
+	char *host;			/* the pattern as written */
+	struct pol_pattern pattern;	/* as parsed: never with a port */
+	uint64_t upload;		/* bytes per window, 1..POL_SIZE_MAX */
+	uint32_t per;			/* the window, seconds */
+	uint32_t line, col;		/* the entry in its file */
+};
+
 struct pol_vm {
 	char *name;
 	struct pol_vm_id id;
@@ -97,6 +116,9 @@ struct pol_config {
 	struct pol_vm *vms;
 	size_t nvms;
 	struct pol_set *set;		/* the compiled policies */
+	struct pol_budget *budgets;	/* every policy's, in file order: a policy's adjacent */
+	size_t nbudgets;
+	struct pol_set *budget_set;	/* the budgets' host patterns, as allow rules */
 	char **imports;			/* per policy: its import: path resolved, or NULL */
 };
 
@@ -116,6 +138,23 @@ struct pol_config *pol_load_buffer(const char *buf, size_t len, const char *name
     struct pol_errs *errs);
 
 void pol_config_free(struct pol_config *cfg);
+
+/* Budget index (from 0) of policy, or NULL. */
+const struct pol_budget *pol_config_budget(const struct pol_config *cfg, uint32_t policy,
+    uint32_t index);
+
+/* The number of budgets policy has (0..POL_BUDGETS_MAX). */
+uint32_t pol_config_budgets(const struct pol_config *cfg, uint32_t policy);
+
+/*
+ * Parse a byte size, "1500", "1500B", "500k", "100MB", "1GiB" (k/K/kB/KB = 1000, KiB =
+ * 1024, and so on to T/TiB), into *out. Returns 0, -EINVAL (not a size: a fraction, a
+ * sign, a space, an unknown unit), or -ERANGE (past UINT64_MAX).
+ */
+int pol_size_parse(const char *s, uint64_t *out);
+
+/* The shortest spelling of n that pol_size_parse() reads back: "100MB", "1GiB", "7B". */
+void pol_size_str(uint64_t n, char *buf, size_t len);
 
 /* The VM called name, or NULL. */
 const struct pol_vm *pol_config_vm(const struct pol_config *cfg, const char *name);
@@ -159,8 +198,14 @@ typedef void pol_warn_fn(const struct pol_rule *rule, const char *host, const ch
 /* Check every policy against the list of broad hosts; returns the number of warnings. */
 size_t pol_warn_scan(const struct pol_config *cfg, pol_warn_fn *fn, void *arg);
 
-/* The same and pol_warn_vlans(), printed as "FILE:LINE:COL: warning: ..." lines; the count. */
+/* The same, pol_warn_vlans() and pol_warn_budgets(), printed as "FILE:LINE:COL: warning: ..." lines; the count. */
 size_t pol_warn_print(const struct pol_config *cfg, FILE *out);
+
+/*
+ * Warn about allow patterns for many hosts (wildcards, address ranges) that no budget of
+ * their policy counts; returns how many.
+ */
+size_t pol_warn_budgets(const struct pol_config *cfg, FILE *out);
 
 /* Warn about VMs that share a VLAN (told apart by what they write); returns how many. */
 size_t pol_warn_vlans(const struct pol_config *cfg, FILE *out);

@@ -178,6 +178,11 @@ struct pol_ports {
 	bool deny_any;			/* a port-less deny pattern matched */
 	bool allow_more, deny_more;	/* lists overflowed */
 	uint8_t nallow, ndeny;
+	/*
+	 * The caller's tag, set to 0 here: the dataplane keeps the name's egress budget in it
+	 * (1 + its index, 0: none), so the budget travels with the ports through bindings.
+	 */
+	uint8_t budget;
 	uint16_t allow[POL_PORTS_MAX];
 	uint16_t deny[POL_PORTS_MAX];
 };

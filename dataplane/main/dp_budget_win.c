@@ -1,0 +1,86 @@
+/*
+ * Sliding window arithmetic: buckets in a ring, each holding what one `width` of seconds
+ * added. Advancing past a bucket subtracts it from used, so used is the window's sum
+ * without a walk; a jump of a whole window or more empties it at once.
+ */
+#include <string.h>
+
+#include "dp_budget_win.h"
+
+void
+dp_budget_win_init(struct dp_budget_win *w, uint64_t limit, uint32_t per, uint64_t now)
+{
+	uint32_t width = (per + DP_BUDGET_BUCKETS - 1) / DP_BUDGET_BUCKETS;
+
+	memset(w, 0, sizeof(*w));
+	w->limit = limit;
+	w->per = per;
+	w->width = width == 0 ? 1 : width;
+	w->nb = (per + w->width - 1) / w->width;
+	if (w->nb == 0)
+		w->nb = 1;
+	w->head = now / w->width;
+}
+
+/* Let out every bucket older than the window ending in bucket number k. */
+static void
+dp_budget_win_advance(struct dp_budget_win *w, uint64_t k)
+{
+	if (k <= w->head)
+		return;
+	if (k - w->head >= w->nb) {
+		memset(w->bucket, 0, sizeof(w->bucket));
+		w->used = 0;
+	} else {
+		for (uint64_t b = w->head + 1; b <= k; b++) {
+			uint64_t *slot = &w->bucket[b % w->nb];
+
+			w->used -= *slot;
+			*slot = 0;
+		}
+	}
+	w->head = k;
+}
+
+/* At 80 %: used >= limit - limit / 5, without an overflowing product. */
+static bool
+dp_budget_win_warm(const struct dp_budget_win *w)
+{
+	return w->used >= w->limit - w->limit / 5;
+}
+
+unsigned int
+dp_budget_win_step(struct dp_budget_win *w, uint64_t now, uint64_t bytes)
+{
+	unsigned int changed = 0;
+
+	dp_budget_win_advance(w, now / w->width);
+	w->bucket[w->head % w->nb] += bytes;
+	w->used += bytes;
+	if (!dp_budget_win_warm(w))
+		w->warned = false;		/* re-armed: the next climb warns again */
+	else if (!w->warned) {
+		w->warned = true;
+		changed |= DP_BUDGET_WARN;
+	}
+	if (w->used >= w->limit && !w->over) {
+		w->over = true;
+		changed |= DP_BUDGET_EXHAUSTED;
+	} else if (w->used < w->limit && w->over) {
+		w->over = false;
+		changed |= DP_BUDGET_FREED;
+	}
+	return changed;
+}
+
+uint64_t
+dp_budget_win_left(const struct dp_budget_win *w)
+{
+	return w->used < w->limit ? w->limit - w->used : 0;
+}
+
+void
+dp_budget_win_relimit(struct dp_budget_win *w, uint64_t limit)
+{
+	w->limit = limit;
+}

@@ -1,0 +1,190 @@
+"""Egress budgets (SPEC s8, issue 15: `policies.NAME.budgets: [{host, upload, per}]`): an
+allowed host is still a way out, so what a VM sends to it is counted per (VM, rule) in a
+sliding window. At 80 % an event; at 100 % the flow that crosses it is cut (an RST both
+ways: the server gets about the budget, never the whole upload) and new flows through the
+rule are refused with reason=budget, charged to that VM with an event, until the window
+frees. The neighbour VM, with the same policy and so the same rule, has a window of its own.
+
+Both VMs have policy `up`: github.com (the lab's HTTPS server that takes uploads on POST
+/sink) with a budget of BUDGET bytes per PER, and *.githubusercontent.com without one.
+"""
+import os
+import time
+
+import pytest
+
+import lab as labmod
+import ng_counters as nc
+from lab_net import wait_until
+from test_conntrue import _namegatectl
+from test_dataplane import _binary
+from test_isolation import events
+from test_reload import reload_with
+
+BUDGET = 256000                 # IP bytes per window
+PER = 8                         # seconds: bytes leave the window 7 to 8 s after they went
+RULE = "github.com"
+SINK = "https://github.com/sink"
+POLICY = {"allow": ["github.com", "*.githubusercontent.com"],
+          "budgets": [{"host": RULE, "upload": "256kB", "per": f"{PER}s"}]}
+
+
+@pytest.fixture(scope="module")
+def lab(request):
+    ctl = _namegatectl()
+    if ctl:
+        os.environ.setdefault("NAMEGATECTL_BIN", ctl)
+    vms = labmod.default_vms(2)
+    for v in vms:
+        v.policy = "up"
+    lab = labmod.Lab(mode="namegate", vms=vms, namegate_cmd=[_binary(), "-c", "{config}"],
+                     policies={"up": POLICY})
+    request.addfinalizer(lab.teardown)      # registered first: runs even if setup fails
+    return lab.setup()
+
+
+def budget_metrics(lab):
+    """{(metric, vm): value} of the two budget gauges for RULE, from GET /metrics."""
+    text = lab.metrics()
+    assert text is not None, "GET /metrics failed"
+    out = {}
+    for m in ("used", "limit"):
+        name = f"namegate_vm_budget_{m}_bytes"
+        assert f"# TYPE {name} gauge" in text and f"# HELP {name} " in text
+        for vm in ("vm1", "vm2"):
+            key = f'{name}{{vm="{vm}",rule="{RULE}"}} '
+            line = next((l for l in text.splitlines() if l.startswith(key)), None)
+            assert line is not None, f"no {key.strip()} in /metrics"
+            out[(m, vm)] = int(line.split()[-1])
+    return out
+
+
+def used(lab, vm):
+    return budget_metrics(lab)[("used", vm)]
+
+
+def upload(lab, vm, size, timeout=20):
+    """POST size bytes to the sink from vm: (curl result, the server's upload events)."""
+    before = len(lab.server_events(event="upload"))
+    r = lab.curl(vm, SINK, data="x" * size, timeout=timeout, args=["-H", "Expect:"])
+    # the server logs an upload when its read ends, cut or not: wait for that line
+    wait_until(lambda: len(lab.server_events(event="upload")) > before, 10,
+               "the sink to log the upload")
+    return r, lab.server_events(event="upload")[before:]
+
+
+def wait_freed(lab, vm):
+    """Until vm's window has let its bytes out (no more than PER + a tick)."""
+    wait_until(lambda: used(lab, vm) < BUDGET, PER + 4, f"{vm}'s budget window to free",
+               step=0.3)
+
+
+def test_limits_published_per_vm(lab):
+    """Every VM of the policy has the rule's series, limit BUDGET, before it sends."""
+    m = budget_metrics(lab)
+    assert m[("limit", "vm1")] == BUDGET and m[("limit", "vm2")] == BUDGET
+    assert m[("used", "vm1")] < BUDGET and m[("used", "vm2")] < BUDGET
+
+
+def test_small_upload_passes_and_is_counted_to_its_vm(lab):
+    """vm2 sends 20 kB: it all arrives, and vm2's window (only) grows by about that."""
+    wait_freed(lab, "vm2")
+    before = budget_metrics(lab)
+    r, ups = upload(lab, "vm2", 20000)
+    assert r.http_code == 200, r.stderr
+    assert [u["received"] for u in ups] == [20000]
+    wait_until(lambda: used(lab, "vm2") - before[("used", "vm2")] >= 20000, 5,
+               "vm2's used bytes to count the upload", step=0.3)
+    after = budget_metrics(lab)
+    grown = after[("used", "vm2")] - before[("used", "vm2")]
+    # IP bytes: the body, HTTP and TLS framing, TCP/IP headers, the handshake's share
+    assert 20000 <= grown < 40000, grown
+    assert after[("used", "vm1")] == before[("used", "vm1")], "vm2's bytes charged to vm1"
+
+
+def test_warning_at_80_percent_without_cut(lab):
+    """vm2 climbs past 80 % but not 100 %: one warning event, nothing cut or refused."""
+    wait_freed(lab, "vm2")
+    wait_until(lambda: used(lab, "vm2") == 0, PER + 4, "vm2's window to empty", step=0.3)
+    warned = len(events(lab, event="budget", vm="vm2", state="warning"))
+    with nc.Delta(lab) as d:
+        r, ups = upload(lab, "vm2", int(BUDGET * 0.82))
+        assert r.http_code == 200, r.stderr
+        assert ups[0]["received"] == int(BUDGET * 0.82)
+        wait_until(lambda: len(events(lab, event="budget", vm="vm2", state="warning")) >
+                   warned, 5, "a budget warning event for vm2")
+    assert d[nc.blocked("vm2", "budget")] == 0
+    w = events(lab, event="budget", vm="vm2", state="warning")[-1]
+    assert w["rule"] == RULE and w["limit"] == BUDGET and w["per"] == PER
+    assert BUDGET * 0.8 <= w["used"] < BUDGET
+    assert not events(lab, event="budget", vm="vm2", state="exhausted")
+
+
+def test_upload_cut_at_budget_then_refused_until_window_frees(lab):
+    """vm1 uploads 4 MB through a 256 kB budget: cut at the budget (the server got at most
+    the budget), charged to vm1 and the rule; a new connection is refused while the window
+    is spent, even after a reload, vm2 is untouched, and once the window frees vm1
+    connects again."""
+    wait_freed(lab, "vm1")
+    size = 4 << 20
+    budget = nc.blocked("vm1", "budget")
+    with nc.Delta(lab) as d:
+        r, ups = upload(lab, "vm1", size)
+        assert r.returncode != 0 and r.http_code == 0, "the upload must not complete"
+        d.wait({budget: 1})
+    got = ups[0]["received"]
+    print(f"\nRESULT budget_upload_sent={size} budget_limit={BUDGET} server_received={got}")
+    assert got <= BUDGET, f"the server received {got} bytes past a {BUDGET}-byte budget"
+    assert got < size // 8
+    # the window: the budget and at most the datagram that crossed it
+    wait_until(lambda: used(lab, "vm1") >= BUDGET, 5, "vm1's used bytes to reach the limit",
+               step=0.3)
+    m = budget_metrics(lab)
+    assert BUDGET <= m[("used", "vm1")] <= BUDGET + 70000, m
+    print(f"RESULT budget_used_vm1={m[('used', 'vm1')]}")
+    ex = wait_until(lambda: events(lab, event="budget", vm="vm1", state="exhausted"), 5,
+                    "a budget exhausted event for vm1")[-1]
+    assert ex["rule"] == RULE and ex["used"] >= BUDGET and ex["limit"] == BUDGET
+    assert events(lab, event="budget", vm="vm1", state="warning"), "the 80 % event"
+    cut = [e for e in events(lab, event="block", vm="vm1", reason="budget")]
+    assert cut, "a block event with reason budget for vm1"
+    # spent: a new connection through the rule is refused at once
+    with nc.Delta(lab) as d:
+        r = lab.curl("vm1", "https://github.com/", timeout=5)
+        assert r.http_code == 0, "vm1 connected through a spent budget"
+        d.wait({budget: 1})
+    assert d[nc.blocked("vm2", "budget")] == 0
+    # the neighbour, same policy and rule, has its own window
+    r = lab.curl("vm2", "https://github.com/")
+    assert r.http_code == 200, r.stderr
+    assert used(lab, "vm2") < BUDGET
+    # a reload keeps what was spent: same host and window, so the same window
+    assert "in force" in reload_with(lab)
+    assert used(lab, "vm1") >= BUDGET
+    with nc.Delta(lab) as d:
+        r = lab.curl("vm1", "https://github.com/", timeout=5)
+        assert r.http_code == 0, "a reload gave vm1 its budget back"
+        d.wait({budget: 1})
+    # freed as the bytes leave the window: an event, and connections work again
+    wait_freed(lab, "vm1")
+    wait_until(lambda: events(lab, event="budget", vm="vm1", state="available"), 5,
+               "a budget available event for vm1")
+    r = lab.curl("vm1", "https://github.com/")
+    assert r.http_code == 200, r.stderr
+    r, ups = upload(lab, "vm1", 10000)
+    assert r.http_code == 200 and ups[0]["received"] == 10000, r.stderr
+
+
+def test_host_without_budget_is_not_counted(lab):
+    """*.githubusercontent.com has no budget: a large upload there passes whole."""
+    time.sleep(1.2)             # a tick of the main lcore: earlier tests' bytes are in
+    before = budget_metrics(lab)
+    before_n = len(lab.server_events(event="upload"))
+    r = lab.curl("vm1", "https://raw.githubusercontent.com/sink", data="y" * (1 << 20),
+                 args=["-H", "Expect:"])
+    assert r.http_code == 200, r.stderr
+    wait_until(lambda: len(lab.server_events(event="upload")) > before_n, 10,
+               "the sink to log the upload")
+    assert lab.server_events(event="upload")[-1]["received"] == 1 << 20
+    time.sleep(1.2)             # a tick: nothing new to count, the window only shrinks
+    assert used(lab, "vm1") <= before[("used", "vm1")]
