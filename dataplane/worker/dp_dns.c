@@ -228,6 +228,9 @@ dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, u
 	}
 	why = dp_dns_query_judge(w, vm, &q, p->payload_len, name, sizeof(name));
 	allowed = why == DP_REASON_MAX;
+	if (why == DP_REASON_DNS_DENIED && name[0] != '\0' &&
+	    dp_dns_ask(w, m, p, vm, &q, name, strnlen(name, sizeof(name))))
+		return;		/* it waits for the operator (dp_dns_ask.c) */
 	if (!allowed) {
 		s->dns_blocked++;
 		dp_evt_block(w, vm, p, why, audit && !q.qr && q.has_question,

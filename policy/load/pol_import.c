@@ -37,6 +37,33 @@ pol_add_pattern(struct pol_ctx *c, yaml_node_t *n, const char *key, uint32_t ind
 	return 0;
 }
 
+int
+pol_add_ask(struct pol_ctx *c, yaml_node_t *n, const char *key, uint32_t index)
+{
+	char why[POL_WHY_MAX], sub[POL_PATH_MAX];
+	struct pol_pattern p;
+	struct pol_rule origin;
+	const char *text;
+	int rc;
+
+	snprintf(sub, sizeof(sub), "%s[%u]", key, index);
+	if ((text = pol_scalar(c, n, sub)) == NULL)
+		return -1;
+	if (pol_pattern_parse(text, &p, why, sizeof(why)) < 0)
+		return pol_err_node(c, n, "%s: \"%s\": %s", sub, text, why);
+	if ((p.kind != POL_NAME_EXACT && p.kind != POL_NAME_WILD) || p.port != 0)
+		return pol_err_node(c, n, "%s: \"%s\": ask takes host names and wildcards "
+		    "without a port (what waits is a DNS question)", sub, text);
+	origin = (struct pol_rule){
+		.key = key, .pattern = text, .file = c->file, .index = index,
+		.line = (uint32_t)n->start_mark.line + 1, .col = (uint32_t)n->start_mark.column + 1,
+		.list = POL_LIST_ALLOW,
+	};
+	if ((rc = pol_builder_add(c->ask_b, c->policy, &p, &origin)) < 0)
+		return pol_err_node(c, n, "%s: %s", sub, strerror(-rc));
+	return 0;
+}
+
 /* The value of key in map if map is a mapping; type errors are the caller's. */
 static yaml_node_t *
 pol_child(struct pol_ctx *c, yaml_node_t *map, const char *key)

@@ -64,6 +64,9 @@ pol_defaults(struct pol_config *cfg, const char *path)
 	 */
 	cfg->dns_names_count = 1000;
 	cfg->dns_names_per = 3600;
+	/* within common stubs' retry windows (glibc: 5 s x 2 tries; systemd-resolved more) */
+	cfg->approval_timeout = 8;
+	cfg->approval_max_per_vm = 8;
 	if ((cfg->tls_ports = calloc(2, sizeof(*cfg->tls_ports))) == NULL)
 		return -ENOMEM;
 	cfg->tls_ports[0] = 443;
@@ -123,8 +126,10 @@ pol_config_free(struct pol_config *cfg)
 	free(cfg->control_socket);
 	free(cfg->events);
 	free(cfg->grants_state);
+	free(cfg->approval_webhook);
 	free(cfg->vms);
 	pol_set_free(cfg->set);
+	pol_set_free(cfg->ask);
 	free(cfg);
 }
 
@@ -148,7 +153,8 @@ pol_load_buffer(const char *buf, size_t len, const char *name, struct pol_errs *
 	bool have_doc = false;
 
 	if ((cfg = calloc(1, sizeof(*cfg))) == NULL || pol_defaults(cfg, name) < 0 ||
-	    (c.b = pol_builder_new()) == NULL || (tmp = strdup(name)) == NULL ||
+	    (c.b = pol_builder_new()) == NULL || (c.ask_b = pol_builder_new()) == NULL ||
+	    (tmp = strdup(name)) == NULL ||
 	    (c.dir = strdup(dirname(tmp))) == NULL)
 		goto nomem;
 	c.cfg = cfg;
@@ -160,7 +166,8 @@ pol_load_buffer(const char *buf, size_t len, const char *name, struct pol_errs *
 	if (cfg->grants_state == NULL && pol_grants_default(cfg) < 0)
 		goto nomem;
 	/* The set is built even after errors, so unknown-policy errors are found too. */
-	if ((cfg->set = pol_builder_build(c.b)) == NULL)
+	if ((cfg->set = pol_builder_build(c.b)) == NULL ||
+	    (cfg->ask = pol_builder_build(c.ask_b)) == NULL)
 		goto nomem;
 	if (c.nimports < pol_set_policies(cfg->set)) {
 		char **v = realloc(cfg->imports, pol_set_policies(cfg->set) * sizeof(*v));
@@ -183,6 +190,7 @@ out:
 		free(c.vref[i].policy);
 	free(c.vref);
 	pol_builder_free(c.b);
+	pol_builder_free(c.ask_b);
 	free(c.dir);
 	free(tmp);
 	if (errs->n + errs->dropped != nerr) {
