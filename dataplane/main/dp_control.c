@@ -13,6 +13,7 @@
 
 #include "ctl_events.h"
 #include "nft.h"
+#include "dp_approval.h"
 #include "dp_control.h"
 #include "dp_evt.h"
 #include "dp_grants.h"
@@ -307,6 +308,8 @@ dp_control_drain(struct dp_control *c)
 					dp_control_bind(c, e);
 				else if (e->type == DP_EVT_BLOCK)
 					dp_control_block(c, e, &now);
+				else if (e->type == DP_EVT_ASK || e->type == DP_EVT_ASK_END)
+					dp_approval_evt(c, i, e, &now);
 			}
 			c->evt_seen += n;
 		}
