@@ -20,6 +20,8 @@ struct ctl_opts {
 #define CTL_OPT_JSON	0x1	/* --json */
 #define CTL_OPT_EVENTS	0x2	/* -f/--follow, -e PATH */
 #define CTL_OPT_GRANT	0x4	/* --for D (required), --reason T */
+#define CTL_OPT_FOLLOW	0x8	/* -f/--follow alone */
+#define CTL_OPT_FOR	0x10	/* --for D, optional */
 
 /* A command's own arguments, as ctl_args_parse() found them. */
 struct ctl_args {
@@ -61,6 +63,10 @@ ctl_cmd_fn ctl_cmd_suggest;	/* suggest VM [--json] */
 ctl_cmd_fn ctl_cmd_grant;	/* grant VM HOST[:PORT] --for D [--reason T] [--json] */
 ctl_cmd_fn ctl_cmd_grants;	/* grants [VM] [--json] */
 ctl_cmd_fn ctl_cmd_revoke;	/* revoke ID [--json] */
+/* Approval, served by the daemon too (ctl_approval_cli.c). */
+ctl_cmd_fn ctl_cmd_pending;	/* pending [VM] [-f|--follow] [--json] */
+ctl_cmd_fn ctl_cmd_approve;	/* approve ID [--for D] [--json] */
+ctl_cmd_fn ctl_cmd_deny;	/* deny ID [--json] */
 /* check [-c FILE] VM HOST[:PORT]: offline with -c (ctl_check.c), else the daemon's. */
 ctl_cmd_fn ctl_cmd_check;
 
