@@ -99,6 +99,12 @@ dp_ask_deny(struct dp_ask *t, uint32_t slot, uint64_t seq)
 		atomic_store_explicit(&t->deny[slot], seq, memory_order_release);
 }
 
+bool
+dp_ask_expired(const struct dp_ask_entry *e, uint64_t now)
+{
+	return e->seq != 0 && now >= e->deadline;
+}
+
 uint32_t
 dp_ask_count(const struct dp_ask *t, uint16_t vm)
 {

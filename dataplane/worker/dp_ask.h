@@ -73,6 +73,9 @@ bool dp_ask_denied(const struct dp_ask *t, const struct dp_ask_entry *e);
 /* Main lcore: deny the request seq at slot (ignored if it has ended). */
 void dp_ask_deny(struct dp_ask *t, uint32_t slot, uint64_t seq);
 
+/* Has e waited its timeout at now? */
+bool dp_ask_expired(const struct dp_ask_entry *e, uint64_t now);
+
 /* Entries of vm in use. */
 uint32_t dp_ask_count(const struct dp_ask *t, uint16_t vm);
 

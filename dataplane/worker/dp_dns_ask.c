@@ -141,7 +141,7 @@ dp_dns_ask_sweep(struct dp_worker *w)
 				continue;
 			}
 		}
-		if (w->now >= e->deadline)
+		if (dp_ask_expired(e, w->now))
 			dp_dns_ask_end(w, e, DP_ASK_END_TIMEOUT, DP_ASK_TEXT_TIMEOUT);
 	}
 }
