@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -86,6 +87,44 @@ test_approval_keys(void **state)
 	pol_config_free(cfg);
 }
 
+/* check's line for host on vm2 (policy p), and its return. */
+static int
+explain(const struct pol_config *cfg, const char *host, char *line, size_t len)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *out = open_memstream(&buf, &n);
+	int rc;
+
+	assert_non_null(out);
+	rc = pol_explain(cfg, "vm2", host, out, stderr);
+	fclose(out);
+	snprintf(line, len, "%s", buf);
+	free(buf);
+	return rc;
+}
+
+static void
+test_check_says_ask(void **state)
+{
+	struct pol_config *cfg = load("policies:\n"
+	    "  p: {allow: [pypi.org], ask: [\"*.ask.test\"], deny: [bad.ask.test]}\n"
+	    "  q: {}\n" VMS "approval: {timeout: 5s}\n");
+	char line[512];
+
+	(void)state;
+	assert_non_null(cfg);
+	assert_int_equal(explain(cfg, "a.ask.test", line, sizeof(line)), 1);
+	assert_string_equal(line, "ask a.ask.test for vm2: policies.p.ask[0] \"*.ask.test\" "
+	    "(ng.yaml:2): its DNS query waits for namegatectl approve, at most 5s "
+	    "(approval.timeout)\n");
+	/* deny and allow decide before ask */
+	assert_int_equal(explain(cfg, "bad.ask.test", line, sizeof(line)), 1);
+	assert_true(strncmp(line, "block bad.ask.test for vm2: policies.p.deny[0]", 46) == 0);
+	assert_int_equal(explain(cfg, "pypi.org", line, sizeof(line)), 0);
+	pol_config_free(cfg);
+}
+
 static void
 test_ask_errors(void **state)
 {
@@ -127,6 +166,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ask_patterns_and_defaults),
 		cmocka_unit_test(test_approval_keys),
+		cmocka_unit_test(test_check_says_ask),
 		cmocka_unit_test(test_ask_errors),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
