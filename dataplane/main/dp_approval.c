@@ -14,6 +14,7 @@
 
 #include "ctl_events.h"
 #include "ctl_grants.h"
+#include "ctl_webhook.h"
 #include "dp.h"
 #include "dp_approval.h"
 #include "dp_control.h"
@@ -40,7 +41,10 @@ struct dp_request {
 struct dp_approvals {
 	struct dp_request r[DP_APPROVALS_MAX];
 	uint64_t next_id;
-	uint64_t lost;			/* announcements with no room here */
+	_Atomic uint64_t lost;		/* announcements with no room here */
+	_Atomic unsigned int waiting;	/* undecided requests: the gauge */
+	struct ctl_webhook *hook;	/* approval.webhook, or NULL */
+	char *hook_url;			/* the URL hook posts to */
 };
 
 static int64_t
@@ -64,8 +68,78 @@ dp_approval_start(struct dp_control *c)
 void
 dp_approval_stop(struct dp_control *c)
 {
+	if (c->approvals == NULL)
+		return;
+	ctl_webhook_free(c->approvals->hook);
+	free(c->approvals->hook_url);
 	free(c->approvals);
 	c->approvals = NULL;
+}
+
+/* The webhook for the configuration in force (a reload may change or drop its URL). */
+static void
+dp_approval_hook_sync(struct dp_control *c)
+{
+	struct dp_approvals *a = c->approvals;
+	const char *url = (*c->cfgp)->approval_webhook;
+
+	if (a->hook_url == NULL ? url == NULL : url != NULL && strcmp(url, a->hook_url) == 0)
+		return;
+	ctl_webhook_free(a->hook);
+	free(a->hook_url);
+	a->hook = NULL;
+	a->hook_url = NULL;
+	if (url == NULL)
+		return;
+	if ((a->hook_url = strdup(url)) == NULL || (a->hook = ctl_webhook_new(url)) == NULL)
+		fprintf(stderr, "namegate: approval.webhook %s: cannot be set up\n", url);
+}
+
+/* {id, vm, name, type, first_seen} to the webhook, if there is one. */
+static void
+dp_approval_announce(struct dp_control *c, const struct dp_request *r)
+{
+	struct json_object *o;
+	char seen[32];
+
+	dp_approval_hook_sync(c);
+	if (c->approvals->hook == NULL || (o = json_object_new_object()) == NULL)
+		return;
+	ctl_grant_time(r->first_seen, seen, sizeof(seen));
+	if (json_object_object_add(o, "id", json_object_new_uint64(r->id)) == 0 &&
+	    json_object_object_add(o, "vm", json_object_new_string(r->vm)) == 0 &&
+	    json_object_object_add(o, "name", json_object_new_string(r->name)) == 0 &&
+	    json_object_object_add(o, "type", json_object_new_int(r->qtype)) == 0 &&
+	    json_object_object_add(o, "first_seen", json_object_new_string(seen)) == 0)
+		(void)ctl_webhook_post(c->approvals->hook, json_object_to_json_string_ext(o,
+		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+}
+
+bool
+dp_approval_busy(const struct dp_control *c)
+{
+	return c->approvals != NULL && c->approvals->hook != NULL &&
+	    ctl_webhook_poll(c->approvals->hook) > 0;
+}
+
+void
+dp_approval_render(const struct dp_control *c, FILE *out)
+{
+	struct ctl_webhook_counters k = { 0 };
+
+	if (c->approvals == NULL)
+		return;
+	ctl_webhook_counters(c->approvals->hook, &k);
+	fprintf(out, "# HELP namegate_approval_pending DNS queries waiting for approval\n"
+	    "# TYPE namegate_approval_pending gauge\n"
+	    "namegate_approval_pending %u\n"
+	    "# HELP namegate_approval_webhook_total approval.webhook POSTs, by outcome\n"
+	    "# TYPE namegate_approval_webhook_total counter\n"
+	    "namegate_approval_webhook_total{result=\"sent\"} %llu\n"
+	    "namegate_approval_webhook_total{result=\"failed\"} %llu\n",
+	    atomic_load(&c->approvals->waiting), (unsigned long long)k.sent,
+	    (unsigned long long)k.failed);
 }
 
 static void
@@ -106,6 +180,8 @@ dp_approval_evt(struct dp_control *c, unsigned int w, const struct dp_evt *e,
 		/* approve and deny logged themselves; a release nobody here decided is quiet */
 		if (e->reason == DP_ASK_END_TIMEOUT)
 			dp_approval_log(c, "approval_timeout", r, 0);
+		if (!r->decided)
+			atomic_fetch_sub(&a->waiting, 1);
 		r->id = 0;
 		return;
 	}
@@ -121,9 +197,11 @@ dp_approval_evt(struct dp_control *c, unsigned int w, const struct dp_evt *e,
 		memcpy(r->name, e->name, e->name_len);
 		r->name[e->name_len] = '\0';
 		dp_approval_log(c, "approval_pending", r, 0);
+		atomic_fetch_add(&a->waiting, 1);
+		dp_approval_announce(c, r);
 		return;
 	}
-	a->lost++;
+	atomic_fetch_add(&a->lost, 1);
 }
 
 void
@@ -131,19 +209,18 @@ dp_approval_tick(struct dp_control *c)
 {
 	int64_t now = dp_approval_mono();
 
-	for (unsigned int i = 0; c->approvals != NULL && i < DP_APPROVALS_MAX; i++)
-		if (c->approvals->r[i].id != 0 && c->approvals->r[i].forget_at <= now)
-			c->approvals->r[i].id = 0;
-}
+	if (c->approvals == NULL)
+		return;
+	for (unsigned int i = 0; i < DP_APPROVALS_MAX; i++) {
+		struct dp_request *r = &c->approvals->r[i];
 
-unsigned int
-dp_approval_count(const struct dp_control *c)
-{
-	unsigned int n = 0;
-
-	for (unsigned int i = 0; c->approvals != NULL && i < DP_APPROVALS_MAX; i++)
-		n += c->approvals->r[i].id != 0 && !c->approvals->r[i].decided;
-	return n;
+		if (r->id == 0 || r->forget_at > now)
+			continue;
+		if (!r->decided)
+			atomic_fetch_sub(&c->approvals->waiting, 1);
+		r->id = 0;
+	}
+	ctl_webhook_poll(c->approvals->hook);
 }
 
 static const char *
@@ -282,11 +359,14 @@ dp_approval_cs_approve(FILE *out, const char *id, const char *dur, void *arg)
 		return rc;
 	copy = *r;
 	r->decided = true;	/* dp_grants_make() drains: the request may end meanwhile */
+	atomic_fetch_sub(&c->approvals->waiting, 1);
 	snprintf(reason, sizeof(reason), "approved request %" PRIu64, copy.id);
 	if ((rc = dp_grants_make(c, copy.vm, copy.name, dur != NULL ? dur : DP_APPROVAL_DEFAULT_FOR,
 	    reason, &g, why, sizeof(why))) < 0) {
-		if (r->id == copy.id)
+		if (r->id == copy.id) {
 			r->decided = false;
+			atomic_fetch_add(&c->approvals->waiting, 1);
+		}
 		fputs(why, out);
 		return rc;
 	}
@@ -312,6 +392,7 @@ dp_approval_cs_deny(FILE *out, const char *id, void *arg)
 	if ((rc = dp_approval_lookup(c, out, id, &r)) < 0)
 		return rc;
 	r->decided = true;
+	atomic_fetch_sub(&c->approvals->waiting, 1);
 	dp_worker_ask_deny(c->ctx->workers[r->worker], r->slot, r->seq);
 	dp_approval_log(c, "approval_denied", r, 0);
 	o = json_object_new_object();

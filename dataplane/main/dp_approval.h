@@ -8,6 +8,7 @@
 #ifndef DP_APPROVAL_H
 #define DP_APPROVAL_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -32,8 +33,14 @@ void dp_approval_evt(struct dp_control *c, unsigned int w, const struct dp_evt *
  */
 void dp_approval_tick(struct dp_control *c);
 
-/* Requests waiting now (tests, metrics). */
-unsigned int dp_approval_count(const struct dp_control *c);
+/*
+ * Are webhook POSTs in flight (moved on by this call)? Then the loop should turn again
+ * within CTL_WEBHOOK_TICK_MS.
+ */
+bool dp_approval_busy(const struct dp_control *c);
+
+/* namegate_approval_pending and namegate_approval_webhook_total (metrics thread). */
+void dp_approval_render(const struct dp_control *c, FILE *out);
 
 /* Control socket callbacks (arg: struct dp_control *). */
 int dp_approval_cs_pending(FILE *out, const char *vm, void *arg);

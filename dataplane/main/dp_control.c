@@ -73,6 +73,7 @@ dp_control_render(FILE *out, void *arg)
 	pthread_mutex_lock(&c->gen_lock);
 	dp_stats_print(c->ctx, out);
 	dp_grants_render(c, out);
+	dp_approval_render(c, out);
 	if (c->nft != NULL)
 		nft_stats_get(c->nft, &ns);	/* plain counters: a torn read is off by one batch */
 	fputs("# HELP namegate_nft_bind_latency_seconds From a binding's DNS answer to its nft "

@@ -26,6 +26,7 @@
 #include "ctl_bridge.h"
 #include "ctl_events.h"
 #include "ctl_metrics.h"
+#include "ctl_webhook.h"
 #include "dp_approval.h"
 #include "dp_bind.h"
 #include "dp_control.h"
@@ -353,7 +354,7 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	while (!dp_stop) {
 		/* until a worker hands over work, a client or a signal comes, or the clock's turn */
 		dp_wake_wait(&ctx, sock, sweep_cursor != 0 || slow_poll ? DP_SWEEP_TICK_MS :
-		    dp_ms_to_next_second(&ctx));
+		    dp_approval_busy(&ctl) ? CTL_WEBHOOK_TICK_MS : dp_ms_to_next_second(&ctx));
 		/* TAPs without rx interrupts: look again soon after writing to them */
 		slow_poll = dp_slowq_run(&ctx) > 0 && (ctx.slow_rx_fd[0] < 0 ||
 		    ctx.slow_rx_fd[1] < 0);
