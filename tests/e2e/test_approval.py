@@ -3,9 +3,11 @@ name only an ask pattern matches is held, not answered and not forwarded; a seco
 process lists it (namegatectl pending) and approves it, and the waiting client gets its
 answer and its first connection through; deny and approval.timeout answer REFUSED with
 EDE 15 and a text saying why; retransmissions are one request, answered at the latest ID;
-a VM at its limit is refused (vm_limit) while its neighbour's request still waits."""
+a VM at its limit is refused (vm_limit) while its neighbour's request still waits;
+approval.webhook receives each new request as a JSON POST, and its failures are counted."""
 import copy
 import json
+import re
 import threading
 import time
 
@@ -20,6 +22,25 @@ from test_dataplane import _binary
 
 TIMEOUT = 6            # approval.timeout for this module (the default is 8 s)
 PER_VM = 2             # approval.max_pending_per_vm (one worker: all of it on it)
+HOOK_PORT = 18093      # the webhook sink, on the gateway namespace's loopback (the run's own)
+HOOK_URL = f"http://127.0.0.1:{HOOK_PORT}/hook"
+
+# The webhook's receiver: prints each POST (path and JSON body) as one line, answers 204.
+SINK = r'''
+import http.server, json, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        print(json.dumps({"path": self.path, "type": self.headers["Content-Type"],
+                          "body": json.loads(body)}), flush=True)
+        self.send_response(204)
+        self.end_headers()
+    def log_message(self, *a):
+        pass
+srv = http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H)
+print("listening", flush=True)
+srv.serve_forever()
+'''
 
 # A stub resolver: argv repeat, then names; each name asked repeat times from one socket
 # (a new ID each time, as a stub retrying does), then every answer printed as JSON.
@@ -64,7 +85,8 @@ def ng(request):
     lab = labmod.Lab(mode="namegate", vms=labmod.default_vms(2), policies=_policies(),
                      namegate_cmd=[_binary(), "-c", "{config}"],
                      config={"approval": {"timeout": f"{TIMEOUT}s",
-                                          "max_pending_per_vm": PER_VM}})
+                                          "max_pending_per_vm": PER_VM,
+                                          "webhook": HOOK_URL}})
     request.addfinalizer(lab.teardown)
     return lab.setup()
 
@@ -159,7 +181,8 @@ def test_deny_answers_refused_with_ede_15_and_why(ng):
     assert r.rcode == "REFUSED" and r.ede == 15, r.raw
     assert "namegate: denied by operator" in r.raw, r.raw
     assert not queried(ng, "deny.ask.test")
-    assert [e for e in events(ng, "approval_denied") if e["id"] == req["id"]]
+    wait_until(lambda: [e for e in events(ng, "approval_denied") if e["id"] == req["id"]],
+               timeout=5, what="the deny event")
     rc, _, err = ctl(ng, "approve", str(req["id"]))
     assert rc != 0 and "waits for approval" in err    # it is over: nothing to approve
 
@@ -172,7 +195,8 @@ def test_timeout_answers_refused_with_ede_15(ng):
     assert "namegate: approval timed out" in r.raw, r.raw
     assert TIMEOUT - 1.5 <= took <= TIMEOUT + 4, took
     assert not queried(ng, "slow.ask.test")
-    assert [e for e in events(ng, "approval_timeout") if e["name"] == "slow.ask.test"]
+    wait_until(lambda: [e for e in events(ng, "approval_timeout")
+                        if e["name"] == "slow.ask.test"], timeout=5, what="the timeout event")
     assert not [p for p in pending(ng) if p["name"] == "slow.ask.test"]
 
 
@@ -224,3 +248,33 @@ def test_control_socket_rejects_bad_requests(ng):
                        (("pending", "nosuchvm"), "unknown VM")):
         rc, _, err = ctl(ng, *args)
         assert rc != 0 and text in err, (args, err)
+
+
+def hook_counts(lab):
+    text = lab.metrics()
+    assert text is not None, "no metrics"
+    got = dict(re.findall(r'^namegate_approval_webhook_total\{result="(\w+)"\} (\d+)$', text,
+                          re.M))
+    return int(got["sent"]), int(got["failed"])
+
+
+def test_webhook_receives_each_new_request_and_failures_are_counted(ng):
+    # nothing listens yet: the POST fails, is counted, and the request waits all the same
+    sent0, failed0 = hook_counts(ng)
+    client = Threaded(ng.dig, "vm1", "nohook.ask.test", edns=True, timeout=20)
+    req = waiting(ng, "nohook.ask.test")[0]
+    wait_until(lambda: hook_counts(ng)[1] > failed0, timeout=10, what="the failed POST")
+    assert ctl(ng, "deny", str(req["id"]))[0] == 0
+    assert client.join().rcode == "REFUSED"
+    with ng.background(ng.sw_ns, SINK, (HOOK_PORT,)) as sink:
+        assert sink.line() == "listening", sink.stderr()
+        client = Threaded(ng.dig, "vm2", "hook.ask.test", edns=True, timeout=20)
+        req = waiting(ng, "hook.ask.test", vm="vm2")[0]
+        post = sink.json()
+        assert post["path"] == "/hook" and post["type"] == "application/json"
+        assert post["body"] == {"id": req["id"], "vm": "vm2", "name": "hook.ask.test",
+                                "type": 1, "first_seen": req["first_seen"]}
+        # the daemon answered its control socket while the POST was in flight
+        assert ctl(ng, "deny", str(req["id"]))[0] == 0
+        assert client.join().rcode == "REFUSED"
+    assert hook_counts(ng)[0] == sent0 + 1
