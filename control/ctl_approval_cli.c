@@ -29,28 +29,6 @@ ctl_pending_on_signal(int sig)
 	ctl_pending_stop = 1;
 }
 
-static const char *
-ctl_req_str(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	if (o == NULL || !json_object_object_get_ex(o, key, &v) ||
-	    !json_object_is_type(v, json_type_string))
-		return "?";
-	return json_object_get_string(v);
-}
-
-static int64_t
-ctl_req_int(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	if (o == NULL || !json_object_object_get_ex(o, key, &v) ||
-	    !json_object_is_type(v, json_type_int))
-		return 0;
-	return json_object_get_int64(v);
-}
-
 /* Print the requests of reply r with an id above *seen (all: seen 0); *seen moves up. */
 static size_t
 ctl_pending_print(const struct ctl_reply *r, bool json, bool header, int64_t *seen)
@@ -64,7 +42,7 @@ ctl_pending_print(const struct ctl_reply *r, bool json, bool header, int64_t *se
 	n = json_object_array_length(list);
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *q = json_object_array_get_idx(list, i);
-		int64_t id = ctl_req_int(q, "id");
+		int64_t id = ctl_json_int(q, "id");
 
 		if (id <= *seen)
 			continue;
@@ -77,9 +55,9 @@ ctl_pending_print(const struct ctl_reply *r, bool json, bool header, int64_t *se
 				printf("%-6s %-16s %-40s %-6s %-21s %s\n", "ID", "VM", "NAME",
 				    "TYPE", "FIRST SEEN (UTC)", "LEFT");
 			printf("%-6" PRId64 " %-16s %-40s %-6s %-21s %" PRId64 "s\n", id,
-			    ctl_req_str(q, "vm"), ctl_req_str(q, "name"),
-			    ctl_req_str(q, "type_name"), ctl_req_str(q, "first_seen"),
-			    ctl_req_int(q, "left"));
+			    ctl_json_str(q, "vm"), ctl_json_str(q, "name"),
+			    ctl_json_str(q, "type_name"), ctl_json_str(q, "first_seen"),
+			    ctl_json_int(q, "left"));
 		}
 		shown++;
 	}
@@ -148,12 +126,12 @@ ctl_decide(const struct ctl_opts *o, int argc, char **argv, const char *cmd, uns
 	} else if (strcmp(cmd, "approve") == 0) {
 		json_object_object_get_ex(r.json, "approved", &q);
 		printf("request %" PRId64 " approved: %s may resolve and reach %s (grant %" PRId64
-		    ")\n", ctl_req_int(q, "id"), ctl_req_str(q, "vm"), ctl_req_str(q, "name"),
-		    ctl_req_int(r.json, "grant"));
+		    ")\n", ctl_json_int(q, "id"), ctl_json_str(q, "vm"), ctl_json_str(q, "name"),
+		    ctl_json_int(r.json, "grant"));
 	} else {
 		json_object_object_get_ex(r.json, "denied", &q);
 		printf("request %" PRId64 " denied: %s is told REFUSED for %s\n",
-		    ctl_req_int(q, "id"), ctl_req_str(q, "vm"), ctl_req_str(q, "name"));
+		    ctl_json_int(q, "id"), ctl_json_str(q, "vm"), ctl_json_str(q, "name"));
 	}
 	ctl_reply_free(&r);
 	return CTL_EXIT_OK;

@@ -6,6 +6,7 @@
 #define CTL_CLI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define CTL_EXIT_OK		0
@@ -63,6 +64,12 @@ ctl_cmd_fn ctl_cmd_suggest;	/* suggest VM [--json] */
 ctl_cmd_fn ctl_cmd_grant;	/* grant VM HOST[:PORT] --for D [--reason T] [--json] */
 ctl_cmd_fn ctl_cmd_grants;	/* grants [VM] [--json] */
 ctl_cmd_fn ctl_cmd_revoke;	/* revoke ID [--json] */
+struct json_object;
+
+/* A reply member: its string ("?" when absent or not one), its integer (0). */
+const char *ctl_json_str(struct json_object *o, const char *key);
+int64_t ctl_json_int(struct json_object *o, const char *key);
+
 /* Approval, served by the daemon too (ctl_approval_cli.c). */
 ctl_cmd_fn ctl_cmd_pending;	/* pending [VM] [-f|--follow] [--json] */
 ctl_cmd_fn ctl_cmd_approve;	/* approve ID [--for D] [--json] */

@@ -266,17 +266,6 @@ dp_request_json(const struct dp_control *c, const struct dp_request *r, bool det
 	return o;
 }
 
-static int
-dp_approval_reply(FILE *out, struct json_object *o)
-{
-	if (o == NULL)
-		return -ENOMEM;
-	fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-	    JSON_C_TO_STRING_NOSLASHESCAPE), out);
-	json_object_put(o);
-	return 0;
-}
-
 int
 dp_approval_cs_pending(FILE *out, const char *vm, void *arg)
 {
@@ -319,7 +308,7 @@ dp_approval_cs_pending(FILE *out, const char *vm, void *arg)
 			return -ENOMEM;
 		}
 	}
-	return dp_approval_reply(out, o);
+	return dp_json_reply(out, NULL, o);
 }
 
 /* The undecided request id names in *rp: 0, or -EINVAL / -ENOENT with the reason on out. */
@@ -378,7 +367,7 @@ dp_approval_cs_approve(FILE *out, const char *id, const char *dur, void *arg)
 		json_object_put(o);
 		return -ENOMEM;
 	}
-	return dp_approval_reply(out, o);
+	return dp_json_reply(out, NULL, o);
 }
 
 int
@@ -400,5 +389,5 @@ dp_approval_cs_deny(FILE *out, const char *id, void *arg)
 		json_object_put(o);
 		return -ENOMEM;
 	}
-	return dp_approval_reply(out, o);
+	return dp_json_reply(out, NULL, o);
 }

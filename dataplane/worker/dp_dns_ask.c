@@ -10,6 +10,7 @@
 
 #include "dp_ask.h"
 #include "dp_dns.h"
+#include "dp_dns_int.h"
 #include "dp_evt.h"
 #include "dp_pipeline.h"
 #include "dp_worker.h"
@@ -28,30 +29,6 @@ dp_dns_asks(const struct dp_gen *g, uint16_t vm, const char *name, size_t len)
 	return g->ask != NULL && !v->audit &&
 	    pol_match_name(g->set, v->policy, name, len, POL_PROTO_ANY, 0, NULL) == POL_NO_MATCH &&
 	    pol_match_name(g->ask, v->ask_policy, name, len, POL_PROTO_ANY, 0, NULL) == POL_ALLOW;
-}
-
-/* Answer the query in m REFUSED, EDE 15 with text; m stays the caller's. */
-static void
-dp_dns_ask_refuse(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
-    const struct dns_msg *q, const char *text)
-{
-	struct rte_mbuf *r = rte_pktmbuf_alloc(w->ctx->pool);
-	int n;
-
-	if (r == NULL) {
-		w->drops[DP_DROP_NO_MBUF]++;
-		return;
-	}
-	n = frame_dns_refusal_text(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m),
-	    p, q, DNS_RCODE_REFUSED, q->edns, text, rte_pktmbuf_mtod(r, uint8_t *),
-	    rte_pktmbuf_tailroom(r));
-	if (n <= 0) {
-		rte_pktmbuf_free(r);
-		return;
-	}
-	r->data_len = (uint16_t)n;
-	r->pkt_len = (uint32_t)n;
-	dp_tx(w, DP_PORT_VM, r);
 }
 
 bool
@@ -75,12 +52,12 @@ dp_dns_ask(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_
 		return true;
 	case DP_ASK_VM_LIMIT:
 		/* SPEC s8: its own share is full; its neighbours' requests still wait */
-		dp_dns_ask_refuse(w, m, p, q, DP_ASK_TEXT_LIMIT);
+		dp_dns_refuse_why(w, m, p, q, DNS_RCODE_REFUSED, DP_ASK_TEXT_LIMIT);
 		dp_evt_block(w, vm, p, DP_REASON_VM_LIMIT, false, name, len);
 		dp_block(w, m, vm, DP_REASON_VM_LIMIT);
 		return true;
 	case DP_ASK_FULL:
-		dp_dns_ask_refuse(w, m, p, q, DP_ASK_TEXT_LIMIT);
+		dp_dns_refuse_why(w, m, p, q, DNS_RCODE_REFUSED, DP_ASK_TEXT_LIMIT);
 		dp_drop(w, m, DP_DROP_TABLE_FULL);
 		return true;
 	}
@@ -111,7 +88,7 @@ dp_dns_ask_end(struct dp_worker *w, struct dp_ask_entry *e, enum dp_ask_end how,
 		dp_dns_query_udp(w, m, &p, e->vm);	/* judged again, under this generation */
 		return;
 	}
-	dp_dns_ask_refuse(w, m, &p, &q, text);
+	dp_dns_refuse_why(w, m, &p, &q, DNS_RCODE_REFUSED, text);
 	w->vm_stats[e->vm].dns_blocked++;
 	dp_block(w, m, e->vm, DP_REASON_DNS_DENIED);
 }
