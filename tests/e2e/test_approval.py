@@ -7,7 +7,10 @@ a VM at its limit is refused (vm_limit) while its neighbour's request still wait
 approval.webhook receives each new request as a JSON POST, and its failures are counted."""
 import copy
 import json
+import os
 import re
+import select
+import subprocess
 import threading
 import time
 
@@ -278,3 +281,22 @@ def test_webhook_receives_each_new_request_and_failures_are_counted(ng):
         assert ctl(ng, "deny", str(req["id"]))[0] == 0
         assert client.join().rcode == "REFUSED"
     assert hook_counts(ng)[0] == sent0 + 1
+
+
+def test_pending_follow_prints_each_new_request_once(ng):
+    sock = lab_namegate.build_config(ng, ng.policies, ng.config_overrides)["control_socket"]
+    argv = ["ip", "netns", "exec", ng.sw_ns, os.environ.get("NAMEGATECTL_BIN", "namegatectl"),
+            "-s", sock, "pending", "--follow", "--json"]
+    follow = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        client = Threaded(ng.dig, "vm1", "follow.ask.test", edns=True, timeout=20)
+        assert select.select([follow.stdout], [], [], 15)[0], "pending --follow printed nothing"
+        line = json.loads(follow.stdout.readline())
+        assert line["vm"] == "vm1" and line["name"] == "follow.ask.test" and line["type"] == 1
+        assert ctl(ng, "deny", str(line["id"]))[0] == 0
+        assert client.join().rcode == "REFUSED"
+    finally:
+        follow.terminate()
+        out, err = follow.communicate(timeout=10)
+    assert follow.returncode == 0, err
+    assert "follow.ask.test" not in out              # printed once, not again
