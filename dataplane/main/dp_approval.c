@@ -85,14 +85,16 @@ dp_approval_hook_sync(struct dp_control *c)
 
 	if (a->hook_url == NULL ? url == NULL : url != NULL && strcmp(url, a->hook_url) == 0)
 		return;
+	/* a scrape reads the hook's counters under gen_lock: swap it under the lock too */
+	pthread_mutex_lock(&c->gen_lock);
 	ctl_webhook_free(a->hook);
 	free(a->hook_url);
 	a->hook = NULL;
 	a->hook_url = NULL;
-	if (url == NULL)
-		return;
-	if ((a->hook_url = strdup(url)) == NULL || (a->hook = ctl_webhook_new(url)) == NULL)
+	if (url != NULL &&
+	    ((a->hook_url = strdup(url)) == NULL || (a->hook = ctl_webhook_new(url)) == NULL))
 		fprintf(stderr, "namegate: approval.webhook %s: cannot be set up\n", url);
+	pthread_mutex_unlock(&c->gen_lock);
 }
 
 /* {id, vm, name, type, first_seen} to the webhook, if there is one. */
