@@ -136,7 +136,8 @@ struct ctl_sock_ops {
 	int (*grants)(FILE *out, const char *vm, void *arg);	/* vm may be NULL: all */
 	int (*revoke)(FILE *out, const char *id, void *arg);
 	int (*pending)(FILE *out, const char *vm, void *arg);	/* vm may be NULL: all */
-	int (*approve)(FILE *out, const char *id, const char *dur, void *arg);	/* dur: NULL */
+	/* dur NULL: the daemon's default */
+	int (*approve)(FILE *out, const char *id, const char *dur, void *arg);
 	int (*deny)(FILE *out, const char *id, void *arg);
 };
 

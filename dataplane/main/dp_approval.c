@@ -23,7 +23,7 @@
 #include "policy/load.h"
 
 #define DP_APPROVALS_MAX	1024	/* DP_WORKERS_MAX workers' tables, 64 each */
-#define DP_APPROVAL_SLACK	3	/* seconds past the timeout before a lost end is assumed */
+#define DP_APPROVAL_SLACK	3	/* s past the timeout, then a lost end is assumed */
 
 struct dp_request {
 	uint64_t id;			/* 0: free */
@@ -31,7 +31,7 @@ struct dp_request {
 	uint32_t slot;
 	uint64_t seq;
 	uint16_t qtype;
-	bool decided;			/* approved or denied: no longer pending, not yet ended */
+	bool decided;			/* approved or denied: not pending, not yet ended */
 	int64_t first_seen;		/* UTC seconds */
 	int64_t forget_at;		/* CLOCK_MONOTONIC seconds */
 	char vm[POL_VM_NAME_MAX + 1];

@@ -110,7 +110,7 @@ dp_dns_ask_sweep(struct dp_worker *w)
 			continue;
 		}
 		if (e->gen != g->id) {
-			/* a grant (or a reload) came: is the name still the operator's to decide? */
+			/* a grant (or a reload) came: is it still the operator's to decide? */
 			e->gen = g->id;
 			n = dns_name_to_text(e->qname, e->qname_len, name, sizeof(name));
 			if (n <= 0 || !dp_dns_asks(g, e->vm, name, (size_t)n)) {

@@ -22,12 +22,12 @@ pol_h_list(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void *o
 	for (yaml_node_item_t *it = n->data.sequence.items.start;
 	    it < n->data.sequence.items.top; it++) {
 		yaml_node_t *e = pol_node(c, *it);
+		uint32_t i = (uint32_t)(it - n->data.sequence.items.start);
 
 		if (e == NULL)
 			return -1;
-		if (ask ? pol_add_ask(c, e, path, (uint32_t)(it - n->data.sequence.items.start)) < 0 :
-		    pol_add_pattern(c, e, path, (uint32_t)(it - n->data.sequence.items.start),
-		    list, false) < 0)
+		if (ask ? pol_add_ask(c, e, path, i) < 0 :
+		    pol_add_pattern(c, e, path, i, list, false) < 0)
 			rc = -1;
 	}
 	return rc;
@@ -97,8 +97,8 @@ pol_h_policies(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, voi
 		c->policy = (uint32_t)idx;
 		c->policy_name = name;
 		if (v->type != YAML_MAPPING_NODE) {
-			rc = pol_err_node(c, v, "%s: expected a mapping (allow, deny, ask, import), "
-			    "got %s", sub, pol_node_what(v));
+			rc = pol_err_node(c, v, "%s: expected a mapping (allow, deny, ask, "
+			    "import), got %s", sub, pol_node_what(v));
 			continue;
 		}
 		if (pol_walk_map(c, v, pol_policy_fields, NULL, sub) < 0)

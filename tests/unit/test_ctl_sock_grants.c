@@ -239,7 +239,8 @@ test_grant_bad_requests(void **state)
 		{ "{\"cmd\":\"deny\",\"id\":\"7\",\"for\":\"1h\"}\n",
 		    "bad request: deny takes no \\\"for\\\"" },
 		{ "{\"cmd\":\"deny\",\"id\":7}\n", "bad request: \\\"id\\\" must be a string" },
-		{ "{\"cmd\":\"pending\",\"id\":\"7\"}\n", "bad request: pending takes no \\\"id\\\"" },
+		{ "{\"cmd\":\"pending\",\"id\":\"7\"}\n",
+		    "bad request: pending takes no \\\"id\\\"" },
 		{ "{\"cmd\":\"pending\",\"host\":\"b\"}\n",
 		    "bad request: pending takes no \\\"host\\\"" },
 	};

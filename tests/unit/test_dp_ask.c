@@ -78,7 +78,7 @@ test_retransmits_fold_into_one_entry_with_the_latest_frame(void **state)
 	assert_ptr_equal(old, frame(1));		/* the caller frees the older frame */
 	assert_ptr_equal(e->frame, frame(2));
 	assert_int_equal(e->absorbed, 1);
-	assert_int_equal(e->first_seen, 100);		/* retransmits do not extend the wait */
+	assert_int_equal(e->first_seen, 100);		/* no longer a wait for retransmits */
 	assert_int_equal(e->deadline, 108);
 	assert_int_equal(dp_ask_count(&table, 1), 1);
 	/* another type, another VM, another name: requests of their own */

@@ -15,7 +15,8 @@
 
 #include "policy/load.h"
 
-#define VMS	"vms:\n  - {name: vm1, mac: \"02:00:00:00:00:01\", ipv4: 10.77.0.11, policy: q}\n" \
+#define VMS	"vms:\n" \
+		"  - {name: vm1, mac: \"02:00:00:00:00:01\", ipv4: 10.77.0.11, policy: q}\n" \
 		"  - {name: vm2, mac: \"02:00:00:00:00:02\", ipv4: 10.77.0.12, policy: p}\n"
 
 static struct pol_errs errs;

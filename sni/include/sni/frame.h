@@ -26,7 +26,7 @@
 #define FRAME_DNS_EDE_OPTION	15	/* RFC 8914 s2 */
 #define FRAME_DNS_EDE_BLOCKED	15	/* RFC 8914 s4.16 */
 #define FRAME_DNS_EDE_TEXT		"blocked by namegate policy"
-#define FRAME_DNS_EDE_TEXT_MAX		128	/* frame_dns_refusal_text(): longer is refused */
+#define FRAME_DNS_EDE_TEXT_MAX		128	/* longer texts are refused */
 
 #define FRAME_ICMP4_QUOTE_TOTAL	576	/* RFC 1812 s4.3.2.3: whole ICMP datagram */
 #define FRAME_ICMP6_QUOTE_TOTAL	1280	/* RFC 4443 s2.4(c): IPv6 minimum MTU */
