@@ -1,6 +1,7 @@
 /*
- * policies: NAME: { allow: [...], deny: [...], ask: [...], import: FILE }. Each pattern goes to the
- * builder with where it was written, so check can name the rule that decided.
+ * policies: NAME: { allow: [...], deny: [...], ask: [...], import: FILE }. Each pattern
+ * goes to the builder with where it was written, so check can name the rule that decided;
+ * ask patterns go to a builder of their own (pol_config.ask).
  */
 #include <errno.h>
 #include <stdio.h>
