@@ -34,6 +34,11 @@ static const struct ctl_cmd ctl_cmds[] = {
 	    ctl_cmd_grant },
 	{ "grants", "[VM] [--json]", "live grants and when they end", ctl_cmd_grants },
 	{ "revoke", "ID [--json]", "end a grant now", ctl_cmd_revoke },
+	{ "pending", "[VM] [-f|--follow] [--json]", "DNS queries waiting for approval",
+	    ctl_cmd_pending },
+	{ "approve", "ID [--for D]", "grant a waiting name (default 1h) and answer it",
+	    ctl_cmd_approve },
+	{ "deny", "ID [--json]", "refuse a waiting query now", ctl_cmd_deny },
 	{ NULL, NULL, NULL, NULL },
 };
 

@@ -38,7 +38,7 @@ ctl_args_parse(int argc, char **argv, unsigned int flags, int minpos, int maxpos
 			a->json = true;
 			break;
 		case 'f':
-			if (!(flags & CTL_OPT_EVENTS))
+			if (!(flags & (CTL_OPT_EVENTS | CTL_OPT_FOLLOW)))
 				goto bad;
 			a->follow = true;
 			break;
@@ -49,7 +49,7 @@ ctl_args_parse(int argc, char **argv, unsigned int flags, int minpos, int maxpos
 			break;
 		case 'F':
 		case 'R':
-			if (!(flags & CTL_OPT_GRANT))
+			if (!(flags & CTL_OPT_GRANT) && !(ch == 'F' && (flags & CTL_OPT_FOR)))
 				goto bad;
 			*(ch == 'F' ? &a->dur : &a->reason) = optarg;
 			break;

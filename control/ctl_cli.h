@@ -6,6 +6,7 @@
 #define CTL_CLI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define CTL_EXIT_OK		0
@@ -20,6 +21,8 @@ struct ctl_opts {
 #define CTL_OPT_JSON	0x1	/* --json */
 #define CTL_OPT_EVENTS	0x2	/* -f/--follow, -e PATH */
 #define CTL_OPT_GRANT	0x4	/* --for D (required), --reason T */
+#define CTL_OPT_FOLLOW	0x8	/* -f/--follow alone */
+#define CTL_OPT_FOR	0x10	/* --for D, optional */
 
 /* A command's own arguments, as ctl_args_parse() found them. */
 struct ctl_args {
@@ -61,6 +64,16 @@ ctl_cmd_fn ctl_cmd_suggest;	/* suggest VM [--json] */
 ctl_cmd_fn ctl_cmd_grant;	/* grant VM HOST[:PORT] --for D [--reason T] [--json] */
 ctl_cmd_fn ctl_cmd_grants;	/* grants [VM] [--json] */
 ctl_cmd_fn ctl_cmd_revoke;	/* revoke ID [--json] */
+struct json_object;
+
+/* A reply member: its string ("?" when absent or not one), its integer (0). */
+const char *ctl_json_str(struct json_object *o, const char *key);
+int64_t ctl_json_int(struct json_object *o, const char *key);
+
+/* Approval, served by the daemon too (ctl_approval_cli.c). */
+ctl_cmd_fn ctl_cmd_pending;	/* pending [VM] [-f|--follow] [--json] */
+ctl_cmd_fn ctl_cmd_approve;	/* approve ID [--for D] [--json] */
+ctl_cmd_fn ctl_cmd_deny;	/* deny ID [--json] */
 /* check [-c FILE] VM HOST[:PORT]: offline with -c (ctl_check.c), else the daemon's. */
 ctl_cmd_fn ctl_cmd_check;
 

@@ -589,6 +589,20 @@ ctl_events_log_budget(struct ctl_events *ev, const struct timespec *now,
 }
 
 int
+ctl_events_log_approval(struct ctl_events *ev, const struct timespec *now, const char *event,
+    const char *vm, uint64_t id, const char *name, uint16_t qtype, uint64_t grant)
+{
+	(void)ev_check_rotation(ev, now);
+	ev_begin(ev, now, vm, event);
+	buf_printf(&ev->line, ",\"id\":%llu,\"name\":", (unsigned long long)id);
+	buf_str(&ev->line, name);
+	buf_printf(&ev->line, ",\"type\":%u", (unsigned int)qtype);
+	if (grant != 0)
+		buf_printf(&ev->line, ",\"grant\":%llu", (unsigned long long)grant);
+	return ev_end(ev);
+}
+
+int
 ctl_events_log_start(struct ctl_events *ev, const struct timespec *now, const char *version)
 {
 	(void)ev_check_rotation(ev, now);

@@ -16,8 +16,8 @@
 #include "ctl_cli.h"
 #include "ctl_client.h"
 
-static const char *
-ctl_grant_str(struct json_object *g, const char *key)
+const char *
+ctl_json_str(struct json_object *g, const char *key)
 {
 	struct json_object *v;
 
@@ -27,8 +27,8 @@ ctl_grant_str(struct json_object *g, const char *key)
 	return json_object_get_string(v);
 }
 
-static int64_t
-ctl_grant_int(struct json_object *g, const char *key)
+int64_t
+ctl_json_int(struct json_object *g, const char *key)
 {
 	struct json_object *v;
 
@@ -74,10 +74,10 @@ ctl_cmd_grant(const struct ctl_opts *o, int argc, char **argv)
 	if (a.json) {
 		puts(r.text);
 	} else {
-		ctl_grant_left(ctl_grant_int(r.json, "left"), left, sizeof(left));
+		ctl_grant_left(ctl_json_int(r.json, "left"), left, sizeof(left));
 		printf("grant %" PRId64 ": %s may reach %s until %s (%s)\n",
-		    ctl_grant_int(r.json, "id"), ctl_grant_str(r.json, "vm"),
-		    ctl_grant_str(r.json, "host"), ctl_grant_str(r.json, "until"), left);
+		    ctl_json_int(r.json, "id"), ctl_json_str(r.json, "vm"),
+		    ctl_json_str(r.json, "host"), ctl_json_str(r.json, "until"), left);
 	}
 	ctl_reply_free(&r);
 	return CTL_EXIT_OK;
@@ -120,10 +120,10 @@ ctl_cmd_grants(const struct ctl_opts *o, int argc, char **argv)
 		struct json_object *g = json_object_array_get_idx(list, i);
 		char left[32];
 
-		ctl_grant_left(ctl_grant_int(g, "left"), left, sizeof(left));
-		printf("%-5" PRId64 " %-16s %-32s %-21s %-8s %s\n", ctl_grant_int(g, "id"),
-		    ctl_grant_str(g, "vm"), ctl_grant_str(g, "host"), ctl_grant_str(g, "until"),
-		    left, ctl_grant_str(g, "reason"));
+		ctl_grant_left(ctl_json_int(g, "left"), left, sizeof(left));
+		printf("%-5" PRId64 " %-16s %-32s %-21s %-8s %s\n", ctl_json_int(g, "id"),
+		    ctl_json_str(g, "vm"), ctl_json_str(g, "host"), ctl_json_str(g, "until"),
+		    left, ctl_json_str(g, "reason"));
 	}
 	ctl_reply_free(&r);
 	return ferror(stdout) ? CTL_EXIT_ERROR : CTL_EXIT_OK;
@@ -151,7 +151,7 @@ ctl_cmd_revoke(const struct ctl_opts *o, int argc, char **argv)
 	} else {
 		json_object_object_get_ex(r.json, "revoked", &g);
 		printf("grant %" PRId64 " revoked: %s may no longer reach %s\n",
-		    ctl_grant_int(g, "id"), ctl_grant_str(g, "vm"), ctl_grant_str(g, "host"));
+		    ctl_json_int(g, "id"), ctl_json_str(g, "vm"), ctl_json_str(g, "host"));
 	}
 	ctl_reply_free(&r);
 	return CTL_EXIT_OK;

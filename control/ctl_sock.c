@@ -39,6 +39,9 @@ enum ctl_cmd {
 	CTL_CMD_GRANT,
 	CTL_CMD_GRANTS,
 	CTL_CMD_REVOKE,
+	CTL_CMD_PENDING,
+	CTL_CMD_APPROVE,
+	CTL_CMD_DENY,
 	CTL_CMD_MAX
 };
 
@@ -47,6 +50,7 @@ enum ctl_cmd {
 #define CTL_ARG_HOST	0x4	/* "host" required */
 #define CTL_ARG_FOR	0x8	/* "for" required, "reason" accepted */
 #define CTL_ARG_ID	0x10	/* "id" required */
+#define CTL_ARG_FOR_OPT	0x20	/* "for" accepted, not required */
 
 static const struct {
 	const char *name;
@@ -62,6 +66,9 @@ static const struct {
 	[CTL_CMD_GRANT] = { "grant", CTL_ARG_VM | CTL_ARG_VM_REQ | CTL_ARG_HOST | CTL_ARG_FOR },
 	[CTL_CMD_GRANTS] = { "grants", CTL_ARG_VM },
 	[CTL_CMD_REVOKE] = { "revoke", CTL_ARG_ID },
+	[CTL_CMD_PENDING] = { "pending", CTL_ARG_VM },
+	[CTL_CMD_APPROVE] = { "approve", CTL_ARG_ID | CTL_ARG_FOR_OPT },
+	[CTL_CMD_DENY] = { "deny", CTL_ARG_ID },
 };
 
 /* A request's string members; NULL when absent. */
@@ -398,6 +405,18 @@ ctl_call(const struct ctl_sock *s, enum ctl_cmd cmd, const struct ctl_args *a, F
 		if (o->revoke != NULL)
 			return o->revoke(out, a->id, s->arg);
 		break;
+	case CTL_CMD_PENDING:
+		if (o->pending != NULL)
+			return o->pending(out, vm, s->arg);
+		break;
+	case CTL_CMD_APPROVE:
+		if (o->approve != NULL)
+			return o->approve(out, a->id, a->dur, s->arg);
+		break;
+	case CTL_CMD_DENY:
+		if (o->deny != NULL)
+			return o->deny(out, a->id, s->arg);
+		break;
 	case CTL_CMD_MAX:
 		break;
 	}
@@ -583,7 +602,8 @@ ctl_conn_request(struct ctl_sock *s, struct ctl_conn *c, const char *line, size_
 		    a.host == NULL ? "needs" : "takes no");
 		goto bad;
 	}
-	if ((a.dur == NULL) != !(ctl_cmds[cmd].args & CTL_ARG_FOR)) {
+	if (!(a.dur != NULL && (ctl_cmds[cmd].args & CTL_ARG_FOR_OPT)) &&
+	    (a.dur == NULL) != !(ctl_cmds[cmd].args & CTL_ARG_FOR)) {
 		snprintf(why, sizeof(why), "%s %s \"for\"", cmdname,
 		    a.dur == NULL ? "needs" : "takes no");
 		goto bad;

@@ -11,9 +11,8 @@
 #define DNS_FLAG_RD	0x0100
 #define DNS_FLAG_RA	0x0080
 #define DNS_OPT_FIXED	11	/* OPT RR without RDATA: root name, type, class, ttl, rdlength */
-#define EDE_TEXT_LEN	(sizeof(FRAME_DNS_EDE_TEXT) - 1)
-#define EDE_DATA_LEN	(2 + EDE_TEXT_LEN)		/* INFO-CODE + EXTRA-TEXT */
-#define EDE_OPT_LEN	(4 + EDE_DATA_LEN)		/* OPTION-CODE, OPTION-LENGTH, data */
+#define EDE_DATA_LEN(t)	(2 + (t))		/* INFO-CODE + EXTRA-TEXT of t bytes */
+#define EDE_OPT_LEN(t)	(4 + EDE_DATA_LEN(t))	/* OPTION-CODE, OPTION-LENGTH, data */
 #define DP_TCP_WINDOW	65535
 
 /*
@@ -24,7 +23,7 @@
  */
 static size_t
 frame_dns_refusal_len(const uint8_t *msg, size_t msg_len, const struct dns_msg *q, uint8_t rcode,
-    bool ede, const uint8_t **question)
+    bool ede, size_t text_len, const uint8_t **question)
 {
 	size_t n = DNS_HDR_LEN;
 
@@ -40,7 +39,7 @@ frame_dns_refusal_len(const uint8_t *msg, size_t msg_len, const struct dns_msg *
 		n += (size_t)q->qname_len + 4;
 	}
 	if (ede)
-		n += DNS_OPT_FIXED + EDE_OPT_LEN;
+		n += DNS_OPT_FIXED + EDE_OPT_LEN(text_len);
 	return n;
 }
 
@@ -52,7 +51,7 @@ frame_dns_refusal_len(const uint8_t *msg, size_t msg_len, const struct dns_msg *
  */
 static void
 frame_dns_put_refusal(uint8_t *d, const struct dns_msg *q, const uint8_t *question, uint8_t rcode,
-    bool ede)
+    bool ede, const char *text, size_t text_len)
 {
 	uint16_t flags = DNS_FLAG_QR | (uint16_t)((q->opcode & 0xf) << 11) |
 	    (q->flags & DNS_FLAG_RD) | DNS_FLAG_RA | rcode;
@@ -80,24 +79,33 @@ frame_dns_put_refusal(uint8_t *d, const struct dns_msg *q, const uint8_t *questi
 	frame_wr16(d + off + 1, DNS_TYPE_OPT);
 	frame_wr16(d + off + 3, FRAME_DNS_EDNS_UDP_SIZE);
 	frame_wr32(d + off + 5, 0);
-	frame_wr16(d + off + 9, EDE_OPT_LEN);
+	frame_wr16(d + off + 9, (uint16_t)EDE_OPT_LEN(text_len));
 	off += DNS_OPT_FIXED;
 	frame_wr16(d + off, FRAME_DNS_EDE_OPTION);
-	frame_wr16(d + off + 2, EDE_DATA_LEN);
+	frame_wr16(d + off + 2, (uint16_t)EDE_DATA_LEN(text_len));
 	frame_wr16(d + off + 4, FRAME_DNS_EDE_BLOCKED);
-	memcpy(d + off + 6, FRAME_DNS_EDE_TEXT, EDE_TEXT_LEN);
+	memcpy(d + off + 6, text, text_len);
 }
 
 int
 frame_dns_refusal(const uint8_t *in, size_t len, const struct pkt *p,
     const struct dns_msg *q, uint8_t rcode, bool ede, uint8_t *out, size_t cap)
 {
+	return frame_dns_refusal_text(in, len, p, q, rcode, ede, FRAME_DNS_EDE_TEXT, out, cap);
+}
+
+int
+frame_dns_refusal_text(const uint8_t *in, size_t len, const struct pkt *p,
+    const struct dns_msg *q, uint8_t rcode, bool ede, const char *text, uint8_t *out,
+    size_t cap)
+{
+	size_t l2, l4, dlen, n, text_len = strnlen(text, FRAME_DNS_EDE_TEXT_MAX + 1);
 	const uint8_t *question;
-	size_t l2, l4, dlen, n;
 	uint16_t csum;
 
-	if (p->proto != PKT_PROTO_UDP || p->fragment || (l2 = frame_l2_len(in, len, p)) == 0 ||
-	    (dlen = frame_dns_refusal_len(p->payload, p->payload_len, q, rcode, ede,
+	if (text_len > FRAME_DNS_EDE_TEXT_MAX || p->proto != PKT_PROTO_UDP || p->fragment ||
+	    (l2 = frame_l2_len(in, len, p)) == 0 ||
+	    (dlen = frame_dns_refusal_len(p->payload, p->payload_len, q, rcode, ede, text_len,
 	    &question)) == 0)
 		return -1;
 	n = l2 + frame_l3_len(p) + FRAME_UDP_HDR_LEN + dlen;
@@ -109,7 +117,8 @@ frame_dns_refusal(const uint8_t *in, size_t len, const struct pkt *p,
 	frame_wr16(out + l4 + 2, p->sport);
 	frame_wr16(out + l4 + 4, (uint16_t)(FRAME_UDP_HDR_LEN + dlen));
 	frame_wr16(out + l4 + 6, 0);
-	frame_dns_put_refusal(out + l4 + FRAME_UDP_HDR_LEN, q, question, rcode, ede);
+	frame_dns_put_refusal(out + l4 + FRAME_UDP_HDR_LEN, q, question, rcode, ede, text,
+	    text_len);
 	csum = frame_l4_csum(out + l2, p->family, PKT_PROTO_UDP, out + l4, FRAME_UDP_HDR_LEN + dlen);
 	frame_wr16(out + l4 + 6, csum == 0 ? 0xffff : csum);	/* 0 would mean "none" */
 	return (int)n;
@@ -126,7 +135,8 @@ frame_dns_refusal_tcp(const uint8_t *in, size_t len, const struct pkt *p,
 	if (p->proto != PKT_PROTO_TCP || p->fragment || !(p->tcp_flags & PKT_TCP_ACK) ||
 	    (p->tcp_flags & (PKT_TCP_SYN | PKT_TCP_RST)) ||
 	    (l2 = frame_l2_len(in, len, p)) == 0 ||
-	    (dlen = frame_dns_refusal_len(msg, msg_len, q, rcode, ede, &question)) == 0)
+	    (dlen = frame_dns_refusal_len(msg, msg_len, q, rcode, ede,
+	    sizeof(FRAME_DNS_EDE_TEXT) - 1, &question)) == 0)
 		return -1;
 	n = l2 + frame_l3_len(p) + FRAME_TCP_HDR_LEN + 2 + dlen;
 	if (n > cap)
@@ -135,7 +145,8 @@ frame_dns_refusal_tcp(const uint8_t *in, size_t len, const struct pkt *p,
 	frame_put_tcp(out + l4, p->dport, p->sport, p->ack, p->seq + frame_tcp_seg_len(p),
 	    PKT_TCP_PSH | PKT_TCP_ACK, DP_TCP_WINDOW);
 	frame_wr16(out + l4 + FRAME_TCP_HDR_LEN, (uint16_t)dlen);	/* RFC 1035 s4.2.2 framing */
-	frame_dns_put_refusal(out + l4 + FRAME_TCP_HDR_LEN + 2, q, question, rcode, ede);
+	frame_dns_put_refusal(out + l4 + FRAME_TCP_HDR_LEN + 2, q, question, rcode, ede,
+	    FRAME_DNS_EDE_TEXT, sizeof(FRAME_DNS_EDE_TEXT) - 1);
 	frame_wr16(out + l4 + 16, frame_l4_csum(out + l2, p->family, PKT_PROTO_TCP, out + l4,
 	    FRAME_TCP_HDR_LEN + 2 + dlen));
 	return (int)n;

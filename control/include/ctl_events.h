@@ -108,6 +108,14 @@ struct ctl_ev_budget {
 int ctl_events_log_budget(struct ctl_events *ev, const struct timespec *now,
     const struct ctl_ev_budget *b);
 
+/*
+ * A query waiting for approval, or its end: {"event":E,"vm":V,"id":N,"name":H,"type":T}
+ * plus ,"grant":G when an approval made grant G. event: "approval_pending",
+ * "approval_approved", "approval_denied", "approval_timeout". Returns 0 or -errno.
+ */
+int ctl_events_log_approval(struct ctl_events *ev, const struct timespec *now, const char *event,
+    const char *vm, uint64_t id, const char *name, uint16_t qtype, uint64_t grant);
+
 /* {"event":"start","version":V,"pid":P}. Returns 0 or -errno. */
 int ctl_events_log_start(struct ctl_events *ev, const struct timespec *now, const char *version);
 

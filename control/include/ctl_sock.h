@@ -13,6 +13,8 @@
  *   {"cmd":"suggest","vm":"agent1"}
  *   {"cmd":"grant","vm":"agent1","host":"pypi.org:443","for":"30m","reason":"pip"}
  *   {"cmd":"grants"}  {"cmd":"grants","vm":"agent1"}   {"cmd":"revoke","id":"3"}
+ *   {"cmd":"pending"}  {"cmd":"pending","vm":"agent1"}
+ *   {"cmd":"approve","id":"7"}  {"cmd":"approve","id":"7","for":"30m"}  {"cmd":"deny","id":"7"}
  *
  * The server answers with one JSON document on one line, then closes. Success is whatever
  * the command's callback wrote (re-serialised on one line); failure is {"error":"text"}.
@@ -90,6 +92,18 @@
  *
  * revoke (id: decimal text; -EINVAL when it is not one, -ENOENT when no live grant has it):
  *   {"revoked": grant as above}
+ *
+ * pending (queries waiting for approval, oldest first; -ENOENT for an unknown VM):
+ *   {"pending":[{"id":7,"vm":"agent1","name":"pypi.org","type":1,"type_name":"A",
+ *                "first_seen":"2026-12-01T13:35:00Z","age":2,"left":6}]}
+ *   left: seconds until approval.timeout answers it REFUSED.
+ *
+ * approve (id: decimal text; "for" a duration, default 1h): grants the request's name to
+ *   its VM and lets the held query go on; -ENOENT when no request waits under id:
+ *   {"approved":{"id":7,"vm":"agent1","name":"pypi.org"},"grant":3}   (the grant's id)
+ *
+ * deny: answers the held query REFUSED (EDE 15, "namegate: denied by operator"):
+ *   {"denied":{"id":7,"vm":"agent1","name":"pypi.org"}}
  */
 #ifndef CTL_SOCK_H
 #define CTL_SOCK_H
@@ -121,6 +135,10 @@ struct ctl_sock_ops {
 	int (*grant)(FILE *out, const struct ctl_grant_req *req, void *arg);
 	int (*grants)(FILE *out, const char *vm, void *arg);	/* vm may be NULL: all */
 	int (*revoke)(FILE *out, const char *id, void *arg);
+	int (*pending)(FILE *out, const char *vm, void *arg);	/* vm may be NULL: all */
+	/* dur NULL: the daemon's default */
+	int (*approve)(FILE *out, const char *id, const char *dur, void *arg);
+	int (*deny)(FILE *out, const char *id, void *arg);
 };
 
 /* What happened to clients since ctl_sock_open(), for metrics and tests. */

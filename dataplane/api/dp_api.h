@@ -18,6 +18,21 @@
 enum dp_evt_type {
 	DP_EVT_BIND = 1,	/* DNS taught (vm, addr) for name, for ttl seconds */
 	DP_EVT_BLOCK = 2,	/* a connection or query of vm was blocked (or would be) */
+	DP_EVT_ASK = 3,		/* a query of vm for an ask name waits for approval */
+	DP_EVT_ASK_END = 4,	/* and no longer does (reason: enum dp_ask_end) */
+};
+
+/*
+ * ASK and ASK_END reuse the record's fields: port is the question's type, ttl the held
+ * entry's slot on its worker's table and expires its sequence number there (the pair
+ * namegatectl deny names it by), tsc when it was first seen, name the question's name.
+ */
+
+/* How a held query ended (dataplane/worker/dp_ask.h); the ASK_END record's reason. */
+enum dp_ask_end {
+	DP_ASK_END_RELEASED,	/* the name is no longer ask-only: it went on as any query */
+	DP_ASK_END_DENIED,	/* namegatectl deny */
+	DP_ASK_END_TIMEOUT,	/* approval.timeout passed */
 };
 
 struct dp_evt {
@@ -28,7 +43,7 @@ struct dp_evt {
 	uint8_t proto;			/* IP protocol, BLOCK */
 	uint8_t addr[16];		/* BIND: the bound address; BLOCK: the destination */
 	uint16_t port;			/* BLOCK: destination port */
-	uint8_t reason;			/* BLOCK: enum dp_reason */
+	uint8_t reason;			/* BLOCK: enum dp_reason; ASK_END: enum dp_ask_end */
 	uint8_t would_block;		/* BLOCK: audit mode, it passed */
 	uint32_t ttl;			/* BIND: seconds, clamped */
 	uint64_t tsc;			/* when, in TSC cycles */

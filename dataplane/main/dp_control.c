@@ -14,6 +14,7 @@
 #include "ctl_events.h"
 #include "nft.h"
 #include "dp_budgets.h"
+#include "dp_approval.h"
 #include "dp_control.h"
 #include "dp_evt.h"
 #include "dp_grants.h"
@@ -74,6 +75,7 @@ dp_control_render(FILE *out, void *arg)
 	dp_stats_print(c->ctx, out);
 	dp_grants_render(c, out);
 	dp_budget_render(c, out);
+	dp_approval_render(c, out);
 	if (c->nft != NULL)
 		nft_stats_get(c->nft, &ns);	/* plain counters: a torn read is off by one batch */
 	fputs("# HELP namegate_nft_bind_latency_seconds From a binding's DNS answer to its nft "
@@ -309,6 +311,8 @@ dp_control_drain(struct dp_control *c)
 					dp_control_bind(c, e);
 				else if (e->type == DP_EVT_BLOCK)
 					dp_control_block(c, e, &now);
+				else if (e->type == DP_EVT_ASK || e->type == DP_EVT_ASK_END)
+					dp_approval_evt(c, i, e, &now);
 			}
 			c->evt_seen += n;
 		}

@@ -14,6 +14,7 @@
 #define DP_NFT_LAT_BUCKETS	24	/* upper bounds of namegate_nft_bind_seconds, +Inf apart */
 
 struct ctl_events;
+struct dp_approvals;
 struct dp_grants;
 struct nft_ctx;
 struct nft_elem;
@@ -29,6 +30,7 @@ struct dp_control {
 	struct dp_names *tried;		/* names the VMs were refused (namegatectl suggest) */
 	struct dp_mirror *mirror;	/* live bindings with their names */
 	struct dp_grants *grants;	/* NULL until dp_grants_start() */
+	struct dp_approvals *approvals;	/* NULL until dp_approval_start() */
 	uint64_t started;		/* CLOCK_MONOTONIC seconds */
 	struct nft_ctx *nft;		/* the slow path's table; NULL without one */
 	int nft_index[DP_VM_SLOTS];	/* VM slot -> index in the VMs nft_open() was given */

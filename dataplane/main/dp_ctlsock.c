@@ -15,6 +15,7 @@
 #include "dp_control.h"
 #include "dp_ctlsock.h"
 #include "dp_flow.h"
+#include "dp_approval.h"
 #include "dp_grants.h"
 #include "dp_mirror.h"
 #include "dp_names.h"
@@ -417,4 +418,7 @@ const struct ctl_sock_ops dp_ctlsock_ops = {
 	.grant = dp_grants_cs_grant,
 	.grants = dp_grants_cs_list,
 	.revoke = dp_grants_cs_revoke,
+	.pending = dp_approval_cs_pending,
+	.approve = dp_approval_cs_approve,
+	.deny = dp_approval_cs_deny,
 };

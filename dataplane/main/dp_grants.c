@@ -292,9 +292,8 @@ dp_grant_json(const struct ctl_grant *g, int64_t now)
 	return o;
 }
 
-/* value to out on one line, or {key: value} when key is not NULL; value freed. */
-static int
-dp_grants_reply(FILE *out, const char *key, struct json_object *value)
+int
+dp_json_reply(FILE *out, const char *key, struct json_object *value)
 {
 	struct json_object *o = value;
 
@@ -324,7 +323,7 @@ dp_grants_cs_grant(FILE *out, const struct ctl_grant_req *req, void *arg)
 		fputs(why, out);
 		return rc;
 	}
-	return dp_grants_reply(out, NULL, dp_grant_json(&g, dp_grants_now()));
+	return dp_json_reply(out, NULL, dp_grant_json(&g, dp_grants_now()));
 }
 
 int
@@ -353,7 +352,7 @@ dp_grants_cs_list(FILE *out, const char *vm, void *arg)
 			return -ENOMEM;
 		}
 	}
-	return dp_grants_reply(out, "grants", list);
+	return dp_json_reply(out, "grants", list);
 }
 
 int
@@ -379,5 +378,5 @@ dp_grants_cs_revoke(FILE *out, const char *id, void *arg)
 	if ((gr->stale = dp_grants_apply(gr, stderr) != 0))
 		fputs("namegate: grants: a revoke could not be put in force; retrying\n", stderr);
 	dp_grants_event(gr, "grant_revoked", &g);
-	return dp_grants_reply(out, "revoked", dp_grant_json(&g, dp_grants_now()));
+	return dp_json_reply(out, "revoked", dp_grant_json(&g, dp_grants_now()));
 }

@@ -59,6 +59,14 @@ const struct pol_config *dp_grants_view(const struct dp_control *c);
 /* namegate_vm_grants{vm}: called by the metrics render with c->gen_lock held. */
 void dp_grants_render(const struct dp_control *c, FILE *out);
 
+struct json_object;
+
+/*
+ * A control socket callback's reply: value to out on one line, or {key: value} when key
+ * is not NULL; value is freed either way (NULL: -ENOMEM). 0 or -ENOMEM.
+ */
+int dp_json_reply(FILE *out, const char *key, struct json_object *value);
+
 /* Control socket callbacks (arg: struct dp_control *). */
 int dp_grants_cs_grant(FILE *out, const struct ctl_grant_req *req, void *arg);
 int dp_grants_cs_list(FILE *out, const char *vm, void *arg);

@@ -26,6 +26,8 @@
 #include "ctl_bridge.h"
 #include "ctl_events.h"
 #include "ctl_metrics.h"
+#include "ctl_webhook.h"
+#include "dp_approval.h"
 #include "dp_bind.h"
 #include "dp_budgets.h"
 #include "dp_control.h"
@@ -333,6 +335,10 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 		fputs("namegate: cannot allocate the grant table\n", stderr);
 		goto out;
 	}
+	if (dp_approval_start(&ctl) != 0) {
+		fputs("namegate: cannot allocate the approval table\n", stderr);
+		goto out;
+	}
 	if ((sock = ctl_sock_open(cfg->control_socket, &dp_ctlsock_ops, &ctl, 0, err,
 	    sizeof(err))) == NULL) {
 		fprintf(stderr, "namegate: control socket %s: %s\n", cfg->control_socket, err);
@@ -349,12 +355,13 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	while (!dp_stop) {
 		/* until a worker hands over work, a client or a signal comes, or the clock's turn */
 		dp_wake_wait(&ctx, sock, sweep_cursor != 0 || slow_poll ? DP_SWEEP_TICK_MS :
-		    dp_ms_to_next_second(&ctx));
+		    dp_approval_busy(&ctl) ? CTL_WEBHOOK_TICK_MS : dp_ms_to_next_second(&ctx));
 		/* TAPs without rx interrupts: look again soon after writing to them */
 		slow_poll = dp_slowq_run(&ctx) > 0 && (ctx.slow_rx_fd[0] < 0 ||
 		    ctx.slow_rx_fd[1] < 0);
 		dp_control_drain(&ctl);
 		dp_grants_tick(&ctl);
+		dp_approval_tick(&ctl);
 		/*
 		 * Bindings expire in whole seconds, and a pass over a sparse table costs a scan
 		 * of all its slots: one pass per second, spread over slices while it lasts.
@@ -385,6 +392,7 @@ out:
 	ctl_sock_close(sock);
 	ctl_metrics_stop(metrics);
 	dp_grants_stop(&ctl);		/* after the scrapes: they read its gauge */
+	dp_approval_stop(&ctl);
 	if (ctl.events != NULL) {
 		clock_gettime(CLOCK_REALTIME, &now);
 		ctl_events_log_stop(ctl.events, &now);

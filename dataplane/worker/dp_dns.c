@@ -148,6 +148,13 @@ static void
 dp_dns_refuse(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
     const struct dns_msg *q, uint8_t rcode)
 {
+	dp_dns_refuse_why(w, m, p, q, rcode, FRAME_DNS_EDE_TEXT);
+}
+
+void
+dp_dns_refuse_why(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
+    const struct dns_msg *q, uint8_t rcode, const char *text)
+{
 	struct rte_mbuf *r = rte_pktmbuf_alloc(w->ctx->pool);
 	int n;
 
@@ -155,8 +162,9 @@ dp_dns_refuse(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
 		w->drops[DP_DROP_NO_MBUF]++;
 		return;
 	}
-	n = frame_dns_refusal(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m),
-	    p, q, rcode, q->edns, rte_pktmbuf_mtod(r, uint8_t *), rte_pktmbuf_tailroom(r));
+	n = frame_dns_refusal_text(rte_pktmbuf_mtod(m, const uint8_t *),
+	    rte_pktmbuf_data_len(m), p, q, rcode, q->edns, text, rte_pktmbuf_mtod(r, uint8_t *),
+	    rte_pktmbuf_tailroom(r));
 	if (n <= 0) {
 		rte_pktmbuf_free(r);
 		return;
@@ -229,6 +237,9 @@ dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, u
 	}
 	why = dp_dns_query_judge(w, vm, &q, p->payload_len, name, sizeof(name));
 	allowed = why == DP_REASON_MAX;
+	if (why == DP_REASON_DNS_DENIED && name[0] != '\0' &&
+	    dp_dns_ask(w, m, p, vm, &q, name, strnlen(name, sizeof(name))))
+		return;		/* it waits for the operator (dp_dns_ask.c) */
 	if (!allowed) {
 		s->dns_blocked++;
 		dp_evt_block(w, vm, p, why, audit && !q.qr && q.has_question,

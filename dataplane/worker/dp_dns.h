@@ -29,6 +29,29 @@ unsigned int dp_pending_age(struct dp_pending *t, uint64_t now, unsigned int bud
 void dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
     uint16_t vm);
 
+/*
+ * Approval (dp_ask.h). May vm's query for name (len bytes of text) wait for approval: in
+ * enforce mode, nothing in its policy's allow or deny matches it, and an ask pattern does?
+ */
+bool dp_dns_asks(const struct dp_gen *g, uint16_t vm, const char *name, size_t len);
+
+/*
+ * The query q in m (decoded as p) for name, which its policy does not allow: if it is
+ * vm's to ask for, hold it (or fold a retransmission in), or refuse it at vm's limit, and
+ * return true (m taken). false: not an ask name; m is still the caller's.
+ */
+bool dp_dns_ask(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    const struct dns_msg *q, const char *name, size_t len);
+
+/*
+ * Housekeeping: end every held query that was denied, timed out, or that the current
+ * generation no longer leaves to approval (forwarded, judged afresh).
+ */
+void dp_dns_ask_sweep(struct dp_worker *w);
+
+/* At teardown: free what is still held. */
+void dp_dns_ask_flush(struct dp_worker *w);
+
 /* A UDP answer from a resolver to VM vm. */
 void dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
     uint16_t vm);

@@ -55,6 +55,13 @@ struct dp_pending_entry *dp_pending_add(struct dp_pending *t, const struct pkt *
     enum dp_reason *why);
 void dp_pending_del(struct dp_pending *t, struct dp_pending_entry *e);
 
+/*
+ * Answer the UDP query q in m (decoded as p) ourselves with rcode, and with EDNS an EDE 15
+ * whose EXTRA-TEXT is text; m stays the caller's.
+ */
+void dp_dns_refuse_why(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
+    const struct dns_msg *q, uint8_t rcode, const char *text);
+
 /* The query the answer a (in p, from a resolver to vm) answers: ID, ports, question. */
 struct dp_pending_entry *dp_pending_match(struct dp_pending *t, const struct pkt *p,
     uint16_t vm, const struct dns_msg *a);

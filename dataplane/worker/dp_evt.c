@@ -8,6 +8,7 @@
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
 
+#include "dp_ask.h"
 #include "dp_evt.h"
 
 /* rte_ring copies elements in 4-byte words */
@@ -131,6 +132,18 @@ dp_evt_block_flow(struct dp_worker *w, const struct dp_flow_key *k, enum dp_reas
 {
 	dp_evt_block_at(w, k->vm, k->family, k->proto, k->peer, k->peer_port, r, would_block,
 	    name, len);
+}
+
+void
+dp_evt_ask(struct dp_worker *w, enum dp_evt_type type, const struct dp_ask_entry *e,
+    uint8_t how, const char *name, size_t len)
+{
+	struct dp_evt r = { .version = DP_API_VERSION, .type = (uint16_t)type, .vm = e->vm,
+		.port = e->qtype, .reason = how, .ttl = (uint32_t)(e - w->ask->e),
+		.expires = e->seq, .tsc = rte_get_tsc_cycles() };
+
+	dp_evt_name(&r, name, len);
+	dp_evt_put(w, w->evts, &r);
 }
 
 unsigned int

@@ -65,6 +65,9 @@ dp_gen_settings(struct dp_gen *g, const struct pol_config *cfg, unsigned int nwo
 	g->names_per_suffix = cfg->dns_names_count != 0 ?
 	    dp_gen_share(cfg->dns_names_count, nworkers) : 0;
 	g->names_window = cfg->dns_names_per;
+	g->ask = cfg->ask;
+	g->ask_timeout = cfg->approval_timeout;
+	g->max_asks_per_vm = dp_gen_share(cfg->approval_max_per_vm, nworkers);
 }
 
 /*
@@ -120,7 +123,8 @@ dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers,
 		}
 		v = &g->vms[slot];
 		*v = (struct dp_vm){ .name = pv->name, .present = true, .id = pv->id,
-			.policy = pv->policy, .audit = pv->mode == POL_MODE_AUDIT,
+			.policy = pv->policy, .ask_policy = pv->ask_policy,
+			.audit = pv->mode == POL_MODE_AUDIT,
 			.budgets = (uint8_t)pol_config_budgets(cfg, pv->policy) };
 		dp_gen_vm_index_add(g, dp_gen_vm_key(pv->id.vlan, pv->id.mac), slot);
 	}

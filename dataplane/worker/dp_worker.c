@@ -10,6 +10,7 @@
 #include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
 
+#include "dp_ask.h"
 #include "dp_burst.h"
 #include "dp_dns.h"
 #include "dp_dns_budget.h"
@@ -74,6 +75,9 @@ dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
 	w->holds = dp_holds_create(DP_HOLD_SLOTS, nvms, socket);
 	w->dns_scratch = rte_malloc_socket("dp_dns_scratch", DP_DNS_SCRATCH, 0, socket);
 	w->name_budget = dp_name_budget_create(nvms, socket);
+	if ((w->ask = rte_zmalloc_socket("dp_ask", sizeof(*w->ask), RTE_CACHE_LINE_SIZE,
+	    socket)) != NULL)
+		dp_ask_init(w->ask);
 	w->frags = dp_frags_create(id, DP_FRAG_SLOTS, w->gen->max_frags_per_vm,
 	    DP_FRAG_SECONDS, ctx->pool, socket);
 	w->evts = dp_evt_ring_create("evt", id, socket);
@@ -87,7 +91,7 @@ dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
 	w->bind_taken = rte_zmalloc_socket("dp_bind_taken", (size_t)(nvms + 1) *
 	    sizeof(w->bind_taken[0]), RTE_CACHE_LINE_SIZE, socket);
 	if (w->flows == NULL || w->pending == NULL || w->holds == NULL || w->frags == NULL ||
-	    w->dns_scratch == NULL || w->name_budget == NULL ||
+	    w->dns_scratch == NULL || w->name_budget == NULL || w->ask == NULL ||
 	    w->evts == NULL || w->bind_evts == NULL || w->vm_stats == NULL ||
 	    w->bind_taken == NULL || w->slow_out == NULL || w->slow_back == NULL) {
 		dp_worker_free(w);
@@ -121,6 +125,8 @@ dp_worker_free(struct dp_worker *w)
 	dp_holds_free(w->holds);
 	rte_free(w->dns_scratch);
 	dp_name_budget_free(w->name_budget);
+	dp_dns_ask_flush(w);
+	rte_free(w->ask);
 	dp_frags_free(w->frags);
 	dp_flows_free(w->flows);
 	dp_pending_free(w->pending);
@@ -246,6 +252,7 @@ dp_worker_loop(void *arg)
 		dp_flows_age(w->flows, w->now, dp_worker_age_budget(w, &aged_tsc), NULL,
 		    dp_worker_unhold, w);
 		dp_pending_age(w->pending, w->now, DP_AGE_SLICE);
+		dp_dns_ask_sweep(w);
 		dp_tls_expire(w);
 		dp_frag_age(w->frags, w->now, DP_AGE_SLICE, dp_worker_frag_expired, w);
 	}

@@ -292,6 +292,19 @@ static const struct pol_field pol_grants_fields[] = {
 	{ NULL, 0, NULL, 0, 0, 0, NULL, NULL, false },
 };
 
+#define POL_APPROVAL_TIMEOUT_MAX	60	/* a stub gives up long before */
+#define POL_APPROVAL_PER_VM_MAX		64
+
+static const struct pol_field pol_approval_fields[] = {
+	{ "timeout", YAML_SCALAR_NODE, pol_h_duration, CFG(approval_timeout), 1,
+	    POL_APPROVAL_TIMEOUT_MAX, NULL, NULL, false },
+	{ "max_pending_per_vm", YAML_SCALAR_NODE, pol_h_u32, CFG(approval_max_per_vm), 1,
+	    POL_APPROVAL_PER_VM_MAX, NULL, NULL, false },
+	{ "webhook", YAML_SCALAR_NODE, pol_h_str, CFG(approval_webhook), 0, 0, NULL, NULL,
+	    false },
+	{ NULL, 0, NULL, 0, 0, 0, NULL, NULL, false },
+};
+
 const struct pol_field pol_top_fields[] = {
 	{ "dataplane", YAML_MAPPING_NODE, pol_h_dataplane, 0, 0, 0, NULL, pol_dataplane_fields,
 	    false },
@@ -310,6 +323,7 @@ const struct pol_field pol_top_fields[] = {
 	    false },
 	{ "events", YAML_SCALAR_NODE, pol_h_str, CFG(events), 0, 0, NULL, NULL, false },
 	{ "grants", YAML_MAPPING_NODE, pol_h_map, 0, 0, 0, NULL, pol_grants_fields, false },
+	{ "approval", YAML_MAPPING_NODE, pol_h_map, 0, 0, 0, NULL, pol_approval_fields, false },
 	{ "policies", YAML_MAPPING_NODE, pol_h_policies, 0, 0, 0, NULL, NULL, true },
 	{ "vms", YAML_SEQUENCE_NODE, pol_h_vms, 0, 0, 0, NULL, NULL, true },
 	{ NULL, 0, NULL, 0, 0, 0, NULL, NULL, false },

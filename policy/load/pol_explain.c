@@ -73,6 +73,17 @@ pol_explain(const struct pol_config *cfg, const char *vmname, const char *host, 
 		v = pol_match_addr(cfg->set, vm->policy, p.addr, p.kind == POL_ADDR4 ? 4 : 16,
 		    proto, p.port, &rule);
 	pol_host_str(&p, has_port, shown, sizeof(shown));
+	/* nothing decides: an ask pattern may leave it to the operator (until approved, block) */
+	if (v == POL_NO_MATCH && p.kind == POL_NAME_EXACT && cfg->ask != NULL &&
+	    pol_match_name(cfg->ask, vm->ask_policy, p.name, strlen(p.name), POL_PROTO_ANY, 0,
+	    &rule) == POL_ALLOW) {
+		fprintf(out, "ask %s for %s: ", shown, vm->name);
+		pol_rule_where(out, rule);
+		fprintf(out, " (%s:%u): its DNS query waits for namegatectl approve, at most %us "
+		    "(approval.timeout)%s\n", rule->file, rule->line, cfg->approval_timeout,
+		    vm->mode == POL_MODE_AUDIT ? "; in audit mode it never waits" : "");
+		return 1;
+	}
 	fprintf(out, "%s %s for %s", v == POL_ALLOW ? "allow" : "block", shown, vm->name);
 	if (rule != NULL && rule->grant) {
 		/* "by grant 3 until 14:05Z, "why"": an operator's decision, not a file's line */
@@ -164,6 +175,9 @@ pol_config_summary(const struct pol_config *cfg, FILE *out)
 		    "%u address%s)", pol_set_policy_name(cfg->set, i), st.allow, st.deny,
 		    st.names, st.names == 1 ? "" : "s", st.wildcards, st.wildcards == 1 ? "" : "s",
 		    st.addrs, st.addrs == 1 ? "" : "es");
+		if (cfg->ask != NULL && pol_set_policy_stats(cfg->ask, i).allow > 0)
+			fprintf(out, ", %u ask (approval.timeout %us)",
+			    pol_set_policy_stats(cfg->ask, i).allow, cfg->approval_timeout);
 		if (cfg->imports != NULL && cfg->imports[i] != NULL)
 			fprintf(out, ", imports %s", cfg->imports[i]);
 		if (st.allow == 0)

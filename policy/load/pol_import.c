@@ -12,9 +12,13 @@
 
 #include "pol_load_int.h"
 
-int
-pol_add_pattern(struct pol_ctx *c, yaml_node_t *n, const char *key, uint32_t index,
-    enum pol_list list, bool imported)
+/*
+ * key[index] (node n) into builder b as a pattern of list; ask: only names without a
+ * port may be written (what waits for approval is a DNS question).
+ */
+static int
+pol_add_to(struct pol_ctx *c, struct pol_builder *b, yaml_node_t *n, const char *key,
+    uint32_t index, enum pol_list list, bool imported, bool ask)
 {
 	char why[POL_WHY_MAX], sub[POL_PATH_MAX];
 	struct pol_pattern p;
@@ -27,14 +31,30 @@ pol_add_pattern(struct pol_ctx *c, yaml_node_t *n, const char *key, uint32_t ind
 		return -1;
 	if (pol_pattern_parse(text, &p, why, sizeof(why)) < 0)
 		return pol_err_node(c, n, "%s: \"%s\": %s", sub, text, why);
+	if (ask && ((p.kind != POL_NAME_EXACT && p.kind != POL_NAME_WILD) || p.port != 0))
+		return pol_err_node(c, n, "%s: \"%s\": ask takes host names and wildcards "
+		    "without a port (what waits is a DNS question)", sub, text);
 	origin = (struct pol_rule){
 		.key = key, .pattern = text, .file = c->file, .index = index,
 		.line = (uint32_t)n->start_mark.line + 1, .col = (uint32_t)n->start_mark.column + 1,
 		.list = list, .imported = imported,
 	};
-	if ((rc = pol_builder_add(c->b, c->policy, &p, &origin)) < 0)
+	if ((rc = pol_builder_add(b, c->policy, &p, &origin)) < 0)
 		return pol_err_node(c, n, "%s: %s", sub, strerror(-rc));
 	return 0;
+}
+
+int
+pol_add_pattern(struct pol_ctx *c, yaml_node_t *n, const char *key, uint32_t index,
+    enum pol_list list, bool imported)
+{
+	return pol_add_to(c, c->b, n, key, index, list, imported, false);
+}
+
+int
+pol_add_ask(struct pol_ctx *c, yaml_node_t *n, const char *key, uint32_t index)
+{
+	return pol_add_to(c, c->ask_b, n, key, index, POL_LIST_ALLOW, false, true);
 }
 
 /* The value of key in map if map is a mapping; type errors are the caller's. */

@@ -64,6 +64,9 @@ pol_defaults(struct pol_config *cfg, const char *path)
 	 */
 	cfg->dns_names_count = 1000;
 	cfg->dns_names_per = 3600;
+	/* within common stubs' retry windows (glibc: 5 s x 2 tries; systemd-resolved more) */
+	cfg->approval_timeout = 8;
+	cfg->approval_max_per_vm = 8;
 	if ((cfg->tls_ports = calloc(2, sizeof(*cfg->tls_ports))) == NULL)
 		return -ENOMEM;
 	cfg->tls_ports[0] = 443;
@@ -123,12 +126,14 @@ pol_config_free(struct pol_config *cfg)
 	free(cfg->control_socket);
 	free(cfg->events);
 	free(cfg->grants_state);
+	free(cfg->approval_webhook);
 	free(cfg->vms);
 	for (size_t i = 0; cfg->budgets != NULL && i < cfg->nbudgets; i++)
 		free(cfg->budgets[i].host);
 	free(cfg->budgets);
 	pol_set_free(cfg->budget_set);
 	pol_set_free(cfg->set);
+	pol_set_free(cfg->ask);
 	free(cfg);
 }
 
@@ -172,6 +177,7 @@ pol_load_buffer(const char *buf, size_t len, const char *name, struct pol_errs *
 
 	if ((cfg = calloc(1, sizeof(*cfg))) == NULL || pol_defaults(cfg, name) < 0 ||
 	    (c.b = pol_builder_new()) == NULL || (c.bb = pol_builder_new()) == NULL ||
+	    (c.ask_b = pol_builder_new()) == NULL ||
 	    (tmp = strdup(name)) == NULL || (c.dir = strdup(dirname(tmp))) == NULL)
 		goto nomem;
 	c.cfg = cfg;
@@ -184,7 +190,8 @@ pol_load_buffer(const char *buf, size_t len, const char *name, struct pol_errs *
 		goto nomem;
 	/* The set is built even after errors, so unknown-policy errors are found too. */
 	if ((cfg->set = pol_builder_build(c.b)) == NULL ||
-	    (cfg->budget_set = pol_builder_build(c.bb)) == NULL)
+	    (cfg->budget_set = pol_builder_build(c.bb)) == NULL ||
+	    (cfg->ask = pol_builder_build(c.ask_b)) == NULL)
 		goto nomem;
 	if (c.nimports < pol_set_policies(cfg->set)) {
 		char **v = realloc(cfg->imports, pol_set_policies(cfg->set) * sizeof(*v));
@@ -208,6 +215,7 @@ out:
 	free(c.vref);
 	pol_builder_free(c.b);
 	pol_builder_free(c.bb);
+	pol_builder_free(c.ask_b);
 	free(c.dir);
 	free(tmp);
 	if (errs->n + errs->dropped != nerr) {

@@ -34,6 +34,7 @@ struct pol_ctx {
 	struct pol_config *cfg;
 	struct pol_builder *b;
 	struct pol_builder *bb;		/* budget host patterns: the same policies as b */
+	struct pol_builder *ask_b;	/* ask: patterns, policies at b's indices */
 	size_t budget;			/* nodes left to visit */
 	bool budget_reported;
 	struct pol_vm_ref *vref;	/* one per cfg->vms entry */
@@ -118,6 +119,11 @@ void pol_rule_where(FILE *out, const struct pol_rule *r);
 
 /* pol_import.c */
 int pol_import(struct pol_ctx *c, yaml_node_t *n, const char *rel, const char *path);
+/*
+ * An ask: pattern (key[index]) into c->ask_b: a host name or wildcard without a port,
+ * since what waits is a DNS question, and approving it grants the name on every port.
+ */
+int pol_add_ask(struct pol_ctx *c, yaml_node_t *n, const char *key, uint32_t index);
 int pol_add_pattern(struct pol_ctx *c, yaml_node_t *n, const char *key, uint32_t index,
     enum pol_list list, bool imported);
 

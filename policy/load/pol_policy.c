@@ -1,6 +1,7 @@
 /*
- * policies: NAME: { allow: [...], deny: [...], import: FILE, budgets: [...] }. Each pattern
- * goes to the builder with where it was written, so check can name the rule that decided.
+ * policies: NAME: { allow: [...], deny: [...], ask: [...], import: FILE, budgets: [...] }.
+ * Each pattern goes to the builder with where it was written, so check can name the rule
+ * that decided; ask patterns go to a builder of their own (pol_config.ask).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,17 +16,19 @@ pol_h_list(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void *o
     const char *path)
 {
 	enum pol_list list = f->min == 0 ? POL_LIST_ALLOW : POL_LIST_DENY;
+	bool ask = f->min == 2;
 	int rc = 0;
 
 	(void)obj;
 	for (yaml_node_item_t *it = n->data.sequence.items.start;
 	    it < n->data.sequence.items.top; it++) {
 		yaml_node_t *e = pol_node(c, *it);
+		uint32_t i = (uint32_t)(it - n->data.sequence.items.start);
 
 		if (e == NULL)
 			return -1;
-		if (pol_add_pattern(c, e, path, (uint32_t)(it - n->data.sequence.items.start),
-		    list, false) < 0)
+		if (ask ? pol_add_ask(c, e, path, i) < 0 :
+		    pol_add_pattern(c, e, path, i, list, false) < 0)
 			rc = -1;
 	}
 	return rc;
@@ -46,10 +49,11 @@ pol_h_import(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void 
 	return pol_import(c, n, rel, path);
 }
 
-/* min carries the list: 0 allow, 1 deny. */
+/* min carries the list: 0 allow, 1 deny, 2 ask. */
 static const struct pol_field pol_policy_fields[] = {
 	{ "allow", YAML_SEQUENCE_NODE, pol_h_list, 0, 0, 0, NULL, NULL, false },
 	{ "deny", YAML_SEQUENCE_NODE, pol_h_list, 0, 1, 0, NULL, NULL, false },
+	{ "ask", YAML_SEQUENCE_NODE, pol_h_list, 0, 2, 0, NULL, NULL, false },
 	{ "import", YAML_SCALAR_NODE, pol_h_import, 0, 0, 0, NULL, NULL, false },
 	{ "budgets", YAML_SEQUENCE_NODE, pol_h_budgets, 0, 0, 0, NULL, NULL, false },
 	{ NULL, 0, NULL, 0, 0, 0, NULL, NULL, false },
@@ -85,7 +89,8 @@ pol_h_policies(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, voi
 			    "'.', '-', at most %d)", path, name, POL_POLICY_NAME_MAX);
 			continue;
 		}
-		if ((idx = pol_builder_policy(c->b, name)) < 0) {
+		if ((idx = pol_builder_policy(c->b, name)) < 0 ||
+		    (idx = pol_builder_policy(c->ask_b, name)) < 0) {
 			rc = pol_err_node(c, k, idx == -EEXIST ? "%s: duplicate policy '%s'" :
 			    "%s: out of memory at '%s'", path, name);
 			continue;
@@ -99,8 +104,8 @@ pol_h_policies(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, voi
 		c->policy = (uint32_t)idx;
 		c->policy_name = name;
 		if (v->type != YAML_MAPPING_NODE) {
-			rc = pol_err_node(c, v, "%s: expected a mapping (allow, deny, import, "
-			    "budgets), got %s", sub, pol_node_what(v));
+			rc = pol_err_node(c, v, "%s: expected a mapping (allow, deny, ask, "
+			    "import, budgets), got %s", sub, pol_node_what(v));
 			continue;
 		}
 		if (pol_walk_map(c, v, pol_policy_fields, NULL, sub) < 0)

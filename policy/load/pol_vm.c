@@ -247,6 +247,7 @@ pol_vms_resolve(struct pol_ctx *c)
 			continue;
 		}
 		c->cfg->vms[i].policy = (uint32_t)idx;
+		c->cfg->vms[i].ask_policy = (uint32_t)idx;
 	}
 	return rc;
 }

@@ -1,5 +1,6 @@
 /*
- * control/ctl_sock: the grant, grants and revoke commands. Their round trips through
+ * control/ctl_sock: the grant, grants and revoke commands, and approval's pending,
+ * approve and deny. Their round trips through
  * namegatectl's client, every malformed request refused before any callback runs, and a
  * property test: random requests over every key and command, raw, each answered with
  * exactly one JSON line, and a callback only ever called with what its contract promises.
@@ -73,10 +74,51 @@ op_revoke(FILE *out, const char *id, void *arg)
 	return 0;
 }
 
+static int
+op_pending(FILE *out, const char *vm, void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&calls, 1);
+	if (vm != NULL && !nonempty(vm))
+		atomic_fetch_add(&broken, 1);
+	fputs(vm == NULL ? "{\"pending\":[{\"id\":7},{\"id\":8}]}" : "{\"pending\":[]}", out);
+	return 0;
+}
+
+/* approve: id always, dur only when the request had "for" (never empty). */
+static int
+op_approve(FILE *out, const char *id, const char *dur, void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&calls, 1);
+	if (!nonempty(id) || (dur != NULL && !nonempty(dur)))
+		atomic_fetch_add(&broken, 1);
+	if (strcmp(id, "7") != 0) {
+		fprintf(out, "no request %s waits for approval", id);
+		return -ENOENT;
+	}
+	fprintf(out, "{\"approved\":{\"id\":7},\"for\":\"%s\"}", dur != NULL ? dur : "default");
+	return 0;
+}
+
+static int
+op_deny(FILE *out, const char *id, void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&calls, 1);
+	if (!nonempty(id))
+		atomic_fetch_add(&broken, 1);
+	fprintf(out, "{\"denied\":{\"id\":%s}}", strcmp(id, "7") == 0 ? "7" : "0");
+	return 0;
+}
+
 static const struct ctl_sock_ops grant_ops = {
 	.grant = op_grant,
 	.grants = op_grants,
 	.revoke = op_revoke,
+	.pending = op_pending,
+	.approve = op_approve,
+	.deny = op_deny,
 };
 
 static void
@@ -125,6 +167,32 @@ test_grant_round_trips(void **state)
 }
 
 static void
+test_approval_round_trips(void **state)
+{
+	const char *all[] = { "cmd", "pending", NULL };
+	const char *one[] = { "cmd", "pending", "vm", "agent1", NULL };
+	const char *approve[] = { "cmd", "approve", "id", "7", NULL };
+	const char *approve_for[] = { "cmd", "approve", "id", "7", "for", "30m", NULL };
+	const char *gone[] = { "cmd", "approve", "id", "9", NULL };
+	const char *deny[] = { "cmd", "deny", "id", "7", NULL };
+	struct srv v;
+
+	(void)state;
+	atomic_store(&broken, 0);
+	srv_start_ops(&v, &grant_ops);
+	expect_kv(v.path, all, "{\"pending\":[{\"id\":7},{\"id\":8}]}");
+	expect_kv(v.path, one, "{\"pending\":[]}");
+	expect_kv(v.path, approve, "{\"approved\":{\"id\":7},\"for\":\"default\"}");
+	expect_kv(v.path, approve_for, "{\"approved\":{\"id\":7},\"for\":\"30m\"}");
+	expect_kv(v.path, gone, "E:no request 9 waits for approval");
+	expect_kv(v.path, deny, "{\"denied\":{\"id\":7}}");
+	srv_stop(&v);
+	assert_int_equal(v.cnt.replied, 5);
+	assert_int_equal(v.cnt.errors, 1);
+	assert_int_equal(atomic_load(&broken), 0);
+}
+
+static void
 test_grant_bad_requests(void **state)
 {
 	static const struct {
@@ -159,6 +227,22 @@ test_grant_bad_requests(void **state)
 		{ "{\"cmd\":\"status\",\"id\":\"3\"}\n", "bad request: status takes no \\\"id\\\"" },
 		{ "{\"cmd\":\"check\",\"vm\":\"a\",\"host\":\"b\",\"for\":\"1h\"}\n",
 		    "bad request: check takes no \\\"for\\\"" },
+		{ "{\"cmd\":\"approve\"}\n", "bad request: approve needs \\\"id\\\"" },
+		{ "{\"cmd\":\"approve\",\"for\":\"1h\"}\n",
+		    "bad request: approve needs \\\"id\\\"" },
+		{ "{\"cmd\":\"approve\",\"id\":\"7\",\"vm\":\"a\"}\n",
+		    "bad request: approve takes no \\\"vm\\\"" },
+		{ "{\"cmd\":\"approve\",\"id\":\"7\",\"reason\":\"x\"}\n",
+		    "bad request: approve takes no \\\"reason\\\"" },
+		{ "{\"cmd\":\"approve\",\"id\":\"7\",\"for\":\"\"}\n",
+		    "bad request: \\\"for\\\" must be a non-empty string without NUL" },
+		{ "{\"cmd\":\"deny\",\"id\":\"7\",\"for\":\"1h\"}\n",
+		    "bad request: deny takes no \\\"for\\\"" },
+		{ "{\"cmd\":\"deny\",\"id\":7}\n", "bad request: \\\"id\\\" must be a string" },
+		{ "{\"cmd\":\"pending\",\"id\":\"7\"}\n",
+		    "bad request: pending takes no \\\"id\\\"" },
+		{ "{\"cmd\":\"pending\",\"host\":\"b\"}\n",
+		    "bad request: pending takes no \\\"host\\\"" },
 	};
 	char want[512];
 	struct srv v;
@@ -182,10 +266,16 @@ test_grant_unsupported(void **state)
 	const char *grant[] = { "cmd", "grant", "vm", "a", "host", "b", "for", "1h", NULL };
 	const char *grants[] = { "cmd", "grants", NULL };
 	const char *revoke[] = { "cmd", "revoke", "id", "1", NULL };
+	const char *pending[] = { "cmd", "pending", NULL };
+	const char *approve[] = { "cmd", "approve", "id", "1", NULL };
+	const char *deny[] = { "cmd", "deny", "id", "1", NULL };
 	struct srv v;
 
 	(void)state;
 	srv_start_ops(&v, &none);
+	expect_kv(v.path, pending, "E:pending is not supported by this daemon");
+	expect_kv(v.path, approve, "E:approve is not supported by this daemon");
+	expect_kv(v.path, deny, "E:deny is not supported by this daemon");
 	expect_kv(v.path, grant, "E:grant is not supported by this daemon");
 	expect_kv(v.path, grants, "E:grants is not supported by this daemon");
 	expect_kv(v.path, revoke, "E:revoke is not supported by this daemon");
@@ -221,7 +311,8 @@ rand_value(char *buf, size_t len)
 static void
 test_grant_random_requests(void **state)
 {
-	static const char *const cmds[] = { "grant", "grants", "revoke", "check", "status" };
+	static const char *const cmds[] = { "grant", "grants", "revoke", "check", "status",
+		"pending", "approve", "deny" };
 	static const char *const keys[] = { "cmd", "vm", "host", "for", "reason", "id", "x" };
 	char req[2048], val[128];
 	struct srv v;
@@ -266,6 +357,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_grant_round_trips),
+		cmocka_unit_test(test_approval_round_trips),
 		cmocka_unit_test(test_grant_bad_requests),
 		cmocka_unit_test(test_grant_unsupported),
 		cmocka_unit_test(test_grant_random_requests),

@@ -202,7 +202,7 @@ test_schema_errors(void **state)
 	(void)state;
 	expect_err(POLS VM1 "colour: blue\n", "ng.yaml:9:1: unknown key 'colour' (expected "
 	    "dataplane, slow_path, resolvers, dns, tls_ports, sni_binding, quic, on_block, "
-	    "metrics, control_socket, events, grants, policies, vms)");
+	    "metrics, control_socket, events, grants, approval, policies, vms)");
 	expect_err(POLS VM1 "dataplane:\n  worker: 2\n", "ng.yaml:10:3: unknown key 'worker' "
 	    "in dataplane (expected eal, vm_port, uplink_port, workers, max_flows, "
 	    "max_flows_per_vm, max_bindings, max_bindings_per_vm, max_pending_per_vm, "
@@ -341,9 +341,9 @@ test_policy_errors(void **state)
 	expect_err("policies:\n  p:\n    allow: pypi.org\n" VM1, "ng.yaml:3:12: "
 	    "policies.p.allow: expected a list, got a scalar");
 	expect_err("policies:\n  p:\n    allowed: [pypi.org]\n" VM1, "ng.yaml:3:5: unknown key "
-	    "'allowed' in policies.p (expected allow, deny, import, budgets)");
+	    "'allowed' in policies.p (expected allow, deny, ask, import, budgets)");
 	expect_err("policies:\n  p:\n" VM1, "ng.yaml:2:5: policies.p: expected a mapping "
-	    "(allow, deny, import, budgets), got an empty value");
+	    "(allow, deny, ask, import, budgets), got an empty value");
 	expect_err("policies:\n  p: {}\n  p: {}\n" VM1, "ng.yaml:3:3: policies: duplicate "
 	    "policy 'p'");
 	expect_err("policies:\n  \"p q\": {}\n" VM1, "ng.yaml:2:3: policies: bad policy name "
@@ -421,7 +421,7 @@ test_alias_budget(void **state)
 	assert_non_null(strstr(err_str(errs.n - 1), ": too many nodes to walk: aliases "
 	    "expanding without bound?"));
 	expect_err("policies: &p\n  p:\n    allow: []\n  q: *p\n" VM1, "ng.yaml:2:3: unknown "
-	    "key 'p' in policies.q (expected allow, deny, import, budgets)");
+	    "key 'p' in policies.q (expected allow, deny, ask, import, budgets)");
 }
 
 static void

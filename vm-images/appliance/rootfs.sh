@@ -21,7 +21,7 @@ packages=(
 	# the two NICs, the TAP PMD for the exception path, the ring mempool every port needs
 	dpdk librte-bus-pci23 librte-net-virtio23 librte-net-tap23 librte-mempool-ring23
 	# namegate's own libraries (checked against ldd in configure.sh)
-	libmnl0 libnftnl11 libldns3 libyaml-0-2 libmicrohttpd12 libjson-c5 libssl3 libnuma1
+	libmnl0 libnftnl11 libldns3 libyaml-0-2 libmicrohttpd12 libjson-c5 libcurl4 libssl3 libnuma1
 	# the operator's tools: nft for the slow-path table, ip for its bridge, an editor
 	nftables iproute2 kmod pciutils procps ethtool less vim-tiny
 )

@@ -45,6 +45,7 @@ struct dp_vm {
 	bool present;
 	struct pol_vm_id id;
 	uint32_t policy;	/* index in the generation's pol_set */
+	uint32_t ask_policy;	/* index in the generation's ask set */
 	bool audit;
 	uint8_t budgets;	/* its policy's egress budgets: 0, no flow of it counts */
 };
@@ -80,6 +81,9 @@ struct dp_gen {
 	uint32_t max_bindings_per_vm;	/* the one shared table: as configured */
 	uint32_t names_per_suffix;	/* per worker: new names per wildcard suffix; 0: off */
 	uint32_t names_window;		/* dns.max_names_per_suffix.per, seconds */
+	const struct pol_set *ask;	/* policies' ask: patterns (pol_config.ask) */
+	uint32_t ask_timeout;		/* approval.timeout, seconds */
+	uint32_t max_asks_per_vm;	/* per worker: approval.max_pending_per_vm's share */
 };
 
 /* Per-VM counters, kept per worker without atomics and summed by the main lcore. */
@@ -108,6 +112,7 @@ struct dp_holds;
 struct dp_pending;
 struct dp_binds;
 struct dp_name_budget;
+struct dp_ask;
 
 struct __rte_cache_aligned dp_worker {
 	unsigned int id;		/* 0 .. workers - 1: also its queue on both ports */
@@ -122,6 +127,8 @@ struct __rte_cache_aligned dp_worker {
 	struct dp_frags *frags;		/* IP datagrams in reassembly */
 	uint8_t *dns_scratch;		/* DP_DNS_SCRATCH bytes: an answer being edited */
 	struct dp_name_budget *name_budget;	/* names each VM asked for under wildcards */
+	struct dp_ask *ask;		/* queries waiting for approval (dp_ask.h) */
+	uint64_t ask_absorbed;		/* retransmissions of waiting queries, folded in */
 
 	struct dp_vm_stats *vm_stats;	/* by slot, DP_VM_SLOTS + 1 */
 	uint64_t drops[DP_DROP_MAX];

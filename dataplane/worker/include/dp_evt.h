@@ -71,6 +71,16 @@ void dp_evt_block(struct dp_worker *w, uint16_t vm, const struct pkt *p, enum dp
 void dp_evt_block_flow(struct dp_worker *w, const struct dp_flow_key *k, enum dp_reason r,
     bool would_block, const char *name, size_t len);
 
+struct dp_ask_entry;
+
+/*
+ * A held query's start (DP_EVT_ASK, with its name) or end (DP_EVT_ASK_END, how). Not
+ * charged to the VM's block budget: the ask table bounds them. A full ring loses the
+ * record, counted: the request then only times out, unseen (fail closed).
+ */
+void dp_evt_ask(struct dp_worker *w, enum dp_evt_type type, const struct dp_ask_entry *e,
+    uint8_t how, const char *name, size_t len);
+
 /*
  * Main lcore: take up to n events from worker w's rings into out, bindings first, and
  * count the bindings as taken (their VMs' shares free up).

@@ -21,4 +21,10 @@ int dp_worker_loop(void *w);
 /* One poll of both ports (the loop's body, for tests too): the frames it took. */
 unsigned int dp_worker_poll(struct dp_worker *w);
 
+/*
+ * Main lcore (namegatectl deny): answer w's held query seq at slot (a DP_EVT_ASK record's
+ * ttl and expires) REFUSED at its next housekeeping; nothing if it ended already.
+ */
+void dp_worker_ask_deny(struct dp_worker *w, uint32_t slot, uint64_t seq);
+
 #endif

@@ -26,6 +26,7 @@
 #define FRAME_DNS_EDE_OPTION	15	/* RFC 8914 s2 */
 #define FRAME_DNS_EDE_BLOCKED	15	/* RFC 8914 s4.16 */
 #define FRAME_DNS_EDE_TEXT		"blocked by namegate policy"
+#define FRAME_DNS_EDE_TEXT_MAX		128	/* longer texts are refused */
 
 #define FRAME_ICMP4_QUOTE_TOTAL	576	/* RFC 1812 s4.3.2.3: whole ICMP datagram */
 #define FRAME_ICMP6_QUOTE_TOTAL	1280	/* RFC 4443 s2.4(c): IPv6 minimum MTU */
@@ -94,6 +95,11 @@ size_t frame_udp_resize(uint8_t *l3, uint8_t family, uint8_t *l4, size_t payload
  */
 int frame_dns_refusal(const uint8_t *in, size_t len, const struct pkt *p,
     const struct dns_msg *q, uint8_t rcode, bool ede, uint8_t *out, size_t cap);
+
+/* The same with text (NUL-terminated, at most FRAME_DNS_EDE_TEXT_MAX bytes) as EXTRA-TEXT. */
+int frame_dns_refusal_text(const uint8_t *in, size_t len, const struct pkt *p,
+    const struct dns_msg *q, uint8_t rcode, bool ede, const char *text, uint8_t *out,
+    size_t cap);
 
 /*
  * The same refusal over TCP (RFC 7766): one segment, PSH|ACK, from the resolver side, no

@@ -67,6 +67,11 @@ struct pol_vm {
 	char *name;
 	struct pol_vm_id id;
 	uint32_t policy;		/* policy index in pol_config.set */
+	/*
+	 * Its configured policy's index in pol_config.ask: the same as policy in a loaded
+	 * file, and still the configured one in a grants overlay, whose policy is the VM's own.
+	 */
+	uint32_t ask_policy;
 	enum pol_mode mode;
 	uint32_t line, col;		/* the entry in pol_config.path */
 };
@@ -112,6 +117,14 @@ struct pol_config {
 	char *control_socket;
 	char *events;
 	char *grants_state;		/* grants.state; default: grants.json beside events */
+	/*
+	 * approval: a query for a name only an ask pattern matches waits up to
+	 * approval_timeout seconds for namegatectl approve/deny; at most
+	 * approval_max_per_vm such queries of one VM wait at once (all workers together).
+	 * approval_webhook: a URL each new request is POSTed to, or NULL.
+	 */
+	uint32_t approval_timeout, approval_max_per_vm;
+	char *approval_webhook;
 
 	struct pol_vm *vms;
 	size_t nvms;
@@ -119,6 +132,11 @@ struct pol_config {
 	struct pol_budget *budgets;	/* every policy's, in file order: a policy's adjacent */
 	size_t nbudgets;
 	struct pol_set *budget_set;	/* the budgets' host patterns, as allow rules */
+	/*
+	 * Each policy's ask: patterns, as allow patterns of the policy at the same index: a
+	 * name set's lookup says POL_NO_MATCH for and this one POL_ALLOW waits for approval.
+	 */
+	struct pol_set *ask;
 	char **imports;			/* per policy: its import: path resolved, or NULL */
 };
 
