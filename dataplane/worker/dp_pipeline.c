@@ -24,11 +24,13 @@
 
 /*
  * A datagram namegate reassembled (l2_len marks its link header) that is longer than the
- * port's MTU leaves cut into fragments again: the receiver reassembles exactly the bytes
- * that were judged, whatever the sender's fragments said.
+ * port's MTU leaves cut into fragments again, each handed to put (a port's or the
+ * exception path's queue): the receiver reassembles exactly the bytes that were judged,
+ * whatever the sender's fragments said.
  */
 static void
-dp_tx_refragment(struct dp_worker *w, unsigned int port, struct rte_mbuf *m)
+dp_refragment(struct dp_worker *w, unsigned int port, struct rte_mbuf *m,
+    void (*put)(struct dp_worker *, unsigned int, struct rte_mbuf *))
 {
 	struct rte_mbuf *pieces[IPFRAG_FRAGS_MAX];
 	int n;
@@ -41,7 +43,7 @@ dp_tx_refragment(struct dp_worker *w, unsigned int port, struct rte_mbuf *m)
 		return;
 	}
 	for (int i = 0; i < n; i++)
-		dp_tx(w, port, pieces[i]);
+		put(w, port, pieces[i]);
 }
 
 void
@@ -51,7 +53,7 @@ dp_tx(struct dp_worker *w, unsigned int port, struct rte_mbuf *m)
 
 	if (unlikely(m->l2_len != 0) &&
 	    rte_pktmbuf_pkt_len(m) - m->l2_len > w->ctx->mtu[port]) {
-		dp_tx_refragment(w, port, m);
+		dp_refragment(w, port, m, dp_tx);
 		return;
 	}
 
@@ -109,9 +111,6 @@ dp_slow_put(struct dp_worker *w, unsigned int tap, struct rte_mbuf *m)
 static void
 dp_slow(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm, unsigned int tap, bool from_vm)
 {
-	struct rte_mbuf *pieces[IPFRAG_FRAGS_MAX];
-	int n;
-
 	if (!w->ctx->slow_path) {
 		dp_drop(w, m, DP_DROP_SLOW_PATH);
 		return;
@@ -120,19 +119,10 @@ dp_slow(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm, unsigned int tap, 
 		w->vm_stats[vm].egress_pkts[DP_ALLOWED]++;	/* as far as the fast path goes */
 		w->vm_stats[vm].egress_bytes[DP_ALLOWED] += rte_pktmbuf_pkt_len(m);
 	}
-	if (likely(m->l2_len == 0) || rte_pktmbuf_pkt_len(m) - m->l2_len <= w->ctx->mtu[tap]) {
+	if (likely(m->l2_len == 0) || rte_pktmbuf_pkt_len(m) - m->l2_len <= w->ctx->mtu[tap])
 		dp_slow_put(w, tap, m);
-		return;
-	}
-	n = dp_frag_split(w->frags, m, (uint16_t)m->l2_len, w->ctx->mtu[tap], w->ctx->pool,
-	    pieces, IPFRAG_FRAGS_MAX);
-	rte_pktmbuf_free(m);
-	if (n < 0) {
-		w->drops[n == -ENOMEM ? DP_DROP_NO_MBUF : DP_DROP_FRAG_BAD]++;
-		return;
-	}
-	for (int i = 0; i < n; i++)
-		dp_slow_put(w, tap, pieces[i]);
+	else
+		dp_refragment(w, tap, m, dp_slow_put);
 }
 
 void
