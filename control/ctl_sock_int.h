@@ -1,0 +1,92 @@
+/*
+ * The control socket's insides, shared by its two halves: ctl_sock.c (the listener and
+ * each client's state machine) and ctl_sock_req.c (a request line parsed, checked and
+ * handed to the daemon's callbacks, and the reply it makes).
+ */
+#ifndef CTL_SOCK_INT_H
+#define CTL_SOCK_INT_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ctl_sock.h"
+
+enum ctl_cmd {
+	CTL_CMD_STATUS,
+	CTL_CMD_STATS,
+	CTL_CMD_BINDINGS,
+	CTL_CMD_FLOWS,
+	CTL_CMD_RELOAD,
+	CTL_CMD_CHECK,
+	CTL_CMD_SUGGEST,
+	CTL_CMD_GRANT,
+	CTL_CMD_GRANTS,
+	CTL_CMD_REVOKE,
+	CTL_CMD_PENDING,
+	CTL_CMD_APPROVE,
+	CTL_CMD_DENY,
+	CTL_CMD_MAX
+};
+
+#define CTL_ARG_VM	0x1	/* "vm" accepted */
+#define CTL_ARG_VM_REQ	0x2	/* "vm" required */
+#define CTL_ARG_HOST	0x4	/* "host" required */
+#define CTL_ARG_FOR	0x8	/* "for" required, "reason" accepted */
+#define CTL_ARG_ID	0x10	/* "id" required */
+#define CTL_ARG_FOR_OPT	0x20	/* "for" accepted, not required */
+
+
+/* A request's string members; NULL when absent. */
+struct ctl_args {
+	const char *vm, *host, *dur, *reason, *id;
+};
+
+enum ctl_conn_state {
+	CTL_CONN_READ,		/* collecting the request line */
+	CTL_CONN_WRITE,		/* sending resp */
+};
+
+struct ctl_conn {
+	int fd;
+	enum ctl_conn_state state;
+	bool is_error;		/* resp is an error reply (counted as such) */
+	int64_t deadline;	/* CLOCK_MONOTONIC ms */
+	size_t len;		/* bytes in req */
+	char req[CTL_SOCK_REQ_MAX];
+	char *resp;		/* owned; one line, newline included */
+	size_t resp_len, resp_off;
+	int outq;		/* reply bytes the client had not read when sending stalled */
+};
+
+struct ctl_sock {
+	int lfd;
+	char *path;
+	dev_t dev;		/* what we bound at path, so close removes only that */
+	ino_t ino;
+	const struct ctl_sock_ops *ops;
+	void *arg;
+	int timeout_ms;
+	size_t nconns;
+	struct ctl_conn conns[CTL_SOCK_CLIENTS_MAX];
+	struct pollfd pfd[CTL_SOCK_CLIENTS_MAX + 1 + CTL_SOCK_WAIT_FDS];	/* clients, listener, the caller's */
+	struct ctl_sock_counters cnt;
+};
+
+/* Takes ownership of the NUL-terminated text in body (room left for a newline). */
+void ctl_conn_reply(struct ctl_conn *c, char *body, size_t len, bool is_error);
+
+/* {"error":msg}; false when even that cannot be allocated. */
+bool ctl_conn_error(struct ctl_conn *c, const char *msg);
+bool ctl_conn_errorf(struct ctl_conn *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/*
+ * The request line of c (len bytes, no newline) parsed and run: c gets its reply. false
+ * when not even an error reply could be made (the client is dropped).
+ */
+bool ctl_conn_request(struct ctl_sock *s, struct ctl_conn *c, const char *line, size_t len);
+
+#endif
