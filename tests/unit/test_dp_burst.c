@@ -1,0 +1,173 @@
+/*
+ * dp_burst through the real worker (dp_ctx_setup on net_null ports): a burst decides what
+ * its frames one at a time would. Its flow lookups are done together before any frame
+ * acts, so a frame whose flow an earlier frame of the same burst opened or closed must be
+ * looked up again; otherwise a repeated SYN would open its flow a second time (a slot and
+ * a share of the VM's quota leaked for good), and a new SYN after an RST would meet the
+ * closed flow.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_mbuf.h>
+#include <rte_rcu_qsbr.h>
+
+#include "dns_builder.h"
+#include "dp.h"
+#include "dp_burst.h"
+#include "dp_flow.h"
+#include "dp_run.h"
+#include "policy/load.h"
+#include "sni/frame.h"
+#include "sni/pkt.h"
+
+static const char t_config[] =
+	"dataplane: {vm_port: net_null0, uplink_port: net_null1, max_bindings: 1024,\n"
+	"  max_flows: 4096, max_flows_per_vm: 1024}\n"
+	"slow_path: {enabled: false}\n"
+	"resolvers: [10.77.0.1]\n"
+	"policies:\n"
+	"  web: {allow: [\"198.51.100.0/24:8080\"]}\n"
+	"vms:\n"
+	"  - {name: agent1, mac: \"02:00:00:00:00:01\", ipv4: 10.77.0.11, policy: web}\n";
+
+static struct dp_ctx ctx = { .port = { RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS,
+	RTE_MAX_ETHPORTS } };
+static struct pol_config *cfg;
+static struct dp_worker *w;
+
+/* A TCP segment from agent1's port sport to 198.51.100.7:8080, checksums right. */
+static struct rte_mbuf *
+t_tcp(uint16_t sport, uint32_t seq, uint8_t flags)
+{
+	static const uint8_t gw[6] = { 2, 0, 0, 0, 0, 0xfe }, vm[6] = { 2, 0, 0, 0, 0, 1 };
+	static const uint8_t src[4] = { 10, 77, 0, 11 }, dst[4] = { 198, 51, 100, 7 };
+	struct rte_mbuf *m = rte_pktmbuf_alloc(ctx.pool);
+	struct mb f = { .len = 0 };
+	uint32_t sum = 0;
+
+	assert_non_null(m);
+	mb_bytes(&f, gw, 6);
+	mb_bytes(&f, vm, 6);
+	mb_u16(&f, 0x0800);
+	mb_u8(&f, 0x45);
+	mb_u8(&f, 0);
+	mb_u16(&f, 40);
+	mb_u32(&f, 0x40000000);		/* ID 0, DF */
+	mb_u8(&f, 64);
+	mb_u8(&f, 6);
+	mb_u16(&f, 0);
+	mb_bytes(&f, src, 4);
+	mb_bytes(&f, dst, 4);
+	for (size_t i = 14; i < 34; i += 2)
+		sum += (uint32_t)f.b[i] << 8 | f.b[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	f.b[24] = (uint8_t)(~sum >> 8);
+	f.b[25] = (uint8_t)~sum;
+	mb_u16(&f, sport);
+	mb_u16(&f, 8080);
+	mb_u32(&f, seq);
+	mb_u32(&f, 0);
+	mb_u8(&f, 5 << 4);
+	mb_u8(&f, flags);
+	mb_u16(&f, 65535);
+	mb_u32(&f, 0);			/* checksum, urgent pointer */
+	frame_tcp_csum_set(f.b + 14, 4, f.b + 34, 20);
+	memcpy(rte_pktmbuf_mtod(m, uint8_t *), f.b, f.len);
+	m->data_len = (uint16_t)f.len;
+	m->pkt_len = (uint32_t)f.len;
+	return m;
+}
+
+/* What left by the uplink since the last call, and the queue emptied. */
+static unsigned int
+t_sent(void)
+{
+	unsigned int n = w->tx[DP_PORT_UPLINK].n;
+
+	dp_tx_flush(w);
+	return n;
+}
+
+/* A SYN and its retransmission in one burst: one flow, both sent. */
+static void
+test_repeated_syn_in_one_burst(void **state)
+{
+	struct rte_mbuf *b[3] = { t_tcp(40000, 1000, PKT_TCP_SYN), t_tcp(40000, 1000, PKT_TCP_SYN),
+		t_tcp(40001, 5000, PKT_TCP_SYN) };
+	uint32_t before = dp_flows_count(w->flows, 0);
+
+	(void)state;
+	dp_burst_vm(w, b, 3);
+	assert_int_equal(t_sent(), 3);
+	assert_int_equal(dp_flows_count(w->flows, 0), before + 2);
+}
+
+/*
+ * SYN, RST, then a SYN with another ISN on the same 4-tuple, in one burst: the RST closes
+ * nothing (the flow keeps its state until it ages, RFC 5961), the new SYN reopens it: one
+ * flow, every frame sent.
+ */
+static void
+test_reopen_in_one_burst(void **state)
+{
+	struct rte_mbuf *b[3] = { t_tcp(41000, 7000, PKT_TCP_SYN),
+		t_tcp(41000, 7001, PKT_TCP_RST), t_tcp(41000, 90000, PKT_TCP_SYN) };
+	uint32_t before = dp_flows_count(w->flows, 0);
+	struct dp_flow_key k = { .vm = 0, .family = 4, .proto = 6, .vm_port = 41000,
+		.peer_port = 8080, .peer = { 198, 51, 100, 7 } };
+	struct dp_flow *f;
+
+	(void)state;
+	dp_burst_vm(w, b, 3);
+	assert_int_equal(t_sent(), 3);
+	assert_int_equal(dp_flows_count(w->flows, 0), before + 1);
+	assert_non_null(f = dp_flow_lookup(w->flows, &k));
+	assert_int_equal(f->isn, 90001);		/* the second connection's */
+}
+
+int
+main(void)
+{
+	char prefix[32];
+	char *argv[] = {
+		(char *)"test_dp_burst", (char *)"--no-huge", (char *)"-m", (char *)"256",
+		(char *)"--no-pci", (char *)"--file-prefix", prefix, (char *)"-l", (char *)"0-1",
+		(char *)"--vdev", (char *)"net_null0", (char *)"--vdev", (char *)"net_null1",
+		(char *)"--log-level", (char *)"*:error", NULL,
+	};
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_repeated_syn_in_one_burst),
+		cmocka_unit_test(test_reopen_in_one_burst),
+	};
+	struct pol_errs errs = { 0 };
+	int rc;
+
+	snprintf(prefix, sizeof(prefix), "test_dp_burst_%d", (int)getpid());
+	if (rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) < 0)
+		return 1;
+	if ((cfg = pol_load_buffer(t_config, sizeof(t_config) - 1, "t.yaml", &errs)) == NULL) {
+		pol_errs_print(stderr, &errs);
+		return 1;
+	}
+	if (dp_ctx_setup(&ctx, cfg) != 0)
+		return 1;
+	w = ctx.workers[0];
+	w->now = dp_now(&ctx);
+	rte_rcu_qsbr_thread_register(ctx.qsbr, 0);	/* this thread plays worker 0 */
+	rte_rcu_qsbr_thread_online(ctx.qsbr, 0);
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	dp_ctx_teardown(&ctx);
+	pol_config_free(cfg);
+	rte_eal_cleanup();
+	return rc;
+}
