@@ -31,6 +31,7 @@
 #include "dp_bind.h"
 #include "dp_budgets.h"
 #include "dp_control.h"
+#include "dp_eal.h"
 #include "dp_ctlsock.h"
 #include "dp_mirror.h"
 #include "dp_evt.h"
@@ -48,7 +49,6 @@
 #include "dp_worker.h"
 #include "policy/load.h"
 
-#define DP_EAL_ARGS_MAX		64
 #define DP_SWEEP_TICK_MS	1	/* between the slices of a binding sweep in progress */
 #define DP_SWEEP_BUDGET		512	/* bindings examined per slice */
 
@@ -67,22 +67,15 @@ dp_on_signal(int sig)
 }
 
 static int
-dp_eal_init(const struct pol_config *cfg, char **eal, int neal)
+dp_eal_init(const struct dp_eal *plan)
 {
 	char *argv[DP_EAL_ARGS_MAX + 1];
-	int argc = 0, rc;
 
-	argv[argc++] = (char *)"namegate";
-	if (eal != NULL && neal > 0) {
-		for (int i = 0; i < neal && argc < DP_EAL_ARGS_MAX; i++)
-			argv[argc++] = eal[i];
-	} else {
-		for (size_t i = 0; i < cfg->neal && argc < DP_EAL_ARGS_MAX; i++)
-			argv[argc++] = cfg->eal[i];
-	}
-	argv[argc] = NULL;
-	if ((rc = rte_eal_init(argc, argv)) < 0) {
+	memcpy(argv, plan->argv, sizeof(argv));	/* rte_eal_init() may permute it */
+	if (rte_eal_init(plan->argc, argv) < 0) {
 		fprintf(stderr, "namegate: EAL: %s\n", rte_strerror(rte_errno));
+		if (rte_errno == ENOMEM)
+			dp_eal_explain(plan, stderr);
 		return -1;
 	}
 	return 0;
@@ -147,7 +140,7 @@ dp_slow_open(struct dp_ctx *ctx, const struct pol_config *cfg)
 int
 dp_ctx_setup(struct dp_ctx *ctx, const struct pol_config *cfg)
 {
-	unsigned int lcore, n = 0, nmbufs;
+	unsigned int lcore, n = 0, nmbufs = dp_eal_mbufs(cfg);
 	struct dp_gen *g;
 	size_t qsz;
 	int rc;
@@ -168,15 +161,11 @@ dp_ctx_setup(struct dp_ctx *ctx, const struct pol_config *cfg)
 	ctx->tsc_hz = rte_get_tsc_hz();
 	ctx->tsc_start = rte_get_tsc_cycles();
 	ctx->max_flows = cfg->max_flows;
-	nmbufs = ctx->nworkers * DP_PORTS * 2 * 1024 + ctx->nworkers * DP_PORTS * DP_BURST * 4 +
-	    ctx->nworkers * 2 * DP_SLOW_RING + 4096;
-	if (cfg->mbufs > nmbufs)	/* a pcap device preloads its whole file, for one */
-		nmbufs = cfg->mbufs;
 	ctx->pool = rte_pktmbuf_pool_create("ng_mbufs", nmbufs, 256, 0,
 	    RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
 	if (ctx->pool == NULL) {
 		fprintf(stderr, "namegate: %u mbufs: %s\n", nmbufs, rte_strerror(rte_errno));
-		return -1;
+		return -ENOMEM;
 	}
 	if (dp_port_open(cfg->vm_port, (uint16_t)ctx->nworkers, ctx->pool,
 	    &ctx->port[DP_PORT_VM]) != 0 ||
@@ -192,27 +181,27 @@ dp_ctx_setup(struct dp_ctx *ctx, const struct pol_config *cfg)
 	if ((ctx->qsbr = rte_zmalloc("ng_qsbr", qsz, RTE_CACHE_LINE_SIZE)) == NULL ||
 	    rte_rcu_qsbr_init(ctx->qsbr, ctx->nworkers) != 0) {
 		fputs("namegate: cannot allocate the RCU state\n", stderr);
-		return -1;
+		return -ENOMEM;
 	}
 	if ((g = dp_gen_create(cfg, 1, ctx->nworkers, NULL)) == NULL) {
 		fprintf(stderr, "namegate: VM table: %s\n", rte_strerror(rte_errno));
-		return -1;
+		return rte_errno == E2BIG ? -1 : -ENOMEM;
 	}
 	atomic_store_explicit(&ctx->gen, g, memory_order_release);
 	ctx->binds = dp_binds_create("ng_binds", cfg->max_bindings, DP_VM_SLOTS, ctx->qsbr,
 	    (int)rte_socket_id());
 	if (ctx->binds == NULL) {
-		fprintf(stderr, "namegate: max_bindings %u: %s\n", cfg->max_bindings,
-		    rte_strerror(rte_errno));
-		return -1;
+		fprintf(stderr, "namegate: max_bindings %u: cannot allocate the table\n",
+		    cfg->max_bindings);
+		return -ENOMEM;
 	}
 	RTE_LCORE_FOREACH_WORKER(lcore) {
 		if (n == ctx->nworkers)
 			break;
 		if ((ctx->workers[n] = dp_worker_create(ctx, n, lcore, cfg, DP_VM_SLOTS)) == NULL) {
-			fprintf(stderr, "namegate: worker %u: max_flows %u: %s\n", n,
-			    cfg->max_flows, rte_strerror(rte_errno));
-			return -1;
+			fprintf(stderr, "namegate: worker %u: max_flows %u: cannot allocate its "
+			    "tables\n", n, cfg->max_flows);
+			return -ENOMEM;
 		}
 		n++;
 	}
@@ -298,6 +287,7 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	const struct pol_config *cfg = *cfgp;
 	struct ctl_metrics *metrics = NULL;
 	struct ctl_sock *sock = NULL;
+	struct dp_eal plan;
 	char err[256];
 	uint32_t sweep_cursor = 0;
 	bool slow_poll = false;
@@ -309,10 +299,20 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	signal(SIGTERM, dp_on_signal);
 	signal(SIGUSR1, dp_on_signal);
 	signal(SIGHUP, dp_on_signal);
-	if (dp_eal_init(cfg, eal, neal) != 0)
+	if (dp_eal_plan(cfg, eal, neal, &plan, stderr) != 0)
 		return 1;
-	if (dp_ctx_setup(&ctx, cfg) != 0)
+	if (plan.need > plan.have) {	/* a start that would fail at some table: say why now */
+		dp_eal_explain(&plan, stderr);
+		return 1;
+	}
+	if (dp_eal_init(&plan) != 0)
+		return 1;
+	if ((rc = dp_ctx_setup(&ctx, cfg)) != 0) {
+		if (rc == -ENOMEM)
+			dp_eal_explain(&plan, stderr);
+		rc = 1;
 		goto out;
+	}
 	if ((rc = dp_wake_open(&ctx)) != 0) {
 		fprintf(stderr, "namegate: eventfd: %s\n", strerror(-rc));
 		rc = 1;

@@ -9,8 +9,9 @@ struct pol_config;
 
 /*
  * After rte_eal_init(): the mbuf pool, both ports, the tables, the first generation and
- * the workers (not launched). ctx->port[] must start as RTE_MAX_ETHPORTS. Returns 0, or -1
- * after printing why; dp_ctx_teardown() releases what was set up either way.
+ * the workers (not launched). ctx->port[] must start as RTE_MAX_ETHPORTS. Returns 0, or
+ * after printing why -ENOMEM when a table found no room in EAL's memory, -1 for anything
+ * else; dp_ctx_teardown() releases what was set up either way.
  */
 int dp_ctx_setup(struct dp_ctx *ctx, const struct pol_config *cfg);
 void dp_ctx_teardown(struct dp_ctx *ctx);

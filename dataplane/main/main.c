@@ -13,6 +13,7 @@
 
 #include <rte_version.h>
 
+#include "dp_eal.h"
 #include "dp_run.h"
 #include "policy/load.h"
 
@@ -28,10 +29,12 @@ ng_usage(FILE *out)
 {
 	fputs("usage: namegate -c FILE [--check] [--eal EAL-OPTIONS...]\n"
 	    "       namegate [EAL-OPTIONS] -- -c FILE [--check]\n"
-	    "  -c, --config FILE  the configuration (YAML, see SPEC s3)\n"
-	    "      --check        validate FILE, print the compiled policy and warnings, exit\n"
+	    "  -c, --config FILE  the configuration (YAML, see namegate.yaml(5))\n"
+	    "      --check        validate FILE, print the compiled policy, EAL's memory against\n"
+	    "                     what the tables need, and warnings; exit 0 or 1\n"
 	    "      --eal ...      the rest of the line goes to DPDK's EAL\n"
-	    "  -V, --version      print versions and exit\n", out);
+	    "  -V, --version      print versions and exit\n"
+	    "See namegate(8).\n", out);
 }
 
 /*
@@ -78,7 +81,7 @@ ng_parse_args(int argc, char **argv, struct ng_opts *o)
 			ng_usage(stdout);
 			return 1;
 		} else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
-			printf("namegate 0.1.0 (%s)\n", rte_version());
+			printf("namegate %s (%s)\n", NAMEGATE_VERSION, rte_version());
 			return 1;
 		} else {
 			fprintf(stderr, "namegate: unknown option '%s'\n", a);
@@ -94,22 +97,35 @@ ng_parse_args(int argc, char **argv, struct ng_opts *o)
 	return 0;
 }
 
-/* --check: the same loader the daemon uses, then the summary and broad-host warnings. */
+/*
+ * --check: the same loader the daemon uses, the EAL plan it would start with (a file whose
+ * tables cannot fit is refused), then the summary and broad-host warnings.
+ */
 static int
-ng_check(const char *path)
+ng_check(const struct ng_opts *o)
 {
 	struct pol_errs errs = { 0 };
 	struct pol_config *cfg;
+	struct dp_eal plan;
 	size_t nwarn;
 
-	if ((cfg = pol_load_file(path, &errs)) == NULL) {
+	if ((cfg = pol_load_file(o->config, &errs)) == NULL) {
 		if (errs.n == 0 && errs.dropped == 0)
-			fprintf(stderr, "%s: out of memory\n", path);
+			fprintf(stderr, "%s: out of memory\n", o->config);
 		pol_errs_print(stderr, &errs);
 		pol_errs_free(&errs);
 		return 1;
 	}
+	if (dp_eal_plan(cfg, o->eal, o->neal, &plan, stderr) != 0 ||
+	    dp_eal_check(cfg, &plan, &errs) != 0) {
+		dp_eal_print(&plan, stderr);
+		pol_errs_print(stderr, &errs);
+		pol_errs_free(&errs);
+		pol_config_free(cfg);
+		return 1;
+	}
 	pol_config_summary(cfg, stdout);
+	dp_eal_print(&plan, stdout);
 	nwarn = pol_warn_print(cfg, stdout);
 	printf("%zu warning%s\n", nwarn, nwarn == 1 ? "" : "s");
 	pol_config_free(cfg);
@@ -146,6 +162,6 @@ main(int argc, char **argv)
 	if ((rc = ng_parse_args(argc, argv, &o)) != 0)
 		return rc > 0 ? 0 : 2;
 	if (o.check)
-		return ng_check(o.config);
+		return ng_check(&o);
 	return ng_daemon(&o);
 }

@@ -21,6 +21,7 @@
 #include "dp_bind.h"
 #include "dp_hash.h"
 #include "dp_gen.h"
+#include "dp_mem.h"
 
 struct dp_bind_key {
 	uint16_t vm;
@@ -347,4 +348,16 @@ uint64_t
 dp_binds_count(const struct dp_binds *b, uint16_t vm)
 {
 	return vm <= b->nvms ? atomic_load_explicit(&b->count[vm], memory_order_relaxed) : 0;
+}
+
+uint64_t
+dp_binds_mem(uint32_t cap, uint16_t nvms)
+{
+	struct dp_binds *b = NULL;
+
+	return dp_mem_alloc(sizeof(*b)) + dp_mem_alloc((uint64_t)cap * sizeof(b->e[0])) +
+	    dp_mem_alloc((uint64_t)(nvms + 1) * sizeof(b->count[0])) +
+	    dp_mem_ring(cap + 1, sizeof(void *)) +
+	    dp_mem_hash(dp_hash_entries(cap), sizeof(struct dp_bind_key),
+	    DP_MEM_HASH_SHARED_RCU);
 }

@@ -18,6 +18,7 @@
 #include "dp_evt.h"
 #include "dp_gen.h"
 #include "dp_hash.h"
+#include "dp_mem.h"
 #include "dp_pipeline.h"
 #include "sni/frame.h"
 #include "dp_slots.h"
@@ -462,4 +463,15 @@ dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	frame_dns_rewrite_id(dns - 8, dns, e->vm_id);
 	dp_pending_del(w->pending, e);
 	dp_ingress(w, m, vm);
+}
+
+uint64_t
+dp_pending_mem(uint32_t cap, uint16_t nvms)
+{
+	struct dp_pending *t = NULL;
+
+	return dp_mem_alloc(sizeof(*t)) + dp_mem_alloc((uint64_t)cap * sizeof(t->e[0])) +
+	    dp_mem_alloc((uint64_t)(nvms + 1) * sizeof(t->per_vm[0])) +
+	    dp_mem_hash(cap, sizeof(struct dp_pending_key), DP_MEM_HASH_SINGLE) +
+	    dp_mem_alloc((uint64_t)cap * sizeof(uint32_t));
 }

@@ -8,6 +8,7 @@
 
 #include "dp_dns_budget.h"
 #include "dp_hash.h"
+#include "dp_mem.h"
 
 /* A name a VM asked for: who it is (32 bits of its key) and until when it counts as seen. */
 struct dp_name_entry {
@@ -190,4 +191,15 @@ dp_dns_budget_judge(struct dp_worker *w, uint16_t vm, const struct pol_rule *rul
 	default:
 		return DP_REASON_VM_LIMIT;
 	}
+}
+
+uint64_t
+dp_name_budget_mem(uint16_t nvms)
+{
+	size_t regions = (size_t)nvms + 1;
+	struct dp_name_budget *t = NULL;
+
+	return dp_mem_alloc(sizeof(*t)) +
+	    dp_mem_alloc(regions * DP_NAMES_PER_VM * sizeof(t->names[0])) +
+	    dp_mem_alloc(regions * DP_SUFFIXES_PER_VM * sizeof(t->suffixes[0]));
 }

@@ -61,6 +61,8 @@ struct dp_name_budget;
 /* The table for VM slots 0 .. nvms (nvms + 1 regions); NULL and rte_errno on failure. */
 struct dp_name_budget *dp_name_budget_create(uint16_t nvms, int socket);
 void dp_name_budget_free(struct dp_name_budget *t);
+/* The EAL memory dp_name_budget_create() takes (dp_mem.h). */
+uint64_t dp_name_budget_mem(uint16_t nvms);
 
 /*
  * Charge name (len bytes of text, any case, no trailing dot), whose last suffix_len bytes

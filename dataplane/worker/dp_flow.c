@@ -13,6 +13,7 @@
 
 #include "dp_hash.h"
 #include "dp_flow.h"
+#include "dp_mem.h"
 #include "dp_slots.h"
 
 /* Idle timeouts (seconds) by state; TCP established is long, as conntrack's default. */
@@ -252,4 +253,14 @@ dp_flows_walk(struct dp_flows *t, uint16_t vm, void (*fn)(const struct dp_flow *
 		if (f.in_use && f.key.vm == vm)
 			fn(&f, arg);
 	}
+}
+
+uint64_t
+dp_flows_mem(uint32_t cap, uint16_t nvms)
+{
+	return dp_mem_alloc(sizeof(struct dp_flows)) +
+	    dp_mem_alloc((uint64_t)cap * sizeof(struct dp_flow)) +
+	    dp_mem_alloc((uint64_t)(nvms + 1) * sizeof(uint32_t)) +
+	    dp_mem_hash(dp_hash_entries(cap), sizeof(struct dp_flow_key), DP_MEM_HASH_SINGLE) +
+	    dp_mem_alloc((uint64_t)cap * sizeof(uint32_t));	/* the free slots */
 }

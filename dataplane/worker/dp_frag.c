@@ -11,6 +11,7 @@
 #include <rte_random.h>
 
 #include "dp_frag.h"
+#include "dp_mem.h"
 
 #define DP_FRAG_SCRATCH		65536	/* a frame of several segments, gathered */
 #define DP_FRAG_BIG_ROOM	UINT16_MAX	/* data room of a big mbuf, headroom included */
@@ -184,4 +185,14 @@ fail:
 	while (i > 0)
 		rte_pktmbuf_free(out[--i]);
 	return rc;
+}
+
+uint64_t
+dp_frags_mem(uint32_t nb_slots)
+{
+	struct dp_frags *t = NULL;
+
+	return dp_mem_alloc(sizeof(*t)) + dp_mem_alloc((uint64_t)nb_slots * sizeof(t->slots[0])) +
+	    dp_mem_alloc((uint64_t)nb_slots * IPFRAG_BUF_SIZE) + dp_mem_alloc(DP_FRAG_SCRATCH) +
+	    dp_mem_pool(DP_FRAG_BIG_MBUFS, DP_FRAG_BIG_ROOM, false);
 }

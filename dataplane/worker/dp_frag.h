@@ -33,6 +33,9 @@ struct dp_frags *dp_frags_create(unsigned int id, uint32_t nb_slots, uint32_t pe
 /* Free t, its slots and its pool (every mbuf of the pool must be back). NULL is fine. */
 void dp_frags_free(struct dp_frags *t);
 
+/* The EAL memory dp_frags_create() takes for nb_slots datagrams (dp_mem.h). */
+uint64_t dp_frags_mem(uint32_t nb_slots);
+
 /*
  * Add fragment frame m (link header of l3_off bytes, at most IPFRAG_PRE_MAX, then the IP
  * packet; trailing padding is fine) for VM vm at time now. m is copied, never freed or

@@ -12,6 +12,7 @@
 
 #include "dp_hash.h"
 #include "dp_gen.h"
+#include "dp_mem.h"
 #include "policy/load.h"
 #include "sni/dns.h"
 
@@ -252,4 +253,17 @@ dp_gen_is_vm_addr(const struct dp_gen *g, uint8_t family, const uint8_t *addr)
 			return true;
 	}
 	return false;
+}
+
+uint64_t
+dp_gen_mem(uint32_t names)
+{
+	struct dp_gen *g = NULL;
+
+	names = names < 64 ? 64 : names;
+	return dp_mem_alloc(sizeof(*g)) + dp_mem_alloc((DP_VM_SLOTS + 1) * sizeof(g->vms[0])) +
+	    dp_mem_alloc(DP_VM_INDEX * sizeof(g->vm_keys[0])) +
+	    dp_mem_alloc(DP_VM_INDEX * sizeof(g->vm_slots[0])) +
+	    dp_mem_alloc((uint64_t)names * sizeof(g->names_ports[0])) +
+	    dp_mem_hash(names, sizeof(struct dp_name_key), DP_MEM_HASH_SINGLE);
 }

@@ -6,6 +6,7 @@
 #include <rte_malloc.h>
 
 #include "dp_hold.h"
+#include "dp_mem.h"
 #include "dp_pipeline.h"
 
 struct dp_holds *
@@ -159,4 +160,14 @@ dp_flow_end(struct dp_worker *w, struct dp_flow *f)
 	dp_hold_put(w, &f->hold);
 	dp_hold_put(w, &f->peer_hold);
 	dp_flow_close(w->flows, f);
+}
+
+uint64_t
+dp_holds_mem(uint32_t nslots, uint16_t nvms)
+{
+	struct dp_holds *hs = NULL;
+
+	return dp_mem_alloc(sizeof(*hs)) + dp_mem_alloc((uint64_t)nslots * sizeof(hs->h[0])) +
+	    dp_mem_alloc((uint64_t)(nvms + 1) * sizeof(hs->per_vm[0])) +
+	    dp_mem_alloc((uint64_t)nslots * sizeof(uint32_t));
 }

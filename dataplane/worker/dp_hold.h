@@ -54,6 +54,8 @@ struct dp_holds {
 /* A pool of nslots hold buffers (each TLS_HELLO_MAX bytes) for one worker and nvms VMs. */
 struct dp_holds *dp_holds_create(uint32_t nslots, uint16_t nvms, int socket);
 void dp_holds_free(struct dp_holds *h);
+/* The EAL memory dp_holds_create() takes (dp_mem.h). */
+uint64_t dp_holds_mem(uint32_t nslots, uint16_t nvms);
 
 static inline struct dp_hold *
 dp_hold_at(const struct dp_worker *w, uint32_t ref)

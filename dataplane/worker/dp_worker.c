@@ -18,6 +18,7 @@
 #include "dp_flow.h"
 #include "dp_frag.h"
 #include "dp_hold.h"
+#include "dp_mem.h"
 #include "dp_pipeline.h"
 #include "dp_tls.h"
 #include "dp_worker.h"
@@ -98,6 +99,21 @@ dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
 		return NULL;
 	}
 	return w;
+}
+
+uint64_t
+dp_worker_mem(uint32_t max_flows, uint16_t nvms)
+{
+	struct dp_worker *w = NULL;
+
+	return dp_mem_alloc(sizeof(*w)) + dp_flows_mem(max_flows ? max_flows : 1, nvms) +
+	    dp_pending_mem(DP_PENDING_CAP, nvms) + dp_holds_mem(DP_HOLD_SLOTS, nvms) +
+	    dp_mem_alloc(DP_DNS_SCRATCH) + dp_name_budget_mem(nvms) +
+	    dp_mem_alloc(sizeof(*w->ask)) + dp_frags_mem(DP_FRAG_SLOTS) +
+	    2 * dp_mem_ring(DP_EVT_RING, sizeof(struct dp_evt)) +
+	    2 * dp_mem_ring(DP_SLOW_RING, sizeof(void *)) +
+	    dp_mem_alloc((uint64_t)(nvms + 1) * sizeof(w->vm_stats[0])) +
+	    dp_mem_alloc((uint64_t)(nvms + 1) * sizeof(w->bind_taken[0]));
 }
 
 /* Free a ring of mbufs with what it still holds. */

@@ -9,10 +9,6 @@
 
 #include "pol_load_int.h"
 
-static const char *const pol_default_eal[] = {
-	"--no-huge", "-m", "512", "--no-pci", "--file-prefix", "namegate",
-};
-
 static char *
 pol_dup(const char *s, bool *ok)
 {
@@ -27,15 +23,12 @@ pol_dup(const char *s, bool *ok)
 static int
 pol_defaults(struct pol_config *cfg, const char *path)
 {
-	size_t neal = sizeof(pol_default_eal) / sizeof(pol_default_eal[0]);
 	bool ok = true;
 
 	cfg->path = pol_dup(path, &ok);
-	if ((cfg->eal = calloc(neal + 1, sizeof(char *))) == NULL)
+	/* no dataplane.eal: the daemon derives EAL's arguments from the ports and the tables */
+	if ((cfg->eal = calloc(1, sizeof(char *))) == NULL)
 		return -ENOMEM;
-	for (size_t i = 0; i < neal; i++)
-		cfg->eal[i] = pol_dup(pol_default_eal[i], &ok);
-	cfg->neal = neal;
 	cfg->vm_port = pol_dup("net_af_packet0,iface=ng-vm", &ok);
 	cfg->uplink_port = pol_dup("net_af_packet1,iface=ng-up", &ok);
 	cfg->workers = 1;

@@ -66,8 +66,6 @@ struct pol_field {
 };
 
 /* pol_err.c */
-void pol_err_add(struct pol_errs *e, const char *file, uint32_t line, uint32_t col,
-    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 int pol_err_node(struct pol_ctx *c, const yaml_node_t *n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int pol_err_fatal(struct pol_ctx *c, const yaml_node_t *n, const char *msg);

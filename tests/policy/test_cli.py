@@ -4,6 +4,7 @@ Run: NG_BUILD=build pytest-3 tests/policy/test_cli.py (NG_BUILD: the meson build
 No DPDK environment is needed: --check never initialises EAL.
 """
 import os
+import re
 import subprocess
 
 import pytest
@@ -58,11 +59,39 @@ class TestCheck:
         """A bad file, or a port that cannot be opened: one clear message, exit 1."""
         rc, _, err = run(NAMEGATE, "-c", fixture("bad.yaml"))
         assert rc == 1 and "not started: the configuration has errors" in err
-        eal = ["--eal", "--no-huge", "-m", "64", "--no-pci", "--file-prefix",
-               f"ngcli{os.getpid()}"]
+        eal = ["--eal", "--no-huge", "--no-pci", "--file-prefix", f"ngcli{os.getpid()}"]
         rc, out, err = run(NAMEGATE, "-c", fixture("ng.yaml"), *eal)
         assert rc == 1 and "namegate: ready" not in out
         assert "port net_af_packet0,iface=ng-vm: cannot probe" in err
+
+    def test_tables_that_cannot_fit(self):
+        """-m too small for the tables: --check points at it (FILE:LINE:COL), and a start
+        says what it needed before EAL runs, never a bare errno from some table."""
+        rc, out, err = run(NAMEGATE, "-c", fixture("ng.yaml"), "--eal", "--no-huge", "-m",
+                           "64", "--no-pci", "--file-prefix", f"ngcli{os.getpid()}")
+        assert rc == 1 and "namegate: ready" not in out
+        need = re.search(r"namegate: needs (\d+) MiB, EAL has 64 MiB: raise -m or lower "
+                         r"max_flows\n", err)
+        assert need and int(need.group(1)) > 64, err
+        rc, out, err = run(NAMEGATE, "-c", fixture("small_eal.yaml"), "--check")
+        assert rc == 1 and out == ""
+        assert re.search(r"small_eal.yaml:3:24: the tables need \d+ MiB of EAL memory "
+                         r"\(max_flows 1048576, max_bindings 1048576, 1 worker\) and "
+                         r"dataplane.eal gives EAL 512 MiB: raise -m or lower max_flows", err), err
+
+    def test_defaults_sized(self):
+        """No dataplane.eal: derived from the host and the ports, -m sized from the tables,
+        and --check says so."""
+        rc, out, _ = run(NAMEGATE, "-c", fixture("ng.yaml"), "--check")
+        assert rc == 0
+        eal = re.search(r"^eal: (.*) \(derived from the host and ports, -m sized from the "
+                        r"tables\)$", out, re.M)
+        assert eal, out
+        args = eal.group(1).split()
+        assert "--no-pci" in args and args[args.index("--file-prefix") + 1] == "namegate"
+        have = int(args[args.index("-m") + 1])
+        need = int(re.search(r"^memory: the tables need (\d+) MiB", out, re.M).group(1))
+        assert need <= have < need + 16
 
     def test_usage(self):
         assert run(NAMEGATE, "--check")[0] == 2

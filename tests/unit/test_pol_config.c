@@ -67,10 +67,12 @@ test_defaults(void **state)
 	(void)state;
 	assert_non_null(cfg);
 	assert_int_equal(errs.n, 0);
-	assert_int_equal(cfg->neal, 6);
-	assert_string_equal(cfg->eal[0], "--no-huge");
-	assert_string_equal(cfg->eal[2], "512");
-	assert_string_equal(cfg->eal[5], "namegate");
+	/* no dataplane.eal: namegate derives EAL's arguments and sizes its memory */
+	assert_int_equal(cfg->neal, 0);
+	assert_null(cfg->eal[0]);
+	assert_int_equal(cfg->eal_pos.line, 0);
+	assert_int_equal(cfg->eal_mem_pos.line, 0);
+	assert_int_equal(cfg->max_flows_pos.line, 0);
 	assert_string_equal(cfg->vm_port, "net_af_packet0,iface=ng-vm");
 	assert_string_equal(cfg->uplink_port, "net_af_packet1,iface=ng-up");
 	assert_int_equal(cfg->workers, 1);
@@ -131,6 +133,12 @@ test_full(void **state)
 		fail_msg("%s", err_str(0));
 	assert_int_equal(cfg->neal, 6);
 	assert_string_equal(cfg->eal[2], "256");
+	/* where namegate points when the tables cannot fit: the -m value, the list, the key */
+	assert_int_equal(cfg->eal_pos.line, 3);
+	assert_int_equal(cfg->eal_pos.col, 8);
+	assert_int_equal(cfg->eal_mem_pos.line, 3);
+	assert_int_equal(cfg->eal_mem_pos.col, 24);
+	assert_true(cfg->max_flows_pos.line > 3);
 	assert_string_equal(cfg->vm_port, "net_tap0,iface=vmtap");
 	assert_string_equal(cfg->uplink_port, "0000:03:00.0");
 	assert_int_equal(cfg->workers, 4);

@@ -25,6 +25,8 @@ struct dp_binds;
 struct dp_binds *dp_binds_create(const char *name, uint32_t cap, uint16_t nvms,
     struct rte_rcu_qsbr *qsbr, int socket);
 void dp_binds_free(struct dp_binds *b);
+/* The EAL memory dp_binds_create() takes for cap bindings and nvms VMs (dp_mem.h). */
+uint64_t dp_binds_mem(uint32_t cap, uint16_t nvms);
 
 /*
  * Bind addr for VM vm to the name whose canonical text hashes to name_hash, with the ports

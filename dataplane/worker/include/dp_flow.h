@@ -98,6 +98,8 @@ struct dp_flows;
 /* A table for cap flows and nvms VMs; NULL and rte_errno on failure. */
 struct dp_flows *dp_flows_create(const char *name, uint32_t cap, uint16_t nvms, int socket);
 void dp_flows_free(struct dp_flows *t);
+/* The EAL memory dp_flows_create() takes for cap flows and nvms VMs (dp_mem.h). */
+uint64_t dp_flows_mem(uint32_t cap, uint16_t nvms);
 
 struct dp_flow *dp_flow_lookup(struct dp_flows *t, const struct dp_flow_key *k);
 

@@ -19,6 +19,8 @@ struct pol_config;
 struct dp_gen *dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers,
     const struct dp_gen *prev);
 void dp_gen_free(struct dp_gen *g);
+/* The EAL memory a generation takes with a names table of names entries (dp_mem.h). */
+uint64_t dp_gen_mem(uint32_t names);
 
 /*
  * Names the VMs resolved before this generation, with what its policy now allows for each:

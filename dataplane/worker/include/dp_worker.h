@@ -14,6 +14,8 @@ struct pol_config;
 struct dp_worker *dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
     const struct pol_config *cfg, uint16_t nvms);
 void dp_worker_free(struct dp_worker *w);
+/* The EAL memory dp_worker_create() takes for its share of max_flows (dp_mem.h). */
+uint64_t dp_worker_mem(uint32_t max_flows, uint16_t nvms);
 
 /* lcore entry point: loops until w->stop. */
 int dp_worker_loop(void *w);

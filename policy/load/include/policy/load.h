@@ -34,6 +34,9 @@ struct pol_errs {
 };
 
 void pol_errs_free(struct pol_errs *e);
+/* Add one, for a check made after the load (namegate's of the tables' memory, say). */
+void pol_err_add(struct pol_errs *e, const char *file, uint32_t line, uint32_t col,
+    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /* Print each as "FILE:LINE:COL: msg" and a count of any dropped. */
 void pol_errs_print(FILE *out, const struct pol_errs *e);
 
@@ -76,12 +79,19 @@ struct pol_vm {
 	uint32_t line, col;		/* the entry in pol_config.path */
 };
 
+/* A place in the configuration file; line and col count from 1. */
+struct pol_pos {
+	uint32_t line, col;
+};
+
 /* A loaded configuration: every SPEC s3 key, defaults filled in. Immutable once loaded. */
 struct pol_config {
 	char *path;			/* as given */
 
-	char **eal;			/* dataplane.eal, neal strings */
+	char **eal;			/* dataplane.eal, neal strings; none when not given */
 	size_t neal;
+	/* where the sizes EAL memory is judged by were written; line 0: not in the file */
+	struct pol_pos eal_pos, eal_mem_pos, max_flows_pos, max_bindings_pos;
 	char *vm_port, *uplink_port;
 	uint32_t workers;
 	uint32_t max_flows, max_flows_per_vm, max_bindings;
