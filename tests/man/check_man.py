@@ -12,9 +12,11 @@
   the long options of namegatectl, namegate and namegate-dump appear in their pages;
 - every key namegate-dump writes appears in OUTPUT of namegate-dump(1);
 - each page renders with groff and man without a warning and has the sections every page
-  has.
+  has;
+- the EXAMPLE of namegate.yaml(5) loads (namegatectl check -c) and allows what it says.
 
-Run: check_man.py --keys BUILD/tests/man/man_keys --man-dir BUILD/doc SOURCE_ROOT
+Run: check_man.py --keys BUILD/tests/man/man_keys --ctl BUILD/control/namegatectl
+     --man-dir BUILD/doc SOURCE_ROOT
 Exits 1 and lists everything missing. --self-test removes one item of each kind from the
 rendered pages (and breaks a page's roff) and fails unless each is caught, so the check
 cannot rot into one that passes everything.
@@ -338,6 +340,30 @@ def check(code, texts):
     return missing
 
 
+def example_loads(root, ctl):
+    """Problems with the EXAMPLE of namegate.yaml(5) (its source, byte for byte), as the
+    daemon's loader sees them: it must load, and agent1 may reach pypi.org:443."""
+    src = read(root, "doc/namegate.yaml.5.scd")
+    m = re.search(r"^# EXAMPLE\n.*?^```\n(.*?)^```", src, re.M | re.S)
+    if m is None:
+        return ["namegate.yaml.5: no literal block in EXAMPLE"]
+    tmp = tempfile.mkdtemp(prefix="check_man.")
+    try:
+        with open(os.path.join(tmp, "namegate.yaml"), "w", encoding="utf-8") as f:
+            f.write(m.group(1))
+        # what its import: names, in the Claude Code settings form
+        with open(os.path.join(tmp, "sandbox-settings.json"), "w", encoding="utf-8") as f:
+            f.write('{"sandbox": {"network": {"allowedDomains": ["example.com"]}}}\n')
+        r = subprocess.run([ctl, "check", "-c", os.path.join(tmp, "namegate.yaml"), "agent1",
+                            "pypi.org:443"], capture_output=True, text=True)
+    finally:
+        shutil.rmtree(tmp)
+    if r.returncode != 0:
+        return ["namegate.yaml.5: the EXAMPLE does not load or does not allow agent1 "
+                f"pypi.org:443: {(r.stderr or r.stdout).strip()}"]
+    return []
+
+
 def load_pages(man_dir):
     paths = {p: os.path.join(man_dir, p) for p in PAGES}
     absent = [p for p, path in paths.items() if not os.path.isfile(path)]
@@ -349,14 +375,15 @@ def load_pages(man_dir):
 def run(args):
     code = gather(args.root, args.keys)
     paths, texts = load_pages(args.man_dir)
-    problems = check(code, texts)
+    problems = check(code, texts) + example_loads(args.root, args.ctl)
     for page, path in paths.items():
         problems += [f"{page}: {w}" for w in lint(path)]
     counts = ", ".join(f"{len(v)} {k}" for k, v in code.items())
     if problems:
-        print("man pages miss what the code has:\n  " + "\n  ".join(problems))
+        print("man pages and code disagree:\n  " + "\n  ".join(problems))
         return 1
-    print(f"man pages: every item documented ({counts}); groff and man render them cleanly")
+    print(f"man pages: every item documented ({counts}); groff and man render them cleanly;"
+          " the configuration example loads")
     return 0
 
 
@@ -417,6 +444,7 @@ def self_test(args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--keys", required=True, help="the man_keys program")
+    ap.add_argument("--ctl", required=True, help="namegatectl, to load the example")
     ap.add_argument("--man-dir", required=True, help="where the pages were built")
     ap.add_argument("--self-test", action="store_true")
     ap.add_argument("root", help="the source tree")
