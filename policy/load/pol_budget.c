@@ -21,7 +21,7 @@ struct pol_budget_entry {
 
 #define BE(f)	offsetof(struct pol_budget_entry, f)
 
-static const struct pol_field pol_budget_fields[] = {
+const struct pol_field pol_budget_fields[] = {
 	{ "host", YAML_SCALAR_NODE, pol_h_str, BE(host), 0, 0, NULL, NULL, true },
 	{ "upload", YAML_SCALAR_NODE, pol_h_size, BE(upload), 0, 0, NULL, NULL, true },
 	{ "per", YAML_SCALAR_NODE, pol_h_duration, BE(per), 1, POL_BUDGET_PER_MAX, NULL, NULL,
@@ -110,7 +110,6 @@ pol_h_budgets(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void
 	size_t count = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
 	int rc = 0;
 
-	(void)f;
 	(void)obj;
 	if (count > POL_BUDGETS_MAX)
 		return pol_err_node(c, n, "%s: %zu budgets, at most %d per policy", path, count,
@@ -130,7 +129,7 @@ pol_h_budgets(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void
 			    "per), got %s", sub, pol_node_what(item));
 			continue;
 		}
-		if (pol_walk_map(c, item, pol_budget_fields, &e, sub) < 0 ||
+		if (pol_walk_map(c, item, f->sub, &e, sub) < 0 ||
 		    pol_budget_add(c, item, &e, idx, sub, path) < 0)
 			rc = -1;
 		free(e.host);

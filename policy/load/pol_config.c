@@ -368,7 +368,8 @@ const struct pol_field pol_top_fields[] = {
 	{ "events", YAML_SCALAR_NODE, pol_h_str, CFG(events), 0, 0, NULL, NULL, false },
 	{ "grants", YAML_MAPPING_NODE, pol_h_map, 0, 0, 0, NULL, pol_grants_fields, false },
 	{ "approval", YAML_MAPPING_NODE, pol_h_map, 0, 0, 0, NULL, pol_approval_fields, false },
-	{ "policies", YAML_MAPPING_NODE, pol_h_policies, 0, 0, 0, NULL, NULL, true },
-	{ "vms", YAML_SEQUENCE_NODE, pol_h_vms, 0, 0, 0, NULL, NULL, true },
+	{ "policies", YAML_MAPPING_NODE, pol_h_policies, 0, 0, 0, NULL, pol_policy_fields,
+	    true },
+	{ "vms", YAML_SEQUENCE_NODE, pol_h_vms, 0, 0, 0, NULL, pol_vm_fields, true },
 	{ NULL, 0, NULL, 0, 0, 0, NULL, NULL, false },
 };

@@ -61,7 +61,12 @@ struct pol_field {
 	size_t off;			/* offsetof the field the handler fills */
 	uint32_t min, max;		/* integers: accepted range */
 	const char *const *words;	/* enumerations: NULL-terminated, stored as index */
-	const struct pol_field *sub;	/* nested mappings (pol_h_map) */
+	/*
+	 * The mapping below this key: its value (pol_h_map), each value of a mapping of
+	 * names (policies.NAME) or each item of a list (vms[], budgets[]). Every key the
+	 * loader accepts is reached from pol_top_fields through sub.
+	 */
+	const struct pol_field *sub;
 	bool required;
 };
 
@@ -96,6 +101,7 @@ pol_handler_fn pol_h_duration;		/* uint32_t seconds within min..max: "90s", "1h3
 pol_handler_fn pol_h_size;		/* uint64_t bytes, 1B..POL_SIZE_MAX: "100MB" */
 
 /* pol_budget.c */
+extern const struct pol_field pol_budget_fields[];
 pol_handler_fn pol_h_budgets;		/* policies.NAME.budgets */
 /* check: "; counted in policies.P.budgets[i] "host": SIZE per DURATION", if one counts p. */
 void pol_budget_explain(const struct pol_config *cfg, uint32_t policy,
@@ -106,9 +112,11 @@ extern const struct pol_field pol_top_fields[];
 int pol_parse_addr(const char *s, struct pol_addr *a);
 
 /* pol_policy.c */
+extern const struct pol_field pol_policy_fields[];
 pol_handler_fn pol_h_policies;
 
 /* pol_vm.c */
+extern const struct pol_field pol_vm_fields[];
 pol_handler_fn pol_h_vms;
 int pol_vms_resolve(struct pol_ctx *c);
 

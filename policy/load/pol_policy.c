@@ -50,12 +50,13 @@ pol_h_import(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void 
 }
 
 /* min carries the list: 0 allow, 1 deny, 2 ask. */
-static const struct pol_field pol_policy_fields[] = {
+const struct pol_field pol_policy_fields[] = {
 	{ "allow", YAML_SEQUENCE_NODE, pol_h_list, 0, 0, 0, NULL, NULL, false },
 	{ "deny", YAML_SEQUENCE_NODE, pol_h_list, 0, 1, 0, NULL, NULL, false },
 	{ "ask", YAML_SEQUENCE_NODE, pol_h_list, 0, 2, 0, NULL, NULL, false },
 	{ "import", YAML_SCALAR_NODE, pol_h_import, 0, 0, 0, NULL, NULL, false },
-	{ "budgets", YAML_SEQUENCE_NODE, pol_h_budgets, 0, 0, 0, NULL, NULL, false },
+	{ "budgets", YAML_SEQUENCE_NODE, pol_h_budgets, 0, 0, 0, NULL, pol_budget_fields,
+	    false },
 	{ NULL, 0, NULL, 0, 0, 0, NULL, NULL, false },
 };
 
@@ -65,7 +66,6 @@ pol_h_policies(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, voi
 {
 	int rc = 0;
 
-	(void)f;
 	(void)obj;
 	c->seen_policies = true;
 	for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
@@ -108,7 +108,7 @@ pol_h_policies(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, voi
 			    "import, budgets), got %s", sub, pol_node_what(v));
 			continue;
 		}
-		if (pol_walk_map(c, v, pol_policy_fields, NULL, sub) < 0)
+		if (pol_walk_map(c, v, f->sub, NULL, sub) < 0)
 			rc = -1;
 	}
 	return rc;

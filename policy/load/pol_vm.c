@@ -148,7 +148,7 @@ pol_h_vm_policy(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, vo
 }
 
 /* VLAN ids 0 (untagged) and 1..4094; 4095 is reserved (IEEE 802.1Q). */
-static const struct pol_field pol_vm_fields[] = {
+const struct pol_field pol_vm_fields[] = {
 	{ "name", YAML_SCALAR_NODE, pol_h_vm_name, VM(name), 0, 0, NULL, NULL, true },
 	{ "mac", YAML_SCALAR_NODE, pol_h_mac, 0, 0, 0, NULL, NULL, true },
 	{ "ipv4", YAML_SCALAR_NODE, pol_h_ipv4, 0, 0, 0, NULL, NULL, false },
@@ -200,7 +200,6 @@ pol_h_vms(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void *ob
 	size_t len = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
 	int rc = 0;
 
-	(void)f;
 	c->seen_vms = true;
 	if ((cfg->vms = calloc(len + 1, sizeof(*cfg->vms))) == NULL ||
 	    (c->vref = calloc(len + 1, sizeof(*c->vref))) == NULL)
@@ -216,7 +215,7 @@ pol_h_vms(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void *ob
 		vm->line = (uint32_t)e->start_mark.line + 1;
 		vm->col = (uint32_t)e->start_mark.column + 1;
 		snprintf(sub, sizeof(sub), "%s[%zu]", path, i);
-		if (pol_walk_map(c, e, pol_vm_fields, vm, sub) < 0) {
+		if (pol_walk_map(c, e, f->sub, vm, sub) < 0) {
 			rc = -1;
 			continue;
 		}
