@@ -48,8 +48,11 @@ ctl_usage(FILE *out)
 	fputs("usage: namegatectl [-s SOCKET] COMMAND [ARGS...]\n", out);
 	for (const struct ctl_cmd *c = ctl_cmds; c->name != NULL; c++)
 		fprintf(out, "  %-8s %-36s %s\n", c->name, c->args, c->help);
-	fputs("exit status: 0 ok or check: allow; 1 check: block, or reload: rejected;\n"
-	    "             2 error (namegate not running, unknown VM, usage)\n", out);
+	fputs("  -s, --socket SOCKET  the control socket (default " CTL_SOCKET_DEFAULT ")\n"
+	    "  -V, --version        print the version and exit\n"
+	    "exit status: 0 ok or check: allow; 1 check: block, or reload: rejected;\n"
+	    "             2 error (namegate not running, unknown VM, usage)\n"
+	    "See namegatectl(8).\n", out);
 }
 
 int
@@ -58,19 +61,23 @@ main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ctl_opts o = { .socket = CTL_SOCKET_DEFAULT };
 	int ch;
 
 	/* "+": stop at the command, whose options are its own. */
-	while ((ch = getopt_long(argc, argv, "+s:h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+s:hV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 's':
 			o.socket = optarg;
 			break;
 		case 'h':
 			ctl_usage(stdout);
+			return CTL_EXIT_OK;
+		case 'V':
+			printf("namegatectl %s\n", NAMEGATE_VERSION);
 			return CTL_EXIT_OK;
 		default:
 			ctl_usage(stderr);

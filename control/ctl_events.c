@@ -518,6 +518,21 @@ ctl_events_log_block(struct ctl_events *ev, const struct timespec *now,
 }
 
 int
+ctl_events_log_policy_rejected(struct ctl_events *ev, const struct timespec *now,
+    uint64_t generation, const char *file, uint32_t line, uint32_t col, const char *message,
+    size_t errors)
+{
+	(void)ev_check_rotation(ev, now);
+	ev_begin(ev, now, NULL, "policy_rejected");
+	buf_printf(&ev->line, ",\"generation\":%llu,\"file\":", (unsigned long long)generation);
+	buf_str(&ev->line, file);
+	buf_printf(&ev->line, ",\"line\":%u,\"col\":%u,\"message\":", line, col);
+	buf_str(&ev->line, message);
+	buf_printf(&ev->line, ",\"errors\":%zu", errors);
+	return ev_end(ev);
+}
+
+int
 ctl_events_log_policy(struct ctl_events *ev, const struct timespec *now, uint64_t generation,
     uint32_t vms, const char *file)
 {

@@ -8,7 +8,7 @@ packages=(
 	build-essential clang libclang-rt-14-dev meson ninja-build pkg-config
 	# core libraries
 	libdpdk-dev dpdk dpdk-dev libmnl-dev libnftnl-dev libldns-dev libyaml-dev libpcap-dev
-	libmicrohttpd-dev libssl-dev libcmocka-dev libjson-c-dev libcurl4-openssl-dev
+	libmicrohttpd-dev libssl-dev libcmocka-dev libjson-c-dev libcurl4-openssl-dev libsystemd-dev
 	# tests, differential oracles and the lab
 	tshark ldnsutils python3-ldns python3-scapy python3-pytest python3-cryptography nftables iproute2 ethtool
 	dnsmasq-base curl openssl procps psmisc knot-dnsutils valgrind

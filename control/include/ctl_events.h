@@ -68,6 +68,15 @@ int ctl_events_log_block(struct ctl_events *ev, const struct timespec *now,
 int ctl_events_log_policy(struct ctl_events *ev, const struct timespec *now,
     uint64_t generation, uint32_t vms, const char *file);
 
+/*
+ * {"event":"policy_rejected","generation":G,"file":FILE,"line":L,"col":C,"message":M,
+ * "errors":N}: a reload found FILE wrong (the first of its N errors, where it is); G, the
+ * generation in force, stays. Returns 0 or -errno.
+ */
+int ctl_events_log_policy_rejected(struct ctl_events *ev, const struct timespec *now,
+    uint64_t generation, const char *file, uint32_t line, uint32_t col, const char *message,
+    size_t errors);
+
 /* A grant made, revoked or ended by itself; strings NUL-terminated, reason may be "". */
 struct ctl_ev_grant {
 	const char *event;	/* "grant", "grant_revoked", "grant_expired" */
@@ -130,7 +139,7 @@ int ctl_events_log_stop(struct ctl_events *ev, const struct timespec *now);
 int ctl_events_flush(struct ctl_events *ev, const struct timespec *now);
 
 /*
- * Reopens the path now (for SIGHUP after an external rotation). On failure the old file
+ * Reopens the path now (SIGUSR2, after an external rotation). On failure the old file
  * stays in use and -errno is returned.
  */
 int ctl_events_reopen(struct ctl_events *ev);

@@ -10,8 +10,10 @@
 
 #include <rte_common.h>
 #include <rte_cycles.h>
+#include <rte_version.h>
 
 #include "ctl_events.h"
+#include "ctl_notify.h"
 #include "nft.h"
 #include "dp_budgets.h"
 #include "dp_approval.h"
@@ -64,6 +66,36 @@ dp_nft_latency_add(struct dp_control *c, uint32_t us)
 	c->nft_lat_us[c->nft_lat_n++ % RTE_DIM(c->nft_lat_us)] = us;
 }
 
+double
+dp_control_seconds(const struct timespec *t)
+{
+	return (double)t->tv_sec + (double)t->tv_nsec / 1e9;
+}
+
+/* What runs and since when: which build, the last load of the file, the process's start. */
+static void
+dp_control_render_process(const struct dp_control *c, FILE *out)
+{
+	fprintf(out, "# HELP namegate_build_info The running namegate's version and the DPDK it "
+	    "was built with\n"
+	    "# TYPE namegate_build_info gauge\n"
+	    "namegate_build_info{version=\"%s\",dpdk=\"%s\"} 1\n", NAMEGATE_VERSION,
+	    rte_version());
+	fprintf(out, "# HELP namegate_config_last_reload_successful Whether the last load of the "
+	    "configuration file (at start, SIGHUP or namegatectl reload) took effect\n"
+	    "# TYPE namegate_config_last_reload_successful gauge\n"
+	    "namegate_config_last_reload_successful %d\n"
+	    "# HELP namegate_config_last_reload_success_timestamp_seconds When the configuration "
+	    "in force was loaded\n"
+	    "# TYPE namegate_config_last_reload_success_timestamp_seconds gauge\n"
+	    "namegate_config_last_reload_success_timestamp_seconds %.3f\n", c->reload_ok ? 1 : 0,
+	    c->reload_ok_at);
+	fprintf(out, "# HELP process_start_time_seconds Start time of the process since the Unix "
+	    "epoch in seconds\n"
+	    "# TYPE process_start_time_seconds gauge\n"
+	    "process_start_time_seconds %.3f\n", c->started_at);
+}
+
 int
 dp_control_render(FILE *out, void *arg)
 {
@@ -85,6 +117,7 @@ dp_control_render(FILE *out, void *arg)
 	    "namegate_nft_bind_latency_seconds{quantile=\"0.99\"} %.6f\n",
 	    dp_nft_latency(c, 0.5), dp_nft_latency(c, 0.99));
 	dp_nft_latency_histogram(c, out);
+	dp_control_render_process(c, out);	/* the reload state changes under the lock */
 	pthread_mutex_unlock(&c->gen_lock);
 	fprintf(out, "# HELP namegate_nft_elements Bound addresses in the slow path's nft sets\n"
 	    "# TYPE namegate_nft_elements gauge\n"
@@ -335,19 +368,33 @@ dp_control_reload(struct dp_control *c, FILE *err)
 	struct timespec now;
 	int rc;
 
+	struct pol_errs errs = { 0 };
+	uint32_t generation;
+
+	ctl_notify_reloading();
 	dp_control_drain(c);		/* every name learned so far counts */
 	pthread_mutex_lock(&c->gen_lock);
-	rc = dp_reload(c->ctx, c->cfgp, c->names, c->grants, err);
+	rc = dp_reload(c->ctx, c->cfgp, c->names, c->grants, &errs, err);
 	/* under the lock: a scrape reads the table's counters */
 	if (rc == 0 && c->nft != NULL && dp_control_nft_open(c, err) != 0)
 		fputs("namegate: reload: the slow path's table could not be rebuilt\n", err);
+	clock_gettime(CLOCK_REALTIME, &now);
+	c->reload_ok = rc == 0;
+	if (rc == 0)
+		c->reload_ok_at = dp_control_seconds(&now);
+	generation = atomic_load_explicit(&c->ctx->gen, memory_order_acquire)->id;
 	pthread_mutex_unlock(&c->gen_lock);
-	if (rc == 0 && c->events != NULL) {
-		clock_gettime(CLOCK_REALTIME, &now);
-		ctl_events_log_policy(c->events, &now,
-		    atomic_load_explicit(&c->ctx->gen, memory_order_acquire)->id,
-		    (uint32_t)(*c->cfgp)->nvms, (*c->cfgp)->path);
-	}
+	if (c->events != NULL && rc == 0)
+		ctl_events_log_policy(c->events, &now, generation, (uint32_t)(*c->cfgp)->nvms,
+		    (*c->cfgp)->path);
+	else if (c->events != NULL && errs.n > 0)
+		ctl_events_log_policy_rejected(c->events, &now, generation, errs.v[0].file,
+		    errs.v[0].line, errs.v[0].col, errs.v[0].msg, errs.n + errs.dropped);
+	else if (c->events != NULL)	/* the file was right; the new generation was not built */
+		ctl_events_log_policy_rejected(c->events, &now, generation, (*c->cfgp)->path, 0, 0,
+		    strerror(-rc), 1);
+	pol_errs_free(&errs);
+	ctl_notify_reloaded(rc == 0, generation, (uint32_t)(*c->cfgp)->nvms);
 	return rc;
 }
 

@@ -7,7 +7,9 @@
 #define DP_CONTROL_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "dp.h"
 
@@ -32,6 +34,10 @@ struct dp_control {
 	struct dp_grants *grants;	/* NULL until dp_grants_start() */
 	struct dp_approvals *approvals;	/* NULL until dp_approval_start() */
 	uint64_t started;		/* CLOCK_MONOTONIC seconds */
+	double started_at;		/* the process's start, UTC seconds */
+	/* the last load of the file (the first at start): whether it took, and when it last did */
+	bool reload_ok;
+	double reload_ok_at;		/* UTC seconds */
 	struct nft_ctx *nft;		/* the slow path's table; NULL without one */
 	int nft_index[DP_VM_SLOTS];	/* VM slot -> index in the VMs nft_open() was given */
 	struct nft_elem *nft_pending;	/* elements learned since the last batch */
@@ -47,13 +53,19 @@ struct dp_control {
 	uint64_t evt_seen, last_flush;
 };
 
+/* A UTC time as the metrics give it: seconds, fractional. */
+double dp_control_seconds(const struct timespec *t);
+
 /* ctl_metrics_render_fn: SPEC s6 metrics for a scrape (runs on the HTTP thread). */
 int dp_control_render(FILE *out, void *arg);
 
 /* Drain the workers' events: names for reloads, blocks to the event log. */
 void dp_control_drain(struct dp_control *c);
 
-/* Reload the configuration (SIGHUP or namegatectl reload); messages to err. 0 or -errno. */
+/*
+ * Reload the configuration (SIGHUP or namegatectl reload); messages to err. 0 or -errno.
+ * systemd hears RELOADING and READY around it; a rejected file is a policy_rejected event.
+ */
 int dp_control_reload(struct dp_control *c, FILE *err);
 
 /* Build the slow path's nftables table for the current VMs (start and reload). 0 or -1. */

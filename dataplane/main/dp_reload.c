@@ -93,17 +93,15 @@ dp_publish(struct dp_ctx *ctx, const struct pol_config *cfg, const struct dp_nam
 
 int
 dp_reload(struct dp_ctx *ctx, struct pol_config **cfgp, const struct dp_names *names,
-    struct dp_grants *grants, FILE *err)
+    struct dp_grants *grants, struct pol_errs *errs, FILE *err)
 {
 	const struct dp_gen *prev = atomic_load_explicit(&ctx->gen, memory_order_acquire);
 	struct pol_config *old = *cfgp, *next;
-	struct pol_errs errs = { 0 };
 	struct ctl_overlay ov;
 	int rc;
 
-	if ((next = pol_load_file(old->path, &errs)) == NULL) {
-		pol_errs_print(err, &errs);
-		pol_errs_free(&errs);
+	if ((next = pol_load_file(old->path, errs)) == NULL) {
+		pol_errs_print(err, errs);
 		fprintf(err, "namegate: reload of %s rejected; generation %u stays in force\n",
 		    old->path, prev->id);
 		return -EINVAL;

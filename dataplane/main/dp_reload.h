@@ -11,15 +11,17 @@ struct dp_ctx;
 struct dp_grants;
 struct dp_names;
 struct pol_config;
+struct pol_errs;
 
 /*
  * Load (*cfgp)->path again. On success the new generation (the file's policies with the
  * live grants of grants, which may be NULL, on top) is in force on every worker when this
  * returns, the old one and the old *cfgp are freed, and *cfgp is the new configuration: 0.
  * On failure (errors printed to err as FILE:LINE:COL: message) nothing changes: -errno.
+ * The file's errors, if it had any, are left on errs (started zeroed; the caller frees).
  */
 int dp_reload(struct dp_ctx *ctx, struct pol_config **cfgp, const struct dp_names *names,
-    struct dp_grants *grants, FILE *err);
+    struct dp_grants *grants, struct pol_errs *errs, FILE *err);
 
 /*
  * Build the next generation from cfg exactly as given (a grants view: its set and its VMs'

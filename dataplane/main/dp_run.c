@@ -26,6 +26,7 @@
 #include "ctl_bridge.h"
 #include "ctl_events.h"
 #include "ctl_metrics.h"
+#include "ctl_notify.h"
 #include "ctl_webhook.h"
 #include "dp_approval.h"
 #include "dp_bind.h"
@@ -52,13 +53,15 @@
 #define DP_SWEEP_TICK_MS	1	/* between the slices of a binding sweep in progress */
 #define DP_SWEEP_BUDGET		512	/* bindings examined per slice */
 
-static volatile sig_atomic_t dp_stop, dp_dump_stats, dp_reload_wanted;
+static volatile sig_atomic_t dp_stop, dp_dump_stats, dp_reload_wanted, dp_reopen_wanted;
 
 static void
 dp_on_signal(int sig)
 {
 	if (sig == SIGUSR1)
 		dp_dump_stats = 1;
+	else if (sig == SIGUSR2)	/* logrotate's postrotate: the logs, opened again */
+		dp_reopen_wanted = 1;
 	else if (sig == SIGHUP)
 		dp_reload_wanted = 1;
 	else
@@ -266,7 +269,7 @@ dp_control_start(struct dp_control *c, const struct pol_config *cfg, struct ctl_
 		return -1;
 	}
 	clock_gettime(CLOCK_REALTIME, &now);
-	ctl_events_log_start(c->events, &now, "0.1.0");
+	ctl_events_log_start(c->events, &now, NAMEGATE_VERSION);
 	inet_ntop(cfg->metrics_addr.family == 6 ? AF_INET6 : AF_INET, cfg->metrics_addr.a, addr,
 	    sizeof(addr));
 	if ((*m = ctl_metrics_start(addr, cfg->metrics_port, dp_control_render, c, err,
@@ -299,6 +302,7 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	signal(SIGTERM, dp_on_signal);
 	signal(SIGUSR1, dp_on_signal);
 	signal(SIGHUP, dp_on_signal);
+	signal(SIGUSR2, dp_on_signal);
 	if (dp_eal_plan(cfg, eal, neal, &plan, stderr) != 0)
 		return 1;
 	if (plan.need > plan.have) {	/* a start that would fail at some table: say why now */
@@ -327,6 +331,9 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	ctl.started = (uint64_t)now.tv_sec;
+	clock_gettime(CLOCK_REALTIME, &now);
+	ctl.started_at = ctl.reload_ok_at = dp_control_seconds(&now);
+	ctl.reload_ok = true;		/* the file loaded, or the daemon would not be here */
 	if (dp_control_start(&ctl, cfg, &metrics) != 0)
 		goto out;
 	if (ctx.slow_path && dp_control_nft_open(&ctl, stderr) != 0)
@@ -352,6 +359,7 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	    (unsigned int)cfg->nvms, cfg->vm_port, cfg->uplink_port, ctx.nworkers,
 	    ctx.nworkers == 1 ? "" : "s");
 	fflush(stdout);
+	ctl_notify_ready(atomic_load(&ctx.gen)->id, (uint32_t)cfg->nvms);
 	while (!dp_stop) {
 		/* until a worker hands over work, a client or a signal comes, or the clock's turn */
 		dp_wake_wait(&ctx, sock, sweep_cursor != 0 || slow_poll ? DP_SWEEP_TICK_MS :
@@ -376,12 +384,19 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 			dp_dump_stats = 0;
 			dp_stats_print(&ctx, stdout);
 		}
+		if (dp_reopen_wanted) {
+			dp_reopen_wanted = 0;
+			if (ctl.events != NULL && (rc = ctl_events_reopen(ctl.events)) != 0)
+				fprintf(stderr, "namegate: events %s: cannot reopen: %s\n",
+				    cfg->events, strerror(-rc));
+		}
 		if (dp_reload_wanted) {
 			dp_reload_wanted = 0;
 			dp_control_reload(&ctl, stderr);
 			fflush(stderr);
 		}
 	}
+	ctl_notify_stopping();
 	for (unsigned int i = 0; i < ctx.nworkers; i++)
 		atomic_store_explicit(&ctx.workers[i]->stop, true, memory_order_relaxed);
 	rte_eal_mp_wait_lcore();

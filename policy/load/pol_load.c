@@ -73,24 +73,9 @@ pol_defaults(struct pol_config *cfg, const char *path)
 	cfg->metrics_port = 9477;
 	cfg->control_socket = pol_dup("/run/namegate/namegate.sock", &ok);
 	cfg->events = pol_dup("/var/log/namegate/events.jsonl", &ok);
+	/* state, not a log: systemd's StateDirectory, which logrotate never touches */
+	cfg->grants_state = pol_dup("/var/lib/namegate/grants.json", &ok);
 	return ok ? 0 : -ENOMEM;
-}
-
-/*
- * grants.state defaults to grants.json in the event log's directory: state the daemon
- * writes at run time, kept with what else it writes, wherever a lab or package put that.
- */
-static int
-pol_grants_default(struct pol_config *cfg)
-{
-	const char *slash = strrchr(cfg->events, '/');
-	int n = slash == NULL ? 0 : (int)(slash - cfg->events + 1);
-	size_t len = (size_t)n + sizeof("grants.json");
-
-	if ((cfg->grants_state = malloc(len)) == NULL)
-		return -ENOMEM;
-	snprintf(cfg->grants_state, len, "%.*sgrants.json", n, cfg->events);
-	return 0;
 }
 
 void
@@ -179,8 +164,6 @@ pol_load_buffer(const char *buf, size_t len, const char *name, struct pol_errs *
 	have_doc = true;
 	c.doc = &doc;
 	pol_walk_map(&c, yaml_document_get_root_node(&doc), pol_top_fields, cfg, "");
-	if (cfg->grants_state == NULL && pol_grants_default(cfg) < 0)
-		goto nomem;
 	/* The set is built even after errors, so unknown-policy errors are found too. */
 	if ((cfg->set = pol_builder_build(c.b)) == NULL ||
 	    (cfg->budget_set = pol_builder_build(c.bb)) == NULL ||

@@ -291,7 +291,9 @@ usage(FILE *f)
 	    "  plaintext HTTP request head.\n"
 	    "  --wire       add each DNS message's bytes as hex (\"wire\")\n"
 	    "  --tls-ports  TCP ports whose client streams must start with a ClientHello\n"
-	    "               (default 443,8443, as in the daemon's tls_ports)\n", f);
+	    "               (default 443,8443, as in the daemon's tls_ports)\n"
+	    "  -V, --version  print the version and exit\n"
+	    "See namegate-dump(1).\n", f);
 }
 
 int
@@ -301,6 +303,7 @@ main(int argc, char **argv)
 		{ "wire", no_argument, NULL, 'w' },
 		{ "tls-ports", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char errbuf[PCAP_ERRBUF_SIZE];
@@ -316,7 +319,7 @@ main(int argc, char **argv)
 	d->tls_ports[0] = 443;
 	d->tls_ports[1] = 8443;
 	d->nb_tls_ports = 2;
-	while ((c = getopt_long(argc, argv, "wp:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "wp:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'w':
 			d->wire = true;
@@ -330,6 +333,10 @@ main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			rc = 0;
+			goto out;
+		case 'V':
+			printf("namegate-dump %s (%s)\n", NAMEGATE_VERSION, pcap_lib_version());
 			rc = 0;
 			goto out;
 		default:

@@ -72,6 +72,8 @@ def build_config(lab, policies=None, overrides=None):
         "metrics": METRICS,
         "control_socket": os.path.join(tmp, "namegate.sock"),
         "events": os.path.join(tmp, "events.jsonl"),
+        # the lab's own, not the host's /var/lib/namegate: two runs never share grants
+        "grants": {"state": os.path.join(tmp, "grants.json")},
         "policies": copy.deepcopy(policies if policies is not None else DEFAULT_POLICIES),
         "vms": [_vm_entry(vm) for vm in lab.vms],
     }

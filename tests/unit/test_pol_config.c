@@ -104,7 +104,7 @@ test_defaults(void **state)
 	assert_int_equal(cfg->metrics_port, 9477);
 	assert_string_equal(cfg->control_socket, "/run/namegate/namegate.sock");
 	assert_string_equal(cfg->events, "/var/log/namegate/events.jsonl");
-	assert_string_equal(cfg->grants_state, "/var/log/namegate/grants.json");	/* beside */
+	assert_string_equal(cfg->grants_state, "/var/lib/namegate/grants.json");	/* state */
 	assert_int_equal(cfg->nvms, 1);
 	vm = pol_config_vm(cfg, "vm1");
 	assert_non_null(vm);
