@@ -22,6 +22,8 @@ packages=(
 	debootstrap dosfstools mtools fdisk e2fsprogs qemu-utils ovmf
 	# the man pages (doc/) and their test (tests/man)
 	scdoc groff-base man-db
+	# the install test (tests/install): the unit through systemd-analyze, logrotate's rule
+	systemd logrotate
 )
 
 missing=()

@@ -1,0 +1,136 @@
+"""What `meson install` puts where a daemon's files belong, and that each piece works as
+installed: the file list against the expected one, every binary's --version from the meson
+project version, the sample configuration accepted by the installed namegate, the systemd
+unit through `systemd-analyze verify` (and a planted mistake caught by the same check),
+and the logrotate rule through logrotate's own parser."""
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+BUILD = os.environ["BUILD_DIR"]
+VERSION = os.environ["NAMEGATE_VERSION"]
+PREFIX = os.environ["PREFIX"].lstrip("/")
+UNIT_DIR = os.environ["UNIT_DIR"].lstrip("/")
+SYSCONF = os.environ["SYSCONFDIR"].lstrip("/")
+
+EXPECTED = {
+    f"{PREFIX}/sbin/namegate",
+    f"{PREFIX}/bin/namegatectl",
+    f"{PREFIX}/bin/namegate-dump",
+    f"{PREFIX}/share/man/man8/namegate.8",
+    f"{PREFIX}/share/man/man8/namegatectl.8",
+    f"{PREFIX}/share/man/man5/namegate.yaml.5",
+    f"{PREFIX}/share/man/man1/namegate-dump.1",
+    f"{PREFIX}/share/doc/namegate/LICENSE",
+    f"{SYSCONF}/namegate/namegate.yaml",
+    f"{SYSCONF}/logrotate.d/namegate",
+    f"{UNIT_DIR}/namegate.service",
+}
+
+
+@pytest.fixture(scope="module")
+def destdir():
+    d = tempfile.mkdtemp(prefix="ng-install-")
+    try:
+        cp = subprocess.run(["meson", "install", "-C", BUILD, "--no-rebuild", "--destdir", d],
+                            capture_output=True, text=True)
+        assert cp.returncode == 0, cp.stdout + cp.stderr
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def installed(destdir):
+    out = set()
+    for root, _, files in os.walk(destdir):
+        for f in files:
+            out.add(os.path.relpath(os.path.join(root, f), destdir))
+    return out
+
+
+def test_file_list(destdir):
+    assert installed(destdir) == EXPECTED
+    mode = os.stat(os.path.join(destdir, f"{PREFIX}/sbin/namegate")).st_mode
+    assert mode & 0o111, "namegate is not executable"
+
+
+@pytest.mark.parametrize("binary", ["sbin/namegate", "bin/namegatectl", "bin/namegate-dump"])
+def test_version(destdir, binary):
+    name = os.path.basename(binary)
+    cp = subprocess.run([os.path.join(destdir, PREFIX, binary), "--version"],
+                        capture_output=True, text=True)
+    assert cp.returncode == 0 and cp.stdout.startswith(f"{name} {VERSION}"), cp.stdout
+
+
+@pytest.mark.parametrize("binary,page", [("sbin/namegate", "namegate(8)"),
+                                         ("bin/namegatectl", "namegatectl(8)"),
+                                         ("bin/namegate-dump", "namegate-dump(1)")])
+def test_help_names_the_man_page(destdir, binary, page):
+    cp = subprocess.run([os.path.join(destdir, PREFIX, binary), "--help"],
+                        capture_output=True, text=True)
+    assert cp.returncode == 0 and f"See {page}." in cp.stdout
+
+
+def test_sample_configuration_is_valid(destdir):
+    """The shipped sample sets only ports, resolvers, policies and vms: it checks clean,
+    and its EAL arguments are derived and sized from the tables."""
+    cp = subprocess.run([os.path.join(destdir, PREFIX, "sbin/namegate"), "-c",
+                         os.path.join(destdir, SYSCONF, "namegate/namegate.yaml"), "--check"],
+                        capture_output=True, text=True)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert cp.stdout.endswith("0 warnings\n")
+    assert "(derived from the host and ports, -m sized from the tables)" in cp.stdout
+
+
+def verify(unit_text):
+    """systemd-analyze verify on a unit whose binaries are the installed ones; its
+    complaints, which it prints without failing for a bad value."""
+    with tempfile.TemporaryDirectory(prefix="ng-unit-") as d:
+        path = os.path.join(d, "namegate.service")
+        with open(path, "w") as f:
+            f.write(unit_text)
+        cp = subprocess.run(["systemd-analyze", "verify", "--man=no", path],
+                            capture_output=True, text=True)
+        return cp.returncode, cp.stderr.replace(d, "")
+
+
+def unit(destdir):
+    text = open(os.path.join(destdir, UNIT_DIR, "namegate.service")).read()
+    # the paths the unit names are the ones the install used
+    sbin, bindir = f"/{PREFIX}/sbin/", f"/{PREFIX}/bin/"
+    assert f"ExecStart={sbin}namegate -c /{SYSCONF}/namegate/namegate.yaml\n" in text
+    assert f"ExecReload={bindir}namegatectl reload\n" in text
+    return (text.replace(f"={sbin}", f"={destdir}{sbin}")
+            .replace(f"={bindir}", f"={destdir}{bindir}"))
+
+
+def test_systemd_unit(destdir):
+    text = unit(destdir)
+    rc, err = verify(text)
+    assert rc == 0 and err == "", err
+    for line in ["Type=notify", "ProtectSystem=strict", "RuntimeDirectory=namegate dpdk",
+                 "StateDirectory=namegate", "LogsDirectory=namegate", "NoNewPrivileges=yes"]:
+        assert re.search(rf"^{re.escape(line)}$", text, re.M), line
+    caps = re.search(r"^CapabilityBoundingSet=(.*)$", text, re.M).group(1).split()
+    assert "CAP_NET_ADMIN" in caps and "CAP_SYS_MODULE" not in caps
+
+
+def test_systemd_verify_catches_a_mistake(destdir):
+    """The check above would pass a unit systemd ignores half of: plant two mistakes."""
+    text = unit(destdir)
+    assert verify(text.replace("Type=notify", "Type=notfy"))[1] != ""
+    assert verify(text.replace("ProtectSystem=strict", "ProtectSytem=strict"))[1] != ""
+
+
+def test_logrotate_rule(destdir):
+    rule = os.path.join(destdir, SYSCONF, "logrotate.d/namegate")
+    text = open(rule).read()
+    assert "/var/log/namegate/*.jsonl" in text and "--signal=USR2" in text
+    with tempfile.TemporaryDirectory(prefix="ng-logrotate-") as d:
+        cp = subprocess.run(["logrotate", "--debug", "--state", os.path.join(d, "state"),
+                             rule], capture_output=True, text=True)
+    assert cp.returncode == 0 and "error" not in cp.stderr.lower(), cp.stderr
