@@ -31,6 +31,10 @@ pol_h_vm_name(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void
 	    strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != len)
 		return pol_err_node(c, n, "%s: bad VM name \"%s\" (a letter, then letters, digits, "
 		    "'_' or '-', at most %d)", path, s, POL_VM_NAME_MAX);
+	/* the label of frames from no VM: a VM of that name would share its counters */
+	if (strcmp(s, "unknown") == 0)
+		return pol_err_node(c, n, "%s: \"unknown\" is the name namegate gives frames "
+		    "from no VM: choose another", path);
 	return pol_h_str(c, n, f, obj, path);
 }
 

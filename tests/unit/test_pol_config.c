@@ -306,6 +306,9 @@ test_vm_errors(void **state)
 	expect_err(POLS "vms:\n  - name: 1vm\n    mac: 02:00:00:00:00:01\n    ipv4: 10.0.0.1\n"
 	    "    policy: p\n", "ng.yaml:5:11: vms[0].name: bad VM name \"1vm\" (a letter, then "
 	    "letters, digits, '_' or '-', at most 32)");
+	expect_err(POLS "vms:\n  - name: unknown\n    mac: 02:00:00:00:00:01\n    ipv4: 10.0.0.1\n"
+	    "    policy: p\n", "ng.yaml:5:11: vms[0].name: \"unknown\" is the name namegate gives "
+	    "frames from no VM: choose another");
 	expect_err(POLS "vms:\n  - name: vm1\n    mac: 02:00:00:00:00:01\n    policy: p\n",
 	    "ng.yaml:5:5: vms[0]: needs ipv4 or ipv6 (or both)");
 	expect_err(POLS "vms:\n  - name: vm1\n    ipv4: 10.0.0.1\n    policy: p\n",
