@@ -86,6 +86,9 @@ dp_gen_vm_index_add(struct dp_gen *g, uint64_t k, int slot)
 	g->vm_slots[i] = (uint16_t)slot;
 }
 
+_Static_assert(DP_RESOLVERS_MAX >= POL_RESOLVERS_MAX && DP_TLS_PORTS_MAX >= POL_TLS_PORTS_MAX,
+    "a generation holds every resolver and TLS port the loader accepts");
+
 struct dp_gen *
 dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers,
     const struct dp_gen *prev)

@@ -68,6 +68,9 @@ pol_h_resolvers(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, vo
 	int rc = 0;
 
 	(void)f;
+	if (len > POL_RESOLVERS_MAX)	/* else --check says OK to a file the daemon refuses */
+		return pol_err_node(c, n, "%s: %zu resolvers, at most %d", path, len,
+		    POL_RESOLVERS_MAX);
 	if ((v = calloc(len + 1, sizeof(*v))) == NULL)
 		return pol_err_node(c, n, "out of memory");
 	free(cfg->resolvers);
@@ -103,6 +106,8 @@ pol_h_ports(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void *
 	int rc = 0;
 
 	(void)f;
+	if (len > POL_TLS_PORTS_MAX)
+		return pol_err_node(c, n, "%s: %zu ports, at most %d", path, len, POL_TLS_PORTS_MAX);
 	if ((v = calloc(len + 1, sizeof(*v))) == NULL)
 		return pol_err_node(c, n, "out of memory");
 	free(cfg->tls_ports);

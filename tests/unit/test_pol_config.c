@@ -306,6 +306,11 @@ test_vm_errors(void **state)
 	expect_err(POLS "vms:\n  - name: 1vm\n    mac: 02:00:00:00:00:01\n    ipv4: 10.0.0.1\n"
 	    "    policy: p\n", "ng.yaml:5:11: vms[0].name: bad VM name \"1vm\" (a letter, then "
 	    "letters, digits, '_' or '-', at most 32)");
+	expect_err("resolvers: [10.0.0.1, 10.0.0.2, 10.0.0.3, 10.0.0.4, 10.0.0.5, 10.0.0.6, "
+	    "10.0.0.7, 10.0.0.8, 10.0.0.9]\n" POLS VM1, "ng.yaml:1:12: resolvers: 9 resolvers, at "
+	    "most 8");
+	expect_err("tls_ports: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]\n" POLS VM1,
+	    "ng.yaml:1:12: tls_ports: 17 ports, at most 16");
 	expect_err(POLS "vms:\n  - name: unknown\n    mac: 02:00:00:00:00:01\n    ipv4: 10.0.0.1\n"
 	    "    policy: p\n", "ng.yaml:5:11: vms[0].name: \"unknown\" is the name namegate gives "
 	    "frames from no VM: choose another");

@@ -18,6 +18,8 @@
 #define POL_ERRS_MAX	32	/* errors kept per load; the rest are only counted */
 #define POL_VM_NAME_MAX	32	/* becomes part of nft set names "<vm>_v4addr" */
 #define POL_WHY_MAX	160	/* room for one pattern or host error message */
+#define POL_RESOLVERS_MAX	8	/* resolvers: what a generation holds (DP_RESOLVERS_MAX) */
+#define POL_TLS_PORTS_MAX	16	/* tls_ports: likewise (DP_TLS_PORTS_MAX) */
 
 /* One message, "file:line:col: msg". line and col count from 1. */
 struct pol_err {
