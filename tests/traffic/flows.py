@@ -115,7 +115,10 @@ class Tcp:
         src, dst = self.link.addresses(up)
         ports = (self.sport, self.dport) if up else (self.dport, self.sport)
         ack = self.seq[not up] if flags & wire.TCP_ACK else 0
-        window = 64240 if flags == wire.TCP_SYN else 502 if up else self.server_window
+        if flags & wire.TCP_SYN:        # unscaled in a SYN (RFC 7323 s2.2): the full 16 bits
+            window = 64240 if up else 65535
+        else:
+            window = 502 if up else self.server_window
         seg = wire.tcp(src, dst, *ports, self.seq[up], ack, flags, window, options, payload)
         index = self.link.send(self.t, up, wire.PROTO_TCP, seg,
                                flow_label=self.flow_label if up else 0)
