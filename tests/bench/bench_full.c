@@ -2,7 +2,7 @@
  * bench_full: namegate's real worker doing the product's work, in one process, against an
  * io baseline on the same ports in the same run (issue 14). Usage:
  *
- *   bench_full MODE [TRAFFIC_DIR]      (default $TRAFFIC_DIR, else /work/shared/traffic)
+ *   bench_full MODE [TRAFFIC_DIR]      (default $TRAFFIC_DIR, else build/tests/traffic)
  *
  * MODE is one of
  *   mix       mix.pcap, fully inspected: a name-based policy of hosts.txt, every resolver
@@ -46,6 +46,7 @@
 #include <rte_ring.h>
 
 #include "bench_full.h"
+#include "bench_input.h"
 #include "dp_run.h"
 #include "dp_stats.h"
 #include "policy/load.h"
@@ -131,6 +132,8 @@ bench_vms(const char *traffic, FILE *out)
 	struct json_object *root, *vms;
 
 	snprintf(path, sizeof(path), "%s/manifest.json", traffic);
+	if (bench_input_missing("bench_full", path))
+		return -1;
 	if ((root = json_object_from_file(path)) == NULL ||
 	    !json_object_object_get_ex(root, "vms", &vms)) {
 		fprintf(stderr, "bench_full: %s: no vms\n", path);
@@ -164,6 +167,8 @@ bench_hosts(const char *traffic, FILE *out)
 	int n = 0;
 
 	snprintf(path, sizeof(path), "%s/hosts.txt", traffic);
+	if (bench_input_missing("bench_full", path))
+		return -1;
 	if ((f = fopen(path, "r")) == NULL) {
 		fprintf(stderr, "bench_full: %s: %s\n", path, strerror(errno));
 		return -1;
@@ -274,8 +279,9 @@ main(int argc, char **argv)
 	static struct bench b;
 	const char *env = getenv("TRAFFIC_DIR");
 
+	/* the default build directory's generated captures, run from the source root */
 	b.traffic = argc > 2 ? argv[2] : env != NULL && env[0] != '\0' ? env :
-	    "/work/shared/traffic";
+	    "build/tests/traffic";
 	b.instr = getenv("BENCH_INSTR") != NULL && strcmp(getenv("BENCH_INSTR"), "1") == 0;
 	b.csum_offload = getenv("BENCH_CSUM_OFFLOAD") != NULL &&
 	    strcmp(getenv("BENCH_CSUM_OFFLOAD"), "1") == 0;
