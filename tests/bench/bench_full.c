@@ -30,6 +30,7 @@
  * the worker (dp_stats_value(), the same sums /metrics serves) and from what left the ports.
  * No hugepages here (--no-huge): memory is plain pages, TLB misses included.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -156,6 +157,34 @@ bench_vms(const char *traffic, FILE *out)
 	}
 	json_object_put(root);
 	return 0;
+}
+
+/*
+ * The MAC and IPv4 address of manifest.json's first VM, which bench_full_capacity's frames
+ * come from. 0, or -1 after a line on stderr.
+ */
+int
+bench_vm0(const char *traffic, uint8_t mac[6], uint8_t ip4[4])
+{
+	char path[4096];
+	struct json_object *root = NULL, *vms, *m, *a;
+	int rc = -1;
+
+	snprintf(path, sizeof(path), "%s/manifest.json", traffic);
+	if (bench_input_missing("bench_full", path))
+		return -1;
+	if ((root = json_object_from_file(path)) != NULL &&
+	    json_object_object_get_ex(root, "vms", &vms) && json_object_array_length(vms) > 0 &&
+	    json_object_object_get_ex(json_object_array_get_idx(vms, 0), "mac", &m) &&
+	    json_object_object_get_ex(json_object_array_get_idx(vms, 0), "ip4", &a) &&
+	    sscanf(json_object_get_string(m), "%2hhx:%2hhx:%2hhx:%2hhx:%2hhx:%2hhx", &mac[0],
+	    &mac[1], &mac[2], &mac[3], &mac[4], &mac[5]) == 6 &&
+	    inet_pton(AF_INET, json_object_get_string(a), ip4) == 1)
+		rc = 0;
+	else
+		fprintf(stderr, "bench_full: %s: no vms[0] with a mac and an ip4\n", path);
+	json_object_put(root);
+	return rc;
 }
 
 /* Every name of hosts.txt, quoted, comma-separated. */
