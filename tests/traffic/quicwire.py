@@ -45,20 +45,23 @@ def initial_keys(dcid, sender):
             expand_label(secret, b"quic hp", 16))
 
 
+def header_mask(hp, sample):
+    """AES-ECB of the sample under the hp key (s5.4.3); its first five bytes are used."""
+    encryptor = Cipher(algorithms.AES(hp), modes.ECB()).encryptor()
+    return encryptor.update(sample) + encryptor.finalize()
+
+
 def protect(keys, header, pn, plaintext):
     """Seal the payload with AEAD (s5.3), then mask the first byte's low bits and the packet
-    number with a sample of the ciphertext (s5.4)."""
+    number with a sample taken 4 bytes past the number's start (s5.4.2)."""
     key, iv, hp = keys
     nonce = (int.from_bytes(iv, "big") ^ pn).to_bytes(12, "big")
     sealed = AESGCM(key).encrypt(nonce, plaintext, header)
-    sample = sealed[4 - PN_LEN:4 - PN_LEN + 16]
-    encryptor = Cipher(algorithms.AES(hp), modes.ECB()).encryptor()
-    mask = encryptor.update(sample) + encryptor.finalize()
-    masked = bytearray(header)
-    masked[0] ^= mask[0] & 0x0F
-    for i in range(PN_LEN):
-        masked[len(header) - PN_LEN + i] ^= mask[1 + i]
-    return bytes(masked) + sealed
+    mask = header_mask(hp, sealed[4 - PN_LEN:20 - PN_LEN])
+    pn_at = len(header) - PN_LEN
+    first = header[0] ^ (mask[0] & 0x0F)                    # long header: 4 bits
+    number = bytes(b ^ m for b, m in zip(header[pn_at:], mask[1:]))
+    return bytes([first]) + header[1:pn_at] + number + sealed
 
 
 def long_header(packet_type, dcid, scid, token, payload_len, pn):
