@@ -3,8 +3,8 @@
 virtual devices in one run, so the figures are a ratio on the same machine and moment.
 
 Each capture the build generates (tests/traffic) is split by direction into a VM-side and
-an uplink-side pcap (in the build dir); both ports are net_pcap with infinite_rx and no tx_pcap, so the
-driver frees what is sent as net_null does (issue 14: writing to tx_pcap=/dev/null added
+an uplink-side pcap (in the build dir); both ports are net_pcap with infinite_rx and no
+tx_pcap, so the driver frees what is sent as net_null does (issue 14: writing to tx_pcap=/dev/null added
 the same cost to both sides and pulled the ratio toward 1). namegate runs one worker with every VM of the capture configured, a policy
 that allows every address (so established flows are forwarded, which is the common
 case), and on_block: drop. small64 has no handshakes, so a SYN is put before each of its

@@ -248,7 +248,7 @@ PLANTS = [
     ("tests/unit/meson.build", "a = '-DX=' + meson.project_source_root() /\n"
      f"    '{UP}/data' + ''\n", True),
     ("tests/unit/meson.build", f"f = files('{UP}/{UP}/sni/x.c')\n", False),
-    ("tests/unit/meson.build", f"d = meson.project_source_root() / 'tests/policy'\n", False),
+    ("tests/unit/meson.build", "d = meson.project_source_root() / 'tests/policy'\n", False),
     ("tests/diff/t.py", f"T = Path(__file__).parents[3] / '{SIBLING}' / 'traffic'\n", True),
     ("tests/diff/t.py", "T = Path(__file__).resolve().parents[2] / 'build'\n", False),
     ("tests/diff/t.py", "T = Path(__file__).parent.parent.parent.parent / 'x'\n", True),
