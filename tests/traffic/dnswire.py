@@ -108,18 +108,18 @@ def answer(m, qname, qtype, entry):
 
 
 def response(qid, qname, qtype, edns, entry, serial):
-    """entry None: NXDOMAIN. Returns the message and the addresses it binds to qname."""
+    """entry None: NXDOMAIN. Returns the message, and whether it is NODATA (the name exists,
+    nothing of the type asked: the SOA in the authority section, RFC 2308 s2.2)."""
     m = Message()
     m.question(qname, qtype)
+    nodata = False
     if entry is None:
         m.record(2, zone_of(qname), TYPE_SOA, SOA_TTL, soa(zone_of(qname), serial))
-        rcode, bound = RCODE_NXDOMAIN, []
-    else:
-        rcode = 0
-        if not answer(m, qname, qtype, entry):
-            end = entry["chain"][-1] if entry["chain"] else qname
-            m.record(2, zone_of(end), TYPE_SOA, SOA_TTL, soa(zone_of(end), serial))
-        bound = {TYPE_A: entry["a"], TYPE_AAAA: entry["aaaa"]}.get(qtype, [])
+    elif not answer(m, qname, qtype, entry):
+        end = entry["chain"][-1] if entry["chain"] else qname
+        m.record(2, zone_of(end), TYPE_SOA, SOA_TTL, soa(zone_of(end), serial))
+        nodata = True
     if edns:
         m.edns()
-    return m.finish(qid, 0x8180 | rcode), bound     # QR RD RA
+    rcode = RCODE_NXDOMAIN if entry is None else 0
+    return m.finish(qid, 0x8180 | rcode), nodata     # QR RD RA

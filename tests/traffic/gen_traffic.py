@@ -16,14 +16,12 @@ import random
 import struct
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-import dnswire  # noqa: E402
-import flows  # noqa: E402
-import names  # noqa: E402
-import quicwire  # noqa: E402
-import tlswire  # noqa: E402
-import wire  # noqa: E402
+import dnswire      # the modules beside this file: python puts its folder on sys.path
+import flows
+import names
+import quicwire
+import tlswire
+import wire
 
 RESOLVERS4 = ["1.1.1.1", "8.8.8.8", "9.9.9.9"]
 RESOLVERS6 = ["2606:4700:4700::1111", "2620:fe::fe"]
@@ -102,27 +100,29 @@ class Mix:
         self.quic_initials = []          # (frame index, name or "" when the hello goes on)
 
     # --- DNS -------------------------------------------------------------------------------
-    def lookup(self, vm, t, qname, entry):
-        """A stub resolver's lookup: A, often AAAA, sometimes HTTPS, from one port, each
-        answered. entry None: the name does not exist. Returns when the answers are in."""
+    def lookup(self, vm, t, qname, entry, want_aaaa=False):
+        """A stub resolver's lookup: A, AAAA when asked for and often otherwise, sometimes
+        HTTPS, from one port, each answered. entry None: the name does not exist. Returns
+        when the answers are in."""
         r = self.r
         over6 = vm.ip6 is not None and r.random() < 0.3
         resolver = r.choice(RESOLVERS6 if over6 else RESOLVERS4)
         link = flows.Link(self.cap, vm, resolver, RESOLVER_TTL, over6)
         port, edns, rtt = vm.port(), r.random() < 0.5, r.uniform(0.001, 0.03)
-        qtypes = [dnswire.TYPE_A] + ([dnswire.TYPE_AAAA] if r.random() < 0.7 else []) + \
+        qtypes = [dnswire.TYPE_A] + \
+            ([dnswire.TYPE_AAAA] if want_aaaa or r.random() < 0.7 else []) + \
             ([dnswire.TYPE_HTTPS] if r.random() < 0.15 else [])
         for i, qtype in enumerate(qtypes):
             qid = r.getrandbits(16)
             link.udp(t + i * 0.00003, True, port, 53, dnswire.query(qid, qname, qtype, edns),
                      ident=r.getrandbits(16))
-            msg, bound = dnswire.response(qid, qname, qtype, edns, entry, r.randrange(1, 1 << 31))
+            msg, nodata = dnswire.response(qid, qname, qtype, edns, entry,
+                                           r.randrange(1, 1 << 31))
             link.udp(t + rtt + i * 0.0002, False, port, 53, msg, ident=r.getrandbits(16))
             self.counts.add("dns_queries")
             self.counts.add("dns_responses")
             self.counts.add("dns_nxdomain", entry is None)
-            self.counts.add("dns_nodata", entry is not None and not bound and
-                            qtype != dnswire.TYPE_HTTPS)
+            self.counts.add("dns_nodata", nodata)
         return t + rtt + 0.001
 
     def lookup_only(self, t):
@@ -134,10 +134,15 @@ class Mix:
         self.lookup(self.r.choice(self.w.vms), t, names.unknown_name(self.r, self.w.hosts), None)
 
     # --- TCP: TLS and plain HTTP ----------------------------------------------------------
-    def connect(self, vm, t, host, dport, rtt):
-        addr = self.w.server_address(self.r, vm, host)
-        link = flows.Link(self.cap, vm, addr, self.r.randrange(46, 60))
-        return flows.Tcp(link, self.r, t, rtt, vm.port(), dport, self.r.getrandbits(20))
+    def connect(self, vm, t, host, dport, rtt, lookup_share):
+        """A TCP connection to one of host's addresses, after a lookup of host (asking for
+        AAAA when that is the family used) in lookup_share of the cases."""
+        r = self.r
+        addr = self.w.server_address(r, vm, host)
+        if r.random() < lookup_share:
+            t = self.lookup(vm, t, host, self.w.dns[host], want_aaaa=":" in addr)
+        link = flows.Link(self.cap, vm, addr, r.randrange(46, 60))
+        return flows.Tcp(link, r, t, rtt, vm.port(), dport, r.getrandbits(20))
 
     def download_size(self):
         return min(self.max_download, int(self.r.lognormvariate(9.3, 1.2)))
@@ -171,9 +176,7 @@ class Mix:
     def tls_session(self, t):
         r = self.r
         vm, host = r.choice(self.w.vms), self.w.popular_host(r)
-        if r.random() < 0.55:
-            t = self.lookup(vm, t, host, self.w.dns[host])
-        tcp = self.connect(vm, t, host, 443, r.uniform(0.004, 0.12))
+        tcp = self.connect(vm, t, host, 443, r.uniform(0.004, 0.12), 0.55)
         tcp.handshake()
         pq = emit_hello(tcp, r, host, self.counts, 0.0001)
         tcp.segment(False, wire.TCP_ACK, dt=tcp.rtt * 0.9)
@@ -219,9 +222,7 @@ class Mix:
         r = self.r
         vm = r.choice(self.w.vms)
         host = r.choice(names.APT_MIRRORS + names.APK_MIRRORS)
-        if r.random() < 0.5:
-            t = self.lookup(vm, t, host, self.w.dns[host])
-        tcp = self.connect(vm, t, host, 80, r.uniform(0.005, 0.05))
+        tcp = self.connect(vm, t, host, 80, r.uniform(0.005, 0.05), 0.5)
         tcp.handshake()
         requests = [self.http_request(host, r) for _ in range(r.randrange(1, 5))]
         if r.random() < 0.4:
@@ -240,15 +241,18 @@ class Mix:
     def running_download(self, t, segments):
         """A download already under way when the capture starts: no handshake, no hello."""
         r = self.r
-        vm, host = r.choice(self.w.vms[:12]), self.w.popular_host(r)
-        tcp = self.connect(vm, t, host, 443, 0.03)
+        vm = r.choice([v for v in self.w.vms if not v.vlan])
+        tcp = self.connect(vm, t, self.w.popular_host(r), 443, 0.03, 0)
         tcp.send(False, r.randbytes(flows.SEGMENT * segments), 0.00005)
 
     # --- QUIC ------------------------------------------------------------------------------
     def quic_session(self, t):
         r = self.r
         vm, host = r.choice(self.w.vms), self.w.popular_host(r)
-        link = flows.Link(self.cap, vm, self.w.server_address(r, vm, host), r.randrange(46, 60))
+        addr = self.w.server_address(r, vm, host)
+        if r.random() < 0.5:
+            t = self.lookup(vm, t, host, self.w.dns[host], want_aaaa=":" in addr)
+        link = flows.Link(self.cap, vm, addr, r.randrange(46, 60))
         port, dcid, server_cid = vm.port(), r.randbytes(8), r.randbytes(8)
         pq = r.random() < PQ_SHARE
         hello = tlswire.client_hello(r, host, "chrome", pq, quic=True)
@@ -435,7 +439,10 @@ def write_quic_oracle(path, cap, initials):
 def generate(args):
     os.makedirs(args.outdir, exist_ok=True)
     world = Traffic(args.seed, args.hosts)
-    out = lambda name: os.path.join(args.outdir, name)    # noqa: E731
+
+    def out(name):
+        return os.path.join(args.outdir, name)
+
     with open(out("hosts.txt"), "w") as f:
         f.writelines(h + "\n" for h in world.hosts)
     manifest = {"seed": args.seed, "hosts": len(world.hosts),
