@@ -19,9 +19,8 @@ import statistics
 import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.normpath(os.path.join(HERE, "../.."))
-TRAFFIC = os.environ.get("TRAFFIC_DIR", os.path.join(ROOT, "../shared/traffic"))
+from bench_traffic import ROOT, TRAFFIC, traffic_file
+
 NDPI = os.environ.get("BENCH_NDPI_BIN", os.path.join(ROOT, "build/tests/bench/bench_ndpi"))
 FULL = os.environ.get("BENCH_FULL_BIN", os.path.join(ROOT, "build/tests/bench/bench_full"))
 FULL_ARGS = shlex.split(os.environ.get("BENCH_FULL_ARGS", ""))
@@ -49,7 +48,8 @@ def rate(results, name, cmd):
 
 
 def main():
-    ndpi_cmd = [NDPI, os.path.join(TRAFFIC, "hello.pcap")]
+    ndpi_cmd = [NDPI, traffic_file("hello.pcap")]
+    os.environ["TRAFFIC_DIR"] = TRAFFIC        # bench_full's, when it came from the default
     full_cmd = [FULL, "conn"] + FULL_ARGS
     have_full = os.access(FULL, os.X_OK)
     if not have_full:

@@ -2,9 +2,9 @@
 """Dataplane benchmark: namegate against dpdk-testpmd --forward-mode=io on the same
 virtual devices in one run, so the figures are a ratio on the same machine and moment.
 
-Each capture of ../shared/traffic is split by direction into a VM-side and an uplink-side
-pcap (in the build dir); both ports are net_pcap with infinite_rx and no tx_pcap, so the
-driver frees what is sent as net_null does (issue 14: writing to tx_pcap=/dev/null added
+Each capture the build generates (tests/traffic) is split by direction into a VM-side and
+an uplink-side pcap (in the build dir); both ports are net_pcap with infinite_rx and no
+tx_pcap, so the driver frees what is sent as net_null does (issue 14: writing to tx_pcap=/dev/null added
 the same cost to both sides and pulled the ratio toward 1). namegate runs one worker with every VM of the capture configured, a policy
 that allows every address (so established flows are forwarded, which is the common
 case), and on_block: drop. small64 has no handshakes, so a SYN is put before each of its
@@ -25,8 +25,8 @@ import time
 
 from scapy.all import TCP, PcapReader, PcapWriter
 
-TRAFFIC = os.environ.get("TRAFFIC_DIR", os.path.join(os.path.dirname(__file__),
-                                                     "../../../shared/traffic"))
+from bench_traffic import traffic_file
+
 NAMEGATE = os.environ.get("NAMEGATE_BIN", "build/dataplane/namegate")
 WARMUP, MEASURE = 3.0, 6.0
 EAL = ["--no-huge", "-m", "2048", "--no-pci", "-l", "0-1", "--log-level", "*:error"]
@@ -186,7 +186,7 @@ def idle_cpu_pct(manifest, workdir, idle_sleep_us=None):
 
 
 def main():
-    with open(os.path.join(TRAFFIC, "manifest.json")) as f:
+    with open(traffic_file("manifest.json")) as f:
         manifest = json.load(f)
     with tempfile.TemporaryDirectory(prefix="ngidle") as work:
         # the baseline in the same run: the same daemon polling without rest
@@ -199,7 +199,7 @@ def main():
     vm_macs = {vm["mac"].lower() for vm in manifest["vms"]}
     with tempfile.TemporaryDirectory(prefix="ngbench") as work:
         for name, syns in (("small64", True), ("mix", False)):
-            vm_pcap, up_pcap = split(os.path.join(TRAFFIC, f"{name}.pcap"), vm_macs, work,
+            vm_pcap, up_pcap = split(traffic_file(f"{name}.pcap"), vm_macs, work,
                                      add_syns=syns)
             devs = devices(vm_pcap, up_pcap)
             prefix = f"ngbench{os.getpid()}"

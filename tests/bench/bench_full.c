@@ -2,7 +2,7 @@
  * bench_full: namegate's real worker doing the product's work, in one process, against an
  * io baseline on the same ports in the same run (issue 14). Usage:
  *
- *   bench_full MODE [TRAFFIC_DIR]      (default $TRAFFIC_DIR, else /work/shared/traffic)
+ *   bench_full MODE [TRAFFIC_DIR]      (default $TRAFFIC_DIR, else build/tests/traffic)
  *
  * MODE is one of
  *   mix       mix.pcap, fully inspected: a name-based policy of hosts.txt, every resolver
@@ -30,6 +30,7 @@
  * the worker (dp_stats_value(), the same sums /metrics serves) and from what left the ports.
  * No hugepages here (--no-huge): memory is plain pages, TLB misses included.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -46,6 +47,7 @@
 #include <rte_ring.h>
 
 #include "bench_full.h"
+#include "bench_input.h"
 #include "dp_run.h"
 #include "dp_stats.h"
 #include "policy/load.h"
@@ -131,6 +133,8 @@ bench_vms(const char *traffic, FILE *out)
 	struct json_object *root, *vms;
 
 	snprintf(path, sizeof(path), "%s/manifest.json", traffic);
+	if (bench_input_missing("bench_full", path))
+		return -1;
 	if ((root = json_object_from_file(path)) == NULL ||
 	    !json_object_object_get_ex(root, "vms", &vms)) {
 		fprintf(stderr, "bench_full: %s: no vms\n", path);
@@ -155,6 +159,34 @@ bench_vms(const char *traffic, FILE *out)
 	return 0;
 }
 
+/*
+ * The MAC and IPv4 address of manifest.json's first VM, which bench_full_capacity's frames
+ * come from. 0, or -1 after a line on stderr.
+ */
+int
+bench_vm0(const char *traffic, uint8_t mac[6], uint8_t ip4[4])
+{
+	char path[4096];
+	struct json_object *root = NULL, *vms, *m, *a;
+	int rc = -1;
+
+	snprintf(path, sizeof(path), "%s/manifest.json", traffic);
+	if (bench_input_missing("bench_full", path))
+		return -1;
+	if ((root = json_object_from_file(path)) != NULL &&
+	    json_object_object_get_ex(root, "vms", &vms) && json_object_array_length(vms) > 0 &&
+	    json_object_object_get_ex(json_object_array_get_idx(vms, 0), "mac", &m) &&
+	    json_object_object_get_ex(json_object_array_get_idx(vms, 0), "ip4", &a) &&
+	    sscanf(json_object_get_string(m), "%2hhx:%2hhx:%2hhx:%2hhx:%2hhx:%2hhx", &mac[0],
+	    &mac[1], &mac[2], &mac[3], &mac[4], &mac[5]) == 6 &&
+	    inet_pton(AF_INET, json_object_get_string(a), ip4) == 1)
+		rc = 0;
+	else
+		fprintf(stderr, "bench_full: %s: no vms[0] with a mac and an ip4\n", path);
+	json_object_put(root);
+	return rc;
+}
+
 /* Every name of hosts.txt, quoted, comma-separated. */
 static int
 bench_hosts(const char *traffic, FILE *out)
@@ -164,6 +196,8 @@ bench_hosts(const char *traffic, FILE *out)
 	int n = 0;
 
 	snprintf(path, sizeof(path), "%s/hosts.txt", traffic);
+	if (bench_input_missing("bench_full", path))
+		return -1;
 	if ((f = fopen(path, "r")) == NULL) {
 		fprintf(stderr, "bench_full: %s: %s\n", path, strerror(errno));
 		return -1;
@@ -274,8 +308,9 @@ main(int argc, char **argv)
 	static struct bench b;
 	const char *env = getenv("TRAFFIC_DIR");
 
+	/* the default build directory's generated captures, run from the source root */
 	b.traffic = argc > 2 ? argv[2] : env != NULL && env[0] != '\0' ? env :
-	    "/work/shared/traffic";
+	    "build/tests/traffic";
 	b.instr = getenv("BENCH_INSTR") != NULL && strcmp(getenv("BENCH_INSTR"), "1") == 0;
 	b.csum_offload = getenv("BENCH_CSUM_OFFLOAD") != NULL &&
 	    strcmp(getenv("BENCH_CSUM_OFFLOAD"), "1") == 0;

@@ -73,6 +73,7 @@ int bench_open(struct bench *b, const char *yaml, size_t len, const char *mem_mb
 void bench_close(struct bench *b);
 char *bench_config(const char *traffic, const char *policy, const char *resolvers,
     const char *dataplane, size_t *len);
+int bench_vm0(const char *traffic, uint8_t mac[6], uint8_t ip4[4]);
 int bench_resolvers(const struct bench_trace *t, char *out, size_t cap);
 void bench_counters(const struct bench *b, const char *mode, FILE *out);
 uint64_t bench_count(const struct bench *b, int family, unsigned int i);

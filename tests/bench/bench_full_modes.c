@@ -8,6 +8,7 @@
 
 #include "api/dp_counters.h"
 #include "bench_full.h"
+#include "bench_input.h"
 #include "sni/pkt.h"
 #include "sni/tls.h"
 
@@ -63,10 +64,13 @@ bench_start(struct bench *b, const char *policy, const char *resolvers, const ch
 	return rc;
 }
 
+/* path = the traffic directory's file, which must be there. */
 static int
 bench_path(char *path, size_t cap, const struct bench *b, const char *file)
 {
-	return snprintf(path, cap, "%s/%s", b->traffic, file) < (int)cap ? 0 : -1;
+	if (snprintf(path, cap, "%s/%s", b->traffic, file) >= (int)cap)
+		return -1;
+	return bench_input_missing("bench_full", path) ? -1 : 0;
 }
 
 /*

@@ -20,8 +20,9 @@ import subprocess
 import sys
 import tempfile
 
+from bench_traffic import TRAFFIC, traffic_file
+
 BENCH = os.environ.get("BENCH_FULL", "build/tests/bench/bench_full")
-TRAFFIC = os.environ.get("TRAFFIC_DIR", "/work/shared/traffic")
 
 
 def instructions(mode, workdir):
@@ -47,6 +48,8 @@ def main():
     if shutil.which("valgrind") is None:
         print("SKIP bench_instr: valgrind is not installed (tests/install-deps.sh installs it)")
         return 0
+    for name in ("small64.pcap", "mix.pcap", "hello.pcap", "hosts.txt", "manifest.json"):
+        traffic_file(name)
     with tempfile.TemporaryDirectory(prefix="ngcallgrind") as work:
         ir, frames, _ = instructions("small64", work)
         print(f"INFO small64 Ir={ir} frames={frames}")

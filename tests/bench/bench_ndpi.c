@@ -20,6 +20,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "bench_input.h"
 #include "hello_flows.h"
 
 #define PASSES_DEFAULT		20
@@ -151,7 +152,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: bench_ndpi HELLO_PCAP [PASSES]\n");
 		return 2;
 	}
-	if (hello_flows_load(argv[1], &hf) != 0)
+	if (bench_input_missing("bench_ndpi", argv[1]) || hello_flows_load(argv[1], &hf) != 0)
 		goto out;
 	if ((mod = bench_ndpi_module()) == NULL) {
 		fprintf(stderr, "bench_ndpi: ndpi_init_detection_module failed\n");

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_input.h"
 #include "sni/dns.h"
 #include "sni/pkt.h"
 #include "sni/tls.h"
@@ -177,10 +178,10 @@ main(int argc, char **argv)
 		return 2;
 	}
 	snprintf(path, sizeof(path), "%s/hello.pcap", argv[1]);
-	if (load(path, &hellos, NULL) != 0)
+	if (bench_input_missing("bench_parsers", path) || load(path, &hellos, NULL) != 0)
 		return 1;
 	snprintf(path, sizeof(path), "%s/mix.pcap", argv[1]);
-	if (load(path, NULL, &dns) != 0)
+	if (bench_input_missing("bench_parsers", path) || load(path, NULL, &dns) != 0)
 		return 1;
 	for (size_t i = 0; i < hellos.n; i++)
 		found += run_tls(hellos.m[i].p, hellos.m[i].len) > 0;

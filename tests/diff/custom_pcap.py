@@ -1,4 +1,4 @@
-"""A capture of the awkward cases the shared traffic does not stress: ClientHellos
+"""A capture of the awkward cases the generated traffic does not stress: ClientHellos
 fragmented over TLS records and TCP segments, reordered and retransmitted; DNS over TCP
 with two messages in one segment and one message over two; CNAME chains in mixed case
 with records off the chain. Built with scapy, so its bytes owe nothing to namegate."""

@@ -7,9 +7,14 @@ so namegate's own chain logic is judged against a second, independent one.
 import json
 import os
 import subprocess
+from pathlib import Path
 
 DUMP = os.environ.get("NAMEGATE_DUMP", "build/sni/dump/namegate-dump")
 LDNS_ORACLE = os.environ.get("LDNS_ORACLE", "build/tests/diff/ldns_oracle")
+# the captures the build generates (tests/traffic), the default build directory's if unset
+TRAFFIC = Path(os.environ.get("TRAFFIC_DIR") or
+               Path(__file__).resolve().parents[2] / "build" / "tests" / "traffic")
+TRAFFIC_FILES = ("mix.pcap", "hello.pcap", "mix-quic.txt")
 TLS_PORTS = (443, 8443)
 CHAIN_MAX = 16
 TYPE_A, TYPE_CNAME, TYPE_AAAA = 1, 5, 28
@@ -18,6 +23,15 @@ TYPE_A, TYPE_CNAME, TYPE_AAAA = 1, 5, 28
 def dump(pcap, *args):
     out = subprocess.run([DUMP, *args, str(pcap)], check=True, capture_output=True, text=True)
     return [json.loads(line) for line in out.stdout.splitlines()]
+
+
+def missing_input():
+    """What to say when a capture the tests read is not there, or None."""
+    for name in TRAFFIC_FILES:
+        if not (TRAFFIC / name).is_file():
+            return (f"{TRAFFIC / name}: missing; tests/traffic/gen_traffic.py makes it when "
+                    "the tests are built (meson compile)")
+    return None
 
 
 def ttl_of(v):
@@ -106,6 +120,16 @@ def tshark_http(pcap):
         for host in hosts.split(","):      # one per request the frame completes
             seen.setdefault(int(frame), []).append((src, dst, canon_host(host)))
     return seen
+
+
+def tshark_quic_initials(pcap):
+    """[(frame, sni or None)] for every client Initial to UDP 443 (RFC 9001 lets tshark
+    remove the protection); the SNI where the frame completes a ClientHello."""
+    out = tshark(pcap, "-Y", "udp.dstport == 443 && quic.long.packet_type == 0",
+                 "-T", "fields", "-E", "separator=|",
+                 "-e", "frame.number", "-e", "tls.handshake.extensions_server_name")
+    return [(int(frame), sni or None)
+            for frame, sni in (line.split("|") for line in out.splitlines())]
 
 
 def _tshark_answers(dns):

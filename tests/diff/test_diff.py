@@ -9,7 +9,7 @@ import pytest
 import custom_pcap
 import oracles
 
-TRAFFIC = Path(os.environ.get("TRAFFIC_DIR", Path(__file__).parents[3] / "shared" / "traffic"))
+TRAFFIC = oracles.TRAFFIC
 BUILD = Path(os.environ.get("BUILD_DIR", "/tmp"))
 
 RCODES = {"NOERROR": 0, "FORMERR": 1, "SERVFAIL": 2, "NXDOMAIN": 3, "NOTIMP": 4, "REFUSED": 5}
@@ -89,10 +89,22 @@ def test_sni_matches_tshark(capture):
 
 
 def test_every_hello_judged(capture):
-    """The shared captures hold only well-formed hellos: nothing may be refused."""
+    """The generated captures hold only well-formed hellos: nothing may be refused."""
     pcap, lines = capture
     refused = [x for x in lines if x["type"] == "tls" and "verdict" in x]
     assert refused == []
+
+
+def test_quic_initials_match_tshark():
+    """mix-quic.txt, by which test_dp_quic judges namegate's QUIC reader, says what tshark
+    reads in mix.pcap's client Initials: the same frames, each hello's name in the frame
+    that completes it."""
+    rows = [line.split() for line in (TRAFFIC / "mix-quic.txt").read_text().splitlines()
+            if not line.startswith("#")]
+    ours = [(int(frame), None if name == "-" else name) for frame, name in rows]
+    theirs = oracles.tshark_quic_initials(TRAFFIC / "mix.pcap")
+    assert any(sni for _, sni in theirs) and any(sni is None for _, sni in theirs)
+    assert ours == theirs
 
 
 def test_dns_matches_tshark(capture):

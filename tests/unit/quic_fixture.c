@@ -1,8 +1,8 @@
 /*
  * Fixtures shared by the dp_quic tests (test_dp_quic.c, test_dp_quic_crypto.c,
- * test_dp_quic_bad.c): the RFC and mix.pcap vectors, a client flow, an Initial sealer built
- * on the module's own key derivation, and the UDP payload of a captured frame. Failures go
- * through cmocka, so these may only be called from inside a running test.
+ * test_dp_quic_bad.c): the RFC vectors, fixed real Initials, a client flow, an Initial
+ * sealer built on the module's own key derivation, and the UDP payload of a captured frame.
+ * Failures go through cmocka, so these may only be called from inside a running test.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -98,7 +98,7 @@ const char qf_rfc_a2_crypto_hex[] =
 	"ffffffffff05048000ffff07048000ffff0801100104800075300901100f088394c8f03e51570806"
 	"048000ffff";
 
-/* mix.pcap frame 1015: a client's first Initial, 1250 bytes, SNI ledgerbolt.com. */
+/* A real Initial kept as a fixed vector: a client's first, 1250 bytes, SNI ledgerbolt.com. */
 const char qf_real_initial_hex[] =
 	"ce0000000108db9a00caaa3f72d0000044d091a8a63cff774c41367d482c67db8740cb9762d1131b"
 	"28bf9efb734f98658d29c9962b7b8c72cdccea67d5d8e934b1b7cd76b08a1caae05b76084be4754e"
@@ -133,7 +133,7 @@ const char qf_real_initial_hex[] =
 	"6253230edab3aa7108f6f852f84d05cda02a5c184a0379e5519d8b6dd57bf4f20602d349af22727d"
 	"5225ded210bb20ad2c72";
 
-/* mix.pcap frames 8092 and 8093: one ClientHello in two datagrams (CRYPTO 0..1150, 1150..). */
+/* A fixed vector of two real Initials: one hello in two datagrams (CRYPTO 0..1150, 1150..). */
 const char qf_pair1_hex[] =
 	"cf00000001083b4190854ddd9687000044d0470bdfe80bcaedeb7619cbf34b702e9a5b778d7c90b0"
 	"4136c914f01e28ebe741dc1a4f850283789a24abed1c46b90f037ca76e4620a44eb81a8dd830db9f"

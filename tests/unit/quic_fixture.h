@@ -1,10 +1,10 @@
 /*
  * Fixtures shared by the dp_quic tests (test_dp_quic.c, test_dp_quic_crypto.c,
- * test_dp_quic_bad.c): the RFC 9001 / RFC 9369 and mix.pcap vectors as hex, one client
- * flow, an Initial sealer built on the module's own key derivation, ClientHello and CRYPTO
- * frame builders, and the UDP payload of a captured Ethernet frame. Every function fails
- * the running cmocka test on misuse or a wrong answer, so call them only from inside a
- * test (qf_setup and qf_teardown are the group fixtures that make qf_ctx).
+ * test_dp_quic_bad.c): the RFC 9001 / RFC 9369 vectors and fixed real Initials as hex, one
+ * client flow, an Initial sealer built on the module's own key derivation, ClientHello and
+ * CRYPTO frame builders, and the UDP payload of a captured Ethernet frame. Every function
+ * fails the running cmocka test on misuse or a wrong answer, so call them only from inside
+ * a test (qf_setup and qf_teardown are the group fixtures that make qf_ctx).
  */
 #ifndef QUIC_FIXTURE_H
 #define QUIC_FIXTURE_H
@@ -22,7 +22,7 @@
 extern const char qf_rfc9001_a2_hex[];
 extern const char qf_rfc9369_a2_hex[];
 extern const char qf_rfc_a2_crypto_hex[];
-/* mix.pcap frame 1015 (SNI ledgerbolt.com); frames 8092 + 8093, one hello in two. */
+/* Fixed real Initials: one (SNI ledgerbolt.com); a pair carrying one hello in two. */
 extern const char qf_real_initial_hex[];
 extern const char qf_pair1_hex[];
 extern const char qf_pair2_hex[];

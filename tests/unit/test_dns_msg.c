@@ -306,7 +306,7 @@ struct dns_case {
 #define L60		"abcdefghijklmnopqrstuvwxyz-0123456789-abcdefghijklmnopqrstuv"
 #define L189		L63 "." L63 "." L63
 #define SIMPLE		RQ(2, 0, 1) "A @12 30 203.0.113.10; A @12 20 2001:db8::10; O 4096"
-/* mix.pcap frame 938: CNAME to a fastly name, four A, EDNS */
+/* A real response, kept as a fixed vector: CNAME to a fastly name, four A, EDNS */
 #define REAL_938	"B 46ee818000010005000000010763656e7472616c08736f6e617479706503636f6d0000" \
 	"010001c00c000500010000012c0023096475616c737461636b087275627967656d73036d61700666" \
 	"6173746c79036e657400c032000100010000003c0004c7e8e6bfc032000100010000003c0004c7e8" \

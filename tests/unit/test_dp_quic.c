@@ -1,5 +1,6 @@
 /*
- * dp_quic: real Initials from mix.pcap judged against tshark's reading of them, and
+ * dp_quic: the Initials of the build's mix.pcap (tests/traffic) judged against the names
+ * the generator put in them, which tests/diff checks against tshark's reading, and
  * Initials sealed here (quic_fixture.c) with the module's own key derivation for what a
  * capture does not show: hellos split and shuffled in CRYPTO frames, coalesced packets,
  * Retry, a version change, HelloRetryRequest, datagrams that are not Initials. The RFC
@@ -23,8 +24,8 @@
 #include "quic_fixture.h"
 #include "tls_fixture.h"
 
-#ifndef DP_QUIC_TRAFFIC
-#define DP_QUIC_TRAFFIC	"../shared/traffic"
+#ifndef DP_QUIC_TRAFFIC		/* the build's generated captures: tests/meson.build */
+#error "DP_QUIC_TRAFFIC: the directory of mix.pcap"
 #endif
 
 /* libcrypto's allocations, counted from main() on (CRYPTO_set_mem_functions). */
@@ -56,7 +57,7 @@ count_free(void *p, const char *file, int line)
 	free(p);
 }
 
-/* mix.pcap frame 1015, and frames 8092 + 8093 (one hello over two datagrams) both ways. */
+/* The fixed captured vectors of quic_fixture.c: one Initial, and one hello over two datagrams. */
 static void
 test_real(void **state)
 {
@@ -380,233 +381,50 @@ test_misc(void **state)
 }
 
 /*
- * mix.pcap: every client Initial of the capture (tshark -Y 'udp.dstport==443 &&
- * quic.long.packet_type==0' -e frame.number -e tls.handshake.extensions_server_name),
- * with tshark's SNI; "" where the hello continues in the next datagram.
+ * mix.pcap's client Initials, from mix-quic.txt beside it: "frame name" lines in frame
+ * order, name "-" where the hello goes on in the next datagram. The generator writes the
+ * file with the capture; tests/diff checks it against tshark's reading of the capture.
  */
-static const struct {
+struct oracle_row {
 	uint32_t frame;
-	const char *sni;
-} oracle[] = {
-	{ 1015, "ledgerbolt.com" },
-	{ 4286, "www.frost-ridge.com" },
-	{ 5054, "test.pypi.org" },
-	{ 5859, "workspebble.org" },
-	{ 6329, "harbor-ember.herokuapp.com" },
-	{ 6464, "static.crates.io" },
-	{ 7481, "upload.pypi.org" },
-	{ 7960, "test-files.pythonhosted.org" },
-	{ 8092, "" },
-	{ 8093, "registry.yarnpkg.com" },
-	{ 8302, "cloud3.github.io" },
-	{ 8783, "esm.sh" },
-	{ 9612, "" },
-	{ 9613, "www.lumen-lunar.org" },
-	{ 9810, "dth0ne8myhhtxc.cloudfront.net" },
-	{ 9894, "api.mintcedar.ai" },
-	{ 11799, "www.glade-vector.ai" },
-	{ 12799, "static.vaporcloud.com" },
-	{ 12942, "eu-central-1.ingest.willowtrail.com" },
-	{ 13122, "gcr.io" },
-	{ 14449, "uploads.github.com" },
-	{ 16616, "" },
-	{ 16617, "login.microsoftonline.com" },
-	{ 16708, "pixel-ops.herokuapp.com" },
-	{ 16947, "nox.readthedocs.io" },
-	{ 17455, "" },
-	{ 17456, "hawk-matrix-581.s3.us-west-2.amazonaws.com" },
-	{ 18548, "" },
-	{ 18549, "quay.io" },
-	{ 18646, "codeload.github.com" },
-	{ 18941, "gist.githubusercontent.com" },
-	{ 19187, "" },
-	{ 19188, "cachezephyr.dev" },
-	{ 19195, "index.rubygems.org" },
-	{ 19372, "zephyr-karma.vercel.app" },
-	{ 19542, "summit.readthedocs.io" },
-	{ 19779, "" },
-	{ 19780, "pypi.org" },
-	{ 20107, "astral.sh" },
-	{ 20481, "api.vaportopaz.io" },
-	{ 22127, "ridge-nova.vercel.app" },
-	{ 22490, "" },
-	{ 22491, "test.pypi.org" },
-	{ 23228, "hub.hub.sage.ops.echovista.com" },
-	{ 23538, "api.thunderfalcon.io" },
-	{ 24381, "" },
-	{ 24382, "proxy.golang.org" },
-	{ 24532, "" },
-	{ 24533, "trailnimbus.org" },
-	{ 24777, "copilot-proxy.githubusercontent.com" },
-	{ 26833, "cdn.swiftforge.net" },
-	{ 26953, "" },
-	{ 26954, "registry.gitlab.com" },
-	{ 27519, "test.pypi.org" },
-	{ 27875, "" },
-	{ 27876, "zenith.readthedocs.io" },
-	{ 28981, "radar-birch.vercel.app" },
-	{ 29064, "" },
-	{ 29065, "arc.pkg.githubusercontent.com" },
-	{ 30413, "api.violetworks.ai" },
-	{ 30674, "" },
-	{ 30675, "files.pythonhosted.org" },
-	{ 31226, "" },
-	{ 31227, "console.anthropic.com" },
-	{ 31664, "meadow45.blob.core.windows.net" },
-	{ 32547, "" },
-	{ 32548, "cdn.cachenebula.net" },
-	{ 32771, "delta-terra.vercel.app" },
-	{ 32778, "" },
-	{ 32779, "cdn.quillmosaic.net" },
-	{ 33139, "" },
-	{ 33140, "avatars.githubusercontent.com" },
-	{ 33411, "cdn.solarbeacon.net" },
-	{ 33622, "login.radarquartz.cloud" },
-	{ 34016, "d9yrq4ji7232r0.cloudfront.net" },
-	{ 35269, "files.pythonhosted.org" },
-	{ 35721, "" },
-	{ 35722, "phoenixmint.com" },
-	{ 36094, "cdn.birchdrift.net" },
-	{ 36155, "" },
-	{ 36156, "soft-soft-199.s3.eu-central-1.amazonaws.com" },
-	{ 37725, "" },
-	{ 37726, "bitbucket.org" },
-	{ 37735, "" },
-	{ 37736, "production.cloudflare.docker.com" },
-	{ 39194, "streampulse.com" },
-	{ 40656, "" },
-	{ 40657, "aiplatform.googleapis.com" },
-	{ 40965, "brightgalaxy.com" },
-	{ 42089, "pypi.org" },
-	{ 42724, "" },
-	{ 42725, "codeload.github.com" },
-	{ 42833, "sketch-tech.herokuapp.com" },
-	{ 43200, "www.onyx-thunder.org" },
-	{ 46021, "mirrors.fedoraproject.org" },
-	{ 46314, "signal-cedar.pages.dev" },
-	{ 46387, "quill-quartz.herokuapp.com" },
-	{ 46680, "fern.readthedocs.io" },
-	{ 46812, "registry.npmjs.org" },
-	{ 47259, "ws.coralivory.com" },
-	{ 47405, "en.wikipedia.org" },
-	{ 47406, "registry.npmjs.org" },
-	{ 47746, "arcstellar.com" },
-	{ 47948, "api.mintcedar.ai" },
-	{ 48364, "cdn.onyxember.net" },
-	{ 48370, "raw.githubusercontent.com" },
-	{ 49005, "" },
-	{ 49006, "cloud-ivory.vercel.app" },
-	{ 49016, "bitbucket.org" },
-	{ 49515, "" },
-	{ 49516, "huggingface.co" },
-	{ 52234, "nova-works-691.s3.eu-central-1.amazonaws.com" },
-	{ 52569, "upload.pypi.org" },
-	{ 52802, "dth0ne8myhhtxc.cloudfront.net" },
-	{ 52956, "cas-bridge.xethub.hf.co" },
-	{ 54281, "" },
-	{ 54282, "npm.pkg.github.com" },
-	{ 54439, "" },
-	{ 54440, "registry.npmjs.org" },
-	{ 55637, "matrixcoral.com" },
-	{ 55668, "" },
-	{ 55669, "static.mapleriver.com" },
-	{ 56523, "pypi.org" },
-	{ 57182, "comet-solar.vercel.app" },
-	{ 57392, "" },
-	{ 57393, "pipelines.actions.githubusercontent.com" },
-	{ 57487, "flux.pkg.githubusercontent.com" },
-	{ 58440, "" },
-	{ 58442, "release-assets.githubusercontent.com" },
-	{ 58690, "jcenter.bintray.com" },
-	{ 59258, "trail64.github.io" },
-	{ 59494, "" },
-	{ 59495, "galaxy.sapphire.lunar.orbit.cacheraven.com" },
-	{ 59824, "cdn.orbitoasis.net" },
-	{ 60354, "" },
-	{ 60355, "registry.yarnpkg.com" },
-	{ 60738, "index.docker.io" },
-	{ 60954, "files.pythonhosted.org" },
-	{ 61440, "" },
-	{ 61441, "files.pythonhosted.org" },
-	{ 61574, "objects.githubusercontent.com" },
-	{ 61737, "nodejs.org" },
-	{ 63106, "tidalstream.org" },
-	{ 63947, "" },
-	{ 63948, "mosaicstack.org" },
-	{ 64452, "" },
-	{ 64453, "pypi.org" },
-	{ 64711, "registry.gitlab.com" },
-	{ 66617, "" },
-	{ 66618, "api.openai.com" },
-	{ 66648, "test-files.pythonhosted.org" },
-	{ 66700, "" },
-	{ 66701, "test.pypi.org" },
-	{ 66839, "gist.github.com" },
-	{ 67231, "dbafy0uezcy8du.cloudfront.net" },
-	{ 68929, "axiszephyr.com" },
-	{ 69306, "events.indigohub.com" },
-	{ 69378, "test.pypi.org" },
-	{ 69381, "" },
-	{ 69382, "pypi.org" },
-	{ 70570, "" },
-	{ 70571, "xn--sketch-7tau.jp" },
-	{ 70923, "" },
-	{ 70924, "uploads.github.com" },
-	{ 71347, "public.ecr.aws" },
-	{ 74945, "test-files.pythonhosted.org" },
-	{ 75252, "quay.io" },
-	{ 75711, "s3.us-east-1.amazonaws.com" },
-	{ 75846, "" },
-	{ 75847, "sapphire-nexus-870.s3.eu-west-1.amazonaws.com" },
-	{ 76400, "www.lattice-falcon.com" },
-	{ 76541, "golang.org" },
-	{ 77269, "www.crown-ledger.de" },
-	{ 77909, "" },
-	{ 77910, "queuestream.org" },
-	{ 79799, "www.maple-zephyr.com" },
-	{ 80044, "npm.pkg.github.com" },
-	{ 80502, "" },
-	{ 80504, "api.solarblaze.ai" },
-	{ 80663, "latticeonyx.com" },
-	{ 80669, "pulseorbit.com" },
-	{ 80672, "img.vectortrail.io" },
-	{ 81801, "" },
-	{ 81802, "docs.rs" },
-	{ 82457, "dt6ndilyjlzkpv.cloudfront.net" },
-	{ 82680, "" },
-	{ 82681, "upload.pypi.org" },
-	{ 82682, "pypi.org" },
-	{ 82726, "test-files.pythonhosted.org" },
-	{ 83573, "cdn.pixelharbor.net" },
-	{ 84732, "upload.pypi.org" },
-	{ 85091, "cdn.quay.io" },
-	{ 86615, "api.openai.com" },
-	{ 87786, "cran.r-project.org" },
-	{ 88126, "summitthunder.net" },
-	{ 88641, "stone.objects.githubusercontent.com" },
-	{ 88817, "soft-soft-199.s3.eu-central-1.amazonaws.com" },
-	{ 89067, "ec2.us-east-1.amazonaws.com" },
-	{ 89218, "" },
-	{ 89219, "user-images.githubusercontent.com" },
-	{ 89308, "" },
-	{ 89309, "birch-base-6.s3.us-west-2.amazonaws.com" },
-	{ 89810, "" },
-	{ 89811, "auth.docker.io" },
-	{ 90011, "" },
-	{ 90012, "marketplace.visualstudio.com" },
-	{ 90038, "files.pythonhosted.org" },
-	{ 90145, "karmablaze.net" },
-	{ 92632, "zenith-galaxy.vercel.app" },
-	{ 94665, "" },
-	{ 94666, "npm.pkg.github.com" },
-	{ 94980, "radarrocket.com" },
-	{ 95954, "" },
-	{ 95955, "gitlab.com" },
-	{ 95988, "" },
-	{ 95989, "silver-pixel.pages.dev" },
-	{ 96975, "dx6yanrf8g9yv5.cloudfront.net" },
-	{ 96984, "downloads.gradle.org" },
+	char sni[256];
 };
+
+static struct oracle_row oracle[4096];
+
+/* Fails the test, in one line, when a file the build generates is not there. */
+static FILE *
+open_generated(const char *path, const char *mode)
+{
+	FILE *fp = fopen(path, mode);
+
+	if (fp == NULL)
+		fail_msg("%s: %s (tests/traffic/gen_traffic.py makes it when the tests are built)",
+		    path, strerror(errno));
+	return fp;
+}
+
+static size_t
+oracle_load(void)
+{
+	char line[512], name[256];
+	size_t n = 0;
+	unsigned int frame;
+	FILE *fp = open_generated(DP_QUIC_TRAFFIC "/mix-quic.txt", "r");
+
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		if (line[0] == '#')
+			continue;
+		assert_int_equal(sscanf(line, "%u %255s", &frame, name), 2);
+		assert_true(n < sizeof(oracle) / sizeof(oracle[0]));
+		assert_true(n == 0 || frame > oracle[n - 1].frame);
+		oracle[n].frame = frame;
+		strcpy(oracle[n].sni, strcmp(name, "-") == 0 ? "" : name);
+		n++;
+	}
+	fclose(fp);
+	return n;
+}
 
 struct pcap_flow {
 	uint8_t key[34];	/* source address, source port, destination address */
@@ -621,19 +439,15 @@ struct pcap_flow {
 static void
 test_pcap(void **state)
 {
-	const char *path = DP_QUIC_TRAFFIC "/mix.pcap";
 	static struct pcap_flow flows[512];
 	size_t nb_flows = 0, o = 0, found = 0, more = 0, other = 0, size, off = 24;
+	size_t nb_oracle = oracle_load();
 	uint8_t *file, key[34];
 	uint32_t frame = 0;
 	long sz;
-	FILE *fp;
+	FILE *fp = open_generated(DP_QUIC_TRAFFIC "/mix.pcap", "rb");
 
 	(void)state;
-	if ((fp = fopen(path, "rb")) == NULL) {
-		print_message("%s: not there, skipped\n", path);
-		skip();
-	}
 	assert_int_equal(fseek(fp, 0, SEEK_END), 0);
 	assert_true((sz = ftell(fp)) > 24);
 	size = (size_t)sz;
@@ -669,7 +483,7 @@ test_pcap(void **state)
 			qf_flow_init(&pf->f);
 		}
 		want = DP_QUIC_NOT_INITIAL;
-		if (o < sizeof(oracle) / sizeof(oracle[0]) && oracle[o].frame == frame)
+		if (o < nb_oracle && oracle[o].frame == frame)
 			want = oracle[o].sni[0] != '\0' ? DP_QUIC_FOUND : DP_QUIC_NEED_MORE;
 		st = qf_feed(&pf->f, d, len);
 		if (st != want)
@@ -684,7 +498,7 @@ test_pcap(void **state)
 		other += want == DP_QUIC_NOT_INITIAL;
 	}
 	free(file);
-	assert_int_equal(o, sizeof(oracle) / sizeof(oracle[0]));
+	assert_int_equal(o, nb_oracle);
 	print_message("mix.pcap: %zu flows, %zu hellos found (%zu over two datagrams), %zu "
 	    "other datagrams\n", nb_flows, found, more, other);
 	assert_true(found >= 20 && more >= 1);

@@ -1,5 +1,5 @@
 /*
- * quic_initial_parse: a real v1 Initial from mix.pcap and built headers for the rest.
+ * quic_initial_parse: a real v1 Initial (a fixed vector) and built headers for the rest.
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -12,7 +12,7 @@
 
 #include "sni/quic.h"
 
-/* mix.pcap frame 1015: a client's first Initial, UDP to port 443, 1250 bytes. */
+/* A real client's first Initial, kept as a fixed vector: UDP to port 443, 1250 bytes. */
 static const char real_initial_hex[] =
 	    "ce0000000108db9a00caaa3f72d0000044d091a8a63cff774c41367d482c67db8740cb9762d1131b"
 	    "28bf9efb734f98658d29c9962b7b8c72cdccea67d5d8e934b1b7cd76b08a1caae05b76084be4754e"

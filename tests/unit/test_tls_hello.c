@@ -1,7 +1,7 @@
 /*
  * tls_hello_parse on valid hellos: each style the fixture builder makes (SNI, ALPN, ECH, a
- * post-quantum key share, several records), one hello captured from
- * ../shared/traffic/hello.pcap, and fragmentation at every offset. Every stream is also
+ * post-quantum key share, several records), one real captured hello (a fixed vector), and
+ * fragmentation at every offset. Every stream is also
  * checked prefix by prefix: no prefix of a valid hello may be anything but NEED_MORE.
  * Hellos the parser must refuse are in test_tls_hello_bad.c.
  */
@@ -128,7 +128,7 @@ test_post_quantum_size(void **state)
 	assert_true(out.sni.p > s.b && out.sni.p < s.b + s.n);
 }
 
-/* Captured from ../shared/traffic/hello.pcap: a Chrome-style hello with GREASE and ECH. */
+/* A real Chrome-style hello with GREASE and ECH, kept as a fixed vector. */
 static const char *const real_hello_hex[] = {
 	"1603010200010001fc03032978a771c930855b631ad1948f0299eb4e16a59a4f11f7d67128c282e0",
 	"af8d3e20c7798196ba10db8810acb3704ee6711cd31d68d3d7860195af91feb68f9f826600207a7a",
