@@ -5,8 +5,8 @@
 #
 # Strict on purpose: it needs root and DPDK (the lab and the daemon are most of what is
 # tested), a skipped case or a suite that runs none fails the command (tests/ng_strict.py,
-# and meson's SKIP counts as failed), and it runs with ../shared, which sits beside every CI
-# clone, hidden in a private mount namespace: the repository alone must be enough.
+# and meson's SKIP counts as failed), and it runs with the folder CI keeps beside every clone
+# ($shared below) hidden in a private mount namespace: the repository alone must be enough.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${NAMEGATE_BUILD:-build}
@@ -18,7 +18,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 if [ -z "${NG_SHARED_HIDDEN:-}" ]; then
 	bash tests/install-deps.sh
-	# an empty, read-only file system over ../shared, seen by this run's processes only
+	# an empty, read-only file system over $shared, seen by this run's processes only
 	exec unshare --mount --propagation private env NG_SHARED_HIDDEN=1 bash -c '
 		if [ -e "$1" ]; then
 			mount -t tmpfs -o ro,size=4k,mode=0555 ng-shared-hidden "$1"
