@@ -2,10 +2,23 @@
 that runs no case, or skips any, fails instead of counting as passed; a missing root, a
 missing DPDK or a missing capture is a failure the user sees, not a quiet "OK". Each
 session also appends its counts to $NG_CASES_LOG, from which run.sh prints how many cases
-ran and how many of them started the real daemon (the lab records those in
-$NG_DAEMON_STARTS: lab_namegate.record_daemon_start)."""
+ran and how many of them ran through the real daemon: with one of the lab's namegate
+processes (lab_namegate.LIVE_DAEMONS) alive while the case ran."""
 import json
 import os
+import sys
+
+_THROUGH_DAEMON = set()
+
+
+def _daemon_alive():
+    lab = sys.modules.get("lab_namegate")
+    return any(d.alive() for d in getattr(lab, "LIVE_DAEMONS", ()))
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" and _daemon_alive():
+        _THROUGH_DAEMON.add(report.nodeid)
 
 
 def _counts(session):
@@ -14,18 +27,8 @@ def _counts(session):
     return {k: len(stats.get(k, [])) for k in ("passed", "failed", "error", "skipped")}
 
 
-def _daemon_cases(nodeids):
-    path = os.environ.get("NG_DAEMON_STARTS")
-    if not path or not os.path.exists(path):
-        return 0
-    with open(path) as f:
-        started = {line.strip() for line in f}
-    return len(started & nodeids)
-
-
 def pytest_sessionfinish(session, exitstatus):
     counts = _counts(session)
-    nodeids = {item.nodeid for item in session.items}
     why = None
     if counts["skipped"]:
         why = f"{counts['skipped']} case(s) skipped: the test command runs every case"
@@ -35,11 +38,11 @@ def pytest_sessionfinish(session, exitstatus):
         session.ng_strict_why = why
         session.exitstatus = 1
     log = os.environ.get("NG_CASES_LOG")
-    if log:
+    if log and session.config.args:
         with open(log, "a") as f:
-            f.write(json.dumps({"suite": os.path.basename(str(session.config.rootpath)),
-                                "args": [str(a) for a in session.config.args],
-                                **counts, "daemon": _daemon_cases(nodeids)}) + "\n")
+            suite = os.path.basename(os.path.normpath(str(session.config.args[0])))
+            f.write(json.dumps({"suite": suite, **counts,
+                                "daemon": len(_THROUGH_DAEMON)}) + "\n")
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -38,8 +38,7 @@ meson compile -C "$build"
 
 cases=$PWD/$build/meson-logs/cases.jsonl
 : >"$cases"
-: >"$build/meson-logs/daemon-starts.txt"
-export NG_CASES_LOG=$cases NG_DAEMON_STARTS=$PWD/$build/meson-logs/daemon-starts.txt
+export NG_CASES_LOG=$cases
 export PYTHONPATH=$PWD/tests${PYTHONPATH:+:$PYTHONPATH} PYTEST_ADDOPTS="-p ng_strict"
 
 status=0
@@ -61,9 +60,10 @@ for line in open(sys.argv[1]):
 runs = [json.loads(line) for line in open(sys.argv[2])]
 ran = sum(r["passed"] + r["failed"] + r["error"] for r in runs)
 daemon = sum(r["daemon"] for r in runs)
-e2e = sum(r["passed"] + r["failed"] + r["error"] for r in runs if r["suite"] == "e2e")
-print(f"pytest cases: {ran} in {len(runs)} suites; e2e: {e2e} cases, {daemon} of them "
-      "through the real daemon")
+through = ", ".join(f"{r['suite']} {r['daemon']} of {r['passed'] + r['failed'] + r['error']}"
+                    for r in runs if r["daemon"])
+print(f"pytest cases: {ran} in {len(runs)} suites, {daemon} of them through the real daemon "
+      f"({through})")
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
 PY
