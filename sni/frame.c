@@ -287,14 +287,66 @@ frame_prefix_match(const uint8_t *addr, const uint8_t *prefix, unsigned int bits
 	return rest == 0 || ((addr[whole] ^ prefix[whole]) & (0xff << (8 - rest))) == 0;
 }
 
+/* Where RFC 6052 s2.2 puts the IPv4 address after a NAT64 prefix of 48, 56, 64, 96 bits. */
+static const uint8_t frame_nat64_at[][4] = {
+	{ 6, 7, 9, 10 }, { 7, 9, 10, 11 }, { 9, 10, 11, 12 }, { 12, 13, 14, 15 },
+};
+
+static size_t
+frame_v4_put(uint8_t out[][4], size_t n, size_t max, const uint8_t *a6, const uint8_t *at,
+    uint8_t flip)
+{
+	if (n < max)
+		for (int i = 0; i < 4; i++)
+			out[n][i] = a6[at[i]] ^ flip;
+	return n + 1;
+}
+
+size_t
+frame_addr_embedded_v4(const uint8_t *a6, uint8_t out[][4], size_t max)
+{
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff }, compat[12] = { 0 };
+	static const uint8_t nat64[12] = { 0, 0x64, 0xff, 0x9b };
+	static const uint8_t nat64_local[6] = { 0, 0x64, 0xff, 0x9b, 0, 1 };
+	static const uint8_t last[4] = { 12, 13, 14, 15 }, after_16[4] = { 2, 3, 4, 5 };
+	static const uint8_t after_32[4] = { 4, 5, 6, 7 };
+	size_t n = 0;
+
+	if (memcmp(a6, mapped, 12) == 0 || memcmp(a6, compat, 12) == 0 ||
+	    memcmp(a6, nat64, 12) == 0)
+		n = frame_v4_put(out, n, max, a6, last, 0);
+	/*
+	 * The local-use prefix's length is the operator's: every layout is a candidate but
+	 * those in 0/8, which are the zero bytes of the real layout read at another length
+	 * (and which no translator sends anywhere).
+	 */
+	if (memcmp(a6, nat64_local, 6) == 0)
+		for (size_t i = 0; i < sizeof(frame_nat64_at) / sizeof(frame_nat64_at[0]); i++)
+			if (a6[frame_nat64_at[i][0]] != 0)
+				n = frame_v4_put(out, n, max, a6, frame_nat64_at[i], 0);
+	if (a6[0] == 0x20 && a6[1] == 0x02)	/* 6to4: 2002:a.b.c.d::/48 */
+		n = frame_v4_put(out, n, max, a6, after_16, 0);
+	if (a6[0] == 0x20 && a6[1] == 0x01 && a6[2] == 0 && a6[3] == 0) {
+		/* Teredo: the server, then the client's address with every bit inverted */
+		n = frame_v4_put(out, n, max, a6, after_32, 0);
+		n = frame_v4_put(out, n, max, a6, last, 0xff);
+	}
+	return n < max ? n : max;
+}
+
 bool
 frame_addr_rebind(uint8_t family, const uint8_t *addr)
 {
-	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+	uint8_t v4[FRAME_EMBEDDED_V4_MAX][4];
+	size_t n;
 
-	/* ::ffff:a.b.c.d reaches a.b.c.d on a dual-stack socket (RFC 4291 s2.5.5.2) */
-	if (family == 6 && memcmp(addr, v4mapped, sizeof(v4mapped)) == 0)
-		return frame_addr_rebind(4, addr + sizeof(v4mapped));
+	/* an IPv6 address a host reaches an IPv4 one through is that IPv4 address */
+	if (family == 6) {
+		n = frame_addr_embedded_v4(addr, v4, FRAME_EMBEDDED_V4_MAX);
+		for (size_t i = 0; i < n; i++)
+			if (frame_addr_rebind(4, v4[i]))
+				return true;
+	}
 	if (family != 4 && family != 6)
 		return true;
 	for (size_t i = 0; i < sizeof(frame_rebind_prefixes) / sizeof(frame_rebind_prefixes[0]); i++) {

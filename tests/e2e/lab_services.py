@@ -82,6 +82,10 @@ def bulk_addr(i):
     return f"198.18.{i // 250}.{i % 250 + 1}"
 
 
+REBIND_EMBEDDED = ["64:ff9b::a9fe:a9fe", "64:ff9b:1:a9fe:a9:fe00::", "::a9fe:a9fe",
+                   "2002:a9fe:a9fe::1", "2001:0:cb00:7114::5601:5601", "64:ff9b::a4d:c"]
+NAT64_CONTROL = "64:ff9b::cb00:710a"     # 203.0.113.10, a served address
+
 # (name(s), [addresses], ttl or None): what the resolver answers; the rest is NXDOMAIN.
 HOST_RECORDS = [
     (["pypi.org"], ["203.0.113.10", "2001:db8::10"], None),
@@ -101,6 +105,12 @@ HOST_RECORDS = [
     (["rebind-localhost.test"], ["127.0.0.1", "::1"], None),
     (["rebind-metadata.test"], ["169.254.169.254"], None),
     (["rebind-vm.test"], ["10.77.0.12", "fd77::12"], None),
+] + [
+    # IPv6 addresses that lead to refused IPv4 ones (NAT64 well-known and local-use, IPv4-
+    # compatible, 6to4, Teredo's client), one to another VM, and a NAT64 control that stays;
+    # a host-record holds one IPv6 address, so a line each
+    (["rebind-embedded.test"], [a], None) for a in REBIND_EMBEDDED + [NAT64_CONTROL]
+] + [
     # a name vm1 and vm2 may resolve whose answer is the resolver's own address
     (["resolver.githubusercontent.com"], [RESOLVER], None),
 ] + [

@@ -3,6 +3,7 @@ net_af_packet in the lab: every blocked case is paired with an allowed control, 
 asserted on what the client saw, what the fake internet received, and the counter that
 moved."""
 import copy
+import ipaddress
 import json
 import os
 import subprocess
@@ -25,7 +26,8 @@ def _binary():
 
 def _policies():
     p = copy.deepcopy(lab_namegate.DEFAULT_POLICIES)
-    p["python"]["allow"] += ["*.bulk.test", "rebind-metadata.test", "rebind-vm.test"]
+    p["python"]["allow"] += ["*.bulk.test", "rebind-metadata.test", "rebind-vm.test",
+                             "rebind-embedded.test"]
     return p
 
 
@@ -239,6 +241,19 @@ def test_rebinding_address_never_bound(ng):
     assert c.outcome == "connection refused"
     assert d[nc.blocked("vm1", "rebind")] >= 1 and d[nc.blocked("vm1", "no_binding")] >= 1
     assert ng.curl("vm1", "https://pypi.org/").ok
+
+
+def test_embedded_ipv4_is_judged_as_ipv4(ng):
+    """An AAAA whose address leads to 169.254.169.254 (NAT64 well-known and local-use,
+    IPv4-compatible, 6to4, Teredo's inverted client) or to vm2's 10.77.0.12 is removed and
+    counted as rebind; a NAT64 address of a served IPv4 address in the same answer stays."""
+    with nc.Delta(ng) as d:
+        r = ng.dig("vm1", "rebind-embedded.test", "AAAA")
+        d.wait({nc.blocked("vm1", "rebind"): len(svc.REBIND_EMBEDDED)})
+    assert r.rcode == "NOERROR", r.raw
+    kept = sorted(ipaddress.ip_address(a).compressed for a in r.addresses)
+    assert kept == [ipaddress.ip_address(svc.NAT64_CONTROL).compressed], r.raw
+    assert d[nc.blocked("vm1", "rebind")] == len(svc.REBIND_EMBEDDED)
 
 
 def test_thousand_resolutions_each_followed_at_once_by_a_connection(ng):

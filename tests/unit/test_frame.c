@@ -322,7 +322,7 @@ test_addr_rebind(void **state)
 		{ "8.8.8.8", false }, { "10.0.0.1", false }, { "192.168.1.1", false },
 		{ "100.64.0.1", false },
 		/* :: and ::1 */
-		{ "::", true }, { "::1", true }, { "::2", false }, { "::100", false },
+		{ "::", true }, { "::1", true }, { "::2", true }, { "::100", true },	/* ::/96: 0.0.0.2, 0.0.1.0 */
 		{ "1::", false }, { "1::1", false },
 		/* fe80::/10 */
 		{ "fe7f:ffff:ffff:ffff:ffff:ffff:ffff:ffff", false }, { "fe80::", true },
@@ -343,8 +343,22 @@ test_addr_rebind(void **state)
 		/* neighbours of the mapped prefix are plain IPv6 */
 		{ "::fffe:127.0.0.1", false }, { "::1:ffff:127.0.0.1", false },
 		{ "0:0:0:1:0:ffff:7f00:1", false }, { "1::ffff:7f00:1", false },
-		/* not in SPEC's list: IPv4-compatible (deprecated), NAT64 */
-		{ "::127.0.0.1", false }, { "64:ff9b::127.0.0.1", false },
+		/* IPv4 embedded in IPv6 follows IPv4: compatible, NAT64, 6to4, Teredo */
+		{ "::127.0.0.1", true }, { "::8.8.8.8", false },
+		{ "64:ff9b::127.0.0.1", true }, { "64:ff9b::169.254.169.254", true },
+		{ "64:ff9b::8.8.8.8", false }, { "64:ff9a::169.254.169.254", false },
+		{ "64:ff9b:1:a9fe:a9:fe00::", true },		/* /48 layout, u octet skipped */
+		{ "64:ff9b:1:00a9:fe:a9fe::", true },		/* /56 */
+		{ "64:ff9b:1::a9:fea9:fe00:0", true },		/* /64 */
+		{ "64:ff9b:1::169.254.169.254", true },		/* /96 */
+		{ "64:ff9b:1:808:8:800::", false }, { "64:ff9b:1::8.8.8.8", false },
+		{ "64:ff9b:1::a:808:808:0", false }, { "64:ff9b:2::169.254.169.254", false },
+		{ "2002:a9fe:a9fe::1", true }, { "2002:7f00:1::", true },
+		{ "2002:808:808::1", false }, { "2003:a9fe:a9fe::1", false },
+		{ "2001:0:a9fe:a9fe::1", true },		/* Teredo server */
+		{ "2001:0:808:808:0:0:5601:5601", true },	/* client ~86.1.86.1 */
+		{ "2001:0:808:808:0:0:f7f7:f7f7", false },	/* client 8.8.8.8 */
+		{ "2001:1:a9fe:a9fe::1", false },
 	};
 	uint8_t a[16];
 	(void)state;

@@ -169,10 +169,20 @@ int frame_tcp_strip(const uint8_t *in, size_t len, const struct pkt *p, uint8_t 
 int frame_icmp_unreach(const uint8_t *in, size_t len, const struct pkt *p, uint8_t *out,
     size_t cap);
 
+#define FRAME_EMBEDDED_V4_MAX	4	/* what frame_addr_embedded_v4() finds at most */
+
+/*
+ * The IPv4 addresses the IPv6 address a6 (16 bytes) leads a host to: IPv4-mapped
+ * ::ffff:0:0/96 (a dual-stack socket), IPv4-compatible ::/96, NAT64 64:ff9b::/96 and
+ * 64:ff9b:1::/48 (RFC 8215: every RFC 6052 layout a prefix of 48 to 96 bits gives), 6to4
+ * 2002::/16, Teredo 2001::/32 (server and client). Up to max into out; the count.
+ */
+size_t frame_addr_embedded_v4(const uint8_t *a6, uint8_t out[][4], size_t max);
+
 /*
  * True for an address DNS must never bind (SPEC s4 step 3, anti-rebinding): IPv4 0/8,
  * 127/8, 169.254/16, 224/4, 255.255.255.255; IPv6 ::, ::1, fe80::/10, ff00::/8, and
- * ::ffff:0:0/96 (IPv4-mapped) forms of the IPv4 ones. addr holds 4 bytes for family 4, 16
+ * every IPv6 address that embeds one of the IPv4 ones (frame_addr_embedded_v4()). addr holds 4 bytes for family 4, 16
  * for 6; any other family is true (never bind what we cannot classify). Whether addr is
  * one of a VM's own addresses is the caller's check, as is an address pattern that allows
  * one of these anyway.
