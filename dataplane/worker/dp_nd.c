@@ -120,17 +120,31 @@ dp_nd_from_vm_ok(const struct pkt *p, const struct dp_vm *v)
 	    (type != ND_RS && memcmp(p->dst, v->id.ip6, 8) == 0);	/* on its /64 */
 }
 
+/*
+ * The fixed part of each ND message before its options (RFC 4861 s4.1 to s4.5): RS 8, RA 16
+ * (reachable time and retransmit timer), NS and NA 24 (a target), Redirect 40 (target and
+ * destination).
+ */
+static const uint8_t dp_nd_fixed[ND_REDIRECT - ND_RS + 1] = { 8, 16, 24, 24, 40 };
+
 bool
 dp_nd_to_vm_ok(const struct pkt *p, const struct dp_vm *v)
 {
-	uint8_t type;
+	const uint8_t *b = p->payload;
+	uint8_t type, fixed;
 
-	if (p->family != 6 || p->proto != ICMP6_PROTO || p->fragment || p->payload_len < 4 ||
-	    p->hop_limit != ND_HOP_LIMIT)
+	if (p->family != 6 || p->proto != ICMP6_PROTO || p->fragment || p->payload_len < 8 ||
+	    p->hop_limit != ND_HOP_LIMIT || b[1] != 0)
 		return false;
-	type = p->payload[0];
+	type = b[0];
 	if (type < ND_RS || type > ND_REDIRECT)
 		return false;
+	/* only its RFC 4861 shape: whole options to the end, so no bytes ride along unjudged */
+	fixed = dp_nd_fixed[type - ND_RS];
+	if (p->payload_len < fixed || !dp_nd_options_ok(rd_make(b + fixed, p->payload_len - fixed)))
+		return false;
+	if ((type == ND_NS || type == ND_NA) && b[8] == 0xff)
+		return false;		/* a target is never multicast */
 	if (dp_nd_link_multicast(p->dst))
 		return true;
 	return v != NULL && ((v->id.has6 && memcmp(p->dst, v->id.ip6, 16) == 0) ||
