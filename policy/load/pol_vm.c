@@ -16,12 +16,34 @@
 static const char *const pol_mode_words[] = { "enforce", "audit", NULL };
 _Static_assert(sizeof(enum pol_mode) == sizeof(unsigned int), "enum size");
 
+/*
+ * What namegate appends to a VM's name for its nft objects (control/nft_table.c,
+ * nft_elem.c): a VM whose name ends in one would share its names with another VM's
+ * ("a_in" owns "a_in_accept", which is also "a"'s), and the table could not be built.
+ */
+static const char *const pol_vm_name_suffixes[] = {
+	"_in", "_out", "_accept", "_drop", "_v4", "_v4addr", "_v6", "_v6addr",
+};
+
+static const char *
+pol_vm_name_suffix(const char *s, size_t len)
+{
+	for (size_t i = 0; i < sizeof(pol_vm_name_suffixes) / sizeof(pol_vm_name_suffixes[0]);
+	    i++) {
+		size_t n = strlen(pol_vm_name_suffixes[i]);
+
+		if (len > n && strcmp(s + len - n, pol_vm_name_suffixes[i]) == 0)
+			return pol_vm_name_suffixes[i];
+	}
+	return NULL;
+}
+
 /* The name ends up in nft set names ("<vm>_v4addr") and metric labels. */
 static int
 pol_h_vm_name(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void *obj,
     const char *path)
 {
-	const char *s;
+	const char *s, *suffix;
 	size_t len;
 
 	if ((s = pol_scalar(c, n, path)) == NULL)
@@ -35,6 +57,9 @@ pol_h_vm_name(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void
 	if (strcmp(s, "unknown") == 0)
 		return pol_err_node(c, n, "%s: \"unknown\" is the name namegate gives frames "
 		    "from no VM: choose another", path);
+	if ((suffix = pol_vm_name_suffix(s, len)) != NULL)
+		return pol_err_node(c, n, "%s: \"%s\" ends in \"%s\", which namegate appends to "
+		    "VM names for its nft objects: choose another", path, s, suffix);
 	return pol_h_str(c, n, f, obj, path);
 }
 

@@ -306,6 +306,13 @@ test_vm_errors(void **state)
 	expect_err(POLS "vms:\n  - name: 1vm\n    mac: 02:00:00:00:00:01\n    ipv4: 10.0.0.1\n"
 	    "    policy: p\n", "ng.yaml:5:11: vms[0].name: bad VM name \"1vm\" (a letter, then "
 	    "letters, digits, '_' or '-', at most 32)");
+	expect_err(POLS "vms:\n  - name: a_in\n    mac: 02:00:00:00:00:01\n    ipv4: 10.0.0.1\n"
+	    "    policy: p\n", "ng.yaml:5:11: vms[0].name: \"a_in\" ends in \"_in\", which "
+	    "namegate appends to VM names for its nft objects: choose another");
+	expect_err(POLS "vms:\n  - name: web_v6addr\n    mac: 02:00:00:00:00:01\n"
+	    "    ipv4: 10.0.0.1\n    policy: p\n", "ng.yaml:5:11: vms[0].name: \"web_v6addr\" "
+	    "ends in \"_v6addr\", which namegate appends to VM names for its nft objects: "
+	    "choose another");
 	expect_err("resolvers: [10.0.0.1, 10.0.0.2, 10.0.0.3, 10.0.0.4, 10.0.0.5, 10.0.0.6, "
 	    "10.0.0.7, 10.0.0.8, 10.0.0.9]\n" POLS VM1, "ng.yaml:1:12: resolvers: 9 resolvers, at "
 	    "most 8");
