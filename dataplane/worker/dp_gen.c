@@ -153,9 +153,13 @@ int
 dp_gen_names_init(struct dp_gen *g, uint32_t cap)
 {
 	char name[RTE_HASH_NAMESIZE];
+	/*
+	 * cap keys in a cuckoo hash of cap entries would fail some adds, by the luck of the
+	 * secret drawn at start, and the generation with them: room to spare, as every table.
+	 */
 	struct rte_hash_parameters hp = {
 		.name = name,
-		.entries = cap < 64 ? 64 : cap,
+		.entries = dp_hash_entries(cap < 64 ? 64 : cap),
 		.key_len = sizeof(struct dp_name_key),
 		.hash_func = rte_jhash,
 		.hash_func_init_val = dp_hash_seed(),
@@ -163,7 +167,7 @@ dp_gen_names_init(struct dp_gen *g, uint32_t cap)
 	};
 
 	snprintf(name, sizeof(name), "ng_names_%u", g->id);
-	g->names_cap = hp.entries;
+	g->names_cap = cap < 64 ? 64 : cap;
 	g->names_ports = rte_zmalloc("dp_names", (size_t)g->names_cap * sizeof(g->names_ports[0]),
 	    0);
 	if (g->names_ports == NULL || (g->names = rte_hash_create(&hp)) == NULL)
@@ -268,5 +272,5 @@ dp_gen_mem(uint32_t names)
 	    dp_mem_alloc(DP_VM_INDEX * sizeof(g->vm_keys[0])) +
 	    dp_mem_alloc(DP_VM_INDEX * sizeof(g->vm_slots[0])) +
 	    dp_mem_alloc((uint64_t)names * sizeof(g->names_ports[0])) +
-	    dp_mem_hash(names, sizeof(struct dp_name_key), DP_MEM_HASH_SINGLE);
+	    dp_mem_hash(dp_hash_entries(names), sizeof(struct dp_name_key), DP_MEM_HASH_SINGLE);
 }
