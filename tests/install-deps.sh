@@ -20,6 +20,8 @@ packages=(
 	qemu-system-x86 busybox-static cpio kmod ca-certificates
 	# the appliance image (vm-images/appliance) and its test
 	debootstrap dosfstools mtools fdisk e2fsprogs qemu-utils ovmf
+	# namegate's Debian package (vm-images/deb): dpkg-shlibdeps, dpkg-buildflags; lintian
+	dpkg-dev lintian
 	# the man pages (doc/) and their test (tests/man)
 	scdoc groff-base man-db
 	# the install test (tests/install): the unit through systemd-analyze, logrotate's rule

@@ -1,7 +1,10 @@
 """The appliance image (vm-images/appliance) as the lab's gateway: built from this tree,
 booted under qemu with its two virtio NICs on TAPs of the lab's VM bridge and uplink
 bridge, and judged by what it prints on its serial console, by what a VM behind it can
-reach, and by what its operator sees after logging in on the console.
+reach, and by what its operator sees after logging in on the console. namegate is in the
+image as its Debian package (vm-images/deb): lintian judges the .deb, and on the console
+the packaged unit must come up through sd_notify, reload through systemd, and go away with
+the package.
 
 The image's shipped configuration is the lab's on purpose (resolver 10.77.0.1, VM agent1
 at 52:54:00:00:10:11 / 10.77.0.11 with policy python-dev: pypi.org,
@@ -12,6 +15,8 @@ Environment (tests/appliance/meson.build): APPLIANCE_DIR, where build.sh puts th
 NAMEGATE_ACCEL, qemu accelerators (default tcg).
 """
 
+import glob
+import json
 import os
 import re
 import subprocess
@@ -37,17 +42,28 @@ def _log(msg):
     print(f"appliance: {msg}", flush=True)
 
 
+def _outdir():
+    return os.environ.get("APPLIANCE_DIR", "/var/tmp/namegate-appliance")
+
+
 @pytest.fixture(scope="module")
 def image():
     if os.geteuid() != 0:
         pytest.skip("building and booting the appliance needs root")
-    out = os.environ.get("APPLIANCE_DIR", "/var/tmp/namegate-appliance")
     t0 = time.monotonic()
-    cp = subprocess.run([os.path.join(RECIPE, "build.sh"), out], capture_output=True,
+    cp = subprocess.run([os.path.join(RECIPE, "build.sh"), _outdir()], capture_output=True,
                         text=True, timeout=1800)
     assert cp.returncode == 0, f"appliance build failed:\n{cp.stdout}\n{cp.stderr}"
     _log(f"built in {time.monotonic() - t0:.0f}s:\n{cp.stdout.strip()}")
-    return os.path.join(out, "namegate-appliance.qcow2")
+    return os.path.join(_outdir(), "namegate-appliance.qcow2")
+
+
+@pytest.fixture(scope="module")
+def deb(image):
+    """The package the image installed (build.sh made it with vm-images/deb)."""
+    debs = glob.glob(os.path.join(_outdir(), "deb", "namegate_*.deb"))
+    assert len(debs) == 1, debs
+    return debs[0]
 
 
 class Appliance:
@@ -125,6 +141,19 @@ def appliance(request, image):
     return app
 
 
+# ------------------------------------------------------------------ the package
+
+def test_package_has_no_lintian_errors(deb):
+    t0 = time.monotonic()
+    cp = subprocess.run(["lintian", "--pedantic", deb], capture_output=True, text=True,
+                        timeout=300)
+    tags = [ln for ln in cp.stdout.splitlines() if re.match(r"[EWIPX]: ", ln)]
+    listed = "".join(f"\n  {t}" for t in tags) or " clean"
+    _log(f"lintian ({time.monotonic() - t0:.0f}s):{listed}")
+    assert not [t for t in tags if t.startswith("E: ")], cp.stdout + cp.stderr
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+
+
 # ------------------------------------------------------------------ what it prints
 
 def test_namegate_service_is_active(appliance):
@@ -192,23 +221,133 @@ def test_operator_sees_the_vms_counters_on_the_console(appliance):
     assert "dns_denied" in row["TOP_BLOCK_REASONS"], out
 
 
-def test_prometheus_scrapes_it_over_the_management_nic(appliance):
+def _scrape(app, deadline=60):
+    """/metrics over the management NIC, as Prometheus gets it; DHCP may still be under
+    way at the first call."""
     url = f"http://{MGMT_APPLIANCE}:9477/metrics"
-    deadline = time.monotonic() + 60        # DHCP may still be under way
+    end = time.monotonic() + deadline
     while True:
-        cp = appliance.lab.sw_exec(["curl", "-sS", "--noproxy", "*", "--max-time", "5", url])
-        if cp.returncode == 0 or time.monotonic() > deadline:
+        cp = app.lab.sw_exec(["curl", "-sS", "--noproxy", "*", "--max-time", "5", url])
+        if cp.returncode == 0 or time.monotonic() > end:
             break
         time.sleep(2)
     assert cp.returncode == 0, cp.stderr
+    return cp.stdout
+
+
+def _metric(text, name):
+    m = re.search(rf"^{name} (\S+)$", text, re.M)
+    assert m, f"no {name}:\n{text[:2000]}"
+    return float(m.group(1))
+
+
+def test_prometheus_scrapes_it_over_the_management_nic(appliance):
+    text = _scrape(appliance)
     m = re.search(r'^namegate_vm_egress_packets_total\{vm="agent1",verdict="allowed"\} (\d+)$',
-                  cp.stdout, re.M)
-    assert m and int(m.group(1)) > 0, cp.stdout[:2000]
+                  text, re.M)
+    assert m and int(m.group(1)) > 0, text[:2000]
     assert re.search(r'^namegate_vm_blocked_total\{vm="agent1",reason="dns_denied"\} [1-9]',
-                     cp.stdout, re.M), cp.stdout[:2000]
+                     text, re.M), text[:2000]
+
+
+# ------------------------------------------------------------------ namegate as a service
+
+def _run(app, command):
+    rc, out = app.shell().run(command)
+    assert rc == 0, f"{command}: {rc}\n{out}"
+    return out
+
+
+def _show(app, *props):
+    """systemctl show's PROPERTY=value lines for namegate.service, as a dict."""
+    out = _run(app, f"systemctl show -p {','.join(props)} namegate")
+    return dict(ln.split("=", 1) for ln in out.splitlines() if "=" in ln)
+
+
+def test_namegate_is_installed_by_its_package(appliance, deb):
+    version = subprocess.run(["dpkg-deb", "-f", deb, "Version"], capture_output=True,
+                             text=True, check=True).stdout.strip()
+    out = _run(appliance, "dpkg -s namegate")
+    assert "Status: install ok installed" in out and f"Version: {version}\n" in out, out
+    assert _run(appliance, "systemctl is-enabled namegate").strip() == "enabled"
+    unit = _show(appliance, "FragmentPath", "DropInPaths")
+    assert unit == {"FragmentPath": "/lib/systemd/system/namegate.service",
+                    "DropInPaths": "/etc/systemd/system/namegate.service.d/appliance.conf"}, unit
+    assert _run(appliance, "dpkg -S /lib/systemd/system/namegate.service").startswith(
+        "namegate: ")
+
+
+def test_installed_files_are_the_packages(appliance):
+    """dpkg --verify: the unit and binaries as packaged; what differs is what the image
+    means to change: the lab's namegate.yaml over the sample (a modified conffile) and
+    the man pages it drops like every package's."""
+    _, out = appliance.shell().run("dpkg --verify namegate")     # 1: it reports some
+    lines = out.splitlines()
+    assert re.search(r"^\S+ c /etc/namegate/namegate\.yaml$", out, re.M), out
+    unexpected = [ln for ln in lines if not (ln.endswith(" /etc/namegate/namegate.yaml")
+                                            or re.match(r"missing\s+/usr/share/man\b", ln))]
+    assert not unexpected, out
+
+
+def test_systemd_sees_it_ready_through_sd_notify(appliance):
+    state = _show(appliance, "Type", "ActiveState", "SubState", "StatusText", "NRestarts")
+    assert state["Type"] == "notify" and state["NRestarts"] == "0", state
+    assert (state["ActiveState"], state["SubState"]) == ("active", "running"), state
+    assert state["StatusText"] == "serving: generation 1, 1 VM", state
+
+
+def test_journal_has_the_daemons_lines(appliance):
+    out = _run(appliance, "journalctl -b -o cat --no-pager -u namegate")
+    assert re.search(r"^namegate: ready: 1 VMs?, vm port 0000:00:04\.0", out, re.M), out
 
 
 def test_operator_reload_through_systemd(appliance):
-    rc, out = appliance.shell().run("systemctl reload namegate && namegatectl status")
-    assert rc == 0, out
+    out = _run(appliance, "systemctl reload namegate && namegatectl status")
     assert re.search(r"generation 2", out), out
+    assert _show(appliance, "StatusText")["StatusText"] == "serving: generation 2, 1 VM"
+    text = _scrape(appliance)
+    assert _metric(text, "namegate_policy_generation") == 2
+    assert _metric(text, "namegate_config_last_reload_successful") == 1
+
+
+def test_rejected_reload_keeps_the_generation(appliance):
+    """A file naming an unknown policy: `systemctl reload` fails, generation 2 stays, and
+    the event log says where the file is wrong. The shipped file comes back after."""
+    conf, events = "/etc/namegate/namegate.yaml", "/var/log/namegate/events.jsonl"
+    _run(appliance, f"cp {conf} /root/namegate.yaml.good && "
+                    f"sed -i 's/policy: python-dev}}/policy: nosuch}}/' {conf}")
+    try:
+        before = int(_run(appliance, f"wc -l < {events}"))
+        rc, out = appliance.shell().run("systemctl reload namegate")
+        assert rc != 0, out
+        new = _run(appliance, f"tail -n +{before + 1} {events}")
+    finally:
+        _run(appliance, f"cp /root/namegate.yaml.good {conf}")
+    rejected = [ev for ev in map(json.loads, new.splitlines())
+                if ev["event"] == "policy_rejected"]
+    assert len(rejected) == 1, new
+    ev = rejected[0]
+    assert (ev["generation"], ev["file"]) == (2, conf), ev
+    assert ev["line"] > 0 and ev["col"] > 0 and "unknown policy" in ev["message"], ev
+    state = _show(appliance, "ActiveState", "StatusText")
+    assert state == {"ActiveState": "active",
+                     "StatusText": "serving: generation 2, 1 VM "
+                                   "(the last reload was rejected)"}, state
+    text = _scrape(appliance)
+    assert _metric(text, "namegate_policy_generation") == 2
+    assert _metric(text, "namegate_config_last_reload_successful") == 0
+
+
+def test_removal_stops_it_and_purge_forgets_it(appliance):
+    """The prerm stops the service; a purge takes the conffiles, the state, the logs and
+    the enablement. Last in the module: the appliance has no namegate after it."""
+    _run(appliance, "dpkg --remove namegate")
+    assert _run(appliance, "systemctl is-active namegate || true").strip() == "inactive"
+    assert _run(appliance, "test -f /etc/namegate/namegate.yaml && "
+                           "test ! -e /lib/systemd/system/namegate.service && echo kept"
+                ).strip() == "kept"
+    _run(appliance, "dpkg --purge namegate")
+    out = _run(appliance, "ls /etc/namegate /var/lib/namegate /var/log/namegate "
+                          "/etc/systemd/system/multi-user.target.wants/namegate.service "
+                          "2>&1 || true")
+    assert out.count("No such file or directory") == 4, out

@@ -113,6 +113,7 @@ def test_systemd_unit(destdir):
     rc, err = verify(text)
     assert rc == 0 and err == "", err
     for line in ["Type=notify", "ProtectSystem=strict", "RuntimeDirectory=namegate dpdk",
+                 "UnsetEnvironment=RUNTIME_DIRECTORY",   # else EAL's dir is "/run/dpdk:/run/…"
                  "StateDirectory=namegate", "LogsDirectory=namegate", "NoNewPrivileges=yes"]:
         assert re.search(rf"^{re.escape(line)}$", text, re.M), line
     caps = re.search(r"^CapabilityBoundingSet=(.*)$", text, re.M).group(1).split()

@@ -2,6 +2,7 @@
 # build.sh [OUTDIR]: builds the namegate appliance disk image.
 #   OUTDIR/namegate-appliance.raw    GPT disk, UEFI (systemd-boot), boots under OVMF
 #   OUTDIR/namegate-appliance.qcow2  the same, compressed
+#   OUTDIR/deb/namegate_*.deb        namegate's Debian package, which the image installs
 # Default OUTDIR: /var/tmp/namegate-appliance. Needs root (debootstrap, chroot) on a
 # Debian 12 host: namegate is compiled here against the host's DPDK 22.11 and runs against
 # the image's, which is the same release. Network: the Debian mirror only
@@ -17,7 +18,8 @@ src=$(cd "$here/../.." && pwd)
 [ "$(id -u)" -eq 0 ] || { echo "build.sh: run as root (debootstrap, chroot)" >&2; exit 1; }
 . /etc/os-release
 [ "${VERSION_ID:-}" = 12 ] || echo "build.sh: warning: not Debian 12; the image's DPDK may not match the one namegate is built against" >&2
-for tool in debootstrap meson mkfs.vfat mcopy mkfs.ext4 sfdisk qemu-img; do
+# build-deb.sh checks its own tools
+for tool in debootstrap mkfs.vfat mcopy mkfs.ext4 sfdisk qemu-img; do
 	command -v "$tool" >/dev/null || { echo "build.sh: $tool is missing (bash tests/install-deps.sh)" >&2; exit 1; }
 done
 mkdir -p "$out"
@@ -25,12 +27,10 @@ out=$(cd "$out" && pwd)
 
 step() { printf '== %s (%ds)\n' "$*" "$SECONDS"; }
 
-step "namegate: build and install into $out/destdir"
-[ -d "$out/build/meson-private" ] ||
-	meson setup "$out/build" "$src" --prefix=/usr --buildtype=release -Dtests=disabled -Ddataplane=enabled >/dev/null
-meson compile -C "$out/build" >/dev/null
-rm -rf "$out/destdir"
-DESTDIR="$out/destdir" meson install -C "$out/build" --quiet >/dev/null
+step "namegate: its Debian package in $out/deb"
+"$src/vm-images/deb/build-deb.sh" "$out/deb"
+# what the recipe made before it installed the package: a build and a meson install tree
+rm -rf "$out/build" "$out/destdir"
 
 step "Debian base tree"
 "$here/rootfs.sh" "$out"

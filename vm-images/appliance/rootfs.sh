@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # rootfs.sh OUTDIR: makes OUTDIR/base, a Debian 12 tree with every package the appliance
-# runs, and nothing of namegate yet. It is the slow step (minutes, network), so its result
-# is kept and reused while the package list below and the mirror stay the same; configure.sh
-# works on a copy of it.
+# runs, namegate's Depends among them, and nothing of namegate yet. It is the slow step
+# (minutes, network), so its result is kept and reused while the package list below and the
+# mirror stay the same; configure.sh works on a copy of it.
 set -euo pipefail
 
 out=${1:?usage: rootfs.sh OUTDIR}
@@ -20,8 +20,10 @@ packages=(
 	# DPDK: dpdk-devbind.py/dpdk-hugepages.py (and python3), the PCI bus, the virtio PMD for
 	# the two NICs, the TAP PMD for the exception path, the ring mempool every port needs
 	dpdk librte-bus-pci23 librte-net-virtio23 librte-net-tap23 librte-mempool-ring23
-	# namegate's own libraries (checked against ldd in configure.sh)
+	# the rest of namegate's package's Depends (dpkg -i in configure.sh refuses the package
+	# while one is missing): its libraries; namegate-dump's libpcap
 	libmnl0 libnftnl11 libldns3 libyaml-0-2 libmicrohttpd12 libjson-c5 libcurl4 libssl3 libnuma1
+	libsystemd0 libpcap0.8
 	# the operator's tools: nft for the slow-path table, ip for its bridge, an editor
 	nftables iproute2 kmod pciutils procps ethtool less vim-tiny
 )
