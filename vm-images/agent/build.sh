@@ -21,7 +21,10 @@ die() { echo "agent-vm build: $*" >&2; exit 1; }
 for tool in dpkg-deb apt-get cpio depmod gzip ldd; do
 	command -v "$tool" >/dev/null || die "$tool is missing"
 done
-[ -x /bin/busybox ] && busybox --list | grep -qx nslookup || die "busybox-static is missing"
+# grep reads the whole list: with -q it would stop at the match, busybox would die of
+# SIGPIPE, and pipefail would call the package missing when it is not
+[ -x /bin/busybox ] && busybox --list | grep -x nslookup >/dev/null ||
+	die "busybox-static is missing"
 [ -x /usr/bin/curl ] || die "curl is missing"
 [ -r /etc/ssl/certs/ca-certificates.crt ] || die "ca-certificates is missing"
 
