@@ -196,8 +196,9 @@ dp_dns_name_hostlike(const uint8_t *name, size_t len)
 
 /*
  * Is the question of q allowed for vm? Only a plain query (opcode 0) with exactly one
- * question and nothing after the message may leave: every other shape could carry data.
- * A name a wildcard allows must also fit the suffix's budget of new names.
+ * question of class IN and nothing after the message may leave: every other shape could
+ * carry data (the class is 16 bits the VM chooses, and only IN names hosts). A question
+ * a wildcard allows must also fit the suffix's budget of new questions.
  */
 enum dp_reason
 dp_dns_query_judge(struct dp_worker *w, uint16_t vm, const struct dns_msg *q, size_t len,
@@ -209,14 +210,14 @@ dp_dns_query_judge(struct dp_worker *w, uint16_t vm, const struct dns_msg *q, si
 
 	name[0] = '\0';	/* the caller's event names it whatever we return */
 	if (q->qr || q->opcode != 0 || !q->has_question || q->msg_len != len ||
-	    !dp_dns_name_hostlike(q->qname, q->qname_len))
+	    q->qclass != DNS_CLASS_IN || !dp_dns_name_hostlike(q->qname, q->qname_len))
 		return DP_REASON_DNS_DENIED;
 	if ((n = dns_name_to_text(q->qname, q->qname_len, name, namelen)) <= 0)
 		return DP_REASON_DNS_DENIED;
 	if (pol_match_name(g->set, g->vms[vm].policy, name, (size_t)n, POL_PROTO_ANY, 0,
 	    &rule) != POL_ALLOW)
 		return DP_REASON_DNS_DENIED;
-	return dp_dns_budget_judge(w, vm, rule, name, (size_t)n);
+	return dp_dns_budget_judge(w, vm, rule, name, (size_t)n, q->qtype);
 }
 
 void

@@ -121,21 +121,22 @@ dp_name_budget_suffix(struct dp_name_budget *t, uint16_t vm, uint64_t key, uint6
 
 enum dp_name_budget_verdict
 dp_name_budget_charge(struct dp_name_budget *t, uint16_t vm, const char *name, size_t len,
-    size_t suffix_len, uint32_t count, uint32_t per, uint64_t now)
+    uint16_t qtype, size_t suffix_len, uint32_t count, uint32_t per, uint64_t now)
 {
 	struct dp_name_entry *region, *free_e[2] = { NULL, NULL }, *slot;
 	unsigned int nfree[2] = { 0, 0 };
-	char canon[POL_NAME_MAX];
+	char canon[POL_NAME_MAX + sizeof(qtype)];
 	struct dp_suffix *sx;
 	uint32_t tag, b[2];
 	uint64_t h;
 
-	if (vm > t->nvms || len == 0 || len > sizeof(canon) || suffix_len >= len || per == 0)
+	if (vm > t->nvms || len == 0 || len > POL_NAME_MAX || suffix_len >= len || per == 0)
 		return DP_NB_FULL;	/* no query that was allowed looks like this: refuse */
 	/* names are compared canonically (SPEC s3): "A.example.com" is not a new name */
 	for (size_t i = 0; i < len; i++)
 		canon[i] = name[i] >= 'A' && name[i] <= 'Z' ? (char)(name[i] | 0x20) : name[i];
-	h = dp_hash_bytes(canon, len);
+	memcpy(canon + len, &qtype, sizeof(qtype));	/* the question, not the name */
+	h = dp_hash_bytes(canon, len + sizeof(qtype));
 	tag = (uint32_t)(h >> 32);
 	/*
 	 * Two candidate buckets, a new name going to the emptier: with one, the first bucket
@@ -175,14 +176,14 @@ dp_name_budget_charge(struct dp_name_budget *t, uint16_t vm, const char *name, s
 
 enum dp_reason
 dp_dns_budget_judge(struct dp_worker *w, uint16_t vm, const struct pol_rule *rule,
-    const char *name, size_t len)
+    const char *name, size_t len, uint16_t qtype)
 {
 	const struct dp_gen *g = w->gen;
 
 	/* an exact pattern allows one name: nothing to count */
 	if (g->names_per_suffix == 0 || rule == NULL || rule->kind != POL_NAME_WILD)
 		return DP_REASON_MAX;
-	switch (dp_name_budget_charge(w->name_budget, vm, name, len, rule->name_len,
+	switch (dp_name_budget_charge(w->name_budget, vm, name, len, qtype, rule->name_len,
 	    g->names_per_suffix, g->names_window, w->now)) {
 	case DP_NB_OK:
 		return DP_REASON_MAX;

@@ -65,14 +65,16 @@ void dp_name_budget_free(struct dp_name_budget *t);
 uint64_t dp_name_budget_mem(uint16_t nvms);
 
 /*
- * Charge name (len bytes of text, any case, no trailing dot), whose last suffix_len bytes
- * are the allowed wildcard's suffix, to vm at now: count new names per suffix per window
- * of per seconds. A name seen within the last per seconds is DP_NB_OK and its memory
- * renewed; a new one is remembered and counted only when admitted.
+ * Charge the question (name, qtype): name is len bytes of text, any case, no trailing
+ * dot, whose last suffix_len bytes are the allowed wildcard's suffix; to vm at now: count
+ * new questions per suffix per window of per seconds. Each distinct question counts, not
+ * each name: the type a VM chooses carries 16 bits of its own. A question asked within
+ * the last per seconds is DP_NB_OK and its memory renewed; a new one is remembered and
+ * counted only when admitted.
  */
 enum dp_name_budget_verdict dp_name_budget_charge(struct dp_name_budget *t, uint16_t vm,
-    const char *name, size_t len, size_t suffix_len, uint32_t count, uint32_t per,
-    uint64_t now);
+    const char *name, size_t len, uint16_t qtype, size_t suffix_len, uint32_t count,
+    uint32_t per, uint64_t now);
 
 /*
  * The budget for an allowed query on worker w: rule is the allow rule that decided for
@@ -81,6 +83,6 @@ enum dp_name_budget_verdict dp_name_budget_charge(struct dp_name_budget *t, uint
  * region is full.
  */
 enum dp_reason dp_dns_budget_judge(struct dp_worker *w, uint16_t vm, const struct pol_rule *rule,
-    const char *name, size_t len);
+    const char *name, size_t len, uint16_t qtype);
 
 #endif

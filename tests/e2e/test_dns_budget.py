@@ -147,6 +147,52 @@ def test_seen_names_keep_resolving(lab):
     assert not forwarded(lab, [fresh])
 
 
+# One question of the given type and class, raw: prints the RCODE (None: no answer).
+_ASK = r"""
+import socket, struct, sys
+name, qtype, qclass = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(3)
+s.connect(("10.77.0.1", 53))
+q = struct.pack(">6H", 0x5151, 0x0100, 1, 0, 0, 0) + b"".join(
+    bytes([len(l)]) + l.encode() for l in name.split(".")) + b"\x00" + struct.pack(">2H", qtype, qclass)
+s.send(q)
+try:
+    a = s.recv(4096)
+    print(a[3] & 15 if a[:2] == q[:2] else "wrong id")
+except socket.timeout:
+    print(None)
+"""
+
+
+def ask(lab, vm, name, qtype, qclass=1):
+    cp = lab.vm_exec(vm, [labmod.PYTHON, "-c", _ASK, name, str(qtype), str(qclass)],
+                     timeout=30)
+    assert cp.returncode == 0, cp.stderr
+    return json.loads(cp.stdout.strip().splitlines()[-1].replace("None", "null"))
+
+
+def test_each_question_counts_not_each_name(lab):
+    """With vm1's budget spent, a name it asked for keeps resolving for the type it asked,
+    but the same name under other types (16 bits a query chooses) is new: REFUSED with
+    dns_budget and never forwarded; a class other than IN is refused as dns_denied."""
+    assert lab.dig("vm1", RAW).rcode == "NOERROR"
+    spend(lab, "vm1")
+    types = [28, 16, 15, 200, 4242]                 # AAAA, TXT, MX and two of its choosing
+    with nc.Delta(lab) as d:
+        assert ask(lab, "vm1", RAW, 1) == NOERROR, "control: the question it asked before"
+        rcodes = [ask(lab, "vm1", RAW, t) for t in types]
+        chaos = ask(lab, "vm1", RAW, 16, qclass=3)
+        d.wait({nc.blocked("vm1", "dns_budget"): len(types),
+                nc.blocked("vm1", "dns_denied"): 1})
+    assert rcodes == [REFUSED] * len(types)
+    assert chaos == REFUSED
+    lab.sync("vm1")
+    asked = {(t, n.rstrip(".").lower()) for t, n, _ in lab.resolver_queries()}
+    leaked = [t for t in asked if t[1] == RAW and t[0] not in ("A",)]
+    assert not leaked, f"questions past the budget reached the resolver: {leaked}"
+
+
 def test_neighbour_has_its_own_budget(lab):
     """vm2 (the same wildcard, its own budget) resolves new names under the suffix vm1
     spent, and a known one, while vm1 is still refused."""

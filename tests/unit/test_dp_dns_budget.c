@@ -27,12 +27,15 @@ admit(struct dp_window *w, uint32_t count, uint32_t per, uint64_t now)
 	return true;
 }
 
-/* dp_name_budget_charge() for a NUL-terminated name. */
+#define T_QTYPE_A	1
+
+/* dp_name_budget_charge() for a NUL-terminated name's A question. */
 static enum dp_name_budget_verdict
 charge(struct dp_name_budget *t, uint16_t vm, const char *name, size_t suffix_len,
     uint32_t count, uint32_t per, uint64_t now)
 {
-	return dp_name_budget_charge(t, vm, name, strlen(name), suffix_len, count, per, now);
+	return dp_name_budget_charge(t, vm, name, strlen(name), T_QTYPE_A, suffix_len, count,
+	    per, now);
 }
 
 /* The weighted estimate at each second of a window, by hand: prev 10, per 100. */
@@ -181,6 +184,30 @@ test_names_seen_and_spent(void **state)
 	dp_name_budget_free(t);
 }
 
+/*
+ * The question counts, not the name: a name seen once is not free again under another
+ * type (16 bits the VM chooses per query); the same question asked again is.
+ */
+static void
+test_questions_not_names(void **state)
+{
+	struct dp_name_budget *t = dp_name_budget_create(4, SOCKET_ID_ANY);
+	const char *name = "x.githubusercontent.com";
+	size_t sl = strlen("githubusercontent.com"), len = strlen(name);
+
+	(void)state;
+	assert_non_null(t);
+	for (uint16_t qtype = 1; qtype <= 5; qtype++)	/* A, NS, MD, MF, CNAME: five new */
+		assert_int_equal(dp_name_budget_charge(t, 1, name, len, qtype, sl, 5, 60, 10),
+		    DP_NB_OK);
+	assert_int_equal(dp_name_budget_charge(t, 1, name, len, 28, sl, 5, 60, 10), DP_NB_SPENT);
+	assert_int_equal(dp_name_budget_charge(t, 1, name, len, 200, sl, 5, 60, 10), DP_NB_SPENT);
+	/* asked again, in another spelling: seen */
+	assert_int_equal(dp_name_budget_charge(t, 1, "X.GitHubUserContent.com", len, 1, sl, 5,
+	    60, 11), DP_NB_OK);
+	dp_name_budget_free(t);
+}
+
 /* A VM whose region is full is refused (FULL); its neighbour is not touched. */
 static void
 test_names_full_region(void **state)
@@ -256,6 +283,7 @@ main(void)
 		cmocka_unit_test(test_window_weights),
 		cmocka_unit_test(test_window_bounds),
 		cmocka_unit_test(test_names_seen_and_spent),
+		cmocka_unit_test(test_questions_not_names),
 		cmocka_unit_test(test_names_full_region),
 		cmocka_unit_test(test_names_suffixes),
 	};
