@@ -13,9 +13,11 @@ from test_dataplane import start
 # (record) before it is sent; the rest of the handshake runs through MemoryBIOs.
 _CLIENT = r"""
 import json, socket, ssl, struct, sys, time
-host, addr, port, sni, segs, record, ca = json.loads(sys.argv[1])
+host, addr, port, sni, segs, record, ca, verify = json.loads(sys.argv[1])
 ctx = ssl.create_default_context(cafile=ca)
-ctx.check_hostname = bool(sni)
+ctx.check_hostname = bool(sni) and verify
+if not verify:      # only namegate may cut it, never the client's own certificate check
+    ctx.verify_mode = ssl.CERT_NONE
 inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
 tls = ctx.wrap_bio(inc, out, server_hostname=sni or None)
 s = socket.create_connection((addr, port), timeout=20)     # a cap: cuts are resets
@@ -80,9 +82,9 @@ def ng(request):
     return start(request)
 
 
-def tls_client(lab, vm, host, addr, port=443, sni=None, segs=(), record=0):
+def tls_client(lab, vm, host, addr, port=443, sni=None, segs=(), record=0, verify=True):
     arg = json.dumps([host, addr, port, host if sni is None else sni, list(segs), record,
-                      lab.ca_path])
+                      lab.ca_path, verify])
     cp = lab.vm_exec(vm, ["/usr/bin/python3", "-c", _CLIENT, arg], timeout=60)
     word, _, rest = cp.stdout.strip().partition(" ")
     return word, rest, cp.stderr
@@ -123,12 +125,18 @@ def test_sni_not_resolved_to_this_address_is_cut(ng):
 
 
 def test_sni_not_allowed_is_cut(ng):
-    """upload.pypi.org is denied; its certificate is on the same kind of server."""
+    """upload.pypi.org is denied. The client checks no certificate, so only namegate can
+    stop it: a reset, and the server never reads the hello (its own log); the same client
+    with pypi.org's name is served."""
     addr = resolve(ng, "vm1", "pypi.org")
+    word, body, err = tls_client(ng, "vm1", "pypi.org", addr, verify=False)
+    assert word == "ok" and json.loads(body)["sni"] == "pypi.org", f"control: {err}"
     with nc.Delta(ng) as d:
-        word, _, _ = tls_client(ng, "vm1", "upload.pypi.org", addr)
-    assert word == "cut"
-    assert d[nc.blocked("vm1", "sni_denied")] >= 1
+        word, why, err = tls_client(ng, "vm1", "upload.pypi.org", addr, verify=False)
+        d.wait({nc.blocked("vm1", "sni_denied"): 1})
+    assert (word, why) == ("cut", "ConnectionResetError"), (word, why, err)
+    assert not ng.server_events(event="sni", addr=addr, sni="upload.pypi.org"), \
+        "the server read a hello namegate refused"
 
 
 def test_no_sni_is_cut(ng):
@@ -187,30 +195,56 @@ except ConnectionResetError:
 
 
 def test_rewritten_retransmission_is_cut(ng):
-    """A retransmission that says something else than the bytes held: the filter and the
-    server could see different streams, so the flow dies."""
+    """The first half of a real ClientHello for pypi.org (allowed) is held; a
+    "retransmission" of it names evil.org in the same bytes; then the second half. Judging
+    one version while the server reads the other is the attack: the flow dies (rewrite),
+    RST to the VM, and the server reads no hello of either name from that port. The
+    control, the same halves with no rewrite, is served."""
     addr = resolve(ng, "vm1", "pypi.org")
     ng.vm_exec("vm1", "nft add table inet ngtest && nft add chain inet ngtest out "
                "'{ type filter hook output priority 0; }' && "
                "nft add rule inet ngtest out tcp flags rst drop", check=True)
+
+    def send(sport, rewrite):
+        return ng.scapy("vm1", f"""
+            import ssl
+            ctx = ssl.create_default_context()
+            inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
+            tls = ctx.wrap_bio(inc, out, server_hostname="pypi.org")
+            try:
+                tls.do_handshake()
+            except ssl.SSLWantReadError:
+                pass
+            hello = out.read()
+            at = hello.index(b"pypi.org")
+            cut = at + 20                   # the name in the first half
+            ip, seq = IP(dst={addr!r}), 1000
+            sa = sr1(ip/TCP(sport={sport}, dport=443, flags='S', seq=seq), timeout=20)
+            ack = sa.seq + 1
+            send(ip/TCP(sport={sport}, dport=443, flags='A', seq=seq + 1, ack=ack))
+            send(ip/TCP(sport={sport}, dport=443, flags='PA', seq=seq + 1, ack=ack)/hello[:cut])
+            if {rewrite!r}:
+                other = hello[:at] + b"evil.org" + hello[at + 8:cut]
+                send(ip/TCP(sport={sport}, dport=443, flags='PA', seq=seq + 1, ack=ack)/other)
+            r = sr1(ip/TCP(sport={sport}, dport=443, flags='PA', seq=seq + 1 + cut, ack=ack)/
+                    hello[cut:], timeout=5)
+            print('rst' if r is not None and r[TCP].flags & 4 else 'none' if r is None else
+                  'data')
+        """)
     try:
+        control = send(41110, False)
         with nc.Delta(ng) as d:
-            out = ng.scapy("vm1", f"""
-                ip = IP(dst={addr!r})
-                sa = sr1(ip/TCP(sport=41111, dport=443, flags='S', seq=1000), timeout=20)
-                send(ip/TCP(sport=41111, dport=443, flags='A', seq=1001, ack=sa.seq + 1))
-                hello = bytes.fromhex('16030100a0010000') + b'A' * 40
-                send(ip/TCP(sport=41111, dport=443, flags='PA', seq=1001, ack=sa.seq + 1)/hello)
-                other = bytes.fromhex('16030100a0010000') + b'B' * 40
-                r = sr1(ip/TCP(sport=41111, dport=443, flags='PA', seq=1001, ack=sa.seq + 1)/other,
-                        timeout=20)
-                print('rst' if r is not None and r[TCP].flags & 4 else 'none')
-            """)
+            out = send(41111, True)
     finally:
         ng.vm_exec("vm1", "nft delete table inet ngtest")
+    assert control.stdout.strip() == "data", "control: " + control.stdout + control.stderr
+    assert ng.server_events(event="sni", addr=addr, client_port=41110, sni="pypi.org"), \
+        "control: the server read the hello sent in two halves"
+    # the reply to the second half came back before this: what the server read is logged
+    assert not ng.server_events(event="hello", addr=addr, client_port=41111), \
+        "the server read a hello from a stream namegate saw rewritten"
     assert out.stdout.strip() == "rst", out.stdout + out.stderr
-    assert d[nc.blocked("vm1", "not_tls")] >= 1
-    assert not ng.server_events(event="hello", addr=addr, client_port=41111)
+    d.wait({nc.blocked("vm1", "rewrite"): 1})
 
 
 def test_quic_gets_port_unreachable(ng):
