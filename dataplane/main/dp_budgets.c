@@ -191,7 +191,7 @@ dp_budget_build(struct dp_control *c, const struct dp_gen *g, const struct pol_c
 		const struct dp_vm *v = &g->vms[slot];
 
 		for (unsigned int b = 0; v->present && b < v->budgets && b < DP_BUDGETS_MAX; b++) {
-			const struct pol_budget *pb = pol_config_budget(cfg, v->policy, b);
+			const struct pol_budget *pb = pol_config_budget(cfg, v->conf_policy, b);
 
 			if (pb != NULL)
 				dp_budget_build_one(c->ctx, slot, b, pb, old, now);

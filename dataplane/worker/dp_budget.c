@@ -23,7 +23,7 @@ dp_budget_of_name(const struct dp_gen *g, uint16_t vm, const char *name, size_t 
 
 	if (g->vms[vm].budgets == 0)
 		return 0;
-	v = pol_match_name(g->budget_set, g->vms[vm].policy, name, len, POL_PROTO_ANY, 0, &r);
+	v = pol_match_name(g->budget_set, g->vms[vm].conf_policy, name, len, POL_PROTO_ANY, 0, &r);
 	return dp_budget_rule(v, r);
 }
 
@@ -35,7 +35,7 @@ dp_budget_of_addr(const struct dp_gen *g, uint16_t vm, uint8_t family, const uin
 
 	if (g->vms[vm].budgets == 0)
 		return 0;
-	v = pol_match_addr(g->budget_set, g->vms[vm].policy, addr, family == 4 ? 4 : 16,
+	v = pol_match_addr(g->budget_set, g->vms[vm].conf_policy, addr, family == 4 ? 4 : 16,
 	    POL_PROTO_ANY, 0, &r);
 	return dp_budget_rule(v, r);
 }

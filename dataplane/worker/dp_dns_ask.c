@@ -28,7 +28,7 @@ dp_dns_asks(const struct dp_gen *g, uint16_t vm, const char *name, size_t len)
 	/* ask only where allow and deny are silent: deny still wins, allow needs no one */
 	return g->ask != NULL && !v->audit &&
 	    pol_match_name(g->set, v->policy, name, len, POL_PROTO_ANY, 0, NULL) == POL_NO_MATCH &&
-	    pol_match_name(g->ask, v->ask_policy, name, len, POL_PROTO_ANY, 0, NULL) == POL_ALLOW;
+	    pol_match_name(g->ask, v->conf_policy, name, len, POL_PROTO_ANY, 0, NULL) == POL_ALLOW;
 }
 
 bool

@@ -127,9 +127,9 @@ dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers,
 		}
 		v = &g->vms[slot];
 		*v = (struct dp_vm){ .name = pv->name, .present = true, .id = pv->id,
-			.policy = pv->policy, .ask_policy = pv->ask_policy,
+			.policy = pv->policy, .conf_policy = pv->ask_policy,
 			.audit = pv->mode == POL_MODE_AUDIT,
-			.budgets = (uint8_t)pol_config_budgets(cfg, pv->policy) };
+			.budgets = (uint8_t)pol_config_budgets(cfg, pv->ask_policy) };
 		dp_gen_vm_index_add(g, dp_gen_vm_key(pv->id.vlan, pv->id.mac), slot);
 	}
 	g->vms[DP_VM_UNKNOWN] = (struct dp_vm){ .name = "unknown", .present = true };

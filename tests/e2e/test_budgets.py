@@ -8,6 +8,7 @@ frees. The neighbour VM, with the same policy and so the same rule, has a window
 Both VMs have policy `up`: github.com (the lab's HTTPS server that takes uploads on POST
 /sink) with a budget of BUDGET bytes per PER, and *.githubusercontent.com without one.
 """
+import json
 import os
 import time
 
@@ -188,3 +189,30 @@ def test_host_without_budget_is_not_counted(lab):
     assert lab.server_events(event="upload")[-1]["received"] == 1 << 20
     time.sleep(1.2)             # a tick: nothing new to count, the window only shrinks
     assert used(lab, "vm1") <= before[("used", "vm1")]
+
+
+def test_a_grant_keeps_every_budget_and_its_window(lab):
+    """A grant gives vm1 a policy of its own; its budget stays the file's, with the bytes
+    already in its window, and an upload past it is still cut. When the grant is revoked
+    the window is the same again (on the code before: vm1's budget vanished with the grant,
+    and came back empty)."""
+    wait_freed(lab, "vm1")
+    r, _ = upload(lab, "vm1", 150000)
+    assert r.http_code == 200, r.stderr
+    wait_until(lambda: used(lab, "vm1") >= 150000, 5, "vm1's upload to be counted", step=0.3)
+    spent = used(lab, "vm1")
+    cp = lab.namegatectl("grant", "vm1", "evil.test:443", "--for", "10m", "--json")
+    assert cp.returncode == 0, cp.stderr
+    gid = json.loads(cp.stdout)["id"]
+    try:
+        m = budget_metrics(lab)
+        assert m[("limit", "vm1")] == BUDGET, "the grant switched vm1's budget off"
+        assert m[("used", "vm1")] >= spent - 20000, "the grant emptied vm1's window"
+        r, ups = upload(lab, "vm1", 1 << 20)
+        assert r.http_code == 0, "vm1 uploaded a megabyte past its budget under a grant"
+        assert ups[0]["received"] <= BUDGET
+    finally:
+        assert lab.namegatectl("revoke", str(gid)).returncode == 0
+    # the cut upload's bytes (over 100 kB, sent within the last seconds) stay in the window
+    # for at least 7 s; a window started again would hold none
+    assert used(lab, "vm1") >= 50000, "the revoke emptied vm1's window"

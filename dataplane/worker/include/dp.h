@@ -45,7 +45,12 @@ struct dp_vm {
 	bool present;
 	struct pol_vm_id id;
 	uint32_t policy;	/* index in the generation's pol_set */
-	uint32_t ask_policy;	/* index in the generation's ask set */
+	/*
+	 * The policy the file gives the VM: its index in the generation's ask and budget sets.
+	 * A VM with grants is given a policy of its own (policy), but its ask patterns and its
+	 * budgets stay the file's: no grant or approval switches them off.
+	 */
+	uint32_t conf_policy;
 	bool audit;
 	uint8_t budgets;	/* its policy's egress budgets: 0, no flow of it counts */
 };
@@ -54,7 +59,7 @@ struct dp_vm {
 struct dp_gen {
 	uint32_t id;
 	const struct pol_set *set;
-	const struct pol_set *budget_set;	/* egress budgets' hosts, by the same policies */
+	const struct pol_set *budget_set;	/* egress budgets' hosts, by each VM's conf_policy */
 	struct dp_vm *vms;		/* DP_VM_SLOTS + 1, by slot; the last is "unknown" */
 	uint16_t nvms;			/* slots handed out so far */
 	uint16_t slots_free;		/* slots never handed out */
