@@ -129,6 +129,13 @@ http_classify(const uint8_t *p, size_t len)
 		return HTTP_FIRST_NEED_MORE;
 	if (p[0] == 0x16)
 		return HTTP_FIRST_TLS;
+	/* an SSLv2-format CLIENT-HELLO (tls_hello_parse() reads it): a TLS server takes it */
+	if (p[0] & 0x80) {
+		if (len < 3)
+			return HTTP_FIRST_NEED_MORE;
+		if (p[2] == 0x01)
+			return HTTP_FIRST_TLS;
+	}
 	while (i < n && (p[i] == '\r' || p[i] == '\n'))	/* RFC 9112 s2.2 */
 		i++;
 	while (i < n && http_tchar(p[i]))		/* the method */

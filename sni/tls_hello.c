@@ -348,6 +348,37 @@ tls_hello_body(struct rd m, struct tls_hello *out)
 	return tls_hello_exts(exts, out);
 }
 
+/*
+ * An SSLv2-format CLIENT-HELLO (RFC 6101 appendix E.2, the shape TLS servers still accept,
+ * RFC 5246 appendix E.2): a 2-byte length with the top bit set, msg type 1, a version, the
+ * cipher specs (3 bytes each), a session id of 0 or 16 bytes and a challenge of 16 to 32.
+ * It has no extensions, so no server name: a valid one is SNI_ABSENT, never "not TLS".
+ */
+static enum sni_status
+tls_hello_v2(const uint8_t *buf, size_t len, struct tls_hello *out)
+{
+	struct rd r = rd_make(buf, len), body;
+	uint16_t hdr, specs, sid, challenge, version;
+	uint8_t type;
+
+	if (!rd_u16(&r, &hdr))
+		return SNI_NEED_MORE;
+	if (r.len > 0 && r.p[0] != TLS_HS_CLIENT_HELLO)
+		return SNI_NOT_TLS;
+	if ((size_t)(hdr & 0x7fff) + 2 > TLS_HELLO_MAX)
+		return SNI_MALFORMED;
+	if (!rd_sub(&r, hdr & 0x7fff, &body))
+		return SNI_NEED_MORE;
+	if (!rd_u8(&body, &type) || !rd_u16(&body, &version) || !rd_u16(&body, &specs) ||
+	    !rd_u16(&body, &sid) || !rd_u16(&body, &challenge) || version < 0x0002 ||
+	    specs == 0 || specs % 3 != 0 || (sid != 0 && sid != 16) || challenge < 16 ||
+	    challenge > 32 || body.len != (size_t)specs + sid + challenge)
+		return SNI_MALFORMED;
+	memset(out, 0, sizeof(*out));
+	out->stream_len = len - r.len;
+	return SNI_ABSENT;
+}
+
 enum sni_status
 tls_hello_parse(const uint8_t *buf, size_t len, uint8_t *scratch, size_t scratch_len,
     struct tls_hello *out)
@@ -356,6 +387,8 @@ tls_hello_parse(const uint8_t *buf, size_t len, uint8_t *scratch, size_t scratch
 	size_t stream_len;
 	enum sni_status st;
 
+	if (len > 0 && (buf[0] & 0x80))
+		return tls_hello_v2(buf, len, out);
 	if ((st = tls_hello_gather(buf, len, scratch, scratch_len, &msg, &stream_len)) !=
 	    SNI_FOUND)
 		return st;

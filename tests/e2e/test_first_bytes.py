@@ -66,6 +66,30 @@ def test_tls_with_an_sni_resolved_elsewhere_on_a_non_tls_port_is_cut(ng):
     assert not ng.server_events(event="sni", port=2053, sni="files.pythonhosted.org")
 
 
+def test_sslv2_format_hello_on_a_non_tls_port_is_cut_as_no_sni(ng):
+    """An SSLv2-format CLIENT-HELLO (which TLS servers still read) on port 2053, where
+    pypi's TLS server listens: TLS with no server name, so no_sni, an RST, and the server
+    reads none of it (on the code before it was "another protocol" and reached the TLS
+    server unjudged)."""
+    hello = ("801c010301000300000010" "00002f" "00112233445566778899aabbccddeeff")
+    with nc.Delta(ng) as d:
+        out = ng.vm_python("vm1", f"""
+import socket
+s = socket.create_connection(({PYPI!r}, 2053), timeout=20)     # a cap: a cut is a reset
+port = s.getsockname()[1]
+s.sendall(bytes.fromhex({hello!r}))
+try:
+    print(port, "data" if s.recv(100) else "closed")
+except ConnectionResetError:
+    print(port, "reset")
+""")
+        d.wait({nc.blocked("vm1", "no_sni"): 1})
+    port, word = out.stdout.split()
+    assert word == "reset", out.stdout + out.stderr
+    assert not ng.server_events(event="hello", port=2053, client=VM1, client_port=int(port)), \
+        "the TLS server read an SSLv2-format hello namegate never judged"
+
+
 # ---------------------------------------------------------------- plaintext HTTP by Host
 
 def test_http_with_the_allowed_host_is_served(ng):

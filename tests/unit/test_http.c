@@ -40,12 +40,18 @@ test_classify(void **state)
 {
 	static const uint8_t tls[] = { 0x16, 0x03, 0x01, 0x02, 0x00, 0x01 };
 	static const uint8_t junk[] = { 0x00, 0x00, 0x00, 0x2c, 0x01, 0x02 };
+	static const uint8_t sslv2[] = { 0x80, 0x1c, 0x01, 0x03, 0x01 };
+	static const uint8_t v2_server[] = { 0x80, 0x1c, 0x04, 0x00, 0x02 };
 
 	(void)state;
 	expect_first(S("SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n"), HTTP_FIRST_OTHER);
 	assert_int_equal(http_classify(S("SSH-2.0-OpenSSH_9.2p1 Debian")), HTTP_FIRST_NEED_MORE);
 	expect_first(tls, sizeof(tls), HTTP_FIRST_TLS);
 	assert_int_equal(http_classify(tls, 1), HTTP_FIRST_TLS);
+	/* an SSLv2-format CLIENT-HELLO is TLS (a TLS server takes it); another v2 type is not */
+	expect_first(sslv2, sizeof(sslv2), HTTP_FIRST_TLS);
+	assert_int_equal(http_classify(sslv2, 2), HTTP_FIRST_NEED_MORE);
+	expect_first(v2_server, sizeof(v2_server), HTTP_FIRST_OTHER);
 	assert_int_equal(http_classify(NULL, 0), HTTP_FIRST_NEED_MORE);
 	assert_int_equal(http_classify(S("G")), HTTP_FIRST_NEED_MORE);
 	assert_int_equal(http_classify(S("GET")), HTTP_FIRST_NEED_MORE);

@@ -59,11 +59,43 @@ test_not_tls_application_data(void **state)
 	expect_not_tls("14 0303 0001 01");			/* change_cipher_spec */
 }
 
+/* A whole SSLv2-format CLIENT-HELLO: TLS without a server name (a TLS server takes it). */
+#define T_SSLV2_HELLO	"80 1c 01 0301 0003 0000 0010 00002f 00112233445566778899aabbccddeeff"
+
 static void
-test_not_tls_sslv2(void **state)
+test_sslv2_hello_is_tls_without_sni(void **state)
 {
+	struct tf_msg s = { .n = 0 };
+	struct tls_hello out;
+
 	(void)state;
-	expect_not_tls("80 2e 01 0002 0015 0000 0010 010080 0700c0 030080");
+	tf_hex(&s, T_SSLV2_HELLO);
+	tf_check_prefixes(s.b, s.n, SNI_ABSENT);
+	assert_int_equal(tf_parse(s.b, s.n, &out), SNI_ABSENT);
+	assert_int_equal(out.stream_len, 30);
+	/* a session id of 16 and a challenge of 32 */
+	s.n = 0;
+	tf_hex(&s, "80 3f 01 0002 0006 0010 0020 010080 0700c0"
+	    "000102030405060708090a0b0c0d0e0f"
+	    "000102030405060708090a0b0c0d0e0f000102030405060708090a0b0c0d0e0f");
+	tf_check_prefixes(s.b, s.n, SNI_ABSENT);
+}
+
+static void
+test_sslv2_shapes_that_are_not_hellos(void **state)
+{
+	struct tf_msg s = { .n = 0 };
+
+	(void)state;
+	expect_not_tls("80 1c 04 0301");			/* a SERVER-HELLO's type */
+	tf_hex(&s, "80 1d 01 0301 0004 0000 0010 00002f00 00112233445566778899aabbccddeeff");
+	tf_check_prefixes(s.b, s.n, SNI_MALFORMED);	/* a cipher spec of 4 bytes */
+	s.n = 0;
+	tf_hex(&s, "80 14 01 0301 0003 0000 0008 00002f 0011223344556677");
+	tf_check_prefixes(s.b, s.n, SNI_MALFORMED);	/* an 8-byte challenge */
+	s.n = 0;
+	tf_hex(&s, "80 1d 01 0301 0003 0000 0010 00002f 00112233445566778899aabbccddeeff ff");
+	tf_check_prefixes(s.b, s.n, SNI_MALFORMED);	/* a byte past the challenge */
 }
 
 static void
@@ -470,7 +502,8 @@ main(void)
 		cmocka_unit_test(test_not_tls_http),
 		cmocka_unit_test(test_not_tls_ssh),
 		cmocka_unit_test(test_not_tls_application_data),
-		cmocka_unit_test(test_not_tls_sslv2),
+		cmocka_unit_test(test_sslv2_hello_is_tls_without_sni),
+		cmocka_unit_test(test_sslv2_shapes_that_are_not_hellos),
 		cmocka_unit_test(test_not_tls_record_header),
 		cmocka_unit_test(test_malformed_handshake_type),
 		cmocka_unit_test(test_malformed_non_handshake_record),

@@ -22,7 +22,7 @@
 /* What the first bytes of a TCP stream from a client are. */
 enum http_first {
 	HTTP_FIRST_NEED_MORE,	/* too few bytes to tell */
-	HTTP_FIRST_TLS,		/* a TLS handshake record (0x16) */
+	HTTP_FIRST_TLS,		/* a TLS handshake record (0x16), or an SSLv2-format hello */
 	HTTP_FIRST_HTTP,	/* an HTTP/1.x request line, or what a server could take for one */
 	HTTP_FIRST_OTHER,	/* neither: some other protocol (SSH, a binary one, ...) */
 };

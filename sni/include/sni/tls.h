@@ -43,6 +43,9 @@ struct tls_hello {
  * into scratch (scratch_len bytes; TLS_HELLO_MAX is always enough); a hello that does not
  * fit is SNI_MALFORMED.
  *
+ * An SSLv2-format CLIENT-HELLO, which TLS servers still accept, is a hello without a
+ * server name: SNI_ABSENT when it is whole and valid.
+ *
  * Returns SNI_FOUND or SNI_ABSENT only for a complete, valid hello, and then fills *out;
  * its pointers alias buf or scratch. A prefix that can still become valid is
  * SNI_NEED_MORE. *out is unspecified for every other status.
