@@ -64,12 +64,15 @@ http_ows(uint8_t c)
 
 /*
  * What a lenient server may take for the space between request-line words: RFC 9112 s3
- * lets a recipient split on SP, HTAB, VT, FF and a bare CR.
+ * lets a recipient split on SP, HTAB, VT, FF and a bare CR, and Python's http.server
+ * splits the line as ISO 8859-1 text on every character str.split() calls whitespace,
+ * which adds the separators 0x1c to 0x1f, NEL (0x85) and NBSP (0xa0).
  */
 static bool
 http_loose_ws(uint8_t c)
 {
-	return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r';
+	return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r' ||
+	    (c >= 0x1c && c <= 0x1f) || c == 0x85 || c == 0xa0;
 }
 
 static uint8_t

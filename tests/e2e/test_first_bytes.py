@@ -114,6 +114,30 @@ def test_http_with_a_foreign_host_is_cut(ng, host):
     assert not served(ng, path), "the server read the request"
 
 
+@pytest.mark.parametrize("sep", ["1c", "1f", "85", "a0"])
+def test_http_split_on_what_python_splits_on_is_judged(ng, sep):
+    """Python's http.server (the lab's plaintext server) splits a request line on 0x1c to
+    0x1f, NEL and NBSP too: such a line naming evil.test is a request, never "another
+    protocol" passed unjudged; namegate cuts it and the server reads nothing (on the code
+    before, the server served it)."""
+    path = f"/sep-{sep}-{tag()}"
+    line = bytes.fromhex(f"474554{sep}") + path.encode() + bytes.fromhex(sep) + \
+        b"HTTP/1.1\r\nHost: evil.test\r\n\r\n"
+    with nc.Delta(ng) as d:
+        out = ng.vm_python("vm1", f"""
+import socket
+s = socket.create_connection(({PYPI!r}, 80), timeout=20)     # a cap: a cut is a reset
+s.sendall({line!r})
+try:
+    print("data" if s.recv(100) else "closed")
+except ConnectionResetError:
+    print("reset")
+""")
+        d.wait({nc.blocked("vm1", "host_denied"): 1})
+    assert out.stdout.strip() == "reset", out.stdout + out.stderr
+    assert not served(ng, path), "the server read a request namegate never judged"
+
+
 # The second request on a connection whose first was served; pieces: "keepalive" sends
 # it after the first response, "pipelined" sends both requests in one segment.
 _KEEPALIVE = r"""

@@ -64,6 +64,10 @@ test_classify(void **state)
 	/* What RFC 9112 s3 lets a server take for SP: HTAB, VT, FF, a bare CR. */
 	expect_first(S("GET\t/\vx\fHTTP/1.1\r\n"), HTTP_FIRST_HTTP);
 	expect_first(S("GET /\rHTTP/1.1\r\n"), HTTP_FIRST_HTTP);
+	/* and what Python's http.server splits on besides: 0x1c to 0x1f, NEL, NBSP */
+	expect_first(S("GET\x1c/\x1fHTTP/1.1\r\n"), HTTP_FIRST_HTTP);
+	expect_first(S("GET\x1d/x\x1eHTTP/1.0\r\n"), HTTP_FIRST_HTTP);
+	expect_first(S("GET\x85/\xa0HTTP/1.1\r\n"), HTTP_FIRST_HTTP);
 	expect_first(S(" GET / HTTP/1.1\r\n"), HTTP_FIRST_HTTP);	/* an empty method */
 
 	expect_first(junk, sizeof(junk), HTTP_FIRST_OTHER);

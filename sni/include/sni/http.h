@@ -33,7 +33,8 @@ enum http_first {
  * lines, a token, whitespace, and a first line whose last word starts with "HTTP/"
  * (compared without case), or a first line still open after HTTP_HEAD_MAX bytes that
  * starts with a token and whitespace. Whitespace is SP, HTAB, VT, FF or a bare CR (what
- * RFC 9112 s3 lets a server split on). A non-token byte before the first whitespace, or a
+ * RFC 9112 s3 lets a server split on), and 0x1c to 0x1f, 0x85, 0xa0 (what Python's
+ * http.server splits on besides). A non-token byte before the first whitespace, or a
  * complete first line without an HTTP version, is HTTP_FIRST_OTHER. Only the first
  * HTTP_HEAD_MAX bytes are read, and a line still open there is HTTP_FIRST_HTTP even when
  * it is all empty lines or one token so far: a server may still be waiting for the rest
