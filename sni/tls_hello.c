@@ -361,9 +361,10 @@ tls_hello_v2(const uint8_t *buf, size_t len, struct tls_hello *out)
 	uint16_t hdr, specs, sid, challenge, version;
 	uint8_t type;
 
-	if (!rd_u16(&r, &hdr))
+	/* the type first: a prefix's status never changes as bytes come (not_tls, then) */
+	if (!rd_u16(&r, &hdr) || r.len == 0)
 		return SNI_NEED_MORE;
-	if (r.len > 0 && r.p[0] != TLS_HS_CLIENT_HELLO)
+	if (r.p[0] != TLS_HS_CLIENT_HELLO)
 		return SNI_NOT_TLS;
 	if ((size_t)(hdr & 0x7fff) + 2 > TLS_HELLO_MAX)
 		return SNI_MALFORMED;
