@@ -16,7 +16,7 @@
 - the EXAMPLE of namegate.yaml(5) loads (namegatectl check -c) and allows what it says.
 
 Run: check_man.py --keys BUILD/tests/man/man_keys --ctl BUILD/control/namegatectl
-     --man-dir BUILD/doc SOURCE_ROOT
+     --man-dir BUILD SOURCE_ROOT
 Exits 1 and lists everything missing. --self-test removes one item of each kind from the
 rendered pages (and breaks a page's roff) and fails unless each is caught, so the check
 cannot rot into one that passes everything.
@@ -343,7 +343,7 @@ def check(code, texts):
 def example_loads(root, ctl):
     """Problems with the EXAMPLE of namegate.yaml(5) (its source, byte for byte), as the
     daemon's loader sees them: it must load, and agent1 may reach pypi.org:443."""
-    src = read(root, "doc/namegate.yaml.5.scd")
+    src = read(root, "policy/load/namegate.yaml.5.scd")
     m = re.search(r"^# EXAMPLE\n.*?^```\n(.*?)^```", src, re.M | re.S)
     if m is None:
         return ["namegate.yaml.5: no literal block in EXAMPLE"]
