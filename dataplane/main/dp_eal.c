@@ -109,27 +109,30 @@ dp_eal_size_arg(const char *s, bool per_socket)
 	return *end == '\0' ? sum * DP_MIB : 0;
 }
 
-/* The memory size argv names, in bytes; false when it names none. */
-static bool
+/*
+ * The memory size argv names, in bytes, and the index of the argument holding it (the
+ * last one EAL would take); 0 when it names none.
+ */
+static int
 dp_eal_size_of(char *const *argv, int argc, uint64_t *bytes)
 {
-	bool named = false;
+	int at = 0;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
 		if ((strcmp(a, "-m") == 0 || strcmp(a, "--socket-mem") == 0) && i + 1 < argc) {
 			*bytes = dp_eal_size_arg(argv[i + 1], a[1] == '-');
-			named = true;
+			at = i + 1;
 		} else if (strncmp(a, "--socket-mem=", 13) == 0) {
 			*bytes = dp_eal_size_arg(a + 13, true);
-			named = true;
+			at = i;
 		} else if (strncmp(a, "-m", 2) == 0 && isdigit((unsigned char)a[2])) {
 			*bytes = dp_eal_size_arg(a + 2, false);
-			named = true;
+			at = i;
 		}
 	}
-	return named;
+	return at;
 }
 
 static int
@@ -181,7 +184,7 @@ dp_eal_plan(const struct pol_config *cfg, char **cli, int ncli, struct dp_eal *e
 		if (strcmp(e->argv[i], "--no-huge") == 0)
 			e->hugepages = false;
 	e->need = dp_eal_need(cfg);
-	if (!dp_eal_size_of(e->argv, e->argc, &e->have)) {
+	if ((e->size_at = dp_eal_size_of(e->argv, e->argc, &e->have)) == 0) {
 		e->have = (e->need + DP_EAL_ROUND - 1) / DP_EAL_ROUND * DP_EAL_ROUND;
 		snprintf(e->mem, sizeof(e->mem), "%llu", (unsigned long long)(e->have / DP_MIB));
 		if (dp_eal_push(e, (char *)"-m", err) != 0 || dp_eal_push(e, e->mem, err) != 0)
@@ -220,12 +223,13 @@ dp_eal_print(const struct dp_eal *e, FILE *out)
 int
 dp_eal_check(const struct pol_config *cfg, const struct dp_eal *e, struct pol_errs *errs)
 {
-	struct pol_pos at = cfg->eal_mem_pos;
+	struct pol_pos at = cfg->eal_pos;
 
 	if (e->need <= e->have)
 		return 0;
-	if (at.line == 0)
-		at = cfg->eal_pos;
+	/* argv[i] is dataplane.eal[i - 1]: argv[0] is the program's name */
+	if (e->source == DP_EAL_FILE && e->size_at > 0 && cfg->eal_item_pos != NULL)
+		at = cfg->eal_item_pos[e->size_at - 1];
 	if (at.line == 0 || e->source == DP_EAL_COMMAND_LINE)
 		at = cfg->max_flows_pos;
 	if (at.line == 0)

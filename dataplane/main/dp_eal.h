@@ -26,6 +26,7 @@ struct dp_eal {
 	int argc;
 	enum dp_eal_source source;
 	bool sized;		/* namegate added -m: nothing named a memory size */
+	int size_at;		/* the argv index of the size EAL gets; 0: namegate's own -m */
 	bool hugepages;		/* EAL will use hugepages (no --no-huge) */
 	uint64_t need;		/* bytes the tables and EAL's own need */
 	uint64_t have;		/* bytes EAL will have; for hugepages without a size, free now */

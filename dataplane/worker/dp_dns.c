@@ -347,7 +347,6 @@ dp_dns_room(struct dp_dns_learner *l, unsigned int n)
 	return false;
 }
 
-/* dns_keep_fn: bind one address; false (it is removed from the answer) when it is not. */
 /*
  * An answer address that leads to a VM or a resolver, itself or through the IPv4 address
  * it embeds (NAT64, 6to4, Teredo, ...: frame_addr_embedded_v4()).
@@ -368,6 +367,7 @@ dp_dns_is_own_addr(const struct dp_gen *g, const struct dns_addr *d, bool resolv
 	return false;
 }
 
+/* dns_keep_fn: bind one address; false (it is removed from the answer) when it is not. */
 static bool
 dp_dns_keep(void *arg, const struct dns_addr *d)
 {

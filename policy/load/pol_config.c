@@ -3,7 +3,6 @@
  * Defaults are in pol_load.c; policies and vms have their own files.
  */
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,36 +239,27 @@ pol_node_pos(const yaml_node_t *n)
 }
 
 /*
- * Where the sizes EAL memory depends on were written: namegate (which knows what the
- * tables cost; the loader does not) points there when they cannot fit.
+ * Where dataplane.eal, each of its items and max_flows were written: namegate (which
+ * reads EAL's arguments and knows what the tables cost; the loader does neither) points
+ * there when the tables cannot fit.
  */
-static void
+static int
 pol_dataplane_positions(struct pol_ctx *c, yaml_node_t *n, struct pol_config *cfg)
 {
 	yaml_node_t *eal = pol_map_get(c, n, "eal");
+	size_t k = 0;
 
 	cfg->eal_pos = pol_node_pos(eal);
 	cfg->max_flows_pos = pol_node_pos(pol_map_get(c, n, "max_flows"));
-	cfg->max_bindings_pos = pol_node_pos(pol_map_get(c, n, "max_bindings"));
-	if (eal == NULL || eal->type != YAML_SEQUENCE_NODE)
-		return;
+	if (eal == NULL || eal->type != YAML_SEQUENCE_NODE || cfg->neal == 0)
+		return 0;
+	free(cfg->eal_item_pos);
+	if ((cfg->eal_item_pos = calloc(cfg->neal, sizeof(cfg->eal_item_pos[0]))) == NULL)
+		return pol_err_node(c, eal, "out of memory");
 	for (yaml_node_item_t *i = eal->data.sequence.items.start;
-	    i < eal->data.sequence.items.top; i++) {
-		yaml_node_t *v = yaml_document_get_node(c->doc, *i);
-		yaml_node_item_t *size = i;	/* "-m 512": the next item; "-m512": this one */
-		const char *s;
-
-		if (v == NULL || v->type != YAML_SCALAR_NODE)
-			continue;
-		s = (const char *)v->data.scalar.value;
-		if ((strcmp(s, "-m") == 0 || strcmp(s, "--socket-mem") == 0) &&
-		    i + 1 < eal->data.sequence.items.top)
-			size = i + 1;
-		else if (strncmp(s, "--socket-mem=", 13) != 0 &&
-		    !(strncmp(s, "-m", 2) == 0 && isdigit((unsigned char)s[2])))
-			continue;
-		cfg->eal_mem_pos = pol_node_pos(yaml_document_get_node(c->doc, *size));
-	}
+	    i < eal->data.sequence.items.top && k < cfg->neal; i++)
+		cfg->eal_item_pos[k++] = pol_node_pos(yaml_document_get_node(c->doc, *i));
+	return 0;
 }
 
 /* Checks between keys of one mapping come after its walk, at the later key's position. */
@@ -282,7 +272,8 @@ pol_h_dataplane(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, vo
 
 	if (pol_walk_map(c, n, f->sub, obj, path) < 0)
 		return -1;
-	pol_dataplane_positions(c, n, cfg);
+	if (pol_dataplane_positions(c, n, cfg) < 0)
+		return -1;
 	if (cfg->max_flows_per_vm > cfg->max_flows) {
 		v = pol_map_get(c, n, "max_flows_per_vm");
 		return pol_err_node(c, v != NULL ? v : n,

@@ -94,6 +94,7 @@ pol_config_free(struct pol_config *cfg)
 		free(cfg->imports[i]);
 	free(cfg->imports);
 	free(cfg->eal);
+	free(cfg->eal_item_pos);
 	free(cfg->path);
 	free(cfg->vm_port);
 	free(cfg->uplink_port);

@@ -71,7 +71,7 @@ test_defaults(void **state)
 	assert_int_equal(cfg->neal, 0);
 	assert_null(cfg->eal[0]);
 	assert_int_equal(cfg->eal_pos.line, 0);
-	assert_int_equal(cfg->eal_mem_pos.line, 0);
+	assert_null(cfg->eal_item_pos);
 	assert_int_equal(cfg->max_flows_pos.line, 0);
 	assert_string_equal(cfg->vm_port, "net_af_packet0,iface=ng-vm");
 	assert_string_equal(cfg->uplink_port, "net_af_packet1,iface=ng-up");
@@ -136,8 +136,9 @@ test_full(void **state)
 	/* where namegate points when the tables cannot fit: the -m value, the list, the key */
 	assert_int_equal(cfg->eal_pos.line, 3);
 	assert_int_equal(cfg->eal_pos.col, 8);
-	assert_int_equal(cfg->eal_mem_pos.line, 3);
-	assert_int_equal(cfg->eal_mem_pos.col, 24);
+	assert_int_equal(cfg->eal_item_pos[2].line, 3);	/* "256" */
+	assert_int_equal(cfg->eal_item_pos[2].col, 24);
+	assert_int_equal(cfg->eal_item_pos[5].col, 56);	/* ngtest */
 	assert_true(cfg->max_flows_pos.line > 3);
 	assert_string_equal(cfg->vm_port, "net_tap0,iface=vmtap");
 	assert_string_equal(cfg->uplink_port, "0000:03:00.0");

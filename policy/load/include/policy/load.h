@@ -92,8 +92,8 @@ struct pol_config {
 
 	char **eal;			/* dataplane.eal, neal strings; none when not given */
 	size_t neal;
-	/* where the sizes EAL memory is judged by were written; line 0: not in the file */
-	struct pol_pos eal_pos, eal_mem_pos, max_flows_pos, max_bindings_pos;
+	/* where dataplane.eal, each of its neal items, and max_flows were; line 0: not given */
+	struct pol_pos eal_pos, *eal_item_pos, max_flows_pos;
 	char *vm_port, *uplink_port;
 	uint32_t workers;
 	uint32_t max_flows, max_flows_per_vm, max_bindings;
