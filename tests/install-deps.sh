@@ -12,6 +12,8 @@ packages=(
 	# tests, differential oracles and the lab
 	tshark ldnsutils python3-ldns python3-scapy python3-pytest python3-cryptography nftables iproute2 ethtool
 	dnsmasq-base curl openssl procps psmisc knot-dnsutils valgrind
+	# real servers and a 0x20-randomising stub on the far side of the lab's attack tests
+	nginx-light gunicorn python3-aiohttp unbound
 	# nDPI, the new-connection baseline (tests/bench/bench_ndpi.c)
 	libndpi-dev
 	# a real browser in a lab VM (tests/e2e/lab_browser.py)
@@ -45,4 +47,12 @@ echo "install-deps: installing ${missing[*]}" >&2
 apt-get update -qq
 # tshark's debconf question (may non-root users capture) needs a preseeded answer
 echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+# nginx and unbound are servers the lab starts in its own namespaces: installing them
+# must not start system services on the host (policy-rc.d's 101: "action forbidden")
+policy=/usr/sbin/policy-rc.d
+if [ ! -e "$policy" ]; then
+	printf '#!/bin/sh\nexit 101\n' >"$policy"
+	chmod 755 "$policy"
+	trap 'rm -f "$policy"' EXIT
+fi
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
