@@ -62,19 +62,6 @@ http_ows(uint8_t c)
 	return c == ' ' || c == '\t';
 }
 
-/*
- * What a lenient server may take for the space between request-line words: RFC 9112 s3
- * lets a recipient split on SP, HTAB, VT, FF and a bare CR, and Python's http.server
- * splits the line as ISO 8859-1 text on every character str.split() calls whitespace,
- * which adds the separators 0x1c to 0x1f, NEL (0x85) and NBSP (0xa0).
- */
-static bool
-http_loose_ws(uint8_t c)
-{
-	return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r' ||
-	    (c >= 0x1c && c <= 0x1f) || c == 0x85 || c == 0xa0;
-}
-
 static uint8_t
 http_lower(uint8_t c)
 {
@@ -123,10 +110,39 @@ http_trim(struct rd r)
 	return r;
 }
 
+/*
+ * An SSH identification line (RFC 4253 s4.2): "SSH-2.0-" or "SSH-1.99-", printable bytes,
+ * CR LF, at most 255 bytes. One that says "HTTP/" anywhere is not taken for one: gunicorn
+ * matches its method and version patterns on prefixes and serves "SSH-2.0-x / HTTP/1.1x".
+ * The '.' of the version is what makes nginx and aiohttp refuse the line as a method.
+ */
+static enum http_first
+http_ssh_line(const uint8_t *p, size_t len)
+{
+	size_t n = len < HTTP_SSH_LINE_MAX ? len : HTTP_SSH_LINE_MAX, i;
+	const uint8_t *lf = memchr(p, '\n', n);
+
+	if (lf == NULL)
+		return len >= HTTP_SSH_LINE_MAX ? HTTP_FIRST_HTTP : HTTP_FIRST_NEED_MORE;
+	n = (size_t)(lf - p);
+	if (n == 0 || p[n - 1] != '\r')
+		return HTTP_FIRST_HTTP;
+	n--;
+	if (!(n > 8 && memcmp(p, "SSH-2.0-", 8) == 0) && !(n > 9 && memcmp(p, "SSH-1.99-", 9) == 0))
+		return HTTP_FIRST_HTTP;
+	for (i = 0; i < n; i++) {
+		if (p[i] < 0x20 || p[i] > 0x7e)
+			return HTTP_FIRST_HTTP;
+		if (i + 5 <= n && http_eq(rd_make(p + i, 5), "http/"))
+			return HTTP_FIRST_HTTP;
+	}
+	return HTTP_FIRST_SSH;
+}
+
 enum http_first
 http_classify(const uint8_t *p, size_t len)
 {
-	size_t n = len < HTTP_HEAD_MAX ? len : HTTP_HEAD_MAX, i = 0, w0 = 0, w1 = 0;
+	static const char ssh[] = "SSH-";
 
 	if (len == 0)
 		return HTTP_FIRST_NEED_MORE;
@@ -139,26 +155,10 @@ http_classify(const uint8_t *p, size_t len)
 		if (p[2] == 0x01)
 			return HTTP_FIRST_TLS;
 	}
-	while (i < n && (p[i] == '\r' || p[i] == '\n'))	/* RFC 9112 s2.2 */
-		i++;
-	while (i < n && http_tchar(p[i]))		/* the method */
-		i++;
-	if (i < n && !http_loose_ws(p[i]) && p[i] != '\n')
-		return HTTP_FIRST_OTHER;
-
-	/* [w0, w1): the line's last word so far; a CR before the LF ends it like a space. */
-	for (; i < n && p[i] != '\n'; i++) {
-		if (http_loose_ws(p[i]))
-			continue;
-		if (w1 != i)
-			w0 = i;
-		w1 = i + 1;
-	}
-	if (i == n)	/* no LF yet: a server reading this is still waiting for its line */
-		return len >= HTTP_HEAD_MAX ? HTTP_FIRST_HTTP : HTTP_FIRST_NEED_MORE;
-	if (w1 - w0 >= 5 && http_eq(rd_make(p + w0, 5), "http/"))
-		return HTTP_FIRST_HTTP;
-	return HTTP_FIRST_OTHER;
+	if (memcmp(p, ssh, len < 4 ? len : 4) == 0)
+		return len < 4 ? HTTP_FIRST_NEED_MORE : http_ssh_line(p, len);
+	/* no other protocol is shown by its first bytes: judged as a request, or cut */
+	return HTTP_FIRST_HTTP;
 }
 
 /*
@@ -497,11 +497,14 @@ struct http_request_line {
 	struct rd method;
 	struct rd target;
 	bool http11;
+	bool http09;		/* a simple request: the line is the whole head */
 };
 
 /*
  * request-line = method SP request-target SP HTTP-version (RFC 9112 s3), with exactly one
- * SP each: the looser splits of s3 are for recipients that can afford to guess.
+ * SP each: the looser splits of s3 are for recipients that can afford to guess. Or an
+ * HTTP/0.9 simple request, "GET" SP request-target: nginx and Python's http.server still
+ * answer one, and nginx picks its site from an absolute-form target.
  */
 static bool
 http_request_line(struct rd line, struct http_request_line *rl)
@@ -513,11 +516,35 @@ http_request_line(struct rd line, struct http_request_line *rl)
 	if (rl->method.len == 0 || !rd_u8(&line, &c) || c != ' ')
 		return false;
 	http_span(&line, http_vchar, &rl->target);
-	if (rl->target.len == 0 || !rd_u8(&line, &c) || c != ' ')
+	if (rl->target.len == 0)
+		return false;
+	if (line.len == 0) {
+		rl->http09 = true;
+		return http_exact(rl->method, "GET");
+	}
+	if (!rd_u8(&line, &c) || c != ' ')
 		return false;
 	version = line;
 	rl->http11 = http_exact(version, "HTTP/1.1");
 	return rl->http11 || http_exact(version, "HTTP/1.0");
+}
+
+/*
+ * Can the first line of the len bytes at p, not yet complete, still become a request
+ * line? Past empty lines, a method (tchar) and then SP: any other byte there makes every
+ * longer stream HTTP_BAD, so the stream is refused now rather than held until its line
+ * ends (a binary protocol may never send an LF).
+ */
+static bool
+http_line_may_start(const uint8_t *p, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && (p[i] == '\r' || p[i] == '\n'))
+		i++;
+	while (i < len && http_tchar(p[i]))
+		i++;
+	return i == len || p[i] == ' ' || p[i] == '\r' || p[i] == '\n';
 }
 
 /*
@@ -565,6 +592,7 @@ http_target(const struct http_request_line *rl, const struct http_fields *f,
 		if ((t.len > 0 && t.p[0] != '/') ||
 		    !http_authority(auth, out->host, &out->host_len, &out->port))
 			return false;
+		need_host = !rl->http09;	/* a simple request has no fields: the target names it */
 	}
 
 	if (f->nb_host == 0)
@@ -593,13 +621,14 @@ http_head_parse(const uint8_t *p, size_t len, struct http_head *out)
 	struct http_request_line rl;
 
 	memset(out, 0, sizeof(*out));
+	memset(&rl, 0, sizeof(rl));
 	do {
 		if (!http_line(&s, &line))
-			return more;
+			return http_line_may_start(p, s.p + s.len - p) ? more : HTTP_BAD;
 	} while (line.len == 0);
 	if (!http_request_line(line, &rl))
 		return HTTP_BAD;
-	for (;;) {
+	while (!rl.http09) {
 		if (!http_line(&s, &line))
 			return more;
 		if (line.len == 0)

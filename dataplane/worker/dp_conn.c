@@ -368,6 +368,20 @@ dp_conn_vm(struct dp_worker *w, const struct pkt *p, uint16_t vm, const struct d
 	return dp_conn_vm_open(w, p, vm, k, fp);
 }
 
+/*
+ * Positive evidence of another protocol: the server spoke first (SMTP, FTP, POP3 greet
+ * their clients), before the client sent a byte. HTTP and TLS servers never do. The
+ * segment must be the server's first bytes, acknowledging the SYN alone: one that merely
+ * claims the flow's addresses off the path would have to guess both numbers.
+ */
+static bool
+dp_conn_server_first(const struct dp_flow *f, const struct pkt *p)
+{
+	return f->tls == DP_TLS_SNIFF && p->proto == PKT_PROTO_TCP && p->payload_len > 0 &&
+	    f->peer_synced && f->hold == 0 && f->vm_nxt == f->isn && p->seq == f->peer_isn &&
+	    (p->tcp_flags & PKT_TCP_ACK) && p->ack == f->isn;
+}
+
 struct dp_fate
 dp_conn_uplink(struct dp_worker *w, const struct pkt *p, struct dp_flow *f, struct dp_flow **fp)
 {
@@ -383,8 +397,10 @@ dp_conn_uplink(struct dp_worker *w, const struct pkt *p, struct dp_flow *f, stru
 	dp_flow_track(f, p, false, w->now);
 	if (p->proto == PKT_PROTO_TCP && (p->tcp_flags & PKT_TCP_RST))
 		dp_flow_unhold(w, f);
+	if (dp_conn_server_first(f, p))
+		f->tls = DP_TLS_NONE;
 	if (f->tls == DP_TLS_HTTP)
-		dp_http_peer_ack(w, f);
+		dp_http_peer(w, f, p);	/* a cut there reset both ends: this frame is harmless */
 	else if (f->judged != 0)
 		dp_tls_peer_ack(w, f);
 	return dp_fate(f->tls == DP_TLS_DNS ? DP_FATE_STREAM : DP_FATE_INGRESS);

@@ -139,12 +139,17 @@ dp_http_read(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
 			    !dp_http_refuse(w, h, f, NULL, DP_REASON_HOST_DENIED, hd.host,
 			    hd.host_len))
 				return false;
-			f->judged += (uint32_t)hd.head_len;
 			http_body_start(&f->http, &hd);
-			f->http_phase = hd.connect ? DP_HTTP_TUNNEL :
-			    hd.body == HTTP_BODY_NONE ? DP_HTTP_HEAD : DP_HTTP_BODY;
+			f->http_phase = hd.body == HTTP_BODY_NONE ? DP_HTTP_HEAD : DP_HTTP_BODY;
+			if (hd.connect && f->judged == 0) {
+				f->http_phase = DP_HTTP_CONNECT;
+				f->status_read = 0;
+			}
+			f->judged += (uint32_t)hd.head_len;
 			h->started = w->now;
 			break;
+		case DP_HTTP_CONNECT:
+			return true;	/* held: a tunnel's bytes, or the next request's */
 		case DP_HTTP_BODY:
 			st = http_body_feed(&f->http, at, avail, &used);
 			if (st == HTTP_BAD) {
@@ -289,13 +294,66 @@ dp_http_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uin
 	dp_http_step(w, h, f);
 }
 
-void
-dp_http_peer_ack(struct dp_worker *w, struct dp_flow *f)
+/*
+ * The server's answer to a CONNECT, read from its first byte: is its status line that of
+ * a 2xx ("HTTP/1.1 200", RFC 9110 s9.3.6)? Only a CONNECT that opened the connection is
+ * asked about, so its answer is the first thing the server sends; one later on the
+ * connection is never a tunnel (which answer is its would take reading every response).
+ * Bytes are read in order as segments bring them, each judged against the pattern, and
+ * nothing is kept: out-of-order segments are read when their bytes come again.
+ */
+static const char dp_http_2xx[] = "HTTP/1.1 2dd";
+
+static enum http_status
+dp_http_connect_status(struct dp_flow *f, const struct pkt *p)
+{
+	uint32_t from = p->seq - f->peer_isn, at = f->status_read - from;
+
+	if ((int32_t)(f->status_read - from) < 0 || at >= (uint32_t)p->payload_len)
+		return HTTP_NEED_MORE;
+	for (; at < p->payload_len && f->status_read < sizeof(dp_http_2xx) - 1; at++) {
+		char want = dp_http_2xx[f->status_read];
+		uint8_t c = p->payload[at];
+		bool ok = want == 'd' ? c >= '0' && c <= '9' :
+		    f->status_read == 7 ? c == '0' || c == '1' : c == (uint8_t)want;
+
+		if (!ok)
+			return HTTP_BAD;
+		f->status_read++;
+	}
+	return f->status_read == sizeof(dp_http_2xx) - 1 ? HTTP_OK : HTTP_NEED_MORE;
+}
+
+/*
+ * After a CONNECT, the server spoke: a 2xx makes the rest of the client's stream the
+ * tunnel's; anything else (404, 405, a 1xx, not HTTP) and the bytes held since are read
+ * as the next request, as a server that refused the CONNECT reads them.
+ */
+static void
+dp_http_connect_answer(struct dp_worker *w, struct dp_flow *f, const struct pkt *p)
 {
 	struct dp_hold *h = dp_hold_at(w, f->hold);
+	enum http_status st = dp_http_connect_status(f, p);
+
+	if (st == HTTP_NEED_MORE)
+		return;
+	f->http_phase = st == HTTP_OK ? DP_HTTP_TUNNEL : DP_HTTP_HEAD;
+	if (h != NULL)
+		dp_http_step(w, h, f);
+}
+
+void
+dp_http_peer(struct dp_worker *w, struct dp_flow *f, const struct pkt *p)
+{
+	struct dp_hold *h;
 	uint32_t acked, start, n;
 
-	if (h == NULL || !f->peer_synced)
+	if (f->http_phase == DP_HTTP_CONNECT && p->payload_len > 0 && f->peer_synced) {
+		dp_http_connect_answer(w, f, p);
+		if (!f->in_use || f->tls != DP_TLS_HTTP)
+			return;		/* cut */
+	}
+	if ((h = dp_hold_at(w, f->hold)) == NULL || !f->peer_synced)
 		return;
 	acked = f->peer_ack - f->isn;
 	if ((int32_t)(acked - f->judged) > 0)

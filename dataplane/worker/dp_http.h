@@ -22,8 +22,11 @@ void dp_http_adopt(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f);
 void dp_http_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
     struct dp_flow *f);
 
-/* The server's ACK of HTTP flow f moved: judged bytes it now has need no copy. */
-void dp_http_peer_ack(struct dp_worker *w, struct dp_flow *f);
+/*
+ * A server segment p on HTTP flow f: judged bytes it acknowledges need no copy, and after
+ * a CONNECT its status line says whether what follows is a tunnel. May cut f.
+ */
+void dp_http_peer(struct dp_worker *w, struct dp_flow *f, const struct pkt *p);
 
 /* Housekeeping for h, an HTTP flow's buffer: a head held too long is cut. */
 void dp_http_expire(struct dp_worker *w, struct dp_hold *h);

@@ -164,10 +164,10 @@ dp_tls_first_segment(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *
 		case HTTP_FIRST_TLS:
 			f->tls = DP_TLS_PENDING;	/* a hello on any port is judged as on 443 */
 			break;
-		case HTTP_FIRST_OTHER:
+		case HTTP_FIRST_SSH:
 			if (p->tcp_flags & PKT_TCP_SYN)
 				return false;	/* nothing unjudged rides on a SYN */
-			/* another protocol: it goes on, and its first bytes may not be rewritten */
+			/* another protocol, shown: it goes on, its first bytes never rewritten */
 			f->judged = (uint32_t)p->payload_len;
 			f->judged_digest = dp_hash_digest(p->payload, p->payload_len);
 			f->tls = DP_TLS_NONE;
@@ -205,9 +205,9 @@ dp_tls_first_segment(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *
 
 /*
  * Held first bytes of a flow on a port that is not a TLS port: what are they? A hello goes
- * on to be judged (true); an HTTP request becomes an HTTP flow, and another protocol is
- * released with its first bytes kept to compare, like an allowed hello. False when m was
- * taken.
+ * on to be judged (true); an SSH identification line, the one other protocol first bytes
+ * prove, is released with its first bytes kept to compare, like an allowed hello; all else
+ * becomes an HTTP flow, judged as requests. False when m was taken.
  */
 static bool
 dp_tls_sniff(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
@@ -230,7 +230,7 @@ dp_tls_sniff(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint1
 	}
 	if (first == HTTP_FIRST_HTTP)
 		dp_http_adopt(w, h, f);
-	else if (first == HTTP_FIRST_OTHER)
+	else if (first == HTTP_FIRST_SSH)
 		dp_tls_release(w, h, f);
 	else if (rs == REASM_FULL)
 		dp_tls_refuse(w, h, f, DP_REASON_HOST_DENIED, NULL, 0);

@@ -137,7 +137,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		k = ((size_t)data[size - 2] << 8 | data[size - 1]) % size;
 
 	first = http_classify(data, size);
-	check(first <= HTTP_FIRST_OTHER);
+	check(first <= HTTP_FIRST_SSH);
 	firstp = http_classify(data, k);
 	check(firstp == HTTP_FIRST_NEED_MORE || firstp == first);
 

@@ -44,66 +44,55 @@ test_classify(void **state)
 	static const uint8_t v2_server[] = { 0x80, 0x1c, 0x04, 0x00, 0x02 };
 
 	(void)state;
-	expect_first(S("SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n"), HTTP_FIRST_OTHER);
+	expect_first(S("SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n"), HTTP_FIRST_SSH);
+	expect_first(S("SSH-1.99-Cisco-1.25\r\n"), HTTP_FIRST_SSH);
 	assert_int_equal(http_classify(S("SSH-2.0-OpenSSH_9.2p1 Debian")), HTTP_FIRST_NEED_MORE);
+	assert_int_equal(http_classify(S("SS")), HTTP_FIRST_NEED_MORE);
 	expect_first(tls, sizeof(tls), HTTP_FIRST_TLS);
 	assert_int_equal(http_classify(tls, 1), HTTP_FIRST_TLS);
 	/* an SSLv2-format CLIENT-HELLO is TLS (a TLS server takes it); another v2 type is not */
 	expect_first(sslv2, sizeof(sslv2), HTTP_FIRST_TLS);
 	assert_int_equal(http_classify(sslv2, 2), HTTP_FIRST_NEED_MORE);
-	expect_first(v2_server, sizeof(v2_server), HTTP_FIRST_OTHER);
+	expect_first(v2_server, sizeof(v2_server), HTTP_FIRST_HTTP);
 	assert_int_equal(http_classify(NULL, 0), HTTP_FIRST_NEED_MORE);
-	assert_int_equal(http_classify(S("G")), HTTP_FIRST_NEED_MORE);
-	assert_int_equal(http_classify(S("GET")), HTTP_FIRST_NEED_MORE);
-	assert_int_equal(http_classify(S("GET / HTTP/1.1")), HTTP_FIRST_NEED_MORE);
-	expect_first(S("GET / HTTP/1.1\r\n"), HTTP_FIRST_HTTP);
-	expect_first(S("GET / HTTP/1.1\n"), HTTP_FIRST_HTTP);
-	expect_first(S("PRI * HTTP/2.0\r\n"), HTTP_FIRST_HTTP);
-	expect_first(S("\r\n\r\n\nPOST /x HTTP/1.0\r\n"), HTTP_FIRST_HTTP);
-	expect_first(S("get / http/1.1 \r\n"), HTTP_FIRST_HTTP);	/* no case, SP at end */
-	/* What RFC 9112 s3 lets a server take for SP: HTAB, VT, FF, a bare CR. */
-	expect_first(S("GET\t/\vx\fHTTP/1.1\r\n"), HTTP_FIRST_HTTP);
-	expect_first(S("GET /\rHTTP/1.1\r\n"), HTTP_FIRST_HTTP);
-	/* and what Python's http.server splits on besides: 0x1c to 0x1f, NEL, NBSP */
-	expect_first(S("GET\x1c/\x1fHTTP/1.1\r\n"), HTTP_FIRST_HTTP);
-	expect_first(S("GET\x1d/x\x1eHTTP/1.0\r\n"), HTTP_FIRST_HTTP);
-	expect_first(S("GET\x85/\xa0HTTP/1.1\r\n"), HTTP_FIRST_HTTP);
-	expect_first(S(" GET / HTTP/1.1\r\n"), HTTP_FIRST_HTTP);	/* an empty method */
 
-	expect_first(junk, sizeof(junk), HTTP_FIRST_OTHER);
-	assert_int_equal(http_classify(junk, 1), HTTP_FIRST_OTHER);
-	assert_int_equal(http_classify(S("\x80GET / HTTP/1.1\r\n")), HTTP_FIRST_OTHER);
-	assert_int_equal(http_classify(S("GE\x01T")), HTTP_FIRST_OTHER);
-	assert_int_equal(http_classify(S("GET/ HTTP/1.1\r\n")), HTTP_FIRST_OTHER);
-	expect_first(S("EHLO mail.example\r\n"), HTTP_FIRST_OTHER);
-	expect_first(S("GET\r\n"), HTTP_FIRST_OTHER);
-	expect_first(S("GET / HTTP/1.1 x\r\n"), HTTP_FIRST_OTHER);	/* the last word counts */
-	expect_first(S("HTTP/1.1 200 OK\r\n"), HTTP_FIRST_OTHER);	/* a response */
+	/* Positive evidence only: whatever is neither TLS nor SSH is judged as HTTP at once. */
+	assert_int_equal(http_classify(S("G")), HTTP_FIRST_HTTP);
+	expect_first(S("GET / HTTP/1.1\r\n"), HTTP_FIRST_HTTP);
+	expect_first(S("GET http://evil.test/\r\n"), HTTP_FIRST_HTTP);	/* HTTP/0.9 */
+	expect_first(S("\r\n\r\n\nPOST /x HTTP/1.0\r\n"), HTTP_FIRST_HTTP);
+	expect_first(S("GET\x1c/\x1fHTTP/1.1\r\n"), HTTP_FIRST_HTTP);
+	expect_first(junk, sizeof(junk), HTTP_FIRST_HTTP);
+	expect_first(S("EHLO mail.example\r\n"), HTTP_FIRST_HTTP);
+	expect_first(S("HTTP/1.1 200 OK\r\n"), HTTP_FIRST_HTTP);
+
+	/* SSH only as RFC 4253 spells it, and never where a lenient server sees a request */
+	expect_first(S("SSH-2.0-x / HTTP/1.1\r\n"), HTTP_FIRST_HTTP);	/* gunicorn serves it */
+	expect_first(S("SSH-2.0-x / http/1.1junk\r\n"), HTTP_FIRST_HTTP);
+	expect_first(S("SSH-2.0-x\n"), HTTP_FIRST_HTTP);		/* no CR */
+	expect_first(S("SSH-3.0-x\r\n"), HTTP_FIRST_HTTP);
+	expect_first(S("SSH-2.0-\r\n"), HTTP_FIRST_HTTP);		/* no software version */
+	expect_first(S("SSH-2.0-x\x01y\r\n"), HTTP_FIRST_HTTP);
+	expect_first(S("SSHX /sshm HTTP/1.1\r\n"), HTTP_FIRST_HTTP);	/* nginx serves it */
 }
 
-/* A first line still open at HTTP_HEAD_MAX is HTTP, however it goes on. */
+/* An SSH line still open at its RFC 4253 limit is HTTP, however it goes on. */
 static void
 test_classify_long(void **state)
 {
-	uint8_t *p = malloc(HTTP_HEAD_MAX + 1);
+	uint8_t p[HTTP_SSH_LINE_MAX + 1];
 
 	(void)state;
-	assert_non_null(p);
-	memset(p, 'a', HTTP_HEAD_MAX + 1);
-	memcpy(p, "GET /", 5);
-	assert_int_equal(http_classify(p, HTTP_HEAD_MAX - 1), HTTP_FIRST_NEED_MORE);
-	assert_int_equal(http_classify(p, HTTP_HEAD_MAX), HTTP_FIRST_HTTP);
-	p[HTTP_HEAD_MAX] = '\n';	/* past the limit: not read */
-	assert_int_equal(http_classify(p, HTTP_HEAD_MAX + 1), HTTP_FIRST_HTTP);
-	p[HTTP_HEAD_MAX - 1] = '\n';	/* inside it: judged */
-	assert_int_equal(http_classify(p, HTTP_HEAD_MAX), HTTP_FIRST_OTHER);
-
-	memset(p, 'a', HTTP_HEAD_MAX);	/* a method still growing */
-	assert_int_equal(http_classify(p, HTTP_HEAD_MAX - 1), HTTP_FIRST_NEED_MORE);
-	assert_int_equal(http_classify(p, HTTP_HEAD_MAX), HTTP_FIRST_HTTP);
-	memset(p, '\n', HTTP_HEAD_MAX);	/* nothing but empty lines */
-	assert_int_equal(http_classify(p, HTTP_HEAD_MAX), HTTP_FIRST_HTTP);
-	free(p);
+	memset(p, 'a', sizeof(p));
+	memcpy(p, "SSH-2.0-", 8);
+	assert_int_equal(http_classify(p, HTTP_SSH_LINE_MAX - 1), HTTP_FIRST_NEED_MORE);
+	assert_int_equal(http_classify(p, HTTP_SSH_LINE_MAX), HTTP_FIRST_HTTP);
+	p[HTTP_SSH_LINE_MAX - 2] = '\r';	/* inside it: an identification line */
+	p[HTTP_SSH_LINE_MAX - 1] = '\n';
+	expect_first(p, HTTP_SSH_LINE_MAX, HTTP_FIRST_SSH);
+	p[HTTP_SSH_LINE_MAX - 1] = 'a';
+	p[HTTP_SSH_LINE_MAX] = '\n';		/* past the limit: not read */
+	assert_int_equal(http_classify(p, HTTP_SSH_LINE_MAX + 1), HTTP_FIRST_HTTP);
 }
 
 /* ---- heads ----------------------------------------------------------------------------- */
@@ -183,6 +172,38 @@ test_head_forms(void **state)
 	assert_true(h.upgrade);
 	expect_head(S("GET / HTTP/1.1\r\nX-Bin: caf\xc3\xa9\t1\r\nHost: example.com\r\n\r\n"),
 	    "example.com", 0, &h);			/* obs-text and HTAB in a value */
+}
+
+/* HTTP/0.9 simple requests: nginx serves the site an absolute-form target names. */
+static void
+test_head_http09(void **state)
+{
+	struct http_head h;
+
+	(void)state;
+	expect_head(S("GET http://Example.com/x\r\n"), "example.com", 0, &h);
+	assert_int_equal(h.body, HTTP_BODY_NONE);
+	assert_false(h.connect);
+	expect_head(S("\r\nGET http://example.com:8080\n"), "example.com", 8080, &h);
+	expect_bad(S("GET /x\r\n"));				/* names no host */
+	expect_bad(S("POST http://example.com/\r\n"));	/* only GET has a 0.9 form */
+	expect_bad(S("get http://example.com/\r\n"));
+	expect_bad(S("GET http://example.com/ \r\n"));
+	expect_bad(S("CONNECT example.com:443\r\n"));
+}
+
+/* A first line that can no longer be a request line is refused before it ends. */
+static void
+test_head_bad_early(void **state)
+{
+	struct http_head h;
+
+	(void)state;
+	assert_int_equal(http_head_parse(S("\x00\x00\x00\x2c"), &h), HTTP_BAD);
+	assert_int_equal(http_head_parse(S("GET\t/"), &h), HTTP_BAD);
+	assert_int_equal(http_head_parse(S("\r\nEHLO\x1cx"), &h), HTTP_BAD);
+	assert_int_equal(http_head_parse(S("\r\n\nGET"), &h), HTTP_NEED_MORE);
+	assert_int_equal(http_head_parse(S("GET /\x01"), &h), HTTP_NEED_MORE);	/* its line */
 }
 
 static void
@@ -739,6 +760,8 @@ main(void)
 		cmocka_unit_test(test_classify),
 		cmocka_unit_test(test_classify_long),
 		cmocka_unit_test(test_head_forms),
+		cmocka_unit_test(test_head_http09),
+		cmocka_unit_test(test_head_bad_early),
 		cmocka_unit_test(test_head_host),
 		cmocka_unit_test(test_head_host_ipv6),
 		cmocka_unit_test(test_head_bad_request_line),

@@ -48,7 +48,8 @@ enum dp_flow_tls {
 enum dp_http_phase {
 	DP_HTTP_HEAD,		/* the next bytes start a request head */
 	DP_HTTP_BODY,		/* inside a request's body (struct dp_flow.http) */
-	DP_HTTP_TUNNEL,		/* past a CONNECT: what follows is the tunnel's, not judged */
+	DP_HTTP_CONNECT,	/* past a CONNECT: what follows is held until the server answers */
+	DP_HTTP_TUNNEL,		/* past a CONNECT the server took: the tunnel's, not judged */
 };
 
 struct dp_flow {
@@ -78,6 +79,7 @@ struct dp_flow {
 	union {
 		uint64_t judged_digest;	/* a hello judged whole in one segment, kept no copy of */
 		struct http_body_rd http;	/* DP_TLS_HTTP: the body being read */
+		uint32_t status_read;		/* DP_HTTP_CONNECT: bytes of the status line read */
 	};
 	uint32_t peer_isn;		/* DNS over TCP: the resolver's first byte */
 	uint32_t peer_hold;		/* and 1 + its stream's hold buffer, or 0 */

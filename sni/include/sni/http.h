@@ -23,23 +23,21 @@
 enum http_first {
 	HTTP_FIRST_NEED_MORE,	/* too few bytes to tell */
 	HTTP_FIRST_TLS,		/* a TLS handshake record (0x16), or an SSLv2-format hello */
-	HTTP_FIRST_HTTP,	/* an HTTP/1.x request line, or what a server could take for one */
-	HTTP_FIRST_OTHER,	/* neither: some other protocol (SSH, a binary one, ...) */
+	HTTP_FIRST_HTTP,	/* anything else: judged as a request head, or cut */
+	HTTP_FIRST_SSH,		/* an SSH identification line: another protocol, shown */
 };
 
+#define HTTP_SSH_LINE_MAX	255	/* RFC 4253 s4.2, CR LF included */
+
 /*
- * Classify the first len bytes of a client's stream. HTTP_FIRST_HTTP is deliberately
- * broad (what any server could read as a request must be judged): after optional empty
- * lines, a token, whitespace, and a first line whose last word starts with "HTTP/"
- * (compared without case), or a first line still open after HTTP_HEAD_MAX bytes that
- * starts with a token and whitespace. Whitespace is SP, HTAB, VT, FF or a bare CR (what
- * RFC 9112 s3 lets a server split on), and 0x1c to 0x1f, 0x85, 0xa0 (what Python's
- * http.server splits on besides). A non-token byte before the first whitespace, or a
- * complete first line without an HTTP version, is HTTP_FIRST_OTHER. Only the first
- * HTTP_HEAD_MAX bytes are read, and a line still open there is HTTP_FIRST_HTTP even when
- * it is all empty lines or one token so far: a server may still be waiting for the rest
- * of its request line, and http_head_parse() refuses the head anyway. A status other than
- * HTTP_FIRST_NEED_MORE does not change as len grows.
+ * Classify the first len bytes of a client's stream on positive evidence only: a byte
+ * stream is another protocol when its first bytes prove it, and nothing else is let
+ * through unjudged. TLS is a 0x16 record or an SSLv2-format CLIENT-HELLO; an SSH
+ * identification line ("SSH-2.0-" or "SSH-1.99-", printable, CR LF, 255 bytes at most,
+ * with no "HTTP/" in it) is HTTP_FIRST_SSH; everything else is HTTP_FIRST_HTTP, for
+ * http_head_parse() to judge or refuse (binary protocols, HTTP/0.9 lines, request lines
+ * split on bytes other than SP: whatever some server may read as a request). A status
+ * other than HTTP_FIRST_NEED_MORE does not change as len grows.
  */
 enum http_first http_classify(const uint8_t *p, size_t len);
 
@@ -75,7 +73,10 @@ struct http_head {
  *
  * The host is Host's, or the target's authority for absolute-form and CONNECT, which must
  * then agree with Host on host and port. Host is required but on CONNECT, whose
- * authority-form target names the host and port of the tunnel.
+ * authority-form target names the host and port of the tunnel, and on an HTTP/0.9 simple
+ * request ("GET" SP absolute-form target, the line alone is the head). A first line that
+ * can no longer become a request line (a byte other than SP after the method) is HTTP_BAD
+ * before its LF comes.
  */
 enum http_status http_head_parse(const uint8_t *p, size_t len, struct http_head *out);
 
