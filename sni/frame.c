@@ -178,17 +178,22 @@ frame_tcp_rst_to_dst(const uint8_t *in, size_t len, const struct pkt *p, bool se
 	return frame_rst(in, len, p, false, seq, 0, PKT_TCP_RST, out, cap);
 }
 
-/* RFC 1122 s3.2.2, RFC 4443 s2.4(e,f): no error about a packet not from or to one host. */
-int
-frame_tcp_strip(const uint8_t *in, size_t len, const struct pkt *p, uint8_t *out, size_t cap)
+/*
+ * p's segment onward with only its first keep payload bytes: the same headers and options,
+ * lengths and checksums made good. A FIN goes only with the payload's last byte.
+ */
+static int
+frame_tcp_keep(const uint8_t *in, size_t len, const struct pkt *p, size_t keep_payload,
+    uint8_t *out, size_t cap)
 {
-	size_t keep = (size_t)(p->payload - in);
+	size_t hdrs = (size_t)(p->payload - in), keep = hdrs + keep_payload;
 	uint8_t *ip = out + p->l3_off, *th = out + p->l4_off;
 
 	if (p->proto != PKT_PROTO_TCP || p->fragment || keep > len || keep > cap ||
-	    p->payload_len == 0)
+	    keep_payload > p->payload_len)
 		return -1;
 	memcpy(out, in, keep);
+	th[13] &= (uint8_t)~PKT_TCP_FIN;
 	if (p->family == 4) {
 		frame_wr16(ip + 2, (uint16_t)(keep - p->l3_off));
 		frame_wr16(ip + 10, 0);
@@ -196,9 +201,21 @@ frame_tcp_strip(const uint8_t *in, size_t len, const struct pkt *p, uint8_t *out
 	} else {
 		frame_wr16(ip + 4, (uint16_t)(keep - p->l3_off - FRAME_IPV6_HDR_LEN));
 	}
-	frame_wr16(th + 16, 0);
-	frame_wr16(th + 16, frame_l4_csum(ip, p->family, PKT_PROTO_TCP, th, keep - p->l4_off));
+	frame_tcp_csum_set(ip, p->family, th, keep - p->l4_off);
 	return (int)keep;
+}
+
+int
+frame_tcp_strip(const uint8_t *in, size_t len, const struct pkt *p, uint8_t *out, size_t cap)
+{
+	return p->payload_len > 0 ? frame_tcp_keep(in, len, p, 0, out, cap) : -1;
+}
+
+int
+frame_tcp_prefix(const uint8_t *in, size_t len, const struct pkt *p, size_t keep,
+    uint8_t *out, size_t cap)
+{
+	return frame_tcp_keep(in, len, p, keep, out, cap);
 }
 
 static bool

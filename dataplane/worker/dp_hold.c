@@ -8,6 +8,7 @@
 #include "dp_hold.h"
 #include "dp_mem.h"
 #include "dp_pipeline.h"
+#include "sni/frame.h"
 
 struct dp_holds *
 dp_holds_create(uint32_t nslots, uint16_t nvms, int socket)
@@ -65,6 +66,7 @@ dp_hold_take(struct dp_worker *w, struct dp_flow *f, uint32_t *ref, uint32_t bas
 	h->nsegs = 0;
 	h->base = base;
 	h->judged = 0;
+	h->trickled = 0;
 	h->from_peer = from_peer;
 	reasm_init(&h->r, base, h->buf, sizeof(h->buf));
 	return h;
@@ -152,6 +154,41 @@ dp_hold_release(struct dp_worker *w, struct dp_hold *h, uint32_t upto)
 			dp_egress(w, m, h->vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
 	}
 	h->nsegs = kept;
+}
+
+void
+dp_hold_trickle(struct dp_worker *w, struct dp_hold *h, uint32_t from, uint32_t upto)
+{
+	if (h->trickled < from)
+		h->trickled = from;
+	dp_hold_sort(h);
+	for (uint16_t i = 0; i < h->nsegs && h->trickled < upto; i++) {
+		const struct rte_mbuf *m = h->segs[i];
+		uint32_t end = h->end[i] < upto ? h->end[i] : upto;
+		struct rte_mbuf *copy;
+		struct pkt p;
+		int n;
+
+		if (h->off[i] > h->trickled || end <= h->trickled ||
+		    pkt_decode(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), &p) !=
+		    PKT_OK)
+			continue;
+		if ((copy = rte_pktmbuf_alloc(w->ctx->pool)) == NULL) {
+			w->drops[DP_DROP_NO_MBUF]++;
+			return;		/* the client sends it again: nothing is lost */
+		}
+		n = frame_tcp_prefix(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m),
+		    &p, end - h->off[i], rte_pktmbuf_mtod(copy, uint8_t *),
+		    rte_pktmbuf_tailroom(copy));
+		if (n <= 0) {
+			rte_pktmbuf_free(copy);
+			continue;
+		}
+		copy->data_len = (uint16_t)n;
+		copy->pkt_len = (uint32_t)n;
+		dp_tx(w, DP_PORT_UPLINK, copy);
+		h->trickled = end;
+	}
 }
 
 void

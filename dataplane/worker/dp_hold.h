@@ -35,6 +35,7 @@ struct dp_hold {
 	uint16_t nsegs;
 	bool from_peer;			/* the server's direction: released toward the VM */
 	uint32_t judged;		/* DNS: stream bytes [0, judged) are whole, judged messages */
+	uint32_t trickled;		/* unjudged bytes before this offset went on as copies */
 	struct rte_mbuf *segs[DP_HOLD_SEGS];
 	uint32_t off[DP_HOLD_SEGS];	/* TCP: each segment's first byte, from base */
 	uint32_t end[DP_HOLD_SEGS];	/* and one past its last */
@@ -87,6 +88,16 @@ bool dp_hold_push(const struct dp_worker *w, struct dp_hold *h, struct rte_mbuf 
  * dropped. Toward the uplink for a client stream, toward the VM for a peer's.
  */
 void dp_hold_release(struct dp_worker *w, struct dp_hold *h, uint32_t upto);
+
+/*
+ * A slow writer (issue 23): send on, as copies cut short (frame_tcp_prefix(), never a FIN),
+ * every held byte from from (or where the last copy stopped) up to upto, offsets from the
+ * stream's first byte; the segments stay held whole for the verdict. The caller passes
+ * what cannot complete the head or hello being judged, so the receiver acknowledges it
+ * and the client writes on, while the bytes that complete it wait for the verdict. A cut
+ * afterwards resets the server at h->trickled.
+ */
+void dp_hold_trickle(struct dp_worker *w, struct dp_hold *h, uint32_t from, uint32_t upto);
 
 /* Sort the held segments by stream offset. */
 void dp_hold_sort(struct dp_hold *h);

@@ -48,7 +48,8 @@ dp_http_cut(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, struct rt
 	if (tmpl != NULL && pkt_decode(rte_pktmbuf_mtod(tmpl, const uint8_t *),
 	    rte_pktmbuf_data_len(tmpl), &p) == PKT_OK) {
 		at_end = p;
-		at_end.seq = f->isn + (h != NULL ? h->judged : f->judged);
+		at_end.seq = f->isn + (h == NULL ? f->judged :
+		    h->trickled > h->judged ? h->trickled : h->judged);
 		at_end.tcp_flags &= (uint8_t)~(PKT_TCP_SYN | PKT_TCP_FIN);
 		at_end.payload_len = 0;
 		dp_reply_send(w, DP_PORT_VM, tmpl, &p, frame_tcp_rst);
@@ -195,6 +196,26 @@ dp_http_give_up(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
 		dp_http_release(w, h, f);
 }
 
+/*
+ * How far the unfinished head at f->judged (read up to have, no end found) may go to the
+ * server before its verdict: its whole lines (http_head_parse() found each valid and none
+ * empty after the request line, so no server has a head end in them), and the line being
+ * written unless it holds a CR, which a lenient server could take for a line's end. Any
+ * byte held back stalls a writer that pauses longer than its retransmission timeout (its
+ * TCP then sends only that byte again, with a congestion window of one, until it is
+ * acknowledged), so nothing else is: the byte that ends the head goes with the verdict.
+ */
+static uint32_t
+dp_http_inert_end(const struct dp_hold *h, const struct dp_flow *f, uint32_t have)
+{
+	const uint8_t *head = h->buf + (f->judged - dp_http_buf_start(f, h));
+	uint32_t n = have - f->judged, tail = n;
+
+	while (tail > 0 && head[tail - 1] != '\n')
+		tail--;
+	return f->judged + (memchr(head + tail, '\r', n - tail) != NULL ? tail : n);
+}
+
 /* Read on, then send what was judged; a head that grew too large to be judged is cut. */
 static void
 dp_http_step(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
@@ -209,6 +230,13 @@ dp_http_step(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
 		return;
 	}
 	dp_http_release(w, h, f);
+	/*
+	 * Judged bytes in a segment that goes on past them (a CONNECT and what was pipelined
+	 * behind it) go now, as copies, and so does what of an unfinished head cannot end it:
+	 * a slow writer's server acknowledges it and the client writes on.
+	 */
+	dp_hold_trickle(w, h, h->judged, f->http_phase == DP_HTTP_HEAD ?
+	    dp_http_inert_end(h, f, have) : f->judged);
 }
 
 void

@@ -37,8 +37,8 @@ dp_tls_release(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
 
 /*
  * Denied: RST to the VM, RST to the server at the sequence number it expects (the first
- * held byte: nothing of it went out; none for a held SYN, which the server never saw), and
- * the held segments dropped and counted.
+ * held byte, or the first one not trickled to it; none for a held SYN, which the server
+ * never saw), and the held segments dropped and counted.
  */
 static void
 dp_tls_cut(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, enum dp_reason r)
@@ -61,6 +61,8 @@ dp_tls_cut(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, enum dp_re
 		dp_reply_send(w, DP_PORT_VM, last, &p, frame_tcp_rst);
 		pkt_decode(rte_pktmbuf_mtod(first, const uint8_t *), rte_pktmbuf_data_len(first),
 		    &p);
+		if (h->trickled > 0)
+			p.seq = f->isn + h->trickled;	/* where the server's stream stands */
 		if (!(p.tcp_flags & PKT_TCP_SYN))
 			dp_reply_send(w, DP_PORT_UPLINK, first, &p, dp_rst_onward);
 	}
@@ -295,6 +297,8 @@ dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 	if (st == SNI_NEED_MORE) {
 		if (rs == REASM_FULL)		/* no whole hello within the bound */
 			dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS, NULL, 0);
+		else	/* a slow writer: what cannot complete the hello goes on */
+			dp_hold_trickle(w, h, 0, (uint32_t)reasm_contiguous(&h->r));
 		return;
 	}
 	r = dp_tls_judge(w, f, vm, st, &hello);

@@ -113,6 +113,50 @@ test_tcp_rst(void **state)
 	}
 }
 
+/*
+ * A slow writer's bytes sent on before the verdict: the segment as its sender wrote it (IP
+ * options and IPv6 extension headers kept), cut short, the FIN gone, every checksum good.
+ */
+static void
+test_tcp_prefix(void **state)
+{
+	static const size_t keeps[] = { 0, 1, 37, 100 };
+	uint8_t data[100], out[FC_FRAME_MAX];
+	struct fc_frame f;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)i;
+	for (unsigned int v = 0; v < 6; v++) {
+		fc_frame_build(&f, &(struct fc_frame_spec){ .family = v < 3 ? 4 : 6,
+		    .tags = v % 3, .proto = PKT_PROTO_TCP, .sport = 51000, .dport = 80,
+		    .flags = PKT_TCP_ACK | PKT_TCP_PSH | PKT_TCP_FIN, .seq = 1000, .ack = 2000,
+		    .payload = data, .payload_len = sizeof(data), .ip_opts = v % 2 });
+		for (size_t k = 0; k < sizeof(keeps) / sizeof(keeps[0]); k++) {
+			const uint8_t *ip = out + f.p.l3_off;
+			struct pkt op;
+			int n = frame_tcp_prefix(f.b, f.len, &f.p, keeps[k], out, sizeof(out));
+
+			assert_true(n > 0);
+			assert_int_equal(pkt_decode(out, (size_t)n, &op), PKT_OK);
+			assert_int_equal(op.payload_len, keeps[k]);
+			if (keeps[k] > 0)
+				assert_memory_equal(op.payload, data, keeps[k]);
+			assert_int_equal(op.l4_off, f.p.l4_off);
+			assert_int_equal(op.seq, 1000);
+			assert_int_equal(op.ack, 2000);
+			assert_int_equal(op.tcp_flags, PKT_TCP_ACK | PKT_TCP_PSH);
+			if (op.family == 4)
+				assert_int_equal(fc_ref_sum(ip, (size_t)(ip[0] & 0xf) * 4, 0), 0xffff);
+			assert_int_equal(fc_ref_sum(out + op.l4_off, op.l4_len,
+			    fc_ref_pseudo(ip, op.family, PKT_PROTO_TCP, op.l4_len)), 0xffff);
+		}
+		assert_int_equal(frame_tcp_prefix(f.b, f.len, &f.p, sizeof(data) + 1, out,
+		    sizeof(out)), -1);
+		assert_int_equal(frame_tcp_prefix(f.b, f.len, &f.p, 37, out, 60), -1);
+	}
+}
+
 static void
 test_tcp_rst_rejects(void **state)
 {
@@ -384,6 +428,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tcp_rst),
 		cmocka_unit_test(test_tcp_rst_rejects),
+		cmocka_unit_test(test_tcp_prefix),
 		cmocka_unit_test(test_icmp_unreach),
 		cmocka_unit_test(test_icmp_unreach_rejects),
 		cmocka_unit_test(test_addr_rebind),

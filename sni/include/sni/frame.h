@@ -157,6 +157,16 @@ int frame_tcp_strip(const uint8_t *in, size_t len, const struct pkt *p, uint8_t 
     size_t cap);
 
 /*
+ * p's segment onward with only its first keep payload bytes (at most all it has), as its
+ * sender could have sent them: the same headers and options, lengths and checksums made
+ * good, no FIN. A slow writer's unjudged bytes go on this way, all but the last, so that
+ * the receiver acknowledges them and the sender's window moves while the verdict waits
+ * for that last byte. Returns -1 for a non-TCP p, a fragment, or keep > its payload.
+ */
+int frame_tcp_prefix(const uint8_t *in, size_t len, const struct pkt *p, size_t keep,
+    uint8_t *out, size_t cap);
+
+/*
  * ICMP port unreachable back to the sender of p, from p's destination: IPv4 type 3 code 3
  * quoting the offending IP packet (header and options included, link padding not) up to a
  * 576-byte ICMP datagram (RFC 1812 s4.3.2.3; always more than the header + 8 bytes it
