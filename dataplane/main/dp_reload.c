@@ -2,6 +2,7 @@
  * Reload: the unwinding order of STYLE s5 (parse, validate, build, swap, retire).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_errno.h>
@@ -39,6 +40,23 @@ dp_reload_name(uint16_t slot, const char *name, size_t len, void *arg)
 	r->rc = dp_gen_names_add(r->g, slot, dp_name_hash(name, len), &ports);
 }
 
+/*
+ * The room a generation's names table gets. Test builds only: NAMEGATE_TEST_GEN_NAMES caps
+ * it, as if the table could hold no more, since headroom makes a real refusal unlikely.
+ */
+static uint32_t
+dp_publish_names_room(uint32_t want)
+{
+#ifdef NG_TEST_HOOKS
+	const char *s = getenv("NAMEGATE_TEST_GEN_NAMES");
+	unsigned long cap;
+
+	if (s != NULL && *s != '\0' && (cap = strtoul(s, NULL, 10)) < want)
+		return (uint32_t)cap;
+#endif
+	return want;
+}
+
 static bool
 dp_str_differs(const char *a, const char *b)
 {
@@ -70,7 +88,7 @@ dp_publish(struct dp_ctx *ctx, const struct pol_config *cfg, const struct dp_nam
 	struct dp_gen *g;
 
 	if ((g = dp_gen_create(cfg, prev->id + 1, ctx->nworkers, prev)) == NULL ||
-	    dp_gen_names_init(g, dp_names_count(names) + 1) != 0) {
+	    dp_gen_names_init(g, dp_publish_names_room(dp_names_count(names) + 1)) != 0) {
 		fprintf(err, "namegate: %s; generation %u stays in force\n",
 		    rte_errno == E2BIG ? "out of VM slots" : "out of memory", prev->id);
 		dp_gen_free(g);
