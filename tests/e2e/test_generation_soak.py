@@ -1,7 +1,9 @@
 """Generations under load (issue 23): every grant, revoke and expiry publishes a
-generation whose names table holds every name the VMs taught the daemon. Should room run
-out, a closing is put in force regardless: a revoke or an expiry never waits on the room
-an opening needs (NAMEGATE_TEST_GEN_NAMES, a test build's knob, caps the table)."""
+generation whose names table holds every name the VMs taught the daemon. Publishing never
+fails for lack of room (the soak: two VMs teach 8,000 names while the operator makes 400
+grants and revokes, ten times, each start drawing a fresh hash secret), and should room
+ever run out anyway, a closing is put in force regardless: a revoke never waits on the
+room an opening needs (NAMEGATE_TEST_GEN_NAMES, a test build's knob, caps the table)."""
 import contextlib
 import copy
 import json
@@ -14,6 +16,10 @@ import lab_services as svc
 from lab_net import wait_until
 from test_dataplane import _binary
 from test_reload import _HOLDER
+
+RUNS = 10
+NAMES_PER_VM = 4000
+PAIRS = 200             # a grant and its revoke: 400 changes a run
 
 # Resolves distinct names n<i>.<argv[1]>.wild.test over UDP, as many more as each line
 # on stdin says, up to WINDOW queries in flight, asking again after a second without an
@@ -119,10 +125,45 @@ class Teacher:
             assert line.split()[:1] == [str(self.taught)], (line, r.stderr())
 
 
+def grant_revoke(lab, where):
+    """A grant of evil.test to vm1, revoked at once: both must be made (exit 0)."""
+    rc, out, err = ctl(lab, "grant", "vm1", "evil.test", "--for", "10m", "--json")
+    assert rc == 0, (where, out, err)
+    gid = json.loads(out)["id"]
+    rc, out, err = ctl(lab, "revoke", str(gid))
+    assert rc == 0 and f"grant {gid} revoked" in out, (where, out, err)
+
+
 def evil_refused(lab):
     """A new connection through the binding vm1 learned for evil.test gets nowhere."""
     return not lab.curl("vm1", "https://evil.test/", resolve="evil.test:443:203.0.113.20",
                         timeout=3).ok
+
+
+def test_grants_and_revokes_while_two_vms_teach_8000_names_ten_secrets(request):
+    """Each grant and each revoke publishes a generation holding every name taught so far:
+    the names come between them, so the tables are built at 400 counts from 40 to 8,000,
+    past the counts just under a power of two that a table sized exactly filled whole."""
+    lab = _lab(request)
+    for run in range(RUNS):
+        if run > 0:
+            lab.stop_namegate()
+            lab.start_namegate()        # a new process: a new hash secret
+        with Teacher(lab, f"r{run}") as teacher:
+            for _ in range(PAIRS):
+                teacher.more(NAMES_PER_VM // PAIRS)
+                grant_revoke(lab, f"run {run}, {teacher.taught} names a VM")
+        # in force: a grant made now opens evil.test for vm1, its revoke shuts it
+        rc, out, err = ctl(lab, "grant", "vm1", "evil.test", "--for", "10m", "--json")
+        assert rc == 0, err
+        assert lab.curl("vm1", "https://evil.test/").ok
+        rc, out, err = ctl(lab, "revoke", str(json.loads(out)["id"]))
+        assert rc == 0, err
+        assert evil_refused(lab)
+        rc, out, err = ctl(lab, "grants", "--json")
+        assert rc == 0 and json.loads(out)["grants"] == [], (out, err)
+        said = lab.namegate_output()[1]
+        assert "name table" not in said and "stays in force" not in said, said[-2000:]
 
 
 @contextlib.contextmanager
