@@ -97,7 +97,7 @@ dp_grants_in_force(struct dp_grants *gr, struct ctl_overlay *ov, FILE *err)
 static int
 dp_grants_close_all(struct dp_grants *gr, FILE *err)
 {
-	struct ctl_overlay none = { 0 };
+	struct ctl_overlay none = { .view = **gr->c->cfgp };	/* no set: the view is cfg */
 	int rc;
 
 	if ((rc = dp_publish(gr->c->ctx, *gr->c->cfgp, gr->c->names, true, err)) != 0)
