@@ -27,6 +27,7 @@ struct dp_grants {
 	uint32_t live[DP_VM_SLOTS];	/* per VM slot, for the gauge; under c->gen_lock */
 	int64_t ticked;			/* the second of the last tick */
 	bool stale;			/* the table changed, the generation has not yet */
+	bool closing;			/* a grant ended, no generation has yet been put out */
 };
 
 static int64_t
@@ -75,13 +76,46 @@ dp_grants_count(struct dp_grants *gr)
 			gr->live[s] = (uint32_t)ctl_grants_count_vm(gr->table, g->vms[s].name);
 }
 
+/* ov's view is in force: keep ov, follow it with the gauge and the slow path's table. */
+static void
+dp_grants_in_force(struct dp_grants *gr, struct ctl_overlay *ov, FILE *err)
+{
+	struct dp_control *c = gr->c;
+
+	ctl_overlay_free(&gr->ov);
+	gr->ov = *ov;
+	dp_grants_count(gr);
+	if (c->nft != NULL && dp_control_nft_open(c, err) != 0)
+		fputs("namegate: grants: the slow path's table could not be rebuilt\n", err);
+}
+
+/*
+ * A closing whose generation could not be built (the grants that stay would not fit):
+ * the configuration alone, every grant out of force until the caller's retry puts the
+ * live ones back. A closing never waits on an opening. 1, or -errno.
+ */
+static int
+dp_grants_close_all(struct dp_grants *gr, FILE *err)
+{
+	struct ctl_overlay none = { .view = **gr->c->cfgp };	/* no set: the view is cfg */
+	int rc;
+
+	if ((rc = dp_publish(gr->c->ctx, *gr->c->cfgp, gr->c->names, true, err)) != 0)
+		return rc;
+	dp_grants_in_force(gr, &none, err);
+	fputs("namegate: grants: none in force until the live ones can be; retrying\n", err);
+	return 1;
+}
+
 /*
  * A new generation for the grants live now, on the running configuration. Names learned
  * so far are drained first so each is judged under it; the slow path's table is rebuilt
- * with it, so its elements follow too. 0 or -errno (the running generation stays).
+ * with it, so its elements follow too. closing: the change ends or narrows a grant, so it
+ * takes effect whatever room there is (dp_publish(), dp_grants_close_all()). 0; 1 when
+ * only the closing is in force; -errno when nothing changed.
  */
 static int
-dp_grants_apply(struct dp_grants *gr, FILE *err)
+dp_grants_apply(struct dp_grants *gr, bool closing, FILE *err)
 {
 	struct dp_control *c = gr->c;
 	struct ctl_overlay ov;
@@ -90,18 +124,31 @@ dp_grants_apply(struct dp_grants *gr, FILE *err)
 	dp_control_drain(c);
 	pthread_mutex_lock(&c->gen_lock);
 	if ((rc = ctl_overlay_build(gr->table, *c->cfgp, dp_grants_now(), &ov)) == 0) {
-		if ((rc = dp_publish(c->ctx, &ov.view, c->names, err)) == 0) {
-			ctl_overlay_free(&gr->ov);
-			gr->ov = ov;
-			dp_grants_count(gr);
-			if (c->nft != NULL && dp_control_nft_open(c, err) != 0)
-				fputs("namegate: grants: the slow path's table could not be "
-				    "rebuilt\n", err);
-		} else {
+		if ((rc = dp_publish(c->ctx, &ov.view, c->names, closing, err)) == 0)
+			dp_grants_in_force(gr, &ov, err);
+		else
 			ctl_overlay_free(&ov);
-		}
 	}
+	if (rc < 0 && closing)
+		rc = dp_grants_close_all(gr, err);
 	pthread_mutex_unlock(&c->gen_lock);
+	return rc;
+}
+
+/*
+ * dp_grants_apply() for a change of the table, remembering what is not yet in force: a
+ * closing stays one until a generation is out, the live grants stale until all are in.
+ */
+static int
+dp_grants_put(struct dp_grants *gr, bool closing, FILE *err)
+{
+	int rc;
+
+	gr->closing = gr->closing || closing;
+	rc = dp_grants_apply(gr, gr->closing, err);
+	if (rc >= 0)
+		gr->closing = false;
+	gr->stale = rc != 0;
 	return rc;
 }
 
@@ -143,7 +190,7 @@ dp_grants_start(struct dp_control *c, FILE *log)
 	if (ended > 0)
 		dp_grants_save(gr);
 	if (ctl_grants_count(gr->table) > 0) {
-		if (dp_grants_apply(gr, log) != 0)
+		if (dp_grants_apply(gr, false, log) != 0)
 			fputs("namegate: grants: not in force\n", log);
 		else
 			fprintf(log, "namegate: grants: %zu in force from %s\n",
@@ -183,12 +230,12 @@ dp_grants_tick(struct dp_control *c)
 	if (ctl_grants_next_expiry(gr->table) <= now &&
 	    ctl_grants_expire(gr->table, now, dp_grants_expired, gr) > 0) {
 		dp_grants_save(gr);
-		gr->stale = true;
+		gr->stale = gr->closing = true;
 	}
 	if (!gr->stale)
 		return;
-	/* a grant that ended is still in force until this succeeds: try every second */
-	if ((gr->stale = dp_grants_apply(gr, stderr) != 0))
+	/* what could not be put in force yet: try every second */
+	if (dp_grants_put(gr, false, stderr) != 0)
 		fputs("namegate: grants: the change could not be put in force; retrying\n",
 		    stderr);
 	fflush(stderr);
@@ -215,7 +262,7 @@ dp_grants_make(struct dp_control *c, const char *vm, const char *host, const cha
 		snprintf(why, whylen, "grant not made: %s", err);
 		return rc;
 	}
-	if ((rc = dp_grants_apply(gr, stderr)) < 0) {
+	if ((rc = dp_grants_apply(gr, false, stderr)) < 0) {
 		ctl_grants_revoke(gr->table, out->id, NULL);
 		dp_grants_save(gr);
 		snprintf(why, whylen, "grant not made: no generation with it: %s", strerror(-rc));
@@ -375,8 +422,12 @@ dp_grants_cs_revoke(FILE *out, const char *id, void *arg)
 		return -ENOENT;
 	}
 	dp_grants_save(gr);
-	if ((gr->stale = dp_grants_apply(gr, stderr) != 0))
-		fputs("namegate: grants: a revoke could not be put in force; retrying\n", stderr);
 	dp_grants_event(gr, "grant_revoked", &g);
+	if (dp_grants_put(gr, true, stderr) < 0) {
+		fputs("namegate: grants: a revoke could not be put in force; retrying\n", stderr);
+		fprintf(out, "grant %" PRIu64 " revoked, but no generation without it is in "
+		    "force yet (retried every second)", v);
+		return -EAGAIN;
+	}
 	return dp_json_reply(out, "revoked", dp_grant_json(&g, dp_grants_now()));
 }

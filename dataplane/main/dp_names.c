@@ -48,7 +48,11 @@ dp_names_create(uint32_t cap)
 	while (size < 2 * cap && size < (1u << 30))
 		size <<= 1;
 	n->mask = size - 1;
-	n->cap = size / 2;
+	/*
+	 * cap, not the index's half: every name is in each generation's names table, and EAL
+	 * has room for two of max_bindings (dp_eal.c); more would fail a publish for memory
+	 */
+	n->cap = cap < size / 2 ? cap : size / 2;
 	n->index = malloc((size_t)size * sizeof(n->index[0]));
 	n->chunks = calloc(n->cap / DP_NAMES_CHUNK + 1, sizeof(n->chunks[0]));
 	if (n->index == NULL || n->chunks == NULL) {

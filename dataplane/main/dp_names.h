@@ -12,7 +12,7 @@
 
 struct dp_names;
 
-/* A set for up to cap (VM slot, name) pairs; NULL on allocation failure. */
+/* A set for up to cap (VM slot, name) pairs, no more; NULL on allocation failure. */
 struct dp_names *dp_names_create(uint32_t cap);
 void dp_names_free(struct dp_names *n);
 

@@ -2,6 +2,7 @@
  * Reload: the unwinding order of STYLE s5 (parse, validate, build, swap, retire).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_errno.h>
@@ -20,7 +21,8 @@
 struct dp_reload_walk {
 	struct dp_gen *g;
 	const struct pol_config *cfg;
-	int rc;
+	uint32_t lost;		/* names the table refused */
+	int rc;			/* the first refusal */
 };
 
 /* What the new policy allows for a name a VM resolved under the old one. */
@@ -30,13 +32,36 @@ dp_reload_name(uint16_t slot, const char *name, size_t len, void *arg)
 	struct dp_reload_walk *r = arg;
 	const struct dp_vm *v = &r->g->vms[slot];
 	struct pol_ports ports;
+	int rc;
 
-	if (slot >= r->g->nvms || !v->present || r->rc != 0)
+	if (slot >= r->g->nvms || !v->present)
 		return;
 	/* a name no longer allowed gets an empty summary: nothing passes through it */
 	pol_match_name_ports(r->cfg->set, v->policy, name, len, &ports);
 	ports.budget = dp_budget_of_name(r->g, slot, name, len);
-	r->rc = dp_gen_names_add(r->g, slot, dp_name_hash(name, len), &ports);
+	/* on for a closing: a name refused is not allowed, the rest may still fit */
+	if ((rc = dp_gen_names_add(r->g, slot, dp_name_hash(name, len), &ports)) != 0) {
+		r->lost++;
+		if (r->rc == 0)
+			r->rc = rc;
+	}
+}
+
+/*
+ * The room a generation's names table gets. Test builds only: NAMEGATE_TEST_GEN_NAMES caps
+ * it, as if the table could hold no more, since headroom makes a real refusal unlikely.
+ */
+static uint32_t
+dp_publish_names_room(uint32_t want)
+{
+#ifdef NG_TEST_HOOKS
+	const char *s = getenv("NAMEGATE_TEST_GEN_NAMES");
+	unsigned long cap;
+
+	if (s != NULL && *s != '\0' && (cap = strtoul(s, NULL, 10)) < want)
+		return (uint32_t)cap;
+#endif
+	return want;
 }
 
 static bool
@@ -61,28 +86,46 @@ dp_reload_restart_only(const struct pol_config *old, const struct pol_config *ne
 		    "sizes change only on restart; the running ones stay\n");
 }
 
+/*
+ * Every name resolved so far, judged under g. 0, or the first refusal with r->lost names
+ * left out of g's table: what passed through them is cut under g (fail closed).
+ */
+static int
+dp_publish_names(struct dp_gen *g, const struct pol_config *cfg, const struct dp_names *names,
+    struct dp_reload_walk *r)
+{
+	*r = (struct dp_reload_walk){ .g = g, .cfg = cfg };
+	if ((r->rc = dp_gen_names_init(g, dp_publish_names_room(dp_names_count(names) + 1))) != 0)
+		r->lost = dp_names_count(names);
+	else
+		dp_names_walk(names, dp_reload_name, r);
+	return r->rc;
+}
+
 int
 dp_publish(struct dp_ctx *ctx, const struct pol_config *cfg, const struct dp_names *names,
-    FILE *err)
+    bool closing, FILE *err)
 {
 	const struct dp_gen *prev = atomic_load_explicit(&ctx->gen, memory_order_acquire);
 	struct dp_reload_walk walk;
 	struct dp_gen *g;
 
-	if ((g = dp_gen_create(cfg, prev->id + 1, ctx->nworkers, prev)) == NULL ||
-	    dp_gen_names_init(g, dp_names_count(names) + 1) != 0) {
+	if ((g = dp_gen_create(cfg, prev->id + 1, ctx->nworkers, prev)) == NULL) {
 		fprintf(err, "namegate: %s; generation %u stays in force\n",
 		    rte_errno == E2BIG ? "out of VM slots" : "out of memory", prev->id);
-		dp_gen_free(g);
 		return -ENOMEM;
 	}
-	walk = (struct dp_reload_walk){ .g = g, .cfg = cfg };
-	dp_names_walk(names, dp_reload_name, &walk);
-	if (walk.rc != 0) {
-		fprintf(err, "namegate: name table: %s; generation %u stays in force\n",
-		    strerror(-walk.rc), prev->id);
-		dp_gen_free(g);
-		return walk.rc;
+	if (dp_publish_names(g, cfg, names, &walk) != 0) {
+		if (!closing) {
+			fprintf(err, "namegate: name table: %s; generation %u stays in force\n",
+			    strerror(-walk.rc), prev->id);
+			dp_gen_free(g);
+			return walk.rc;
+		}
+		/* closing never waits on room: the names left out are cut, as not allowed */
+		fprintf(err, "namegate: name table: %s; generation %u in force without %u of "
+		    "the names resolved: flows through them are cut\n", strerror(-walk.rc),
+		    g->id, walk.lost);
 	}
 	atomic_store_explicit(&ctx->gen, g, memory_order_release);
 	/* every worker has moved to g once each has passed a quiescent point */
@@ -114,7 +157,7 @@ dp_reload(struct dp_ctx *ctx, struct pol_config **cfgp, const struct dp_names *n
 		pol_config_free(next);
 		return rc;
 	}
-	if ((rc = dp_publish(ctx, &ov.view, names, err)) != 0) {
+	if ((rc = dp_publish(ctx, &ov.view, names, true, err)) != 0) {
 		ctl_overlay_free(&ov);
 		pol_config_free(next);
 		return rc;

@@ -5,6 +5,7 @@
 #ifndef DP_RELOAD_H
 #define DP_RELOAD_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 struct dp_ctx;
@@ -28,8 +29,11 @@ int dp_reload(struct dp_ctx *ctx, struct pol_config **cfgp, const struct dp_name
  * policies), judge every name in names under it, publish it and retire the running one
  * once every worker has moved: what cfg no longer allows is cut on its next packet. cfg
  * must outlive the generation. 0, or -errno with a message on err and nothing changed.
+ * closing (a revoke, an expiry, a reload) never waits on room: should the names table
+ * refuse names, the generation is published without them, and what passed through them
+ * is cut as not allowed (fail closed) until the VM resolves them again.
  */
 int dp_publish(struct dp_ctx *ctx, const struct pol_config *cfg, const struct dp_names *names,
-    FILE *err);
+    bool closing, FILE *err);
 
 #endif

@@ -113,6 +113,7 @@ class Lab:
         self.prefix = None
         self.daemon = None
         self.namegate_status = None
+        self.namegate_env = {}      # added to the daemon's clean environment (test knobs)
         self._procs = []
         self._background = []
         # Held while building: a teardown from another thread (pytest's main thread on
@@ -406,7 +407,7 @@ class Lab:
         self.daemon = lab_namegate.Daemon(argv, self.sw_ns,
                                           os.path.join(self.tmpdir, "namegate.out"),
                                           os.path.join(self.tmpdir, "namegate.err"))
-        self.daemon.start(CLEAN_ENV)
+        self.daemon.start({**CLEAN_ENV, **self.namegate_env})
         lab_namegate.wait_ready(self, self.daemon, self.ready_check, self.ready_timeout)
         return self.daemon
 

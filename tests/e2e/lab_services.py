@@ -78,6 +78,16 @@ def bulk_name(i):
     return f"n{i}.bulk.test"
 
 
+# Any name under WILD_ZONE resolves to WILD_ADDR: as many distinct names as a test asks
+# for (the soak teaches namegate thousands), with no record each.
+WILD_ZONE = "wild.test"
+WILD_ADDR = "198.18.254.1"
+
+
+def wild_name(tag, i):
+    return f"n{i}.{tag}.{WILD_ZONE}"
+
+
 def bulk_addr(i):
     return f"198.18.{i // 250}.{i % 250 + 1}"
 
@@ -286,6 +296,7 @@ def dnsmasq_argv(tmp):
              "local=/#/"]                 # every name not below is NXDOMAIN
     for names, addrs, ttl in HOST_RECORDS:
         lines.append("host-record=" + ",".join(names + addrs + ([str(ttl)] if ttl else [])))
+    lines.append(f"address=/{WILD_ZONE}/{WILD_ADDR}")
     for alias, target in CNAMES:
         lines.append(f"cname={alias},{target},{DNS_TTL}")
     for name, rrtype, rdata in dns_rrs(tmp):

@@ -1,0 +1,58 @@
+/*
+ * dataplane/main/dp_names.c: the (VM slot, name) set a publish judges again. It holds
+ * what it was made for and no more: each generation's names table takes every name in
+ * it, and EAL has room for two of max_bindings, so a set past its cap (it once took the
+ * index's half, up to twice the cap) would fail a publish for memory.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "dp_names.h"
+
+static int
+t_add(struct dp_names *n, uint16_t slot, uint32_t i)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "n%u.wild.test", i);
+	return dp_names_add(n, slot, name, strlen(name), NULL);
+}
+
+static void
+test_holds_its_cap_and_no_more(void **state)
+{
+	/* a power of two and counts just over one, where the index's half is near twice */
+	static const uint32_t caps[] = { 1, 1000, 1024, 1025, 70000 };
+
+	(void)state;
+	for (size_t c = 0; c < sizeof(caps) / sizeof(caps[0]); c++) {
+		struct dp_names *n = dp_names_create(caps[c]);
+
+		assert_non_null(n);
+		for (uint32_t i = 0; i < caps[c]; i++)
+			assert_int_equal(t_add(n, (uint16_t)(i % 3), i), 0);
+		assert_false(dp_names_overflowed(n));
+		assert_int_equal(t_add(n, 0, 0), 0);		/* known: no room needed */
+		assert_int_equal(t_add(n, 0, caps[c]), -ENOSPC);
+		assert_true(dp_names_overflowed(n));
+		assert_int_equal(dp_names_count(n), caps[c]);
+		dp_names_free(n);
+	}
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_holds_its_cap_and_no_more),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
