@@ -15,6 +15,7 @@
 #include "dp_frag.h"
 #include "dp_gen.h"
 #include "dp_http.h"
+#include "dp_quic_flow.h"
 #include "dp_rx.h"
 #include "dp_tls.h"
 
