@@ -21,13 +21,13 @@
  *                         it works over a buffer the caller lends it (DP_QUIC_HELLO_BUF
  *                         bytes, for as long as the flow's Initials are checked).
  *
- * Why the state keeps checking after the verdict: a server opens a new connection for any
- * Initial whose DCID it does not know, and discards an Initial it cannot use (one in a
- * datagram under 1200 bytes, say). A VM could get one hello judged and have the server act
- * on another. The held CRYPTO stream is the defence: any later Initial of the flow, under
- * whatever DCID or version, must carry the same bytes at the same offsets. The dataplane
- * should therefore keep feeding the flow's long-header datagrams while it keeps the state,
- * and cut the flow on DP_QUIC_MALFORMED even after it was allowed.
+ * Why the state keeps checking: a server opens a new connection for any Initial whose DCID
+ * it does not know, and discards an Initial it cannot use (one in a datagram under 1200
+ * bytes, say). A VM could get one hello judged and have the server act on another. While
+ * a flow's Initials are held, the CRYPTO stream is the defence: any later Initial, under
+ * whatever DCID or version, must carry the same bytes at the same offsets. After the
+ * verdict the dataplane keeps no state: dp_quic_dgram_class() finds in each datagram what
+ * a server would take for a new connection's hello, and that is judged from a fresh state.
  */
 #ifndef DP_QUIC_H
 #define DP_QUIC_H
