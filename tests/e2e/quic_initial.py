@@ -7,7 +7,7 @@ Run inside a VM:
     python3 quic_initial.py ADDR PORT STEP...
         -> "port N" (the client's), then the STEPs sent in turn from one socket (one
            4-tuple), a line each as above. STEP is VERSION:SNI, an Initial with a new DCID
-           (VERSION v1, v2 or d29), or KIND:SIZE, SIZE bytes that look like QUIC and are
+           (VERSION v1, v2 or d29; retry: v1 with a token, as after a Retry), or KIND:SIZE, SIZE bytes that look like QUIC and are
            not: grease (a long header of version 0x1a2a3a4a), short (a short header), rtp
            (first byte 0x80, as RTP's). A STEP starting with "!" is sent without waiting
            for an answer ("sent")."""
@@ -74,13 +74,13 @@ def keys(version, dcid):
                                                               (b"hp", 16))]
 
 
-def initial(sni, dcid=None, scid=None, version=1):
+def initial(sni, dcid=None, scid=None, version=1, token=b""):
     dcid, scid = dcid or os.urandom(8), scid or os.urandom(8)
     key, iv, hp = keys(version, dcid)
     hello = client_hello(sni)
     frames = b"\x06\x00" + varint2(len(hello)) + hello          # CRYPTO, offset 0
     head = (bytes([VERSIONS[version][2]]) + struct.pack(">I", version) + bytes([len(dcid)]) +
-            dcid + bytes([len(scid)]) + scid + b"\x00")          # no token
+            dcid + bytes([len(scid)]) + scid + bytes([len(token)]) + token)
     pn = b"\x00"
     pad = max(0, 1200 - (len(head) + 2 + len(pn) + len(frames) + 16))
     frames += b"\x00" * pad                                      # PADDING
@@ -187,8 +187,12 @@ def main(argv):
     print("port", s.getsockname()[1], flush=True)
     for step in argv[2:]:
         kind, arg = step.lstrip("!").split(":", 1)
-        data = initial(arg, version=NAMES[kind]) if kind in NAMES else \
-            (FAKES[kind] + bytes(int(arg)))[:int(arg)]
+        if kind == "retry":     # as after a Retry: a token and the DCID the server chose
+            data = initial(arg, token=os.urandom(32))
+        elif kind in NAMES:
+            data = initial(arg, version=NAMES[kind])
+        else:
+            data = (FAKES[kind] + bytes(int(arg)))[:int(arg)]
         if step.startswith("!"):
             s.send(data)
             print("sent", flush=True)

@@ -42,11 +42,12 @@ def read_by_server(lab, addr, port, client_port):
                              client_port=client_port)
 
 
-@pytest.mark.parametrize("version", ["v1", "v2", "d29"])
+@pytest.mark.parametrize("version", ["v1", "v2", "d29", "retry"])
 def test_new_initial_naming_a_denied_host_is_cut(lab, version):
     """An allowed Initial, then on the same 4-tuple an Initial with a new DCID (and another
-    version) naming a denied host: cut, and the server never reads it; then an allowed
-    Initial of that version on the same 4-tuple is read (a new flow, judged again)."""
+    version, or a token as after a Retry) naming a denied host: cut, and the server never
+    reads it; then an allowed Initial of that kind on the same 4-tuple is read (a new flow,
+    judged again)."""
     addr = resolve(lab, "vm1", "pypi.org")
     cport = counted(lab, addr, 443,
                     ["v1:pypi.org", f"{version}:{DENIED}", f"{version}:pypi.org"],
