@@ -1,6 +1,7 @@
 /*
  * QUIC Initial recogniser: the unprotected part of a long header (RFC 9000 s17.2, RFC 9369
- * for version 2). Nothing here decrypts; the caller gets offsets to do so.
+ * for version 2; draft-ietf-quic-transport-29 is laid out as version 1). Nothing here
+ * decrypts; the caller gets offsets to do so.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -11,9 +12,6 @@
 
 #define QUIC_FORM_LONG		0x80
 #define QUIC_FIXED_BIT		0x40
-#define QUIC_TYPE(b)		((uint8_t)((b) >> 4 & 0x3))
-#define QUIC_V1_INITIAL		0x0	/* RFC 9000 s17.2.2 */
-#define QUIC_V2_INITIAL		0x1	/* RFC 9369 s3.2: the type bits are permuted in v2 */
 
 /*
  * Header protection samples 16 bytes starting 4 bytes past the packet number offset (RFC
@@ -54,21 +52,20 @@ quic_initial_parse(const uint8_t *buf, size_t len, struct quic_initial *out)
 	struct rd r = rd_make(buf, len), token;
 	uint64_t token_len, length;
 	uint32_t version;
-	uint8_t first, type;
+	uint8_t first;
 
 	if (!rd_u8(&r, &first) || (first & QUIC_FORM_LONG) == 0)
 		return QUIC_OTHER;
 	if (!rd_u32(&r, &version))
 		return QUIC_MALFORMED;
-	if (version != QUIC_V1 && version != QUIC_V2)
+	if (!quic_version_known(version))
 		return QUIC_OTHER;
 	if ((first & QUIC_FIXED_BIT) == 0)
 		return QUIC_OTHER;
 	if (!quic_cid(&r, &out->dcid, &out->dcid_len) ||
 	    !quic_cid(&r, &out->scid, &out->scid_len))
 		return QUIC_MALFORMED;
-	type = QUIC_TYPE(first);
-	if (type != (version == QUIC_V1 ? QUIC_V1_INITIAL : QUIC_V2_INITIAL))
+	if (quic_long_type(first, version) != QUIC_LONG_INITIAL)
 		return QUIC_OTHER;
 
 	/* Compared as 64-bit first: a varint can exceed SIZE_MAX on a 32-bit size_t. */

@@ -11,18 +11,12 @@
 #include "sni/rd.h"
 
 #include "dp_quic.h"
+#include "dp_quic_int.h"
 
 #define TLS_RECORD_HDR		5
 #define TLS_HS_HDR		4
 #define TLS_HS_CLIENT_HELLO	1
 #define TLS_CT_HANDSHAKE	22
-
-/*
- * CRYPTO frames taken from one packet. They are added to the stream sorted by offset, so a
- * packet whose frames are shuffled (Chrome's "chaos protection" does so) adds one range to
- * the reassembler however many pieces it came in; no real client comes near this bound.
- */
-#define CRYPTO_FRAGS_MAX	64
 
 /* Room for a second hello is all a bigger buffer can be used for. */
 #define HELLO_BUF_MAX		(2 * TLS_HELLO_MAX)
@@ -32,12 +26,6 @@
 #define FRAME_ACK		0x02
 #define FRAME_ACK_ECN		0x03
 #define FRAME_CRYPTO		0x06
-
-struct crypto_frag {
-	uint32_t off;
-	uint32_t len;
-	const uint8_t *p;	/* aliases the worker's plaintext */
-};
 
 static const char *const dp_quic_status_names[] = {
 	[DP_QUIC_NEED_MORE] = "need_more",
@@ -82,32 +70,20 @@ same_bytes(const uint8_t *a, size_t a_len, const uint8_t *b, size_t b_len)
 	return a_len == b_len && memcmp(a, b, a_len) == 0;
 }
 
-/*
- * Bytes taken by a v1/v2 0-RTT or Handshake packet at buf, 0 when buf holds no such
- * packet (RFC 9000 s17.2.3-4: no token, unlike an Initial):
- *
- *   u8 first | u32 version | u8 len | dcid | u8 len | scid | varint length | length bytes
- *
- * Version 2 permutes the type bits (RFC 9369 s3.2). Retry has no Length and a short header
- * runs to the end of the datagram, so after them, as after an unknown version, no server
- * can find another packet either.
- */
-static size_t
-long_skip(const uint8_t *buf, size_t len)
+size_t
+dp_quic_long_skip(const uint8_t *buf, size_t len)
 {
 	struct rd r = rd_make(buf, len), cid;
+	enum quic_long_type type;
 	uint64_t length;
 	uint32_t version;
-	uint8_t first, type;
+	uint8_t first;
 
-	if (!rd_u8(&r, &first) || (first & 0xc0) != 0xc0 || !rd_u32(&r, &version))
+	if (!rd_u8(&r, &first) || (first & 0xc0) != 0xc0 || !rd_u32(&r, &version) ||
+	    !quic_version_known(version))
 		return 0;
-	type = first >> 4 & 0x3;
-	if (version == QUIC_V2)
-		type = (type + 3) & 0x3;	/* to v1 numbering: 1 0-RTT, 2 Handshake */
-	else if (version != QUIC_V1)
-		return 0;
-	if (type != 1 && type != 2)
+	type = quic_long_type(first, version);
+	if (type != QUIC_LONG_0RTT && type != QUIC_LONG_HANDSHAKE)
 		return 0;
 	if (!rd_vec8(&r, &cid) || cid.len > QUIC_CID_MAX || !rd_vec8(&r, &cid) ||
 	    cid.len > QUIC_CID_MAX || !rd_varint(&r, &length) || length > r.len)
@@ -155,11 +131,9 @@ frame_ack(struct rd *r, bool ecn)
  * other type (a PROTOCOL_VIOLATION to a server). Types are read as one byte: one encoded
  * longer than needed is refused too, as s12.4 allows. A packet without frames is a
  * PROTOCOL_VIOLATION (s12.4), and CRYPTO data past cap can never be held.
- *
- * Returns the number of CRYPTO fragments put in frags, or -1.
  */
-static int
-frames_walk(const uint8_t *p, size_t len, uint32_t cap, struct crypto_frag *frags)
+int
+dp_quic_frames_walk(const uint8_t *p, size_t len, uint32_t cap, struct dp_quic_frag *frags)
 {
 	struct rd r = rd_make(p, len), data;
 	uint64_t off, n;
@@ -184,9 +158,9 @@ frames_walk(const uint8_t *p, size_t len, uint32_t cap, struct crypto_frag *frag
 				return -1;
 			if (n == 0)
 				break;
-			if (nb == CRYPTO_FRAGS_MAX)
+			if (nb == DP_QUIC_FRAGS_MAX)
 				return -1;
-			frags[nb++] = (struct crypto_frag){
+			frags[nb++] = (struct dp_quic_frag){
 				.off = (uint32_t)off, .len = (uint32_t)n, .p = data.p,
 			};
 			break;
@@ -261,12 +235,12 @@ static bool
 initial_take(struct dp_quic_ctx *ctx, struct dp_quic_hello *h, const uint8_t *pkt,
     const struct quic_initial *q)
 {
-	struct crypto_frag frags[CRYPTO_FRAGS_MAX], f;
+	struct dp_quic_frag frags[DP_QUIC_FRAGS_MAX], f;
 	size_t plain_len;
 	int nb, j;
 
 	if (open_any(ctx, h, pkt, q, &plain_len) != 0 ||
-	    (nb = frames_walk(dp_quic_ctx_plain(ctx), plain_len, h->crypto.cap, frags)) < 0)
+	    (nb = dp_quic_frames_walk(dp_quic_ctx_plain(ctx), plain_len, h->crypto.cap, frags)) < 0)
 		return false;
 	for (int i = 1; i < nb; i++) {		/* insertion sort by offset: nb is small */
 		f = frags[i];
@@ -400,7 +374,7 @@ dp_quic_hello_feed(struct dp_quic_ctx *ctx, struct dp_quic_hello *h, const uint8
 		case QUIC_OTHER:
 			break;
 		}
-		if ((n = long_skip(dgram + off, len - off)) == 0)
+		if ((n = dp_quic_long_skip(dgram + off, len - off)) == 0)
 			break;
 		off += n;
 	}

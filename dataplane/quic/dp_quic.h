@@ -21,13 +21,13 @@
  *                         it works over a buffer the caller lends it (DP_QUIC_HELLO_BUF
  *                         bytes, for as long as the flow's Initials are checked).
  *
- * Why the state keeps checking after the verdict: a server opens a new connection for any
- * Initial whose DCID it does not know, and discards an Initial it cannot use (one in a
- * datagram under 1200 bytes, say). A VM could get one hello judged and have the server act
- * on another. The held CRYPTO stream is the defence: any later Initial of the flow, under
- * whatever DCID or version, must carry the same bytes at the same offsets. The dataplane
- * should therefore keep feeding the flow's long-header datagrams while it keeps the state,
- * and cut the flow on DP_QUIC_MALFORMED even after it was allowed.
+ * Why the state keeps checking: a server opens a new connection for any Initial whose DCID
+ * it does not know, and discards an Initial it cannot use (one in a datagram under 1200
+ * bytes, say). A VM could get one hello judged and have the server act on another. While
+ * a flow's Initials are held, the CRYPTO stream is the defence: any later Initial, under
+ * whatever DCID or version, must carry the same bytes at the same offsets. After the
+ * verdict the dataplane keeps no state: dp_quic_dgram_class() finds in each datagram what
+ * a server would take for a new connection's hello, and that is judged from a fresh state.
  */
 #ifndef DP_QUIC_H
 #define DP_QUIC_H
@@ -94,10 +94,10 @@ struct dp_quic_ctx *dp_quic_ctx_new(void);
 void dp_quic_ctx_free(struct dp_quic_ctx *ctx);
 
 /*
- * Client Initial keys for version (QUIC_V1 or QUIC_V2) and a DCID of at most QUIC_CID_MAX
- * bytes: HKDF-Extract with the version's salt, then "client in" and "quic key"/"quic iv"/
- * "quic hp" ("quicv2 ..." for v2). Returns 0, -EINVAL for another version or a long DCID,
- * or -EIO when libcrypto fails. client_secret, when not NULL, receives the 32-byte
+ * Client Initial keys for version (QUIC_V1, QUIC_V2 or QUIC_DRAFT29) and a DCID of at most
+ * QUIC_CID_MAX bytes: HKDF-Extract with the version's salt, then "client in" and "quic key"/
+ * "quic iv"/"quic hp" ("quicv2 ..." for v2). Returns 0, -EINVAL for another version or a
+ * long DCID, or -EIO when libcrypto fails. client_secret, when not NULL, receives the 32-byte
  * client_initial_secret (for test vectors).
  */
 int dp_quic_keys_derive(struct dp_quic_ctx *ctx, uint32_t version, const uint8_t *dcid,
@@ -137,6 +137,25 @@ void dp_quic_hello_init(struct dp_quic_hello *h, uint8_t *buf, size_t buf_len);
  */
 enum dp_quic_status dp_quic_hello_feed(struct dp_quic_ctx *ctx, struct dp_quic_hello *h,
     const uint8_t *dgram, size_t len, struct tls_hello *out);
+
+/* What a client's datagram may do to a server, whatever its flow had judged. */
+enum dp_quic_dgram {
+	DP_QUIC_DGRAM_PASS,		/* nothing in it can open a connection */
+	DP_QUIC_DGRAM_HELLO,		/* an Initial a server would open a connection for */
+	DP_QUIC_DGRAM_UNREADABLE,	/* a long header namegate cannot read: not passed */
+};
+
+/*
+ * Walk a client's UDP payload, every coalesced packet, for what could open a QUIC
+ * connection: an Initial of a version namegate reads that authenticates under the keys of
+ * its own DCID with CRYPTO data from offset 0 (a server that does not know the DCID reads
+ * a hello from it) is HELLO, to be judged whole by dp_quic_hello_feed. A long header of
+ * another version, with the fixed bit cleared, or that does not parse, is UNREADABLE.
+ * Short headers, 0-RTT, Handshake, Retry and Initials of a connection keyed from another
+ * DCID are PASS. Deriving keys per Initial allocates in libcrypto, as a flow's first does.
+ */
+enum dp_quic_dgram dp_quic_dgram_class(struct dp_quic_ctx *ctx, const uint8_t *dgram,
+    size_t len);
 
 /* "need_more", "found", "absent", "malformed", "not_initial". */
 const char *dp_quic_status_str(enum dp_quic_status st);

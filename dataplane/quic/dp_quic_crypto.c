@@ -31,7 +31,7 @@ struct dp_quic_ctx {
 	uint8_t plain[DP_QUIC_DGRAM_MAX];	/* dp_quic.c's plaintext */
 };
 
-/* RFC 9001 s5.2 and RFC 9369 s3.3.1. */
+/* RFC 9001 s5.2, RFC 9369 s3.3.1 and draft-ietf-quic-tls-29 s5.2. */
 static const uint8_t quic_v1_salt[20] = {
 	0x38, 0x76, 0x2c, 0xf7, 0xf5, 0x59, 0x34, 0xb3, 0x4d, 0x17,
 	0x9a, 0xe6, 0xa4, 0xc8, 0x0c, 0xad, 0xcc, 0xbb, 0x7f, 0x0a,
@@ -39,6 +39,10 @@ static const uint8_t quic_v1_salt[20] = {
 static const uint8_t quic_v2_salt[20] = {
 	0x0d, 0xed, 0xe3, 0xde, 0xf7, 0x00, 0xa6, 0xdb, 0x81, 0x93,
 	0x81, 0xbe, 0x6e, 0x26, 0x9d, 0xcb, 0xf9, 0xbd, 0x2e, 0xd9,
+};
+static const uint8_t quic_draft29_salt[20] = {
+	0xaf, 0xbf, 0xec, 0x28, 0x99, 0x93, 0xd2, 0x4c, 0x9e, 0x97,
+	0x86, 0xf1, 0x9c, 0x61, 0x11, 0xe0, 0x43, 0x90, 0xa8, 0x99,
 };
 
 void
@@ -140,10 +144,10 @@ dp_quic_keys_derive(struct dp_quic_ctx *ctx, uint32_t version, const uint8_t *dc
 	const uint8_t *salt;
 	bool v2;
 
-	if ((version != QUIC_V1 && version != QUIC_V2) || dcid_len > QUIC_CID_MAX)
+	if (!quic_version_known(version) || dcid_len > QUIC_CID_MAX)
 		return -EINVAL;
 	v2 = version == QUIC_V2;
-	salt = v2 ? quic_v2_salt : quic_v1_salt;
+	salt = v2 ? quic_v2_salt : version == QUIC_DRAFT29 ? quic_draft29_salt : quic_v1_salt;
 	/* HKDF-Extract(salt, DCID) is HMAC with the salt as key (RFC 5869 s2.2). */
 	if (!hmac2(ctx, salt, sizeof(quic_v1_salt), dcid, dcid_len, NULL, 0, initial) ||
 	    !expand_label(ctx, initial, "client in", client, SHA256_LEN) ||

@@ -15,6 +15,7 @@
 #include "dp_frag.h"
 #include "dp_gen.h"
 #include "dp_http.h"
+#include "dp_quic_flow.h"
 #include "dp_rx.h"
 #include "dp_tls.h"
 
@@ -202,6 +203,8 @@ dp_vm_stream(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint1
 		dp_tls_client(w, m, p, vm, f);
 	else if (f->tls == DP_TLS_PENDING)
 		dp_quic_client(w, m, p, vm, f);
+	else if (p->proto == PKT_PROTO_UDP)
+		dp_quic_flow_vm(w, m, p, vm, f);
 	else if (dp_tls_verify(w, m, p, vm, f))	/* judged bytes, sent again */
 		dp_egress(w, m, vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
 }

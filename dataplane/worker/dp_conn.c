@@ -13,6 +13,7 @@
 #include "dp_gen.h"
 #include "dp_hold.h"
 #include "dp_http.h"
+#include "dp_quic_flow.h"
 #include "dp_tls.h"
 
 #define DNS_PORT	53
@@ -269,7 +270,8 @@ dp_conn_vm_known(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
 	if (p->proto == PKT_PROTO_TCP && (p->tcp_flags & PKT_TCP_RST))
 		dp_flow_unhold(w, f);
 	if (f->tls == DP_TLS_DNS || (p->payload_len > 0 && (f->tls == DP_TLS_PENDING ||
-	    f->tls == DP_TLS_SNIFF || f->tls == DP_TLS_HTTP || f->judged != 0)))
+	    f->tls == DP_TLS_SNIFF || f->tls == DP_TLS_HTTP || f->judged != 0)) ||
+	    dp_quic_flow_watched(f, p))
 		return dp_fate(DP_FATE_STREAM);
 	return dp_fate_egress(f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
 }
@@ -350,6 +352,12 @@ dp_conn_vm_open(struct dp_worker *w, const struct pkt *p, uint16_t vm,
 		/* quic: inspect (block never gets here): this first datagram is judged too */
 		f->tls = DP_TLS_PENDING;
 		return dp_fate(DP_FATE_STREAM);
+	}
+	if (p->proto == PKT_PROTO_UDP && how == DP_ADMIT_BINDING) {
+		/* on any other port, a first datagram that may be QUIC is judged as on 443 */
+		f->tls = DP_TLS_UDP;
+		if (dp_quic_flow_watched(f, p))
+			return dp_fate(DP_FATE_STREAM);
 	}
 	return dp_fate_egress(DP_ALLOWED);
 }

@@ -13,7 +13,6 @@
 #include "dp_hold.h"
 #include "dp_http.h"
 #include "dp_pipeline.h"
-#include "dp_quic.h"
 #include "dp_tls.h"
 #include "sni/frame.h"
 #include "sni/http.h"
@@ -21,7 +20,7 @@
 #include "sni/tls.h"
 
 /* Allowed: send what was held, and keep the judged bytes until the server acknowledges. */
-static void
+void
 dp_tls_release(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
 {
 	dp_hold_release(w, h, UINT32_MAX);
@@ -73,7 +72,7 @@ dp_tls_cut(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, enum dp_re
 }
 
 /* The verdict on a whole ClientHello, or DP_REASON_MAX when it may pass. */
-static enum dp_reason
+enum dp_reason
 dp_tls_judge(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni_status st,
     const struct tls_hello *hello)
 {
@@ -108,7 +107,7 @@ dp_tls_judge(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni_statu
 }
 
 /* Cut, or in audit mode count and let it pass. name: the SNI, when there was one. */
-static void
+void
 dp_tls_refuse(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, enum dp_reason r,
     const char *name, size_t len)
 {
@@ -370,50 +369,6 @@ dp_tls_peer_ack(struct dp_worker *w, struct dp_flow *f)
 		f->tls = DP_TLS_NONE;
 		f->judged = 0;
 	}
-}
-
-void
-dp_quic_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
-    struct dp_flow *f)
-{
-	struct tls_hello hello;
-	enum dp_quic_status qs;
-	struct dp_hold *h;
-	enum dp_reason r;
-
-	if ((h = dp_hold_at(w, f->hold)) == NULL) {
-		if ((h = dp_hold_take(w, f, &f->hold, 0, false)) == NULL) {
-			dp_reply_send(w, DP_PORT_VM, m, p, frame_icmp_unreach);
-			dp_evt_block(w, vm, p, DP_REASON_VM_LIMIT, false, NULL, 0);
-			dp_block(w, m, vm, DP_REASON_VM_LIMIT);
-			dp_flow_end(w, f);
-			return;
-		}
-		dp_quic_hello_init(&h->q, h->buf, sizeof(h->buf));
-	}
-	/* datagrams keep the order they came in: their order is the client's */
-	if (!dp_hold_push(w, h, m, h->nsegs, h->nsegs + 1u)) {
-		rte_pktmbuf_free(m);
-		dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS, NULL, 0);
-		return;
-	}
-	qs = dp_quic_hello_feed(w->holds->quic, &h->q, p->payload, p->payload_len, &hello);
-	switch (qs) {
-	case DP_QUIC_NEED_MORE:
-		return;
-	case DP_QUIC_FOUND:
-	case DP_QUIC_ABSENT:
-		r = dp_tls_judge(w, f, vm, qs == DP_QUIC_FOUND ? SNI_FOUND : SNI_ABSENT, &hello);
-		break;
-	default:	/* not an Initial we can read first: nothing to judge, so no */
-		r = DP_REASON_NOT_TLS;
-		break;
-	}
-	if (r == DP_REASON_MAX)
-		dp_tls_release(w, h, f);
-	else
-		dp_tls_refuse(w, h, f, r, qs == DP_QUIC_FOUND ? (const char *)hello.sni.p : NULL,
-		    qs == DP_QUIC_FOUND ? hello.sni.len : 0);
 }
 
 void

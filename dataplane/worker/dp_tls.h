@@ -13,22 +13,17 @@
 
 #include "dp.h"
 #include "dp_flow.h"
+#include "dp_reason.h"
 #include "sni/pkt.h"
+#include "sni/tls.h"
+
+struct dp_hold;
 
 /*
  * A client segment with payload on flow f, whose verdict is still pending: hold m, and
  * decide once the ClientHello is whole. Takes ownership of m.
  */
 void dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
-    struct dp_flow *f);
-
-/*
- * quic: inspect. A datagram from the client of UDP flow f to port 443 whose verdict is
- * pending: hold it, feed its Initials to the QUIC ClientHello reader, and judge the SNI
- * exactly as for TLS over TCP. Denied: ICMP port unreachable, so the client falls back to
- * TCP. Takes ownership of m.
- */
-void dp_quic_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
     struct dp_flow *f);
 
 /*
@@ -42,6 +37,18 @@ bool dp_tls_verify(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
 
 /* The server's ACK of f moved: once it covers the judged bytes, their copy is freed. */
 void dp_tls_peer_ack(struct dp_worker *w, struct dp_flow *f);
+
+/*
+ * What the QUIC path (dp_quic_flow.c) shares with TCP's. dp_tls_judge: the verdict on a
+ * whole hello (st its parse status), DP_REASON_MAX when it may pass. dp_tls_release: the
+ * held bytes sent on. dp_tls_refuse: the flow cut (r, name the SNI when there was one), or
+ * in audit mode counted and released.
+ */
+enum dp_reason dp_tls_judge(struct dp_worker *w, struct dp_flow *f, uint16_t vm,
+    enum sni_status st, const struct tls_hello *hello);
+void dp_tls_release(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f);
+void dp_tls_refuse(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, enum dp_reason r,
+    const char *name, size_t len);
 
 /*
  * Housekeeping: cut flows whose ClientHello did not complete within DP_HOLD_SECONDS, and

@@ -20,6 +20,8 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import quic_initial
+
 ROUTER4, ROUTER6 = "10.77.0.1", "fd77::1"
 LAB_NET4, LAB_NET6 = "10.77.0.0/24", "fd77::/64"
 RESOLVER = ROUTER4
@@ -148,7 +150,7 @@ CNAMES = [   # alias -> target; chains: cdn.pypi-mirror.test -> www... -> edge.c
 HTTPS_PORTS = [443, 8443]
 HTTP_PORTS = [80]
 TCP_ECHO_PORTS = [7, 22, 853]
-UDP_ECHO_PORTS = [7, 443]
+UDP_ECHO_PORTS = [7, 443, 4433, 8443]   # 4433, 8443: QUIC off port 443
 
 
 def service_addresses():
@@ -314,11 +316,12 @@ def dnsmasq_argv(tmp):
 # server name, logged before the server answers it), tls_error (handshake failed or the
 # connection ended before any data), request (an HTTP request, with server, addr, port,
 # tls, client, sni, host, path), upload (POST /sink: the body bytes that arrived, counted
-# as they arrive, with the error that ended a cut one), udp (a datagram echoed). Fields:
+# as they arrive, with the error that ended a cut one), udp (a datagram echoed; with the
+# QUIC version and SNI when it starts with an Initial a QUIC server would read). Fields:
 # EVENT_FIELDS.
 EVENT_FIELDS = {"ts", "event", "server", "addr", "port", "kind", "client", "client_port",
                 "tls", "sni", "host", "method", "path", "error", "first_byte", "size",
-                "received"}
+                "received", "version"}
 def server_spec(tmp):
     listeners = []
     for s in SERVERS:
@@ -546,8 +549,10 @@ class _UDPEcho(socketserver.BaseRequestHandler):
     def handle(self):
         data, sock = self.request
         L = self.server.listener
+        quic = quic_initial.read_initial(data)     # what a QUIC server would read
         _event(event="udp", server=L["server"], addr=L["addr"], port=L["port"],
-               client=self.client_address[0], size=len(data))
+               client=self.client_address[0], client_port=self.client_address[1],
+               size=len(data), **({"sni": quic[1], "version": quic[0]} if quic else {}))
         sock.sendto(data, self.client_address)
 
 

@@ -20,7 +20,9 @@
  * Checked after every datagram, abort() on failure: the status is one of the five;
  * MALFORMED is final; NOT_INITIAL changes nothing; after FOUND or ABSENT the flow never
  * goes back to NEED_MORE nor changes its answer; FOUND's name is a valid host inside the
- * flow's buffer.
+ * flow's buffer. Each datagram is also classified as after a flow's verdict
+ * (dp_quic_dgram_class): one of its three classes, and a datagram called HELLO is one a
+ * fresh flow finds an Initial in (it is never passed on as nothing to judge).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -115,6 +117,22 @@ init_once(void)
 	CHECK(EVP_EncryptInit_ex2(ecb, EVP_aes_128_ecb(), NULL, NULL, NULL));
 }
 
+/* The class after a verdict, against what a fresh flow makes of the same datagram. */
+static void
+check_class(const uint8_t *d, size_t len)
+{
+	static uint8_t fresh_buf[DP_QUIC_HELLO_BUF];
+	enum dp_quic_dgram c = dp_quic_dgram_class(ctx, d, len);
+	struct dp_quic_hello fresh;
+	struct tls_hello out;
+
+	CHECK(c <= DP_QUIC_DGRAM_UNREADABLE);
+	if (c != DP_QUIC_DGRAM_HELLO)
+		return;
+	dp_quic_hello_init(&fresh, fresh_buf, sizeof(fresh_buf));
+	CHECK(dp_quic_hello_feed(ctx, &fresh, d, len, &out) != DP_QUIC_NOT_INITIAL);
+}
+
 static bool
 inside(const uint8_t *p, size_t n, const uint8_t *buf, size_t len)
 {
@@ -160,6 +178,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		off += n;
 
+		check_class(d, len);
 		memcpy(&before, &h, sizeof(h));
 		st = dp_quic_hello_feed(ctx, &h, d, len, &out);
 		CHECK(st <= DP_QUIC_NOT_INITIAL && dp_quic_status_str(st) != NULL);

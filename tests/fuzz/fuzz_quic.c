@@ -39,8 +39,9 @@ check(const uint8_t *data, size_t size, const struct quic_initial *q)
 	CHECK(size >= 7 && (data[0] & 0xc0) == 0xc0);
 	version = (uint32_t)data[1] << 24 | (uint32_t)data[2] << 16 | (uint32_t)data[3] << 8 |
 	    data[4];
-	CHECK(q->version == version && (version == QUIC_V1 || version == QUIC_V2));
-	CHECK((data[0] >> 4 & 3) == (version == QUIC_V1 ? 0 : 1));
+	CHECK(q->version == version && (version == QUIC_V1 || version == QUIC_V2 ||
+	    version == QUIC_DRAFT29));
+	CHECK((data[0] >> 4 & 3) == (version == QUIC_V2 ? 1 : 0));
 	/* The layout, recomputed from the bytes. */
 	CHECK(q->dcid_len == data[5] && q->dcid == data + 6 && q->dcid_len <= QUIC_CID_MAX);
 	CHECK(q->scid_len == data[6 + q->dcid_len] && q->scid == q->dcid + q->dcid_len + 1);

@@ -66,6 +66,20 @@ def data(vm, dst, dport, payload, sport=40000):
                                                       seq=1001, ack=5001) / Raw(payload))
 
 
+def udp(vm, dst, dport, payload, sport=44333):
+    return out(vm, IP(src=VMS[vm][1], dst=dst) / UDP(sport=sport, dport=dport) / Raw(payload))
+
+
+def quic(sni, version="v1"):
+    """A client Initial for sni (tests/e2e/quic_initial.py builds it)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+    import quic_initial
+    return quic_initial.initial(sni, version=quic_initial.NAMES[version])
+
+
+GREASE = b"\xc0\x1a\x2a\x3a\x4a\x08" + bytes(1194)   # a long header of no version read
+
+
 def rec(ctl, frame):
     b = bytes(frame)
     return struct.pack(">BH", ctl, len(b)) + b
@@ -176,6 +190,29 @@ CONVERSATIONS = {
         rec(UPLINK | ANSWER_LAST, answer(1, "pypi.org", [("pypi.org", 65, 60,
             b"\x00\x01\x00" b"\x00\x01\x00\x03\x02h2" b"\x00\x04\x00\x04\xcb\x00\x71\x0a"
             b"\x00\x05\x00\x04abcd")], qtype="HTTPS")),
+    ],
+    # the audited VM's QUIC on 443 passes the block and is judged, then every long header
+    "quic_whole_handshake": [
+        rec(VM_PORT, query(2, "not-allowed.example")),
+        rec(UPLINK | ANSWER_LAST, answer(2, "not-allowed.example",
+                                         [("not-allowed.example", "A", 60, "203.0.113.40")])),
+        rec(VM_PORT, udp(2, "203.0.113.40", 443, quic("not-allowed.example"))),
+        rec(VM_PORT, udp(2, "203.0.113.40", 443, b"\x40" + bytes(40))),
+        rec(VM_PORT, udp(2, "203.0.113.40", 443, quic("evil.example", "v2"))),
+        rec(VM_PORT, udp(2, "203.0.113.40", 443, quic("evil.example", "d29"))),
+        rec(VM_PORT, udp(2, "203.0.113.40", 443, GREASE)),
+        rec(UPLINK, back(2, IP(src="203.0.113.40", dst="10.77.0.12") /
+                         UDP(sport=443, dport=44333) / Raw(b"\x40" + bytes(30)))),
+    ],
+    # UDP on other ports to a bound address: plain, then what may be QUIC
+    "quic_off_port_443": [
+        rec(VM_PORT, query(1, "pypi.org")),
+        rec(UPLINK | ANSWER_LAST, answer(1, "pypi.org", [("pypi.org", "A", 60, "203.0.113.10")])),
+        rec(VM_PORT, udp(1, "203.0.113.10", 4433, b"\x80\x60" + bytes(198))),
+        rec(VM_PORT, udp(1, "203.0.113.10", 4433, quic("pypi.org"))),
+        rec(VM_PORT, udp(1, "203.0.113.10", 8443, GREASE)),
+        rec(VM_PORT, udp(1, "203.0.113.10", 8443, quic("upload.pypi.org", "d29"),
+                         sport=44334)),
     ],
     "dns_to_other_server": [
         rec(VM_PORT, out(1, IP(src="10.77.0.11", dst="8.8.8.8") / UDP(sport=5353, dport=53) /

@@ -335,7 +335,7 @@ test_not_initial(void **state)
 		"f000000001 08" QF_RFC_DCID "00",		/* Retry */
 		"c01a2a3a4a 08" QF_RFC_DCID "00",		/* a greased version */
 		"8000000000 08" QF_RFC_DCID "00",		/* Version Negotiation */
-		"c3ff00001d 08" QF_RFC_DCID "00",		/* draft-29 */
+		"c3ff00001b 08" QF_RFC_DCID "00",		/* draft-27 */
 		"836b3343cf 08" QF_RFC_DCID "00",		/* no fixed bit */
 	};
 

@@ -23,7 +23,7 @@ struct key_vec {
 	const char *secret, *key, *iv, *hp;
 };
 
-/* RFC 9001 A.1 and RFC 9369 A.1: client keys from DCID 0x8394c8f03e515708. */
+/* RFC 9001 A.1, RFC 9369 A.1, draft-29 A.1: client keys from DCID 0x8394c8f03e515708. */
 static void
 test_keys(void **state)
 {
@@ -34,6 +34,10 @@ test_keys(void **state)
 		{ QUIC_V2, "14ec9d6eb9fd7af83bf5a668bc17a7e283766aade7ecd0891f70f9ff7f4bf47b",
 		    "8b1a0bc121284290a29e0971b5cd045d", "91f73e2351d8fa91660e909f",
 		    "45b95e15235d6f45a6b19cbcb0294ba9" },
+		/* draft-ietf-quic-tls-29 A.1 (its key, iv and hp; the secret as derived) */
+		{ QUIC_DRAFT29, "0088119288f1d866733ceeed15ff9d50902cf82952eee27e9d4d4918ea371d87",
+		    "175257a31eb09dea9366d8bb79ad80ba", "6b26114b9cba2b63a9e8dd4f",
+		    "9ddd12c994c0698b89374a9c077a3077" },
 	};
 	uint8_t dcid[8], secret[32], want[32];
 	struct dp_quic_keys k;
@@ -49,7 +53,7 @@ test_keys(void **state)
 		assert_memory_equal(k.hp, want, qf_unhex(v[i].hp, want, sizeof(want)));
 		assert_true(k.dcid_len == 8 && memcmp(k.dcid, dcid, 8) == 0);
 	}
-	assert_int_equal(dp_quic_keys_derive(qf_ctx, 0xff00001d, dcid, 8, &k, NULL), -EINVAL);
+	assert_int_equal(dp_quic_keys_derive(qf_ctx, 0xff00001b, dcid, 8, &k, NULL), -EINVAL);
 	assert_int_equal(dp_quic_keys_derive(qf_ctx, QUIC_V1, dcid, QUIC_CID_MAX + 1, &k, NULL),
 	    -EINVAL);
 	/* A zero-length DCID is not forbidden to derive from (the server refuses it). */

@@ -42,6 +42,8 @@ enum dp_flow_tls {
 	DP_TLS_DNS,		/* DNS over TCP: both streams framed and judged for life */
 	DP_TLS_SNIFF,		/* not a TLS port: the first bytes held until they say what they are */
 	DP_TLS_HTTP,		/* plaintext HTTP/1.x: every request head judged, for life */
+	DP_TLS_QUIC,		/* QUIC, its hello allowed: each long-header datagram judged */
+	DP_TLS_UDP,		/* UDP, not QUIC so far: a datagram that may be QUIC is judged */
 };
 
 /* Where an HTTP flow's reader is in the client's stream. */
@@ -67,6 +69,7 @@ struct dp_flow {
 	uint8_t peer_wscale;		/* what the peer's windows are shifted by */
 	bool peer_synced;		/* TCP: the peer's SYN-ACK was seen */
 	uint8_t budget;			/* 1 + the egress budget its bytes count in; 0: none */
+	bool quic_judged;		/* QUIC: a hello was allowed on it, short headers pass */
 	uint64_t name_hash;		/* DP_ADMIT_BINDING: the name (the SNI, once judged) */
 	/*
 	 * TCP, what the receiver of the client's stream will accept: RCV.NXT as its last

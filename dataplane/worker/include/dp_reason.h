@@ -13,7 +13,7 @@
 	X(NOT_TLS,	"not_tls",	"first bytes on a TLS port are not a ClientHello") \
 	X(NO_SNI,	"no_sni",	"ClientHello without server_name") \
 	X(DNS_DENIED,	"dns_denied",	"name not allowed, or another server") \
-	X(QUIC,		"quic",		"QUIC blocked so that clients fall back to TCP") \
+	X(QUIC,		"quic",		"QUIC blocked, or a long header namegate cannot read") \
 	X(UNSOLICITED,	"unsolicited",	"no flow or remembered query for this packet") \
 	X(FLOW_LIMIT,	"flow_limit",	"flow table (or the VM's share of it) is full") \
 	X(REBIND,	"rebind",	"an address DNS must never bind") \
