@@ -8,6 +8,7 @@
  * same frames one at a time would: a lookup that a flow opened or closed earlier in the
  * burst may have made stale is done again.
  */
+#include "dp_budget_dst.h"
 #include "dp_burst.h"
 #include "dp_conn.h"
 #include "dp_dns.h"
@@ -236,6 +237,8 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 			continue;
 		if (fate.act == DP_FATE_CONTINUE)
 			fate = dp_burst_conn(w, &b, fr, from_vm, &f);
+		else if (fate.act == DP_FATE_SLOW && from_vm)	/* no flow, budgets all the same */
+			fate = dp_budget_slow(w, &fr->p, fr->vm, rte_pktmbuf_pkt_len(fr->m));
 		if (fate.act == DP_FATE_DNS && from_vm)
 			dp_dns_query_udp(w, fr->m, &fr->p, fr->vm);
 		else if (fate.act == DP_FATE_DNS)

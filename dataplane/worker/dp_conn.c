@@ -8,6 +8,7 @@
 
 #include "dp_bind.h"
 #include "dp_budget.h"
+#include "dp_budget_dst.h"
 #include "dp_conn.h"
 #include "dp_flow.h"
 #include "dp_gen.h"
@@ -114,12 +115,13 @@ dp_flow_reopened(const struct dp_flow *f, const struct pkt *p)
 
 /*
  * May VM vm open a connection to p's destination, and on what grounds? (SPEC s4 step 4)
- * For DP_ADMIT_BINDING, *name_hash is the name whose binding allowed it; *budget is the
- * egress budget its bytes count in (1 + index, 0: none): the name's, or the address's.
+ * For DP_ADMIT_BINDING, *name_hash is the name whose binding allowed it. *budgets are the
+ * egress budgets its bytes count in (dp_budget_dst): the lookup that admits by binding
+ * reads every name bound to the address, so it gives their budgets too.
  */
 static enum dp_admission
 dp_admit(struct dp_worker *w, const struct pkt *p, uint16_t vm, uint64_t *name_hash,
-    uint8_t *budget)
+    uint8_t *budgets)
 {
 	const struct dp_gen *g = w->gen;
 	struct pol_addr dst = { .family = p->family };
@@ -128,12 +130,14 @@ dp_admit(struct dp_worker *w, const struct pkt *p, uint16_t vm, uint64_t *name_h
 		return DP_ADMIT_DNS;	/* DNS over TCP: filtered message by message */
 	if (pol_match_addr(g->set, g->vms[vm].policy, p->dst, p->family == 4 ? 4 : 16,
 	    p->proto, p->dport, NULL) == POL_ALLOW) {
-		*budget = dp_budget_of_addr(g, vm, p->family, p->dst);
+		*budgets = dp_budget_dst(w, vm, p->family, p->dst);
 		return DP_ADMIT_ADDR;
 	}
 	memcpy(dst.a, p->dst, p->family == 4 ? 4 : 16);
-	return dp_bind_allows(w->ctx->binds, vm, &dst, p->dport, w->now, g, name_hash, budget) ?
-	    DP_ADMIT_BINDING : DP_ADMIT_NO;
+	if (!dp_bind_allows(w->ctx->binds, vm, &dst, p->dport, w->now, g, name_hash, budgets))
+		return DP_ADMIT_NO;
+	*budgets |= dp_budget_bit(dp_budget_of_addr(g, vm, p->family, p->dst));
+	return DP_ADMIT_BINDING;
 }
 
 /*
@@ -179,33 +183,24 @@ dp_conn_revoke(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
 }
 
 /*
- * The budget f counts in under the current generation, on the grounds it opened on (its
- * indexes are the generation's): its address's, or its name's as the name table says,
- * or else that of a name bound to its address, so that a flow judged by an SNI without a
- * budget does not leave the budget of the binding it opened through.
+ * The budgets f counts in under the current generation (their indexes are its): its
+ * destination's, and the name it stands on (the SNI or Host, once judged) as the name
+ * table says. Computed when it opens and when the generation changes, not per frame: a
+ * name bound to the address later counts for the flows opened after it.
  */
 static uint8_t
-dp_flow_budget_again(struct dp_worker *w, const struct dp_flow *f)
+dp_flow_budgets_again(struct dp_worker *w, const struct dp_flow *f)
 {
-	const struct dp_gen *g = w->gen;
-	struct pol_addr dst = { .family = f->key.family };
 	const struct pol_ports *ports;
-	uint8_t budget;
-	uint64_t hash;
+	uint8_t set;
 
-	switch (f->how) {
-	case DP_ADMIT_ADDR:
-		return dp_budget_of_addr(g, f->key.vm, f->key.family, f->key.peer);
-	case DP_ADMIT_BINDING:
-		ports = dp_gen_name_ports(g, f->key.vm, f->name_hash);
-		if (ports != NULL && ports->budget != 0)
-			return ports->budget;
-		memcpy(dst.a, f->key.peer, f->key.family == 4 ? 4 : 16);
-		return dp_bind_allows(w->ctx->binds, f->key.vm, &dst, f->key.peer_port, w->now,
-		    g, &hash, &budget) ? budget : 0;
-	default:
+	if (f->how != DP_ADMIT_ADDR && f->how != DP_ADMIT_BINDING)
 		return 0;
-	}
+	set = dp_budget_dst(w, f->key.vm, f->key.family, f->key.peer);
+	if (f->how == DP_ADMIT_BINDING &&
+	    (ports = dp_gen_name_ports(w->gen, f->key.vm, f->name_hash)) != NULL)
+		set |= dp_budget_bit(ports->budget);
+	return set;
 }
 
 /* Is f still allowed under the current generation? Moves it there if so. */
@@ -217,7 +212,7 @@ dp_conn_current(struct dp_worker *w, struct dp_flow *f)
 	if (!dp_flow_still_allowed(w, f))
 		return false;
 	f->gen = w->gen->id;
-	f->budget = dp_flow_budget_again(w, f);
+	f->budgets = dp_flow_budgets_again(w, f);
 	return true;
 }
 
@@ -229,8 +224,8 @@ dp_conn_ip_bytes(const struct pkt *p)
 }
 
 /*
- * Is f's budget spent, so that it is to be cut? An audited VM's flow goes on, counted
- * once as one that would have been cut.
+ * Is one of f's budgets spent, so that it is to be cut? An audited VM's flow goes on,
+ * counted once as one that would have been cut.
  */
 static bool
 dp_conn_budget_cuts(struct dp_worker *w, struct dp_flow *f)
@@ -244,8 +239,8 @@ dp_conn_budget_cuts(struct dp_worker *w, struct dp_flow *f)
 }
 
 /*
- * f's budget is spent: cut both ways, as a revoked flow is, with an event; the window
- * frees the budget for new flows only.
+ * One of f's budgets is spent: cut both ways, as a revoked flow is, with an event; the
+ * window frees the budget for new flows only.
  */
 static struct dp_fate
 dp_conn_budget_cut(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
@@ -263,7 +258,8 @@ dp_conn_vm_known(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
 {
 	if (!dp_conn_current(w, f))
 		return dp_conn_revoke(w, p, f);
-	if (f->budget != 0 && !dp_budget_charge(w, f->key.vm, f->budget, dp_conn_ip_bytes(p)) &&
+	if (f->budgets != 0 &&
+	    !dp_budget_charge_set(w, f->key.vm, f->budgets, dp_conn_ip_bytes(p)) &&
 	    dp_conn_budget_cuts(w, f))
 		return dp_conn_budget_cut(w, p, f);
 	dp_flow_track(f, p, true, w->now);
@@ -307,7 +303,7 @@ dp_conn_vm_open(struct dp_worker *w, const struct pkt *p, uint16_t vm,
 	struct dp_fate refused;
 	struct dp_flow *f;
 	uint64_t name_hash = 0;
-	uint8_t budget = 0;
+	uint8_t budgets = 0;
 
 	if (p->proto == PKT_PROTO_TCP &&
 	    (p->tcp_flags & (PKT_TCP_SYN | PKT_TCP_ACK | PKT_TCP_RST)) != PKT_TCP_SYN)
@@ -317,11 +313,11 @@ dp_conn_vm_open(struct dp_worker *w, const struct pkt *p, uint16_t vm,
 		refused = dp_fate_refuse(v, DP_REASON_DNS_DENIED, dp_fate_refusal(g, p));
 		return v->audit ? dp_conn_open_would_block(w, p, k, refused) : refused;
 	}
-	if ((how = dp_admit(w, p, vm, &name_hash, &budget)) == DP_ADMIT_NO) {
+	if ((how = dp_admit(w, p, vm, &name_hash, &budgets)) == DP_ADMIT_NO) {
 		refused = dp_fate_refuse(v, DP_REASON_NO_BINDING, dp_fate_refusal(g, p));
 		return v->audit ? dp_conn_open_would_block(w, p, k, refused) : refused;
 	}
-	if (budget != 0 && dp_budget_spent(w, vm, budget)) {
+	if (budgets != 0 && dp_budget_set_spent(w, vm, budgets)) {
 		/* spent in the window: nothing new through the budget until the window frees */
 		refused = dp_fate_refuse(v, DP_REASON_BUDGET, dp_fate_refusal(g, p));
 		return v->audit ? dp_conn_open_would_block(w, p, k, refused) : refused;
@@ -333,9 +329,9 @@ dp_conn_vm_open(struct dp_worker *w, const struct pkt *p, uint16_t vm,
 	f->gen = g->id;
 	f->how = (uint8_t)how;
 	f->name_hash = name_hash;
-	f->budget = budget;
-	if (budget != 0)
-		dp_budget_charge(w, vm, budget, dp_conn_ip_bytes(p));
+	f->budgets = budgets;
+	if (budgets != 0)
+		dp_budget_charge_set(w, vm, budgets, dp_conn_ip_bytes(p));
 	dp_flow_tcp_start(f, p);
 	if (p->proto == PKT_PROTO_TCP && how == DP_ADMIT_BINDING) {
 		/* on a TLS port a hello must come; elsewhere the first bytes say what comes */
@@ -398,7 +394,7 @@ dp_conn_uplink(struct dp_worker *w, const struct pkt *p, struct dp_flow *f, stru
 	if (!dp_conn_current(w, f))
 		return dp_conn_revoke(w, p, f);
 	/* an open flow through a spent budget is cut when anything moves on it */
-	if (f->budget != 0 && dp_budget_spent(w, f->key.vm, f->budget) &&
+	if (f->budgets != 0 && dp_budget_set_spent(w, f->key.vm, f->budgets) &&
 	    dp_conn_budget_cuts(w, f))
 		return dp_conn_budget_cut(w, p, f);
 	*fp = f;

@@ -100,9 +100,8 @@ dp_tls_judge(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni_statu
 		return DP_REASON_SNI_DENIED;	/* the name never resolved to this address */
 	/* from now on the flow stands on its SNI: a reload judges that name */
 	f->name_hash = hash;
-	/* a budget, once a flow has one, stays: another name never lets it out of it */
-	if (f->budget == 0)
-		f->budget = dp_budget_of_name(g, vm, name, hello->sni.len);
+	/* the name's budget joins those of the address: no name takes the flow out of one */
+	f->budgets |= dp_budget_bit(dp_budget_of_name(g, vm, name, hello->sni.len));
 	return DP_REASON_MAX;
 }
 

@@ -497,11 +497,12 @@ class Lab:
         argv += list(args) + [name, rtype]
         return parse_kdig(self.vm_exec(vm, argv, timeout=timeout + 5).stdout)
 
-    def ping(self, vm, addr, count=1, timeout=10.0):
+    def ping(self, vm, addr, count=1, timeout=10.0, size=0):
         """ICMP echo from a VM (IPv4 or IPv6) with a raw socket: Debian's base image has no
-        ping(8). returncode 0 when every echo was answered; stdout says by whom and when."""
-        return self.vm_exec(vm, [PYTHON, "-c", PING_CODE, addr, str(count), str(timeout)],
-                            timeout=timeout * count + 5)
+        ping(8). returncode 0 when every echo was answered; stdout says by whom and when.
+        size: the echo's data after its 8-byte header, padded with zeros (at least 12)."""
+        return self.vm_exec(vm, [PYTHON, "-c", PING_CODE, addr, str(count), str(timeout),
+                                 str(size)], timeout=timeout * count + 5)
 
     def vm_python(self, vm, code, timeout=60.0):
         return self.vm_exec(vm, [PYTHON, "-c", code], timeout=timeout)

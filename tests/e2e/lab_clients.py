@@ -81,6 +81,7 @@ def parse_kdig(text):
 PING_CODE = r"""
 import os, socket, struct, sys, time
 addr, count, timeout = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+size = int(sys.argv[4]) if len(sys.argv) > 4 else 0    # data after the 8-byte header
 v6 = ":" in addr
 s = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET, socket.SOCK_RAW,
                   socket.IPPROTO_ICMPV6 if v6 else socket.IPPROTO_ICMP)
@@ -93,6 +94,7 @@ def csum(b):
 for seq in range(1, count + 1):
     req_type, rep_type = (128, 129) if v6 else (8, 0)
     body = struct.pack("!HH", ident, seq) + b"namegate-lab"
+    body += bytes(max(0, 4 + size - len(body)))     # ident and sequence are the header's
     hdr = struct.pack("!BBH", req_type, 0, 0)
     pkt = hdr[:2] + struct.pack("!H", 0 if v6 else csum(hdr + body)) + body  # kernel sums v6
     t0 = time.monotonic()
@@ -101,7 +103,7 @@ for seq in range(1, count + 1):
         left = timeout - (time.monotonic() - t0)
         s.settimeout(max(left, 0.001))
         try:
-            data, src = s.recvfrom(2048)
+            data, src = s.recvfrom(65536)
         except socket.timeout:
             print(f"no reply from {addr} (seq {seq})"); lost += 1; break
         icmp = data if v6 else data[(data[0] & 15) * 4:]

@@ -6,7 +6,9 @@ rule are refused with reason=budget, charged to that VM with an event, until the
 frees. The neighbour VM, with the same policy and so the same rule, has a window of its own.
 
 Both VMs have policy `up`: github.com (the lab's HTTPS server that takes uploads on POST
-/sink) with a budget of BUDGET bytes per PER, and *.githubusercontent.com without one.
+/sink) with a budget of BUDGET bytes per PER, and *.githubusercontent.com without one but
+for SHARED, one of its names, with a budget of SHARED_BUDGET: OPEN, another of its names
+without a budget, resolves to the same address (the lab's ghcontent server).
 """
 import json
 import os
@@ -26,8 +28,13 @@ BUDGET = 256000                 # IP bytes per window
 PER = 8                         # seconds: bytes leave the window 7 to 8 s after they went
 RULE = "github.com"
 SINK = "https://github.com/sink"
+SHARED = "objects.githubusercontent.com"       # budgeted, at SHARED_ADDR
+OPEN = "raw.githubusercontent.com"              # allowed, no budget, at SHARED_ADDR too
+SHARED_ADDR = "203.0.113.13"
+SHARED_BUDGET = 64000
 POLICY = {"allow": ["github.com", "*.githubusercontent.com"],
-          "budgets": [{"host": RULE, "upload": "256kB", "per": f"{PER}s"}]}
+          "budgets": [{"host": RULE, "upload": "256kB", "per": f"{PER}s"},
+                      {"host": SHARED, "upload": "64kB", "per": f"{PER}s"}]}
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +51,8 @@ def lab(request):
     return lab.setup()
 
 
-def budget_metrics(lab):
-    """{(metric, vm): value} of the two budget gauges for RULE, from GET /metrics."""
+def budget_metrics(lab, rule=RULE):
+    """{(metric, vm): value} of the two budget gauges for rule, from GET /metrics."""
     text = lab.metrics()
     assert text is not None, "GET /metrics failed"
     out = {}
@@ -53,30 +60,30 @@ def budget_metrics(lab):
         name = f"namegate_vm_budget_{m}_bytes"
         assert f"# TYPE {name} gauge" in text and f"# HELP {name} " in text
         for vm in ("vm1", "vm2"):
-            key = f'{name}{{vm="{vm}",rule="{RULE}"}} '
+            key = f'{name}{{vm="{vm}",rule="{rule}"}} '
             line = next((l for l in text.splitlines() if l.startswith(key)), None)
             assert line is not None, f"no {key.strip()} in /metrics"
             out[(m, vm)] = int(line.split()[-1])
     return out
 
 
-def used(lab, vm):
-    return budget_metrics(lab)[("used", vm)]
+def used(lab, vm, rule=RULE):
+    return budget_metrics(lab, rule)[("used", vm)]
 
 
-def upload(lab, vm, size, timeout=20):
+def upload(lab, vm, size, timeout=20, url=SINK):
     """POST size bytes to the sink from vm: (curl result, the server's upload events)."""
     before = len(lab.server_events(event="upload"))
-    r = lab.curl(vm, SINK, data="x" * size, timeout=timeout, args=["-H", "Expect:"])
+    r = lab.curl(vm, url, data="x" * size, timeout=timeout, args=["-H", "Expect:"])
     # the server logs an upload when its read ends, cut or not: wait for that line
     wait_until(lambda: len(lab.server_events(event="upload")) > before, 10,
                "the sink to log the upload")
     return r, lab.server_events(event="upload")[before:]
 
 
-def wait_freed(lab, vm):
+def wait_freed(lab, vm, rule=RULE, limit=BUDGET):
     """Until vm's window has let its bytes out (no more than PER + a tick)."""
-    wait_until(lambda: used(lab, vm) < BUDGET, PER + 4, f"{vm}'s budget window to free",
+    wait_until(lambda: used(lab, vm, rule) < limit, PER + 4, f"{vm}'s budget window to free",
                step=0.3)
 
 
@@ -216,3 +223,80 @@ def test_a_grant_keeps_every_budget_and_its_window(lab):
     # the cut upload's bytes (over 100 kB, sent within the last seconds) stay in the window
     # for at least 7 s; a window started again would hold none
     assert used(lab, "vm1") >= 50000, "the revoke emptied vm1's window"
+
+
+def test_a_shared_address_counts_in_the_budget_of_every_name_bound_to_it(lab):
+    """vm1 resolves OPEN (no budget) and then SHARED (budgeted), both at SHARED_ADDR, and
+    uploads a megabyte by OPEN: the bytes go to SHARED's address, so they count in its
+    budget and the upload is cut there (on the code before, the name resolved first
+    decided: the upload went through whole)."""
+    assert lab.dig("vm1", OPEN).addresses == [SHARED_ADDR]
+    assert lab.dig("vm1", SHARED).addresses == [SHARED_ADDR]
+    wait_freed(lab, "vm1", SHARED, SHARED_BUDGET)
+    size = 1 << 20
+    budget = nc.blocked("vm1", "budget")
+    with nc.Delta(lab) as d:
+        r, ups = upload(lab, "vm1", size, url=f"https://{OPEN}/sink")
+        assert r.http_code == 0, f"vm1 uploaded {size} bytes by {OPEN} past {SHARED}'s budget"
+        d.wait({budget: 1})
+    got = ups[0]["received"]
+    print(f"\nRESULT shared_addr_upload_sent={size} budget_limit={SHARED_BUDGET} "
+          f"server_received={got}")
+    assert got <= SHARED_BUDGET, f"the server received {got} bytes past the budget"
+    wait_until(lambda: used(lab, "vm1", SHARED) >= SHARED_BUDGET, 5,
+               f"vm1's {SHARED} budget to count the upload", step=0.3)
+
+
+def test_icmp_to_a_budgeted_address_counts_and_is_refused_once_spent(lab):
+    """ICMP goes to the kernel, not through a flow; what vm1 sends to SHARED_ADDR counts in
+    SHARED's budget all the same: 20 echoes of 1400 bytes move vm1's used bytes by their IP
+    bytes, and once the budget is spent echoes are refused (reason budget) and none comes
+    back. vm2, with no budgeted name at the address, is answered meanwhile. On the code
+    before, the echoes were not counted and were answered past the budget."""
+    n, size = 20, 1400
+    ip_bytes = n * (20 + 8 + size)
+    assert lab.dig("vm1", OPEN).addresses == [SHARED_ADDR]
+    assert lab.dig("vm1", SHARED).addresses == [SHARED_ADDR]
+    wait_until(lambda: used(lab, "vm1", SHARED) == 0, PER + 4,
+               f"vm1's {SHARED} window to empty", step=0.3)
+    p = lab.ping("vm1", SHARED_ADDR, count=n, timeout=2.0, size=size)
+    assert p.returncode == 0, p.stdout + p.stderr
+    wait_until(lambda: used(lab, "vm1", SHARED) >= ip_bytes, 5,
+               f"vm1's {SHARED} budget to count {ip_bytes} bytes of echoes", step=0.3)
+    grown = used(lab, "vm1", SHARED)
+    print(f"\nRESULT icmp_echo_ip_bytes={ip_bytes} budget_used={grown}")
+    assert grown < ip_bytes + 3000, grown      # the requests only, not the replies
+    # spent by an upload: echoes are refused from then on, each counted as reason budget
+    r, _ = upload(lab, "vm1", 1 << 20, url=f"https://{OPEN}/sink")
+    assert r.http_code == 0, "the upload went through the spent budget"
+    wait_until(lambda: used(lab, "vm1", SHARED) >= SHARED_BUDGET, 5,
+               f"vm1's {SHARED} budget to be spent", step=0.3)
+    with nc.Delta(lab) as d:
+        p = lab.ping("vm1", SHARED_ADDR, count=3, timeout=1.0, size=size)
+        d.wait({nc.blocked("vm1", "budget"): 3})
+    assert p.returncode != 0 and p.stdout.count("no reply from") == 3, p.stdout
+    cut = events(lab, event="block", vm="vm1", reason="budget")
+    assert any(e.get("dst") == SHARED_ADDR for e in cut), cut[-3:]
+    # the neighbour at the same address, without a budgeted name there: answered
+    assert lab.dig("vm2", OPEN).addresses == [SHARED_ADDR]
+    p = lab.ping("vm2", SHARED_ADDR, count=3, timeout=2.0, size=size)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_the_neighbour_at_the_same_address_has_its_own_bindings_and_window(lab):
+    """vm1's binding of SHARED is vm1's: vm2, which resolved only OPEN, uploads past
+    SHARED's budget to the same address, whole. Once vm2 resolves SHARED too its bytes
+    there count, in vm2's window only."""
+    assert lab.dig("vm2", OPEN).addresses == [SHARED_ADDR]
+    r, ups = upload(lab, "vm2", 100000, url=f"https://{OPEN}/sink")
+    assert r.http_code == 200, r.stderr
+    assert ups[0]["received"] == 100000
+    assert lab.dig("vm2", SHARED).addresses == [SHARED_ADDR]
+    wait_freed(lab, "vm2", SHARED, SHARED_BUDGET)
+    before = budget_metrics(lab, SHARED)
+    r, ups = upload(lab, "vm2", 20000, url=f"https://{OPEN}/sink")
+    assert r.http_code == 200 and ups[0]["received"] == 20000, r.stderr
+    wait_until(lambda: used(lab, "vm2", SHARED) - before[("used", "vm2")] >= 20000, 5,
+               f"vm2's {SHARED} budget to count the upload", step=0.3)
+    grown = used(lab, "vm2", SHARED) - before[("used", "vm2")]
+    assert 20000 <= grown < 40000, grown

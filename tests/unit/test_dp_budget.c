@@ -97,12 +97,39 @@ test_cells(void **state)
 	assert_false(dp_budget_charge(&w0, 5, 1, (1 << 19) + 1));
 }
 
+/* A set of budgets: each charged with every byte, refused when any one is spent. */
+static void
+test_sets(void **state)
+{
+	struct dp_worker w = { .id = 2 };
+	const uint8_t set = dp_budget_bit(1) | dp_budget_bit(3) | dp_budget_bit(8);
+
+	(void)state;
+	assert_int_equal(dp_budget_bit(0), 0);
+	assert_int_equal(dp_budget_bit(1), 0x01);
+	assert_int_equal(dp_budget_bit(8), 0x80);
+	assert_true(dp_budget_charge_set(&w, 7, 0, 1500));	/* none: nothing to count */
+	publish(2, 7, 1, 1, 1 << 20);
+	publish(2, 7, 3, 1, 1000);
+	publish(2, 7, 8, 1, 1 << 20);
+	assert_true(dp_budget_charge_set(&w, 7, set, 1000));
+	assert_true(dp_budget_set_spent(&w, 7, set));		/* budget 3 is */
+	assert_false(dp_budget_set_spent(&w, 7, dp_budget_bit(1) | dp_budget_bit(8)));
+	assert_false(dp_budget_charge_set(&w, 7, set, 10));
+	/* every budget of the set counted every byte, the one that refused included */
+	assert_int_equal(dp_budget_cells[2][7][0].bytes, 1010);
+	assert_int_equal(dp_budget_cells[2][7][2].bytes, 1010);
+	assert_int_equal(dp_budget_cells[2][7][7].bytes, 1010);
+	assert_int_equal(dp_budget_cells[2][7][1].bytes, 0);	/* not in the set */
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_which_budget),
 		cmocka_unit_test(test_cells),
+		cmocka_unit_test(test_sets),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -42,11 +42,19 @@ int dp_bind_learn(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr,
 /*
  * Is there a live binding of addr for vm through a name whose rules, in generation g,
  * allow port? Names learned under an older generation are judged by g's name table. On
- * true, *name_hash is the name that allowed it and *budget its egress budget (the ports'
- * tag: 1 + index, 0: none).
+ * true, *name_hash is the name that allowed it and *budgets what dp_bind_budgets() says.
  */
 bool dp_bind_allows(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr, uint16_t port,
-    uint64_t now, const struct dp_gen *g, uint64_t *name_hash, uint8_t *budget);
+    uint64_t now, const struct dp_gen *g, uint64_t *name_hash, uint8_t *budgets);
+
+/*
+ * The egress budgets (a set, dp_budget.h) of every name bound to addr for vm, whatever
+ * ports it allows, as generation g numbers them: bytes to the address count in all of
+ * them, whichever name the VM connected by. A name the binding no longer keeps (evicted
+ * by newer ones) stays in the set while the address is bound; a reload forgets those.
+ */
+uint8_t dp_bind_budgets(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr,
+    uint64_t now, const struct dp_gen *g);
 
 /* Is addr bound for vm through the name hashing to name_hash (sni_binding: strict)? */
 bool dp_bind_has_name(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr,

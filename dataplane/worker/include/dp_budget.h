@@ -23,6 +23,19 @@
 #define DP_BUDGETS_MAX		8	/* per policy: POL_BUDGETS_MAX */
 
 /*
+ * A budget set: bit i is budget index i. What a VM sends to an address counts in every
+ * budget any way of naming that address falls under, so a flow carries a set, not one.
+ */
+_Static_assert(DP_BUDGETS_MAX <= 8, "a budget set is a uint8_t");
+
+/* The set of budget b (1 + index, 0: none): empty for none. */
+static inline uint8_t
+dp_budget_bit(uint8_t b)
+{
+	return b != 0 ? (uint8_t)(1u << (b - 1)) : 0;
+}
+
+/*
  * allow, as the main lcore writes it: DP_BUDGET_PUBLISHED | epoch << DP_BUDGET_EPOCH_SHIFT
  * | bytes this worker may still send. 0 (never published: a budget of a VM the main lcore
  * has not seen yet, within a millisecond of start or reload) allows: nothing has been
@@ -86,6 +99,32 @@ static inline bool
 dp_budget_spent(const struct dp_worker *w, uint16_t vm, uint8_t b)
 {
 	return dp_budget_left(&dp_budget_cells[w->id][vm][b - 1]) == 0;
+}
+
+/*
+ * Worker w's VM vm sends n bytes to a destination under the budgets of set: counted in
+ * each, and true while they fit every one's allowance (false: one is spent, the frame or
+ * flow is to be refused; the bytes still count in all of them).
+ */
+static inline bool
+dp_budget_charge_set(const struct dp_worker *w, uint16_t vm, uint8_t set, uint64_t n)
+{
+	bool fits = true;
+
+	for (uint8_t b = 1; set != 0; b++, set >>= 1)
+		if ((set & 1) && !dp_budget_charge(w, vm, b, n))
+			fits = false;
+	return fits;
+}
+
+/* Has worker w spent any budget of set for VM vm? */
+static inline bool
+dp_budget_set_spent(const struct dp_worker *w, uint16_t vm, uint8_t set)
+{
+	for (uint8_t b = 1; set != 0; b++, set >>= 1)
+		if ((set & 1) && dp_budget_spent(w, vm, b))
+			return true;
+	return false;
 }
 
 /*

@@ -68,7 +68,7 @@ struct dp_flow {
 	uint8_t vm_wscale;		/* the SYN's window scale, PKT_WSCALE_NONE */
 	uint8_t peer_wscale;		/* what the peer's windows are shifted by */
 	bool peer_synced;		/* TCP: the peer's SYN-ACK was seen */
-	uint8_t budget;			/* 1 + the egress budget its bytes count in; 0: none */
+	uint8_t budgets;		/* the egress budgets its bytes count in (dp_budget.h) */
 	bool quic_judged;		/* QUIC: a hello was allowed on it, short headers pass */
 	uint64_t name_hash;		/* DP_ADMIT_BINDING: the name (the SNI, once judged) */
 	/*

@@ -22,7 +22,7 @@
 	X(VM_LIMIT,	"vm_limit",	"the VM's share of a table other than flows is full") \
 	X(HOST_DENIED,	"host_denied",	"an HTTP request's Host the VM may not reach, or one not framed") \
 	X(DNS_BUDGET,	"dns_budget",	"a new name under a wildcard past its dns.max_names_per_suffix") \
-	X(BUDGET,	"budget",	"a flow through an egress budget its VM has spent in the window")
+	X(BUDGET,	"budget",	"a flow or datagram counted in an egress budget its VM has spent in the window")
 
 enum dp_reason {
 #define X(name, label, text) DP_REASON_##name,
