@@ -51,6 +51,30 @@ dp_dns_tcp_unjudged(const struct dp_hold *h)
 	return at <= cont ? rd_make(h->buf + at, cont - at) : rd_make(h->buf, 0);
 }
 
+/*
+ * The message at stream offsets [at, at + len) of h was edited into msg: write the bytes
+ * into the held segments that carry them, whose checksums then change too. The buffer keeps
+ * what the sender sent, so that its retransmissions still compare equal.
+ */
+static void
+dp_dns_tcp_patch(struct dp_hold *h, uint32_t at, const uint8_t *msg, uint32_t len)
+{
+	for (uint16_t i = 0; i < h->nsegs; i++) {
+		struct rte_mbuf *m = h->segs[i];
+		uint8_t *frame = rte_pktmbuf_mtod(m, uint8_t *);
+		uint32_t from = h->off[i] > at ? h->off[i] : at;
+		uint32_t to = h->end[i] < at + len ? h->end[i] : at + len;
+		struct pkt p;
+
+		if (from >= to || pkt_decode(frame, rte_pktmbuf_data_len(m), &p) != PKT_OK)
+			continue;
+		memcpy((uint8_t *)(uintptr_t)p.payload + (from - h->off[i]), msg + (from - at),
+		    to - from);
+		frame_tcp_csum_set(frame + p.l3_off, p.family, frame + p.l4_off,
+		    (size_t)(p.payload - (frame + p.l4_off)) + p.payload_len);
+	}
+}
+
 /* The VM's query that failed, for its answer: parsed when it could be. */
 struct dp_dns_denied {
 	struct rd msg;
@@ -59,6 +83,25 @@ struct dp_dns_denied {
 	struct dns_msg q;
 	char name[DNS_NAME_TEXT_MAX];
 };
+
+/*
+ * The query in d leaves with its name in lower case, as over UDP: the held segments that
+ * carry it are rewritten at the same length, and the VM's spelling waits in the pending
+ * entry for the answer. A query judged denied in enforce mode never gets here.
+ */
+static void
+dp_dns_tcp_fold(struct dp_worker *w, struct dp_hold *h, const struct dp_dns_denied *d)
+{
+	uint8_t *copy = w->holds->scratch;
+
+	if (!dp_dns_question_plain(&d->q))
+		return;		/* judged dns_denied: only audit forwards it */
+	memcpy(copy, d->msg.p, d->msg.len);
+	dns_msg_spell(copy, d->msg.len, d->q.qname_len, dp_dns_lower);
+	if (memcmp(copy, d->msg.p, d->msg.len) != 0)
+		dp_dns_tcp_patch(h, (uint32_t)(h->r.isn - h->base) + (uint32_t)(d->msg.p - h->buf),
+		    copy, (uint32_t)d->msg.len);
+}
 
 /*
  * Judge every whole query the client stream holds beyond what was judged. Returns true
@@ -83,7 +126,7 @@ dp_dns_tcp_queries(struct dp_worker *w, struct dp_hold *h, const struct pkt *p, 
 		judged = d->parsed ? dp_dns_query_judge(w, vm, &d->q, d->msg.len, d->name,
 		    sizeof(d->name)) : DP_REASON_DNS_DENIED;
 		ok = judged == DP_REASON_MAX;
-		if (ok && dp_pending_add(w->pending, p, vm, &d->q, w->now, true, quota,
+		if (ok && dp_pending_add(w->pending, p, vm, &d->q, d->msg.p, w->now, true, quota,
 		    &why) == NULL) {
 			if (why == DP_REASON_VM_LIMIT) {
 				d->why = why;
@@ -107,8 +150,11 @@ dp_dns_tcp_queries(struct dp_worker *w, struct dp_hold *h, const struct pkt *p, 
 			s->blocked[d->why]++;
 			f->would_block = true;
 			if (d->parsed && !d->q.qr)
-				dp_pending_add(w->pending, p, vm, &d->q, w->now, true, quota, &why);
+				dp_pending_add(w->pending, p, vm, &d->q, d->msg.p, w->now, true,
+				    quota, &why);
 		}
+		if (d->parsed && !d->q.qr && d->q.has_question)
+			dp_dns_tcp_fold(w, h, d);
 		h->judged += (uint32_t)(before - stream.len);
 		before = stream.len;
 	}
@@ -299,29 +345,6 @@ dp_dns_tcp_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 }
 
 /*
- * The answer at stream offsets [at, at + len) of h was edited into msg: write the bytes
- * into the held segments that carry them, whose checksums then change too.
- */
-static void
-dp_dns_tcp_patch(struct dp_hold *h, uint32_t at, const uint8_t *msg, uint32_t len)
-{
-	for (uint16_t i = 0; i < h->nsegs; i++) {
-		struct rte_mbuf *m = h->segs[i];
-		uint8_t *frame = rte_pktmbuf_mtod(m, uint8_t *);
-		uint32_t from = h->off[i] > at ? h->off[i] : at;
-		uint32_t to = h->end[i] < at + len ? h->end[i] : at + len;
-		struct pkt p;
-
-		if (from >= to || pkt_decode(frame, rte_pktmbuf_data_len(m), &p) != PKT_OK)
-			continue;
-		memcpy((uint8_t *)(uintptr_t)p.payload + (from - h->off[i]), msg + (from - at),
-		    to - from);
-		frame_tcp_csum_set(frame + p.l3_off, p.family, frame + p.l4_off,
-		    (size_t)(p.payload - (frame + p.l4_off)) + p.payload_len);
-	}
-}
-
-/*
  * Learn from every whole answer the resolver's stream holds beyond what was judged.
  * False: an answer that matches no query of this connection (or no DNS at all).
  */
@@ -341,14 +364,15 @@ dp_dns_tcp_answers(struct dp_worker *w, struct dp_hold *h, const struct pkt *p, 
 			return false;	/* never learned from */
 		/*
 		 * Edited in a copy, at the same length (a stream's sequence numbers cannot
-		 * move), and written into the segments: the buffer keeps what the resolver
-		 * sent, so that its retransmissions still compare equal.
+		 * move), and written into the segments (dp_dns_tcp_patch()).
 		 */
 		memcpy(w->holds->scratch, msg.p, msg.len);
 		/* refused: the connection is cut, and the VM's resolver asks again */
 		if (dp_dns_learn(w, vm, &a, w->holds->scratch, msg.len, msg.len, true,
 		    &len, &refused) != DNS_EDIT_OK || refused)
 			return false;
+		if (a.question_end == DNS_HDR_LEN + (size_t)e->qname_len + 4)
+			dns_msg_spell(w->holds->scratch, msg.len, e->qname_len, e->caps);
 		dp_dns_tcp_patch(h, (uint32_t)(h->r.isn - h->base) + (uint32_t)(msg.p - h->buf),
 		    w->holds->scratch, (uint32_t)msg.len);
 		dp_pending_del(w->pending, e);
