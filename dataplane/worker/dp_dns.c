@@ -501,7 +501,10 @@ dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 		m->pkt_len = m->data_len;
 	}
 	frame_dns_rewrite_id(dns - 8, dns, e->vm_id);
-	/* the question (and owners that point at it) in the VM's spelling: 0x20 stubs check */
+	/*
+	 * The VM's spelling, which 0x20 stubs compare byte for byte. In place and at the
+	 * same length: owners that are pointers to the question read it too, untouched.
+	 */
 	if (a.question_end == DNS_HDR_LEN + (size_t)e->qname_len + 4)
 		frame_dns_spell(dns - 8, dns, len, e->qname_len, e->caps);
 	dp_pending_del(w->pending, e);
