@@ -12,6 +12,7 @@ larger than the worker's memory of a VM's names: filling it is vm_limit for vm1 
 """
 import json
 import os
+import re
 import secrets
 
 import pytest
@@ -371,3 +372,39 @@ def test_case_randomising_stub_resolves(lab, unbound):
     assert "reply from <.> 10.77.0.1#53" in log, "unbound's own record of the answers"
     assert "0x20" not in log and "Capsforid" not in log, \
         [line for line in log.splitlines() if "0x20" in line or "Capsforid" in line]
+
+
+@pytest.fixture
+def lossy(lab, request):
+    """The resolver's host drops every other DNS-over-TCP segment that carries data (PSH),
+    the first included, as a lossy path past namegate would, so the VM's kernel sends it
+    again. Returns a function giving how many it dropped."""
+    table = "ng_lossy"
+    lab.inet_exec(["nft", "add", "table", "inet", table], check=True)
+    request.addfinalizer(lambda: lab.inet_exec(["nft", "delete", "table", "inet", table]))
+    lab.inet_exec(["nft", "add", "chain", "inet", table, "in",
+                   "{ type filter hook input priority -10; }"], check=True)
+    lab.inet_exec(["nft", "add", "rule", "inet", table, "in", "tcp", "dport", "53", "tcp",
+                   "flags", "&", "psh", "==", "psh", "numgen", "inc", "mod", "2", "==", "0",
+                   "counter", "drop"], check=True)
+
+    def dropped():
+        text = lab.inet_exec(["nft", "list", "table", "inet", table], check=True).stdout
+        return int(re.search(r"counter packets (\d+)", text).group(1))
+    return dropped
+
+
+def test_retransmitted_tcp_query_is_lower_case(lab, lossy):
+    """Over TCP the resolver loses the first copy of vm1's mixed-case query (namegate sent
+    it in lower case); the VM's kernel sends it again, and namegate, which judged those
+    bytes already, sends the copy on in lower case too: the resolver reads one lower-case
+    question, and vm1 gets its answer in its own spelling (on the code before, the copy
+    went on as the VM spelled it and the resolver read that)."""
+    name = spellings(RAW, 1)[0]
+    assert lab.dig("vm1", RAW).rcode == "NOERROR"
+    before = len(lab.resolver_queries())
+    assert spell(lab, "vm1", [name], tcp=True) == [[NOERROR, True]]
+    assert lossy() == 1, "the first copy of the query was lost past namegate"
+    lab.sync("vm1")
+    read = [n for _, n, _ in lab.resolver_queries()[before:] if n.lower() == RAW]
+    assert read == [RAW], f"the names the resolver read: {read}"
