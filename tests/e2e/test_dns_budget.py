@@ -314,6 +314,10 @@ def test_spellings_of_a_seen_name_are_one_question(lab, tcp):
     read = [n for _, n, _ in lab.resolver_queries()[before:] if n.lower() == RAW]
     assert len(read) == len(names), f"every spelling reached the resolver: {read}"
     assert set(read) == {RAW}, f"the names the resolver read: {sorted(set(read))}"
+    # what namegate answers itself echoes the VM's spelling as well
+    refused = spell(lab, "vm1", [spellings(tunnel_names(1, "sp")[0], 1)[0],
+                                 "EvIl.ExAmPlE.CoM"], tcp=tcp)
+    assert refused == [[REFUSED, True]] * 2, "a new name past the budget, a denied name"
 
 
 # A forwarding resolver that randomises the case of every name it sends (0x20) and drops
