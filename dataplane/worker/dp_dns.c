@@ -275,8 +275,8 @@ dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, u
 	} else {
 		s->dns_allowed++;
 	}
-	if ((e = dp_pending_add(w->pending, p, vm, &q, p->payload, w->now, false, g->max_pending_per_vm,
-	    &why)) == NULL) {
+	if ((e = dp_pending_add(w->pending, p, vm, &q, p->payload, w->now, false,
+	    g->max_pending_per_vm, &why)) == NULL) {
 		/* the VM asks again; at its quota the cost is its own, never a neighbour's */
 		dp_dns_refuse(w, m, p, &q, DNS_RCODE_SERVFAIL);
 		if (why == DP_REASON_VM_LIMIT) {
@@ -505,7 +505,7 @@ dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	 * The VM's spelling, which 0x20 stubs compare byte for byte. In place and at the
 	 * same length: owners that are pointers to the question read it too, untouched.
 	 */
-	if (a.question_end == DNS_HDR_LEN + (size_t)e->qname_len + 4)
+	if (dp_dns_question_plain(&a))
 		frame_dns_spell(dns - 8, dns, len, e->qname_len, e->caps);
 	dp_pending_del(w->pending, e);
 	dp_ingress(w, m, vm);

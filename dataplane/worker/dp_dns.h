@@ -64,11 +64,11 @@ void dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt
  * DNS over TCP (RFC 7766), both directions as streams, on flow f to a resolver. The VM's
  * segments are held until every message they carry is whole and judged as over UDP; each
  * allowed query is remembered under the VM's own ID (a stream's IDs cannot be rewritten
- * reliably) and leaves with its name in lower case, a denied one is answered and the connection cut (reason dns_denied). The
- * resolver's segments are held until each answer is whole and matches a remembered query
- * (ID, question), and is learned from before it reaches the VM; an answer nobody asked
- * for cuts the connection (unsolicited). Judged bytes must never be rewritten (rewrite).
- * Both take ownership of m.
+ * reliably) and leaves with its name in lower case, a denied one is answered and the
+ * connection cut (reason dns_denied). The resolver's segments are held until each answer
+ * is whole and matches a remembered query (ID, question), and is learned from before it
+ * reaches the VM; an answer nobody asked for cuts the connection (unsolicited). Judged
+ * bytes must never be rewritten (rewrite). Both take ownership of m.
  */
 void dp_dns_tcp_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
     uint16_t vm, struct dp_flow *f);

@@ -53,8 +53,8 @@ struct dp_pending {
  * worker (*why DP_REASON_VM_LIMIT).
  */
 struct dp_pending_entry *dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm,
-    const struct dns_msg *q, const uint8_t *msg, uint64_t now, bool keep_id, uint32_t max_per_vm,
-    enum dp_reason *why);
+    const struct dns_msg *q, const uint8_t *msg, uint64_t now, bool keep_id,
+    uint32_t max_per_vm, enum dp_reason *why);
 void dp_pending_del(struct dp_pending *t, struct dp_pending_entry *e);
 
 /*
@@ -71,15 +71,15 @@ struct dp_pending_entry *dp_pending_match(struct dp_pending *t, const struct pkt
 /* Spelling caps of all zeroes: the name in lower case, as every query leaves. */
 extern const uint8_t dp_dns_lower[DNS_CASE_BYTES];
 
-/* Is q's question name written out in full at DNS_HDR_LEN (no pointer)? */
+/* Is q's question name written out in full at DNS_HDR_LEN (no pointer), query or answer? */
 bool dp_dns_question_plain(const struct dns_msg *q);
 
 /*
  * Is q (len bytes) a query vm may send on worker w? Only a plain query (opcode 0) with
  * exactly one question, its name written out, allowed by its policy, and nothing after the
- * message; under a wildcard, within the suffix's budget of new questions. DP_REASON_MAX when it may go, else
- * why not: dns_denied, dns_budget, or vm_limit (no room to remember the name). name gets
- * its text.
+ * message; under a wildcard, within the suffix's budget of new questions. DP_REASON_MAX
+ * when it may go, else why not: dns_denied, dns_budget, or vm_limit (no room to remember
+ * the name). name gets its text.
  */
 enum dp_reason dp_dns_query_judge(struct dp_worker *w, uint16_t vm, const struct dns_msg *q,
     size_t len, char *name, size_t namelen);

@@ -171,7 +171,7 @@ dp_dns_tcp_queries(struct dp_worker *w, struct dp_hold *h, const struct pkt *p, 
 		ok = judged == DP_REASON_MAX;
 		fold = dp_dns_tcp_fold_needed(d);
 		if (fold && h->nfolds == DP_HOLD_FOLDS) {
-			/* SPEC s8: its own pipeline is full; the resolver acknowledges, it asks again */
+			/* SPEC s8: its own pipeline is full; the VM asks again */
 			d->why = DP_REASON_VM_LIMIT;
 			dp_evt_block(w, vm, p, d->why, false, NULL, 0);
 			return false;
@@ -428,7 +428,7 @@ dp_dns_tcp_answers(struct dp_worker *w, struct dp_hold *h, const struct pkt *p, 
 		if (dp_dns_learn(w, vm, &a, w->holds->scratch, msg.len, msg.len, true,
 		    &len, &refused) != DNS_EDIT_OK || refused)
 			return false;
-		if (a.question_end == DNS_HDR_LEN + (size_t)e->qname_len + 4)
+		if (dp_dns_question_plain(&a))
 			dns_msg_spell(w->holds->scratch, msg.len, e->qname_len, e->caps);
 		dp_dns_tcp_patch(h, (uint32_t)(h->r.isn - h->base) + (uint32_t)(msg.p - h->buf),
 		    w->holds->scratch, (uint32_t)msg.len);

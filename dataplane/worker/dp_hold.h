@@ -24,7 +24,7 @@
 #define DP_HOLD_SEGS		32	/* segments held at once: more is not a hello or a query */
 #define DP_HOLD_SECONDS		5	/* a ClientHello must be whole within this */
 #define DP_VERIFY_SECONDS	10	/* judged bytes kept for comparison at most this long */
-#define DP_HOLD_FOLDS		64	/* DNS: question names lower-cased, not yet acknowledged */
+#define DP_HOLD_FOLDS		64	/* DNS: capitalised names in flight on one connection */
 
 struct dp_hold {
 	struct reasm r;			/* the stream from its first unacknowledged byte */
