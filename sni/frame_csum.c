@@ -97,3 +97,24 @@ frame_dns_rewrite_id_tcp(uint8_t *tcp_hdr, uint8_t *dns, uint16_t new_id)
 {
 	return frame_csum_rewrite16(tcp_hdr, tcp_hdr + TCP_CSUM_OFF, dns, new_id, false);
 }
+
+/*
+ * The message sums to a 16-bit word before and after like any one field (RFC 1624 holds
+ * for a sum of words as for one word), swapped when it starts at an odd offset.
+ */
+void
+frame_dns_spell(uint8_t *udp_hdr, uint8_t *dns, size_t len, size_t qname_len,
+    const uint8_t caps[DNS_CASE_BYTES])
+{
+	uint16_t csum = rd16(udp_hdr + UDP_CSUM_OFF), before, after;
+	bool odd = ((size_t)(dns - udp_hdr) & 1) != 0;
+
+	before = (uint16_t)frame_csum_add(0, dns, len);
+	dns_msg_spell(dns, len, qname_len, caps);
+	if (csum == 0)
+		return;		/* no checksum to keep right */
+	after = (uint16_t)frame_csum_add(0, dns, len);
+	csum = odd ? frame_csum_update16(csum, bswap16(before), bswap16(after)) :
+	    frame_csum_update16(csum, before, after);
+	wr16(udp_hdr + UDP_CSUM_OFF, csum == 0 ? 0xffff : csum);
+}

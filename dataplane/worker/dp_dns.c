@@ -26,6 +26,8 @@
 
 #define DP_ID_TRIES	4	/* fresh IDs tried when one is taken */
 
+const uint8_t dp_dns_lower[DNS_CASE_BYTES];	/* every letter lower case */
+
 struct dp_pending *
 dp_pending_create(const char *name, uint32_t cap, uint16_t nvms, int socket)
 {
@@ -96,11 +98,12 @@ dp_pending_age(struct dp_pending *t, uint64_t now, unsigned int budget)
 
 /*
  * Remember q under a fresh random ID, or (keep_id: DNS over TCP, where the query leaves as
- * the VM wrote it) under its own. NULL when the table is full or the ID is taken.
+ * the VM wrote it but for the name's case) under its own. NULL when the table is full or
+ * the ID is taken.
  */
 struct dp_pending_entry *
 dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm, const struct dns_msg *q,
-    uint64_t now, bool keep_id, uint32_t max_per_vm, enum dp_reason *why)
+    const uint8_t *msg, uint64_t now, bool keep_id, uint32_t max_per_vm, enum dp_reason *why)
 {
 	struct dp_pending_entry *e;
 	uint32_t idx;
@@ -137,6 +140,7 @@ dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm, const str
 		e->qclass = q->qclass;
 		e->qname_len = q->qname_len;
 		memcpy(e->qname, q->qname, q->qname_len);
+		dns_name_caps(msg + DNS_HDR_LEN, q->qname_len, e->caps);
 		e->in_use = true;
 		e->would_block = false;
 		return e;
@@ -195,6 +199,17 @@ dp_dns_name_hostlike(const uint8_t *name, size_t len)
 }
 
 /*
+ * Is q's question name written out at DNS_HDR_LEN, where its case is folded and restored
+ * in place? A query has nothing before its question to point at, so a name in one that
+ * does not is no name a resolver expects.
+ */
+bool
+dp_dns_question_plain(const struct dns_msg *q)
+{
+	return q->question_end == DNS_HDR_LEN + (size_t)q->qname_len + 4;
+}
+
+/*
  * Is the question of q allowed for vm? Only a plain query (opcode 0) with exactly one
  * question of class IN and nothing after the message may leave: every other shape could
  * carry data (the class is 16 bits the VM chooses, and only IN names hosts). A question
@@ -210,7 +225,8 @@ dp_dns_query_judge(struct dp_worker *w, uint16_t vm, const struct dns_msg *q, si
 
 	name[0] = '\0';	/* the caller's event names it whatever we return */
 	if (q->qr || q->opcode != 0 || !q->has_question || q->msg_len != len ||
-	    q->qclass != DNS_CLASS_IN || !dp_dns_name_hostlike(q->qname, q->qname_len))
+	    q->qclass != DNS_CLASS_IN || !dp_dns_name_hostlike(q->qname, q->qname_len) ||
+	    !dp_dns_question_plain(q))
 		return DP_REASON_DNS_DENIED;
 	if ((n = dns_name_to_text(q->qname, q->qname_len, name, namelen)) <= 0)
 		return DP_REASON_DNS_DENIED;
@@ -230,6 +246,7 @@ dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, u
 	enum dp_reason why;
 	struct dns_msg q;
 	bool allowed, audit = g->vms[vm].audit;
+	uint8_t *dns;
 
 	if (dns_msg_parse(p->payload, p->payload_len, &q) != DNS_OK) {
 		s->dns_blocked++;
@@ -258,8 +275,8 @@ dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, u
 	} else {
 		s->dns_allowed++;
 	}
-	if ((e = dp_pending_add(w->pending, p, vm, &q, w->now, false, g->max_pending_per_vm,
-	    &why)) == NULL) {
+	if ((e = dp_pending_add(w->pending, p, vm, &q, p->payload, w->now, false,
+	    g->max_pending_per_vm, &why)) == NULL) {
 		/* the VM asks again; at its quota the cost is its own, never a neighbour's */
 		dp_dns_refuse(w, m, p, &q, DNS_RCODE_SERVFAIL);
 		if (why == DP_REASON_VM_LIMIT) {
@@ -271,9 +288,11 @@ dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, u
 		return;
 	}
 	e->would_block = !allowed;
-	/* p->payload points into m: the rewrite is in place */
-	frame_dns_rewrite_id((uint8_t *)(uintptr_t)p->payload - 8, (uint8_t *)(uintptr_t)p->payload,
-	    e->key.id);
+	/* p->payload points into m: the rewrites are in place */
+	dns = (uint8_t *)(uintptr_t)p->payload;
+	frame_dns_rewrite_id(dns - 8, dns, e->key.id);
+	/* lower case: the resolver sees one question however the VM spelled it */
+	frame_dns_spell(dns - 8, dns, p->payload_len, q.qname_len, dp_dns_lower);
 	dp_egress(w, m, vm, allowed ? DP_ALLOWED : DP_WOULD_BLOCK);
 }
 
@@ -482,6 +501,12 @@ dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 		m->pkt_len = m->data_len;
 	}
 	frame_dns_rewrite_id(dns - 8, dns, e->vm_id);
+	/*
+	 * The VM's spelling, which 0x20 stubs compare byte for byte. In place and at the
+	 * same length: owners that are pointers to the question read it too, untouched.
+	 */
+	if (dp_dns_question_plain(&a))
+		frame_dns_spell(dns - 8, dns, len, e->qname_len, e->caps);
 	dp_pending_del(w->pending, e);
 	dp_ingress(w, m, vm);
 }

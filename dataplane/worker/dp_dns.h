@@ -1,8 +1,10 @@
 /*
  * DNS on the fast path (SPEC s4 steps 2-3): queries from VMs to the configured resolvers
- * are judged by name; allowed ones leave with a query ID of namegate's own and are
- * remembered; answers are accepted only for a remembered query, teach the binding table
- * the addresses on the CNAME chain, and go back with the VM's ID restored.
+ * are judged by name; allowed ones leave with a query ID of namegate's own and the name in
+ * lower case, and are remembered; answers are accepted only for a remembered query, teach
+ * the binding table the addresses on the CNAME chain, and go back with the VM's ID and its
+ * spelling of the name restored (the case of a name is bits the VM chooses per query: sent
+ * on, 200 spellings of a seen name would be 200 messages to the resolver's upstreams).
  */
 #ifndef DP_DNS_H
 #define DP_DNS_H
@@ -62,11 +64,11 @@ void dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt
  * DNS over TCP (RFC 7766), both directions as streams, on flow f to a resolver. The VM's
  * segments are held until every message they carry is whole and judged as over UDP; each
  * allowed query is remembered under the VM's own ID (a stream's IDs cannot be rewritten
- * reliably), a denied one is answered and the connection cut (reason dns_denied). The
- * resolver's segments are held until each answer is whole and matches a remembered query
- * (ID, question), and is learned from before it reaches the VM; an answer nobody asked
- * for cuts the connection (unsolicited). Judged bytes must never be rewritten (rewrite).
- * Both take ownership of m.
+ * reliably) and leaves with its name in lower case, a denied one is answered and the
+ * connection cut (reason dns_denied). The resolver's segments are held until each answer
+ * is whole and matches a remembered query (ID, question), and is learned from before it
+ * reaches the VM; an answer nobody asked for cuts the connection (unsolicited). Judged
+ * bytes must never be rewritten (rewrite). Both take ownership of m.
  */
 void dp_dns_tcp_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
     uint16_t vm, struct dp_flow *f);

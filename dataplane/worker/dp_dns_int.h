@@ -32,7 +32,8 @@ struct dp_pending_entry {
 	uint8_t qname_len;
 	bool in_use;
 	bool would_block;		/* audit: the name was not allowed */
-	uint8_t qname[DNS_NAME_WIRE_MAX];
+	uint8_t qname[DNS_NAME_WIRE_MAX];	/* lower case, as it left */
+	uint8_t caps[DNS_CASE_BYTES];	/* the VM's spelling of it, restored in the answer */
 };
 
 struct dp_pending {
@@ -45,14 +46,15 @@ struct dp_pending {
 };
 
 /*
- * Remember q, sent by p, under a fresh random ID, or (keep_id: DNS over TCP, where the
- * query leaves as the VM wrote it) under its own. NULL when the table is full or the ID
+ * Remember q, sent by p (msg: the message q was parsed from, for the VM's spelling of the
+ * name), under a fresh random ID, or (keep_id: DNS over TCP, where the query leaves as the
+ * VM wrote it but for the name's case) under its own. NULL when the table is full or the ID
  * is taken (*why DP_REASON_MAX), or when vm has max_per_vm queries in flight on this
  * worker (*why DP_REASON_VM_LIMIT).
  */
 struct dp_pending_entry *dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm,
-    const struct dns_msg *q, uint64_t now, bool keep_id, uint32_t max_per_vm,
-    enum dp_reason *why);
+    const struct dns_msg *q, const uint8_t *msg, uint64_t now, bool keep_id,
+    uint32_t max_per_vm, enum dp_reason *why);
 void dp_pending_del(struct dp_pending *t, struct dp_pending_entry *e);
 
 /*
@@ -66,12 +68,18 @@ void dp_dns_refuse_why(struct dp_worker *w, struct rte_mbuf *m, const struct pkt
 struct dp_pending_entry *dp_pending_match(struct dp_pending *t, const struct pkt *p,
     uint16_t vm, const struct dns_msg *a);
 
+/* Spelling caps of all zeroes: the name in lower case, as every query leaves. */
+extern const uint8_t dp_dns_lower[DNS_CASE_BYTES];
+
+/* Is q's question name written out in full at DNS_HDR_LEN (no pointer), query or answer? */
+bool dp_dns_question_plain(const struct dns_msg *q);
+
 /*
  * Is q (len bytes) a query vm may send on worker w? Only a plain query (opcode 0) with
- * exactly one question, allowed by its policy, and nothing after the message; under a
- * wildcard, within the suffix's budget of new names. DP_REASON_MAX when it may go, else
- * why not: dns_denied, dns_budget, or vm_limit (no room to remember the name). name gets
- * its text.
+ * exactly one question, its name written out, allowed by its policy, and nothing after the
+ * message; under a wildcard, within the suffix's budget of new questions. DP_REASON_MAX
+ * when it may go, else why not: dns_denied, dns_budget, or vm_limit (no room to remember
+ * the name). name gets its text.
  */
 enum dp_reason dp_dns_query_judge(struct dp_worker *w, uint16_t vm, const struct dns_msg *q,
     size_t len, char *name, size_t namelen);

@@ -26,6 +26,21 @@ dp_dns_tcp_cut(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uin
 	dp_flow_end(w, f);
 }
 
+/* The resolver acknowledged the stream up to h->r.isn: its names need no folding more. */
+static void
+dp_dns_tcp_fold_acked(struct dp_hold *h)
+{
+	uint32_t done = h->r.isn - h->base;
+	uint8_t kept = 0;
+
+	for (unsigned int i = 0; i < h->nfolds; i++)
+		if ((int32_t)(h->fold_at[i] + h->fold_len[i] - done) > 0) {
+			h->fold_at[kept] = h->fold_at[i];
+			h->fold_len[kept++] = h->fold_len[i];
+		}
+	h->nfolds = kept;
+}
+
 /* The other side acknowledged up to ack: held bytes it has, and were judged, are let go. */
 static void
 dp_dns_tcp_acked(struct dp_hold *h, uint32_t ack)
@@ -40,6 +55,7 @@ dp_dns_tcp_acked(struct dp_hold *h, uint32_t ack)
 	if (n > reasm_contiguous(&h->r))
 		n = reasm_contiguous(&h->r);
 	reasm_consume(&h->r, n);
+	dp_dns_tcp_fold_acked(h);
 }
 
 /* Where the next unjudged message starts in h's buffer, and how much follows in order. */
@@ -51,6 +67,30 @@ dp_dns_tcp_unjudged(const struct dp_hold *h)
 	return at <= cont ? rd_make(h->buf + at, cont - at) : rd_make(h->buf, 0);
 }
 
+/*
+ * The message at stream offsets [at, at + len) of h was edited into msg: write the bytes
+ * into the held segments that carry them, whose checksums then change too. The buffer keeps
+ * what the sender sent, so that its retransmissions still compare equal.
+ */
+static void
+dp_dns_tcp_patch(struct dp_hold *h, uint32_t at, const uint8_t *msg, uint32_t len)
+{
+	for (uint16_t i = 0; i < h->nsegs; i++) {
+		struct rte_mbuf *m = h->segs[i];
+		uint8_t *frame = rte_pktmbuf_mtod(m, uint8_t *);
+		uint32_t from = h->off[i] > at ? h->off[i] : at;
+		uint32_t to = h->end[i] < at + len ? h->end[i] : at + len;
+		struct pkt p;
+
+		if (from >= to || pkt_decode(frame, rte_pktmbuf_data_len(m), &p) != PKT_OK)
+			continue;
+		memcpy((uint8_t *)(uintptr_t)p.payload + (from - h->off[i]), msg + (from - at),
+		    to - from);
+		frame_tcp_csum_set(frame + p.l3_off, p.family, frame + p.l4_off,
+		    (size_t)(p.payload - (frame + p.l4_off)) + p.payload_len);
+	}
+}
+
 /* The VM's query that failed, for its answer: parsed when it could be. */
 struct dp_dns_denied {
 	struct rd msg;
@@ -59,6 +99,52 @@ struct dp_dns_denied {
 	struct dns_msg q;
 	char name[DNS_NAME_TEXT_MAX];
 };
+
+/*
+ * Every copy of the bytes of a question name the VM spelled with capitals leaves in lower
+ * case, as over UDP: the held segments when they are released, and any later segment that
+ * repeats them (a retransmission: the first copy may have been lost past namegate, and
+ * the resolver then reads this one). The buffer keeps what the VM sent, which its
+ * retransmissions are compared with; a name is forgotten once the resolver acknowledged
+ * it, and a copy of bytes it acknowledged never reaches it.
+ */
+static void
+dp_dns_tcp_fold_seg(const struct dp_hold *h, struct rte_mbuf *m)
+{
+	uint8_t *frame = rte_pktmbuf_mtod(m, uint8_t *);
+	bool folded = false;
+	struct pkt p;
+	int64_t at;
+
+	if (h->nfolds == 0 || pkt_decode(frame, rte_pktmbuf_data_len(m), &p) != PKT_OK)
+		return;
+	at = dp_hold_offset(h->base, p.seq + ((p.tcp_flags & PKT_TCP_SYN) != 0));
+	for (unsigned int i = 0; i < h->nfolds; i++) {
+		int64_t from = RTE_MAX((int64_t)h->fold_at[i], at);
+		int64_t to = RTE_MIN((int64_t)h->fold_at[i] + h->fold_len[i],
+		    at + (int64_t)p.payload_len);
+
+		if (from >= to)
+			continue;
+		dns_name_spell((uint8_t *)(uintptr_t)p.payload + (from - at), (size_t)(to - from),
+		    dp_dns_lower);
+		folded = true;
+	}
+	if (folded)
+		frame_tcp_csum_set(frame + p.l3_off, p.family, frame + p.l4_off,
+		    (size_t)(p.payload - (frame + p.l4_off)) + p.payload_len);
+}
+
+/*
+ * Does the query in d, if it leaves, need its name folded: capitals in a question name
+ * written out (dns_msg_parse() lower-cased q.qname)?
+ */
+static bool
+dp_dns_tcp_fold_needed(const struct dp_dns_denied *d)
+{
+	return d->parsed && !d->q.qr && d->q.has_question && dp_dns_question_plain(&d->q) &&
+	    memcmp(d->msg.p + DNS_HDR_LEN, d->q.qname, d->q.qname_len) != 0;
+}
 
 /*
  * Judge every whole query the client stream holds beyond what was judged. Returns true
@@ -75,7 +161,7 @@ dp_dns_tcp_queries(struct dp_worker *w, struct dp_hold *h, const struct pkt *p, 
 	size_t before = stream.len;
 	enum dp_reason why, judged;
 	enum dns_status st;
-	bool ok;
+	bool ok, fold;
 
 	d->why = DP_REASON_DNS_DENIED;
 	while ((st = dns_tcp_next(&stream, &d->msg)) == DNS_OK) {
@@ -83,7 +169,14 @@ dp_dns_tcp_queries(struct dp_worker *w, struct dp_hold *h, const struct pkt *p, 
 		judged = d->parsed ? dp_dns_query_judge(w, vm, &d->q, d->msg.len, d->name,
 		    sizeof(d->name)) : DP_REASON_DNS_DENIED;
 		ok = judged == DP_REASON_MAX;
-		if (ok && dp_pending_add(w->pending, p, vm, &d->q, w->now, true, quota,
+		fold = dp_dns_tcp_fold_needed(d);
+		if (fold && h->nfolds == DP_HOLD_FOLDS) {
+			/* SPEC s8: its own pipeline is full; the VM asks again */
+			d->why = DP_REASON_VM_LIMIT;
+			dp_evt_block(w, vm, p, d->why, false, NULL, 0);
+			return false;
+		}
+		if (ok && dp_pending_add(w->pending, p, vm, &d->q, d->msg.p, w->now, true, quota,
 		    &why) == NULL) {
 			if (why == DP_REASON_VM_LIMIT) {
 				d->why = why;
@@ -107,7 +200,13 @@ dp_dns_tcp_queries(struct dp_worker *w, struct dp_hold *h, const struct pkt *p, 
 			s->blocked[d->why]++;
 			f->would_block = true;
 			if (d->parsed && !d->q.qr)
-				dp_pending_add(w->pending, p, vm, &d->q, w->now, true, quota, &why);
+				dp_pending_add(w->pending, p, vm, &d->q, d->msg.p, w->now, true,
+				    quota, &why);
+		}
+		if (fold) {
+			h->fold_at[h->nfolds] = (uint32_t)(h->r.isn - h->base) +
+			    (uint32_t)(d->msg.p - h->buf) + DNS_HDR_LEN;
+			h->fold_len[h->nfolds++] = d->q.qname_len;
 		}
 		h->judged += (uint32_t)(before - stream.len);
 		before = stream.len;
@@ -277,6 +376,7 @@ dp_dns_tcp_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	if ((h = dp_dns_tcp_take(w, m, p, vm, f, &f->hold, f->isn, &repeat)) == NULL)
 		return;
 	if (repeat) {
+		dp_dns_tcp_fold_seg(h, m);
 		dp_dns_tcp_done(w, p, f, true);
 		dp_egress(w, m, vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
 		return;
@@ -293,32 +393,12 @@ dp_dns_tcp_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 			w->vm_stats[vm].egress_pkts[DP_ALLOWED]++;
 		rte_pktmbuf_free(m);
 	}
+	for (uint16_t i = 0; i < h->nsegs; i++)
+		if (h->end[i] <= h->judged)
+			dp_dns_tcp_fold_seg(h, h->segs[i]);	/* about to be released */
 	dp_hold_release(w, h, h->judged);
 	dp_dns_tcp_acked(h, f->peer_ack);
 	dp_dns_tcp_done(w, p, f, true);
-}
-
-/*
- * The answer at stream offsets [at, at + len) of h was edited into msg: write the bytes
- * into the held segments that carry them, whose checksums then change too.
- */
-static void
-dp_dns_tcp_patch(struct dp_hold *h, uint32_t at, const uint8_t *msg, uint32_t len)
-{
-	for (uint16_t i = 0; i < h->nsegs; i++) {
-		struct rte_mbuf *m = h->segs[i];
-		uint8_t *frame = rte_pktmbuf_mtod(m, uint8_t *);
-		uint32_t from = h->off[i] > at ? h->off[i] : at;
-		uint32_t to = h->end[i] < at + len ? h->end[i] : at + len;
-		struct pkt p;
-
-		if (from >= to || pkt_decode(frame, rte_pktmbuf_data_len(m), &p) != PKT_OK)
-			continue;
-		memcpy((uint8_t *)(uintptr_t)p.payload + (from - h->off[i]), msg + (from - at),
-		    to - from);
-		frame_tcp_csum_set(frame + p.l3_off, p.family, frame + p.l4_off,
-		    (size_t)(p.payload - (frame + p.l4_off)) + p.payload_len);
-	}
 }
 
 /*
@@ -341,14 +421,15 @@ dp_dns_tcp_answers(struct dp_worker *w, struct dp_hold *h, const struct pkt *p, 
 			return false;	/* never learned from */
 		/*
 		 * Edited in a copy, at the same length (a stream's sequence numbers cannot
-		 * move), and written into the segments: the buffer keeps what the resolver
-		 * sent, so that its retransmissions still compare equal.
+		 * move), and written into the segments (dp_dns_tcp_patch()).
 		 */
 		memcpy(w->holds->scratch, msg.p, msg.len);
 		/* refused: the connection is cut, and the VM's resolver asks again */
 		if (dp_dns_learn(w, vm, &a, w->holds->scratch, msg.len, msg.len, true,
 		    &len, &refused) != DNS_EDIT_OK || refused)
 			return false;
+		if (dp_dns_question_plain(&a))
+			dns_msg_spell(w->holds->scratch, msg.len, e->qname_len, e->caps);
 		dp_dns_tcp_patch(h, (uint32_t)(h->r.isn - h->base) + (uint32_t)(msg.p - h->buf),
 		    w->holds->scratch, (uint32_t)msg.len);
 		dp_pending_del(w->pending, e);

@@ -67,6 +67,7 @@ dp_hold_take(struct dp_worker *w, struct dp_flow *f, uint32_t *ref, uint32_t bas
 	h->base = base;
 	h->judged = 0;
 	h->trickled = 0;
+	h->nfolds = 0;
 	h->from_peer = from_peer;
 	reasm_init(&h->r, base, h->buf, sizeof(h->buf));
 	return h;

@@ -24,6 +24,7 @@
 #define DP_HOLD_SEGS		32	/* segments held at once: more is not a hello or a query */
 #define DP_HOLD_SECONDS		5	/* a ClientHello must be whole within this */
 #define DP_VERIFY_SECONDS	10	/* judged bytes kept for comparison at most this long */
+#define DP_HOLD_FOLDS		64	/* DNS: capitalised names in flight on one connection */
 
 struct dp_hold {
 	struct reasm r;			/* the stream from its first unacknowledged byte */
@@ -36,6 +37,9 @@ struct dp_hold {
 	bool from_peer;			/* the server's direction: released toward the VM */
 	uint32_t judged;		/* DNS: stream bytes [0, judged) are whole, judged messages */
 	uint32_t trickled;		/* unjudged bytes before this offset went on as copies */
+	uint8_t nfolds;
+	uint8_t fold_len[DP_HOLD_FOLDS];	/* DNS: a question name the VM spelled with */
+	uint32_t fold_at[DP_HOLD_FOLDS];	/* capitals, at these stream offsets: lower case */
 	struct rte_mbuf *segs[DP_HOLD_SEGS];
 	uint32_t off[DP_HOLD_SEGS];	/* TCP: each segment's first byte, from base */
 	uint32_t end[DP_HOLD_SEGS];	/* and one past its last */

@@ -12,12 +12,14 @@ larger than the worker's memory of a VM's names: filling it is vm_limit for vm1 
 """
 import json
 import os
+import re
 import secrets
 
 import pytest
 
 import lab as labmod
 import ng_counters as nc
+import lab_net
 from lab_net import wait_until
 from test_conntrue import _namegatectl
 from test_dataplane import _binary
@@ -237,3 +239,176 @@ def test_full_name_memory_is_the_vms_own(roomy):
     assert not forwarded(lab, refused[:50])
     wait_until(lambda: events(lab, vm="vm1", reason="vm_limit"),
                what="an event naming vm1 with reason vm_limit")
+
+
+# The spellings of one name, each asked once over UDP (or TCP) and answered before the
+# next: prints, per spelling, the RCODE and whether the answer's question was the query's
+# own bytes (None: no answer).
+_SPELL = r"""
+import json, socket, struct, sys
+tcp = sys.argv[1] == "tcp"
+out = []
+for i, name in enumerate(json.load(sys.stdin)):
+    qid = (0x6000 + i) & 0xffff
+    question = b"".join(bytes([len(l)]) + l.encode() for l in name.split(".")) + \
+        b"\x00\x00\x01\x00\x01"
+    q = struct.pack(">6H", qid, 0x0100, 1, 0, 0, 0) + question
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM if tcp else socket.SOCK_DGRAM)
+    s.settimeout(3)
+    s.connect(("10.77.0.1", 53))
+    a = b""
+    try:
+        if tcp:
+            s.sendall(struct.pack(">H", len(q)) + q)
+            while len(a) < 2 or len(a) < 2 + struct.unpack(">H", a[:2])[0]:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                a += chunk
+            a = a[2:]
+        else:
+            s.send(q)
+            while a[:2] != q[:2]:
+                a = s.recv(4096)
+    except socket.timeout:
+        a = b""
+    s.close()
+    out.append([a[3] & 15, a[12:12 + len(question)] == question] if len(a) > 12 else None)
+print(json.dumps(out))
+"""
+
+
+def spellings(name, n):
+    """n distinct spellings of name, none all lower case."""
+    out = set()
+    while len(out) < n:
+        s = "".join(c.upper() if c.isalpha() and secrets.randbits(1) else c for c in name)
+        if s != name:
+            out.add(s)
+    return sorted(out)
+
+
+def spell(lab, vm, names, tcp=False):
+    cp = lab.vm_exec(vm, [labmod.PYTHON, "-c", _SPELL, "tcp" if tcp else "udp"], timeout=120,
+                     input=json.dumps(names))
+    assert cp.returncode == 0, cp.stderr
+    return json.loads(cp.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("tcp", [False, True], ids=["udp", "tcp"])
+def test_spellings_of_a_seen_name_are_one_question(lab, tcp):
+    """With vm1's budget spent, 20 spellings of a name it has seen all resolve, each answer
+    echoing the VM's own spelling in its question, and the resolver reads every one as
+    the same lower-case question: the case of the letters carries nothing past namegate
+    (on the code before, the resolver read the 20 spellings as the VM wrote them)."""
+    assert lab.dig("vm1", RAW).rcode == "NOERROR"
+    spend(lab, "vm1")
+    names = spellings(RAW, 20)
+    before = len(lab.resolver_queries())
+    with nc.Delta(lab) as d:
+        got = spell(lab, "vm1", names, tcp=tcp)
+    assert got == [[NOERROR, True]] * len(names), \
+        f"[rcode, question echoed as sent] per spelling: {got}"
+    assert d[nc.blocked("vm1", "dns_budget")] == 0
+    lab.sync("vm1")
+    read = [n for _, n, _ in lab.resolver_queries()[before:] if n.lower() == RAW]
+    assert len(read) == len(names), f"every spelling reached the resolver: {read}"
+    assert set(read) == {RAW}, f"the names the resolver read: {sorted(set(read))}"
+    # what namegate answers itself echoes the VM's spelling as well
+    refused = spell(lab, "vm1", [spellings(tunnel_names(1, "sp")[0], 1)[0],
+                                 "EvIl.ExAmPlE.CoM"], tcp=tcp)
+    assert refused == [[REFUSED, True]] * 2, "a new name past the budget, a denied name"
+
+
+# A forwarding resolver that randomises the case of every name it sends (0x20) and drops
+# an answer whose question does not echo it byte for byte: Debian's unbound, as a VM might
+# run it. verbosity 3 logs each mismatch ("wrong 0x20-ID in reply qname") and the fallback.
+_UNBOUND_CONF = """server:
+    interface: 127.0.0.1
+    port: 53
+    do-ip6: no
+    do-not-query-localhost: no
+    use-caps-for-id: yes
+    chroot: ""
+    username: ""
+    directory: "{tmp}"
+    pidfile: "{tmp}/unbound-vm1.pid"
+    logfile: "{tmp}/unbound-vm1.log"
+    use-syslog: no
+    verbosity: 3
+    num-threads: 1
+    module-config: "iterator"
+    cache-max-ttl: 0
+    access-control: 127.0.0.0/8 allow
+remote-control:
+    control-enable: no
+forward-zone:
+    name: "."
+    forward-addr: {resolver}
+"""
+
+
+@pytest.fixture
+def unbound(lab, request):
+    """unbound in vm1's namespace on 127.0.0.1:53, stopped when the test ends."""
+    conf = os.path.join(lab.tmpdir, "unbound-vm1.conf")
+    with open(conf, "w") as f:
+        f.write(_UNBOUND_CONF.format(tmp=lab.tmpdir, resolver="10.77.0.1"))
+    d = lab.spawn("unbound-vm1", ["unbound", "-d", "-c", conf], ns=lab.vm("vm1").ns)
+    request.addfinalizer(lambda: d.stop(5))
+    wait_until(lambda: lab.dig("vm1", "pypi.org", server="127.0.0.1", timeout=2).rcode or
+               not d.alive(), what="unbound in vm1 answering on 127.0.0.1")
+    assert d.alive(), d.output()
+    return os.path.join(lab.tmpdir, "unbound-vm1.log")
+
+
+def test_case_randomising_stub_resolves(lab, unbound):
+    """A 0x20 stub (unbound, use-caps-for-id) in vm1, forwarding to the resolver through
+    namegate, gets its answers: namegate sends its mixed-case questions in lower case and
+    gives each answer the stub's spelling back, so unbound never sees a mismatch (it would
+    log "wrong 0x20-ID" and fall back, or fail, if the answer came back lower case)."""
+    lab.dig("vm1", RAW)
+    for name, addr in (("pypi.org", None), (RAW, RAW_ADDR)):
+        r = lab.dig("vm1", name, server="127.0.0.1")
+        assert r.rcode == "NOERROR" and r.addresses, f"{name} through unbound: {r.raw}"
+        assert addr is None or r.addresses == [addr], r.raw
+    log = lab_net.read_text(unbound)
+    assert "reply from <.> 10.77.0.1#53" in log, "unbound's own record of the answers"
+    assert "0x20" not in log and "Capsforid" not in log, \
+        [line for line in log.splitlines() if "0x20" in line or "Capsforid" in line]
+
+
+@pytest.fixture
+def lossy(lab, request):
+    """The resolver's host drops every other DNS-over-TCP segment that carries data (PSH),
+    the first included, as a lossy path past namegate would, so the VM's kernel sends it
+    again. Returns a function giving how many it dropped."""
+    table = "ng_lossy"
+    lab.inet_exec(["nft", "add", "table", "inet", table], check=True)
+    request.addfinalizer(lambda: lab.inet_exec(["nft", "delete", "table", "inet", table]))
+    lab.inet_exec(["nft", "add", "chain", "inet", table, "in",
+                   "{ type filter hook input priority -10; }"], check=True)
+    lab.inet_exec(["nft", "add", "rule", "inet", table, "in", "tcp", "dport", "53", "tcp",
+                   "flags", "&", "psh", "==", "psh", "numgen", "inc", "mod", "2", "==", "0",
+                   "counter", "drop"], check=True)
+
+    def dropped():
+        text = lab.inet_exec(["nft", "list", "table", "inet", table], check=True).stdout
+        return int(re.search(r"counter packets (\d+)", text).group(1))
+    return dropped
+
+
+def test_retransmitted_tcp_query_is_lower_case(lab, lossy):
+    """Over TCP the resolver loses the first copy of vm1's mixed-case query (namegate sent
+    it in lower case); the VM's kernel sends it again, and namegate, which judged those
+    bytes already, sends the copy on in lower case too: the resolver reads one lower-case
+    question, and vm1 gets its answer in its own spelling (on the code before, the copy
+    went on as the VM spelled it and the resolver read that)."""
+    name = spellings(RAW, 1)[0]
+    assert lab.dig("vm1", RAW).rcode == "NOERROR"
+    before = len(lab.resolver_queries())
+    assert spell(lab, "vm1", [name], tcp=True) == [[NOERROR, True]]
+    assert lossy() == 1, "the first copy of the query was lost past namegate"
+    lab.sync("vm1")
+    read = [n for _, n, _ in lab.resolver_queries()[before:] if n.lower() == RAW]
+    assert read == [RAW], f"the names the resolver read: {read}"

@@ -252,6 +252,32 @@ check(const uint8_t *data, size_t size, const struct dns_msg *m)
 		ref_check(data, m);
 }
 
+/*
+ * dns_msg_spell() (namegate folds a question to lower case and restores the client's
+ * spelling in place) in an exact-size copy: it parses as before, the case being no part
+ * of what dns_msg_parse() returns, and the client's caps give its question bytes back.
+ */
+static void
+check_spell(const uint8_t *data, size_t size, const struct dns_msg *a)
+{
+	static const uint8_t lower[DNS_CASE_BYTES];
+	uint8_t caps[DNS_CASE_BYTES];
+	uint8_t *copy;
+	struct dns_msg b;
+
+	if (!a->has_question || a->question_end != DNS_HDR_LEN + (size_t)a->qname_len + 4)
+		return;
+	CHECK((copy = malloc(size)) != NULL);
+	memcpy(copy, data, size);
+	dns_name_caps(data + DNS_HDR_LEN, a->qname_len, caps);
+	dns_msg_spell(copy, size, a->qname_len, lower);
+	CHECK(memcmp(copy + DNS_HDR_LEN, a->qname, a->qname_len) == 0);
+	CHECK(dns_msg_parse(copy, size, &b) == DNS_OK && same(a, &b));
+	dns_msg_spell(copy, size, a->qname_len, caps);
+	CHECK(memcmp(copy, data, DNS_HDR_LEN + a->qname_len) == 0);
+	free(copy);
+}
+
 static void
 one(const uint8_t *data, size_t size)
 {
@@ -268,6 +294,7 @@ one(const uint8_t *data, size_t size)
 	/* Trailing bytes change nothing; a message one byte short is malformed. */
 	CHECK(dns_msg_parse(data, a.msg_len, &b) == DNS_OK && same(&a, &b));
 	CHECK(dns_msg_parse(data, a.msg_len - 1, &b) == DNS_MALFORMED);
+	check_spell(data, size, &a);
 }
 
 int

@@ -46,6 +46,15 @@ fc_r32(const uint8_t *b)
 	return (uint32_t)fc_r16(b) << 16 | fc_r16(b + 2);
 }
 
+uint32_t
+fc_rnd(uint64_t *rng)
+{
+	*rng ^= *rng >> 12;
+	*rng ^= *rng << 25;
+	*rng ^= *rng >> 27;
+	return (uint32_t)((*rng * 0x2545f4914f6cdd1dull) >> 32);
+}
+
 /* Byte by byte, weighted by position, folded once at the end: too plain to share a bug. */
 uint16_t
 fc_ref_sum(const uint8_t *b, size_t n, uint64_t acc)

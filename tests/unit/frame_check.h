@@ -61,6 +61,9 @@ void fc_w32(uint8_t *b, uint32_t v);
 uint16_t fc_r16(const uint8_t *b);
 uint32_t fc_r32(const uint8_t *b);
 
+/* xorshift64*: the next number from *rng, a fixed seed the caller keeps (failures replay). */
+uint32_t fc_rnd(uint64_t *rng);
+
 /*
  * Reference one's-complement sum of b[n] added to acc, folded to 16 bits (not inverted).
  * n must be even unless this is the last piece.

@@ -22,10 +22,7 @@ static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint32_t
 rnd(void)
 {
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return (uint32_t)((rng * 0x2545f4914f6cdd1dull) >> 32);
+	return fc_rnd(&rng);
 }
 
 /* ---- checksums ---- */

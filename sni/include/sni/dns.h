@@ -97,6 +97,31 @@ enum dns_status dns_tcp_next(struct rd *stream, struct rd *msg);
  */
 int dns_name_to_text(const uint8_t *name, size_t wire_len, char *out, size_t outlen);
 
+/*
+ * The letter case of a name (wire form, len bytes, at most DNS_NAME_WIRE_MAX): a bit per
+ * byte, set where the byte is an upper-case ASCII letter (RFC 4343: no other byte has a
+ * case). DNS_CASE_BYTES of caps are written.
+ */
+#define DNS_CASE_BYTES		((DNS_NAME_WIRE_MAX + 7) / 8)
+void dns_name_caps(const uint8_t *name, size_t len, uint8_t caps[DNS_CASE_BYTES]);
+
+/*
+ * Spell name (wire form, len bytes) as caps records: each ASCII letter upper case where
+ * its bit is set, lower case elsewhere; every other byte stays. All-zero caps lower-case
+ * the name. The length never changes, so compression pointers into it stay right.
+ */
+void dns_name_spell(uint8_t *name, size_t len, const uint8_t caps[DNS_CASE_BYTES]);
+
+/*
+ * Spell the question name of msg (len bytes; the name uncompressed at DNS_HDR_LEN,
+ * qname_len bytes, then type and class) as caps records, and with it the owner of every
+ * answer record that is the question name written out in full; an owner that points at
+ * the question name needs nothing, the pointer reads the new bytes. Lengths never change.
+ * Stops, leaving the rest, at the first record that does not fit len.
+ */
+void dns_msg_spell(uint8_t *msg, size_t len, size_t qname_len,
+    const uint8_t caps[DNS_CASE_BYTES]);
+
 /* "NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED", ..., or NULL. */
 const char *dns_rcode_str(uint8_t rcode);
 

@@ -65,6 +65,15 @@ uint16_t frame_dns_rewrite_id(uint8_t *udp_hdr, uint8_t *dns, uint16_t new_id);
 uint16_t frame_dns_rewrite_id_tcp(uint8_t *tcp_hdr, uint8_t *dns, uint16_t new_id);
 
 /*
+ * dns_msg_spell() the DNS message at dns (len bytes, inside the UDP datagram whose header
+ * is at udp_hdr, any byte offset) and patch the UDP checksum to match, as
+ * frame_dns_rewrite_id() does: all-zero caps send a question in lower case, the caps of the
+ * client's own question give its answer the client's spelling back.
+ */
+void frame_dns_spell(uint8_t *udp_hdr, uint8_t *dns, size_t len, size_t qname_len,
+    const uint8_t caps[DNS_CASE_BYTES]);
+
+/*
  * Recompute the checksum of the TCP segment at tcp (tcp_len bytes, header included, behind
  * the IP header at ip) after its payload was changed in place.
  */

@@ -1,0 +1,102 @@
+/*
+ * The letter case of a DNS name (RFC 4343): which letters a client spelled in upper case,
+ * and a name given back that spelling. namegate sends every question in lower case, so
+ * that the case carries no bits to the resolver, and restores the client's spelling in the
+ * answer, so that a stub that randomises it (0x20, draft-vixie-dnsext-dns0x20) still finds
+ * its question echoed byte for byte.
+ */
+#include <string.h>
+
+#include "sni/dns.h"
+
+/*
+ * Only ASCII letters have a case in DNS (RFC 4343 s3). A length byte is at most 63 and so
+ * never a letter: the whole wire form can be walked byte by byte, labels and lengths alike.
+ */
+static bool
+dns_is_letter(uint8_t c)
+{
+	return (uint8_t)((c | 0x20) - 'a') <= 'z' - 'a';
+}
+
+void
+dns_name_caps(const uint8_t *name, size_t len, uint8_t caps[DNS_CASE_BYTES])
+{
+	memset(caps, 0, DNS_CASE_BYTES);
+	for (size_t i = 0; i < len && i < DNS_NAME_WIRE_MAX; i++)
+		if (dns_is_letter(name[i]) && !(name[i] & 0x20))
+			caps[i / 8] |= (uint8_t)(1u << (i % 8));
+}
+
+void
+dns_name_spell(uint8_t *name, size_t len, const uint8_t caps[DNS_CASE_BYTES])
+{
+	for (size_t i = 0; i < len && i < DNS_NAME_WIRE_MAX; i++)
+		if (dns_is_letter(name[i]))
+			name[i] = (caps[i / 8] >> (i % 8) & 1) ? (uint8_t)(name[i] & ~0x20) :
+			    (uint8_t)(name[i] | 0x20);
+}
+
+/* Are the len bytes at a and b one name in wire form, letter case aside? */
+static bool
+dns_name_same_nocase(const uint8_t *a, const uint8_t *b, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (a[i] != b[i] && !(dns_is_letter(a[i]) && (a[i] ^ b[i]) == 0x20))
+			return false;
+	return true;
+}
+
+/*
+ * Skip the name at *off: labels up to the root, or up to a pointer (2 bytes) that ends it.
+ * Sets *plain when the name had no pointer. False when it runs past len.
+ */
+static bool
+dns_name_skip(const uint8_t *msg, size_t len, size_t *off, bool *plain)
+{
+	*plain = true;
+	while (*off < len) {
+		uint8_t b = msg[*off];
+
+		if ((b & 0xc0) == 0xc0) {
+			*plain = false;
+			*off += 2;
+			return *off <= len;
+		}
+		if (b & 0xc0)
+			return false;
+		*off += 1 + (size_t)b;
+		if (b == 0)
+			return *off <= len;
+	}
+	return false;
+}
+
+/*
+ * Answer (RFC 1035 s4.1.3): owner | type u16 | class u16 | ttl u32 | rdlength u16 | rdata.
+ * An owner that is a pointer to the question name takes the new spelling with it; one
+ * that copies it in full is spelled here; one that copies some labels and points at the
+ * rest is left as it is (no resolver writes that).
+ */
+void
+dns_msg_spell(uint8_t *msg, size_t len, size_t qname_len, const uint8_t caps[DNS_CASE_BYTES])
+{
+	const uint8_t *qname = msg + DNS_HDR_LEN;
+	size_t off = DNS_HDR_LEN + qname_len + 4, owner;
+	unsigned int ancount;
+	bool plain;
+
+	if (len < off || qname_len == 0 || qname_len > DNS_NAME_WIRE_MAX)
+		return;
+	dns_name_spell(msg + DNS_HDR_LEN, qname_len, caps);
+	ancount = (unsigned int)msg[6] << 8 | msg[7];
+	for (unsigned int i = 0; i < ancount; i++) {
+		owner = off;
+		if (!dns_name_skip(msg, len, &off, &plain) || len - off < 10)
+			return;
+		if (plain && off - owner == qname_len &&
+		    dns_name_same_nocase(msg + owner, qname, qname_len))
+			dns_name_spell(msg + owner, qname_len, caps);
+		off += 10 + ((size_t)msg[off + 8] << 8 | msg[off + 9]);
+	}
+}

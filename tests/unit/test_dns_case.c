@@ -1,0 +1,229 @@
+/*
+ * Unit tests for sni/dns_case.c and frame_dns_spell(): a name's letter case recorded,
+ * folded and given back; an answer's question and its owner copies spelled, pointers left
+ * to follow; the UDP checksum kept right by the incremental update at either parity.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "dns_builder.h"
+#include "frame_check.h"
+#include "sni/dns.h"
+#include "sni/frame.h"
+
+static const uint8_t lower[DNS_CASE_BYTES];
+
+/* A fixed seed: a failure replays the same inputs. */
+static uint64_t rng = 0x243f6a8885a308d3ull;
+
+static uint32_t
+rnd(void)
+{
+	return fc_rnd(&rng);
+}
+
+#define WWW_MIXED	"\x03WwW\x07" "ExAmPlE\x03" "cOM\x00"
+#define WWW_LOWER	"\x03www\x07" "example\x03" "com\x00"
+#define WWW_LEN		(sizeof(WWW_LOWER) - 1)
+
+static void
+test_caps_round_trip(void **state)
+{
+	uint8_t name[WWW_LEN], caps[DNS_CASE_BYTES];
+	(void)state;
+
+	memcpy(name, WWW_MIXED, WWW_LEN);
+	dns_name_caps(name, WWW_LEN, caps);
+	dns_name_spell(name, WWW_LEN, lower);
+	assert_memory_equal(name, WWW_LOWER, WWW_LEN);
+	dns_name_spell(name, WWW_LEN, caps);
+	assert_memory_equal(name, WWW_MIXED, WWW_LEN);
+	/* the caps say nothing of a name already in lower case */
+	dns_name_caps((const uint8_t *)WWW_LOWER, WWW_LEN, caps);
+	assert_memory_equal(caps, lower, DNS_CASE_BYTES);
+}
+
+/* Only A-Z and a-z have a case (RFC 4343): neighbours, digits, lengths, high bytes stay. */
+static void
+test_non_letters_stay(void **state)
+{
+	uint8_t name[256], before[256], caps[DNS_CASE_BYTES];
+	(void)state;
+
+	for (unsigned int i = 0; i < 255; i++)
+		name[i] = (uint8_t)i;
+	memcpy(before, name, 255);
+	dns_name_caps(name, 255, caps);
+	for (unsigned int i = 0; i < 255; i++)
+		assert_int_equal((caps[i / 8] >> (i % 8)) & 1, i >= 'A' && i <= 'Z');
+	dns_name_spell(name, 255, lower);
+	for (unsigned int i = 0; i < 255; i++)
+		assert_int_equal(name[i], i >= 'A' && i <= 'Z' ? i | 0x20 : i);
+	dns_name_spell(name, 255, caps);
+	assert_memory_equal(name, before, 255);
+}
+
+/* The longest name: every byte's bit fits, none past DNS_CASE_BYTES is written. */
+static void
+test_longest_name(void **state)
+{
+	uint8_t name[DNS_NAME_WIRE_MAX], caps[DNS_CASE_BYTES + 4];
+	(void)state;
+
+	memset(caps, 0xa5, sizeof(caps));
+	for (unsigned int i = 0; i < DNS_NAME_WIRE_MAX; i++)
+		name[i] = (uint8_t)(rnd() & 1 ? 'Q' : 'q');
+	dns_name_caps(name, DNS_NAME_WIRE_MAX, caps);
+	for (unsigned int i = DNS_CASE_BYTES; i < sizeof(caps); i++)
+		assert_int_equal(caps[i], 0xa5);
+	for (unsigned int i = 0; i < DNS_NAME_WIRE_MAX; i++)
+		assert_int_equal((caps[i / 8] >> (i % 8)) & 1, name[i] == 'Q');
+}
+
+/* An answer: the question, then records owned by a pointer, a copy, another name. */
+static size_t
+answer(struct mb *m, const char *qname, unsigned int extra_an)
+{
+	static const uint8_t rdata[4] = { 'A', 'b', 'C', 'd' };	/* letters, not a name */
+
+	m->len = 0;
+	mb_u16(m, 0x4242);
+	mb_u16(m, 0x8180);
+	mb_u16(m, 1);
+	mb_u16(m, 4 + extra_an);
+	mb_u16(m, 0);
+	mb_u16(m, 0);
+	mb_bytes(m, qname, WWW_LEN);
+	mb_u16(m, DNS_TYPE_A);
+	mb_u16(m, DNS_CLASS_IN);
+	mb_u16(m, 0xc00c);				/* owner: a pointer to the question */
+	mb_u16(m, DNS_TYPE_A); mb_u16(m, 1); mb_u32(m, 60); mb_u16(m, 4);
+	mb_bytes(m, rdata, 4);
+	mb_bytes(m, "\x03WWW\x07" "EXAMPLE\x03" "COM\x00", WWW_LEN);	/* a copy */
+	mb_u16(m, DNS_TYPE_A); mb_u16(m, 1); mb_u32(m, 60); mb_u16(m, 4);
+	mb_bytes(m, rdata, 4);
+	mb_bytes(m, "\x03WWW\x07" "EXAMPLE\x03" "NET\x00", WWW_LEN);	/* not the name */
+	mb_u16(m, DNS_TYPE_A); mb_u16(m, 1); mb_u32(m, 60); mb_u16(m, 4);
+	mb_bytes(m, rdata, 4);
+	mb_bytes(m, "\x03WWW\xc0\x10", 6);		/* some labels, then a pointer */
+	mb_u16(m, DNS_TYPE_A); mb_u16(m, 1); mb_u32(m, 60); mb_u16(m, 4);
+	mb_bytes(m, rdata, 4);
+	return m->len;
+}
+
+static void
+test_msg_spell(void **state)
+{
+	struct mb m, want;
+	uint8_t caps[DNS_CASE_BYTES];
+	struct dns_msg a;
+	size_t len = answer(&m, WWW_LOWER, 0);
+	(void)state;
+
+	dns_name_caps((const uint8_t *)WWW_MIXED, WWW_LEN, caps);
+	answer(&want, WWW_MIXED, 0);
+	memcpy(want.b + DNS_HDR_LEN + WWW_LEN + 4 + 16, WWW_MIXED, WWW_LEN);
+	dns_msg_spell(m.b, len, WWW_LEN, caps);
+	assert_memory_equal(m.b, want.b, len);
+	assert_int_equal(dns_msg_parse(m.b, len, &a), DNS_OK);
+	assert_int_equal(a.nb_addrs, 3);	/* all but the .net one own the question name */
+	/* and back to lower case, all of it */
+	dns_msg_spell(m.b, len, WWW_LEN, lower);
+	answer(&want, WWW_LOWER, 0);
+	memcpy(want.b + DNS_HDR_LEN + WWW_LEN + 4 + 16, WWW_LOWER, WWW_LEN);
+	assert_memory_equal(m.b, want.b, len);
+}
+
+/* An ANCOUNT the message does not hold: everything that fits is spelled, nothing past len. */
+static void
+test_msg_spell_short(void **state)
+{
+	struct mb m;
+	uint8_t caps[DNS_CASE_BYTES], copy[sizeof(m.b)];
+	size_t len = answer(&m, WWW_LOWER, 3);
+	(void)state;
+
+	dns_name_caps((const uint8_t *)WWW_MIXED, WWW_LEN, caps);
+	for (size_t cut = 0; cut <= len; cut++) {
+		struct mb t = m;
+
+		memset(t.b + cut, 0x55, sizeof(t.b) - cut);
+		memcpy(copy, t.b, sizeof(t.b));
+		dns_msg_spell(t.b, cut, WWW_LEN, caps);
+		assert_memory_equal(t.b + cut, copy + cut, sizeof(t.b) - cut);
+		if (cut >= DNS_HDR_LEN + WWW_LEN + 4)
+			assert_memory_equal(t.b + DNS_HDR_LEN, WWW_MIXED, WWW_LEN);
+		else
+			assert_memory_equal(t.b, copy, cut);
+	}
+}
+
+/*
+ * A datagram whose checksum is right, the message at dns_off from its header (odd in DNS
+ * over TCP's sense, to cover both parities): after any spelling it sums to 0xffff again.
+ */
+static void
+check_spell_csum(size_t dns_off)
+{
+	uint8_t buf[128], caps[DNS_CASE_BYTES];
+	size_t n = dns_off + 60, len = 60;
+	uint16_t csum;
+
+	for (unsigned int round = 0; round < 5000; round++) {
+		for (size_t i = 0; i < sizeof(buf); i++)
+			buf[i] = (uint8_t)rnd();
+		memcpy(buf + dns_off + DNS_HDR_LEN, WWW_MIXED, WWW_LEN);
+		fc_w16(buf + dns_off + 6, 0);	/* ANCOUNT 0 */
+		fc_w16(buf + 6, 0);
+		csum = (uint16_t)~fc_ref_sum(buf, n, 0);
+		fc_w16(buf + 6, csum == 0 ? 0xffff : csum);
+		for (unsigned int i = 0; i < DNS_CASE_BYTES; i++)
+			caps[i] = (uint8_t)rnd();
+		frame_dns_spell(buf, buf + dns_off, len, WWW_LEN, round & 1 ? caps : lower);
+		assert_int_equal(fc_ref_sum(buf, n, 0), 0xffff);
+		assert_int_not_equal(fc_r16(buf + 6), 0);	/* 0 would mean "none" */
+		if (!(round & 1))
+			assert_memory_equal(buf + dns_off + DNS_HDR_LEN, WWW_LOWER, WWW_LEN);
+	}
+}
+
+static void
+test_spell_csum(void **state)
+{
+	(void)state;
+	check_spell_csum(8);	/* UDP */
+	check_spell_csum(9);
+}
+
+/* RFC 768: an IPv4 datagram without a checksum keeps none. */
+static void
+test_spell_no_csum(void **state)
+{
+	uint8_t buf[8 + 64] = { 0 };
+	(void)state;
+
+	memcpy(buf + 8 + DNS_HDR_LEN, WWW_MIXED, WWW_LEN);
+	frame_dns_spell(buf, buf + 8, DNS_HDR_LEN + WWW_LEN + 4, WWW_LEN, lower);
+	assert_memory_equal(buf + 8 + DNS_HDR_LEN, WWW_LOWER, WWW_LEN);
+	assert_int_equal(fc_r16(buf + 6), 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_caps_round_trip),
+		cmocka_unit_test(test_non_letters_stay),
+		cmocka_unit_test(test_longest_name),
+		cmocka_unit_test(test_msg_spell),
+		cmocka_unit_test(test_msg_spell_short),
+		cmocka_unit_test(test_spell_csum),
+		cmocka_unit_test(test_spell_no_csum),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
