@@ -214,6 +214,67 @@ CONVERSATIONS = {
         rec(VM_PORT, udp(1, "203.0.113.10", 8443, quic("upload.pypi.org", "d29"),
                          sport=44334)),
     ],
+    # first bytes that prove another protocol, and those that do not (issue 23)
+    "positive_evidence": [
+        rec(VM_PORT, query(1, "pypi.org")),
+        rec(UPLINK | ANSWER_LAST, answer(1, "pypi.org", [("pypi.org", "A", 60, "203.0.113.10")])),
+        rec(VM_PORT, syn(1, "203.0.113.10", 25)),
+        rec(UPLINK, synack(1, "203.0.113.10", 25)),
+        rec(UPLINK, back(1, IP(src="203.0.113.10", dst="10.77.0.11") /
+                         TCP(sport=25, dport=40000, flags="PA", seq=5001, ack=1001) /
+                         Raw(b"220 mail.test ESMTP\r\n"))),
+        rec(VM_PORT, data(1, "203.0.113.10", 25, b"EHLO agent.test\r\n")),
+        rec(VM_PORT, syn(1, "203.0.113.10", 8080, sport=40001)),
+        rec(UPLINK, synack(1, "203.0.113.10", 8080, dport=40001)),
+        rec(VM_PORT, data(1, "203.0.113.10", 8080, b"GET http://evil.test/\r\n", sport=40001)),
+        rec(VM_PORT, syn(1, "203.0.113.10", 5432, sport=40002)),
+        rec(UPLINK, synack(1, "203.0.113.10", 5432, dport=40002)),
+        rec(VM_PORT, data(1, "203.0.113.10", 5432, b"\x00\x00\x00\x08\x04\xd2\x16\x2f",
+                          sport=40002)),
+        rec(VM_PORT, syn(1, "203.0.113.10", 2222, sport=40003)),
+        rec(UPLINK, synack(1, "203.0.113.10", 2222, dport=40003)),
+        rec(VM_PORT, data(1, "203.0.113.10", 2222, b"SSH-2.0-x / HTTP/1.1\r\nHost: evil.test"
+                          b"\r\n\r\n", sport=40003)),
+    ],
+    # CONNECT: refused (the next request is judged), then taken (a tunnel)
+    "connect_answers": [
+        rec(VM_PORT, query(1, "pypi.org")),
+        rec(UPLINK | ANSWER_LAST, answer(1, "pypi.org", [("pypi.org", "A", 60, "203.0.113.10")])),
+        rec(VM_PORT, syn(1, "203.0.113.10", 8083)),
+        rec(UPLINK, synack(1, "203.0.113.10", 8083)),
+        rec(VM_PORT, data(1, "203.0.113.10", 8083, b"CONNECT pypi.org:443 HTTP/1.1\r\n"
+                          b"Host: pypi.org:443\r\n\r\nGET / HTTP/1.1\r\nHost: evil.test\r\n\r\n")),
+        rec(UPLINK, back(1, IP(src="203.0.113.10", dst="10.77.0.11") /
+                         TCP(sport=8083, dport=40000, flags="PA", seq=5001, ack=1050) /
+                         Raw(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"))),
+        rec(VM_PORT, syn(1, "203.0.113.10", 8086, sport=40001)),
+        rec(UPLINK, synack(1, "203.0.113.10", 8086, dport=40001)),
+        rec(VM_PORT, data(1, "203.0.113.10", 8086, b"CONNECT pypi.org:443 HTTP/1.1\r\n"
+                          b"Host: pypi.org:443\r\n\r\n\x16\x03\x01", sport=40001)),
+        rec(UPLINK, back(1, IP(src="203.0.113.10", dst="10.77.0.11") /
+                         TCP(sport=8086, dport=40001, flags="PA", seq=5001, ack=1050) /
+                         Raw(b"HTTP/1.1 200 Connection established\r\n\r\n"))),
+    ],
+    # a head and a hello written in pieces: what cannot complete them goes on first
+    "slow_writers": [
+        rec(VM_PORT, query(1, "pypi.org")),
+        rec(UPLINK | ANSWER_LAST, answer(1, "pypi.org", [("pypi.org", "A", 60, "203.0.113.10")])),
+        rec(VM_PORT, syn(1, "203.0.113.10", 80)),
+        rec(UPLINK, synack(1, "203.0.113.10", 80)),
+        rec(VM_PORT, data(1, "203.0.113.10", 80, b"GET / HTTP/1.1\r\nHost: py")),
+        rec(UPLINK, back(1, IP(src="203.0.113.10", dst="10.77.0.11") /
+                         TCP(sport=80, dport=40000, flags="A", seq=5001, ack=1026))),
+        rec(VM_PORT, out(1, IP(src="10.77.0.11", dst="203.0.113.10") /
+                         TCP(sport=40000, dport=80, flags="PA", seq=1026, ack=5001) /
+                         Raw(b"pi.org\r\n\r"))),
+        rec(VM_PORT, out(1, IP(src="10.77.0.11", dst="203.0.113.10") /
+                         TCP(sport=40000, dport=80, flags="FA", seq=1034, ack=5001) /
+                         Raw(b"\n"))),
+        rec(VM_PORT, syn(1, "203.0.113.10", 443, sport=40001)),
+        rec(UPLINK, synack(1, "203.0.113.10", 443, dport=40001)),
+        rec(VM_PORT, data(1, "203.0.113.10", 443, b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03",
+                          sport=40001)),
+    ],
     "dns_to_other_server": [
         rec(VM_PORT, out(1, IP(src="10.77.0.11", dst="8.8.8.8") / UDP(sport=5353, dport=53) /
                          DNS(qd=DNSQR(qname="pypi.org")))),
