@@ -359,13 +359,16 @@ def test_inbound_without_a_flow_dropped(ng):
 
 
 def test_tcp_without_syn_and_without_flow_dropped(ng):
+    from test_conntrue import inet_capture      # (test_conntrue imports this module)
     ng.dig("vm1", "pypi.org")
-    with nc.Delta(ng) as d:
+    with inet_capture(ng) as cap, nc.Delta(ng) as d:
         ng.scapy("vm1", """
             send(IP(dst='203.0.113.10')/TCP(sport=40999, dport=443, flags='PA', seq=1,
                  ack=1)/b'GET / HTTP/1.0\\r\\n\\r\\n')
         """)
         d.wait({nc.blocked("vm1", "unsolicited"): 1})
+        cap.sync()
+    assert not cap.packets(src="10.77.0.11", sport=40999), "the segment reached the internet"
     assert d[nc.blocked("vm1", "unsolicited")] == 1
 
 
