@@ -9,6 +9,7 @@ import copy
 import json
 import os
 import re
+import secrets
 import select
 import subprocess
 import threading
@@ -236,6 +237,12 @@ def test_a_vm_at_its_limit_is_refused_and_its_neighbour_still_waits(ng):
         answers = [stub.json() for _ in range(PER_VM)]
     assert sorted(a["id"] for a in answers) == [0x1001 + i for i in range(PER_VM)]
     assert d[nc.blocked("vm2", "vm_limit")] == 0
+    # the refused query was answered by namegate; the resolver (one process, in order)
+    # logs a later forwarded query only after it, had it been forwarded too
+    marker = f"{secrets.token_hex(4)}.githubusercontent.com"
+    ng.dig("vm1", marker)
+    wait_until(lambda: queried(ng, marker), what="the marker query to reach the resolver")
+    assert not queried(ng, names[-1]), "the query past the VM's limit reached the resolver"
 
 
 def test_allow_and_deny_still_decide_before_ask(ng):
