@@ -106,10 +106,13 @@ def test_vms_come_and_go(request):
     assert lab.curl("vm2", "https://github.com/").ok
     said = reload_with(lab, vms=[v for v in lab.vms if v.name != "vm2"])
     assert "generation 2 in force" in said, said
-    with nc.Delta(lab) as d:
+    with inet_capture(lab) as cap, nc.Delta(lab) as d:
         r = lab.curl("vm2", "https://github.com/", timeout=2)
         d.wait({nc.blocked("unknown", "spoofed"): 1})   # proof it was dropped, not slow
+        cap.sync()
     assert not r.ok
+    # its replies could not reach it anyway: what it sent must not have gone out either
+    assert not cap.packets(src="10.77.0.12"), "a removed VM's frames reached the internet"
     assert d[nc.blocked("unknown", "spoofed")] >= 1
     assert lab.curl("vm1", "https://pypi.org/").ok
     said = reload_with(lab, vms=_vms())
