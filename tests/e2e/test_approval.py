@@ -80,6 +80,7 @@ for _ in names:
 def _policies():
     p = copy.deepcopy(lab_namegate.DEFAULT_POLICIES)
     p["python"]["ask"] = ["evil.test", "*.ask.test"]
+    p["python"]["deny"] = p["python"]["deny"] + ["denied.ask.test"]   # under an ask pattern
     p["github"]["ask"] = ["*.ask.test"]
     return p
 
@@ -248,7 +249,13 @@ def test_a_vm_at_its_limit_is_refused_and_its_neighbour_still_waits(ng):
 def test_allow_and_deny_still_decide_before_ask(ng):
     assert ng.dig("vm1", "pypi.org").rcode == "NOERROR"
     assert ng.dig("vm1", "collect.evil.test", edns=True).rcode == "REFUSED"
-    assert not [p for p in pending(ng) if p["name"] in ("pypi.org", "collect.evil.test")]
+    # denied by the policy and under the ask pattern *.ask.test: the deny answers at once,
+    # with the policy's reason; had it waited for approval, the answer would say so
+    r = ng.dig("vm1", "denied.ask.test", edns=True)
+    assert r.rcode == "REFUSED" and r.ede == 15, r.raw
+    assert "blocked by namegate policy" in r.raw and "approval" not in r.raw, r.raw
+    assert not [p for p in pending(ng) if p["name"] in ("pypi.org", "collect.evil.test",
+                                                       "denied.ask.test")]
 
 
 def test_control_socket_rejects_bad_requests(ng):
