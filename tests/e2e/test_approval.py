@@ -9,6 +9,7 @@ import copy
 import json
 import os
 import re
+import secrets
 import select
 import subprocess
 import threading
@@ -79,6 +80,7 @@ for _ in names:
 def _policies():
     p = copy.deepcopy(lab_namegate.DEFAULT_POLICIES)
     p["python"]["ask"] = ["evil.test", "*.ask.test"]
+    p["python"]["deny"] = p["python"]["deny"] + ["denied.ask.test"]   # under an ask pattern
     p["github"]["ask"] = ["*.ask.test"]
     return p
 
@@ -236,12 +238,24 @@ def test_a_vm_at_its_limit_is_refused_and_its_neighbour_still_waits(ng):
         answers = [stub.json() for _ in range(PER_VM)]
     assert sorted(a["id"] for a in answers) == [0x1001 + i for i in range(PER_VM)]
     assert d[nc.blocked("vm2", "vm_limit")] == 0
+    # the refused query was answered by namegate; the resolver (one process, in order)
+    # logs a later forwarded query only after it, had it been forwarded too
+    marker = f"{secrets.token_hex(4)}.githubusercontent.com"
+    ng.dig("vm1", marker)
+    wait_until(lambda: queried(ng, marker), what="the marker query to reach the resolver")
+    assert not queried(ng, names[-1]), "the query past the VM's limit reached the resolver"
 
 
 def test_allow_and_deny_still_decide_before_ask(ng):
     assert ng.dig("vm1", "pypi.org").rcode == "NOERROR"
     assert ng.dig("vm1", "collect.evil.test", edns=True).rcode == "REFUSED"
-    assert not [p for p in pending(ng) if p["name"] in ("pypi.org", "collect.evil.test")]
+    # denied by the policy and under the ask pattern *.ask.test: the deny answers at once,
+    # with the policy's reason; had it waited for approval, the answer would say so
+    r = ng.dig("vm1", "denied.ask.test", edns=True)
+    assert r.rcode == "REFUSED" and r.ede == 15, r.raw
+    assert "blocked by namegate policy" in r.raw and "approval" not in r.raw, r.raw
+    assert not [p for p in pending(ng) if p["name"] in ("pypi.org", "collect.evil.test",
+                                                       "denied.ask.test")]
 
 
 def test_control_socket_rejects_bad_requests(ng):

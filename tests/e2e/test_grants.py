@@ -13,8 +13,11 @@ import pytest
 import lab_namegate
 import ng_counters as nc
 from lab_net import wait_until
+from test_conntrue import inet_capture
 from test_dataplane import start
-from test_reload import _HOLDER
+from test_reload import _HOLDER, data_sent
+
+EVIL = "203.0.113.20"        # evil.test
 
 
 @pytest.fixture(scope="module")
@@ -84,8 +87,11 @@ def test_grant_opens_a_blocked_host_for_one_vm_and_revoke_cuts_it(ng):
         assert holder.line().split() == ["evil.test=200", "pypi.org=200"]
         rc, out, err = ctl(ng, "revoke", str(g["id"]))
         assert rc == 0 and f"grant {g['id']} revoked" in out, err
-        holder.send()
-        assert holder.line().split() == ["evil.test=cut", "pypi.org=200"]
+        with inet_capture(ng) as cap:
+            holder.send()
+            assert holder.line().split() == ["evil.test=cut", "pypi.org=200"]
+            cap.sync()
+        assert not data_sent(cap, EVIL), "the request on the revoked connection went out"
     assert blocked(ng)
     # the binding the grant let vm1 learn is still in the table, and opens nothing now
     with nc.Delta(ng) as d:
@@ -109,8 +115,11 @@ def test_a_grant_ends_by_itself_and_cuts_what_it_opened(ng):
         holder.send()
         assert holder.line().split() == ["evil.test=200"]
         wait_until(lambda: live(ng) == [], timeout=15, what="the grant to expire")
-        holder.send()
-        assert holder.line().split() == ["evil.test=cut"]
+        with inet_capture(ng) as cap:
+            holder.send()
+            assert holder.line().split() == ["evil.test=cut"]
+            cap.sync()
+        assert not data_sent(cap, EVIL), "the request on the expired grant's connection went out"
     assert blocked(ng)
     assert [e for e in events(ng, "grant_expired") if e["id"] == g["id"]]
 

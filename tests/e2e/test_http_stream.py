@@ -12,7 +12,8 @@ import pytest
 import lab as labmod
 import ng_counters as nc
 from lab_net import wait_until
-from test_conntrue import VM1, ng, resolve, vm_scapy  # noqa: F401 (ng is a fixture)
+from test_conntrue import (VM1, hello_with, inet_capture, ng, resolve,  # noqa: F401 (ng)
+                           vm_scapy)
 
 
 def requests(lab, tag):
@@ -215,7 +216,7 @@ def test_tls_on_a_port_that_is_not_a_tls_port_is_judged_by_sni(ng, sni, echoed):
     cut and the server never reads it."""
     addr = resolve(ng, "pypi.org")
     sport = 30110 if echoed else 30111
-    with nc.Delta(ng) as d:
+    with inet_capture(ng) as cap, nc.Delta(ng) as d:
         r = vm_sockets(ng, f"""
             s = conn({addr!r}, 22, {sport})
             h = client_hello({sni!r})
@@ -234,7 +235,11 @@ def test_tls_on_a_port_that_is_not_a_tls_port_is_judged_by_sni(ng, sni, echoed):
         """)
         if not echoed:
             d.wait({nc.blocked("vm1", "sni_denied"): 1})
+        cap.sync()
     assert r["got"] == ("echoed" if echoed else "reset"), r
+    # the echo server logs no bytes: what crossed the wire is what it could read
+    assert bool(hello_with(cap, sni)) == echoed, \
+        f"a ClientHello for {sni} {'never reached' if echoed else 'reached'} the internet"
 
 
 def test_another_protocol_on_a_bound_port_passes(ng):

@@ -6,10 +6,13 @@ import signal
 import lab_namegate
 import ng_counters as nc
 from lab_net import wait_until
+from test_conntrue import VM1, inet_capture
 from test_dataplane import _policies, _vms, start
 
 # Holds two keep-alive HTTPS connections open; prints each request's outcome as the lead
 # (the test) asks for it on stdin.
+FILES = "203.0.113.11"      # files.pythonhosted.org
+
 _HOLDER = r"""
 import http.client, socket, ssl, sys
 ctx = ssl.create_default_context(cafile=sys.argv[1])
@@ -30,6 +33,13 @@ for line in sys.stdin:
             out.append(f"{host}=cut")
     print(" ".join(out), flush=True)
 """
+
+
+def data_sent(cap, dst):
+    """Segments with data from vm1 to dst that reached the internet (capture cap): after
+    a cut, the client's next request must not, whatever the client was told."""
+    return [(p["sport"], len(p["payload"])) for p in cap.packets(src=VM1, dst=dst, proto=6)
+            if p["payload"]]
 
 
 def reload_with(lab, policies=None, vms=None, raw=None):
@@ -71,8 +81,11 @@ def test_new_policy_in_force_and_what_it_no_longer_allows_is_cut(request):
         policies["python"]["allow"].remove("files.pythonhosted.org")
         said = reload_with(lab, policies=policies)
         assert "generation 2 in force" in said, said
-        holder.send()
-        assert holder.line().split() == ["pypi.org=200", "files.pythonhosted.org=cut"]
+        with inet_capture(lab) as cap:
+            holder.send()
+            assert holder.line().split() == ["pypi.org=200", "files.pythonhosted.org=cut"]
+            cap.sync()
+        assert not data_sent(cap, FILES), "the request on the cut connection went out"
     assert lab.dig("vm1", "files.pythonhosted.org").rcode == "REFUSED"
     assert lab.curl("vm1", "https://pypi.org/").ok
     assert gen(lab) == 2
@@ -93,10 +106,13 @@ def test_vms_come_and_go(request):
     assert lab.curl("vm2", "https://github.com/").ok
     said = reload_with(lab, vms=[v for v in lab.vms if v.name != "vm2"])
     assert "generation 2 in force" in said, said
-    with nc.Delta(lab) as d:
+    with inet_capture(lab) as cap, nc.Delta(lab) as d:
         r = lab.curl("vm2", "https://github.com/", timeout=2)
         d.wait({nc.blocked("unknown", "spoofed"): 1})   # proof it was dropped, not slow
+        cap.sync()
     assert not r.ok
+    # its replies could not reach it anyway: what it sent must not have gone out either
+    assert not cap.packets(src="10.77.0.12"), "a removed VM's frames reached the internet"
     assert d[nc.blocked("unknown", "spoofed")] >= 1
     assert lab.curl("vm1", "https://pypi.org/").ok
     said = reload_with(lab, vms=_vms())
