@@ -3,8 +3,8 @@ reads, not what namegate's classifier thinks: Debian's nginx, gunicorn and aioht
 on pypi.org's address on a port of its own, each with two sites (pypi.org, evil.test) and
 a log of every request it served with the host it served it for.
 
-    with RealServers(lab) as rs:
-        rs.served("nginx", path)      # [(host, path), ...] the server read and answered
+    rs = RealServers(lab).start()     # stopped with the lab's other processes
+    rs.served("nginx", path)          # [(host, path), ...] the server read and answered
 
 Python's http.server is the lab's own plaintext server (lab_services, port 80), and a
 server that speaks first (an SMTP-style banner, then an echo of each line) stands for the
@@ -113,7 +113,7 @@ class RealServers:
     def log(self, server):
         return os.path.join(self.dir, f"{server}.served.log")
 
-    def __enter__(self):
+    def start(self):
         os.makedirs(self.dir, exist_ok=True)
         d, py = self.dir, "/usr/bin/python3"
         with open(os.path.join(d, "nginx.conf"), "w") as f:
@@ -139,9 +139,6 @@ class RealServers:
         lab_net.wait_until(self._ready, lab_net.WAIT, "nginx, gunicorn, aiohttp and the "
                            "banner and echo servers listening")
         return self
-
-    def __exit__(self, *exc):
-        return False        # the lab stops what it spawned at teardown
 
     def _ready(self):
         cp = self.lab.inet_exec("ss -Htln")

@@ -20,7 +20,7 @@ from test_browsers import start
 def ng(request):
     lab = start(request)
     assert lab_real.ADDR in lab.dig("vm1", "pypi.org").addresses
-    lab.real = lab_real.RealServers(lab).__enter__()
+    lab.real = lab_real.RealServers(lab).start()
     return lab
 
 
