@@ -12,6 +12,7 @@
 #include "dp_bind.h"
 #include "dp_budget.h"
 #include "dp_gen.h"
+#include "dp_gen_build.h"
 #include "dp_grants.h"
 #include "dp_names.h"
 #include "dp_reload.h"

@@ -33,6 +33,7 @@
 #include "dp_budgets.h"
 #include "dp_control.h"
 #include "dp_eal.h"
+#include "dp_gen_build.h"
 #include "dp_ctlsock.h"
 #include "dp_mirror.h"
 #include "dp_evt.h"
@@ -201,7 +202,7 @@ dp_ctx_setup(struct dp_ctx *ctx, const struct pol_config *cfg)
 	RTE_LCORE_FOREACH_WORKER(lcore) {
 		if (n == ctx->nworkers)
 			break;
-		if ((ctx->workers[n] = dp_worker_create(ctx, n, lcore, cfg, DP_VM_SLOTS)) == NULL) {
+		if ((ctx->workers[n] = dp_worker_create(ctx, n, lcore, cfg->idle_sleep_us, DP_VM_SLOTS)) == NULL) {
 			fprintf(stderr, "namegate: worker %u: max_flows %u: cannot allocate its "
 			    "tables\n", n, cfg->max_flows);
 			return -ENOMEM;

@@ -22,7 +22,6 @@
 #include "dp_pipeline.h"
 #include "dp_tls.h"
 #include "dp_worker.h"
-#include "policy/load.h"
 
 #define DP_HOUSEKEEPING_EVERY	256
 #define DP_IDLE_SPINS		1024	/* empty polls before the first nap: a burst gap is shorter */
@@ -52,7 +51,7 @@ dp_worker_unhold(struct dp_flow *f, void *arg)
 
 struct dp_worker *
 dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
-    const struct pol_config *cfg, uint16_t nvms)
+    uint32_t idle_sleep_us, uint16_t nvms)
 {
 	int socket = (int)rte_lcore_to_socket_id(lcore);
 	uint32_t max_flows = 0;
@@ -65,7 +64,7 @@ dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
 	w->lcore = lcore;
 	w->ctx = ctx;
 	w->gen = atomic_load_explicit(&ctx->gen, memory_order_acquire);
-	w->idle_sleep_us = cfg != NULL ? cfg->idle_sleep_us : 0;
+	w->idle_sleep_us = idle_sleep_us;
 	max_flows = ctx->max_flows / ctx->nworkers;
 	snprintf(name, sizeof(name), "ng_flows_%u", id);
 	w->flows = dp_flows_create(name, max_flows ? max_flows : 1, nvms, socket);

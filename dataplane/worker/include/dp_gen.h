@@ -9,15 +9,7 @@
 
 #include "dp.h"
 
-struct pol_config;
-
-/*
- * Build generation id from cfg for nworkers workers. A VM of prev (may be NULL) keeps its
- * slot; a new one gets a slot never used before. The generation borrows cfg (names, the
- * pol_set): cfg must outlive it. NULL and rte_errno on failure (E2BIG: out of VM slots).
- */
-struct dp_gen *dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers,
-    const struct dp_gen *prev);
+/* A generation is built by the main lcore from a configuration (dataplane/main/dp_gen_build.h). */
 void dp_gen_free(struct dp_gen *g);
 /* The EAL memory a generation takes with a names table of names entries (dp_mem.h). */
 uint64_t dp_gen_mem(uint32_t names);

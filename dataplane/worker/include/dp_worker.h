@@ -8,11 +8,12 @@
 
 #include "dp.h"
 
-struct pol_config;
-
-/* A worker with its own tables; NULL and rte_errno on failure. */
+/*
+ * A worker with its own tables, sleeping idle_sleep_us when a turn finds nothing to do
+ * (dataplane.idle_sleep_us); NULL and rte_errno on failure.
+ */
 struct dp_worker *dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
-    const struct pol_config *cfg, uint16_t nvms);
+    uint32_t idle_sleep_us, uint16_t nvms);
 void dp_worker_free(struct dp_worker *w);
 /* The EAL memory dp_worker_create() takes for its share of max_flows (dp_mem.h). */
 uint64_t dp_worker_mem(uint32_t max_flows, uint16_t nvms);

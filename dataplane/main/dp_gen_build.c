@@ -1,0 +1,141 @@
+/*
+ * A generation from a configuration: the loader's view (policy/load) put in the fast
+ * path's shape, so that the workers never read a configuration themselves.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_malloc.h>
+
+#include "dp_gen_build.h"
+#include "dp_hash.h"
+#include "policy/load.h"
+#include "sni/dns.h"
+
+/* The slot of VM name in prev, or -1. */
+static int
+dp_gen_prev_slot(const struct dp_gen *prev, const char *name)
+{
+	for (uint16_t i = 0; prev != NULL && i < prev->nvms; i++)
+		if (prev->vms[i].present && strcmp(prev->vms[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+/* One worker's part of a per-VM quota over all workers: at least 1. */
+static uint32_t
+dp_gen_share(uint32_t quota, unsigned int nworkers)
+{
+	uint32_t share = quota / (nworkers ? nworkers : 1);
+
+	return share ? share : 1;
+}
+
+static void
+dp_gen_settings(struct dp_gen *g, const struct pol_config *cfg, unsigned int nworkers)
+{
+	for (size_t i = 0; i < cfg->nresolvers; i++) {
+		g->resolvers[i].family = cfg->resolvers[i].family;
+		memcpy(g->resolvers[i].a, cfg->resolvers[i].a, 16);
+	}
+	g->nresolvers = (unsigned int)cfg->nresolvers;
+	memcpy(g->tls_ports, cfg->tls_ports, cfg->ntls_ports * sizeof(g->tls_ports[0]));
+	g->ntls_ports = (unsigned int)cfg->ntls_ports;
+	g->min_ttl = cfg->dns_min_ttl;
+	g->max_ttl = cfg->dns_max_ttl;
+	g->blocked_rcode = cfg->dns_blocked_rcode == POL_RCODE_NXDOMAIN ? DNS_RCODE_NXDOMAIN :
+	    DNS_RCODE_REFUSED;
+	g->on_block_reset = cfg->on_block == POL_ON_BLOCK_RESET;
+	g->sni_strict = cfg->sni_binding == POL_SNI_STRICT;
+	g->ech_strip = cfg->dns_ech == POL_ECH_STRIP;
+	g->quic_inspect = cfg->quic == POL_QUIC_INSPECT;
+	/* every worker gets its share, so one VM cannot fill a worker's table */
+	g->max_flows_per_vm = dp_gen_share(cfg->max_flows_per_vm, nworkers);
+	g->max_pending_per_vm = dp_gen_share(cfg->max_pending_per_vm, nworkers);
+	g->max_holds_per_vm = dp_gen_share(cfg->max_holds_per_vm, nworkers);
+	g->max_frags_per_vm = dp_gen_share(cfg->max_fragments_per_vm, nworkers);
+	g->max_bindings_per_vm = cfg->max_bindings_per_vm;
+	/*
+	 * RSS spreads a VM's queries (random source ports) over the workers, so each admits
+	 * its share of new names and a flood gets count in all; 0 stays off.
+	 */
+	g->names_per_suffix = cfg->dns_names_count != 0 ?
+	    dp_gen_share(cfg->dns_names_count, nworkers) : 0;
+	g->names_window = cfg->dns_names_per;
+	g->ask = cfg->ask;
+	g->ask_timeout = cfg->approval_timeout;
+	g->max_asks_per_vm = dp_gen_share(cfg->approval_max_per_vm, nworkers);
+}
+
+/*
+ * (vlan, MAC) key k to slot. The loader refuses two VMs with one MAC; should a key come
+ * twice anyway, the later VM has it, as a hash table's update would.
+ */
+static void
+dp_gen_vm_index_add(struct dp_gen *g, uint64_t k, int slot)
+{
+	uint32_t i = (uint32_t)((k * g->vm_index_mul) >> (64 - DP_VM_INDEX_BITS));
+
+	while (g->vm_keys[i] != DP_VM_INDEX_EMPTY && g->vm_keys[i] != k)
+		i = (i + 1) & (DP_VM_INDEX - 1);
+	g->vm_keys[i] = k;
+	g->vm_slots[i] = (uint16_t)slot;
+}
+
+_Static_assert(DP_RESOLVERS_MAX >= POL_RESOLVERS_MAX && DP_TLS_PORTS_MAX >= POL_TLS_PORTS_MAX,
+    "a generation holds every resolver and TLS port the loader accepts");
+
+struct dp_gen *
+dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers,
+    const struct dp_gen *prev)
+{
+	struct dp_gen *g;
+
+	if (cfg->nresolvers > DP_RESOLVERS_MAX || cfg->ntls_ports > DP_TLS_PORTS_MAX) {
+		rte_errno = E2BIG;
+		return NULL;
+	}
+	if ((g = rte_zmalloc("dp_gen", sizeof(*g), RTE_CACHE_LINE_SIZE)) == NULL)
+		return NULL;
+	g->id = id;
+	g->set = cfg->set;
+	g->budget_set = cfg->budget_set;
+	g->nvms = prev != NULL ? prev->nvms : 0;
+	g->vms = rte_zmalloc("dp_vms", (DP_VM_SLOTS + 1) * sizeof(g->vms[0]), 0);
+	g->vm_keys = rte_malloc("dp_vm_keys", DP_VM_INDEX * sizeof(g->vm_keys[0]),
+	    RTE_CACHE_LINE_SIZE);
+	g->vm_slots = rte_malloc("dp_vm_slots", DP_VM_INDEX * sizeof(g->vm_slots[0]), 0);
+	if (g->vms == NULL || g->vm_keys == NULL || g->vm_slots == NULL)
+		goto fail;
+	memset(g->vm_keys, 0xff, DP_VM_INDEX * sizeof(g->vm_keys[0]));	/* DP_VM_INDEX_EMPTY */
+	g->vm_index_mul = dp_hash_bytes(&g->id, sizeof(g->id)) | 1;
+	for (size_t i = 0; i < cfg->nvms; i++) {
+		const struct pol_vm *pv = &cfg->vms[i];
+		int slot = dp_gen_prev_slot(prev, pv->name);
+		struct dp_vm *v;
+
+		if (slot < 0) {
+			if (g->nvms == DP_VM_SLOTS) {
+				rte_errno = E2BIG;
+				goto fail;
+			}
+			slot = g->nvms++;
+		}
+		v = &g->vms[slot];
+		*v = (struct dp_vm){ .name = pv->name, .present = true, .id = pv->id,
+			.policy = pv->policy, .conf_policy = pv->ask_policy,
+			.audit = pv->mode == POL_MODE_AUDIT,
+			.budgets = (uint8_t)pol_config_budgets(cfg, pv->ask_policy) };
+		dp_gen_vm_index_add(g, dp_gen_vm_key(pv->id.vlan, pv->id.mac), slot);
+	}
+	g->vms[DP_VM_UNKNOWN] = (struct dp_vm){ .name = "unknown", .present = true };
+	g->slots_free = (uint16_t)(DP_VM_SLOTS - g->nvms);
+	dp_gen_settings(g, cfg, nworkers);
+	return g;
+fail:
+	dp_gen_free(g);
+	if (rte_errno == 0)
+		rte_errno = ENOMEM;
+	return NULL;
+}

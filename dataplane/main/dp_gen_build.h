@@ -1,0 +1,21 @@
+/*
+ * Building a generation from a loaded configuration (the main lcore, at start and on
+ * every publish).
+ */
+#ifndef DP_GEN_BUILD_H
+#define DP_GEN_BUILD_H
+
+#include <stdint.h>
+
+#include "dp_gen.h"
+#include "policy/load.h"
+
+/*
+ * Build generation id from cfg for nworkers workers. A VM of prev (may be NULL) keeps its
+ * slot; a new one gets a slot never used before. The generation borrows cfg (names, the
+ * pol_set): cfg must outlive it. NULL and rte_errno on failure (E2BIG: out of VM slots).
+ */
+struct dp_gen *dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers,
+    const struct dp_gen *prev);
+
+#endif
