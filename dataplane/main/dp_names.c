@@ -28,6 +28,8 @@ struct dp_names {
 	uint32_t *index;		/* entry number + 1; 0: empty */
 	struct dp_name_ent **chunks;	/* cap / DP_NAMES_CHUNK + 1 of them, NULL until used */
 	uint32_t mask, count, cap;
+	uint32_t slot_cap;		/* one VM slot's share of cap */
+	uint32_t *per_slot;		/* names held, by VM slot (UINT16_MAX + 1 of them) */
 	bool overflowed;
 };
 
@@ -38,7 +40,7 @@ dp_names_ent(const struct dp_names *n, uint32_t i)
 }
 
 struct dp_names *
-dp_names_create(uint32_t cap)
+dp_names_create(uint32_t cap, uint32_t slot_cap)
 {
 	struct dp_names *n = calloc(1, sizeof(*n));
 	uint32_t size = 64;
@@ -53,9 +55,11 @@ dp_names_create(uint32_t cap)
 	 * has room for two of max_bindings (dp_eal.c); more would fail a publish for memory
 	 */
 	n->cap = cap < size / 2 ? cap : size / 2;
+	n->slot_cap = slot_cap;
 	n->index = malloc((size_t)size * sizeof(n->index[0]));
 	n->chunks = calloc(n->cap / DP_NAMES_CHUNK + 1, sizeof(n->chunks[0]));
-	if (n->index == NULL || n->chunks == NULL) {
+	n->per_slot = calloc((size_t)UINT16_MAX + 1, sizeof(n->per_slot[0]));
+	if (n->index == NULL || n->chunks == NULL || n->per_slot == NULL) {
 		dp_names_free(n);
 		return NULL;
 	}
@@ -73,6 +77,7 @@ dp_names_free(struct dp_names *n)
 			free(n->chunks[c]);
 	free(n->chunks);
 	free(n->index);
+	free(n->per_slot);
 	free(n);
 }
 
@@ -112,7 +117,8 @@ dp_names_add(struct dp_names *n, uint16_t slot, const char *name, size_t len,
 	h = dp_names_hash(slot, name, len);
 	for (uint32_t i = (uint32_t)h & n->mask;; i = (i + 1) & n->mask) {
 		if (n->index[i] == 0) {
-			if (n->count == n->cap) {
+			/* past its share a VM loses its own new names, never a neighbour's */
+			if (n->count == n->cap || n->per_slot[slot] >= n->slot_cap) {
 				n->overflowed = true;
 				return -ENOSPC;
 			}
@@ -121,6 +127,7 @@ dp_names_add(struct dp_names *n, uint16_t slot, const char *name, size_t len,
 			*e = (struct dp_name_ent){ .hash = h, .slot = slot, .len = (uint8_t)len };
 			memcpy(e->name, name, len);
 			n->index[i] = ++n->count;
+			n->per_slot[slot]++;
 			if (stored != NULL)
 				*stored = e->name;
 			return 0;

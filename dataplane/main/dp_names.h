@@ -12,12 +12,21 @@
 
 struct dp_names;
 
-/* A set for up to cap (VM slot, name) pairs, no more; NULL on allocation failure. */
-struct dp_names *dp_names_create(uint32_t cap);
+/* The blocked names namegatectl suggest draws from: in all, and of one VM. */
+#define DP_TRIED_NAMES		4096
+#define DP_TRIED_NAMES_PER_VM	256
+
+/*
+ * A set for up to cap (VM slot, name) pairs, no more, and at most slot_cap of one slot's:
+ * names are never forgotten, so without a share one VM resolving name after name would
+ * fill the set for every VM. NULL on allocation failure.
+ */
+struct dp_names *dp_names_create(uint32_t cap, uint32_t slot_cap);
 void dp_names_free(struct dp_names *n);
 
 /*
- * Remember (slot, name); -ENOSPC once full (the set then stays as it is: see dp_reload).
+ * Remember (slot, name); -ENOSPC once the set or slot's share is full (the set then stays
+ * as it is: see dp_reload).
  * *stored (may be NULL) points at the set's copy, NUL-terminated, valid for the set's life.
  */
 int dp_names_add(struct dp_names *n, uint16_t slot, const char *name, size_t len,

@@ -323,8 +323,9 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 		rc = 1;
 		goto out;
 	}
-	ctl.names = dp_names_create(cfg->max_bindings);
-	ctl.tried = dp_names_create(4096);
+	/* per-VM shares: a VM's bindings are its share of max_bindings, its names are too */
+	ctl.names = dp_names_create(cfg->max_bindings, cfg->max_bindings_per_vm);
+	ctl.tried = dp_names_create(DP_TRIED_NAMES, DP_TRIED_NAMES_PER_VM);
 	ctl.mirror = dp_mirror_create(cfg->max_bindings);
 	if (ctl.names == NULL || ctl.tried == NULL || ctl.mirror == NULL) {
 		fputs("namegate: cannot allocate the name tables\n", stderr);

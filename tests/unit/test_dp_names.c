@@ -33,7 +33,7 @@ test_holds_its_cap_and_no_more(void **state)
 
 	(void)state;
 	for (size_t c = 0; c < sizeof(caps) / sizeof(caps[0]); c++) {
-		struct dp_names *n = dp_names_create(caps[c]);
+		struct dp_names *n = dp_names_create(caps[c], caps[c]);
 
 		assert_non_null(n);
 		for (uint32_t i = 0; i < caps[c]; i++)
@@ -47,11 +47,34 @@ test_holds_its_cap_and_no_more(void **state)
 	}
 }
 
+/*
+ * Names are never forgotten, so a VM that resolves name after name would fill the set for
+ * every VM without a share of its own: past its share it loses its own new names only.
+ */
+static void
+test_one_slot_cannot_fill_it_for_all(void **state)
+{
+	struct dp_names *n = dp_names_create(1000, 300);
+
+	(void)state;
+	assert_non_null(n);
+	for (uint32_t i = 0; i < 300; i++)
+		assert_int_equal(t_add(n, 1, i), 0);
+	for (uint32_t i = 300; i < 2000; i++)
+		assert_int_equal(t_add(n, 1, i), -ENOSPC);
+	assert_int_equal(t_add(n, 1, 7), 0);		/* known: no room needed */
+	for (uint32_t i = 0; i < 300; i++)
+		assert_int_equal(t_add(n, 2, i), 0);	/* the neighbour has all its share */
+	assert_int_equal(dp_names_count(n), 600);
+	dp_names_free(n);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_holds_its_cap_and_no_more),
+		cmocka_unit_test(test_one_slot_cannot_fill_it_for_all),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
