@@ -2,7 +2,7 @@
  * The counters operators see, listed once (SPEC s6: metric names and labels are a
  * contract). Three renderers walk this list: the Prometheus text of GET /metrics and
  * SIGUSR1 (dataplane/dp_stats.c), the control socket's stats reply (dataplane/dp_ctlsock.c,
- * shapes in control/include/ctl_sock.h) and DPDK telemetry's /namegate/vm,NAME
+ * shapes in control/sock/include/ctl_sock.h) and DPDK telemetry's /namegate/vm,NAME
  * (dataplane/dp_telemetry.c). Plain C, no DPDK, so control/ can read it too. Where each
  * value comes from is dp_stats_value() in dp_stats.c: a family added here without a case
  * in its switch does not compile (-Wswitch, -Werror).

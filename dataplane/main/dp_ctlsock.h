@@ -1,5 +1,5 @@
 /*
- * The daemon's answers on the control socket (control/include/ctl_sock.h has the protocol and the
+ * The daemon's answers on the control socket (control/sock/include/ctl_sock.h has the protocol and the
  * JSON shapes). Called on the main lcore from the main loop, so a reload is safe here.
  */
 #ifndef DP_CTLSOCK_H

@@ -1,5 +1,5 @@
 /*
- * Grants in the daemon (control/include/ctl_grants.h has the table and the model): the
+ * Grants in the daemon (control/grants/include/ctl_grants.h has the table and the model): the
  * state file read at start, a new generation published on every grant, revoke and
  * expiry, exactly as a reload publishes one, so flows and bindings a grant admitted are
  * judged again, and cut, when it ends; the events, the namegate_vm_grants gauge and the

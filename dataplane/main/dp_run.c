@@ -110,7 +110,7 @@ dp_slow_quiet(const char *ifname)
 
 /*
  * SPEC s2: two TAPs, the VM side and the uplink side, joined by a kernel bridge whose
- * nftables table (control/include/nft.h) judges what the fast path hands over.
+ * nftables table (control/nft/include/nft.h) judges what the fast path hands over.
  */
 static int
 dp_slow_open(struct dp_ctx *ctx, const struct pol_config *cfg)

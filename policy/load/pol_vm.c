@@ -17,7 +17,7 @@ static const char *const pol_mode_words[] = { "enforce", "audit", NULL };
 _Static_assert(sizeof(enum pol_mode) == sizeof(unsigned int), "enum size");
 
 /*
- * What namegate appends to a VM's name for its nft objects (control/nft_table.c,
+ * What namegate appends to a VM's name for its nft objects (control/nft/nft_table.c,
  * nft_elem.c): a VM whose name ends in one would share its names with another VM's
  * ("a_in" owns "a_in_accept", which is also "a"'s), and the table could not be built.
  */

@@ -2,7 +2,7 @@
 """The slow path's nftables feed (issue 14), in private network namespaces (needs root):
 
 (a) a burst of 10 k elements through namegate's own nft code (tests/nft's nft_drv over
-    control/nft_*.c, in the daemon's batch size) against `nft -f` of the same elements;
+    control/nft/nft_*.c, in the daemon's batch size) against `nft -f` of the same elements;
 (b) the real daemon (net_af_packet on veths, slow path on) learning one binding per
     millisecond from DNS answers for a few seconds: the p99 from DNS answer to nft element
     over every sample (the daemon's namegate_nft_bind_seconds histogram, before and after);

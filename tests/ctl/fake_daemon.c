@@ -8,7 +8,7 @@
  * the running generation; load, keep the old generation on errors), so the test can hold
  * the online and offline forms of check to the same output. stats, bindings, flows and
  * suggest answer from the tables below for agent1 and build-runner-long; any other VM is
- * unknown. grant, grants and revoke use the real grant table (control/ctl_grants.c: its
+ * unknown. grant, grants and revoke use the real grant table (control/grants/ctl_grants.c: its
  * checks, its state file CONFIG.grants.json), and check sees the grants, as the daemon's
  * does. Prints "ready" once the socket listens; exits 0 on SIGTERM or SIGINT.
  */

@@ -1,6 +1,6 @@
 """namegatectl against fake_daemon: every command's output, --json, and exit statuses.
 
-fake_daemon serves the real control socket (control/ctl_sock.c) with canned counters; its
+fake_daemon serves the real control socket (control/sock/ctl_sock.c) with canned counters; its
 check and reload use the real policy loader, so the online check is held to the offline
 `check -c` output. Run: meson test --suite ctl, or
 NAMEGATECTL_BIN=build/control/namegatectl FAKE_DAEMON_BIN=build/tests/ctl/fake_daemon \

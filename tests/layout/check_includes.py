@@ -68,14 +68,24 @@ ROOMS = [
 
 # What the workers show the main lcore (dataplane/worker/include: shared types, the tables
 # it sizes, sweeps and counts, the event rings it drains, worker start/stop) and what
-# control shows the daemon (control/include). The build puts only those folders on the
+# control shows the daemon (each concern's control/NAME/include). The build puts only those folders on the
 # other room's include path; this check also catches a path spelled around it.
 def public(target):
     return "/include/" in target
 # Where a quoted "dir/x.h" include is found, beyond the including file's own folder.
 INCLUDE_ROOTS = ["sni/include", "policy/match/include", "policy/load/include", "dataplane",
                  "dataplane/worker", "dataplane/worker/include", "dataplane/quic",
-                 "dataplane/main", "control", "control/include"]
+                 "dataplane/main"]
+
+
+def include_roots(root):
+    """INCLUDE_ROOTS and each control concern's folder and its include/ (control/NAME)."""
+    roots = list(INCLUDE_ROOTS)
+    control = os.path.join(root, "control")
+    for name in sorted(os.listdir(control)) if os.path.isdir(control) else []:
+        if os.path.isdir(os.path.join(control, name)):
+            roots += [f"control/{name}", f"control/{name}/include"]
+    return roots
 NO_DPDK_IN_CONTROL = "control"
 
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
@@ -91,7 +101,7 @@ def room_of(path):
 def resolve(root, including, name):
     """The source-relative path a quoted include names, or None if it is not ours."""
     here = os.path.dirname(including)
-    for base in [here] + INCLUDE_ROOTS:
+    for base in [here] + include_roots(root):
         candidate = os.path.normpath(os.path.join(base, name))
         if os.path.isfile(os.path.join(root, candidate)):
             return candidate

@@ -164,8 +164,8 @@ def event_types(root):
     where a function takes `const char *event` (followed through functions that pass it on)."""
     srcs = {rel: strip_comments(read(root, rel)) for rel in c_files(root, "control", "dataplane")}
     events = set()
-    for m in re.finditer(r"\bev_begin\s*\(", srcs["control/ctl_events.c"]):
-        args = call_args(srcs["control/ctl_events.c"], m.end() - 1)
+    for m in re.finditer(r"\bev_begin\s*\(", srcs["control/events/ctl_events.c"]):
+        args = call_args(srcs["control/events/ctl_events.c"], m.end() - 1)
         if len(args) == 4 and re.fullmatch(r'"\w+"', args[3]):
             events.add(args[3].strip('"'))
     # functions with an `event` parameter, and its position
@@ -193,18 +193,18 @@ def json_keys(src):
 
 
 def event_fields(root):
-    fields = json_keys(read(root, "control/ctl_events.c"))
+    fields = json_keys(read(root, "control/events/ctl_events.c"))
     if not {"ts", "vm", "event", "reason"} <= fields:
         sys.exit(f"check_man: the event fields found look wrong: {sorted(fields)}")
     return sorted(fields)
 
 
 def ctl_commands(root):
-    src = strip_comments(read(root, "control/cli.c"))
+    src = strip_comments(read(root, "control/cli/cli.c"))
     m = re.search(r"ctl_cmds\[\]\s*=\s*\{(.*?)\n\};", src, re.S)
     cmds = re.findall(r'\{\s*"([a-z][a-z0-9_-]*)",\s*"', m.group(1)) if m else []
     if len(cmds) < 10 or "check" not in cmds:
-        sys.exit(f"check_man: no command table in control/cli.c: {cmds}")
+        sys.exit(f"check_man: no command table in control/cli/cli.c: {cmds}")
     return cmds
 
 
@@ -300,7 +300,7 @@ def gather(root, keys_bin):
         "events": event_types(root),
         "event_fields": event_fields(root),
         "commands": ctl_commands(root),
-        "ctl_options": long_options(root, ["control/cli.c", "control/ctl_args.c"]),
+        "ctl_options": long_options(root, ["control/cli/cli.c", "control/cli/ctl_args.c"]),
         "daemon_options": long_options(root, ["dataplane/main/main.c"]),
         "dump_options": long_options(root, ["sni/dump/namegate_dump.c"]),
         "dump_keys": dump_keys(root),

@@ -1,5 +1,5 @@
 /*
- * Drives control/include/nft.h from test_nft.py, one command per line on stdin, one reply line on
+ * Drives control/nft/include/nft.h from test_nft.py, one command per line on stdin, one reply line on
  * stdout ("ok RC [...]" or "err RC message"). Run it inside a network namespace of the
  * test's own: it programs that namespace's nftables.
  *

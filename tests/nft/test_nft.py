@@ -1,4 +1,4 @@
-"""control/include/nft.h against the real kernel, in network namespaces this test creates.
+"""control/nft/include/nft.h against the real kernel, in network namespaces this test creates.
 
 The driver (nft_drv.c) calls the module; `nft -j` reads the state back as an independent
 oracle; veths into a bridge show the table enforcing. Needs root; skipped otherwise.

@@ -1,5 +1,5 @@
 /*
- * control/ctl_events: the exact JSON lines, escaping of hostile bytes (every line is parsed
+ * control/events/ctl_events: the exact JSON lines, escaping of hostile bytes (every line is parsed
  * back), the per-VM token bucket on an injected clock, suppressed counts, reopening after
  * rename and removal, and the reader behind `namegatectl events [--follow]`.
  */

@@ -1,5 +1,5 @@
 /*
- * control/ctl_grants: durations, what a grant request may hold, the state file (round
+ * control/grants/ctl_grants: durations, what a grant request may hold, the state file (round
  * trip, every kind of damage granting nothing, the atomic write), and the overlay the
  * daemon builds its generation from (a grant allows for its VM only, deny still wins).
  */

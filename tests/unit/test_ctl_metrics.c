@@ -1,5 +1,5 @@
 /*
- * control/ctl_metrics: what a scraper sees over a plain socket (status, headers, body), the
+ * control/metrics/ctl_metrics: what a scraper sees over a plain socket (status, headers, body), the
  * errors, and that a client holding a connection open does not hold up anyone else.
  */
 #include <errno.h>

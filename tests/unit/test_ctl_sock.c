@@ -1,5 +1,5 @@
 /*
- * control/ctl_sock: the server runs in a thread with fake ops, the test is its client, both
+ * control/sock/ctl_sock: the server runs in a thread with fake ops, the test is its client, both
  * through namegatectl's own ctl_client_call() and through raw bytes for what a well-behaved
  * client never sends. Every command's round trip, every error reply, clients that stall
  * (silent, half a request, never reading) while others are served, request size bounds,

@@ -1,5 +1,5 @@
 /*
- * control/ctl_sock: the grant, grants and revoke commands, and approval's pending,
+ * control/sock/ctl_sock: the grant, grants and revoke commands, and approval's pending,
  * approve and deny. Their round trips through
  * namegatectl's client, every malformed request refused before any callback runs, and a
  * property test: random requests over every key and command, raw, each answered with
