@@ -121,8 +121,7 @@ ctl_sock_live(const struct sockaddr_un *sun)
 }
 
 struct ctl_sock *
-ctl_sock_open(const char *path, const struct ctl_sock_ops *ops, void *arg, int timeout_ms,
-    char *err, size_t errlen)
+ctl_sock_open(const char *path, int timeout_ms, char *err, size_t errlen)
 {
 	struct sockaddr_un sun, tmp_sun;
 	struct ctl_sock *s = NULL;
@@ -157,8 +156,6 @@ ctl_sock_open(const char *path, const struct ctl_sock_ops *ops, void *arg, int t
 		ctl_err(err, errlen, "%s: %s", path, strerror(-rc));
 		goto fail;
 	}
-	s->ops = ops;
-	s->arg = arg;
 	s->timeout_ms = timeout_ms > 0 ? timeout_ms : CTL_SOCK_TIMEOUT_MS;
 	if ((rc = ctl_mkdir_parents(path, CTL_SOCK_DIR_MODE)) < 0) {
 		ctl_err(err, errlen, "%s: cannot create its directory: %s", path, strerror(-rc));

@@ -14,34 +14,10 @@
 
 #include "ctl_sock.h"
 
-enum ctl_cmd {
-	CTL_CMD_STATUS,
-	CTL_CMD_STATS,
-	CTL_CMD_BINDINGS,
-	CTL_CMD_FLOWS,
-	CTL_CMD_RELOAD,
-	CTL_CMD_CHECK,
-	CTL_CMD_SUGGEST,
-	CTL_CMD_GRANT,
-	CTL_CMD_GRANTS,
-	CTL_CMD_REVOKE,
-	CTL_CMD_PENDING,
-	CTL_CMD_APPROVE,
-	CTL_CMD_DENY,
-	CTL_CMD_MAX
-};
-
-#define CTL_ARG_VM	0x1	/* "vm" accepted */
-#define CTL_ARG_VM_REQ	0x2	/* "vm" required */
-#define CTL_ARG_HOST	0x4	/* "host" required */
-#define CTL_ARG_FOR	0x8	/* "for" required, "reason" accepted */
-#define CTL_ARG_ID	0x10	/* "id" required */
-#define CTL_ARG_FOR_OPT	0x20	/* "for" accepted, not required */
-
-
-/* A request's string members; NULL when absent. */
-struct ctl_args {
-	const char *vm, *host, *dur, *reason, *id;
+/* A command served, with the argument its concern gave. */
+struct ctl_served {
+	const struct ctl_cmd *cmd;
+	void *arg;
 };
 
 enum ctl_conn_state {
@@ -66,8 +42,8 @@ struct ctl_sock {
 	char *path;
 	dev_t dev;		/* what we bound at path, so close removes only that */
 	ino_t ino;
-	const struct ctl_sock_ops *ops;
-	void *arg;
+	struct ctl_served served[CTL_SOCK_CMDS_MAX];
+	size_t nserved;
 	int timeout_ms;
 	size_t nconns;
 	struct ctl_conn conns[CTL_SOCK_CLIENTS_MAX];

@@ -17,25 +17,6 @@
 
 #define CTL_REQ_DEPTH	4	/* a request is one flat object */
 
-static const struct {
-	const char *name;
-	unsigned int args;
-} ctl_cmds[CTL_CMD_MAX] = {
-	[CTL_CMD_STATUS] = { "status", 0 },
-	[CTL_CMD_STATS] = { "stats", CTL_ARG_VM },
-	[CTL_CMD_BINDINGS] = { "bindings", CTL_ARG_VM | CTL_ARG_VM_REQ },
-	[CTL_CMD_FLOWS] = { "flows", CTL_ARG_VM | CTL_ARG_VM_REQ },
-	[CTL_CMD_RELOAD] = { "reload", 0 },
-	[CTL_CMD_CHECK] = { "check", CTL_ARG_VM | CTL_ARG_VM_REQ | CTL_ARG_HOST },
-	[CTL_CMD_SUGGEST] = { "suggest", CTL_ARG_VM | CTL_ARG_VM_REQ },
-	[CTL_CMD_GRANT] = { "grant", CTL_ARG_VM | CTL_ARG_VM_REQ | CTL_ARG_HOST | CTL_ARG_FOR },
-	[CTL_CMD_GRANTS] = { "grants", CTL_ARG_VM },
-	[CTL_CMD_REVOKE] = { "revoke", CTL_ARG_ID },
-	[CTL_CMD_PENDING] = { "pending", CTL_ARG_VM },
-	[CTL_CMD_APPROVE] = { "approve", CTL_ARG_ID | CTL_ARG_FOR_OPT },
-	[CTL_CMD_DENY] = { "deny", CTL_ARG_ID },
-};
-
 /* Takes ownership of the NUL-terminated text in body and appends the newline. */
 void
 ctl_conn_reply(struct ctl_conn *c, char *body, size_t len, bool is_error)
@@ -84,76 +65,25 @@ ctl_conn_errorf(struct ctl_conn *c, const char *fmt, ...)
 	return ctl_conn_error(c, msg);
 }
 
-/* The callback's return value; *missing when the ops table has none for cmd. */
-static int
-ctl_call(const struct ctl_sock *s, enum ctl_cmd cmd, const struct ctl_args *a, FILE *out,
-    bool *missing)
+static const struct ctl_served *
+ctl_served(const struct ctl_sock *s, const char *name)
 {
-	const struct ctl_sock_ops *o = s->ops;
-	const char *vm = a->vm, *host = a->host;
+	for (size_t i = 0; i < s->nserved; i++)
+		if (strcmp(s->served[i].cmd->name, name) == 0)
+			return &s->served[i];
+	return NULL;
+}
 
-	*missing = false;
-	switch (cmd) {
-	case CTL_CMD_STATUS:
-		if (o->status != NULL)
-			return o->status(out, s->arg);
-		break;
-	case CTL_CMD_STATS:
-		if (o->stats != NULL)
-			return o->stats(out, vm, s->arg);
-		break;
-	case CTL_CMD_BINDINGS:
-		if (o->bindings != NULL)
-			return o->bindings(out, vm, s->arg);
-		break;
-	case CTL_CMD_FLOWS:
-		if (o->flows != NULL)
-			return o->flows(out, vm, s->arg);
-		break;
-	case CTL_CMD_RELOAD:
-		if (o->reload != NULL)
-			return o->reload(out, s->arg);
-		break;
-	case CTL_CMD_CHECK:
-		if (o->check != NULL)
-			return o->check(out, vm, host, s->arg);
-		break;
-	case CTL_CMD_SUGGEST:
-		if (o->suggest != NULL)
-			return o->suggest(out, vm, s->arg);
-		break;
-	case CTL_CMD_GRANT:
-		if (o->grant != NULL) {
-			struct ctl_grant_req r = { .vm = vm, .host = host, .dur = a->dur,
-				.reason = a->reason };
-
-			return o->grant(out, &r, s->arg);
-		}
-		break;
-	case CTL_CMD_GRANTS:
-		if (o->grants != NULL)
-			return o->grants(out, vm, s->arg);
-		break;
-	case CTL_CMD_REVOKE:
-		if (o->revoke != NULL)
-			return o->revoke(out, a->id, s->arg);
-		break;
-	case CTL_CMD_PENDING:
-		if (o->pending != NULL)
-			return o->pending(out, vm, s->arg);
-		break;
-	case CTL_CMD_APPROVE:
-		if (o->approve != NULL)
-			return o->approve(out, a->id, a->dur, s->arg);
-		break;
-	case CTL_CMD_DENY:
-		if (o->deny != NULL)
-			return o->deny(out, a->id, s->arg);
-		break;
-	case CTL_CMD_MAX:
-		break;
-	}
-	*missing = true;
+int
+ctl_sock_serve(struct ctl_sock *s, const struct ctl_cmd *cmds, size_t n, void *arg)
+{
+	if (n > CTL_SOCK_CMDS_MAX - s->nserved)
+		return -ENOSPC;
+	for (size_t i = 0; i < n; i++)
+		if (ctl_served(s, cmds[i].name) != NULL)
+			return -EEXIST;
+	for (size_t i = 0; i < n; i++)
+		s->served[s->nserved++] = (struct ctl_served){ .cmd = &cmds[i], .arg = arg };
 	return 0;
 }
 
@@ -162,20 +92,20 @@ ctl_call(const struct ctl_sock *s, enum ctl_cmd cmd, const struct ctl_args *a, F
  * when it is one JSON value, so clients can rely on "one line, then EOF".
  */
 static bool
-ctl_conn_run(struct ctl_sock *s, struct ctl_conn *c, enum ctl_cmd cmd, const struct ctl_args *a)
+ctl_conn_run(struct ctl_conn *c, const struct ctl_served *sv, const struct ctl_req *a)
 {
 	struct json_tokener *tok = NULL;
 	struct json_object *val = NULL;
-	const char *name = ctl_cmds[cmd].name, *text;
+	const char *name = sv->cmd->name, *text;
 	char *buf = NULL, *body;
 	size_t len = 0, n;
-	bool ok = false, missing;
+	bool ok = false;
 	FILE *out;
 	int rc;
 
 	if ((out = open_memstream(&buf, &len)) == NULL)
 		return ctl_conn_error(c, "out of memory");
-	rc = ctl_call(s, cmd, a, out, &missing);
+	rc = sv->cmd->fn(out, a, sv->arg);
 	if (fclose(out) != 0 || buf == NULL) {
 		free(buf);
 		return ctl_conn_error(c, "out of memory");
@@ -183,10 +113,6 @@ ctl_conn_run(struct ctl_sock *s, struct ctl_conn *c, enum ctl_cmd cmd, const str
 	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' ' || buf[len - 1] == '\r' ||
 	    buf[len - 1] == '\t'))
 		buf[--len] = '\0';
-	if (missing) {
-		ok = ctl_conn_errorf(c, "%s is not supported by this daemon", name);
-		goto out;
-	}
 	if (rc < 0) {
 		ok = ctl_conn_error(c, len > 0 && strlen(buf) == len ? buf : strerror(-rc));
 		goto out;
@@ -255,11 +181,12 @@ ctl_req_str(struct json_object *v, const char *key, char *why, size_t whylen)
 bool
 ctl_conn_request(struct ctl_sock *s, struct ctl_conn *c, const char *line, size_t len)
 {
-	struct ctl_args a = { 0 };
+	const struct ctl_served *sv;
+	struct ctl_req a = { 0 };
+	unsigned int args;
 	const char *cmdname = NULL;
 	struct json_tokener *tok = NULL;
 	struct json_object *req = NULL;
-	enum ctl_cmd cmd = CTL_CMD_MAX;
 	char why[160] = "";
 	bool ok;
 
@@ -315,42 +242,40 @@ ctl_conn_request(struct ctl_sock *s, struct ctl_conn *c, const char *line, size_
 		snprintf(why, sizeof(why), "no \"cmd\"");
 		goto bad;
 	}
-	for (cmd = 0; cmd < CTL_CMD_MAX; cmd++)
-		if (strcmp(ctl_cmds[cmd].name, cmdname) == 0)
-			break;
-	if (cmd == CTL_CMD_MAX) {
+	if ((sv = ctl_served(s, cmdname)) == NULL) {
 		ok = ctl_conn_errorf(c, "unknown command \"%.64s\"", cmdname);
 		goto out;
 	}
-	if (a.vm != NULL && !(ctl_cmds[cmd].args & CTL_ARG_VM)) {
+	args = sv->cmd->args;
+	if (a.vm != NULL && !(args & CTL_ARG_VM)) {
 		snprintf(why, sizeof(why), "%s takes no \"vm\"", cmdname);
 		goto bad;
 	}
-	if (a.vm == NULL && (ctl_cmds[cmd].args & CTL_ARG_VM_REQ)) {
+	if (a.vm == NULL && (args & CTL_ARG_VM_REQ)) {
 		snprintf(why, sizeof(why), "%s needs \"vm\"", cmdname);
 		goto bad;
 	}
-	if ((a.host == NULL) != !(ctl_cmds[cmd].args & CTL_ARG_HOST)) {
+	if ((a.host == NULL) != !(args & CTL_ARG_HOST)) {
 		snprintf(why, sizeof(why), "%s %s \"host\"", cmdname,
 		    a.host == NULL ? "needs" : "takes no");
 		goto bad;
 	}
-	if (!(a.dur != NULL && (ctl_cmds[cmd].args & CTL_ARG_FOR_OPT)) &&
-	    (a.dur == NULL) != !(ctl_cmds[cmd].args & CTL_ARG_FOR)) {
+	if (!(a.dur != NULL && (args & CTL_ARG_FOR_OPT)) &&
+	    (a.dur == NULL) != !(args & CTL_ARG_FOR)) {
 		snprintf(why, sizeof(why), "%s %s \"for\"", cmdname,
 		    a.dur == NULL ? "needs" : "takes no");
 		goto bad;
 	}
-	if (a.reason != NULL && !(ctl_cmds[cmd].args & CTL_ARG_FOR)) {
+	if (a.reason != NULL && !(args & CTL_ARG_FOR)) {
 		snprintf(why, sizeof(why), "%s takes no \"reason\"", cmdname);
 		goto bad;
 	}
-	if ((a.id == NULL) != !(ctl_cmds[cmd].args & CTL_ARG_ID)) {
+	if ((a.id == NULL) != !(args & CTL_ARG_ID)) {
 		snprintf(why, sizeof(why), "%s %s \"id\"", cmdname,
 		    a.id == NULL ? "needs" : "takes no");
 		goto bad;
 	}
-	ok = ctl_conn_run(s, c, cmd, &a);
+	ok = ctl_conn_run(c, sv, &a);
 	goto out;
 bad:
 	ok = ctl_conn_errorf(c, "bad request: %s", why);

@@ -268,9 +268,10 @@ dp_request_json(const struct dp_control *c, const struct dp_request *r, bool det
 	return o;
 }
 
-int
-dp_approval_cs_pending(FILE *out, const char *vm, void *arg)
+static int
+dp_approval_cs_pending(FILE *out, const struct ctl_req *req, void *arg)
 {
+	const char *vm = req->vm;
 	struct dp_control *c = arg;
 	struct json_object *o = json_object_new_object(), *list = json_object_new_array();
 	struct dp_request *v[DP_APPROVALS_MAX];
@@ -336,9 +337,10 @@ dp_approval_lookup(struct dp_control *c, FILE *out, const char *id, struct dp_re
 	return -ENOENT;
 }
 
-int
-dp_approval_cs_approve(FILE *out, const char *id, const char *dur, void *arg)
+static int
+dp_approval_cs_approve(FILE *out, const struct ctl_req *req, void *arg)
 {
+	const char *id = req->id, *dur = req->dur;
 	struct dp_control *c = arg;
 	struct json_object *o;
 	struct dp_request *r, copy;
@@ -372,9 +374,10 @@ dp_approval_cs_approve(FILE *out, const char *id, const char *dur, void *arg)
 	return dp_json_reply(out, NULL, o);
 }
 
-int
-dp_approval_cs_deny(FILE *out, const char *id, void *arg)
+static int
+dp_approval_cs_deny(FILE *out, const struct ctl_req *req, void *arg)
 {
+	const char *id = req->id;
 	struct dp_control *c = arg;
 	struct json_object *o;
 	struct dp_request *r;
@@ -392,4 +395,16 @@ dp_approval_cs_deny(FILE *out, const char *id, void *arg)
 		return -ENOMEM;
 	}
 	return dp_json_reply(out, NULL, o);
+}
+
+static const struct ctl_cmd dp_approval_cmds[] = {
+	{ "pending", CTL_ARG_VM, dp_approval_cs_pending },
+	{ "approve", CTL_ARG_ID | CTL_ARG_FOR_OPT, dp_approval_cs_approve },
+	{ "deny", CTL_ARG_ID, dp_approval_cs_deny },
+};
+
+int
+dp_approval_serve(struct ctl_sock *s, struct dp_control *c)
+{
+	return ctl_sock_serve(s, dp_approval_cmds, sizeof(dp_approval_cmds) / sizeof(dp_approval_cmds[0]), c);
 }

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "api/dp_api.h"
+#include "ctl_sock.h"
 
 #define DP_APPROVAL_DEFAULT_FOR	"1h"	/* an approval's grant, without --for */
 
@@ -42,9 +43,7 @@ bool dp_approval_busy(const struct dp_control *c);
 /* namegate_approval_pending and namegate_approval_webhook_total (metrics thread). */
 void dp_approval_render(const struct dp_control *c, FILE *out);
 
-/* Control socket callbacks (arg: struct dp_control *). */
-int dp_approval_cs_pending(FILE *out, const char *vm, void *arg);
-int dp_approval_cs_approve(FILE *out, const char *id, const char *dur, void *arg);
-int dp_approval_cs_deny(FILE *out, const char *id, void *arg);
+/* Serve pending, approve and deny on s. 0 or -errno (ctl_sock_serve()). */
+int dp_approval_serve(struct ctl_sock *s, struct dp_control *c);
 
 #endif

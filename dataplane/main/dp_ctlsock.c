@@ -106,7 +106,7 @@ dp_cs_monotonic(void)
 }
 
 static int
-dp_cs_status(FILE *out, void *arg)
+dp_cs_status(FILE *out, const struct ctl_req *req __attribute__((unused)), void *arg)
 {
 	struct dp_control *c = arg;
 	const struct pol_config *cfg = *c->cfgp;
@@ -173,8 +173,9 @@ dp_cs_counters(struct json_object *o, const struct dp_ctx *ctx, enum dp_cnt_scop
 }
 
 static int
-dp_cs_stats(FILE *out, const char *vm, void *arg)
+dp_cs_stats(FILE *out, const struct ctl_req *req, void *arg)
 {
+	const char *vm = req->vm;
 	struct dp_control *c = arg;
 	const struct dp_gen *g = dp_cs_gen(c);
 	struct json_object *o, *vms;
@@ -238,8 +239,9 @@ dp_cs_vm_list(const char *vm, const char *key, struct json_object **list)
 }
 
 static int
-dp_cs_bindings(FILE *out, const char *vm, void *arg)
+dp_cs_bindings(FILE *out, const struct ctl_req *req, void *arg)
 {
+	const char *vm = req->vm;
 	struct dp_control *c = arg;
 	struct dp_cs_walk wk = { .now = dp_now(c->ctx), .ok = true };
 	struct json_object *o;
@@ -279,8 +281,9 @@ dp_cs_flow(const struct dp_flow *f, void *arg)
  * may be a moment old or half-rewritten. Good enough for a listing; never used to decide.
  */
 static int
-dp_cs_flows(FILE *out, const char *vm, void *arg)
+dp_cs_flows(FILE *out, const struct ctl_req *req, void *arg)
 {
+	const char *vm = req->vm;
 	struct dp_control *c = arg;
 	struct dp_cs_walk wk = { .now = dp_now(c->ctx), .ok = true };
 	struct json_object *o;
@@ -296,7 +299,7 @@ dp_cs_flows(FILE *out, const char *vm, void *arg)
 }
 
 static int
-dp_cs_reload(FILE *out, void *arg)
+dp_cs_reload(FILE *out, const struct ctl_req *req __attribute__((unused)), void *arg)
 {
 	struct dp_control *c = arg;
 	struct json_object *o;
@@ -312,8 +315,9 @@ dp_cs_reload(FILE *out, void *arg)
 }
 
 static int
-dp_cs_check(FILE *out, const char *vm, const char *host, void *arg)
+dp_cs_check(FILE *out, const struct ctl_req *req, void *arg)
 {
+	const char *vm = req->vm, *host = req->host;
 	struct dp_control *c = arg;
 	struct json_object *o;
 	char *line = NULL;
@@ -382,8 +386,9 @@ dp_cs_policy_name(const struct pol_config *cfg, const char *vm)
 
 /* What the VM resolved or was refused: a starting allowlist for an audited VM. */
 static int
-dp_cs_suggest(FILE *out, const char *vm, void *arg)
+dp_cs_suggest(FILE *out, const struct ctl_req *req, void *arg)
 {
+	const char *vm = req->vm;
 	struct dp_control *c = arg;
 	const struct dp_gen *g = dp_cs_gen(c);
 	struct json_object *o, *allow;
@@ -407,18 +412,20 @@ dp_cs_suggest(FILE *out, const char *vm, void *arg)
 	return dp_cs_reply(out, o, ok);
 }
 
-const struct ctl_sock_ops dp_ctlsock_ops = {
-	.status = dp_cs_status,
-	.stats = dp_cs_stats,
-	.bindings = dp_cs_bindings,
-	.flows = dp_cs_flows,
-	.reload = dp_cs_reload,
-	.check = dp_cs_check,
-	.suggest = dp_cs_suggest,
-	.grant = dp_grants_cs_grant,
-	.grants = dp_grants_cs_list,
-	.revoke = dp_grants_cs_revoke,
-	.pending = dp_approval_cs_pending,
-	.approve = dp_approval_cs_approve,
-	.deny = dp_approval_cs_deny,
+/* The daemon's own commands: what the running generation and the workers' tables say. */
+static const struct ctl_cmd dp_ctlsock_cmds[] = {
+	{ "status", 0, dp_cs_status },
+	{ "stats", CTL_ARG_VM, dp_cs_stats },
+	{ "bindings", CTL_ARG_VM | CTL_ARG_VM_REQ, dp_cs_bindings },
+	{ "flows", CTL_ARG_VM | CTL_ARG_VM_REQ, dp_cs_flows },
+	{ "reload", 0, dp_cs_reload },
+	{ "check", CTL_ARG_VM | CTL_ARG_VM_REQ | CTL_ARG_HOST, dp_cs_check },
+	{ "suggest", CTL_ARG_VM | CTL_ARG_VM_REQ, dp_cs_suggest },
 };
+
+int
+dp_ctlsock_serve(struct ctl_sock *s, struct dp_control *c)
+{
+	return ctl_sock_serve(s, dp_ctlsock_cmds, sizeof(dp_ctlsock_cmds) /
+	    sizeof(dp_ctlsock_cmds[0]), c);
+}

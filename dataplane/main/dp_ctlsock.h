@@ -7,6 +7,9 @@
 
 #include "ctl_sock.h"
 
-extern const struct ctl_sock_ops dp_ctlsock_ops;	/* arg: struct dp_control * */
+struct dp_control;
+
+/* Serve the daemon's own commands (status, stats, bindings, flows, reload, check, suggest). */
+int dp_ctlsock_serve(struct ctl_sock *s, struct dp_control *c);
 
 #endif

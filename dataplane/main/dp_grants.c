@@ -358,8 +358,8 @@ dp_json_reply(FILE *out, const char *key, struct json_object *value)
 	return 0;
 }
 
-int
-dp_grants_cs_grant(FILE *out, const struct ctl_grant_req *req, void *arg)
+static int
+dp_grants_cs_grant(FILE *out, const struct ctl_req *req, void *arg)
 {
 	struct ctl_grant g;
 	char why[512];
@@ -373,9 +373,10 @@ dp_grants_cs_grant(FILE *out, const struct ctl_grant_req *req, void *arg)
 	return dp_json_reply(out, NULL, dp_grant_json(&g, dp_grants_now()));
 }
 
-int
-dp_grants_cs_list(FILE *out, const char *vm, void *arg)
+static int
+dp_grants_cs_list(FILE *out, const struct ctl_req *req, void *arg)
 {
+	const char *vm = req->vm;
 	struct dp_control *c = arg;
 	struct json_object *list = json_object_new_array();
 	int64_t now = dp_grants_now();
@@ -402,9 +403,10 @@ dp_grants_cs_list(FILE *out, const char *vm, void *arg)
 	return dp_json_reply(out, "grants", list);
 }
 
-int
-dp_grants_cs_revoke(FILE *out, const char *id, void *arg)
+static int
+dp_grants_cs_revoke(FILE *out, const struct ctl_req *req, void *arg)
 {
+	const char *id = req->id;
 	struct dp_control *c = arg;
 	struct dp_grants *gr = c->grants;
 	struct ctl_grant g;
@@ -430,4 +432,16 @@ dp_grants_cs_revoke(FILE *out, const char *id, void *arg)
 		return -EAGAIN;
 	}
 	return dp_json_reply(out, "revoked", dp_grant_json(&g, dp_grants_now()));
+}
+
+static const struct ctl_cmd dp_grants_cmds[] = {
+	{ "grant", CTL_ARG_VM | CTL_ARG_VM_REQ | CTL_ARG_HOST | CTL_ARG_FOR, dp_grants_cs_grant },
+	{ "grants", CTL_ARG_VM, dp_grants_cs_list },
+	{ "revoke", CTL_ARG_ID, dp_grants_cs_revoke },
+};
+
+int
+dp_grants_serve(struct ctl_sock *s, struct dp_control *c)
+{
+	return ctl_sock_serve(s, dp_grants_cmds, sizeof(dp_grants_cmds) / sizeof(dp_grants_cmds[0]), c);
 }

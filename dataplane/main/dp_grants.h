@@ -67,9 +67,7 @@ struct json_object;
  */
 int dp_json_reply(FILE *out, const char *key, struct json_object *value);
 
-/* Control socket callbacks (arg: struct dp_control *). */
-int dp_grants_cs_grant(FILE *out, const struct ctl_grant_req *req, void *arg);
-int dp_grants_cs_list(FILE *out, const char *vm, void *arg);
-int dp_grants_cs_revoke(FILE *out, const char *id, void *arg);
+/* Serve grant, grants and revoke on s. 0 or -errno (ctl_sock_serve()). */
+int dp_grants_serve(struct ctl_sock *s, struct dp_control *c);
 
 #endif

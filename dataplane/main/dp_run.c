@@ -348,9 +348,13 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 		fputs("namegate: cannot allocate the approval table\n", stderr);
 		goto out;
 	}
-	if ((sock = ctl_sock_open(cfg->control_socket, &dp_ctlsock_ops, &ctl, 0, err,
-	    sizeof(err))) == NULL) {
+	if ((sock = ctl_sock_open(cfg->control_socket, 0, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "namegate: control socket %s: %s\n", cfg->control_socket, err);
+		goto out;
+	}
+	if (dp_ctlsock_serve(sock, &ctl) != 0 || dp_grants_serve(sock, &ctl) != 0 ||
+	    dp_approval_serve(sock, &ctl) != 0) {
+		fputs("namegate: control socket: a command is served twice\n", stderr);
 		goto out;
 	}
 	if (dp_telemetry_register(&ctl) != 0)

@@ -74,7 +74,7 @@ fake_known(FILE *out, const char *vm)
 }
 
 static int
-fake_status(FILE *out, void *arg)
+fake_status(FILE *out, const struct ctl_req *req __attribute__((unused)), void *arg)
 {
 	struct fake *f = arg;
 
@@ -109,8 +109,9 @@ static const char *const fake_vm_stats[] = {
 };
 
 static int
-fake_stats(FILE *out, const char *vm, void *arg)
+fake_stats(FILE *out, const struct ctl_req *req, void *arg)
 {
+	const char *vm = req->vm;
 	struct fake *f = arg;
 
 	if (vm != NULL && !fake_known(out, vm))
@@ -127,8 +128,9 @@ fake_stats(FILE *out, const char *vm, void *arg)
 }
 
 static int
-fake_bindings(FILE *out, const char *vm, void *arg)
+fake_bindings(FILE *out, const struct ctl_req *req, void *arg)
 {
+	const char *vm = req->vm;
 	(void)arg;
 	if (!fake_known(out, vm))
 		return -ENOENT;
@@ -142,8 +144,9 @@ fake_bindings(FILE *out, const char *vm, void *arg)
 }
 
 static int
-fake_flows(FILE *out, const char *vm, void *arg)
+fake_flows(FILE *out, const struct ctl_req *req, void *arg)
 {
+	const char *vm = req->vm;
 	(void)arg;
 	if (!fake_known(out, vm))
 		return -ENOENT;
@@ -161,7 +164,7 @@ fake_flows(FILE *out, const char *vm, void *arg)
 
 /* SPEC s5: parse and validate first; the running generation stays on any error. */
 static int
-fake_reload(FILE *out, void *arg)
+fake_reload(FILE *out, const struct ctl_req *req __attribute__((unused)), void *arg)
 {
 	struct pol_errs errs = { 0 };
 	struct fake *f = arg;
@@ -183,8 +186,9 @@ fake_reload(FILE *out, void *arg)
 
 /* What the daemon's check callback does: pol_explain(), its line or its error text. */
 static int
-fake_check(FILE *out, const char *vm, const char *host, void *arg)
+fake_check(FILE *out, const struct ctl_req *req, void *arg)
 {
+	const char *vm = req->vm, *host = req->host;
 	struct fake *f = arg;
 	char *line = NULL, *err = NULL;
 	size_t linelen = 0, errlen = 0;
@@ -227,8 +231,9 @@ fake_check(FILE *out, const char *vm, const char *host, void *arg)
 }
 
 static int
-fake_suggest(FILE *out, const char *vm, void *arg)
+fake_suggest(FILE *out, const struct ctl_req *req, void *arg)
 {
+	const char *vm = req->vm;
 	(void)arg;
 	if (!fake_known(out, vm))
 		return -ENOENT;
@@ -258,8 +263,9 @@ fake_grant_json(FILE *out, const struct ctl_grant *g)
 }
 
 static int
-fake_grant(FILE *out, const struct ctl_grant_req *r, void *arg)
+fake_grant(FILE *out, const struct ctl_req *req, void *arg)
 {
+	const struct ctl_req *r = req;
 	struct fake *f = arg;
 	struct ctl_grant g;
 	char why[512];
@@ -276,8 +282,9 @@ fake_grant(FILE *out, const struct ctl_grant_req *r, void *arg)
 }
 
 static int
-fake_grants(FILE *out, const char *vm, void *arg)
+fake_grants(FILE *out, const struct ctl_req *req, void *arg)
 {
+	const char *vm = req->vm;
 	struct fake *f = arg;
 	const char *sep = "";
 
@@ -301,8 +308,9 @@ fake_grants(FILE *out, const char *vm, void *arg)
 }
 
 static int
-fake_revoke(FILE *out, const char *id, void *arg)
+fake_revoke(FILE *out, const struct ctl_req *req, void *arg)
 {
+	const char *id = req->id;
 	struct fake *f = arg;
 	struct ctl_grant g;
 
@@ -318,17 +326,17 @@ fake_revoke(FILE *out, const char *id, void *arg)
 	return 0;
 }
 
-static const struct ctl_sock_ops fake_ops = {
-	.status = fake_status,
-	.stats = fake_stats,
-	.bindings = fake_bindings,
-	.flows = fake_flows,
-	.reload = fake_reload,
-	.check = fake_check,
-	.suggest = fake_suggest,
-	.grant = fake_grant,
-	.grants = fake_grants,
-	.revoke = fake_revoke,
+static const struct ctl_cmd fake_ops[] = {
+	{ "status", 0, fake_status },
+	{ "stats", CTL_ARG_VM, fake_stats },
+	{ "bindings", CTL_ARG_VM | CTL_ARG_VM_REQ, fake_bindings },
+	{ "flows", CTL_ARG_VM | CTL_ARG_VM_REQ, fake_flows },
+	{ "reload", 0, fake_reload },
+	{ "check", CTL_ARG_VM | CTL_ARG_VM_REQ | CTL_ARG_HOST, fake_check },
+	{ "suggest", CTL_ARG_VM | CTL_ARG_VM_REQ, fake_suggest },
+	{ "grant", CTL_ARG_VM | CTL_ARG_VM_REQ | CTL_ARG_HOST | CTL_ARG_FOR, fake_grant },
+	{ "grants", CTL_ARG_VM, fake_grants },
+	{ "revoke", CTL_ARG_ID, fake_revoke },
 };
 
 int
@@ -373,7 +381,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "fake_daemon: grants: %s\n", f.grants ? err : strerror(errno));
 		return 1;
 	}
-	if ((s = ctl_sock_open(path, &fake_ops, &f, timeout, err, sizeof(err))) == NULL) {
+	if ((s = ctl_sock_open(path, timeout, err, sizeof(err))) == NULL ||
+	    ctl_sock_serve(s, fake_ops, sizeof(fake_ops) / sizeof(fake_ops[0]), &f) != 0) {
 		fprintf(stderr, "fake_daemon: %s\n", err);
 		pol_config_free(f.cfg);
 		return 1;

@@ -35,7 +35,7 @@ srv_main(void *arg)
 }
 
 void
-srv_start_ops(struct srv *v, const struct ctl_sock_ops *ops)
+srv_start_cmds(struct srv *v, const struct ctl_cmd *cmds, size_t n)
 {
 	char err[256];
 
@@ -43,9 +43,10 @@ srv_start_ops(struct srv *v, const struct ctl_sock_ops *ops)
 	strcpy(v->dir, "/tmp/test_ctl_sock.XXXXXX");
 	assert_non_null(mkdtemp(v->dir));
 	snprintf(v->path, sizeof(v->path), "%s/ng.sock", v->dir);
-	v->s = ctl_sock_open(v->path, ops, NULL, TIMEOUT_MS, err, sizeof(err));
+	v->s = ctl_sock_open(v->path, TIMEOUT_MS, err, sizeof(err));
 	if (v->s == NULL)
 		fail_msg("ctl_sock_open: %s", err);
+	assert_int_equal(ctl_sock_serve(v->s, cmds, n, NULL), 0);
 	assert_int_equal(pthread_create(&v->th, NULL, srv_main, v), 0);
 }
 

@@ -26,8 +26,9 @@ struct srv {
 	struct ctl_sock_counters cnt;	/* at stop */
 };
 
-/* Listens in a new directory under /tmp and serves ops from a thread. */
-void srv_start_ops(struct srv *v, const struct ctl_sock_ops *ops);
+/* Listens in a new directory under /tmp and serves the n commands of cmds from a thread. */
+void srv_start_cmds(struct srv *v, const struct ctl_cmd *cmds, size_t n);
+#define srv_start_table(v, cmds) srv_start_cmds((v), (cmds), sizeof(cmds) / sizeof((cmds)[0]))
 /* Stops the thread, keeps the counters in v->cnt, closes, checks the path is gone. */
 void srv_stop(struct srv *v);
 int64_t now_ms(void);

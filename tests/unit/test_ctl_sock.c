@@ -36,7 +36,7 @@
 static atomic_int reload_reject;
 
 static int
-op_status(FILE *out, void *arg)
+op_status(FILE *out, const struct ctl_req *req __attribute__((unused)), void *arg)
 {
 	(void)arg;
 	/* Spread over lines on purpose: the server must send it back on one. */
@@ -46,8 +46,9 @@ op_status(FILE *out, void *arg)
 }
 
 static int
-op_stats(FILE *out, const char *vm, void *arg)
+op_stats(FILE *out, const struct ctl_req *req, void *arg)
 {
+	const char *vm = req->vm;
 	(void)arg;
 	if (vm == NULL) {
 		fputs("{\"vms\":[{\"vm\":\"a\",\"flows\":1},"
@@ -65,8 +66,9 @@ op_stats(FILE *out, const char *vm, void *arg)
 }
 
 static int
-op_bindings(FILE *out, const char *vm, void *arg)
+op_bindings(FILE *out, const struct ctl_req *req, void *arg)
 {
+	const char *vm = req->vm;
 	(void)arg;
 	if (strcmp(vm, "big") == 0) {
 		fputs("{\"vm\":\"big\",\"bindings\":[", out);
@@ -100,8 +102,9 @@ op_bindings(FILE *out, const char *vm, void *arg)
 }
 
 static int
-op_flows(FILE *out, const char *vm, void *arg)
+op_flows(FILE *out, const struct ctl_req *req, void *arg)
 {
+	const char *vm = req->vm;
 	(void)arg;
 	fprintf(out, "{\"vm\":\"%s\",\"flows\":[{\"proto\":\"tcp\","
 	    "\"peer\":\"203.0.113.10:443\",\"vm_port\":40000,\"state\":\"established\","
@@ -110,7 +113,7 @@ op_flows(FILE *out, const char *vm, void *arg)
 }
 
 static int
-op_reload(FILE *out, void *arg)
+op_reload(FILE *out, const struct ctl_req *req __attribute__((unused)), void *arg)
 {
 	(void)arg;
 	if (atomic_load(&reload_reject)) {
@@ -123,8 +126,9 @@ op_reload(FILE *out, void *arg)
 }
 
 static int
-op_check(FILE *out, const char *vm, const char *host, void *arg)
+op_check(FILE *out, const struct ctl_req *req, void *arg)
 {
+	const char *vm = req->vm, *host = req->host;
 	bool allow = strncmp(host, "pypi.org", 8) == 0;
 
 	(void)arg;
@@ -138,27 +142,28 @@ op_check(FILE *out, const char *vm, const char *host, void *arg)
 }
 
 static int
-op_suggest(FILE *out, const char *vm, void *arg)
+op_suggest(FILE *out, const struct ctl_req *req, void *arg)
 {
+	const char *vm = req->vm;
 	(void)arg;
 	fprintf(out, "{\"vm\":\"%s\",\"allow\":[\"*.example.com\",\"pypi.org\"]}", vm);
 	return 0;
 }
 
-static const struct ctl_sock_ops fake_ops = {
-	.status = op_status,
-	.stats = op_stats,
-	.bindings = op_bindings,
-	.flows = op_flows,
-	.reload = op_reload,
-	.check = op_check,
-	.suggest = op_suggest,
+static const struct ctl_cmd fake_ops[] = {
+	{ "status", 0, op_status },
+	{ "stats", CTL_ARG_VM, op_stats },
+	{ "bindings", CTL_ARG_VM | CTL_ARG_VM_REQ, op_bindings },
+	{ "flows", CTL_ARG_VM | CTL_ARG_VM_REQ, op_flows },
+	{ "reload", 0, op_reload },
+	{ "check", CTL_ARG_VM | CTL_ARG_VM_REQ | CTL_ARG_HOST, op_check },
+	{ "suggest", CTL_ARG_VM | CTL_ARG_VM_REQ, op_suggest },
 };
 
 static void
 srv_start(struct srv *v)
 {
-	srv_start_ops(v, &fake_ops);
+	srv_start_table(v, fake_ops);
 }
 
 static void
@@ -291,22 +296,28 @@ test_bad_requests(void **state)
 	assert_int_equal(v.cnt.errors, sizeof(cases) / sizeof(cases[0]) + 1);
 }
 
+/* A command nothing serves is unknown; a table cannot serve a name twice or past the cap. */
 static void
-test_unsupported(void **state)
+test_served_by_tables(void **state)
 {
-	static const struct ctl_sock_ops few = { .status = op_status };
+	static const struct ctl_cmd few[] = { { "status", 0, op_status } };
+	static const struct ctl_cmd again[] = {
+		{ "stats", CTL_ARG_VM, op_stats }, { "status", 0, op_status },
+	};
+	static struct ctl_cmd many[CTL_SOCK_CMDS_MAX];
 	struct srv v;
 
 	(void)state;
-	srv_start_ops(&v, &few);
+	srv_start_table(&v, few);
 	expect_call(v.path, "status", NULL, NULL,
 	    "{\"version\":\"0.1.0\",\"pid\":42,\"events\":\"/tmp/ev.jsonl\"}");
-	expect_call(v.path, "stats", NULL, NULL, "E:stats is not supported by this daemon");
-	expect_call(v.path, "bindings", "a", NULL, "E:bindings is not supported by this daemon");
-	expect_call(v.path, "flows", "a", NULL, "E:flows is not supported by this daemon");
-	expect_call(v.path, "reload", NULL, NULL, "E:reload is not supported by this daemon");
-	expect_call(v.path, "check", "a", "b", "E:check is not supported by this daemon");
-	expect_call(v.path, "suggest", "a", NULL, "E:suggest is not supported by this daemon");
+	expect_call(v.path, "stats", NULL, NULL, "E:unknown command \"stats\"");
+	expect_call(v.path, "suggest", "a", NULL, "E:unknown command \"suggest\"");
+	assert_int_equal(ctl_sock_serve(v.s, again, 2, NULL), -EEXIST);
+	expect_call(v.path, "stats", NULL, NULL, "E:unknown command \"stats\"");
+	for (size_t i = 0; i < CTL_SOCK_CMDS_MAX; i++)
+		many[i] = (struct ctl_cmd){ .name = "x", .fn = op_status };
+	assert_int_equal(ctl_sock_serve(v.s, many, CTL_SOCK_CMDS_MAX, NULL), -ENOSPC);
 	srv_stop(&v);
 }
 
@@ -503,7 +514,9 @@ test_poll_bound(void **state)
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/ng.sock", dir);
-	assert_non_null(s = ctl_sock_open(path, &fake_ops, NULL, 60000, NULL, 0));
+	assert_non_null(s = ctl_sock_open(path, 60000, NULL, 0));
+	assert_int_equal(ctl_sock_serve(s, fake_ops, sizeof(fake_ops) / sizeof(fake_ops[0]),
+	    NULL), 0);
 	t0 = now_ms();
 	assert_int_equal(ctl_sock_poll(s, 0), 0);
 	assert_true(now_ms() - t0 < 20);
@@ -559,7 +572,7 @@ test_permissions(void **state)
 	snprintf(path, sizeof(path), "%s/run/namegate/namegate.sock", dir);
 	for (size_t i = 0; i < sizeof(masks) / sizeof(masks[0]); i++) {
 		mode_t old = umask(masks[i]);
-		struct ctl_sock *s = ctl_sock_open(path, &fake_ops, NULL, 0, NULL, 0);
+		struct ctl_sock *s = ctl_sock_open(path, 0, NULL, 0);
 
 		umask(old);
 		assert_non_null(s);
@@ -576,7 +589,7 @@ test_permissions(void **state)
 	assert_int_equal(mkdir(a, 0755), 0);
 	snprintf(path, sizeof(path), "%s/run/ng.sock", dir);
 	{
-		struct ctl_sock *s = ctl_sock_open(path, &fake_ops, NULL, 0, NULL, 0);
+		struct ctl_sock *s = ctl_sock_open(path, 0, NULL, 0);
 
 		assert_non_null(s);
 		assert_int_equal(mode_of(a) & 07777, 0755);
@@ -613,10 +626,10 @@ test_takeover(void **state)
 	assert_non_null(strstr(err, "namegate is not running (nothing listens on"));
 
 	err[0] = '\0';
-	assert_non_null(s = ctl_sock_open(path, &fake_ops, NULL, 0, err, sizeof(err)));
+	assert_non_null(s = ctl_sock_open(path, 0, err, sizeof(err)));
 	assert_string_equal(err, "");
 
-	assert_null(t = ctl_sock_open(path, &fake_ops, NULL, 0, err, sizeof(err)));
+	assert_null(t = ctl_sock_open(path, 0, err, sizeof(err)));
 	assert_int_equal(errno, EADDRINUSE);
 	assert_non_null(strstr(err, "another namegate is listening there"));
 	assert_true(S_ISSOCK(mode_of(path)));	/* the live one is untouched */
@@ -635,7 +648,7 @@ test_takeover(void **state)
 	/* Not a socket: refused, and left alone. */
 	assert_true((fd = open(path, O_CREAT | O_WRONLY, 0600)) >= 0);
 	close(fd);
-	assert_null(ctl_sock_open(path, &fake_ops, NULL, 0, err, sizeof(err)));
+	assert_null(ctl_sock_open(path, 0, err, sizeof(err)));
 	assert_int_equal(errno, EEXIST);
 	assert_non_null(strstr(err, "exists and is not a socket"));
 	assert_true(S_ISREG(mode_of(path)));
@@ -645,13 +658,13 @@ test_takeover(void **state)
 	memset(big, 'x', sizeof(big) - 1);
 	big[0] = '/';
 	big[sizeof(big) - 1] = '\0';
-	assert_null(ctl_sock_open(big, &fake_ops, NULL, 0, err, sizeof(err)));
+	assert_null(ctl_sock_open(big, 0, err, sizeof(err)));
 	assert_int_equal(errno, ENAMETOOLONG);
 	snprintf(other, sizeof(other), "%s/file", dir);
 	assert_true((fd = open(other, O_CREAT | O_WRONLY, 0600)) >= 0);
 	close(fd);
 	snprintf(path, sizeof(path), "%s/file/ng.sock", dir);
-	assert_null(ctl_sock_open(path, &fake_ops, NULL, 0, err, sizeof(err)));
+	assert_null(ctl_sock_open(path, 0, err, sizeof(err)));
 	assert_int_equal(errno, ENOTDIR);
 	assert_int_equal(unlink(other), 0);
 	assert_int_equal(rmdir(dir), 0);
@@ -664,7 +677,7 @@ main(void)
 		cmocka_unit_test(test_round_trips),
 		cmocka_unit_test(test_callback_errors),
 		cmocka_unit_test(test_bad_requests),
-		cmocka_unit_test(test_unsupported),
+		cmocka_unit_test(test_served_by_tables),
 		cmocka_unit_test(test_request_framing),
 		cmocka_unit_test(test_oversize),
 		cmocka_unit_test(test_stalled_clients),

@@ -22,6 +22,10 @@
  * oversized requests get an error reply. A client that has not sent its whole request
  * within the timeout, or stops reading its reply for that long, is dropped without one.
  *
+ * The socket knows no command: each concern serves its own with ctl_sock_serve(), one
+ * line of its table a command (name, the members it takes, its callback), so a command
+ * is added where it is served. The member checks below are the protocol's, made here.
+ *
  * Callbacks write one JSON value to out (an open_memstream FILE) and return 0. On failure
  * they return -errno; then whatever they wrote to out is the error's text (plain text, not
  * JSON; a trailing newline is dropped), or strerror() of the code if they wrote nothing:
@@ -30,8 +34,8 @@
  *	return -ENOENT;
  *
  * A callback that returns 0 but writes something that is not exactly one JSON value gets
- * {"error":"internal: ..."} sent in its place. A NULL callback: {"error":"... not supported"}.
- * vm and host are NUL-terminated and valid only during the call.
+ * {"error":"internal: ..."} sent in its place. A command nothing serves is unknown.
+ * The request's members are NUL-terminated and valid only during the call.
  *
  * The shapes namegatectl expects (counters are unsigned 64-bit integers; "vm" is the VM's
  * configured name; keys not listed are ignored by namegatectl, so more may be added):
@@ -119,27 +123,29 @@
 #define CTL_SOCK_DIR_MODE	0750	/* a parent directory we create */
 #define CTL_SOCK_MODE		0660	/* root and the socket's group may use it */
 
-/* A grant request's members; reason may be NULL, the others are set. */
-struct ctl_grant_req {
-	const char *vm, *host, *dur, *reason;
+/* The members a command takes (struct ctl_cmd's args); any other is a bad request. */
+#define CTL_ARG_VM	0x1	/* "vm" accepted */
+#define CTL_ARG_VM_REQ	0x2	/* "vm" required */
+#define CTL_ARG_HOST	0x4	/* "host" required */
+#define CTL_ARG_FOR	0x8	/* "for" required, "reason" accepted */
+#define CTL_ARG_ID	0x10	/* "id" required */
+#define CTL_ARG_FOR_OPT	0x20	/* "for" accepted, not required */
+
+/* A request's string members, untrusted text; NULL when absent. */
+struct ctl_req {
+	const char *vm, *host, *dur, *reason, *id;
 };
 
-struct ctl_sock_ops {
-	int (*status)(FILE *out, void *arg);
-	int (*stats)(FILE *out, const char *vm, void *arg);	/* vm may be NULL: all */
-	int (*bindings)(FILE *out, const char *vm, void *arg);
-	int (*flows)(FILE *out, const char *vm, void *arg);
-	int (*reload)(FILE *out, void *arg);
-	int (*check)(FILE *out, const char *vm, const char *host, void *arg);
-	int (*suggest)(FILE *out, const char *vm, void *arg);
-	int (*grant)(FILE *out, const struct ctl_grant_req *req, void *arg);
-	int (*grants)(FILE *out, const char *vm, void *arg);	/* vm may be NULL: all */
-	int (*revoke)(FILE *out, const char *id, void *arg);
-	int (*pending)(FILE *out, const char *vm, void *arg);	/* vm may be NULL: all */
-	/* dur NULL: the daemon's default */
-	int (*approve)(FILE *out, const char *id, const char *dur, void *arg);
-	int (*deny)(FILE *out, const char *id, void *arg);
+typedef int ctl_cmd_fn(FILE *out, const struct ctl_req *req, void *arg);
+
+/* One command: a line of its concern's table. */
+struct ctl_cmd {
+	const char *name;
+	unsigned int args;	/* CTL_ARG_* */
+	ctl_cmd_fn *fn;
 };
+
+#define CTL_SOCK_CMDS_MAX	32	/* commands one socket serves */
 
 /* What happened to clients since ctl_sock_open(), for metrics and tests. */
 struct ctl_sock_counters {
@@ -159,13 +165,18 @@ struct ctl_sock;
  * CTL_SOCK_MODE before it appears under path, so it is never reachable with looser
  * permissions. Refuses (EADDRINUSE) when a daemon already listens on path, and (EEXIST)
  * when path is something other than a socket; path and ".PID" must fit in sun_path (108
- * bytes with the NUL), or ENAMETOOLONG. ops and arg are kept, not copied: they must
- * outlive the socket. timeout_ms <= 0 means CTL_SOCK_TIMEOUT_MS. Returns the socket, or
- * NULL with errno set and a one-line reason in err (errlen bytes, may be 0). Free with
- * ctl_sock_close().
+ * bytes with the NUL), or ENAMETOOLONG. timeout_ms <= 0 means CTL_SOCK_TIMEOUT_MS.
+ * Returns the socket, serving no command yet, or NULL with errno set and a one-line
+ * reason in err (errlen bytes, may be 0). Free with ctl_sock_close().
  */
-struct ctl_sock *ctl_sock_open(const char *path, const struct ctl_sock_ops *ops, void *arg,
-    int timeout_ms, char *err, size_t errlen);
+struct ctl_sock *ctl_sock_open(const char *path, int timeout_ms, char *err, size_t errlen);
+
+/*
+ * Serve the n commands of cmds, each called with arg; cmds and arg are kept, not copied:
+ * they must outlive the socket. 0, -EEXIST when a name is served already, -ENOSPC past
+ * CTL_SOCK_CMDS_MAX; nothing of cmds is served then.
+ */
+int ctl_sock_serve(struct ctl_sock *s, const struct ctl_cmd *cmds, size_t n, void *arg);
 
 /*
  * One turn of the event loop: waits at most timeout_ms (0: not at all, never forever) for
