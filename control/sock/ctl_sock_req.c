@@ -17,6 +17,25 @@
 
 #define CTL_REQ_DEPTH	4	/* a request is one flat object */
 
+int
+ctl_sock_reply_json(FILE *out, const char *key, struct json_object *value)
+{
+	struct json_object *o = value;
+
+	if (value == NULL)
+		return -ENOMEM;
+	if (key != NULL && ((o = json_object_new_object()) == NULL ||
+	    json_object_object_add(o, key, value) < 0)) {
+		json_object_put(value);
+		json_object_put(o);
+		return -ENOMEM;
+	}
+	fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+	    JSON_C_TO_STRING_NOSLASHESCAPE), out);
+	json_object_put(o);
+	return 0;
+}
+
 /* Takes ownership of the NUL-terminated text in body and appends the newline. */
 void
 ctl_conn_reply(struct ctl_conn *c, char *body, size_t len, bool is_error)

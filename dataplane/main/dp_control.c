@@ -16,10 +16,11 @@
 #include "ctl_notify.h"
 #include "nft.h"
 #include "dp_budgets.h"
-#include "dp_approval.h"
+#include "ctl_approval.h"
 #include "dp_control.h"
 #include "dp_evt.h"
-#include "dp_grants.h"
+#include "ctl_grants_live.h"
+#include "dp_worker.h"
 #include "dp_mirror.h"
 #include "dp_names.h"
 #include "dp_reload.h"
@@ -105,9 +106,11 @@ dp_control_render(FILE *out, void *arg)
 
 	pthread_mutex_lock(&c->gen_lock);
 	dp_stats_print(c->ctx, out);
-	dp_grants_render(c, out);
+	if (c->grants != NULL)
+		ctl_grants_live_render(c->grants, out);
 	dp_budget_render(c, out);
-	dp_approval_render(c, out);
+	if (c->approvals != NULL)
+		ctl_approval_render(c->approvals, out);
 	if (c->nft != NULL)
 		nft_stats_get(c->nft, &ns);	/* plain counters: a torn read is off by one batch */
 	fputs("# HELP namegate_nft_bind_latency_seconds From a binding's DNS answer to its nft "
@@ -299,6 +302,15 @@ dp_nft_rebuild(struct dp_control *c)
 	return rc;
 }
 
+/* The running generation's name for VM slot, NULL for none. */
+static const char *
+dp_control_vm_name(const struct dp_control *c, uint16_t slot)
+{
+	const struct dp_gen *g = atomic_load_explicit(&c->ctx->gen, memory_order_acquire);
+
+	return slot < g->nvms && g->vms[slot].present ? g->vms[slot].name : NULL;
+}
+
 static void
 dp_control_block(struct dp_control *c, const struct dp_evt *e, const struct timespec *now)
 {
@@ -345,7 +357,8 @@ dp_control_drain(struct dp_control *c)
 				else if (e->type == DP_EVT_BLOCK)
 					dp_control_block(c, e, &now);
 				else if (e->type == DP_EVT_ASK || e->type == DP_EVT_ASK_END)
-					dp_approval_evt(c, i, e, &now);
+					ctl_approval_record(c->approvals, i,
+					    dp_control_vm_name(c, e->vm), e, &now);
 			}
 			c->evt_seen += n;
 		}
@@ -442,4 +455,41 @@ dp_control_nft_close(struct dp_control *c)
 	free(c->nft_pending_tsc);
 	c->nft_pending = NULL;
 	c->nft_pending_tsc = NULL;
+}
+
+static void
+dp_plane_drain(void *dp)
+{
+	dp_control_drain(dp);
+}
+
+/* Under gen_lock: a scrape reads the generation, and the table's counters. */
+static int
+dp_plane_generation(void *dp, const struct pol_config *cfg, bool closing, FILE *err)
+{
+	struct dp_control *c = dp;
+	int rc;
+
+	pthread_mutex_lock(&c->gen_lock);
+	rc = dp_publish(c->ctx, cfg, c->names, closing, err);
+	if (rc == 0 && c->nft != NULL && dp_control_nft_open(c, err) != 0)
+		fputs("namegate: the slow path's table could not be rebuilt\n", err);
+	pthread_mutex_unlock(&c->gen_lock);
+	return rc;
+}
+
+static void
+dp_plane_deny_ask(void *dp, unsigned int worker, uint32_t slot, uint64_t seq)
+{
+	struct dp_control *c = dp;
+
+	if (worker < c->ctx->nworkers)
+		dp_worker_ask_deny(c->ctx->workers[worker], slot, seq);
+}
+
+void
+dp_control_plane_init(struct dp_control *c)
+{
+	c->plane = (struct dp_plane){ .dp = c, .drain = dp_plane_drain,
+		.generation = dp_plane_generation, .deny_ask = dp_plane_deny_ask };
 }

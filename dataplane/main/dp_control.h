@@ -11,13 +11,14 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "api/dp_plane.h"
 #include "dp.h"
 
 #define DP_NFT_LAT_BUCKETS	24	/* upper bounds of namegate_nft_bind_seconds, +Inf apart */
 
 struct ctl_events;
-struct dp_approvals;
-struct dp_grants;
+struct ctl_approvals;
+struct ctl_grants_live;
 struct nft_ctx;
 struct nft_elem;
 struct dp_mirror;
@@ -31,8 +32,9 @@ struct dp_control {
 	struct dp_names *names;		/* names the VMs resolved */
 	struct dp_names *tried;		/* names the VMs were refused (namegatectl suggest) */
 	struct dp_mirror *mirror;	/* live bindings with their names */
-	struct dp_grants *grants;	/* NULL until dp_grants_start() */
-	struct dp_approvals *approvals;	/* NULL until dp_approval_start() */
+	struct ctl_grants_live *grants;	/* NULL until started */
+	struct ctl_approvals *approvals;	/* NULL until started */
+	struct dp_plane plane;		/* what the control concerns reach the workers by */
 	uint64_t started;		/* CLOCK_MONOTONIC seconds */
 	double started_at;		/* the process's start, UTC seconds */
 	/* the last load of the file (the first at start): whether it took, and when it last did */
@@ -52,6 +54,9 @@ struct dp_control {
 	pthread_mutex_t gen_lock;
 	uint64_t evt_seen, last_flush;
 };
+
+/* c->plane: drain, generation and deny_ask on c's workers. */
+void dp_control_plane_init(struct dp_control *c);
 
 /* A UTC time as the metrics give it: seconds, fractional. */
 double dp_control_seconds(const struct timespec *t);

@@ -15,8 +15,7 @@
 #include "dp_control.h"
 #include "dp_ctlsock.h"
 #include "dp_flow.h"
-#include "dp_approval.h"
-#include "dp_grants.h"
+#include "ctl_grants_live.h"
 #include "dp_mirror.h"
 #include "dp_names.h"
 #include "dp_reload.h"
@@ -328,7 +327,7 @@ dp_cs_check(FILE *out, const struct ctl_req *req, void *arg)
 	if ((mem = open_memstream(&line, &len)) == NULL)
 		return -ENOMEM;
 	/* the grants in force too: a grant that decides is named (policy/load pol_explain) */
-	rc = pol_explain(dp_grants_view(c), vm, host, mem, out);
+	rc = pol_explain(c->grants != NULL ? ctl_grants_live_view(c->grants) : *c->cfgp, vm, host, mem, out);
 	fclose(mem);
 	if (rc == 2) {
 		free(line);

@@ -13,7 +13,7 @@
 #include "dp_budget.h"
 #include "dp_gen.h"
 #include "dp_gen_build.h"
-#include "dp_grants.h"
+#include "ctl_grants_live.h"
 #include "dp_names.h"
 #include "dp_reload.h"
 #include "ctl_grants.h"
@@ -137,7 +137,7 @@ dp_publish(struct dp_ctx *ctx, const struct pol_config *cfg, const struct dp_nam
 
 int
 dp_reload(struct dp_ctx *ctx, struct pol_config **cfgp, const struct dp_names *names,
-    struct dp_grants *grants, struct pol_errs *errs, FILE *err)
+    struct ctl_grants_live *grants, struct pol_errs *errs, FILE *err)
 {
 	const struct dp_gen *prev = atomic_load_explicit(&ctx->gen, memory_order_acquire);
 	struct pol_config *old = *cfgp, *next;
@@ -152,7 +152,7 @@ dp_reload(struct dp_ctx *ctx, struct pol_config **cfgp, const struct dp_names *n
 	}
 	dp_reload_restart_only(old, next, err);
 	/* the new file's policies, with the live grants on top: one generation, no gap */
-	if ((rc = dp_grants_overlay(grants, next, &ov)) < 0) {
+	if ((rc = ctl_grants_live_overlay(grants, next, &ov)) < 0) {
 		fprintf(err, "namegate: reload: grants: %s; generation %u stays in force\n",
 		    strerror(-rc), prev->id);
 		pol_config_free(next);
@@ -163,7 +163,7 @@ dp_reload(struct dp_ctx *ctx, struct pol_config **cfgp, const struct dp_names *n
 		pol_config_free(next);
 		return rc;
 	}
-	dp_grants_adopt(grants, &ov);
+	ctl_grants_live_adopt(grants, &ov);
 	pol_config_free(old);
 	*cfgp = next;
 	fprintf(err, "namegate: reload: generation %u in force: %zu VMs%s\n",

@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 struct dp_ctx;
-struct dp_grants;
+struct ctl_grants_live;
 struct dp_names;
 struct pol_config;
 struct pol_errs;
@@ -22,7 +22,7 @@ struct pol_errs;
  * The file's errors, if it had any, are left on errs (started zeroed; the caller frees).
  */
 int dp_reload(struct dp_ctx *ctx, struct pol_config **cfgp, const struct dp_names *names,
-    struct dp_grants *grants, struct pol_errs *errs, FILE *err);
+    struct ctl_grants_live *grants, struct pol_errs *errs, FILE *err);
 
 /*
  * Build the next generation from cfg exactly as given (a grants view: its set and its VMs'

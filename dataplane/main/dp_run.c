@@ -28,7 +28,7 @@
 #include "ctl_metrics.h"
 #include "ctl_notify.h"
 #include "ctl_webhook.h"
-#include "dp_approval.h"
+#include "ctl_approval.h"
 #include "dp_bind.h"
 #include "dp_budgets.h"
 #include "dp_control.h"
@@ -38,7 +38,7 @@
 #include "dp_mirror.h"
 #include "dp_evt.h"
 #include "dp_gen.h"
-#include "dp_grants.h"
+#include "ctl_grants_live.h"
 #include "dp_hash.h"
 #include "dp_names.h"
 #include "dp_port.h"
@@ -340,11 +340,14 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 		goto out;
 	if (ctx.slow_path && dp_control_nft_open(&ctl, stderr) != 0)
 		goto out;
-	if (dp_grants_start(&ctl, stderr) != 0) {
+	dp_control_plane_init(&ctl);
+	if ((ctl.grants = ctl_grants_live_start(ctl.cfgp, ctl.events, &ctl.plane,
+	    stderr)) == NULL) {
 		fputs("namegate: cannot allocate the grant table\n", stderr);
 		goto out;
 	}
-	if (dp_approval_start(&ctl) != 0) {
+	if ((ctl.approvals = ctl_approval_start(ctl.cfgp, ctl.events, &ctl.plane,
+	    ctl.grants)) == NULL) {
 		fputs("namegate: cannot allocate the approval table\n", stderr);
 		goto out;
 	}
@@ -352,8 +355,8 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 		fprintf(stderr, "namegate: control socket %s: %s\n", cfg->control_socket, err);
 		goto out;
 	}
-	if (dp_ctlsock_serve(sock, &ctl) != 0 || dp_grants_serve(sock, &ctl) != 0 ||
-	    dp_approval_serve(sock, &ctl) != 0) {
+	if (dp_ctlsock_serve(sock, &ctl) != 0 || ctl_grants_live_serve(ctl.grants, sock) != 0 ||
+	    ctl_approval_serve(ctl.approvals, sock) != 0) {
 		fputs("namegate: control socket: a command is served twice\n", stderr);
 		goto out;
 	}
@@ -369,13 +372,13 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	while (!dp_stop) {
 		/* until a worker hands over work, a client or a signal comes, or the clock's turn */
 		dp_wake_wait(&ctx, sock, sweep_cursor != 0 || slow_poll ? DP_SWEEP_TICK_MS :
-		    dp_approval_busy(&ctl) ? CTL_WEBHOOK_TICK_MS : dp_ms_to_next_second(&ctx));
+		    ctl_approval_busy(ctl.approvals) ? CTL_WEBHOOK_TICK_MS : dp_ms_to_next_second(&ctx));
 		/* TAPs without rx interrupts: look again soon after writing to them */
 		slow_poll = dp_slowq_run(&ctx) > 0 && (ctx.slow_rx_fd[0] < 0 ||
 		    ctx.slow_rx_fd[1] < 0);
 		dp_control_drain(&ctl);
-		dp_grants_tick(&ctl);
-		dp_approval_tick(&ctl);
+		ctl_grants_live_tick(ctl.grants);
+		ctl_approval_tick(ctl.approvals);
 		/*
 		 * Bindings expire in whole seconds, and a pass over a sparse table costs a scan
 		 * of all its slots: one pass per second, spread over slices while it lasts.
@@ -412,8 +415,8 @@ out:
 	dp_control_nft_close(&ctl);
 	ctl_sock_close(sock);
 	ctl_metrics_stop(metrics);
-	dp_grants_stop(&ctl);		/* after the scrapes: they read its gauge */
-	dp_approval_stop(&ctl);
+	ctl_grants_live_stop(ctl.grants);	/* after the scrapes: they read its gauge */
+	ctl_approval_stop(ctl.approvals);
 	if (ctl.events != NULL) {
 		clock_gettime(CLOCK_REALTIME, &now);
 		ctl_events_log_stop(ctl.events, &now);

@@ -147,6 +147,14 @@ struct ctl_cmd {
 
 #define CTL_SOCK_CMDS_MAX	32	/* commands one socket serves */
 
+struct json_object;
+
+/*
+ * A callback's reply: value to out on one line, or {key: value} when key is not NULL;
+ * value is freed either way (NULL: -ENOMEM). 0 or -ENOMEM.
+ */
+int ctl_sock_reply_json(FILE *out, const char *key, struct json_object *value);
+
 /* What happened to clients since ctl_sock_open(), for metrics and tests. */
 struct ctl_sock_counters {
 	uint64_t accepted;	/* connections */

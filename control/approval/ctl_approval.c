@@ -1,31 +1,33 @@
 /*
- * Requests waiting for approval, as the main lcore knows them. A request is the worker's
+ * Requests waiting for approval, as the control loop knows them. A request is the worker's
  * held query (worker, slot, seq); its ID here is what the operator types. The worker
  * decides when it ends (released, denied, timed out) and says so; this table only
  * mirrors it, so a lost record costs a stale line for approval.timeout, never a query.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include <json-c/json.h>
 
+#include "api/dp_api.h"
+#include "api/dp_plane.h"
+#include "ctl_approval.h"
 #include "ctl_events.h"
 #include "ctl_grants.h"
+#include "ctl_grants_live.h"
+#include "ctl_sock.h"
 #include "ctl_webhook.h"
-#include "dp.h"
-#include "dp_approval.h"
-#include "dp_control.h"
-#include "dp_grants.h"
-#include "dp_worker.h"
 #include "policy/load.h"
 
-#define DP_APPROVALS_MAX	1024	/* DP_WORKERS_MAX workers' tables, 64 each */
-#define DP_APPROVAL_SLACK	3	/* s past the timeout, then a lost end is assumed */
+#define CTL_APPROVALS_MAX	1024	/* DP_WORKERS_MAX workers' tables, 64 each */
+#define CTL_APPROVAL_SLACK	3	/* s past the timeout, then a lost end is assumed */
 
-struct dp_request {
+struct ctl_request {
 	uint64_t id;			/* 0: free */
 	unsigned int worker;
 	uint32_t slot;
@@ -38,8 +40,13 @@ struct dp_request {
 	char name[DP_EVT_NAME_MAX + 1];
 };
 
-struct dp_approvals {
-	struct dp_request r[DP_APPROVALS_MAX];
+struct ctl_approvals {
+	struct pol_config *const *cfgp;	/* the configuration in force */
+	struct ctl_events *events;	/* NULL: no event log */
+	const struct dp_plane *plane;
+	struct ctl_grants_live *grants;	/* what approve makes */
+	pthread_mutex_t hook_lock;	/* a scrape reads the hook's counters */
+	struct ctl_request r[CTL_APPROVALS_MAX];
 	uint64_t next_id;
 	_Atomic uint64_t lost;		/* announcements with no room here */
 	_Atomic unsigned int waiting;	/* undecided requests: the gauge */
@@ -48,7 +55,7 @@ struct dp_approvals {
 };
 
 static int64_t
-dp_approval_mono(void)
+ctl_ap_mono(void)
 {
 	struct timespec ts;
 
@@ -56,37 +63,44 @@ dp_approval_mono(void)
 	return (int64_t)ts.tv_sec;
 }
 
-int
-dp_approval_start(struct dp_control *c)
+struct ctl_approvals *
+ctl_approval_start(struct pol_config *const *cfgp, struct ctl_events *events,
+    const struct dp_plane *plane, struct ctl_grants_live *grants)
 {
-	if ((c->approvals = calloc(1, sizeof(*c->approvals))) == NULL)
-		return -ENOMEM;
-	c->approvals->next_id = 1;
-	return 0;
+	struct ctl_approvals *a = calloc(1, sizeof(*a));
+
+	if (a == NULL)
+		return NULL;
+	a->cfgp = cfgp;
+	a->events = events;
+	a->plane = plane;
+	a->grants = grants;
+	a->next_id = 1;
+	pthread_mutex_init(&a->hook_lock, NULL);
+	return a;
 }
 
 void
-dp_approval_stop(struct dp_control *c)
+ctl_approval_stop(struct ctl_approvals *a)
 {
-	if (c->approvals == NULL)
+	if (a == NULL)
 		return;
-	ctl_webhook_free(c->approvals->hook);
-	free(c->approvals->hook_url);
-	free(c->approvals);
-	c->approvals = NULL;
+	ctl_webhook_free(a->hook);
+	free(a->hook_url);
+	pthread_mutex_destroy(&a->hook_lock);
+	free(a);
 }
 
 /* The webhook for the configuration in force (a reload may change or drop its URL). */
 static void
-dp_approval_hook_sync(struct dp_control *c)
+ctl_ap_hook_sync(struct ctl_approvals *a)
 {
-	struct dp_approvals *a = c->approvals;
-	const char *url = (*c->cfgp)->approval_webhook;
+	const char *url = (*a->cfgp)->approval_webhook;
 
 	if (a->hook_url == NULL ? url == NULL : url != NULL && strcmp(url, a->hook_url) == 0)
 		return;
-	/* a scrape reads the hook's counters under gen_lock: swap it under the lock too */
-	pthread_mutex_lock(&c->gen_lock);
+	/* a scrape reads the hook's counters: swap it under their lock */
+	pthread_mutex_lock(&a->hook_lock);
 	ctl_webhook_free(a->hook);
 	free(a->hook_url);
 	a->hook = NULL;
@@ -94,18 +108,18 @@ dp_approval_hook_sync(struct dp_control *c)
 	if (url != NULL &&
 	    ((a->hook_url = strdup(url)) == NULL || (a->hook = ctl_webhook_new(url)) == NULL))
 		fprintf(stderr, "namegate: approval.webhook %s: cannot be set up\n", url);
-	pthread_mutex_unlock(&c->gen_lock);
+	pthread_mutex_unlock(&a->hook_lock);
 }
 
 /* {id, vm, name, type, first_seen} to the webhook, if there is one. */
 static void
-dp_approval_announce(struct dp_control *c, const struct dp_request *r)
+ctl_ap_announce(struct ctl_approvals *a, const struct ctl_request *r)
 {
 	struct json_object *o;
 	char seen[32];
 
-	dp_approval_hook_sync(c);
-	if (c->approvals->hook == NULL || (o = json_object_new_object()) == NULL)
+	ctl_ap_hook_sync(a);
+	if (a->hook == NULL || (o = json_object_new_object()) == NULL)
 		return;
 	ctl_grant_time(r->first_seen, seen, sizeof(seen));
 	if (json_object_object_add(o, "id", json_object_new_uint64(r->id)) == 0 &&
@@ -113,26 +127,25 @@ dp_approval_announce(struct dp_control *c, const struct dp_request *r)
 	    json_object_object_add(o, "name", json_object_new_string(r->name)) == 0 &&
 	    json_object_object_add(o, "type", json_object_new_int(r->qtype)) == 0 &&
 	    json_object_object_add(o, "first_seen", json_object_new_string(seen)) == 0)
-		(void)ctl_webhook_post(c->approvals->hook, json_object_to_json_string_ext(o,
+		(void)ctl_webhook_post(a->hook, json_object_to_json_string_ext(o,
 		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
 }
 
 bool
-dp_approval_busy(const struct dp_control *c)
+ctl_approval_busy(const struct ctl_approvals *a)
 {
-	return c->approvals != NULL && c->approvals->hook != NULL &&
-	    ctl_webhook_poll(c->approvals->hook) > 0;
+	return a != NULL && a->hook != NULL && ctl_webhook_poll(a->hook) > 0;
 }
 
 void
-dp_approval_render(const struct dp_control *c, FILE *out)
+ctl_approval_render(struct ctl_approvals *a, FILE *out)
 {
 	struct ctl_webhook_counters k = { 0 };
 
-	if (c->approvals == NULL)
-		return;
-	ctl_webhook_counters(c->approvals->hook, &k);
+	pthread_mutex_lock(&a->hook_lock);
+	ctl_webhook_counters(a->hook, &k);
+	pthread_mutex_unlock(&a->hook_lock);
 	fprintf(out, "# HELP namegate_approval_pending DNS queries waiting for approval\n"
 	    "# TYPE namegate_approval_pending gauge\n"
 	    "namegate_approval_pending %u\n"
@@ -140,26 +153,26 @@ dp_approval_render(const struct dp_control *c, FILE *out)
 	    "# TYPE namegate_approval_webhook_total counter\n"
 	    "namegate_approval_webhook_total{result=\"sent\"} %llu\n"
 	    "namegate_approval_webhook_total{result=\"failed\"} %llu\n",
-	    atomic_load(&c->approvals->waiting), (unsigned long long)k.sent,
+	    atomic_load(&a->waiting), (unsigned long long)k.sent,
 	    (unsigned long long)k.failed);
 }
 
 static void
-dp_approval_log(struct dp_control *c, const char *event, const struct dp_request *r,
+ctl_ap_log(struct ctl_approvals *a, const char *event, const struct ctl_request *r,
     uint64_t grant)
 {
 	struct timespec now;
 
-	if (c->events == NULL)
+	if (a->events == NULL)
 		return;
 	clock_gettime(CLOCK_REALTIME, &now);
-	ctl_events_log_approval(c->events, &now, event, r->vm, r->id, r->name, r->qtype, grant);
+	ctl_events_log_approval(a->events, &now, event, r->vm, r->id, r->name, r->qtype, grant);
 }
 
-static struct dp_request *
-dp_approval_find(struct dp_approvals *a, unsigned int w, uint32_t slot, uint64_t seq)
+static struct ctl_request *
+ctl_ap_find(struct ctl_approvals *a, unsigned int w, uint32_t slot, uint64_t seq)
 {
-	for (unsigned int i = 0; i < DP_APPROVALS_MAX; i++)
+	for (unsigned int i = 0; i < CTL_APPROVALS_MAX; i++)
 		if (a->r[i].id != 0 && a->r[i].worker == w && a->r[i].slot == slot &&
 		    a->r[i].seq == seq)
 			return &a->r[i];
@@ -167,66 +180,64 @@ dp_approval_find(struct dp_approvals *a, unsigned int w, uint32_t slot, uint64_t
 }
 
 void
-dp_approval_evt(struct dp_control *c, unsigned int w, const struct dp_evt *e,
-    const struct timespec *now)
+ctl_approval_record(struct ctl_approvals *a, unsigned int w, const char *vm,
+    const struct dp_evt *e, const struct timespec *now)
 {
-	const struct dp_gen *g = atomic_load_explicit(&c->ctx->gen, memory_order_acquire);
-	struct dp_approvals *a = c->approvals;
-	struct dp_request *r;
+	struct ctl_request *r;
 
-	if (a == NULL || e->vm >= g->nvms)
+	if (a == NULL || vm == NULL)
 		return;
 	if (e->type == DP_EVT_ASK_END) {
-		if ((r = dp_approval_find(a, w, e->ttl, e->expires)) == NULL)
+		if ((r = ctl_ap_find(a, w, e->ttl, e->expires)) == NULL)
 			return;
 		/* approve and deny logged themselves; a release nobody here decided is quiet */
 		if (e->reason == DP_ASK_END_TIMEOUT)
-			dp_approval_log(c, "approval_timeout", r, 0);
+			ctl_ap_log(a, "approval_timeout", r, 0);
 		if (!r->decided)
 			atomic_fetch_sub(&a->waiting, 1);
 		r->id = 0;
 		return;
 	}
-	for (unsigned int i = 0; i < DP_APPROVALS_MAX; i++) {
+	for (unsigned int i = 0; i < CTL_APPROVALS_MAX; i++) {
 		if (a->r[i].id != 0)
 			continue;
 		r = &a->r[i];
-		*r = (struct dp_request){ .id = a->next_id++, .worker = w, .slot = e->ttl,
+		*r = (struct ctl_request){ .id = a->next_id++, .worker = w, .slot = e->ttl,
 			.seq = e->expires, .qtype = e->port, .first_seen = (int64_t)now->tv_sec,
-			.forget_at = dp_approval_mono() + (*c->cfgp)->approval_timeout +
-			    DP_APPROVAL_SLACK };
-		snprintf(r->vm, sizeof(r->vm), "%s", g->vms[e->vm].name);
+			.forget_at = ctl_ap_mono() + (*a->cfgp)->approval_timeout +
+			    CTL_APPROVAL_SLACK };
+		snprintf(r->vm, sizeof(r->vm), "%s", vm);
 		memcpy(r->name, e->name, e->name_len);
 		r->name[e->name_len] = '\0';
-		dp_approval_log(c, "approval_pending", r, 0);
+		ctl_ap_log(a, "approval_pending", r, 0);
 		atomic_fetch_add(&a->waiting, 1);
-		dp_approval_announce(c, r);
+		ctl_ap_announce(a, r);
 		return;
 	}
 	atomic_fetch_add(&a->lost, 1);
 }
 
 void
-dp_approval_tick(struct dp_control *c)
+ctl_approval_tick(struct ctl_approvals *a)
 {
-	int64_t now = dp_approval_mono();
+	int64_t now = ctl_ap_mono();
 
-	if (c->approvals == NULL)
+	if (a == NULL)
 		return;
-	for (unsigned int i = 0; i < DP_APPROVALS_MAX; i++) {
-		struct dp_request *r = &c->approvals->r[i];
+	for (unsigned int i = 0; i < CTL_APPROVALS_MAX; i++) {
+		struct ctl_request *r = &a->r[i];
 
 		if (r->id == 0 || r->forget_at > now)
 			continue;
 		if (!r->decided)
-			atomic_fetch_sub(&c->approvals->waiting, 1);
+			atomic_fetch_sub(&a->waiting, 1);
 		r->id = 0;
 	}
-	ctl_webhook_poll(c->approvals->hook);
+	ctl_webhook_poll(a->hook);
 }
 
 static const char *
-dp_approval_type(uint16_t t, char *buf, size_t len)
+ctl_ap_type(uint16_t t, char *buf, size_t len)
 {
 	switch (t) {
 	case 1: return "A";
@@ -242,11 +253,11 @@ dp_approval_type(uint16_t t, char *buf, size_t len)
 
 /* {"id":N,"vm":V,"name":H} and, with detail, the rest a listing shows; NULL: no memory. */
 static struct json_object *
-dp_request_json(const struct dp_control *c, const struct dp_request *r, bool detail)
+ctl_request_json(const struct ctl_approvals *a, const struct ctl_request *r, bool detail)
 {
 	struct json_object *o = json_object_new_object();
 	int64_t now = (int64_t)time(NULL), age = now > r->first_seen ? now - r->first_seen : 0;
-	int64_t timeout = (*c->cfgp)->approval_timeout;
+	int64_t timeout = (*a->cfgp)->approval_timeout;
 	char seen[32], type[16];
 
 	if (o == NULL)
@@ -257,7 +268,7 @@ dp_request_json(const struct dp_control *c, const struct dp_request *r, bool det
 	    json_object_object_add(o, "name", json_object_new_string(r->name)) < 0 ||
 	    (detail && (json_object_object_add(o, "type", json_object_new_int(r->qtype)) < 0 ||
 	    json_object_object_add(o, "type_name", json_object_new_string(
-	    dp_approval_type(r->qtype, type, sizeof(type)))) < 0 ||
+	    ctl_ap_type(r->qtype, type, sizeof(type)))) < 0 ||
 	    json_object_object_add(o, "first_seen", json_object_new_string(seen)) < 0 ||
 	    json_object_object_add(o, "age", json_object_new_int64(age)) < 0 ||
 	    json_object_object_add(o, "left", json_object_new_int64(age < timeout ?
@@ -269,12 +280,12 @@ dp_request_json(const struct dp_control *c, const struct dp_request *r, bool det
 }
 
 static int
-dp_approval_cs_pending(FILE *out, const struct ctl_req *req, void *arg)
+ctl_ap_cmd_pending(FILE *out, const struct ctl_req *req, void *arg)
 {
 	const char *vm = req->vm;
-	struct dp_control *c = arg;
+	struct ctl_approvals *a = arg;
 	struct json_object *o = json_object_new_object(), *list = json_object_new_array();
-	struct dp_request *v[DP_APPROVALS_MAX];
+	struct ctl_request *v[CTL_APPROVALS_MAX];
 	unsigned int n = 0;
 
 	if (o == NULL || list == NULL || json_object_object_add(o, "pending", list) < 0) {
@@ -282,14 +293,14 @@ dp_approval_cs_pending(FILE *out, const struct ctl_req *req, void *arg)
 		json_object_put(o);
 		return -ENOMEM;
 	}
-	if (vm != NULL && pol_config_vm(*c->cfgp, vm) == NULL) {
+	if (vm != NULL && pol_config_vm(*a->cfgp, vm) == NULL) {
 		json_object_put(o);
 		fprintf(out, "unknown VM '%s'", vm);
 		return -ENOENT;
 	}
-	dp_control_drain(c);	/* what the workers announced up to now */
-	for (unsigned int i = 0; c->approvals != NULL && i < DP_APPROVALS_MAX; i++) {
-		struct dp_request *r = &c->approvals->r[i];
+	a->plane->drain(a->plane->dp);	/* what the workers announced up to now */
+	for (unsigned int i = 0; i < CTL_APPROVALS_MAX; i++) {
+		struct ctl_request *r = &a->r[i];
 
 		if (r->id != 0 && !r->decided && (vm == NULL || strcmp(vm, r->vm) == 0))
 			v[n++] = r;
@@ -297,13 +308,13 @@ dp_approval_cs_pending(FILE *out, const struct ctl_req *req, void *arg)
 	/* oldest first: IDs grow with time */
 	for (unsigned int i = 1; i < n; i++)
 		for (unsigned int j = i; j > 0 && v[j - 1]->id > v[j]->id; j--) {
-			struct dp_request *t = v[j];
+			struct ctl_request *t = v[j];
 
 			v[j] = v[j - 1];
 			v[j - 1] = t;
 		}
 	for (unsigned int i = 0; i < n; i++) {
-		struct json_object *e = dp_request_json(c, v[i], true);
+		struct json_object *e = ctl_request_json(a, v[i], true);
 
 		if (e == NULL || json_object_array_add(list, e) < 0) {
 			json_object_put(e);
@@ -311,12 +322,12 @@ dp_approval_cs_pending(FILE *out, const struct ctl_req *req, void *arg)
 			return -ENOMEM;
 		}
 	}
-	return dp_json_reply(out, NULL, o);
+	return ctl_sock_reply_json(out, NULL, o);
 }
 
 /* The undecided request id names in *rp: 0, or -EINVAL / -ENOENT with the reason on out. */
 static int
-dp_approval_lookup(struct dp_control *c, FILE *out, const char *id, struct dp_request **rp)
+ctl_ap_lookup(struct ctl_approvals *a, FILE *out, const char *id, struct ctl_request **rp)
 {
 	char *end;
 	uint64_t v;
@@ -327,10 +338,10 @@ dp_approval_lookup(struct dp_control *c, FILE *out, const char *id, struct dp_re
 		fprintf(out, "bad request id \"%.32s\" (a number from namegatectl pending)", id);
 		return -EINVAL;
 	}
-	dp_control_drain(c);	/* a request that just ended is not approved */
-	for (unsigned int i = 0; c->approvals != NULL && i < DP_APPROVALS_MAX; i++)
-		if (c->approvals->r[i].id == v && !c->approvals->r[i].decided) {
-			*rp = &c->approvals->r[i];
+	a->plane->drain(a->plane->dp);	/* a request that just ended is not approved */
+	for (unsigned int i = 0; i < CTL_APPROVALS_MAX; i++)
+		if (a->r[i].id == v && !a->r[i].decided) {
+			*rp = &a->r[i];
 			return 0;
 		}
 	fprintf(out, "no request %" PRIu64 " waits for approval", v);
@@ -338,73 +349,74 @@ dp_approval_lookup(struct dp_control *c, FILE *out, const char *id, struct dp_re
 }
 
 static int
-dp_approval_cs_approve(FILE *out, const struct ctl_req *req, void *arg)
+ctl_ap_cmd_approve(FILE *out, const struct ctl_req *req, void *arg)
 {
 	const char *id = req->id, *dur = req->dur;
-	struct dp_control *c = arg;
+	struct ctl_approvals *a = arg;
 	struct json_object *o;
-	struct dp_request *r, copy;
+	struct ctl_request *r, copy;
 	struct ctl_grant g;
 	char why[512], reason[64];
 	int rc;
 
-	if ((rc = dp_approval_lookup(c, out, id, &r)) < 0)
+	if ((rc = ctl_ap_lookup(a, out, id, &r)) < 0)
 		return rc;
 	copy = *r;
-	r->decided = true;	/* dp_grants_make() drains: the request may end meanwhile */
-	atomic_fetch_sub(&c->approvals->waiting, 1);
+	r->decided = true;	/* making the grant drains: the request may end meanwhile */
+	atomic_fetch_sub(&a->waiting, 1);
 	snprintf(reason, sizeof(reason), "approved request %" PRIu64, copy.id);
-	if ((rc = dp_grants_make(c, copy.vm, copy.name, dur != NULL ? dur : DP_APPROVAL_DEFAULT_FOR,
-	    reason, &g, why, sizeof(why))) < 0) {
+	if ((rc = ctl_grants_live_make(a->grants, copy.vm, copy.name,
+	    dur != NULL ? dur : CTL_APPROVAL_DEFAULT_FOR, reason, &g, why, sizeof(why))) < 0) {
 		if (r->id == copy.id) {
 			r->decided = false;
-			atomic_fetch_add(&c->approvals->waiting, 1);
+			atomic_fetch_add(&a->waiting, 1);
 		}
 		fputs(why, out);
 		return rc;
 	}
-	dp_approval_log(c, "approval_approved", &copy, g.id);
+	ctl_ap_log(a, "approval_approved", &copy, g.id);
 	o = json_object_new_object();
 	if (o == NULL || json_object_object_add(o, "approved",
-	    dp_request_json(c, &copy, false)) < 0 ||
+	    ctl_request_json(a, &copy, false)) < 0 ||
 	    json_object_object_add(o, "grant", json_object_new_uint64(g.id)) < 0) {
 		json_object_put(o);
 		return -ENOMEM;
 	}
-	return dp_json_reply(out, NULL, o);
+	return ctl_sock_reply_json(out, NULL, o);
 }
 
 static int
-dp_approval_cs_deny(FILE *out, const struct ctl_req *req, void *arg)
+ctl_ap_cmd_deny(FILE *out, const struct ctl_req *req, void *arg)
 {
 	const char *id = req->id;
-	struct dp_control *c = arg;
+	struct ctl_approvals *a = arg;
 	struct json_object *o;
-	struct dp_request *r;
+	struct ctl_request *r;
 	int rc;
 
-	if ((rc = dp_approval_lookup(c, out, id, &r)) < 0)
+	if ((rc = ctl_ap_lookup(a, out, id, &r)) < 0)
 		return rc;
 	r->decided = true;
-	atomic_fetch_sub(&c->approvals->waiting, 1);
-	dp_worker_ask_deny(c->ctx->workers[r->worker], r->slot, r->seq);
-	dp_approval_log(c, "approval_denied", r, 0);
+	atomic_fetch_sub(&a->waiting, 1);
+	a->plane->deny_ask(a->plane->dp, r->worker, r->slot, r->seq);
+	ctl_ap_log(a, "approval_denied", r, 0);
 	o = json_object_new_object();
-	if (o == NULL || json_object_object_add(o, "denied", dp_request_json(c, r, false)) < 0) {
+	if (o == NULL || json_object_object_add(o, "denied", ctl_request_json(a, r, false)) < 0) {
 		json_object_put(o);
 		return -ENOMEM;
 	}
-	return dp_json_reply(out, NULL, o);
+	return ctl_sock_reply_json(out, NULL, o);
 }
 
-static const struct ctl_cmd dp_approval_cmds[] = {
-	{ "pending", CTL_ARG_VM, dp_approval_cs_pending },
-	{ "approve", CTL_ARG_ID | CTL_ARG_FOR_OPT, dp_approval_cs_approve },
-	{ "deny", CTL_ARG_ID, dp_approval_cs_deny },
+static const struct ctl_cmd ctl_ap_cmds[] = {
+	{ "pending", CTL_ARG_VM, ctl_ap_cmd_pending },
+	{ "approve", CTL_ARG_ID | CTL_ARG_FOR_OPT, ctl_ap_cmd_approve },
+	{ "deny", CTL_ARG_ID, ctl_ap_cmd_deny },
 };
 
 int
-dp_approval_serve(struct ctl_sock *s, struct dp_control *c)
+ctl_approval_serve(struct ctl_approvals *a, struct ctl_sock *s)
 {
-	return ctl_sock_serve(s, dp_approval_cmds, sizeof(dp_approval_cmds) / sizeof(dp_approval_cmds[0]), c);
+	return ctl_sock_serve(s, ctl_ap_cmds, sizeof(ctl_ap_cmds) /
+	    sizeof(ctl_ap_cmds[0]), a);
 }

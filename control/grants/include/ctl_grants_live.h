@@ -1,0 +1,66 @@
+/*
+ * The grants in force (ctl_grants.h has the table and the model): the state file read at
+ * start, a new generation put out through the plane (dataplane/api/dp_plane.h) on every
+ * grant, revoke and expiry, exactly as a reload puts one out, so flows and bindings a
+ * grant admitted are judged again, and cut, when it ends; the events, the
+ * namegate_vm_grants gauge and the control socket's grant, grants and revoke. The control
+ * loop's thread only, except ctl_grants_live_render().
+ */
+#ifndef CTL_GRANTS_LIVE_H
+#define CTL_GRANTS_LIVE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct ctl_events;
+struct ctl_grant;
+struct ctl_overlay;
+struct ctl_grants_live;
+struct ctl_sock;
+struct dp_plane;
+struct pol_config;
+
+/*
+ * Reads (*cfgp)->grants_state and puts its live grants in force. A damaged file is
+ * reported on log (and as an event, events may be NULL) and grants nothing: the daemon
+ * goes on without (fail closed). cfgp is where the daemon keeps the configuration in
+ * force (a reload replaces *cfgp); it and plane are kept. NULL when out of memory (then
+ * the daemon must not start).
+ */
+struct ctl_grants_live *ctl_grants_live_start(struct pol_config *const *cfgp,
+    struct ctl_events *events, const struct dp_plane *plane, FILE *log);
+
+/* Frees gl (NULL: nothing); the state file stays as last written. */
+void ctl_grants_live_stop(struct ctl_grants_live *gl);
+
+/* Call from the control loop at least once a second: grants whose time is up end here. */
+void ctl_grants_live_tick(struct ctl_grants_live *gl);
+
+/*
+ * Make a grant (the checks of ctl_grants_add()), save the state file, put out the
+ * generation that allows it, and log the event; approval calls this too. Returns 0 with
+ * the grant in *out, or -errno with a one-line reason in why and nothing changed.
+ */
+int ctl_grants_live_make(struct ctl_grants_live *gl, const char *vm, const char *host,
+    const char *dur, const char *reason, struct ctl_grant *out, char *why, size_t whylen);
+
+/* For a reload: *ov for next with the live grants (gl may be NULL: none). 0 or -errno. */
+int ctl_grants_live_overlay(const struct ctl_grants_live *gl, const struct pol_config *next,
+    struct ctl_overlay *ov);
+
+/*
+ * After a reload put *ov's view in force: keep *ov (the one before is freed: no worker
+ * uses it any more) and end grants of VMs the new file no longer has. gl NULL: frees *ov.
+ */
+void ctl_grants_live_adopt(struct ctl_grants_live *gl, struct ctl_overlay *ov);
+
+/* The configuration as the running generation sees it, grants included: for check. */
+const struct pol_config *ctl_grants_live_view(const struct ctl_grants_live *gl);
+
+/* namegate_vm_grants{vm}, with # HELP and # TYPE: any thread (the metrics scrape). */
+void ctl_grants_live_render(struct ctl_grants_live *gl, FILE *out);
+
+/* Serve grant, grants and revoke on s. 0 or -errno (ctl_sock_serve()). */
+int ctl_grants_live_serve(struct ctl_grants_live *gl, struct ctl_sock *s);
+
+#endif
