@@ -12,8 +12,9 @@
 
 #include <stdint.h>
 
-#define DP_API_VERSION		2
+#define DP_API_VERSION		3
 #define DP_EVT_NAME_MAX		253
+#define DP_EVT_PORTS_MAX	6	/* POL_PORTS_MAX: the ports a name's allow patterns list */
 
 enum dp_evt_type {
 	DP_EVT_BIND = 1,	/* DNS taught (vm, addr) for name, for ttl seconds */
@@ -35,6 +36,17 @@ enum dp_ask_end {
 	DP_ASK_END_TIMEOUT,	/* approval.timeout passed */
 };
 
+/*
+ * The TCP and UDP destination ports a binding opens, as the worker judged its name: every
+ * port (all), or port[0..n); nothing at all when n is 0 and all is not set (the name is
+ * denied on every port, and the slow path gets no element for it either).
+ */
+struct dp_evt_ports {
+	uint8_t all;
+	uint8_t n;
+	uint16_t port[DP_EVT_PORTS_MAX];
+};
+
 struct dp_evt {
 	uint16_t version;		/* DP_API_VERSION */
 	uint16_t type;			/* enum dp_evt_type */
@@ -49,9 +61,11 @@ struct dp_evt {
 	uint64_t tsc;			/* when, in TSC cycles */
 	uint64_t expires;		/* BIND: seconds since start when the binding lapses,
 					 * as the worker stored it (ttl clamped and added) */
+	uint32_t gen;			/* BIND: the generation that judged the name */
+	struct dp_evt_ports ports;	/* BIND: what the binding opens under gen */
 	uint8_t name_len;
 	char name[DP_EVT_NAME_MAX + 1];	/* the queried name or the SNI; not NUL-terminated */
-	uint8_t pad[1];
+	uint8_t pad[3];
 };
 
 #endif

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct dp_evt_ports;
 struct pol_config;
 
 struct dp_plane {
@@ -27,6 +28,13 @@ struct dp_plane {
 	 * allowed) never waits on room. 0, or -errno with a message on err and nothing changed.
 	 */
 	int (*generation)(void *dp, const struct pol_config *cfg, bool closing, FILE *err);
+	/* The running generation's id. */
+	uint32_t (*generation_id)(void *dp);
+	/*
+	 * What (VM slot, name) opens under the running generation, as its workers judge it
+	 * again (the names a publish judged); nothing when it does not know the name.
+	 */
+	void (*name_ports)(void *dp, uint16_t slot, const char *name, struct dp_evt_ports *out);
 	/* Worker w answers its held query (slot, seq: a DP_EVT_ASK record's) REFUSED. */
 	void (*deny_ask)(void *dp, unsigned int worker, uint32_t slot, uint64_t seq);
 };

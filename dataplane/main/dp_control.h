@@ -14,24 +14,21 @@
 #include "api/dp_plane.h"
 #include "dp.h"
 
-#define DP_NFT_LAT_BUCKETS	24	/* upper bounds of namegate_nft_bind_seconds, +Inf apart */
-
 struct ctl_events;
 struct ctl_approvals;
 struct ctl_grants_live;
-struct nft_ctx;
-struct nft_elem;
-struct dp_mirror;
-struct dp_names;
+struct ctl_nft_feed;
+struct ctl_mirror;
+struct ctl_names;
 struct pol_config;
 
 struct dp_control {
 	struct dp_ctx *ctx;
 	struct pol_config **cfgp;	/* the configuration in force */
 	struct ctl_events *events;	/* NULL: no event log */
-	struct dp_names *names;		/* names the VMs resolved */
-	struct dp_names *tried;		/* names the VMs were refused (namegatectl suggest) */
-	struct dp_mirror *mirror;	/* live bindings with their names */
+	struct ctl_names *names;		/* names the VMs resolved */
+	struct ctl_names *tried;		/* names the VMs were refused (namegatectl suggest) */
+	struct ctl_mirror *mirror;	/* live bindings with their names */
 	struct ctl_grants_live *grants;	/* NULL until started */
 	struct ctl_approvals *approvals;	/* NULL until started */
 	struct dp_plane plane;		/* what the control concerns reach the workers by */
@@ -40,16 +37,7 @@ struct dp_control {
 	/* the last load of the file (the first at start): whether it took, and when it last did */
 	bool reload_ok;
 	double reload_ok_at;		/* UTC seconds */
-	struct nft_ctx *nft;		/* the slow path's table; NULL without one */
-	int nft_index[DP_VM_SLOTS];	/* VM slot -> index in the VMs nft_open() was given */
-	struct nft_elem *nft_pending;	/* elements learned since the last batch */
-	size_t nft_npending;
-	bool nft_stale;			/* a batch found the table changed: rebuild it */
-	uint64_t *nft_pending_tsc;	/* when each pending element's binding was learned */
-	uint32_t nft_lat_us[1024];	/* learned -> in the kernel, the latest samples (ring) */
-	uint32_t nft_lat_n;
-	uint64_t nft_lat_hist[DP_NFT_LAT_BUCKETS + 1];	/* every sample, by bucket (+Inf last) */
-	uint64_t nft_lat_sum_us;
+	struct ctl_nft_feed *feed;	/* the slow path's table; NULL without one */
 	/* held by a scrape while it reads the generation, and by a reload while it frees one */
 	pthread_mutex_t gen_lock;
 	uint64_t evt_seen, last_flush;

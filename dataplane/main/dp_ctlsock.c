@@ -16,8 +16,8 @@
 #include "dp_ctlsock.h"
 #include "dp_flow.h"
 #include "ctl_grants_live.h"
-#include "dp_mirror.h"
-#include "dp_names.h"
+#include "ctl_mirror.h"
+#include "ctl_names.h"
 #include "dp_reload.h"
 #include "dp_stats.h"
 #include "policy/load.h"
@@ -209,7 +209,7 @@ struct dp_cs_walk {
 };
 
 static void
-dp_cs_binding(const struct dp_mirror_ent *e, void *arg)
+dp_cs_binding(const struct ctl_mirror_ent *e, void *arg)
 {
 	struct dp_cs_walk *wk = arg;
 	struct json_object *b = json_object_new_object();
@@ -250,7 +250,7 @@ dp_cs_bindings(FILE *out, const struct ctl_req *req, void *arg)
 		return slot;
 	if ((o = dp_cs_vm_list(vm, "bindings", &wk.list)) == NULL)
 		return -ENOMEM;
-	dp_mirror_walk(c->mirror, (uint16_t)slot, wk.now, dp_cs_binding, &wk);
+	ctl_mirror_walk(c->mirror, (uint16_t)slot, wk.now, dp_cs_binding, &wk);
 	return dp_cs_reply(out, o, wk.ok);
 }
 
@@ -397,8 +397,8 @@ dp_cs_suggest(FILE *out, const struct ctl_req *req, void *arg)
 
 	if ((slot = dp_cs_slot(out, g, vm)) < 0)
 		return slot;
-	dp_names_of(c->names, (uint16_t)slot, dp_cs_collect, &l);
-	dp_names_of(c->tried, (uint16_t)slot, dp_cs_collect, &l);
+	ctl_names_of(c->names, (uint16_t)slot, dp_cs_collect, &l);
+	ctl_names_of(c->tried, (uint16_t)slot, dp_cs_collect, &l);
 	qsort(l.v, l.n, sizeof(l.v[0]), dp_cs_cmp);
 	o = json_object_new_object();
 	allow = json_object_new_array();

@@ -14,7 +14,7 @@
 #include "dp_gen.h"
 #include "dp_gen_build.h"
 #include "ctl_grants_live.h"
-#include "dp_names.h"
+#include "ctl_names.h"
 #include "dp_reload.h"
 #include "ctl_grants.h"
 #include "policy/load.h"
@@ -92,19 +92,19 @@ dp_reload_restart_only(const struct pol_config *old, const struct pol_config *ne
  * left out of g's table: what passed through them is cut under g (fail closed).
  */
 static int
-dp_publish_names(struct dp_gen *g, const struct pol_config *cfg, const struct dp_names *names,
+dp_publish_names(struct dp_gen *g, const struct pol_config *cfg, const struct ctl_names *names,
     struct dp_reload_walk *r)
 {
 	*r = (struct dp_reload_walk){ .g = g, .cfg = cfg };
-	if ((r->rc = dp_gen_names_init(g, dp_publish_names_room(dp_names_count(names) + 1))) != 0)
-		r->lost = dp_names_count(names);
+	if ((r->rc = dp_gen_names_init(g, dp_publish_names_room(ctl_names_count(names) + 1))) != 0)
+		r->lost = ctl_names_count(names);
 	else
-		dp_names_walk(names, dp_reload_name, r);
+		ctl_names_walk(names, dp_reload_name, r);
 	return r->rc;
 }
 
 int
-dp_publish(struct dp_ctx *ctx, const struct pol_config *cfg, const struct dp_names *names,
+dp_publish(struct dp_ctx *ctx, const struct pol_config *cfg, const struct ctl_names *names,
     bool closing, FILE *err)
 {
 	const struct dp_gen *prev = atomic_load_explicit(&ctx->gen, memory_order_acquire);
@@ -136,7 +136,7 @@ dp_publish(struct dp_ctx *ctx, const struct pol_config *cfg, const struct dp_nam
 }
 
 int
-dp_reload(struct dp_ctx *ctx, struct pol_config **cfgp, const struct dp_names *names,
+dp_reload(struct dp_ctx *ctx, struct pol_config **cfgp, const struct ctl_names *names,
     struct ctl_grants_live *grants, struct pol_errs *errs, FILE *err)
 {
 	const struct dp_gen *prev = atomic_load_explicit(&ctx->gen, memory_order_acquire);
@@ -168,7 +168,7 @@ dp_reload(struct dp_ctx *ctx, struct pol_config **cfgp, const struct dp_names *n
 	*cfgp = next;
 	fprintf(err, "namegate: reload: generation %u in force: %zu VMs%s\n",
 	    atomic_load_explicit(&ctx->gen, memory_order_acquire)->id, next->nvms,
-	    dp_names_overflowed(names) ? " (name table full: flows through names it lost are "
+	    ctl_names_overflowed(names) ? " (name table full: flows through names it lost are "
 	    "cut)" : "");
 	return 0;
 }

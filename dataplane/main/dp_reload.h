@@ -10,7 +10,7 @@
 
 struct dp_ctx;
 struct ctl_grants_live;
-struct dp_names;
+struct ctl_names;
 struct pol_config;
 struct pol_errs;
 
@@ -21,7 +21,7 @@ struct pol_errs;
  * On failure (errors printed to err as FILE:LINE:COL: message) nothing changes: -errno.
  * The file's errors, if it had any, are left on errs (started zeroed; the caller frees).
  */
-int dp_reload(struct dp_ctx *ctx, struct pol_config **cfgp, const struct dp_names *names,
+int dp_reload(struct dp_ctx *ctx, struct pol_config **cfgp, const struct ctl_names *names,
     struct ctl_grants_live *grants, struct pol_errs *errs, FILE *err);
 
 /*
@@ -33,7 +33,7 @@ int dp_reload(struct dp_ctx *ctx, struct pol_config **cfgp, const struct dp_name
  * refuse names, the generation is published without them, and what passed through them
  * is cut as not allowed (fail closed) until the VM resolves them again.
  */
-int dp_publish(struct dp_ctx *ctx, const struct pol_config *cfg, const struct dp_names *names,
+int dp_publish(struct dp_ctx *ctx, const struct pol_config *cfg, const struct ctl_names *names,
     bool closing, FILE *err);
 
 #endif

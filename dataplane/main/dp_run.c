@@ -35,12 +35,12 @@
 #include "dp_eal.h"
 #include "dp_gen_build.h"
 #include "dp_ctlsock.h"
-#include "dp_mirror.h"
+#include "ctl_mirror.h"
 #include "dp_evt.h"
 #include "dp_gen.h"
 #include "ctl_grants_live.h"
 #include "dp_hash.h"
-#include "dp_names.h"
+#include "ctl_names.h"
 #include "dp_port.h"
 #include "dp_reload.h"
 #include "dp_run.h"
@@ -324,9 +324,9 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 		goto out;
 	}
 	/* per-VM shares: a VM's bindings are its share of max_bindings, its names are too */
-	ctl.names = dp_names_create(cfg->max_bindings, cfg->max_bindings_per_vm);
-	ctl.tried = dp_names_create(DP_TRIED_NAMES, DP_TRIED_NAMES_PER_VM);
-	ctl.mirror = dp_mirror_create(cfg->max_bindings);
+	ctl.names = ctl_names_create(cfg->max_bindings, cfg->max_bindings_per_vm);
+	ctl.tried = ctl_names_create(CTL_TRIED_NAMES, CTL_TRIED_NAMES_PER_VM);
+	ctl.mirror = ctl_mirror_create(cfg->max_bindings);
 	if (ctl.names == NULL || ctl.tried == NULL || ctl.mirror == NULL) {
 		fputs("namegate: cannot allocate the name tables\n", stderr);
 		goto out;
@@ -422,9 +422,9 @@ out:
 		ctl_events_log_stop(ctl.events, &now);
 		ctl_events_close(ctl.events);
 	}
-	dp_names_free(ctl.names);
-	dp_names_free(ctl.tried);
-	dp_mirror_free(ctl.mirror);
+	ctl_names_free(ctl.names);
+	ctl_names_free(ctl.tried);
+	ctl_mirror_free(ctl.mirror);
 	dp_budget_free();
 	dp_ctx_teardown(&ctx);
 	dp_wake_close(&ctx);

@@ -428,7 +428,7 @@ dp_dns_keep(void *arg, const struct dns_addr *d)
 		w->drops[DP_DROP_TABLE_FULL]++;
 		return false;
 	}
-	dp_evt_bind(w, l->vm, &addr, l->name, (size_t)l->n, ttl, w->now + ttl);
+	dp_evt_bind(w, l->vm, &addr, l->name, (size_t)l->n, ttl, w->now + ttl, &l->ports);
 	return true;
 }
 

@@ -59,13 +59,30 @@ dp_evt_bind_room(struct dp_worker *w, uint16_t vm, unsigned int n)
 }
 
 void
+dp_evt_ports_of(const struct pol_ports *p, struct dp_evt_ports *out)
+{
+	*out = (struct dp_evt_ports){ .all = p->any };
+	/* a deny on every port, or past what the lists hold, opens nothing (fail closed) */
+	if (p->deny_any || p->deny_more) {
+		out->all = 0;
+		return;
+	}
+	if (p->any)
+		return;
+	for (unsigned int k = 0; k < p->nallow && out->n < DP_EVT_PORTS_MAX; k++)
+		if (pol_ports_allow(p, p->allow[k]))
+			out->port[out->n++] = p->allow[k];
+}
+
+void
 dp_evt_bind(struct dp_worker *w, uint16_t vm, const struct pol_addr *addr, const char *name,
-    size_t len, uint32_t ttl, uint64_t expires)
+    size_t len, uint32_t ttl, uint64_t expires, const struct pol_ports *ports)
 {
 	struct dp_evt e = { .version = DP_API_VERSION, .type = DP_EVT_BIND, .vm = vm,
 		.family = addr->family, .ttl = ttl, .tsc = rte_get_tsc_cycles(),
-		.expires = expires };
+		.expires = expires, .gen = w->gen->id };
 
+	dp_evt_ports_of(ports, &e.ports);
 	memcpy(e.addr, addr->a, sizeof(e.addr));
 	dp_evt_name(&e, name, len);
 	w->vm_stats[vm].bind_queued++;

@@ -153,10 +153,11 @@ t_answer(uint16_t id, const char *label, unsigned int naddrs)
 static void
 t_fill(uint16_t vm, unsigned int left)
 {
+	static const struct pol_ports every_port = { .any = true };
 	struct pol_addr a = { .family = 4, .a = { 198, 18, 0, 1 } };
 
 	while (rte_ring_free_count(w->bind_evts) > left)
-		dp_evt_bind(w, vm, &a, "filler.example.com", 18, 600, 600);
+		dp_evt_bind(w, vm, &a, "filler.example.com", 18, 600, 600, &every_port);
 }
 
 static unsigned int

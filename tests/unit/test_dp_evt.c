@@ -23,6 +23,8 @@
 
 static struct dp_ctx ctx;
 static struct dp_worker w;
+static struct dp_gen gen = { .id = 1 };
+static const struct pol_ports every_port = { .any = true };
 
 static void
 bind_one(uint16_t vm, uint32_t n)
@@ -30,7 +32,7 @@ bind_one(uint16_t vm, uint32_t n)
 	struct pol_addr a = { .family = 4 };
 
 	memcpy(a.a, &n, 4);
-	dp_evt_bind(&w, vm, &a, "example.com", 11, 300, 300);
+	dp_evt_bind(&w, vm, &a, "example.com", 11, 300, 300, &every_port);
 }
 
 /* Binds for vm while there is room; how many went. */
@@ -69,6 +71,7 @@ setup(void **state)
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.wake_fd = -1;
 	w.ctx = &ctx;
+	w.gen = &gen;
 	w.bind_evts = dp_evt_ring_create("bind", 0, SOCKET_ID_ANY);
 	w.evts = dp_evt_ring_create("evt", 0, SOCKET_ID_ANY);
 	w.vm_stats = rte_zmalloc(NULL, (T_VMS + 1) * sizeof(w.vm_stats[0]), 0);

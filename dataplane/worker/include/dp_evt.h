@@ -61,7 +61,11 @@ enum dp_evt_room dp_evt_bind_room(struct dp_worker *w, uint16_t vm, unsigned int
  * caller made sure of room (dp_evt_bind_room()): a binding never lives without its event.
  */
 void dp_evt_bind(struct dp_worker *w, uint16_t vm, const struct pol_addr *addr,
-    const char *name, size_t len, uint32_t ttl, uint64_t expires);
+    const char *name, size_t len, uint32_t ttl, uint64_t expires,
+    const struct pol_ports *ports);
+
+/* The ports a binding under summary p opens, as its record and the slow path carry them. */
+void dp_evt_ports_of(const struct pol_ports *p, struct dp_evt_ports *out);
 
 /* vm's connection or query p was blocked (would_block: it passed, audit mode). */
 void dp_evt_block(struct dp_worker *w, uint16_t vm, const struct pkt *p, enum dp_reason r,

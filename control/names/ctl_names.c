@@ -1,11 +1,11 @@
 /*
  * (VM slot, name) set: open addressing over a power-of-two index, at most half full, whose
- * slots point into entries kept in chunks. Main lcore only.
+ * slots point into entries kept in chunks. The control loop's thread only.
  *
  * Sized to what is used, and never faulting per name on the path a binding takes to
  * nftables: the index (4 bytes a slot, 8 MiB for the default max_bindings) is written
  * through at creation, and the entries (272 bytes each, 544 MiB if all were there at once)
- * come DP_NAMES_CHUNK at a time, each chunk written through when it is taken. Entries
+ * come CTL_NAMES_CHUNK at a time, each chunk written through when it is taken. Entries
  * never move, so a stored name's pointer stays valid.
  */
 #include <errno.h>
@@ -13,36 +13,36 @@
 #include <string.h>
 
 #include "api/dp_api.h"
-#include "dp_names.h"
+#include "ctl_names.h"
 
-#define DP_NAMES_CHUNK	1024	/* entries a chunk: 272 KiB, faulted in together */
+#define CTL_NAMES_CHUNK	1024	/* entries a chunk: 272 KiB, faulted in together */
 
-struct dp_name_ent {
+struct ctl_name_ent {
 	uint64_t hash;
 	uint16_t slot;
 	uint8_t len;
 	char name[DP_EVT_NAME_MAX + 1];
 };
 
-struct dp_names {
+struct ctl_names {
 	uint32_t *index;		/* entry number + 1; 0: empty */
-	struct dp_name_ent **chunks;	/* cap / DP_NAMES_CHUNK + 1 of them, NULL until used */
+	struct ctl_name_ent **chunks;	/* cap / CTL_NAMES_CHUNK + 1 of them, NULL until used */
 	uint32_t mask, count, cap;
 	uint32_t slot_cap;		/* one VM slot's share of cap */
 	uint32_t *per_slot;		/* names held, by VM slot (UINT16_MAX + 1 of them) */
 	bool overflowed;
 };
 
-static struct dp_name_ent *
-dp_names_ent(const struct dp_names *n, uint32_t i)
+static struct ctl_name_ent *
+ctl_names_ent(const struct ctl_names *n, uint32_t i)
 {
-	return &n->chunks[i / DP_NAMES_CHUNK][i % DP_NAMES_CHUNK];
+	return &n->chunks[i / CTL_NAMES_CHUNK][i % CTL_NAMES_CHUNK];
 }
 
-struct dp_names *
-dp_names_create(uint32_t cap, uint32_t slot_cap)
+struct ctl_names *
+ctl_names_create(uint32_t cap, uint32_t slot_cap)
 {
-	struct dp_names *n = calloc(1, sizeof(*n));
+	struct ctl_names *n = calloc(1, sizeof(*n));
 	uint32_t size = 64;
 
 	if (n == NULL)
@@ -57,10 +57,10 @@ dp_names_create(uint32_t cap, uint32_t slot_cap)
 	n->cap = cap < size / 2 ? cap : size / 2;
 	n->slot_cap = slot_cap;
 	n->index = malloc((size_t)size * sizeof(n->index[0]));
-	n->chunks = calloc(n->cap / DP_NAMES_CHUNK + 1, sizeof(n->chunks[0]));
+	n->chunks = calloc(n->cap / CTL_NAMES_CHUNK + 1, sizeof(n->chunks[0]));
 	n->per_slot = calloc((size_t)UINT16_MAX + 1, sizeof(n->per_slot[0]));
 	if (n->index == NULL || n->chunks == NULL || n->per_slot == NULL) {
-		dp_names_free(n);
+		ctl_names_free(n);
 		return NULL;
 	}
 	memset(n->index, 0, (size_t)size * sizeof(n->index[0]));	/* faulted in now */
@@ -68,12 +68,12 @@ dp_names_create(uint32_t cap, uint32_t slot_cap)
 }
 
 void
-dp_names_free(struct dp_names *n)
+ctl_names_free(struct ctl_names *n)
 {
 	if (n == NULL)
 		return;
 	if (n->chunks != NULL)
-		for (uint32_t c = 0; c <= n->cap / DP_NAMES_CHUNK; c++)
+		for (uint32_t c = 0; c <= n->cap / CTL_NAMES_CHUNK; c++)
 			free(n->chunks[c]);
 	free(n->chunks);
 	free(n->index);
@@ -82,7 +82,7 @@ dp_names_free(struct dp_names *n)
 }
 
 static uint64_t
-dp_names_hash(uint16_t slot, const char *name, size_t len)
+ctl_names_hash(uint16_t slot, const char *name, size_t len)
 {
 	uint64_t h = 0xcbf29ce484222325ULL ^ slot;
 
@@ -91,30 +91,30 @@ dp_names_hash(uint16_t slot, const char *name, size_t len)
 	return h;
 }
 
-/* The entry for the next name: a new chunk (written through) every DP_NAMES_CHUNK. */
-static struct dp_name_ent *
-dp_names_next(struct dp_names *n)
+/* The entry for the next name: a new chunk (written through) every CTL_NAMES_CHUNK. */
+static struct ctl_name_ent *
+ctl_names_next(struct ctl_names *n)
 {
-	struct dp_name_ent **c = &n->chunks[n->count / DP_NAMES_CHUNK];
+	struct ctl_name_ent **c = &n->chunks[n->count / CTL_NAMES_CHUNK];
 
 	if (*c == NULL) {
-		if ((*c = malloc(DP_NAMES_CHUNK * sizeof(**c))) == NULL)
+		if ((*c = malloc(CTL_NAMES_CHUNK * sizeof(**c))) == NULL)
 			return NULL;
-		memset(*c, 0, DP_NAMES_CHUNK * sizeof(**c));
+		memset(*c, 0, CTL_NAMES_CHUNK * sizeof(**c));
 	}
-	return &(*c)[n->count % DP_NAMES_CHUNK];
+	return &(*c)[n->count % CTL_NAMES_CHUNK];
 }
 
 int
-dp_names_add(struct dp_names *n, uint16_t slot, const char *name, size_t len,
+ctl_names_add(struct ctl_names *n, uint16_t slot, const char *name, size_t len,
     const char **stored)
 {
-	struct dp_name_ent *e;
+	struct ctl_name_ent *e;
 	uint64_t h;
 
 	if (len == 0 || len > DP_EVT_NAME_MAX)
 		return -EINVAL;
-	h = dp_names_hash(slot, name, len);
+	h = ctl_names_hash(slot, name, len);
 	for (uint32_t i = (uint32_t)h & n->mask;; i = (i + 1) & n->mask) {
 		if (n->index[i] == 0) {
 			/* past its share a VM loses its own new names, never a neighbour's */
@@ -122,9 +122,9 @@ dp_names_add(struct dp_names *n, uint16_t slot, const char *name, size_t len,
 				n->overflowed = true;
 				return -ENOSPC;
 			}
-			if ((e = dp_names_next(n)) == NULL)
+			if ((e = ctl_names_next(n)) == NULL)
 				return -ENOMEM;
-			*e = (struct dp_name_ent){ .hash = h, .slot = slot, .len = (uint8_t)len };
+			*e = (struct ctl_name_ent){ .hash = h, .slot = slot, .len = (uint8_t)len };
 			memcpy(e->name, name, len);
 			n->index[i] = ++n->count;
 			n->per_slot[slot]++;
@@ -132,7 +132,7 @@ dp_names_add(struct dp_names *n, uint16_t slot, const char *name, size_t len,
 				*stored = e->name;
 			return 0;
 		}
-		e = dp_names_ent(n, n->index[i] - 1);
+		e = ctl_names_ent(n, n->index[i] - 1);
 		if (e->hash == h && e->slot == slot && e->len == len &&
 		    memcmp(e->name, name, len) == 0) {
 			if (stored != NULL)
@@ -143,34 +143,34 @@ dp_names_add(struct dp_names *n, uint16_t slot, const char *name, size_t len,
 }
 
 uint32_t
-dp_names_count(const struct dp_names *n)
+ctl_names_count(const struct ctl_names *n)
 {
 	return n->count;
 }
 
 bool
-dp_names_overflowed(const struct dp_names *n)
+ctl_names_overflowed(const struct ctl_names *n)
 {
 	return n->overflowed;
 }
 
 void
-dp_names_walk(const struct dp_names *n,
+ctl_names_walk(const struct ctl_names *n,
     void (*fn)(uint16_t slot, const char *name, size_t len, void *arg), void *arg)
 {
 	for (uint32_t i = 0; i < n->count; i++) {
-		const struct dp_name_ent *e = dp_names_ent(n, i);
+		const struct ctl_name_ent *e = ctl_names_ent(n, i);
 
 		fn(e->slot, e->name, e->len, arg);
 	}
 }
 
 void
-dp_names_of(const struct dp_names *n, uint16_t slot, void (*fn)(const char *name, void *arg),
+ctl_names_of(const struct ctl_names *n, uint16_t slot, void (*fn)(const char *name, void *arg),
     void *arg)
 {
 	for (uint32_t i = 0; i < n->count; i++) {
-		const struct dp_name_ent *e = dp_names_ent(n, i);
+		const struct ctl_name_ent *e = ctl_names_ent(n, i);
 
 		if (e->slot == slot)
 			fn(e->name, arg);

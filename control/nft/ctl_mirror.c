@@ -5,20 +5,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dp_mirror.h"
+#include "ctl_mirror.h"
 
 #define DP_MIRROR_EMPTY		0
 #define DP_MIRROR_DELETED	1
 
-struct dp_mirror {
-	struct dp_mirror_ent *t;
+struct ctl_mirror {
+	struct ctl_mirror_ent *t;
 	uint32_t mask, used, cap, cursor;
 };
 
-struct dp_mirror *
-dp_mirror_create(uint32_t cap)
+struct ctl_mirror *
+ctl_mirror_create(uint32_t cap)
 {
-	struct dp_mirror *m = calloc(1, sizeof(*m));
+	struct ctl_mirror *m = calloc(1, sizeof(*m));
 	uint32_t size = 64;
 
 	if (m == NULL)
@@ -35,7 +35,7 @@ dp_mirror_create(uint32_t cap)
 }
 
 void
-dp_mirror_free(struct dp_mirror *m)
+ctl_mirror_free(struct ctl_mirror *m)
 {
 	if (m != NULL)
 		free(m->t);
@@ -43,7 +43,7 @@ dp_mirror_free(struct dp_mirror *m)
 }
 
 static uint64_t
-dp_mirror_key(uint16_t slot, uint8_t family, const uint8_t *addr, const char *name)
+ctl_mirror_key(uint16_t slot, uint8_t family, const uint8_t *addr, const char *name)
 {
 	uint64_t h = 0xcbf29ce484222325ULL ^ ((uint64_t)slot << 8 | family);
 
@@ -54,15 +54,15 @@ dp_mirror_key(uint16_t slot, uint8_t family, const uint8_t *addr, const char *na
 }
 
 int
-dp_mirror_bind(struct dp_mirror *m, uint16_t slot, uint8_t family, const uint8_t *addr,
-    const char *name, uint64_t expires)
+ctl_mirror_bind(struct ctl_mirror *m, uint16_t slot, uint8_t family, const uint8_t *addr,
+    const char *name, uint64_t expires, uint32_t gen, const struct dp_evt_ports *ports)
 {
-	uint64_t key = dp_mirror_key(slot, family, addr, name);
-	struct dp_mirror_ent *free_ent = NULL;
+	uint64_t key = ctl_mirror_key(slot, family, addr, name);
+	struct ctl_mirror_ent *free_ent = NULL;
 
 	for (uint32_t i = (uint32_t)key & m->mask, n = 0; n <= m->mask;
 	    i = (i + 1) & m->mask, n++) {
-		struct dp_mirror_ent *e = &m->t[i];
+		struct ctl_mirror_ent *e = &m->t[i];
 
 		if (e->key == DP_MIRROR_EMPTY) {
 			if (free_ent == NULL) {
@@ -82,22 +82,26 @@ dp_mirror_bind(struct dp_mirror *m, uint16_t slot, uint8_t family, const uint8_t
 		    memcmp(e->addr, addr, 16) == 0) {
 			if (expires > e->expires)
 				e->expires = expires;
+			if (gen >= e->gen) {	/* the latest judgement, as the worker keeps it */
+				e->gen = gen;
+				e->ports = *ports;
+			}
 			return 0;
 		}
 	}
 	if (free_ent == NULL)
 		return -ENOSPC;
-	*free_ent = (struct dp_mirror_ent){ .key = key, .expires = expires, .name = name,
-		.slot = slot, .family = family };
+	*free_ent = (struct ctl_mirror_ent){ .key = key, .expires = expires, .name = name,
+		.slot = slot, .family = family, .gen = gen, .ports = *ports };
 	memcpy(free_ent->addr, addr, 16);
 	return 0;
 }
 
 void
-dp_mirror_expire(struct dp_mirror *m, uint64_t now, unsigned int budget)
+ctl_mirror_expire(struct ctl_mirror *m, uint64_t now, unsigned int budget)
 {
 	for (unsigned int n = 0; n < budget && n <= m->mask; n++) {
-		struct dp_mirror_ent *e = &m->t[m->cursor];
+		struct ctl_mirror_ent *e = &m->t[m->cursor];
 
 		m->cursor = (m->cursor + 1) & m->mask;
 		if (e->key > DP_MIRROR_DELETED && e->expires <= now)
@@ -106,11 +110,11 @@ dp_mirror_expire(struct dp_mirror *m, uint64_t now, unsigned int budget)
 }
 
 void
-dp_mirror_walk(const struct dp_mirror *m, uint16_t slot, uint64_t now,
-    void (*fn)(const struct dp_mirror_ent *e, void *arg), void *arg)
+ctl_mirror_walk(const struct ctl_mirror *m, uint16_t slot, uint64_t now,
+    void (*fn)(const struct ctl_mirror_ent *e, void *arg), void *arg)
 {
 	for (uint32_t i = 0; i <= m->mask; i++) {
-		const struct dp_mirror_ent *e = &m->t[i];
+		const struct ctl_mirror_ent *e = &m->t[i];
 
 		if (e->key > DP_MIRROR_DELETED && e->slot == slot && e->expires > now)
 			fn(e, arg);

@@ -1,5 +1,5 @@
 /*
- * dataplane/main/dp_names.c: the (VM slot, name) set a publish judges again. It holds
+ * control/names/ctl_names.c: the (VM slot, name) set a publish judges again. It holds
  * what it was made for and no more: each generation's names table takes every name in
  * it, and EAL has room for two of max_bindings, so a set past its cap (it once took the
  * index's half, up to twice the cap) would fail a publish for memory.
@@ -14,15 +14,15 @@
 
 #include <cmocka.h>
 
-#include "dp_names.h"
+#include "ctl_names.h"
 
 static int
-t_add(struct dp_names *n, uint16_t slot, uint32_t i)
+t_add(struct ctl_names *n, uint16_t slot, uint32_t i)
 {
 	char name[32];
 
 	snprintf(name, sizeof(name), "n%u.wild.test", i);
-	return dp_names_add(n, slot, name, strlen(name), NULL);
+	return ctl_names_add(n, slot, name, strlen(name), NULL);
 }
 
 static void
@@ -33,17 +33,17 @@ test_holds_its_cap_and_no_more(void **state)
 
 	(void)state;
 	for (size_t c = 0; c < sizeof(caps) / sizeof(caps[0]); c++) {
-		struct dp_names *n = dp_names_create(caps[c], caps[c]);
+		struct ctl_names *n = ctl_names_create(caps[c], caps[c]);
 
 		assert_non_null(n);
 		for (uint32_t i = 0; i < caps[c]; i++)
 			assert_int_equal(t_add(n, (uint16_t)(i % 3), i), 0);
-		assert_false(dp_names_overflowed(n));
+		assert_false(ctl_names_overflowed(n));
 		assert_int_equal(t_add(n, 0, 0), 0);		/* known: no room needed */
 		assert_int_equal(t_add(n, 0, caps[c]), -ENOSPC);
-		assert_true(dp_names_overflowed(n));
-		assert_int_equal(dp_names_count(n), caps[c]);
-		dp_names_free(n);
+		assert_true(ctl_names_overflowed(n));
+		assert_int_equal(ctl_names_count(n), caps[c]);
+		ctl_names_free(n);
 	}
 }
 
@@ -54,7 +54,7 @@ test_holds_its_cap_and_no_more(void **state)
 static void
 test_one_slot_cannot_fill_it_for_all(void **state)
 {
-	struct dp_names *n = dp_names_create(1000, 300);
+	struct ctl_names *n = ctl_names_create(1000, 300);
 
 	(void)state;
 	assert_non_null(n);
@@ -65,8 +65,8 @@ test_one_slot_cannot_fill_it_for_all(void **state)
 	assert_int_equal(t_add(n, 1, 7), 0);		/* known: no room needed */
 	for (uint32_t i = 0; i < 300; i++)
 		assert_int_equal(t_add(n, 2, i), 0);	/* the neighbour has all its share */
-	assert_int_equal(dp_names_count(n), 600);
-	dp_names_free(n);
+	assert_int_equal(ctl_names_count(n), 600);
+	ctl_names_free(n);
 }
 
 int

@@ -3,43 +3,43 @@
  * the main lcore from the workers' BIND events. A reload judges them again with the new
  * policy, so that flows and bindings the new policy no longer allows can be cut.
  */
-#ifndef DP_NAMES_H
-#define DP_NAMES_H
+#ifndef CTL_NAMES_H
+#define CTL_NAMES_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-struct dp_names;
+struct ctl_names;
 
 /* The blocked names namegatectl suggest draws from: in all, and of one VM. */
-#define DP_TRIED_NAMES		4096
-#define DP_TRIED_NAMES_PER_VM	256
+#define CTL_TRIED_NAMES		4096
+#define CTL_TRIED_NAMES_PER_VM	256
 
 /*
  * A set for up to cap (VM slot, name) pairs, no more, and at most slot_cap of one slot's:
  * names are never forgotten, so without a share one VM resolving name after name would
  * fill the set for every VM. NULL on allocation failure.
  */
-struct dp_names *dp_names_create(uint32_t cap, uint32_t slot_cap);
-void dp_names_free(struct dp_names *n);
+struct ctl_names *ctl_names_create(uint32_t cap, uint32_t slot_cap);
+void ctl_names_free(struct ctl_names *n);
 
 /*
  * Remember (slot, name); -ENOSPC once the set or slot's share is full (the set then stays
  * as it is: see dp_reload).
  * *stored (may be NULL) points at the set's copy, NUL-terminated, valid for the set's life.
  */
-int dp_names_add(struct dp_names *n, uint16_t slot, const char *name, size_t len,
+int ctl_names_add(struct ctl_names *n, uint16_t slot, const char *name, size_t len,
     const char **stored);
 
 /* The names of slot, for namegatectl suggest: fn is called once per name. */
-void dp_names_of(const struct dp_names *n, uint16_t slot,
+void ctl_names_of(const struct ctl_names *n, uint16_t slot,
     void (*fn)(const char *name, void *arg), void *arg);
 
-uint32_t dp_names_count(const struct dp_names *n);
-bool dp_names_overflowed(const struct dp_names *n);
+uint32_t ctl_names_count(const struct ctl_names *n);
+bool ctl_names_overflowed(const struct ctl_names *n);
 
-void dp_names_walk(const struct dp_names *n,
+void ctl_names_walk(const struct ctl_names *n,
     void (*fn)(uint16_t slot, const char *name, size_t len, void *arg), void *arg);
 
 #endif

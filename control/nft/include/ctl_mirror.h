@@ -1,0 +1,44 @@
+/*
+ * The live bindings with their names, as the main lcore learns them from the workers'
+ * BIND events: what `namegatectl bindings VM` lists, and what the nftables sets are
+ * rebuilt from. The fast path's own table (dp_bind.c) keeps only name hashes.
+ */
+#ifndef CTL_MIRROR_H
+#define CTL_MIRROR_H
+
+#include <stdint.h>
+
+#include "api/dp_api.h"
+
+struct ctl_mirror;
+
+struct ctl_mirror_ent {
+	uint64_t key;			/* 0: empty, 1: deleted */
+	uint64_t expires;		/* seconds, dp_now() */
+	const char *name;		/* owned by the name set (ctl_names) */
+	uint16_t slot;
+	uint8_t family;
+	uint8_t addr[16];
+	uint32_t gen;			/* the generation that judged it last */
+	struct dp_evt_ports ports;	/* what it opens under gen */
+};
+
+/* Room for cap bindings; NULL on allocation failure. */
+struct ctl_mirror *ctl_mirror_create(uint32_t cap);
+void ctl_mirror_free(struct ctl_mirror *m);
+
+/*
+ * (slot, addr) is bound to name until expires, opening ports as generation gen judged
+ * it; a later expiry wins, and a later generation's judgement. -ENOSPC when full.
+ */
+int ctl_mirror_bind(struct ctl_mirror *m, uint16_t slot, uint8_t family, const uint8_t *addr,
+    const char *name, uint64_t expires, uint32_t gen, const struct dp_evt_ports *ports);
+
+/* Forget up to budget expired bindings. */
+void ctl_mirror_expire(struct ctl_mirror *m, uint64_t now, unsigned int budget);
+
+/* fn for every binding of slot live at now. */
+void ctl_mirror_walk(const struct ctl_mirror *m, uint16_t slot, uint64_t now,
+    void (*fn)(const struct ctl_mirror_ent *e, void *arg), void *arg);
+
+#endif
