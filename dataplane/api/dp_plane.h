@@ -14,8 +14,16 @@
 struct dp_evt_ports;
 struct pol_config;
 
+/* A VM of the running generation, by its slot. */
+struct dp_plane_vm {
+	const char *name;	/* valid while that generation runs */
+	uint32_t conf_policy;	/* its configured policy: its budgets are that policy's */
+	uint8_t budgets;	/* how many egress budgets it has */
+};
+
 struct dp_plane {
 	void *dp;
+	unsigned int nworkers;
 	/*
 	 * Take every record the workers wrote so far (bindings, blocks, asks): a decision
 	 * that follows sees what they announced up to now.
@@ -35,6 +43,17 @@ struct dp_plane {
 	 * again (the names a publish judged); nothing when it does not know the name.
 	 */
 	void (*name_ports)(void *dp, uint16_t slot, const char *name, struct dp_evt_ports *out);
+	/* The running generation's VM slots, and slot's VM (false: none there). */
+	uint16_t (*nslots)(void *dp);
+	bool (*vm)(void *dp, uint16_t slot, struct dp_plane_vm *out);
+	/* Budget use: the bytes worker w ever sent through (slot, budget b). */
+	uint64_t (*budget_used)(void *dp, unsigned int w, uint16_t slot, unsigned int b);
+	/*
+	 * Budget allowance: worker w may send bytes more through (slot, budget b), counted
+	 * from this epoch on (each new epoch resets what it spent); bytes 0: nothing.
+	 */
+	void (*budget_allow)(void *dp, unsigned int w, uint16_t slot, unsigned int b,
+	    uint32_t epoch, uint64_t bytes);
 	/* Worker w answers its held query (slot, seq: a DP_EVT_ASK record's) REFUSED. */
 	void (*deny_ask)(void *dp, unsigned int worker, uint32_t slot, uint64_t seq);
 };

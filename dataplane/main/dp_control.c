@@ -15,7 +15,8 @@
 #include "ctl_events.h"
 #include "ctl_notify.h"
 #include "ctl_nft_feed.h"
-#include "dp_budgets.h"
+#include "ctl_budgets.h"
+#include "dp_budget.h"
 #include "ctl_approval.h"
 #include "dp_control.h"
 #include "dp_bind.h"
@@ -68,7 +69,8 @@ dp_control_render(FILE *out, void *arg)
 	dp_stats_print(c->ctx, out);
 	if (c->grants != NULL)
 		ctl_grants_live_render(c->grants, out);
-	dp_budget_render(c, out);
+	if (c->budgets != NULL)
+		ctl_budgets_render(c->budgets, out);
 	if (c->approvals != NULL)
 		ctl_approval_render(c->approvals, out);
 	/* the feeder's table is replaced under the lock */
@@ -288,10 +290,54 @@ dp_plane_name_ports(void *dp, uint16_t slot, const char *name, struct dp_evt_por
 		dp_evt_ports_of(p, out);
 }
 
+static uint16_t
+dp_plane_nslots(void *dp)
+{
+	const struct dp_control *c = dp;
+
+	return atomic_load_explicit(&c->ctx->gen, memory_order_acquire)->nvms;
+}
+
+static bool
+dp_plane_vm(void *dp, uint16_t slot, struct dp_plane_vm *out)
+{
+	const struct dp_control *c = dp;
+	const struct dp_gen *g = atomic_load_explicit(&c->ctx->gen, memory_order_acquire);
+
+	if (slot >= g->nvms || !g->vms[slot].present)
+		return false;
+	*out = (struct dp_plane_vm){ .name = g->vms[slot].name,
+		.conf_policy = g->vms[slot].conf_policy, .budgets = g->vms[slot].budgets };
+	return true;
+}
+
+_Static_assert(DP_BUDGETS_MAX == POL_BUDGETS_MAX, "a cell per budget a policy may have");
+
+static uint64_t
+dp_plane_budget_used(void *dp, unsigned int w, uint16_t slot, unsigned int b)
+{
+	(void)dp;
+	return dp_budget_cells[w][slot][b].bytes;
+}
+
+/* The cell's allow word (dp_budget.h): published, its epoch, what the worker may spend. */
+static void
+dp_plane_budget_allow(void *dp, unsigned int w, uint16_t slot, unsigned int b, uint32_t epoch,
+    uint64_t bytes)
+{
+	(void)dp;
+	atomic_store_explicit(&dp_budget_cells[w][slot][b].allow, DP_BUDGET_PUBLISHED |
+	    (uint64_t)(epoch & DP_BUDGET_EPOCH_MASK) << DP_BUDGET_EPOCH_SHIFT |
+	    (bytes > DP_BUDGET_ALLOW_MASK ? DP_BUDGET_ALLOW_MASK : bytes), memory_order_relaxed);
+}
+
 void
 dp_control_plane_init(struct dp_control *c)
 {
-	c->plane = (struct dp_plane){ .dp = c, .drain = dp_plane_drain,
-		.generation = dp_plane_generation, .generation_id = dp_plane_generation_id,
-		.name_ports = dp_plane_name_ports, .deny_ask = dp_plane_deny_ask };
+	c->plane = (struct dp_plane){ .dp = c, .nworkers = c->ctx->nworkers,
+		.drain = dp_plane_drain, .generation = dp_plane_generation,
+		.generation_id = dp_plane_generation_id, .name_ports = dp_plane_name_ports,
+		.nslots = dp_plane_nslots, .vm = dp_plane_vm,
+		.budget_used = dp_plane_budget_used, .budget_allow = dp_plane_budget_allow,
+		.deny_ask = dp_plane_deny_ask };
 }

@@ -17,6 +17,7 @@
 struct ctl_events;
 struct ctl_approvals;
 struct ctl_grants_live;
+struct ctl_budgets;
 struct ctl_nft_feed;
 struct ctl_mirror;
 struct ctl_names;
@@ -31,6 +32,7 @@ struct dp_control {
 	struct ctl_mirror *mirror;	/* live bindings with their names */
 	struct ctl_grants_live *grants;	/* NULL until started */
 	struct ctl_approvals *approvals;	/* NULL until started */
+	struct ctl_budgets *budgets;	/* NULL until started */
 	struct dp_plane plane;		/* what the control concerns reach the workers by */
 	uint64_t started;		/* CLOCK_MONOTONIC seconds */
 	double started_at;		/* the process's start, UTC seconds */

@@ -30,7 +30,7 @@
 #include "ctl_webhook.h"
 #include "ctl_approval.h"
 #include "dp_bind.h"
-#include "dp_budgets.h"
+#include "ctl_budgets.h"
 #include "dp_control.h"
 #include "dp_eal.h"
 #include "dp_gen_build.h"
@@ -336,14 +336,18 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	clock_gettime(CLOCK_REALTIME, &now);
 	ctl.started_at = ctl.reload_ok_at = dp_control_seconds(&now);
 	ctl.reload_ok = true;		/* the file loaded, or the daemon would not be here */
+	dp_control_plane_init(&ctl);
 	if (dp_control_start(&ctl, cfg, &metrics) != 0)
 		goto out;
 	if (ctx.slow_path && dp_control_nft_open(&ctl, stderr) != 0)
 		goto out;
-	dp_control_plane_init(&ctl);
 	if ((ctl.grants = ctl_grants_live_start(ctl.cfgp, ctl.events, &ctl.plane,
 	    stderr)) == NULL) {
 		fputs("namegate: cannot allocate the grant table\n", stderr);
+		goto out;
+	}
+	if ((ctl.budgets = ctl_budgets_new(ctl.cfgp, ctl.events, &ctl.plane)) == NULL) {
+		fputs("namegate: cannot allocate the budget windows\n", stderr);
 		goto out;
 	}
 	if ((ctl.approvals = ctl_approval_start(ctl.cfgp, ctl.events, &ctl.plane,
@@ -388,7 +392,7 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 			if (sweep_cursor == 0)
 				swept_at = dp_now(&ctx);
 		}
-		dp_budget_tick(&ctl);	/* once a second, and at once on a new generation */
+		ctl_budgets_tick(ctl.budgets, dp_now(&ctx));	/* each second, each generation */
 		if (dp_dump_stats) {
 			dp_dump_stats = 0;
 			dp_stats_print(&ctx, stdout);
@@ -425,7 +429,7 @@ out:
 	ctl_names_free(ctl.names);
 	ctl_names_free(ctl.tried);
 	ctl_mirror_free(ctl.mirror);
-	dp_budget_free();
+	ctl_budgets_free(ctl.budgets);
 	dp_ctx_teardown(&ctx);
 	dp_wake_close(&ctx);
 	rte_eal_cleanup();

@@ -1,5 +1,5 @@
 /*
- * dataplane/main/dp_budget_win.c: an egress budget's sliding window. used and left, the
+ * control/budgets/ctl_budget_win.c: an egress budget's sliding window. used and left, the
  * 80 % warning once per climb, exhaustion at the limit, freeing as old bytes slide out,
  * long windows in coarser buckets, and used against a brute-force sum of random sends.
  */
@@ -12,39 +12,39 @@
 
 #include <cmocka.h>
 
-#include "dp_budget_win.h"
+#include "ctl_budget_win.h"
 
 static void
 test_climb_and_free(void **state)
 {
-	struct dp_budget_win w;
+	struct ctl_budget_win w;
 
 	(void)state;
-	dp_budget_win_init(&w, 1000, 3, 10);
+	ctl_budget_win_init(&w, 1000, 3, 10);
 	assert_int_equal(w.width, 1);
 	assert_int_equal(w.nb, 3);
-	assert_int_equal(dp_budget_win_step(&w, 10, 500), 0);
-	assert_true(w.used == 500 && dp_budget_win_left(&w) == 500);
-	assert_int_equal(dp_budget_win_step(&w, 10, 299), 0);		/* 79.9 % */
-	assert_int_equal(dp_budget_win_step(&w, 11, 1), DP_BUDGET_WARN);	/* 80 % */
-	assert_int_equal(dp_budget_win_step(&w, 11, 100), 0);		/* warned once */
-	assert_int_equal(dp_budget_win_step(&w, 12, 99), 0);		/* 999: under */
-	assert_int_equal(dp_budget_win_left(&w), 1);
-	assert_int_equal(dp_budget_win_step(&w, 12, 51), DP_BUDGET_EXHAUSTED);
-	assert_true(w.used == 1050 && dp_budget_win_left(&w) == 0 && w.over);
-	assert_int_equal(dp_budget_win_step(&w, 12, 10), 0);		/* still over */
+	assert_int_equal(ctl_budget_win_step(&w, 10, 500), 0);
+	assert_true(w.used == 500 && ctl_budget_win_left(&w) == 500);
+	assert_int_equal(ctl_budget_win_step(&w, 10, 299), 0);		/* 79.9 % */
+	assert_int_equal(ctl_budget_win_step(&w, 11, 1), CTL_BUDGET_WARN);	/* 80 % */
+	assert_int_equal(ctl_budget_win_step(&w, 11, 100), 0);		/* warned once */
+	assert_int_equal(ctl_budget_win_step(&w, 12, 99), 0);		/* 999: under */
+	assert_int_equal(ctl_budget_win_left(&w), 1);
+	assert_int_equal(ctl_budget_win_step(&w, 12, 51), CTL_BUDGET_EXHAUSTED);
+	assert_true(w.used == 1050 && ctl_budget_win_left(&w) == 0 && w.over);
+	assert_int_equal(ctl_budget_win_step(&w, 12, 10), 0);		/* still over */
 	/* second 13: what second 10 sent (799) leaves; 261 stay: freed, under 80 % again */
-	assert_int_equal(dp_budget_win_step(&w, 13, 0), DP_BUDGET_FREED);
+	assert_int_equal(ctl_budget_win_step(&w, 13, 0), CTL_BUDGET_FREED);
 	assert_true(w.used == 261 && !w.over && !w.warned);
-	assert_int_equal(dp_budget_win_step(&w, 14, 0), 0);		/* 11's 101 leave */
+	assert_int_equal(ctl_budget_win_step(&w, 14, 0), 0);		/* 11's 101 leave */
 	assert_int_equal(w.used, 160);
-	assert_int_equal(dp_budget_win_step(&w, 15, 0), 0);
+	assert_int_equal(ctl_budget_win_step(&w, 15, 0), 0);
 	assert_int_equal(w.used, 0);
-	assert_int_equal(dp_budget_win_left(&w), 1000);
+	assert_int_equal(ctl_budget_win_left(&w), 1000);
 	/* re-armed: a new climb warns again, and straight past the limit says both */
-	assert_int_equal(dp_budget_win_step(&w, 16, 5000), DP_BUDGET_WARN | DP_BUDGET_EXHAUSTED);
+	assert_int_equal(ctl_budget_win_step(&w, 16, 5000), CTL_BUDGET_WARN | CTL_BUDGET_EXHAUSTED);
 	/* a jump of a window or more empties it at once */
-	assert_int_equal(dp_budget_win_step(&w, 1000, 0), DP_BUDGET_FREED);
+	assert_int_equal(ctl_budget_win_step(&w, 1000, 0), CTL_BUDGET_FREED);
 	assert_int_equal(w.used, 0);
 }
 
@@ -52,62 +52,62 @@ test_climb_and_free(void **state)
 static void
 test_warn_once_per_crossing(void **state)
 {
-	struct dp_budget_win w;
+	struct ctl_budget_win w;
 	unsigned int warns = 0;
 
 	(void)state;
-	dp_budget_win_init(&w, 100, 2, 0);
+	ctl_budget_win_init(&w, 100, 2, 0);
 	for (uint64_t t = 0; t < 10; t++)
-		warns += (dp_budget_win_step(&w, t, 41) & DP_BUDGET_WARN) != 0;	/* 82 % */
+		warns += (ctl_budget_win_step(&w, t, 41) & CTL_BUDGET_WARN) != 0;	/* 82 % */
 	assert_int_equal(warns, 1);
 	assert_false(w.over);
-	dp_budget_win_step(&w, 12, 0);					/* all gone */
-	assert_int_equal(dp_budget_win_step(&w, 13, 80), DP_BUDGET_WARN);
+	ctl_budget_win_step(&w, 12, 0);					/* all gone */
+	assert_int_equal(ctl_budget_win_step(&w, 13, 80), CTL_BUDGET_WARN);
 }
 
 /* An hour in 2-minute buckets: a byte leaves 3600 s after its bucket began. */
 static void
 test_long_window(void **state)
 {
-	struct dp_budget_win w;
+	struct ctl_budget_win w;
 
 	(void)state;
-	dp_budget_win_init(&w, 1000000, 3600, 0);
+	ctl_budget_win_init(&w, 1000000, 3600, 0);
 	assert_int_equal(w.width, 120);
 	assert_int_equal(w.nb, 30);
-	dp_budget_win_step(&w, 0, 700);
-	dp_budget_win_step(&w, 119, 300);	/* the same bucket */
-	dp_budget_win_step(&w, 120, 5);
-	assert_int_equal(dp_budget_win_step(&w, 3599, 0), 0);
+	ctl_budget_win_step(&w, 0, 700);
+	ctl_budget_win_step(&w, 119, 300);	/* the same bucket */
+	ctl_budget_win_step(&w, 120, 5);
+	assert_int_equal(ctl_budget_win_step(&w, 3599, 0), 0);
 	assert_int_equal(w.used, 1005);
-	dp_budget_win_step(&w, 3600, 0);
+	ctl_budget_win_step(&w, 3600, 0);
 	assert_int_equal(w.used, 5);
-	dp_budget_win_step(&w, 3720, 0);
+	ctl_budget_win_step(&w, 3720, 0);
 	assert_int_equal(w.used, 0);
 	/* a window that does not divide into 30: 100 s in 4 s buckets, 25 of them */
-	dp_budget_win_init(&w, 1, 100, 0);
+	ctl_budget_win_init(&w, 1, 100, 0);
 	assert_true(w.width == 4 && w.nb == 25);
-	dp_budget_win_init(&w, 1, 1, 7);
+	ctl_budget_win_init(&w, 1, 1, 7);
 	assert_true(w.width == 1 && w.nb == 1);
-	dp_budget_win_step(&w, 7, 3);
-	assert_int_equal(dp_budget_win_step(&w, 8, 0), DP_BUDGET_FREED);
+	ctl_budget_win_step(&w, 7, 3);
+	assert_int_equal(ctl_budget_win_step(&w, 8, 0), CTL_BUDGET_FREED);
 }
 
 /* A reload that keeps the window but changes the limit: bytes stay, judged anew. */
 static void
 test_relimit(void **state)
 {
-	struct dp_budget_win w;
+	struct ctl_budget_win w;
 
 	(void)state;
-	dp_budget_win_init(&w, 1000, 10, 0);
-	dp_budget_win_step(&w, 0, 900);
-	dp_budget_win_relimit(&w, 800);
-	assert_int_equal(dp_budget_win_left(&w), 0);
-	assert_int_equal(dp_budget_win_step(&w, 1, 0), DP_BUDGET_EXHAUSTED);
-	dp_budget_win_relimit(&w, 10000);
-	assert_int_equal(dp_budget_win_step(&w, 2, 0), DP_BUDGET_FREED);
-	assert_int_equal(dp_budget_win_left(&w), 9100);
+	ctl_budget_win_init(&w, 1000, 10, 0);
+	ctl_budget_win_step(&w, 0, 900);
+	ctl_budget_win_relimit(&w, 800);
+	assert_int_equal(ctl_budget_win_left(&w), 0);
+	assert_int_equal(ctl_budget_win_step(&w, 1, 0), CTL_BUDGET_EXHAUSTED);
+	ctl_budget_win_relimit(&w, 10000);
+	assert_int_equal(ctl_budget_win_step(&w, 2, 0), CTL_BUDGET_FREED);
+	assert_int_equal(ctl_budget_win_left(&w), 9100);
 }
 
 /* used is the sum of what was sent in the window's buckets, whatever the pattern. */
@@ -120,11 +120,11 @@ test_against_brute_force(void **state)
 	(void)state;
 	srand(7);
 	for (size_t i = 0; i < sizeof(pers) / sizeof(pers[0]); i++) {
-		struct dp_budget_win w;
+		struct ctl_budget_win w;
 		uint64_t t = 5, left;
 
 		memset(sent, 0, sizeof(sent));
-		dp_budget_win_init(&w, 1u << 20, pers[i], t);
+		ctl_budget_win_init(&w, 1u << 20, pers[i], t);
 		while (t < 7900) {
 			uint64_t b = (uint64_t)(rand() % 1000), sum = 0, head;
 			unsigned int changed;
@@ -135,7 +135,7 @@ test_against_brute_force(void **state)
 			if (t >= 7900)
 				break;
 			sent[t] += b;
-			changed = dp_budget_win_step(&w, t, b);
+			changed = ctl_budget_win_step(&w, t, b);
 			head = t / w.width;
 			for (uint64_t s = 0; s <= t; s++)
 				if (s / w.width + w.nb > head)
@@ -144,10 +144,10 @@ test_against_brute_force(void **state)
 				fail_msg("per %u at %llu: used %llu, sum %llu", pers[i],
 				    (unsigned long long)t, (unsigned long long)w.used,
 				    (unsigned long long)sum);
-			left = dp_budget_win_left(&w);
+			left = ctl_budget_win_left(&w);
 			assert_true(left == (sum < w.limit ? w.limit - sum : 0));
-			assert_true(!!(changed & DP_BUDGET_EXHAUSTED) == (!was_over && w.over));
-			assert_true(!!(changed & DP_BUDGET_FREED) == (was_over && !w.over));
+			assert_true(!!(changed & CTL_BUDGET_EXHAUSTED) == (!was_over && w.over));
+			assert_true(!!(changed & CTL_BUDGET_FREED) == (was_over && !w.over));
 		}
 	}
 }

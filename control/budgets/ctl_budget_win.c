@@ -5,12 +5,12 @@
  */
 #include <string.h>
 
-#include "dp_budget_win.h"
+#include "ctl_budget_win.h"
 
 void
-dp_budget_win_init(struct dp_budget_win *w, uint64_t limit, uint32_t per, uint64_t now)
+ctl_budget_win_init(struct ctl_budget_win *w, uint64_t limit, uint32_t per, uint64_t now)
 {
-	uint32_t width = (per + DP_BUDGET_BUCKETS - 1) / DP_BUDGET_BUCKETS;
+	uint32_t width = (per + CTL_BUDGET_BUCKETS - 1) / CTL_BUDGET_BUCKETS;
 
 	memset(w, 0, sizeof(*w));
 	w->limit = limit;
@@ -24,7 +24,7 @@ dp_budget_win_init(struct dp_budget_win *w, uint64_t limit, uint32_t per, uint64
 
 /* Let out every bucket older than the window ending in bucket number k. */
 static void
-dp_budget_win_advance(struct dp_budget_win *w, uint64_t k)
+ctl_budget_win_advance(struct ctl_budget_win *w, uint64_t k)
 {
 	if (k <= w->head)
 		return;
@@ -44,43 +44,43 @@ dp_budget_win_advance(struct dp_budget_win *w, uint64_t k)
 
 /* At 80 %: used >= limit - limit / 5, without an overflowing product. */
 static bool
-dp_budget_win_warm(const struct dp_budget_win *w)
+ctl_budget_win_warm(const struct ctl_budget_win *w)
 {
 	return w->used >= w->limit - w->limit / 5;
 }
 
 unsigned int
-dp_budget_win_step(struct dp_budget_win *w, uint64_t now, uint64_t bytes)
+ctl_budget_win_step(struct ctl_budget_win *w, uint64_t now, uint64_t bytes)
 {
 	unsigned int changed = 0;
 
-	dp_budget_win_advance(w, now / w->width);
+	ctl_budget_win_advance(w, now / w->width);
 	w->bucket[w->head % w->nb] += bytes;
 	w->used += bytes;
-	if (!dp_budget_win_warm(w))
+	if (!ctl_budget_win_warm(w))
 		w->warned = false;		/* re-armed: the next climb warns again */
 	else if (!w->warned) {
 		w->warned = true;
-		changed |= DP_BUDGET_WARN;
+		changed |= CTL_BUDGET_WARN;
 	}
 	if (w->used >= w->limit && !w->over) {
 		w->over = true;
-		changed |= DP_BUDGET_EXHAUSTED;
+		changed |= CTL_BUDGET_EXHAUSTED;
 	} else if (w->used < w->limit && w->over) {
 		w->over = false;
-		changed |= DP_BUDGET_FREED;
+		changed |= CTL_BUDGET_FREED;
 	}
 	return changed;
 }
 
 uint64_t
-dp_budget_win_left(const struct dp_budget_win *w)
+ctl_budget_win_left(const struct ctl_budget_win *w)
 {
 	return w->used < w->limit ? w->limit - w->used : 0;
 }
 
 void
-dp_budget_win_relimit(struct dp_budget_win *w, uint64_t limit)
+ctl_budget_win_relimit(struct ctl_budget_win *w, uint64_t limit)
 {
 	w->limit = limit;
 }
