@@ -26,7 +26,8 @@
 #include "dp_worker.h"
 #include "ctl_mirror.h"
 #include "ctl_names.h"
-#include "dp_reload.h"
+#include "ctl_reload.h"
+#include "dp_publish.h"
 #include "policy/load.h"
 #include "dp_stats.h"
 
@@ -45,15 +46,8 @@ dp_control_render_process(const struct dp_control *c, FILE *out)
 	    "# TYPE namegate_build_info gauge\n"
 	    "namegate_build_info{version=\"%s\",dpdk=\"%s\"} 1\n", NAMEGATE_VERSION,
 	    rte_version());
-	fprintf(out, "# HELP namegate_config_last_reload_successful Whether the last load of the "
-	    "configuration file (at start, SIGHUP or namegatectl reload) took effect\n"
-	    "# TYPE namegate_config_last_reload_successful gauge\n"
-	    "namegate_config_last_reload_successful %d\n"
-	    "# HELP namegate_config_last_reload_success_timestamp_seconds When the configuration "
-	    "in force was loaded\n"
-	    "# TYPE namegate_config_last_reload_success_timestamp_seconds gauge\n"
-	    "namegate_config_last_reload_success_timestamp_seconds %.3f\n", c->reload_ok ? 1 : 0,
-	    c->reload_ok_at);
+	if (c->reload != NULL)
+		ctl_reload_render(c->reload, out);
 	fprintf(out, "# HELP process_start_time_seconds Start time of the process since the Unix "
 	    "epoch in seconds\n"
 	    "# TYPE process_start_time_seconds gauge\n"
@@ -166,42 +160,6 @@ dp_control_drain(struct dp_control *c)
 		if (c->events != NULL)
 			ctl_events_flush(c->events, &now);	/* suppressed counts, rotation */
 	}
-}
-
-int
-dp_control_reload(struct dp_control *c, FILE *err)
-{
-	struct timespec now;
-	int rc;
-
-	struct pol_errs errs = { 0 };
-	uint32_t generation;
-
-	ctl_notify_reloading();
-	dp_control_drain(c);		/* every name learned so far counts */
-	pthread_mutex_lock(&c->gen_lock);
-	rc = dp_reload(c->ctx, c->cfgp, c->names, c->grants, &errs, err);
-	/* under the lock: a scrape reads the table's counters */
-	if (rc == 0 && c->feed != NULL && dp_control_nft_open(c, err) != 0)
-		fputs("namegate: reload: the slow path's table could not be rebuilt\n", err);
-	clock_gettime(CLOCK_REALTIME, &now);
-	c->reload_ok = rc == 0;
-	if (rc == 0)
-		c->reload_ok_at = dp_control_seconds(&now);
-	generation = atomic_load_explicit(&c->ctx->gen, memory_order_acquire)->id;
-	pthread_mutex_unlock(&c->gen_lock);
-	if (c->events != NULL && rc == 0)
-		ctl_events_log_policy(c->events, &now, generation, (uint32_t)(*c->cfgp)->nvms,
-		    (*c->cfgp)->path);
-	else if (c->events != NULL && errs.n > 0)
-		ctl_events_log_policy_rejected(c->events, &now, generation, errs.v[0].file,
-		    errs.v[0].line, errs.v[0].col, errs.v[0].msg, errs.n + errs.dropped);
-	else if (c->events != NULL)	/* the file was right; the new generation was not built */
-		ctl_events_log_policy_rejected(c->events, &now, generation, (*c->cfgp)->path, 0, 0,
-		    strerror(-rc), 1);
-	pol_errs_free(&errs);
-	ctl_notify_reloaded(rc == 0, generation, (uint32_t)(*c->cfgp)->nvms);
-	return rc;
 }
 
 static uint64_t

@@ -18,6 +18,7 @@ struct ctl_events;
 struct ctl_approvals;
 struct ctl_grants_live;
 struct ctl_budgets;
+struct ctl_reload;
 struct ctl_nft_feed;
 struct ctl_mirror;
 struct ctl_names;
@@ -33,12 +34,10 @@ struct dp_control {
 	struct ctl_grants_live *grants;	/* NULL until started */
 	struct ctl_approvals *approvals;	/* NULL until started */
 	struct ctl_budgets *budgets;	/* NULL until started */
+	struct ctl_reload *reload;	/* NULL until started */
 	struct dp_plane plane;		/* what the control concerns reach the workers by */
 	uint64_t started;		/* CLOCK_MONOTONIC seconds */
 	double started_at;		/* the process's start, UTC seconds */
-	/* the last load of the file (the first at start): whether it took, and when it last did */
-	bool reload_ok;
-	double reload_ok_at;		/* UTC seconds */
 	struct ctl_nft_feed *feed;	/* the slow path's table; NULL without one */
 	/* held by a scrape while it reads the generation, and by a reload while it frees one */
 	pthread_mutex_t gen_lock;
@@ -56,12 +55,6 @@ int dp_control_render(FILE *out, void *arg);
 
 /* Drain the workers' events: names for reloads, blocks to the event log. */
 void dp_control_drain(struct dp_control *c);
-
-/*
- * Reload the configuration (SIGHUP or namegatectl reload); messages to err. 0 or -errno.
- * systemd hears RELOADING and READY around it; a rejected file is a policy_rejected event.
- */
-int dp_control_reload(struct dp_control *c, FILE *err);
 
 /* Build the slow path's nftables table for the current VMs (start and reload). 0 or -1. */
 int dp_control_nft_open(struct dp_control *c, FILE *err);

@@ -18,7 +18,6 @@
 #include "ctl_grants_live.h"
 #include "ctl_mirror.h"
 #include "ctl_names.h"
-#include "dp_reload.h"
 #include "dp_stats.h"
 #include "policy/load.h"
 
@@ -298,22 +297,6 @@ dp_cs_flows(FILE *out, const struct ctl_req *req, void *arg)
 }
 
 static int
-dp_cs_reload(FILE *out, const struct ctl_req *req __attribute__((unused)), void *arg)
-{
-	struct dp_control *c = arg;
-	struct json_object *o;
-	int rc;
-
-	if ((rc = dp_control_reload(c, out)) != 0)
-		return rc;
-	/* dp_reload wrote its progress to out: the reply is the new generation only */
-	rewind(out);
-	o = json_object_new_object();
-	return dp_cs_reply(out, o, dp_cs_set(o, "ok", json_object_new_boolean(1)) &&
-	    dp_cs_set(o, "generation", json_object_new_uint64(dp_cs_gen(c)->id)));
-}
-
-static int
 dp_cs_check(FILE *out, const struct ctl_req *req, void *arg)
 {
 	const char *vm = req->vm, *host = req->host;
@@ -417,7 +400,6 @@ static const struct ctl_cmd dp_ctlsock_cmds[] = {
 	{ "stats", CTL_ARG_VM, dp_cs_stats },
 	{ "bindings", CTL_ARG_VM | CTL_ARG_VM_REQ, dp_cs_bindings },
 	{ "flows", CTL_ARG_VM | CTL_ARG_VM_REQ, dp_cs_flows },
-	{ "reload", 0, dp_cs_reload },
 	{ "check", CTL_ARG_VM | CTL_ARG_VM_REQ | CTL_ARG_HOST, dp_cs_check },
 	{ "suggest", CTL_ARG_VM | CTL_ARG_VM_REQ, dp_cs_suggest },
 };

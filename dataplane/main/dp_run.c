@@ -42,7 +42,7 @@
 #include "dp_hash.h"
 #include "ctl_names.h"
 #include "dp_port.h"
-#include "dp_reload.h"
+#include "ctl_reload.h"
 #include "dp_run.h"
 #include "dp_slowq.h"
 #include "dp_stats.h"
@@ -334,8 +334,7 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	ctl.started = (uint64_t)now.tv_sec;
 	clock_gettime(CLOCK_REALTIME, &now);
-	ctl.started_at = ctl.reload_ok_at = dp_control_seconds(&now);
-	ctl.reload_ok = true;		/* the file loaded, or the daemon would not be here */
+	ctl.started_at = dp_control_seconds(&now);
 	dp_control_plane_init(&ctl);
 	if (dp_control_start(&ctl, cfg, &metrics) != 0)
 		goto out;
@@ -344,6 +343,11 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	if ((ctl.grants = ctl_grants_live_start(ctl.cfgp, ctl.events, &ctl.plane,
 	    stderr)) == NULL) {
 		fputs("namegate: cannot allocate the grant table\n", stderr);
+		goto out;
+	}
+	if ((ctl.reload = ctl_reload_new(ctl.cfgp, ctl.events, &ctl.plane, ctl.grants,
+	    ctl.names, &now)) == NULL) {
+		fputs("namegate: cannot allocate the reload state\n", stderr);
 		goto out;
 	}
 	if ((ctl.budgets = ctl_budgets_new(ctl.cfgp, ctl.events, &ctl.plane)) == NULL) {
@@ -360,6 +364,7 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 		goto out;
 	}
 	if (dp_ctlsock_serve(sock, &ctl) != 0 || ctl_grants_live_serve(ctl.grants, sock) != 0 ||
+	    ctl_reload_serve(ctl.reload, sock) != 0 ||
 	    ctl_approval_serve(ctl.approvals, sock) != 0) {
 		fputs("namegate: control socket: a command is served twice\n", stderr);
 		goto out;
@@ -405,7 +410,7 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 		}
 		if (dp_reload_wanted) {
 			dp_reload_wanted = 0;
-			dp_control_reload(&ctl, stderr);
+			ctl_reload_run(ctl.reload, stderr);
 			fflush(stderr);
 		}
 	}
@@ -430,6 +435,7 @@ out:
 	ctl_names_free(ctl.tried);
 	ctl_mirror_free(ctl.mirror);
 	ctl_budgets_free(ctl.budgets);
+	ctl_reload_free(ctl.reload);
 	dp_ctx_teardown(&ctx);
 	dp_wake_close(&ctx);
 	rte_eal_cleanup();

@@ -1,28 +1,16 @@
 /*
- * Live reload (SIGHUP): parse, validate, build and publish a new generation off the fast
- * path; any failure keeps the running one.
+ * Reload's publish: a configuration (the file's, or a grants view of it) put in force on
+ * every worker. control/ reaches it through the plane's generation.
  */
-#ifndef DP_RELOAD_H
-#define DP_RELOAD_H
+#ifndef DP_PUBLISH_H
+#define DP_PUBLISH_H
 
 #include <stdbool.h>
 #include <stdio.h>
 
 struct dp_ctx;
-struct ctl_grants_live;
 struct ctl_names;
 struct pol_config;
-struct pol_errs;
-
-/*
- * Load (*cfgp)->path again. On success the new generation (the file's policies with the
- * live grants of grants, which may be NULL, on top) is in force on every worker when this
- * returns, the old one and the old *cfgp are freed, and *cfgp is the new configuration: 0.
- * On failure (errors printed to err as FILE:LINE:COL: message) nothing changes: -errno.
- * The file's errors, if it had any, are left on errs (started zeroed; the caller frees).
- */
-int dp_reload(struct dp_ctx *ctx, struct pol_config **cfgp, const struct ctl_names *names,
-    struct ctl_grants_live *grants, struct pol_errs *errs, FILE *err);
 
 /*
  * Build the next generation from cfg exactly as given (a grants view: its set and its VMs'
