@@ -298,7 +298,6 @@ ctl_ap_cmd_pending(FILE *out, const struct ctl_req *req, void *arg)
 		fprintf(out, "unknown VM '%s'", vm);
 		return -ENOENT;
 	}
-	a->plane->drain(a->plane->dp);	/* what the workers announced up to now */
 	for (unsigned int i = 0; i < CTL_APPROVALS_MAX; i++) {
 		struct ctl_request *r = &a->r[i];
 
@@ -338,7 +337,6 @@ ctl_ap_lookup(struct ctl_approvals *a, FILE *out, const char *id, struct ctl_req
 		fprintf(out, "bad request id \"%.32s\" (a number from namegatectl pending)", id);
 		return -EINVAL;
 	}
-	a->plane->drain(a->plane->dp);	/* a request that just ended is not approved */
 	for (unsigned int i = 0; i < CTL_APPROVALS_MAX; i++)
 		if (a->r[i].id == v && !a->r[i].decided) {
 			*rp = &a->r[i];

@@ -141,7 +141,6 @@ ctl_gl_apply(struct ctl_grants_live *gr, bool closing, FILE *err)
 	struct ctl_overlay ov;
 	int rc;
 
-	gr->plane->drain(gr->plane->dp);
 	if ((rc = ctl_overlay_build(gr->table, *gr->cfgp, ctl_gl_now(), &ov)) == 0) {
 		if ((rc = gr->plane->generation(gr->plane->dp, &ov.view, closing, err)) == 0)
 			ctl_gl_in_force(gr, &ov);

@@ -154,7 +154,6 @@ ctl_reload_run(struct ctl_reload *r, FILE *err)
 	int rc;
 
 	ctl_notify_reloading();
-	r->plane->drain(r->plane->dp);	/* every name learned so far counts */
 	rc = ctl_reload_swap(r, &errs, err);
 	clock_gettime(CLOCK_REALTIME, &now);
 	pthread_mutex_lock(&r->lock);

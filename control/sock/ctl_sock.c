@@ -375,14 +375,13 @@ ctl_sock_accept(struct ctl_sock *s)
 	}
 }
 
-/* One turn; also waits for the nextra fds to be readable, and says which in ready[]. */
+/* A turn's wait; also for the nextra fds to be readable, saying which in ready[]. */
 static int
-ctl_sock_turn(struct ctl_sock *s, int timeout_ms, const int *extra, size_t nextra, bool *ready)
+ctl_sock_sleep(struct ctl_sock *s, int timeout_ms, const int *extra, size_t nextra, bool *ready)
 {
 	int64_t now = ctl_now_ms();
 	int wait = timeout_ms > 0 ? timeout_ms : 0;
 	size_t nfds = 0, nconns = s->nconns, first_extra;
-	int done = 0, rc;
 
 	for (size_t i = 0; i < nconns; i++) {
 		int64_t left = s->conns[i].deadline - now;
@@ -399,16 +398,31 @@ ctl_sock_turn(struct ctl_sock *s, int timeout_ms, const int *extra, size_t nextr
 	first_extra = nfds;
 	for (size_t i = 0; i < nextra; i++)	/* a negative fd is ignored by poll(2) */
 		s->pfd[nfds++] = (struct pollfd){ .fd = extra[i], .events = POLLIN };
-	if ((rc = poll(s->pfd, nfds, wait)) < 0)
+	if (poll(s->pfd, nfds, wait) < 0)
 		return errno == EINTR ? 0 : -errno;
 	for (size_t i = 0; i < nextra; i++)
 		ready[i] = (s->pfd[first_extra + i].revents & POLLIN) != 0;
-	nfds = first_extra;	/* the loops below know the clients and the listener only */
+	s->polled = true;
+	s->polled_listener = first_extra > nconns;
+	return 0;
+}
+
+/* Serve what the last ctl_sock_sleep() found ready, and drop clients past their deadline. */
+static int
+ctl_sock_run(struct ctl_sock *s)
+{
+	size_t nconns = s->nconns;
+	int done = 0;
+	int64_t now;
+
+	if (!s->polled)
+		return 0;
+	s->polled = false;
 	/* Downwards: ctl_conn_drop() fills slot i from the end, which is already done. */
 	for (size_t i = nconns; i-- > 0; )
 		if (s->pfd[i].revents != 0)
 			done += ctl_conn_step(s, i, s->pfd[i].revents);
-	if (nfds > nconns && (s->pfd[nconns].revents & POLLIN)) {
+	if (s->polled_listener && (s->pfd[nconns].revents & POLLIN)) {
 		size_t first = s->nconns;
 
 		ctl_sock_accept(s);
@@ -441,7 +455,9 @@ ctl_sock_turn(struct ctl_sock *s, int timeout_ms, const int *extra, size_t nextr
 int
 ctl_sock_poll(struct ctl_sock *s, int timeout_ms)
 {
-	return ctl_sock_turn(s, timeout_ms, NULL, 0, NULL);
+	int rc = ctl_sock_sleep(s, timeout_ms, NULL, 0, NULL);
+
+	return rc < 0 ? rc : ctl_sock_run(s);
 }
 
 int
@@ -451,7 +467,13 @@ ctl_sock_wait(struct ctl_sock *s, int timeout_ms, const int *fds, size_t nfds, b
 		return -EINVAL;
 	for (size_t i = 0; i < nfds; i++)
 		ready[i] = false;
-	return ctl_sock_turn(s, timeout_ms, fds, nfds, ready);
+	return ctl_sock_sleep(s, timeout_ms, fds, nfds, ready);
+}
+
+int
+ctl_sock_serve_ready(struct ctl_sock *s)
+{
+	return ctl_sock_run(s);
 }
 
 void

@@ -46,6 +46,8 @@ struct ctl_sock {
 	size_t nserved;
 	int timeout_ms;
 	size_t nconns;
+	bool polled;		/* pfd holds a poll's answer ctl_sock_run() has not served */
+	bool polled_listener;	/* and the listener was in it, after the clients */
 	struct ctl_conn conns[CTL_SOCK_CLIENTS_MAX];
 	struct pollfd pfd[CTL_SOCK_CLIENTS_MAX + 1 + CTL_SOCK_WAIT_FDS];	/* clients, listener, the caller's */
 	struct ctl_sock_counters cnt;

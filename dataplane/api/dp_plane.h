@@ -1,8 +1,8 @@
 /*
  * What the daemon's main lcore offers the control concerns (control/): the one way to the
  * workers, plain C so control/ can use it without DPDK. The records the workers write the
- * other way are dp_api.h's; the main loop takes them (drain) and hands each to the concern
- * that serves its kind.
+ * other way are dp_api.h's; the main loop takes them once a turn, before it serves the
+ * control socket, and hands each to the concern that serves its kind.
  */
 #ifndef DP_PLANE_H
 #define DP_PLANE_H
@@ -25,13 +25,9 @@ struct dp_plane {
 	void *dp;
 	unsigned int nworkers;
 	/*
-	 * Take every record the workers wrote so far (bindings, blocks, asks): a decision
-	 * that follows sees what they announced up to now.
-	 */
-	void (*drain)(void *dp);
-	/*
 	 * Put cfg (the file's configuration, or a grants view of it; it must outlive the
-	 * generation) in force on every worker, every name resolved so far judged under it,
+	 * generation) in force on every worker, every name resolved so far (the records up
+	 * to now taken first) judged under it,
 	 * and the slow path's table after it. closing (a change that ends or narrows what is
 	 * allowed) never waits on room. 0, or -errno with a message on err and nothing changed.
 	 */

@@ -198,12 +198,6 @@ dp_control_nft_close(struct dp_control *c)
 	c->feed = NULL;
 }
 
-static void
-dp_plane_drain(void *dp)
-{
-	dp_control_drain(dp);
-}
-
 /* Under gen_lock: a scrape reads the generation, and the table's counters. */
 static int
 dp_plane_generation(void *dp, const struct pol_config *cfg, bool closing, FILE *err)
@@ -211,6 +205,7 @@ dp_plane_generation(void *dp, const struct pol_config *cfg, bool closing, FILE *
 	struct dp_control *c = dp;
 	int rc;
 
+	dp_control_drain(c);	/* every name learned so far is judged under it */
 	pthread_mutex_lock(&c->gen_lock);
 	rc = dp_publish(c->ctx, cfg, c->names, closing, err);
 	if (rc == 0 && c->feed != NULL && dp_control_nft_open(c, err) != 0)
@@ -293,7 +288,7 @@ void
 dp_control_plane_init(struct dp_control *c)
 {
 	c->plane = (struct dp_plane){ .dp = c, .nworkers = c->ctx->nworkers,
-		.drain = dp_plane_drain, .generation = dp_plane_generation,
+		.generation = dp_plane_generation,
 		.generation_id = dp_plane_generation_id, .name_ports = dp_plane_name_ports,
 		.nslots = dp_plane_nslots, .vm = dp_plane_vm,
 		.budget_used = dp_plane_budget_used, .budget_allow = dp_plane_budget_allow,

@@ -385,7 +385,8 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 		/* TAPs without rx interrupts: look again soon after writing to them */
 		slow_poll = dp_slowq_run(&ctx) > 0 && (ctx.slow_rx_fd[0] < 0 ||
 		    ctx.slow_rx_fd[1] < 0);
-		dp_control_drain(&ctl);
+		dp_control_drain(&ctl);		/* the workers' records, once a turn */
+		(void)ctl_sock_serve_ready(sock);	/* then the clients: they see them */
 		ctl_grants_live_tick(ctl.grants);
 		ctl_approval_tick(ctl.approvals);
 		/*

@@ -21,8 +21,9 @@ void dp_wake_close(struct dp_ctx *ctx);
 void dp_wake_from_signal(void);
 
 /*
- * Serve the control socket, sleeping at most timeout_ms unless a worker's ring already
- * holds something for the main lcore (then not at all), or a worker or a signal wakes it.
+ * Sleep until the control socket has work (served after the turn: ctl_sock_serve_ready()),
+ * a worker or a signal wakes it, or timeout_ms pass; not at all when a worker's ring
+ * already holds something for the main lcore.
  */
 void dp_wake_wait(struct dp_ctx *ctx, struct ctl_sock *sock, int timeout_ms);
 

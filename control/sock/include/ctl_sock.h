@@ -197,13 +197,19 @@ int ctl_sock_poll(struct ctl_sock *s, int timeout_ms);
 #define CTL_SOCK_WAIT_FDS	4	/* the caller's descriptors ctl_sock_wait() takes at most */
 
 /*
- * ctl_sock_poll() that also wakes when one of the caller's nfds descriptors (an eventfd, a
- * queue's interrupt fd; negative ones are ignored) is readable, and sets ready[i] for
- * those that are; none is read. So a loop with more to wait for still sleeps in one
- * poll(2). Same returns, and -EINVAL for more than CTL_SOCK_WAIT_FDS.
+ * The sleep half of ctl_sock_poll(), which also wakes when one of the caller's nfds
+ * descriptors (an eventfd, a queue's interrupt fd; negative ones are ignored) is
+ * readable, and sets ready[i] for those that are; none is read. It serves nothing: the
+ * loop does its own work first (the workers' records), then ctl_sock_serve_ready(). So a
+ * loop with more to wait for still sleeps in one poll(2), and every callback runs after
+ * the loop's turn. 0 (also when interrupted by a signal), -errno when poll(2) fails,
+ * -EINVAL for more than CTL_SOCK_WAIT_FDS.
  */
 int ctl_sock_wait(struct ctl_sock *s, int timeout_ms, const int *fds, size_t nfds,
     bool *ready);
+
+/* Serve what the last ctl_sock_wait() found ready (callbacks run here): replies completed. */
+int ctl_sock_serve_ready(struct ctl_sock *s);
 
 /* Copies the counters. */
 void ctl_sock_counters(const struct ctl_sock *s, struct ctl_sock_counters *out);
