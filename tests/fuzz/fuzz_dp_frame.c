@@ -36,7 +36,7 @@
 #include "dp_flow.h"
 #include "dp_frag.h"
 #include "dp_hold.h"
-#include "dp_pipeline.h"
+#include "dp_out.h"
 #include "sni/frame.h"
 #include "frame_int.h"
 #include "dp_run.h"
