@@ -17,6 +17,7 @@
 #include "dp_frag.h"
 #include "dp_gen.h"
 #include "dp_hold.h"
+#include "dp_out_flow.h"
 #include "dp_http.h"
 #include "dp_out.h"
 #include "dp_quic_flow.h"
@@ -245,7 +246,7 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 		if (fate.act == DP_FATE_STREAM) {	/* a fate that may cut or end f */
 			fate = from_vm ? dp_vm_stream(w, fr->m, &fr->p, fr->vm, f) :
 			    dp_dns_tcp_server(w, fr->m, &fr->p, fr->vm, f);
-			dp_hold_apply(w, fr->m, &fr->p, fr->vm, from_vm, fate, f);
+			dp_out_flow_apply(w, fr->m, &fr->p, fr->vm, from_vm, fate, f);
 			continue;
 		}
 		if (fate.act == DP_FATE_DNS)

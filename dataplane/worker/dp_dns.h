@@ -15,20 +15,10 @@
 #include "dp.h"
 #include "dp_fate.h"
 #include "dp_flow.h"
+#include "dp_dns_pending.h"
 #include "dp_hold.h"
 #include "sni/dns.h"
 #include "sni/pkt.h"
-
-#define DP_PENDING_SECONDS	5	/* how long a forwarded query waits for its answer */
-
-struct dp_pending;
-
-struct dp_pending *dp_pending_create(const char *name, uint32_t cap, uint16_t nvms, int socket);
-void dp_pending_free(struct dp_pending *t);
-/* The EAL memory dp_pending_create() takes (dp_mem.h). */
-uint64_t dp_pending_mem(uint32_t cap, uint16_t nvms);
-/* Forget up to budget queries that waited past DP_PENDING_SECONDS. */
-unsigned int dp_pending_age(struct dp_pending *t, uint64_t now, unsigned int budget);
 
 /*
  * A UDP query m from VM vm to a resolver: its fate, sent on rewritten, answered (a refusal

@@ -47,7 +47,7 @@ enum dp_fate_reply {
 	DP_FATE_REPLY_DNS,		/* a DNS refusal, built from the query by dp_dns.c
 					 * (the exit reads no DNS) before the exit sees it */
 	/*
-	 * The cuts that need the frame's flow (dp_hold_apply()). Each is the cut both ways
+	 * The cuts that need the frame's flow (dp_out_flow.c). Each is the cut both ways
 	 * (dp_out_cut()); they differ in where the server's stream stands.
 	 */
 	DP_FATE_REPLY_CUT_ACKED,	/* at the server's last ACK, whatever the frame says */

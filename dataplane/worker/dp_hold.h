@@ -14,7 +14,6 @@
 #include <rte_mbuf.h>
 
 #include "dp.h"
-#include "dp_fate.h"
 #include "dp_flow.h"
 #include "dp_quic.h"
 #include "dp_slots.h"
@@ -105,33 +104,16 @@ void dp_hold_release(struct dp_worker *w, struct dp_hold *h, uint32_t upto);
 void dp_hold_trickle(struct dp_worker *w, struct dp_hold *h, uint32_t from, uint32_t upto);
 
 /*
- * A held segment decoded again, the one way any is: it decoded whole when it came (the
- * hold keeps the frame, not its decoding, which is ten times its bookkeeping per segment).
- * false when it does not (it always did).
+ * A held frame (a segment, a datagram, a query waiting for approval) decoded again, the one
+ * way any is: it decoded whole when it came. The hold keeps the frame, not its decoding
+ * (six times a segment's bookkeeping, for the rare paths that need it: a cut, a trickle,
+ * a DNS edit, an approval's end). false when it does not (it always did).
  */
 static inline bool
 dp_hold_decode(const struct rte_mbuf *m, struct pkt *p)
 {
 	return pkt_decode(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), p) ==
 	    PKT_OK;
-}
-
-/*
- * Act on fate fate, which a stream module returned for m (decoded as p) of vm on flow f:
- * the frame's part (dp_fate_apply()), then the flow's: the cuts that need it
- * (DP_FATE_REPLY_CUT_ACKED, _SENT, _HELD: the RSTs, held segments blocked), f ended.
- */
-void dp_hold_apply(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
-    bool from_vm, struct dp_fate fate, struct dp_flow *f);
-
-/*
- * A stream's fate reached with no frame of its own (a timeout, the server's answer to a
- * CONNECT), its act HELD: acted on now.
- */
-static inline void
-dp_hold_settle(struct dp_worker *w, struct dp_flow *f, struct dp_fate fate)
-{
-	dp_hold_apply(w, NULL, NULL, f->key.vm, true, fate, f);
 }
 
 /* Sort the held segments by stream offset. */

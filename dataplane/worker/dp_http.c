@@ -19,6 +19,7 @@
 #include "dp_evt.h"
 #include "dp_gen.h"
 #include "dp_hold.h"
+#include "dp_out_flow.h"
 #include "dp_http.h"
 #include "sni/http.h"
 #include "sni/reasm.h"
@@ -370,7 +371,7 @@ dp_http_connect_answer(struct dp_worker *w, struct dp_flow *f, const struct pkt 
 		return;
 	f->http_phase = st == HTTP_OK ? DP_HTTP_TUNNEL : DP_HTTP_HEAD;
 	if (h != NULL)	/* the server's frame goes on: the stream's fate is settled now */
-		dp_hold_settle(w, f, dp_http_step(w, h, f));
+		dp_out_flow_settle(w, f, dp_http_step(w, h, f));
 }
 
 void
@@ -408,5 +409,5 @@ dp_http_expire(struct dp_worker *w, struct dp_hold *h)
 
 	/* a request head that does not complete in time is never judged: cut */
 	if (h->nsegs > 0 && w->now - h->started >= DP_HOLD_SECONDS)
-		dp_hold_settle(w, f, dp_http_give_up(w, h, f));
+		dp_out_flow_settle(w, f, dp_http_give_up(w, h, f));
 }

@@ -29,7 +29,7 @@ dp_fate_note(struct dp_worker *w, const struct pkt *p, uint16_t vm, struct dp_fa
 /*
  * Act on fate f for frame m (decoded as p) of vm, received from the VM (from_vm) or the
  * uplink: its event and audit count, its reply, its counters, and m sent or freed. What
- * f says of m's flow (its held stream cut, its end) is dp_hold_apply()'s.
+ * f says of m's flow (its held stream cut, its end) is dp_out_flow_apply()'s.
  */
 void dp_fate_apply(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
     bool from_vm, struct dp_fate f);

@@ -11,6 +11,7 @@
 #include "dp_gen.h"
 #include "dp_hash.h"
 #include "dp_hold.h"
+#include "dp_out_flow.h"
 #include "dp_http.h"
 #include "dp_tls.h"
 #include "sni/http.h"
@@ -84,7 +85,7 @@ dp_tls_refuse(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, enum dp
 static void
 dp_tls_refuse_now(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, enum dp_reason r)
 {
-	dp_hold_settle(w, f, dp_tls_refuse(w, h, f, r, NULL, 0, DP_FATE_HELD));
+	dp_out_flow_settle(w, f, dp_tls_refuse(w, h, f, r, NULL, 0, DP_FATE_HELD));
 }
 
 /*
