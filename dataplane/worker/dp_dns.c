@@ -14,7 +14,6 @@
 #include "dp_dns_int.h"
 #include "dp_evt.h"
 #include "dp_gen.h"
-#include "dp_hash.h"
 #include "dp_out.h"
 #include "sni/dns.h"
 #include "sni/frame.h"

@@ -15,7 +15,6 @@
 #include "dp.h"
 #include "dp_fate.h"
 #include "dp_flow.h"
-#include "dp_dns_pending.h"
 #include "dp_hold.h"
 #include "sni/dns.h"
 #include "sni/pkt.h"

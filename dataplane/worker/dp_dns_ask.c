@@ -6,8 +6,6 @@
  * and bound like any other. This module decides and returns; dp_dns.c acts, and so the two
  * do not call each other.
  */
-#include <rte_mbuf.h>
-
 #include "dp_ask.h"
 #include "dp_dns_ask.h"
 #include "dp_evt.h"

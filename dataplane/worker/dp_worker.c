@@ -14,6 +14,7 @@
 #include "dp_burst.h"
 #include "dp_dns.h"
 #include "dp_dns_ask.h"
+#include "dp_dns_pending.h"
 #include "dp_dns_budget.h"
 #include "dp_evt.h"
 #include "dp_flow.h"

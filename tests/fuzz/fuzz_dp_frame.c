@@ -33,6 +33,7 @@
 #include "dp_bind.h"
 #include "dp_burst.h"
 #include "dp_dns.h"
+#include "dp_dns_pending.h"
 #include "dp_flow.h"
 #include "dp_frag.h"
 #include "dp_hold.h"
