@@ -3,7 +3,8 @@
  * decoded, checksummed, told whose it is and decided as far as the stateless stages go;
  * then the flows of all that are left are looked up together, their buckets fetched side
  * by side instead of one cache miss after another; then each frame, in the order it
- * came, meets its connection and its fate is acted on (dp_pipeline.c). State changes
+ * came, meets its connection (and the module that judges a stream's bytes, which returns a
+ * fate too) and its fate is acted on (dp_out.c). State changes
  * happen only in the last stage and in arrival order, so a burst decides exactly what the
  * same frames one at a time would: a lookup that a flow opened or closed earlier in the
  * burst may have made stale is done again.
@@ -12,10 +13,11 @@
 #include "dp_burst.h"
 #include "dp_conn.h"
 #include "dp_dns.h"
-#include "dp_evt.h"
 #include "dp_frag.h"
 #include "dp_gen.h"
+#include "dp_out_flow.h"
 #include "dp_http.h"
+#include "dp_out.h"
 #include "dp_quic_flow.h"
 #include "dp_rx.h"
 #include "dp_tls.h"
@@ -41,6 +43,23 @@ struct dp_burst {
 	uint32_t epoch;			/* the flow table's when found[] was filled */
 };
 
+/* What becomes of fragment m once added to the table (fs): the table keeps a copy. */
+static inline struct dp_fate
+dp_reassembled(enum ipfrag_status fs)
+{
+	switch (fs) {
+	case IPFRAG_NEED_MORE:
+	case IPFRAG_COMPLETE:
+		return dp_fate(DP_FATE_FREE);
+	case IPFRAG_OWNER_LIMIT:
+		return dp_fate_block(DP_REASON_VM_LIMIT, DP_FATE_REPLY_NONE);
+	case IPFRAG_TABLE_FULL:
+		return dp_fate_drop(DP_DROP_TABLE_FULL);
+	default:			/* overlapping, oversized, malformed: fail closed */
+		return dp_fate_drop(DP_DROP_FRAG_BAD);
+	}
+}
+
 /*
  * A fragment from or to vm: held (a copy) until its datagram is whole, which then takes
  * the path an unfragmented one would, decoded and checksummed whole. Returns the
@@ -54,26 +73,11 @@ dp_reassemble(struct dp_worker *w, struct rte_mbuf *m, struct pkt *p, enum pkt_s
 	struct rte_mbuf *whole;
 
 	whole = dp_frag_add(w->frags, m, p->l3_off, vm, w->now, &fs);
-	switch (fs) {
-	case IPFRAG_NEED_MORE:
-		rte_pktmbuf_free(m);
+	dp_fate_apply(w, m, p, vm, true, dp_reassembled(fs));
+	if (fs != IPFRAG_COMPLETE)
 		return NULL;
-	case IPFRAG_COMPLETE:
-		rte_pktmbuf_free(m);
-		if (whole == NULL) {
-			w->drops[DP_DROP_NO_MBUF]++;
-			return NULL;
-		}
-		break;
-	case IPFRAG_OWNER_LIMIT:
-		dp_evt_block(w, vm, p, DP_REASON_VM_LIMIT, false, NULL, 0);
-		dp_block(w, m, vm, DP_REASON_VM_LIMIT);
-		return NULL;
-	case IPFRAG_TABLE_FULL:
-		dp_drop(w, m, DP_DROP_TABLE_FULL);
-		return NULL;
-	default:			/* overlapping, oversized, malformed: fail closed */
-		dp_drop(w, m, DP_DROP_FRAG_BAD);
+	if (whole == NULL) {
+		w->drops[DP_DROP_NO_MBUF]++;
 		return NULL;
 	}
 	whole->l2_len = p->l3_off;	/* refragmented on the way out if need be */
@@ -190,24 +194,22 @@ dp_burst_flow(struct dp_worker *w, const struct dp_burst *b, const struct dp_bur
 	return b->found[fr->key];
 }
 
-/* The bytes of a stream a module judges, from the VM. */
-static void
+/* The bytes of a stream a module judges, from the VM: the module's fate for them. */
+static struct dp_fate
 dp_vm_stream(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
     struct dp_flow *f)
 {
 	if (f->tls == DP_TLS_DNS)
-		dp_dns_tcp_client(w, m, p, vm, f);
-	else if (f->tls == DP_TLS_HTTP)
-		dp_http_client(w, m, p, vm, f);
-	else if ((f->tls == DP_TLS_PENDING || f->tls == DP_TLS_SNIFF) &&
-	    p->proto == PKT_PROTO_TCP)
-		dp_tls_client(w, m, p, vm, f);
-	else if (f->tls == DP_TLS_PENDING)
-		dp_quic_client(w, m, p, vm, f);
-	else if (p->proto == PKT_PROTO_UDP)
-		dp_quic_flow_vm(w, m, p, vm, f);
-	else if (dp_tls_verify(w, m, p, vm, f))	/* judged bytes, sent again */
-		dp_egress(w, m, vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
+		return dp_dns_tcp_client(w, m, p, vm, f);
+	if (f->tls == DP_TLS_HTTP)
+		return dp_http_client(w, m, p, vm, f);
+	if ((f->tls == DP_TLS_PENDING || f->tls == DP_TLS_SNIFF) && p->proto == PKT_PROTO_TCP)
+		return dp_tls_client(w, m, p, vm, f);
+	if (f->tls == DP_TLS_PENDING)
+		return dp_quic_client(w, m, p, vm, f);
+	if (p->proto == PKT_PROTO_UDP)
+		return dp_quic_flow_vm(w, m, p, vm, f);
+	return dp_tls_verify(w, p, f);	/* judged bytes, sent again */
 }
 
 /* The connection stage of frame fr, from the VM or the uplink: its fate. */
@@ -239,16 +241,16 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 			fate = dp_burst_conn(w, &b, fr, from_vm, &f);
 		else if (fate.act == DP_FATE_SLOW && from_vm)	/* no flow, budgets all the same */
 			fate = dp_budget_slow(w, &fr->p, fr->vm, rte_pktmbuf_pkt_len(fr->m));
-		if (fate.act == DP_FATE_DNS && from_vm)
-			dp_dns_query_udp(w, fr->m, &fr->p, fr->vm);
-		else if (fate.act == DP_FATE_DNS)
-			dp_dns_answer_udp(w, fr->m, &fr->p, fr->vm);
-		else if (fate.act == DP_FATE_STREAM && from_vm)
-			dp_vm_stream(w, fr->m, &fr->p, fr->vm, f);
-		else if (fate.act == DP_FATE_STREAM)
-			dp_dns_tcp_server(w, fr->m, &fr->p, fr->vm, f);
-		else
-			dp_fate_apply(w, fr->m, &fr->p, fr->vm, from_vm, fate);
+		if (fate.act == DP_FATE_STREAM) {	/* a fate that may cut or end f */
+			fate = from_vm ? dp_vm_stream(w, fr->m, &fr->p, fr->vm, f) :
+			    dp_dns_tcp_server(w, fr->m, &fr->p, fr->vm, f);
+			dp_out_flow_apply(w, fr->m, &fr->p, fr->vm, from_vm, fate, f);
+			continue;
+		}
+		if (fate.act == DP_FATE_DNS)
+			fate = from_vm ? dp_dns_query_udp(w, fr->m, &fr->p, fr->vm) :
+			    dp_dns_answer_udp(w, fr->m, &fr->p, fr->vm);
+		dp_fate_apply(w, fr->m, &fr->p, fr->vm, from_vm, fate);
 	}
 }
 

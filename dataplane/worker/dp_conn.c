@@ -2,7 +2,7 @@
  * The flow stage of the per-frame decision (SPEC s4 steps 4-7, s8): which connection a
  * frame belongs to, whether it may open one, and what each side's segments say of the
  * other's stream. It changes flow state (that is its job) but never a frame: it returns
- * the frame's fate, and dp_pipeline.c acts on it.
+ * the frame's fate, and dp_out.c acts on it.
  */
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /*
  * The stateless stages of the per-frame decision (SPEC s4 steps 1-3 and 8): who sent it,
  * whether it may be what it claims, and which path it takes. They read the frame and the
- * generation only, and return a fate; the flow stages in dp_pipeline.c come after.
+ * generation only, and return a fate; the flow stages in dp_burst.c come after.
  */
 #include <string.h>
 

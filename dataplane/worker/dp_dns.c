@@ -1,182 +1,63 @@
 /*
- * DNS queries and answers on the fast path, with the table of queries in flight.
+ * DNS on the fast path: a query judged and an answer learned from (over UDP and TCP
+ * alike), and the UDP datagrams themselves, with the queries approval hands back. The
+ * table of queries in flight is dp_dns_pending.c's.
  */
 #include <errno.h>
 #include <string.h>
 
-#include <rte_errno.h>
-#include <rte_hash.h>
-#include <rte_jhash.h>
-#include <rte_malloc.h>
-#include <rte_random.h>
-
 #include "dp_bind.h"
 #include "dp_budget.h"
 #include "dp_dns.h"
+#include "dp_dns_ask.h"
 #include "dp_dns_budget.h"
 #include "dp_dns_int.h"
 #include "dp_evt.h"
 #include "dp_gen.h"
-#include "dp_hash.h"
-#include "dp_mem.h"
-#include "dp_pipeline.h"
-#include "sni/frame.h"
-#include "dp_slots.h"
+#include "dp_out.h"
 #include "sni/dns.h"
-
-#define DP_ID_TRIES	4	/* fresh IDs tried when one is taken */
+#include "sni/frame.h"
 
 const uint8_t dp_dns_lower[DNS_CASE_BYTES];	/* every letter lower case */
 
-struct dp_pending *
-dp_pending_create(const char *name, uint32_t cap, uint16_t nvms, int socket)
+/* A refusal of a UDP query: what it is built from, and what it says. */
+struct dp_dns_refusal {
+	const struct rte_mbuf *m;
+	const struct pkt *p;
+	const struct dns_msg *q;
+	uint8_t rcode;
+	const char *text;
+};
+
+static int
+dp_dns_refusal_build(const void *arg, uint8_t *out, size_t cap)
 {
-	struct rte_hash_parameters hp = {
-		.name = name,
-		.entries = cap,
-		.key_len = sizeof(struct dp_pending_key),
-		.hash_func = rte_jhash,
-		.hash_func_init_val = dp_hash_seed(),	/* the VM chooses ports and names */
-		.socket_id = socket,
-	};
-	struct dp_pending *t;
+	const struct dp_dns_refusal *r = arg;
 
-	if ((t = rte_zmalloc_socket("dp_pending", sizeof(*t), 0, socket)) == NULL)
-		return NULL;
-	t->cap = cap;
-	t->nvms = nvms;
-	t->e = rte_zmalloc_socket("dp_pending_e", (size_t)cap * sizeof(t->e[0]), 0, socket);
-	t->per_vm = rte_zmalloc_socket("dp_pending_vm", (size_t)(nvms + 1) *
-	    sizeof(t->per_vm[0]), 0, socket);
-	t->h = rte_hash_create(&hp);
-	if (t->e == NULL || t->per_vm == NULL || t->h == NULL ||
-	    dp_slots_init(&t->slots, cap, socket) != 0) {
-		dp_pending_free(t);
-		rte_errno = ENOMEM;
-		return NULL;
-	}
-	return t;
-}
-
-void
-dp_pending_free(struct dp_pending *t)
-{
-	if (t == NULL)
-		return;
-	rte_hash_free(t->h);
-	dp_slots_fini(&t->slots);
-	rte_free(t->per_vm);
-	rte_free(t->e);
-	rte_free(t);
-}
-
-void
-dp_pending_del(struct dp_pending *t, struct dp_pending_entry *e)
-{
-	rte_hash_del_key(t->h, &e->key);
-	e->in_use = false;
-	t->per_vm[e->key.vm]--;
-	dp_slots_put(&t->slots, (uint32_t)(e - t->e));
-}
-
-unsigned int
-dp_pending_age(struct dp_pending *t, uint64_t now, unsigned int budget)
-{
-	unsigned int n, aged = 0;
-
-	for (n = 0; n < budget && n < t->cap; n++) {
-		struct dp_pending_entry *e = &t->e[t->cursor];
-
-		t->cursor = t->cursor + 1 == t->cap ? 0 : t->cursor + 1;
-		if (e->in_use && e->expires <= now) {
-			dp_pending_del(t, e);
-			aged++;
-		}
-	}
-	return aged;
+	return frame_dns_refusal_text(rte_pktmbuf_mtod(r->m, const uint8_t *),
+	    rte_pktmbuf_data_len(r->m), r->p, r->q, r->rcode, r->q->edns, r->text, out, cap);
 }
 
 /*
- * Remember q under a fresh random ID, or (keep_id: DNS over TCP, where the query leaves as
- * the VM wrote it but for the name's case) under its own. NULL when the table is full or
- * the ID is taken.
+ * Answer the UDP query q in m (decoded as p) ourselves with rcode, and with EDNS an EDE 15
+ * whose EXTRA-TEXT is text. The answer is a frame this module builds from the query (the
+ * exit reads no DNS); m's own fate is the caller's.
  */
-struct dp_pending_entry *
-dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm, const struct dns_msg *q,
-    const uint8_t *msg, uint64_t now, bool keep_id, uint32_t max_per_vm, enum dp_reason *why)
+static void
+dp_dns_refuse_why(struct dp_worker *w, const struct rte_mbuf *m, const struct pkt *p,
+    const struct dns_msg *q, uint8_t rcode, const char *text)
 {
-	struct dp_pending_entry *e;
-	uint32_t idx;
+	const struct dp_dns_refusal r = { .m = m, .p = p, .q = q, .rcode = rcode, .text = text };
 
-	*why = DP_REASON_MAX;
-	if (vm > t->nvms || t->per_vm[vm] >= max_per_vm) {
-		*why = DP_REASON_VM_LIMIT;
-		return NULL;
-	}
-	if (!dp_slots_peek(&t->slots, &idx))
-		return NULL;
-	e = &t->e[idx];
-	memset(&e->key, 0, sizeof(e->key));
-	e->key.vm = vm;
-	e->key.family = p->family;
-	e->key.proto = p->proto;
-	e->key.vm_port = p->sport;
-	memcpy(e->key.resolver, p->dst, p->family == 4 ? 4 : 16);
-	for (int i = 0; i < DP_ID_TRIES; i++) {
-		/* unpredictable, so that nobody but the resolver can answer (RFC 5452 s9.2) */
-		e->key.id = keep_id ? q->id : (uint16_t)rte_rand();
-		if (rte_hash_lookup(t->h, &e->key) >= 0) {
-			if (keep_id)
-				return NULL;
-			continue;
-		}
-		if (rte_hash_add_key_data(t->h, &e->key, (void *)(uintptr_t)idx) != 0)
-			return NULL;
-		dp_slots_get(&t->slots, &idx);
-		t->per_vm[vm]++;
-		e->expires = now + DP_PENDING_SECONDS;
-		e->vm_id = q->id;
-		e->qtype = q->qtype;
-		e->qclass = q->qclass;
-		e->qname_len = q->qname_len;
-		memcpy(e->qname, q->qname, q->qname_len);
-		dns_name_caps(msg + DNS_HDR_LEN, q->qname_len, e->caps);
-		e->in_use = true;
-		e->would_block = false;
-		return e;
-	}
-	return NULL;
+	(void)dp_out_build(w, DP_PORT_VM, dp_dns_refusal_build, &r);
 }
 
 /* Answer the query in m ourselves (REFUSED or NXDOMAIN, EDE "Blocked" with EDNS). */
 static void
-dp_dns_refuse(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
+dp_dns_refuse(struct dp_worker *w, const struct rte_mbuf *m, const struct pkt *p,
     const struct dns_msg *q, uint8_t rcode)
 {
 	dp_dns_refuse_why(w, m, p, q, rcode, FRAME_DNS_EDE_TEXT);
-}
-
-void
-dp_dns_refuse_why(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
-    const struct dns_msg *q, uint8_t rcode, const char *text)
-{
-	struct rte_mbuf *r = rte_pktmbuf_alloc(w->ctx->pool);
-	int n;
-
-	if (r == NULL) {
-		w->drops[DP_DROP_NO_MBUF]++;
-		return;
-	}
-	n = frame_dns_refusal_text(rte_pktmbuf_mtod(m, const uint8_t *),
-	    rte_pktmbuf_data_len(m), p, q, rcode, q->edns, text, rte_pktmbuf_mtod(r, uint8_t *),
-	    rte_pktmbuf_tailroom(r));
-	if (n <= 0) {
-		rte_pktmbuf_free(r);
-		return;
-	}
-	r->data_len = (uint16_t)n;
-	r->pkt_len = (uint32_t)n;
-	dp_tx(w, DP_PORT_VM, r);
 }
 
 /*
@@ -236,92 +117,131 @@ dp_dns_query_judge(struct dp_worker *w, uint16_t vm, const struct dns_msg *q, si
 	return dp_dns_budget_judge(w, vm, rule, name, (size_t)n, q->qtype);
 }
 
-void
-dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm)
+/* May the query wait for approval? Its fate when it does, or was refused there. */
+static struct dp_fate
+dp_dns_query_ask(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    const struct dns_msg *q, const char *name)
+{
+	const char *text;
+	struct dp_fate fate = dp_dns_ask(w, m, p, vm, q, name, strnlen(name, DNS_NAME_TEXT_MAX),
+	    &text);
+
+	if (fate.reply == DP_FATE_REPLY_DNS) {
+		dp_dns_refuse_why(w, m, p, q, DNS_RCODE_REFUSED, text);
+		fate.reply = DP_FATE_REPLY_NONE;
+	}
+	return fate;
+}
+
+/*
+ * A query that was not allowed (why): answered and blocked, or in audit mode counted and
+ * let go on (CONTINUE).
+ */
+static struct dp_fate
+dp_dns_query_refuse(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    const struct dns_msg *q, const char *name, enum dp_reason why)
 {
 	const struct dp_gen *g = w->gen;
 	struct dp_vm_stats *s = &w->vm_stats[vm];
-	char name[DNS_NAME_TEXT_MAX];
+	bool audit = g->vms[vm].audit;
+
+	s->dns_blocked++;
+	dp_evt_block(w, vm, p, why, audit && !q->qr && q->has_question,
+	    name, q->has_question ? strnlen(name, DNS_NAME_TEXT_MAX) : 0);
+	if (!audit || q->qr || !q->has_question) {
+		if (!q->qr)
+			dp_dns_refuse(w, m, p, q, q->has_question && q->opcode == 0 &&
+			    q->msg_len == p->payload_len ? g->blocked_rcode : DNS_RCODE_REFUSED);
+		return (struct dp_fate){ .act = DP_FATE_BLOCK, .why = (uint8_t)why };
+	}
+	s->blocked[why]++;
+	return dp_fate(DP_FATE_CONTINUE);
+}
+
+/* The query q in m remembered and sent on, rewritten: with an ID of namegate's own. */
+static struct dp_fate
+dp_dns_query_send(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    const struct dns_msg *q, bool allowed)
+{
 	struct dp_pending_entry *e;
 	enum dp_reason why;
-	struct dns_msg q;
-	bool allowed, audit = g->vms[vm].audit;
 	uint8_t *dns;
 
-	if (dns_msg_parse(p->payload, p->payload_len, &q) != DNS_OK) {
-		s->dns_blocked++;
-		dp_evt_block(w, vm, p, DP_REASON_DNS_DENIED, false, NULL, 0);
-		dp_block(w, m, vm, DP_REASON_DNS_DENIED);	/* not DNS: maybe a tunnel */
-		return;
-	}
-	why = dp_dns_query_judge(w, vm, &q, p->payload_len, name, sizeof(name));
-	allowed = why == DP_REASON_MAX;
-	if (why == DP_REASON_DNS_DENIED && name[0] != '\0' &&
-	    dp_dns_ask(w, m, p, vm, &q, name, strnlen(name, sizeof(name))))
-		return;		/* it waits for the operator (dp_dns_ask.c) */
-	if (!allowed) {
-		s->dns_blocked++;
-		dp_evt_block(w, vm, p, why, audit && !q.qr && q.has_question,
-		    name, q.has_question ? strnlen(name, sizeof(name)) : 0);
-		if (!audit || q.qr || !q.has_question) {
-			if (!q.qr)
-				dp_dns_refuse(w, m, p, &q, q.has_question && q.opcode == 0 &&
-				    q.msg_len == p->payload_len ? g->blocked_rcode :
-				    DNS_RCODE_REFUSED);
-			dp_block(w, m, vm, why);
-			return;
-		}
-		s->blocked[why]++;
-	} else {
-		s->dns_allowed++;
-	}
-	if ((e = dp_pending_add(w->pending, p, vm, &q, p->payload, w->now, false,
-	    g->max_pending_per_vm, &why)) == NULL) {
+	if ((e = dp_pending_add(w->pending, p, vm, q, p->payload, w->now, false,
+	    w->gen->max_pending_per_vm, &why)) == NULL) {
 		/* the VM asks again; at its quota the cost is its own, never a neighbour's */
-		dp_dns_refuse(w, m, p, &q, DNS_RCODE_SERVFAIL);
-		if (why == DP_REASON_VM_LIMIT) {
-			dp_evt_block(w, vm, p, why, false, NULL, 0);
-			dp_block(w, m, vm, why);
-		} else {
-			dp_drop(w, m, DP_DROP_TABLE_FULL);
-		}
-		return;
+		dp_dns_refuse(w, m, p, q, DNS_RCODE_SERVFAIL);
+		return why == DP_REASON_VM_LIMIT ? dp_fate_block(why, DP_FATE_REPLY_NONE) :
+		    dp_fate_drop(DP_DROP_TABLE_FULL);
 	}
 	e->would_block = !allowed;
 	/* p->payload points into m: the rewrites are in place */
 	dns = (uint8_t *)(uintptr_t)p->payload;
 	frame_dns_rewrite_id(dns - 8, dns, e->key.id);
 	/* lower case: the resolver sees one question however the VM spelled it */
-	frame_dns_spell(dns - 8, dns, p->payload_len, q.qname_len, dp_dns_lower);
-	dp_egress(w, m, vm, allowed ? DP_ALLOWED : DP_WOULD_BLOCK);
+	frame_dns_spell(dns - 8, dns, p->payload_len, q->qname_len, dp_dns_lower);
+	return dp_fate_pass(!allowed);
 }
 
-/* Does the answer's question equal the one we forwarded? (RFC 5452 s9.1) */
-static bool
-dp_dns_same_question(const struct dp_pending_entry *e, const struct dns_msg *a)
+struct dp_fate
+dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm)
 {
-	return a->qr && a->has_question && a->qtype == e->qtype && a->qclass == e->qclass &&
-	    a->qname_len == e->qname_len && memcmp(a->qname, e->qname, e->qname_len) == 0;
+	char name[DNS_NAME_TEXT_MAX];
+	struct dp_fate fate;
+	enum dp_reason why;
+	struct dns_msg q;
+
+	if (dns_msg_parse(p->payload, p->payload_len, &q) != DNS_OK) {
+		w->vm_stats[vm].dns_blocked++;
+		/* not DNS: maybe a tunnel */
+		return dp_fate_block(DP_REASON_DNS_DENIED, DP_FATE_REPLY_NONE);
+	}
+	why = dp_dns_query_judge(w, vm, &q, p->payload_len, name, sizeof(name));
+	if (why == DP_REASON_DNS_DENIED && name[0] != '\0' &&
+	    (fate = dp_dns_query_ask(w, m, p, vm, &q, name)).act != DP_FATE_CONTINUE)
+		return fate;	/* it waits for the operator (dp_dns_ask.c), or was refused */
+	if (why == DP_REASON_ALLOWED)
+		w->vm_stats[vm].dns_allowed++;
+	else if ((fate = dp_dns_query_refuse(w, m, p, vm, &q, name, why)).act != DP_FATE_CONTINUE)
+		return fate;
+	return dp_dns_query_send(w, m, p, vm, &q, why == DP_REASON_ALLOWED);
 }
 
-struct dp_pending_entry *
-dp_pending_match(struct dp_pending *t, const struct pkt *p, uint16_t vm, const struct dns_msg *a)
+/*
+ * A held query handed back by approval (dp_dns_ask_next()): answered with text, or (text
+ * NULL) judged again under this generation as the query it is.
+ */
+static void
+dp_dns_ask_end(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm, const char *text)
 {
-	struct dp_pending_key k;
-	struct dp_pending_entry *e;
-	void *data;
+	struct dns_msg q;
+	struct pkt p;
 
-	memset(&k, 0, sizeof(k));
-	k.vm = vm;
-	k.family = p->family;
-	k.proto = p->proto;
-	k.vm_port = p->dport;
-	k.id = a->id;
-	memcpy(k.resolver, p->src, p->family == 4 ? 4 : 16);
-	if (rte_hash_lookup_data(t->h, &k, &data) < 0)
-		return NULL;
-	e = &t->e[(uintptr_t)data];
-	return dp_dns_same_question(e, a) ? e : NULL;
+	/* the frame was decoded and parsed when it came: both hold again */
+	if (!dp_hold_decode(m, &p) || dns_msg_parse(p.payload, p.payload_len, &q) != DNS_OK) {
+		dp_fate_apply(w, m, &p, vm, true, dp_fate_drop(DP_DROP_DNS_BAD));
+		return;
+	}
+	if (text == NULL) {
+		dp_fate_apply(w, m, &p, vm, true, dp_dns_query_udp(w, m, &p, vm));
+		return;
+	}
+	dp_dns_refuse_why(w, m, &p, &q, DNS_RCODE_REFUSED, text);
+	w->vm_stats[vm].dns_blocked++;
+	dp_fate_apply(w, m, &p, vm, true, (struct dp_fate){ .act = DP_FATE_BLOCK,
+	    .why = DP_REASON_DNS_DENIED });
+}
+
+void
+dp_dns_ask_sweep(struct dp_worker *w)
+{
+	unsigned int slot = 0;
+	struct rte_mbuf *m;
+	const char *text;
+	uint16_t vm;
+
+	while (dp_dns_ask_next(w, &slot, &m, &vm, &text))
+		dp_dns_ask_end(w, m, vm, text);
 }
 
 /* The name an answer's addresses are bound to, and what binding them has come to. */
@@ -458,7 +378,7 @@ dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a, uint8_t 
 	return rc;
 }
 
-void
+struct dp_fate
 dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm)
 {
 	struct dp_pending_entry *e;
@@ -468,31 +388,22 @@ dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	bool refused;
 	uint8_t *dns;
 
-	if (dns_msg_parse(p->payload, p->payload_len, &a) != DNS_OK) {
-		dp_drop(w, m, DP_DROP_DNS_BAD);
-		return;
-	}
-	if ((e = dp_pending_match(w->pending, p, vm, &a)) == NULL) {
-		w->vm_stats[vm].blocked[DP_REASON_UNSOLICITED]++;
-		rte_pktmbuf_free(m);
-		return;
-	}
+	if (dns_msg_parse(p->payload, p->payload_len, &a) != DNS_OK)
+		return dp_fate_drop(DP_DROP_DNS_BAD);
+	if ((e = dp_pending_match(w->pending, p, vm, &a)) == NULL)
+		return (struct dp_fate){ .act = DP_FATE_DISCARD, .why = DP_REASON_UNSOLICITED };
 	/* bindings first: the VM may connect the moment it reads the answer */
 	dns = (uint8_t *)(uintptr_t)p->payload;	/* points into m: edited in place */
 	room = rte_pktmbuf_data_len(m) - (size_t)(p->payload - rte_pktmbuf_mtod(m, const uint8_t *)) +
 	    rte_pktmbuf_tailroom(m);
 	st = dp_dns_learn(w, vm, &a, dns, p->payload_len, room, false, &len, &refused);
-	if (refused) {
-		/* counted by dp_dns_learn(); the VM's resolver times out and asks again */
+	if (refused || st != DNS_EDIT_OK) {
+		/*
+		 * refused: counted by dp_dns_learn(), and the VM's resolver times out and asks
+		 * again; otherwise an answer that cannot be made to give only bound addresses
+		 */
 		dp_pending_del(w->pending, e);
-		rte_pktmbuf_free(m);
-		return;
-	}
-	if (st != DNS_EDIT_OK) {
-		/* an answer that cannot be made to give only bound addresses does not go */
-		dp_pending_del(w->pending, e);
-		dp_drop(w, m, DP_DROP_DNS_BAD);
-		return;
+		return refused ? dp_fate(DP_FATE_FREE) : dp_fate_drop(DP_DROP_DNS_BAD);
 	}
 	if (len != p->payload_len) {
 		ip_len = frame_udp_resize(rte_pktmbuf_mtod(m, uint8_t *) + p->l3_off, p->family,
@@ -508,16 +419,5 @@ dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	if (dp_dns_question_plain(&a))
 		frame_dns_spell(dns - 8, dns, len, e->qname_len, e->caps);
 	dp_pending_del(w->pending, e);
-	dp_ingress(w, m, vm);
-}
-
-uint64_t
-dp_pending_mem(uint32_t cap, uint16_t nvms)
-{
-	struct dp_pending *t = NULL;
-
-	return dp_mem_alloc(sizeof(*t)) + dp_mem_alloc((uint64_t)cap * sizeof(t->e[0])) +
-	    dp_mem_alloc((uint64_t)(nvms + 1) * sizeof(t->per_vm[0])) +
-	    dp_mem_hash(cap, sizeof(struct dp_pending_key), DP_MEM_HASH_SINGLE) +
-	    dp_mem_alloc((uint64_t)cap * sizeof(uint32_t));
+	return dp_fate(DP_FATE_INGRESS);
 }

@@ -13,51 +13,27 @@
 #include <stdint.h>
 
 #include "dp.h"
+#include "dp_fate.h"
 #include "dp_flow.h"
 #include "dp_hold.h"
 #include "sni/dns.h"
 #include "sni/pkt.h"
 
-#define DP_PENDING_SECONDS	5	/* how long a forwarded query waits for its answer */
-
-struct dp_pending;
-
-struct dp_pending *dp_pending_create(const char *name, uint32_t cap, uint16_t nvms, int socket);
-void dp_pending_free(struct dp_pending *t);
-/* The EAL memory dp_pending_create() takes (dp_mem.h). */
-uint64_t dp_pending_mem(uint32_t cap, uint16_t nvms);
-/* Forget up to budget queries that waited past DP_PENDING_SECONDS. */
-unsigned int dp_pending_age(struct dp_pending *t, uint64_t now, unsigned int budget);
-
-/* A UDP query from VM vm to a resolver: forward it rewritten, or answer it, or drop it. */
-void dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
+/*
+ * A UDP query m from VM vm to a resolver: its fate, sent on rewritten, answered (a refusal
+ * built here), held for approval (dp_dns_ask.h), or dropped.
+ */
+struct dp_fate dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
     uint16_t vm);
 
 /*
- * Approval (dp_ask.h). May vm's query for name (len bytes of text) wait for approval: in
- * enforce mode, nothing in its policy's allow or deny matches it, and an ask pattern does?
- */
-bool dp_dns_asks(const struct dp_gen *g, uint16_t vm, const char *name, size_t len);
-
-/*
- * The query q in m (decoded as p) for name, which its policy does not allow: if it is
- * vm's to ask for, hold it (or fold a retransmission in), or refuse it at vm's limit, and
- * return true (m taken). false: not an ask name; m is still the caller's.
- */
-bool dp_dns_ask(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
-    const struct dns_msg *q, const char *name, size_t len);
-
-/*
- * Housekeeping: end every held query that was denied, timed out, or that the current
- * generation no longer leaves to approval (forwarded, judged afresh).
+ * Housekeeping: end every query held for approval that was denied, timed out, or that the
+ * current generation no longer leaves to approval (judged afresh), answered or sent on.
  */
 void dp_dns_ask_sweep(struct dp_worker *w);
 
-/* At teardown: free what is still held. */
-void dp_dns_ask_flush(struct dp_worker *w);
-
-/* A UDP answer from a resolver to VM vm. */
-void dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
+/* A UDP answer m from a resolver to VM vm: its fate, learned from and edited in place. */
+struct dp_fate dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
     uint16_t vm);
 
 /*
@@ -68,11 +44,11 @@ void dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt
  * connection cut (reason dns_denied). The resolver's segments are held until each answer
  * is whole and matches a remembered query (ID, question), and is learned from before it
  * reaches the VM; an answer nobody asked for cuts the connection (unsolicited). Judged
- * bytes must never be rewritten (rewrite). Both take ownership of m.
+ * bytes must never be rewritten (rewrite). Both return m's fate (HELD: taken into a hold).
  */
-void dp_dns_tcp_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
+struct dp_fate dp_dns_tcp_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
     uint16_t vm, struct dp_flow *f);
-void dp_dns_tcp_server(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
+struct dp_fate dp_dns_tcp_server(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
     uint16_t vm, struct dp_flow *f);
 
 /* Housekeeping: a message partly held for DP_HOLD_SECONDS cuts its connection. */

@@ -182,11 +182,11 @@ dp_dns_budget_judge(struct dp_worker *w, uint16_t vm, const struct pol_rule *rul
 
 	/* an exact pattern allows one name: nothing to count */
 	if (g->names_per_suffix == 0 || rule == NULL || rule->kind != POL_NAME_WILD)
-		return DP_REASON_MAX;
+		return DP_REASON_ALLOWED;
 	switch (dp_name_budget_charge(w->name_budget, vm, name, len, qtype, rule->name_len,
 	    g->names_per_suffix, g->names_window, w->now)) {
 	case DP_NB_OK:
-		return DP_REASON_MAX;
+		return DP_REASON_ALLOWED;
 	case DP_NB_SPENT:
 		return DP_REASON_DNS_BUDGET;
 	default:

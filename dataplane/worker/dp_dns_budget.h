@@ -78,7 +78,7 @@ enum dp_name_budget_verdict dp_name_budget_charge(struct dp_name_budget *t, uint
 
 /*
  * The budget for an allowed query on worker w: rule is the allow rule that decided for
- * name (len bytes). DP_REASON_MAX when the query may go (an exact rule, the budget off,
+ * name (len bytes). DP_REASON_ALLOWED when the query may go (an exact rule, the budget off,
  * a name seen or within budget), DP_REASON_DNS_BUDGET, or DP_REASON_VM_LIMIT when vm's
  * region is full.
  */

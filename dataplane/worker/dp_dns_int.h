@@ -49,20 +49,13 @@ struct dp_pending {
  * Remember q, sent by p (msg: the message q was parsed from, for the VM's spelling of the
  * name), under a fresh random ID, or (keep_id: DNS over TCP, where the query leaves as the
  * VM wrote it but for the name's case) under its own. NULL when the table is full or the ID
- * is taken (*why DP_REASON_MAX), or when vm has max_per_vm queries in flight on this
+ * is taken (*why DP_REASON_ALLOWED), or when vm has max_per_vm queries in flight on this
  * worker (*why DP_REASON_VM_LIMIT).
  */
 struct dp_pending_entry *dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm,
     const struct dns_msg *q, const uint8_t *msg, uint64_t now, bool keep_id,
     uint32_t max_per_vm, enum dp_reason *why);
 void dp_pending_del(struct dp_pending *t, struct dp_pending_entry *e);
-
-/*
- * Answer the UDP query q in m (decoded as p) ourselves with rcode, and with EDNS an EDE 15
- * whose EXTRA-TEXT is text; m stays the caller's.
- */
-void dp_dns_refuse_why(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
-    const struct dns_msg *q, uint8_t rcode, const char *text);
 
 /* The query the answer a (in p, from a resolver to vm) answers: ID, ports, question. */
 struct dp_pending_entry *dp_pending_match(struct dp_pending *t, const struct pkt *p,
@@ -77,7 +70,7 @@ bool dp_dns_question_plain(const struct dns_msg *q);
 /*
  * Is q (len bytes) a query vm may send on worker w? Only a plain query (opcode 0) with
  * exactly one question, its name written out, allowed by its policy, and nothing after the
- * message; under a wildcard, within the suffix's budget of new questions. DP_REASON_MAX
+ * message; under a wildcard, within the suffix's budget of new questions. DP_REASON_ALLOWED
  * when it may go, else why not: dns_denied, dns_budget, or vm_limit (no room to remember
  * the name). name gets its text.
  */

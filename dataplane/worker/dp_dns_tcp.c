@@ -11,20 +11,8 @@
 #include "dp_evt.h"
 #include "dp_gen.h"
 #include "dp_hold.h"
-#include "dp_pipeline.h"
+#include "dp_out.h"
 #include "sni/frame.h"
-
-/*
- * End the connection: RST to both ends built from m (a segment of either direction,
- * whose sender hears the reply), m blocked with reason r and charged to vm.
- */
-static void
-dp_dns_tcp_cut(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
-    struct dp_flow *f, enum dp_reason r, bool from_vm)
-{
-	dp_fate_apply(w, m, p, vm, from_vm, dp_fate_block(r, DP_FATE_REPLY_CUT));
-	dp_flow_end(w, f);
-}
 
 /* The resolver acknowledged the stream up to h->r.isn: its names need no folding more. */
 static void
@@ -82,7 +70,7 @@ dp_dns_tcp_patch(struct dp_hold *h, uint32_t at, const uint8_t *msg, uint32_t le
 		uint32_t to = h->end[i] < at + len ? h->end[i] : at + len;
 		struct pkt p;
 
-		if (from >= to || pkt_decode(frame, rte_pktmbuf_data_len(m), &p) != PKT_OK)
+		if (from >= to || !dp_hold_decode(m, &p))
 			continue;
 		memcpy((uint8_t *)(uintptr_t)p.payload + (from - h->off[i]), msg + (from - at),
 		    to - from);
@@ -116,7 +104,7 @@ dp_dns_tcp_fold_seg(const struct dp_hold *h, struct rte_mbuf *m)
 	struct pkt p;
 	int64_t at;
 
-	if (h->nfolds == 0 || pkt_decode(frame, rte_pktmbuf_data_len(m), &p) != PKT_OK)
+	if (h->nfolds == 0 || !dp_hold_decode(m, &p))
 		return;
 	at = dp_hold_offset(h->base, p.seq + ((p.tcp_flags & PKT_TCP_SYN) != 0));
 	for (unsigned int i = 0; i < h->nfolds; i++) {
@@ -168,7 +156,7 @@ dp_dns_tcp_queries(struct dp_worker *w, struct dp_hold *h, const struct pkt *p, 
 		d->parsed = dns_msg_parse(d->msg.p, d->msg.len, &d->q) == DNS_OK;
 		judged = d->parsed ? dp_dns_query_judge(w, vm, &d->q, d->msg.len, d->name,
 		    sizeof(d->name)) : DP_REASON_DNS_DENIED;
-		ok = judged == DP_REASON_MAX;
+		ok = judged == DP_REASON_ALLOWED;
 		fold = dp_dns_tcp_fold_needed(d);
 		if (fold && h->nfolds == DP_HOLD_FOLDS) {
 			/* SPEC s8: its own pipeline is full; the VM asks again */
@@ -191,7 +179,7 @@ dp_dns_tcp_queries(struct dp_worker *w, struct dp_hold *h, const struct pkt *p, 
 		} else {
 			s->dns_blocked++;
 			/* judged allowed, and the pending table was full: as before, dns_denied */
-			d->why = judged != DP_REASON_MAX ? judged : DP_REASON_DNS_DENIED;
+			d->why = judged != DP_REASON_ALLOWED ? judged : DP_REASON_DNS_DENIED;
 			dp_evt_block(w, vm, p, d->why, g->vms[vm].audit,
 			    d->parsed && d->q.has_question ? d->name : NULL,
 			    d->parsed && d->q.has_question ? strnlen(d->name, sizeof(d->name)) : 0);
@@ -215,50 +203,53 @@ dp_dns_tcp_queries(struct dp_worker *w, struct dp_hold *h, const struct pkt *p, 
 	return st != DNS_MALFORMED;	/* a length below a header is no DNS */
 }
 
-/*
- * Denied: answered as over UDP when the message could be read (REFUSED over the stream),
- * else an RST; the resolver gets an RST, having never seen the query.
- */
-static void
-dp_dns_tcp_deny(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
-    struct dp_flow *f, const struct dp_dns_denied *d)
-{
-	struct rte_mbuf *r = NULL;
-	int n = -1;
+/* The refusal of a denied query over the stream: built from the segment that ended it. */
+struct dp_dns_tcp_refusal {
+	const struct rte_mbuf *m;
+	const struct pkt *p;
+	const struct dp_dns_denied *d;
+	uint8_t rcode;
+};
 
-	if (d->parsed && !d->q.qr && (r = rte_pktmbuf_alloc(w->ctx->pool)) != NULL)
-		n = frame_dns_refusal_tcp(rte_pktmbuf_mtod(m, const uint8_t *),
-		    rte_pktmbuf_data_len(m), p, d->msg.p, d->msg.len, &d->q,
-		    d->why == DP_REASON_VM_LIMIT ? DNS_RCODE_SERVFAIL : d->q.has_question ?
-		    w->gen->blocked_rcode : DNS_RCODE_REFUSED, d->q.edns,
-		    rte_pktmbuf_mtod(r, uint8_t *), rte_pktmbuf_tailroom(r));
-	if (n > 0) {
-		r->data_len = (uint16_t)n;
-		r->pkt_len = (uint32_t)n;
-		dp_tx(w, DP_PORT_VM, r);
-		if (!(p->tcp_flags & PKT_TCP_SYN))
-			dp_reply_send(w, DP_PORT_UPLINK, m, p, dp_rst_onward);
-		dp_block(w, m, vm, d->why);
-		dp_flow_end(w, f);
-		return;
-	}
-	if (r != NULL)
-		rte_pktmbuf_free(r);
-	/* its event was logged as the message was judged */
-	dp_fate_apply(w, m, p, vm, true, (struct dp_fate){ .act = DP_FATE_BLOCK,
-	    .why = (uint8_t)d->why, .reply = DP_FATE_REPLY_CUT });
-	dp_flow_end(w, f);
+static int
+dp_dns_tcp_refusal_build(const void *arg, uint8_t *out, size_t cap)
+{
+	const struct dp_dns_tcp_refusal *r = arg;
+
+	return frame_dns_refusal_tcp(rte_pktmbuf_mtod(r->m, const uint8_t *),
+	    rte_pktmbuf_data_len(r->m), r->p, r->d->msg.p, r->d->msg.len, &r->d->q, r->rcode,
+	    r->d->q.edns, out, cap);
+}
+
+/*
+ * Denied: answered as over UDP when the message could be read (REFUSED over the stream,
+ * a frame this module builds from the query), else an RST; the resolver gets an RST,
+ * having never seen the query. m's fate: blocked, its event logged as it was judged.
+ */
+static struct dp_fate
+dp_dns_tcp_deny(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
+    const struct dp_dns_denied *d)
+{
+	const struct dp_dns_tcp_refusal r = { .m = m, .p = p, .d = d,
+		.rcode = d->why == DP_REASON_VM_LIMIT ? DNS_RCODE_SERVFAIL :
+		d->parsed && d->q.has_question ? w->gen->blocked_rcode : DNS_RCODE_REFUSED };
+	struct dp_fate fate = dp_fate_cut((enum dp_reason)d->why);
+
+	fate.log = false;
+	if (d->parsed && !d->q.qr && dp_out_build(w, DP_PORT_VM, dp_dns_tcp_refusal_build, &r) > 0)
+		fate.reply = DP_FATE_REPLY_RST_ONWARD;	/* the VM has its answer */
+	return fate;
 }
 
 /*
  * Take a segment of either stream into its held buffer (*ref, taken at base when there is
- * none yet): checked against what it already holds, held unless it only repeats judged
- * bytes. Returns NULL when the flow was cut (m consumed); *repeat when m repeats judged
- * bytes exactly and is the caller's to send.
+ * none yet; *hp): checked against what it already holds, held unless it only repeats
+ * judged bytes. HELD when m was taken; CONTINUE when it repeats judged bytes exactly and
+ * goes on; else m's fate, the flow cut.
  */
-static struct dp_hold *
-dp_dns_tcp_take(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
-    struct dp_flow *f, uint32_t *ref, uint32_t base, bool *repeat)
+static struct dp_fate
+dp_dns_tcp_take(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
+    struct dp_flow *f, uint32_t *ref, uint32_t base, struct dp_hold **hp)
 {
 	uint32_t seq = p->seq + ((p->tcp_flags & PKT_TCP_SYN) != 0);
 	bool from_peer = ref == &f->peer_hold;
@@ -266,36 +257,25 @@ dp_dns_tcp_take(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, ui
 	struct dp_hold *h;
 	int64_t at, end;
 
-	*repeat = false;
-	if (dp_hold_at(w, *ref) == NULL && (from_peer ? f->peer_fin : f->vm_fin)) {
-		dp_drop(w, m, DP_DROP_OUT_OF_WINDOW);	/* data past the sender's FIN */
-		return NULL;
-	}
+	if (dp_hold_at(w, *ref) == NULL && (from_peer ? f->peer_fin : f->vm_fin))
+		return dp_fate_drop(DP_DROP_OUT_OF_WINDOW);	/* data past the sender's FIN */
 	if ((h = dp_hold_at(w, *ref)) == NULL &&
-	    (h = dp_hold_take(w, f, ref, base, from_peer)) == NULL) {
-		dp_dns_tcp_cut(w, m, p, vm, f, DP_REASON_VM_LIMIT, !from_peer);
-		return NULL;
-	}
+	    (h = dp_hold_take(w, f, ref, base, from_peer)) == NULL)
+		return dp_fate_cut(DP_REASON_VM_LIMIT);
+	*hp = h;
 	at = dp_hold_offset(h->base, seq);
 	end = at + (int64_t)p->payload_len;
 	rs = reasm_add(&h->r, seq, p->payload, p->payload_len);
-	if (rs == REASM_CONFLICT) {
-		dp_dns_tcp_cut(w, m, p, vm, f, DP_REASON_REWRITE, !from_peer);
-		return NULL;
-	}
-	if (end <= (int64_t)h->judged) {
-		*repeat = true;
-		return h;
-	}
+	if (rs == REASM_CONFLICT)
+		return dp_fate_cut(DP_REASON_REWRITE);
+	if (end <= (int64_t)h->judged)
+		return dp_fate(DP_FATE_CONTINUE);
 	if (h->nsegs == 0)
 		h->started = w->now;
 	if (rs == REASM_SCATTERED || !dp_hold_push(w, h, m, at < 0 ? 0 : (uint32_t)at,
-	    (uint32_t)end)) {
-		dp_dns_tcp_cut(w, m, p, vm, f, from_peer ? DP_REASON_UNSOLICITED :
-		    DP_REASON_DNS_DENIED, !from_peer);
-		return NULL;
-	}
-	return h;
+	    (uint32_t)end))
+		return dp_fate_cut(from_peer ? DP_REASON_UNSOLICITED : DP_REASON_DNS_DENIED);
+	return dp_fate(DP_FATE_HELD);
 }
 
 /* A held stream whose buffer is full of one unfinished message: over the bound. */
@@ -349,13 +329,33 @@ dp_dns_tcp_done(struct dp_worker *w, const struct pkt *p, struct dp_flow *f, boo
 		dp_hold_put(w, &f->peer_hold);
 }
 
-void
+/* The judged queries m (held in h) completed go on; m itself, a SYN's data, stripped. */
+static struct dp_fate
+dp_dns_tcp_pass(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
+    struct dp_flow *f, struct dp_hold *h)
+{
+	struct dp_fate fate = dp_fate(DP_FATE_HELD);
+
+	if ((p->tcp_flags & PKT_TCP_SYN) && h->judged < p->payload_len) {
+		dp_dns_tcp_unhold(h, m);
+		fate = (struct dp_fate){ .act = DP_FATE_STRIP, .reply = DP_FATE_REPLY_STRIP };
+	}
+	for (uint16_t i = 0; i < h->nsegs; i++)
+		if (h->end[i] <= h->judged)
+			dp_dns_tcp_fold_seg(h, h->segs[i]);	/* about to be released */
+	dp_hold_release(w, h, h->judged);
+	dp_dns_tcp_acked(h, f->peer_ack);
+	dp_dns_tcp_done(w, p, f, true);
+	return fate;
+}
+
+struct dp_fate
 dp_dns_tcp_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
     struct dp_flow *f)
 {
 	struct dp_dns_denied d;
 	struct dp_hold *h;
-	bool repeat;
+	struct dp_fate fate;
 
 	if (p->tcp_flags & PKT_TCP_ACK) {
 		if ((int32_t)(p->ack - f->vm_ack) > 0 || f->vm_ack == 0)
@@ -365,40 +365,25 @@ dp_dns_tcp_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	}
 	if (p->payload_len == 0) {
 		dp_dns_tcp_done(w, p, f, true);
-		dp_egress(w, m, vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
-		return;
+		return dp_fate_pass(f->would_block);
 	}
 	if (!dp_hold_in_window(f, p->seq + ((p->tcp_flags & PKT_TCP_SYN) != 0),
-	    (uint32_t)p->payload_len)) {
-		dp_drop(w, m, DP_DROP_OUT_OF_WINDOW);
-		return;
-	}
-	if ((h = dp_dns_tcp_take(w, m, p, vm, f, &f->hold, f->isn, &repeat)) == NULL)
-		return;
-	if (repeat) {
+	    (uint32_t)p->payload_len))
+		return dp_fate_drop(DP_DROP_OUT_OF_WINDOW);
+	fate = dp_dns_tcp_take(w, m, p, f, &f->hold, f->isn, &h);
+	if (fate.act == DP_FATE_CONTINUE) {	/* judged bytes again */
 		dp_dns_tcp_fold_seg(h, m);
 		dp_dns_tcp_done(w, p, f, true);
-		dp_egress(w, m, vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
-		return;
+		return dp_fate_pass(f->would_block);
 	}
+	if (fate.act != DP_FATE_HELD)
+		return fate;
 	if (!dp_dns_tcp_queries(w, h, p, vm, f, &d) || dp_dns_tcp_overflow(h)) {
 		dp_dns_tcp_unhold(h, m);
 		dp_hold_put(w, &f->hold);	/* the held segments never leave */
-		dp_dns_tcp_deny(w, m, p, vm, f, &d);
-		return;
+		return dp_dns_tcp_deny(w, m, p, &d);
 	}
-	if ((p->tcp_flags & PKT_TCP_SYN) && h->judged < p->payload_len) {
-		dp_dns_tcp_unhold(h, m);
-		if (dp_reply_send(w, DP_PORT_UPLINK, m, p, frame_tcp_strip))
-			w->vm_stats[vm].egress_pkts[DP_ALLOWED]++;
-		rte_pktmbuf_free(m);
-	}
-	for (uint16_t i = 0; i < h->nsegs; i++)
-		if (h->end[i] <= h->judged)
-			dp_dns_tcp_fold_seg(h, h->segs[i]);	/* about to be released */
-	dp_hold_release(w, h, h->judged);
-	dp_dns_tcp_acked(h, f->peer_ack);
-	dp_dns_tcp_done(w, p, f, true);
+	return dp_dns_tcp_pass(w, m, p, f, h);
 }
 
 /*
@@ -439,40 +424,36 @@ dp_dns_tcp_answers(struct dp_worker *w, struct dp_hold *h, const struct pkt *p, 
 	return st != DNS_MALFORMED;
 }
 
-void
+struct dp_fate
 dp_dns_tcp_server(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
     struct dp_flow *f)
 {
 	struct dp_hold *h;
-	bool repeat;
+	struct dp_fate fate;
 
 	if ((p->tcp_flags & PKT_TCP_ACK) && (h = dp_hold_at(w, f->hold)) != NULL)
 		dp_dns_tcp_acked(h, f->peer_ack);
 	if (p->payload_len == 0) {
 		dp_dns_tcp_done(w, p, f, false);
-		dp_ingress(w, m, vm);
-		return;
+		return dp_fate(DP_FATE_INGRESS);
 	}
-	if (!f->peer_synced) {		/* data before the handshake: no stream to put it in */
-		w->vm_stats[vm].blocked[DP_REASON_UNSOLICITED]++;
-		rte_pktmbuf_free(m);
-		return;
-	}
-	if ((h = dp_dns_tcp_take(w, m, p, vm, f, &f->peer_hold, f->peer_isn, &repeat)) == NULL)
-		return;
-	if (repeat) {
+	if (!f->peer_synced)		/* data before the handshake: no stream to put it in */
+		return (struct dp_fate){ .act = DP_FATE_DISCARD, .why = DP_REASON_UNSOLICITED };
+	fate = dp_dns_tcp_take(w, m, p, f, &f->peer_hold, f->peer_isn, &h);
+	if (fate.act == DP_FATE_CONTINUE) {	/* judged bytes again */
 		dp_dns_tcp_done(w, p, f, false);
-		dp_ingress(w, m, vm);
-		return;
+		return dp_fate(DP_FATE_INGRESS);
 	}
+	if (fate.act != DP_FATE_HELD)
+		return fate;
 	if (!dp_dns_tcp_answers(w, h, p, vm) || dp_dns_tcp_overflow(h)) {
 		dp_dns_tcp_unhold(h, m);
 		dp_hold_put(w, &f->peer_hold);
-		dp_dns_tcp_cut(w, m, p, vm, f, DP_REASON_UNSOLICITED, false);
-		return;
+		return dp_fate_cut(DP_REASON_UNSOLICITED);
 	}
 	dp_hold_release(w, h, h->judged);
 	dp_dns_tcp_done(w, p, f, false);
+	return fate;
 }
 
 void

@@ -1,9 +1,10 @@
 /*
- * A frame's fate as a value. Decision functions read the decoded frame and the policy
- * generation and return a struct dp_fate; dp_fate_apply() (dp_pipeline.c) is the one place
- * that acts on it: the event, the reply, the counters, and sending or freeing the frame.
- * Deciding touches no buffer and no counter, so the decisions are tested as tables without
- * EAL (tests/unit/test_dp_decide.c).
+ * A frame's fate as a value, for its whole life. Decision functions read the decoded frame
+ * and the policy generation and return a struct dp_fate, and so do the modules that judge a
+ * stream's bytes (TLS, HTTP, DNS, DNS over TCP, QUIC, approval); dp_fate_apply() (dp_out.c)
+ * is the one place that acts on it: the event, the reply, the counters, the cut, and
+ * sending or freeing the frame. Deciding touches no buffer and no counter, so the stateless
+ * decisions are tested as tables without EAL (tests/unit/test_dp_decide.c).
  */
 #ifndef DP_FATE_H
 #define DP_FATE_H
@@ -28,6 +29,9 @@ enum dp_fate_act {
 	DP_FATE_STREAM,		/* bytes of a judged stream (TLS, QUIC, DNS over TCP): its
 				 * module decides and acts on them with the flow's state */
 	DP_FATE_STRIP,		/* the reply (a copy without the data) goes in its place */
+	DP_FATE_HELD,		/* taken by a hold or the approval table: nothing to do now */
+	DP_FATE_FREE,		/* freed uncounted: what it came to is counted elsewhere (the
+				 * cut of its stream, an answer refused with its bindings) */
 };
 
 /* A frame namegate sends because of this one. */
@@ -38,6 +42,20 @@ enum dp_fate_reply {
 	DP_FATE_REPLY_STRIP,		/* onward: the SYN without its data */
 	DP_FATE_REPLY_CUT,		/* an RST to the sender and, past a SYN, one onward
 					 * with the sequence the receiver expects */
+	DP_FATE_REPLY_RST_ONWARD,	/* past a SYN, the RST onward alone: the sender was
+					 * answered otherwise (DNS over TCP's refusal) */
+	DP_FATE_REPLY_DNS,		/* a DNS refusal, built from the query by dp_dns.c
+					 * (the exit reads no DNS) before the exit sees it */
+	/*
+	 * The cuts that need the frame's flow (dp_out_flow.c). Each is the cut both ways
+	 * (dp_out_cut()); they differ in where the server's stream stands.
+	 */
+	DP_FATE_REPLY_CUT_ACKED,	/* at the server's last ACK, whatever the frame says */
+	DP_FATE_REPLY_CUT_SENT,		/* at the end of what it was sent (HTTP), built from
+					 * the frame or the last held segment; held ones blocked */
+	DP_FATE_REPLY_CUT_HELD,		/* at the first held byte, or the first not trickled
+					 * (ICMP for QUIC), built from what the flow holds,
+					 * which is blocked */
 };
 
 struct dp_fate {
@@ -47,9 +65,12 @@ struct dp_fate {
 	uint8_t reply;		/* enum dp_fate_reply */
 	bool log;		/* a block event for why (would_block when the frame passes) */
 	bool counted;		/* audit mode (EGRESS, CONTINUE): why counted as a would-be block */
-	uint8_t pad[2];		/* 8 bytes: returned in one register. At 6, GCC assembles it on
-				 * the stack and reloads it wider, a store-forwarding stall that
-				 * cost a third of small64's throughput */
+	bool end;		/* the frame's flow ends once the fate is acted on */
+	uint8_t held_why;	/* CUT_SENT, CUT_HELD: why held segments are blocked */
+	/*
+	 * 8 bytes: returned in one register. At 6, GCC assembles it on the stack and reloads
+	 * it wider, a store-forwarding stall that cost a third of small64's throughput.
+	 */
 };
 _Static_assert(sizeof(struct dp_fate) == 8, "a fate is one register");
 
@@ -71,12 +92,41 @@ dp_fate_drop(enum dp_drop d)
 	return (struct dp_fate){ .act = DP_FATE_DROP, .why = (uint8_t)d };
 }
 
+/* Sent on as a judged flow's bytes: would_block once its verdict was audited. */
+static inline struct dp_fate
+dp_fate_pass(bool would_block)
+{
+	return dp_fate_egress(would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
+}
+
 /* Blocked whatever the VM's mode, with an event. */
 static inline struct dp_fate
 dp_fate_block(enum dp_reason r, enum dp_fate_reply reply)
 {
 	return (struct dp_fate){ .act = DP_FATE_BLOCK, .why = (uint8_t)r, .reply = (uint8_t)reply,
 		.log = true };
+}
+
+/* The connection cut both ways for r (logged), the frame blocked, and its flow ended. */
+static inline struct dp_fate
+dp_fate_cut(enum dp_reason r)
+{
+	struct dp_fate f = dp_fate_block(r, DP_FATE_REPLY_CUT);
+
+	f.end = true;
+	return f;
+}
+
+/*
+ * The flow's held stream cut for r with reply (CUT_SENT or CUT_HELD), its event logged by
+ * the judge (with the name): what it holds is blocked, and the frame, taken (HELD), freed
+ * (FREE) or blocked (BLOCK) with it.
+ */
+static inline struct dp_fate
+dp_fate_cut_held(enum dp_fate_act act, enum dp_reason r, enum dp_fate_reply reply)
+{
+	return (struct dp_fate){ .act = (uint8_t)act, .why = (uint8_t)r, .reply = (uint8_t)reply,
+		.end = true, .held_why = (uint8_t)r };
 }
 
 /*

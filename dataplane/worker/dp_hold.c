@@ -7,7 +7,7 @@
 
 #include "dp_hold.h"
 #include "dp_mem.h"
-#include "dp_pipeline.h"
+#include "dp_out.h"
 #include "sni/frame.h"
 
 struct dp_holds *
@@ -38,7 +38,7 @@ dp_holds_free(struct dp_holds *hs)
 		return;
 	for (uint32_t i = 0; hs->h != NULL && i < hs->n; i++)
 		for (uint16_t s = 0; s < hs->h[i].nsegs; s++)
-			rte_pktmbuf_free(hs->h[i].segs[s]);
+			dp_out_free(hs->h[i].segs[s]);
 	dp_quic_ctx_free(hs->quic);
 	dp_slots_fini(&hs->slots);
 	rte_free(hs->per_vm);
@@ -81,7 +81,7 @@ dp_hold_put(struct dp_worker *w, uint32_t *ref)
 	if (h == NULL)
 		return;
 	for (uint16_t i = 0; i < h->nsegs; i++)
-		rte_pktmbuf_free(h->segs[i]);
+		dp_out_free(h->segs[i]);
 	h->nsegs = 0;
 	h->flow = NULL;
 	w->holds->per_vm[h->vm]--;
@@ -144,17 +144,31 @@ dp_hold_release(struct dp_worker *w, struct dp_hold *h, uint32_t upto)
 			continue;
 		}
 		if (h->end[i] <= sent && h->end[i] > h->off[i]) {
-			rte_pktmbuf_free(m);
+			dp_out_free(m);
 			continue;
 		}
 		if (h->end[i] > sent)
 			sent = h->end[i];
-		if (h->from_peer)
-			dp_ingress(w, m, h->vm);
-		else
-			dp_egress(w, m, h->vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
+		dp_out_release(w, m, h->vm, h->from_peer,
+		    f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
 	}
 	h->nsegs = kept;
+}
+
+/* A held segment cut short: the segment, how it decodes, and how much payload goes. */
+struct dp_hold_prefix {
+	const struct rte_mbuf *m;
+	struct pkt p;
+	uint32_t keep;
+};
+
+static int
+dp_hold_prefix_build(const void *arg, uint8_t *out, size_t cap)
+{
+	const struct dp_hold_prefix *c = arg;
+
+	return frame_tcp_prefix(rte_pktmbuf_mtod(c->m, const uint8_t *),
+	    rte_pktmbuf_data_len(c->m), &c->p, c->keep, out, cap);
 }
 
 void
@@ -164,31 +178,18 @@ dp_hold_trickle(struct dp_worker *w, struct dp_hold *h, uint32_t from, uint32_t 
 		h->trickled = from;
 	dp_hold_sort(h);
 	for (uint16_t i = 0; i < h->nsegs && h->trickled < upto; i++) {
-		const struct rte_mbuf *m = h->segs[i];
 		uint32_t end = h->end[i] < upto ? h->end[i] : upto;
-		struct rte_mbuf *copy;
-		struct pkt p;
+		struct dp_hold_prefix c = { .m = h->segs[i], .keep = end - h->off[i] };
 		int n;
 
-		if (h->off[i] > h->trickled || end <= h->trickled ||
-		    pkt_decode(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), &p) !=
-		    PKT_OK)
+		if (h->off[i] > h->trickled || end <= h->trickled || !dp_hold_decode(c.m, &c.p))
 			continue;
-		if ((copy = rte_pktmbuf_alloc(w->ctx->pool)) == NULL) {
-			w->drops[DP_DROP_NO_MBUF]++;
-			return;		/* the client sends it again: nothing is lost */
-		}
-		n = frame_tcp_prefix(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m),
-		    &p, end - h->off[i], rte_pktmbuf_mtod(copy, uint8_t *),
-		    rte_pktmbuf_tailroom(copy));
-		if (n <= 0) {
-			rte_pktmbuf_free(copy);
-			continue;
-		}
-		copy->data_len = (uint16_t)n;
-		copy->pkt_len = (uint32_t)n;
-		dp_tx(w, DP_PORT_UPLINK, copy);
-		h->trickled = end;
+		/* copies: the segment stays held whole for the verdict */
+		n = dp_out_build(w, DP_PORT_UPLINK, dp_hold_prefix_build, &c);
+		if (n < 0)
+			return;		/* no buffer: the client sends it again, nothing is lost */
+		if (n > 0)
+			h->trickled = end;
 	}
 }
 

@@ -103,6 +103,19 @@ void dp_hold_release(struct dp_worker *w, struct dp_hold *h, uint32_t upto);
  */
 void dp_hold_trickle(struct dp_worker *w, struct dp_hold *h, uint32_t from, uint32_t upto);
 
+/*
+ * A held frame (a segment, a datagram, a query waiting for approval) decoded again, the one
+ * way any is: it decoded whole when it came. The hold keeps the frame, not its decoding
+ * (six times a segment's bookkeeping, for the rare paths that need it: a cut, a trickle,
+ * a DNS edit, an approval's end). false when it does not (it always did).
+ */
+static inline bool
+dp_hold_decode(const struct rte_mbuf *m, struct pkt *p)
+{
+	return pkt_decode(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), p) ==
+	    PKT_OK;
+}
+
 /* Sort the held segments by stream offset. */
 void dp_hold_sort(struct dp_hold *h);
 

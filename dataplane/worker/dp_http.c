@@ -19,9 +19,8 @@
 #include "dp_evt.h"
 #include "dp_gen.h"
 #include "dp_hold.h"
+#include "dp_out_flow.h"
 #include "dp_http.h"
-#include "dp_pipeline.h"
-#include "sni/frame.h"
 #include "sni/http.h"
 #include "sni/reasm.h"
 
@@ -33,39 +32,29 @@ dp_http_buf_start(const struct dp_flow *f, const struct dp_hold *h)
 }
 
 /*
- * Cut the connection: RST to the VM (built from m, or the last held segment), and to the
- * server at the end of what it was sent (h->judged: the bytes it may have), which it
- * accepts as in sequence. m and every held segment are dropped and counted.
+ * The connection cut for r: RST to the VM (built from the frame when its fate is BLOCK,
+ * else the last held segment), and to the server at the end of what it was sent
+ * (h->judged: the bytes it may have), which it accepts as in sequence; every held segment
+ * blocked, the frame with them (act).
  */
-static void
-dp_http_cut(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, struct rte_mbuf *m,
-    enum dp_reason r)
+static inline struct dp_fate
+dp_http_cut(enum dp_fate_act act, enum dp_reason r)
 {
-	struct rte_mbuf *tmpl = m != NULL ? m : h != NULL && h->nsegs > 0 ?
-	    h->segs[h->nsegs - 1] : NULL;
-	struct pkt p, at_end;
+	return dp_fate_cut_held(act, r, DP_FATE_REPLY_CUT_SENT);
+}
 
-	if (tmpl != NULL && pkt_decode(rte_pktmbuf_mtod(tmpl, const uint8_t *),
-	    rte_pktmbuf_data_len(tmpl), &p) == PKT_OK) {
-		at_end = p;
-		at_end.seq = f->isn + (h == NULL ? f->judged :
-		    h->trickled > h->judged ? h->trickled : h->judged);
-		at_end.tcp_flags &= (uint8_t)~(PKT_TCP_SYN | PKT_TCP_FIN);
-		at_end.payload_len = 0;
-		dp_reply_send(w, DP_PORT_VM, tmpl, &p, frame_tcp_rst);
-		dp_reply_send(w, DP_PORT_UPLINK, tmpl, &at_end, dp_rst_onward);
-	}
-	if (m != NULL)
-		dp_block(w, m, f->key.vm, r);
-	for (uint16_t i = 0; h != NULL && i < h->nsegs; i++)
-		dp_block(w, h->segs[i], f->key.vm, r);
-	if (h != NULL)
-		h->nsegs = 0;
-	dp_flow_end(w, f);
+/* The frame m blocked for r, logged, and the connection cut. */
+static inline struct dp_fate
+dp_http_cut_frame(enum dp_reason r)
+{
+	struct dp_fate fate = dp_http_cut(DP_FATE_BLOCK, r);
+
+	fate.log = true;
+	return fate;
 }
 
 /*
- * The verdict on one request head, or DP_REASON_MAX when it may pass. The Host must be a
+ * The verdict on one request head, or DP_REASON_ALLOWED when it may pass. The Host must be a
  * name the VM may reach on the connection's port and, under strict binding, one this VM
  * resolved to this address. A CONNECT is judged by its authority: the proxy connects
  * there, not here, so the binding to this address is not asked for.
@@ -89,34 +78,33 @@ dp_http_judge(struct dp_worker *w, struct dp_flow *f, const struct http_head *hd
 	f->name_hash = hash;	/* a reload judges the connection by its latest request */
 	/* joins the flow's budgets: a later Host never takes it out of one */
 	f->budgets |= dp_budget_bit(dp_budget_of_name(g, f->key.vm, hd->host, hd->host_len));
-	return DP_REASON_MAX;
+	return DP_REASON_ALLOWED;
 }
 
-/* Denied, or not framed: cut, or in audit mode count it and read on. */
-static bool
-dp_http_refuse(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, struct rte_mbuf *m,
-    enum dp_reason r, const char *name, size_t len)
+/* Denied, or not framed: the cut, or in audit mode counted (CONTINUE: read on). */
+static struct dp_fate
+dp_http_refuse(struct dp_worker *w, struct dp_flow *f, enum dp_reason r, const char *name,
+    size_t len)
 {
 	bool audit = w->gen->vms[f->key.vm].audit;
 
 	dp_evt_block_flow(w, &f->key, r, audit, name, len);
-	if (!audit) {
-		dp_http_cut(w, h, f, m, r);
-		return false;
-	}
+	if (!audit)
+		return dp_http_cut(DP_FATE_HELD, r);
 	w->vm_stats[f->key.vm].blocked[r]++;
 	f->would_block = true;
-	return true;
+	return dp_fate(DP_FATE_CONTINUE);
 }
 
 /*
  * Read the held stream from f->judged on as far as it is in order: heads judged, bodies
- * skipped. Returns false when the flow was cut.
+ * skipped. CONTINUE, or the cut.
  */
-static bool
+static struct dp_fate
 dp_http_read(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
 {
 	uint32_t start = dp_http_buf_start(f, h), have = start + reasm_contiguous(&h->r);
+	struct dp_fate cut;
 	struct http_head hd;
 	enum http_status st;
 	size_t used;
@@ -129,17 +117,18 @@ dp_http_read(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
 		case DP_HTTP_HEAD:
 			st = http_head_parse(at, avail, &hd);
 			if (st == HTTP_NEED_MORE)
-				return true;
+				return dp_fate(DP_FATE_CONTINUE);
 			if (st == HTTP_BAD) {
-				if (!dp_http_refuse(w, h, f, NULL, DP_REASON_HOST_DENIED, NULL, 0))
-					return false;
+				cut = dp_http_refuse(w, f, DP_REASON_HOST_DENIED, NULL, 0);
+				if (cut.act != DP_FATE_CONTINUE)
+					return cut;
 				f->http_phase = DP_HTTP_TUNNEL;	/* audit: nothing more to frame */
 				continue;
 			}
-			if (dp_http_judge(w, f, &hd) != DP_REASON_MAX &&
-			    !dp_http_refuse(w, h, f, NULL, DP_REASON_HOST_DENIED, hd.host,
-			    hd.host_len))
-				return false;
+			if (dp_http_judge(w, f, &hd) != DP_REASON_ALLOWED &&
+			    (cut = dp_http_refuse(w, f, DP_REASON_HOST_DENIED, hd.host,
+			    hd.host_len)).act != DP_FATE_CONTINUE)
+				return cut;
 			http_body_start(&f->http, &hd);
 			f->http_phase = hd.body == HTTP_BODY_NONE ? DP_HTTP_HEAD : DP_HTTP_BODY;
 			if (hd.connect && f->judged == 0) {
@@ -150,12 +139,14 @@ dp_http_read(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
 			h->started = w->now;
 			break;
 		case DP_HTTP_CONNECT:
-			return true;	/* held: a tunnel's bytes, or the next request's */
+			/* held: a tunnel's bytes, or the next request's */
+			return dp_fate(DP_FATE_CONTINUE);
 		case DP_HTTP_BODY:
 			st = http_body_feed(&f->http, at, avail, &used);
 			if (st == HTTP_BAD) {
-				if (!dp_http_refuse(w, h, f, NULL, DP_REASON_HOST_DENIED, NULL, 0))
-					return false;
+				cut = dp_http_refuse(w, f, DP_REASON_HOST_DENIED, NULL, 0);
+				if (cut.act != DP_FATE_CONTINUE)
+					return cut;
 				f->http_phase = DP_HTTP_TUNNEL;
 				continue;
 			}
@@ -169,7 +160,7 @@ dp_http_read(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
 			break;
 		}
 	}
-	return true;
+	return dp_fate(DP_FATE_CONTINUE);
 }
 
 /* Send on every held segment whose bytes were all judged; note how far the server has them. */
@@ -185,15 +176,20 @@ dp_http_release(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
 /*
  * What the reader could not frame (a head past HTTP_HEAD_MAX, or one that did not complete
  * in time) is cut; in audit mode it is counted and the rest of the stream passes unread.
+ * HELD, or the cut.
  */
-static void
+static struct dp_fate
 dp_http_give_up(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
 {
-	if (!dp_http_refuse(w, h, f, NULL, DP_REASON_HOST_DENIED, NULL, 0))
-		return;
+	struct dp_fate fate = dp_http_refuse(w, f, DP_REASON_HOST_DENIED, NULL, 0);
+
+	if (fate.act != DP_FATE_CONTINUE)
+		return fate;
 	f->http_phase = DP_HTTP_TUNNEL;
-	if (dp_http_read(w, h, f))
-		dp_http_release(w, h, f);
+	if ((fate = dp_http_read(w, h, f)).act != DP_FATE_CONTINUE)
+		return fate;
+	dp_http_release(w, h, f);
+	return dp_fate(DP_FATE_HELD);
 }
 
 /*
@@ -216,19 +212,21 @@ dp_http_inert_end(const struct dp_hold *h, const struct dp_flow *f, uint32_t hav
 	return f->judged + (memchr(head + tail, '\r', n - tail) != NULL ? tail : n);
 }
 
-/* Read on, then send what was judged; a head that grew too large to be judged is cut. */
-static void
+/*
+ * Read on, then send what was judged; a head that grew too large to be judged is cut.
+ * HELD, or the cut.
+ */
+static struct dp_fate
 dp_http_step(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
 {
+	struct dp_fate fate = dp_http_read(w, h, f);
 	uint32_t have;
 
-	if (!dp_http_read(w, h, f))
-		return;
+	if (fate.act != DP_FATE_CONTINUE)
+		return fate;
 	have = dp_http_buf_start(f, h) + reasm_contiguous(&h->r);
-	if (f->http_phase == DP_HTTP_HEAD && have - f->judged >= HTTP_HEAD_MAX) {
-		dp_http_give_up(w, h, f);
-		return;
-	}
+	if (f->http_phase == DP_HTTP_HEAD && have - f->judged >= HTTP_HEAD_MAX)
+		return dp_http_give_up(w, h, f);
 	dp_http_release(w, h, f);
 	/*
 	 * Judged bytes in a segment that goes on past them (a CONNECT and what was pipelined
@@ -237,16 +235,17 @@ dp_http_step(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
 	 */
 	dp_hold_trickle(w, h, h->judged, f->http_phase == DP_HTTP_HEAD ?
 	    dp_http_inert_end(h, f, have) : f->judged);
+	return dp_fate(DP_FATE_HELD);
 }
 
-void
+struct dp_fate
 dp_http_adopt(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
 {
 	f->tls = DP_TLS_HTTP;
 	f->http_phase = DP_HTTP_HEAD;
 	f->judged = 0;
 	h->judged = 0;
-	dp_http_step(w, h, f);
+	return dp_http_step(w, h, f);
 }
 
 /*
@@ -265,61 +264,66 @@ dp_http_unverifiable(const struct dp_flow *f, const struct dp_hold *h, uint32_t 
 	    (h == NULL || (int32_t)(dp_http_buf_start(f, h) - from) > 0);
 }
 
-void
+/* Judged bytes sent again: equal to the copy (or acknowledged, so ignored), they pass. */
+static struct dp_fate
+dp_http_repeat(struct dp_hold *h, const struct pkt *p, struct dp_flow *f, uint32_t seq)
+{
+	if (h != NULL && reasm_add(&h->r, seq, p->payload, p->payload_len) == REASM_CONFLICT)
+		return dp_http_cut_frame(DP_REASON_REWRITE);
+	return dp_fate_pass(f->would_block);
+}
+
+/* New bytes m (decoded as p, at stream offsets [off, end)) into h, and read on. */
+static struct dp_fate
+dp_http_hold(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    struct dp_flow *f, struct dp_hold *h, uint32_t off, uint32_t end)
+{
+	enum reasm_status rs = reasm_add(&h->r, p->seq + ((p->tcp_flags & PKT_TCP_SYN) != 0),
+	    p->payload, p->payload_len);
+	struct dp_fate fate;
+	bool held;
+
+	if (rs == REASM_CONFLICT || rs == REASM_SCATTERED) {
+		dp_evt_block(w, vm, p, DP_REASON_REWRITE, false, NULL, 0);
+		return dp_http_cut(DP_FATE_BLOCK, rs == REASM_CONFLICT ? DP_REASON_REWRITE :
+		    DP_REASON_HOST_DENIED);
+	}
+	/* no room to hold it until judged: the client sends it again once acks free some */
+	held = rs != REASM_FULL && dp_hold_push(w, h, m, off, end);
+	fate = dp_http_step(w, h, f);
+	if (!held) {
+		fate.act = DP_FATE_DROP;
+		fate.why = DP_DROP_OUT_OF_WINDOW;
+	}
+	return fate;
+}
+
+struct dp_fate
 dp_http_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
     struct dp_flow *f)
 {
-	bool syn = (p->tcp_flags & PKT_TCP_SYN) != 0;
-	uint32_t seq = p->seq + syn, off, end;
+	uint32_t seq = p->seq + ((p->tcp_flags & PKT_TCP_SYN) != 0), off, end;
 	struct dp_hold *h = dp_hold_at(w, f->hold);
-	enum reasm_status rs;
 	int64_t at;
 
-	if (!dp_hold_in_window(f, seq, (uint32_t)p->payload_len)) {
-		dp_drop(w, m, DP_DROP_OUT_OF_WINDOW);
-		return;
-	}
+	if (!dp_hold_in_window(f, seq, (uint32_t)p->payload_len))
+		return dp_fate_drop(DP_DROP_OUT_OF_WINDOW);
 	at = dp_hold_offset(f->isn, seq);
 	off = at < 0 ? 0 : (uint32_t)at;
 	end = at + (int64_t)p->payload_len < 0 ? 0 : (uint32_t)(at + (int64_t)p->payload_len);
-	if (dp_http_unverifiable(f, h, off, end) || (p->tcp_flags & PKT_TCP_URG)) {
-		/* urgent data is delivered out of band and could skip what was judged */
-		dp_evt_block(w, vm, p, DP_REASON_REWRITE, false, NULL, 0);
-		dp_http_cut(w, h, f, m, DP_REASON_REWRITE);
-		return;
-	}
-	if (end <= f->judged) {
-		/* judged bytes again: equal to the copy (or acknowledged, so ignored), they pass */
-		if (h != NULL && reasm_add(&h->r, seq, p->payload, p->payload_len) ==
-		    REASM_CONFLICT) {
-			dp_evt_block(w, vm, p, DP_REASON_REWRITE, false, NULL, 0);
-			dp_http_cut(w, h, f, m, DP_REASON_REWRITE);
-			return;
-		}
-		dp_egress(w, m, vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
-		return;
-	}
+	/* urgent data is delivered out of band and could skip what was judged */
+	if (dp_http_unverifiable(f, h, off, end) || (p->tcp_flags & PKT_TCP_URG))
+		return dp_http_cut_frame(DP_REASON_REWRITE);
+	if (end <= f->judged)
+		return dp_http_repeat(h, p, f, seq);
 	if (h == NULL) {
 		/* all acknowledged so far: a fresh buffer from the first byte not yet judged */
-		if ((h = dp_hold_take(w, f, &f->hold, f->isn, false)) == NULL) {
-			dp_evt_block(w, vm, p, DP_REASON_VM_LIMIT, false, NULL, 0);
-			dp_http_cut(w, NULL, f, m, DP_REASON_VM_LIMIT);
-			return;
-		}
+		if ((h = dp_hold_take(w, f, &f->hold, f->isn, false)) == NULL)
+			return dp_http_cut_frame(DP_REASON_VM_LIMIT);
 		reasm_init(&h->r, f->isn + f->judged, h->buf, sizeof(h->buf));
 		h->judged = f->judged;
 	}
-	rs = reasm_add(&h->r, seq, p->payload, p->payload_len);
-	if (rs == REASM_CONFLICT || rs == REASM_SCATTERED) {
-		dp_evt_block(w, vm, p, DP_REASON_REWRITE, false, NULL, 0);
-		dp_http_cut(w, h, f, m, rs == REASM_CONFLICT ? DP_REASON_REWRITE :
-		    DP_REASON_HOST_DENIED);
-		return;
-	}
-	if (rs == REASM_FULL || !dp_hold_push(w, h, m, off, end))
-		/* no room to hold it until judged: the client sends it again once acks free some */
-		dp_drop(w, m, DP_DROP_OUT_OF_WINDOW);
-	dp_http_step(w, h, f);
+	return dp_http_hold(w, m, p, vm, f, h, off, end);
 }
 
 /*
@@ -366,8 +370,8 @@ dp_http_connect_answer(struct dp_worker *w, struct dp_flow *f, const struct pkt 
 	if (st == HTTP_NEED_MORE)
 		return;
 	f->http_phase = st == HTTP_OK ? DP_HTTP_TUNNEL : DP_HTTP_HEAD;
-	if (h != NULL)
-		dp_http_step(w, h, f);
+	if (h != NULL)	/* the server's frame goes on: the stream's fate is settled now */
+		dp_out_flow_settle(w, f, dp_http_step(w, h, f));
 }
 
 void
@@ -405,5 +409,5 @@ dp_http_expire(struct dp_worker *w, struct dp_hold *h)
 
 	/* a request head that does not complete in time is never judged: cut */
 	if (h->nsegs > 0 && w->now - h->started >= DP_HOLD_SECONDS)
-		dp_http_give_up(w, h, f);
+		dp_out_flow_settle(w, f, dp_http_give_up(w, h, f));
 }

@@ -8,19 +8,20 @@
 #include <rte_mbuf.h>
 
 #include "dp.h"
+#include "dp_fate.h"
 #include "dp_flow.h"
 #include "dp_hold.h"
 #include "sni/pkt.h"
 
 /*
  * The held first bytes h of f turned out to be an HTTP request: from now on f is an HTTP
- * flow, read and judged from its first byte. Releases, or cuts, what h holds.
+ * flow, read and judged from its first byte. Releases what h holds: HELD, or the cut.
  */
-void dp_http_adopt(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f);
+struct dp_fate dp_http_adopt(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f);
 
-/* A client segment with payload on HTTP flow f. Takes ownership of m. */
-void dp_http_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
-    struct dp_flow *f);
+/* A client segment m with payload on HTTP flow f: its fate (HELD: taken into the hold). */
+struct dp_fate dp_http_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
+    uint16_t vm, struct dp_flow *f);
 
 /*
  * A server segment p on HTTP flow f: judged bytes it acknowledges need no copy, and after

@@ -12,6 +12,7 @@
 #include <rte_mbuf.h>
 
 #include "dp.h"
+#include "dp_fate.h"
 #include "dp_flow.h"
 #include "dp_quic.h"
 #include "sni/pkt.h"
@@ -21,10 +22,10 @@
  * 443, or one dp_quic_flow_vm found a hello in): hold it, feed its Initials to the QUIC
  * ClientHello reader, and judge the SNI exactly as for TLS over TCP. Allowed, the flow
  * becomes DP_TLS_QUIC; denied, ICMP port unreachable, so the client falls back to TCP.
- * Takes ownership of m.
+ * Returns m's fate (HELD: taken into the hold).
  */
-void dp_quic_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
-    struct dp_flow *f);
+struct dp_fate dp_quic_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
+    uint16_t vm, struct dp_flow *f);
 
 /*
  * Does p, from the VM on f, go to dp_quic_flow_vm? Only a long header (first bit set) can
@@ -50,9 +51,9 @@ dp_quic_flow_watched(const struct dp_flow *f, const struct pkt *p)
 /*
  * A datagram from the VM that dp_quic_flow_watched took: a new hello in it is judged as a
  * flow's first (dp_quic_client); a long header namegate cannot read is dropped (reason
- * quic); the rest goes on. Takes ownership of m.
+ * quic); the rest goes on. Returns m's fate.
  */
-void dp_quic_flow_vm(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
-    struct dp_flow *f);
+struct dp_fate dp_quic_flow_vm(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
+    uint16_t vm, struct dp_flow *f);
 
 #endif

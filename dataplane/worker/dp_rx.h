@@ -18,7 +18,7 @@
 #endif
 
 #include "dp.h"
-#include "dp_pipeline.h"
+#include "dp_out.h"
 #include "sni/pkt.h"
 
 #define DP_RX_UDP_CSUM_OFF	6

@@ -12,6 +12,7 @@
 #include <rte_mbuf.h>
 
 #include "dp.h"
+#include "dp_fate.h"
 #include "dp_flow.h"
 #include "dp_reason.h"
 #include "sni/pkt.h"
@@ -20,35 +21,35 @@
 struct dp_hold;
 
 /*
- * A client segment with payload on flow f, whose verdict is still pending: hold m, and
- * decide once the ClientHello is whole. Takes ownership of m.
+ * A client segment m with payload on flow f, whose verdict is still pending: held, and
+ * decided once the ClientHello is whole. Returns m's fate (HELD: taken into the hold).
  */
-void dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
-    struct dp_flow *f);
+struct dp_fate dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
+    uint16_t vm, struct dp_flow *f);
 
 /*
- * A client segment with payload on TCP flow f whose hello was judged: may it pass? Bytes
+ * A client segment p with payload on TCP flow f whose hello was judged: may it pass? Bytes
  * that overlap the judged ones must equal them (compared while the server has not yet
  * acknowledged them all; afterwards it ignores them); otherwise the flow is cut (reason
- * rewrite) and false returned, m consumed. true: m is the caller's to send.
+ * rewrite, at the server's last ACK).
  */
-bool dp_tls_verify(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
-    struct dp_flow *f);
+struct dp_fate dp_tls_verify(struct dp_worker *w, const struct pkt *p, struct dp_flow *f);
 
 /* The server's ACK of f moved: once it covers the judged bytes, their copy is freed. */
 void dp_tls_peer_ack(struct dp_worker *w, struct dp_flow *f);
 
 /*
  * What the QUIC path (dp_quic_flow.c) shares with TCP's. dp_tls_judge: the verdict on a
- * whole hello (st its parse status), DP_REASON_MAX when it may pass. dp_tls_release: the
- * held bytes sent on. dp_tls_refuse: the flow cut (r, name the SNI when there was one), or
- * in audit mode counted and released.
+ * whole hello (st its parse status), DP_REASON_ALLOWED when it may pass. dp_tls_release:
+ * the held bytes sent on. dp_tls_refuse: denied r (name the SNI when there was one), the
+ * fate of the frame at hand (act: what became of it) with the held stream cut, or in audit
+ * mode counted and released.
  */
 enum dp_reason dp_tls_judge(struct dp_worker *w, struct dp_flow *f, uint16_t vm,
     enum sni_status st, const struct tls_hello *hello);
 void dp_tls_release(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f);
-void dp_tls_refuse(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, enum dp_reason r,
-    const char *name, size_t len);
+struct dp_fate dp_tls_refuse(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f,
+    enum dp_reason r, const char *name, size_t len, enum dp_fate_act act);
 
 /*
  * Housekeeping: cut flows whose ClientHello did not complete within DP_HOLD_SECONDS, and

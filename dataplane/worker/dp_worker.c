@@ -13,13 +13,15 @@
 #include "dp_ask.h"
 #include "dp_burst.h"
 #include "dp_dns.h"
+#include "dp_dns_ask.h"
+#include "dp_dns_pending.h"
 #include "dp_dns_budget.h"
 #include "dp_evt.h"
 #include "dp_flow.h"
 #include "dp_frag.h"
 #include "dp_hold.h"
 #include "dp_mem.h"
-#include "dp_pipeline.h"
+#include "dp_out.h"
 #include "dp_tls.h"
 #include "dp_worker.h"
 
@@ -124,7 +126,7 @@ dp_worker_ring_empty(struct rte_ring *r)
 	if (r == NULL)
 		return;
 	while (rte_ring_dequeue(r, &m) == 0)
-		rte_pktmbuf_free(m);
+		dp_out_free(m);
 	rte_ring_free(r);
 }
 
@@ -171,7 +173,7 @@ dp_slow_back(struct dp_worker *w)
 	unsigned int n = rte_ring_sc_dequeue_burst(w->slow_back, (void **)pkts, DP_BURST, NULL);
 
 	for (unsigned int i = 0; i < n; i++)
-		dp_pipeline_slow(w, pkts[i], pkts[i]->port);
+		dp_out_from_kernel(w, pkts[i], pkts[i]->port);
 	return n;
 }
 
@@ -274,4 +276,10 @@ dp_worker_loop(void *arg)
 	rte_rcu_qsbr_thread_offline(qsbr, w->id);
 	rte_rcu_qsbr_thread_unregister(qsbr, w->id);
 	return 0;
+}
+
+void
+dp_worker_ask_deny(struct dp_worker *w, uint32_t slot, uint64_t seq)
+{
+	dp_ask_deny(w->ask, slot, seq);
 }

@@ -165,7 +165,7 @@ def self_test(root):
         ("policy/match/planted.c", '#include "policy/load.h"\n'),
         ("dataplane/worker/planted.c", '#include "nft.h"\n'),
         ("dataplane/worker/planted.c", '#include <libnftnl/set.h>\n'),
-        ("dataplane/main/planted.c", '#include "dp_pipeline.h"\n'),
+        ("dataplane/main/planted.c", '#include "dp_out.h"\n'),
         ("dataplane/main/planted.c", '#include "nft_int.h"\n'),
         ("dataplane/main/planted.c", '#include "worker/dp_tls.h"\n'),
         ("control/planted.c", '#include "dp_flow.h"\n'),

@@ -24,6 +24,7 @@
 #include "dp.h"
 #include "dp_burst.h"
 #include "dp_flow.h"
+#include "dp_out.h"
 #include "dp_run.h"
 #include "policy/load.h"
 #include "sni/frame.h"

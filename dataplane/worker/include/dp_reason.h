@@ -28,7 +28,13 @@ enum dp_reason {
 #define X(name, label, text) DP_REASON_##name,
 	DP_REASONS(X)
 #undef X
-	DP_REASON_MAX
+	DP_REASON_MAX,		/* how many: the size of every counter and label table */
+	/*
+	 * No reason: what a judge returns for "may pass". A value of its own, past the
+	 * counted ones, so no counter, label or event can mistake it for a reason (and a
+	 * judge's verdict stays one small value in a register).
+	 */
+	DP_REASON_ALLOWED
 };
 
 /* Frames dropped before or outside any VM's decision, counted per worker. */

@@ -1,25 +1,15 @@
 /*
- * The per-frame decision (SPEC s4), staged: who sent it and which path it takes
- * (dp_decide.c), reassembly, then its connection (dp_conn.c) or the module that judges its
- * bytes. Each stage returns a fate; this file is where a fate is acted on.
+ * The exit (dp_out.h): where a fate is acted on, and the only code that sends, frees,
+ * replies to or cuts a frame. The decision before it is staged in dp_burst.c.
  */
 #include <errno.h>
-#include <netinet/in.h>
-#include <string.h>
 
 #include <rte_ethdev.h>
 #include <rte_ring.h>
 
-#include "dp_conn.h"
-#include "dp_dns.h"
-#include "dp_evt.h"
 #include "dp_fate.h"
 #include "dp_frag.h"
-#include "dp_gen.h"
-#include "dp_http.h"
-#include "dp_pipeline.h"
-#include "dp_rx.h"
-#include "dp_tls.h"
+#include "dp_out.h"
 #include "sni/frame.h"
 
 /*
@@ -46,7 +36,8 @@ dp_refragment(struct dp_worker *w, unsigned int port, struct rte_mbuf *m,
 		put(w, port, pieces[i]);
 }
 
-void
+/* Queue m for port (DP_PORT_VM or DP_PORT_UPLINK); sent by dp_tx_flush or when full. */
+static void
 dp_tx(struct dp_worker *w, unsigned int port, struct rte_mbuf *m)
 {
 	struct dp_txbuf *t = &w->tx[port];
@@ -126,7 +117,7 @@ dp_slow(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm, unsigned int tap, 
 }
 
 void
-dp_pipeline_slow(struct dp_worker *w, struct rte_mbuf *m, unsigned int from)
+dp_out_from_kernel(struct dp_worker *w, struct rte_mbuf *m, unsigned int from)
 {
 	/* what the kernel let through goes on out of the port on the other side */
 	w->port_pkts[from][0]++;
@@ -135,7 +126,7 @@ dp_pipeline_slow(struct dp_worker *w, struct rte_mbuf *m, unsigned int from)
 }
 
 void
-dp_block(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm, enum dp_reason r)
+dp_out_block(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm, enum dp_reason r)
 {
 	struct dp_vm_stats *s = &w->vm_stats[vm];
 
@@ -152,7 +143,8 @@ dp_drop(struct dp_worker *w, struct rte_mbuf *m, enum dp_drop d)
 	rte_pktmbuf_free(m);
 }
 
-void
+/* Count an allowed frame from vm and send it to the uplink. */
+static void
 dp_egress(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm, enum dp_verdict v)
 {
 	struct dp_vm_stats *s = &w->vm_stats[vm];
@@ -162,7 +154,8 @@ dp_egress(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm, enum dp_verdict 
 	dp_tx(w, DP_PORT_UPLINK, m);
 }
 
-void
+/* Count a frame for vm and send it to the VM port. */
+static void
 dp_ingress(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm)
 {
 	struct dp_vm_stats *s = &w->vm_stats[vm];
@@ -172,43 +165,84 @@ dp_ingress(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm)
 	dp_tx(w, DP_PORT_VM, m);
 }
 
-bool
-dp_reply_send(struct dp_worker *w, unsigned int port, struct rte_mbuf *m, const struct pkt *p,
-    int (*fn)(const uint8_t *, size_t, const struct pkt *, uint8_t *, size_t))
+int
+dp_out_build(struct dp_worker *w, unsigned int port, dp_out_builder fn, const void *arg)
 {
 	struct rte_mbuf *r = rte_pktmbuf_alloc(w->ctx->pool);
 	int n;
 
 	if (r == NULL) {
 		w->drops[DP_DROP_NO_MBUF]++;
-		return false;
+		return -ENOMEM;
 	}
-	n = fn(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), p,
-	    rte_pktmbuf_mtod(r, uint8_t *), rte_pktmbuf_tailroom(r));
+	n = fn(arg, rte_pktmbuf_mtod(r, uint8_t *), rte_pktmbuf_tailroom(r));
 	if (n <= 0) {
 		rte_pktmbuf_free(r);
-		return false;
+		return 0;
 	}
 	r->data_len = (uint16_t)n;
 	r->pkt_len = (uint32_t)n;
 	dp_tx(w, port, r);
-	return true;
+	return n;
+}
+
+/* A reply built from a frame: the frame, how it decoded, and the frame builder. */
+struct dp_reply {
+	const struct rte_mbuf *m;
+	const struct pkt *p;
+	int (*fn)(const uint8_t *, size_t, const struct pkt *, uint8_t *, size_t);
+};
+
+static int
+dp_reply_build(const void *arg, uint8_t *out, size_t cap)
+{
+	const struct dp_reply *r = arg;
+
+	return r->fn(rte_pktmbuf_mtod(r->m, const uint8_t *), rte_pktmbuf_data_len(r->m), r->p,
+	    out, cap);
+}
+
+/*
+ * Build a reply with fn (a frame_* builder) from the frame m and send it out of port.
+ * Returns false when no buffer was free or the builder failed.
+ */
+static bool
+dp_reply_send(struct dp_worker *w, unsigned int port, const struct rte_mbuf *m,
+    const struct pkt *p, int (*fn)(const uint8_t *, size_t, const struct pkt *, uint8_t *,
+    size_t))
+{
+	const struct dp_reply r = { .m = m, .p = p, .fn = fn };
+
+	return dp_out_build(w, port, dp_reply_build, &r) > 0;
 }
 
 /* An RST to the end m was going to, in the sequence space m's sender uses. */
-int
+static int
 dp_rst_onward(const uint8_t *in, size_t len, const struct pkt *p, uint8_t *out, size_t cap)
 {
 	return frame_tcp_rst_to_dst(in, len, p, false, out, cap);
 }
 
-/* Sends f's reply, built from m; false when there is none or it could not be built. */
-static bool
-dp_fate_reply(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, bool from_vm,
+bool
+dp_out_cut(struct dp_worker *w, bool from_vm, const struct rte_mbuf *back, const struct pkt *bp,
+    const struct rte_mbuf *on, const struct pkt *op)
+{
+	bool sent = true;
+
+	if (back != NULL)
+		sent = dp_reply_send(w, from_vm ? DP_PORT_VM : DP_PORT_UPLINK, back, bp,
+		    frame_tcp_rst);
+	if (on != NULL)
+		sent = dp_reply_send(w, from_vm ? DP_PORT_UPLINK : DP_PORT_VM, on, op,
+		    dp_rst_onward) && sent;
+	return sent;
+}
+
+bool
+dp_out_reply(struct dp_worker *w, const struct rte_mbuf *m, const struct pkt *p, bool from_vm,
     enum dp_fate_reply reply)
 {
 	unsigned int sender = from_vm ? DP_PORT_VM : DP_PORT_UPLINK;
-	bool back, onward;
 
 	switch (reply) {
 	case DP_FATE_REPLY_RST:
@@ -218,12 +252,10 @@ dp_fate_reply(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, bool
 	case DP_FATE_REPLY_STRIP:
 		return dp_reply_send(w, from_vm ? DP_PORT_UPLINK : DP_PORT_VM, m, p,
 		    frame_tcp_strip);
-	case DP_FATE_REPLY_CUT:
-		back = dp_reply_send(w, sender, m, p, frame_tcp_rst);
-		onward = (p->tcp_flags & PKT_TCP_SYN) ||
-		    dp_reply_send(w, from_vm ? DP_PORT_UPLINK : DP_PORT_VM, m, p,
-		    dp_rst_onward);
-		return back && onward;
+	case DP_FATE_REPLY_CUT:		/* a SYN's receiver never saw it: none onward */
+		return dp_out_cut(w, from_vm, m, p, (p->tcp_flags & PKT_TCP_SYN) ? NULL : m, p);
+	case DP_FATE_REPLY_RST_ONWARD:
+		return (p->tcp_flags & PKT_TCP_SYN) || dp_out_cut(w, from_vm, NULL, p, m, p);
 	default:
 		return false;
 	}
@@ -236,7 +268,8 @@ dp_fate_apply(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 	bool replied;
 
 	dp_fate_note(w, p, vm, f);
-	replied = f.reply != DP_FATE_REPLY_NONE && dp_fate_reply(w, m, p, from_vm, f.reply);
+	replied = f.reply != DP_FATE_REPLY_NONE &&
+	    dp_out_reply(w, m, p, from_vm, (enum dp_fate_reply)f.reply);
 	switch ((enum dp_fate_act)f.act) {
 	case DP_FATE_EGRESS:
 		dp_egress(w, m, vm, (enum dp_verdict)f.verdict);
@@ -248,7 +281,7 @@ dp_fate_apply(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 		dp_tx(w, DP_PORT_VM, m);
 		return;
 	case DP_FATE_BLOCK:
-		dp_block(w, m, vm, (enum dp_reason)f.why);
+		dp_out_block(w, m, vm, (enum dp_reason)f.why);
 		return;
 	case DP_FATE_DISCARD:
 		w->vm_stats[vm].blocked[f.why]++;
@@ -262,10 +295,31 @@ dp_fate_apply(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 			w->vm_stats[vm].egress_pkts[DP_ALLOWED]++;
 		rte_pktmbuf_free(m);
 		return;
+	case DP_FATE_HELD:
+		return;
+	case DP_FATE_FREE:
+		rte_pktmbuf_free(m);
+		return;
 	case DP_FATE_DROP:
 	default:
 		/* a stage's fate (CONTINUE, DNS, ...) is never applied; if it were: fail closed */
 		dp_drop(w, m, f.act == DP_FATE_DROP ? (enum dp_drop)f.why : DP_DROP_MALFORMED);
 		return;
 	}
+}
+
+void
+dp_out_release(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm, bool from_peer,
+    enum dp_verdict v)
+{
+	if (from_peer)
+		dp_ingress(w, m, vm);
+	else
+		dp_egress(w, m, vm, v);
+}
+
+void
+dp_out_free(struct rte_mbuf *m)
+{
+	rte_pktmbuf_free(m);
 }

@@ -1,0 +1,92 @@
+/*
+ * The exit: the only code that sends, frees, replies to or cuts a frame. Everything before
+ * it (the staged decision in dp_burst.c, the stream modules) returns a fate (dp_fate.h);
+ * dp_fate_apply() acts on it. What is not one frame's fate goes through here too: held
+ * segments released, freed or cut (dp_hold.c, at a verdict or a timeout), and the few
+ * frames a module builds beyond the one it decides (dp_out_build()). It knows no flow and
+ * no hold: they stand above it and call down.
+ */
+#ifndef DP_OUT_H
+#define DP_OUT_H
+
+#include <rte_mbuf.h>
+
+#include "dp.h"
+#include "dp_evt.h"
+#include "dp_fate.h"
+#include "sni/pkt.h"
+
+/* The event and the audit count fate f carries, whether or not the frame goes on. */
+static inline void
+dp_fate_note(struct dp_worker *w, const struct pkt *p, uint16_t vm, struct dp_fate f)
+{
+	if (unlikely(f.log))
+		dp_evt_block(w, vm, p, (enum dp_reason)f.why, f.act != DP_FATE_BLOCK, NULL, 0);
+	if (unlikely(f.counted))
+		w->vm_stats[vm].blocked[f.why]++;
+}
+
+/*
+ * Act on fate f for frame m (decoded as p) of vm, received from the VM (from_vm) or the
+ * uplink: its event and audit count, its reply, its counters, and m sent or freed. What
+ * f says of m's flow (its held stream cut, its end) is dp_out_flow_apply()'s.
+ */
+void dp_fate_apply(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    bool from_vm, struct dp_fate f);
+
+/*
+ * m came back from the kernel on exception-path TAP port from (DP_PORT_SLOW_VM or
+ * DP_PORT_SLOW_UP): its bridge and nftables accepted it; send it on.
+ */
+void dp_out_from_kernel(struct dp_worker *w, struct rte_mbuf *m, unsigned int from);
+
+/* Send the queued frames of every port (the end of a burst). */
+void dp_tx_flush(struct dp_worker *w);
+
+/* Free m, counted as a drop outside any VM's decision (a frame that did not decode). */
+void dp_drop(struct dp_worker *w, struct rte_mbuf *m, enum dp_drop d);
+
+/*
+ * Held segment m of vm's stream leaves as its verdict says: toward the VM (from_peer),
+ * else to the uplink counted as verdict v.
+ */
+void dp_out_release(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm, bool from_peer,
+    enum dp_verdict v);
+
+/*
+ * A frame a module builds into out (cap bytes) from arg: its length, or <= 0 for none.
+ * The frames namegate makes beyond the one it decides (a trickled copy of a held hello, a
+ * DNS refusal built from the query) go out through dp_out_build(), which takes a buffer,
+ * and sends it out of port or gives it back: no module holds a buffer it did not receive.
+ * Returns the frame's length once queued, 0 when fn built none, -ENOMEM when no buffer was
+ * free (counted as no_mbuf).
+ */
+typedef int (*dp_out_builder)(const void *arg, uint8_t *out, size_t cap);
+int dp_out_build(struct dp_worker *w, unsigned int port, dp_out_builder fn, const void *arg);
+
+/*
+ * The cut both ways, the one way namegate resets a connection: an RST to the sender of a
+ * segment from the VM (from_vm) or the uplink, built from back (decoded bp; NULL when it
+ * was answered otherwise), and one onward to the other end built from on (decoded op, its
+ * sequence where that end's stream stands; NULL: none, it never saw the connection's
+ * bytes). Each caller says where the streams stand; the RSTs are made here alone. false
+ * when one could not be built.
+ */
+bool dp_out_cut(struct dp_worker *w, bool from_vm, const struct rte_mbuf *back,
+    const struct pkt *bp, const struct rte_mbuf *on, const struct pkt *op);
+
+/*
+ * Send reply (enum dp_fate_reply) built from m (decoded as p), which came from the VM
+ * (from_vm) or the uplink; m stays the caller's. false when there is none or it could not
+ * be built.
+ */
+bool dp_out_reply(struct dp_worker *w, const struct rte_mbuf *m, const struct pkt *p,
+    bool from_vm, enum dp_fate_reply reply);
+
+/* Free m, uncounted: a held segment let go of, counted where its stream was. */
+void dp_out_free(struct rte_mbuf *m);
+
+/* Free m, counted as vm's (or the unknown VM's) frame blocked with r. */
+void dp_out_block(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm, enum dp_reason r);
+
+#endif
