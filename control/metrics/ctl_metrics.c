@@ -16,7 +16,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <arpa/inet.h>
 #include <microhttpd.h>
 #include <net/if.h>
 #include <netinet/in.h>

@@ -6,7 +6,6 @@
  * What a request says and what its reply is: ctl_sock_req.c.
  */
 #include <errno.h>
-#include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
