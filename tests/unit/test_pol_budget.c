@@ -296,8 +296,6 @@ main(void)
 		cmocka_unit_test(test_warn),
 		cmocka_unit_test(test_explain),
 	};
-	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 
-	pol_check_done();
-	return rc;
+	return cmocka_run_group_tests(tests, NULL, pol_check_teardown);
 }

@@ -178,8 +178,6 @@ main(void)
 		cmocka_unit_test(test_explain),
 		cmocka_unit_test(test_rule_suffix),
 	};
-	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 
-	pol_check_done();
-	return rc;
+	return cmocka_run_group_tests(tests, NULL, pol_check_teardown);
 }
