@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_input.h"
 #include "sni/ipfrag.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -37,35 +38,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define MTU_MIN		68
 #define STEPS_MAX	64
 
-struct input {
-	const uint8_t *p;
-	size_t len;
-};
-
 static uint8_t bufs[SLOTS_MAX][IPFRAG_BUF_SIZE];
 static struct ipfrag_slot slots[SLOTS_MAX];
 static uint8_t rt_buf[IPFRAG_BUF_SIZE];
 static struct ipfrag_slot rt_slot;
 static uint8_t dgram[IPFRAG_DATAGRAM_MAX];
 static uint8_t pieces[PIECES_MAX][1600];
-
-static void
-check(bool ok)
-{
-	if (!ok)
-		abort();
-}
-
-static bool
-take(struct input *in, void *out, size_t n)
-{
-	if (in->len < n)
-		return false;
-	memcpy(out, in->p, n);
-	in->p += n;
-	in->len -= n;
-	return true;
-}
 
 static bool
 take16(struct input *in, uint16_t *v)

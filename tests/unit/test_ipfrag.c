@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "frame_check.h"
 #include "sni/ipfrag.h"
 
 #define SLOTS		4
@@ -27,31 +28,6 @@ static uint8_t pkt[IPFRAG_DATAGRAM_MAX + 2048];
 static const uint8_t v4_src[4] = { 10, 0, 0, 2 }, v4_dst[4] = { 192, 0, 2, 1 };
 static const uint8_t v6_src[16] = { 0xfd, [15] = 2 }, v6_dst[16] = { 0x20, 0x01, 0x0d, 0xb8,
 	[15] = 1 };
-
-static uint16_t
-rd16(const uint8_t *b)
-{
-	return (uint16_t)(b[0] << 8 | b[1]);
-}
-
-static void
-wr16(uint8_t *b, uint16_t v)
-{
-	b[0] = (uint8_t)(v >> 8);
-	b[1] = (uint8_t)v;
-}
-
-static uint16_t
-csum(const uint8_t *b, size_t n)
-{
-	uint32_t sum = 0;
-
-	for (size_t i = 0; i + 1 < n; i += 2)
-		sum += rd16(b + i);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
 
 /* payload[]: a UDP (or, with tcp, TCP: data offset 5) header, then a pattern. */
 static void
@@ -87,16 +63,16 @@ v4_frag(const struct v4 *d, uint32_t off, size_t len, bool more)
 
 	memset(pkt, 0, hl);
 	pkt[0] = (uint8_t)(0x40 | hl / 4);
-	wr16(pkt + 2, (uint16_t)(hl + len));
-	wr16(pkt + 4, d->id);
-	wr16(pkt + 6, (uint16_t)(off / 8 | (more ? 0x2000 : 0)));
+	fc_w16(pkt + 2, (uint16_t)(hl + len));
+	fc_w16(pkt + 4, d->id);
+	fc_w16(pkt + 6, (uint16_t)(off / 8 | (more ? 0x2000 : 0)));
 	pkt[8] = 64;
 	pkt[9] = d->proto ? d->proto : 17;
 	memcpy(pkt + 12, d->src ? d->src : v4_src, 4);
 	memcpy(pkt + 16, v4_dst, 4);
 	if (ol > 0)
 		memcpy(pkt + 20, d->opts, ol);
-	wr16(pkt + 10, csum(pkt, hl));
+	fc_w16(pkt + 10, fc_ref_csum(pkt, hl, 0));
 	memcpy(pkt + hl, payload + off, len);
 	return hl + len;
 }
@@ -114,9 +90,9 @@ check4(const struct ipfrag_out *o, size_t hl, size_t total)
 {
 	assert_int_equal(o->ip_len, hl + total);
 	assert_int_equal(o->ip[0], 0x40 | hl / 4);
-	assert_int_equal(rd16(o->ip + 2), hl + total);
-	assert_int_equal(rd16(o->ip + 6) & 0x3fff, 0);
-	assert_int_equal(csum(o->ip, hl), 0);
+	assert_int_equal(fc_r16(o->ip + 2), hl + total);
+	assert_int_equal(fc_r16(o->ip + 6) & 0x3fff, 0);
+	assert_int_equal(fc_ref_csum(o->ip, hl, 0), 0);
 	assert_memory_equal(o->ip + hl, payload, total);
 }
 
@@ -139,7 +115,7 @@ v6_frag(const struct v6 *d, uint32_t off, size_t len, bool more)
 
 	memset(pkt, 0, 40);
 	pkt[0] = 0x60;
-	wr16(pkt + 4, (uint16_t)(d->ext_len + 8 + len));
+	fc_w16(pkt + 4, (uint16_t)(d->ext_len + 8 + len));
 	pkt[6] = d->ext_len ? d->first_next : 44;
 	pkt[7] = 64;
 	memcpy(pkt + 8, v6_src, 16);
@@ -147,7 +123,7 @@ v6_frag(const struct v6 *d, uint32_t off, size_t len, bool more)
 	memcpy(pkt + 40, d->ext, d->ext_len);
 	pkt[hl] = d->frag_next ? d->frag_next : 17;
 	pkt[hl + 1] = 0;
-	wr16(pkt + hl + 2, (uint16_t)(off | (more ? 1 : 0)));
+	fc_w16(pkt + hl + 2, (uint16_t)(off | (more ? 1 : 0)));
 	pkt[hl + 4] = (uint8_t)(d->id >> 24);
 	pkt[hl + 5] = (uint8_t)(d->id >> 16);
 	pkt[hl + 6] = (uint8_t)(d->id >> 8);
@@ -188,7 +164,7 @@ test_v4_in_order(void **state)
 	assert_int_equal(ipfrag_owner_count(&t, 1), 1);
 	assert_int_equal(add4(&t, &d, 1, 2960, 40, false, &o), IPFRAG_COMPLETE);
 	check4(&o, 20, 3000);
-	assert_int_equal(rd16(o.ip + 4), 7);
+	assert_int_equal(fc_r16(o.ip + 4), 7);
 	assert_int_equal(o.ip[9], 17);
 	assert_int_equal(o.pre_len, 0);
 	assert_int_equal(ipfrag_owner_count(&t, 1), 0);
@@ -210,11 +186,11 @@ test_v4_reverse_keeps_df(void **state)
 	assert_int_equal(add4(&t, &d, 1, 1000, 1000, true, &o), IPFRAG_NEED_MORE);
 	n = v4_frag(&d, 0, 1000, true);
 	pkt[6] |= 0x40;		/* DF on the first fragment is kept */
-	wr16(pkt + 10, 0);
-	wr16(pkt + 10, csum(pkt, 20));
+	fc_w16(pkt + 10, 0);
+	fc_w16(pkt + 10, fc_ref_csum(pkt, 20, 0));
 	assert_int_equal(ipfrag_add(&t, pkt, n, 0, 1, NOW, &o), IPFRAG_COMPLETE);
 	check4(&o, 20, 2005);
-	assert_int_equal(rd16(o.ip + 6), 0x4000);
+	assert_int_equal(fc_r16(o.ip + 6), 0x4000);
 	assert_int_equal(o.ip[9], 6);
 }
 
@@ -489,7 +465,7 @@ test_v6_ext_headers(void **state)
 	assert_int_equal(add6(&t, &d, 1, 1232, 1000, false, &o), IPFRAG_NEED_MORE);
 	assert_int_equal(add6(&t, &d, 1, 0, 1232, true, &o), IPFRAG_COMPLETE);
 	assert_int_equal(o.ip_len, 56 + 2232);
-	assert_int_equal(rd16(o.ip + 4), 16 + 2232);
+	assert_int_equal(fc_r16(o.ip + 4), 16 + 2232);
 	assert_int_equal(o.ip[6], 0);
 	assert_int_equal(o.ip[40], 60);
 	assert_int_equal(o.ip[48], 17);
@@ -501,7 +477,7 @@ test_v6_ext_headers(void **state)
 	assert_int_equal(add6(&t, &d, 1, 0, 1000, true, &o), IPFRAG_NEED_MORE);
 	assert_int_equal(add6(&t, &d, 1, 1000, 24, false, &o), IPFRAG_COMPLETE);
 	assert_int_equal(o.ip_len, 40 + 1024);
-	assert_int_equal(rd16(o.ip + 4), 1024);
+	assert_int_equal(fc_r16(o.ip + 4), 1024);
 	assert_int_equal(o.ip[6], 6);
 	assert_memory_equal(o.ip + 40, payload, 1024);
 }
@@ -521,7 +497,7 @@ test_v6_atomic(void **state)
 	assert_int_equal(add6(&t, &d, 1, 0, 100, false, &o), IPFRAG_COMPLETE);
 	assert_int_equal(o.ip_len, 140);
 	assert_int_equal(o.ip[6], 17);
-	assert_int_equal(rd16(o.ip + 4), 100);
+	assert_int_equal(fc_r16(o.ip + 4), 100);
 	assert_int_equal(t.used, 1);
 	assert_int_equal(add6(&t, &d, 1, 1000, 8, false, &o), IPFRAG_COMPLETE);
 	assert_int_equal(o.ip_len, 1048);
@@ -697,8 +673,8 @@ whole4(const uint8_t *opts, size_t opts_len, size_t len, bool df)
 
 	if (df) {
 		pkt[6] |= 0x40;
-		wr16(pkt + 10, 0);
-		wr16(pkt + 10, csum(pkt, 20 + opts_len));
+		fc_w16(pkt + 10, 0);
+		fc_w16(pkt + 10, fc_ref_csum(pkt, 20 + opts_len, 0));
 	}
 	return n;
 }
@@ -716,7 +692,7 @@ whole6(size_t len, bool ext)
 		pkt[48] = 17;
 	}
 	memcpy(pkt + 40 + (ext ? 16 : 0), payload, len);
-	wr16(pkt + 4, (uint16_t)(len + (ext ? 16 : 0)));
+	fc_w16(pkt + 4, (uint16_t)(len + (ext ? 16 : 0)));
 	return 40 + (ext ? 16 : 0) + len;
 }
 
@@ -749,13 +725,13 @@ round_trip(size_t n, uint16_t mtu, uint32_t step, size_t expect_first_hdr)
 			size_t hl = (size_t)(pieces[i][0] & 0xf) * 4;
 
 			assert_int_equal(hl, i == 0 ? expect_first_hdr : plan.hdr_rest);
-			assert_int_equal(csum(pieces[i], hl), 0);
-			assert_int_equal(rd16(pieces[i] + 2), len);
-			assert_int_equal(rd16(pieces[i] + 4), rd16(orig + 4));
+			assert_int_equal(fc_ref_csum(pieces[i], hl, 0), 0);
+			assert_int_equal(fc_r16(pieces[i] + 2), len);
+			assert_int_equal(fc_r16(pieces[i] + 4), fc_r16(orig + 4));
 			assert_int_equal(pieces[i][6] & 0x40, 0);	/* DF cleared */
 			assert_int_equal(!!(pieces[i][6] & 0x20), i + 1 < nb);
 		} else {
-			assert_int_equal(rd16(pieces[i] + 4), len - 40);
+			assert_int_equal(fc_r16(pieces[i] + 4), len - 40);
 		}
 	}
 	if (nb > IPFRAG_FRAGS_MAX)
@@ -771,7 +747,7 @@ round_trip(size_t n, uint16_t mtu, uint32_t step, size_t expect_first_hdr)
 	}
 	assert_int_equal(o.ip_len, n);
 	if (plan.family == 4) {
-		assert_int_equal(csum(o.ip, plan.hdr_len), 0);
+		assert_int_equal(fc_ref_csum(o.ip, plan.hdr_len, 0), 0);
 		assert_memory_equal(o.ip, orig, 6);
 		assert_memory_equal(o.ip + 8, orig + 8, 2);
 		assert_memory_equal(o.ip + 12, orig + 12, n - 12);
@@ -835,7 +811,7 @@ test_cut_round_trip(void **state)
 	assert_int_equal(pieces[0][6], 0);
 	assert_int_equal(pieces[0][40], 44);
 	assert_int_equal(pieces[0][48], 60);
-	assert_int_equal(rd16(pieces[0] + 50), 1);
+	assert_int_equal(fc_r16(pieces[0] + 50), 1);
 	assert_int_equal(pieces[0][52], 1);
 	assert_int_equal(pieces[0][55], 4);
 	assert_int_equal(pieces[0][56], 17);	/* destination options, fragmentable */
