@@ -35,4 +35,16 @@ take(struct input *in, void *out, size_t n)
 	return true;
 }
 
+/* Up to n bytes of in into out, as many as are left; returns how many. */
+static inline size_t
+take_some(struct input *in, void *out, size_t n)
+{
+	if (n > in->len)
+		n = in->len;
+	memcpy(out, in->p, n);
+	in->p += n;
+	in->len -= n;
+	return n;
+}
+
 #endif

@@ -282,11 +282,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 0:
 			if (!take(&in, &b, 1) || !take16(&in, &len))
 				return 0;
-			if (len > in.len)
-				len = (uint16_t)in.len;
-			memcpy(dgram, in.p, len);
-			in.p += len;
-			in.len -= len;
+			len = (uint16_t)take_some(&in, dgram, len);
 			now += b >> 4;
 			pre = (uint16_t)((b >> 2 & 3) * 7);
 			if ((flags & 1) && len >= pre + 20 && dgram[pre] >> 4 == 4 &&
@@ -309,11 +305,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		default:
 			if (!take16(&in, &len))
 				return 0;
-			if (len > in.len)
-				len = (uint16_t)in.len;
-			memcpy(dgram, in.p, len);
-			in.p += len;
-			in.len -= len;
+			len = (uint16_t)take_some(&in, dgram, len);
 			if (!take16(&in, &mtu) || !take(&in, &order, 1) || !take(&in, &k, 1))
 				return 0;
 			if (!make_whole(len) || (nb = cut(len, mtu, &plan)) == 0)
