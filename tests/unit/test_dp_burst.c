@@ -12,17 +12,14 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
-#include <rte_eal.h>
 #include <rte_mbuf.h>
-#include <rte_rcu_qsbr.h>
 
 #include "dns_builder.h"
 #include "dp.h"
 #include "dp_burst.h"
+#include "dp_ctx_fixture.h"
 #include "dp_flow.h"
 #include "dp_run.h"
 #include "policy/load.h"
@@ -138,36 +135,16 @@ test_reopen_in_one_burst(void **state)
 int
 main(void)
 {
-	char prefix[32];
-	char *argv[] = {
-		(char *)"test_dp_burst", (char *)"--no-huge", (char *)"-m", (char *)"256",
-		(char *)"--no-pci", (char *)"--file-prefix", prefix, (char *)"-l", (char *)"0-1",
-		(char *)"--vdev", (char *)"net_null0", (char *)"--vdev", (char *)"net_null1",
-		(char *)"--log-level", (char *)"*:error", NULL,
-	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_repeated_syn_in_one_burst),
 		cmocka_unit_test(test_reopen_in_one_burst),
 	};
-	struct pol_errs errs = { 0 };
 	int rc;
 
-	snprintf(prefix, sizeof(prefix), "test_dp_burst_%d", (int)getpid());
-	if (rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) < 0)
-		return 1;
-	if ((cfg = pol_load_buffer(t_config, sizeof(t_config) - 1, "t.yaml", &errs)) == NULL) {
-		pol_errs_print(stderr, &errs);
-		return 1;
-	}
-	if (dp_ctx_setup(&ctx, cfg) != 0)
+	if (dpf_start("test_dp_burst", t_config, &ctx, &cfg) != 0)
 		return 1;
 	w = ctx.workers[0];
-	w->now = dp_now(&ctx);
-	rte_rcu_qsbr_thread_register(ctx.qsbr, 0);	/* this thread plays worker 0 */
-	rte_rcu_qsbr_thread_online(ctx.qsbr, 0);
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
-	dp_ctx_teardown(&ctx);
-	pol_config_free(cfg);
-	rte_eal_cleanup();
+	dpf_stop(&ctx, cfg);
 	return rc;
 }
