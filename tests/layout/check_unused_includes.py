@@ -24,6 +24,8 @@ import subprocess
 import sys
 import tempfile
 
+from layout_main import planted
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 MAPPING = os.path.join(HERE, "iwyu.imp")
 IWYU_ARGS = [
@@ -154,12 +156,10 @@ def self_test(source_root, build_root):
                 return 1
             n = plant(e["file"], line)
             found, problems = run_iwyu([e], tmp)
-        if f"{os.path.basename(path)}:{n}: {line}" in found:
-            print(f"self-test: caught {line} planted in {path}")
-        else:
-            print(f"self-test: {line} planted in {path} was not caught:", *problems,
-                  *found, sep="\n  ")
-            failures += 1
+        if problems:
+            print(f"self-test: iwyu failed on the copy of {path}:", *problems, sep="\n  ")
+        failures += planted(f"{path}: {line}",
+                            f"{os.path.basename(path)}:{n}: {line}" in found)
     return 1 if failures else 0
 
 
