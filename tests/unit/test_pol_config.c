@@ -24,6 +24,27 @@
 #define VM1	"vms:\n  - name: vm1\n    mac: 02:00:00:00:00:01\n    ipv4: 10.77.0.11\n" \
 		"    policy: p\n"
 
+/* The dataplane's ports, its workers and its flow table's sizes. */
+static void
+expect_dataplane(const struct pol_config *cfg, const char *vm_port, const char *uplink_port,
+    uint32_t workers, uint32_t max_flows, uint32_t max_flows_per_vm)
+{
+	assert_string_equal(cfg->vm_port, vm_port);
+	assert_string_equal(cfg->uplink_port, uplink_port);
+	assert_int_equal(cfg->workers, workers);
+	assert_int_equal(cfg->max_flows, max_flows);
+	assert_int_equal(cfg->max_flows_per_vm, max_flows_per_vm);
+}
+
+/* Where the daemon listens and logs, and where it keeps its grants (always the same). */
+static void
+expect_files(const struct pol_config *cfg, const char *control_socket, const char *events)
+{
+	assert_string_equal(cfg->control_socket, control_socket);
+	assert_string_equal(cfg->events, events);
+	assert_string_equal(cfg->grants_state, "/var/lib/namegate/grants.json");
+}
+
 static void
 test_defaults(void **state)
 {
@@ -39,11 +60,8 @@ test_defaults(void **state)
 	assert_int_equal(cfg->eal_pos.line, 0);
 	assert_null(cfg->eal_item_pos);
 	assert_int_equal(cfg->max_flows_pos.line, 0);
-	assert_string_equal(cfg->vm_port, "net_af_packet0,iface=ng-vm");
-	assert_string_equal(cfg->uplink_port, "net_af_packet1,iface=ng-up");
-	assert_int_equal(cfg->workers, 1);
-	assert_int_equal(cfg->max_flows, 1048576);
-	assert_int_equal(cfg->max_flows_per_vm, 65536);
+	expect_dataplane(cfg, "net_af_packet0,iface=ng-vm", "net_af_packet1,iface=ng-up", 1,
+	    1048576, 65536);
 	assert_int_equal(cfg->max_bindings_per_vm, 65536);
 	assert_int_equal(cfg->max_pending_per_vm, 1024);
 	assert_int_equal(cfg->max_holds_per_vm, 32);
@@ -68,9 +86,8 @@ test_defaults(void **state)
 	assert_int_equal(cfg->on_block, POL_ON_BLOCK_RESET);
 	assert_string_equal(cfg->metrics, "127.0.0.1:9477");
 	assert_int_equal(cfg->metrics_port, 9477);
-	assert_string_equal(cfg->control_socket, "/run/namegate/namegate.sock");
-	assert_string_equal(cfg->events, "/var/log/namegate/events.jsonl");
-	assert_string_equal(cfg->grants_state, "/var/lib/namegate/grants.json");	/* state */
+	/* grants_state has no key: it is state, not configuration */
+	expect_files(cfg, "/run/namegate/namegate.sock", "/var/log/namegate/events.jsonl");
 	assert_int_equal(cfg->nvms, 1);
 	vm = pol_config_vm(cfg, "vm1");
 	assert_non_null(vm);
@@ -106,11 +123,7 @@ test_full(void **state)
 	assert_int_equal(cfg->eal_item_pos[2].col, 24);
 	assert_int_equal(cfg->eal_item_pos[5].col, 56);	/* ngtest */
 	assert_true(cfg->max_flows_pos.line > 3);
-	assert_string_equal(cfg->vm_port, "net_tap0,iface=vmtap");
-	assert_string_equal(cfg->uplink_port, "0000:03:00.0");
-	assert_int_equal(cfg->workers, 4);
-	assert_int_equal(cfg->max_flows, 2000);
-	assert_int_equal(cfg->max_flows_per_vm, 100);
+	expect_dataplane(cfg, "net_tap0,iface=vmtap", "0000:03:00.0", 4, 2000, 100);
 	assert_int_equal(cfg->max_bindings, 3000);
 	assert_int_equal(cfg->mbufs, 131072);
 	assert_false(cfg->slow_path_enabled);
@@ -127,9 +140,7 @@ test_full(void **state)
 	assert_int_equal(cfg->on_block, POL_ON_BLOCK_DROP);
 	assert_int_equal(cfg->metrics_addr.family, 6);
 	assert_int_equal(cfg->metrics_port, 9100);
-	assert_string_equal(cfg->control_socket, "/tmp/ng.sock");
-	assert_string_equal(cfg->events, "/tmp/ng-events.jsonl");
-	assert_string_equal(cfg->grants_state, "/var/lib/namegate/grants.json");
+	expect_files(cfg, "/tmp/ng.sock", "/tmp/ng-events.jsonl");
 	vm = pol_config_vm(cfg, "a");
 	assert_non_null(vm);
 	assert_memory_equal(vm->id.mac, "\x02\x00\x00\x00\x00\x0a", 6);
