@@ -52,18 +52,9 @@ def fr(request):
     return lab
 
 
-# Extra scapy helpers: IPv6 handshakes, DNS over a real socket, fragments sent in a burst.
+# Extra scapy helpers: DNS over a real socket, fragments sent in a burst.
 _FRAG_HELPERS = r"""
 import socket
-def handshake6(dst, sport, dport=443, isn=1000):
-    ip = IPv6(dst=dst)
-    sa = sr1(ip/TCP(sport=sport, dport=dport, flags='S', seq=isn, options=[('MSS', 1440)]),
-             timeout=20)
-    if sa is None or not sa.haslayer(TCP) or (sa[TCP].flags & 0x12) != 0x12:
-        raise SystemExit(f'no SYN-ACK from {dst}:{dport}: {sa!r}')
-    send(ip/TCP(sport=sport, dport=dport, flags='A', seq=isn + 1, ack=sa[TCP].seq + 1))
-    return ip, isn + 1, sa[TCP].seq + 1
-
 def udp_socket(port, v6=False):
     s = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET, socket.SOCK_DGRAM)
     s.bind(('::' if v6 else '0.0.0.0', port))
@@ -163,14 +154,14 @@ def test_denied_hello_in_ipv6_fragments_is_judged_whole(fr):
     assert aaaa == [PYPI6], aaaa
     with inet_capture(fr) as cap:
         r = scapy_in(fr, "vm1", f"""
-            ip, seq, ack = handshake6({PYPI6!r}, 20111)
+            ip, seq, ack = handshake({PYPI6!r}, 20111)
             s = listen({PYPI6!r}, 20111)
             def cut(p):
                 return fragment6(IPv6(dst={PYPI6!r})/IPv6ExtHdrFragment()/p[TCP], 200)
             frags = cut(seg(ip, 20111, seq, ack, client_hello('evil.test')))
             send(frags)
             reset = reset_seen(s)
-            ip, seq, ack = handshake6({PYPI6!r}, 20112)
+            ip, seq, ack = handshake({PYPI6!r}, 20112)
             send(cut(seg(ip, 20112, seq, ack, client_hello('pypi.org'))))
             result(reset=reset, frags=len(frags))
         """)
