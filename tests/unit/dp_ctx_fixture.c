@@ -1,4 +1,9 @@
 /* See dp_ctx_fixture.h. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -8,8 +13,9 @@
 
 #include "dp.h"
 #include "dp_ctx_fixture.h"
+#include "policy/load.h"
 
-int
+static int
 dpf_start(const char *name, const char *config, struct dp_ctx *ctx, struct pol_config **cfg)
 {
 	char prefix[32];
@@ -37,10 +43,19 @@ dpf_start(const char *name, const char *config, struct dp_ctx *ctx, struct pol_c
 	return 0;
 }
 
-void
-dpf_stop(struct dp_ctx *ctx, struct pol_config *cfg)
+int
+dpf_run(const char *name, const char *config, struct dp_ctx *ctx, struct dp_worker **w,
+    const struct CMUnitTest *tests, size_t n)
 {
+	struct pol_config *cfg;
+	int rc;
+
+	if (dpf_start(name, config, ctx, &cfg) != 0)
+		return 1;
+	*w = ctx->workers[0];
+	rc = _cmocka_run_group_tests(name, tests, n, NULL, NULL);
 	dp_ctx_teardown(ctx);
 	pol_config_free(cfg);
 	rte_eal_cleanup();
+	return rc;
 }

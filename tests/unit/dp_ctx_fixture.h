@@ -1,7 +1,7 @@
 /*
  * The real dataplane for a unit test (test_dp_burst.c, test_dp_dns_room.c): EAL on two
  * net_null ports, the test's configuration loaded, dp_ctx_setup()'s context, and this
- * thread playing worker 0. Called from main(), around cmocka's run.
+ * thread playing worker 0, around cmocka's run of the tests.
  */
 #ifndef DP_CTX_FIXTURE_H
 #define DP_CTX_FIXTURE_H
@@ -9,12 +9,14 @@
 #include <stddef.h>
 
 #include "dp_run.h"
-#include "policy/load.h"
 
-/* 0, or -1 with what failed on stderr; *cfg is the loaded configuration. */
-int dpf_start(const char *name, const char *config, struct dp_ctx *ctx,
-    struct pol_config **cfg);
+struct CMUnitTest;
 
-void dpf_stop(struct dp_ctx *ctx, struct pol_config *cfg);
+/*
+ * Runs the n tests of program name on the dataplane config sets up in ctx, *w its worker 0;
+ * cmocka's exit status, or 1 when the dataplane cannot start (why on stderr).
+ */
+int dpf_run(const char *name, const char *config, struct dp_ctx *ctx, struct dp_worker **w,
+    const struct CMUnitTest *tests, size_t n);
 
 #endif

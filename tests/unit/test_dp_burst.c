@@ -38,7 +38,6 @@ static const char t_config[] =
 
 static struct dp_ctx ctx = { .port = { RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS,
 	RTE_MAX_ETHPORTS } };
-static struct pol_config *cfg;
 static struct dp_worker *w;
 
 /* A TCP segment from agent1's port sport to 198.51.100.7:8080, checksums right. */
@@ -139,12 +138,7 @@ main(void)
 		cmocka_unit_test(test_repeated_syn_in_one_burst),
 		cmocka_unit_test(test_reopen_in_one_burst),
 	};
-	int rc;
 
-	if (dpf_start("test_dp_burst", t_config, &ctx, &cfg) != 0)
-		return 1;
-	w = ctx.workers[0];
-	rc = cmocka_run_group_tests(tests, NULL, NULL);
-	dpf_stop(&ctx, cfg);
-	return rc;
+	return dpf_run("test_dp_burst", t_config, &ctx, &w, tests,
+	    sizeof(tests) / sizeof(tests[0]));
 }

@@ -41,7 +41,6 @@ static const uint8_t t_vm_ip[4] = { 10, 77, 0, 11 }, t_res_ip[4] = { 10, 77, 0, 
 
 static struct dp_ctx ctx = { .port = { RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS,
 	RTE_MAX_ETHPORTS } };
-static struct pol_config *cfg;
 static struct dp_worker *w;
 
 /* Ethernet, IPv4, UDP (no checksum: IPv4 allows it) around the DNS message d. */
@@ -228,12 +227,7 @@ main(void)
 		cmocka_unit_test(test_full_ring_refuses_the_answer),
 		cmocka_unit_test(test_vm_share_charges_the_vm),
 	};
-	int rc;
 
-	if (dpf_start("test_dp_dns_room", t_config, &ctx, &cfg) != 0)
-		return 1;
-	w = ctx.workers[0];
-	rc = cmocka_run_group_tests(tests, NULL, NULL);
-	dpf_stop(&ctx, cfg);
-	return rc;
+	return dpf_run("test_dp_dns_room", t_config, &ctx, &w, tests,
+	    sizeof(tests) / sizeof(tests[0]));
 }
