@@ -34,7 +34,7 @@ pol_check_err(size_t i)
 }
 
 void
-pol_check_first_err(const char *text, const char *want)
+pol_refused(const char *text, const char *want)
 {
 	struct pol_config *cfg;
 

@@ -19,7 +19,7 @@ struct pol_config *pol_check_load(const char *text);
 const char *pol_check_err(size_t i);
 
 /* text must be refused, its first error exactly want (a cmocka failure otherwise). */
-void pol_check_first_err(const char *text, const char *want);
+void pol_refused(const char *text, const char *want);
 
 /* The group teardown: frees what the last load reported. */
 int pol_check_teardown(void **state);

@@ -263,7 +263,8 @@ test_partial_overlap(void **state)
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		table(&tab, SLOTS, 8);
 		assert_int_equal(add4(&tab, &d, 1, 800, 800, true, &got), IPFRAG_NEED_MORE);
-		assert_int_equal(add4(&tab, &d, 1, rows[i][0], rows[i][1], true, &got), IPFRAG_OVERLAP);
+		assert_int_equal(add4(&tab, &d, 1, rows[i][0], rows[i][1], true, &got),
+		    IPFRAG_OVERLAP);
 		assert_int_equal(add4(&tab, &d, 1, 0, 800, true, &got), IPFRAG_OVERLAP);
 	}
 	/* adjacent is not overlapping */
@@ -489,12 +490,17 @@ test_keys_apart(void **state)
 		assert_int_equal(add4(&tab, &udp, 1, 0, 800, true, &got), IPFRAG_NEED_MORE);
 		/* each of these would complete udp's datagram if it were mixed in */
 		if (owner_swap) {
-			assert_int_equal(add4(&tab, &udp, 2, 800, 8, false, &got), IPFRAG_NEED_MORE);
+			assert_int_equal(add4(&tab, &udp, 2, 800, 8, false, &got),
+			    IPFRAG_NEED_MORE);
 		} else {
-			assert_int_equal(add4(&tab, &tcp, 1, 800, 8, false, &got), IPFRAG_NEED_MORE);
-			assert_int_equal(add4(&tab, &id2, 1, 800, 8, false, &got), IPFRAG_NEED_MORE);
-			assert_int_equal(add4(&tab, &src2, 1, 800, 8, false, &got), IPFRAG_NEED_MORE);
-			assert_int_equal(add6(&tab, &d6, 1, 800, 8, false, &got), IPFRAG_TABLE_FULL);
+			assert_int_equal(add4(&tab, &tcp, 1, 800, 8, false, &got),
+			    IPFRAG_NEED_MORE);
+			assert_int_equal(add4(&tab, &id2, 1, 800, 8, false, &got),
+			    IPFRAG_NEED_MORE);
+			assert_int_equal(add4(&tab, &src2, 1, 800, 8, false, &got),
+			    IPFRAG_NEED_MORE);
+			assert_int_equal(add6(&tab, &d6, 1, 800, 8, false, &got),
+			    IPFRAG_TABLE_FULL);
 		}
 		assert_int_equal(add4(&tab, &udp, 1, 800, 16, false, &got), IPFRAG_COMPLETE);
 		check4(&got, 20, 816);

@@ -167,7 +167,7 @@ expect_err(const char *entries, const char *want)
 	char text[2048];
 
 	snprintf(text, sizeof(text), HEAD "%s" VM1, entries);
-	pol_check_first_err(text, want);
+	pol_refused(text, want);
 }
 
 static void

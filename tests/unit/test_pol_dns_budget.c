@@ -44,7 +44,7 @@ expect_err(const char *dns, const char *want)
 	char text[2048];
 
 	snprintf(text, sizeof(text), "dns:\n%s" POLS VM1, dns);
-	pol_check_first_err(text, want);
+	pol_refused(text, want);
 }
 
 static void

@@ -34,8 +34,8 @@ decide(const struct pol_config *cfg, const char *name, uint16_t port,
 static void
 test_claude_settings(void **state)
 {
-	struct pol_config *cfg = pol_check_load("policies:\n  p:\n    import: sandbox-settings.json\n"
-	    "    allow: [pypi.org]\n" VM1);
+	struct pol_config *cfg = pol_check_load("policies:\n  p:\n"
+	    "    import: sandbox-settings.json\n    allow: [pypi.org]\n" VM1);
 	const struct pol_rule *r;
 
 	(void)state;
@@ -91,33 +91,33 @@ static void
 test_import_errors(void **state)
 {
 	(void)state;
-	pol_check_first_err("policies:\n  p:\n    import: missing.json\n" VM1, CFG_NAME ":3:13: "
+	pol_refused("policies:\n  p:\n    import: missing.json\n" VM1, CFG_NAME ":3:13: "
 	    "policies.p.import: cannot read '" POL_FIXTURES "/missing.json': No such file or "
 	    "directory");
-	pol_check_first_err("policies:\n  p:\n    import: .\n" VM1, CFG_NAME ":3:13: policies.p.import: "
+	pol_refused("policies:\n  p:\n    import: .\n" VM1, CFG_NAME ":3:13: policies.p.import: "
 	    "cannot read '" POL_FIXTURES "/.': Is a directory");
-	pol_check_first_err("policies:\n  p:\n    import: /dev/null\n" VM1, CFG_NAME ":3:13: "
+	pol_refused("policies:\n  p:\n    import: /dev/null\n" VM1, CFG_NAME ":3:13: "
 	    "policies.p.import: cannot read '/dev/null': not a regular file");
-	pol_check_first_err("policies:\n  p:\n    import: \"\"\n" VM1, CFG_NAME ":3:13: "
+	pol_refused("policies:\n  p:\n    import: \"\"\n" VM1, CFG_NAME ":3:13: "
 	    "policies.p.import: empty file name");
-	pol_check_first_err("policies:\n  p:\n    import: [a.json]\n" VM1, CFG_NAME ":3:13: "
+	pol_refused("policies:\n  p:\n    import: [a.json]\n" VM1, CFG_NAME ":3:13: "
 	    "policies.p.import: expected a scalar, got a list");
-	pol_check_first_err("policies:\n  p:\n    import: import-syntax.json\n" VM1, POL_FIXTURES
+	pol_refused("policies:\n  p:\n    import: import-syntax.json\n" VM1, POL_FIXTURES
 	    "/import-syntax.json:3:38: YAML syntax error: did not find expected ',' or ']' "
 	    "while parsing a flow sequence");
-	pol_check_first_err("policies:\n  p:\n    import: import-type.json\n" VM1, POL_FIXTURES
+	pol_refused("policies:\n  p:\n    import: import-type.json\n" VM1, POL_FIXTURES
 	    "/import-type.json:3:21: network.allowDomains: expected a list, got a scalar");
-	pol_check_first_err("policies:\n  p:\n    import: import-none.json\n" VM1, POL_FIXTURES
+	pol_refused("policies:\n  p:\n    import: import-none.json\n" VM1, POL_FIXTURES
 	    "/import-none.json:1:1: no sandbox.network.allowedDomains (Claude Code settings) or "
 	    "network.allowDomains (sandbox bound file) in this file");
-	pol_check_first_err("policies:\n  p:\n    import: import-pattern.json\n" VM1, POL_FIXTURES
+	pol_refused("policies:\n  p:\n    import: import-pattern.json\n" VM1, POL_FIXTURES
 	    "/import-pattern.json:6:9: sandbox.network.allowedDomains[1]: \"*\": '*' would "
 	    "allow every host");
 	/* Not a mapping at all: a JSON list, or a scalar file. */
-	pol_check_first_err("policies:\n  p:\n    import: full.yaml\n" VM1, POL_FIXTURES "/full.yaml:2:1: "
+	pol_refused("policies:\n  p:\n    import: full.yaml\n" VM1, POL_FIXTURES "/full.yaml:2:1: "
 	    "no sandbox.network.allowedDomains (Claude Code settings) or network.allowDomains "
 	    "(sandbox bound file) in this file");
-	pol_check_first_err("policies:\n  p:\n    import: import-list.json\n" VM1, POL_FIXTURES
+	pol_refused("policies:\n  p:\n    import: import-list.json\n" VM1, POL_FIXTURES
 	    "/import-list.json:1:1: expected a mapping (a Claude Code settings file or a sandbox "
 	    "bound file), got a list");
 }
