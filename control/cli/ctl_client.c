@@ -181,8 +181,8 @@ ctl_client_request(const char *path, const char *const *kv, int timeout_ms,
 		if (n < 0) {
 			rc = -errno;
 			if (rc == -EAGAIN || rc == -EWOULDBLOCK)
-				ctl_err(err, errlen, "%s: no reply from namegate within %d ms", path,
-				    timeout_ms > 0 ? timeout_ms : CTL_CLIENT_TIMEOUT_MS);
+				ctl_err(err, errlen, "%s: no reply from namegate within %d ms",
+				    path, timeout_ms > 0 ? timeout_ms : CTL_CLIENT_TIMEOUT_MS);
 			else
 				ctl_err(err, errlen, "%s: reading the reply: %s", path,
 				    strerror(-rc));

@@ -2,8 +2,9 @@
  * The rules of "table bridge <table>" as data: nft_rules.c describes them, one table of rule
  * descriptors per family and chain; nft_rule.c is the one builder that turns descriptors and a
  * VM's addresses into NEWRULE messages; nft_table.c says which VM's rules go in when, and
- * nft_obj.c owns the names both use. A descriptor holds only constants and enum references, never code, so what the
- * kernel gets can be read off the tables, and v4 and v6 can differ only where the tables do.
+ * nft_obj.c owns the names both use. A descriptor holds only constants and enum references,
+ * never code, so what the kernel gets can be read off the tables, and v4 and v6 can differ
+ * only where the tables do.
  */
 #ifndef NFT_RULES_H
 #define NFT_RULES_H
