@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include <rte_eal.h>
+#include <rte_mbuf.h>
 #include <rte_rcu_qsbr.h>
 
+#include "dns_builder.h"
 #include "dp.h"
 #include "dp_ctx_fixture.h"
 #include "policy/load.h"
@@ -58,4 +60,44 @@ dpf_run(const char *name, const char *config, struct dp_ctx *ctx, struct dp_work
 	pol_config_free(cfg);
 	rte_eal_cleanup();
 	return rc;
+}
+
+void
+dpf_eth_ipv4(struct mb *f, const uint8_t *smac, const uint8_t *dmac, uint8_t proto,
+    const uint8_t *sip, const uint8_t *dip, size_t l4_len)
+{
+	uint32_t sum = 0;
+	size_t ip;
+
+	mb_bytes(f, dmac, 6);
+	mb_bytes(f, smac, 6);
+	mb_u16(f, 0x0800);
+	ip = f->len;
+	mb_u8(f, 0x45);
+	mb_u8(f, 0);
+	mb_u16(f, (unsigned int)(20 + l4_len));
+	mb_u32(f, 0x40000000);		/* ID 0, DF */
+	mb_u8(f, 64);
+	mb_u8(f, proto);
+	mb_u16(f, 0);
+	mb_bytes(f, sip, 4);
+	mb_bytes(f, dip, 4);
+	for (size_t i = ip; i < ip + 20; i += 2)
+		sum += (uint32_t)f->b[i] << 8 | f->b[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	f->b[ip + 10] = (uint8_t)(~sum >> 8);
+	f->b[ip + 11] = (uint8_t)~sum;
+}
+
+struct rte_mbuf *
+dpf_mbuf(const struct dp_ctx *ctx, const struct mb *f)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(ctx->pool);
+
+	assert_non_null(m);
+	memcpy(rte_pktmbuf_mtod(m, uint8_t *), f->b, f->len);
+	m->data_len = (uint16_t)f->len;
+	m->pkt_len = (uint32_t)f->len;
+	return m;
 }

@@ -46,29 +46,9 @@ t_tcp(uint16_t sport, uint32_t seq, uint8_t flags)
 {
 	static const uint8_t gw[6] = { 2, 0, 0, 0, 0, 0xfe }, vm[6] = { 2, 0, 0, 0, 0, 1 };
 	static const uint8_t src[4] = { 10, 77, 0, 11 }, dst[4] = { 198, 51, 100, 7 };
-	struct rte_mbuf *m = rte_pktmbuf_alloc(ctx.pool);
 	struct mb f = { .len = 0 };
-	uint32_t sum = 0;
 
-	assert_non_null(m);
-	mb_bytes(&f, gw, 6);
-	mb_bytes(&f, vm, 6);
-	mb_u16(&f, 0x0800);
-	mb_u8(&f, 0x45);
-	mb_u8(&f, 0);
-	mb_u16(&f, 40);
-	mb_u32(&f, 0x40000000);		/* ID 0, DF */
-	mb_u8(&f, 64);
-	mb_u8(&f, 6);
-	mb_u16(&f, 0);
-	mb_bytes(&f, src, 4);
-	mb_bytes(&f, dst, 4);
-	for (size_t i = 14; i < 34; i += 2)
-		sum += (uint32_t)f.b[i] << 8 | f.b[i + 1];
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	f.b[24] = (uint8_t)(~sum >> 8);
-	f.b[25] = (uint8_t)~sum;
+	dpf_eth_ipv4(&f, vm, gw, 6, src, dst, 20);
 	mb_u16(&f, sport);
 	mb_u16(&f, 8080);
 	mb_u32(&f, seq);
@@ -78,10 +58,7 @@ t_tcp(uint16_t sport, uint32_t seq, uint8_t flags)
 	mb_u16(&f, 65535);
 	mb_u32(&f, 0);			/* checksum, urgent pointer */
 	frame_tcp_csum_set(f.b + 14, 4, f.b + 34, 20);
-	memcpy(rte_pktmbuf_mtod(m, uint8_t *), f.b, f.len);
-	m->data_len = (uint16_t)f.len;
-	m->pkt_len = (uint32_t)f.len;
-	return m;
+	return dpf_mbuf(&ctx, &f);
 }
 
 /* What left by the uplink since the last call, and the queue emptied. */

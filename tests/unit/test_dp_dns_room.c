@@ -48,38 +48,15 @@ static struct rte_mbuf *
 t_frame(const uint8_t *smac, const uint8_t *dmac, const uint8_t *sip, const uint8_t *dip,
     uint16_t sport, uint16_t dport, const struct mb *d)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(ctx.pool);
 	struct mb f = { .len = 0 };
-	uint32_t sum = 0;
 
-	assert_non_null(m);
-	mb_bytes(&f, dmac, 6);
-	mb_bytes(&f, smac, 6);
-	mb_u16(&f, 0x0800);
-	mb_u8(&f, 0x45);
-	mb_u8(&f, 0);
-	mb_u16(&f, 28 + d->len);
-	mb_u32(&f, 0x40000000);		/* ID 0, DF */
-	mb_u8(&f, 64);
-	mb_u8(&f, 17);
-	mb_u16(&f, 0);
-	mb_bytes(&f, sip, 4);
-	mb_bytes(&f, dip, 4);
-	for (size_t i = 14; i < 34; i += 2)
-		sum += (uint32_t)f.b[i] << 8 | f.b[i + 1];
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	f.b[24] = (uint8_t)(~sum >> 8);
-	f.b[25] = (uint8_t)~sum;
+	dpf_eth_ipv4(&f, smac, dmac, 17, sip, dip, 8 + d->len);
 	mb_u16(&f, sport);
 	mb_u16(&f, dport);
 	mb_u16(&f, 8 + d->len);
 	mb_u16(&f, 0);
 	mb_bytes(&f, d->b, d->len);
-	memcpy(rte_pktmbuf_mtod(m, uint8_t *), f.b, f.len);
-	m->data_len = (uint16_t)f.len;
-	m->pkt_len = (uint32_t)f.len;
-	return m;
+	return dpf_mbuf(&ctx, &f);
 }
 
 static void
