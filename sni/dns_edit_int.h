@@ -1,6 +1,8 @@
 /*
- * Internals of the DNS answer editor, shared by dns_edit.c (records, names, padding) and
- * dns_edit_svcb.c (HTTPS/SVCB RDATA). Not for other callers.
+ * Internals of the DNS answer editor, shared by dns_edit.c (the passes over records, and
+ * padding), dns_edit_svcb.c (HTTPS/SVCB RDATA) and dns_edit_write.c (the writer both use:
+ * bytes, names, offered addresses). Calls run one way: dns_edit.c -> dns_edit_svcb.c ->
+ * dns_edit_write.c. Not for other callers.
  */
 #ifndef SNI_DNS_EDIT_INT_H
 #define SNI_DNS_EDIT_INT_H
@@ -67,6 +69,8 @@ dns_edit_wr16(uint8_t *b, size_t v)
 	b[1] = (uint8_t)v;
 }
 
+/* dns_edit_write.c */
+
 /* Append n bytes; false (and e->full) when they do not fit cap. */
 bool dns_edit_put(struct dns_edit *e, const void *p, size_t n);
 
@@ -75,6 +79,8 @@ bool dns_edit_name(struct dns_edit *e, size_t off);
 
 /* Offer an address to keep(); counts the answer in e->st. */
 bool dns_edit_offer(struct dns_edit *e, uint8_t family, const uint8_t *addr, uint32_t ttl);
+
+/* dns_edit_svcb.c */
 
 /*
  * SVCB/HTTPS RDATA (p, len bytes, inside a message): true when it is well formed as RFC

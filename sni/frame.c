@@ -66,20 +66,20 @@ frame_put_hdrs(const uint8_t *in, size_t l2, const struct pkt *p, bool reply, ui
 		/* ver 4 ihl 5 | tos | total | id | flags frag | ttl | proto | sum | src | dst */
 		ip[0] = 0x45;
 		ip[1] = 0;
-		frame_wr16(ip + 2, (uint16_t)(FRAME_IPV4_HDR_LEN + l4_len));
-		frame_wr16(ip + 4, 0);
-		frame_wr16(ip + 6, IPV4_DF);
+		wr16(ip + 2, (uint16_t)(FRAME_IPV4_HDR_LEN + l4_len));
+		wr16(ip + 4, 0);
+		wr16(ip + 6, IPV4_DF);
 		ip[8] = DP_HOP_LIMIT;
 		ip[9] = proto;
-		frame_wr16(ip + 10, 0);
+		wr16(ip + 10, 0);
 		memcpy(ip + 12, src, 4);
 		memcpy(ip + 16, dst, 4);
-		frame_wr16(ip + 10, frame_csum_fold(frame_csum_add(0, ip, FRAME_IPV4_HDR_LEN)));
+		wr16(ip + 10, frame_csum_fold(frame_csum_add(0, ip, FRAME_IPV4_HDR_LEN)));
 		return l2 + FRAME_IPV4_HDR_LEN;
 	}
 	/* ver 6 tc 0 flow 0 | payload_len | next | hop_limit | src | dst */
-	frame_wr32(ip, 0x60000000);
-	frame_wr16(ip + 4, (uint16_t)l4_len);
+	wr32(ip, 0x60000000);
+	wr16(ip + 4, (uint16_t)l4_len);
 	ip[6] = proto;
 	ip[7] = DP_HOP_LIMIT;
 	memcpy(ip + 8, src, 16);
@@ -110,7 +110,7 @@ void
 frame_tcp_csum_set(uint8_t *ip, uint8_t family, uint8_t *tcp, size_t tcp_len)
 {
 	tcp[16] = tcp[17] = 0;
-	frame_wr16(tcp + 16, frame_l4_csum(ip, family, PKT_PROTO_TCP, tcp, tcp_len));
+	wr16(tcp + 16, frame_l4_csum(ip, family, PKT_PROTO_TCP, tcp, tcp_len));
 }
 
 /* TCP header (RFC 9293 s3.1), no options; the checksum is filled in by the caller. */
@@ -118,15 +118,15 @@ void
 frame_put_tcp(uint8_t *th, uint16_t sport, uint16_t dport, uint32_t seq, uint32_t ack,
     uint8_t flags, uint16_t win)
 {
-	frame_wr16(th, sport);
-	frame_wr16(th + 2, dport);
-	frame_wr32(th + 4, seq);
-	frame_wr32(th + 8, ack);
+	wr16(th, sport);
+	wr16(th + 2, dport);
+	wr32(th + 4, seq);
+	wr32(th + 8, ack);
 	th[12] = (FRAME_TCP_HDR_LEN / 4) << 4;
 	th[13] = flags;
-	frame_wr16(th + 14, win);
-	frame_wr16(th + 16, 0);
-	frame_wr16(th + 18, 0);
+	wr16(th + 14, win);
+	wr16(th + 16, 0);
+	wr16(th + 18, 0);
 }
 
 /* SEG.LEN (RFC 9293 s3.4): the octets a segment occupies in sequence space. */
@@ -153,7 +153,7 @@ frame_rst(const uint8_t *in, size_t len, const struct pkt *p, bool reply, uint32
 	l4 = frame_put_hdrs(in, l2, p, reply, PKT_PROTO_TCP, FRAME_TCP_HDR_LEN, out);
 	frame_put_tcp(out + l4, reply ? p->dport : p->sport, reply ? p->sport : p->dport, seq, ack,
 	    flags, 0);
-	frame_wr16(out + l4 + 16, frame_l4_csum(out + l2, p->family, PKT_PROTO_TCP, out + l4,
+	wr16(out + l4 + 16, frame_l4_csum(out + l2, p->family, PKT_PROTO_TCP, out + l4,
 	    FRAME_TCP_HDR_LEN));
 	return (int)n;
 }
@@ -195,11 +195,11 @@ frame_tcp_keep(const uint8_t *in, size_t len, const struct pkt *p, size_t keep_p
 	memcpy(out, in, keep);
 	th[13] &= (uint8_t)~PKT_TCP_FIN;
 	if (p->family == 4) {
-		frame_wr16(ip + 2, (uint16_t)(keep - p->l3_off));
-		frame_wr16(ip + 10, 0);
-		frame_wr16(ip + 10, frame_csum_fold(frame_csum_add(0, ip, (size_t)(ip[0] & 0xf) * 4)));
+		wr16(ip + 2, (uint16_t)(keep - p->l3_off));
+		wr16(ip + 10, 0);
+		wr16(ip + 10, frame_csum_fold(frame_csum_add(0, ip, (size_t)(ip[0] & 0xf) * 4)));
 	} else {
-		frame_wr16(ip + 4, (uint16_t)(keep - p->l3_off - FRAME_IPV6_HDR_LEN));
+		wr16(ip + 4, (uint16_t)(keep - p->l3_off - FRAME_IPV6_HDR_LEN));
 	}
 	frame_tcp_csum_set(ip, p->family, th, keep - p->l4_off);
 	return (int)keep;
@@ -269,10 +269,10 @@ frame_icmp_unreach(const uint8_t *in, size_t len, const struct pkt *p, uint8_t *
 	l4 = frame_put_hdrs(in, l2, p, true, proto, FRAME_ICMP_HDR_LEN + quote, out);
 	out[l4] = p->family == 4 ? ICMP4_UNREACH : ICMP6_UNREACH;
 	out[l4 + 1] = p->family == 4 ? ICMP4_UNREACH_PORT : ICMP6_UNREACH_PORT;
-	frame_wr16(out + l4 + 2, 0);
-	frame_wr32(out + l4 + 4, 0);
+	wr16(out + l4 + 2, 0);
+	wr32(out + l4 + 4, 0);
 	memcpy(out + l4 + FRAME_ICMP_HDR_LEN, in + l2, quote);
-	frame_wr16(out + l4 + 2, frame_l4_csum(out + l2, p->family, proto, out + l4,
+	wr16(out + l4 + 2, frame_l4_csum(out + l2, p->family, proto, out + l4,
 	    FRAME_ICMP_HDR_LEN + quote));
 	return (int)n;
 }

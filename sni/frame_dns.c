@@ -57,33 +57,33 @@ frame_dns_put_refusal(uint8_t *d, const struct dns_msg *q, const uint8_t *questi
 	    (q->flags & DNS_FLAG_RD) | DNS_FLAG_RA | rcode;
 	size_t off = DNS_HDR_LEN;
 
-	frame_wr16(d, q->id);
-	frame_wr16(d + 2, flags);
-	frame_wr16(d + 4, q->has_question ? 1 : 0);
-	frame_wr16(d + 6, 0);
-	frame_wr16(d + 8, 0);
-	frame_wr16(d + 10, ede ? 1 : 0);
+	wr16(d, q->id);
+	wr16(d + 2, flags);
+	wr16(d + 4, q->has_question ? 1 : 0);
+	wr16(d + 6, 0);
+	wr16(d + 8, 0);
+	wr16(d + 10, ede ? 1 : 0);
 	if (q->has_question) {
 		if (question != NULL) {
 			memcpy(d + off, question, (size_t)q->qname_len + 4);
 		} else {
 			memcpy(d + off, q->qname, q->qname_len);
-			frame_wr16(d + off + q->qname_len, q->qtype);
-			frame_wr16(d + off + q->qname_len + 2, q->qclass);
+			wr16(d + off + q->qname_len, q->qtype);
+			wr16(d + off + q->qname_len + 2, q->qclass);
 		}
 		off += (size_t)q->qname_len + 4;
 	}
 	if (!ede)
 		return;
 	d[off] = 0;
-	frame_wr16(d + off + 1, DNS_TYPE_OPT);
-	frame_wr16(d + off + 3, FRAME_DNS_EDNS_UDP_SIZE);
-	frame_wr32(d + off + 5, 0);
-	frame_wr16(d + off + 9, (uint16_t)EDE_OPT_LEN(text_len));
+	wr16(d + off + 1, DNS_TYPE_OPT);
+	wr16(d + off + 3, FRAME_DNS_EDNS_UDP_SIZE);
+	wr32(d + off + 5, 0);
+	wr16(d + off + 9, (uint16_t)EDE_OPT_LEN(text_len));
 	off += DNS_OPT_FIXED;
-	frame_wr16(d + off, FRAME_DNS_EDE_OPTION);
-	frame_wr16(d + off + 2, (uint16_t)EDE_DATA_LEN(text_len));
-	frame_wr16(d + off + 4, FRAME_DNS_EDE_BLOCKED);
+	wr16(d + off, FRAME_DNS_EDE_OPTION);
+	wr16(d + off + 2, (uint16_t)EDE_DATA_LEN(text_len));
+	wr16(d + off + 4, FRAME_DNS_EDE_BLOCKED);
 	memcpy(d + off + 6, text, text_len);
 }
 
@@ -113,14 +113,14 @@ frame_dns_refusal_text(const uint8_t *in, size_t len, const struct pkt *p,
 		return -1;
 	/* UDP (RFC 768): sport | dport | length | checksum */
 	l4 = frame_put_hdrs(in, l2, p, true, PKT_PROTO_UDP, FRAME_UDP_HDR_LEN + dlen, out);
-	frame_wr16(out + l4, p->dport);
-	frame_wr16(out + l4 + 2, p->sport);
-	frame_wr16(out + l4 + 4, (uint16_t)(FRAME_UDP_HDR_LEN + dlen));
-	frame_wr16(out + l4 + 6, 0);
+	wr16(out + l4, p->dport);
+	wr16(out + l4 + 2, p->sport);
+	wr16(out + l4 + 4, (uint16_t)(FRAME_UDP_HDR_LEN + dlen));
+	wr16(out + l4 + 6, 0);
 	frame_dns_put_refusal(out + l4 + FRAME_UDP_HDR_LEN, q, question, rcode, ede, text,
 	    text_len);
 	csum = frame_l4_csum(out + l2, p->family, PKT_PROTO_UDP, out + l4, FRAME_UDP_HDR_LEN + dlen);
-	frame_wr16(out + l4 + 6, csum == 0 ? 0xffff : csum);	/* 0 would mean "none" */
+	wr16(out + l4 + 6, csum == 0 ? 0xffff : csum);	/* 0 would mean "none" */
 	return (int)n;
 }
 
@@ -144,10 +144,10 @@ frame_dns_refusal_tcp(const uint8_t *in, size_t len, const struct pkt *p,
 	l4 = frame_put_hdrs(in, l2, p, true, PKT_PROTO_TCP, FRAME_TCP_HDR_LEN + 2 + dlen, out);
 	frame_put_tcp(out + l4, p->dport, p->sport, p->ack, p->seq + frame_tcp_seg_len(p),
 	    PKT_TCP_PSH | PKT_TCP_ACK, DP_TCP_WINDOW);
-	frame_wr16(out + l4 + FRAME_TCP_HDR_LEN, (uint16_t)dlen);	/* RFC 1035 s4.2.2 framing */
+	wr16(out + l4 + FRAME_TCP_HDR_LEN, (uint16_t)dlen);	/* RFC 1035 s4.2.2 framing */
 	frame_dns_put_refusal(out + l4 + FRAME_TCP_HDR_LEN + 2, q, question, rcode, ede,
 	    FRAME_DNS_EDE_TEXT, sizeof(FRAME_DNS_EDE_TEXT) - 1);
-	frame_wr16(out + l4 + 16, frame_l4_csum(out + l2, p->family, PKT_PROTO_TCP, out + l4,
+	wr16(out + l4 + 16, frame_l4_csum(out + l2, p->family, PKT_PROTO_TCP, out + l4,
 	    FRAME_TCP_HDR_LEN + 2 + dlen));
 	return (int)n;
 }
@@ -171,15 +171,15 @@ frame_udp_resize(uint8_t *l3, uint8_t family, uint8_t *l4, size_t payload_len)
 	if (family == 4) {
 		size_t ihl = (size_t)(l3[0] & 0xf) * 4;
 
-		frame_wr16(l3 + 2, (uint16_t)ip_len);
-		frame_wr16(l3 + 10, 0);
-		frame_wr16(l3 + 10, frame_csum_fold(frame_csum_add(0, l3, ihl)));
+		wr16(l3 + 2, (uint16_t)ip_len);
+		wr16(l3 + 10, 0);
+		wr16(l3 + 10, frame_csum_fold(frame_csum_add(0, l3, ihl)));
 	} else {
-		frame_wr16(l3 + 4, (uint16_t)(ip_len - FRAME_IPV6_HDR_LEN));
+		wr16(l3 + 4, (uint16_t)(ip_len - FRAME_IPV6_HDR_LEN));
 	}
-	frame_wr16(l4 + 4, (uint16_t)udp_len);
-	frame_wr16(l4 + 6, 0);
+	wr16(l4 + 4, (uint16_t)udp_len);
+	wr16(l4 + 6, 0);
 	csum = frame_l4_csum(l3, family, PKT_PROTO_UDP, l4, udp_len);
-	frame_wr16(l4 + 6, csum == 0 ? 0xffff : csum);
+	wr16(l4 + 6, csum == 0 ? 0xffff : csum);
 	return ip_len;
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "sni/pkt.h"
+#include "wire_int.h"
 
 #define FRAME_ETH_P_IPV4	0x0800
 #define FRAME_ETH_P_IPV6	0x86dd
@@ -21,22 +22,6 @@
 #define FRAME_ICMP_HDR_LEN	8
 #define FRAME_PROTO_ICMP	1
 #define FRAME_PROTO_ICMPV6	58
-
-static inline void
-frame_wr16(uint8_t *b, uint16_t v)
-{
-	b[0] = (uint8_t)(v >> 8);
-	b[1] = (uint8_t)v;
-}
-
-static inline void
-frame_wr32(uint8_t *b, uint32_t v)
-{
-	b[0] = (uint8_t)(v >> 24);
-	b[1] = (uint8_t)(v >> 16);
-	b[2] = (uint8_t)(v >> 8);
-	b[3] = (uint8_t)v;
-}
 
 /* Length of in's Ethernet + VLAN headers, or 0 unless they lead to p's IP version. */
 size_t frame_l2_len(const uint8_t *in, size_t len, const struct pkt *p);

@@ -18,22 +18,12 @@
 
 #include "sni/ipfrag.h"
 #include "sni/rd.h"
+#include "wire_int.h"
 
 enum {
 	SLOT_FREE,
 	SLOT_LIVE,
 	SLOT_DEAD,		/* killed; a tombstone until it times out */
-};
-
-enum {
-	IP6_HOPOPTS = 0,
-	IP6_TCP = 6,
-	IP6_ROUTING = 43,
-	IP6_FRAGMENT = 44,
-	IP6_ESP = 50,
-	IP6_AH = 51,
-	IP6_NONXT = 59,
-	IP6_DSTOPTS = 60,
 };
 
 #define IP4_HDR_MIN	20
@@ -83,20 +73,6 @@ struct frag_in {
 	uint32_t off;			/* their offset in bytes */
 	bool more;
 };
-
-static inline void
-wr16(uint8_t *b, uint16_t v)
-{
-	b[0] = (uint8_t)(v >> 8);
-	b[1] = (uint8_t)v;
-}
-
-static inline void
-wr32(uint8_t *b, uint32_t v)
-{
-	wr16(b, (uint16_t)(v >> 16));
-	wr16(b + 2, (uint16_t)v);
-}
 
 /* RFC 1071 over a header we have just checked or built: sums to 0 when it is right. */
 static uint16_t

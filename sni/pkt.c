@@ -5,6 +5,7 @@
 
 #include "sni/pkt.h"
 #include "sni/rd.h"
+#include "wire_int.h"
 
 #define ETH_P_IPV4	0x0800
 #define ETH_P_IPV6	0x86dd
@@ -12,14 +13,6 @@
 #define ETH_P_8021AD	0x88a8
 
 #define IPV6_EXT_MAX	8	/* more extension headers than this is not a host's traffic */
-
-enum {
-	IP6_HOPOPTS = 0,
-	IP6_ROUTING = 43,
-	IP6_FRAGMENT = 44,
-	IP6_AH = 51,
-	IP6_DSTOPTS = 60,
-};
 
 #define TCP_OPT_EOL	0
 #define TCP_OPT_NOP	1

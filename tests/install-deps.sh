@@ -24,6 +24,8 @@ packages=(
 	debootstrap dosfstools mtools fdisk e2fsprogs qemu-utils ovmf
 	# namegate's Debian package (vm-images/deb): dpkg-shlibdeps, dpkg-buildflags; lintian
 	dpkg-dev lintian
+	# unused includes, found by include-what-you-use (tests/layout/check_unused_includes.py)
+	iwyu
 	# the man pages (doc/) and their test (tests/man)
 	scdoc groff-base man-db
 	# the install test (tests/install): the unit through systemd-analyze, logrotate's rule

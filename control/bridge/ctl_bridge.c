@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "ctl_bridge.h"
 

@@ -5,48 +5,25 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
 
+#include "ctl_base.h"
 #include "ctl_client.h"
-
-static void __attribute__((format(printf, 3, 4)))
-cc_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
-static int64_t
-cc_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Arms SO_RCVTIMEO and SO_SNDTIMEO with what is left; false when nothing is. */
 static bool
 cc_arm(int fd, int64_t deadline)
 {
-	int64_t left = deadline - cc_now_ms();
+	int64_t left = deadline - ctl_now_ms();
 	struct timeval tv;
 
 	if (left <= 0)
@@ -92,7 +69,7 @@ cc_connect(int fd, const char *path, char *err, size_t errlen)
 	int rc;
 
 	if (strlen(path) >= sizeof(sun.sun_path)) {
-		cc_err(err, errlen, "%s: path too long for a UNIX socket", path);
+		ctl_err(err, errlen, "%s: path too long for a UNIX socket", path);
 		return -ENAMETOOLONG;
 	}
 	memcpy(sun.sun_path, path, strlen(path) + 1);
@@ -101,22 +78,22 @@ cc_connect(int fd, const char *path, char *err, size_t errlen)
 	rc = -errno;
 	switch (rc) {
 	case -ENOENT:
-		cc_err(err, errlen, "namegate is not running (no control socket at %s)", path);
+		ctl_err(err, errlen, "namegate is not running (no control socket at %s)", path);
 		break;
 	case -ECONNREFUSED:
-		cc_err(err, errlen, "namegate is not running (nothing listens on %s)", path);
+		ctl_err(err, errlen, "namegate is not running (nothing listens on %s)", path);
 		break;
 	case -EACCES:
 	case -EPERM:
-		cc_err(err, errlen, "%s: permission denied (the socket is for root and its "
+		ctl_err(err, errlen, "%s: permission denied (the socket is for root and its "
 		    "group)", path);
 		break;
 	case -EAGAIN:
 	case -ETIMEDOUT:
-		cc_err(err, errlen, "%s: namegate accepts no connection (busy?)", path);
+		ctl_err(err, errlen, "%s: namegate accepts no connection (busy?)", path);
 		break;
 	default:
-		cc_err(err, errlen, "%s: %s", path, strerror(-rc));
+		ctl_err(err, errlen, "%s: %s", path, strerror(-rc));
 		break;
 	}
 	return rc;
@@ -135,7 +112,7 @@ int
 ctl_client_request(const char *path, const char *const *kv, int timeout_ms,
     struct ctl_reply *r, char *err, size_t errlen)
 {
-	int64_t deadline = cc_now_ms() + (timeout_ms > 0 ? timeout_ms : CTL_CLIENT_TIMEOUT_MS);
+	int64_t deadline = ctl_now_ms() + (timeout_ms > 0 ? timeout_ms : CTL_CLIENT_TIMEOUT_MS);
 	struct json_tokener *tok = NULL;
 	size_t reqlen = 0, off, cap = 0;
 	char *req = NULL, *buf = NULL;
@@ -144,17 +121,17 @@ ctl_client_request(const char *path, const char *const *kv, int timeout_ms,
 	memset(r, 0, sizeof(*r));
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0) {
 		rc = -errno;
-		cc_err(err, errlen, "socket: %s", strerror(-rc));
+		ctl_err(err, errlen, "socket: %s", strerror(-rc));
 		return rc;
 	}
 	if ((req = cc_request(kv, &reqlen)) == NULL) {
 		rc = -ENOMEM;
-		cc_err(err, errlen, "out of memory");
+		ctl_err(err, errlen, "out of memory");
 		goto out;
 	}
 	if (!cc_arm(fd, deadline)) {
 		rc = -errno;
-		cc_err(err, errlen, "setsockopt: %s", strerror(-rc));
+		ctl_err(err, errlen, "setsockopt: %s", strerror(-rc));
 		goto out;
 	}
 	if ((rc = cc_connect(fd, path, err, errlen)) < 0)
@@ -166,7 +143,7 @@ ctl_client_request(const char *path, const char *const *kv, int timeout_ms,
 			continue;
 		if (n < 0) {
 			rc = -errno;
-			cc_err(err, errlen, "%s: sending the request: %s", path, strerror(-rc));
+			ctl_err(err, errlen, "%s: sending the request: %s", path, strerror(-rc));
 			goto out;
 		}
 		off += (size_t)n;
@@ -182,13 +159,13 @@ ctl_client_request(const char *path, const char *const *kv, int timeout_ms,
 			cap = cap == 0 ? 16384 : cap * 2;
 			if (cap > CTL_CLIENT_REPLY_MAX + 1) {
 				rc = -EMSGSIZE;
-				cc_err(err, errlen, "%s: the reply is longer than %u bytes", path,
+				ctl_err(err, errlen, "%s: the reply is longer than %u bytes", path,
 				    CTL_CLIENT_REPLY_MAX);
 				goto out;
 			}
 			if ((nb = realloc(buf, cap)) == NULL) {
 				rc = -ENOMEM;
-				cc_err(err, errlen, "out of memory");
+				ctl_err(err, errlen, "out of memory");
 				goto out;
 			}
 			buf = nb;
@@ -204,10 +181,10 @@ ctl_client_request(const char *path, const char *const *kv, int timeout_ms,
 		if (n < 0) {
 			rc = -errno;
 			if (rc == -EAGAIN || rc == -EWOULDBLOCK)
-				cc_err(err, errlen, "%s: no reply from namegate within %d ms", path,
-				    timeout_ms > 0 ? timeout_ms : CTL_CLIENT_TIMEOUT_MS);
+				ctl_err(err, errlen, "%s: no reply from namegate within %d ms",
+				    path, timeout_ms > 0 ? timeout_ms : CTL_CLIENT_TIMEOUT_MS);
 			else
-				cc_err(err, errlen, "%s: reading the reply: %s", path,
+				ctl_err(err, errlen, "%s: reading the reply: %s", path,
 				    strerror(-rc));
 			goto out;
 		}
@@ -219,19 +196,19 @@ ctl_client_request(const char *path, const char *const *kv, int timeout_ms,
 		off--;
 	if (off == 0) {
 		rc = -EPROTO;
-		cc_err(err, errlen, "%s: namegate closed the connection without a reply", path);
+		ctl_err(err, errlen, "%s: namegate closed the connection without a reply", path);
 		goto out;
 	}
 	buf[off] = '\0';
 	if ((tok = json_tokener_new()) == NULL) {
 		rc = -ENOMEM;
-		cc_err(err, errlen, "out of memory");
+		ctl_err(err, errlen, "out of memory");
 		goto out;
 	}
 	r->json = off <= INT_MAX ? json_tokener_parse_ex(tok, buf, (int)off) : NULL;
 	if (r->json == NULL || json_tokener_get_parse_end(tok) != off) {
 		rc = -EPROTO;
-		cc_err(err, errlen, "%s: the reply is not JSON", path);
+		ctl_err(err, errlen, "%s: the reply is not JSON", path);
 		goto out;
 	}
 	if (json_object_is_type(r->json, json_type_object)) {

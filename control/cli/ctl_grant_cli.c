@@ -7,9 +7,7 @@
  *   revoke ID [--json]
  */
 #include <inttypes.h>
-#include <stdbool.h>
 #include <stdio.h>
-#include <string.h>
 
 #include <json-c/json.h>
 

@@ -5,13 +5,10 @@
  * stderr and a non-zero exit. Keys the daemon adds later are ignored; missing ones print
  * as 0 or "-", so an older daemon still gets a readable table.
  */
-#include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -15,6 +15,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include "ctl_base.h"
 #include "ctl_events.h"
 
 #define EV_NS			1000000000LL
@@ -52,21 +53,6 @@ struct ctl_events {
 	size_t nslots;		/* a power of two, at least twice nvms */
 	struct ev_buf line;
 };
-
-static void
-ev_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void
-ev_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static void
 buf_putn(struct ev_buf *b, const char *s, size_t n)
@@ -268,17 +254,17 @@ ctl_events_open(const char *path, uint32_t rate, uint32_t burst, char *err, size
 		err[0] = '\0';
 	if (path == NULL || path[0] == '\0' || (rate > 0 && burst == 0)) {
 		errno = EINVAL;
-		ev_err(err, errlen, "events: %s", path == NULL || path[0] == '\0' ?
+		ctl_err(err, errlen, "events: %s", path == NULL || path[0] == '\0' ?
 		    "no log path" : "burst must be at least 1 when rate is limited");
 		return NULL;
 	}
 	if ((ev = calloc(1, sizeof(*ev))) == NULL || (ev->path = strdup(path)) == NULL) {
-		ev_err(err, errlen, "events: %s: %s", path, strerror(errno));
+		ctl_err(err, errlen, "events: %s: %s", path, strerror(errno));
 		free(ev);
 		return NULL;
 	}
 	if ((fd = ev_open_file(path, &st)) < 0) {
-		ev_err(err, errlen, "events: open %s: %s", path, strerror(-fd));
+		ctl_err(err, errlen, "events: open %s: %s", path, strerror(-fd));
 		free(ev->path);
 		free(ev);
 		errno = -fd;

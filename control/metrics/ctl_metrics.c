@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <netdb.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -16,11 +15,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <arpa/inet.h>
 #include <microhttpd.h>
 #include <net/if.h>
 #include <netinet/in.h>
 
+#include "ctl_base.h"
 #include "ctl_metrics.h"
 
 #define METRICS_PATH		"/metrics"
@@ -35,21 +34,6 @@ struct ctl_metrics {
 	atomic_bool started;		/* after this, MHD's messages are dropped */
 	char mhd_err[128];		/* MHD's first message while starting */
 };
-
-static void
-metrics_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void
-metrics_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /*
  * Keep what MHD says while it starts, so a failure can name its cause. Later messages are
@@ -182,7 +166,7 @@ metrics_listen(const char *addr, uint16_t port, uint16_t *bound, char *err, size
 	}
 	if (n == 0 || n >= sizeof(host)) {
 		errno = EINVAL;
-		metrics_err(err, errlen, "metrics: listen address \"%s\" is not an IPv4 or IPv6 "
+		ctl_err(err, errlen, "metrics: listen address \"%s\" is not an IPv4 or IPv6 "
 		    "literal", addr != NULL ? addr : "");
 		return -1;
 	}
@@ -191,24 +175,24 @@ metrics_listen(const char *addr, uint16_t port, uint16_t *bound, char *err, size
 	snprintf(serv, sizeof(serv), "%u", port);
 	if (getaddrinfo(host, serv, &hints, &ai) != 0 || ai == NULL) {
 		errno = EINVAL;
-		metrics_err(err, errlen, "metrics: listen address \"%s\" is not an IPv4 or IPv6 "
+		ctl_err(err, errlen, "metrics: listen address \"%s\" is not an IPv4 or IPv6 "
 		    "literal", host);
 		goto fail;
 	}
 	if ((fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0) {
-		metrics_err(err, errlen, "metrics: socket for %s: %s", host, strerror(errno));
+		ctl_err(err, errlen, "metrics: socket for %s: %s", host, strerror(errno));
 		goto fail;
 	}
 	/* A restarted daemon must rebind while old connections sit in TIME_WAIT. */
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
 	    bind(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
-		metrics_err(err, errlen, "metrics: bind %s port %u: %s", host, port,
+		ctl_err(err, errlen, "metrics: bind %s port %u: %s", host, port,
 		    strerror(errno));
 		goto fail;
 	}
 	if (listen(fd, METRICS_BACKLOG) != 0 ||
 	    getsockname(fd, (struct sockaddr *)&ss, &sslen) != 0) {
-		metrics_err(err, errlen, "metrics: listen %s port %u: %s", host, port,
+		ctl_err(err, errlen, "metrics: listen %s port %u: %s", host, port,
 		    strerror(errno));
 		goto fail;
 	}
@@ -237,11 +221,11 @@ ctl_metrics_start(const char *addr, uint16_t port, ctl_metrics_render_fn *fn, vo
 		err[0] = '\0';
 	if (fn == NULL) {
 		errno = EINVAL;
-		metrics_err(err, errlen, "metrics: no render function");
+		ctl_err(err, errlen, "metrics: no render function");
 		return NULL;
 	}
 	if ((m = calloc(1, sizeof(*m))) == NULL) {
-		metrics_err(err, errlen, "metrics: %s", strerror(errno));
+		ctl_err(err, errlen, "metrics: %s", strerror(errno));
 		return NULL;
 	}
 	m->fn = fn;
@@ -266,7 +250,7 @@ ctl_metrics_start(const char *addr, uint16_t port, ctl_metrics_render_fn *fn, vo
 		 * and not on others, and a leaked descriptor on a failed start is better than
 		 * closing one another thread may have been handed meanwhile.
 		 */
-		metrics_err(err, errlen, "metrics: cannot start HTTP server on port %u: %s",
+		ctl_err(err, errlen, "metrics: cannot start HTTP server on port %u: %s",
 		    m->port, m->mhd_err[0] != '\0' ? m->mhd_err : "libmicrohttpd failed");
 		free(m);
 		errno = EIO;

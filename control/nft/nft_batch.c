@@ -16,7 +16,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>

@@ -1,7 +1,7 @@
 /*
  * Shared by the nft_*.c files only: the context, the batch and request helpers (nft_batch.c),
- * element encoding (nft_elem.c), table building (nft_table.c, with its rules in nft_rules.h)
- * and its fingerprint (nft_watch.c).
+ * element encoding (nft_elem.c), object names (nft_obj.c), table building (nft_table.c, with
+ * its rules in nft_rules.h) and its fingerprint (nft_watch.c).
  */
 #ifndef NFT_INT_H
 #define NFT_INT_H
@@ -105,9 +105,11 @@ int nft_elems_check(const struct nft_ctx *c, const struct nft_elem *e, size_t n)
 int nft_elems_put(struct nft_ctx *c, struct nft_batch *b, const struct nft_elem *e, size_t n);
 void nft_set_name(char *buf, size_t len, const struct nft_vmi *v, enum nft_set_kind k);
 
+/* nft_obj.c */
+void nft_vm_names(const struct nft_vmi *v, char out[NFT_VM_NAMES][NFT_OBJ_NAME_MAX]);
+
 /* nft_table.c */
 int nft_table_put(struct nft_ctx *c, struct nft_batch *b);
-void nft_vm_names(const struct nft_vmi *v, char out[NFT_VM_NAMES][NFT_OBJ_NAME_MAX]);
 int nft_table_del_put(struct nft_ctx *c, struct nft_batch *b);
 
 /* nft_watch.c */

@@ -2,14 +2,13 @@
  * The one builder of rules: a descriptor from nft_rules.c, with one VM's addresses, becomes
  * the libnftnl expressions nft itself generates for the rule, appended to a batch.
  */
-#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>		/* libnftnl/expr.h uses FILE without it */
 #include <string.h>
 
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
-#include <netinet/in.h>
 
 #include <libnftnl/expr.h>
 #include <libnftnl/rule.h>

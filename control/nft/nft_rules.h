@@ -1,9 +1,10 @@
 /*
  * The rules of "table bridge <table>" as data: nft_rules.c describes them, one table of rule
  * descriptors per family and chain; nft_rule.c is the one builder that turns descriptors and a
- * VM's addresses into NEWRULE messages; nft_table.c owns the names and says which VM's rules
- * go in when. A descriptor holds only constants and enum references, never code, so what the
- * kernel gets can be read off the tables, and v4 and v6 can differ only where the tables do.
+ * VM's addresses into NEWRULE messages; nft_table.c says which VM's rules go in when, and
+ * nft_obj.c owns the names both use. A descriptor holds only constants and enum references,
+ * never code, so what the kernel gets can be read off the tables, and v4 and v6 can differ
+ * only where the tables do.
  */
 #ifndef NFT_RULES_H
 #define NFT_RULES_H
@@ -159,7 +160,7 @@ enum nft_obj_kind {
 	NFT_OBJ_RULE,
 };
 
-/* nft_table.c */
+/* nft_obj.c */
 /*
  * Appends o as one message of type to bt when rc (how building o went) is 0; frees o either
  * way. Returns rc, or -ENOMEM when the batch is full.

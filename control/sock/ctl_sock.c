@@ -6,9 +6,7 @@
  * What a request says and what its reply is: ctl_sock_req.c.
  */
 #include <errno.h>
-#include <limits.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,35 +16,14 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <linux/sockios.h>
 
+#include "ctl_base.h"
 #include "ctl_sock_int.h"
 
 #define CTL_DRAIN_READS	16	/* of 4 KiB, before closing a client */
-
-static int64_t
-ctl_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void __attribute__((format(printf, 3, 4)))
-ctl_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* mkdir -p for the directory part of path; only the directories we create get mode. */
 static int

@@ -4,7 +4,6 @@
  * allow rule whose index is the budget's, so the dataplane finds a name's or address's
  * budget with the matcher it already trusts, and the most specific pattern wins.
  */
-#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>

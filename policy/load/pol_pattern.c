@@ -12,7 +12,7 @@
 
 #include <ldns/ldns.h>
 
-#include "pol_load_int.h"
+#include "policy/load.h"
 
 #define POL_LDH "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_."
 

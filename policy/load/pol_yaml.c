@@ -3,7 +3,6 @@
  * tables that reject unknown keys, duplicate keys and wrong node types, and report
  * FILE:LINE:COL from the node marks (netplan parse.c).
  */
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

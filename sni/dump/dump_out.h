@@ -5,7 +5,6 @@
 #ifndef DUMP_OUT_H
 #define DUMP_OUT_H
 
-#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 

@@ -98,6 +98,17 @@ bench_measure(struct bench *b, const struct bench_trace *t, const char *mode,
 	return 0;
 }
 
+/* A mode's end, however it went: the bench closed, its traces (raw may be NULL) freed. */
+static int
+bench_mode_end(struct bench *b, struct bench_trace *raw, struct bench_trace *t, int rc)
+{
+	bench_close(b);
+	if (raw != NULL)
+		bench_trace_free(raw);
+	bench_trace_free(t);
+	return rc;
+}
+
 int
 bench_mode_mix(struct bench *b)
 {
@@ -120,9 +131,7 @@ bench_mode_mix(struct bench *b)
 		goto out;
 	rc = 0;
 out:
-	bench_close(b);
-	bench_trace_free(&t);
-	return rc;
+	return bench_mode_end(b, NULL, &t, rc);
 }
 
 /*
@@ -196,10 +205,7 @@ bench_mode_small64(struct bench *b)
 		goto out;
 	rc = 0;
 out:
-	bench_close(b);
-	bench_trace_free(&raw);
-	bench_trace_free(&t);
-	return rc;
+	return bench_mode_end(b, &raw, &t, rc);
 }
 
 /* A hello.pcap connection: its one or two segments. */
@@ -301,8 +307,5 @@ bench_mode_conn(struct bench *b)
 		goto out;
 	rc = 0;
 out:
-	bench_close(b);
-	bench_trace_free(&raw);
-	bench_trace_free(&t);
-	return rc;
+	return bench_mode_end(b, &raw, &t, rc);
 }

@@ -21,6 +21,8 @@ from cryptography.hazmat.primitives import hashes, hmac
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from tls_start import tls_start
+
 SALT_V1 = bytes.fromhex("38762cf7f55934b34d179ae6a4c80cadccbb7f0a")   # RFC 9001 s5.2
 # version: (salt, label prefix, first byte of an Initial with a 1-byte packet number)
 VERSIONS = {
@@ -52,13 +54,7 @@ def client_hello(sni):
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
     ctx.minimum_version = ssl.TLSVersion.TLSv1_3
-    inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
-    t = ctx.wrap_bio(inc, out, server_hostname=sni)
-    try:
-        t.do_handshake()
-    except ssl.SSLWantReadError:
-        pass
-    record = out.read()
+    record = tls_start(sni, ctx)[3]
     return record[5:5 + struct.unpack(">H", record[3:5])[0]]    # the handshake message
 
 

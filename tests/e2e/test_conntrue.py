@@ -23,6 +23,7 @@ import pytest
 import lab as labmod
 import lab_services as svc
 import ng_counters as nc
+import tls_start
 from lab_net import wait_until
 from test_dataplane import start
 
@@ -59,6 +60,14 @@ def unique(suffix):
 
 def queried(lab, name):
     return [q for q in lab.resolver_queries() if q[1] == name]
+
+
+def denied_query_stopped(lab, cap, denied, what):
+    """Neither did what (the denied name's query) cross the wire (cap, synced) nor did the
+    denied name reach the resolver."""
+    assert not cap.frames_with(denied.split(".")[0].encode()), f"{what} reached the internet"
+    assert not queried(lab, denied), \
+        f"the denied name reached the resolver: {queried(lab, denied)}"
 
 
 def snis(lab, client_port, sni=None):
@@ -200,22 +209,15 @@ def hello_with(cap, text, src=VM1):
 
 # ---------------------------------------------------------------- scapy in the VM
 
-_HELPERS = r"""
+_HELPERS = tls_start.SOURCE + r"""
 import select, socket, ssl, struct, time
 def client_hello(sni):
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
-    inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
-    t = ctx.wrap_bio(inc, out, server_hostname=sni)
-    try:
-        t.do_handshake()
-    except ssl.SSLWantReadError:
-        pass
-    return out.read()
+    return tls_start(sni)[3]
 
 def handshake(dst, sport, dport=443, isn=1000):
-    ip = IP(dst=dst)
-    sa = sr1(ip/TCP(sport=sport, dport=dport, flags='S', seq=isn, options=[('MSS', 1460)]),
+    # IPv4 or IPv6 by the address; the MSS leaves room for the larger header
+    ip, mss = (IPv6(dst=dst), 1440) if ':' in dst else (IP(dst=dst), 1460)
+    sa = sr1(ip/TCP(sport=sport, dport=dport, flags='S', seq=isn, options=[('MSS', mss)]),
              timeout=20)
     if sa is None or not sa.haslayer(TCP) or (sa[TCP].flags & 0x12) != 0x12:
         raise SystemExit(f'no SYN-ACK from {dst}:{dport}: {sa!r}')
@@ -546,9 +548,7 @@ def test_dns_query_in_syn_data_is_filtered(ng):
         cap.sync()
     # the resolver can read only what crossed the wire: once the capture is synced, the
     # denied name's absence from it is final, and from the resolver's log too
-    assert not cap.frames_with(denied.split(".")[0].encode()), \
-        "the denied query in SYN data reached the internet"
-    assert not queried(ng, denied), f"the denied name reached the resolver: {queried(ng, denied)}"
+    denied_query_stopped(ng, cap, denied, "the denied query in SYN data")
 
 
 def test_tcp_fast_open_clients_keep_working(ng):
@@ -602,9 +602,7 @@ def test_overlapping_dns_segments_cannot_smuggle_a_denied_query(ng):
     # every byte of the denied query is in the second segment's padding: the resolver can
     # read it only if those bytes crossed the wire, and once the capture is synced, their
     # absence from it is final (so is the resolver's log's)
-    assert not cap.frames_with(denied.split(".")[0].encode()), \
-        "the bytes of the denied query reached the internet"
-    assert not queried(ng, denied), f"the denied name reached the resolver: {queried(ng, denied)}"
+    denied_query_stopped(ng, cap, denied, "the bytes of the denied query")
 
 
 _DNS_TCP_CLIENT = r"""

@@ -85,6 +85,17 @@ def two_requests(lab, addr, sport, first, second):
     """)
 
 
+def one_request(lab, addr, sport, data):
+    """data in one write on a connection from sport to addr:80; what it got, as
+    two_requests() says."""
+    return vm_sockets(lab, f"""
+        s = conn({addr!r}, 80, {sport})
+        got = outcome(lambda: (s.sendall({data.encode()!r}), read_response(s))[1])
+        close(s)
+        result(got=got)
+    """)
+
+
 def test_host_split_over_two_segments_is_judged_whole(ng):
     """The request line in one segment, a foreign Host in the next: the head is held until
     whole and the connection cut; the same split with the allowed Host is served."""
@@ -131,12 +142,7 @@ def test_pipelined_requests_in_one_segment_are_each_judged(ng):
     sport = 30104
     both = head("pypi.org", "/pipe-1") + head("files.pythonhosted.org", "/pipe-2")
     with nc.Delta(ng) as d:
-        r = vm_sockets(ng, f"""
-            s = conn({addr!r}, 80, {sport})
-            got = outcome(lambda: (s.sendall({both.encode()!r}), read_response(s))[1])
-            close(s)
-            result(got=got)
-        """)
+        r = one_request(ng, addr, sport, both)
         d.wait({nc.blocked("vm1", "host_denied"): 1})
     # the segment carries the denied head too, so nothing of it may reach the server
     assert requests(ng, "pipe-") == [], r
@@ -178,12 +184,7 @@ def test_ambiguous_framing_is_cut(ng):
     smuggle = ("POST /smuggle HTTP/1.1\r\nHost: pypi.org\r\nContent-Length: 4\r\n"
                "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
     with nc.Delta(ng) as d:
-        r = vm_sockets(ng, f"""
-            s = conn({addr!r}, 80, {sport})
-            got = outcome(lambda: (s.sendall({smuggle.encode()!r}), read_response(s))[1])
-            close(s)
-            result(got=got)
-        """)
+        r = one_request(ng, addr, sport, smuggle)
         d.wait({nc.blocked("vm1", "host_denied"): 1})
     assert r["got"] in ("reset", None), r
     assert requests(ng, "smuggle") == []

@@ -23,6 +23,7 @@ import pytest
 import lab as labmod
 import lab_namegate
 import ng_counters as nc
+import tls_start
 from lab_net import wait_until
 from test_conntrue import Capture, _namegatectl
 from test_dataplane import _binary
@@ -221,18 +222,10 @@ class Background:
 
 # ---------------------------------------------------------------- 1. hold slots
 
-_HOLDER = r"""
+_HOLDER = tls_start.SOURCE + r"""
 import json, select, socket, ssl, struct, sys, time
 addr, n, part = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
-inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
-t = ctx.wrap_bio(inc, out, server_hostname="pypi.org")
-try:
-    t.do_handshake()
-except ssl.SSLWantReadError:
-    pass
-hello = out.read()
+hello = tls_start("pypi.org")[3]
 socks, ports, errors = [], [], []
 # all at once: the daemon gives a ClientHello a few seconds to be whole
 pending = []

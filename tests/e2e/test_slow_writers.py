@@ -19,6 +19,7 @@ import pytest
 
 import lab_services as svc
 import ng_counters as nc
+import tls_start
 from test_browsers import VM1, start
 
 PYPI = "203.0.113.10"
@@ -105,17 +106,10 @@ def test_slow_http_writer_naming_a_denied_host_is_cut_before_the_server_reads_it
 # The same for a ClientHello, through Python's ssl over a memory BIO: half of it, a second
 # later all but its last byte, then on "go" the last byte, the rest of the handshake and
 # a request.
-_TLS = r"""
+_TLS = tls_start.SOURCE + r"""
 import fcntl, json, socket, ssl, struct, sys, termios, time
 ca, name, path, addr = sys.argv[1:5]
-ctx = ssl.create_default_context(cafile=ca)
-inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
-tls = ctx.wrap_bio(inc, out, server_hostname=name)
-try:
-    tls.do_handshake()
-except ssl.SSLWantReadError:
-    pass
-hello = out.read()
+tls, inc, out, hello = tls_start(name, ssl.create_default_context(cafile=ca))
 s = socket.create_connection((addr, 443), timeout=20)
 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 def outq():

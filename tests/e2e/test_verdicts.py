@@ -3,24 +3,25 @@ daemon: ClientHellos split by segments and by records pass; non-TLS bytes, a mis
 wrong SNI, or a retransmission that rewrites held bytes are cut both ways, and the server
 never sees a byte of them."""
 import json
+import textwrap
 
 import pytest
 
 import ng_counters as nc
+import tls_start
 from lab_net import wait_until
 from test_dataplane import start
 
 # A TLS client in the VM whose ClientHello is cut into TCP segments (sizes) and TLS records
 # (record) before it is sent; the rest of the handshake runs through MemoryBIOs.
-_CLIENT = r"""
+_CLIENT = tls_start.SOURCE + r"""
 import json, socket, ssl, struct, sys, time
 host, addr, port, sni, segs, record, ca, verify = json.loads(sys.argv[1])
 ctx = ssl.create_default_context(cafile=ca)
 ctx.check_hostname = bool(sni) and verify
 if not verify:      # only namegate may cut it, never the client's own certificate check
     ctx.verify_mode = ssl.CERT_NONE
-inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
-tls = ctx.wrap_bio(inc, out, server_hostname=sni or None)
+tls, inc, out, hello = tls_start(sni or None, ctx)
 s = socket.create_connection((addr, port), timeout=20)     # a cap: cuts are resets
 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 print("port", s.getsockname()[1], file=sys.stderr, flush=True)
@@ -33,11 +34,6 @@ def sent_alone(n):
         if time.monotonic() > end:
             raise SystemExit(f"piece {n} never left")
         time.sleep(0.002)
-try:
-    tls.do_handshake()
-except ssl.SSLWantReadError:
-    pass
-hello = out.read()
 if record:          # one handshake message over several records (RFC 8446 s5.1)
     body, hello = hello[5:], b""
     for i in range(0, len(body), record):
@@ -193,16 +189,9 @@ def test_partial_hello_is_held_then_cut(ng):
     do, test_slow_writers), the server never has a whole hello to read a name from, and
     after the hold time the connection is cut."""
     addr = resolve(ng, "vm1", "pypi.org")
-    out = ng.vm_python("vm1", f"""
+    out = ng.vm_python("vm1", tls_start.SOURCE + f"""
 import socket, ssl, time
-ctx = ssl.create_default_context()
-inc, o = ssl.MemoryBIO(), ssl.MemoryBIO()
-t = ctx.wrap_bio(inc, o, server_hostname="pypi.org")
-try:
-    t.do_handshake()
-except ssl.SSLWantReadError:
-    pass
-hello = o.read()
+hello = tls_start("pypi.org", ssl.create_default_context())[3]
 s = socket.create_connection(({addr!r}, 443), timeout=30)   # a cap: the hold is 5 s
 s.sendall(hello[:len(hello) // 2])
 port = s.getsockname()[1]
@@ -233,16 +222,8 @@ def test_rewritten_retransmission_is_cut(ng):
                "nft add rule inet ngtest out tcp flags rst drop", check=True)
 
     def send(sport, rewrite):
-        return ng.scapy("vm1", f"""
-            import ssl
-            ctx = ssl.create_default_context()
-            inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
-            tls = ctx.wrap_bio(inc, out, server_hostname="pypi.org")
-            try:
-                tls.do_handshake()
-            except ssl.SSLWantReadError:
-                pass
-            hello = out.read()
+        return ng.scapy("vm1", tls_start.SOURCE + textwrap.dedent(f"""
+            hello = tls_start("pypi.org", ssl.create_default_context())[3]
             at = hello.index(b"pypi.org")
             cut = at + 20                   # the name in the first half
             ip, seq = IP(dst={addr!r}), 1000
@@ -257,7 +238,7 @@ def test_rewritten_retransmission_is_cut(ng):
                     hello[cut:], timeout=5)
             print('rst' if r is not None and r[TCP].flags & 4 else 'none' if r is None else
                   'data')
-        """)
+        """))
     try:
         control = send(41110, False)
         with nc.Delta(ng) as d:

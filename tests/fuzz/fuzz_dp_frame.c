@@ -133,15 +133,15 @@ dp_fuzz_fix_csums(struct rte_mbuf *m)
 		return;
 	ip = d + p.l3_off;
 	if (p.family == 4) {
-		frame_wr16(ip + 10, 0);
-		frame_wr16(ip + 10, frame_csum_fold(frame_csum_add(0, ip, (size_t)(ip[0] & 0xf) * 4)));
+		wr16(ip + 10, 0);
+		wr16(ip + 10, frame_csum_fold(frame_csum_add(0, ip, (size_t)(ip[0] & 0xf) * 4)));
 	}
 	if (pkt_decode(d, rte_pktmbuf_data_len(m), &p) != PKT_OK)
 		return;
 	l4 = d + p.l4_off;
 	off = p.proto == PKT_PROTO_TCP ? 16 : 6;
-	frame_wr16(l4 + off, 0);
-	frame_wr16(l4 + off, frame_l4_csum(ip, p.family, p.proto, l4, p.proto == PKT_PROTO_TCP ?
+	wr16(l4 + off, 0);
+	wr16(l4 + off, frame_l4_csum(ip, p.family, p.proto, l4, p.proto == PKT_PROTO_TCP ?
 	    p.l4_len : p.payload_len + 8));
 }
 

@@ -21,16 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_input.h"
 #include "sni/http.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void
-check(bool ok)
-{
-	if (!ok)
-		abort();
-}
 
 static bool
 host_byte(char c)

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_input.h"
 #include "sni/ipfrag.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -37,35 +38,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define MTU_MIN		68
 #define STEPS_MAX	64
 
-struct input {
-	const uint8_t *p;
-	size_t len;
-};
-
 static uint8_t bufs[SLOTS_MAX][IPFRAG_BUF_SIZE];
 static struct ipfrag_slot slots[SLOTS_MAX];
 static uint8_t rt_buf[IPFRAG_BUF_SIZE];
 static struct ipfrag_slot rt_slot;
 static uint8_t dgram[IPFRAG_DATAGRAM_MAX];
 static uint8_t pieces[PIECES_MAX][1600];
-
-static void
-check(bool ok)
-{
-	if (!ok)
-		abort();
-}
-
-static bool
-take(struct input *in, void *out, size_t n)
-{
-	if (in->len < n)
-		return false;
-	memcpy(out, in->p, n);
-	in->p += n;
-	in->len -= n;
-	return true;
-}
 
 static bool
 take16(struct input *in, uint16_t *v)
@@ -304,11 +282,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 0:
 			if (!take(&in, &b, 1) || !take16(&in, &len))
 				return 0;
-			if (len > in.len)
-				len = (uint16_t)in.len;
-			memcpy(dgram, in.p, len);
-			in.p += len;
-			in.len -= len;
+			len = (uint16_t)take_some(&in, dgram, len);
 			now += b >> 4;
 			pre = (uint16_t)((b >> 2 & 3) * 7);
 			if ((flags & 1) && len >= pre + 20 && dgram[pre] >> 4 == 4 &&
@@ -331,11 +305,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		default:
 			if (!take16(&in, &len))
 				return 0;
-			if (len > in.len)
-				len = (uint16_t)in.len;
-			memcpy(dgram, in.p, len);
-			in.p += len;
-			in.len -= len;
+			len = (uint16_t)take_some(&in, dgram, len);
 			if (!take16(&in, &mtu) || !take(&in, &order, 1) || !take(&in, &k, 1))
 				return 0;
 			if (!make_whole(len) || (nb = cut(len, mtu, &plan)) == 0)

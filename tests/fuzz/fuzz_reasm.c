@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_input.h"
 #include "sni/reasm.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -29,11 +30,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define CAP_MAX		512
 #define STEPS_MAX	64	/* segments per input: with 8 ranges, more add time, not paths */
 #define BEHIND		0x7fffffffu	/* offsets above this are before isn (RFC 1982) */
-
-struct input {
-	const uint8_t *p;
-	size_t len;
-};
 
 /*
  * Bitmaps rather than bool arrays: the checks run after every segment, and word-wide
@@ -45,24 +41,6 @@ struct model {
 	uint8_t byte[CAP_MAX];
 	uint64_t held[WORDS];
 };
-
-static void
-check(bool ok)
-{
-	if (!ok)
-		abort();
-}
-
-static bool
-take(struct input *in, void *out, size_t n)
-{
-	if (in->len < n)
-		return false;
-	memcpy(out, in->p, n);
-	in->p += n;
-	in->len -= n;
-	return true;
-}
 
 static uint8_t
 truth(uint32_t off)

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_input.h"
 #include "sni/tls.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -27,13 +28,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static uint8_t scratch[TLS_HELLO_MAX];
 static uint8_t scratch2[TLS_HELLO_MAX];
 static uint8_t msg[TLS_HELLO_MAX];
-
-static void
-check(bool ok)
-{
-	if (!ok)
-		abort();
-}
 
 static bool
 inside(const uint8_t *p, size_t len, const uint8_t *buf, size_t buf_len)

@@ -94,12 +94,21 @@ def tcp_dns(vm, msgs, sport=40053, to_vm=False):
                TCP(sport=sport, dport=53, flags="PA", seq=1001, ack=5001) / Raw(payload))
 
 
+def resolved():
+    """VM 1 asks for pypi.org and is told 203.0.113.10: where most conversations start."""
+    return [rec(VM_PORT, query(1, "pypi.org")),
+            rec(UPLINK | ANSWER_LAST, answer(1, "pypi.org", [("pypi.org", "A", 60, "203.0.113.10")]))]
+
+
+def connected(port):
+    """resolved(), then VM 1's handshake with 203.0.113.10:port."""
+    return resolved() + [rec(VM_PORT, syn(1, "203.0.113.10", port)),
+                         rec(UPLINK, synack(1, "203.0.113.10", port))]
+
+
 CONVERSATIONS = {
     "resolve_then_connect": [
-        rec(VM_PORT, query(1, "pypi.org")),
-        rec(UPLINK | ANSWER_LAST, answer(1, "pypi.org", [("pypi.org", "A", 60, "203.0.113.10")])),
-        rec(VM_PORT, syn(1, "203.0.113.10", 443)),
-        rec(UPLINK, synack(1, "203.0.113.10", 443)),
+        *connected(443),
         rec(VM_PORT, data(1, "203.0.113.10", 443, b"\x16\x03\x01\x00\x05hello")),
     ],
     "cname_chain_and_rebind": [
@@ -162,10 +171,7 @@ CONVERSATIONS = {
         rec(VM_PORT, tcp_dns(1, [DNS(id=9, rd=1, qd=DNSQR(qname="evil.test"))])),
     ],
     "http_on_port_80": [
-        rec(VM_PORT, query(1, "pypi.org")),
-        rec(UPLINK | ANSWER_LAST, answer(1, "pypi.org", [("pypi.org", "A", 60, "203.0.113.10")])),
-        rec(VM_PORT, syn(1, "203.0.113.10", 80)),
-        rec(UPLINK, synack(1, "203.0.113.10", 80)),
+        *connected(80),
         rec(VM_PORT, data(1, "203.0.113.10", 80, b"GET / HTTP/1.1\r\nUser-Agent: x\r\n")),
         rec(VM_PORT, out(1, IP(src="10.77.0.11", dst="203.0.113.10") /
                          TCP(sport=40000, dport=80, flags="PA", seq=1001 + 32, ack=5001) /
@@ -175,10 +181,7 @@ CONVERSATIONS = {
                          TCP(sport=80, dport=40000, flags="A", seq=5001, ack=1033))),
     ],
     "first_bytes_on_port_22": [
-        rec(VM_PORT, query(1, "pypi.org")),
-        rec(UPLINK | ANSWER_LAST, answer(1, "pypi.org", [("pypi.org", "A", 60, "203.0.113.10")])),
-        rec(VM_PORT, syn(1, "203.0.113.10", 22)),
-        rec(UPLINK, synack(1, "203.0.113.10", 22)),
+        *connected(22),
         rec(VM_PORT, data(1, "203.0.113.10", 22, b"\x16\x03\x01\x00\x05hello")),
         rec(VM_PORT, syn(1, "203.0.113.10", 22, sport=40001)),
         rec(UPLINK, synack(1, "203.0.113.10", 22, dport=40001)),
@@ -206,8 +209,7 @@ CONVERSATIONS = {
     ],
     # UDP on other ports to a bound address: plain, then what may be QUIC
     "quic_off_port_443": [
-        rec(VM_PORT, query(1, "pypi.org")),
-        rec(UPLINK | ANSWER_LAST, answer(1, "pypi.org", [("pypi.org", "A", 60, "203.0.113.10")])),
+        *resolved(),
         rec(VM_PORT, udp(1, "203.0.113.10", 4433, b"\x80\x60" + bytes(198))),
         rec(VM_PORT, udp(1, "203.0.113.10", 4433, quic("pypi.org"))),
         rec(VM_PORT, udp(1, "203.0.113.10", 8443, GREASE)),
@@ -216,10 +218,7 @@ CONVERSATIONS = {
     ],
     # first bytes that prove another protocol, and those that do not (issue 23)
     "positive_evidence": [
-        rec(VM_PORT, query(1, "pypi.org")),
-        rec(UPLINK | ANSWER_LAST, answer(1, "pypi.org", [("pypi.org", "A", 60, "203.0.113.10")])),
-        rec(VM_PORT, syn(1, "203.0.113.10", 25)),
-        rec(UPLINK, synack(1, "203.0.113.10", 25)),
+        *connected(25),
         rec(UPLINK, back(1, IP(src="203.0.113.10", dst="10.77.0.11") /
                          TCP(sport=25, dport=40000, flags="PA", seq=5001, ack=1001) /
                          Raw(b"220 mail.test ESMTP\r\n"))),
@@ -238,10 +237,7 @@ CONVERSATIONS = {
     ],
     # CONNECT: refused (the next request is judged), then taken (a tunnel)
     "connect_answers": [
-        rec(VM_PORT, query(1, "pypi.org")),
-        rec(UPLINK | ANSWER_LAST, answer(1, "pypi.org", [("pypi.org", "A", 60, "203.0.113.10")])),
-        rec(VM_PORT, syn(1, "203.0.113.10", 8083)),
-        rec(UPLINK, synack(1, "203.0.113.10", 8083)),
+        *connected(8083),
         rec(VM_PORT, data(1, "203.0.113.10", 8083, b"CONNECT pypi.org:443 HTTP/1.1\r\n"
                           b"Host: pypi.org:443\r\n\r\nGET / HTTP/1.1\r\nHost: evil.test\r\n\r\n")),
         rec(UPLINK, back(1, IP(src="203.0.113.10", dst="10.77.0.11") /
@@ -257,10 +253,7 @@ CONVERSATIONS = {
     ],
     # a head and a hello written in pieces: what cannot complete them goes on first
     "slow_writers": [
-        rec(VM_PORT, query(1, "pypi.org")),
-        rec(UPLINK | ANSWER_LAST, answer(1, "pypi.org", [("pypi.org", "A", 60, "203.0.113.10")])),
-        rec(VM_PORT, syn(1, "203.0.113.10", 80)),
-        rec(UPLINK, synack(1, "203.0.113.10", 80)),
+        *connected(80),
         rec(VM_PORT, data(1, "203.0.113.10", 80, b"GET / HTTP/1.1\r\nHost: py")),
         rec(UPLINK, back(1, IP(src="203.0.113.10", dst="10.77.0.11") /
                          TCP(sport=80, dport=40000, flags="A", seq=5001, ack=1026))),

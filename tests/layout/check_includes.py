@@ -11,6 +11,8 @@ import shutil
 import sys
 import tempfile
 
+from layout_main import planted, run
+
 # C11 and the POSIX headers every room may use; "sni is libc only" means this list.
 LIBC = {
     "assert.h", "ctype.h", "errno.h", "inttypes.h", "limits.h", "stdarg.h", "stdatomic.h",
@@ -191,24 +193,10 @@ def self_test(root):
                 f.write(line)
             found = check(tmp)
             os.remove(full)
-            if not any(p.startswith(path + ":1:") for p in found):
-                print(f"self-test: {path}: {line.strip()} was not caught")
-                failures += 1
-            else:
-                print(f"self-test: caught {path}: {line.strip()}")
+            failures += planted(f"{path}: {line.strip()}",
+                                any(p.startswith(path + ":1:") for p in found))
     return 1 if failures else 0
 
 
-def main():
-    args = sys.argv[1:]
-    if args and args[0] == "--self-test":
-        return self_test(args[1])
-    problems = check(args[0])
-    for p in problems:
-        print(p)
-    print(f"{len(problems)} include(s) outside the layout")
-    return 1 if problems else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(check, self_test, "include(s) outside the layout"))

@@ -21,6 +21,8 @@ import subprocess
 import sys
 import tempfile
 
+from layout_main import planted, run
+
 SKIP_PREFIXES = ("tests/fuzz/corpus/",)
 OUTSIDE = None          # resolve(): the path left the repository
 OUT = "outside"         # PyPaths: the value is a path outside the repository
@@ -281,25 +283,9 @@ def self_test():
             with open(full, "w") as f:
                 f.write(text)
             found = check(tmp)
-        verdict = "caught" if found else "passed"
-        if bool(found) != caught:
-            print(f"self-test: {path}: {text.strip()!r} was {verdict}, should not be")
-            failures += 1
-        else:
-            print(f"self-test: {verdict} {path}: {text.strip()!r}")
+        failures += planted(f"{path}: {text.strip()!r}", bool(found), caught)
     return 1 if failures else 0
 
 
-def main():
-    args = sys.argv[1:]
-    if args and args[0] == "--self-test":
-        return self_test()
-    problems = check(args[0])
-    for p in problems:
-        print(p)
-    print(f"{len(problems)} path(s) outside the repository")
-    return 1 if problems else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(check, self_test, "path(s) outside the repository"))

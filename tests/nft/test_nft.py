@@ -15,6 +15,8 @@ import time
 
 import pytest
 
+from lab_net import WAIT, wait_until   # tests/e2e (conftest.py): waits as the lab does
+
 DRV = os.environ.get('NFT_DRV', '')
 TABLE = 'ngtest'
 VM1 = 'vm1,02:00:00:00:00:01,0,192.0.2.11,fd00::11'
@@ -25,8 +27,6 @@ pytestmark = pytest.mark.skipif(
     reason='needs root, nft and NFT_DRV')
 
 
-# How long a test waits for an event it expects before it fails: a cap, not a wait.
-WAIT = 30.0
 # How long an echo or a datagram that must go unanswered gets: it is not the proof (that is
 # the drop counter moving, or a later datagram arriving first), only the client's patience.
 NO_REPLY = '1'
@@ -34,19 +34,6 @@ NO_REPLY = '1'
 
 def run(*args, check=True):
     return subprocess.run(args, check=check, capture_output=True, text=True)
-
-
-def wait_until(predicate, timeout=WAIT, what='a condition', step=0.05):
-    """Poll predicate() until it returns something true (returned); fail after timeout."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError('timed out after %gs waiting for %s (last: %.300r)'
-                                 % (timeout, what, value))
-        time.sleep(step)
 
 
 class Netns:

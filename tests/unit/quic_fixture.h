@@ -1,10 +1,11 @@
 /*
  * Fixtures shared by the dp_quic tests (test_dp_quic.c, test_dp_quic_crypto.c,
- * test_dp_quic_bad.c): the RFC 9001 / RFC 9369 vectors and fixed real Initials as hex, one
- * client flow, an Initial sealer built on the module's own key derivation, ClientHello and
- * CRYPTO frame builders, and the UDP payload of a captured Ethernet frame. Every function
- * fails the running cmocka test on misuse or a wrong answer, so call them only from inside
- * a test (qf_setup and qf_teardown are the group fixtures that make qf_ctx).
+ * test_dp_quic_bad.c): the RFC 9001 / RFC 9369 vectors as hex (the real Initials are in
+ * quic_vectors.h, which comes with this header), one client flow, an Initial sealer built
+ * on the module's own key derivation, ClientHello and CRYPTO frame builders, and the UDP
+ * payload of a captured Ethernet frame. Every function fails the running cmocka test on
+ * misuse or a wrong answer, so call them only from inside a test (qf_setup and qf_teardown
+ * are the group fixtures that make qf_ctx).
  */
 #ifndef QUIC_FIXTURE_H
 #define QUIC_FIXTURE_H
@@ -13,6 +14,7 @@
 #include <stdint.h>
 
 #include "dp_quic.h"
+#include "quic_vectors.h"
 #include "tls_fixture.h"
 
 #define QF_RFC_DCID	"8394c8f03e515708"
@@ -22,10 +24,6 @@
 extern const char qf_rfc9001_a2_hex[];
 extern const char qf_rfc9369_a2_hex[];
 extern const char qf_rfc_a2_crypto_hex[];
-/* Fixed real Initials: one (SNI ledgerbolt.com); a pair carrying one hello in two. */
-extern const char qf_real_initial_hex[];
-extern const char qf_pair1_hex[];
-extern const char qf_pair2_hex[];
 
 /* The context qf_setup() makes for the group. */
 extern struct dp_quic_ctx *qf_ctx;
@@ -54,9 +52,6 @@ struct qf_seal {
 
 int qf_setup(void **state);
 int qf_teardown(void **state);
-
-/* Hex digits into out (at most cap bytes); returns the byte count. */
-size_t qf_unhex(const char *hex, uint8_t *out, size_t cap);
 
 void qf_flow_init(struct qf_flow *f);
 

@@ -12,17 +12,14 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
-#include <rte_eal.h>
 #include <rte_mbuf.h>
-#include <rte_rcu_qsbr.h>
 
 #include "dns_builder.h"
 #include "dp.h"
 #include "dp_burst.h"
+#include "dp_ctx_fixture.h"
 #include "dp_flow.h"
 #include "dp_out.h"
 #include "dp_run.h"
@@ -42,7 +39,6 @@ static const char t_config[] =
 
 static struct dp_ctx ctx = { .port = { RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS,
 	RTE_MAX_ETHPORTS } };
-static struct pol_config *cfg;
 static struct dp_worker *w;
 
 /* A TCP segment from agent1's port sport to 198.51.100.7:8080, checksums right. */
@@ -51,29 +47,9 @@ t_tcp(uint16_t sport, uint32_t seq, uint8_t flags)
 {
 	static const uint8_t gw[6] = { 2, 0, 0, 0, 0, 0xfe }, vm[6] = { 2, 0, 0, 0, 0, 1 };
 	static const uint8_t src[4] = { 10, 77, 0, 11 }, dst[4] = { 198, 51, 100, 7 };
-	struct rte_mbuf *m = rte_pktmbuf_alloc(ctx.pool);
 	struct mb f = { .len = 0 };
-	uint32_t sum = 0;
 
-	assert_non_null(m);
-	mb_bytes(&f, gw, 6);
-	mb_bytes(&f, vm, 6);
-	mb_u16(&f, 0x0800);
-	mb_u8(&f, 0x45);
-	mb_u8(&f, 0);
-	mb_u16(&f, 40);
-	mb_u32(&f, 0x40000000);		/* ID 0, DF */
-	mb_u8(&f, 64);
-	mb_u8(&f, 6);
-	mb_u16(&f, 0);
-	mb_bytes(&f, src, 4);
-	mb_bytes(&f, dst, 4);
-	for (size_t i = 14; i < 34; i += 2)
-		sum += (uint32_t)f.b[i] << 8 | f.b[i + 1];
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	f.b[24] = (uint8_t)(~sum >> 8);
-	f.b[25] = (uint8_t)~sum;
+	dpf_eth_ipv4(&f, vm, gw, 6, src, dst, 20);
 	mb_u16(&f, sport);
 	mb_u16(&f, 8080);
 	mb_u32(&f, seq);
@@ -83,10 +59,7 @@ t_tcp(uint16_t sport, uint32_t seq, uint8_t flags)
 	mb_u16(&f, 65535);
 	mb_u32(&f, 0);			/* checksum, urgent pointer */
 	frame_tcp_csum_set(f.b + 14, 4, f.b + 34, 20);
-	memcpy(rte_pktmbuf_mtod(m, uint8_t *), f.b, f.len);
-	m->data_len = (uint16_t)f.len;
-	m->pkt_len = (uint32_t)f.len;
-	return m;
+	return dpf_mbuf(&ctx, &f);
 }
 
 /* What left by the uplink since the last call, and the queue emptied. */
@@ -139,36 +112,11 @@ test_reopen_in_one_burst(void **state)
 int
 main(void)
 {
-	char prefix[32];
-	char *argv[] = {
-		(char *)"test_dp_burst", (char *)"--no-huge", (char *)"-m", (char *)"256",
-		(char *)"--no-pci", (char *)"--file-prefix", prefix, (char *)"-l", (char *)"0-1",
-		(char *)"--vdev", (char *)"net_null0", (char *)"--vdev", (char *)"net_null1",
-		(char *)"--log-level", (char *)"*:error", NULL,
-	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_repeated_syn_in_one_burst),
 		cmocka_unit_test(test_reopen_in_one_burst),
 	};
-	struct pol_errs errs = { 0 };
-	int rc;
 
-	snprintf(prefix, sizeof(prefix), "test_dp_burst_%d", (int)getpid());
-	if (rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) < 0)
-		return 1;
-	if ((cfg = pol_load_buffer(t_config, sizeof(t_config) - 1, "t.yaml", &errs)) == NULL) {
-		pol_errs_print(stderr, &errs);
-		return 1;
-	}
-	if (dp_ctx_setup(&ctx, cfg) != 0)
-		return 1;
-	w = ctx.workers[0];
-	w->now = dp_now(&ctx);
-	rte_rcu_qsbr_thread_register(ctx.qsbr, 0);	/* this thread plays worker 0 */
-	rte_rcu_qsbr_thread_online(ctx.qsbr, 0);
-	rc = cmocka_run_group_tests(tests, NULL, NULL);
-	dp_ctx_teardown(&ctx);
-	pol_config_free(cfg);
-	rte_eal_cleanup();
-	return rc;
+	return dpf_run("test_dp_burst", t_config, &ctx, &w, tests,
+	    sizeof(tests) / sizeof(tests[0]));
 }

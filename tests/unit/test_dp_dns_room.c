@@ -10,18 +10,15 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
-#include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
-#include <rte_eal.h>
 #include <rte_mbuf.h>
-#include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
 
 #include "dns_builder.h"
 #include "dp.h"
 #include "dp_bind.h"
+#include "dp_ctx_fixture.h"
 #include "dp_evt.h"
 #include "dp_burst.h"
 #include "dp_out.h"
@@ -45,7 +42,6 @@ static const uint8_t t_vm_ip[4] = { 10, 77, 0, 11 }, t_res_ip[4] = { 10, 77, 0, 
 
 static struct dp_ctx ctx = { .port = { RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS,
 	RTE_MAX_ETHPORTS } };
-static struct pol_config *cfg;
 static struct dp_worker *w;
 
 /* Ethernet, IPv4, UDP (no checksum: IPv4 allows it) around the DNS message d. */
@@ -53,38 +49,15 @@ static struct rte_mbuf *
 t_frame(const uint8_t *smac, const uint8_t *dmac, const uint8_t *sip, const uint8_t *dip,
     uint16_t sport, uint16_t dport, const struct mb *d)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(ctx.pool);
 	struct mb f = { .len = 0 };
-	uint32_t sum = 0;
 
-	assert_non_null(m);
-	mb_bytes(&f, dmac, 6);
-	mb_bytes(&f, smac, 6);
-	mb_u16(&f, 0x0800);
-	mb_u8(&f, 0x45);
-	mb_u8(&f, 0);
-	mb_u16(&f, 28 + d->len);
-	mb_u32(&f, 0x40000000);		/* ID 0, DF */
-	mb_u8(&f, 64);
-	mb_u8(&f, 17);
-	mb_u16(&f, 0);
-	mb_bytes(&f, sip, 4);
-	mb_bytes(&f, dip, 4);
-	for (size_t i = 14; i < 34; i += 2)
-		sum += (uint32_t)f.b[i] << 8 | f.b[i + 1];
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	f.b[24] = (uint8_t)(~sum >> 8);
-	f.b[25] = (uint8_t)~sum;
+	dpf_eth_ipv4(&f, smac, dmac, 17, sip, dip, 8 + d->len);
 	mb_u16(&f, sport);
 	mb_u16(&f, dport);
 	mb_u16(&f, 8 + d->len);
 	mb_u16(&f, 0);
 	mb_bytes(&f, d->b, d->len);
-	memcpy(rte_pktmbuf_mtod(m, uint8_t *), f.b, f.len);
-	m->data_len = (uint16_t)f.len;
-	m->pkt_len = (uint32_t)f.len;
-	return m;
+	return dpf_mbuf(&ctx, &f);
 }
 
 static void
@@ -229,37 +202,11 @@ test_vm_share_charges_the_vm(void **state)
 int
 main(void)
 {
-	char prefix[32];
-	char *argv[] = {
-		(char *)"test_dp_dns_room", (char *)"--no-huge", (char *)"-m", (char *)"256",
-		(char *)"--no-pci", (char *)"--file-prefix", prefix, (char *)"-l", (char *)"0-1",
-		(char *)"--vdev", (char *)"net_null0", (char *)"--vdev", (char *)"net_null1",
-		(char *)"--log-level", (char *)"*:error", NULL,
-	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_full_ring_refuses_the_answer),
 		cmocka_unit_test(test_vm_share_charges_the_vm),
 	};
-	struct pol_errs errs = { 0 };
-	int rc;
 
-	snprintf(prefix, sizeof(prefix), "test_dp_dns_room_%d", (int)getpid());
-	if (rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) < 0)
-		return 1;
-	if ((cfg = pol_load_buffer(t_config, sizeof(t_config) - 1, "t.yaml", &errs)) == NULL) {
-		pol_errs_print(stderr, &errs);
-		return 1;
-	}
-	if (dp_ctx_setup(&ctx, cfg) != 0)
-		return 1;
-	w = ctx.workers[0];
-	w->now = dp_now(&ctx);
-	/* this thread plays worker 0 */
-	rte_rcu_qsbr_thread_register(ctx.qsbr, 0);
-	rte_rcu_qsbr_thread_online(ctx.qsbr, 0);
-	rc = cmocka_run_group_tests(tests, NULL, NULL);
-	dp_ctx_teardown(&ctx);
-	pol_config_free(cfg);
-	rte_eal_cleanup();
-	return rc;
+	return dpf_run("test_dp_dns_room", t_config, &ctx, &w, tests,
+	    sizeof(tests) / sizeof(tests[0]));
 }

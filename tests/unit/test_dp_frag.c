@@ -20,6 +20,7 @@
 #include <rte_mempool.h>
 
 #include "dp_frag.h"
+#include "frame_check.h"
 
 #define NORMAL_MBUFS	512
 #define BIG_TEST_MBUFS	4
@@ -27,25 +28,6 @@
 
 static struct rte_mempool *normal, *big_test;
 static uint8_t frame[IPFRAG_PRE_MAX + IPFRAG_DATAGRAM_MAX];
-
-static void
-wr16(uint8_t *b, uint16_t v)
-{
-	b[0] = (uint8_t)(v >> 8);
-	b[1] = (uint8_t)v;
-}
-
-static uint16_t
-csum(const uint8_t *b, size_t n)
-{
-	uint32_t sum = 0;
-
-	for (size_t i = 0; i + 1 < n; i += 2)
-		sum += (uint32_t)(b[i] << 8 | b[i + 1]);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
 
 /* Ethernet with 0, 1 or 2 VLAN tags (802.1ad outside 802.1Q), then type; its length. */
 static size_t
@@ -56,10 +38,10 @@ l2(uint8_t *f, unsigned int tags, uint16_t type)
 	for (size_t i = 0; i < 12; i++)
 		f[i] = (uint8_t)(0x10 + i);
 	for (unsigned int t = 0; t < tags; t++, n += 4) {
-		wr16(f + n, t == 0 && tags == 2 ? 0x88a8 : 0x8100);
-		wr16(f + n + 2, (uint16_t)(100 + t));
+		fc_w16(f + n, t == 0 && tags == 2 ? 0x88a8 : 0x8100);
+		fc_w16(f + n + 2, (uint16_t)(100 + t));
 	}
-	wr16(f + n, type);
+	fc_w16(f + n, type);
 	return n + 2;
 }
 
@@ -72,16 +54,16 @@ frame4(unsigned int tags, size_t len)
 
 	memset(ip, 0, 28);
 	ip[0] = 0x45;
-	wr16(ip + 2, (uint16_t)(28 + len));
-	wr16(ip + 4, 0x1234);
+	fc_w16(ip + 2, (uint16_t)(28 + len));
+	fc_w16(ip + 4, 0x1234);
 	ip[8] = 64;
 	ip[9] = 17;
 	ip[12] = 10, ip[15] = 2;
 	ip[16] = 192, ip[18] = 2, ip[19] = 1;
-	wr16(ip + 10, csum(ip, 20));
-	wr16(ip + 20, 4000);
-	wr16(ip + 22, 53);
-	wr16(ip + 24, (uint16_t)(8 + len));
+	fc_w16(ip + 10, fc_ref_csum(ip, 20, 0));
+	fc_w16(ip + 20, 4000);
+	fc_w16(ip + 22, 53);
+	fc_w16(ip + 24, (uint16_t)(8 + len));
 	for (size_t i = 0; i < len; i++)
 		ip[28 + i] = (uint8_t)(i * 13 + 1);
 	return h + 28 + len;
@@ -95,14 +77,14 @@ frame6(unsigned int tags, size_t len)
 
 	memset(ip, 0, 48);
 	ip[0] = 0x60;
-	wr16(ip + 4, (uint16_t)(8 + len));
+	fc_w16(ip + 4, (uint16_t)(8 + len));
 	ip[6] = 17;
 	ip[7] = 64;
 	ip[8] = 0xfd, ip[23] = 2;
 	ip[24] = 0x20, ip[25] = 0x01, ip[39] = 1;
-	wr16(ip + 40, 4000);
-	wr16(ip + 42, 53);
-	wr16(ip + 44, (uint16_t)(8 + len));
+	fc_w16(ip + 40, 4000);
+	fc_w16(ip + 42, 53);
+	fc_w16(ip + 44, (uint16_t)(8 + len));
 	for (size_t i = 0; i < len; i++)
 		ip[48 + i] = (uint8_t)(i * 13 + 1);
 	return h + 48 + len;
@@ -236,8 +218,8 @@ test_segments_age_limits(void **state)
 	assert_int_equal(dp_frag_vm_count(t, 9), 1);
 	/* VM 9's quota is 1: another datagram of its is refused, another VM's is not */
 	frame[14 + 5] ^= 1;	/* another ID */
-	wr16(frame + 14 + 10, 0);
-	wr16(frame + 14 + 10, csum(frame + 14, 20));
+	fc_w16(frame + 14 + 10, 0);
+	fc_w16(frame + 14 + 10, fc_ref_csum(frame + 14, 20, 0));
 	rte_pktmbuf_free(m);
 	m = mbuf_of(big_test, frame, 14 + 3028);
 	assert_int_equal(dp_frag_split(t, m, 14, 1500, normal, pieces + 3, 3), 3);

@@ -75,13 +75,13 @@ build(uint8_t *f, int family, uint8_t proto, size_t payload)
 	memcpy(f, family == 4 ? eth4 : eth6, 14);
 	if (family == 4) {
 		ip[0] = 0x45;
-		frame_wr16(ip + 2, (uint16_t)(l3 + l4 + payload));
+		wr16(ip + 2, (uint16_t)(l3 + l4 + payload));
 		ip[8] = 64;
 		ip[9] = proto;
 		memcpy(ip + 12, "\x0a\x4d\x00\x0b\xcb\x00\x71\x0a", 8);
 	} else {
 		ip[0] = 0x60;
-		frame_wr16(ip + 4, (uint16_t)(l4 + payload));
+		wr16(ip + 4, (uint16_t)(l4 + payload));
 		ip[6] = proto;
 		ip[7] = 64;
 		ip[8] = 0xfd;
@@ -89,15 +89,15 @@ build(uint8_t *f, int family, uint8_t proto, size_t payload)
 		ip[24] = 0x20;
 		ip[39] = 0x10;
 	}
-	frame_wr16(th, 40000);
-	frame_wr16(th + 2, 443);
+	wr16(th, 40000);
+	wr16(th + 2, 443);
 	if (proto == 6)
 		th[12] = 5 << 4;
 	else
-		frame_wr16(th + 4, (uint16_t)(l4 + payload));
+		wr16(th + 4, (uint16_t)(l4 + payload));
 	for (size_t i = 0; i < payload; i++)
 		th[l4 + i] = (uint8_t)(i * 7 + 3);
-	frame_wr16(th + (proto == 6 ? 16 : 6), frame_l4_csum(ip, (uint8_t)family, proto, th,
+	wr16(th + (proto == 6 ? 16 : 6), frame_l4_csum(ip, (uint8_t)family, proto, th,
 	    l4 + payload));
 	return n;
 }

@@ -167,7 +167,7 @@ expect_err(const char *entries, const char *want)
 	char text[2048];
 
 	snprintf(text, sizeof(text), HEAD "%s" VM1, entries);
-	pol_check_first_err(text, want);
+	pol_refused(text, want);
 }
 
 static void
@@ -296,8 +296,6 @@ main(void)
 		cmocka_unit_test(test_warn),
 		cmocka_unit_test(test_explain),
 	};
-	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 
-	pol_check_done();
-	return rc;
+	return cmocka_run_group_tests(tests, NULL, pol_check_teardown);
 }

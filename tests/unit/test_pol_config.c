@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "pol_load_check.h"
 #include "policy/load.h"
 
 #ifndef POL_FIXTURES
@@ -23,61 +24,44 @@
 #define VM1	"vms:\n  - name: vm1\n    mac: 02:00:00:00:00:01\n    ipv4: 10.77.0.11\n" \
 		"    policy: p\n"
 
-static struct pol_errs errs;
-
-static struct pol_config *
-load(const char *text)
-{
-	pol_errs_free(&errs);
-	return pol_load_buffer(text, strlen(text), "ng.yaml", &errs);
-}
-
-static const char *
-err_str(size_t i)
-{
-	static char buf[1024];
-
-	if (i >= errs.n)
-		return "(none)";
-	snprintf(buf, sizeof(buf), "%s:%u:%u: %s", errs.v[i].file, errs.v[i].line,
-	    errs.v[i].col, errs.v[i].msg);
-	return buf;
-}
-
-/* text must fail, and its first error must read exactly want. */
+/* The dataplane's ports, its workers and its flow table's sizes. */
 static void
-expect_err(const char *text, const char *want)
+expect_dataplane(const struct pol_config *cfg, const char *vm_port, const char *uplink_port,
+    uint32_t workers, uint32_t max_flows, uint32_t max_flows_per_vm)
 {
-	struct pol_config *cfg = load(text);
+	assert_string_equal(cfg->vm_port, vm_port);
+	assert_string_equal(cfg->uplink_port, uplink_port);
+	assert_int_equal(cfg->workers, workers);
+	assert_int_equal(cfg->max_flows, max_flows);
+	assert_int_equal(cfg->max_flows_per_vm, max_flows_per_vm);
+}
 
-	if (cfg != NULL) {
-		pol_config_free(cfg);
-		fail_msg("accepted:\n%s", text);
-	}
-	if (strcmp(err_str(0), want) != 0)
-		fail_msg("got  %s\nwant %s", err_str(0), want);
+/* Where the daemon listens and logs, and where it keeps its grants (always the same). */
+static void
+expect_files(const struct pol_config *cfg, const char *control_socket, const char *events)
+{
+	assert_string_equal(cfg->control_socket, control_socket);
+	assert_string_equal(cfg->events, events);
+	assert_string_equal(cfg->grants_state, "/var/lib/namegate/grants.json");
 }
 
 static void
 test_defaults(void **state)
 {
-	struct pol_config *cfg = load(POLS VM1);
+	struct pol_config *cfg = pol_check_load(POLS VM1);
 	const struct pol_vm *vm;
 
 	(void)state;
 	assert_non_null(cfg);
-	assert_int_equal(errs.n, 0);
+	assert_int_equal(pol_check_errs.n, 0);
 	/* no dataplane.eal: namegate derives EAL's arguments and sizes its memory */
 	assert_int_equal(cfg->neal, 0);
 	assert_null(cfg->eal[0]);
 	assert_int_equal(cfg->eal_pos.line, 0);
 	assert_null(cfg->eal_item_pos);
 	assert_int_equal(cfg->max_flows_pos.line, 0);
-	assert_string_equal(cfg->vm_port, "net_af_packet0,iface=ng-vm");
-	assert_string_equal(cfg->uplink_port, "net_af_packet1,iface=ng-up");
-	assert_int_equal(cfg->workers, 1);
-	assert_int_equal(cfg->max_flows, 1048576);
-	assert_int_equal(cfg->max_flows_per_vm, 65536);
+	expect_dataplane(cfg, "net_af_packet0,iface=ng-vm", "net_af_packet1,iface=ng-up", 1,
+	    1048576, 65536);
 	assert_int_equal(cfg->max_bindings_per_vm, 65536);
 	assert_int_equal(cfg->max_pending_per_vm, 1024);
 	assert_int_equal(cfg->max_holds_per_vm, 32);
@@ -102,9 +86,8 @@ test_defaults(void **state)
 	assert_int_equal(cfg->on_block, POL_ON_BLOCK_RESET);
 	assert_string_equal(cfg->metrics, "127.0.0.1:9477");
 	assert_int_equal(cfg->metrics_port, 9477);
-	assert_string_equal(cfg->control_socket, "/run/namegate/namegate.sock");
-	assert_string_equal(cfg->events, "/var/log/namegate/events.jsonl");
-	assert_string_equal(cfg->grants_state, "/var/lib/namegate/grants.json");	/* state */
+	/* grants_state has no key: it is state, not configuration */
+	expect_files(cfg, "/run/namegate/namegate.sock", "/var/log/namegate/events.jsonl");
 	assert_int_equal(cfg->nvms, 1);
 	vm = pol_config_vm(cfg, "vm1");
 	assert_non_null(vm);
@@ -127,10 +110,10 @@ test_full(void **state)
 	const struct pol_vm *vm;
 
 	(void)state;
-	pol_errs_free(&errs);
-	cfg = pol_load_file(POL_FIXTURES "/full.yaml", &errs);
+	pol_errs_free(&pol_check_errs);
+	cfg = pol_load_file(POL_FIXTURES "/full.yaml", &pol_check_errs);
 	if (cfg == NULL)
-		fail_msg("%s", err_str(0));
+		fail_msg("%s", pol_check_err(0));
 	assert_int_equal(cfg->neal, 6);
 	assert_string_equal(cfg->eal[2], "256");
 	/* where namegate points when the tables cannot fit: the -m value, the list, the key */
@@ -140,11 +123,7 @@ test_full(void **state)
 	assert_int_equal(cfg->eal_item_pos[2].col, 24);
 	assert_int_equal(cfg->eal_item_pos[5].col, 56);	/* ngtest */
 	assert_true(cfg->max_flows_pos.line > 3);
-	assert_string_equal(cfg->vm_port, "net_tap0,iface=vmtap");
-	assert_string_equal(cfg->uplink_port, "0000:03:00.0");
-	assert_int_equal(cfg->workers, 4);
-	assert_int_equal(cfg->max_flows, 2000);
-	assert_int_equal(cfg->max_flows_per_vm, 100);
+	expect_dataplane(cfg, "net_tap0,iface=vmtap", "0000:03:00.0", 4, 2000, 100);
 	assert_int_equal(cfg->max_bindings, 3000);
 	assert_int_equal(cfg->mbufs, 131072);
 	assert_false(cfg->slow_path_enabled);
@@ -161,18 +140,16 @@ test_full(void **state)
 	assert_int_equal(cfg->on_block, POL_ON_BLOCK_DROP);
 	assert_int_equal(cfg->metrics_addr.family, 6);
 	assert_int_equal(cfg->metrics_port, 9100);
-	assert_string_equal(cfg->control_socket, "/tmp/ng.sock");
-	assert_string_equal(cfg->events, "/tmp/ng-events.jsonl");
-	assert_string_equal(cfg->grants_state, "/var/lib/namegate/grants.json");
+	expect_files(cfg, "/tmp/ng.sock", "/tmp/ng-events.jsonl");
 	vm = pol_config_vm(cfg, "a");
 	assert_non_null(vm);
 	assert_memory_equal(vm->id.mac, "\x02\x00\x00\x00\x00\x0a", 6);
 	pol_config_free(cfg);
 
 	/* The SPEC example with imports, as fixtures. */
-	cfg = pol_load_file(POL_FIXTURES "/ng.yaml", &errs);
+	cfg = pol_load_file(POL_FIXTURES "/ng.yaml", &pol_check_errs);
 	if (cfg == NULL)
-		fail_msg("%s", err_str(0));
+		fail_msg("%s", pol_check_err(0));
 	assert_int_equal(cfg->nvms, 4);
 	assert_int_equal(pol_set_policies(cfg->set), 4);
 	vm = pol_config_vm(cfg, "vm2");
@@ -188,20 +165,20 @@ static void
 test_yaml_errors(void **state)
 {
 	(void)state;
-	expect_err("policies: [\n", "ng.yaml:2:1: YAML syntax error: did not find expected "
+	pol_refused("policies: [\n", "ng.yaml:2:1: YAML syntax error: did not find expected "
 	    "node content while parsing a flow node");
-	expect_err("a: b\n c: d\n", "ng.yaml:2:3: YAML syntax error: mapping values are not "
+	pol_refused("a: b\n c: d\n", "ng.yaml:2:3: YAML syntax error: mapping values are not "
 	    "allowed in this context");
-	expect_err("", "ng.yaml:1:1: empty file");
-	expect_err("# only a comment\n", "ng.yaml:1:1: empty file");
-	expect_err(POLS VM1 "---\n" POLS, "ng.yaml:9:1: a second YAML document: the file must "
+	pol_refused("", "ng.yaml:1:1: empty file");
+	pol_refused("# only a comment\n", "ng.yaml:1:1: empty file");
+	pol_refused(POLS VM1 "---\n" POLS, "ng.yaml:9:1: a second YAML document: the file must "
 	    "hold one");
-	expect_err("- a\n- b\n", "ng.yaml:1:1: top level: expected a mapping, got a list");
-	expect_err(POLS "x: \xc3\x28\n", "ng.yaml:4:5: YAML syntax error: invalid trailing "
+	pol_refused("- a\n- b\n", "ng.yaml:1:1: top level: expected a mapping, got a list");
+	pol_refused(POLS "x: \xc3\x28\n", "ng.yaml:4:5: YAML syntax error: invalid trailing "
 	    "UTF-8 octet");
-	expect_err(POLS VM1 "dataplane:\n  vm_port: \"a\\0b\"\n",
+	pol_refused(POLS VM1 "dataplane:\n  vm_port: \"a\\0b\"\n",
 	    "ng.yaml:10:12: dataplane.vm_port: contains a NUL character");
-	expect_err(POLS VM1 "? [a, b]\n: c\n", "ng.yaml:9:3: top level: expected a scalar, "
+	pol_refused(POLS VM1 "? [a, b]\n: c\n", "ng.yaml:9:3: top level: expected a scalar, "
 	    "got a list");
 }
 
@@ -209,137 +186,137 @@ static void
 test_schema_errors(void **state)
 {
 	(void)state;
-	expect_err(POLS VM1 "colour: blue\n", "ng.yaml:9:1: unknown key 'colour' (expected "
+	pol_refused(POLS VM1 "colour: blue\n", "ng.yaml:9:1: unknown key 'colour' (expected "
 	    "dataplane, slow_path, resolvers, dns, tls_ports, sni_binding, quic, on_block, "
 	    "metrics, control_socket, events, grants, approval, policies, vms)");
-	expect_err(POLS VM1 "dataplane:\n  worker: 2\n", "ng.yaml:10:3: unknown key 'worker' "
+	pol_refused(POLS VM1 "dataplane:\n  worker: 2\n", "ng.yaml:10:3: unknown key 'worker' "
 	    "in dataplane (expected eal, vm_port, uplink_port, workers, max_flows, "
 	    "max_flows_per_vm, max_bindings, max_bindings_per_vm, max_pending_per_vm, "
 	    "max_holds_per_vm, max_fragments_per_vm, mbufs, idle_sleep_us)");
-	expect_err(POLS VM1 "dataplane: 5\n", "ng.yaml:9:12: dataplane: expected a mapping, "
+	pol_refused(POLS VM1 "dataplane: 5\n", "ng.yaml:9:12: dataplane: expected a mapping, "
 	    "got a scalar");
-	expect_err(POLS VM1 "dataplane:\n", "ng.yaml:9:11: dataplane: expected a mapping, "
+	pol_refused(POLS VM1 "dataplane:\n", "ng.yaml:9:11: dataplane: expected a mapping, "
 	    "got an empty value");
-	expect_err(POLS VM1 "resolvers: 10.77.0.1\n", "ng.yaml:9:12: resolvers: expected a "
+	pol_refused(POLS VM1 "resolvers: 10.77.0.1\n", "ng.yaml:9:12: resolvers: expected a "
 	    "list, got a scalar");
-	expect_err(POLS VM1 "dataplane:\n  workers: [1]\n", "ng.yaml:10:12: dataplane.workers: "
+	pol_refused(POLS VM1 "dataplane:\n  workers: [1]\n", "ng.yaml:10:12: dataplane.workers: "
 	    "expected a scalar, got a list");
-	expect_err(POLS VM1 "dataplane:\n  workers: two\n", "ng.yaml:10:12: "
+	pol_refused(POLS VM1 "dataplane:\n  workers: two\n", "ng.yaml:10:12: "
 	    "dataplane.workers: expected an integer, got \"two\"");
-	expect_err(POLS VM1 "dataplane:\n  workers: -1\n", "ng.yaml:10:12: "
+	pol_refused(POLS VM1 "dataplane:\n  workers: -1\n", "ng.yaml:10:12: "
 	    "dataplane.workers: expected an integer, got \"-1\"");
-	expect_err(POLS VM1 "dataplane:\n  workers: 0\n", "ng.yaml:10:12: "
+	pol_refused(POLS VM1 "dataplane:\n  workers: 0\n", "ng.yaml:10:12: "
 	    "dataplane.workers: 0 is out of range (1..128)");
-	expect_err(POLS VM1 "dataplane:\n  max_flows: 99999999999999999999999\n",
+	pol_refused(POLS VM1 "dataplane:\n  max_flows: 99999999999999999999999\n",
 	    "ng.yaml:10:14: dataplane.max_flows: 99999999999999999999999 is out of range "
 	    "(1..268435456)");
-	expect_err(POLS VM1 "dataplane:\n  max_flows: 10\n  max_flows_per_vm: 20\n",
+	pol_refused(POLS VM1 "dataplane:\n  max_flows: 10\n  max_flows_per_vm: 20\n",
 	    "ng.yaml:11:21: dataplane.max_flows_per_vm: 20 is more than max_flows (10)");
-	expect_err(POLS VM1 "dataplane:\n  max_holds_per_vm: 0\n", "ng.yaml:10:21: "
+	pol_refused(POLS VM1 "dataplane:\n  max_holds_per_vm: 0\n", "ng.yaml:10:21: "
 	    "dataplane.max_holds_per_vm: 0 is out of range (1..268435456)");
-	expect_err(POLS VM1 "dataplane:\n  idle_sleep_us: 10001\n", "ng.yaml:10:18: "
+	pol_refused(POLS VM1 "dataplane:\n  idle_sleep_us: 10001\n", "ng.yaml:10:18: "
 	    "dataplane.idle_sleep_us: 10001 is out of range (0..10000)");
-	expect_err(POLS VM1 "dataplane:\n  eal: [a, {b: c}]\n", "ng.yaml:10:12: "
+	pol_refused(POLS VM1 "dataplane:\n  eal: [a, {b: c}]\n", "ng.yaml:10:12: "
 	    "dataplane.eal[1]: expected a scalar, got a mapping");
-	expect_err(POLS VM1 "dataplane:\n  vm_port: \"\"\n", "ng.yaml:10:12: "
+	pol_refused(POLS VM1 "dataplane:\n  vm_port: \"\"\n", "ng.yaml:10:12: "
 	    "dataplane.vm_port: must not be empty");
-	expect_err(POLS VM1 "slow_path:\n  enabled: maybe\n", "ng.yaml:10:12: "
+	pol_refused(POLS VM1 "slow_path:\n  enabled: maybe\n", "ng.yaml:10:12: "
 	    "slow_path.enabled: expected true or false, got \"maybe\"");
-	expect_err(POLS VM1 "slow_path:\n  nft_table: \"my table\"\n", "ng.yaml:10:14: "
+	pol_refused(POLS VM1 "slow_path:\n  nft_table: \"my table\"\n", "ng.yaml:10:14: "
 	    "slow_path.nft_table: \"my table\" is not a table name (letters, digits, _, at "
 	    "most 32, not starting with a digit)");
-	expect_err(POLS VM1 "resolvers: [10.77.0.1, 10.77.0.300]\n", "ng.yaml:9:24: "
+	pol_refused(POLS VM1 "resolvers: [10.77.0.1, 10.77.0.300]\n", "ng.yaml:9:24: "
 	    "resolvers[1]: bad address \"10.77.0.300\" (an IPv4 or IPv6 address)");
-	expect_err(POLS VM1 "dns:\n  min_ttl: 600\n  max_ttl: 60\n", "ng.yaml:11:12: dns: "
+	pol_refused(POLS VM1 "dns:\n  min_ttl: 600\n  max_ttl: 60\n", "ng.yaml:11:12: dns: "
 	    "min_ttl 600 is more than max_ttl 60");
-	expect_err(POLS VM1 "dns:\n  blocked_rcode: servfail\n", "ng.yaml:10:18: "
+	pol_refused(POLS VM1 "dns:\n  blocked_rcode: servfail\n", "ng.yaml:10:18: "
 	    "dns.blocked_rcode: expected refused or nxdomain, got \"servfail\"");
-	expect_err(POLS VM1 "tls_ports: [443, 70000]\n", "ng.yaml:9:18: tls_ports[1]: port "
+	pol_refused(POLS VM1 "tls_ports: [443, 70000]\n", "ng.yaml:9:18: tls_ports[1]: port "
 	    "\"70000\" out of range (1..65535)");
-	expect_err(POLS VM1 "tls_ports: [443, 0]\n", "ng.yaml:9:18: tls_ports[1]: port "
+	pol_refused(POLS VM1 "tls_ports: [443, 0]\n", "ng.yaml:9:18: tls_ports[1]: port "
 	    "\"0\" out of range (1..65535)");
-	expect_err(POLS VM1 "tls_ports: [443, 443]\n", "ng.yaml:9:18: tls_ports[1]: "
+	pol_refused(POLS VM1 "tls_ports: [443, 443]\n", "ng.yaml:9:18: tls_ports[1]: "
 	    "duplicate port 443");
-	expect_err(POLS VM1 "sni_binding: lax\n", "ng.yaml:9:14: sni_binding: expected strict "
+	pol_refused(POLS VM1 "sni_binding: lax\n", "ng.yaml:9:14: sni_binding: expected strict "
 	    "or loose, got \"lax\"");
-	expect_err(POLS VM1 "quic: allow\n", "ng.yaml:9:7: quic: expected block or inspect, "
+	pol_refused(POLS VM1 "quic: allow\n", "ng.yaml:9:7: quic: expected block or inspect, "
 	    "got \"allow\"");
-	expect_err(POLS VM1 "on_block: ignore\n", "ng.yaml:9:11: on_block: expected reset or "
+	pol_refused(POLS VM1 "on_block: ignore\n", "ng.yaml:9:11: on_block: expected reset or "
 	    "drop, got \"ignore\"");
-	expect_err(POLS VM1 "metrics: 127.0.0.1\n", "ng.yaml:9:10: metrics: expected "
+	pol_refused(POLS VM1 "metrics: 127.0.0.1\n", "ng.yaml:9:10: metrics: expected "
 	    "ADDRESS:PORT, got \"127.0.0.1\"");
-	expect_err(POLS VM1 "metrics: 127.0.0.1:99999\n", "ng.yaml:9:10: metrics: port "
+	pol_refused(POLS VM1 "metrics: 127.0.0.1:99999\n", "ng.yaml:9:10: metrics: port "
 	    "\"99999\" out of range (1..65535)");
-	expect_err(POLS VM1 "metrics: \"::1:9477\"\n", "ng.yaml:9:10: metrics: bad address "
+	pol_refused(POLS VM1 "metrics: \"::1:9477\"\n", "ng.yaml:9:10: metrics: bad address "
 	    "\"::1\"");
-	expect_err(POLS VM1 "quic: block\nquic: inspect\n", "ng.yaml:10:1: duplicate key "
+	pol_refused(POLS VM1 "quic: block\nquic: inspect\n", "ng.yaml:10:1: duplicate key "
 	    "'quic'");
-	expect_err(VM1, "ng.yaml:1:1: missing key 'policies'");
-	expect_err(POLS, "ng.yaml:1:1: missing key 'vms'");
+	pol_refused(VM1, "ng.yaml:1:1: missing key 'policies'");
+	pol_refused(POLS, "ng.yaml:1:1: missing key 'vms'");
 }
 
 static void
 test_vm_errors(void **state)
 {
 	(void)state;
-	expect_err(POLS "vms:\n  - name: vm1\n    mac: 02:00:00:00:00:0g\n    ipv4: 10.0.0.1\n"
+	pol_refused(POLS "vms:\n  - name: vm1\n    mac: 02:00:00:00:00:0g\n    ipv4: 10.0.0.1\n"
 	    "    policy: p\n", "ng.yaml:6:10: vms[0].mac: bad MAC \"02:00:00:00:00:0g\" (six hex "
 	    "pairs: 02:00:00:00:00:01)");
-	expect_err(POLS "vms:\n  - name: vm1\n    mac: 02-00-00-00-00-01\n    ipv4: 10.0.0.1\n"
+	pol_refused(POLS "vms:\n  - name: vm1\n    mac: 02-00-00-00-00-01\n    ipv4: 10.0.0.1\n"
 	    "    policy: p\n", "ng.yaml:6:10: vms[0].mac: bad MAC \"02-00-00-00-00-01\" (six hex "
 	    "pairs: 02:00:00:00:00:01)");
-	expect_err(POLS "vms:\n  - name: vm1\n    mac: 01:00:5e:00:00:01\n    ipv4: 10.0.0.1\n"
+	pol_refused(POLS "vms:\n  - name: vm1\n    mac: 01:00:5e:00:00:01\n    ipv4: 10.0.0.1\n"
 	    "    policy: p\n", "ng.yaml:6:10: vms[0].mac: 01:00:5e:00:00:01 is a multicast MAC, "
 	    "not a VM's");
-	expect_err(POLS "vms:\n  - name: vm1\n    mac: 02:00:00:00:00:01\n    ipv4: 10.0.0.256\n"
+	pol_refused(POLS "vms:\n  - name: vm1\n    mac: 02:00:00:00:00:01\n    ipv4: 10.0.0.256\n"
 	    "    policy: p\n", "ng.yaml:7:11: vms[0].ipv4: bad IPv4 address \"10.0.0.256\"");
-	expect_err(POLS "vms:\n  - name: vm1\n    mac: 02:00:00:00:00:01\n    ipv4: 224.0.0.1\n"
+	pol_refused(POLS "vms:\n  - name: vm1\n    mac: 02:00:00:00:00:01\n    ipv4: 224.0.0.1\n"
 	    "    policy: p\n", "ng.yaml:7:11: vms[0].ipv4: 224.0.0.1 is not a unicast host "
 	    "address");
-	expect_err(POLS "vms:\n  - name: vm1\n    mac: 02:00:00:00:00:01\n    ipv6: fd77::1::2\n"
+	pol_refused(POLS "vms:\n  - name: vm1\n    mac: 02:00:00:00:00:01\n    ipv6: fd77::1::2\n"
 	    "    policy: p\n", "ng.yaml:7:11: vms[0].ipv6: bad IPv6 address \"fd77::1::2\"");
-	expect_err(POLS "vms:\n  - name: vm1\n    mac: 02:00:00:00:00:01\n    ipv4: 10.0.0.1\n"
+	pol_refused(POLS "vms:\n  - name: vm1\n    mac: 02:00:00:00:00:01\n    ipv4: 10.0.0.1\n"
 	    "    vlan: 4095\n    policy: p\n", "ng.yaml:8:11: vms[0].vlan: 4095 is out of range "
 	    "(0..4094)");
-	expect_err(POLS "vms:\n  - name: vm1\n    mac: 02:00:00:00:00:01\n    ipv4: 10.0.0.1\n"
+	pol_refused(POLS "vms:\n  - name: vm1\n    mac: 02:00:00:00:00:01\n    ipv4: 10.0.0.1\n"
 	    "    mode: permissive\n    policy: p\n", "ng.yaml:8:11: vms[0].mode: expected enforce "
 	    "or audit, got \"permissive\"");
-	expect_err(POLS "vms:\n  - name: 1vm\n    mac: 02:00:00:00:00:01\n    ipv4: 10.0.0.1\n"
+	pol_refused(POLS "vms:\n  - name: 1vm\n    mac: 02:00:00:00:00:01\n    ipv4: 10.0.0.1\n"
 	    "    policy: p\n", "ng.yaml:5:11: vms[0].name: bad VM name \"1vm\" (a letter, then "
 	    "letters, digits, '_' or '-', at most 32)");
-	expect_err(POLS "vms:\n  - name: a_in\n    mac: 02:00:00:00:00:01\n    ipv4: 10.0.0.1\n"
+	pol_refused(POLS "vms:\n  - name: a_in\n    mac: 02:00:00:00:00:01\n    ipv4: 10.0.0.1\n"
 	    "    policy: p\n", "ng.yaml:5:11: vms[0].name: \"a_in\" ends in \"_in\", which "
 	    "namegate appends to VM names for its nft objects: choose another");
-	expect_err(POLS "vms:\n  - name: web_v6addr\n    mac: 02:00:00:00:00:01\n"
+	pol_refused(POLS "vms:\n  - name: web_v6addr\n    mac: 02:00:00:00:00:01\n"
 	    "    ipv4: 10.0.0.1\n    policy: p\n", "ng.yaml:5:11: vms[0].name: \"web_v6addr\" "
 	    "ends in \"_v6addr\", which namegate appends to VM names for its nft objects: "
 	    "choose another");
-	expect_err("resolvers: [10.0.0.1, 10.0.0.2, 10.0.0.3, 10.0.0.4, 10.0.0.5, 10.0.0.6, "
+	pol_refused("resolvers: [10.0.0.1, 10.0.0.2, 10.0.0.3, 10.0.0.4, 10.0.0.5, 10.0.0.6, "
 	    "10.0.0.7, 10.0.0.8, 10.0.0.9]\n" POLS VM1, "ng.yaml:1:12: resolvers: 9 resolvers, at "
 	    "most 8");
-	expect_err("tls_ports: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]\n" POLS VM1,
+	pol_refused("tls_ports: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]\n" POLS VM1,
 	    "ng.yaml:1:12: tls_ports: 17 ports, at most 16");
-	expect_err(POLS "vms:\n  - name: unknown\n    mac: 02:00:00:00:00:01\n    ipv4: 10.0.0.1\n"
+	pol_refused(POLS "vms:\n  - name: unknown\n    mac: 02:00:00:00:00:01\n    ipv4: 10.0.0.1\n"
 	    "    policy: p\n", "ng.yaml:5:11: vms[0].name: \"unknown\" is the name namegate gives "
 	    "frames from no VM: choose another");
-	expect_err(POLS "vms:\n  - name: vm1\n    mac: 02:00:00:00:00:01\n    policy: p\n",
+	pol_refused(POLS "vms:\n  - name: vm1\n    mac: 02:00:00:00:00:01\n    policy: p\n",
 	    "ng.yaml:5:5: vms[0]: needs ipv4 or ipv6 (or both)");
-	expect_err(POLS "vms:\n  - name: vm1\n    ipv4: 10.0.0.1\n    policy: p\n",
+	pol_refused(POLS "vms:\n  - name: vm1\n    ipv4: 10.0.0.1\n    policy: p\n",
 	    "ng.yaml:5:5: vms[0]: missing key 'mac'");
-	expect_err(POLS "vms:\n  - name: vm1\n    mac: 02:00:00:00:00:01\n    ipv4: 10.0.0.1\n"
+	pol_refused(POLS "vms:\n  - name: vm1\n    mac: 02:00:00:00:00:01\n    ipv4: 10.0.0.1\n"
 	    "    policy: q\n", "ng.yaml:8:13: vms[0].policy: unknown policy 'q'");
-	expect_err(POLS "vms:\n  - vm1\n", "ng.yaml:5:5: vms[0]: expected a mapping, got a "
+	pol_refused(POLS "vms:\n  - vm1\n", "ng.yaml:5:5: vms[0]: expected a mapping, got a "
 	    "scalar");
-	expect_err(POLS VM1 "  - name: vm1\n    mac: 02:00:00:00:00:02\n    ipv4: 10.77.0.12\n"
+	pol_refused(POLS VM1 "  - name: vm1\n    mac: 02:00:00:00:00:02\n    ipv4: 10.77.0.12\n"
 	    "    policy: p\n", "ng.yaml:9:11: vms[1].name: duplicate VM name (also vms[0] at line "
 	    "5)");
-	expect_err(POLS VM1 "  - name: vm2\n    mac: 02:00:00:00:00:01\n    ipv4: 10.77.0.12\n"
+	pol_refused(POLS VM1 "  - name: vm2\n    mac: 02:00:00:00:00:01\n    ipv4: 10.77.0.12\n"
 	    "    policy: p\n", "ng.yaml:10:10: vms[1].mac: duplicate VM MAC (also vms[0] at line "
 	    "5)");
-	expect_err(POLS VM1 "  - name: vm2\n    mac: 02:00:00:00:00:02\n    ipv4: 10.77.0.11\n"
+	pol_refused(POLS VM1 "  - name: vm2\n    mac: 02:00:00:00:00:02\n    ipv4: 10.77.0.11\n"
 	    "    policy: p\n", "ng.yaml:11:11: vms[1].ipv4: duplicate VM IPv4 address (also "
 	    "vms[0] at line 5)");
-	expect_err(POLS "vms:\n  - {name: a, mac: \"02:00:00:00:00:01\", ipv6: \"fd::1\", "
+	pol_refused(POLS "vms:\n  - {name: a, mac: \"02:00:00:00:00:01\", ipv6: \"fd::1\", "
 	    "policy: p}\n  - {name: b, mac: \"02:00:00:00:00:02\", ipv6: \"fd:0::1\", policy: p}\n",
 	    "ng.yaml:6:47: vms[1].ipv6: duplicate VM IPv6 address (also vms[0] at line 5)");
 }
@@ -348,31 +325,31 @@ static void
 test_policy_errors(void **state)
 {
 	(void)state;
-	expect_err("policies:\n  p:\n    allow: [pypi.org, \"*.com\"]\n" VM1, "ng.yaml:3:23: "
+	pol_refused("policies:\n  p:\n    allow: [pypi.org, \"*.com\"]\n" VM1, "ng.yaml:3:23: "
 	    "policies.p.allow[1]: \"*.com\": a wildcard over a one-label suffix (*.com) would "
 	    "allow a whole top-level domain");
-	expect_err("policies:\n  p:\n    allow:\n      - pypi.org:70000\n" VM1, "ng.yaml:4:9: "
+	pol_refused("policies:\n  p:\n    allow:\n      - pypi.org:70000\n" VM1, "ng.yaml:4:9: "
 	    "policies.p.allow[0]: \"pypi.org:70000\": port 70000 out of range (1..65535)");
-	expect_err("policies:\n  p:\n    deny: [\"*\"]\n" VM1, "ng.yaml:3:12: "
+	pol_refused("policies:\n  p:\n    deny: [\"*\"]\n" VM1, "ng.yaml:3:12: "
 	    "policies.p.deny[0]: \"*\": '*' would allow every host");
-	expect_err("policies:\n  p:\n    allow: [bücher.de]\n" VM1, "ng.yaml:3:13: "
+	pol_refused("policies:\n  p:\n    allow: [bücher.de]\n" VM1, "ng.yaml:3:13: "
 	    "policies.p.allow[0]: \"bücher.de\": non-ASCII host name: write an IDN in its "
 	    "punycode form (xn--...)");
-	expect_err("policies:\n  p:\n    allow: [a..b]\n" VM1, "ng.yaml:3:13: "
+	pol_refused("policies:\n  p:\n    allow: [a..b]\n" VM1, "ng.yaml:3:13: "
 	    "policies.p.allow[0]: \"a..b\": empty label");
-	expect_err("policies:\n  p:\n    allow: [[a]]\n" VM1, "ng.yaml:3:13: "
+	pol_refused("policies:\n  p:\n    allow: [[a]]\n" VM1, "ng.yaml:3:13: "
 	    "policies.p.allow[0]: expected a scalar, got a list");
-	expect_err("policies:\n  p:\n    allow: pypi.org\n" VM1, "ng.yaml:3:12: "
+	pol_refused("policies:\n  p:\n    allow: pypi.org\n" VM1, "ng.yaml:3:12: "
 	    "policies.p.allow: expected a list, got a scalar");
-	expect_err("policies:\n  p:\n    allowed: [pypi.org]\n" VM1, "ng.yaml:3:5: unknown key "
+	pol_refused("policies:\n  p:\n    allowed: [pypi.org]\n" VM1, "ng.yaml:3:5: unknown key "
 	    "'allowed' in policies.p (expected allow, deny, ask, import, budgets)");
-	expect_err("policies:\n  p:\n" VM1, "ng.yaml:2:5: policies.p: expected a mapping "
+	pol_refused("policies:\n  p:\n" VM1, "ng.yaml:2:5: policies.p: expected a mapping "
 	    "(allow, deny, ask, import, budgets), got an empty value");
-	expect_err("policies:\n  p: {}\n  p: {}\n" VM1, "ng.yaml:3:3: policies: duplicate "
+	pol_refused("policies:\n  p: {}\n  p: {}\n" VM1, "ng.yaml:3:3: policies: duplicate "
 	    "policy 'p'");
-	expect_err("policies:\n  \"p q\": {}\n" VM1, "ng.yaml:2:3: policies: bad policy name "
+	pol_refused("policies:\n  \"p q\": {}\n" VM1, "ng.yaml:2:3: policies: bad policy name "
 	    "\"p q\" (letters, digits, '_', '.', '-', at most 64)");
-	expect_err("policies: []\n" VM1, "ng.yaml:1:11: policies: expected a mapping, got a "
+	pol_refused("policies: []\n" VM1, "ng.yaml:1:11: policies: expected a mapping, got a "
 	    "list");
 }
 
@@ -387,20 +364,21 @@ test_many_errors(void **state)
 	FILE *f;
 
 	(void)state;
-	cfg = load("dataplane:\n  workers: 0\n  colour: blue\npolicies:\n  p:\n"
+	cfg = pol_check_load("dataplane:\n  workers: 0\n  colour: blue\npolicies:\n  p:\n"
 	    "    allow: [\"*.com\", \"a:0\"]\n"
 	    "vms:\n  - name: vm1\n    mac: 02:00:00:00:00:0g\n    ipv4: 10.0.0.1\n"
 	    "    policy: nope\n");
 	assert_null(cfg);
-	assert_int_equal(errs.n, 6);
-	assert_string_equal(err_str(0), "ng.yaml:2:12: dataplane.workers: 0 is out of range "
+	assert_int_equal(pol_check_errs.n, 6);
+	assert_string_equal(pol_check_err(0), "ng.yaml:2:12: dataplane.workers: 0 is out of range "
 	    "(1..128)");
-	assert_int_equal(errs.v[1].line, 3);
-	assert_int_equal(errs.v[2].line, 6);
-	assert_int_equal(errs.v[2].col, 13);
-	assert_int_equal(errs.v[3].col, 22);
-	assert_int_equal(errs.v[4].line, 9);
-	assert_string_equal(err_str(5), "ng.yaml:11:13: vms[0].policy: unknown policy 'nope'");
+	assert_int_equal(pol_check_errs.v[1].line, 3);
+	assert_int_equal(pol_check_errs.v[2].line, 6);
+	assert_int_equal(pol_check_errs.v[2].col, 13);
+	assert_int_equal(pol_check_errs.v[3].col, 22);
+	assert_int_equal(pol_check_errs.v[4].line, 9);
+	assert_string_equal(pol_check_err(5),
+	    "ng.yaml:11:13: vms[0].policy: unknown policy 'nope'");
 
 	text = p = malloc(64 * 1024);
 	assert_non_null(text);
@@ -408,12 +386,12 @@ test_many_errors(void **state)
 	for (int i = 0; i < 40; i++)
 		p += sprintf(p, "      - \"*.tld%d\"\n", i);
 	strcpy(p, VM1);
-	assert_null(load(text));
+	assert_null(pol_check_load(text));
 	free(text);
-	assert_int_equal(errs.n, POL_ERRS_MAX);
-	assert_int_equal(errs.dropped, 8);
+	assert_int_equal(pol_check_errs.n, POL_ERRS_MAX);
+	assert_int_equal(pol_check_errs.dropped, 8);
 	f = open_memstream(&out, &outlen);
-	pol_errs_print(f, &errs);
+	pol_errs_print(f, &pol_check_errs);
 	fclose(f);
 	assert_non_null(strstr(out, "ng.yaml:4:9: policies.p.allow[0]: \"*.tld0\""));
 	assert_non_null(strstr(out, "\n... and 8 more errors\n"));
@@ -439,12 +417,12 @@ test_alias_budget(void **state)
 	for (int i = 1; i < 1100; i++)
 		p += sprintf(p, "  p%d: {allow: *l}\n", i);
 	strcpy(p, VM1);
-	assert_null(load(text));
+	assert_null(pol_check_load(text));
 	free(text);
-	assert_int_equal(errs.n, POL_ERRS_MAX);
-	assert_non_null(strstr(err_str(errs.n - 1), ": too many nodes to walk: aliases "
-	    "expanding without bound?"));
-	expect_err("policies: &p\n  p:\n    allow: []\n  q: *p\n" VM1, "ng.yaml:2:3: unknown "
+	assert_int_equal(pol_check_errs.n, POL_ERRS_MAX);
+	assert_non_null(strstr(pol_check_err(pol_check_errs.n - 1),
+	    ": too many nodes to walk: aliases expanding without bound?"));
+	pol_refused("policies: &p\n  p:\n    allow: []\n  q: *p\n" VM1, "ng.yaml:2:3: unknown "
 	    "key 'p' in policies.q (expected allow, deny, ask, import, budgets)");
 }
 
@@ -452,27 +430,19 @@ static void
 test_files(void **state)
 {
 	(void)state;
-	pol_errs_free(&errs);
-	assert_null(pol_load_file(POL_FIXTURES "/nonexistent.yaml", &errs));
-	assert_string_equal(err_str(0), POL_FIXTURES "/nonexistent.yaml:1:1: cannot read: No "
+	pol_errs_free(&pol_check_errs);
+	assert_null(pol_load_file(POL_FIXTURES "/nonexistent.yaml", &pol_check_errs));
+	assert_string_equal(pol_check_err(0), POL_FIXTURES "/nonexistent.yaml:1:1: cannot read: No "
 	    "such file or directory");
-	pol_errs_free(&errs);
-	assert_null(pol_load_file(POL_FIXTURES, &errs));
-	assert_string_equal(err_str(0), POL_FIXTURES ":1:1: cannot read: Is a directory");
-	pol_errs_free(&errs);
-	assert_null(pol_load_file("/dev/zero", &errs));
-	assert_string_equal(err_str(0), "/dev/zero:1:1: cannot read: not a regular file");
-	pol_errs_free(&errs);
-	assert_null(pol_load_file(POL_FIXTURES "/bad.yaml", &errs));
-	assert_int_equal(errs.n, 9);
-}
-
-static int
-teardown(void **state)
-{
-	(void)state;
-	pol_errs_free(&errs);
-	return 0;
+	pol_errs_free(&pol_check_errs);
+	assert_null(pol_load_file(POL_FIXTURES, &pol_check_errs));
+	assert_string_equal(pol_check_err(0), POL_FIXTURES ":1:1: cannot read: Is a directory");
+	pol_errs_free(&pol_check_errs);
+	assert_null(pol_load_file("/dev/zero", &pol_check_errs));
+	assert_string_equal(pol_check_err(0), "/dev/zero:1:1: cannot read: not a regular file");
+	pol_errs_free(&pol_check_errs);
+	assert_null(pol_load_file(POL_FIXTURES "/bad.yaml", &pol_check_errs));
+	assert_int_equal(pol_check_errs.n, 9);
 }
 
 int
@@ -490,5 +460,5 @@ main(void)
 		cmocka_unit_test(test_files),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, teardown);
+	return cmocka_run_group_tests(tests, NULL, pol_check_teardown);
 }

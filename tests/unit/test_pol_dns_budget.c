@@ -44,7 +44,7 @@ expect_err(const char *dns, const char *want)
 	char text[2048];
 
 	snprintf(text, sizeof(text), "dns:\n%s" POLS VM1, dns);
-	pol_check_first_err(text, want);
+	pol_refused(text, want);
 }
 
 static void
@@ -178,8 +178,6 @@ main(void)
 		cmocka_unit_test(test_explain),
 		cmocka_unit_test(test_rule_suffix),
 	};
-	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 
-	pol_check_done();
-	return rc;
+	return cmocka_run_group_tests(tests, NULL, pol_check_teardown);
 }

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "pol_load_check.h"
 #include "policy/load.h"
 
 #ifndef POL_FIXTURES
@@ -21,41 +22,6 @@
 #define CFG_NAME	POL_FIXTURES "/t.yaml"
 #define VM1	"vms:\n  - name: vm1\n    mac: 02:00:00:00:00:01\n    ipv4: 10.77.0.11\n" \
 		"    policy: p\n"
-
-static struct pol_errs errs;
-
-/* Loaded as if from tests/policy/t.yaml, so imports resolve next to the fixtures. */
-static struct pol_config *
-load(const char *text)
-{
-	pol_errs_free(&errs);
-	return pol_load_buffer(text, strlen(text), CFG_NAME, &errs);
-}
-
-static const char *
-err_str(size_t i)
-{
-	static char buf[1024];
-
-	if (i >= errs.n)
-		return "(none)";
-	snprintf(buf, sizeof(buf), "%s:%u:%u: %s", errs.v[i].file, errs.v[i].line,
-	    errs.v[i].col, errs.v[i].msg);
-	return buf;
-}
-
-static void
-expect_err(const char *text, const char *want)
-{
-	struct pol_config *cfg = load(text);
-
-	if (cfg != NULL) {
-		pol_config_free(cfg);
-		fail_msg("accepted:\n%s", text);
-	}
-	if (strcmp(err_str(0), want) != 0)
-		fail_msg("got  %s\nwant %s", err_str(0), want);
-}
 
 static enum pol_verdict
 decide(const struct pol_config *cfg, const char *name, uint16_t port,
@@ -68,13 +34,13 @@ decide(const struct pol_config *cfg, const char *name, uint16_t port,
 static void
 test_claude_settings(void **state)
 {
-	struct pol_config *cfg = load("policies:\n  p:\n    import: sandbox-settings.json\n"
-	    "    allow: [pypi.org]\n" VM1);
+	struct pol_config *cfg = pol_check_load("policies:\n  p:\n"
+	    "    import: sandbox-settings.json\n    allow: [pypi.org]\n" VM1);
 	const struct pol_rule *r;
 
 	(void)state;
 	if (cfg == NULL)
-		fail_msg("%s", err_str(0));
+		fail_msg("%s", pol_check_err(0));
 	assert_int_equal(decide(cfg, "registry.npmjs.org", 443, &r), POL_ALLOW);
 	assert_true(r->imported);
 	assert_string_equal(r->file, POL_FIXTURES "/sandbox-settings.json");
@@ -99,14 +65,14 @@ test_claude_settings(void **state)
 static void
 test_bound_files(void **state)
 {
-	struct pol_config *cfg = load("policies:\n  p:\n    import: bound.json\n"
+	struct pol_config *cfg = pol_check_load("policies:\n  p:\n    import: bound.json\n"
 	    "  q:\n    import: " POL_FIXTURES "/bound.yaml\n" VM1);
 	const struct pol_rule *r;
 	struct pol_policy_stats st;
 
 	(void)state;
 	if (cfg == NULL)
-		fail_msg("%s", err_str(0));
+		fail_msg("%s", pol_check_err(0));
 	assert_int_equal(decide(cfg, "crates.io", 80, NULL), POL_ALLOW);
 	assert_int_equal(decide(cfg, "static.crates.io", 443, &r), POL_ALLOW);
 	assert_string_equal(r->key, "network.allowDomains");
@@ -125,43 +91,35 @@ static void
 test_import_errors(void **state)
 {
 	(void)state;
-	expect_err("policies:\n  p:\n    import: missing.json\n" VM1, CFG_NAME ":3:13: "
+	pol_refused("policies:\n  p:\n    import: missing.json\n" VM1, CFG_NAME ":3:13: "
 	    "policies.p.import: cannot read '" POL_FIXTURES "/missing.json': No such file or "
 	    "directory");
-	expect_err("policies:\n  p:\n    import: .\n" VM1, CFG_NAME ":3:13: policies.p.import: "
+	pol_refused("policies:\n  p:\n    import: .\n" VM1, CFG_NAME ":3:13: policies.p.import: "
 	    "cannot read '" POL_FIXTURES "/.': Is a directory");
-	expect_err("policies:\n  p:\n    import: /dev/null\n" VM1, CFG_NAME ":3:13: "
+	pol_refused("policies:\n  p:\n    import: /dev/null\n" VM1, CFG_NAME ":3:13: "
 	    "policies.p.import: cannot read '/dev/null': not a regular file");
-	expect_err("policies:\n  p:\n    import: \"\"\n" VM1, CFG_NAME ":3:13: "
+	pol_refused("policies:\n  p:\n    import: \"\"\n" VM1, CFG_NAME ":3:13: "
 	    "policies.p.import: empty file name");
-	expect_err("policies:\n  p:\n    import: [a.json]\n" VM1, CFG_NAME ":3:13: "
+	pol_refused("policies:\n  p:\n    import: [a.json]\n" VM1, CFG_NAME ":3:13: "
 	    "policies.p.import: expected a scalar, got a list");
-	expect_err("policies:\n  p:\n    import: import-syntax.json\n" VM1, POL_FIXTURES
+	pol_refused("policies:\n  p:\n    import: import-syntax.json\n" VM1, POL_FIXTURES
 	    "/import-syntax.json:3:38: YAML syntax error: did not find expected ',' or ']' "
 	    "while parsing a flow sequence");
-	expect_err("policies:\n  p:\n    import: import-type.json\n" VM1, POL_FIXTURES
+	pol_refused("policies:\n  p:\n    import: import-type.json\n" VM1, POL_FIXTURES
 	    "/import-type.json:3:21: network.allowDomains: expected a list, got a scalar");
-	expect_err("policies:\n  p:\n    import: import-none.json\n" VM1, POL_FIXTURES
+	pol_refused("policies:\n  p:\n    import: import-none.json\n" VM1, POL_FIXTURES
 	    "/import-none.json:1:1: no sandbox.network.allowedDomains (Claude Code settings) or "
 	    "network.allowDomains (sandbox bound file) in this file");
-	expect_err("policies:\n  p:\n    import: import-pattern.json\n" VM1, POL_FIXTURES
+	pol_refused("policies:\n  p:\n    import: import-pattern.json\n" VM1, POL_FIXTURES
 	    "/import-pattern.json:6:9: sandbox.network.allowedDomains[1]: \"*\": '*' would "
 	    "allow every host");
 	/* Not a mapping at all: a JSON list, or a scalar file. */
-	expect_err("policies:\n  p:\n    import: full.yaml\n" VM1, POL_FIXTURES "/full.yaml:2:1: "
+	pol_refused("policies:\n  p:\n    import: full.yaml\n" VM1, POL_FIXTURES "/full.yaml:2:1: "
 	    "no sandbox.network.allowedDomains (Claude Code settings) or network.allowDomains "
 	    "(sandbox bound file) in this file");
-	expect_err("policies:\n  p:\n    import: import-list.json\n" VM1, POL_FIXTURES
+	pol_refused("policies:\n  p:\n    import: import-list.json\n" VM1, POL_FIXTURES
 	    "/import-list.json:1:1: expected a mapping (a Claude Code settings file or a sandbox "
 	    "bound file), got a list");
-}
-
-static int
-teardown(void **state)
-{
-	(void)state;
-	pol_errs_free(&errs);
-	return 0;
 }
 
 int
@@ -173,5 +131,7 @@ main(void)
 		cmocka_unit_test(test_import_errors),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, teardown);
+	/* as if from tests/policy/t.yaml, so imports resolve next to the fixtures */
+	pol_check_file = CFG_NAME;
+	return cmocka_run_group_tests(tests, NULL, pol_check_teardown);
 }

@@ -59,6 +59,28 @@ add_addr(struct pol_builder *b, uint32_t pol, const char *addr, unsigned int ple
 	assert_int_equal(pol_builder_add(b, pol, &p, &o), 0);
 }
 
+/* A builder with policy "p" (0), its patterns numbered from line 1 again. */
+static struct pol_builder *
+builder_p(void)
+{
+	struct pol_builder *b = pol_builder_new();
+
+	add_line = 0;
+	assert_int_equal(pol_builder_policy(b, "p"), 0);
+	return b;
+}
+
+/* b's set, which must build; b is freed. */
+static struct pol_set *
+build(struct pol_builder *b)
+{
+	struct pol_set *s = pol_builder_build(b);
+
+	pol_builder_free(b);
+	assert_non_null(s);
+	return s;
+}
+
 static enum pol_verdict
 name_v(const struct pol_set *s, uint32_t pol, const char *name, uint8_t proto, uint16_t port)
 {
@@ -95,9 +117,7 @@ spec_set(void)
 	add_addr(b, 0, "198.51.100.0", 24, 443, POL_LIST_ALLOW);
 	add_name(b, 0, POL_NAME_EXACT, "upload.pypi.org", 0, POL_LIST_DENY);
 	add_name(b, 1, POL_NAME_EXACT, "example.com", 0, POL_LIST_ALLOW);
-	s = pol_builder_build(b);
-	pol_builder_free(b);
-	assert_non_null(s);
+	s = build(b);
 	return s;
 }
 
@@ -151,21 +171,17 @@ test_wildcard(void **state)
 static void
 test_ports(void **state)
 {
-	struct pol_builder *b = pol_builder_new();
+	struct pol_builder *b = builder_p();
 	struct pol_set *s;
 	const struct pol_rule *r;
 
 	(void)state;
-	add_line = 0;
-	assert_int_equal(pol_builder_policy(b, "p"), 0);
 	add_name(b, 0, POL_NAME_EXACT, "git.example.com", 22, POL_LIST_ALLOW);
 	add_name(b, 0, POL_NAME_EXACT, "git.example.com", 443, POL_LIST_ALLOW);
 	add_name(b, 0, POL_NAME_EXACT, "git.example.com", 9418, POL_LIST_ALLOW);
 	add_name(b, 0, POL_NAME_EXACT, "any.example.com", 0, POL_LIST_ALLOW);
 	add_name(b, 0, POL_NAME_EXACT, "any.example.com", 25, POL_LIST_DENY);
-	s = pol_builder_build(b);
-	pol_builder_free(b);
-	assert_non_null(s);
+	s = build(b);
 
 	/* Several patterns for one name combine. */
 	assert_int_equal(name_v(s, 0, "git.example.com", POL_PROTO_TCP, 22), POL_ALLOW);
@@ -191,13 +207,11 @@ test_ports(void **state)
 static void
 test_deny_beats_allow(void **state)
 {
-	struct pol_builder *b = pol_builder_new();
+	struct pol_builder *b = builder_p();
 	struct pol_set *s;
 	const struct pol_rule *r;
 
 	(void)state;
-	add_line = 0;
-	assert_int_equal(pol_builder_policy(b, "p"), 0);
 	add_name(b, 0, POL_NAME_EXACT, "x.evil.example", 0, POL_LIST_ALLOW);	/* line 1 */
 	add_name(b, 0, POL_NAME_WILD, "evil.example", 0, POL_LIST_DENY);	/* line 2 */
 	add_name(b, 0, POL_NAME_WILD, "good.example", 0, POL_LIST_ALLOW);	/* line 3 */
@@ -205,9 +219,7 @@ test_deny_beats_allow(void **state)
 	add_name(b, 0, POL_NAME_WILD, "a.good.example", 0, POL_LIST_ALLOW);	/* line 5 */
 	add_name(b, 0, POL_NAME_EXACT, "both.example", 0, POL_LIST_ALLOW);	/* line 6 */
 	add_name(b, 0, POL_NAME_EXACT, "both.example", 0, POL_LIST_DENY);	/* line 7 */
-	s = pol_builder_build(b);
-	pol_builder_free(b);
-	assert_non_null(s);
+	s = build(b);
 
 	/* A wildcard deny beats a more specific exact allow. */
 	assert_int_equal(pol_match_name(s, 0, "x.evil.example", 14, POL_PROTO_TCP, 443, &r),
@@ -232,13 +244,11 @@ test_deny_beats_allow(void **state)
 static void
 test_addresses(void **state)
 {
-	struct pol_builder *b = pol_builder_new();
+	struct pol_builder *b = builder_p();
 	struct pol_set *s;
 	const struct pol_rule *r;
 
 	(void)state;
-	add_line = 0;
-	assert_int_equal(pol_builder_policy(b, "p"), 0);
 	add_addr(b, 0, "203.0.113.7", 32, 0, POL_LIST_ALLOW);		/* line 1 */
 	add_addr(b, 0, "198.51.100.0", 24, 443, POL_LIST_ALLOW);	/* line 2 */
 	add_addr(b, 0, "198.51.100.128", 25, 0, POL_LIST_ALLOW);	/* line 3 */
@@ -247,9 +257,7 @@ test_addresses(void **state)
 	add_addr(b, 0, "2001:db8::1", 128, 443, POL_LIST_ALLOW);	/* line 6 */
 	add_addr(b, 0, "2001:db8:bad::", 48, 0, POL_LIST_DENY);		/* line 7 */
 	add_addr(b, 0, "10.0.0.0", 8, 0, POL_LIST_ALLOW);		/* line 8 */
-	s = pol_builder_build(b);
-	pol_builder_free(b);
-	assert_non_null(s);
+	s = build(b);
 
 	assert_int_equal(addr_v(s, 0, "203.0.113.7", POL_PROTO_TCP, 80, NULL), POL_ALLOW);
 	assert_int_equal(addr_v(s, 0, "203.0.113.8", POL_PROTO_TCP, 80, NULL), POL_NO_MATCH);
@@ -363,23 +371,19 @@ test_rule_info_and_stats(void **state)
 static void
 test_repeats_and_empty(void **state)
 {
-	struct pol_builder *b = pol_builder_new();
+	struct pol_builder *b = builder_p();
 	struct pol_set *s;
 	const struct pol_rule *r;
 	struct pol_pattern bad = { .kind = POL_NAME_EXACT };
 	struct pol_rule o = { .list = POL_LIST_ALLOW };
 
 	(void)state;
-	add_line = 0;
-	assert_int_equal(pol_builder_policy(b, "p"), 0);
 	assert_int_equal(pol_builder_policy(b, "empty"), 1);
 	add_name(b, 0, POL_NAME_EXACT, "a.example", 0, POL_LIST_ALLOW);
 	add_name(b, 0, POL_NAME_EXACT, "a.example", 0, POL_LIST_ALLOW);
 	assert_int_equal(pol_builder_add(b, 0, &bad, &o), -EINVAL);	/* empty name */
 	assert_int_equal(pol_builder_add(b, 5, &bad, &o), -EINVAL);	/* no such policy */
-	s = pol_builder_build(b);
-	pol_builder_free(b);
-	assert_non_null(s);
+	s = build(b);
 	assert_int_equal(pol_match_name(s, 0, "a.example", 9, POL_PROTO_TCP, 1, &r), POL_ALLOW);
 	assert_int_equal(r->line, 1);
 	assert_int_equal(name_v(s, 1, "a.example", POL_PROTO_ANY, 0), POL_NO_MATCH);
@@ -390,22 +394,18 @@ test_repeats_and_empty(void **state)
 static void
 test_many(void **state)
 {
-	struct pol_builder *b = pol_builder_new();
+	struct pol_builder *b = builder_p();
 	struct pol_set *s;
 	char name[64];
 
 	(void)state;
-	add_line = 0;
-	assert_int_equal(pol_builder_policy(b, "p"), 0);
 	assert_int_equal(pol_builder_policy(b, "q"), 1);
 	for (int i = 0; i < 20000; i++) {
 		snprintf(name, sizeof(name), "h%d.zone%d.example", i, i % 97);
 		add_name(b, (uint32_t)(i & 1), i % 3 == 0 ? POL_NAME_WILD : POL_NAME_EXACT, name,
 		    (uint16_t)(i % 5 == 0 ? 443 : 0), POL_LIST_ALLOW);
 	}
-	s = pol_builder_build(b);
-	pol_builder_free(b);
-	assert_non_null(s);
+	s = build(b);
 	for (int i = 0; i < 20000; i++) {
 		char q[80];
 		uint32_t pol = (uint32_t)(i & 1);

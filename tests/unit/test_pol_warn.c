@@ -123,53 +123,48 @@ test_quiet(void **state)
 	assert_int_equal(scan("notgithub.com, github.com.example.net", "", &s), 0);
 }
 
+/* pol_warn_print() of text, loaded as ng.yaml: n warnings, written exactly as want. */
 static void
-test_print(void **state)
+expect_printed(const char *text, size_t n, const char *want)
 {
 	struct pol_errs errs = { 0 };
 	struct pol_config *cfg;
-	const char *text = "policies:\n  p:\n    allow:\n      - pypi.org\n      - github.com\n"
-	    VM1;
 	char *out = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&out, &len);
 
-	(void)state;
 	cfg = pol_load_buffer(text, strlen(text), "ng.yaml", &errs);
 	assert_non_null(cfg);
-	assert_int_equal(pol_warn_print(cfg, f), 1);
+	assert_int_equal(pol_warn_print(cfg, f), n);
 	fclose(f);
-	assert_string_equal(out, "ng.yaml:5:9: warning: policies.p.allow[1] \"github.com\" "
-	    "allows github.com: anyone can open an account there and receive uploads: data can "
-	    "leave to an attacker's account (git push, gists, issues)\n");
+	assert_string_equal(out, want);
 	free(out);
 	pol_config_free(cfg);
 }
 
 static void
+test_print(void **state)
+{
+	(void)state;
+	expect_printed("policies:\n  p:\n    allow:\n      - pypi.org\n      - github.com\n" VM1,
+	    1, "ng.yaml:5:9: warning: policies.p.allow[1] \"github.com\" allows github.com: "
+	    "anyone can open an account there and receive uploads: data can leave to an "
+	    "attacker's account (git push, gists, issues)\n");
+}
+
+static void
 test_shared_vlan(void **state)
 {
-	struct pol_errs errs = { 0 };
-	struct pol_config *cfg;
-	const char *text = "policies:\n  p:\n    allow: [pypi.org]\nvms:\n"
+	(void)state;
+	/* a, c, d on VLAN 0: warned of once; b alone on 7 */
+	expect_printed("policies:\n  p:\n    allow: [pypi.org]\nvms:\n"
 	    "  - {name: a, mac: \"02:00:00:00:00:01\", ipv4: 10.0.0.1, policy: p}\n"
 	    "  - {name: b, mac: \"02:00:00:00:00:02\", ipv4: 10.0.0.2, policy: p, vlan: 7}\n"
 	    "  - {name: c, mac: \"02:00:00:00:00:03\", ipv4: 10.0.0.3, policy: p}\n"
-	    "  - {name: d, mac: \"02:00:00:00:00:04\", ipv4: 10.0.0.4, policy: p}\n";
-	char *out = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&out, &len);
-
-	(void)state;
-	cfg = pol_load_buffer(text, strlen(text), "ng.yaml", &errs);
-	assert_non_null(cfg);
-	assert_int_equal(pol_warn_print(cfg, f), 1);	/* a, c, d on VLAN 0: once; b alone */
-	fclose(f);
-	assert_string_equal(out, "ng.yaml:7:5: warning: vms a and c share VLAN 0: the segment "
-	    "must keep one from sending as the other (one VLAN per VM, or the hypervisor's "
-	    "anti-spoofing, such as libvirt's clean-traffic filter)\n");
-	free(out);
-	pol_config_free(cfg);
+	    "  - {name: d, mac: \"02:00:00:00:00:04\", ipv4: 10.0.0.4, policy: p}\n",
+	    1, "ng.yaml:7:5: warning: vms a and c share VLAN 0: the segment must keep one from "
+	    "sending as the other (one VLAN per VM, or the hypervisor's anti-spoofing, such as "
+	    "libvirt's clean-traffic filter)\n");
 }
 
 int

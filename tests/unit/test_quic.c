@@ -10,56 +10,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "quic_vectors.h"
 #include "sni/quic.h"
-
-/* A real client's first Initial, kept as a fixed vector: UDP to port 443, 1250 bytes. */
-static const char real_initial_hex[] =
-	    "ce0000000108db9a00caaa3f72d0000044d091a8a63cff774c41367d482c67db8740cb9762d1131b"
-	    "28bf9efb734f98658d29c9962b7b8c72cdccea67d5d8e934b1b7cd76b08a1caae05b76084be4754e"
-	    "c99d3ee090e03d457128aa78089289de333ce86fa23c3261cac46a18fef521d5b1c38c018f161910"
-	    "809c72c81cd16bb791a847c25f7e352c4c5604837093ecf93d51abb567c7e3aea3cbd9f35abb0f26"
-	    "ce897c82bde875bebec37f8b7b9fa8f1d9cd853196430ed7931579e601aa179596452c7bf1bd6eb4"
-	    "32f25174d990cf443fbc23dcd58f09ca9e0780dd0c0add47910c1a98c3180c1e6e2cc3fbe68e7a58"
-	    "abc4561bf1d2c4ea28a6ff79d77d613b7fe6d0b8ae2e300f4b47b396a073bdcdf2b8ef9559ff2ad9"
-	    "a16ccc4859b218a89f1c8a750ee8496cd908ae1e2c7967f8e589d73dd8136540bb1dffa3a1f2d900"
-	    "175f62de3edce2e051c42d07f4927bcf5960e3babcd7301e1f977c66e6210cb96e497f8335feb90f"
-	    "29c7603913d95df655cacaa7759a0abbc62dc6b74f2c0e0fbf52a279d3ccf76c34cea662ef519429"
-	    "fc1eb3e03a4e341c589faf8469d537bdeda871783041c5a6f0d062bbae9cee990ee29a6fef8ecf53"
-	    "ae849c16b3fc56a2c17801333398976629c56b7863d6b74025e5a0958b706388482db6545e612284"
-	    "f15a3a0fa0344e184c77cd21ae0348268e6530f16b959439dd7b29b552f4162fb14d7a3558a78032"
-	    "34bf1ff8512329c6fc46d2cd42b44dd76559fee97bd7e00d1f303f30f0ddbe37a2fdb0ec230ecbb1"
-	    "ed73a5c24f2db0294a936e44392a824643a4b13259f30d3915994916983af1d143cebef16fc89eef"
-	    "434e1dc43282888fc9a906bcefc2f7ed3a76f2e997e76ed075c71b8c5869a73c595197eb37b05c06"
-	    "213aa57c66467d74d72fcef9aaa4f59f1b626cdcc0ccfd148a36d09c3462948639feab8e63a188f0"
-	    "8f6a0000569128bad1bdaf022f32cbab025801dd16635327283403976df866ac5cb2d8ccd8ba81d3"
-	    "f5d49d5f18e8c26edc4e6221defc4ab237d6f8f398cf8fe64f8f4f6f2c7d1487f8afa9da3df6e0cc"
-	    "6cd0f2d4852c67b8b3b6e4d27637e4508f32d079735efabb9d3d1bb0429d1d99b79bb2a12ba2188a"
-	    "e28b34f848784de23549390461abe6450792d73e11b8ce8e85524045d65bfc03d6e663c3550a4bb5"
-	    "75f05e50bbb2c21c6f7d3ed6773523dae743156c5f077bb87fdf4538da11538caedda7120c295b0c"
-	    "94c32f83b6655e8257925c1f6dd68c90b8146e9630b114ff4e3a238a73dcd198ed5c2b4c7d7c1581"
-	    "0ed37d266086c8d20b318b4fd632721235bf9f056ba4d2dbdfd263906c395c3d1d41410576696a8d"
-	    "ccf3ccb94d4c7bfca3dbd229eef3099263941ee3602322427d985d50ca8ec3408918530dd2567c6b"
-	    "5007b8043c79de579ec8a3a558e2246d6816f42cd51cb9d3b248ca236cedb01425ee07e08f9a2db7"
-	    "c5f65e6e4720da3a1ba6420a9dceb15f0de3b714a9c045899ae07d1e287bc742522753635adfb994"
-	    "80107815062d9aa4ddd68ccafd87e997e349e8d135b62f35db766696914885bf9517ffde9855d1e0"
-	    "273ff757d773609a85c4c073c77704fed28464d529d48dcdbc543493db359a2a0bfeeff3b5238990"
-	    "6a13bae688b5e0194945be218c3d73ee61c542014d25aec4567e3d4dc0be828dc06eece3d6161321"
-	    "6253230edab3aa7108f6f852f84d05cda02a5c184a0379e5519d8b6dd57bf4f20602d349af22727d"
-	    "5225ded210bb20ad2c72";
-
-static size_t
-unhex(const char *hex, uint8_t *out, size_t outlen)
-{
-	size_t n = 0;
-
-	for (; hex[0] != '\0' && hex[1] != '\0'; hex += 2) {
-		char h[3] = { hex[0], hex[1], '\0' };
-
-		assert_true(n < outlen);
-		out[n++] = (uint8_t)strtoul(h, NULL, 16);
-	}
-	return n;
-}
 
 /* A QUIC varint of value v in exactly n (1, 2, 4, 8) bytes. */
 static size_t
@@ -189,7 +141,7 @@ static void
 test_real(void **state)
 {
 	uint8_t buf[1500];
-	size_t n = unhex(real_initial_hex, buf, sizeof(buf));
+	size_t n = qf_unhex(qf_real_initial_hex, buf, sizeof(buf));
 	static const uint8_t dcid[] = { 0xdb, 0x9a, 0x00, 0xca, 0xaa, 0x3f, 0x72, 0xd0 };
 	struct quic_initial q;
 

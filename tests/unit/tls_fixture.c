@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <ctype.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,16 +54,14 @@ tf_u16(struct tf_msg *m, unsigned int v)
 	tf_raw(m, b, 2);
 }
 
+/* A hex digit's value, or -1. */
 static int
 hexval(char c)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
+	static const char digits[] = "0123456789abcdef";
+	const char *d = c != '\0' ? strchr(digits, tolower((unsigned char)c)) : NULL;
+
+	return d != NULL ? (int)(d - digits) : -1;
 }
 
 /* Append hex digits; spaces are ignored so fixtures can show their fields. */

@@ -1,0 +1,103 @@
+/* See dp_ctx_fixture.h. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_mbuf.h>
+#include <rte_rcu_qsbr.h>
+
+#include "dns_builder.h"
+#include "dp.h"
+#include "dp_ctx_fixture.h"
+#include "policy/load.h"
+
+static int
+dpf_start(const char *name, const char *config, struct dp_ctx *ctx, struct pol_config **cfg)
+{
+	char prefix[32];
+	char *argv[] = {
+		(char *)name, (char *)"--no-huge", (char *)"-m", (char *)"256",
+		(char *)"--no-pci", (char *)"--file-prefix", prefix, (char *)"-l", (char *)"0-1",
+		(char *)"--vdev", (char *)"net_null0", (char *)"--vdev", (char *)"net_null1",
+		(char *)"--log-level", (char *)"*:error", NULL,
+	};
+	struct pol_errs errs = { 0 };
+
+	snprintf(prefix, sizeof(prefix), "%s_%d", name, (int)getpid());
+	if (rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) < 0)
+		return -1;
+	if ((*cfg = pol_load_buffer(config, strlen(config), "t.yaml", &errs)) == NULL) {
+		pol_errs_print(stderr, &errs);
+		return -1;
+	}
+	if (dp_ctx_setup(ctx, *cfg) != 0)
+		return -1;
+	ctx->workers[0]->now = dp_now(ctx);
+	/* this thread plays worker 0 */
+	rte_rcu_qsbr_thread_register(ctx->qsbr, 0);
+	rte_rcu_qsbr_thread_online(ctx->qsbr, 0);
+	return 0;
+}
+
+int
+dpf_run(const char *name, const char *config, struct dp_ctx *ctx, struct dp_worker **w,
+    const struct CMUnitTest *tests, size_t n)
+{
+	struct pol_config *cfg;
+	int rc;
+
+	if (dpf_start(name, config, ctx, &cfg) != 0)
+		return 1;
+	*w = ctx->workers[0];
+	rc = _cmocka_run_group_tests(name, tests, n, NULL, NULL);
+	dp_ctx_teardown(ctx);
+	pol_config_free(cfg);
+	rte_eal_cleanup();
+	return rc;
+}
+
+void
+dpf_eth_ipv4(struct mb *f, const uint8_t *smac, const uint8_t *dmac, uint8_t proto,
+    const uint8_t *sip, const uint8_t *dip, size_t l4_len)
+{
+	uint32_t sum = 0;
+	size_t ip;
+
+	mb_bytes(f, dmac, 6);
+	mb_bytes(f, smac, 6);
+	mb_u16(f, 0x0800);
+	ip = f->len;
+	mb_u8(f, 0x45);
+	mb_u8(f, 0);
+	mb_u16(f, (unsigned int)(20 + l4_len));
+	mb_u32(f, 0x40000000);		/* ID 0, DF */
+	mb_u8(f, 64);
+	mb_u8(f, proto);
+	mb_u16(f, 0);
+	mb_bytes(f, sip, 4);
+	mb_bytes(f, dip, 4);
+	for (size_t i = ip; i < ip + 20; i += 2)
+		sum += (uint32_t)f->b[i] << 8 | f->b[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	f->b[ip + 10] = (uint8_t)(~sum >> 8);
+	f->b[ip + 11] = (uint8_t)~sum;
+}
+
+struct rte_mbuf *
+dpf_mbuf(const struct dp_ctx *ctx, const struct mb *f)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(ctx->pool);
+
+	assert_non_null(m);
+	memcpy(rte_pktmbuf_mtod(m, uint8_t *), f->b, f->len);
+	m->data_len = (uint16_t)f->len;
+	m->pkt_len = (uint32_t)f->len;
+	return m;
+}

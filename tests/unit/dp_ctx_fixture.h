@@ -1,0 +1,35 @@
+/*
+ * The real dataplane for a unit test (test_dp_burst.c, test_dp_dns_room.c): EAL on two
+ * net_null ports, the test's configuration loaded, dp_ctx_setup()'s context, and this
+ * thread playing worker 0, around cmocka's run of the tests; and the frames they feed it.
+ */
+#ifndef DP_CTX_FIXTURE_H
+#define DP_CTX_FIXTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dp_run.h"
+
+struct CMUnitTest;
+struct mb;
+struct rte_mbuf;
+
+/*
+ * Ethernet from smac to dmac, then an IPv4 header from sip to dip (ID 0, DF, TTL 64, its
+ * checksum right) for l4_len bytes of proto, appended to f.
+ */
+void dpf_eth_ipv4(struct mb *f, const uint8_t *smac, const uint8_t *dmac, uint8_t proto,
+    const uint8_t *sip, const uint8_t *dip, size_t l4_len);
+
+/* f's bytes as a frame in an mbuf of ctx's pool. */
+struct rte_mbuf *dpf_mbuf(const struct dp_ctx *ctx, const struct mb *f);
+
+/*
+ * Runs the n tests of program name on the dataplane config sets up in ctx, *w its worker 0;
+ * cmocka's exit status, or 1 when the dataplane cannot start (why on stderr).
+ */
+int dpf_run(const char *name, const char *config, struct dp_ctx *ctx, struct dp_worker **w,
+    const struct CMUnitTest *tests, size_t n);
+
+#endif
