@@ -3,6 +3,7 @@
  * (which members each command takes and needs), handed to the daemon's callback, and its
  * output or error made the client's reply.
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
