@@ -4,7 +4,6 @@
 #include <sys/socket.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -13,7 +12,6 @@
 #include <rte_version.h>
 
 #include "ctl_events.h"
-#include "ctl_notify.h"
 #include "ctl_nft_feed.h"
 #include "ctl_budgets.h"
 #include "dp_budget.h"

@@ -7,12 +7,10 @@
 #define DP_CONTROL_H
 
 #include <pthread.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <time.h>
 
 #include "api/dp_plane.h"
-#include "dp.h"
 
 struct ctl_events;
 struct ctl_approvals;

@@ -8,6 +8,7 @@
 #include <rte_errno.h>
 #include <rte_malloc.h>
 
+#include "dp_gen.h"
 #include "dp_gen_build.h"
 #include "dp_hash.h"
 #include "policy/load.h"

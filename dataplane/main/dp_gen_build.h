@@ -7,8 +7,9 @@
 
 #include <stdint.h>
 
-#include "dp_gen.h"
 #include "policy/load.h"
+
+struct dp_gen;
 
 /*
  * Build generation id from cfg for nworkers workers. A VM of prev (may be NULL) keeps its

@@ -5,7 +5,6 @@
 #ifndef DP_PORT_H
 #define DP_PORT_H
 
-#include <stdbool.h>
 #include <stdint.h>
 
 #include <rte_mempool.h>

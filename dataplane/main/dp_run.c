@@ -11,7 +11,6 @@
 #include <time.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
@@ -36,7 +35,6 @@
 #include "dp_gen_build.h"
 #include "dp_ctlsock.h"
 #include "ctl_mirror.h"
-#include "dp_evt.h"
 #include "dp_gen.h"
 #include "ctl_grants_live.h"
 #include "dp_hash.h"

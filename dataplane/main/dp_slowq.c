@@ -6,7 +6,6 @@
 #include <rte_ring.h>
 
 #include "dp.h"
-#include "dp_evt.h"
 #include "dp_slowq.h"
 
 /*

@@ -3,7 +3,6 @@
  * # HELP and # TYPE lines first, as the format requires of a metric name's lines.
  */
 #include <inttypes.h>
-#include <string.h>
 
 #include "dp_bind.h"
 #include "dp_flow.h"

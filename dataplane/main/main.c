@@ -8,7 +8,6 @@
  */
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <rte_version.h>

@@ -2,6 +2,7 @@
  * The table of queries waiting for approval. Small (DP_ASK_SLOTS) and only touched by
  * queries for ask names and by housekeeping, so a linear scan is the whole index.
  */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "dp_ask.h"

@@ -14,11 +14,9 @@
 #ifndef DP_ASK_H
 #define DP_ASK_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "api/dp_api.h"
 #include "sni/dns.h"
 
 #define DP_ASK_SLOTS	64	/* queries held per worker, all VMs together */

@@ -9,7 +9,6 @@
 #include "dp_bind.h"
 #include "dp_budget.h"
 #include "dp_budget_dst.h"
-#include "dp_gen.h"
 
 uint8_t
 dp_budget_dst(struct dp_worker *w, uint16_t vm, uint8_t family, const uint8_t *addr)

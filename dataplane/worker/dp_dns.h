@@ -9,14 +9,12 @@
 #ifndef DP_DNS_H
 #define DP_DNS_H
 
-#include <stdbool.h>
 #include <stdint.h>
 
 #include "dp.h"
 #include "dp_fate.h"
 #include "dp_flow.h"
 #include "dp_hold.h"
-#include "sni/dns.h"
 #include "sni/pkt.h"
 
 /*

@@ -9,7 +9,6 @@
 #include "dp_ask.h"
 #include "dp_dns_ask.h"
 #include "dp_evt.h"
-#include "dp_gen.h"
 #include "dp_out.h"
 
 #define DP_ASK_TEXT_DENIED	"namegate: denied by operator"

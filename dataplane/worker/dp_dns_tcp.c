@@ -9,7 +9,6 @@
 #include "dp_dns.h"
 #include "dp_dns_int.h"
 #include "dp_evt.h"
-#include "dp_gen.h"
 #include "dp_hold.h"
 #include "dp_out.h"
 #include "sni/frame.h"

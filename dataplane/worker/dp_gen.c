@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <rte_errno.h>
 #include <rte_hash.h>
 #include <rte_jhash.h>
 #include <rte_malloc.h>
@@ -13,7 +12,6 @@
 #include "dp_hash.h"
 #include "dp_gen.h"
 #include "dp_mem.h"
-#include "sni/dns.h"
 
 struct dp_name_key {
 	uint16_t slot;

@@ -17,7 +17,6 @@
 #include "dp_bind.h"
 #include "dp_budget.h"
 #include "dp_evt.h"
-#include "dp_gen.h"
 #include "dp_hold.h"
 #include "dp_out_flow.h"
 #include "dp_http.h"

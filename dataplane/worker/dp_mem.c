@@ -5,10 +5,8 @@
  * indexes per lcore); the rings and pools have public size functions.
  */
 #include <rte_common.h>
-#include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
-#include <rte_ring.h>
 #include <rte_ring_elem.h>
 
 #include "dp_mem.h"

@@ -3,7 +3,6 @@
  * Initials is judged, and after the verdict, every datagram that could open another
  * connection judged the same way, on any port.
  */
-#include "dp_gen.h"
 #include "dp_hold.h"
 #include "dp_quic.h"
 #include "dp_quic_flow.h"

@@ -8,7 +8,6 @@
 #include "dp_budget.h"
 #include "dp_dns.h"
 #include "dp_evt.h"
-#include "dp_gen.h"
 #include "dp_hash.h"
 #include "dp_hold.h"
 #include "dp_out_flow.h"

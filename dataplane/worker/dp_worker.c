@@ -6,7 +6,6 @@
 
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
-#include <rte_prefetch.h>
 #include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
 

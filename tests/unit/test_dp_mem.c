@@ -19,6 +19,7 @@
 
 #include "dp.h"
 #include "dp_eal.h"
+#include "dp_gen.h"
 #include "dp_gen_build.h"
 #include "dp_run.h"
 #include "policy/load.h"
