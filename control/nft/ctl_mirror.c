@@ -7,8 +7,8 @@
 
 #include "ctl_mirror.h"
 
-#define DP_MIRROR_EMPTY		0
-#define DP_MIRROR_DELETED	1
+#define CTL_MIRROR_EMPTY		0
+#define CTL_MIRROR_DELETED	1
 
 struct ctl_mirror {
 	struct ctl_mirror_ent *t;
@@ -64,7 +64,7 @@ ctl_mirror_bind(struct ctl_mirror *m, uint16_t slot, uint8_t family, const uint8
 	    i = (i + 1) & m->mask, n++) {
 		struct ctl_mirror_ent *e = &m->t[i];
 
-		if (e->key == DP_MIRROR_EMPTY) {
+		if (e->key == CTL_MIRROR_EMPTY) {
 			if (free_ent == NULL) {
 				if (m->used == m->cap)
 					return -ENOSPC;
@@ -73,7 +73,7 @@ ctl_mirror_bind(struct ctl_mirror *m, uint16_t slot, uint8_t family, const uint8
 			}
 			break;
 		}
-		if (e->key == DP_MIRROR_DELETED) {
+		if (e->key == CTL_MIRROR_DELETED) {
 			if (free_ent == NULL)
 				free_ent = e;
 			continue;
@@ -104,8 +104,20 @@ ctl_mirror_expire(struct ctl_mirror *m, uint64_t now, unsigned int budget)
 		struct ctl_mirror_ent *e = &m->t[m->cursor];
 
 		m->cursor = (m->cursor + 1) & m->mask;
-		if (e->key > DP_MIRROR_DELETED && e->expires <= now)
-			e->key = DP_MIRROR_DELETED;	/* a probe chain goes on past it */
+		if (e->key > CTL_MIRROR_DELETED && e->expires <= now)
+			e->key = CTL_MIRROR_DELETED;	/* a probe chain goes on past it */
+	}
+}
+
+void
+ctl_mirror_walk_all(const struct ctl_mirror *m, uint64_t now,
+    void (*fn)(const struct ctl_mirror_ent *e, void *arg), void *arg)
+{
+	for (uint32_t i = 0; i <= m->mask; i++) {
+		const struct ctl_mirror_ent *e = &m->t[i];
+
+		if (e->key > CTL_MIRROR_DELETED && e->expires > now)
+			fn(e, arg);
 	}
 }
 
@@ -116,7 +128,7 @@ ctl_mirror_walk(const struct ctl_mirror *m, uint16_t slot, uint64_t now,
 	for (uint32_t i = 0; i <= m->mask; i++) {
 		const struct ctl_mirror_ent *e = &m->t[i];
 
-		if (e->key > DP_MIRROR_DELETED && e->slot == slot && e->expires > now)
+		if (e->key > CTL_MIRROR_DELETED && e->slot == slot && e->expires > now)
 			fn(e, arg);
 	}
 }

@@ -12,44 +12,14 @@
 #include "api/dp_api.h"
 #include "api/dp_plane.h"
 #include "ctl_mirror.h"
-#include "ctl_nft_feed.h"
+#include "ctl_nft_feed_int.h"
 #include "nft.h"
 
-#define CTL_NFT_BATCH		512	/* elements per incremental batch at most */
-#define CTL_NFT_LAT_SAMPLES	1024	/* the summary's latest samples */
-#define CTL_NFT_LAT_BUCKETS	24	/* upper bounds of namegate_nft_bind_seconds, +Inf apart */
 
 /* namegate_nft_bind_seconds' buckets, microseconds: fine around the 1 ms goal, then coarse */
 static const uint32_t ctl_nft_lat_le_us[CTL_NFT_LAT_BUCKETS] = {
 	100, 200, 300, 400, 500, 600, 700, 800, 900, 1000, 1250, 1500, 2000, 2500, 3000,
 	4000, 5000, 7500, 10000, 25000, 100000, 250000, 1000000, 5000000,
-};
-
-struct ctl_nft_feed {
-	const struct dp_plane *plane;
-	const struct ctl_mirror *mirror;
-	uint64_t (*tsc)(void);		/* the records' TSC clock, now */
-	uint64_t tsc_hz;
-	struct nft_ctx *nft;		/* NULL until opened */
-	int *index;			/* VM slot -> index in the VMs nft_open() was given */
-	uint32_t nindex;
-	struct nft_elem pending[CTL_NFT_BATCH];	/* learned since the last batch */
-	uint64_t pending_tsc[CTL_NFT_BATCH];	/* when each one's binding was learned */
-	size_t npending;
-	bool stale;			/* a batch found the table changed: rebuild it */
-	uint32_t lat_us[CTL_NFT_LAT_SAMPLES];	/* learned -> in the kernel, latest (ring) */
-	uint32_t lat_n;
-	uint64_t lat_hist[CTL_NFT_LAT_BUCKETS + 1];	/* every sample, by bucket (+Inf last) */
-	uint64_t lat_sum_us;
-};
-
-/* Where elements go: the incremental batch (flushed when full), or a rebuild's list. */
-struct ctl_nft_buf {
-	struct nft_elem *v;
-	size_t n, cap;
-	struct ctl_nft_feed *flush_to;	/* NULL: grow instead of flushing */
-	uint64_t tsc;			/* when the binding was learned */
-	uint64_t now;			/* the records' clock, seconds */
 };
 
 struct ctl_nft_feed *
@@ -67,6 +37,16 @@ ctl_nft_feed_new(const struct dp_plane *plane, const struct ctl_mirror *mirror,
 	return f;
 }
 
+static void
+ctl_nft_vms_free(struct ctl_nft_feed *f)
+{
+	for (uint16_t i = 0; i < f->nvms; i++)
+		free((char *)(uintptr_t)f->vms[i].name);
+	free(f->vms);
+	f->vms = NULL;
+	f->nvms = 0;
+}
+
 void
 ctl_nft_feed_free(struct ctl_nft_feed *f)
 {
@@ -77,6 +57,8 @@ ctl_nft_feed_free(struct ctl_nft_feed *f)
 		nft_close(f->nft);
 	}
 	free(f->index);
+	free(f->marked);
+	ctl_nft_vms_free(f);
 	free(f);
 }
 
@@ -114,7 +96,7 @@ ctl_nft_feed_flush(struct ctl_nft_feed *f)
 	f->npending = 0;
 }
 
-static void
+void
 ctl_nft_put(struct ctl_nft_buf *b, const struct nft_elem *e)
 {
 	if (b->n == b->cap) {
@@ -137,11 +119,7 @@ ctl_nft_put(struct ctl_nft_buf *b, const struct nft_elem *e)
 	b->v[b->n++] = *e;
 }
 
-/*
- * The nftables elements of one binding: the address (ICMP, later fragments), and the
- * address with each protocol and port it opens (port 0: every port).
- */
-static void
+void
 ctl_nft_binding(struct ctl_nft_feed *f, struct ctl_nft_buf *b, uint16_t slot, uint8_t family,
     const uint8_t *addr, uint64_t expires, const struct dp_evt_ports *ports)
 {
@@ -170,11 +148,7 @@ ctl_nft_binding(struct ctl_nft_feed *f, struct ctl_nft_buf *b, uint16_t slot, ui
 	}
 }
 
-/*
- * What a binding judged under generation gen opens now, as the workers see it: its own
- * ports under the running generation, else the running generation's for its name.
- */
-static void
+void
 ctl_nft_ports_now(struct ctl_nft_feed *f, uint32_t gen, uint16_t slot, const char *name,
     struct dp_evt_ports *ports)
 {
@@ -221,20 +195,29 @@ ctl_nft_rebuild(struct ctl_nft_feed *f, uint64_t now)
 	int rc;
 
 	ctl_nft_feed_flush(f);
-	for (uint32_t s = 0; s < f->nindex; s++)
-		if (f->index[s] >= 0)
-			ctl_mirror_walk(f->mirror, (uint16_t)s, now, ctl_nft_walk_one, &wk);
+	ctl_mirror_walk_all(f->mirror, now, ctl_nft_walk_one, &wk);	/* VMs of no set: none */
 	rc = nft_build(f->nft, b.v, b.n);	/* one batch: the kernel takes all or nothing */
 	free(b.v);
 	return rc;
 }
 
-/* index[slot] for vms[0..n); -ENOMEM. */
+/* index[slot] for vms[0..n), and a copy of them; -ENOMEM. */
 static int
 ctl_nft_index(struct ctl_nft_feed *f, const struct ctl_nft_vm *vms, uint16_t n)
 {
+	struct ctl_nft_vm *copy = calloc(n + 1u, sizeof(copy[0]));
 	uint32_t slots = 0;
 	int *index;
+
+	if (copy == NULL)
+		return -ENOMEM;
+	ctl_nft_vms_free(f);
+	f->vms = copy;
+	for (uint16_t i = 0; i < n; i++, f->nvms++) {
+		copy[i] = vms[i];
+		if ((copy[i].name = strdup(vms[i].name)) == NULL)
+			return -ENOMEM;
+	}
 
 	for (uint16_t i = 0; i < n; i++)
 		if ((uint32_t)vms[i].slot + 1 > slots)
@@ -268,6 +251,7 @@ ctl_nft_feed_open(struct ctl_nft_feed *f, const char *table, const struct ctl_nf
 		nft_close(f->nft);	/* the table stays: the build below replaces it whole */
 	f->npending = 0;
 	f->nft = nft_open(table, v, n);
+	f->has_marks = false;
 	free(v);
 	if (f->nft == NULL || nft_set_ports(f->nft, slow_a, slow_b) != 0 ||
 	    ctl_nft_rebuild(f, now) != 0)

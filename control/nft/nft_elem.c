@@ -164,17 +164,53 @@ out:
 	return rc;
 }
 
+/* Empty each set of vm: one NFT_MSG_DELSETELEM naming the set and no element each. */
+static int
+nft_elems_empty(struct nft_ctx *c, struct nft_batch *b, uint16_t vm)
+{
+	for (unsigned int k = 0; k < NFT_SET_KINDS; k++) {
+		struct nftnl_set *s = nft_elems_set(c, vm, (enum nft_set_kind)k);
+		struct nlmsghdr *nlh;
+
+		if (s == NULL)
+			return -ENOMEM;
+		nlh = nft_batch_hdr(c, b, NFT_MSG_DELSETELEM, 0, NFT_MSG_BOUND);
+		nftnl_set_elems_nlmsg_build_payload(nlh, s);
+		nft_batch_next(b);
+		nftnl_set_free(s);
+		if (b->bad)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The batch of nft_refill(): the sets of vms emptied, then elems added. */
+static int
+nft_refill_put(struct nft_ctx *c, struct nft_batch *b, const uint16_t *vms, size_t nvms,
+    const struct nft_elem *elems, size_t n)
+{
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i < nvms; i++)
+		rc = nft_elems_empty(c, b, vms[i]);
+	return rc == 0 ? nft_elems_put(c, b, elems, n) : rc;
+}
+
 int
-nft_bind(struct nft_ctx *c, const struct nft_elem *elems, size_t n)
+nft_refill(struct nft_ctx *c, const uint16_t *vms, size_t nvms, const struct nft_elem *elems,
+    size_t n)
 {
 	struct nft_batch b;
 	int rc;
 
+	for (size_t i = 0; i < nvms; i++)
+		if (vms[i] >= c->nvms)
+			return -EINVAL;
 	if ((rc = nft_elems_check(c, elems, n)) < 0)
 		return rc;
 	if (!c->built)
 		return -ESTALE;
-	if (n == 0)
+	if (nvms == 0 && n == 0)
 		return 0;
 	for (int tries = 0; tries < NFT_TRIES; tries++) {
 		/*
@@ -184,8 +220,9 @@ nft_bind(struct nft_ctx *c, const struct nft_elem *elems, size_t n)
 		 */
 		if (c->gen == 0 && (rc = nft_sync(c)) != NFT_INTACT)
 			return rc < 0 ? rc : -ESTALE;
-		if ((rc = nft_batch_start(c, &b, c->gen)) == 0 &&
-		    (rc = nft_elems_put(c, &b, elems, n)) == 0)
+		if ((rc = nft_batch_start(c, &b, c->gen)) == 0)
+			rc = nft_refill_put(c, &b, vms, nvms, elems, n);
+		if (rc == 0)
 			rc = nft_batch_commit(c, &b);
 		nft_batch_free(&b);
 		if (rc != -ERESTART)
@@ -193,4 +230,10 @@ nft_bind(struct nft_ctx *c, const struct nft_elem *elems, size_t n)
 		c->gen = 0;
 	}
 	return -EAGAIN;
+}
+
+int
+nft_bind(struct nft_ctx *c, const struct nft_elem *elems, size_t n)
+{
+	return nft_refill(c, NULL, 0, elems, n);	/* no set emptied: the elements added */
 }

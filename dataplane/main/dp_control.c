@@ -166,27 +166,36 @@ dp_control_tsc(void)
 	return rte_get_tsc_cycles();
 }
 
-int
-dp_control_nft_open(struct dp_control *c, FILE *err)
+/* The table for the running generation's VMs: built whole, or (follow) as it changed. */
+static int
+dp_control_nft_put(struct dp_control *c, bool follow, FILE *err)
 {
 	const struct dp_gen *g = atomic_load_explicit(&c->ctx->gen, memory_order_acquire);
 	static struct ctl_nft_vm vms[DP_VM_SLOTS];
 	uint16_t n = 0;
+	int rc;
 
-	if (c->feed == NULL && (c->feed = ctl_nft_feed_new(&c->plane, c->mirror, dp_control_tsc,
-	    c->ctx->tsc_hz)) == NULL)
-		return -1;
 	for (uint16_t s = 0; s < g->nvms && s < DP_VM_SLOTS; s++)
 		if (g->vms[s].present)
 			vms[n++] = (struct ctl_nft_vm){ .slot = s, .name = g->vms[s].name,
 				.id = g->vms[s].id };
-	if (ctl_nft_feed_open(c->feed, (*c->cfgp)->nft_table, vms, n, c->ctx->slow_ports[0],
-	    c->ctx->slow_ports[1], dp_now(c->ctx)) != 0) {
+	rc = (follow ? ctl_nft_feed_follow : ctl_nft_feed_open)(c->feed, (*c->cfgp)->nft_table,
+	    vms, n, c->ctx->slow_ports[0], c->ctx->slow_ports[1], dp_now(c->ctx));
+	if (rc != 0) {
 		fprintf(err, "namegate: nftables table bridge %s: %s\n", (*c->cfgp)->nft_table,
 		    strerror(errno));
 		return -1;
 	}
 	return 0;
+}
+
+int
+dp_control_nft_open(struct dp_control *c, FILE *err)
+{
+	if (c->feed == NULL && (c->feed = ctl_nft_feed_new(&c->plane, c->mirror, dp_control_tsc,
+	    c->ctx->tsc_hz)) == NULL)
+		return -1;
+	return dp_control_nft_put(c, false, err);
 }
 
 void
@@ -204,10 +213,13 @@ dp_plane_generation(void *dp, const struct pol_config *cfg, bool closing, FILE *
 	int rc;
 
 	dp_control_drain(c);	/* every name learned so far is judged under it */
+	if (c->feed != NULL)
+		ctl_nft_feed_mark(c->feed, dp_now(c->ctx));
 	pthread_mutex_lock(&c->gen_lock);
 	rc = dp_publish(c->ctx, cfg, c->names, closing, err);
-	if (rc == 0 && c->feed != NULL && dp_control_nft_open(c, err) != 0)
-		fputs("namegate: the slow path's table could not be rebuilt\n", err);
+	/* the slow path follows: the sets of the VMs the change touched, or the whole table */
+	if (rc == 0 && c->feed != NULL && dp_control_nft_put(c, true, err) != 0)
+		fputs("namegate: the slow path's table could not follow the new generation\n", err);
 	pthread_mutex_unlock(&c->gen_lock);
 	return rc;
 }

@@ -108,6 +108,37 @@ def test_grant_opens_a_blocked_host_for_one_vm_and_revoke_cuts_it(ng):
     assert ended and ended[0]["vm"] == "vm1"
 
 
+def _table(lab):
+    """The table's kernel handle (a rebuild makes a new table, with a new handle) and the
+    elements of each of its sets, by set name."""
+    out = lab.sw_exec(["nft", "-a", "list", "table", "bridge", "namegate"]).stdout
+    handle = re.search(r"^table bridge namegate \{ # handle (\d+)", out, re.M)
+    sets = dict(re.findall(r"set (\w+) \{(.*?)\n\t\}", out, re.S))
+    assert handle, out
+    return int(handle.group(1)), sets
+
+
+def test_a_grant_changes_only_its_vms_sets_not_the_table(ng):
+    """A grant, and its revoke, refill the sets of the VM they concern and nothing else:
+    the table stays (same kernel handle) and another VM's set keeps an element namegate
+    never put there (a rebuild of the table would have dropped it)."""
+    foreign = "198.51.100.77"
+    assert ng.sw_exec(["nft", "add", "element", "bridge", "namegate", "vm2_v4addr",
+                       "{ %s timeout 1h }" % foreign]).returncode == 0
+    handle, sets = _table(ng)
+    assert foreign in sets["vm2_v4addr"]
+    g = grant(ng, "vm1", "evil.test", "--for", "10m")
+    assert ng.dig("vm1", "evil.test").rcode == "NOERROR"
+    wait_until(lambda: EVIL in _table(ng)[1]["vm1_v4addr"], what="the granted binding in nft")
+    after, sets = _table(ng)
+    assert after == handle and foreign in sets["vm2_v4addr"], "the grant rebuilt the table"
+    rc, _, err = ctl(ng, "revoke", str(g["id"]))
+    assert rc == 0, err
+    wait_until(lambda: EVIL not in _table(ng)[1]["vm1_v4addr"], what="the binding gone")
+    after, sets = _table(ng)
+    assert after == handle and foreign in sets["vm2_v4addr"], "the revoke rebuilt the table"
+
+
 def test_a_grant_ends_by_itself_and_cuts_what_it_opened(ng):
     g = grant(ng, "vm1", "evil.test:443", "--for", "6s")
     with ng.background("vm1", _HOLDER, (ng.ca_path, "evil.test")) as holder:

@@ -6,6 +6,7 @@
  *	open TABLE [NAME,MAC,VLAN,IP4|-,IP6|- ...]
  *	build [ELEM ...]		ELEM: VM,ADDR,PROTO,PORT,TIMEOUT_MS (PROTO 0: address form)
  *	bind ELEM ...
+ *	refill VM[,VM...] [ELEM ...]	empty those VMs' sets and fill them with ELEM...
  *	check				ok STATE
  *	stats				ok elements=N errors=N batches=N builds=N listings=N
  *	destroy | close | quit
@@ -110,6 +111,24 @@ parse_elems(char *rest, struct nft_elem *e, bool *ok)
 		n++;
 	}
 	return n;
+}
+
+/* "refill VM[,VM...] ELEMS...": the VMs whose sets to empty, then the elements. */
+static int
+cmd_refill(char *rest, struct nft_elem *elems)
+{
+	uint16_t vms[16];
+	char *list, *tok, *save = NULL;
+	size_t nrefill = 0, n;
+	bool ok;
+
+	if ((list = strtok_r(rest, " \n", &save)) == NULL)
+		return -EINVAL;
+	for (tok = strtok_r(list, ",", &list); tok != NULL && nrefill < 16;
+	    tok = strtok_r(NULL, ",", &list))
+		vms[nrefill++] = (uint16_t)strtoul(tok, NULL, 10);
+	n = parse_elems(save, elems, &ok);
+	return ok ? nft_refill(ctx, vms, nrefill, elems, n) : -EINVAL;
 }
 
 static double
@@ -308,6 +327,8 @@ main(void)
 				reply(nft_build(ctx, elems, n));
 			else
 				reply(nft_bind(ctx, elems, n));
+		} else if (strcmp(cmd, "refill") == 0) {
+			reply(cmd_refill(rest, elems));
 		} else if (strcmp(cmd, "check") == 0) {
 			int rc = nft_check(ctx);
 

@@ -228,6 +228,28 @@ def test_bind_all_forms_with_timeouts(gw):
     assert stats(d)['listings'] == 0  # our own batches never make check list the table
 
 
+def test_refill_replaces_only_the_named_vms_sets(gw):
+    """nft_refill: a grant's change in one batch: the sets of the VMs named are emptied and
+    filled again, every other VM's keep what they hold, and the table is not rebuilt."""
+    ns, d = gw
+    d.ok('bind 0,192.0.2.1,0,0,60000 0,192.0.2.1,6,443,60000 1,198.51.100.7,6,22,60000 '
+         '1,198.51.100.7,0,0,60000')
+    builds = stats(d)['builds']
+    d.ok('refill 0 0,192.0.2.5,0,0,30000 0,192.0.2.5,17,53,30000')
+    assert elems(ns, 'vm1_v4addr') == {'192.0.2.5': 30}
+    assert elems(ns, 'vm1_v4') == {('192.0.2.5', 'udp', 53): 30}
+    assert elems(ns, 'vm2_v4') == {('198.51.100.7', 'tcp', 22): 60}
+    assert elems(ns, 'vm2_v4addr') == {'198.51.100.7': 60}
+    d.ok('refill 1')                      # emptied: the VM's binding ended
+    assert elems(ns, 'vm2_v4') == {} and elems(ns, 'vm2_v4addr') == {}
+    assert elems(ns, 'vm1_v4addr') == {'192.0.2.5': 30}
+    assert d.cmd('refill 7')[:2] == ['err', '-22']  # no VM 7: nothing sent
+    assert elems(ns, 'vm1_v4addr') == {'192.0.2.5': 30}
+    s = stats(d)
+    assert s['builds'] == builds and s['errors'] == 0
+    assert d.ok('check') == 'intact'
+
+
 def test_bind_refreshes_timeout(gw):
     ns, d = gw
     d.ok('bind 0,192.0.2.1,0,0,60000 0,192.0.2.1,6,443,60000')

@@ -37,6 +37,10 @@ int ctl_mirror_bind(struct ctl_mirror *m, uint16_t slot, uint8_t family, const u
 /* Forget up to budget expired bindings. */
 void ctl_mirror_expire(struct ctl_mirror *m, uint64_t now, unsigned int budget);
 
+/* fn for every binding live at now, every VM's. */
+void ctl_mirror_walk_all(const struct ctl_mirror *m, uint64_t now,
+    void (*fn)(const struct ctl_mirror_ent *e, void *arg), void *arg);
+
 /* fn for every binding of slot live at now. */
 void ctl_mirror_walk(const struct ctl_mirror *m, uint16_t slot, uint64_t now,
     void (*fn)(const struct ctl_mirror_ent *e, void *arg), void *arg);

@@ -46,6 +46,21 @@ void ctl_nft_feed_free(struct ctl_nft_feed *f);
 int ctl_nft_feed_open(struct ctl_nft_feed *f, const char *table, const struct ctl_nft_vm *vms,
     uint16_t n, const char *slow_a, const char *slow_b, uint64_t now);
 
+/*
+ * Before the running generation changes: what each VM's elements are (a digest of them).
+ * Then ctl_nft_feed_follow() once the new one runs.
+ */
+void ctl_nft_feed_mark(struct ctl_nft_feed *f, uint64_t now);
+
+/*
+ * A new generation runs: with the same VMs (slots, names, identities) as the table's,
+ * refill only the sets of the VMs whose elements it changed (a grant changes its VM's,
+ * nothing else: the table and the other VMs' sets stay); otherwise, or without a mark,
+ * ctl_nft_feed_open(). Same returns.
+ */
+int ctl_nft_feed_follow(struct ctl_nft_feed *f, const char *table, const struct ctl_nft_vm *vms,
+    uint16_t n, const char *slow_a, const char *slow_b, uint64_t now);
+
 /* A BIND record, its name as the name set keeps it: its elements join the next batch. */
 void ctl_nft_feed_bind(struct ctl_nft_feed *f, const struct dp_evt *e, const char *name,
     uint64_t now);

@@ -113,6 +113,16 @@ int nft_set_ports(struct nft_ctx *ctx, const char *a, const char *b);
 int nft_bind(struct nft_ctx *ctx, const struct nft_elem *elems, size_t n);
 
 /*
+ * Replace what the sets of the VMs vms[0..nvms) hold (indexes into the VMs given to
+ * nft_open()) with elems[0..n), in one batch: the sets are emptied and refilled together,
+ * so no frame ever meets them half done, and the table, its chains, rules, counters and
+ * every other VM's sets stay as they are. elems should belong to those VMs. Same returns
+ * as nft_bind(), and -EINVAL for a VM out of range.
+ */
+int nft_refill(struct nft_ctx *ctx, const uint16_t *vms, size_t nvms,
+    const struct nft_elem *elems, size_t n);
+
+/*
  * Is the table still as built? One GETGEN round trip (about 2 us here) when nothing in the
  * network namespace's ruleset changed since our last batch; otherwise lists the table and
  * compares it with the listing taken right after the build. Set elements are not compared:
