@@ -26,7 +26,7 @@ void ctl_names_free(struct ctl_names *n);
 
 /*
  * Remember (slot, name); -ENOSPC once the set or slot's share is full (the set then stays
- * as it is: see dp_reload).
+ * as it is: see dp_publish).
  * *stored (may be NULL) points at the set's copy, NUL-terminated, valid for the set's life.
  */
 int ctl_names_add(struct ctl_names *n, uint16_t slot, const char *name, size_t len,
