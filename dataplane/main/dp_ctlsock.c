@@ -236,21 +236,33 @@ dp_cs_vm_list(const char *vm, const char *key, struct json_object **list)
 	return o;
 }
 
+/* {"vm":VM,KEY:[...]} with what walk puts in the list for vm's slot. */
 static int
-dp_cs_bindings(FILE *out, const struct ctl_req *req, void *arg)
+dp_cs_listing(FILE *out, struct dp_control *c, const char *vm, const char *key,
+    void (*walk)(struct dp_control *c, uint16_t slot, struct dp_cs_walk *wk))
 {
-	const char *vm = req->vm;
-	struct dp_control *c = arg;
 	struct dp_cs_walk wk = { .now = dp_now(c->ctx), .ok = true };
 	struct json_object *o;
 	int slot;
 
 	if ((slot = dp_cs_slot(out, dp_cs_gen(c), vm)) < 0)
 		return slot;
-	if ((o = dp_cs_vm_list(vm, "bindings", &wk.list)) == NULL)
+	if ((o = dp_cs_vm_list(vm, key, &wk.list)) == NULL)
 		return -ENOMEM;
-	ctl_mirror_walk(c->mirror, (uint16_t)slot, wk.now, dp_cs_binding, &wk);
+	walk(c, (uint16_t)slot, &wk);
 	return dp_cs_reply(out, o, wk.ok);
+}
+
+static void
+dp_cs_bindings_walk(struct dp_control *c, uint16_t slot, struct dp_cs_walk *wk)
+{
+	ctl_mirror_walk(c->mirror, slot, wk->now, dp_cs_binding, wk);
+}
+
+static int
+dp_cs_bindings(FILE *out, const struct ctl_req *req, void *arg)
+{
+	return dp_cs_listing(out, arg, req->vm, "bindings", dp_cs_bindings_walk);
 }
 
 static void
@@ -278,22 +290,17 @@ dp_cs_flow(const struct dp_flow *f, void *arg)
  * The workers own their flow tables and go on changing them meanwhile: an entry read here
  * may be a moment old or half-rewritten. Good enough for a listing; never used to decide.
  */
+static void
+dp_cs_flows_walk(struct dp_control *c, uint16_t slot, struct dp_cs_walk *wk)
+{
+	for (unsigned int i = 0; i < c->ctx->nworkers; i++)
+		dp_flows_walk(c->ctx->workers[i]->flows, slot, dp_cs_flow, wk);
+}
+
 static int
 dp_cs_flows(FILE *out, const struct ctl_req *req, void *arg)
 {
-	const char *vm = req->vm;
-	struct dp_control *c = arg;
-	struct dp_cs_walk wk = { .now = dp_now(c->ctx), .ok = true };
-	struct json_object *o;
-	int slot;
-
-	if ((slot = dp_cs_slot(out, dp_cs_gen(c), vm)) < 0)
-		return slot;
-	if ((o = dp_cs_vm_list(vm, "flows", &wk.list)) == NULL)
-		return -ENOMEM;
-	for (unsigned int i = 0; i < c->ctx->nworkers; i++)
-		dp_flows_walk(c->ctx->workers[i]->flows, (uint16_t)slot, dp_cs_flow, &wk);
-	return dp_cs_reply(out, o, wk.ok);
+	return dp_cs_listing(out, arg, req->vm, "flows", dp_cs_flows_walk);
 }
 
 static int
