@@ -1,5 +1,8 @@
 /*
- * Main-lcore glue between the workers and control/.
+ * Where the workers' records meet control/: each record handed to the concern of its kind
+ * (a binding to the names, the mirror and the nft feeder; a block to the event log; an ask
+ * to approval), the plane the concerns reach the workers by, the slow path's table opened
+ * for the running generation's VMs, and the metrics scrape.
  */
 #include <sys/socket.h>
 #include <errno.h>
@@ -11,23 +14,23 @@
 #include <rte_cycles.h>
 #include <rte_version.h>
 
-#include "ctl_events.h"
-#include "ctl_nft_feed.h"
-#include "ctl_budgets.h"
-#include "dp_budget.h"
 #include "ctl_approval.h"
-#include "dp_control.h"
-#include "dp_bind.h"
-#include "dp_evt.h"
-#include "dp_gen.h"
+#include "ctl_budgets.h"
+#include "ctl_events.h"
 #include "ctl_grants_live.h"
-#include "dp_worker.h"
 #include "ctl_mirror.h"
 #include "ctl_names.h"
+#include "ctl_nft_feed.h"
 #include "ctl_reload.h"
+#include "dp_bind.h"
+#include "dp_budget.h"
+#include "dp_control.h"
+#include "dp_evt.h"
+#include "dp_gen.h"
 #include "dp_publish.h"
-#include "policy/load.h"
 #include "dp_stats.h"
+#include "dp_worker.h"
+#include "policy/load.h"
 
 double
 dp_control_seconds(const struct timespec *t)

@@ -1,7 +1,8 @@
 /*
- * The daemon's control side on the main lcore: the metrics endpoint's render callback,
- * and the workers' events turned into the event log and the reload name table. The only
- * place the dataplane's state meets control/'s plain-C modules.
+ * The daemon's control side on the main lcore: the control concerns it composes (each its
+ * own struct, in control/), the records drained once a turn and handed to them, the plane
+ * they reach the workers by, and the metrics endpoint's render callback. The only place
+ * the dataplane's state meets control/'s plain-C modules.
  */
 #ifndef DP_CONTROL_H
 #define DP_CONTROL_H
