@@ -130,6 +130,8 @@ dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers,
 			.budgets = (uint8_t)pol_config_budgets(cfg, pv->ask_policy) };
 		dp_gen_vm_index_add(g, dp_gen_vm_key(pv->id.vlan, pv->id.mac), slot);
 	}
+	if (dp_gen_vm_addrs_init(g) != 0)
+		goto fail;
 	g->vms[DP_VM_UNKNOWN] = (struct dp_vm){ .name = "unknown", .present = true };
 	g->slots_free = (uint16_t)(DP_VM_SLOTS - g->nvms);
 	dp_gen_settings(g, cfg, nworkers);

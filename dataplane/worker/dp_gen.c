@@ -85,6 +85,8 @@ dp_gen_free(struct dp_gen *g)
 		return;
 	rte_free(g->vm_keys);
 	rte_free(g->vm_slots);
+	rte_free(g->vm_addrs);
+	rte_free(g->vm_addr_family);
 	rte_hash_free(g->names);
 	rte_free(g->names_ports);
 	rte_free(g->vms);
@@ -115,23 +117,6 @@ dp_gen_is_tls_port(const struct dp_gen *g, uint16_t port)
 	return false;
 }
 
-bool
-dp_gen_is_vm_addr(const struct dp_gen *g, uint8_t family, const uint8_t *addr)
-{
-	/* A linear scan: called per DNS answer address, never per data packet. */
-	for (uint16_t i = 0; i < g->nvms; i++) {
-		const struct dp_vm *v = &g->vms[i];
-
-		if (!v->present)
-			continue;
-		if (family == 4 && v->id.has4 && dp_addr_eq(4, v->id.ip4, addr))
-			return true;
-		if (family == 6 && v->id.has6 && dp_addr_eq(6, v->id.ip6, addr))
-			return true;
-	}
-	return false;
-}
-
 uint64_t
 dp_gen_mem(uint32_t names)
 {
@@ -141,6 +126,8 @@ dp_gen_mem(uint32_t names)
 	return dp_mem_alloc(sizeof(*g)) + dp_mem_alloc((DP_VM_SLOTS + 1) * sizeof(g->vms[0])) +
 	    dp_mem_alloc(DP_VM_INDEX * sizeof(g->vm_keys[0])) +
 	    dp_mem_alloc(DP_VM_INDEX * sizeof(g->vm_slots[0])) +
+	    dp_mem_alloc(DP_VM_ADDRS * sizeof(g->vm_addrs[0])) +
+	    dp_mem_alloc(DP_VM_ADDRS * sizeof(g->vm_addr_family[0])) +
 	    dp_mem_alloc((uint64_t)names * sizeof(g->names_ports[0])) +
 	    dp_mem_hash(dp_hash_entries(names), sizeof(struct dp_name_key), DP_MEM_HASH_SINGLE);
 }

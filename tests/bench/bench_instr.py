@@ -8,7 +8,10 @@ first 20,000 frames of small64 and of mix, 1,000 of hello.pcap's connections), a
 `INSTR MODE frames=N conns=N`. Callgrind's total Ir over those frames (or connections) is
 the figure. Instruction counts do not drift with the machine as rates do.
 
-Prints RESULT instr_per_pkt_small64=, instr_per_pkt_mix_full=, instr_per_conn=. Skips with
+Prints RESULT instr_per_pkt_small64=, instr_per_pkt_mix_full=, instr_per_conn=, and
+instr_mix_1000vms_vs_16vms=: the mix's instructions per packet with 1,000 VMs configured
+(BENCH_VMS: the manifest's 16 and idle ones) over those with the manifest's 16, the same
+frames; what the VMs that are not talking cost the ones that are (goal: <= 1.02). Skips with
 a message (exit 0) when valgrind is absent.
 
 Run: meson test -C build --benchmark -v full_instr    (a few minutes)
@@ -25,12 +28,12 @@ from bench_traffic import TRAFFIC, traffic_file
 BENCH = os.environ.get("BENCH_FULL", "build/tests/bench/bench_full")
 
 
-def instructions(mode, workdir):
+def instructions(mode, workdir, vms=0):
     """Callgrind's Ir total inside dp_worker_poll, and the INSTR line's counts."""
-    out_file = os.path.join(workdir, f"callgrind.{mode}.out")
+    out_file = os.path.join(workdir, f"callgrind.{mode}.{vms}.out")
     argv = ["valgrind", "--tool=callgrind", "--collect-atstart=no",
             f"--callgrind-out-file={out_file}", BENCH, mode, TRAFFIC]
-    env = dict(os.environ, BENCH_INSTR="1")
+    env = dict(os.environ, BENCH_INSTR="1", BENCH_VMS=str(vms))
     p = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        text=True, timeout=600)
     m = re.search(r"^INSTR \S+ frames=(\d+) conns=(\d+)", p.stdout, re.M)
@@ -57,6 +60,11 @@ def main():
         ir, frames, _ = instructions("mix", work)
         print(f"INFO mix Ir={ir} frames={frames}")
         print(f"RESULT instr_per_pkt_mix_full={ir / frames:.0f}", flush=True)
+        ir_many, frames_many, _ = instructions("mix", work, vms=1000)
+        print(f"INFO mix with 1000 VMs Ir={ir_many} frames={frames_many}")
+        print("INFO goal: instr_mix_1000vms_vs_16vms <= 1.02")
+        print(f"RESULT instr_mix_1000vms_vs_16vms="
+              f"{(ir_many / frames_many) / (ir / frames):.3f}", flush=True)
         ir, frames, conns = instructions("conn", work)
         print(f"INFO conn Ir={ir} frames={frames} connections={conns}")
         print(f"RESULT instr_per_conn={ir / conns:.0f}", flush=True)

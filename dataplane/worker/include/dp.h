@@ -32,6 +32,8 @@
 #define DP_VM_INDEX_BITS	12
 #define DP_VM_INDEX		(1u << DP_VM_INDEX_BITS)	/* 4 x DP_VM_SLOTS: probes stay short */
 #define DP_VM_INDEX_EMPTY	UINT64_MAX
+#define DP_VM_ADDR_BITS		(DP_VM_INDEX_BITS + 1)
+#define DP_VM_ADDRS		(1u << DP_VM_ADDR_BITS)	/* 4 x an IPv4 and an IPv6 a slot */
 #define DP_SLOW_RING		1024	/* exception-path frames in flight, each way, per worker */
 
 enum dp_verdict { DP_ALLOWED, DP_BLOCKED, DP_WOULD_BLOCK, DP_VERDICT_MAX };
@@ -55,6 +57,11 @@ struct dp_vm {
 	uint8_t budgets;	/* its policy's egress budgets: 0, no flow of it counts */
 };
 
+/* A VM's address as dp_gen_is_vm_addr() keys it: network order, an IPv4 one zero-padded. */
+struct dp_vm_addr {
+	uint64_t w[2];
+};
+
 /* Everything a reload replaces, published as one pointer. Immutable once published. */
 struct dp_gen {
 	uint32_t id;
@@ -66,6 +73,9 @@ struct dp_gen {
 	uint64_t *vm_keys;		/* DP_VM_INDEX (vlan, MAC) keys, open addressing */
 	uint16_t *vm_slots;		/* and the VM slot of each */
 	uint64_t vm_index_mul;		/* odd, secret: where a key's probe starts */
+	struct dp_vm_addr *vm_addrs;	/* DP_VM_ADDRS present VMs' addresses, open addressing */
+	uint8_t *vm_addr_family;	/* and the family of each: 0, empty */
+	uint32_t vm_addr_seed;		/* secret: where an address's probe starts */
 	struct rte_hash *names;		/* (slot, name hash) -> names_ports index */
 	struct pol_ports *names_ports;
 	uint32_t nnames, names_cap;

@@ -62,7 +62,13 @@ bool dp_gen_is_resolver(const struct dp_gen *g, uint8_t family, const uint8_t *a
 /* Is port one of tls_ports? */
 bool dp_gen_is_tls_port(const struct dp_gen *g, uint16_t port);
 
-/* Is addr any VM's address (a DNS answer must never bind it)? */
+/*
+ * Index the addresses of g's present VMs for dp_gen_is_vm_addr(), once its VMs are in
+ * place (dp_gen_build.c); freed with g. 0, or -ENOMEM.
+ */
+int dp_gen_vm_addrs_init(struct dp_gen *g);
+
+/* Is addr (family 4 or 6) a present VM's address (a DNS answer must never bind it)? */
 bool dp_gen_is_vm_addr(const struct dp_gen *g, uint8_t family, const uint8_t *addr);
 
 #endif

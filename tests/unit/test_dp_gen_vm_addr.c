@@ -1,0 +1,238 @@
+/*
+ * dp_gen_is_vm_addr() answers from a table built with the generation; it replaced a scan
+ * of every VM, kept here (t_scan) as the reference. Every answer must be the scan's: for
+ * 0, 1, 16 and every slot's worth of VMs, with IPv4 and IPv6 addresses, VMs with neither,
+ * two VMs sharing one, slots a reload emptied, and addresses chosen to look alike to the
+ * table (an IPv4 address's key bytes read as IPv6, neighbours, random ones).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+
+#include "dp.h"
+#include "dp_gen.h"
+#include "dp_gen_build.h"
+#include "dp_hash.h"
+#include "policy/load.h"
+
+#define T_RANDOM	4096	/* random addresses a generation is asked, each family */
+
+/* The scan dp_gen_is_vm_addr() was, word for word: what the table must answer. */
+static bool
+t_scan(const struct dp_gen *g, uint8_t family, const uint8_t *addr)
+{
+	for (uint16_t i = 0; i < g->nvms; i++) {
+		const struct dp_vm *v = &g->vms[i];
+
+		if (!v->present)
+			continue;
+		if (family == 4 && v->id.has4 && memcmp(v->id.ip4, addr, 4) == 0)
+			return true;
+		if (family == 6 && v->id.has6 && memcmp(v->id.ip6, addr, 16) == 0)
+			return true;
+	}
+	return false;
+}
+
+struct t_tally {
+	unsigned int asked, yes;
+};
+
+static void
+t_ask(const struct dp_gen *g, uint8_t family, const uint8_t *addr, struct t_tally *t)
+{
+	bool want = t_scan(g, family, addr);
+
+	if (dp_gen_is_vm_addr(g, family, addr) != want)
+		fail_msg("family %u %02x%02x%02x%02x..%02x: table says %d, scan %d", family,
+		    addr[0], addr[1], addr[2], addr[3], addr[15], !want, want);
+	t->asked++;
+	t->yes += want;
+}
+
+/*
+ * VM i of a configuration: a fifth IPv4 only, a fifth IPv6 only, a fifth neither, the rest
+ * both. Sequential addresses (as operators number VMs) in the usual prefixes, every
+ * seventh VM's IPv6 address the bytes of its IPv4 one then zeros (the same key words as
+ * that IPv4 address), and every eleventh sharing VM 0's addresses.
+ */
+static void
+t_vm(struct pol_vm *v, uint32_t i, char *name, size_t cap)
+{
+	uint32_t a = i % 11 == 10 ? 0 : i;
+
+	snprintf(name, cap, "vm%u", i);
+	*v = (struct pol_vm){ .name = name, .id = { .mac = { 0x02, 0, 0, 0, (uint8_t)(i >> 8),
+		(uint8_t)i }, .has4 = i % 5 != 1 && i % 5 != 2, .has6 = i % 5 != 0 && i % 5 != 2,
+		.ip4 = { 10, 20, (uint8_t)(a >> 8), (uint8_t)a } } };
+	if (i % 7 == 3) {
+		memcpy(v->id.ip6, v->id.ip4, 4);
+	} else {
+		v->id.ip6[0] = 0xfd;
+		v->id.ip6[14] = (uint8_t)(a >> 8);
+		v->id.ip6[15] = (uint8_t)a;
+	}
+}
+
+/* Every address the generation's VMs have, its look-alikes, and random ones. */
+static struct t_tally
+t_ask_all(const struct dp_gen *g, const struct pol_config *cfg)
+{
+	static uint8_t rnd[T_RANDOM][16];
+	struct t_tally t = { 0 };
+	uint8_t a[16];
+
+	for (size_t i = 0; i < cfg->nvms; i++) {
+		const struct pol_vm_id *id = &cfg->vms[i].id;
+
+		for (int d = -1; d <= 1; d++) {
+			memcpy(a, id->ip4, 4);
+			memset(a + 4, 0, 12);
+			a[3] = (uint8_t)(a[3] + d);
+			t_ask(g, 4, a, &t);
+			t_ask(g, 6, a, &t);	/* an IPv4 address's key, asked as IPv6 */
+			memcpy(a, id->ip6, 16);
+			a[15] = (uint8_t)(a[15] + d);
+			t_ask(g, 6, a, &t);
+			t_ask(g, 4, a, &t);	/* the first four bytes, asked as IPv4 */
+			t_ask(g, 0, a, &t);	/* no family: the scan says no */
+			t_ask(g, 41, a, &t);
+		}
+	}
+	assert_int_equal(getrandom(rnd, sizeof(rnd), 0), (ssize_t)sizeof(rnd));
+	for (size_t i = 0; i < T_RANDOM; i++) {
+		t_ask(g, 4, rnd[i], &t);
+		t_ask(g, 6, rnd[i], &t);
+	}
+	return t;
+}
+
+/* A configuration of n VMs (t_vm), every keep-th of them kept (1: all). */
+static struct pol_config *
+t_config(uint32_t n, uint32_t keep)
+{
+	static char names[DP_VM_SLOTS][16];
+	struct pol_config *cfg = calloc(1, sizeof(*cfg));
+
+	assert_non_null(cfg);
+	cfg->vms = calloc(n ? n : 1, sizeof(cfg->vms[0]));
+	assert_non_null(cfg->vms);
+	for (uint32_t i = 0; i < n; i++)
+		if (i % keep == 0)
+			t_vm(&cfg->vms[cfg->nvms++], i, names[i], sizeof(names[i]));
+	return cfg;
+}
+
+static void
+t_config_free(struct pol_config *cfg)
+{
+	free(cfg->vms);
+	free(cfg);
+}
+
+/*
+ * The longest run of taken entries, the most steps a probe takes: a hash that packed the
+ * operators' sequential addresses together would make every answer pay for it.
+ */
+static uint32_t
+t_longest_run(const struct dp_gen *g)
+{
+	uint32_t longest = 0, run = 0;
+
+	/* twice round, so that a run through the end is counted whole */
+	for (uint32_t i = 0; i < 2 * DP_VM_ADDRS; i++) {
+		run = g->vm_addr_family[i & (DP_VM_ADDRS - 1)] != 0 ? run + 1 : 0;
+		longest = run > longest ? run : longest;
+	}
+	return longest;
+}
+
+static void
+t_counts(uint32_t n)
+{
+	struct pol_config *cfg = t_config(n, 1), *fewer = t_config(n, 3);
+	struct dp_gen *g, *next;
+	struct t_tally t;
+
+	assert_int_equal(dp_hash_init(), 0);	/* a fresh secret, as at a start */
+	assert_non_null(g = dp_gen_create(cfg, 1, 1, NULL));
+	t = t_ask_all(g, cfg);
+	assert_true(n == 0 ? t.yes == 0 : t.yes > n / 2);
+	print_message("%u VMs: %u asked, %u theirs, longest probe %u\n", n, t.asked, t.yes,
+	    t_longest_run(g));
+	assert_true(t_longest_run(g) <= 24);
+	/* a reload that drops two VMs of three: their slots stay, empty, and are not asked */
+	assert_non_null(next = dp_gen_create(fewer, 2, 1, g));
+	assert_int_equal(next->nvms, g->nvms);
+	t = t_ask_all(next, cfg);
+	assert_true(n == 0 ? t.yes == 0 : t.yes > n / 6);
+	dp_gen_free(next);
+	dp_gen_free(g);
+	t_config_free(fewer);
+	t_config_free(cfg);
+}
+
+static void
+test_no_vms(void **state)
+{
+	(void)state;
+	t_counts(0);
+}
+
+static void
+test_one_vm(void **state)
+{
+	(void)state;
+	t_counts(1);
+}
+
+static void
+test_16_vms(void **state)
+{
+	(void)state;
+	t_counts(16);
+}
+
+/* Every slot a process has: the table at its fullest, for several secrets. */
+static void
+test_every_slot(void **state)
+{
+	(void)state;
+	for (int round = 0; round < 4; round++)
+		t_counts(DP_VM_SLOTS);
+}
+
+int
+main(void)
+{
+	char prefix[40];
+	char *eal[] = {
+		(char *)"test_dp_gen_vm_addr", (char *)"--no-huge", (char *)"-m", (char *)"256",
+		(char *)"--no-pci", (char *)"--file-prefix", prefix, (char *)"-l", (char *)"0",
+		(char *)"--log-level", (char *)"*:error", NULL,
+	};
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_no_vms),
+		cmocka_unit_test(test_one_vm),
+		cmocka_unit_test(test_16_vms),
+		cmocka_unit_test(test_every_slot),
+	};
+	int rc;
+
+	snprintf(prefix, sizeof(prefix), "test_dp_gen_vm_addr_%d", (int)getpid());
+	if (rte_eal_init((int)(sizeof(eal) / sizeof(eal[0])) - 1, eal) < 0)
+		return 1;
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	rte_eal_cleanup();
+	return rc;
+}
