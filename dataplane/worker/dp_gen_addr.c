@@ -1,7 +1,7 @@
 /*
  * The VMs' own addresses, which a DNS answer must never bind: asked for every address of
  * every answer, so a probe of a small open-addressed table built with the generation
- * rather than a scan of every VM (1,000 VMs cost the mix 46 % more instructions).
+ * rather than a scan of every VM (with 1,000 VMs the scan cost the mix 53 % more instructions).
  */
 #include <errno.h>
 #include <string.h>
