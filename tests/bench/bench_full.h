@@ -107,6 +107,18 @@ int bench_rounds(struct bench *b, const struct bench_trace *t, const char *name,
     unsigned int rounds, double rates[3], struct bench_pass *last);
 void bench_pass_print(const char *mode, const struct bench_trace *t, const struct bench_pass *p);
 
+/* bench_full_sustain.c: the capacity mode's full table under new connections */
+struct bench_sustain {
+	uint64_t clock;			/* the worker's second: where it starts, where it ended */
+	uint64_t admitted, offered;
+	double seconds;
+	double occ_start, occ_end, occ_min;	/* the flow table's flows over its room */
+};
+void bench_clock_set(struct bench *b, uint64_t s);
+int bench_sustain(struct bench *b, const struct bench_trace *t, unsigned int seconds,
+    uint32_t group, struct bench_sustain *r);
+unsigned int bench_age_sweep(struct bench *b, unsigned int jump, bool collect, double *ns);
+
 /* bench_full_modes.c, bench_full_capacity.c */
 int bench_start(struct bench *b, const char *policy, const char *resolvers,
     const char *dataplane, const char *mem_mb);
