@@ -57,6 +57,7 @@ struct bench {
 	const char *traffic;
 	bool eal;			/* EAL is up: there is something to close */
 	bool instr;			/* under callgrind: collect inside dp_worker_poll only */
+	bool age_passes;		/* lifecycle: the sweep ages each pass's flows out */
 	bool csum_offload;		/* frames arrive marked checksum-good, as from a NIC
 					 * that verifies them (the ring PMD verifies nothing) */
 };
@@ -90,6 +91,8 @@ int bench_synth_dns(struct bench_trace *t, const struct bench_frame *tmpl, const
     uint16_t qid, uint16_t port);
 int bench_synth_tcp(struct bench_trace *t, const struct bench_frame *tmpl, bool reply,
     uint8_t flags, uint32_t seq, uint32_t ack);
+int bench_synth_tcp_data(struct bench_trace *t, const struct bench_frame *tmpl, bool reply,
+    uint8_t flags, uint32_t seq, uint32_t ack, size_t len);
 int bench_bind_missing(struct bench_trace *t);
 int bench_host_of(const struct bench_trace *t, uint32_t first, uint32_t flow, char *host,
     size_t cap);
@@ -125,6 +128,7 @@ int bench_start(struct bench *b, const char *policy, const char *resolvers,
 int bench_mode_mix(struct bench *b);
 int bench_mode_small64(struct bench *b);
 int bench_mode_conn(struct bench *b);
+int bench_mode_lifecycle(struct bench *b);
 int bench_mode_capacity(struct bench *b);
 
 #endif
