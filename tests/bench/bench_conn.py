@@ -3,14 +3,16 @@
 rounds, so the ratio holds while the machine drifts 1.3-1.7x between minutes.
 
 Each round runs both programs one after the other, the order alternating between rounds
-so neither always gets the warmer or the cooler machine. Prints every round's figures,
+so neither always gets the warmer or the cooler machine. Both report the same statistic,
+the median of their own per-pass rates (bench_full: its timed rounds; bench_ndpi: its
+timed passes), so a round's ratio divides like by like. Prints every round's figures,
 the medians, and RESULT conn_vs_ndpi= (the median of the per-round ratios
-namegate/nDPI). When bench_full is not there, says so, prints nDPI's figures alone and
-exits 77 (meson's "skipped"): without it there is no ratio to report.
+namegate/nDPI) with their spread (conn_vs_ndpi_min=, conn_vs_ndpi_max=).
 
-Environment: BENCH_NDPI_BIN, BENCH_FULL_BIN (default build/tests/bench/bench_full),
-BENCH_FULL_ARGS (extra arguments after "conn"), TRAFFIC_DIR, BENCH_ROUNDS (default 5).
-Run: meson test -C build --benchmark -v conn_vs_ndpi
+Environment (meson.build sets the first three from the build directory it runs in):
+BENCH_NDPI_BIN, BENCH_FULL_BIN, TRAFFIC_DIR; BENCH_FULL_ARGS (extra arguments after
+"conn"), BENCH_ROUNDS (default 5).
+Run: meson test -C BUILDDIR --benchmark -v conn_vs_ndpi
 """
 import os
 import re
@@ -19,14 +21,21 @@ import statistics
 import subprocess
 import sys
 
-from bench_traffic import ROOT, TRAFFIC, traffic_file
+from bench_traffic import traffic_file
 
-NDPI = os.environ.get("BENCH_NDPI_BIN", os.path.join(ROOT, "build/tests/bench/bench_ndpi"))
-FULL = os.environ.get("BENCH_FULL_BIN", os.path.join(ROOT, "build/tests/bench/bench_full"))
 FULL_ARGS = shlex.split(os.environ.get("BENCH_FULL_ARGS", ""))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
-SKIP = 77
 RESULT = re.compile(r"^RESULT (\w+)=(\S+)$", re.M)
+
+
+def program(var):
+    """The program $var names: meson passes both, so a missing one is a wiring fault, and
+    a guess at a build directory could time another branch's build."""
+    path = os.environ.get(var, "")
+    if not os.access(path, os.X_OK):
+        sys.exit(f"bench_conn: ${var} ({path!r}) is not a program: run it through meson "
+                 "(meson test -C BUILDDIR --benchmark conn_vs_ndpi) or set it")
+    return path
 
 
 def run(cmd, show_stderr=True):
@@ -48,13 +57,10 @@ def rate(results, name, cmd):
 
 
 def main():
-    ndpi_cmd = [NDPI, traffic_file("hello.pcap")]
-    os.environ["TRAFFIC_DIR"] = TRAFFIC        # bench_full's, when it came from the default
-    full_cmd = [FULL, "conn"] + FULL_ARGS
-    have_full = os.access(FULL, os.X_OK)
-    if not have_full:
-        print(f"bench_conn: no bench_full at {FULL} (not built on this branch, or set "
-              "BENCH_FULL_BIN): conn_vs_ndpi is not measured, nDPI alone follows", flush=True)
+    if "TRAFFIC_DIR" not in os.environ:
+        sys.exit("bench_conn: $TRAFFIC_DIR is not set (meson sets it)")
+    ndpi_cmd = [program("BENCH_NDPI_BIN"), traffic_file("hello.pcap")]
+    full_cmd = [program("BENCH_FULL_BIN"), "conn"] + FULL_ARGS
     ndpi_rates, full_rates, ratios = [], [], []
     last_ndpi = {}
     for r in range(ROUNDS):
@@ -65,26 +71,24 @@ def main():
                 # its name mismatches are the same every round: show them once
                 last_ndpi = run(ndpi_cmd, show_stderr=r == 0)
                 got["ndpi"] = rate(last_ndpi, "ndpi_conn_per_s", ndpi_cmd)
-            elif have_full:
+            else:
                 got["full"] = rate(run(full_cmd), "conn_per_s", full_cmd)
         ndpi_rates.append(got["ndpi"])
-        line = f"round {r + 1}: ndpi {got['ndpi']:.0f} conn/s"
-        if have_full:
-            full_rates.append(got["full"])
-            ratios.append(got["full"] / got["ndpi"])
-            line += f", namegate {got['full']:.0f} conn/s, ratio {ratios[-1]:.2f}"
-        print(line, flush=True)
+        full_rates.append(got["full"])
+        ratios.append(got["full"] / got["ndpi"])
+        print(f"round {r + 1}: ndpi {got['ndpi']:.0f} conn/s, namegate {got['full']:.0f} "
+              f"conn/s, ratio {ratios[-1]:.2f}", flush=True)
 
     for k in ("ndpi_flows", "namegate_sni_found", "ndpi_sni_found", "ndpi_sni_mismatch",
-              "ndpi_sni_missed", "ndpi_sni_truncated"):
+              "ndpi_sni_missed", "ndpi_sni_truncated", "ndpi_passes"):
         if k in last_ndpi:
             print(f"RESULT {k}={last_ndpi[k]}")
     print(f"RESULT conn_rounds={ROUNDS}")
     print(f"RESULT ndpi_conn_per_s={statistics.median(ndpi_rates):.0f}")
-    if not have_full:
-        return SKIP
     print(f"RESULT conn_per_s={statistics.median(full_rates):.0f}")
     print(f"RESULT conn_vs_ndpi={statistics.median(ratios):.2f}")
+    print(f"RESULT conn_vs_ndpi_min={min(ratios):.2f}")
+    print(f"RESULT conn_vs_ndpi_max={max(ratios):.2f}")
     return 0
 
 

@@ -21,6 +21,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from scapy.all import TCP, PcapReader, PcapWriter
@@ -29,6 +30,7 @@ from bench_traffic import traffic_file
 
 NAMEGATE = os.environ.get("NAMEGATE_BIN", "build/dataplane/namegate")
 WARMUP, MEASURE = 3.0, 6.0
+TESTPMD_DEADLINE = 180.0    # startup on a loaded machine, then two stats periods
 EAL = ["--no-huge", "-m", "2048", "--no-pci", "-l", "0-1", "--log-level", "*:error"]
 
 
@@ -72,20 +74,63 @@ def devices(vm_pcap, up_pcap):
     return d
 
 
+class Lines:
+    """A process's output lines as they come (a thread reads them), so the bench waits
+    for the line it needs, however late the process prints it, up to a deadline."""
+
+    def __init__(self, proc):
+        self.lines, self.cond = [], threading.Condition()
+        threading.Thread(target=self._read, args=(proc.stdout,), daemon=True).start()
+
+    def _read(self, stream):
+        for line in stream:
+            with self.cond:
+                self.lines.append(line)
+                self.cond.notify_all()
+        with self.cond:
+            self.lines.append(None)         # end of output: nothing more will come
+            self.cond.notify_all()
+
+    def wait(self, pattern, count, timeout):
+        """The text once `count` lines after the start match pattern; SystemExit with
+        what came when the process ends or the deadline passes first."""
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                got = [ln for ln in self.lines if ln is not None]
+                if sum(1 for ln in got if re.search(pattern, ln)) >= count:
+                    return "".join(got)
+                left = deadline - time.monotonic()
+                if None in self.lines or left <= 0:
+                    raise SystemExit(f"testpmd: {count} lines matching {pattern!r} did not "
+                                     f"come within {timeout:.0f} s:\n{''.join(got)[-2000:]}")
+                self.cond.wait(left)
+
+
 def testpmd_mpps(devs, prefix):
-    argv = ["dpdk-testpmd", *EAL, "--file-prefix", prefix, "--no-shconf"]
+    # line-buffered: into a pipe, stdio would hold the stats until testpmd exits
+    argv = ["stdbuf", "-oL", "dpdk-testpmd", *EAL, "--file-prefix", prefix, "--no-shconf"]
     for d in devs:
         argv += ["--vdev", d]
     argv += ["--", "--forward-mode=io", "--total-num-mbufs=262144", "--nb-cores=1",
              f"--stats-period={int(MEASURE)}"]
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    time.sleep(WARMUP + 2 * MEASURE + 1)
-    p.send_signal(signal.SIGINT)
-    out = p.communicate(timeout=30)[0]
-    rates = [int(x) for x in re.findall(r"Rx-pps:\s+(\d+)", out)]
-    if len(rates) < 4:
-        raise SystemExit(f"testpmd printed no rates:\n{out[-2000:]}")
-    return sum(rates[-2:]) / 1e6       # the last period, both ports
+    out = Lines(p)
+    try:
+        # an Rx-pps line per port at each stats display: one (zeros) when forwarding
+        # starts, one after the first period (the warm-up), one after the second (the
+        # measurement); however long EAL and the ports take to come up, read until the
+        # third display's lines are there
+        text = out.wait(r"Rx-pps:\s+\d+", 3 * len(devs), TESTPMD_DEADLINE)
+    finally:
+        p.send_signal(signal.SIGINT)
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+    rates = [int(x) for x in re.findall(r"Rx-pps:\s+(\d+)", text)]
+    return sum(rates[2 * len(devs):3 * len(devs)]) / 1e6     # the second period, both ports
 
 
 def namegate_config(manifest, devs, prefix, path):

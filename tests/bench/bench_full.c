@@ -15,15 +15,20 @@
  *   conn      new TLS connections from hello.pcap (SYN, SYN-ACK, the hello in one or two
  *             segments; names bound by DNS first): RESULT conn_per_s (connections per
  *             second of poll time), conn_io_per_s, conn_vs_io.
+ *   lifecycle conn's connections lived whole: also the server's data, FIN both ways, the
+ *             last ACK, and between passes (untimed) the sweep that ages them out:
+ *             RESULT lifecycle_per_s, lifecycle_io_per_s, lifecycle_vs_io.
  *   capacity  1 M flows and 1 M bindings: memory, fill, drops, and the sustained rate of
- *             new connections while the flow table is full of idle flows:
- *             RESULT conn_rate_full_table (the real worker loop, aging included).
+ *             new connections while the flow table stays >= 95 % full:
+ *             RESULT conn_rate_full_table (the real worker loop, aging included), the
+ *             table's occupancy, and one sweep aging 1 M flows out (age_ns_per_flow).
  * The ring PMD offloads nothing, so the worker verifies every IPv4, TCP and UDP checksum in
  * software; BENCH_CSUM_OFFLOAD=1 marks the frames checksum-good instead, as a NIC (or
  * virtio with guest checksum offload) that verified them would.
  * With BENCH_INSTR=1 (bench_instr.py runs it under callgrind --collect-atstart=no) mix,
- * small64 and conn run a short fixed workload and collect only inside dp_worker_poll,
- * printing INSTR frames=N conns=N for the driver to divide callgrind's total by.
+ * small64, conn and lifecycle run a short fixed workload and collect only inside
+ * dp_worker_poll (and lifecycle's sweep, dumped apart), printing INSTR frames=N conns=N
+ * (and INSTR_AGE aged=N) for the driver to divide callgrind's totals by.
  *
  * Timing: rte_rdtsc_precise() around each dp_worker_poll() (or each io move) only; building
  * frames, rewriting answers and draining the tx rings are outside it. Counters come from
@@ -321,7 +326,8 @@ main(int argc, char **argv)
 		int (*run)(struct bench *);
 	} modes[] = {
 		{ "mix", bench_mode_mix }, { "small64", bench_mode_small64 },
-		{ "conn", bench_mode_conn }, { "capacity", bench_mode_capacity },
+		{ "conn", bench_mode_conn }, { "lifecycle", bench_mode_lifecycle },
+		{ "capacity", bench_mode_capacity },
 	};
 	static struct bench b;
 	const char *env = getenv("TRAFFIC_DIR");
@@ -341,6 +347,6 @@ main(int argc, char **argv)
 			fflush(stdout);
 			return rc == 0 ? 0 : 1;
 		}
-	fprintf(stderr, "usage: bench_full mix|small64|conn|capacity [TRAFFIC_DIR]\n");
+	fprintf(stderr, "usage: bench_full mix|small64|conn|lifecycle|capacity [TRAFFIC_DIR]\n");
 	return 2;
 }

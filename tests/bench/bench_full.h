@@ -57,6 +57,7 @@ struct bench {
 	const char *traffic;
 	bool eal;			/* EAL is up: there is something to close */
 	bool instr;			/* under callgrind: collect inside dp_worker_poll only */
+	bool age_passes;		/* lifecycle: the sweep ages each pass's flows out */
 	bool csum_offload;		/* frames arrive marked checksum-good, as from a NIC
 					 * that verifies them (the ring PMD verifies nothing) */
 };
@@ -90,6 +91,8 @@ int bench_synth_dns(struct bench_trace *t, const struct bench_frame *tmpl, const
     uint16_t qid, uint16_t port);
 int bench_synth_tcp(struct bench_trace *t, const struct bench_frame *tmpl, bool reply,
     uint8_t flags, uint32_t seq, uint32_t ack);
+int bench_synth_tcp_data(struct bench_trace *t, const struct bench_frame *tmpl, bool reply,
+    uint8_t flags, uint32_t seq, uint32_t ack, size_t len);
 int bench_bind_missing(struct bench_trace *t);
 int bench_host_of(const struct bench_trace *t, uint32_t first, uint32_t flow, char *host,
     size_t cap);
@@ -107,12 +110,25 @@ int bench_rounds(struct bench *b, const struct bench_trace *t, const char *name,
     unsigned int rounds, double rates[3], struct bench_pass *last);
 void bench_pass_print(const char *mode, const struct bench_trace *t, const struct bench_pass *p);
 
+/* bench_full_sustain.c: the capacity mode's full table under new connections */
+struct bench_sustain {
+	uint64_t clock;			/* the worker's second: where it starts, where it ended */
+	uint64_t admitted, offered;
+	double seconds;
+	double occ_start, occ_end, occ_min;	/* the flow table's flows over its room */
+};
+void bench_clock_set(struct bench *b, uint64_t s);
+int bench_sustain(struct bench *b, const struct bench_trace *t, unsigned int seconds,
+    uint32_t group, struct bench_sustain *r);
+unsigned int bench_age_sweep(struct bench *b, unsigned int jump, bool collect, double *ns);
+
 /* bench_full_modes.c, bench_full_capacity.c */
 int bench_start(struct bench *b, const char *policy, const char *resolvers,
     const char *dataplane, const char *mem_mb);
 int bench_mode_mix(struct bench *b);
 int bench_mode_small64(struct bench *b);
 int bench_mode_conn(struct bench *b);
+int bench_mode_lifecycle(struct bench *b);
 int bench_mode_capacity(struct bench *b);
 
 #endif

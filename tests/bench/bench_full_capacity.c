@@ -3,35 +3,46 @@
  * through DNS answers (one VM resolving fill.bench.test to a new address each time, every
  * answer carrying the ID namegate gave its query) and the flow table through SYNs to those
  * addresses, timing only dp_worker_poll(), and reports memory (RSS and rte_malloc's heap)
- * before and after, and what was refused while filling. Then the clock moves 60 s on (as
- * fuzz_dp_frame does, by moving ctx->tsc_start back): the SYN flows are idle past their
- * 30 s timeout, the bindings (TTL 3600) still live. The worker then runs its real loop
+ * before and after, and what was refused while filling.
+ *
+ * Then the table is kept full while new connections come: the worker runs its real loop
  * (dp_worker_loop(), housekeeping and aging included) on its own lcore while this thread
- * offers new connections for a few seconds: RESULT conn_rate_full_table is the SYNs it
- * admitted per second. No hugepages here: plain pages (--no-huge), said in the output.
+ * offers new SYNs for a few seconds, RESULT conn_rate_full_table being the SYNs admitted
+ * per second. The bench owns the clock (whole seconds, dp_now()): the fill's flows are
+ * touched again a second apart in BENCH_GROUPS interleaved groups, so that when the clock
+ * moves a second on, one group (every BENCH_GROUPS-th entry) goes idle, not the table;
+ * and it moves on only when as many new flows as a group holds were admitted. So the
+ * table holds what a gateway at its limit holds: mostly live flows, a group's worth of
+ * idle ones to reclaim. The rate is then bounded by how fast the sweep (a table pass in
+ * DP_AGE_PASS_SECONDS) and the opens' reclaim budget find those among the live ones:
+ * that bound is the daemon's, and the figure is it. The occupancy is sampled throughout,
+ * printed at start and end and at its lowest, and below BENCH_MIN_OCCUPANCY the run
+ * fails: a table that emptied measured nothing about a full one.
+ *
+ * Last, the clock moves past every flow's timeout and one sweep (dp_flows_age(), what
+ * housekeeping calls a slice at a time) closes them all, timed: RESULT age_ns_per_flow,
+ * against the cost of opening one in the same run (age_vs_open).
+ * No hugepages here: plain pages (--no-huge), said in the output.
  */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <rte_cycles.h>
-#include <rte_launch.h>
-#include <rte_lcore.h>
 #include <rte_malloc.h>
-#include <rte_rcu_qsbr.h>
-#include <rte_ring.h>
 
 #include "api/dp_counters.h"
 #include "bench_full.h"
-#include "dp_evt.h"
-#include "dp_worker.h"
 #include "sni/frame.h"
 #include "sni/pkt.h"
 
 #define BENCH_CAP		1048576u
 #define BENCH_SUSTAIN_SECONDS	5
-#define BENCH_IDLE_JUMP_SECONDS	31	/* past a SYN-only flow's idle timeout (30 s) */
-#define BENCH_IDLE_SECONDS	60	/* past a SYN flow's idle timeout (30 s), not a binding's */
+#define BENCH_SYN_IDLE		30	/* a SYN-only flow's idle timeout (dp_flow.c) */
+#define BENCH_GROUPS		BENCH_SYN_IDLE	/* one group goes idle a second */
+#define BENCH_ALL_IDLE_SECONDS	60	/* past every SYN flow's timeout, not a binding's */
+#define BENCH_MIN_OCCUPANCY	0.95
+#define BENCH_CHUNK		32768	/* fill frames between two settings of the clock */
 
 /*
  * vm0 of manifest.json, to 11.0.0.1, port 443: the frame every fill frame is made from. Its
@@ -104,13 +115,14 @@ out:
 	return rc;
 }
 
-/* n SYNs from vm0, one to each bound address, from source port sport. */
+/* SYNs from vm0 from source port sport, to bound addresses first, first + step, ... < n. */
 static int
-bench_cap_syn_trace(struct bench_trace *t, uint32_t n, uint16_t sport)
+bench_cap_syn_trace(struct bench_trace *t, uint32_t n, uint16_t sport, uint32_t first,
+    uint32_t step)
 {
 	uint8_t frame[sizeof(bench_cap_tmpl)];
 
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = first; i < n; i += step) {
 		memcpy(frame, bench_cap_tmpl, sizeof(frame));
 		bench_cap_addr(frame + 30, i);
 		frame[34] = (uint8_t)(sport >> 8);
@@ -163,111 +175,140 @@ bench_refused(const struct bench *b)
 	return n;
 }
 
-/* One fill: the trace through the worker, and what it cost and refused. */
+/*
+ * Frames [from, to) of t through the worker at second clock, a chunk at a time with the
+ * clock set again before each (a flow's second is the bench's, not how long the fill
+ * took); what it cost and refused (what: a FILL line). A loop a chunk: a loop's second
+ * pass would move the SYNs' ports.
+ */
 static int
-bench_cap_fill(struct bench *b, const struct bench_trace *t, const char *what,
-    struct bench_pass *p)
+bench_cap_fill(struct bench *b, const struct bench_trace *t, uint32_t from, uint32_t to,
+    uint64_t clock, const char *what, struct bench_pass *p)
 {
-	struct bench_loop *l = bench_loop_new(b, t);
 	uint64_t refused = bench_refused(b);
-	int rc = l != NULL ? bench_loop_pass(l, false, 0, t->n, p) : -1;
 
-	bench_loop_free(l);
-	if (rc == 0)
+	memset(p, 0, sizeof(*p));
+	for (uint32_t at = from; at < to; at += BENCH_CHUNK) {
+		struct bench_loop *l = bench_loop_new(b, t);
+		uint32_t end = to - at > BENCH_CHUNK ? at + BENCH_CHUNK : to;
+		struct bench_pass c;
+		int rc = -1;
+
+		bench_clock_set(b, clock);
+		if (l != NULL)
+			rc = bench_loop_pass(l, false, at, end, &c);
+		bench_loop_free(l);
+		if (rc != 0)
+			return -1;
+		p->frames += c.frames;
+		p->cycles += c.cycles;
+		p->answers_in += c.answers_in;
+		p->syns_out += c.syns_out;
+	}
+	if (what != NULL)
 		printf("FILL capacity %s frames=%" PRIu64 " per_s=%.0f refused=%" PRIu64
 		    " answers_accepted=%" PRIu64 " syns_forwarded=%" PRIu64 " bindings=%" PRIu64
 		    " flows=%" PRIu64 "\n", what, p->frames, bench_rate(p->frames, p->cycles),
 		    bench_refused(b) - refused, p->answers_in, p->syns_out,
 		    bench_count(b, DP_CNT_BINDINGS, 0), bench_count(b, DP_CNT_FLOWS, 0));
-	return rc;
+	return 0;
 }
 
 /*
- * The real worker loop on its lcore, this thread offering SYNs (t's, ports moved each time
- * round) as fast as the ring takes them, for BENCH_SUSTAIN_SECONDS. Admitted: SYNs that
- * left by the uplink. Every quarter second the clock jumps BENCH_IDLE_JUMP_SECONDS, so the
- * table stays full and its flows keep going idle: admitting a SYN means reclaiming one.
+ * The fill's flows at second clock, then touched again group by group (touch: group 1's
+ * SYNs, group 2's, ...), a second apart: entry i's last second is clock + i % BENCH_GROUPS,
+ * so each second later one interleaved group goes idle. *clock: the second reached;
+ * *open_per_s: the fill's rate, a new flow a SYN.
  */
 static int
-bench_cap_sustain(struct bench *b, const struct bench_trace *t, uint64_t *admitted,
-    uint64_t *offered, double *seconds)
+bench_cap_flows(struct bench *b, const struct bench_trace *syn,
+    const struct bench_trace *touch, uint64_t *clock, double *open_per_s)
 {
-	unsigned int lcore = rte_get_next_lcore(rte_lcore_id(), 1, 0);
-	uint64_t start, end, jumped, hz = rte_get_tsc_hz();
-	uint32_t i = 0, round = 1;
+	struct bench_pass p;
+	uint32_t from = 0;
 
-	rte_rcu_qsbr_thread_offline(b->ctx.qsbr, 0);
-	rte_rcu_qsbr_thread_unregister(b->ctx.qsbr, 0);
-	if (lcore >= RTE_MAX_LCORE || rte_eal_remote_launch(dp_worker_loop, b->w, lcore) != 0)
+	if (bench_cap_fill(b, syn, 0, syn->n, *clock, "flows", &p) != 0)
 		return -1;
-	start = rte_get_tsc_cycles();
-	end = start + BENCH_SUSTAIN_SECONDS * hz;
-	jumped = start;
-	*admitted = *offered = 0;
-	while (rte_get_tsc_cycles() < end) {
-		struct rte_mbuf *m[BENCH_BURST];
-		struct dp_evt e[64];
-		unsigned int n, sent;
+	*open_per_s = bench_rate(p.frames, p.cycles);
+	for (uint32_t g = 1; g < BENCH_GROUPS && g < syn->n; g++) {
+		uint32_t size = (syn->n - g + BENCH_GROUPS - 1) / BENCH_GROUPS;
 
-		/* the table stays full: what was admitted a quarter second ago is idle now */
-		if (rte_get_tsc_cycles() - jumped >= hz / 4) {
-			jumped = rte_get_tsc_cycles();
-			b->ctx.tsc_start -= BENCH_IDLE_JUMP_SECONDS * hz;
-		}
-
-		for (n = 0; n < BENCH_BURST; n++, i++) {
-			const struct bench_frame *f;
-			uint16_t port;
-
-			if (i == t->n) {
-				i = 0;
-				round++;
-			}
-			f = &t->f[i];
-			if ((m[n] = rte_pktmbuf_alloc(b->pool)) == NULL)
-				break;
-			memcpy(rte_pktmbuf_mtod(m[n], uint8_t *), f->data, f->len);
-			m[n]->data_len = f->len;
-			m[n]->pkt_len = f->len;
-			port = (uint16_t)(2048 + round % 60000);	/* a new 5-tuple each round */
-			rte_pktmbuf_mtod(m[n], uint8_t *)[34] = (uint8_t)(port >> 8);
-			rte_pktmbuf_mtod(m[n], uint8_t *)[35] = (uint8_t)port;
-			frame_tcp_csum_set(rte_pktmbuf_mtod(m[n], uint8_t *) + 14, 4,
-			    rte_pktmbuf_mtod(m[n], uint8_t *) + 34, 20);
-		}
-		sent = rte_ring_enqueue_burst(b->rx[BENCH_VM], (void **)m, n, NULL);
-		*offered += sent;
-		rte_pktmbuf_free_bulk(m + sent, n - sent);	/* the worker is behind */
-		for (int s = 0; s < 2; s++)
-			while ((n = rte_ring_dequeue_burst(b->tx[s], (void **)m, BENCH_BURST,
-			    NULL)) > 0) {
-				*admitted += s == BENCH_UP ? n : 0;
-				rte_pktmbuf_free_bulk(m, n);
-			}
-		while (dp_evt_drain(b->w, e, 64) > 0)
-			;
+		if (bench_cap_fill(b, touch, from, from + size, *clock + g, NULL, &p) != 0)
+			return -1;
+		from += size;
 	}
-	*seconds = (double)(rte_get_tsc_cycles() - start) / (double)hz;
-	atomic_store_explicit(&b->w->stop, true, memory_order_relaxed);
-	rte_eal_wait_lcore(lcore);
+	*clock += BENCH_GROUPS - 1;
 	return 0;
+}
+
+/* The touch trace: the fill's SYNs again, group 1's, then group 2's, ... */
+static int
+bench_cap_touch_trace(struct bench_trace *t, uint32_t n)
+{
+	for (uint32_t g = 1; g < BENCH_GROUPS; g++)
+		if (bench_cap_syn_trace(t, n, 40000, g, BENCH_GROUPS) != 0)
+			return -1;
+	return 0;
+}
+
+/* The full table's RESULT lines; -1 when it did not stay full. */
+static int
+bench_cap_report(struct bench *b, const struct bench_sustain *r, uint64_t refused,
+    uint64_t start_clock)
+{
+	printf("SUSTAIN capacity seconds=%.2f offered=%" PRIu64 " admitted=%" PRIu64
+	    " refused=%" PRIu64 " flow_limit_total=%" PRIu64 " flows=%" PRIu64
+	    " groups_aged=%" PRIu64 "\n", r->seconds, r->offered, r->admitted,
+	    bench_refused(b) - refused, bench_count(b, DP_CNT_BLOCKED, DP_REASON_FLOW_LIMIT),
+	    bench_count(b, DP_CNT_FLOWS, 0), r->clock - start_clock + 1);
+	printf("RESULT conn_rate_full_table=%.0f\n", (double)r->admitted / r->seconds);
+	printf("RESULT capacity_offered_per_s=%.0f\n", (double)r->offered / r->seconds);
+	printf("RESULT full_table_occupancy_start=%.4f\n", r->occ_start);
+	printf("RESULT full_table_occupancy_end=%.4f\n", r->occ_end);
+	printf("RESULT full_table_occupancy_min=%.4f\n", r->occ_min);
+	if (r->occ_min >= BENCH_MIN_OCCUPANCY)
+		return 0;
+	fprintf(stderr, "bench_full capacity: the flow table fell to %.1f %% full (under %.0f "
+	    "%%): conn_rate_full_table did not measure a full table\n", 100 * r->occ_min,
+	    100 * BENCH_MIN_OCCUPANCY);
+	return -1;
+}
+
+/* Every flow past its timeout, one sweep closing them, against opening one (open_per_s). */
+static void
+bench_cap_age(struct bench *b, uint64_t clock, double open_per_s)
+{
+	double ns;
+	unsigned int closed;
+
+	bench_clock_set(b, clock);
+	closed = bench_age_sweep(b, BENCH_ALL_IDLE_SECONDS, false, &ns);
+
+	printf("RESULT age_flows_aged=%u\n", closed);
+	if (closed == 0)
+		return;
+	printf("RESULT age_ns_per_flow=%.1f\n", ns / closed);
+	printf("RESULT age_ns_per_open=%.1f\n", 1e9 / open_per_s);
+	printf("RESULT age_vs_open=%.3f\n", ns / closed * open_per_s / 1e9);
 }
 
 int
 bench_mode_capacity(struct bench *b)
 {
-	struct bench_trace dns = { 0 }, syn = { 0 }, fresh = { 0 };
+	struct bench_trace dns = { 0 }, syn = { 0 }, touch = { 0 }, fresh = { 0 };
+	struct bench_sustain r = { 0 };
 	struct bench_pass p;
-	uint64_t admitted, offered, refused;
-	double seconds;
+	uint64_t refused, start_clock;
+	double open_per_s = 0;
 	uint32_t n = b->instr ? 4096 : BENCH_CAP;
 	int rc = -1;
 
 	puts("INFO capacity no hugepages on this machine: EAL --no-huge, 4 KiB pages");
 	bench_mem("before_setup", false);
 	if (bench_vm0(b->traffic, bench_cap_tmpl + 6, bench_cap_tmpl + 26) != 0 ||
-	    bench_cap_dns_trace(&dns, n) != 0 || bench_cap_syn_trace(&syn, n, 40000) != 0 ||
-	    bench_cap_syn_trace(&fresh, 65536, 0) != 0)
+	    bench_cap_dns_trace(&dns, n) != 0 || bench_cap_syn_trace(&syn, n, 40000, 0, 1) != 0 ||
+	    bench_cap_touch_trace(&touch, n) != 0 ||
+	    bench_cap_syn_trace(&fresh, 65536, 0, 0, 1) != 0)
 		goto out;
 	bench_mem("traces_built", false);
 	if (bench_start(b, "\"fill.bench.test\"", "\"1.1.1.1\"", "  max_flows: 1048576\n"
@@ -275,32 +316,29 @@ bench_mode_capacity(struct bench *b)
 	    "2048") != 0)
 		goto out;
 	bench_mem("after_setup", true);
-	if (bench_cap_fill(b, &dns, "bindings", &p) != 0)
+	r.clock = dp_now(&b->ctx);
+	if (bench_cap_fill(b, &dns, 0, dns.n, r.clock, "bindings", &p) != 0)
 		goto out;
 	bench_mem("bindings_filled", true);
-	if (bench_cap_fill(b, &syn, "flows", &p) != 0)
+	if (bench_cap_flows(b, &syn, &touch, &r.clock, &open_per_s) != 0)
 		goto out;
 	bench_mem("flows_filled", true);
 	printf("INFO capacity max_flows=%u max_bindings=%u bindings=%" PRIu64 " flows=%" PRIu64
 	    "\n", BENCH_CAP, BENCH_CAP, bench_count(b, DP_CNT_BINDINGS, 0),
 	    bench_count(b, DP_CNT_FLOWS, 0));
-	b->ctx.tsc_start -= BENCH_IDLE_SECONDS * b->ctx.tsc_hz;
 	refused = bench_refused(b);
-	if (bench_cap_sustain(b, &fresh, &admitted, &offered, &seconds) != 0)
+	start_clock = ++r.clock;	/* the first group goes idle */
+	if (bench_sustain(b, &fresh, BENCH_SUSTAIN_SECONDS, n / BENCH_GROUPS, &r) != 0)
 		goto out;
-	printf("SUSTAIN capacity seconds=%.2f offered=%" PRIu64 " admitted=%" PRIu64
-	    " refused=%" PRIu64 " flow_limit_total=%" PRIu64 " flows=%" PRIu64 "\n", seconds,
-	    offered, admitted, bench_refused(b) - refused,
-	    bench_count(b, DP_CNT_BLOCKED, DP_REASON_FLOW_LIMIT), bench_count(b, DP_CNT_FLOWS, 0));
 	bench_counters(b, "capacity", stdout);
 	bench_mem("end", true);
-	printf("RESULT conn_rate_full_table=%.0f\n", (double)admitted / seconds);
-	printf("RESULT capacity_offered_per_s=%.0f\n", (double)offered / seconds);
-	rc = 0;
+	rc = bench_cap_report(b, &r, refused, start_clock);
+	bench_cap_age(b, r.clock, open_per_s);
 out:
 	bench_close(b);
 	bench_trace_free(&dns);
 	bench_trace_free(&syn);
+	bench_trace_free(&touch);
 	bench_trace_free(&fresh);
 	return rc;
 }

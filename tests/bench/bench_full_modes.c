@@ -208,6 +208,34 @@ out:
 	return bench_mode_end(b, &raw, &t, rc);
 }
 
+#define BENCH_LIFE_DATA	200	/* bytes of the server's one data segment */
+
+/*
+ * A connection's life after its hello was acknowledged (step 4 on; p: its hello's first
+ * segment, hello_len its bytes): the server's data, the VM's ACK and FIN, the server's
+ * FIN, the VM's last ACK. Sequence numbers as both ends would have them.
+ */
+static int
+bench_life_step(struct bench_trace *t, const struct bench_frame *f, const struct pkt *p,
+    uint32_t hello_len, int step)
+{
+	uint32_t vm = p->seq + hello_len, up = p->ack;
+
+	switch (step) {
+	case 4:
+		return bench_synth_tcp_data(t, f, true, PKT_TCP_ACK | PKT_TCP_PSH, up, vm,
+		    BENCH_LIFE_DATA);
+	case 5:
+		return bench_synth_tcp(t, f, false, PKT_TCP_ACK | PKT_TCP_FIN, vm,
+		    up + BENCH_LIFE_DATA);
+	case 6:
+		return bench_synth_tcp(t, f, true, PKT_TCP_ACK | PKT_TCP_FIN, up + BENCH_LIFE_DATA,
+		    vm + 1);
+	default:
+		return bench_synth_tcp(t, f, false, PKT_TCP_ACK, vm + 1, up + BENCH_LIFE_DATA + 1);
+	}
+}
+
 /* A hello.pcap connection: its one or two segments. */
 struct bench_conn {
 	uint32_t seg[2];
@@ -218,11 +246,13 @@ struct bench_conn {
  * hello.pcap as new connections: first (untimed) a DNS lookup per connection binding its
  * SNI to its server for its VM; then, in waves of BENCH_WAVE connections, their SYNs, the
  * servers' SYN-ACKs, the hellos and the servers' ACKs of them (without which the worker
- * keeps each judged hello's bytes, and a VM's share of those runs out). A pass rotates the
- * ports: every connection is new.
+ * keeps each judged hello's bytes, and a VM's share of those runs out). With life, the
+ * rest of a short connection's life too: the server's data, the VM's ACK of it with its
+ * FIN, the server's FIN, the VM's last ACK. A pass rotates the ports: every connection is
+ * new.
  */
 static int
-bench_conn_trace(struct bench_trace *t, const struct bench_trace *raw, uint32_t max)
+bench_conn_trace(struct bench_trace *t, const struct bench_trace *raw, uint32_t max, bool life)
 {
 	struct bench_conn *c = calloc(BENCH_CONNS_MAX, sizeof(*c));
 	char host[SNI_HOST_MAX + 1];
@@ -253,7 +283,7 @@ bench_conn_trace(struct bench_trace *t, const struct bench_trace *raw, uint32_t 
 		uint32_t end = w + BENCH_WAVE < n ? w + BENCH_WAVE : n;
 		struct pkt p;
 
-		for (int step = 0; step < 4; step++)
+		for (int step = 0; step < (life ? 8 : 4); step++)
 			for (k = w; k < end; k++) {
 				const struct bench_frame *f = &raw->f[c[k].seg[0]];
 				uint32_t hello_len = 0;
@@ -273,6 +303,8 @@ bench_conn_trace(struct bench_trace *t, const struct bench_trace *raw, uint32_t 
 				if (step == 1 && bench_synth_tcp(t, f, true, PKT_TCP_SYN | PKT_TCP_ACK,
 				    p.ack - 1, p.seq) != 0)
 					goto out;
+				if (step >= 4 && bench_life_step(t, f, &p, hello_len, step) != 0)
+					goto out;
 				for (uint8_t s = 0; step == 2 && s < c[k].nseg; s++)
 					if (bench_trace_add(t, raw->f[c[k].seg[s]].data,
 					    raw->f[c[k].seg[s]].len) == NULL)
@@ -286,26 +318,50 @@ out:
 	return rc;
 }
 
-int
-bench_mode_conn(struct bench *b)
+/*
+ * conn (life false) or lifecycle mode: hello.pcap's connections opened (and, in
+ * lifecycle, lived and closed; between passes, untimed, the sweep ages them out, and
+ * under callgrind that sweep is counted apart: bench_rounds).
+ */
+static int
+bench_conn_mode(struct bench *b, bool life)
 {
-	static const char *const names[3] = { "conn_per_s", "conn_io_per_s", "conn_vs_io" };
-	static const char *const cfg[3] = { NULL, "\"1.1.1.1\", \"2606:4700:4700::1111\"",
-	    "  max_flows: 1048576\n  max_flows_per_vm: 1048576\n  max_bindings: 262144\n" };
+	static const char *const conn_names[3] = { "conn_per_s", "conn_io_per_s", "conn_vs_io" };
+	static const char *const life_names[3] = { "lifecycle_per_s", "lifecycle_io_per_s",
+	    "lifecycle_vs_io" };
+	/* lifecycle: a table the sweep's cost per flow aged is not mostly empty entries of */
+	const char *const cfg[3] = { NULL, "\"1.1.1.1\", \"2606:4700:4700::1111\"",
+	    !life ? "  max_flows: 1048576\n  max_flows_per_vm: 1048576\n  max_bindings: 262144\n" :
+	    b->instr ? "  max_flows: 4096\n  max_flows_per_vm: 4096\n  max_bindings: 262144\n" :
+	    "  max_flows: 16384\n  max_flows_per_vm: 16384\n  max_bindings: 262144\n" };
+	const char *mode = life ? "lifecycle" : "conn";
 	struct bench_trace raw = { 0 }, t = { 0 };
 	char path[4096];
 	int rc = -1;
 
+	b->age_passes = life;
 	if (bench_path(path, sizeof(path), b, "hello.pcap") != 0 ||
 	    bench_trace_pcap(&raw, path, 0) < 0 ||
-	    bench_conn_trace(&t, &raw, b->instr ? BENCH_INSTR_CONNS : BENCH_CONNS_MAX) != 0)
+	    bench_conn_trace(&t, &raw, b->instr ? BENCH_INSTR_CONNS : BENCH_CONNS_MAX, life) != 0)
 		goto out;
-	printf("INFO conn connections=%u frames_per_pass=%u\n", t.conns, t.n - t.first_timed);
+	printf("INFO %s connections=%u frames_per_pass=%u\n", mode, t.conns, t.n - t.first_timed);
 	/* frames per second times the connections a pass's frames make */
-	if (bench_measure(b, &t, "conn", cfg, names,
+	if (bench_measure(b, &t, mode, cfg, life ? life_names : conn_names,
 	    (double)t.conns / (double)(t.n - t.first_timed)) != 0)
 		goto out;
 	rc = 0;
 out:
 	return bench_mode_end(b, &raw, &t, rc);
+}
+
+int
+bench_mode_conn(struct bench *b)
+{
+	return bench_conn_mode(b, false);
+}
+
+int
+bench_mode_lifecycle(struct bench *b)
+{
+	return bench_conn_mode(b, true);
 }

@@ -8,6 +8,8 @@
 
 #include "bench_full.h"
 
+#define BENCH_CLOSED_IDLE	11	/* seconds: past a closed connection's timeout (10 s) */
+
 static int
 bench_cmp_double(const void *a, const void *b)
 {
@@ -48,7 +50,9 @@ bench_pass_print(const char *mode, const struct bench_trace *t, const struct ben
  * namegate pass and an io pass over its timed part, interleaved so that both see the same
  * moment of the machine. Returns the medians: namegate and io frames per second of poll
  * time, and their per-round ratio; *last the last namegate pass. Under BENCH_INSTR one
- * namegate pass after the warm-up, collected, printed as INSTR.
+ * namegate pass after the warm-up, collected, printed as INSTR. With b->age_passes each
+ * namegate pass's connections are aged out after it by one sweep, untimed (so passes do
+ * not pile closed flows up), and under BENCH_INSTR counted apart: INSTR_AGE.
  */
 int
 bench_rounds(struct bench *b, const struct bench_trace *t, const char *name,
@@ -56,7 +60,7 @@ bench_rounds(struct bench *b, const struct bench_trace *t, const char *name,
 {
 	struct bench_loop *l = bench_loop_new(b, t);
 	const char *env = getenv("BENCH_ROUNDS");	/* fewer or more, to look closer */
-	double *ng, *io, *ratio;
+	double *ng, *io, *ratio, ns;
 	struct bench_pass p, warm;
 	bool instr = b->instr;
 	int rc = -1;
@@ -71,6 +75,8 @@ bench_rounds(struct bench *b, const struct bench_trace *t, const char *name,
 	b->instr = false;
 	if (bench_loop_pass(l, false, 0, t->n, &warm) != 0)
 		goto out;
+	if (b->age_passes)
+		printf("AGED %s flows=%u\n", name, bench_age_sweep(b, BENCH_CLOSED_IDLE, false, &ns));
 	*last = warm;
 	printf("WARM %s frames=%lu hellos_allowed=%lu syns_forwarded=%lu dns_answers_accepted=%lu "
 	    "binding_events=%lu\n", name, (unsigned long)warm.frames, (unsigned long)warm.hellos_out,
@@ -82,12 +88,18 @@ bench_rounds(struct bench *b, const struct bench_trace *t, const char *name,
 			goto out;
 		printf("INSTR %s frames=%lu conns=%u hellos=%lu\n", name,
 		    (unsigned long)last->frames, t->conns, (unsigned long)last->hellos_out);
+		if (b->age_passes)
+			printf("INSTR_AGE %s aged=%u\n", name,
+			    bench_age_sweep(b, BENCH_CLOSED_IDLE, true, &ns));
 		rc = 0;
 		goto out;
 	}
 	for (unsigned int r = 0; r < rounds; r++) {
-		if (bench_loop_pass(l, false, t->first_timed, t->n, last) != 0 ||
-		    bench_loop_pass(l, true, t->first_timed, t->n, &p) != 0)
+		if (bench_loop_pass(l, false, t->first_timed, t->n, last) != 0)
+			goto out;
+		if (b->age_passes)
+			bench_age_sweep(b, BENCH_CLOSED_IDLE, false, &ns);
+		if (bench_loop_pass(l, true, t->first_timed, t->n, &p) != 0)
 			goto out;
 		ng[r] = bench_rate(last->frames, last->cycles);
 		io[r] = bench_rate(p.frames, p.cycles);

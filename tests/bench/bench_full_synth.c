@@ -175,6 +175,14 @@ int
 bench_synth_tcp(struct bench_trace *t, const struct bench_frame *tmpl, bool reply,
     uint8_t flags, uint32_t seq, uint32_t ack)
 {
+	return bench_synth_tcp_data(t, tmpl, reply, flags, seq, ack, 0);
+}
+
+/* The same with len bytes of payload (zeros: what they say is nobody's business here). */
+int
+bench_synth_tcp_data(struct bench_trace *t, const struct bench_frame *tmpl, bool reply,
+    uint8_t flags, uint32_t seq, uint32_t ack, size_t len)
+{
 	uint8_t frame[BENCH_FRAME_MAX], *tcp;
 	struct bench_frame copy = *tmpl;
 	size_t l2, ip, hlen = (flags & PKT_TCP_SYN) ? 28 : 20;
@@ -183,10 +191,12 @@ bench_synth_tcp(struct bench_trace *t, const struct bench_frame *tmpl, bool repl
 	if (pkt_decode(copy.data, copy.len, &p) != PKT_OK || p.proto != PKT_PROTO_TCP)
 		return -1;
 	l2 = bench_l2(frame, &copy, &p, reply);
+	if (l2 + 60 + hlen + len > sizeof(frame))
+		return -1;
 	ip = bench_ip(frame + l2, p.family, reply ? p.dst : p.src, reply ? p.src : p.dst,
-	    PKT_PROTO_TCP, hlen);
+	    PKT_PROTO_TCP, hlen + len);
 	tcp = frame + l2 + ip;
-	memset(tcp, 0, hlen);
+	memset(tcp, 0, hlen + len);
 	bench_wr16(tcp, reply ? p.dport : p.sport);
 	bench_wr16(tcp + 2, reply ? p.sport : p.dport);
 	bench_wr32(tcp + 4, seq);
@@ -197,8 +207,8 @@ bench_synth_tcp(struct bench_trace *t, const struct bench_frame *tmpl, bool repl
 	if (flags & PKT_TCP_SYN) {
 		memcpy(tcp + 20, (const uint8_t[]){ 2, 4, 0x05, 0xb4, 1, 3, 3, reply ? 14 : 7 }, 8);
 	}
-	frame_tcp_csum_set(frame + l2, p.family, tcp, hlen);
-	return bench_trace_add(t, frame, l2 + ip + hlen) != NULL ? 0 : -1;
+	frame_tcp_csum_set(frame + l2, p.family, tcp, hlen + len);
+	return bench_trace_add(t, frame, l2 + ip + hlen + len) != NULL ? 0 : -1;
 }
 
 /*

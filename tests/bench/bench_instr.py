@@ -8,11 +8,18 @@ first 20,000 frames of small64 and of mix, 1,000 of hello.pcap's connections), a
 `INSTR MODE frames=N conns=N`. Callgrind's total Ir over those frames (or connections) is
 the figure. Instruction counts do not drift with the machine as rates do.
 
-Prints RESULT instr_per_pkt_small64=, instr_per_pkt_mix_full=, instr_per_conn=, and
-instr_mix_1000vms_vs_16vms=: the mix's instructions per packet with 1,000 VMs configured
-(BENCH_VMS: the manifest's 16 and idle ones) over those with the manifest's 16, the same
-frames; what the VMs that are not talking cost the ones that are (goal: <= 1.02). Skips with
-a message (exit 0) when valgrind is absent.
+Prints RESULT instr_per_pkt_small64=, instr_per_pkt_mix_full=, instr_mix_1000vms_vs_16vms=
+(the mix's instructions per packet with 1,000 VMs configured, BENCH_VMS: the manifest's 16
+and idle ones, over those with the manifest's 16, the same frames; what the VMs that are not
+talking cost the ones that are; goal <= 1.02), instr_per_conn= (a
+connection's opening: SYN, SYN-ACK, the hello judged, the server's ACK), and beside it
+instr_per_conn_lifecycle= (the same connections lived whole: also the server's data, FIN
+both ways, the last ACK, and the sweep that ages each out; `bench_full lifecycle` dumps
+callgrind's counts before its sweep, so the sweep's share is instr_per_flow_aged=).
+With $BENCH_NDPI (meson sets it when nDPI is there): nDPI's instructions per hello on the
+same first 1,000 hellos, collected around each flow's handling (bench_ndpi BENCH_INSTR),
+and RESULT conn_vs_ndpi_instr= (nDPI's per hello over namegate's per connection).
+Skips with a message (exit 0) when valgrind is absent.
 
 Run: meson test -C build --benchmark -v full_instr    (a few minutes)
 """
@@ -25,29 +32,61 @@ import tempfile
 
 from bench_traffic import TRAFFIC, traffic_file
 
-BENCH = os.environ.get("BENCH_FULL", "build/tests/bench/bench_full")
+BENCH = os.environ.get("BENCH_FULL", "")
+NDPI = os.environ.get("BENCH_NDPI", "")
+NDPI_FLOWS = 1000       # bench_full's BENCH_INSTR_CONNS: the same first hellos
+
+
+def total(path):
+    """Callgrind's Ir total in one of its output files."""
+    with open(path) as f:
+        m = re.search(r"^(?:summary|totals):\s+(\d+)", f.read(), re.M)
+    if m is None:
+        raise SystemExit(f"no total in {path}")
+    return int(m.group(1))
+
+
+def callgrind(argv, env, out_file, pattern):
+    """argv under callgrind, collecting only where it toggles; its output's pattern match."""
+    argv = ["valgrind", "--tool=callgrind", "--collect-atstart=no",
+            f"--callgrind-out-file={out_file}", *argv]
+    p = subprocess.run(argv, env=dict(os.environ, **env), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=900)
+    m = re.search(pattern, p.stdout, re.M)
+    if p.returncode != 0 or m is None:
+        raise SystemExit(f"{argv[4]} under callgrind failed ({p.returncode}):\n"
+                         f"{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+    return m
 
 
 def instructions(mode, workdir, vms=0):
     """Callgrind's Ir total inside dp_worker_poll, and the INSTR line's counts."""
     out_file = os.path.join(workdir, f"callgrind.{mode}.{vms}.out")
-    argv = ["valgrind", "--tool=callgrind", "--collect-atstart=no",
-            f"--callgrind-out-file={out_file}", BENCH, mode, TRAFFIC]
-    env = dict(os.environ, BENCH_INSTR="1", BENCH_VMS=str(vms))
-    p = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       text=True, timeout=600)
-    m = re.search(r"^INSTR \S+ frames=(\d+) conns=(\d+)", p.stdout, re.M)
-    if p.returncode != 0 or m is None:
-        raise SystemExit(f"bench_full {mode} under callgrind failed ({p.returncode}):\n"
-                         f"{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
-    with open(out_file) as f:
-        total = re.search(r"^(?:summary|totals):\s+(\d+)", f.read(), re.M)
-    if total is None:
-        raise SystemExit(f"no total in {out_file}")
-    return int(total.group(1)), int(m.group(1)), int(m.group(2))
+    m = callgrind([BENCH, mode, TRAFFIC], {"BENCH_INSTR": "1", "BENCH_VMS": str(vms)},
+                  out_file, r"^INSTR \S+ frames=(\d+) conns=(\d+)")
+    return total(out_file), int(m.group(1)), int(m.group(2))
+
+
+def lifecycle(workdir):
+    """Connections lived whole: Ir up to the sweep (dumped, file .1), the sweep's, conns,
+    flows the sweep aged."""
+    out_file = os.path.join(workdir, "callgrind.lifecycle.out")
+    m = callgrind([BENCH, "lifecycle", TRAFFIC], {"BENCH_INSTR": "1"}, out_file,
+                  r"^INSTR \S+ frames=\d+ conns=(\d+)[^\n]*\nINSTR_AGE \S+ aged=(\d+)")
+    return total(out_file + ".1"), total(out_file), int(m.group(1)), int(m.group(2))
+
+
+def ndpi(workdir):
+    """nDPI's Ir over its first NDPI_FLOWS hellos, and how many it handled."""
+    out_file = os.path.join(workdir, "callgrind.ndpi.out")
+    m = callgrind([NDPI, traffic_file("hello.pcap")], {"BENCH_INSTR": str(NDPI_FLOWS)},
+                  out_file, r"^INSTR ndpi flows=(\d+)")
+    return total(out_file), int(m.group(1))
 
 
 def main():
+    if not os.access(BENCH, os.X_OK):
+        sys.exit(f"bench_instr: $BENCH_FULL ({BENCH!r}) is not a program (meson sets it)")
     if shutil.which("valgrind") is None:
         print("SKIP bench_instr: valgrind is not installed (tests/install-deps.sh installs it)")
         return 0
@@ -68,6 +107,18 @@ def main():
         ir, frames, conns = instructions("conn", work)
         print(f"INFO conn Ir={ir} frames={frames} connections={conns}")
         print(f"RESULT instr_per_conn={ir / conns:.0f}", flush=True)
+        per_conn = ir / conns
+        ir, ir_age, conns, aged = lifecycle(work)
+        print(f"INFO lifecycle Ir={ir} sweep_Ir={ir_age} connections={conns} aged={aged}")
+        if aged < conns:
+            raise SystemExit(f"the sweep aged {aged} flows of {conns} connections")
+        print(f"RESULT instr_per_conn_lifecycle={(ir + ir_age) / conns:.0f}")
+        print(f"RESULT instr_per_flow_aged={ir_age / aged:.0f}", flush=True)
+        if NDPI:
+            ir, flows = ndpi(work)
+            print(f"INFO ndpi Ir={ir} flows={flows}")
+            print(f"RESULT ndpi_instr_per_hello={ir / flows:.0f}")
+            print(f"RESULT conn_vs_ndpi_instr={ir / flows / per_conn:.2f}", flush=True)
     return 0
 
 

@@ -10,6 +10,13 @@
  * the timed passes are timed. A first, untimed pass checks every answer against the SNI
  * namegate's own reassembler and parser read from the same frames.
  *
+ * ndpi_conn_per_s is the median of the per-pass rates: the statistic bench_full reports
+ * for namegate (the median of its rounds), so bench_conn.py divides like by like.
+ *
+ * With BENCH_INSTR=N (bench_instr.py runs it under callgrind --collect-atstart=no): after
+ * the checking pass, one pass over the first N flows (bench_full conn's N connections are
+ * the same hellos), collected only around each flow's handling, printed as INSTR.
+ *
  * Prints RESULT lines; never fails on speed, only when the capture or nDPI can't be used.
  * Usage: bench_ndpi HELLO_PCAP [PASSES]
  */
@@ -19,6 +26,12 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+
+#ifdef BENCH_HAVE_CALLGRIND
+#include <valgrind/callgrind.h>
+#else
+#define CALLGRIND_TOGGLE_COLLECT
+#endif
 
 #include "bench_input.h"
 #include "hello_flows.h"
@@ -120,21 +133,58 @@ verify(struct ndpi_detection_module_struct *mod, const struct hello_flows *hf,
 	return 0;
 }
 
-/* One pass over every flow; returns how many gave a name, or -1. */
+/*
+ * One pass over the first n flows; returns how many gave a name, or -1. With instr,
+ * callgrind collects only inside each flow's handling (its allocation and release too).
+ */
 static long
-pass(struct ndpi_detection_module_struct *mod, const struct hello_flows *hf)
+pass(struct ndpi_detection_module_struct *mod, const struct hello_flows *hf, size_t n,
+    bool instr)
 {
 	long found = 0;
 
-	for (size_t i = 0; i < hf->nb_flows; i++) {
-		struct ndpi_flow_struct *f = bench_ndpi_flow(mod, hf, &hf->flows[i]);
+	for (size_t i = 0; i < n; i++) {
+		struct ndpi_flow_struct *f;
 
+		if (instr)
+			CALLGRIND_TOGGLE_COLLECT;
+		f = bench_ndpi_flow(mod, hf, &hf->flows[i]);
+		if (f != NULL) {
+			found += f->host_server_name[0] != '\0';
+			ndpi_flow_free(f);
+		}
+		if (instr)
+			CALLGRIND_TOGGLE_COLLECT;
 		if (f == NULL)
 			return -1;
-		found += f->host_server_name[0] != '\0';
-		ndpi_flow_free(f);
 	}
 	return found;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The median of n rates (sorts them). */
+static double
+median(double *v, long n)
+{
+	qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* BENCH_INSTR=N: the flows to collect over, or 0. */
+static size_t
+instr_flows(size_t nb_flows)
+{
+	const char *env = getenv("BENCH_INSTR");
+	long n = env != NULL ? strtol(env, NULL, 10) : 0;
+
+	return n <= 0 ? 0 : (size_t)n < nb_flows ? (size_t)n : nb_flows;
 }
 
 int
@@ -144,8 +194,9 @@ main(int argc, char **argv)
 	struct hello_flows hf = { 0 };
 	struct agreement a;
 	long passes = PASSES_DEFAULT, found;
+	double *rates = NULL, t0;
 	bool steady = true;
-	double t0, dt;
+	size_t instr;
 	int rc = 1;
 
 	if (argc < 2 || argc > 3 || (argc == 3 && (passes = strtol(argv[2], NULL, 10)) < 1)) {
@@ -160,13 +211,22 @@ main(int argc, char **argv)
 	}
 	if (verify(mod, &hf, &a) != 0)
 		goto oom;
-	t0 = now_s();
-	for (long p = 0; p < passes; p++) {
-		if ((found = pass(mod, &hf)) < 0)
+	if ((instr = instr_flows(hf.nb_flows)) > 0) {
+		if (pass(mod, &hf, instr, true) < 0)
 			goto oom;
+		printf("INSTR ndpi flows=%zu\n", instr);
+		rc = 0;
+		goto out;
+	}
+	if ((rates = calloc((size_t)passes, sizeof(*rates))) == NULL)
+		goto oom;
+	for (long p = 0; p < passes; p++) {
+		t0 = now_s();
+		if ((found = pass(mod, &hf, hf.nb_flows, false)) < 0)
+			goto oom;
+		rates[p] = (double)hf.nb_flows / (now_s() - t0);
 		steady &= (size_t)found == a.found;
 	}
-	dt = now_s() - t0;
 	if (!steady)
 		fprintf(stderr, "bench_ndpi: a timed pass found another number of names than %zu\n",
 		    a.found);
@@ -180,12 +240,13 @@ main(int argc, char **argv)
 	printf("RESULT ndpi_sni_mismatch=%zu\n", a.mismatch);
 	printf("RESULT ndpi_sni_missed=%zu\n", a.missed);
 	printf("RESULT ndpi_sni_truncated=%zu\n", a.truncated);
-	printf("RESULT ndpi_conn_per_s=%.0f\n", (double)passes * (double)hf.nb_flows / dt);
+	printf("RESULT ndpi_conn_per_s=%.0f\n", median(rates, passes));
 	rc = steady ? 0 : 1;
 	goto out;
 oom:
-	fprintf(stderr, "bench_ndpi: ndpi_flow_malloc failed\n");
+	fprintf(stderr, "bench_ndpi: out of memory\n");
 out:
+	free(rates);
 	if (mod != NULL)
 		ndpi_exit_detection_module(mod);
 	hello_flows_free(&hf);
