@@ -118,8 +118,10 @@ def test_namegatectl_errors():
     assert rc == 2 and "a wildcard, not a host" in err
     rc, _, err = run(CTL, "check", "-c", fixture("bad.yaml"), "vm1", "pypi.org")
     assert rc == 2 and "unknown policy 'nope'" in err
-    rc, _, err = run(CTL, "check", "vm1", "pypi.org")
+    # a socket nothing listens on: a namegate serving the default one must not answer
+    none = os.path.join(HERE, "no-such-dir", "namegate.sock")
+    rc, _, err = run(CTL, "-s", none, "check", "vm1", "pypi.org")
     assert rc == 2 and "control socket" in err
-    rc, _, err = run(CTL, "status")
+    rc, _, err = run(CTL, "-s", none, "status")
     assert rc == 2 and "control socket" in err
     assert run(CTL, "frobnicate")[0] == 2
