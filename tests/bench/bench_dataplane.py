@@ -18,6 +18,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -133,6 +134,13 @@ def testpmd_mpps(devs, prefix):
     return sum(rates[2 * len(devs):3 * len(devs)]) / 1e6     # the second period, both ports
 
 
+def free_port():
+    """A loopback TCP port nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def namegate_config(manifest, devs, prefix, path):
     vms = []
     for vm in manifest["vms"]:
@@ -155,6 +163,12 @@ def namegate_config(manifest, devs, prefix, path):
         "on_block": "drop",
         "policies": {"all": {"allow": ["0.0.0.0/1", "128.0.0.0/1", "::/1", "8000::/1"]}},
         "vms": vms,
+        # the run's own files and port, never the host's defaults, which an installed
+        # namegate (or another run) may hold
+        "control_socket": os.path.join(os.path.dirname(path), "ng.sock"),
+        "events": os.path.join(os.path.dirname(path), "events.jsonl"),
+        "grants": {"state": os.path.join(os.path.dirname(path), "grants.json")},
+        "metrics": f"127.0.0.1:{free_port()}",
     }
     with open(path, "w") as f:
         json.dump(cfg, f)          # JSON is YAML
