@@ -190,11 +190,26 @@ def counters(proc, out_path, timeout=5):
     raise SystemExit("namegate printed no counters")
 
 
+def namegate_ready(p, out_path, timeout=120):
+    """Wait for namegate's ready line (its signal handlers are in place then, and its ports
+    up), however late a loaded machine brings it; fail if it exits first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(out_path) as f:
+            if "namegate: ready:" in f.read():
+                return
+        if p.poll() is not None:
+            raise SystemExit(f"namegate exited ({p.returncode}) before it was ready")
+        time.sleep(0.05)
+    raise SystemExit(f"namegate printed no ready line in {timeout} s")
+
+
 def namegate_mpps(cfg, workdir):
     out_path = os.path.join(workdir, "namegate.out")
     with open(out_path, "w") as out:
         p = subprocess.Popen([NAMEGATE, "-c", cfg], stdout=out, stderr=subprocess.STDOUT)
     try:
+        namegate_ready(p, out_path)
         time.sleep(WARMUP)
         rx = ('namegate_port_packets_total{port="vm",dir="rx"}',
               'namegate_port_packets_total{port="uplink",dir="rx"}')
@@ -231,9 +246,11 @@ def idle_cpu_pct(manifest, workdir, idle_sleep_us=None):
         c["dataplane"]["idle_sleep_us"] = idle_sleep_us
         with open(cfg, "w") as f:
             json.dump(c, f)
-    with open(os.path.join(workdir, "idle.out"), "w") as out:
+    out_path = os.path.join(workdir, "idle.out")
+    with open(out_path, "w") as out:
         p = subprocess.Popen([NAMEGATE, "-c", cfg], stdout=out, stderr=subprocess.STDOUT)
     try:
+        namegate_ready(p, out_path)
         time.sleep(WARMUP)
         c0, t0 = cpu_seconds(p.pid), time.monotonic()
         time.sleep(MEASURE)
