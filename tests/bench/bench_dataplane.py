@@ -14,6 +14,7 @@ RESULT name=value lines.
 
 Run: meson test -C build --benchmark -v dataplane   (root; about a minute)
 """
+import contextlib
 import json
 import os
 import re
@@ -204,21 +205,28 @@ def namegate_ready(p, out_path, timeout=120):
     raise SystemExit(f"namegate printed no ready line in {timeout} s")
 
 
-def namegate_mpps(cfg, workdir):
-    out_path = os.path.join(workdir, "namegate.out")
+@contextlib.contextmanager
+def warm_namegate(cfg, out_path):
+    """namegate on cfg, its output to out_path, ready and warmed up; stopped on the way out."""
     with open(out_path, "w") as out:
         p = subprocess.Popen([NAMEGATE, "-c", cfg], stdout=out, stderr=subprocess.STDOUT)
     try:
         namegate_ready(p, out_path)
         time.sleep(WARMUP)
-        rx = ('namegate_port_packets_total{port="vm",dir="rx"}',
-              'namegate_port_packets_total{port="uplink",dir="rx"}')
-        c0, t0 = counters(p, out_path), time.monotonic()
-        time.sleep(MEASURE)
-        c1, t1 = counters(p, out_path), time.monotonic()
+        yield p
     finally:
         p.send_signal(signal.SIGTERM)
         p.wait(30)
+
+
+def namegate_mpps(cfg, workdir):
+    out_path = os.path.join(workdir, "namegate.out")
+    rx = ('namegate_port_packets_total{port="vm",dir="rx"}',
+          'namegate_port_packets_total{port="uplink",dir="rx"}')
+    with warm_namegate(cfg, out_path) as p:
+        c0, t0 = counters(p, out_path), time.monotonic()
+        time.sleep(MEASURE)
+        c1, t1 = counters(p, out_path), time.monotonic()
     mpps = sum(c1[k] - c0[k] for k in rx) / (t1 - t0) / 1e6
     allowed = sum(v for k, v in c1.items() if 'verdict="allowed"' in k and "packets" in k)
     blocked = {k: v for k, v in c1.items() if k.startswith(("namegate_vm_blocked_total",
@@ -246,18 +254,10 @@ def idle_cpu_pct(manifest, workdir, idle_sleep_us=None):
         c["dataplane"]["idle_sleep_us"] = idle_sleep_us
         with open(cfg, "w") as f:
             json.dump(c, f)
-    out_path = os.path.join(workdir, "idle.out")
-    with open(out_path, "w") as out:
-        p = subprocess.Popen([NAMEGATE, "-c", cfg], stdout=out, stderr=subprocess.STDOUT)
-    try:
-        namegate_ready(p, out_path)
-        time.sleep(WARMUP)
+    with warm_namegate(cfg, os.path.join(workdir, "idle.out")) as p:
         c0, t0 = cpu_seconds(p.pid), time.monotonic()
         time.sleep(MEASURE)
         c1, t1 = cpu_seconds(p.pid), time.monotonic()
-    finally:
-        p.send_signal(signal.SIGTERM)
-        p.wait(30)
     return 100 * (c1 - c0) / (t1 - t0)
 
 
