@@ -244,7 +244,8 @@ scale_flows(void)
 	printf("INFO flows occupancy 1k %u, 1m %u of room %u\n", dp_flows_count(small.t, 0),
 	    dp_flows_count(large.t, 0), SCALE_ROOM);
 	/* 4 KiB pages on a shared VM (no hugepages here) may keep it above its goal */
-	scale_report("flows_1m_vs_1k", ratio, ns_s, ns_l, "2.0");
+	scale_report("flows_1m_vs_1k", ratio, ns_s, ns_l,
+	    "2.0 (4 KiB pages here, no hugepages: on a shared VM they may keep it above)");
 	rc = 0;
 out:
 	dp_flows_free(small.t);
