@@ -7,37 +7,27 @@
  *
  * Prints RESULT pol_match_ns_10=, pol_match_ns_100000=, pol_match_ratio= and the build
  * time of the large set.
+ *
+ * Then the large set alone, its hits on those 10 patterns against hits spread over all
+ * 100,000 (issue 25): NSPREAD matches of each kind, the same shapes, half of them misses,
+ * rounds alternating; RESULT pol_match_spread_ratio is the median of the per-round ratios
+ * of spread over 10, their spread printed. A lookup that touched only the patterns' own
+ * cache lines would cost the same either way; what rises is the cost of a hot set that
+ * no longer fits the caches.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_stat.h"
 #include "policy/match.h"
 
 #define NQUERY	4096
+#define NSPREAD	131072	/* > 100,000: every pattern can be hit */
 #define ROUNDS	11
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
-
-static uint32_t
-rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)rng;
-}
-
-static double
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 /* Pattern i: a name of 3 to 5 labels; every fifth a wildcard, every seventh with a port. */
 static void
@@ -89,19 +79,86 @@ struct query {
 	size_t len;
 };
 
-/* One timed pass: ns per lookup. */
+/* One timed pass over n queries: ns per lookup. */
 static double
-pass(const struct pol_set *s, const struct query *q, unsigned int iters, unsigned int *allowed)
+pass_n(const struct pol_set *s, const struct query *q, unsigned int n, unsigned int iters,
+    unsigned int *allowed)
 {
 	unsigned int hits = 0;
-	double t0 = now_ns();
+	double t0 = bench_now_ns();
 
 	for (unsigned int it = 0; it < iters; it++)
-		for (unsigned int k = 0; k < NQUERY; k++)
+		for (unsigned int k = 0; k < n; k++)
 			hits += pol_match_name(s, 0, q[k].name, q[k].len, POL_PROTO_TCP, 443,
 			    NULL) == POL_ALLOW;
 	*allowed = hits / iters;
-	return (now_ns() - t0) / ((double)iters * NQUERY);
+	return (bench_now_ns() - t0) / ((double)iters * n);
+}
+
+static double
+pass(const struct pol_set *s, const struct query *q, unsigned int iters, unsigned int *allowed)
+{
+	return pass_n(s, q, NQUERY, iters, allowed);
+}
+
+/*
+ * n queries: even ones hit one of patterns [0, span) drawn at random, odd ones miss with
+ * the same shape. Returns the labels they hold in all.
+ */
+static double
+queries(struct query *q, unsigned int n, uint32_t span)
+{
+	double labels = 0;
+
+	for (unsigned int k = 0; k < n; k++) {
+		struct pol_pattern p;
+		uint32_t i = bench_rnd(&rng) % span;
+
+		pattern(i, &p);
+		if (k % 2 == 1)
+			snprintf(q[k].name, sizeof(q[k].name), "x%u.%s", bench_rnd(&rng) % 1000,
+			    p.kind == POL_NAME_WILD ? "nowhere-else.example.com" : p.name);
+		else if (p.kind == POL_NAME_WILD)
+			snprintf(q[k].name, sizeof(q[k].name), "www.%s", p.name);
+		else
+			snprintf(q[k].name, sizeof(q[k].name), "%s", p.name);
+		q[k].len = strlen(q[k].name);
+		for (size_t c = 0; c <= q[k].len; c++)
+			labels += c == q[k].len || q[k].name[c] == '.';
+	}
+	return labels;
+}
+
+/* The large set, hits on 10 patterns against hits over all of them: 0, or 1 on a miscount. */
+static int
+spread(const struct pol_set *large, uint32_t npat)
+{
+	static struct query hot[NSPREAD], all[NSPREAD];
+	double ratio[ROUNDS], ns_hot = 1e30, ns_all = 1e30;
+	unsigned int a_hot, a_all;
+
+	queries(hot, NSPREAD, 10);
+	queries(all, NSPREAD, npat);
+	for (int r = 0; r < ROUNDS; r++) {
+		double h = pass_n(large, hot, NSPREAD, 4, &a_hot);
+		double a = pass_n(large, all, NSPREAD, 4, &a_all);
+
+		if (a_hot != NSPREAD / 2 || a_all != NSPREAD / 2) {
+			fprintf(stderr, "bench_pol_match: spread allowed %u and %u of %u\n",
+			    a_hot, a_all, NSPREAD);
+			return 1;
+		}
+		ratio[r] = a / h;
+		ns_hot = h < ns_hot ? h : ns_hot;
+		ns_all = a < ns_all ? a : ns_all;
+	}
+	qsort(ratio, ROUNDS, sizeof(ratio[0]), bench_cmp_double);
+	printf("INFO pol_match_spread %u matches each, best ns: hits on 10 %.1f, over %u %.1f; "
+	    "ratio spread %.2f-%.2f over %d rounds\n", NSPREAD, ns_hot, npat, ns_all, ratio[0],
+	    ratio[ROUNDS - 1], ROUNDS);
+	printf("RESULT pol_match_spread_ratio=%.2f\n", ratio[ROUNDS / 2]);
+	printf("INFO goal: pol_match_spread_ratio <= 1.3\n");
+	return 0;
 }
 
 /*
@@ -130,29 +187,15 @@ main(void)
 	static struct query q[NQUERY];
 	struct pol_set *small, *large;
 	unsigned int hit_s, hit_l;
+	int rc;
 	double ns_s, ns_l, t0, build_ms, labels = 0;
 
 	/* Half the queries hit one of the first 10 patterns, half miss (same shape). */
-	for (unsigned int k = 0; k < NQUERY; k++) {
-		struct pol_pattern p;
-		uint32_t i = rnd() % 10;
-
-		pattern(i, &p);
-		if (k % 2 == 1)
-			snprintf(q[k].name, sizeof(q[k].name), "x%u.%s", rnd() % 1000,
-			    p.kind == POL_NAME_WILD ? "nowhere-else.example.com" : p.name);
-		else if (p.kind == POL_NAME_WILD)
-			snprintf(q[k].name, sizeof(q[k].name), "www.%s", p.name);
-		else
-			snprintf(q[k].name, sizeof(q[k].name), "%s", p.name);
-		q[k].len = strlen(q[k].name);
-		for (size_t c = 0; c <= q[k].len; c++)
-			labels += c == q[k].len || q[k].name[c] == '.';
-	}
+	labels = queries(q, NQUERY, 10);
 	small = build(10);
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	large = build(100000);
-	build_ms = (now_ns() - t0) / 1e6;
+	build_ms = (bench_now_ns() - t0) / 1e6;
 
 	run(small, large, q, &ns_s, &ns_l, &hit_s, &hit_l);
 	if (hit_s != hit_l) {
@@ -166,7 +209,8 @@ main(void)
 	printf("RESULT pol_match_ns_100000=%.1f\n", ns_l);
 	printf("RESULT pol_match_ratio=%.2f\n", ns_l / ns_s);
 	printf("RESULT pol_build_ms_100000=%.1f\n", build_ms);
+	rc = spread(large, 100000);
 	pol_set_free(small);
 	pol_set_free(large);
-	return 0;
+	return rc;
 }
