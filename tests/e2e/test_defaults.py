@@ -38,6 +38,7 @@ def minimal(request):
     if os.path.exists(SOCKET):
         pytest.fail(f"{SOCKET} exists: another namegate runs with the default socket here")
     had_events = os.path.exists(EVENTS)
+    had_dirs = {d: os.path.isdir(d) for d in (os.path.dirname(SOCKET), os.path.dirname(EVENTS))}
     lab = labmod.Lab(mode="namegate", policies=copy.deepcopy(lab_namegate.DEFAULT_POLICIES),
                      namegate_cmd=[_binary(), "-c", "{config}"], ready_timeout=90.0,
                      config=_only_ports_policies_vms())
@@ -46,6 +47,9 @@ def minimal(request):
         lab.teardown()
         if not had_events and os.path.exists(EVENTS):
             os.unlink(EVENTS)
+        for d, had in had_dirs.items():     # the directories namegate made for them
+            if not had and os.path.isdir(d) and not os.listdir(d):
+                os.rmdir(d)
     request.addfinalizer(cleanup)
     return lab.setup()
 
