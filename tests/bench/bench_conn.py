@@ -87,6 +87,7 @@ def main():
     print(f"RESULT ndpi_conn_per_s={statistics.median(ndpi_rates):.0f}")
     print(f"RESULT conn_per_s={statistics.median(full_rates):.0f}")
     print(f"RESULT conn_vs_ndpi={statistics.median(ratios):.2f}")
+    print("INFO goal: conn_vs_ndpi >= 20")
     print(f"RESULT conn_vs_ndpi_min={min(ratios):.2f}")
     print(f"RESULT conn_vs_ndpi_max={max(ratios):.2f}")
     return 0
