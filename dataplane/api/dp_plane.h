@@ -27,9 +27,9 @@ struct dp_plane {
 	/*
 	 * Put cfg (the file's configuration, or a grants view of it; it must outlive the
 	 * generation) in force on every worker, every name resolved so far (the records up
-	 * to now taken first) judged under it,
-	 * and the slow path's table after it. closing (a change that ends or narrows what is
-	 * allowed) never waits on room. 0, or -errno with a message on err and nothing changed.
+	 * to now taken first) judged under it, and the slow path's sets after it. closing (a
+	 * change that ends or narrows what is allowed) never waits on room. 0, or -errno with
+	 * a message on err and nothing changed.
 	 */
 	int (*generation)(void *dp, const struct pol_config *cfg, bool closing, FILE *err);
 	/* The running generation's id. */
