@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "api/dp_api.h"
 #include "api/dp_plane.h"
@@ -34,6 +35,10 @@ ctl_nft_feed_new(const struct dp_plane *plane, const struct ctl_mirror *mirror,
 	f->mirror = mirror;
 	f->tsc = tsc;
 	f->tsc_hz = tsc_hz != 0 ? tsc_hz : 1;
+	if (getrandom(f->digest_key, sizeof(f->digest_key), 0) != sizeof(f->digest_key)) {
+		free(f);
+		return NULL;
+	}
 	return f;
 }
 

@@ -29,6 +29,7 @@ struct ctl_nft_feed {
 	struct ctl_nft_vm *vms;		/* those VMs, names owned */
 	uint16_t nvms;
 	uint64_t *marked;		/* each VM's elements before a generation changes */
+	uint64_t digest_key[2];		/* secret: no VM can pick addresses whose sum hides a change */
 	bool has_marks;
 	struct nft_elem pending[CTL_NFT_BATCH];	/* learned since the last batch */
 	uint64_t pending_tsc[CTL_NFT_BATCH];	/* when each one's binding was learned */

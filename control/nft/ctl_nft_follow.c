@@ -12,16 +12,24 @@
 #include "ctl_mirror.h"
 #include "ctl_nft_feed_int.h"
 
-/* One element as a number, its timeout left out: the key the kernel's set holds. */
+/*
+ * One element as a number, its timeout left out: the key the kernel's set holds. Keyed
+ * with the feeder's secret: a VM whose names resolve to addresses it picks could
+ * otherwise choose some whose hashes sum to 0, and a revoke that takes them away would
+ * leave its digest, and the kernel's sets, unchanged.
+ */
 static uint64_t
-ctl_nft_elem_hash(const struct nft_elem *e)
+ctl_nft_elem_hash(const struct ctl_nft_feed *f, const struct nft_elem *e)
 {
-	uint64_t h = 0xcbf29ce484222325ULL ^ ((uint64_t)e->family << 32 |
-	    (uint64_t)e->proto << 16 | e->port);
+	uint64_t h = f->digest_key[0] ^ ((uint64_t)e->family << 32 | (uint64_t)e->proto << 16 |
+	    e->port);
 
 	for (int i = 0; i < 16; i++)
 		h = (h ^ e->addr[i]) * 0x100000001b3ULL;
-	return h ^ h >> 29;
+	h ^= f->digest_key[1];
+	h = (h ^ h >> 30) * 0xbf58476d1ce4e5b9ULL;	/* every bit of the key into every bit */
+	h = (h ^ h >> 27) * 0x94d049bb133111ebULL;
+	return h ^ h >> 31;
 }
 
 struct ctl_nft_collect {
@@ -45,7 +53,7 @@ ctl_nft_collect_one(const struct ctl_mirror_ent *e, void *arg)
 	ctl_nft_ports_now(c->f, e->gen, e->slot, e->name, &ports);
 	ctl_nft_binding(c->f, c->b, e->slot, e->family, e->addr, e->expires, &ports);
 	for (size_t i = from; i < c->b->n; i++)
-		c->digest[vm] += ctl_nft_elem_hash(&c->b->v[i]);
+		c->digest[vm] += ctl_nft_elem_hash(c->f, &c->b->v[i]);
 	if (c->only == NULL || !c->only[vm])
 		c->b->n = from;		/* counted, not kept */
 }

@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 
 #include "api/dp_plane.h"
+#include "ctl_base.h"
 #include "ctl_events.h"
 #include "ctl_grants.h"
 #include "ctl_grants_live.h"
@@ -32,12 +33,6 @@ struct ctl_reload {
 	double ok_at;			/* UTC seconds of the last that did */
 };
 
-static double
-ctl_reload_seconds(const struct timespec *t)
-{
-	return (double)t->tv_sec + (double)t->tv_nsec / 1e9;
-}
-
 struct ctl_reload *
 ctl_reload_new(struct pol_config **cfgp, struct ctl_events *events,
     const struct dp_plane *plane, struct ctl_grants_live *grants,
@@ -49,7 +44,7 @@ ctl_reload_new(struct pol_config **cfgp, struct ctl_events *events,
 		return NULL;
 	*r = (struct ctl_reload){ .cfgp = cfgp, .events = events, .plane = plane,
 		.grants = grants, .names = names, .ok = true,
-		.ok_at = ctl_reload_seconds(loaded) };
+		.ok_at = ctl_seconds(loaded) };
 	pthread_mutex_init(&r->lock, NULL);
 	return r;
 }
@@ -159,7 +154,7 @@ ctl_reload_run(struct ctl_reload *r, FILE *err)
 	pthread_mutex_lock(&r->lock);
 	r->ok = rc == 0;
 	if (rc == 0)
-		r->ok_at = ctl_reload_seconds(&now);
+		r->ok_at = ctl_seconds(&now);
 	pthread_mutex_unlock(&r->lock);
 	generation = r->plane->generation_id(r->plane->dp);
 	ctl_reload_log(r, rc, &errs, &now, generation);

@@ -32,12 +32,6 @@
 #include "dp_worker.h"
 #include "policy/load.h"
 
-double
-dp_control_seconds(const struct timespec *t)
-{
-	return (double)t->tv_sec + (double)t->tv_nsec / 1e9;
-}
-
 /* What runs and since when: which build, the last load of the file, the process's start. */
 static void
 dp_control_render_process(const struct dp_control *c, FILE *out)

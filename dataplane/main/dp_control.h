@@ -9,7 +9,6 @@
 
 #include <pthread.h>
 #include <stdio.h>
-#include <time.h>
 
 #include "api/dp_plane.h"
 
@@ -45,9 +44,6 @@ struct dp_control {
 
 /* c->plane: drain, generation and deny_ask on c's workers. */
 void dp_control_plane_init(struct dp_control *c);
-
-/* A UTC time as the metrics give it: seconds, fractional. */
-double dp_control_seconds(const struct timespec *t);
 
 /* ctl_metrics_render_fn: SPEC s6 metrics for a scrape (runs on the HTTP thread). */
 int dp_control_render(FILE *out, void *arg);

@@ -22,6 +22,7 @@
 #include <rte_mbuf.h>
 #include <rte_rcu_qsbr.h>
 
+#include "ctl_base.h"
 #include "ctl_bridge.h"
 #include "ctl_events.h"
 #include "ctl_metrics.h"
@@ -332,7 +333,7 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	ctl.started = (uint64_t)now.tv_sec;
 	clock_gettime(CLOCK_REALTIME, &now);
-	ctl.started_at = dp_control_seconds(&now);
+	ctl.started_at = ctl_seconds(&now);
 	dp_control_plane_init(&ctl);
 	if (dp_control_start(&ctl, cfg, &metrics) != 0)
 		goto out;

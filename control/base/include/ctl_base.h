@@ -15,4 +15,9 @@ void ctl_err(char *err, size_t errlen, const char *fmt, ...)
 /* CLOCK_MONOTONIC in milliseconds, for deadlines. */
 int64_t ctl_now_ms(void);
 
+struct timespec;
+
+/* A time as the metrics give it: seconds, fractional. */
+double ctl_seconds(const struct timespec *t);
+
 #endif
