@@ -2,6 +2,7 @@
  * Internet checksum (RFC 1071) and its incremental update (RFC 1624), for the frames of
  * frame.c and the DNS ID rewrite on the forwarding path.
  */
+#include "sni/csum.h"
 #include "sni/frame.h"
 
 #define UDP_CSUM_OFF	6
@@ -29,14 +30,14 @@ bswap16(uint16_t v)
 uint32_t
 frame_csum_add(uint32_t sum, const void *buf, size_t len)
 {
-	const uint8_t *b = buf;
-	uint64_t acc = sum;	/* 2^48 words before it could wrap: no carry is lost */
-	size_t i;
+	uint16_t host = csum_fold(csum_sum(buf, len, 0));
+	uint64_t acc;
 
-	for (i = 0; i + 1 < len; i += 2)
-		acc += rd16(b + i);
-	if (i < len)
-		acc += (uint32_t)b[i] << 8;
+	/* csum_sum adds host-order words: read in network order, the sum's bytes swap */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	host = bswap16(host);
+#endif
+	acc = sum + host;
 	while (acc >> 16)
 		acc = (acc & 0xffff) + (acc >> 16);
 	return (uint32_t)acc;

@@ -1,6 +1,7 @@
 /*
  * Unit tests for sni/pkt.c, the frame decoder: every header layout it accepts, every
- * length it must refuse, and every truncation of a valid frame.
+ * length it must refuse, every truncation of a valid frame, and the straight-through
+ * decoder of the common shape against the general walk on frames of every shape, mutated.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +10,7 @@
 #include <cmocka.h>
 #include <string.h>
 
+#include "pkt_int.h"
 #include "sni/pkt.h"
 
 /* A frame under construction. */
@@ -378,6 +380,89 @@ test_every_truncation(void **state)
 		assert_int_equal(pkt_decode(f6.b, k, &p), PKT_MALFORMED);
 }
 
+/* pkt_decode (its fast shape first) and the general walk: the same status and fields */
+static void
+same_as_walk(const uint8_t *b, size_t n)
+{
+	struct pkt fast, walked;
+	enum pkt_status st = pkt_decode(b, n, &fast);
+
+	assert_int_equal(st, pkt_decode_walk(b, n, &walked));
+	if (st != PKT_MALFORMED)
+		assert_true(pkt_same(&fast, &walked));
+}
+
+/*
+ * Frames of every shape the fast decoder takes or must hand over (tags, options, SYNs,
+ * IPv6 extension headers, ICMP, fragments, padding), each truncated at every length and
+ * with each header byte set to values that sit on the checks' edges.
+ */
+static void
+test_fast_agrees_with_walk(void **state)
+{
+	static const uint8_t edges[] = { 0x00, 0x01, 0x02, 0x05, 0x06, 0x11, 0x14, 0x3a,
+		0x40, 0x45, 0x46, 0x4f, 0x50, 0x60, 0x81, 0x86, 0xdd, 0xf0, 0xff };
+	static const uint16_t one_tag[1] = { 7 };
+	struct fb frames[12];
+	unsigned int nf = 0, cases = 0;
+
+	(void)state;
+	memset(frames, 0, sizeof(frames));
+	eth(&frames[nf], NULL, 0, 0x0800);	/* IPv4 TCP data */
+	ipv4(&frames[nf], 6, 20 + 4, 0, 0);
+	tcp(&frames[nf++], 443, PKT_TCP_ACK | PKT_TCP_PSH, "data");
+	eth(&frames[nf], one_tag, 1, 0x0800);	/* tagged, an ACK with link padding */
+	ipv4(&frames[nf], 6, 20, 0, 0);
+	tcp(&frames[nf], 443, PKT_TCP_ACK, "");
+	put(&frames[nf++], "\0\0\0\0\0\0", 6);
+	eth(&frames[nf], NULL, 0, 0x0800);	/* a SYN: the walk reads its options */
+	ipv4(&frames[nf], 6, 20, 0, 0);
+	tcp(&frames[nf++], 443, PKT_TCP_SYN, "");
+	eth(&frames[nf], NULL, 0, 0x0800);	/* IPv4 options */
+	ipv4(&frames[nf], 6, 20, 0, 1);
+	tcp(&frames[nf++], 443, PKT_TCP_ACK, "");
+	eth(&frames[nf], NULL, 0, 0x0800);	/* UDP */
+	ipv4(&frames[nf], 17, 8 + 5, 0, 0);
+	udp(&frames[nf++], 53, "query");
+	eth(&frames[nf], NULL, 0, 0x0800);	/* a first fragment */
+	ipv4(&frames[nf], 17, 8 + 5, 0x2000, 0);
+	udp(&frames[nf++], 53, "query");
+	eth(&frames[nf], NULL, 0, 0x0800);	/* ICMP */
+	ipv4(&frames[nf], 1, 8, 0, 0);
+	put(&frames[nf++], "\x08\0\0\0\0\0\0\0", 8);
+	eth(&frames[nf], one_tag, 1, 0x86dd);	/* IPv6 TCP, tagged */
+	ipv6(&frames[nf], 6, 20 + 3);
+	tcp(&frames[nf++], 443, PKT_TCP_ACK, "abc");
+	eth(&frames[nf], NULL, 0, 0x86dd);	/* IPv6 UDP */
+	ipv6(&frames[nf], 17, 8 + 2);
+	udp(&frames[nf++], 443, "qu");
+	eth(&frames[nf], NULL, 0, 0x86dd);	/* IPv6 hop-by-hop, then UDP */
+	ipv6(&frames[nf], 0, 8 + 8);
+	put(&frames[nf], "\x11\0\x01\x04\0\0\0\0", 8);
+	udp(&frames[nf++], 53, "");
+	eth(&frames[nf], NULL, 0, 0x86dd);	/* ICMPv6 */
+	ipv6(&frames[nf], 58, 8);
+	put(&frames[nf++], "\x80\0\0\0\0\0\0\0", 8);
+	eth(&frames[nf], NULL, 0, 0x0806);	/* ARP-ish */
+	put(&frames[nf++], "\0\x01\x08\0\x06\x04\0\x01", 8);
+	for (unsigned int i = 0; i < nf; i++) {
+		struct fb *f = &frames[i];
+		size_t hdr_end = f->n < 80 ? f->n : 80;
+
+		for (size_t k = 0; k <= f->n; k++, cases++)
+			same_as_walk(f->b, k);
+		for (size_t at = 12; at < hdr_end; at++)
+			for (size_t e = 0; e < sizeof(edges); e++, cases++) {
+				uint8_t was = f->b[at];
+
+				f->b[at] = edges[e];
+				same_as_walk(f->b, f->n);
+				f->b[at] = was;
+			}
+	}
+	assert_true(cases > 5000);
+}
+
 int
 main(void)
 {
@@ -393,6 +478,7 @@ main(void)
 		cmocka_unit_test(test_not_ip),
 		cmocka_unit_test(test_bad_lengths),
 		cmocka_unit_test(test_every_truncation),
+		cmocka_unit_test(test_fast_agrees_with_walk),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

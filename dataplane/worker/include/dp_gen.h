@@ -5,7 +5,9 @@
 #ifndef DP_GEN_H
 #define DP_GEN_H
 
+#include <endian.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "dp.h"
 
@@ -26,11 +28,16 @@ int dp_gen_names_add(struct dp_gen *g, uint16_t slot, uint64_t name_hash,
 const struct pol_ports *dp_gen_name_ports(const struct dp_gen *g, uint16_t slot,
     uint64_t name_hash);
 
+/* (vlan, MAC) as one number, the MAC's first byte the most significant: two loads */
 static inline uint64_t
 dp_gen_vm_key(uint16_t vlan, const uint8_t *mac)
 {
-	return (uint64_t)vlan << 48 | (uint64_t)mac[0] << 40 | (uint64_t)mac[1] << 32 |
-	    (uint64_t)mac[2] << 24 | (uint64_t)mac[3] << 16 | (uint64_t)mac[4] << 8 | mac[5];
+	uint32_t hi;
+	uint16_t lo;
+
+	memcpy(&hi, mac, 4);
+	memcpy(&lo, mac + 4, 2);
+	return (uint64_t)vlan << 48 | (uint64_t)be32toh(hi) << 16 | be16toh(lo);
 }
 
 /*

@@ -1,0 +1,152 @@
+/*
+ * sni/csum.h's one's-complement sums against fc_ref_sum() (frame_check.c, byte by byte,
+ * sharing no code with csum.c): the inline sum and each vectorised kernel, at every length
+ * to 600 bytes and every alignment, lengths around the vectors' widths, a buffer of all
+ * ones long enough to need the kernels' chunks (where a lane could wrap), and sums
+ * continued from an accumulator.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "csum_int.h"
+#include "frame_check.h"
+#include "sni/csum.h"
+
+static uint64_t rng = 0x243f6a8885a308d3ull;
+
+/* the fold as the wire would read it: csum_fold sums host-order words */
+static uint16_t
+wire(uint16_t host)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return (uint16_t)(host << 8 | host >> 8);
+#else
+	return host;
+#endif
+}
+
+/* the same sum: one's complement has two zeros, which only all-zero data tells apart */
+static void
+assert_same_sum(uint16_t got_host, uint16_t want)
+{
+	uint16_t got = wire(got_host);
+
+	if (got != want)
+		assert_true((got == 0xffff && want == 0) || (got == 0 && want == 0xffff));
+}
+
+typedef uint64_t (*sum_fn)(const void *, size_t, uint64_t);
+
+static uint64_t
+sum_inline(const void *buf, size_t n, uint64_t acc)
+{
+	return csum_sum(buf, n, acc);
+}
+
+static void
+check_kernel(sum_fn sum, size_t max_len)
+{
+	uint8_t buf[2048 + 64];
+
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)fc_rnd(&rng);
+	for (size_t align = 0; align < 33; align++)
+		for (size_t len = 0; len <= max_len; len++)
+			assert_same_sum(csum_fold(sum(buf + align, len, 0)),
+			    fc_ref_sum(buf + align, len, 0));
+	/* widths around the vectors' and the inline loop's steps, at the buffer's end */
+	for (size_t len = 1000; len <= 2048; len += 31)
+		assert_same_sum(csum_fold(sum(buf + 64 - (len & 31), len, 0)),
+		    fc_ref_sum(buf + 64 - (len & 31), len, 0));
+}
+
+static void
+test_inline_sum(void **state)
+{
+	(void)state;
+	check_kernel(sum_inline, CSUM_VEC_MIN - 1);
+}
+
+static void
+test_long_sum(void **state)
+{
+	(void)state;
+	check_kernel(csum_sum_long, 600);
+	check_kernel(sum_inline, 600);		/* the inline sum hands long ones over */
+}
+
+static void
+test_sse2_sum(void **state)
+{
+	(void)state;
+	check_kernel(csum_sum_sse2, 600);
+}
+
+static void
+test_avx2_sum(void **state)
+{
+	(void)state;
+	if (!csum_has_avx2()) {
+		/* this machine picked SSE2: nothing else to hold it to */
+		assert_true(csum_has_avx2() == false);
+		return;
+	}
+	check_kernel(csum_sum_avx2, 600);
+}
+
+/* All ones is the largest a lane can gain a step: 3 MiB passes every kernel's chunk. */
+static void
+test_lanes_never_wrap(void **state)
+{
+	size_t n = 3u << 20;
+	uint8_t *buf = malloc(n + 1);
+	sum_fn kernels[3] = { csum_sum_long, csum_sum_sse2,
+	    csum_has_avx2() ? csum_sum_avx2 : csum_sum_sse2 };
+
+	(void)state;
+	assert_non_null(buf);
+	memset(buf, 0xff, n + 1);
+	buf[n - 7] = 0x12;		/* not all ones, so a lost carry shows */
+	for (int k = 0; k < 3; k++)
+		assert_same_sum(csum_fold(kernels[k](buf, n - 1, 0)), fc_ref_sum(buf, n - 1, 0));
+	free(buf);
+}
+
+/* A sum continued from an accumulator is the sum of the whole. */
+static void
+test_continued(void **state)
+{
+	uint8_t buf[1500];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)fc_rnd(&rng);
+	for (size_t cut = 0; cut <= sizeof(buf); cut += 2)
+		assert_same_sum(csum_fold(csum_sum(buf + cut, sizeof(buf) - cut,
+		    csum_sum(buf, cut, 0))), fc_ref_sum(buf, sizeof(buf), 0));
+	/* end-around carry: the largest accumulator plus one wraps to one, never to zero */
+	assert_int_equal(csum_add(UINT64_MAX, 1), 1);
+	assert_int_equal(csum_fold(UINT64_MAX), 0xffff);
+	assert_int_equal(csum_fold(0), 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_inline_sum),
+		cmocka_unit_test(test_long_sum),
+		cmocka_unit_test(test_sse2_sum),
+		cmocka_unit_test(test_avx2_sum),
+		cmocka_unit_test(test_lanes_never_wrap),
+		cmocka_unit_test(test_continued),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
