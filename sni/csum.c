@@ -27,12 +27,31 @@ csum_tail(const uint8_t *p, size_t n, uint64_t acc)
 }
 
 #ifdef CSUM_X86
-static uint64_t
-csum_lanes(const uint32_t *lane, unsigned int n, uint64_t acc)
+/*
+ * The steps of a chunk: as many 32- or 64-byte steps as n holds, but never so many that
+ * a lane could wrap.
+ */
+static inline size_t
+csum_chunk(size_t n, size_t step)
 {
-	for (unsigned int i = 0; i < n; i++)
-		acc = csum_add(acc, lane[i]);
-	return acc;
+	return n / step < CSUM_LANE_STEPS ? n / step : CSUM_LANE_STEPS;
+}
+
+/* the two 64-bit lanes' sum (each below 2^36: no carry is lost) */
+__attribute__((target("sse2"))) static inline uint64_t
+csum_lanes128(__m128i v)
+{
+	return (uint64_t)_mm_cvtsi128_si64(v) + (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v));
+}
+
+/* the 32-bit lanes of lo and hi widened to 64 and added, four to a lane */
+__attribute__((target("sse2"))) static inline __m128i
+csum_widen128(__m128i lo, __m128i hi)
+{
+	const __m128i low32 = _mm_set1_epi64x(0xffffffff);
+
+	return _mm_add_epi64(_mm_add_epi64(_mm_and_si128(lo, low32), _mm_srli_epi64(lo, 32)),
+	    _mm_add_epi64(_mm_and_si128(hi, low32), _mm_srli_epi64(hi, 32)));
 }
 
 __attribute__((target("sse2"))) uint64_t
@@ -43,10 +62,10 @@ csum_sum_sse2(const void *buf, size_t n, uint64_t acc)
 
 	while (n >= 32) {
 		__m128i lo = _mm_setzero_si128(), hi = _mm_setzero_si128();
-		uint32_t lanes[8];
+		const uint8_t *end = p + csum_chunk(n, 32) * 32;
 
-		for (unsigned int step = 0; step < CSUM_LANE_STEPS && n >= 32;
-		    step++, p += 32, n -= 32) {
+		n -= (size_t)(end - p);
+		for (; p < end; p += 32) {
 			__m128i v0 = _mm_loadu_si128((const __m128i *)(const void *)p);
 			__m128i v1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
 
@@ -55,9 +74,7 @@ csum_sum_sse2(const void *buf, size_t n, uint64_t acc)
 			lo = _mm_add_epi32(lo, _mm_and_si128(v1, low));
 			hi = _mm_add_epi32(hi, _mm_srli_epi32(v1, 16));
 		}
-		_mm_storeu_si128((__m128i *)(void *)lanes, lo);
-		_mm_storeu_si128((__m128i *)(void *)(lanes + 4), hi);
-		acc = csum_lanes(lanes, 8, acc);
+		acc = csum_add(acc, csum_lanes128(csum_widen128(lo, hi)));
 	}
 	return csum_tail(p, n, acc);
 }
@@ -70,10 +87,10 @@ csum_sum_avx2(const void *buf, size_t n, uint64_t acc)
 
 	while (n >= 64) {
 		__m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
-		uint32_t lanes[16];
+		const uint8_t *end = p + csum_chunk(n, 64) * 64;
 
-		for (unsigned int step = 0; step < CSUM_LANE_STEPS && n >= 64;
-		    step++, p += 64, n -= 64) {
+		n -= (size_t)(end - p);
+		for (; p < end; p += 64) {
 			__m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)p);
 			__m256i v1 = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32));
 
@@ -82,9 +99,9 @@ csum_sum_avx2(const void *buf, size_t n, uint64_t acc)
 			lo = _mm256_add_epi32(lo, _mm256_and_si256(v1, low));
 			hi = _mm256_add_epi32(hi, _mm256_srli_epi32(v1, 16));
 		}
-		_mm256_storeu_si256((__m256i *)(void *)lanes, lo);
-		_mm256_storeu_si256((__m256i *)(void *)(lanes + 8), hi);
-		acc = csum_lanes(lanes, 16, acc);
+		acc = csum_add(acc, csum_lanes128(_mm_add_epi64(
+		    csum_widen128(_mm256_castsi256_si128(lo), _mm256_castsi256_si128(hi)),
+		    csum_widen128(_mm256_extracti128_si256(lo, 1), _mm256_extracti128_si256(hi, 1)))));
 	}
 	return csum_sum_sse2(p, n, acc);	/* fewer than 64 bytes left */
 }
