@@ -325,7 +325,13 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	/* per-VM shares: a VM's bindings are its share of max_bindings, its names are too */
 	ctl.names = ctl_names_create(cfg->max_bindings, cfg->max_bindings_per_vm);
 	ctl.tried = ctl_names_create(CTL_TRIED_NAMES, CTL_TRIED_NAMES_PER_VM);
-	ctl.mirror = ctl_mirror_create(cfg->max_bindings);
+	/*
+	 * The mirror keeps each name of an address apart (the fast path keeps DP_BIND_NAMES
+	 * an address), so a VM's share there is its share of addresses times that.
+	 */
+	ctl.mirror = ctl_mirror_create(cfg->max_bindings,
+	    (uint32_t)((uint64_t)cfg->max_bindings_per_vm * DP_BIND_NAMES > UINT32_MAX ?
+	    UINT32_MAX : cfg->max_bindings_per_vm * DP_BIND_NAMES));
 	if (ctl.names == NULL || ctl.tried == NULL || ctl.mirror == NULL) {
 		fputs("namegate: cannot allocate the name tables\n", stderr);
 		goto out;

@@ -23,19 +23,29 @@ struct ctl_mirror_ent {
 	struct dp_evt_ports ports;	/* what it opens under gen */
 };
 
-/* Room for cap bindings; NULL on allocation failure. */
-struct ctl_mirror *ctl_mirror_create(uint32_t cap);
+/*
+ * Room for cap bindings (one per VM slot, address and name), of which one VM slot may hold
+ * slot_cap; NULL on allocation failure.
+ */
+struct ctl_mirror *ctl_mirror_create(uint32_t cap, uint32_t slot_cap);
 void ctl_mirror_free(struct ctl_mirror *m);
 
 /*
  * (slot, addr) is bound to name until expires, opening ports as generation gen judged
- * it; a later expiry wins, and a later generation's judgement. -ENOSPC when full.
+ * it; a later expiry wins, and a later generation's judgement. -ENOSPC when the table is
+ * full or slot holds its share.
  */
 int ctl_mirror_bind(struct ctl_mirror *m, uint16_t slot, uint8_t family, const uint8_t *addr,
     const char *name, uint64_t expires, uint32_t gen, const struct dp_evt_ports *ports);
 
 /* Forget up to budget expired bindings. */
 void ctl_mirror_expire(struct ctl_mirror *m, uint64_t now, unsigned int budget);
+
+/* Forget every binding of slot (its VM is gone: the slot may go to another). */
+void ctl_mirror_forget_slot(struct ctl_mirror *m, uint16_t slot);
+
+/* The bindings slot holds, expired ones not yet forgotten included. */
+uint32_t ctl_mirror_count(const struct ctl_mirror *m, uint16_t slot);
 
 /* fn for every binding live at now, every VM's. */
 void ctl_mirror_walk_all(const struct ctl_mirror *m, uint64_t now,
