@@ -329,6 +329,7 @@ dp_conn_vm_open(struct dp_worker *w, const struct pkt *p, uint16_t vm,
 	f->gen = g->id;
 	f->how = (uint8_t)how;
 	f->name_hash = name_hash;
+	f->name_bound = how == DP_ADMIT_BINDING;	/* the name the lookup found, kept */
 	f->budgets = budgets;
 	if (budgets != 0)
 		dp_budget_charge_set(w, vm, budgets, dp_conn_ip_bytes(p));
