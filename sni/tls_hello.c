@@ -52,38 +52,48 @@ sni_status_str(enum sni_status st)
 	return sni_status_names[st];
 }
 
-static bool
-host_char_ok(uint8_t c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	    c == '-';
-}
-
 /*
  * RFC 1035 s2.3.4 limits as text: at most 253 bytes and labels of 1..63 once the optional
  * root dot is dropped. Only letters, digits and '-' (RFC 952 LDH, the only bytes RFC 6066
  * s3 lets a HostName carry once IDNs are in their A-label form); NUL, '_', spaces and high
- * bytes are refused because a filter and a server could read them differently.
+ * bytes are refused because a filter and a server could read them differently. *upper:
+ * whether it has capitals, so that who needs it in lower case copies it only then.
  */
-bool
-sni_host_valid(const uint8_t *name, size_t len)
+static bool
+sni_host_scan(const uint8_t *name, size_t len, bool *upper)
 {
 	size_t label = 0;
+	uint8_t caps = 0;
 
 	if (len > 0 && name[len - 1] == '.')
 		len--;
 	if (len == 0 || len > SNI_HOST_MAX)
 		return false;
 	for (size_t i = 0; i < len; i++) {
-		if (name[i] == '.') {
-			if (label == 0)		/* a leading dot or ".." */
+		uint8_t c = name[i];
+
+		/* c | 0x20 is a lower-case letter for letters only; capitals lack 0x20 */
+		if ((uint8_t)((c | 0x20) - 'a') < 26) {
+			caps |= (uint8_t)(~c & 0x20);
+		} else if ((uint8_t)(c - '0') >= 10 && c != '-') {
+			if (c != '.' || label == 0)	/* another byte, a leading dot or ".." */
 				return false;
 			label = 0;
-		} else if (!host_char_ok(name[i]) || ++label > SNI_LABEL_MAX) {
-			return false;
+			continue;
 		}
+		if (++label > SNI_LABEL_MAX)
+			return false;
 	}
+	*upper = caps != 0;
 	return label > 0;
+}
+
+bool
+sni_host_valid(const uint8_t *name, size_t len)
+{
+	bool upper;
+
+	return sni_host_scan(name, len, &upper);
 }
 
 /*
@@ -211,21 +221,23 @@ tls_hello_gather(const uint8_t *buf, size_t len, uint8_t *scratch, size_t scratc
  *
  * Exactly one entry: RFC 6066 forbids two of one type and defines no other type, and a
  * filter that picks "the first" can disagree with the server about which name counts.
- * One trailing dot is accepted and left out of *out, which aliases the message.
+ * One trailing dot is accepted and left out of out->sni, which aliases the message.
  */
 static bool
-tls_ext_sni(struct rd ext, struct sni_name *out)
+tls_ext_sni(struct rd ext, struct tls_hello *out)
 {
 	struct rd list, host;
 	uint8_t type;
+	bool upper;
 
 	if (!rd_vec16(&ext, &list) || ext.len != 0 || !rd_u8(&list, &type) ||
 	    type != TLS_NAME_HOST || !rd_vec16(&list, &host) || list.len != 0 ||
-	    !sni_host_valid(host.p, host.len))
+	    !sni_host_scan(host.p, host.len, &upper))
 		return false;
 	if (host.p[host.len - 1] == '.')
 		host.len--;
-	*out = (struct sni_name){ .p = host.p, .len = host.len };
+	out->sni = (struct sni_name){ .p = host.p, .len = host.len };
+	out->sni_lower = !upper;
 	return true;
 }
 
@@ -262,6 +274,12 @@ tls_ext_seen_add(struct tls_ext_seen *seen, uint16_t type)
 	unsigned int w = type >> 6;
 	uint64_t bit = UINT64_C(1) << (type & 63);
 
+	if (w == 0) {		/* most extensions a client sends: word 0, cleared up front */
+		if (seen->word[0] & bit)
+			return false;
+		seen->word[0] |= bit;
+		return true;
+	}
 	if ((seen->live[w >> 6] >> (w & 63) & 1) == 0) {
 		seen->live[w >> 6] |= UINT64_C(1) << (w & 63);
 		seen->word[w] = 0;
@@ -290,13 +308,15 @@ tls_hello_exts(struct rd exts, struct tls_hello *out)
 	bool have_sni = false;
 
 	memset(seen.live, 0, sizeof(seen.live));
+	seen.live[0] = 1;
+	seen.word[0] = 0;
 	while (exts.len > 0) {
 		if (!rd_u16(&exts, &type) || !rd_vec16(&exts, &ext) ||
 		    !tls_ext_seen_add(&seen, type))
 			return SNI_MALFORMED;
 		switch (type) {
 		case TLS_EXT_SERVER_NAME:
-			if (!tls_ext_sni(ext, &out->sni))
+			if (!tls_ext_sni(ext, out))
 				return SNI_MALFORMED;
 			have_sni = true;
 			break;

@@ -55,7 +55,8 @@ dp_tls_judge(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni_statu
 {
 	const struct dp_gen *g = w->gen;
 	struct pol_addr dst = { .family = f->key.family };
-	char name[SNI_HOST_MAX + 1];
+	const char *name = (const char *)hello->sni.p;
+	char lower[SNI_HOST_MAX + 1];
 	uint64_t hash;
 
 	if (st == SNI_ABSENT)
@@ -63,10 +64,13 @@ dp_tls_judge(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni_statu
 	if (st != SNI_FOUND || hello->sni.len > SNI_HOST_MAX)
 		return DP_REASON_NOT_TLS;
 	/* ECH: judged on the outer SNI, the only name visible (SPEC s4.5) */
-	for (size_t i = 0; i < hello->sni.len; i++) {
-		uint8_t c = hello->sni.p[i];
+	if (!hello->sni_lower) {	/* bindings and budgets know names in lower case */
+		for (size_t i = 0; i < hello->sni.len; i++) {
+			uint8_t c = hello->sni.p[i];
 
-		name[i] = (char)(c >= 'A' && c <= 'Z' ? c | 0x20 : c);
+			lower[i] = (char)(c >= 'A' && c <= 'Z' ? c | 0x20 : c);
+		}
+		name = lower;
 	}
 	hash = dp_name_hash(name, hello->sni.len);
 	/* the name's budget is in f's already: the binding's names gave theirs at the open */
