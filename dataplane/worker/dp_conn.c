@@ -133,7 +133,7 @@ dp_admit(struct dp_worker *w, const struct pkt *p, uint16_t vm, uint64_t *name_h
 		*budgets = dp_budget_dst(w, vm, p->family, p->dst);
 		return DP_ADMIT_ADDR;
 	}
-	memcpy(dst.a, p->dst, p->family == 4 ? 4 : 16);
+	memcpy(dst.a, p->dst, sizeof(dst.a));	/* an IPv4 address's tail is zero */
 	if (!dp_bind_allows(w->ctx->binds, vm, &dst, p->dport, w->now, g, name_hash, budgets))
 		return DP_ADMIT_NO;
 	*budgets |= dp_budget_bit(dp_budget_of_addr(g, vm, p->family, p->dst));
