@@ -53,6 +53,36 @@ sni_status_str(enum sni_status st)
 }
 
 /*
+ * What each byte may be in a host name: HOST_LDH a lower-case letter, a digit or '-';
+ * HOST_CAP a capital (a letter, with HOST_UPPER to tell it needs folding); HOST_DOT; 0 none.
+ */
+#define HOST_LDH	1
+#define HOST_UPPER	2
+#define HOST_CAP	(HOST_LDH | HOST_UPPER)
+#define HOST_DOT	4
+
+static const uint8_t host_byte[256] = {
+	['a'] = HOST_LDH, ['b'] = HOST_LDH, ['c'] = HOST_LDH, ['d'] = HOST_LDH,
+	['e'] = HOST_LDH, ['f'] = HOST_LDH, ['g'] = HOST_LDH, ['h'] = HOST_LDH,
+	['i'] = HOST_LDH, ['j'] = HOST_LDH, ['k'] = HOST_LDH, ['l'] = HOST_LDH,
+	['m'] = HOST_LDH, ['n'] = HOST_LDH, ['o'] = HOST_LDH, ['p'] = HOST_LDH,
+	['q'] = HOST_LDH, ['r'] = HOST_LDH, ['s'] = HOST_LDH, ['t'] = HOST_LDH,
+	['u'] = HOST_LDH, ['v'] = HOST_LDH, ['w'] = HOST_LDH, ['x'] = HOST_LDH,
+	['y'] = HOST_LDH, ['z'] = HOST_LDH,
+	['0'] = HOST_LDH, ['1'] = HOST_LDH, ['2'] = HOST_LDH, ['3'] = HOST_LDH,
+	['4'] = HOST_LDH, ['5'] = HOST_LDH, ['6'] = HOST_LDH, ['7'] = HOST_LDH,
+	['8'] = HOST_LDH, ['9'] = HOST_LDH, ['-'] = HOST_LDH,
+	['A'] = HOST_CAP, ['B'] = HOST_CAP, ['C'] = HOST_CAP, ['D'] = HOST_CAP,
+	['E'] = HOST_CAP, ['F'] = HOST_CAP, ['G'] = HOST_CAP, ['H'] = HOST_CAP,
+	['I'] = HOST_CAP, ['J'] = HOST_CAP, ['K'] = HOST_CAP, ['L'] = HOST_CAP,
+	['M'] = HOST_CAP, ['N'] = HOST_CAP, ['O'] = HOST_CAP, ['P'] = HOST_CAP,
+	['Q'] = HOST_CAP, ['R'] = HOST_CAP, ['S'] = HOST_CAP, ['T'] = HOST_CAP,
+	['U'] = HOST_CAP, ['V'] = HOST_CAP, ['W'] = HOST_CAP, ['X'] = HOST_CAP,
+	['Y'] = HOST_CAP, ['Z'] = HOST_CAP,
+	['.'] = HOST_DOT,
+};
+
+/*
  * RFC 1035 s2.3.4 limits as text: at most 253 bytes and labels of 1..63 once the optional
  * root dot is dropped. Only letters, digits and '-' (RFC 952 LDH, the only bytes RFC 6066
  * s3 lets a HostName carry once IDNs are in their A-label form); NUL, '_', spaces and high
@@ -63,28 +93,26 @@ static bool
 sni_host_scan(const uint8_t *name, size_t len, bool *upper)
 {
 	size_t label = 0;
-	uint8_t caps = 0;
+	uint8_t seen = 0;
 
 	if (len > 0 && name[len - 1] == '.')
 		len--;
 	if (len == 0 || len > SNI_HOST_MAX)
 		return false;
 	for (size_t i = 0; i < len; i++) {
-		uint8_t c = name[i];
+		uint8_t k = host_byte[name[i]];
 
-		/* c | 0x20 is a lower-case letter for letters only; capitals lack 0x20 */
-		if ((uint8_t)((c | 0x20) - 'a') < 26) {
-			caps |= (uint8_t)(~c & 0x20);
-		} else if ((uint8_t)(c - '0') >= 10 && c != '-') {
-			if (c != '.' || label == 0)	/* another byte, a leading dot or ".." */
+		seen |= k;
+		if (k & HOST_LDH) {
+			if (++label > SNI_LABEL_MAX)
 				return false;
-			label = 0;
-			continue;
-		}
-		if (++label > SNI_LABEL_MAX)
+		} else if (k != HOST_DOT || label == 0) {	/* another byte, a leading dot or ".." */
 			return false;
+		} else {
+			label = 0;
+		}
 	}
-	*upper = caps != 0;
+	*upper = (seen & HOST_UPPER) != 0;
 	return label > 0;
 }
 
