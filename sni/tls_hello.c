@@ -332,16 +332,22 @@ tls_hello_exts(struct rd exts, struct tls_hello *out)
 {
 	struct tls_ext_seen seen;
 	struct rd ext;
-	uint16_t type;
+	uint16_t type, n;
 	bool have_sni = false;
 
 	memset(seen.live, 0, sizeof(seen.live));
 	seen.live[0] = 1;
 	seen.word[0] = 0;
 	while (exts.len > 0) {
-		if (!rd_u16(&exts, &type) || !rd_vec16(&exts, &ext) ||
-		    !tls_ext_seen_add(&seen, type))
+		/* the type and the length, four bytes checked once */
+		if (exts.len < 4)
 			return SNI_MALFORMED;
+		type = rd_be16(exts.p);
+		n = rd_be16(exts.p + 2);
+		if (n > exts.len - 4 || !tls_ext_seen_add(&seen, type))
+			return SNI_MALFORMED;
+		ext = rd_make(exts.p + 4, n);
+		exts = rd_make(exts.p + 4 + n, exts.len - 4 - n);
 		switch (type) {
 		case TLS_EXT_SERVER_NAME:
 			if (!tls_ext_sni(ext, out))
