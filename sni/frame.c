@@ -193,6 +193,19 @@ frame_tcp_keep(const uint8_t *in, size_t len, const struct pkt *p, size_t keep_p
 	    keep_payload > p->payload_len)
 		return -1;
 	memcpy(out, in, keep);
+	if (keep_payload == p->payload_len) {
+		/*
+		 * All of the payload (a slow writer's first segment, sent on whole): the lengths
+		 * and IP header stay as they came, and the segment's sum, checked when it came in,
+		 * changes only by a FIN taken off. Summing its bytes again cost as much as the
+		 * rest of the connection's opening.
+		 */
+		uint16_t flags = rd_be16(th + 12);
+
+		th[13] &= (uint8_t)~PKT_TCP_FIN;
+		wr16(th + 16, frame_csum_update16(rd_be16(th + 16), flags, rd_be16(th + 12)));
+		return (int)keep;
+	}
 	th[13] &= (uint8_t)~PKT_TCP_FIN;
 	if (p->family == 4) {
 		wr16(ip + 2, (uint16_t)(keep - p->l3_off));

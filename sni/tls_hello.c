@@ -52,38 +52,76 @@ sni_status_str(enum sni_status st)
 	return sni_status_names[st];
 }
 
-static bool
-host_char_ok(uint8_t c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	    c == '-';
-}
+/*
+ * What each byte may be in a host name: HOST_LDH a lower-case letter, a digit or '-';
+ * HOST_CAP a capital (a letter, with HOST_UPPER to tell it needs folding); HOST_DOT; 0 none.
+ */
+#define HOST_LDH	1
+#define HOST_UPPER	2
+#define HOST_CAP	(HOST_LDH | HOST_UPPER)
+#define HOST_DOT	4
+
+static const uint8_t host_byte[256] = {
+	['a'] = HOST_LDH, ['b'] = HOST_LDH, ['c'] = HOST_LDH, ['d'] = HOST_LDH,
+	['e'] = HOST_LDH, ['f'] = HOST_LDH, ['g'] = HOST_LDH, ['h'] = HOST_LDH,
+	['i'] = HOST_LDH, ['j'] = HOST_LDH, ['k'] = HOST_LDH, ['l'] = HOST_LDH,
+	['m'] = HOST_LDH, ['n'] = HOST_LDH, ['o'] = HOST_LDH, ['p'] = HOST_LDH,
+	['q'] = HOST_LDH, ['r'] = HOST_LDH, ['s'] = HOST_LDH, ['t'] = HOST_LDH,
+	['u'] = HOST_LDH, ['v'] = HOST_LDH, ['w'] = HOST_LDH, ['x'] = HOST_LDH,
+	['y'] = HOST_LDH, ['z'] = HOST_LDH,
+	['0'] = HOST_LDH, ['1'] = HOST_LDH, ['2'] = HOST_LDH, ['3'] = HOST_LDH,
+	['4'] = HOST_LDH, ['5'] = HOST_LDH, ['6'] = HOST_LDH, ['7'] = HOST_LDH,
+	['8'] = HOST_LDH, ['9'] = HOST_LDH, ['-'] = HOST_LDH,
+	['A'] = HOST_CAP, ['B'] = HOST_CAP, ['C'] = HOST_CAP, ['D'] = HOST_CAP,
+	['E'] = HOST_CAP, ['F'] = HOST_CAP, ['G'] = HOST_CAP, ['H'] = HOST_CAP,
+	['I'] = HOST_CAP, ['J'] = HOST_CAP, ['K'] = HOST_CAP, ['L'] = HOST_CAP,
+	['M'] = HOST_CAP, ['N'] = HOST_CAP, ['O'] = HOST_CAP, ['P'] = HOST_CAP,
+	['Q'] = HOST_CAP, ['R'] = HOST_CAP, ['S'] = HOST_CAP, ['T'] = HOST_CAP,
+	['U'] = HOST_CAP, ['V'] = HOST_CAP, ['W'] = HOST_CAP, ['X'] = HOST_CAP,
+	['Y'] = HOST_CAP, ['Z'] = HOST_CAP,
+	['.'] = HOST_DOT,
+};
 
 /*
  * RFC 1035 s2.3.4 limits as text: at most 253 bytes and labels of 1..63 once the optional
  * root dot is dropped. Only letters, digits and '-' (RFC 952 LDH, the only bytes RFC 6066
  * s3 lets a HostName carry once IDNs are in their A-label form); NUL, '_', spaces and high
- * bytes are refused because a filter and a server could read them differently.
+ * bytes are refused because a filter and a server could read them differently. *upper:
+ * whether it has capitals, so that who needs it in lower case copies it only then.
  */
-bool
-sni_host_valid(const uint8_t *name, size_t len)
+static bool
+sni_host_scan(const uint8_t *name, size_t len, bool *upper)
 {
 	size_t label = 0;
+	uint8_t seen = 0;
 
 	if (len > 0 && name[len - 1] == '.')
 		len--;
 	if (len == 0 || len > SNI_HOST_MAX)
 		return false;
 	for (size_t i = 0; i < len; i++) {
-		if (name[i] == '.') {
-			if (label == 0)		/* a leading dot or ".." */
+		uint8_t k = host_byte[name[i]];
+
+		seen |= k;
+		if (k & HOST_LDH) {
+			if (++label > SNI_LABEL_MAX)
 				return false;
-			label = 0;
-		} else if (!host_char_ok(name[i]) || ++label > SNI_LABEL_MAX) {
+		} else if (k != HOST_DOT || label == 0) {	/* another byte, a leading dot or ".." */
 			return false;
+		} else {
+			label = 0;
 		}
 	}
+	*upper = (seen & HOST_UPPER) != 0;
 	return label > 0;
+}
+
+bool
+sni_host_valid(const uint8_t *name, size_t len)
+{
+	bool upper;
+
+	return sni_host_scan(name, len, &upper);
 }
 
 /*
@@ -211,21 +249,23 @@ tls_hello_gather(const uint8_t *buf, size_t len, uint8_t *scratch, size_t scratc
  *
  * Exactly one entry: RFC 6066 forbids two of one type and defines no other type, and a
  * filter that picks "the first" can disagree with the server about which name counts.
- * One trailing dot is accepted and left out of *out, which aliases the message.
+ * One trailing dot is accepted and left out of out->sni, which aliases the message.
  */
 static bool
-tls_ext_sni(struct rd ext, struct sni_name *out)
+tls_ext_sni(struct rd ext, struct tls_hello *out)
 {
 	struct rd list, host;
 	uint8_t type;
+	bool upper;
 
 	if (!rd_vec16(&ext, &list) || ext.len != 0 || !rd_u8(&list, &type) ||
 	    type != TLS_NAME_HOST || !rd_vec16(&list, &host) || list.len != 0 ||
-	    !sni_host_valid(host.p, host.len))
+	    !sni_host_scan(host.p, host.len, &upper))
 		return false;
 	if (host.p[host.len - 1] == '.')
 		host.len--;
-	*out = (struct sni_name){ .p = host.p, .len = host.len };
+	out->sni = (struct sni_name){ .p = host.p, .len = host.len };
+	out->sni_lower = !upper;
 	return true;
 }
 
@@ -262,6 +302,12 @@ tls_ext_seen_add(struct tls_ext_seen *seen, uint16_t type)
 	unsigned int w = type >> 6;
 	uint64_t bit = UINT64_C(1) << (type & 63);
 
+	if (w == 0) {		/* most extensions a client sends: word 0, cleared up front */
+		if (seen->word[0] & bit)
+			return false;
+		seen->word[0] |= bit;
+		return true;
+	}
 	if ((seen->live[w >> 6] >> (w & 63) & 1) == 0) {
 		seen->live[w >> 6] |= UINT64_C(1) << (w & 63);
 		seen->word[w] = 0;
@@ -286,17 +332,25 @@ tls_hello_exts(struct rd exts, struct tls_hello *out)
 {
 	struct tls_ext_seen seen;
 	struct rd ext;
-	uint16_t type;
+	uint16_t type, n;
 	bool have_sni = false;
 
 	memset(seen.live, 0, sizeof(seen.live));
+	seen.live[0] = 1;
+	seen.word[0] = 0;
 	while (exts.len > 0) {
-		if (!rd_u16(&exts, &type) || !rd_vec16(&exts, &ext) ||
-		    !tls_ext_seen_add(&seen, type))
+		/* the type and the length, four bytes checked once */
+		if (exts.len < 4)
 			return SNI_MALFORMED;
+		type = rd_be16(exts.p);
+		n = rd_be16(exts.p + 2);
+		if (n > exts.len - 4 || !tls_ext_seen_add(&seen, type))
+			return SNI_MALFORMED;
+		ext = rd_make(exts.p + 4, n);
+		exts = rd_make(exts.p + 4 + n, exts.len - 4 - n);
 		switch (type) {
 		case TLS_EXT_SERVER_NAME:
-			if (!tls_ext_sni(ext, &out->sni))
+			if (!tls_ext_sni(ext, out))
 				return SNI_MALFORMED;
 			have_sni = true;
 			break;

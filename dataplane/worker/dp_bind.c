@@ -84,7 +84,10 @@ dp_bind_key_make(struct dp_bind_key *k, uint16_t vm, const struct pol_addr *addr
 	memset(k, 0, sizeof(*k));
 	k->vm = vm;
 	k->family = addr->family;
-	memcpy(k->addr, addr->a, addr->family == 4 ? 4 : 16);
+	if (addr->family == 4)		/* copies of constant size: inline, no call */
+		memcpy(k->addr, addr->a, 4);
+	else
+		memcpy(k->addr, addr->a, 16);
 }
 
 /* Called by the hash's RCU defer queue once no reader can still hold the entry. */

@@ -133,7 +133,7 @@ dp_admit(struct dp_worker *w, const struct pkt *p, uint16_t vm, uint64_t *name_h
 		*budgets = dp_budget_dst(w, vm, p->family, p->dst);
 		return DP_ADMIT_ADDR;
 	}
-	memcpy(dst.a, p->dst, p->family == 4 ? 4 : 16);
+	memcpy(dst.a, p->dst, sizeof(dst.a));	/* an IPv4 address's tail is zero */
 	if (!dp_bind_allows(w->ctx->binds, vm, &dst, p->dport, w->now, g, name_hash, budgets))
 		return DP_ADMIT_NO;
 	*budgets |= dp_budget_bit(dp_budget_of_addr(g, vm, p->family, p->dst));
@@ -329,6 +329,7 @@ dp_conn_vm_open(struct dp_worker *w, const struct pkt *p, uint16_t vm,
 	f->gen = g->id;
 	f->how = (uint8_t)how;
 	f->name_hash = name_hash;
+	f->name_bound = how == DP_ADMIT_BINDING;	/* the name the lookup found, kept */
 	f->budgets = budgets;
 	if (budgets != 0)
 		dp_budget_charge_set(w, vm, budgets, dp_conn_ip_bytes(p));

@@ -86,7 +86,8 @@ dp_siphash24(uint64_t k0, uint64_t k1, const void *buf, size_t len)
 	uint64_t m;
 
 	for (size_t i = 0; i < whole; i += 8) {
-		m = dp_le64(p + i, 8);
+		memcpy(&m, p + i, 8);		/* one load: dp_le64 goes a byte at a time */
+		m = le64toh(m);
 		v[3] ^= m;
 		dp_sipround(v);
 		dp_sipround(v);

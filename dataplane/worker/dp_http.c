@@ -75,6 +75,7 @@ dp_http_judge(struct dp_worker *w, struct dp_flow *f, const struct http_head *hd
 	    !dp_bind_has_name(w->ctx->binds, f->key.vm, &dst, hash, w->now))
 		return DP_REASON_HOST_DENIED;
 	f->name_hash = hash;	/* a reload judges the connection by its latest request */
+	f->name_bound = false;	/* a CONNECT's host, or loose: not known to be bound */
 	/* joins the flow's budgets: a later Host never takes it out of one */
 	f->budgets |= dp_budget_bit(dp_budget_of_name(g, f->key.vm, hd->host, hd->host_len));
 	return DP_REASON_ALLOWED;

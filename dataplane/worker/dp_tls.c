@@ -32,6 +32,22 @@ dp_tls_release(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
 	h->started = w->now;
 }
 
+/*
+ * Does the binding that admitted f vouch for an SNI hashing to hash? When the SNI is the
+ * name the lookup found (f->name_bound), and f stands on the generation that judged it:
+ * that generation's policy allowed the name on f's port (pol_ports_allow() never allows
+ * what pol_match_name() would not), and the name had resolved to the address, as strict
+ * asks. A reload moves f to a new generation only once its name passed there
+ * (dp_conn_current), so the verdict is never an older policy's. Any other SNI is judged
+ * in full: what vouches for one name says nothing of another.
+ */
+static inline bool
+dp_tls_bound_name(const struct dp_flow *f, const struct dp_gen *g, uint64_t hash)
+{
+	return f->name_bound && f->how == DP_ADMIT_BINDING && f->gen == g->id &&
+	    f->name_hash == hash;
+}
+
 /* The verdict on a whole ClientHello, or DP_REASON_ALLOWED when it may pass. */
 enum dp_reason
 dp_tls_judge(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni_status st,
@@ -39,7 +55,8 @@ dp_tls_judge(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni_statu
 {
 	const struct dp_gen *g = w->gen;
 	struct pol_addr dst = { .family = f->key.family };
-	char name[SNI_HOST_MAX + 1];
+	const char *name = (const char *)hello->sni.p;
+	char lower[SNI_HOST_MAX + 1];
 	uint64_t hash;
 
 	if (st == SNI_ABSENT)
@@ -47,20 +64,27 @@ dp_tls_judge(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni_statu
 	if (st != SNI_FOUND || hello->sni.len > SNI_HOST_MAX)
 		return DP_REASON_NOT_TLS;
 	/* ECH: judged on the outer SNI, the only name visible (SPEC s4.5) */
-	for (size_t i = 0; i < hello->sni.len; i++) {
-		uint8_t c = hello->sni.p[i];
+	if (!hello->sni_lower) {	/* bindings and budgets know names in lower case */
+		for (size_t i = 0; i < hello->sni.len; i++) {
+			uint8_t c = hello->sni.p[i];
 
-		name[i] = (char)(c >= 'A' && c <= 'Z' ? c | 0x20 : c);
+			lower[i] = (char)(c >= 'A' && c <= 'Z' ? c | 0x20 : c);
+		}
+		name = lower;
 	}
+	hash = dp_name_hash(name, hello->sni.len);
+	/* the name's budget is in f's already: the binding's names gave theirs at the open */
+	if (dp_tls_bound_name(f, g, hash))
+		return DP_REASON_ALLOWED;
 	if (pol_match_name(g->set, g->vms[vm].policy, name, hello->sni.len, f->key.proto,
 	    f->key.peer_port, NULL) != POL_ALLOW)
 		return DP_REASON_SNI_DENIED;
 	memcpy(dst.a, f->key.peer, sizeof(f->key.peer));
-	hash = dp_name_hash(name, hello->sni.len);
 	if (g->sni_strict && !dp_bind_has_name(w->ctx->binds, vm, &dst, hash, w->now))
 		return DP_REASON_SNI_DENIED;	/* the name never resolved to this address */
 	/* from now on the flow stands on its SNI: a reload judges that name */
 	f->name_hash = hash;
+	f->name_bound = g->sni_strict;		/* loose: allowed, not known to be bound */
 	/* the name's budget joins those of the address: no name takes the flow out of one */
 	f->budgets |= dp_budget_bit(dp_budget_of_name(g, vm, name, hello->sni.len));
 	return DP_REASON_ALLOWED;

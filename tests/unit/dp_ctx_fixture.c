@@ -16,6 +16,7 @@
 #include "dp.h"
 #include "dp_ctx_fixture.h"
 #include "policy/load.h"
+#include "sni/frame.h"
 
 static int
 dpf_start(const char *name, const char *config, struct dp_ctx *ctx, struct pol_config **cfg)
@@ -100,4 +101,24 @@ dpf_mbuf(const struct dp_ctx *ctx, const struct mb *f)
 	m->data_len = (uint16_t)f->len;
 	m->pkt_len = (uint32_t)f->len;
 	return m;
+}
+
+struct rte_mbuf *
+dpf_tcp4(const struct dp_ctx *ctx, const struct dpf_tcp *t)
+{
+	struct mb f = { .len = 0 };
+
+	dpf_eth_ipv4(&f, t->smac, t->dmac, 6, t->sip, t->dip, 20 + t->len);
+	mb_u16(&f, t->sport);
+	mb_u16(&f, t->dport);
+	mb_u32(&f, t->seq);
+	mb_u32(&f, t->ack);
+	mb_u8(&f, 5 << 4);
+	mb_u8(&f, t->flags);
+	mb_u16(&f, 65535);
+	mb_u32(&f, 0);			/* checksum, urgent pointer */
+	if (t->len > 0)
+		mb_bytes(&f, t->payload, t->len);
+	frame_tcp_csum_set(f.b + 14, 4, f.b + 34, 20 + t->len);
+	return dpf_mbuf(ctx, &f);
 }

@@ -25,6 +25,19 @@ void dpf_eth_ipv4(struct mb *f, const uint8_t *smac, const uint8_t *dmac, uint8_
 /* f's bytes as a frame in an mbuf of ctx's pool. */
 struct rte_mbuf *dpf_mbuf(const struct dp_ctx *ctx, const struct mb *f);
 
+/* A TCP segment without options over IPv4, checksums right. */
+struct dpf_tcp {
+	const uint8_t *smac, *dmac, *sip, *dip;
+	uint16_t sport, dport;
+	uint32_t seq, ack;
+	uint8_t flags;
+	const void *payload;
+	size_t len;
+};
+
+/* t as a frame in an mbuf of ctx's pool. */
+struct rte_mbuf *dpf_tcp4(const struct dp_ctx *ctx, const struct dpf_tcp *t);
+
 /*
  * Runs the n tests of program name on the dataplane config sets up in ctx, *w its worker 0;
  * cmocka's exit status, or 1 when the dataplane cannot start (why on stderr).

@@ -16,7 +16,6 @@
 
 #include <rte_mbuf.h>
 
-#include "dns_builder.h"
 #include "dp.h"
 #include "dp_burst.h"
 #include "dp_ctx_fixture.h"
@@ -24,7 +23,6 @@
 #include "dp_out.h"
 #include "dp_run.h"
 #include "policy/load.h"
-#include "sni/frame.h"
 #include "sni/pkt.h"
 
 static const char t_config[] =
@@ -47,19 +45,9 @@ t_tcp(uint16_t sport, uint32_t seq, uint8_t flags)
 {
 	static const uint8_t gw[6] = { 2, 0, 0, 0, 0, 0xfe }, vm[6] = { 2, 0, 0, 0, 0, 1 };
 	static const uint8_t src[4] = { 10, 77, 0, 11 }, dst[4] = { 198, 51, 100, 7 };
-	struct mb f = { .len = 0 };
 
-	dpf_eth_ipv4(&f, vm, gw, 6, src, dst, 20);
-	mb_u16(&f, sport);
-	mb_u16(&f, 8080);
-	mb_u32(&f, seq);
-	mb_u32(&f, 0);
-	mb_u8(&f, 5 << 4);
-	mb_u8(&f, flags);
-	mb_u16(&f, 65535);
-	mb_u32(&f, 0);			/* checksum, urgent pointer */
-	frame_tcp_csum_set(f.b + 14, 4, f.b + 34, 20);
-	return dpf_mbuf(&ctx, &f);
+	return dpf_tcp4(&ctx, &(struct dpf_tcp){ .smac = vm, .dmac = gw, .sip = src,
+	    .dip = dst, .sport = sport, .dport = 8080, .seq = seq, .flags = flags });
 }
 
 /* What left by the uplink since the last call, and the queue emptied. */

@@ -252,6 +252,36 @@ test_trailing_dot(void **state)
 	tf_assert_name(out.sni, "pypi.org");
 }
 
+/*
+ * sni_lower says the name has no capitals, so the dataplane hashes it as it is: a name
+ * with one must say it may have some, whichever byte it is.
+ */
+static void
+test_sni_lower(void **state)
+{
+	static const struct {
+		const char *name;
+		bool lower;
+	} cases[] = {
+		{ "pypi.org", true }, { "a-1.example.", true }, { "Pypi.org", false },
+		{ "pypi.orG", false }, { "pypi.Org.", false }, { "A", false }, { "Z9.z", false },
+	};
+	struct tf_hello h;
+	struct tf_msg s;
+	struct tls_hello out;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		tf_hello_begin(&h);
+		tf_ext_sni(&h.m, cases[i].name);
+		tf_hello_end(&h);
+		tf_wrap(&s, &h.m, 1);
+		assert_int_equal(tf_parse(s.b, s.n, &out), SNI_FOUND);
+		if (out.sni_lower != cases[i].lower)
+			fail_msg("%s: sni_lower %d", cases[i].name, out.sni_lower);
+	}
+}
+
 static void
 test_host_limits(void **state)
 {
@@ -375,6 +405,7 @@ main(void)
 		cmocka_unit_test(test_fragmented_two_cuts),
 		cmocka_unit_test(test_fragmented_header_and_bytes),
 		cmocka_unit_test(test_trailing_dot),
+		cmocka_unit_test(test_sni_lower),
 		cmocka_unit_test(test_host_limits),
 		cmocka_unit_test(test_absent),
 		cmocka_unit_test(test_alpn_values),

@@ -70,6 +70,12 @@ struct dp_flow {
 	bool peer_synced;		/* TCP: the peer's SYN-ACK was seen */
 	uint8_t budgets;		/* the egress budgets its bytes count in (dp_budget.h) */
 	bool quic_judged;		/* QUIC: a hello was allowed on it, short headers pass */
+	/*
+	 * name_hash is a name bound to the peer's address for the VM when the flow opened,
+	 * allowed on its port by generation gen's policy (the binding lookup's find, or an
+	 * SNI judged in full under sni_binding: strict): an SNI with that hash is judged.
+	 */
+	bool name_bound;
 	uint64_t name_hash;		/* DP_ADMIT_BINDING: the name (the SNI, once judged) */
 	/*
 	 * TCP, what the receiver of the client's stream will accept: RCV.NXT as its last

@@ -1,0 +1,167 @@
+/*
+ * A ClientHello judged through the real worker (dp_ctx_setup on net_null ports) on a flow
+ * a binding admitted. The lookup that admits the flow keeps the name it found, and an SNI
+ * that is that name is allowed on the binding's word (its policy and generation judged
+ * it); any other SNI must still be judged in full, by policy and by strict binding. These
+ * fail if the flow's name vouched for every SNI, or if a name bound for another port did.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include <rte_mbuf.h>
+
+#include "dp.h"
+#include "dp_bind.h"
+#include "dp_burst.h"
+#include "dp_ctx_fixture.h"
+#include "dp_flow.h"
+#include "dp_out.h"
+#include "dp_run.h"
+#include "policy/load.h"
+#include "sni/pkt.h"
+#include "tls_fixture.h"
+
+/* b.example is allowed on 8443 only; c.example on 443 but never resolved here. */
+static const char t_config[] =
+	"dataplane:\n"
+	"  {vm_port: net_null0, uplink_port: net_null1, max_bindings: 1024, max_flows: 4096,\n"
+	"   max_flows_per_vm: 1024}\n"
+	"slow_path: {enabled: false}\n"
+	"resolvers: [10.77.0.1]\n"
+	"policies: {web: {allow: [\"a.example:443\", \"b.example:8443\", \"c.example:443\"]}}\n"
+	"vms:\n"
+	"  - {name: agent1, mac: \"02:00:00:00:00:01\", ipv4: 10.77.0.11, policy: web}\n";
+
+static struct dp_ctx ctx = { .port = { RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS,
+	RTE_MAX_ETHPORTS } };
+static struct dp_worker *w;
+static const uint8_t t_server[4] = { 203, 0, 113, 5 };
+
+/* Bind t_server for agent1 to name, with the ports its policy gives the name. */
+static void
+t_bind(const char *name)
+{
+	struct pol_addr a = { .family = 4 };
+	struct pol_ports ports;
+
+	memcpy(a.a, t_server, 4);
+	assert_true(pol_match_name_ports(w->gen->set, w->gen->vms[0].policy, name, strlen(name),
+	    &ports));
+	assert_int_equal(dp_bind_learn(w->ctx->binds, 0, &a, dp_name_hash(name, strlen(name)),
+	    &ports, w->gen->id, w->now + 300, 1024), 0);
+}
+
+/* A TCP segment from agent1's port sport to t_server:443 with payload, checksums right. */
+static struct rte_mbuf *
+t_tcp(uint16_t sport, uint32_t seq, uint8_t flags, const uint8_t *payload, size_t len)
+{
+	static const uint8_t gw[6] = { 2, 0, 0, 0, 0, 0xfe }, vm[6] = { 2, 0, 0, 0, 0, 1 };
+	static const uint8_t src[4] = { 10, 77, 0, 11 };
+
+	return dpf_tcp4(&ctx, &(struct dpf_tcp){ .smac = vm, .dmac = gw, .sip = src,
+	    .dip = t_server, .sport = sport, .dport = 443, .seq = seq, .ack = 1, .flags = flags,
+	    .payload = payload, .len = len });
+}
+
+/*
+ * A connection from sport to t_server:443 whose hello names sni: the SYN, then the hello
+ * in one segment. Returns the flow, or NULL when the hello closed it.
+ */
+static struct dp_flow *
+t_connect(uint16_t sport, const char *sni)
+{
+	static struct tf_msg stream;
+	struct dp_flow_key k = { .vm = 0, .family = 4, .proto = 6, .vm_port = sport,
+		.peer_port = 443, .peer = { 203, 0, 113, 5 } };
+	struct tf_hello h;
+	struct rte_mbuf *m;
+
+	tf_hello_begin(&h);
+	tf_ext_sni(&h.m, sni);
+	tf_ext_common(&h.m);
+	tf_hello_end(&h);
+	stream.n = 0;
+	tf_wrap(&stream, &h.m, 1);
+	m = t_tcp(sport, 1000, PKT_TCP_SYN, NULL, 0);
+	dp_burst_vm(w, &m, 1);
+	assert_non_null(dp_flow_lookup(w->flows, &k));
+	m = t_tcp(sport, 1001, PKT_TCP_ACK | PKT_TCP_PSH, stream.b, stream.n);
+	dp_burst_vm(w, &m, 1);
+	dp_tx_flush(w);
+	return dp_flow_lookup(w->flows, &k);
+}
+
+static uint64_t
+t_denied(void)
+{
+	return w->vm_stats[0].blocked[DP_REASON_SNI_DENIED];
+}
+
+/* The SNI is the name the binding that admitted the flow was learned for: it passes. */
+static void
+test_bound_name_passes(void **state)
+{
+	uint64_t denied = t_denied();
+	struct dp_flow *f;
+
+	(void)state;
+	t_bind("a.example");
+	assert_non_null(f = t_connect(42000, "a.example"));
+	assert_int_equal(f->how, DP_ADMIT_BINDING);
+	assert_int_equal(f->name_hash, dp_name_hash("a.example", 9));
+	assert_true(f->judged > 0);		/* judged, and let on */
+	assert_int_equal(t_denied(), denied);
+	/* the same in capitals: the SNI is compared as the canonical name */
+	assert_non_null(t_connect(42001, "A.Example"));
+	assert_int_equal(t_denied(), denied);
+}
+
+/*
+ * b.example is bound to the address too, but its policy allows 8443 only: a flow to 443
+ * admitted through a.example must not pass with b.example as its SNI. Strict binding
+ * alone would let it (the name did resolve there); only policy stops it.
+ */
+static void
+test_other_bound_name_judged_by_policy(void **state)
+{
+	uint64_t denied = t_denied();
+
+	(void)state;
+	t_bind("a.example");
+	t_bind("b.example");
+	assert_null(t_connect(42100, "b.example"));
+	assert_int_equal(t_denied(), denied + 1);
+}
+
+/* c.example is allowed on 443, but never resolved to the address: strict denies it. */
+static void
+test_other_unbound_name_judged_by_binding(void **state)
+{
+	uint64_t denied = t_denied();
+
+	(void)state;
+	t_bind("a.example");
+	assert_null(t_connect(42200, "c.example"));
+	assert_int_equal(t_denied(), denied + 1);
+	/* a name the policy does not know at all */
+	assert_null(t_connect(42201, "evil.example"));
+	assert_int_equal(t_denied(), denied + 2);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bound_name_passes),
+		cmocka_unit_test(test_other_bound_name_judged_by_policy),
+		cmocka_unit_test(test_other_unbound_name_judged_by_binding),
+	};
+
+	return dpf_run("test_dp_tls_bind", t_config, &ctx, &w, tests,
+	    sizeof(tests) / sizeof(tests[0]));
+}
