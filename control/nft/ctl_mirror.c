@@ -132,3 +132,11 @@ ctl_mirror_walk(const struct ctl_mirror *m, uint16_t slot, uint64_t now,
 			fn(e, arg);
 	}
 }
+
+void
+ctl_mirror_forget(struct ctl_mirror *m, uint16_t slot)
+{
+	for (uint32_t i = 0; i <= m->mask; i++)
+		if (m->t[i].key > CTL_MIRROR_DELETED && m->t[i].slot == slot)
+			m->t[i].key = CTL_MIRROR_DELETED;	/* a probe chain goes on past it */
+}

@@ -11,6 +11,7 @@
 #include "dp_gen.h"
 #include "dp_gen_build.h"
 #include "dp_hash.h"
+#include "dp_vmslot.h"
 #include "policy/load.h"
 #include "sni/dns.h"
 
@@ -22,6 +23,19 @@ dp_gen_prev_slot(const struct dp_gen *prev, const char *name)
 		if (prev->vms[i].present && strcmp(prev->vms[i].name, name) == 0)
 			return i;
 	return -1;
+}
+
+/*
+ * The slot for a VM new to g: the lowest a removed VM left and dp_vmslot.c purged (from
+ * *cursor on), else the lowest never handed out; -1 when there is none.
+ */
+static int
+dp_gen_new_slot(struct dp_gen *g, const struct dp_vmslots *slots, uint16_t *cursor)
+{
+	for (; *cursor < g->nvms; (*cursor)++)
+		if (dp_vmslots_free(slots, *cursor) && !g->vms[*cursor].present)
+			return (*cursor)++;
+	return g->nvms < g->max_vms ? g->nvms++ : -1;
 }
 
 /* One worker's part of a per-VM quota over all workers: at least 1. */
@@ -76,10 +90,10 @@ dp_gen_settings(struct dp_gen *g, const struct pol_config *cfg, unsigned int nwo
 static void
 dp_gen_vm_index_add(struct dp_gen *g, uint64_t k, int slot)
 {
-	uint32_t i = (uint32_t)((k * g->vm_index_mul) >> (64 - DP_VM_INDEX_BITS));
+	uint32_t i = (uint32_t)((k * g->vm_index_mul) >> g->vm_index_shift);
 
 	while (g->vm_keys[i] != DP_VM_INDEX_EMPTY && g->vm_keys[i] != k)
-		i = (i + 1) & (DP_VM_INDEX - 1);
+		i = (i + 1) & g->vm_index_mask;
 	g->vm_keys[i] = k;
 	g->vm_slots[i] = (uint16_t)slot;
 }
@@ -89,8 +103,10 @@ _Static_assert(DP_RESOLVERS_MAX >= POL_RESOLVERS_MAX && DP_TLS_PORTS_MAX >= POL_
 
 struct dp_gen *
 dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers,
-    const struct dp_gen *prev)
+    const struct dp_gen *prev, const struct dp_vmslots *slots)
 {
+	uint16_t cursor = 0;
+	unsigned int bits;
 	struct dp_gen *g;
 
 	if (cfg->nresolvers > DP_RESOLVERS_MAX || cfg->ntls_ports > DP_TLS_PORTS_MAX) {
@@ -103,25 +119,29 @@ dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers,
 	g->set = cfg->set;
 	g->budget_set = cfg->budget_set;
 	g->nvms = prev != NULL ? prev->nvms : 0;
-	g->vms = rte_zmalloc("dp_vms", (DP_VM_SLOTS + 1) * sizeof(g->vms[0]), 0);
-	g->vm_keys = rte_malloc("dp_vm_keys", DP_VM_INDEX * sizeof(g->vm_keys[0]),
-	    RTE_CACHE_LINE_SIZE);
-	g->vm_slots = rte_malloc("dp_vm_slots", DP_VM_INDEX * sizeof(g->vm_slots[0]), 0);
+	/* sized once, at start: a reload keeps the running number (ctl_reload says so) */
+	g->max_vms = prev != NULL ? prev->max_vms : (uint16_t)cfg->max_vms;
+	bits = dp_gen_index_bits(g->max_vms);
+	g->vm_index_mask = (uint32_t)((1ull << bits) - 1);
+	g->vm_index_shift = (uint8_t)(64 - bits);
+	g->vms = rte_zmalloc("dp_vms", ((size_t)g->max_vms + 1) * sizeof(g->vms[0]), 0);
+	g->vm_keys = rte_malloc("dp_vm_keys", ((size_t)g->vm_index_mask + 1) *
+	    sizeof(g->vm_keys[0]), RTE_CACHE_LINE_SIZE);
+	g->vm_slots = rte_malloc("dp_vm_slots", ((size_t)g->vm_index_mask + 1) *
+	    sizeof(g->vm_slots[0]), 0);
 	if (g->vms == NULL || g->vm_keys == NULL || g->vm_slots == NULL)
 		goto fail;
-	memset(g->vm_keys, 0xff, DP_VM_INDEX * sizeof(g->vm_keys[0]));	/* DP_VM_INDEX_EMPTY */
+	/* DP_VM_INDEX_EMPTY */
+	memset(g->vm_keys, 0xff, ((size_t)g->vm_index_mask + 1) * sizeof(g->vm_keys[0]));
 	g->vm_index_mul = dp_hash_bytes(&g->id, sizeof(g->id)) | 1;
 	for (size_t i = 0; i < cfg->nvms; i++) {
 		const struct pol_vm *pv = &cfg->vms[i];
 		int slot = dp_gen_prev_slot(prev, pv->name);
 		struct dp_vm *v;
 
-		if (slot < 0) {
-			if (g->nvms == DP_VM_SLOTS) {
-				rte_errno = E2BIG;
-				goto fail;
-			}
-			slot = g->nvms++;
+		if (slot < 0 && (slot = dp_gen_new_slot(g, slots, &cursor)) < 0) {
+			rte_errno = E2BIG;
+			goto fail;
 		}
 		v = &g->vms[slot];
 		*v = (struct dp_vm){ .name = pv->name, .present = true, .id = pv->id,
@@ -132,8 +152,7 @@ dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers,
 	}
 	if (dp_gen_vm_addrs_init(g) != 0)
 		goto fail;
-	g->vms[DP_VM_UNKNOWN] = (struct dp_vm){ .name = "unknown", .present = true };
-	g->slots_free = (uint16_t)(DP_VM_SLOTS - g->nvms);
+	g->vms[DP_VM_UNKNOWN(g)] = (struct dp_vm){ .name = "unknown", .present = true };
 	dp_gen_settings(g, cfg, nworkers);
 	return g;
 fail:

@@ -41,6 +41,12 @@ void ctl_mirror_expire(struct ctl_mirror *m, uint64_t now, unsigned int budget);
 void ctl_mirror_walk_all(const struct ctl_mirror *m, uint64_t now,
     void (*fn)(const struct ctl_mirror_ent *e, void *arg), void *arg);
 
+/*
+ * Forget every binding of slot (its VM is gone and so are its bindings in the fast path):
+ * before the names they point at are forgotten, and the slot given to another VM.
+ */
+void ctl_mirror_forget(struct ctl_mirror *m, uint16_t slot);
+
 /* fn for every binding of slot live at now. */
 void ctl_mirror_walk(const struct ctl_mirror *m, uint16_t slot, uint64_t now,
     void (*fn)(const struct ctl_mirror_ent *e, void *arg), void *arg);
