@@ -166,6 +166,7 @@ t_counts(uint32_t n)
 	struct pol_config *cfg = t_config(n, 1), *fewer = t_config(n, 3);
 	struct dp_gen *g, *next;
 	struct t_tally t;
+	size_t kept;
 
 	assert_int_equal(dp_hash_init(), 0);	/* a fresh secret, as at a start */
 	assert_non_null(g = dp_gen_create(cfg, 1, 1, NULL, NULL));
@@ -177,6 +178,15 @@ t_counts(uint32_t n)
 	/* a reload that drops two VMs of three: their slots stay, empty, and are not asked */
 	assert_non_null(next = dp_gen_create(fewer, 2, 1, g, NULL));
 	assert_int_equal(next->nvms, g->nvms);
+	/* each VM kept (found by name) is in the slot it had, the rest empty */
+	kept = 0;
+	for (uint16_t s = 0; s < g->nvms; s++) {
+		if (!next->vms[s].present)
+			continue;
+		assert_string_equal(next->vms[s].name, g->vms[s].name);
+		kept++;
+	}
+	assert_int_equal(kept, fewer->nvms);
 	t = t_ask_all(next, cfg);
 	assert_true(n == 0 ? t.yes == 0 : t.yes > n / 6);
 	dp_gen_free(next);
