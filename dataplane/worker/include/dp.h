@@ -40,7 +40,9 @@ enum dp_verdict { DP_ALLOWED, DP_BLOCKED, DP_WOULD_BLOCK, DP_VERDICT_MAX };
 
 /*
  * A VM as the fast path sees it, at its slot: a VM keeps its slot across reloads (by
- * name), so its bindings, flows and counters stay its own; a removed VM's slot stays empty.
+ * name), so its bindings, flows and counters stay its own; a removed VM's slot stays empty
+ * until all of it is gone and purged (dataplane/main/dp_vmslot.h), and only then may a
+ * new VM have it.
  */
 struct dp_vm {
 	const char *name;
