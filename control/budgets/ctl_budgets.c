@@ -157,14 +157,18 @@ ctl_budget_step(struct ctl_budgets *b, uint64_t now)
 	}
 }
 
-/* slot's window for the host pattern rule in the old table, taken out of it, or NULL. */
+/*
+ * VM vm's window at slot for the host pattern rule in the old table, taken out of it, or
+ * NULL. Of vm only: a slot a removed VM left is given to another VM later (dp_vmslot.h),
+ * which must start with windows of its own.
+ */
 static struct ctl_budget_state *
-ctl_budget_take(struct ctl_budget_table *old, uint16_t slot, const char *rule)
+ctl_budget_take(struct ctl_budget_table *old, uint16_t slot, const char *vm, const char *rule)
 {
 	for (unsigned int i = 0; slot < old->nslots && i < POL_BUDGETS_MAX; i++) {
 		struct ctl_budget_state *st = old->s[slot][i];
 
-		if (st != NULL && strcmp(st->rule, rule) == 0) {
+		if (st != NULL && strcmp(st->vm, vm) == 0 && strcmp(st->rule, rule) == 0) {
 			old->s[slot][i] = NULL;
 			return st;
 		}
@@ -196,7 +200,7 @@ ctl_budget_build_one(struct ctl_budgets *b, struct ctl_budget_table *t, uint16_t
     unsigned int i, const struct pol_budget *pb, const char *vm, struct ctl_budget_table *old,
     uint64_t now)
 {
-	struct ctl_budget_state *st = ctl_budget_take(old, slot, pb->host);
+	struct ctl_budget_state *st = ctl_budget_take(old, slot, vm, pb->host);
 
 	if (st != NULL && st->win.per != pb->per) {
 		ctl_budget_state_free(st);

@@ -20,7 +20,7 @@
 struct ctl_name_ent {
 	uint64_t hash;
 	uint16_t slot;
-	uint8_t len;
+	uint8_t len;			/* 0: forgotten, on the free list */
 	char name[DP_EVT_NAME_MAX + 1];
 };
 
@@ -30,6 +30,8 @@ struct ctl_names {
 	uint32_t mask, count, cap;
 	uint32_t slot_cap;		/* one VM slot's share of cap */
 	uint32_t *per_slot;		/* names held, by VM slot (UINT16_MAX + 1 of them) */
+	uint32_t *free;			/* forgotten entries, taken again first; NULL until one */
+	uint32_t nfree;
 	bool overflowed;
 };
 
@@ -78,6 +80,7 @@ ctl_names_free(struct ctl_names *n)
 	free(n->chunks);
 	free(n->index);
 	free(n->per_slot);
+	free(n->free);
 	free(n);
 }
 
@@ -91,18 +94,26 @@ ctl_names_hash(uint16_t slot, const char *name, size_t len)
 	return h;
 }
 
-/* The entry for the next name: a new chunk (written through) every CTL_NAMES_CHUNK. */
+/*
+ * The entry for the next name, *at its number: a forgotten one, else the next never used
+ * (a new chunk, written through, every CTL_NAMES_CHUNK).
+ */
 static struct ctl_name_ent *
-ctl_names_next(struct ctl_names *n)
+ctl_names_next(struct ctl_names *n, uint32_t *at)
 {
 	struct ctl_name_ent **c = &n->chunks[n->count / CTL_NAMES_CHUNK];
 
+	if (n->nfree > 0) {
+		*at = n->free[--n->nfree];
+		return ctl_names_ent(n, *at);
+	}
 	if (*c == NULL) {
 		if ((*c = malloc(CTL_NAMES_CHUNK * sizeof(**c))) == NULL)
 			return NULL;
 		memset(*c, 0, CTL_NAMES_CHUNK * sizeof(**c));
 	}
-	return &(*c)[n->count % CTL_NAMES_CHUNK];
+	*at = n->count++;
+	return &(*c)[*at % CTL_NAMES_CHUNK];
 }
 
 int
@@ -110,6 +121,7 @@ ctl_names_add(struct ctl_names *n, uint16_t slot, const char *name, size_t len,
     const char **stored)
 {
 	struct ctl_name_ent *e;
+	uint32_t at;
 	uint64_t h;
 
 	if (len == 0 || len > DP_EVT_NAME_MAX)
@@ -118,15 +130,15 @@ ctl_names_add(struct ctl_names *n, uint16_t slot, const char *name, size_t len,
 	for (uint32_t i = (uint32_t)h & n->mask;; i = (i + 1) & n->mask) {
 		if (n->index[i] == 0) {
 			/* past its share a VM loses its own new names, never a neighbour's */
-			if (n->count == n->cap || n->per_slot[slot] >= n->slot_cap) {
+			if (n->count - n->nfree == n->cap || n->per_slot[slot] >= n->slot_cap) {
 				n->overflowed = true;
 				return -ENOSPC;
 			}
-			if ((e = ctl_names_next(n)) == NULL)
+			if ((e = ctl_names_next(n, &at)) == NULL)
 				return -ENOMEM;
 			*e = (struct ctl_name_ent){ .hash = h, .slot = slot, .len = (uint8_t)len };
 			memcpy(e->name, name, len);
-			n->index[i] = ++n->count;
+			n->index[i] = at + 1;
 			n->per_slot[slot]++;
 			if (stored != NULL)
 				*stored = e->name;
@@ -145,7 +157,46 @@ ctl_names_add(struct ctl_names *n, uint16_t slot, const char *name, size_t len,
 uint32_t
 ctl_names_count(const struct ctl_names *n)
 {
-	return n->count;
+	return n->count - n->nfree;
+}
+
+/* Index entry number i (its hash is known) where its probe ends. */
+static void
+ctl_names_index(struct ctl_names *n, uint32_t i)
+{
+	uint32_t k = (uint32_t)ctl_names_ent(n, i)->hash & n->mask;
+
+	while (n->index[k] != 0)
+		k = (k + 1) & n->mask;
+	n->index[k] = i + 1;
+}
+
+/*
+ * Open addressing without tombstones: the index is built again from the entries still
+ * held, once per slot a VM left (rare, on the control loop), rather than every probe
+ * paying for deletions.
+ */
+int
+ctl_names_forget(struct ctl_names *n, uint16_t slot)
+{
+	if (n->per_slot[slot] == 0)
+		return 0;
+	if (n->free == NULL && (n->free = malloc((size_t)n->cap * sizeof(n->free[0]))) == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n->count; i++) {
+		struct ctl_name_ent *e = ctl_names_ent(n, i);
+
+		if (e->len != 0 && e->slot == slot) {
+			e->len = 0;
+			n->free[n->nfree++] = i;
+		}
+	}
+	n->per_slot[slot] = 0;
+	memset(n->index, 0, ((size_t)n->mask + 1) * sizeof(n->index[0]));
+	for (uint32_t i = 0; i < n->count; i++)
+		if (ctl_names_ent(n, i)->len != 0)
+			ctl_names_index(n, i);
+	return 0;
 }
 
 bool
@@ -161,7 +212,8 @@ ctl_names_walk(const struct ctl_names *n,
 	for (uint32_t i = 0; i < n->count; i++) {
 		const struct ctl_name_ent *e = ctl_names_ent(n, i);
 
-		fn(e->slot, e->name, e->len, arg);
+		if (e->len != 0)
+			fn(e->slot, e->name, e->len, arg);
 	}
 }
 
@@ -172,7 +224,7 @@ ctl_names_of(const struct ctl_names *n, uint16_t slot, void (*fn)(const char *na
 	for (uint32_t i = 0; i < n->count; i++) {
 		const struct ctl_name_ent *e = ctl_names_ent(n, i);
 
-		if (e->slot == slot)
+		if (e->len != 0 && e->slot == slot)
 			fn(e->name, arg);
 	}
 }

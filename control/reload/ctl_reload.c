@@ -74,10 +74,12 @@ ctl_reload_restart_only(const struct pol_config *old, const struct pol_config *n
 		eal = strcmp(old->eal[i], next->eal[i]) != 0;
 	if (eal || ctl_str_differs(old->vm_port, next->vm_port) ||
 	    ctl_str_differs(old->uplink_port, next->uplink_port) ||
-	    old->workers != next->workers || old->max_flows != next->max_flows ||
+	    old->workers != next->workers || old->max_vms != next->max_vms ||
+	    old->max_flows != next->max_flows ||
 	    old->max_bindings != next->max_bindings || old->mbufs != next->mbufs)
 		fprintf(err, "namegate: reload: dataplane ports, EAL options, workers and table "
-		    "sizes change only on restart; the running ones stay\n");
+		    "sizes (max_vms, max_flows, max_bindings, mbufs) change only on restart; the "
+		    "running ones stay\n");
 }
 
 /*

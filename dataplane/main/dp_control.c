@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -99,13 +100,14 @@ dp_control_block(struct dp_control *c, const struct dp_evt *e, const struct time
 	const struct dp_gen *g = atomic_load_explicit(&c->ctx->gen, memory_order_acquire);
 	char name[DP_EVT_NAME_MAX + 1];
 	struct ctl_ev_block b = {
-		.vm = e->vm <= DP_VM_UNKNOWN && g->vms[e->vm].present ? g->vms[e->vm].name : "?",
+		.vm = e->vm <= DP_VM_UNKNOWN(g) && g->vms[e->vm].present ? g->vms[e->vm].name :
+		    "?",
 		.reason = e->reason < DP_REASON_MAX ? dp_reason_labels[e->reason] : "?",
 		.proto = e->proto, .port = e->port,
 		.family = e->family == 4 ? AF_INET : e->family == 6 ? AF_INET6 : AF_UNSPEC,
 	};
 
-	if (e->name_len > 0 && e->vm < DP_VM_UNKNOWN)
+	if (e->name_len > 0 && e->vm < DP_VM_UNKNOWN(g))
 		ctl_names_add(c->tried, e->vm, e->name, e->name_len, NULL);
 	if (c->events == NULL)
 		return;
@@ -168,16 +170,21 @@ static int
 dp_control_nft_put(struct dp_control *c, bool follow, FILE *err)
 {
 	const struct dp_gen *g = atomic_load_explicit(&c->ctx->gen, memory_order_acquire);
-	static struct ctl_nft_vm vms[DP_VM_SLOTS];
+	struct ctl_nft_vm *vms = calloc((size_t)g->nvms + 1, sizeof(vms[0]));
 	uint16_t n = 0;
-	int rc;
+	int rc = -1;
 
-	for (uint16_t s = 0; s < g->nvms && s < DP_VM_SLOTS; s++)
+	if (vms == NULL)
+		errno = ENOMEM;
+	for (uint16_t s = 0; vms != NULL && s < g->nvms; s++)
 		if (g->vms[s].present)
 			vms[n++] = (struct ctl_nft_vm){ .slot = s, .name = g->vms[s].name,
 				.id = g->vms[s].id };
-	rc = (follow ? ctl_nft_feed_follow : ctl_nft_feed_open)(c->feed, (*c->cfgp)->nft_table,
-	    vms, n, c->ctx->slow_ports[0], c->ctx->slow_ports[1], dp_now(c->ctx));
+	if (vms != NULL)
+		rc = (follow ? ctl_nft_feed_follow : ctl_nft_feed_open)(c->feed,
+		    (*c->cfgp)->nft_table, vms, n, c->ctx->slow_ports[0], c->ctx->slow_ports[1],
+		    dp_now(c->ctx));
+	free(vms);
 	if (rc != 0) {
 		fprintf(err, "namegate: nftables table bridge %s: %s\n", (*c->cfgp)->nft_table,
 		    strerror(errno));
@@ -276,8 +283,9 @@ _Static_assert(DP_BUDGETS_MAX == POL_BUDGETS_MAX, "a cell per budget a policy ma
 static uint64_t
 dp_plane_budget_used(void *dp, unsigned int w, uint16_t slot, unsigned int b)
 {
-	(void)dp;
-	return dp_budget_cells[w][slot][b].bytes;
+	const struct dp_control *c = dp;
+
+	return dp_budget_cell_of(c->ctx->workers[w], slot, b)->bytes;
 }
 
 /* The cell's allow word (dp_budget.h): published, its epoch, what the worker may spend. */
@@ -285,8 +293,10 @@ static void
 dp_plane_budget_allow(void *dp, unsigned int w, uint16_t slot, unsigned int b, uint32_t epoch,
     uint64_t bytes)
 {
-	(void)dp;
-	atomic_store_explicit(&dp_budget_cells[w][slot][b].allow, DP_BUDGET_PUBLISHED |
+	const struct dp_control *c = dp;
+
+	atomic_store_explicit(&dp_budget_cell_of(c->ctx->workers[w], slot, b)->allow,
+	    DP_BUDGET_PUBLISHED |
 	    (uint64_t)(epoch & DP_BUDGET_EPOCH_MASK) << DP_BUDGET_EPOCH_SHIFT |
 	    (bytes > DP_BUDGET_ALLOW_MASK ? DP_BUDGET_ALLOW_MASK : bytes), memory_order_relaxed);
 }

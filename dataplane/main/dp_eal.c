@@ -39,11 +39,12 @@ uint64_t
 dp_eal_tables(const struct pol_config *cfg)
 {
 	uint32_t workers = cfg->workers ? cfg->workers : 1;
+	uint16_t vms = (uint16_t)cfg->max_vms;
 
 	return dp_mem_pool(dp_eal_mbufs(cfg), RTE_MBUF_DEFAULT_BUF_SIZE, true) +
-	    workers * dp_worker_mem(cfg->max_flows / workers, DP_VM_SLOTS) +
-	    dp_binds_mem(cfg->max_bindings, DP_VM_SLOTS) +
-	    2 * dp_gen_mem(cfg->max_bindings + 1) +	/* a reload holds two generations */
+	    workers * dp_worker_mem(cfg->max_flows / workers, vms) +
+	    dp_binds_mem(cfg->max_bindings, vms) +
+	    2 * dp_gen_mem(cfg->max_bindings + 1, vms) +	/* a reload holds two generations */
 	    dp_mem_alloc(rte_rcu_qsbr_get_memsize(workers));
 }
 
@@ -235,8 +236,9 @@ dp_eal_check(const struct pol_config *cfg, const struct dp_eal *e, struct pol_er
 	if (at.line == 0)
 		at = (struct pol_pos){ 1, 1 };
 	pol_err_add(errs, cfg->path, at.line, at.col, "the tables need %llu MiB of EAL memory "
-	    "(max_flows %u, max_bindings %u, %u worker%s) and %s gives EAL %llu MiB%s: raise -m "
-	    "or lower max_flows", dp_eal_mib(e->need), cfg->max_flows, cfg->max_bindings,
+	    "(max_vms %u, max_flows %u, max_bindings %u, %u worker%s) and %s gives EAL %llu "
+	    "MiB%s: raise -m or lower max_flows", dp_eal_mib(e->need), cfg->max_vms,
+	    cfg->max_flows, cfg->max_bindings,
 	    cfg->workers, cfg->workers == 1 ? "" : "s",
 	    e->source == DP_EAL_COMMAND_LINE ? "the command line" : "dataplane.eal",
 	    dp_eal_mib(e->have), e->hugepages ? " of hugepages" : "");

@@ -3,6 +3,7 @@
  * path's shape, so that the workers never read a configuration themselves.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_errno.h>
@@ -11,17 +12,81 @@
 #include "dp_gen.h"
 #include "dp_gen_build.h"
 #include "dp_hash.h"
+#include "dp_vmslot.h"
 #include "policy/load.h"
 #include "sni/dns.h"
 
+/*
+ * prev's VMs by name, for a reload to find each VM's slot: a scan of prev per VM made a
+ * reload of n VMs n^2 / 2 comparisons (16,384 VMs: 134 million). Open addressing over at
+ * least twice prev's slots; an entry is a slot + 1, 0 empty. The names are the operator's.
+ */
+struct dp_gen_prev {
+	const struct dp_gen *g;
+	uint32_t *e;
+	uint32_t mask;
+};
+
+static uint32_t
+dp_gen_name_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s != '\0')
+		h = (h ^ (uint8_t)*s++) * 16777619u;
+	return h;
+}
+
+/* 0, or -ENOMEM; x->e NULL without prev. */
+static int
+dp_gen_prev_index(struct dp_gen_prev *x, const struct dp_gen *prev)
+{
+	uint32_t size = 16;
+
+	*x = (struct dp_gen_prev){ .g = prev };
+	if (prev == NULL)
+		return 0;
+	while (size < 2u * prev->nvms)
+		size <<= 1;
+	if ((x->e = calloc(size, sizeof(x->e[0]))) == NULL)
+		return -ENOMEM;
+	x->mask = size - 1;
+	for (uint16_t s = 0; s < prev->nvms; s++) {
+		uint32_t i;
+
+		if (!prev->vms[s].present)
+			continue;
+		for (i = dp_gen_name_hash(prev->vms[s].name) & x->mask; x->e[i] != 0;
+		    i = (i + 1) & x->mask)
+			;
+		x->e[i] = s + 1u;
+	}
+	return 0;
+}
+
 /* The slot of VM name in prev, or -1. */
 static int
-dp_gen_prev_slot(const struct dp_gen *prev, const char *name)
+dp_gen_prev_slot(const struct dp_gen_prev *x, const char *name)
 {
-	for (uint16_t i = 0; prev != NULL && i < prev->nvms; i++)
-		if (prev->vms[i].present && strcmp(prev->vms[i].name, name) == 0)
-			return i;
+	if (x->e == NULL)
+		return -1;
+	for (uint32_t i = dp_gen_name_hash(name) & x->mask; x->e[i] != 0; i = (i + 1) & x->mask)
+		if (strcmp(x->g->vms[x->e[i] - 1].name, name) == 0)
+			return (int)(x->e[i] - 1);
 	return -1;
+}
+
+/*
+ * The slot for a VM new to g: the lowest a removed VM left and dp_vmslot.c purged (from
+ * *cursor on), else the lowest never handed out; -1 when there is none.
+ */
+static int
+dp_gen_new_slot(struct dp_gen *g, const struct dp_vmslots *slots, uint16_t *cursor)
+{
+	for (; *cursor < g->nvms; (*cursor)++)
+		if (dp_vmslots_free(slots, *cursor) && !g->vms[*cursor].present)
+			return (*cursor)++;
+	return g->nvms < g->max_vms ? g->nvms++ : -1;
 }
 
 /* One worker's part of a per-VM quota over all workers: at least 1. */
@@ -76,10 +141,10 @@ dp_gen_settings(struct dp_gen *g, const struct pol_config *cfg, unsigned int nwo
 static void
 dp_gen_vm_index_add(struct dp_gen *g, uint64_t k, int slot)
 {
-	uint32_t i = (uint32_t)((k * g->vm_index_mul) >> (64 - DP_VM_INDEX_BITS));
+	uint32_t i = (uint32_t)((k * g->vm_index_mul) >> g->vm_index_shift);
 
 	while (g->vm_keys[i] != DP_VM_INDEX_EMPTY && g->vm_keys[i] != k)
-		i = (i + 1) & (DP_VM_INDEX - 1);
+		i = (i + 1) & g->vm_index_mask;
 	g->vm_keys[i] = k;
 	g->vm_slots[i] = (uint16_t)slot;
 }
@@ -89,8 +154,11 @@ _Static_assert(DP_RESOLVERS_MAX >= POL_RESOLVERS_MAX && DP_TLS_PORTS_MAX >= POL_
 
 struct dp_gen *
 dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers,
-    const struct dp_gen *prev)
+    const struct dp_gen *prev, const struct dp_vmslots *slots)
 {
+	struct dp_gen_prev by_name = { 0 };
+	uint16_t cursor = 0;
+	unsigned int bits;
 	struct dp_gen *g;
 
 	if (cfg->nresolvers > DP_RESOLVERS_MAX || cfg->ntls_ports > DP_TLS_PORTS_MAX) {
@@ -103,25 +171,30 @@ dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers,
 	g->set = cfg->set;
 	g->budget_set = cfg->budget_set;
 	g->nvms = prev != NULL ? prev->nvms : 0;
-	g->vms = rte_zmalloc("dp_vms", (DP_VM_SLOTS + 1) * sizeof(g->vms[0]), 0);
-	g->vm_keys = rte_malloc("dp_vm_keys", DP_VM_INDEX * sizeof(g->vm_keys[0]),
-	    RTE_CACHE_LINE_SIZE);
-	g->vm_slots = rte_malloc("dp_vm_slots", DP_VM_INDEX * sizeof(g->vm_slots[0]), 0);
-	if (g->vms == NULL || g->vm_keys == NULL || g->vm_slots == NULL)
+	/* sized once, at start: a reload keeps the running number (ctl_reload says so) */
+	g->max_vms = prev != NULL ? prev->max_vms : (uint16_t)cfg->max_vms;
+	bits = dp_gen_index_bits(g->max_vms);
+	g->vm_index_mask = (uint32_t)((1ull << bits) - 1);
+	g->vm_index_shift = (uint8_t)(64 - bits);
+	g->vms = rte_zmalloc("dp_vms", ((size_t)g->max_vms + 1) * sizeof(g->vms[0]), 0);
+	g->vm_keys = rte_malloc("dp_vm_keys", ((size_t)g->vm_index_mask + 1) *
+	    sizeof(g->vm_keys[0]), RTE_CACHE_LINE_SIZE);
+	g->vm_slots = rte_malloc("dp_vm_slots", ((size_t)g->vm_index_mask + 1) *
+	    sizeof(g->vm_slots[0]), 0);
+	if (g->vms == NULL || g->vm_keys == NULL || g->vm_slots == NULL ||
+	    dp_gen_prev_index(&by_name, prev) != 0)
 		goto fail;
-	memset(g->vm_keys, 0xff, DP_VM_INDEX * sizeof(g->vm_keys[0]));	/* DP_VM_INDEX_EMPTY */
+	/* DP_VM_INDEX_EMPTY */
+	memset(g->vm_keys, 0xff, ((size_t)g->vm_index_mask + 1) * sizeof(g->vm_keys[0]));
 	g->vm_index_mul = dp_hash_bytes(&g->id, sizeof(g->id)) | 1;
 	for (size_t i = 0; i < cfg->nvms; i++) {
 		const struct pol_vm *pv = &cfg->vms[i];
-		int slot = dp_gen_prev_slot(prev, pv->name);
+		int slot = dp_gen_prev_slot(&by_name, pv->name);
 		struct dp_vm *v;
 
-		if (slot < 0) {
-			if (g->nvms == DP_VM_SLOTS) {
-				rte_errno = E2BIG;
-				goto fail;
-			}
-			slot = g->nvms++;
+		if (slot < 0 && (slot = dp_gen_new_slot(g, slots, &cursor)) < 0) {
+			rte_errno = E2BIG;
+			goto fail;
 		}
 		v = &g->vms[slot];
 		*v = (struct dp_vm){ .name = pv->name, .present = true, .id = pv->id,
@@ -132,11 +205,12 @@ dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers,
 	}
 	if (dp_gen_vm_addrs_init(g) != 0)
 		goto fail;
-	g->vms[DP_VM_UNKNOWN] = (struct dp_vm){ .name = "unknown", .present = true };
-	g->slots_free = (uint16_t)(DP_VM_SLOTS - g->nvms);
+	g->vms[DP_VM_UNKNOWN(g)] = (struct dp_vm){ .name = "unknown", .present = true };
 	dp_gen_settings(g, cfg, nworkers);
+	free(by_name.e);
 	return g;
 fail:
+	free(by_name.e);
 	dp_gen_free(g);
 	if (rte_errno == 0)
 		rte_errno = ENOMEM;

@@ -17,6 +17,7 @@
 #include "dp_gen_build.h"
 #include "ctl_names.h"
 #include "dp_publish.h"
+#include "dp_vmslot.h"
 #include "policy/load.h"
 
 struct dp_publish_walk {
@@ -81,6 +82,21 @@ dp_publish_names(struct dp_gen *g, const struct pol_config *cfg, const struct ct
 	return r->rc;
 }
 
+/* Why cfg's VMs found no slot: max_vms as started, and the slots removed VMs still hold. */
+static void
+dp_publish_no_slot(const struct dp_ctx *ctx, const struct dp_gen *prev,
+    const struct pol_config *cfg, FILE *err)
+{
+	uint32_t draining = ctx->vmslots != NULL ? ctx->vmslots->draining : 0;
+
+	fprintf(err, "namegate: out of VM slots: %zu VMs, max_vms %u as started (it changes only "
+	    "on restart)", cfg->nvms, prev->max_vms);
+	if (draining > 0)
+		fprintf(err, ", %u slot%s held by removed VMs until their flows, bindings and "
+		    "queries are gone", draining, draining == 1 ? "" : "s");
+	fprintf(err, "; generation %u stays in force\n", prev->id);
+}
+
 int
 dp_publish(struct dp_ctx *ctx, const struct pol_config *cfg, const struct ctl_names *names,
     bool closing, FILE *err)
@@ -89,9 +105,12 @@ dp_publish(struct dp_ctx *ctx, const struct pol_config *cfg, const struct ctl_na
 	struct dp_publish_walk walk;
 	struct dp_gen *g;
 
-	if ((g = dp_gen_create(cfg, prev->id + 1, ctx->nworkers, prev)) == NULL) {
-		fprintf(err, "namegate: %s; generation %u stays in force\n",
-		    rte_errno == E2BIG ? "out of VM slots" : "out of memory", prev->id);
+	if ((g = dp_gen_create(cfg, prev->id + 1, ctx->nworkers, prev, ctx->vmslots)) == NULL) {
+		if (rte_errno == E2BIG)
+			dp_publish_no_slot(ctx, prev, cfg, err);
+		else
+			fprintf(err, "namegate: out of memory; generation %u stays in force\n",
+			    prev->id);
 		return -ENOMEM;
 	}
 	if (dp_publish_names(g, cfg, names, &walk) != 0) {
@@ -109,6 +128,8 @@ dp_publish(struct dp_ctx *ctx, const struct pol_config *cfg, const struct ctl_na
 	atomic_store_explicit(&ctx->gen, g, memory_order_release);
 	/* every worker has moved to g once each has passed a quiescent point */
 	rte_rcu_qsbr_synchronize(ctx->qsbr, RTE_QSBR_THRID_INVALID);
+	if (ctx->vmslots != NULL)	/* the slots g dropped drain from now on */
+		dp_vmslots_commit(ctx->vmslots, prev, g);
 	dp_gen_free((struct dp_gen *)(uintptr_t)prev);
 	return 0;
 }

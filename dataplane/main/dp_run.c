@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <net/if.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <stdio.h>
@@ -46,6 +47,7 @@
 #include "dp_slowq.h"
 #include "dp_stats.h"
 #include "dp_telemetry.h"
+#include "dp_vmslot.h"
 #include "dp_wake.h"
 #include "dp_worker.h"
 #include "policy/load.h"
@@ -164,6 +166,7 @@ dp_ctx_setup(struct dp_ctx *ctx, const struct pol_config *cfg)
 	ctx->tsc_hz = rte_get_tsc_hz();
 	ctx->tsc_start = rte_get_tsc_cycles();
 	ctx->max_flows = cfg->max_flows;
+	ctx->max_vms = (uint16_t)cfg->max_vms;
 	ctx->pool = rte_pktmbuf_pool_create("ng_mbufs", nmbufs, 256, 0,
 	    RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
 	if (ctx->pool == NULL) {
@@ -186,12 +189,18 @@ dp_ctx_setup(struct dp_ctx *ctx, const struct pol_config *cfg)
 		fputs("namegate: cannot allocate the RCU state\n", stderr);
 		return -ENOMEM;
 	}
-	if ((g = dp_gen_create(cfg, 1, ctx->nworkers, NULL)) == NULL) {
+	if ((ctx->vmslots = calloc(1, sizeof(*ctx->vmslots))) == NULL ||
+	    dp_vmslots_init(ctx->vmslots, ctx->max_vms) != 0) {
+		fputs("namegate: cannot allocate the VM slots\n", stderr);
+		return -ENOMEM;
+	}
+	if ((g = dp_gen_create(cfg, 1, ctx->nworkers, NULL, ctx->vmslots)) == NULL) {
 		fprintf(stderr, "namegate: VM table: %s\n", rte_strerror(rte_errno));
 		return rte_errno == E2BIG ? -1 : -ENOMEM;
 	}
+	dp_vmslots_commit(ctx->vmslots, NULL, g);
 	atomic_store_explicit(&ctx->gen, g, memory_order_release);
-	ctx->binds = dp_binds_create("ng_binds", cfg->max_bindings, DP_VM_SLOTS, ctx->qsbr,
+	ctx->binds = dp_binds_create("ng_binds", cfg->max_bindings, ctx->max_vms, ctx->qsbr,
 	    (int)rte_socket_id());
 	if (ctx->binds == NULL) {
 		fprintf(stderr, "namegate: max_bindings %u: cannot allocate the table\n",
@@ -201,7 +210,8 @@ dp_ctx_setup(struct dp_ctx *ctx, const struct pol_config *cfg)
 	RTE_LCORE_FOREACH_WORKER(lcore) {
 		if (n == ctx->nworkers)
 			break;
-		if ((ctx->workers[n] = dp_worker_create(ctx, n, lcore, cfg->idle_sleep_us, DP_VM_SLOTS)) == NULL) {
+		if ((ctx->workers[n] = dp_worker_create(ctx, n, lcore, cfg->idle_sleep_us,
+		    ctx->max_vms)) == NULL) {
 			fprintf(stderr, "namegate: worker %u: max_flows %u: cannot allocate its "
 			    "tables\n", n, cfg->max_flows);
 			return -ENOMEM;
@@ -225,6 +235,10 @@ dp_ctx_teardown(struct dp_ctx *ctx)
 		ctl_bridge_delete(ctx->slow_bridge);
 	dp_binds_free(ctx->binds);
 	dp_gen_free((struct dp_gen *)(uintptr_t)g);
+	if (ctx->vmslots != NULL)
+		dp_vmslots_fini(ctx->vmslots);
+	free(ctx->vmslots);
+	ctx->vmslots = NULL;
 	rte_free(ctx->qsbr);
 	rte_mempool_free(ctx->pool);
 }
@@ -295,6 +309,8 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	uint32_t sweep_cursor = 0;
 	bool slow_poll = false;
 	uint64_t swept_at = UINT64_MAX;	/* the second the last full pass ended */
+	uint64_t slots_at = UINT64_MAX;	/* the second removed VMs' slots were last looked at */
+	struct dp_vmslot_ctl slot_ctl = { 0 };
 	struct timespec now;
 	int rc = 1;
 
@@ -336,6 +352,8 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 		fputs("namegate: cannot allocate the name tables\n", stderr);
 		goto out;
 	}
+	slot_ctl = (struct dp_vmslot_ctl){ .names = ctl.names, .tried = ctl.tried,
+		.mirror = ctl.mirror };
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	ctl.started = (uint64_t)now.tv_sec;
 	clock_gettime(CLOCK_REALTIME, &now);
@@ -404,6 +422,10 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 				swept_at = dp_now(&ctx);
 		}
 		ctl_budgets_tick(ctl.budgets, dp_now(&ctx));	/* each second, each generation */
+		if (dp_now(&ctx) != slots_at) {	/* after the turn's drain: dp_vmslot.h */
+			slots_at = dp_now(&ctx);
+			dp_vmslots_tick(&ctx, &slot_ctl);
+		}
 		if (dp_dump_stats) {
 			dp_dump_stats = 0;
 			dp_stats_print(&ctx, stdout);

@@ -175,9 +175,11 @@ dp_stats_print(const struct dp_ctx *ctx, FILE *out)
 			dp_stats_samples(ctx, out, f, 0, NULL);
 			continue;
 		}
-		for (uint16_t vm = 0; vm <= DP_VM_UNKNOWN; vm++)
-			if (g->vms[vm].present)	/* a removed VM's counters stay in its slot */
+		/* the slots handed out (slots past nvms never had a VM), then "unknown" */
+		for (uint16_t vm = 0; vm < g->nvms; vm++)
+			if (g->vms[vm].present)
 				dp_stats_samples(ctx, out, f, vm, g->vms[vm].name);
+		dp_stats_samples(ctx, out, f, DP_VM_UNKNOWN(g), g->vms[DP_VM_UNKNOWN(g)].name);
 	}
 	fflush(out);
 }

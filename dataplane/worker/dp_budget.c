@@ -6,8 +6,6 @@
 #include "dp_budget.h"
 #include "policy/match.h"
 
-struct dp_budget_cell dp_budget_cells[DP_WORKERS_MAX][DP_VM_SLOTS][DP_BUDGETS_MAX];
-
 static uint8_t
 dp_budget_rule(enum pol_verdict v, const struct pol_rule *r)
 {

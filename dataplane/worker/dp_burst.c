@@ -106,7 +106,7 @@ dp_burst_in(struct dp_worker *w, struct dp_burst_frame *fr, unsigned int port, i
 	if (!dp_rx_decode(w, fr->m, port, p, &fr->st))
 		return false;
 	*slot = dp_gen_vm_by_mac(w->gen, p->vlan, port == DP_PORT_VM ? p->src_mac : p->dst_mac);
-	fr->vm = *slot < 0 ? DP_VM_UNKNOWN : (uint16_t)*slot;
+	fr->vm = *slot < 0 ? DP_VM_UNKNOWN(w->gen) : (uint16_t)*slot;
 	return true;
 }
 

@@ -90,6 +90,16 @@ dp_name_budget_create(uint16_t nvms, int socket)
 }
 
 void
+dp_name_budget_forget(struct dp_name_budget *t, uint16_t vm)
+{
+	if (vm > t->nvms)
+		return;
+	memset(&t->names[(size_t)vm * DP_NAMES_PER_VM], 0, DP_NAMES_PER_VM * sizeof(t->names[0]));
+	memset(&t->suffixes[(size_t)vm * DP_SUFFIXES_PER_VM], 0,
+	    DP_SUFFIXES_PER_VM * sizeof(t->suffixes[0]));
+}
+
+void
 dp_name_budget_free(struct dp_name_budget *t)
 {
 	if (t == NULL)

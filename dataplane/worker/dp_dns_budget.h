@@ -63,6 +63,8 @@ struct dp_name_budget *dp_name_budget_create(uint16_t nvms, int socket);
 void dp_name_budget_free(struct dp_name_budget *t);
 /* The EAL memory dp_name_budget_create() takes (dp_mem.h). */
 uint64_t dp_name_budget_mem(uint16_t nvms);
+/* Forget what vm asked for (main lcore, once no frame of vm can reach the worker). */
+void dp_name_budget_forget(struct dp_name_budget *t, uint16_t vm);
 
 /*
  * Charge the question (name, qtype): name is len bytes of text, any case, no trailing

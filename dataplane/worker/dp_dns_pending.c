@@ -177,3 +177,9 @@ dp_pending_mem(uint32_t cap, uint16_t nvms)
 	    dp_mem_hash(cap, sizeof(struct dp_pending_key), DP_MEM_HASH_SINGLE) +
 	    dp_mem_alloc((uint64_t)cap * sizeof(uint32_t));
 }
+
+uint32_t
+dp_pending_count(const struct dp_pending *t, uint16_t vm)
+{
+	return vm <= t->nvms ? t->per_vm[vm] : 0;
+}

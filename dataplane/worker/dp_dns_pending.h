@@ -17,5 +17,7 @@ void dp_pending_free(struct dp_pending *t);
 uint64_t dp_pending_mem(uint32_t cap, uint16_t nvms);
 /* Forget up to budget queries that waited past DP_PENDING_SECONDS. */
 unsigned int dp_pending_age(struct dp_pending *t, uint64_t now, unsigned int budget);
+/* Queries of vm in flight (main lcore: a removed VM's slot waits for none, dp_vmslot.h). */
+uint32_t dp_pending_count(const struct dp_pending *t, uint16_t vm);
 
 #endif

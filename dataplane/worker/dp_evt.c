@@ -169,7 +169,7 @@ dp_evt_drain(struct dp_worker *w, struct dp_evt *out, unsigned int n)
 	unsigned int got = rte_ring_dequeue_burst_elem(w->bind_evts, out, sizeof(*out), n, NULL);
 
 	for (unsigned int k = 0; k < got; k++)
-		if (out[k].vm <= DP_VM_UNKNOWN)
+		if (out[k].vm <= w->ctx->max_vms)
 			atomic_fetch_add_explicit(&w->bind_taken[out[k].vm], 1,
 			    memory_order_relaxed);
 	return got + rte_ring_dequeue_burst_elem(w->evts, out + got, sizeof(*out), n - got, NULL);

@@ -154,7 +154,7 @@ dp_fate_refusal(const struct dp_gen *g, const struct pkt *p)
 /*
  * A frame from the VM port, before reassembly. vm is its VM's slot by (outer VLAN, source
  * MAC), or negative; l3/l3_len its bytes from the network header (for ARP). BLOCK fates
- * are charged to slot DP_VM_UNKNOWN when vm < 0.
+ * are charged to slot DP_VM_UNKNOWN(g) when vm < 0.
  */
 struct dp_fate dp_decide_vm_frame(const struct dp_gen *g, const struct pkt *p, int vm,
     const uint8_t *l3, size_t l3_len);

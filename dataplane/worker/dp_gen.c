@@ -118,16 +118,18 @@ dp_gen_is_tls_port(const struct dp_gen *g, uint16_t port)
 }
 
 uint64_t
-dp_gen_mem(uint32_t names)
+dp_gen_mem(uint32_t names, uint16_t max_vms)
 {
+	uint64_t index = 1ull << dp_gen_index_bits(max_vms), addrs = 2 * index;
 	struct dp_gen *g = NULL;
 
 	names = names < 64 ? 64 : names;
-	return dp_mem_alloc(sizeof(*g)) + dp_mem_alloc((DP_VM_SLOTS + 1) * sizeof(g->vms[0])) +
-	    dp_mem_alloc(DP_VM_INDEX * sizeof(g->vm_keys[0])) +
-	    dp_mem_alloc(DP_VM_INDEX * sizeof(g->vm_slots[0])) +
-	    dp_mem_alloc(DP_VM_ADDRS * sizeof(g->vm_addrs[0])) +
-	    dp_mem_alloc(DP_VM_ADDRS * sizeof(g->vm_addr_family[0])) +
+	return dp_mem_alloc(sizeof(*g)) +
+	    dp_mem_alloc(((uint64_t)max_vms + 1) * sizeof(g->vms[0])) +
+	    dp_mem_alloc(index * sizeof(g->vm_keys[0])) +
+	    dp_mem_alloc(index * sizeof(g->vm_slots[0])) +
+	    dp_mem_alloc(addrs * sizeof(g->vm_addrs[0])) +
+	    dp_mem_alloc(addrs * sizeof(g->vm_addr_family[0])) +
 	    dp_mem_alloc((uint64_t)names * sizeof(g->names_ports[0])) +
 	    dp_mem_hash(dp_hash_entries(names), sizeof(struct dp_name_key), DP_MEM_HASH_SINGLE);
 }

@@ -31,7 +31,7 @@ dp_vm_addr_key(uint8_t family, const uint8_t *addr, struct dp_vm_addr *k)
 static inline uint32_t
 dp_vm_addr_pos(const struct dp_gen *g, const struct dp_vm_addr *k)
 {
-	return dp_hash_crc_inline(k->w, sizeof(k->w), g->vm_addr_seed) & (DP_VM_ADDRS - 1);
+	return dp_hash_crc_inline(k->w, sizeof(k->w), g->vm_addr_seed) & g->vm_addr_mask;
 }
 
 /* An address two VMs share is one entry: the question is only whether some VM has it. */
@@ -42,7 +42,7 @@ dp_vm_addr_add(struct dp_gen *g, uint8_t family, const uint8_t *addr)
 	uint32_t i;
 
 	dp_vm_addr_key(family, addr, &k);
-	for (i = dp_vm_addr_pos(g, &k); g->vm_addr_family[i] != 0; i = (i + 1) & (DP_VM_ADDRS - 1))
+	for (i = dp_vm_addr_pos(g, &k); g->vm_addr_family[i] != 0; i = (i + 1) & g->vm_addr_mask)
 		if (g->vm_addr_family[i] == family && memcmp(&g->vm_addrs[i], &k, sizeof(k)) == 0)
 			return;
 	g->vm_addrs[i] = k;
@@ -54,11 +54,12 @@ dp_gen_vm_addrs_init(struct dp_gen *g)
 {
 	/* not vm_index_mul's input: a secret of its own */
 	const uint32_t in[2] = { g->id, 1 };
+	size_t n = 2 * ((size_t)g->vm_index_mask + 1);	/* twice the (vlan, MAC) index's */
 
-	g->vm_addrs = rte_zmalloc("dp_vm_addrs", DP_VM_ADDRS * sizeof(g->vm_addrs[0]),
+	g->vm_addr_mask = (uint32_t)n - 1;
+	g->vm_addrs = rte_zmalloc("dp_vm_addrs", n * sizeof(g->vm_addrs[0]), RTE_CACHE_LINE_SIZE);
+	g->vm_addr_family = rte_zmalloc("dp_vm_addr_family", n * sizeof(g->vm_addr_family[0]),
 	    RTE_CACHE_LINE_SIZE);
-	g->vm_addr_family = rte_zmalloc("dp_vm_addr_family",
-	    DP_VM_ADDRS * sizeof(g->vm_addr_family[0]), RTE_CACHE_LINE_SIZE);
 	if (g->vm_addrs == NULL || g->vm_addr_family == NULL)
 		return -ENOMEM;
 	g->vm_addr_seed = (uint32_t)dp_hash_bytes(in, sizeof(in));
@@ -86,7 +87,7 @@ dp_gen_is_vm_addr(const struct dp_gen *g, uint8_t family, const uint8_t *addr)
 		return false;
 	dp_vm_addr_key(family, addr, &k);
 	/* at most a quarter full (two addresses a slot), a probe ends in a step or two */
-	for (i = dp_vm_addr_pos(g, &k); g->vm_addr_family[i] != 0; i = (i + 1) & (DP_VM_ADDRS - 1))
+	for (i = dp_vm_addr_pos(g, &k); g->vm_addr_family[i] != 0; i = (i + 1) & g->vm_addr_mask)
 		if (g->vm_addr_family[i] == family && g->vm_addrs[i].w[0] == k.w[0] &&
 		    g->vm_addrs[i].w[1] == k.w[1])
 			return true;

@@ -10,6 +10,7 @@
 #include <rte_ring.h>
 
 #include "dp_ask.h"
+#include "dp_budget.h"
 #include "dp_burst.h"
 #include "dp_dns.h"
 #include "dp_dns_ask.h"
@@ -91,10 +92,13 @@ dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
 	    RTE_CACHE_LINE_SIZE, socket);
 	w->bind_taken = rte_zmalloc_socket("dp_bind_taken", (size_t)(nvms + 1) *
 	    sizeof(w->bind_taken[0]), RTE_CACHE_LINE_SIZE, socket);
+	w->budget_cells = rte_zmalloc_socket("dp_budget_cells", (size_t)(nvms + 1) *
+	    DP_BUDGETS_MAX * sizeof(w->budget_cells[0]), RTE_CACHE_LINE_SIZE, socket);
 	if (w->flows == NULL || w->pending == NULL || w->holds == NULL || w->frags == NULL ||
 	    w->dns_scratch == NULL || w->name_budget == NULL || w->ask == NULL ||
 	    w->evts == NULL || w->bind_evts == NULL || w->vm_stats == NULL ||
-	    w->bind_taken == NULL || w->slow_out == NULL || w->slow_back == NULL) {
+	    w->bind_taken == NULL || w->budget_cells == NULL || w->slow_out == NULL ||
+	    w->slow_back == NULL) {
 		dp_worker_free(w);
 		return NULL;
 	}
@@ -113,7 +117,8 @@ dp_worker_mem(uint32_t max_flows, uint16_t nvms)
 	    2 * dp_mem_ring(DP_EVT_RING, sizeof(struct dp_evt)) +
 	    2 * dp_mem_ring(DP_SLOW_RING, sizeof(void *)) +
 	    dp_mem_alloc((uint64_t)(nvms + 1) * sizeof(w->vm_stats[0])) +
-	    dp_mem_alloc((uint64_t)(nvms + 1) * sizeof(w->bind_taken[0]));
+	    dp_mem_alloc((uint64_t)(nvms + 1) * sizeof(w->bind_taken[0])) +
+	    dp_mem_alloc((uint64_t)(nvms + 1) * DP_BUDGETS_MAX * sizeof(w->budget_cells[0]));
 }
 
 /* Free a ring of mbufs with what it still holds. */
@@ -148,6 +153,7 @@ dp_worker_free(struct dp_worker *w)
 	dp_pending_free(w->pending);
 	rte_free(w->vm_stats);
 	rte_free(w->bind_taken);
+	rte_free(w->budget_cells);
 	rte_free(w);
 }
 

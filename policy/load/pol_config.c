@@ -4,6 +4,7 @@
  */
 #include <arpa/inet.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,8 @@ _Static_assert(offsetof(struct pol_config, neal) ==
 
 #define CFG(field)	offsetof(struct pol_config, field)
 #define POL_FLOWS_MAX	(1u << 28)	/* 256 Mi entries: far beyond any one host's memory */
+/* a VM's slot is a uint16_t, and the fast path keeps one more, max_vms, for frames of no VM */
+#define POL_VMS_MAX	UINT16_MAX
 #define POL_WORKERS_MAX	128		/* RTE_MAX_LCORE on Debian's DPDK */
 #define POL_TTL_MAX	(7u * 86400)
 
@@ -178,11 +181,27 @@ pol_h_metrics(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void
 	return pol_h_str(c, n, f, obj, path);
 }
 
+/* dataplane.max_vms: an integer, and past POL_VMS_MAX the reason there is a most. */
+static int
+pol_h_max_vms(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void *obj,
+    const char *path)
+{
+	const char *v = n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : "";
+
+	if (v[0] != '\0' && strspn(v, "0123456789") == strlen(v) &&
+	    (strlen(v) > 10 || strtoull(v, NULL, 10) > f->max))
+		return pol_err_node(c, n, "%s: %s is more than %u: a VM's slot is a 16-bit number, "
+		    "and one is kept for frames from no VM", path, v, f->max);
+	return pol_h_u32(c, n, f, obj, path);
+}
+
 static const struct pol_field pol_dataplane_fields[] = {
 	{ "eal", YAML_SEQUENCE_NODE, pol_h_str_list, CFG(eal), 0, 0, NULL, NULL, false },
 	{ "vm_port", YAML_SCALAR_NODE, pol_h_str, CFG(vm_port), 0, 0, NULL, NULL, false },
 	{ "uplink_port", YAML_SCALAR_NODE, pol_h_str, CFG(uplink_port), 0, 0, NULL, NULL, false },
 	{ "workers", YAML_SCALAR_NODE, pol_h_u32, CFG(workers), 1, POL_WORKERS_MAX, NULL, NULL,
+	    false },
+	{ "max_vms", YAML_SCALAR_NODE, pol_h_max_vms, CFG(max_vms), 1, POL_VMS_MAX, NULL, NULL,
 	    false },
 	{ "max_flows", YAML_SCALAR_NODE, pol_h_u32, CFG(max_flows), 1, POL_FLOWS_MAX, NULL, NULL,
 	    false },

@@ -32,6 +32,7 @@ pol_defaults(struct pol_config *cfg, const char *path)
 	cfg->vm_port = pol_dup("net_af_packet0,iface=ng-vm", &ok);
 	cfg->uplink_port = pol_dup("net_af_packet1,iface=ng-up", &ok);
 	cfg->workers = 1;
+	cfg->max_vms = 1024;
 	cfg->max_flows = 1048576;
 	cfg->max_flows_per_vm = 65536;
 	cfg->max_bindings = 1048576;

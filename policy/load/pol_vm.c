@@ -256,11 +256,22 @@ pol_h_vms(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void *ob
 	return rc;
 }
 
-/* After the walk: every VM's policy must exist. */
+/*
+ * After the walk: every VM's policy must exist, and the VMs fit dataplane.max_vms (which
+ * may come after vms in the file), said at the first VM past it.
+ */
 int
 pol_vms_resolve(struct pol_ctx *c)
 {
 	int rc = 0;
+
+	if (c->cfg->nvms > c->cfg->max_vms) {
+		const struct pol_vm *v = &c->cfg->vms[c->cfg->max_vms];
+
+		pol_err_add(c->errs, c->file, v->line, v->col, "vms[%u]: %zu VMs, more than "
+		    "dataplane.max_vms (%u)", c->cfg->max_vms, c->cfg->nvms, c->cfg->max_vms);
+		rc = -1;
+	}
 
 	for (size_t i = 0; i < c->cfg->nvms; i++) {
 		const struct pol_vm_ref *r = &c->vref[i];

@@ -147,6 +147,16 @@ bench_idle_vms(size_t n, FILE *out)
 		    i & 0xff, i);
 }
 
+/* dataplane.max_vms for $BENCH_VMS VMs: the default, 1024, unless more are configured. */
+static unsigned long
+bench_max_vms(void)
+{
+	const char *env = getenv("BENCH_VMS");
+	unsigned long want = env != NULL ? strtoul(env, NULL, 10) : 0;
+
+	return want > 1024 ? want : 1024;
+}
+
 /* The VMs of manifest.json as YAML flow mappings, all on policy "bench". */
 static int
 bench_vms(const char *traffic, FILE *out)
@@ -253,13 +263,14 @@ bench_config(const char *traffic, const char *policy, const char *resolvers,
 	/* rte_eth_from_rings() names its vdev net_ring_NAME */
 	fprintf(out, "dataplane:\n  vm_port: net_ring_%s\n  uplink_port: net_ring_%s\n"
 	    "  workers: 1\n"
+	    "  max_vms: %lu\n"
 	    "  idle_sleep_us: 0\n%s"
 	    "slow_path: {enabled: false}\n"
 	    "resolvers: [%s]\n"
 	    "dns: {max_ttl: 86400}\n"
 	    "on_block: drop\n"
 	    "policies:\n  bench:\n    allow: [", bench_port_names[0], bench_port_names[1],
-	    dataplane, resolvers);
+	    bench_max_vms(), dataplane, resolvers);
 	rc = policy != NULL ? (fputs(policy, out) < 0 ? -1 : 0) : bench_hosts(traffic, out);
 	fputs("]\nvms:\n", out);
 	if (rc == 0)
@@ -280,8 +291,8 @@ bench_count(const struct bench *b, int family, unsigned int i)
 
 	if (dp_cnt_def(f)->scope == DP_CNT_GLOBAL)
 		return dp_stats_value(&b->ctx, f, 0, i, 0);
-	for (uint16_t vm = 0; vm <= DP_VM_UNKNOWN; vm++)
-		n += dp_stats_value(&b->ctx, f, vm, i, 0);
+	for (unsigned int vm = 0; vm <= b->ctx.max_vms; vm++)
+		n += dp_stats_value(&b->ctx, f, (uint16_t)vm, i, 0);
 	return n;
 }
 

@@ -76,7 +76,7 @@ class TestCheck:
         rc, out, err = run(NAMEGATE, "-c", fixture("small_eal.yaml"), "--check")
         assert rc == 1 and out == ""
         assert re.search(r"small_eal.yaml:3:24: the tables need \d+ MiB of EAL memory "
-                         r"\(max_flows 1048576, max_bindings 1048576, 1 worker\) and "
+                         r"\(max_vms 1024, max_flows 1048576, max_bindings 1048576, 1 worker\) and "
                          r"dataplane.eal gives EAL 512 MiB: raise -m or lower max_flows", err), err
 
     def test_defaults_sized(self):

@@ -24,11 +24,18 @@
 		"vms:\n  - {name: vm1, mac: \"02:00:00:00:00:01\", ipv4: 10.77.0.11, policy: up}\n" \
 		"  - {name: vm2, mac: \"02:00:00:00:00:02\", ipv4: 10.77.0.12, policy: plain}\n"
 
+#define T_WORKERS	3
+#define T_SLOTS		9	/* max_vms 8, and "unknown" */
+
+/* The workers' cells ([slot][budget] each), as dp_worker_create() allocates them. */
+static struct dp_budget_cell t_cells[T_WORKERS][T_SLOTS * DP_BUDGETS_MAX];
+#define CELL(k, vm, i)	(t_cells[k][(vm) * DP_BUDGETS_MAX + (i)])
+
 /* What the main lcore publishes: allowance bytes for worker k, VM slot vm, budget b. */
 static void
 publish(unsigned int k, uint16_t vm, uint8_t b, uint32_t epoch, uint64_t allowance)
 {
-	atomic_store(&dp_budget_cells[k][vm][b - 1].allow, DP_BUDGET_PUBLISHED |
+	atomic_store(&CELL(k, vm, b - 1).allow, DP_BUDGET_PUBLISHED |
 	    (uint64_t)epoch << DP_BUDGET_EPOCH_SHIFT | allowance);
 }
 
@@ -60,26 +67,27 @@ test_which_budget(void **state)
 static void
 test_cells(void **state)
 {
-	struct dp_worker w0 = { .id = 0 }, w1 = { .id = 1 };
+	struct dp_worker w0 = { .id = 0, .budget_cells = t_cells[0] },
+	    w1 = { .id = 1, .budget_cells = t_cells[1] };
 
 	(void)state;
 	/* never published (a budget the main lcore has not seen yet): counted, allowed */
 	assert_true(dp_budget_charge(&w0, 5, 1, 1500));
 	assert_false(dp_budget_spent(&w0, 5, 1));
-	assert_int_equal(dp_budget_cells[0][5][0].bytes, 1500);
+	assert_int_equal(CELL(0, 5, 0).bytes, 1500);
 
 	publish(0, 5, 1, 1, 1000);
 	assert_true(dp_budget_charge(&w0, 5, 1, 600));
 	assert_true(dp_budget_charge(&w0, 5, 1, 400));	/* exactly the allowance */
 	assert_true(dp_budget_spent(&w0, 5, 1));
 	assert_false(dp_budget_charge(&w0, 5, 1, 52));	/* past it: the flow is cut */
-	assert_int_equal(dp_budget_cells[0][5][0].bytes, 1500 + 1052);	/* all counted */
+	assert_int_equal(CELL(0, 5, 0).bytes, 1500 + 1052);	/* all counted */
 	/* the neighbour VM, another budget, another worker: untouched */
 	assert_false(dp_budget_spent(&w0, 6, 1));
 	assert_false(dp_budget_spent(&w0, 5, 2));
 	assert_false(dp_budget_spent(&w1, 5, 1));
-	assert_int_equal(dp_budget_cells[1][5][0].bytes, 0);
-	assert_int_equal(dp_budget_cells[0][6][0].bytes, 0);
+	assert_int_equal(CELL(1, 5, 0).bytes, 0);
+	assert_int_equal(CELL(0, 6, 0).bytes, 0);
 
 	/* the next second: a new epoch with what the window has left for this worker */
 	publish(0, 5, 1, 2, 100);
@@ -101,7 +109,7 @@ test_cells(void **state)
 static void
 test_sets(void **state)
 {
-	struct dp_worker w = { .id = 2 };
+	struct dp_worker w = { .id = 2, .budget_cells = t_cells[2] };
 	const uint8_t set = dp_budget_bit(1) | dp_budget_bit(3) | dp_budget_bit(8);
 
 	(void)state;
@@ -117,10 +125,10 @@ test_sets(void **state)
 	assert_false(dp_budget_set_spent(&w, 7, dp_budget_bit(1) | dp_budget_bit(8)));
 	assert_false(dp_budget_charge_set(&w, 7, set, 10));
 	/* every budget of the set counted every byte, the one that refused included */
-	assert_int_equal(dp_budget_cells[2][7][0].bytes, 1010);
-	assert_int_equal(dp_budget_cells[2][7][2].bytes, 1010);
-	assert_int_equal(dp_budget_cells[2][7][7].bytes, 1010);
-	assert_int_equal(dp_budget_cells[2][7][1].bytes, 0);	/* not in the set */
+	assert_int_equal(CELL(2, 7, 0).bytes, 1010);
+	assert_int_equal(CELL(2, 7, 2).bytes, 1010);
+	assert_int_equal(CELL(2, 7, 7).bytes, 1010);
+	assert_int_equal(CELL(2, 7, 1).bytes, 0);	/* not in the set */
 }
 
 int

@@ -17,7 +17,9 @@
 #define VM_PLAIN	0
 #define VM_AUDIT	1
 
-static struct dp_vm vms[DP_VM_SLOTS + 1];
+#define T_MAX_VMS	1024
+
+static struct dp_vm vms[T_MAX_VMS + 1];
 static struct dp_gen gen;
 
 static const uint8_t ip_plain[4] = { 10, 0, 0, 2 }, ip_audit[4] = { 10, 0, 0, 3 };
@@ -37,6 +39,7 @@ gen_init(bool on_block_reset, bool quic_inspect)
 	memcpy(vms[VM_AUDIT].id.ip4, ip_audit, 4);
 	memcpy(vms[VM_AUDIT].id.mac, mac_audit, 6);
 	gen.vms = vms;
+	gen.max_vms = T_MAX_VMS;
 	gen.nvms = 2;
 	gen.resolvers[0].family = 4;
 	memcpy(gen.resolvers[0].a, ip_resolver, 4);

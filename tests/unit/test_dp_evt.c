@@ -70,6 +70,7 @@ setup(void **state)
 	memset(&w, 0, sizeof(w));
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.wake_fd = -1;
+	ctx.max_vms = T_VMS;
 	w.ctx = &ctx;
 	w.gen = &gen;
 	w.bind_evts = dp_evt_ring_create("bind", 0, SOCKET_ID_ANY);

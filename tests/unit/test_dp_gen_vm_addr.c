@@ -26,6 +26,7 @@
 #include "policy/load.h"
 
 #define T_RANDOM	4096	/* random addresses a generation is asked, each family */
+#define T_MAX_VMS	4096	/* the most VMs a case configures (dataplane.max_vms) */
 
 /* The scan dp_gen_is_vm_addr() was, word for word: what the table must answer. */
 static bool
@@ -121,10 +122,12 @@ t_ask_all(const struct dp_gen *g, const struct pol_config *cfg)
 static struct pol_config *
 t_config(uint32_t n, uint32_t keep)
 {
-	static char names[DP_VM_SLOTS][16];
+	static char names[T_MAX_VMS][16];
 	struct pol_config *cfg = calloc(1, sizeof(*cfg));
 
 	assert_non_null(cfg);
+	assert_true(n <= T_MAX_VMS);
+	cfg->max_vms = n > 1024 ? n : 1024;	/* dataplane.max_vms, 1024 unless more are asked */
 	cfg->vms = calloc(n ? n : 1, sizeof(cfg->vms[0]));
 	assert_non_null(cfg->vms);
 	for (uint32_t i = 0; i < n; i++)
@@ -150,8 +153,8 @@ t_longest_run(const struct dp_gen *g)
 	uint32_t longest = 0, run = 0;
 
 	/* twice round, so that a run through the end is counted whole */
-	for (uint32_t i = 0; i < 2 * DP_VM_ADDRS; i++) {
-		run = g->vm_addr_family[i & (DP_VM_ADDRS - 1)] != 0 ? run + 1 : 0;
+	for (uint32_t i = 0; i < 2 * (g->vm_addr_mask + 1); i++) {
+		run = g->vm_addr_family[i & g->vm_addr_mask] != 0 ? run + 1 : 0;
 		longest = run > longest ? run : longest;
 	}
 	return longest;
@@ -163,17 +166,27 @@ t_counts(uint32_t n)
 	struct pol_config *cfg = t_config(n, 1), *fewer = t_config(n, 3);
 	struct dp_gen *g, *next;
 	struct t_tally t;
+	size_t kept;
 
 	assert_int_equal(dp_hash_init(), 0);	/* a fresh secret, as at a start */
-	assert_non_null(g = dp_gen_create(cfg, 1, 1, NULL));
+	assert_non_null(g = dp_gen_create(cfg, 1, 1, NULL, NULL));
 	t = t_ask_all(g, cfg);
 	assert_true(n == 0 ? t.yes == 0 : t.yes > n / 2);
 	print_message("%u VMs: %u asked, %u theirs, longest probe %u\n", n, t.asked, t.yes,
 	    t_longest_run(g));
 	assert_true(t_longest_run(g) <= 24);
 	/* a reload that drops two VMs of three: their slots stay, empty, and are not asked */
-	assert_non_null(next = dp_gen_create(fewer, 2, 1, g));
+	assert_non_null(next = dp_gen_create(fewer, 2, 1, g, NULL));
 	assert_int_equal(next->nvms, g->nvms);
+	/* each VM kept (found by name) is in the slot it had, the rest empty */
+	kept = 0;
+	for (uint16_t s = 0; s < g->nvms; s++) {
+		if (!next->vms[s].present)
+			continue;
+		assert_string_equal(next->vms[s].name, g->vms[s].name);
+		kept++;
+	}
+	assert_int_equal(kept, fewer->nvms);
 	t = t_ask_all(next, cfg);
 	assert_true(n == 0 ? t.yes == 0 : t.yes > n / 6);
 	dp_gen_free(next);
@@ -203,13 +216,21 @@ test_16_vms(void **state)
 	t_counts(16);
 }
 
-/* Every slot a process has: the table at its fullest, for several secrets. */
+/* Every slot of the default max_vms: the table at its fullest, for several secrets. */
 static void
 test_every_slot(void **state)
 {
 	(void)state;
 	for (int round = 0; round < 4; round++)
-		t_counts(DP_VM_SLOTS);
+		t_counts(1024);
+}
+
+/* And of max_vms 4096: the tables grow with it, so probes stay as short. */
+static void
+test_every_slot_4096(void **state)
+{
+	(void)state;
+	t_counts(T_MAX_VMS);
 }
 
 int
@@ -226,6 +247,7 @@ main(void)
 		cmocka_unit_test(test_one_vm),
 		cmocka_unit_test(test_16_vms),
 		cmocka_unit_test(test_every_slot),
+		cmocka_unit_test(test_every_slot_4096),
 	};
 	int rc;
 

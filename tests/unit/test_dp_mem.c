@@ -47,7 +47,7 @@ t_measure(const struct pol_config *cfg)
 
 	assert_int_equal(dp_ctx_setup(&ctx, cfg), 0);
 	for (int i = 0; i < 2; i++) {
-		g[i] = dp_gen_create(cfg, 100 + (uint32_t)i, ctx.nworkers, NULL);
+		g[i] = dp_gen_create(cfg, 100 + (uint32_t)i, ctx.nworkers, NULL, NULL);
 		assert_non_null(g[i]);
 		assert_int_equal(dp_gen_names_init(g[i], cfg->max_bindings + 1), 0);
 	}
@@ -95,6 +95,9 @@ static const struct {
 	{ "small", "max_flows: 4096, max_flows_per_vm: 1024, max_bindings: 1024" },
 	{ "default", "workers: 1" },	/* what a file that sizes nothing gets */
 	{ "two_workers", "workers: 2, max_flows: 300000, max_bindings: 200000" },
+	/* every per-VM table grows with max_vms, and the estimate with them */
+	{ "vms_4096", "workers: 2, max_vms: 4096, max_flows: 4096, max_flows_per_vm: 1024, "
+	    "max_bindings: 1024" },
 };
 
 static const char *t_which;
@@ -126,7 +129,7 @@ main(int argc, char **argv)
 	int rc;
 
 	if (argc != 2) {
-		fputs("usage: test_dp_mem small|default|two_workers\n", stderr);
+		fputs("usage: test_dp_mem small|default|two_workers|vms_4096\n", stderr);
 		return 2;
 	}
 	t_which = argv[1];

@@ -19,6 +19,7 @@
 #include "dp_stats.h"
 
 #define NWORKERS	2
+#define T_MAX_VMS	1024
 
 uint64_t
 dp_binds_count(const struct dp_binds *b, uint16_t vm)
@@ -37,9 +38,9 @@ dp_flows_count(const struct dp_flows *t, uint16_t vm)
 struct fixture {
 	struct dp_ctx ctx;
 	struct dp_gen gen;
-	struct dp_vm vms[DP_VM_SLOTS + 1];
+	struct dp_vm vms[T_MAX_VMS + 1];
 	struct dp_worker workers[NWORKERS];
-	struct dp_vm_stats stats[NWORKERS][DP_VM_SLOTS + 1];
+	struct dp_vm_stats stats[NWORKERS][T_MAX_VMS + 1];
 	char *text;
 	size_t len;
 };
@@ -56,8 +57,8 @@ setup(void **state)
 	f->vms[0] = (struct dp_vm){ .name = "agent1", .present = true };
 	f->vms[1] = (struct dp_vm){ .name = "gone", .present = false };
 	f->vms[2] = (struct dp_vm){ .name = "agent2", .present = true, .audit = true };
-	f->vms[DP_VM_UNKNOWN] = (struct dp_vm){ .name = "unknown", .present = true };
-	f->gen = (struct dp_gen){ .id = 5, .vms = f->vms, .nvms = 3 };
+	f->vms[T_MAX_VMS] = (struct dp_vm){ .name = "unknown", .present = true };
+	f->gen = (struct dp_gen){ .id = 5, .vms = f->vms, .max_vms = T_MAX_VMS, .nvms = 3 };
 	atomic_init(&f->ctx.gen, &f->gen);
 	f->ctx.nworkers = NWORKERS;
 	for (unsigned int w = 0; w < NWORKERS; w++) {

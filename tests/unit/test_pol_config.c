@@ -67,6 +67,7 @@ test_defaults(void **state)
 	assert_int_equal(cfg->max_holds_per_vm, 32);
 	assert_int_equal(cfg->max_fragments_per_vm, 8);
 	assert_int_equal(cfg->max_bindings, 1048576);
+	assert_int_equal(cfg->max_vms, 1024);	/* what DP_VM_SLOTS was before it was a key */
 	assert_int_equal(cfg->mbufs, 0);
 	assert_int_equal(cfg->idle_sleep_us, 1000);
 	assert_int_equal(cfg->dns_ech, POL_ECH_STRIP);
@@ -182,6 +183,31 @@ test_yaml_errors(void **state)
 	    "got a list");
 }
 
+#define VM2	"  - name: vm2\n    mac: 02:00:00:00:00:02\n    ipv4: 10.77.0.12\n    policy: p\n"
+
+/* dataplane.max_vms: the most there is, and VMs past it wherever the key is written. */
+static void
+test_max_vms(void **state)
+{
+	struct pol_config *cfg;
+
+	(void)state;
+	cfg = pol_check_load(POLS VM1 VM2 "dataplane:\n  max_vms: 65535\n");
+	assert_non_null(cfg);
+	assert_int_equal(cfg->max_vms, 65535);
+	pol_config_free(cfg);
+	cfg = pol_check_load("dataplane:\n  max_vms: 2\n" POLS VM1 VM2);
+	assert_non_null(cfg);
+	assert_int_equal(cfg->max_vms, 2);
+	assert_int_equal(cfg->nvms, 2);
+	pol_config_free(cfg);
+	/* said at the first VM past it, whether dataplane comes after vms or before */
+	pol_refused(POLS VM1 VM2 "dataplane:\n  max_vms: 1\n", "ng.yaml:9:5: vms[1]: 2 VMs, "
+	    "more than dataplane.max_vms (1)");
+	pol_refused("dataplane:\n  max_vms: 1\n" POLS VM1 VM2, "ng.yaml:11:5: vms[1]: 2 VMs, "
+	    "more than dataplane.max_vms (1)");
+}
+
 static void
 test_schema_errors(void **state)
 {
@@ -190,7 +216,7 @@ test_schema_errors(void **state)
 	    "dataplane, slow_path, resolvers, dns, tls_ports, sni_binding, quic, on_block, "
 	    "metrics, control_socket, events, grants, approval, policies, vms)");
 	pol_refused(POLS VM1 "dataplane:\n  worker: 2\n", "ng.yaml:10:3: unknown key 'worker' "
-	    "in dataplane (expected eal, vm_port, uplink_port, workers, max_flows, "
+	    "in dataplane (expected eal, vm_port, uplink_port, workers, max_vms, max_flows, "
 	    "max_flows_per_vm, max_bindings, max_bindings_per_vm, max_pending_per_vm, "
 	    "max_holds_per_vm, max_fragments_per_vm, mbufs, idle_sleep_us)");
 	pol_refused(POLS VM1 "dataplane: 5\n", "ng.yaml:9:12: dataplane: expected a mapping, "
@@ -212,6 +238,16 @@ test_schema_errors(void **state)
 	    "(1..268435456)");
 	pol_refused(POLS VM1 "dataplane:\n  max_flows: 10\n  max_flows_per_vm: 20\n",
 	    "ng.yaml:11:21: dataplane.max_flows_per_vm: 20 is more than max_flows (10)");
+	pol_refused(POLS VM1 "dataplane:\n  max_vms: 0\n", "ng.yaml:10:12: "
+	    "dataplane.max_vms: 0 is out of range (1..65535)");
+	pol_refused(POLS VM1 "dataplane:\n  max_vms: 65536\n", "ng.yaml:10:12: "
+	    "dataplane.max_vms: 65536 is more than 65535: a VM's slot is a 16-bit number, and "
+	    "one is kept for frames from no VM");
+	pol_refused(POLS VM1 "dataplane:\n  max_vms: 99999999999999999999999\n",
+	    "ng.yaml:10:12: dataplane.max_vms: 99999999999999999999999 is more than 65535: a "
+	    "VM's slot is a 16-bit number, and one is kept for frames from no VM");
+	pol_refused(POLS VM1 "dataplane:\n  max_vms: many\n", "ng.yaml:10:12: "
+	    "dataplane.max_vms: expected an integer, got \"many\"");
 	pol_refused(POLS VM1 "dataplane:\n  max_holds_per_vm: 0\n", "ng.yaml:10:21: "
 	    "dataplane.max_holds_per_vm: 0 is out of range (1..268435456)");
 	pol_refused(POLS VM1 "dataplane:\n  idle_sleep_us: 10001\n", "ng.yaml:10:18: "
@@ -453,6 +489,7 @@ main(void)
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_yaml_errors),
 		cmocka_unit_test(test_schema_errors),
+		cmocka_unit_test(test_max_vms),
 		cmocka_unit_test(test_vm_errors),
 		cmocka_unit_test(test_policy_errors),
 		cmocka_unit_test(test_many_errors),

@@ -32,10 +32,19 @@ void ctl_names_free(struct ctl_names *n);
 int ctl_names_add(struct ctl_names *n, uint16_t slot, const char *name, size_t len,
     const char **stored);
 
+/*
+ * Forget every name of slot, whose VM is gone (a slot is given to another VM only after
+ * this: dp_vmslot.h). Their entries are taken again by later names, so nothing may still
+ * point at them (the mirror's bindings of slot: ctl_mirror_forget_slot() first). 0, or -ENOMEM
+ * with nothing forgotten.
+ */
+int ctl_names_forget(struct ctl_names *n, uint16_t slot);
+
 /* The names of slot, for namegatectl suggest: fn is called once per name. */
 void ctl_names_of(const struct ctl_names *n, uint16_t slot,
     void (*fn)(const char *name, void *arg), void *arg);
 
+/* The names held (those forgotten not counted). */
 uint32_t ctl_names_count(const struct ctl_names *n);
 bool ctl_names_overflowed(const struct ctl_names *n);
 

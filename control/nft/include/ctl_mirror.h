@@ -41,7 +41,10 @@ int ctl_mirror_bind(struct ctl_mirror *m, uint16_t slot, uint8_t family, const u
 /* Forget up to budget expired bindings. */
 void ctl_mirror_expire(struct ctl_mirror *m, uint64_t now, unsigned int budget);
 
-/* Forget every binding of slot (its VM is gone: the slot may go to another). */
+/*
+ * Forget every binding of slot (its VM is gone and so are its bindings in the fast path):
+ * before the names they point at are forgotten, and the slot given to another VM.
+ */
 void ctl_mirror_forget_slot(struct ctl_mirror *m, uint16_t slot);
 
 /* The bindings slot holds, expired ones not yet forgotten included. */
@@ -50,6 +53,7 @@ uint32_t ctl_mirror_count(const struct ctl_mirror *m, uint16_t slot);
 /* fn for every binding live at now, every VM's. */
 void ctl_mirror_walk_all(const struct ctl_mirror *m, uint64_t now,
     void (*fn)(const struct ctl_mirror_ent *e, void *arg), void *arg);
+
 
 /* fn for every binding of slot live at now. */
 void ctl_mirror_walk(const struct ctl_mirror *m, uint16_t slot, uint64_t now,

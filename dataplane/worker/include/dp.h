@@ -27,20 +27,22 @@
 #define DP_PORT_SLOW_VM		2	/* exception path TAP, VM side of the kernel bridge */
 #define DP_PORT_SLOW_UP		3	/* exception path TAP, uplink side */
 #define DP_PORTS		4
-#define DP_VM_SLOTS		1024	/* VMs over the process's life: never reused */
-#define DP_VM_UNKNOWN		DP_VM_SLOTS	/* the counters of frames from no VM */
-#define DP_VM_INDEX_BITS	12
-#define DP_VM_INDEX		(1u << DP_VM_INDEX_BITS)	/* 4 x DP_VM_SLOTS: probes stay short */
+/*
+ * VM slots: dataplane.max_vms of them (sized once at start, a reload keeps the running
+ * number), and one more, max_vms itself, for the counters of frames from no VM.
+ */
+#define DP_VM_UNKNOWN(g)	((g)->max_vms)
+#define DP_VM_INDEX_MIN_BITS	12	/* the (vlan, MAC) index: at least 4 x max_vms entries */
 #define DP_VM_INDEX_EMPTY	UINT64_MAX
-#define DP_VM_ADDR_BITS		(DP_VM_INDEX_BITS + 1)
-#define DP_VM_ADDRS		(1u << DP_VM_ADDR_BITS)	/* 4 x an IPv4 and an IPv6 a slot */
 #define DP_SLOW_RING		1024	/* exception-path frames in flight, each way, per worker */
 
 enum dp_verdict { DP_ALLOWED, DP_BLOCKED, DP_WOULD_BLOCK, DP_VERDICT_MAX };
 
 /*
  * A VM as the fast path sees it, at its slot: a VM keeps its slot across reloads (by
- * name), so its bindings, flows and counters stay its own; a removed VM's slot stays empty.
+ * name), so its bindings, flows and counters stay its own; a removed VM's slot stays empty
+ * until all of it is gone and purged (dataplane/main/dp_vmslot.h), and only then may a
+ * new VM have it.
  */
 struct dp_vm {
 	const char *name;
@@ -67,15 +69,18 @@ struct dp_gen {
 	uint32_t id;
 	const struct pol_set *set;
 	const struct pol_set *budget_set;	/* egress budgets' hosts, by each VM's conf_policy */
-	struct dp_vm *vms;		/* DP_VM_SLOTS + 1, by slot; the last is "unknown" */
-	uint16_t nvms;			/* slots handed out so far */
-	uint16_t slots_free;		/* slots never handed out */
-	uint64_t *vm_keys;		/* DP_VM_INDEX (vlan, MAC) keys, open addressing */
+	struct dp_vm *vms;		/* max_vms + 1, by slot; the last is "unknown" */
+	uint16_t max_vms;		/* dataplane.max_vms as the process started */
+	uint16_t nvms;			/* slots below it ever handed out: loops stop here */
+	uint64_t *vm_keys;		/* vm_index_mask + 1 (vlan, MAC) keys, open addressing */
 	uint16_t *vm_slots;		/* and the VM slot of each */
 	uint64_t vm_index_mul;		/* odd, secret: where a key's probe starts */
-	struct dp_vm_addr *vm_addrs;	/* DP_VM_ADDRS present VMs' addresses, open addressing */
+	uint32_t vm_index_mask;		/* a power of two less 1: 4 x max_vms and more */
+	uint8_t vm_index_shift;		/* 64 - log2(vm_index_mask + 1) */
+	struct dp_vm_addr *vm_addrs;	/* present VMs' addresses, open addressing */
 	uint8_t *vm_addr_family;	/* and the family of each: 0, empty */
 	uint32_t vm_addr_seed;		/* secret: where an address's probe starts */
+	uint32_t vm_addr_mask;		/* its entries less 1: 4 x an IPv4 and an IPv6 a slot */
 	struct rte_hash *names;		/* (slot, name hash) -> names_ports index */
 	struct pol_ports *names_ports;
 	uint32_t nnames, names_cap;
@@ -128,6 +133,8 @@ struct dp_pending;
 struct dp_binds;
 struct dp_name_budget;
 struct dp_ask;
+struct dp_budget_cell;
+struct dp_vmslots;
 
 struct __rte_cache_aligned dp_worker {
 	unsigned int id;		/* 0 .. workers - 1: also its queue on both ports */
@@ -145,7 +152,8 @@ struct __rte_cache_aligned dp_worker {
 	struct dp_ask *ask;		/* queries waiting for approval (dp_ask.h) */
 	uint64_t ask_absorbed;		/* retransmissions of waiting queries, folded in */
 
-	struct dp_vm_stats *vm_stats;	/* by slot, DP_VM_SLOTS + 1 */
+	struct dp_vm_stats *vm_stats;	/* by slot, max_vms + 1 */
+	struct dp_budget_cell *budget_cells;	/* [slot][budget], max_vms + 1 slots */
 	uint64_t drops[DP_DROP_MAX];
 	uint64_t port_pkts[DP_PORTS][2];	/* [port][0 = rx, 1 = tx] */
 	uint64_t port_bytes[DP_PORTS][2];
@@ -186,6 +194,8 @@ struct dp_ctx {
 	struct dp_binds *binds;
 	struct rte_rcu_qsbr *qsbr;
 	uint32_t max_flows;		/* all workers together */
+	uint16_t max_vms;		/* dataplane.max_vms at start: every per-VM table's size */
+	struct dp_vmslots *vmslots;	/* the main lcore's: which slot may go to a new VM */
 	uint64_t tsc_hz, tsc_start;
 	int wake_fd;			/* eventfd the main lcore sleeps on; -1: none */
 	int slow_rx_fd[2];		/* the TAPs' rx interrupt fds (VM side, uplink side); -1 */

@@ -56,10 +56,15 @@ struct dp_budget_cell {
 };
 
 /*
- * [worker][VM slot][budget]: static, so its pages are only touched for budgets in use, and
- * indexed by slot, so one VM's bytes never land in a neighbour's cell.
+ * Worker w's cell of (VM slot, budget index i): each worker has max_vms + 1 slots of
+ * DP_BUDGETS_MAX cells (struct dp_worker budget_cells), indexed by slot, so one VM's bytes
+ * never land in a neighbour's cell.
  */
-extern struct dp_budget_cell dp_budget_cells[DP_WORKERS_MAX][DP_VM_SLOTS][DP_BUDGETS_MAX];
+static inline struct dp_budget_cell *
+dp_budget_cell_of(const struct dp_worker *w, uint16_t vm, unsigned int i)
+{
+	return &w->budget_cells[(size_t)vm * DP_BUDGETS_MAX + i];
+}
 
 /* What the cell may still take; resets spent when the main lcore published a new epoch. */
 static inline uint64_t
@@ -86,7 +91,7 @@ dp_budget_left(struct dp_budget_cell *c)
 static inline bool
 dp_budget_charge(const struct dp_worker *w, uint16_t vm, uint8_t b, uint64_t n)
 {
-	struct dp_budget_cell *c = &dp_budget_cells[w->id][vm][b - 1];
+	struct dp_budget_cell *c = dp_budget_cell_of(w, vm, b - 1u);
 	bool fits = dp_budget_left(c) >= n;
 
 	c->bytes += n;
@@ -98,7 +103,7 @@ dp_budget_charge(const struct dp_worker *w, uint16_t vm, uint8_t b, uint64_t n)
 static inline bool
 dp_budget_spent(const struct dp_worker *w, uint16_t vm, uint8_t b)
 {
-	return dp_budget_left(&dp_budget_cells[w->id][vm][b - 1]) == 0;
+	return dp_budget_left(dp_budget_cell_of(w, vm, b - 1u)) == 0;
 }
 
 /*

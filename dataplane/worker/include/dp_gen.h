@@ -13,8 +13,23 @@
 
 /* A generation is built by the main lcore from a configuration (dataplane/main/dp_gen_build.h). */
 void dp_gen_free(struct dp_gen *g);
-/* The EAL memory a generation takes with a names table of names entries (dp_mem.h). */
-uint64_t dp_gen_mem(uint32_t names);
+/* The EAL memory a generation for max_vms takes with names table entries (dp_mem.h). */
+uint64_t dp_gen_mem(uint32_t names, uint16_t max_vms);
+
+/*
+ * log2 of the (vlan, MAC) index's entries for max_vms VMs: at least four entries a slot,
+ * so the index is at most a quarter full and a probe ends in a step or two. The address
+ * index has twice as many (an IPv4 and an IPv6 a slot).
+ */
+static inline unsigned int
+dp_gen_index_bits(uint16_t max_vms)
+{
+	unsigned int bits = DP_VM_INDEX_MIN_BITS;
+
+	while ((1u << bits) < 4u * max_vms)
+		bits++;
+	return bits;
+}
 
 /*
  * Names the VMs resolved before this generation, with what its policy now allows for each:
@@ -50,7 +65,7 @@ static inline int
 dp_gen_vm_by_mac(const struct dp_gen *g, uint16_t vlan, const uint8_t *mac)
 {
 	uint64_t k = dp_gen_vm_key(vlan, mac);
-	uint32_t i = (uint32_t)((k * g->vm_index_mul) >> (64 - DP_VM_INDEX_BITS));
+	uint32_t i = (uint32_t)((k * g->vm_index_mul) >> g->vm_index_shift);
 
 	for (;;) {
 		uint64_t e = g->vm_keys[i];
@@ -59,7 +74,7 @@ dp_gen_vm_by_mac(const struct dp_gen *g, uint16_t vlan, const uint8_t *mac)
 			return -1;
 		if (e == k)
 			return g->vm_slots[i];
-		i = (i + 1) & (DP_VM_INDEX - 1);
+		i = (i + 1) & g->vm_index_mask;
 	}
 }
 

@@ -30,4 +30,14 @@ unsigned int dp_worker_poll(struct dp_worker *w);
  */
 void dp_worker_ask_deny(struct dp_worker *w, uint32_t slot, uint64_t seq);
 
+/*
+ * Main lcore, for a slot whose VM no generation has (dp_vmslot.h): how much of vm w still
+ * holds (flows, held buffers, queries in flight and waiting for approval, datagrams in
+ * reassembly, binding records not yet taken), 0 once nothing; and, once none is left and
+ * w has passed a quiescent point since, vm's counters, budget cells and name budget set
+ * back to what a new VM starts with.
+ */
+uint64_t dp_worker_vm_held(const struct dp_worker *w, uint16_t vm);
+void dp_worker_vm_purge(struct dp_worker *w, uint16_t vm);
+
 #endif

@@ -96,6 +96,7 @@ struct pol_config {
 	struct pol_pos eal_pos, *eal_item_pos, max_flows_pos;
 	char *vm_port, *uplink_port;
 	uint32_t workers;
+	uint32_t max_vms;		/* VMs configured at once: the fast path's slots */
 	uint32_t max_flows, max_flows_per_vm, max_bindings;
 	/* each VM's share of the other tables it can fill (all workers together) */
 	uint32_t max_bindings_per_vm, max_pending_per_vm, max_holds_per_vm;
