@@ -135,7 +135,7 @@ test_slot_reused_clean(void **state)
 {
 	struct pol_config *without = t_load(T_HEAD T_KEPT), *with_new = t_load(T_HEAD T_KEPT T_NEW);
 	struct ctl_names *names = ctl_names_create(1024, 64), *tried = ctl_names_create(64, 8);
-	struct ctl_mirror *mirror = ctl_mirror_create(1024);
+	struct ctl_mirror *mirror = ctl_mirror_create(1024, 1024);
 	const struct dp_vmslot_ctl sc = { .names = names, .tried = tried, .mirror = mirror };
 	const struct dp_vm_stats zero = { 0 };
 	struct pol_addr addr = { .family = 4, .a = { 198, 51, 100, 9 } };
