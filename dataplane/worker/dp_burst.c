@@ -7,7 +7,7 @@
  * fate too) and its fate is acted on (dp_out.c). State changes
  * happen only in the last stage and in arrival order, so a burst decides exactly what the
  * same frames one at a time would: a lookup that a flow opened or closed earlier in the
- * burst may have made stale is done again.
+ * burst may have made stale is done again (dp_burst_flow).
  */
 #include "dp_budget_dst.h"
 #include "dp_burst.h"
@@ -40,7 +40,10 @@ struct dp_burst {
 	struct dp_flow_key keys[DP_BURST];
 	struct dp_flow *found[DP_BURST];
 	unsigned int nkeys;
-	uint32_t epoch;			/* the flow table's when found[] was filled */
+	uint32_t epoch;			/* the flow table's, as the last frame looked up saw it */
+	uint8_t last;			/* the key of the last frame that looked its flow up */
+	uint8_t nmoved;			/* keys whose frames opened or closed flows: */
+	uint8_t moved[DP_BURST];
 };
 
 /* What becomes of fragment m once added to the table (fs): the table keeps a copy. */
@@ -183,15 +186,39 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 	}
 	dp_flow_lookup_burst(w->flows, b->keys, b->nkeys, b->found);
 	b->epoch = dp_flows_epoch(w->flows);
+	b->last = DP_BURST_NO_KEY;
+	b->nmoved = 0;
 }
 
-/* The flow frame fr looked up to, looked up again if the table changed since. */
+/*
+ * The flow frame fr looked up to, or what it is now if an earlier frame of the burst
+ * changed it. Only the connection stage opens a flow, and only for its frame's key; a
+ * close is that frame's flow's, or an idle one an open reclaimed (any). So when the epoch
+ * moved since the last frame looked up, that frame's key is noted, and a frame's answer
+ * is looked up again only if its flow is no longer its key's (closed, or its entry reused)
+ * or it found none and a noted key is its own.
+ */
 static inline struct dp_flow *
-dp_burst_flow(struct dp_worker *w, const struct dp_burst *b, const struct dp_burst_frame *fr)
+dp_burst_flow(struct dp_worker *w, struct dp_burst *b, const struct dp_burst_frame *fr)
 {
-	if (dp_flows_epoch(w->flows) != b->epoch)
-		return dp_flow_lookup(w->flows, &b->keys[fr->key]);
-	return b->found[fr->key];
+	const struct dp_flow_key *k = &b->keys[fr->key];
+	struct dp_flow *f = b->found[fr->key];
+	uint32_t epoch = dp_flows_epoch(w->flows);
+
+	if (epoch != b->epoch) {
+		b->epoch = epoch;
+		if (b->last != DP_BURST_NO_KEY)
+			b->moved[b->nmoved++] = b->last;
+	}
+	b->last = fr->key;
+	if (b->nmoved == 0)
+		return f;
+	if (f != NULL)
+		return dp_flow_is(f, k) ? f : dp_flow_lookup(w->flows, k);
+	for (unsigned int i = 0; i < b->nmoved; i++)
+		if (dp_flow_key_eq(&b->keys[b->moved[i]], k))
+			return dp_flow_lookup(w->flows, k);
+	return NULL;
 }
 
 /* The bytes of a stream a module judges, from the VM: the module's fate for them. */
@@ -214,7 +241,7 @@ dp_vm_stream(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint1
 
 /* The connection stage of frame fr, from the VM or the uplink: its fate. */
 static inline struct dp_fate
-dp_burst_conn(struct dp_worker *w, const struct dp_burst *b, const struct dp_burst_frame *fr,
+dp_burst_conn(struct dp_worker *w, struct dp_burst *b, const struct dp_burst_frame *fr,
     bool from_vm, struct dp_flow **f)
 {
 	if (!from_vm)

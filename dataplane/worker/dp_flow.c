@@ -1,18 +1,18 @@
 /*
- * Per-worker flow table: rte_hash from key to an index in a fixed entry array, a stack
- * of free indexes, and an aging cursor that walks the array a slice at a time. When the
- * table is full, opening a flow walks the cursor on itself to reclaim an idle one, so
- * reclaiming keeps up with the connection rate, not only with the clock.
+ * Per-worker flow table: an index of its own (dp_flow_tab.h) from key to an entry in a
+ * fixed array, a stack of free indexes, and an aging cursor that walks the array a slice
+ * at a time. When the table is full, opening a flow walks the cursor on itself to reclaim
+ * an idle one, so reclaiming keeps up with the connection rate, not only with the clock.
  */
 #include <errno.h>
-#include <string.h>
 
 #include <rte_errno.h>
-#include <rte_hash.h>
 #include <rte_malloc.h>
+#include <rte_prefetch.h>
 
 #include "dp_hash.h"
 #include "dp_flow.h"
+#include "dp_flow_tab.h"
 #include "dp_mem.h"
 #include "dp_slots.h"
 
@@ -24,11 +24,10 @@
 #define DP_FLOW_RECLAIM_SCAN	64	/* entries one open may examine for an idle flow */
 
 struct dp_flows {
-	struct rte_hash *h;
+	struct dp_ft ft;
 	struct dp_flow *e;
 	struct dp_slots slots;
 	uint32_t cap;
-	uint32_t seed;			/* the hash's, as rte_hash was given it */
 	uint32_t cursor;		/* aging */
 	uint32_t epoch;			/* moves on every open and close */
 	uint32_t reclaim_credit;	/* entries opens may still examine: dp_flows_age refills */
@@ -41,27 +40,19 @@ struct dp_flows {
 struct dp_flows *
 dp_flows_create(const char *name, uint32_t cap, uint16_t nvms, int socket)
 {
-	struct rte_hash_parameters hp = {
-		.name = name,
-		.entries = dp_hash_entries(cap),
-		.key_len = sizeof(struct dp_flow_key),
-		.hash_func = dp_hash_crc,
-		.hash_func_init_val = dp_hash_seed(),
-		.socket_id = socket,
-	};
 	struct dp_flows *t;
 
+	(void)name;		/* rte_malloc's names need not be unique */
 	if ((t = rte_zmalloc_socket("dp_flows", sizeof(*t), RTE_CACHE_LINE_SIZE, socket)) == NULL)
 		return NULL;
 	t->cap = cap;
-	t->seed = hp.hash_func_init_val;
 	t->nvms = nvms;
 	t->e = rte_zmalloc_socket("dp_flow_entries", (size_t)cap * sizeof(t->e[0]),
 	    RTE_CACHE_LINE_SIZE, socket);
 	t->per_vm = rte_zmalloc_socket("dp_flow_vm", (size_t)(nvms + 1) * sizeof(t->per_vm[0]),
 	    0, socket);
-	t->h = rte_hash_create(&hp);
-	if (t->e == NULL || t->per_vm == NULL || t->h == NULL ||
+	if (t->e == NULL || t->per_vm == NULL ||
+	    dp_ft_init(&t->ft, cap, dp_hash_seed(), socket) != 0 ||
 	    dp_slots_init(&t->slots, cap, socket) != 0) {
 		dp_flows_free(t);
 		rte_errno = ENOMEM;
@@ -75,7 +66,7 @@ dp_flows_free(struct dp_flows *t)
 {
 	if (t == NULL)
 		return;
-	rte_hash_free(t->h);
+	dp_ft_fini(&t->ft);
 	rte_free(t->per_vm);
 	dp_slots_fini(&t->slots);
 	rte_free(t->e);
@@ -85,30 +76,42 @@ dp_flows_free(struct dp_flows *t)
 struct dp_flow *
 dp_flow_lookup(struct dp_flows *t, const struct dp_flow_key *k)
 {
-	void *data;
-
-	if (rte_hash_lookup_data(t->h, k, &data) < 0)
-		return NULL;
-	return &t->e[(uintptr_t)data];
+	return dp_ft_find(&t->ft, dp_ft_hash(&t->ft, k), t->e, k);
 }
 
+/*
+ * Three passes, so that each waits on no line it asked for in the same pass: every key
+ * hashed and its first bucket fetched; the tags compared and the entry of the first that
+ * matches fetched (the second bucket when none does); the keys compared. Anything else
+ * (a tag that matched another key, a key in its second bucket) the plain lookup finishes.
+ */
 void
 dp_flow_lookup_burst(struct dp_flows *t, const struct dp_flow_key *keys, unsigned int n,
     struct dp_flow **out)
 {
-	const void *kp[DP_BURST];
-	hash_sig_t sig[DP_BURST];
-	void *data[DP_BURST];
-	uint64_t hits = 0;
+	const struct dp_ft *ft = &t->ft;
+	uint32_t h[DP_BURST];
 
 	for (unsigned int i = 0; i < n; i++) {
-		kp[i] = &keys[i];
-		sig[i] = dp_hash_crc_inline(&keys[i], sizeof(keys[i]), t->seed);
+		h[i] = dp_ft_hash(ft, &keys[i]);
+		rte_prefetch0(&ft->b[dp_ft_first(ft, h[i])]);
 	}
-	if (n > 0)
-		rte_hash_lookup_with_hash_bulk_data(t->h, kp, sig, n, &hits, data);
+	for (unsigned int i = 0; i < n; i++) {
+		const struct dp_ft_bucket *b = &ft->b[dp_ft_first(ft, h[i])];
+		uint16_t tag = dp_ft_tag(h[i]);
+		uint32_t m = dp_ft_match(b, tag);
+
+		out[i] = NULL;
+		if (m != 0) {
+			out[i] = &t->e[b->idx[__builtin_ctz(m) / 2]];
+			rte_prefetch0(out[i]);
+		} else {
+			rte_prefetch0(&ft->b[dp_ft_alt(ft, dp_ft_first(ft, h[i]), tag)]);
+		}
+	}
 	for (unsigned int i = 0; i < n; i++)
-		out[i] = hits >> i & 1 ? &t->e[(uintptr_t)data[i]] : NULL;
+		if (out[i] == NULL || !dp_ft_key_eq(&out[i]->key, &keys[i]))
+			out[i] = dp_ft_find(ft, h[i], t->e, &keys[i]);
 }
 
 uint32_t
@@ -162,7 +165,7 @@ dp_flow_open(struct dp_flows *t, const struct dp_flow_key *k, uint32_t max_per_v
 		if (!dp_slots_peek(&t->slots, &idx))
 			return NULL;
 	}
-	if (rte_hash_add_key_data(t->h, k, (void *)(uintptr_t)idx) != 0)
+	if (dp_ft_insert(&t->ft, dp_ft_hash(&t->ft, k), idx) != 0)
 		return NULL;
 	dp_slots_get(&t->slots, &idx);
 	t->per_vm[k->vm]++;
@@ -177,7 +180,7 @@ dp_flow_close(struct dp_flows *t, struct dp_flow *f)
 {
 	if (!f->in_use)
 		return;
-	rte_hash_del_key(t->h, &f->key);
+	dp_ft_delete(&t->ft, dp_ft_hash(&t->ft, &f->key), (uint32_t)(f - t->e));
 	t->per_vm[f->key.vm]--;
 	t->epoch++;
 	f->in_use = false;
@@ -261,6 +264,6 @@ dp_flows_mem(uint32_t cap, uint16_t nvms)
 	return dp_mem_alloc(sizeof(struct dp_flows)) +
 	    dp_mem_alloc((uint64_t)cap * sizeof(struct dp_flow)) +
 	    dp_mem_alloc((uint64_t)(nvms + 1) * sizeof(uint32_t)) +
-	    dp_mem_hash(dp_hash_entries(cap), sizeof(struct dp_flow_key), DP_MEM_HASH_SINGLE) +
+	    dp_mem_alloc((uint64_t)dp_ft_buckets(cap) * sizeof(struct dp_ft_bucket)) +
 	    dp_mem_alloc((uint64_t)cap * sizeof(uint32_t));	/* the free slots */
 }

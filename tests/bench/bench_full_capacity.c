@@ -33,6 +33,7 @@
 
 #include "api/dp_counters.h"
 #include "bench_full.h"
+#include "bench_stat.h"
 #include "sni/frame.h"
 #include "sni/pkt.h"
 
@@ -43,6 +44,8 @@
 #define BENCH_ALL_IDLE_SECONDS	60	/* past every SYN flow's timeout, not a binding's */
 #define BENCH_MIN_OCCUPANCY	0.95
 #define BENCH_CHUNK		32768	/* fill frames between two settings of the clock */
+#define BENCH_SCALE_FLOWS	1024	/* flows_1m_vs_1k_poll: the small set, in flows */
+#define BENCH_SCALE_ROUNDS	5
 
 /*
  * vm0 of manifest.json, to 11.0.0.1, port 443: the frame every fill frame is made from. Its
@@ -274,6 +277,97 @@ bench_cap_report(struct bench *b, const struct bench_sustain *r, uint64_t refuse
 	return -1;
 }
 
+/* Frames [from, to) of t in a random order: a table's flows are not met in entry order. */
+static void
+bench_cap_shuffle(struct bench_trace *t, uint32_t from, uint32_t to)
+{
+	uint64_t rng = 0x9e3779b97f4a7c15ULL;
+
+	for (uint32_t i = to; i > from + 1; i--) {
+		uint32_t j = from + bench_rnd(&rng) % (i - from);
+		struct bench_frame f = t->f[i - 1];
+
+		t->f[i - 1] = t->f[j];
+		t->f[j] = f;
+	}
+}
+
+/*
+ * The least ns per packet of t's frames [from, to) through the worker at second clock,
+ * BENCH_SCALE_FLOWS at a time: the pieces are alike, and the least is the one no
+ * neighbour's process interrupted. -1 if a SYN was not sent.
+ */
+static int
+bench_cap_least(struct bench *b, const struct bench_trace *t, uint32_t from, uint32_t to,
+    uint64_t clock, double *least)
+{
+	struct bench_pass p;
+
+	for (uint32_t at = from; at < to; at += BENCH_SCALE_FLOWS) {
+		uint32_t end = to - at > BENCH_SCALE_FLOWS ? at + BENCH_SCALE_FLOWS : to;
+		double ns;
+
+		if (bench_cap_fill(b, t, at, end, clock, NULL, &p) != 0 || p.syns_out != p.frames)
+			return -1;
+		ns = 1e9 / bench_rate(p.frames, p.cycles);
+		if (*least == 0 || ns < *least)
+			*least = ns;
+	}
+	return 0;
+}
+
+/*
+ * flows_1m_vs_1k_poll: what a million flows in the table cost a packet through the whole
+ * worker, dp_worker_poll() timed. The fill's SYNs again (retransmissions of live flows:
+ * looked up, tracked, sent on), each group at the second it was last touched in (clock:
+ * group 0's), so that the idle time of every flow stays what the sustain expects. 1 m:
+ * every flow once, group by group, each group in a random order; 1 k: group 0's first
+ * 1,024 (near, 30 entries apart: a little dearer than a table of 1 k), as many times;
+ * each the least over pieces of 1,024 packets. Alternating rounds, the median of the
+ * per-round ratios and their spread. The touch trace is shuffled here (its groups' sets
+ * stay as they were).
+ */
+static int
+bench_cap_poll_scale(struct bench *b, struct bench_trace *g0, const struct bench_trace *near,
+    struct bench_trace *touch, uint64_t clock)
+{
+	double ns[2][BENCH_SCALE_ROUNDS] = { { 0 } }, ratio[BENCH_SCALE_ROUNDS], median;
+	uint32_t n = g0->n + touch->n, from = 0;	/* the fill's flows */
+
+	bench_cap_shuffle(g0, 0, g0->n);
+	for (uint32_t g = 1; g < BENCH_GROUPS; g++) {
+		uint32_t size = (n - g + BENCH_GROUPS - 1) / BENCH_GROUPS;
+
+		bench_cap_shuffle(touch, from, from + size);
+		from += size;
+	}
+	for (unsigned int r = 0; r < BENCH_SCALE_ROUNDS; r++) {
+		from = 0;
+		for (uint32_t i = 0; i < n; i += BENCH_SCALE_FLOWS)
+			if (bench_cap_least(b, near, 0, near->n, clock, &ns[0][r]) != 0)
+				return -1;
+		if (bench_cap_least(b, g0, 0, g0->n, clock, &ns[1][r]) != 0)
+			return -1;
+		for (uint32_t g = 1; g < BENCH_GROUPS; g++) {	/* as bench_cap_flows cut them */
+			uint32_t size = (n - g + BENCH_GROUPS - 1) / BENCH_GROUPS;
+
+			if (from + size > touch->n ||
+			    bench_cap_least(b, touch, from, from + size, clock + g, &ns[1][r]) != 0)
+				return -1;
+			from += size;
+		}
+		ratio[r] = ns[1][r] / ns[0][r];
+	}
+	median = bench_median(ratio, BENCH_SCALE_ROUNDS);	/* sorted: the spread is its ends */
+	printf("INFO flows_1m_vs_1k_poll median ns per packet: 1k %.1f, 1m %.1f; ratio spread "
+	    "%.2f-%.2f over %d rounds\n", bench_median(ns[0], BENCH_SCALE_ROUNDS),
+	    bench_median(ns[1], BENCH_SCALE_ROUNDS), ratio[0], ratio[BENCH_SCALE_ROUNDS - 1],
+	    BENCH_SCALE_ROUNDS);
+	printf("RESULT flows_1m_vs_1k_poll=%.2f\n", median);
+	puts("INFO goal: flows_1m_vs_1k_poll <= 2.0 (4 KiB pages here, no hugepages)");
+	return 0;
+}
+
 /* Every flow past its timeout, one sweep closing them, against opening one (open_per_s). */
 static void
 bench_cap_age(struct bench *b, uint64_t clock, double open_per_s)
@@ -296,6 +390,7 @@ int
 bench_mode_capacity(struct bench *b)
 {
 	struct bench_trace dns = { 0 }, syn = { 0 }, touch = { 0 }, fresh = { 0 };
+	struct bench_trace group0 = { 0 }, near = { 0 };
 	struct bench_sustain r = { 0 };
 	struct bench_pass p;
 	uint64_t refused, start_clock;
@@ -308,7 +403,10 @@ bench_mode_capacity(struct bench *b)
 	if (bench_vm0(b->traffic, bench_cap_tmpl + 6, bench_cap_tmpl + 26) != 0 ||
 	    bench_cap_dns_trace(&dns, n) != 0 || bench_cap_syn_trace(&syn, n, 40000, 0, 1) != 0 ||
 	    bench_cap_touch_trace(&touch, n) != 0 ||
-	    bench_cap_syn_trace(&fresh, 65536, 0, 0, 1) != 0)
+	    bench_cap_syn_trace(&fresh, 65536, 0, 0, 1) != 0 ||
+	    bench_cap_syn_trace(&group0, n, 40000, 0, BENCH_GROUPS) != 0 ||
+	    bench_cap_syn_trace(&near, BENCH_SCALE_FLOWS * BENCH_GROUPS, 40000, 0,
+	    BENCH_GROUPS) != 0)
 		goto out;
 	bench_mem("traces_built", false);
 	if (bench_start(b, "\"fill.bench.test\"", "\"1.1.1.1\"", "  max_flows: 1048576\n"
@@ -326,6 +424,11 @@ bench_mode_capacity(struct bench *b)
 	printf("INFO capacity max_flows=%u max_bindings=%u bindings=%" PRIu64 " flows=%" PRIu64
 	    "\n", BENCH_CAP, BENCH_CAP, bench_count(b, DP_CNT_BINDINGS, 0),
 	    bench_count(b, DP_CNT_FLOWS, 0));
+	if (!b->instr && bench_cap_poll_scale(b, &group0, &near, &touch,
+	    r.clock - (BENCH_GROUPS - 1)) != 0) {
+		fprintf(stderr, "bench_full capacity: a live flow's SYN was not sent again\n");
+		goto out;
+	}
 	refused = bench_refused(b);
 	start_clock = ++r.clock;	/* the first group goes idle */
 	if (bench_sustain(b, &fresh, BENCH_SUSTAIN_SECONDS, n / BENCH_GROUPS, &r) != 0)
@@ -340,5 +443,7 @@ out:
 	bench_trace_free(&syn);
 	bench_trace_free(&touch);
 	bench_trace_free(&fresh);
+	bench_trace_free(&group0);
+	bench_trace_free(&near);
 	return rc;
 }

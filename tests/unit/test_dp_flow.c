@@ -2,7 +2,11 @@
  * dp_flow: the per-worker flow table under a real EAL (--no-huge, no devices): a burst's
  * lookup agrees with one at a time, the epoch tells a burst its answers went stale, aging
  * closes idle flows (a SYN that never sent a byte too), and a full table reclaims an idle
- * flow on open, within the credit aging gave, never a live one.
+ * flow on open, within the credit aging gave, never a live one. Its index (dp_flow_tab.h):
+ * keys that share a bucket pair and a tag (found by search under the process's hash
+ * secret) are told apart by their keys and fill only their pair; the index takes keys to
+ * 90 % of its slots, moving others along, and finds each after deletes and reinserts; the
+ * table holds exactly cap flows and keeps a VM to its share.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,7 +20,10 @@
 
 #include <rte_eal.h>
 
+#include <rte_malloc.h>
+
 #include "dp_flow.h"
+#include "dp_flow_tab.h"
 #include "dp_hash.h"
 
 #define CAP	64
@@ -153,6 +160,213 @@ test_reclaim_needs_credit(void **state)
 	dp_flows_free(t);
 }
 
+#define SAME		(2 * DP_FT_WAYS + 1)	/* one more than a bucket pair holds */
+#define SAME_CAP	(SAME + 3)		/* a table of 4 buckets */
+#define FILL_SLOTS	(64 * DP_FT_WAYS)	/* a 64-bucket index */
+
+/* Key i of vm, i spread over the port and the peer's address: more than 2^16 of them. */
+static struct dp_flow_key
+wide_key(uint16_t vm, uint32_t i)
+{
+	struct dp_flow_key k = { .vm = vm, .family = 4, .proto = 6, .vm_port = (uint16_t)i,
+		.peer_port = 443, .peer = { 192, 0, (uint8_t)(i >> 24), (uint8_t)(i >> 16) } };
+
+	return k;
+}
+
+/*
+ * Key i scattered: the hash is CRC plus secret words, linear enough that keys counting up
+ * in one field spread over the buckets evenly, and this test wants them to crowd.
+ */
+static struct dp_flow_key
+scattered(uint32_t i)
+{
+	uint64_t x = (i + 1) * UINT64_C(0x9e3779b97f4a7c15);
+	struct dp_flow_key k = wide_key(1, (uint32_t)(x >> 48));
+
+	memcpy(k.peer, &x, sizeof(x));
+	return k;
+}
+
+/*
+ * SAME keys of vm whose hashes share the first bucket and the tag in a table of SAME_CAP
+ * flows (so both buckets): one in 2^18 keys does, under the secret this process drew.
+ */
+static void
+colliding_keys(uint16_t vm, struct dp_flow_key *out)
+{
+	struct dp_ft ft = { .mask = dp_ft_buckets(SAME_CAP) - 1, .seed = dp_hash_seed() };
+	uint32_t want = 0, n = 0;
+
+	for (uint32_t i = 0; n < SAME; i++) {
+		struct dp_flow_key k = wide_key(vm, i);
+		uint32_t h = dp_ft_hash(&ft, &k);
+		uint32_t sig = dp_ft_first(&ft, h) << 16 | dp_ft_tag(h);
+
+		assert_true(i < UINT32_MAX);
+		if (n == 0)
+			want = sig;
+		if (sig == want)
+			out[n++] = k;
+	}
+}
+
+/* Keys of one bucket pair and one tag: each lookup finds its own flow, by its key. */
+static void
+test_tag_collisions(void **state)
+{
+	struct dp_flows *t = dp_flows_create("t_coll", SAME_CAP, 4, SOCKET_ID_ANY);
+	struct dp_flow_key k[SAME], other = wide_key(2, 7);
+	struct dp_flow *f[SAME], *out[SAME];
+
+	(void)state;
+	assert_non_null(t);
+	colliding_keys(1, k);
+	for (int i = 0; i < SAME - 1; i++) {
+		assert_null(dp_flow_lookup(t, &k[i]));
+		assert_non_null(f[i] = dp_flow_open(t, &k[i], CAP, 0));
+	}
+	for (int i = 0; i < SAME - 1; i++)
+		assert_ptr_equal(dp_flow_lookup(t, &k[i]), f[i]);
+	/* the pair is full: the VM aimed at it filled its own room, not the table */
+	assert_null(dp_flow_open(t, &k[SAME - 1], CAP, 0));
+	assert_int_equal(dp_flows_count(t, 1), SAME - 1);
+	assert_non_null(dp_flow_open(t, &other, CAP, 0));
+	dp_flow_lookup_burst(t, k, SAME, out);
+	for (int i = 0; i < SAME; i++)
+		assert_ptr_equal(out[i], i < SAME - 1 ? f[i] : NULL);
+	/* a close makes room in the pair; what stays is still found */
+	dp_flow_close(t, f[3]);
+	assert_null(dp_flow_lookup(t, &k[3]));
+	assert_non_null(f[3] = dp_flow_open(t, &k[SAME - 1], CAP, 0));
+	assert_ptr_equal(dp_flow_lookup(t, &k[SAME - 1]), f[3]);
+	for (int i = 0; i < SAME - 1; i++)
+		if (i != 3)
+			assert_ptr_equal(dp_flow_lookup(t, &k[i]), f[i]);
+	dp_flows_free(t);
+}
+
+/* The index alone, its 64 buckets filled to 90 %: keys are moved, none is lost. */
+static void
+test_index_fills_and_moves(void **state)
+{
+	struct dp_flow *e = rte_zmalloc(NULL, FILL_SLOTS * sizeof(*e), 64);
+	uint32_t h[FILL_SLOTS], n = 0, moved = 0;
+	struct dp_ft ft;
+
+	(void)state;
+	assert_non_null(e);
+	assert_int_equal(dp_ft_init(&ft, FILL_SLOTS * DP_FT_LOAD_DEN / DP_FT_LOAD_NUM,
+	    dp_hash_seed(), SOCKET_ID_ANY), 0);
+	assert_int_equal(ft.mask, 63);
+	for (; n < FILL_SLOTS; n++) {
+		e[n].key = scattered(n);
+		h[n] = dp_ft_hash(&ft, &e[n].key);
+		if (dp_ft_insert(&ft, h[n], n) != 0)
+			break;
+	}
+	assert_true(n >= FILL_SLOTS * 9 / 10);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct dp_ft_bucket *b = &ft.b[dp_ft_first(&ft, h[i])];
+
+		assert_ptr_equal(dp_ft_find(&ft, h[i], e, &e[i].key), &e[i]);
+		moved += dp_ft_find_in(b, dp_ft_tag(h[i]), e, &e[i].key) == NULL;
+	}
+	assert_true(moved > 0);		/* some live in their second bucket */
+	/* every other one out, then back in: the rest stay found, the deleted are not */
+	for (uint32_t i = 0; i < n; i += 2)
+		dp_ft_delete(&ft, h[i], i);
+	for (uint32_t i = 0; i < n; i++)
+		assert_ptr_equal(dp_ft_find(&ft, h[i], e, &e[i].key), i % 2 ? &e[i] : NULL);
+	for (uint32_t i = 0; i < n; i += 2)
+		assert_int_equal(dp_ft_insert(&ft, h[i], i), 0);
+	for (uint32_t i = 0; i < n; i++)
+		assert_ptr_equal(dp_ft_find(&ft, h[i], e, &e[i].key), &e[i]);
+	dp_ft_fini(&ft);
+	rte_free(e);
+}
+
+/* cap flows fit whatever cap is (not a power of two here), and not one more. */
+static void
+test_holds_cap(void **state)
+{
+	const uint32_t cap = 1000;
+	struct dp_flows *t = dp_flows_create("t_cap", cap, 2, SOCKET_ID_ANY);
+	struct dp_flow_key k;
+
+	(void)state;
+	assert_non_null(t);
+	for (uint32_t i = 0; i < cap; i++) {
+		k = wide_key(1, i);
+		assert_non_null(dp_flow_open(t, &k, cap, 0));
+	}
+	k = wide_key(1, cap);
+	assert_null(dp_flow_open(t, &k, cap, 0));
+	for (uint32_t i = 0; i < cap; i++) {
+		k = wide_key(1, i);
+		assert_non_null(dp_flow_lookup(t, &k));
+	}
+	assert_int_equal(dp_flows_count(t, 1), cap);
+	dp_flows_free(t);
+}
+
+/* A VM at its share is refused; another VM is not; a close gives the share back. */
+static void
+test_per_vm_share(void **state)
+{
+	struct dp_flows *t = dp_flows_create("t_share", CAP, 4, SOCKET_ID_ANY);
+	struct dp_flow_key k;
+	struct dp_flow *f = NULL;
+
+	(void)state;
+	assert_non_null(t);
+	for (uint32_t i = 0; i < 3; i++) {
+		k = wide_key(1, i);
+		assert_non_null(f = dp_flow_open(t, &k, 3, 0));
+	}
+	k = wide_key(1, 3);
+	assert_null(dp_flow_open(t, &k, 3, 0));
+	assert_null(dp_flow_lookup(t, &k));
+	k = wide_key(2, 3);
+	assert_non_null(dp_flow_open(t, &k, 3, 0));
+	dp_flow_close(t, f);
+	assert_int_equal(dp_flows_count(t, 1), 2);
+	k = wide_key(1, 3);
+	assert_non_null(dp_flow_open(t, &k, 3, 0));
+	k = wide_key(5, 0);			/* past nvms */
+	assert_null(dp_flow_open(t, &k, 3, 0));
+	dp_flows_free(t);
+}
+
+/* A burst of present, absent and repeated keys agrees with lookups one at a time. */
+static void
+test_burst_equals_single(void **state)
+{
+	struct dp_flows *t = dp_flows_create("t_bsingle", 4096, 4, SOCKET_ID_ANY);
+	struct dp_flow_key keys[DP_BURST];
+	struct dp_flow *out[DP_BURST];
+
+	(void)state;
+	assert_non_null(t);
+	for (uint32_t i = 0; i < 3000; i++) {
+		struct dp_flow_key k = wide_key(1, i * 7);
+
+		assert_non_null(dp_flow_open(t, &k, UINT32_MAX, 0));
+	}
+	for (uint32_t round = 0; round < 64; round++) {
+		for (uint32_t i = 0; i < DP_BURST; i++)
+			keys[i] = wide_key(1, (round * 131 + i * 5) % 4000 * (i % 3 ? 7 : 1));
+		keys[DP_BURST - 1] = keys[0];
+		dp_flow_lookup_burst(t, keys, DP_BURST, out);
+		for (uint32_t i = 0; i < DP_BURST; i++) {
+			assert_ptr_equal(out[i], dp_flow_lookup(t, &keys[i]));
+			if (out[i] != NULL)
+				assert_true(dp_flow_is(out[i], &keys[i]));
+		}
+	}
+	dp_flows_free(t);
+}
+
 int
 main(void)
 {
@@ -167,6 +381,11 @@ main(void)
 		cmocka_unit_test(test_aging_closes_idle),
 		cmocka_unit_test(test_full_table_reclaims_idle_only),
 		cmocka_unit_test(test_reclaim_needs_credit),
+		cmocka_unit_test(test_tag_collisions),
+		cmocka_unit_test(test_index_fills_and_moves),
+		cmocka_unit_test(test_holds_cap),
+		cmocka_unit_test(test_per_vm_share),
+		cmocka_unit_test(test_burst_equals_single),
 	};
 	int rc;
 

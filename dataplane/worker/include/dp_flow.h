@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "dp.h"
 #include "sni/http.h"
@@ -21,7 +22,7 @@ enum dp_flow_state {
 
 /*
  * A flow seen from its VM: the VM's port and the peer's address and port. 32 bytes, the
- * zero tail included, so that rte_hash compares keys with its 32-byte vector compare and
+ * zero tail included, so that the table compares keys in two vector compares and
  * dp_hash_crc hashes them in four words.
  */
 struct dp_flow_key {
@@ -101,6 +102,19 @@ struct dp_flow {
 /* Two to a 128-byte pair of cache lines: a field added must fit a hole. */
 _Static_assert(sizeof(struct dp_flow) == 128, "struct dp_flow is 128 bytes");
 
+static inline bool
+dp_flow_key_eq(const struct dp_flow_key *a, const struct dp_flow_key *b)
+{
+	return memcmp(a, b, sizeof(*a)) == 0;
+}
+
+/* Whether f is still k's flow: open, its entry not reused for another key since. */
+static inline bool
+dp_flow_is(const struct dp_flow *f, const struct dp_flow_key *k)
+{
+	return f->in_use && dp_flow_key_eq(&f->key, k);
+}
+
 /* What let a flow open; a reload judges it again on the same grounds. */
 enum dp_admission { DP_ADMIT_NO, DP_ADMIT_DNS, DP_ADMIT_ADDR, DP_ADMIT_BINDING };
 
@@ -117,7 +131,8 @@ struct dp_flow *dp_flow_lookup(struct dp_flows *t, const struct dp_flow_key *k);
 /*
  * Look n keys (n <= DP_BURST) up at once, their buckets prefetched together: out[i] is
  * keys[i]'s flow or NULL. What it returns holds until the table next changes: a flow
- * opened or closed since (dp_flows_epoch() moved) may make an answer stale.
+ * opened or closed since (dp_flows_epoch() moved) may make an answer stale, an open only
+ * its own key's (a NULL), a close only its own flow's (dp_flow_is() then false).
  */
 void dp_flow_lookup_burst(struct dp_flows *t, const struct dp_flow_key *keys, unsigned int n,
     struct dp_flow **out);

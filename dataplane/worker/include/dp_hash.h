@@ -60,9 +60,12 @@ static inline uint32_t
 dp_hash_crc_inline(const void *key, uint32_t len, uint32_t seed)
 {
 	const uint8_t *p = key;
+	uint32_t n = len / 8 < DP_HASH_CRC_WORDS ? len / 8 : DP_HASH_CRC_WORDS;
 	uint64_t h = seed, w;
 
-	for (uint32_t i = 0; i < len / 8 && i < DP_HASH_CRC_WORDS; i++) {
+	/* unrolled for a constant len (gcc -O2 keeps the loop otherwise, a third of the cost) */
+#pragma GCC unroll 4
+	for (uint32_t i = 0; i < n; i++) {
 		__builtin_memcpy(&w, p + 8 * i, 8);
 		w += dp_hash_crc_words[i];
 #ifdef __SSE4_2__

@@ -1,0 +1,165 @@
+/*
+ * The flow index's writers (dp_flow_tab.h): placing a key, with a bounded breadth-first
+ * search for a chain of moves when both its buckets are full, and removing one.
+ */
+#include <errno.h>
+
+#include <rte_common.h>
+#include <rte_malloc.h>
+
+#include "dp_flow_tab.h"
+
+/*
+ * Buckets the search for room may visit: at most 80 % of slots are used, where a chain
+ * of two or three moves is nearly always found (BFS over 8-slot buckets reaches
+ * 2 + 16 + 128 of them in three levels). Bounded so that an open's worst case is too.
+ */
+#define DP_FT_SEARCH	128
+
+uint32_t
+dp_ft_buckets(uint32_t cap)
+{
+	uint64_t slots = (uint64_t)cap * DP_FT_LOAD_NUM / DP_FT_LOAD_DEN;
+	uint64_t n = (slots + DP_FT_WAYS - 1) / DP_FT_WAYS;
+
+	return rte_align32pow2((uint32_t)RTE_MAX(n, UINT64_C(2)));
+}
+
+int
+dp_ft_init(struct dp_ft *ft, uint32_t cap, uint32_t seed, int socket)
+{
+	uint32_t n = dp_ft_buckets(cap);
+
+	ft->b = rte_zmalloc_socket("dp_flow_buckets", (size_t)n * sizeof(ft->b[0]),
+	    RTE_CACHE_LINE_SIZE, socket);
+	if (ft->b == NULL)
+		return -ENOMEM;
+	ft->mask = n - 1;
+	ft->seed = seed;
+	return 0;
+}
+
+void
+dp_ft_fini(struct dp_ft *ft)
+{
+	rte_free(ft->b);
+	ft->b = NULL;
+}
+
+/* The first free slot of bucket b, or -1. */
+static inline int
+dp_ft_free_slot(const struct dp_ft_bucket *b)
+{
+	uint32_t m = dp_ft_match(b, 0);
+
+	return m != 0 ? __builtin_ctz(m) / 2 : -1;
+}
+
+/* A bucket the search reached: from slot slot of node parent's bucket (-1: a root). */
+struct dp_ft_node {
+	uint32_t bucket;
+	int16_t parent;
+	uint8_t slot;
+};
+
+/*
+ * Move what is in bucket from's slot fs to its other bucket, to, slot ts. Checked, since
+ * a chain may pass one bucket twice and find a slot changed under it: false, and nothing
+ * moved, when the slot's key does not belong in to or ts is taken.
+ */
+static bool
+dp_ft_move(struct dp_ft *ft, uint32_t from, unsigned int fs, uint32_t to, unsigned int ts)
+{
+	struct dp_ft_bucket *f = &ft->b[from], *t = &ft->b[to];
+	uint16_t tag = f->tag[fs];
+
+	if (tag == 0 || t->tag[ts] != 0 || dp_ft_alt(ft, from, tag) != to)
+		return false;
+	t->idx[ts] = f->idx[fs];
+	t->tag[ts] = tag;
+	f->tag[fs] = 0;
+	return true;
+}
+
+/*
+ * Node q's bucket has slot s whose key's other bucket, to, has free slot ts: move it
+ * there, then each key along the chain into the slot its successor left, back to a root.
+ * Returns the root's freed slot, its bucket in *root; -1 if the chain broke (every move
+ * made stays valid: each key went to its own other bucket).
+ */
+static int
+dp_ft_shift(struct dp_ft *ft, const struct dp_ft_node *node, int q, unsigned int s,
+    uint32_t to, unsigned int ts, uint32_t *root)
+{
+	if (!dp_ft_move(ft, node[q].bucket, s, to, ts))
+		return -1;
+	while (node[q].parent >= 0) {
+		int p = node[q].parent;
+
+		if (!dp_ft_move(ft, node[p].bucket, node[q].slot, node[q].bucket, s))
+			return -1;
+		s = node[q].slot;
+		q = p;
+	}
+	*root = node[q].bucket;
+	return (int)s;
+}
+
+/* Room in bucket b1 or b2 made by moving keys along; its slot, the bucket in *b, or -1. */
+static int
+dp_ft_make_room(struct dp_ft *ft, uint32_t b1, uint32_t b2, uint32_t *b)
+{
+	struct dp_ft_node node[DP_FT_SEARCH];
+	int n = 2;
+
+	node[0] = (struct dp_ft_node){ .bucket = b1, .parent = -1 };
+	node[1] = (struct dp_ft_node){ .bucket = b2, .parent = -1 };
+	for (int q = 0; q < n; q++) {
+		const struct dp_ft_bucket *bk = &ft->b[node[q].bucket];
+
+		for (unsigned int s = 0; s < DP_FT_WAYS; s++) {
+			uint32_t to = dp_ft_alt(ft, node[q].bucket, bk->tag[s]);
+			int ts = dp_ft_free_slot(&ft->b[to]);
+
+			if (ts >= 0)
+				return dp_ft_shift(ft, node, q, s, to, (unsigned int)ts, b);
+			if (n < DP_FT_SEARCH)
+				node[n++] = (struct dp_ft_node){ .bucket = to, .parent = (int16_t)q,
+				    .slot = (uint8_t)s };
+		}
+	}
+	return -1;
+}
+
+int
+dp_ft_insert(struct dp_ft *ft, uint32_t h, uint32_t idx)
+{
+	uint16_t tag = dp_ft_tag(h);
+	uint32_t b = dp_ft_first(ft, h), b2 = dp_ft_alt(ft, b, tag);
+	int s;
+
+	if ((s = dp_ft_free_slot(&ft->b[b])) < 0 && (s = dp_ft_free_slot(&ft->b[b2])) >= 0)
+		b = b2;
+	if (s < 0 && (s = dp_ft_make_room(ft, dp_ft_first(ft, h), b2, &b)) < 0)
+		return -ENOSPC;
+	ft->b[b].idx[s] = idx;
+	ft->b[b].tag[s] = tag;
+	return 0;
+}
+
+void
+dp_ft_delete(struct dp_ft *ft, uint32_t h, uint32_t idx)
+{
+	uint16_t tag = dp_ft_tag(h);
+	uint32_t b = dp_ft_first(ft, h);
+
+	for (int i = 0; i < 2; i++, b = dp_ft_alt(ft, b, tag))
+		for (uint32_t m = dp_ft_match(&ft->b[b], tag); m != 0; m &= m - 1) {
+			unsigned int s = (unsigned int)__builtin_ctz(m) / 2;
+
+			if (ft->b[b].idx[s] == idx) {
+				ft->b[b].tag[s] = 0;
+				return;
+			}
+		}
+}

@@ -1,0 +1,142 @@
+/*
+ * The flow table's index (dp_flow.c's, nobody else's): from a flow key to its entry's
+ * index in the flow array. Buckets of DP_FT_WAYS slots, one cache line each: a 16-bit tag
+ * of the key's hash per slot, compared eight at once with SSE2, and the entry's 32-bit
+ * index. A key lives in one of two buckets, its first (the hash's low bits) or the one
+ * its tag points at from there (partial-key cuckoo hashing, Fan et al., MemC3, 2013): a
+ * lookup reads at most the two bucket lines and, for a tag that matches, the entry's key.
+ * Opens place a key in its first bucket when there is room, so most lookups read one.
+ *
+ * The hash is dp_hash_crc_inline(), keyed at start (dp_hash.h): a VM chooses its ports
+ * and, through DNS, some of its peers, and must not be able to aim keys at a bucket pair.
+ * The NIC's RSS hash (m->hash.rss) is not used though the port gives it: it is Toeplitz
+ * under a key that is public and, for symmetric RSS, a fixed repeating pattern, and
+ * Toeplitz is linear, so a VM can find any number of 5-tuples that share an RSS value;
+ * whatever keyed mixing came after, keys with one RSS value would share a bucket pair.
+ */
+#ifndef DP_FLOW_TAB_H
+#define DP_FLOW_TAB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <emmintrin.h>
+
+#include "dp_flow.h"
+#include "dp_hash.h"
+
+#define DP_FT_WAYS	8		/* slots in a bucket: their tags fill one SSE2 register */
+#define DP_FT_LOAD_NUM	5		/* buckets for cap flows: cap * 5 / 4 slots, rounded */
+#define DP_FT_LOAD_DEN	4		/* up to 2^n buckets, so at most 80 % of slots used */
+
+struct dp_ft_bucket {
+	uint16_t tag[DP_FT_WAYS];	/* 0: the slot is free */
+	uint32_t idx[DP_FT_WAYS];	/* the entry in the flow array */
+	uint8_t pad[16];
+} __attribute__((aligned(64)));
+_Static_assert(sizeof(struct dp_ft_bucket) == 64, "a bucket is one cache line");
+
+struct dp_ft {
+	struct dp_ft_bucket *b;
+	uint32_t mask;			/* buckets - 1, buckets a power of two >= 2 */
+	uint32_t seed;
+};
+
+/* Buckets for a table of cap keys. */
+uint32_t dp_ft_buckets(uint32_t cap);
+
+/* Allocate the buckets for cap keys. 0 or -ENOMEM. */
+int dp_ft_init(struct dp_ft *ft, uint32_t cap, uint32_t seed, int socket);
+void dp_ft_fini(struct dp_ft *ft);
+
+/*
+ * Index idx under hash h (its key not in the table). -ENOSPC when neither bucket nor a
+ * bounded search for a chain of moves to a free slot found room.
+ */
+int dp_ft_insert(struct dp_ft *ft, uint32_t h, uint32_t idx);
+
+/* Drop idx's slot (h its key's hash). */
+void dp_ft_delete(struct dp_ft *ft, uint32_t h, uint32_t idx);
+
+static inline uint32_t
+dp_ft_hash(const struct dp_ft *ft, const struct dp_flow_key *k)
+{
+	return dp_hash_crc_inline(k, sizeof(*k), ft->seed);
+}
+
+/*
+ * A hash's tag: its high half, never 0 (a free slot's). With more than 2^16 buckets its
+ * low bits are also the first bucket's high bits; within a bucket tags still differ in
+ * 14 bits or more at 2^18 buckets, for a million flows.
+ */
+static inline uint16_t
+dp_ft_tag(uint32_t h)
+{
+	uint16_t tag = (uint16_t)(h >> 16);
+
+	return tag != 0 ? tag : 1;
+}
+
+static inline uint32_t
+dp_ft_first(const struct dp_ft *ft, uint32_t h)
+{
+	return h & ft->mask;
+}
+
+/* The other bucket of a key in bucket b with tag tag: either one from the other. */
+static inline uint32_t
+dp_ft_alt(const struct dp_ft *ft, uint32_t b, uint16_t tag)
+{
+	uint32_t off = (uint32_t)tag * UINT32_C(0x9e3779b1) & ft->mask;
+
+	return b ^ (off != 0 ? off : 1);
+}
+
+/* Slots of bucket b whose tag is tag: bit 2 * slot set for each. */
+static inline uint32_t
+dp_ft_match(const struct dp_ft_bucket *b, uint16_t tag)
+{
+	__m128i tags = _mm_load_si128((const __m128i *)(const void *)b->tag);
+
+	return (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi16(tags,
+	    _mm_set1_epi16((short)tag))) & 0x5555u;
+}
+
+static inline bool
+dp_ft_key_eq(const struct dp_flow_key *a, const struct dp_flow_key *b)
+{
+	const __m128i *x = (const __m128i *)(const void *)a, *y = (const __m128i *)(const void *)b;
+	__m128i lo = _mm_cmpeq_epi8(_mm_loadu_si128(x), _mm_loadu_si128(y));
+	__m128i hi = _mm_cmpeq_epi8(_mm_loadu_si128(x + 1), _mm_loadu_si128(y + 1));
+
+	return _mm_movemask_epi8(_mm_and_si128(lo, hi)) == 0xffff;
+}
+
+/* k's entry among the slots of bucket b that match tag, or NULL. */
+static inline struct dp_flow *
+dp_ft_find_in(const struct dp_ft_bucket *b, uint16_t tag, struct dp_flow *e,
+    const struct dp_flow_key *k)
+{
+	for (uint32_t m = dp_ft_match(b, tag); m != 0; m &= m - 1) {
+		struct dp_flow *f = &e[b->idx[__builtin_ctz(m) / 2]];
+
+		if (dp_ft_key_eq(&f->key, k))
+			return f;
+	}
+	return NULL;
+}
+
+/* k's entry (h its hash) in the flow array e, or NULL. */
+static inline struct dp_flow *
+dp_ft_find(const struct dp_ft *ft, uint32_t h, struct dp_flow *e, const struct dp_flow_key *k)
+{
+	uint16_t tag = dp_ft_tag(h);
+	uint32_t b = dp_ft_first(ft, h);
+	struct dp_flow *f;
+
+	if ((f = dp_ft_find_in(&ft->b[b], tag, e, k)) != NULL)
+		return f;
+	return dp_ft_find_in(&ft->b[dp_ft_alt(ft, b, tag)], tag, e, k);
+}
+
+#endif
