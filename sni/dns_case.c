@@ -5,6 +5,7 @@
  * answer, so that a stub that randomises it (0x20, draft-vixie-dnsext-dns0x20) still finds
  * its question echoed byte for byte.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "sni/dns.h"
@@ -75,28 +76,57 @@ dns_name_skip(const uint8_t *msg, size_t len, size_t *off, bool *plain)
 /*
  * Answer (RFC 1035 s4.1.3): owner | type u16 | class u16 | ttl u32 | rdlength u16 | rdata.
  * An owner that is a pointer to the question name takes the new spelling with it; one
- * that copies it in full is spelled here; one that copies some labels and points at the
- * rest is left as it is (no resolver writes that).
+ * that copies it in full is spelled too; one that copies some labels and points at the
+ * rest is left as it is (no resolver writes that). With caps, each name is spelled as it
+ * is found; with at, its offset is listed there (max at most, max + 1 returned when there
+ * are more): one walk for both, so the names listed are exactly those spelled.
  */
-void
-dns_msg_spell(uint8_t *msg, size_t len, size_t qname_len, const uint8_t caps[DNS_CASE_BYTES])
+static size_t
+dns_spell_walk(uint8_t *msg, size_t len, size_t qname_len, const uint8_t *caps, size_t *at,
+    size_t max)
 {
 	const uint8_t *qname = msg + DNS_HDR_LEN;
-	size_t off = DNS_HDR_LEN + qname_len + 4, owner;
+	size_t off = DNS_HDR_LEN + qname_len + 4, owner, n = 0;
 	unsigned int ancount;
 	bool plain;
 
 	if (len < off || qname_len == 0 || qname_len > DNS_NAME_WIRE_MAX)
-		return;
-	dns_name_spell(msg + DNS_HDR_LEN, qname_len, caps);
+		return 0;
 	ancount = (unsigned int)msg[6] << 8 | msg[7];
-	for (unsigned int i = 0; i < ancount; i++) {
+	for (unsigned int i = 0; i <= ancount; i++) {
 		owner = off;
-		if (!dns_name_skip(msg, len, &off, &plain) || len - off < 10)
-			return;
-		if (plain && off - owner == qname_len &&
-		    dns_name_same_nocase(msg + owner, qname, qname_len))
+		if (i == 0) {
+			owner = DNS_HDR_LEN;	/* the question itself */
+		} else if (!dns_name_skip(msg, len, &off, &plain) || len - off < 10) {
+			break;
+		} else {
+			if (!plain || off - owner != qname_len ||
+			    !dns_name_same_nocase(msg + owner, qname, qname_len))
+				owner = 0;
+			off += 10 + ((size_t)msg[off + 8] << 8 | msg[off + 9]);
+		}
+		if (owner == 0)
+			continue;
+		if (caps != NULL)
 			dns_name_spell(msg + owner, qname_len, caps);
-		off += 10 + ((size_t)msg[off + 8] << 8 | msg[off + 9]);
+		if (at != NULL && n == max)
+			return max + 1;
+		if (at != NULL)
+			at[n] = owner;
+		n++;
 	}
+	return n;
+}
+
+void
+dns_msg_spell(uint8_t *msg, size_t len, size_t qname_len, const uint8_t caps[DNS_CASE_BYTES])
+{
+	(void)dns_spell_walk(msg, len, qname_len, caps, NULL, 0);
+}
+
+size_t
+dns_msg_spell_names(const uint8_t *msg, size_t len, size_t qname_len, size_t *at, size_t max)
+{
+	/* no caps: nothing is written */
+	return dns_spell_walk((uint8_t *)(uintptr_t)msg, len, qname_len, NULL, at, max);
 }
