@@ -371,7 +371,8 @@ dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a, uint8_t 
 		/* all the chain's addresses at once, so that an answer is refused before any */
 		(void)dp_dns_room(&l, a->nb_addrs);
 	}
-	rc = l.refused ? DNS_EDIT_OK : dns_edit(msg, len, cap, (g->ech_strip ?
+	/* a was parsed from msg: the editor does not parse it again */
+	rc = l.refused ? DNS_EDIT_OK : dns_edit_parsed(msg, len, a, cap, (g->ech_strip ?
 	    DNS_EDIT_STRIP_ECH : 0) | (same_len ? DNS_EDIT_SAME_LEN : 0), dp_dns_keep, &l,
 	    w->dns_scratch, DP_DNS_SCRATCH, out_len, &st);
 	*refused = l.refused;

@@ -78,9 +78,10 @@ enum dp_reason dp_dns_query_judge(struct dp_worker *w, uint16_t vm, const struct
     size_t len, char *name, size_t namelen);
 
 /*
- * Bind every address answer a gives (A/AAAA on its CNAME chain, HTTPS/SVCB hints) to
- * (vm, question name), up to vm's share of the binding table, and edit the message (msg,
- * len bytes, room for cap) so that it gives no other: what could not be bound is removed,
+ * Bind every address answer a (dns_msg_parse() of msg) gives (A/AAAA on its CNAME chain,
+ * HTTPS/SVCB hints) to (vm, question name), up to vm's share of the binding table, and
+ * edit the message (msg, len bytes, room for cap) so that it gives no other (written only
+ * when something changes: dns_edit_parsed()): what could not be bound is removed,
  * and with dns.ech: strip so is every ech SvcParam. same_len: the length may not change
  * (a TCP stream). DNS_EDIT_OK and *out_len, or a status for which the answer must not go.
  * *refused: the main lcore had no room for the bindings' events (dp_evt_bind_room()),
