@@ -178,8 +178,12 @@ dp_dns_query_send(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	/* p->payload points into m: the rewrites are in place */
 	dns = (uint8_t *)(uintptr_t)p->payload;
 	frame_dns_rewrite_id(dns - 8, dns, e->key.id);
-	/* lower case: the resolver sees one question however the VM spelled it */
-	frame_dns_spell(dns - 8, dns, p->payload_len, q->qname_len, dp_dns_lower);
+	/*
+	 * lower case: the resolver sees one question however the VM spelled it. A question
+	 * with no capital (its caps all zero) and no answer records is lower case already.
+	 */
+	if (q->ancount != 0 || memcmp(e->caps, dp_dns_lower, DNS_CASE_BYTES) != 0)
+		frame_dns_spell(dns - 8, dns, p->payload_len, q->qname_len, dp_dns_lower);
 	return dp_fate_pass(!allowed);
 }
 
