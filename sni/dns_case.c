@@ -38,6 +38,30 @@ dns_name_spell(uint8_t *name, size_t len, const uint8_t caps[DNS_CASE_BYTES])
 			    (uint8_t)(name[i] | 0x20);
 }
 
+/*
+ * Is any of the len bytes at name an upper-case ASCII letter? Eight at a time: with the
+ * high bits cleared, adding 0x3f sets a byte's high bit from 'A' up, adding 0x25 from '['
+ * up, and no byte carries into the next.
+ */
+bool
+dns_name_has_upper(const uint8_t *name, size_t len)
+{
+	const uint64_t lo7 = 0x7f7f7f7f7f7f7f7full, hi = 0x8080808080808080ull;
+	size_t i = 0;
+	uint64_t w, x;
+
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, name + i, 8);
+		x = w & lo7;
+		if (((x + 0x3f3f3f3f3f3f3f3full) & ~(x + 0x2525252525252525ull) & ~w & hi) != 0)
+			return true;
+	}
+	for (; i < len; i++)
+		if ((uint8_t)(name[i] - 'A') <= 'Z' - 'A')
+			return true;
+	return false;
+}
+
 /* Are the len bytes at a and b one name in wire form, letter case aside? */
 static bool
 dns_name_same_nocase(const uint8_t *a, const uint8_t *b, size_t len)

@@ -2,6 +2,8 @@
  * Internet checksum (RFC 1071) and its incremental update (RFC 1624), for the frames of
  * frame.c and the DNS ID rewrite on the forwarding path.
  */
+#include <string.h>
+
 #include "sni/frame.h"
 
 #define UDP_CSUM_OFF	6
@@ -112,6 +114,25 @@ frame_dns_names_sum(const uint8_t *dns, const size_t *at, size_t n, size_t name_
 	return sum;
 }
 
+/* Are caps all zero, and the n names at dns + at[i] lower case already? */
+static bool
+frame_dns_spelled(const uint8_t *dns, const size_t *at, size_t n, size_t name_len,
+    const uint8_t caps[DNS_CASE_BYTES])
+{
+	uint64_t any = 0, w;
+
+	for (size_t i = 0; i < DNS_CASE_BYTES; i += 8) {
+		memcpy(&w, caps + i, 8);
+		any |= w;
+	}
+	if (any != 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (dns_name_has_upper(dns + at[i], name_len))
+			return false;
+	return true;
+}
+
 /*
  * The message sums to a 16-bit word before and after like any one field (RFC 1624 holds
  * for a sum of words as for one word), swapped when it starts at an odd offset. Only the
@@ -126,6 +147,8 @@ frame_dns_spell(uint8_t *udp_hdr, uint8_t *dns, size_t len, size_t qname_len,
 	size_t at[FRAME_DNS_SPELL_NAMES], n, sum_len = qname_len;
 
 	n = dns_msg_spell_names(dns, len, qname_len, at, FRAME_DNS_SPELL_NAMES);
+	if (n <= FRAME_DNS_SPELL_NAMES && frame_dns_spelled(dns, at, n, qname_len, caps))
+		return;		/* lower case asked and every name is: nothing changes */
 	if (n > FRAME_DNS_SPELL_NAMES) {
 		/* more copies of the question than we list: the whole message, as it sums */
 		n = 1;

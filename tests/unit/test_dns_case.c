@@ -256,6 +256,25 @@ test_spell_csum_copies(void **state)
 		}
 }
 
+/* Every byte value at every position of names of every length to 24: as one at a time. */
+static void
+test_has_upper(void **state)
+{
+	uint8_t name[24];
+	(void)state;
+
+	for (size_t len = 0; len <= sizeof(name); len++)
+		for (size_t at = 0; at < len; at++)
+			for (unsigned int c = 0; c < 256; c++) {
+				memset(name, (int)(rnd() & 1 ? 'a' : 0xc1), sizeof(name));
+				name[at] = (uint8_t)c;
+				assert_int_equal(dns_name_has_upper(name, len), c >= 'A' && c <= 'Z');
+			}
+	memcpy(name, WWW_MIXED, WWW_LEN);
+	assert_true(dns_name_has_upper(name, WWW_LEN));
+	assert_false(dns_name_has_upper((const uint8_t *)WWW_LOWER, WWW_LEN));
+}
+
 int
 main(void)
 {
@@ -268,6 +287,7 @@ main(void)
 		cmocka_unit_test(test_spell_csum),
 		cmocka_unit_test(test_spell_no_csum),
 		cmocka_unit_test(test_spell_csum_copies),
+		cmocka_unit_test(test_has_upper),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
