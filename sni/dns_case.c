@@ -20,11 +20,36 @@ dns_is_letter(uint8_t c)
 	return (uint8_t)((c | 0x20) - 'a') <= 'z' - 'a';
 }
 
+/*
+ * The high bit of each of the 8 bytes at p (in memory order, low byte first) that is an
+ * upper-case ASCII letter. With the high bits cleared, adding 0x3f sets a byte's high bit
+ * from 'A' up, adding 0x25 from '[' up, and no byte carries into the next.
+ */
+static inline uint64_t
+dns_upper8(const uint8_t *p)
+{
+	uint64_t w, x;
+
+	memcpy(&w, p, 8);
+	x = w & 0x7f7f7f7f7f7f7f7full;
+	return (x + 0x3f3f3f3f3f3f3f3full) & ~(x + 0x2525252525252525ull) & ~w &
+	    0x8080808080808080ull;
+}
+
 void
 dns_name_caps(const uint8_t *name, size_t len, uint8_t caps[DNS_CASE_BYTES])
 {
+	size_t i = 0;
+
 	memset(caps, 0, DNS_CASE_BYTES);
-	for (size_t i = 0; i < len && i < DNS_NAME_WIRE_MAX; i++)
+	if (len > DNS_NAME_WIRE_MAX)
+		len = DNS_NAME_WIRE_MAX;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* eight bytes a caps byte: the multiply gathers byte k's high bit into bit k */
+	for (; i + 8 <= len; i += 8)
+		caps[i / 8] = (uint8_t)(((dns_upper8(name + i) >> 7) * 0x0102040810204080ull) >> 56);
+#endif
+	for (; i < len; i++)
 		if (dns_is_letter(name[i]) && !(name[i] & 0x20))
 			caps[i / 8] |= (uint8_t)(1u << (i % 8));
 }
@@ -38,24 +63,14 @@ dns_name_spell(uint8_t *name, size_t len, const uint8_t caps[DNS_CASE_BYTES])
 			    (uint8_t)(name[i] | 0x20);
 }
 
-/*
- * Is any of the len bytes at name an upper-case ASCII letter? Eight at a time: with the
- * high bits cleared, adding 0x3f sets a byte's high bit from 'A' up, adding 0x25 from '['
- * up, and no byte carries into the next.
- */
 bool
 dns_name_has_upper(const uint8_t *name, size_t len)
 {
-	const uint64_t lo7 = 0x7f7f7f7f7f7f7f7full, hi = 0x8080808080808080ull;
 	size_t i = 0;
-	uint64_t w, x;
 
-	for (; i + 8 <= len; i += 8) {
-		memcpy(&w, name + i, 8);
-		x = w & lo7;
-		if (((x + 0x3f3f3f3f3f3f3f3full) & ~(x + 0x2525252525252525ull) & ~w & hi) != 0)
+	for (; i + 8 <= len; i += 8)
+		if (dns_upper8(name + i) != 0)
 			return true;
-	}
 	for (; i < len; i++)
 		if ((uint8_t)(name[i] - 'A') <= 'Z' - 'A')
 			return true;

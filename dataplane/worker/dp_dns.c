@@ -361,9 +361,16 @@ dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a, uint8_t 
     size_t len, size_t cap, bool same_len, size_t *out_len, bool *refused)
 {
 	const struct dp_gen *g = w->gen;
-	struct dp_dns_learner l = { .w = w, .vm = vm };
+	struct dp_dns_learner l;
 	struct dns_edit_stats st;
 	enum dns_edit_status rc;
+
+	/* field by field: the name's 1 KiB is written by dns_name_to_text(), not zeroed */
+	l.w = w;
+	l.vm = vm;
+	l.limited = l.refused = false;
+	l.hash = 0;
+	memset(&l.ports, 0, sizeof(l.ports));
 
 	l.n = dns_name_to_text(a->qname, a->qname_len, l.name, sizeof(l.name));
 	l.named = a->rcode == DNS_RCODE_NOERROR && l.n > 0;

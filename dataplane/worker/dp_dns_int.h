@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <rte_hash.h>
+
 #include "dp.h"
 #include "dp_slots.h"
 #include "sni/dns.h"
@@ -27,6 +29,7 @@ struct dp_pending_key {
 struct dp_pending_entry {
 	struct dp_pending_key key;
 	uint64_t expires;
+	hash_sig_t sig;			/* the table's hash of key */
 	uint16_t vm_id;			/* the ID the VM chose, restored in the answer */
 	uint16_t qtype, qclass;
 	uint8_t qname_len;

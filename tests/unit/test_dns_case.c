@@ -256,11 +256,14 @@ test_spell_csum_copies(void **state)
 		}
 }
 
-/* Every byte value at every position of names of every length to 24: as one at a time. */
+/*
+ * Every byte value at every position of names of every length to 24: capitals found, and
+ * their bits set, as one byte at a time finds them.
+ */
 static void
 test_has_upper(void **state)
 {
-	uint8_t name[24];
+	uint8_t name[24], caps[DNS_CASE_BYTES];
 	(void)state;
 
 	for (size_t len = 0; len <= sizeof(name); len++)
@@ -269,6 +272,12 @@ test_has_upper(void **state)
 				memset(name, (int)(rnd() & 1 ? 'a' : 0xc1), sizeof(name));
 				name[at] = (uint8_t)c;
 				assert_int_equal(dns_name_has_upper(name, len), c >= 'A' && c <= 'Z');
+				dns_name_caps(name, len, caps);
+				for (size_t i = 0; i < len; i++)
+					assert_int_equal(caps[i / 8] >> (i % 8) & 1,
+					    name[i] >= 'A' && name[i] <= 'Z');
+				for (size_t i = len; i < 8 * DNS_CASE_BYTES; i++)
+					assert_int_equal(caps[i / 8] >> (i % 8) & 1, 0);
 			}
 	memcpy(name, WWW_MIXED, WWW_LEN);
 	assert_true(dns_name_has_upper(name, WWW_LEN));
