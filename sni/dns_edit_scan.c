@@ -96,6 +96,12 @@ int
 dns_edit_chain_find(const uint8_t *o, size_t olen, const struct dns_edit_link *chain,
     unsigned int n, size_t off)
 {
+	size_t to = dns_name_ptr_at(o, olen, off);
+
+	for (unsigned int k = 0; to != 0 && k < n; k++) {
+		if (chain[k].name == to)
+			return (int)k;	/* dns_name_ptr_at(): the only link it can equal */
+	}
 	for (unsigned int k = 0; k < n; k++) {
 		if (dns_name_eq(o, olen, chain[k].name, off))
 			return (int)k;
