@@ -1,13 +1,15 @@
 /*
- * DNS answer editor (see sni/dns_edit.h). Three passes over the message:
+ * DNS answer editor (see sni/dns_edit.h). Two passes over the message dns_msg_parse()
+ * accepted:
  *
- *  1. check: dns_msg_parse(), then the RDATA the edit must read that it does not, the
+ *  1. scan (dns_edit_scan.c): the RDATA the edit must read that the parser does not, the
  *     names of the types that may hold compressed names and every HTTPS/SVCB RDATA, so a
- *     message found bad later never had keep() called for it;
- *  2. chain: the CNAME chain from the question name, as dns_msg_parse() follows it;
- *  3. build: the message copied to scratch, then written again into msg record by record,
+ *     message found bad later never had keep() called for it; the CNAME chain from the
+ *     question name, as dns_msg_parse() follows it; and whether only keep() could change
+ *     the message. If so, keep() is asked, and when it keeps everything the edit is done;
+ *  2. build: the message copied to scratch, then written again into msg record by record,
  *     every name label by label through an old -> new offset map (dns_edit_name(), in
- *     dns_edit_write.c).
+ *     dns_edit_write.c), keep()'s answers from pass 1 given again if it was asked there.
  *
  * With DNS_EDIT_SAME_LEN the bytes saved become EDNS Padding afterwards (edit_pad).
  */
@@ -33,57 +35,6 @@ enum edit_section {
 	EDIT_ADDITIONAL,
 };
 
-/*
- * RDATA that holds names a sender may have compressed: the types of RFC 1035 s3.3, which
- * RFC 3597 s4 calls well known, and those it says receivers should decompress too (RP,
- * AFSDB, RT, SIG, PX, NXT, NAPTR, SRV). Their RDATA is: pre fixed bytes, strs
- * character-strings, names names, then exactly post bytes (-1: any). DNAME, RRSIG and NSEC
- * names are never compressed, but a later name may be compressed against them, so they are
- * written (and mapped) the same way. Every other type is copied as it is: RFC 3597 s4
- * forbids compression in it, and SVCB's TargetName is never compressed (RFC 9460 s2.2)
- * but is mapped too (dns_edit_svcb_write).
- */
-struct edit_shape {
-	uint16_t type;
-	uint8_t pre, strs, names;
-	int8_t post;
-};
-
-static const struct edit_shape edit_shapes[] = {
-	{ 2, 0, 0, 1, 0 },	/* NS */
-	{ 3, 0, 0, 1, 0 },	/* MD */
-	{ 4, 0, 0, 1, 0 },	/* MF */
-	{ 5, 0, 0, 1, 0 },	/* CNAME */
-	{ 6, 0, 0, 2, 20 },	/* SOA: MNAME RNAME, 5 u32 */
-	{ 7, 0, 0, 1, 0 },	/* MB */
-	{ 8, 0, 0, 1, 0 },	/* MG */
-	{ 9, 0, 0, 1, 0 },	/* MR */
-	{ 12, 0, 0, 1, 0 },	/* PTR */
-	{ 14, 0, 0, 2, 0 },	/* MINFO */
-	{ 15, 2, 0, 1, 0 },	/* MX */
-	{ 17, 0, 0, 2, 0 },	/* RP */
-	{ 18, 2, 0, 1, 0 },	/* AFSDB */
-	{ 21, 2, 0, 1, 0 },	/* RT */
-	{ 24, 18, 0, 1, -1 },	/* SIG: signer, then the signature */
-	{ 26, 2, 0, 2, 0 },	/* PX */
-	{ 30, 0, 0, 1, -1 },	/* NXT: next name, then the bitmap */
-	{ 33, 6, 0, 1, 0 },	/* SRV */
-	{ 35, 4, 3, 1, 0 },	/* NAPTR: order, pref, flags, services, regexp, replacement */
-	{ 39, 0, 0, 1, 0 },	/* DNAME (RFC 6672 s2.5), and: */
-	{ 46, 18, 0, 1, -1 },	/* RRSIG signer (RFC 4034 s3.1.7), then the signature */
-	{ 47, 0, 0, 1, -1 },	/* NSEC next name (RFC 4034 s4.1.1), then the bitmap */
-};
-
-static const struct edit_shape *
-edit_shape(uint16_t type)
-{
-	for (size_t i = 0; i < sizeof(edit_shapes) / sizeof(edit_shapes[0]); i++) {
-		if (edit_shapes[i].type == type)
-			return &edit_shapes[i];
-	}
-	return NULL;
-}
-
 /* Where the EDNS OPT record went in the new message, for the padding. */
 struct edit_opt {
 	bool found;
@@ -92,125 +43,9 @@ struct edit_opt {
 	unsigned int after;	/* records written after it */
 };
 
-/* Resource record (RFC 1035 s4.1.3): name | u16 type | u16 class | u32 ttl | u16 rdlength | rdata */
 static bool
-edit_rr_read(const uint8_t *o, struct rd *r, struct dns_edit_rr *rr)
-{
-	struct rd rdata;
-	size_t wire_len;
-
-	rr->owner = dns_off(o, r);
-	if (dns_name_read(o, r, NULL, &wire_len) != DNS_OK)
-		return false;
-	rr->fixed = dns_off(o, r);
-	if (!rd_u16(r, &rr->type) || !rd_u16(r, &rr->class) || !rd_u32(r, &rr->ttl) ||
-	    !rd_vec16(r, &rdata))
-		return false;
-	rr->rdata = dns_off(o, &rdata);
-	rr->rdlen = (uint16_t)rdata.len;
-	return true;
-}
-
-/*
- * The names of a shaped RDATA, read by dns_name_read()'s rules, and its length exact. An
- * empty RDATA passes (RFC 2136 s2.5 deletions carry none).
- */
-static bool
-edit_shape_check(const uint8_t *o, const struct dns_edit_rr *rr, const struct edit_shape *s)
-{
-	struct rd r = rd_make(o + rr->rdata, rr->rdlen), sub;
-	size_t wire_len;
-
-	if (rr->rdlen == 0)
-		return true;
-	if (!rd_skip(&r, s->pre))
-		return false;
-	for (unsigned int i = 0; i < s->strs; i++) {
-		if (!rd_vec8(&r, &sub))
-			return false;
-	}
-	for (unsigned int i = 0; i < s->names; i++) {
-		if (dns_name_read(o, &r, NULL, &wire_len) != DNS_OK)
-			return false;
-	}
-	return s->post < 0 || r.len == (size_t)s->post;
-}
-
-/* Pass 1, after dns_msg_parse(): the RDATA it does not read and the editor does. */
-static bool
-edit_check(const uint8_t *o, const struct dns_msg *m)
-{
-	struct rd r = rd_make(o + m->question_end, m->msg_len - m->question_end);
-	uint32_t n = (uint32_t)m->ancount + m->nscount + m->arcount;
-	const struct edit_shape *s;
-	struct dns_edit_rr rr;
-
-	for (uint32_t i = 0; i < n; i++) {
-		if (!edit_rr_read(o, &r, &rr))
-			return false;
-		if (rr.type == DNS_TYPE_SVCB || rr.type == DNS_TYPE_HTTPS) {
-			if (!dns_edit_svcb_check(o + rr.rdata, rr.rdlen))
-				return false;
-		} else if ((s = edit_shape(rr.type)) != NULL && !edit_shape_check(o, &rr, s)) {
-			return false;
-		}
-	}
-	return true;
-}
-
-static int
-edit_chain_find(const struct dns_edit *e, size_t off)
-{
-	for (unsigned int k = 0; k < e->nb_chain; k++) {
-		if (dns_name_eq(e->o, e->olen, e->chain[k].name, off))
-			return (int)k;
-	}
-	return -1;
-}
-
-/*
- * Pass 2: dns_chain() of dns_msg.c over every CNAME of class IN in the answer section, not
- * only those among its first DNS_ANSWERS_MAX records, so no name a client would follow is
- * missed. False when there are more CNAMEs than that to track.
- */
-static bool
-edit_chain(struct dns_edit *e, const struct dns_msg *m)
-{
-	struct dns_edit_rr cn[DNS_ANSWERS_MAX], rr;
-	struct rd r = rd_make(e->o + m->question_end, m->msg_len - m->question_end);
-	unsigned int nb = 0, n = 1;
-
-	for (unsigned int i = 0; i < m->ancount; i++) {
-		if (!edit_rr_read(e->o, &r, &rr))
-			return false;
-		if (rr.type != DNS_TYPE_CNAME || rr.class != DNS_CLASS_IN)
-			continue;
-		if (nb == DNS_ANSWERS_MAX)
-			return false;
-		cn[nb++] = rr;
-	}
-	e->chain[0] = (struct dns_edit_link){ .name = DNS_HDR_LEN, .ttl = UINT32_MAX };
-	e->nb_chain = 1;
-	while (n <= DNS_CHAIN_MAX) {
-		const struct dns_edit_rr *c = NULL;
-
-		for (unsigned int i = 0; i < nb && c == NULL; i++) {
-			if (dns_name_eq(e->o, e->olen, cn[i].owner, e->chain[n - 1].name))
-				c = &cn[i];
-		}
-		if (c == NULL || edit_chain_find(e, c->rdata) >= 0)
-			break;
-		e->chain[n] = (struct dns_edit_link){
-			.name = c->rdata,
-			.ttl = dns_min(e->chain[n - 1].ttl, dns_ttl(c->ttl)),
-		};
-		e->nb_chain = ++n;
-	}
-	return true;
-}
-
-static bool
-edit_shape_write(struct dns_edit *e, const struct dns_edit_rr *rr, const struct edit_shape *s)
+edit_shape_write(struct dns_edit *e, const struct dns_edit_rr *rr,
+    const struct dns_edit_shape *s)
 {
 	struct rd r = rd_make(e->o + rr->rdata, rr->rdlen), sub;
 	size_t at, wire_len;
@@ -234,7 +69,7 @@ edit_shape_write(struct dns_edit *e, const struct dns_edit_rr *rr, const struct 
 	}
 	return dns_edit_put(e, r.p, r.len);
 bad:
-	e->bad = true;	/* edit_check() read it */
+	e->bad = true;	/* dns_edit_scan() read it */
 	return false;
 }
 
@@ -243,7 +78,7 @@ static bool
 edit_rr_write(struct dns_edit *e, const struct dns_edit_rr *rr, const uint32_t *chain_ttl,
     size_t *rdlen_at)
 {
-	const struct edit_shape *s;
+	const struct dns_edit_shape *s;
 	size_t at;
 	bool ok;
 
@@ -252,7 +87,7 @@ edit_rr_write(struct dns_edit *e, const struct dns_edit_rr *rr, const uint32_t *
 	at = e->wlen - 2;
 	if (rr->type == DNS_TYPE_SVCB || rr->type == DNS_TYPE_HTTPS)
 		ok = dns_edit_svcb_write(e, rr, chain_ttl);
-	else if ((s = edit_shape(rr->type)) != NULL)
+	else if ((s = dns_edit_shape(rr->type)) != NULL)
 		ok = edit_shape_write(e, rr, s);
 	else
 		ok = dns_edit_put(e, e->o + rr->rdata, rr->rdlen);
@@ -289,14 +124,15 @@ edit_build(struct dns_edit *e, const struct dns_msg *m, struct edit_opt *opt)
 		for (unsigned int i = 0; i < counts[sec]; i++) {
 			int k = -1;
 
-			if (!edit_rr_read(e->o, &r, &rr)) {
+			if (!dns_edit_rr_read(e->o, &r, &rr)) {
 				e->bad = true;
 				return false;
 			}
 			if (sec == EDIT_ANSWER && rr.class == DNS_CLASS_IN &&
 			    (rr.type == DNS_TYPE_A || rr.type == DNS_TYPE_AAAA ||
 			    rr.type == DNS_TYPE_SVCB || rr.type == DNS_TYPE_HTTPS))
-				k = edit_chain_find(e, rr.owner);
+				k = dns_edit_chain_find(e->o, e->olen, e->chain, e->nb_chain,
+				    rr.owner);
 			if (rr.type == DNS_TYPE_A || rr.type == DNS_TYPE_AAAA) {
 				if (k < 0)
 					e->st->addrs_removed++;
@@ -359,13 +195,13 @@ static bool
 edit_shift(struct dns_edit *e, size_t p, unsigned int n, size_t ins, size_t d)
 {
 	for (unsigned int i = 0; i < n; i++) {
-		const struct edit_shape *s;
+		const struct dns_edit_shape *s;
 		uint16_t rdlen;
 		size_t q;
 
 		if (!edit_shift_name(e, &p, ins, d) || e->wlen - p < 10)
 			return false;
-		s = edit_shape(dns_edit_rd16(e->w + p));
+		s = dns_edit_shape(dns_edit_rd16(e->w + p));
 		rdlen = dns_edit_rd16(e->w + p + 8);
 		p += 10;
 		if (s != NULL && rdlen != 0) {
@@ -452,24 +288,55 @@ edit_pad(struct dns_edit *e, const struct edit_opt *opt, size_t len)
 	return edit_shift(e, opt->end + d, opt->after, ins, d) ? DNS_EDIT_OK : DNS_EDIT_NO_ROOM;
 }
 
+/* keep()'s answers in pass 1, given again in the same order by the build. */
+struct edit_replay {
+	uint64_t kept;			/* bit i: the i-th address offered was kept */
+	unsigned int i;
+};
+
+static bool
+edit_replay_keep(void *arg, const struct dns_addr *a)
+{
+	struct edit_replay *r = arg;
+
+	(void)a;
+	return r->i < 64 && (r->kept >> r->i++ & 1) != 0;
+}
+
+/*
+ * Pass 1's shortcut: offer s's addresses (in the order the build would) and record the
+ * answers in *r. True when every one was kept: the message stays as it is.
+ */
+static bool
+edit_offer_all(struct dns_edit *e, const struct dns_edit_scan *s, const uint8_t *msg,
+    struct edit_replay *r)
+{
+	*r = (struct edit_replay){ .kept = 0 };
+	for (unsigned int i = 0; i < s->nb_addrs; i++)
+		if (dns_edit_offer(e, s->addrs[i].family, msg + s->addrs[i].rdata, s->addrs[i].ttl))
+			r->kept |= 1ull << i;
+	return s->nb_addrs == 64 ? r->kept == UINT64_MAX : r->kept == (1ull << s->nb_addrs) - 1;
+}
+
 enum dns_edit_status
-dns_edit(uint8_t *msg, size_t len, size_t cap, unsigned int flags, dns_keep_fn keep, void *arg,
-    uint8_t *scratch, size_t scratch_len, size_t *out_len, struct dns_edit_stats *st)
+dns_edit_parsed(uint8_t *msg, size_t len, const struct dns_msg *m, size_t cap,
+    unsigned int flags, dns_keep_fn keep, void *arg, uint8_t *scratch, size_t scratch_len,
+    size_t *out_len, struct dns_edit_stats *st)
 {
 	uint16_t map[DNS_PTR_REACH];
 	struct dns_edit_stats none;
 	struct edit_opt opt = { .found = false };
-	struct dns_msg m;
+	struct dns_edit_scan s;
+	struct edit_replay replay;
 	struct dns_edit e;
 	enum dns_edit_status rc = DNS_EDIT_OK;
 
 	if (st == NULL)
 		st = &none;
 	*st = (struct dns_edit_stats){ 0 };
-	if (dns_msg_parse(msg, len, &m) != DNS_OK || !m.qr || !m.has_question ||
-	    !edit_check(msg, &m))
+	if (!m->qr || !m->has_question || !dns_edit_scan(msg, len, m, flags, &s))
 		return DNS_EDIT_MALFORMED;
-	if (len > cap || scratch == NULL || scratch_len < len)
+	if (len > cap || scratch == NULL || scratch_len < len || s.too_many)
 		return DNS_EDIT_NO_ROOM;
 	/* Never longer than it came: the client's EDNS UDP size (or 512) holds it. */
 	e = (struct dns_edit){
@@ -477,11 +344,21 @@ dns_edit(uint8_t *msg, size_t len, size_t cap, unsigned int flags, dns_keep_fn k
 		.map_len = len < DNS_PTR_REACH ? len : DNS_PTR_REACH,
 		.flags = flags, .keep = keep, .arg = arg, .st = st,
 	};
+	memcpy(e.chain, s.chain, sizeof(e.chain));
+	e.nb_chain = s.nb_chain;
+	if (s.same) {
+		if (edit_offer_all(&e, &s, msg, &replay)) {
+			*out_len = m->msg_len;
+			return DNS_EDIT_OK;
+		}
+		/* an address goes: the build asks again, and gets the same answers */
+		*st = (struct dns_edit_stats){ 0 };
+		e.keep = edit_replay_keep;
+		e.arg = &replay;
+	}
 	memcpy(scratch, msg, len);
-	if (!edit_chain(&e, &m))
-		return DNS_EDIT_NO_ROOM;
 	memset(map, 0, e.map_len * sizeof(map[0]));
-	if (!edit_build(&e, &m, &opt))
+	if (!edit_build(&e, m, &opt))
 		rc = e.bad ? DNS_EDIT_MALFORMED : DNS_EDIT_NO_ROOM;
 	else if ((flags & DNS_EDIT_SAME_LEN) != 0)
 		rc = edit_pad(&e, &opt, len);
@@ -491,4 +368,19 @@ dns_edit(uint8_t *msg, size_t len, size_t cap, unsigned int flags, dns_keep_fn k
 	}
 	*out_len = e.wlen;
 	return DNS_EDIT_OK;
+}
+
+enum dns_edit_status
+dns_edit(uint8_t *msg, size_t len, size_t cap, unsigned int flags, dns_keep_fn keep, void *arg,
+    uint8_t *scratch, size_t scratch_len, size_t *out_len, struct dns_edit_stats *st)
+{
+	struct dns_msg m;
+
+	if (dns_msg_parse(msg, len, &m) != DNS_OK) {
+		if (st != NULL)
+			*st = (struct dns_edit_stats){ 0 };
+		return DNS_EDIT_MALFORMED;
+	}
+	return dns_edit_parsed(msg, len, &m, cap, flags, keep, arg, scratch, scratch_len,
+	    out_len, st);
 }

@@ -1,8 +1,9 @@
 /*
  * Internals of the DNS answer editor, shared by dns_edit.c (the passes over records, and
  * padding), dns_edit_svcb.c (HTTPS/SVCB RDATA) and dns_edit_write.c (the writer both use:
- * bytes, names, offered addresses). Calls run one way: dns_edit.c -> dns_edit_svcb.c ->
- * dns_edit_write.c. Not for other callers.
+ * bytes, names, offered addresses), with dns_edit_scan.c (the first pass: the check, the
+ * chain, and whether the message can change). Calls run one way: dns_edit.c ->
+ * dns_edit_scan.c -> dns_edit_svcb.c -> dns_edit_write.c. Not for other callers.
  */
 #ifndef SNI_DNS_EDIT_INT_H
 #define SNI_DNS_EDIT_INT_H
@@ -13,6 +14,7 @@
 
 #include "sni/dns.h"
 #include "sni/dns_edit.h"
+#include "sni/rd.h"
 
 #define DNS_SVC_MANDATORY	0	/* RFC 9460 s8 */
 #define DNS_PTR_REACH		0x4000	/* a compression pointer holds 14 bits of offset */
@@ -56,6 +58,31 @@ struct dns_edit_rr {
 	uint32_t ttl;		/* as on the wire */
 };
 
+/* The shape of an RDATA that may hold compressed names (dns_edit_scan.c's table). */
+struct dns_edit_shape {
+	uint16_t type;
+	uint8_t pre, strs, names;
+	int8_t post;
+};
+
+/* An address the editor offers: an A/AAAA record, and the least TTL on its path. */
+struct dns_edit_addr {
+	size_t owner, rdata;
+	uint32_t ttl;
+	uint8_t family;
+};
+
+/* What the first pass found (dns_edit_scan()). */
+struct dns_edit_scan {
+	struct dns_edit_link chain[DNS_CHAIN_MAX + 1];
+	unsigned int nb_chain;
+	bool too_many;			/* more CNAMEs than the chain can be followed through */
+	bool same;			/* only keep() can change the message */
+	unsigned int nb_addrs;		/* while same: the addresses to offer, in order */
+	struct dns_edit_addr addrs[DNS_ANSWERS_MAX];
+	uint64_t labels[DNS_PTR_REACH / 64];	/* offsets the editor would map */
+};
+
 static inline uint16_t
 dns_edit_rd16(const uint8_t *b)
 {
@@ -79,6 +106,27 @@ bool dns_edit_name(struct dns_edit *e, size_t off);
 
 /* Offer an address to keep(); counts the answer in e->st. */
 bool dns_edit_offer(struct dns_edit *e, uint8_t family, const uint8_t *addr, uint32_t ttl);
+
+/* dns_edit_scan.c */
+
+/* The shape of type's RDATA when it may hold compressed names, else NULL. */
+const struct dns_edit_shape *dns_edit_shape(uint16_t type);
+
+/* Read the record at *r (inside o) and step past it; false when it does not read. */
+bool dns_edit_rr_read(const uint8_t *o, struct rd *r, struct dns_edit_rr *rr);
+
+/* Index of the link of chain (n links) whose name equals the name at off of o, or -1. */
+int dns_edit_chain_find(const uint8_t *o, size_t olen, const struct dns_edit_link *chain,
+    unsigned int n, size_t off);
+
+/*
+ * The first pass over o (olen bytes, m its dns_msg_parse()): false when a record does not
+ * check (DNS_EDIT_MALFORMED); else the chain, unless s->too_many (DNS_EDIT_NO_ROOM), and
+ * s->same: nothing but keep() saying no to one of s->addrs could change the message, and
+ * the edit is the message's first m->msg_len bytes as they are.
+ */
+bool dns_edit_scan(const uint8_t *o, size_t olen, const struct dns_msg *m, unsigned int flags,
+    struct dns_edit_scan *s);
 
 /* dns_edit_svcb.c */
 

@@ -170,6 +170,20 @@ dns_name_eq(const uint8_t *msg, size_t msg_len, size_t a, size_t b)
 	}
 }
 
+/*
+ * The offset a name at off of msg (len bytes) points to at once, when it is nothing but a
+ * pointer (the usual owner of an answer: 0xc00c), else 0 (no name starts in the header).
+ * A chain's names are pairwise unequal (a name already on it ends it), so one that is
+ * the target of such a pointer is the only link equal to it: no name walk is needed.
+ */
+static inline size_t
+dns_name_ptr_at(const uint8_t *msg, size_t len, size_t off)
+{
+	if (off + 1 >= len || (msg[off] & 0xc0) != 0xc0)
+		return 0;
+	return (size_t)(msg[off] & 0x3f) << 8 | msg[off + 1];
+}
+
 static inline uint32_t
 dns_ttl(uint32_t wire)
 {

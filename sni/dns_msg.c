@@ -133,6 +133,12 @@ static int
 dns_chain_find(const uint8_t *msg, size_t len, const struct dns_link *chain, unsigned int n,
     size_t off)
 {
+	size_t to = dns_name_ptr_at(msg, len, off);
+
+	for (unsigned int k = 0; to != 0 && k < n; k++) {
+		if (chain[k].name == to)
+			return (int)k;
+	}
 	for (unsigned int k = 0; k < n; k++) {
 		if (dns_name_eq(msg, len, chain[k].name, off))
 			return (int)k;

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "sni/dns.h"
 #include "sni/rd.h"
@@ -56,6 +57,24 @@ dns_put_byte(char *out, size_t outlen, size_t *pos, uint8_t c)
 }
 
 /*
+ * Does c print as itself (dns_put_byte())? Printable ASCII but the five zone-file bytes:
+ * a bit per byte value, so a host name's label is checked a byte at a time and copied whole.
+ */
+static inline bool
+dns_plain_byte(uint8_t c)
+{
+	static const uint64_t plain[4] = {
+		/* 0x21-0x3f but '(' ')' '.' ';' */
+		0xf7ffbcfe00000000ull,
+		/* 0x40-0x7e but '\\' */
+		0x7fffffffefffffffull,
+		0, 0,
+	};
+
+	return (plain[c >> 6] >> (c & 63) & 1) != 0;
+}
+
+/*
  * name is the uncompressed wire form: { u8 len (1..63) | len bytes }* u8 0, exactly
  * wire_len <= 255 bytes. A compression pointer or a stray byte after the root is an error.
  */
@@ -64,7 +83,7 @@ dns_name_to_text(const uint8_t *name, size_t wire_len, char *out, size_t outlen)
 {
 	struct rd r = rd_make(name, wire_len);
 	struct rd label;
-	size_t pos = 0;
+	size_t pos = 0, plain;
 	uint8_t n;
 
 	if (out == NULL || outlen == 0 || wire_len > DNS_NAME_WIRE_MAX)
@@ -78,7 +97,16 @@ dns_name_to_text(const uint8_t *name, size_t wire_len, char *out, size_t outlen)
 			return -1;
 		if (pos > 0 && !dns_put(out, outlen, &pos, ".", 1))
 			return -1;
-		for (size_t i = 0; i < label.len; i++) {
+		/* the bytes that print as themselves at once, when they all fit */
+		for (plain = 0; plain < label.len && dns_plain_byte(label.p[plain]); plain++)
+			;
+		if (outlen - pos > plain) {
+			memcpy(out + pos, label.p, plain);
+			pos += plain;
+		} else {
+			plain = 0;
+		}
+		for (size_t i = plain; i < label.len; i++) {
 			if (!dns_put_byte(out, outlen, &pos, label.p[i]))
 				return -1;
 		}

@@ -2,11 +2,14 @@
  * Internet checksum (RFC 1071) and its incremental update (RFC 1624), for the frames of
  * frame.c and the DNS ID rewrite on the forwarding path.
  */
+#include <string.h>
+
 #include "sni/csum.h"
 #include "sni/frame.h"
 
 #define UDP_CSUM_OFF	6
 #define TCP_CSUM_OFF	16
+#define FRAME_DNS_SPELL_NAMES	16	/* copies of a question summed one by one */
 
 static inline uint16_t
 rd16(const uint8_t *b)
@@ -99,9 +102,42 @@ frame_dns_rewrite_id_tcp(uint8_t *tcp_hdr, uint8_t *dns, uint16_t new_id)
 	return frame_csum_rewrite16(tcp_hdr, tcp_hdr + TCP_CSUM_OFF, dns, new_id, false);
 }
 
+/* The names the spelling may change, summed as they sit in the message (swapped when odd). */
+static uint32_t
+frame_dns_names_sum(const uint8_t *dns, const size_t *at, size_t n, size_t name_len)
+{
+	uint32_t sum = 0, part;
+
+	for (size_t i = 0; i < n; i++) {
+		part = frame_csum_add(0, dns + at[i], name_len);
+		sum += (at[i] & 1) != 0 ? bswap16((uint16_t)part) : part;
+	}
+	return sum;
+}
+
+/* Are caps all zero, and the n names at dns + at[i] lower case already? */
+static bool
+frame_dns_spelled(const uint8_t *dns, const size_t *at, size_t n, size_t name_len,
+    const uint8_t caps[DNS_CASE_BYTES])
+{
+	uint64_t any = 0, w;
+
+	for (size_t i = 0; i < DNS_CASE_BYTES; i += 8) {
+		memcpy(&w, caps + i, 8);
+		any |= w;
+	}
+	if (any != 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (dns_name_has_upper(dns + at[i], name_len))
+			return false;
+	return true;
+}
+
 /*
  * The message sums to a 16-bit word before and after like any one field (RFC 1624 holds
- * for a sum of words as for one word), swapped when it starts at an odd offset.
+ * for a sum of words as for one word), swapped when it starts at an odd offset. Only the
+ * names the spelling touches are summed: the rest of the message adds the same to both.
  */
 void
 frame_dns_spell(uint8_t *udp_hdr, uint8_t *dns, size_t len, size_t qname_len,
@@ -109,12 +145,22 @@ frame_dns_spell(uint8_t *udp_hdr, uint8_t *dns, size_t len, size_t qname_len,
 {
 	uint16_t csum = rd16(udp_hdr + UDP_CSUM_OFF), before, after;
 	bool odd = ((size_t)(dns - udp_hdr) & 1) != 0;
+	size_t at[FRAME_DNS_SPELL_NAMES], n, sum_len = qname_len;
 
-	before = (uint16_t)frame_csum_add(0, dns, len);
+	n = dns_msg_spell_names(dns, len, qname_len, at, FRAME_DNS_SPELL_NAMES);
+	if (n <= FRAME_DNS_SPELL_NAMES && frame_dns_spelled(dns, at, n, qname_len, caps))
+		return;		/* lower case asked and every name is: nothing changes */
+	if (n > FRAME_DNS_SPELL_NAMES) {
+		/* more copies of the question than we list: the whole message, as it sums */
+		n = 1;
+		at[0] = 0;
+		sum_len = len;
+	}
+	before = (uint16_t)~frame_csum_fold(frame_dns_names_sum(dns, at, n, sum_len));
 	dns_msg_spell(dns, len, qname_len, caps);
 	if (csum == 0)
 		return;		/* no checksum to keep right */
-	after = (uint16_t)frame_csum_add(0, dns, len);
+	after = (uint16_t)~frame_csum_fold(frame_dns_names_sum(dns, at, n, sum_len));
 	csum = odd ? frame_csum_update16(csum, bswap16(before), bswap16(after)) :
 	    frame_csum_update16(csum, before, after);
 	wr16(udp_hdr + UDP_CSUM_OFF, csum == 0 ? 0xffff : csum);

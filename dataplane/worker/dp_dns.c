@@ -178,8 +178,12 @@ dp_dns_query_send(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	/* p->payload points into m: the rewrites are in place */
 	dns = (uint8_t *)(uintptr_t)p->payload;
 	frame_dns_rewrite_id(dns - 8, dns, e->key.id);
-	/* lower case: the resolver sees one question however the VM spelled it */
-	frame_dns_spell(dns - 8, dns, p->payload_len, q->qname_len, dp_dns_lower);
+	/*
+	 * lower case: the resolver sees one question however the VM spelled it. A question
+	 * with no capital (its caps all zero) and no answer records is lower case already.
+	 */
+	if (q->ancount != 0 || memcmp(e->caps, dp_dns_lower, DNS_CASE_BYTES) != 0)
+		frame_dns_spell(dns - 8, dns, p->payload_len, q->qname_len, dp_dns_lower);
 	return dp_fate_pass(!allowed);
 }
 
@@ -357,9 +361,16 @@ dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a, uint8_t 
     size_t len, size_t cap, bool same_len, size_t *out_len, bool *refused)
 {
 	const struct dp_gen *g = w->gen;
-	struct dp_dns_learner l = { .w = w, .vm = vm };
+	struct dp_dns_learner l;
 	struct dns_edit_stats st;
 	enum dns_edit_status rc;
+
+	/* field by field: the name's 1 KiB is written by dns_name_to_text(), not zeroed */
+	l.w = w;
+	l.vm = vm;
+	l.limited = l.refused = false;
+	l.hash = 0;
+	memset(&l.ports, 0, sizeof(l.ports));
 
 	l.n = dns_name_to_text(a->qname, a->qname_len, l.name, sizeof(l.name));
 	l.named = a->rcode == DNS_RCODE_NOERROR && l.n > 0;
@@ -371,7 +382,8 @@ dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a, uint8_t 
 		/* all the chain's addresses at once, so that an answer is refused before any */
 		(void)dp_dns_room(&l, a->nb_addrs);
 	}
-	rc = l.refused ? DNS_EDIT_OK : dns_edit(msg, len, cap, (g->ech_strip ?
+	/* a was parsed from msg: the editor does not parse it again */
+	rc = l.refused ? DNS_EDIT_OK : dns_edit_parsed(msg, len, a, cap, (g->ech_strip ?
 	    DNS_EDIT_STRIP_ECH : 0) | (same_len ? DNS_EDIT_SAME_LEN : 0), dp_dns_keep, &l,
 	    w->dns_scratch, DP_DNS_SCRATCH, out_len, &st);
 	*refused = l.refused;

@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <rte_hash.h>
+
 #include "dp.h"
 #include "dp_slots.h"
 #include "sni/dns.h"
@@ -27,6 +29,7 @@ struct dp_pending_key {
 struct dp_pending_entry {
 	struct dp_pending_key key;
 	uint64_t expires;
+	hash_sig_t sig;			/* the table's hash of key */
 	uint16_t vm_id;			/* the ID the VM chose, restored in the answer */
 	uint16_t qtype, qclass;
 	uint8_t qname_len;
@@ -78,9 +81,10 @@ enum dp_reason dp_dns_query_judge(struct dp_worker *w, uint16_t vm, const struct
     size_t len, char *name, size_t namelen);
 
 /*
- * Bind every address answer a gives (A/AAAA on its CNAME chain, HTTPS/SVCB hints) to
- * (vm, question name), up to vm's share of the binding table, and edit the message (msg,
- * len bytes, room for cap) so that it gives no other: what could not be bound is removed,
+ * Bind every address answer a (dns_msg_parse() of msg) gives (A/AAAA on its CNAME chain,
+ * HTTPS/SVCB hints) to (vm, question name), up to vm's share of the binding table, and
+ * edit the message (msg, len bytes, room for cap) so that it gives no other (written only
+ * when something changes: dns_edit_parsed()): what could not be bound is removed,
  * and with dns.ech: strip so is every ech SvcParam. same_len: the length may not change
  * (a TCP stream). DNS_EDIT_OK and *out_len, or a status for which the answer must not go.
  * *refused: the main lcore had no room for the bindings' events (dp_evt_bind_room()),

@@ -64,7 +64,7 @@ dp_pending_free(struct dp_pending *t)
 void
 dp_pending_del(struct dp_pending *t, struct dp_pending_entry *e)
 {
-	rte_hash_del_key(t->h, &e->key);
+	rte_hash_del_key_with_hash(t->h, &e->key, e->sig);
 	e->in_use = false;
 	t->per_vm[e->key.vm]--;
 	dp_slots_put(&t->slots, (uint32_t)(e - t->e));
@@ -116,12 +116,15 @@ dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm, const str
 	for (int i = 0; i < DP_ID_TRIES; i++) {
 		/* unpredictable, so that nobody but the resolver can answer (RFC 5452 s9.2) */
 		e->key.id = keep_id ? q->id : (uint16_t)rte_rand();
-		if (rte_hash_lookup(t->h, &e->key) >= 0) {
+		/* hashed once: looked up, added, and deleted under it */
+		e->sig = rte_hash_hash(t->h, &e->key);
+		if (rte_hash_lookup_with_hash(t->h, &e->key, e->sig) >= 0) {
 			if (keep_id)
 				return NULL;
 			continue;
 		}
-		if (rte_hash_add_key_data(t->h, &e->key, (void *)(uintptr_t)idx) != 0)
+		if (rte_hash_add_key_with_hash_data(t->h, &e->key, e->sig,
+		    (void *)(uintptr_t)idx) != 0)
 			return NULL;
 		dp_slots_get(&t->slots, &idx);
 		t->per_vm[vm]++;

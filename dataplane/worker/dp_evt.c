@@ -1,5 +1,5 @@
 /*
- * Worker-to-main-lcore events.
+ * Worker-to-main-lcore events: each record written in its ring slot, not copied there.
  */
 #include <stdio.h>
 #include <string.h>
@@ -7,6 +7,7 @@
 #include <rte_cycles.h>
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
+#include <rte_ring_peek_zc.h>
 
 #include "dp_ask.h"
 #include "dp_evt.h"
@@ -24,13 +25,29 @@ dp_evt_ring_create(const char *kind, unsigned int id, int socket)
 	    RING_F_SP_ENQ | RING_F_SC_DEQ);
 }
 
-static void
-dp_evt_put(struct dp_worker *w, struct rte_ring *r, struct dp_evt *e)
+/*
+ * A record written where it goes: a slot of ring r, zeroed (no byte of an earlier record
+ * reaches the main lcore), or NULL, counted, when the ring is full. dp_evt_put() hands it
+ * over. The rings have one producer, so the slot is the worker's until then, and whole:
+ * a ring of records never wraps inside one.
+ */
+static struct dp_evt *
+dp_evt_slot(struct dp_worker *w, struct rte_ring *r)
 {
-	if (rte_ring_enqueue_elem(r, e, sizeof(*e)) != 0) {
+	struct rte_ring_zc_data zcd;
+
+	if (rte_ring_enqueue_zc_bulk_elem_start(r, sizeof(struct dp_evt), 1, &zcd, NULL) != 1) {
 		w->evt_dropped++;
-		return;
+		return NULL;
 	}
+	memset(zcd.ptr1, 0, sizeof(struct dp_evt));
+	return zcd.ptr1;
+}
+
+static void
+dp_evt_put(struct dp_worker *w, struct rte_ring *r)
+{
+	rte_ring_enqueue_zc_elem_finish(r, 1);
 	dp_main_wake(w->ctx);
 }
 
@@ -78,15 +95,23 @@ void
 dp_evt_bind(struct dp_worker *w, uint16_t vm, const struct pol_addr *addr, const char *name,
     size_t len, uint32_t ttl, uint64_t expires, const struct pol_ports *ports)
 {
-	struct dp_evt e = { .version = DP_API_VERSION, .type = DP_EVT_BIND, .vm = vm,
-		.family = addr->family, .ttl = ttl, .tsc = rte_get_tsc_cycles(),
-		.expires = expires, .gen = w->gen->id };
+	struct dp_evt *e;
 
-	dp_evt_ports_of(ports, &e.ports);
-	memcpy(e.addr, addr->a, sizeof(e.addr));
-	dp_evt_name(&e, name, len);
 	w->vm_stats[vm].bind_queued++;
-	dp_evt_put(w, w->bind_evts, &e);
+	if ((e = dp_evt_slot(w, w->bind_evts)) == NULL)
+		return;
+	e->version = DP_API_VERSION;
+	e->type = DP_EVT_BIND;
+	e->vm = vm;
+	e->family = addr->family;
+	e->ttl = ttl;
+	e->tsc = rte_get_tsc_cycles();
+	e->expires = expires;
+	e->gen = w->gen->id;
+	dp_evt_ports_of(ports, &e->ports);
+	memcpy(e->addr, addr->a, sizeof(e->addr));
+	dp_evt_name(e, name, len);
+	dp_evt_put(w, w->bind_evts);
 }
 
 /*
@@ -117,19 +142,24 @@ dp_evt_block_at(struct dp_worker *w, uint16_t vm, uint8_t family, uint8_t proto,
     const uint8_t *dst, uint16_t port, enum dp_reason r, bool would_block, const char *name,
     size_t len)
 {
-	struct dp_evt e = { .version = DP_API_VERSION, .type = DP_EVT_BLOCK, .vm = vm,
-		.reason = (uint8_t)r, .would_block = would_block, .tsc = rte_get_tsc_cycles() };
+	struct dp_evt *e;
 
-	if (!dp_evt_budget(w, vm))
+	if (!dp_evt_budget(w, vm) || (e = dp_evt_slot(w, w->evts)) == NULL)
 		return;
+	e->version = DP_API_VERSION;
+	e->type = DP_EVT_BLOCK;
+	e->vm = vm;
+	e->reason = (uint8_t)r;
+	e->would_block = would_block;
+	e->tsc = rte_get_tsc_cycles();
 	if (family != 0) {
-		e.family = family;
-		e.proto = proto;
-		e.port = port;
-		memcpy(e.addr, dst, sizeof(e.addr));
+		e->family = family;
+		e->proto = proto;
+		e->port = port;
+		memcpy(e->addr, dst, sizeof(e->addr));
 	}
-	dp_evt_name(&e, name, len);
-	dp_evt_put(w, w->evts, &e);
+	dp_evt_name(e, name, len);
+	dp_evt_put(w, w->evts);
 }
 
 void
@@ -155,12 +185,20 @@ void
 dp_evt_ask(struct dp_worker *w, enum dp_evt_type type, const struct dp_ask_entry *e,
     uint8_t how, const char *name, size_t len)
 {
-	struct dp_evt r = { .version = DP_API_VERSION, .type = (uint16_t)type, .vm = e->vm,
-		.port = e->qtype, .reason = how, .ttl = (uint32_t)(e - w->ask->e),
-		.expires = e->seq, .tsc = rte_get_tsc_cycles() };
+	struct dp_evt *r;
 
-	dp_evt_name(&r, name, len);
-	dp_evt_put(w, w->evts, &r);
+	if ((r = dp_evt_slot(w, w->evts)) == NULL)
+		return;
+	r->version = DP_API_VERSION;
+	r->type = (uint16_t)type;
+	r->vm = e->vm;
+	r->port = e->qtype;
+	r->reason = how;
+	r->ttl = (uint32_t)(e - w->ask->e);
+	r->expires = e->seq;
+	r->tsc = rte_get_tsc_cycles();
+	dp_evt_name(r, name, len);
+	dp_evt_put(w, w->evts);
 }
 
 unsigned int

@@ -10,7 +10,10 @@
  *    every hint of an HTTPS/SVCB record of the question name in the answer section;
  *  - its HTTPS/SVCB RDATA is still RFC 9460 RDATA, with no ech when stripping, and no
  *    mandatory key naming a key the record lost;
- *  - editing the result again, keeping everything, changes nothing.
+ *  - editing the result again, keeping everything, changes nothing;
+ *  - the editor's shortcut (a message only keep() could change is not written) gives what
+ *    writing the message anew (DNS_EDIT_REBUILD) gives: the same status, bytes, length,
+ *    and keep() asked the same questions in the same order.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -36,8 +39,9 @@ struct keeper {
 	bool used[YES_MAX];
 };
 
-static struct keeper kp, kp2;
+static struct keeper kp, kp2, kp3;
 static uint8_t buf[65536 + GUARD], copy[65536 + GUARD], scratch[65536];
+static uint8_t rebuilt[65536 + GUARD];
 
 static bool
 keep(void *arg, const struct dns_addr *a)
@@ -260,6 +264,30 @@ input_svcb(const uint8_t *m, size_t len, const struct dns_msg *q)
 	}
 }
 
+/* The edit just made (rc, n, st, kp, buf) is the one a rebuild of msg makes. */
+static void
+same_as_rebuilt(const uint8_t *msg, size_t len, unsigned int flags, uint64_t mask,
+    enum dns_edit_status rc, size_t n, const struct dns_edit_stats *st)
+{
+	struct dns_edit_stats st3;
+	size_t n3 = 0;
+
+	memset(rebuilt, 0xa5, sizeof(rebuilt));
+	memcpy(rebuilt, msg, len);
+	memset(&kp3, 0, sizeof(kp3));
+	kp3.mask = mask;
+	CHECK(dns_edit(rebuilt, len, len + GUARD, flags | DNS_EDIT_REBUILD, keep, &kp3, scratch,
+	    len, &n3, &st3) == rc);
+	CHECK(kp3.calls == kp.calls && kp3.nb_yes == kp.nb_yes);
+	for (unsigned int i = 0; i < kp.nb_yes; i++)
+		CHECK(kp3.yes[i].family == kp.yes[i].family && kp3.yes[i].ttl == kp.yes[i].ttl &&
+		    memcmp(kp3.yes[i].addr, kp.yes[i].addr, sizeof(kp.yes[i].addr)) == 0);
+	CHECK(memcmp(rebuilt, buf, len + GUARD) == 0 || (rc == DNS_EDIT_OK && n3 == n &&
+	    memcmp(rebuilt, buf, n) == 0));
+	if (rc == DNS_EDIT_OK)
+		CHECK(n3 == n && memcmp(&st3, st, sizeof(st3)) == 0);
+}
+
 static void
 one(const uint8_t *msg, size_t len, unsigned int flags, uint64_t mask)
 {
@@ -277,6 +305,7 @@ one(const uint8_t *msg, size_t len, unsigned int flags, uint64_t mask)
 	CHECK(rc == DNS_EDIT_OK || rc == DNS_EDIT_MALFORMED || rc == DNS_EDIT_NO_ROOM);
 	for (size_t i = len; i < len + GUARD; i++)
 		CHECK(buf[i] == 0xa5);
+	same_as_rebuilt(msg, len, flags, mask, rc, n, &st);
 	if (!parsed)
 		CHECK(rc == DNS_EDIT_MALFORMED && kp.calls == 0);
 	if (rc == DNS_EDIT_MALFORMED)

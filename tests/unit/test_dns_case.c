@@ -212,6 +212,78 @@ test_spell_no_csum(void **state)
 	assert_int_equal(fc_r16(buf + 6), 0);
 }
 
+/*
+ * An answer whose records copy the question in full (the names summed one by one) and one
+ * with more copies than frame_dns_spell() lists (the whole message summed), at either
+ * parity: the checksum is right after each spelling, and the copies are spelled.
+ */
+static void
+test_spell_csum_copies(void **state)
+{
+	static const unsigned int extra[] = { 0, 3, 40 };
+	uint8_t buf[8 + 2048 + 1], caps[DNS_CASE_BYTES];
+	struct mb m;
+	(void)state;
+
+	for (size_t dns_off = 8; dns_off <= 9; dns_off++)
+		for (unsigned int x = 0; x < sizeof(extra) / sizeof(extra[0]); x++) {
+			size_t len = answer(&m, WWW_MIXED, extra[x]), n = dns_off + len;
+			uint16_t csum;
+
+			for (unsigned int i = 0; i < extra[x]; i++) {
+				mb_bytes(&m, "\x03Www\x07" "exAMPLE\x03" "coM\x00", WWW_LEN);
+				mb_u16(&m, DNS_TYPE_A); mb_u16(&m, 1); mb_u32(&m, 60); mb_u16(&m, 4);
+				mb_u32(&m, 0x01020304);
+			}
+			len = m.len;
+			n = dns_off + len;
+			assert_true(n <= sizeof(buf));
+			memset(buf, 0x5a, dns_off);
+			memcpy(buf + dns_off, m.b, len);
+			fc_w16(buf + 6, 0);
+			csum = (uint16_t)~fc_ref_sum(buf, n, 0);
+			fc_w16(buf + 6, csum == 0 ? 0xffff : csum);
+			for (unsigned int round = 0; round < 50; round++) {
+				for (unsigned int i = 0; i < DNS_CASE_BYTES; i++)
+					caps[i] = (uint8_t)rnd();
+				frame_dns_spell(buf, buf + dns_off, len, WWW_LEN,
+				    round & 1 ? caps : lower);
+				assert_int_equal(fc_ref_sum(buf, n, 0), 0xffff);
+				if (!(round & 1) && extra[x] > 0)	/* the last copy */
+					assert_memory_equal(buf + n - 14 - WWW_LEN, WWW_LOWER,
+					    WWW_LEN);
+			}
+		}
+}
+
+/*
+ * Every byte value at every position of names of every length to 24: capitals found, and
+ * their bits set, as one byte at a time finds them.
+ */
+static void
+test_has_upper(void **state)
+{
+	uint8_t name[24], caps[DNS_CASE_BYTES];
+	(void)state;
+
+	for (size_t len = 0; len <= sizeof(name); len++)
+		for (size_t at = 0; at < len; at++)
+			for (unsigned int c = 0; c < 256; c++) {
+				memset(name, (int)(rnd() & 1 ? 'a' : 0xc1), sizeof(name));
+				name[at] = (uint8_t)c;
+				assert_int_equal(dns_name_has_upper(name, len), c >= 'A' && c <= 'Z');
+				dns_name_caps(name, len, caps);
+				for (size_t i = 0; i < len; i++)
+					assert_int_equal(caps[i / 8] >> (i % 8) & 1,
+					    name[i] >= 'A' && name[i] <= 'Z');
+				for (size_t i = len; i < 8 * DNS_CASE_BYTES; i++)
+					assert_int_equal(caps[i / 8] >> (i % 8) & 1, 0);
+			}
+	memcpy(name, WWW_MIXED, WWW_LEN);
+	assert_true(dns_name_has_upper(name, WWW_LEN));
+	assert_false(dns_name_has_upper((const uint8_t *)WWW_LOWER, WWW_LEN));
+}
+
 int
 main(void)
 {
@@ -223,6 +295,8 @@ main(void)
 		cmocka_unit_test(test_msg_spell_short),
 		cmocka_unit_test(test_spell_csum),
 		cmocka_unit_test(test_spell_no_csum),
+		cmocka_unit_test(test_spell_csum_copies),
+		cmocka_unit_test(test_has_upper),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

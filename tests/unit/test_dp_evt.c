@@ -1,7 +1,8 @@
 /*
  * dataplane/worker/dp_evt.c: the bind ring's back-pressure (room is asked for before a
  * binding exists, each VM's share, what the main lcore takes frees), and the wakeup of a
- * sleeping main lcore (one eventfd write per sleep, none while it is awake).
+ * sleeping main lcore (one eventfd write per sleep, none while it is awake), and records
+ * written whole into their slots, nothing of a slot's earlier record left.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -173,6 +174,55 @@ test_wake_once_per_sleep(void **state)
 	assert_int_equal(drain_all(per_vm), 51);
 }
 
+/*
+ * Records come out as they were written, field by field, and a slot a longer record used
+ * before (the ring wrapped) holds nothing of it past the new name.
+ */
+static void
+test_records_whole(void **state)
+{
+	static const char long_name[] = "a-rather-long-name-that-fills-the-slot.example.org";
+	struct pol_addr a = { .family = 6 };
+	struct dp_evt out[2], zero[1];
+	unsigned int cap = rte_ring_get_capacity(w.bind_evts);
+
+	(void)state;
+	memset(zero, 0, sizeof(zero));
+	memset(a.a, 0x11, sizeof(a.a));
+	for (unsigned int i = 0; i <= cap; i++) {	/* every slot, with the long name */
+		dp_evt_bind(&w, 1, &a, long_name, sizeof(long_name) - 1, 60, 70, &every_port);
+		assert_int_equal(dp_evt_drain(&w, out, 1), 1);
+	}
+	gen.id = 7;
+	dp_evt_bind(&w, 2, &a, "ex.com", 6, 300, 400, &every_port);
+	assert_int_equal(dp_evt_drain(&w, out, 2), 1);
+	assert_int_equal(out[0].version, DP_API_VERSION);
+	assert_int_equal(out[0].type, DP_EVT_BIND);
+	assert_int_equal(out[0].vm, 2);
+	assert_int_equal(out[0].family, 6);
+	assert_memory_equal(out[0].addr, a.a, 16);
+	assert_int_equal(out[0].ttl, 300);
+	assert_int_equal(out[0].expires, 400);
+	assert_int_equal(out[0].gen, 7);
+	assert_int_equal(out[0].ports.all, 1);
+	assert_int_equal(out[0].name_len, 6);
+	assert_memory_equal(out[0].name, "ex.com", 6);
+	assert_memory_equal(out[0].name + 6, zero, sizeof(out[0].name) - 6);
+	assert_true(out[0].tsc != 0);
+
+	dp_evt_block(&w, 3, NULL, DP_REASON_NO_BINDING, true, "b.example", 9);
+	assert_int_equal(dp_evt_drain(&w, out, 2), 1);
+	assert_int_equal(out[0].type, DP_EVT_BLOCK);
+	assert_int_equal(out[0].vm, 3);
+	assert_int_equal(out[0].reason, DP_REASON_NO_BINDING);
+	assert_int_equal(out[0].would_block, 1);
+	assert_int_equal(out[0].family, 0);
+	assert_memory_equal(out[0].addr, zero, sizeof(out[0].addr));
+	assert_int_equal(out[0].name_len, 9);
+	assert_memory_equal(out[0].name, "b.example", 9);
+	gen.id = 1;
+}
+
 int
 main(void)
 {
@@ -186,6 +236,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_share, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_room_for_many, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wake_once_per_sleep, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_records_whole, setup, teardown),
 	};
 	int rc;
 

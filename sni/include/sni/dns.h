@@ -122,6 +122,17 @@ void dns_name_spell(uint8_t *name, size_t len, const uint8_t caps[DNS_CASE_BYTES
 void dns_msg_spell(uint8_t *msg, size_t len, size_t qname_len,
     const uint8_t caps[DNS_CASE_BYTES]);
 
+/* Does name (len bytes) hold an upper-case ASCII letter? */
+bool dns_name_has_upper(const uint8_t *name, size_t len);
+
+/*
+ * The offsets in msg of the names dns_msg_spell() would spell: the question's first, then
+ * the answer owners that copy it in full. At most max are written to at; max + 1 is
+ * returned when there are more.
+ */
+size_t dns_msg_spell_names(const uint8_t *msg, size_t len, size_t qname_len, size_t *at,
+    size_t max);
+
 /* "NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED", ..., or NULL. */
 const char *dns_rcode_str(uint8_t rcode);
 

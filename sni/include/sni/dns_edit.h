@@ -44,6 +44,8 @@
 enum dns_edit_flags {
 	DNS_EDIT_STRIP_ECH = 1 << 0,	/* remove the ech SvcParam of every HTTPS/SVCB record */
 	DNS_EDIT_SAME_LEN = 1 << 1,	/* keep the length (DNS over TCP): see dns_edit() */
+	DNS_EDIT_REBUILD = 1 << 2,	/* write the message anew even when nothing changes
+					 * (tests compare the two ways) */
 };
 
 enum dns_edit_status {
@@ -86,5 +88,17 @@ struct dns_edit_stats {
 enum dns_edit_status dns_edit(uint8_t *msg, size_t len, size_t cap, unsigned int flags,
     dns_keep_fn keep, void *arg, uint8_t *scratch, size_t scratch_len, size_t *out_len,
     struct dns_edit_stats *st);
+
+/*
+ * dns_edit() of a message the caller parsed already: m is dns_msg_parse(msg, len), which
+ * dns_edit() would otherwise do again. When no address has to go (keep() says yes to every
+ * one, all are in the answer on the chain) and nothing else changes the message (no
+ * HTTPS/SVCB record, no trailing bytes to pad, no name compressed against bytes the
+ * editor would not write), msg is not written and *out_len is m->msg_len: the message a
+ * rebuild would write, byte for byte.
+ */
+enum dns_edit_status dns_edit_parsed(uint8_t *msg, size_t len, const struct dns_msg *m,
+    size_t cap, unsigned int flags, dns_keep_fn keep, void *arg, uint8_t *scratch,
+    size_t scratch_len, size_t *out_len, struct dns_edit_stats *st);
 
 #endif
