@@ -28,7 +28,7 @@
 
 #define BENCH_CORES_FILL	1048576u	/* flows in the table before the mix runs */
 #define BENCH_CORES_ROOM	(BENCH_CORES_FILL + 65536u)	/* and the mix passes' (~520 each) */
-#define BENCH_CORES_ROUNDS	15
+#define BENCH_CORES_ROUNDS	31
 #define BENCH_CORES_MPPS	6.72	/* the mix's frames per second at 25 GbE, millions */
 #define BENCH_CORES_NIC_NS	15.0	/* a real NIC's rx and tx, a packet */
 

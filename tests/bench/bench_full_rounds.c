@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench_full.h"
 
@@ -77,10 +78,15 @@ bench_rounds(struct bench *b, const struct bench_trace *t, const char *name,
 	double *rate[BENCH_DRVS] = { NULL }, *ratio[BENCH_DRVS] = { NULL }, ns;
 	struct bench_pass p, warm;
 	bool instr = b->instr;
+	double load[1];
 	int rc = -1;
 
 	if (env != NULL && atoi(env) >= 0)
 		rounds = (unsigned int)atoi(env);
+	/* how busy the machine was: on a shared one, what the spread comes from */
+	if (getloadavg(load, 1) == 1)
+		printf("INFO %s load average at the start of the rounds: %.2f on %u CPUs\n", name,
+		    load[0], (unsigned int)sysconf(_SC_NPROCESSORS_ONLN));
 	memset(res, 0, sizeof(*res));
 	res->rounds = rounds;
 	for (int d = 0; d < BENCH_DRVS; d++)
