@@ -35,6 +35,8 @@ struct bench_csum {
 	struct rte_ether_addr peer[2];	/* testpmd's default peer of each: 02:00:00:00:00:id */
 	uint64_t rx_bad_ip, rx_bad_l4;	/* what a NIC flagged bad on receive, as testpmd counts */
 	uint64_t ip4, ip6, tcp, udp, other;	/* frames by what the parse found */
+	uint64_t differed;		/* sums computed unlike the frame's: what proves they are
+					 * computed (0 on frames that came with good sums) */
 };
 
 void bench_csum_init(struct bench_csum *c, const uint16_t ports[2]);

@@ -120,8 +120,11 @@ bench_csum_sums(struct bench_csum *c, struct rte_mbuf *m, uint8_t *eth,
 	if (v4) {
 		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)l3;
 
+		uint16_t was = ip->hdr_checksum;
+
 		ip->hdr_checksum = 0;
 		ip->hdr_checksum = rte_ipv4_cksum(ip);
+		c->differed += ip->hdr_checksum != was;
 		m->ol_flags |= RTE_MBUF_F_TX_IPV4;
 		c->ip4++;
 	} else if (in->ethertype == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6)) {
@@ -134,17 +137,23 @@ bench_csum_sums(struct bench_csum *c, struct rte_mbuf *m, uint8_t *eth,
 	if (in->l4_proto == IPPROTO_UDP) {
 		struct rte_udp_hdr *u = (struct rte_udp_hdr *)l4;
 
+		uint16_t was = u->dgram_cksum;
+
 		c->udp++;
-		if (u->dgram_cksum == 0)
+		if (was == 0)
 			return;		/* testpmd leaves a UDP datagram without a sum without */
 		u->dgram_cksum = 0;
 		u->dgram_cksum = bench_csum_l4(l3, l4, v4);
+		c->differed += u->dgram_cksum != was;
 	} else if (in->l4_proto == IPPROTO_TCP) {
 		struct rte_tcp_hdr *t = (struct rte_tcp_hdr *)l4;
+
+		uint16_t was = t->cksum;
 
 		c->tcp++;
 		t->cksum = 0;
 		t->cksum = bench_csum_l4(l3, l4, v4);
+		c->differed += t->cksum != was;
 	}
 }
 

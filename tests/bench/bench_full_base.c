@@ -69,10 +69,11 @@ bench_base_report(const struct bench *b, const char *mode, const char *ratio_nam
 	bool small = ratio_name[0] == 's';	/* small64's goal, or the mix's */
 
 	printf("INFO csum driver parsed ip4=%lu ip6=%lu tcp=%lu udp=%lu other=%lu "
-	    "rx_bad_ip=%lu rx_bad_l4=%lu (all its passes)\n", (unsigned long)b->csum.ip4,
-	    (unsigned long)b->csum.ip6, (unsigned long)b->csum.tcp, (unsigned long)b->csum.udp,
-	    (unsigned long)b->csum.other, (unsigned long)b->csum.rx_bad_ip,
-	    (unsigned long)b->csum.rx_bad_l4);
+	    "rx_bad_ip=%lu rx_bad_l4=%lu sums_differed=%lu (all its passes)\n",
+	    (unsigned long)b->csum.ip4, (unsigned long)b->csum.ip6, (unsigned long)b->csum.tcp,
+	    (unsigned long)b->csum.udp, (unsigned long)b->csum.other,
+	    (unsigned long)b->csum.rx_bad_ip, (unsigned long)b->csum.rx_bad_l4,
+	    (unsigned long)b->csum.differed);
 	for (enum bench_drv d = BENCH_CSUM; d <= BENCH_L3FWD; d++) {
 		printf("RESULT %s_%s_mpps=%.3f\n", mode, bench_drv_name(d), res->rate[d] / 1e6);
 		printf("RESULT %s_vs_%s=%.3f\n", ratio_name, bench_drv_name(d), res->ratio[d]);
