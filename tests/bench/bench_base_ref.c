@@ -13,9 +13,11 @@
  * forwarding, the frames received in the next MEASURE_S (both ports) over that time:
  * RATE DRIVER mpps=N, the figure testpmd's Rx-pps lines sum to.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
@@ -64,6 +66,7 @@ struct ref_run {
 	const uint16_t *ports;
 	double warm, measure;		/* seconds */
 	uint64_t frames, cycles;
+	bool done;
 };
 
 /* The forwarding lcore: warm up, then count what it receives for r->measure seconds. */
@@ -79,6 +82,7 @@ ref_run(void *arg)
 	while ((t1 = rte_get_tsc_cycles()) - t0 < (uint64_t)(r->measure * (double)hz))
 		r->frames += ref_poll(r->drv, r->csum, r->l3fwd, r->ports);
 	r->cycles = t1 - t0;
+	__atomic_store_n(&r->done, true, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -126,6 +130,9 @@ main(int argc, char **argv)
 		fprintf(stderr, "bench_base_ref: no second lcore to forward on (-l 0-1)\n");
 		return 1;
 	}
+	/* the main lcore sleeps, as testpmd's does between its stats: wait_lcore would spin */
+	while (!__atomic_load_n(&r.done, __ATOMIC_ACQUIRE))
+		usleep(100000);
 	rte_eal_wait_lcore(lcore);
 	printf("RATE %s mpps=%.4f frames=%lu seconds=%.2f lcore=%u\n", argv[1],
 	    (double)r.frames * (double)rte_get_tsc_hz() / (double)r.cycles / 1e6,
