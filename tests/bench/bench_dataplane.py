@@ -109,12 +109,13 @@ class Lines:
                 self.cond.wait(left)
 
 
-def testpmd_mpps(devs, prefix):
+def testpmd_mpps(devs, prefix, mode="io"):
+    """testpmd's forwarding rate (both ports' Rx-pps) over devs in forward mode `mode`."""
     # line-buffered: into a pipe, stdio would hold the stats until testpmd exits
     argv = ["stdbuf", "-oL", "dpdk-testpmd", *EAL, "--file-prefix", prefix, "--no-shconf"]
     for d in devs:
         argv += ["--vdev", d]
-    argv += ["--", "--forward-mode=io", "--total-num-mbufs=262144", "--nb-cores=1",
+    argv += ["--", f"--forward-mode={mode}", "--total-num-mbufs=262144", "--nb-cores=1",
              f"--stats-period={int(MEASURE)}"]
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     out = Lines(p)

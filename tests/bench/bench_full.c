@@ -9,9 +9,12 @@
  *             the capture uses, each VM resolving what it connects to, DNS answers given
  *             the IDs namegate chose, source ports rotated every pass so every pass opens
  *             new flows and judges every ClientHello. RESULT mix_full_mpps, mix_io_mpps,
- *             mix_full_vs_io (median of the per-round ratios, rounds interleaved).
+ *             mix_full_vs_io (median of the per-round ratios, rounds interleaved), and
+ *             against the honest baselines (bench_full_base.c) mix_csum_mpps,
+ *             mix_full_vs_csum, mix_l3fwd_mpps, mix_full_vs_l3fwd.
  *   small64   small64.pcap's 1,024 established flows (a handshake first, admitted by an
- *             address policy): RESULT small64_mpps, small64_io_mpps, small64_vs_io.
+ *             address policy): RESULT small64_mpps, small64_io_mpps, small64_vs_io,
+ *             small64_csum_mpps, small64_vs_csum, small64_l3fwd_mpps, small64_vs_l3fwd.
  *   conn      new TLS connections from hello.pcap (SYN, SYN-ACK, the hello in one or two
  *             segments; names bound by DNS first): RESULT conn_per_s (connections per
  *             second of poll time), conn_io_per_s, conn_vs_io.
@@ -28,7 +31,8 @@
  * With BENCH_INSTR=1 (bench_instr.py runs it under callgrind --collect-atstart=no) mix,
  * small64, conn and lifecycle run a short fixed workload and collect only inside
  * dp_worker_poll (and lifecycle's sweep, dumped apart), printing INSTR frames=N conns=N
- * (and INSTR_AGE aged=N) for the driver to divide callgrind's totals by.
+ * (and INSTR_AGE aged=N) for the driver to divide callgrind's totals by. BENCH_INSTR=csum
+ * (or l3fwd) collects inside that baseline's bursts instead, over the same frames.
  *
  * Timing: rte_rdtsc_precise() around each dp_worker_poll() (or each io move) only; building
  * frames, rewriting answers and draining the tx rings are outside it. Counters come from
@@ -125,6 +129,7 @@ bench_close(struct bench *b)
 	if (!b->eal)
 		return;
 	b->eal = false;
+	bench_base_close(b);
 	dp_ctx_teardown(&b->ctx);
 	pol_config_free(b->cfg);
 	rte_eal_cleanup();
@@ -221,7 +226,7 @@ bench_vm0(const char *traffic, uint8_t mac[6], uint8_t ip4[4])
 }
 
 /* Every name of hosts.txt, quoted, comma-separated. */
-static int
+int
 bench_hosts(const char *traffic, FILE *out)
 {
 	char path[4096], line[512];
@@ -329,6 +334,20 @@ bench_rate(uint64_t n, uint64_t cycles)
 	return cycles == 0 ? 0 : (double)n * (double)rte_get_tsc_hz() / (double)cycles;
 }
 
+/* $BENCH_INSTR: "1" collects inside namegate's polls, "csum" or "l3fwd" inside a baseline's. */
+static bool
+bench_instr_mode(const char *env, enum bench_drv *drv)
+{
+	*drv = BENCH_NG;
+	if (env == NULL)
+		return false;
+	if (strcmp(env, "csum") == 0)
+		*drv = BENCH_CSUM;
+	else if (strcmp(env, "l3fwd") == 0)
+		*drv = BENCH_L3FWD;
+	return *drv != BENCH_NG || strcmp(env, "1") == 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -338,7 +357,7 @@ main(int argc, char **argv)
 	} modes[] = {
 		{ "mix", bench_mode_mix }, { "small64", bench_mode_small64 },
 		{ "conn", bench_mode_conn }, { "lifecycle", bench_mode_lifecycle },
-		{ "capacity", bench_mode_capacity },
+		{ "capacity", bench_mode_capacity }, { "cores", bench_mode_cores },
 	};
 	static struct bench b;
 	const char *env = getenv("TRAFFIC_DIR");
@@ -346,7 +365,7 @@ main(int argc, char **argv)
 	/* the default build directory's generated captures, run from the source root */
 	b.traffic = argc > 2 ? argv[2] : env != NULL && env[0] != '\0' ? env :
 	    "build/tests/traffic";
-	b.instr = getenv("BENCH_INSTR") != NULL && strcmp(getenv("BENCH_INSTR"), "1") == 0;
+	b.instr = bench_instr_mode(getenv("BENCH_INSTR"), &b.instr_drv);
 	b.csum_offload = getenv("BENCH_CSUM_OFFLOAD") != NULL &&
 	    strcmp(getenv("BENCH_CSUM_OFFLOAD"), "1") == 0;
 	printf("INFO checksums verified by %s\n", b.csum_offload ? "the \"NIC\" (marked good)" :
@@ -358,6 +377,7 @@ main(int argc, char **argv)
 			fflush(stdout);
 			return rc == 0 ? 0 : 1;
 		}
-	fprintf(stderr, "usage: bench_full mix|small64|conn|lifecycle|capacity [TRAFFIC_DIR]\n");
+	fprintf(stderr, "usage: bench_full mix|small64|conn|lifecycle|capacity|cores "
+	    "[TRAFFIC_DIR]\n");
 	return 2;
 }

@@ -80,6 +80,13 @@ bench_cap_ip_csum(uint8_t *ip)
 	ip[11] = (uint8_t)c;
 }
 
+/* The fill frames come from vm0 of the traffic's manifest. */
+int
+bench_cap_from_vm0(const struct bench *b)
+{
+	return bench_vm0(b->traffic, bench_cap_tmpl + 6, bench_cap_tmpl + 26);
+}
+
 /*
  * n lookups: the query and answer of bench_synth_dns() for the template, each with its own
  * client port and answer address. The addresses go at the end of the answer (one A record).
@@ -119,7 +126,7 @@ out:
 }
 
 /* SYNs from vm0 from source port sport, to bound addresses first, first + step, ... < n. */
-static int
+int
 bench_cap_syn_trace(struct bench_trace *t, uint32_t n, uint16_t sport, uint32_t first,
     uint32_t step)
 {
@@ -184,7 +191,7 @@ bench_refused(const struct bench *b)
  * took); what it cost and refused (what: a FILL line). A loop a chunk: a loop's second
  * pass would move the SYNs' ports.
  */
-static int
+int
 bench_cap_fill(struct bench *b, const struct bench_trace *t, uint32_t from, uint32_t to,
     uint64_t clock, const char *what, struct bench_pass *p)
 {
@@ -199,7 +206,7 @@ bench_cap_fill(struct bench *b, const struct bench_trace *t, uint32_t from, uint
 
 		bench_clock_set(b, clock);
 		if (l != NULL)
-			rc = bench_loop_pass(l, false, at, end, &c);
+			rc = bench_loop_pass(l, BENCH_NG, at, end, &c);
 		bench_loop_free(l);
 		if (rc != 0)
 			return -1;
@@ -400,7 +407,7 @@ bench_mode_capacity(struct bench *b)
 
 	puts("INFO capacity no hugepages on this machine: EAL --no-huge, 4 KiB pages");
 	bench_mem("before_setup", false);
-	if (bench_vm0(b->traffic, bench_cap_tmpl + 6, bench_cap_tmpl + 26) != 0 ||
+	if (bench_cap_from_vm0(b) != 0 ||
 	    bench_cap_dns_trace(&dns, n) != 0 || bench_cap_syn_trace(&syn, n, 40000, 0, 1) != 0 ||
 	    bench_cap_touch_trace(&touch, n) != 0 ||
 	    bench_cap_syn_trace(&fresh, 65536, 0, 0, 1) != 0 ||

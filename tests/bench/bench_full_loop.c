@@ -1,7 +1,7 @@
 /*
  * bench_full's closed loop. A pass puts a trace's frames on the ports' rx rings, a burst
- * per side at most, and hands them to one dp_worker_poll() (or, for the io baseline, one
- * rx_burst/tx_burst move each way). A burst is filled from a window of the frames not yet
+ * per side at most, and hands them to one dp_worker_poll() (or to a baseline's driver, a
+ * burst each way: bench_full_base.c). A burst is filled from a window of the frames not yet
  * sent, in trace order, skipping (to the next burst) a frame that must wait, and with it
  * the rest of its connection: a VM frame whose peer's frame is in the burst (a poll takes
  * the VM port's frames before the uplink's), a VM frame of a VM whose DNS answer is in it
@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include <rte_cycles.h>
-#include <rte_ethdev.h>
 #include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
 
@@ -40,7 +39,7 @@ struct bench_loop {
 	struct bench *b;
 	const struct bench_trace *t;
 	uint32_t pass;			/* passes begun: how far ports are rotated */
-	bool io;
+	enum bench_drv drv;		/* BENCH_NG: namegate's worker, else a baseline */
 	struct bench_pass *acc;
 	uint16_t *fwd_id;		/* by query: the ID namegate gave it ... */
 	uint32_t *fwd_pass;		/* ... in this pass (pass number) */
@@ -156,7 +155,7 @@ bench_make(struct bench_loop *l, uint32_t i)
 		bench_patch16(l4 + 4, (uint16_t)(seq >> 16), csum, false);
 		bench_patch16(l4 + 6, (uint16_t)seq, csum, false);
 	}
-	if (f->kind == BF_ANSWER && !l->io && f->query >= 0)
+	if (f->kind == BF_ANSWER && l->drv == BENCH_NG && f->query >= 0)
 		frame_dns_rewrite_id(l4, l4 + 8, l->fwd_id[f->query]);
 	if (l->b->csum_offload)
 		m->ol_flags |= RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD;
@@ -194,7 +193,7 @@ bench_drain(struct bench_loop *l, int s)
 		for (unsigned int i = 0; i < n; i++) {
 			struct pkt p;
 
-			if (!l->io && pkt_decode(rte_pktmbuf_mtod(m[i], const uint8_t *),
+			if (l->drv == BENCH_NG && pkt_decode(rte_pktmbuf_mtod(m[i], const uint8_t *),
 			    rte_pktmbuf_data_len(m[i]), &p) == PKT_OK) {
 				if (s == BENCH_UP && p.proto == PKT_PROTO_UDP && p.dport == 53 &&
 				    p.payload_len >= 12) {
@@ -215,25 +214,7 @@ bench_drain(struct bench_loop *l, int s)
 		}
 }
 
-/* The io baseline's poll: each port's rx burst to the other port's tx. */
-static unsigned int
-bench_io_move(struct bench *b)
-{
-	struct rte_mbuf *m[BENCH_BURST];
-	unsigned int got = 0;
-
-	for (int s = 0; s < 2; s++) {
-		uint16_t n = rte_eth_rx_burst(b->ctx.port[s], 0, m, BENCH_BURST);
-		uint16_t sent = rte_eth_tx_burst(b->ctx.port[!s], 0, m, n);
-
-		for (uint16_t i = sent; i < n; i++)
-			rte_pktmbuf_free(m[i]);
-		got += n;
-	}
-	return got;
-}
-
-/* Hand the batch to the worker (or the io move), timed; then what came out. */
+/* Hand the batch to the worker (or a baseline), timed; then what came out. */
 static void
 bench_flush(struct bench_loop *l)
 {
@@ -251,7 +232,7 @@ bench_flush(struct bench_loop *l)
 		if (b->instr)
 			CALLGRIND_TOGGLE_COLLECT;
 		t0 = rte_rdtsc_precise();
-		n = l->io ? bench_io_move(b) : dp_worker_poll(b->w);
+		n = l->drv == BENCH_NG ? dp_worker_poll(b->w) : bench_base_poll(b, l->drv);
 		t1 = rte_rdtsc_precise();
 		if (b->instr)
 			CALLGRIND_TOGGLE_COLLECT;
@@ -262,7 +243,7 @@ bench_flush(struct bench_loop *l)
 	}
 	bench_drain(l, BENCH_UP);
 	bench_drain(l, BENCH_VM);
-	if (!l->io) {
+	if (l->drv == BENCH_NG) {
 		struct dp_evt e[64];
 		unsigned int n;
 
@@ -365,15 +346,15 @@ bench_take(struct bench_loop *l, uint32_t i)
 	return 0;
 }
 
-/* Frames [from, to) of the trace through namegate (io false) or the io baseline. */
+/* Frames [from, to) of the trace through namegate (BENCH_NG) or baseline drv. */
 int
-bench_loop_pass(struct bench_loop *l, bool io, uint32_t from, uint32_t to,
+bench_loop_pass(struct bench_loop *l, enum bench_drv drv, uint32_t from, uint32_t to,
     struct bench_pass *out)
 {
 	uint32_t next = from;
 
 	memset(out, 0, sizeof(*out));
-	l->io = io;
+	l->drv = drv;
 	l->acc = out;
 	l->pass++;
 	l->batch++;
@@ -389,7 +370,7 @@ bench_loop_pass(struct bench_loop *l, bool io, uint32_t from, uint32_t to,
 					break;
 				continue;
 			}
-			if (f->kind == BF_ANSWER && !io)	/* its query was forwarded, or refused */
+			if (f->kind == BF_ANSWER && drv == BENCH_NG)	/* its query forwarded, or refused */
 				l->skip[i] = f->query >= 0 && l->fwd_pass[f->query] != l->pass;
 			if (f->kind == BF_ANSWER && l->skip[i]) {
 				out->answers_skipped++;

@@ -1,10 +1,13 @@
 /*
- * bench_full's measurement: a warm-up pass, then rounds of a namegate pass and an io pass
- * over the same frames, interleaved so that both see the same moment of a machine that
- * drifts 1.3-1.7x between minutes; medians of the rates and of the per-round ratios.
+ * bench_full's measurement: a warm-up pass, then rounds of a namegate pass and a pass of
+ * each baseline over the same frames, interleaved so that all see the same moment of a
+ * machine that drifts 1.3-1.7x between minutes; medians of the rates and of the per-round
+ * ratios, and their spread.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "bench_full.h"
 
@@ -45,35 +48,55 @@ bench_pass_print(const char *mode, const struct bench_trace *t, const struct ben
 	    (unsigned long)p->answers_skipped, (unsigned long)p->bind_evts);
 }
 
+/* v's n values: their median into *med, lowest and highest into *lo, *hi (v is sorted). */
+static void
+bench_spread(double *v, unsigned int n, double *med, double *lo, double *hi)
+{
+	*med = bench_median(v, n);
+	*lo = n > 0 ? v[0] : 0;
+	*hi = n > 0 ? v[n - 1] : 0;
+}
+
 /*
  * One untimed pass of the whole trace (its setup frames and a warm-up), then rounds of a
- * namegate pass and an io pass over its timed part, interleaved so that both see the same
- * moment of the machine. Returns the medians: namegate and io frames per second of poll
- * time, and their per-round ratio; *last the last namegate pass. Under BENCH_INSTR one
- * namegate pass after the warm-up, collected, printed as INSTR. With b->age_passes each
- * namegate pass's connections are aged out after it by one sweep, untimed (so passes do
- * not pile closed flows up), and under BENCH_INSTR counted apart: INSTR_AGE.
+ * namegate pass and a pass of each baseline (io; with b->baselines csum and l3fwd too)
+ * over its timed part, interleaved so that all see the same moment of the machine. *res:
+ * the medians of the rates (frames per second of poll time) and of the per-round ratios of
+ * namegate's rate over each baseline's, with their spread; *last the last namegate pass.
+ * Under BENCH_INSTR one pass after the warm-up, collected, printed as INSTR: namegate's,
+ * or b->instr_drv's. With b->age_passes each namegate pass's connections are aged out
+ * after it by one sweep, untimed (so passes do not pile closed flows up), and under
+ * BENCH_INSTR counted apart: INSTR_AGE.
  */
 int
 bench_rounds(struct bench *b, const struct bench_trace *t, const char *name,
-    unsigned int rounds, double rates[3], struct bench_pass *last)
+    unsigned int rounds, struct bench_res *res, struct bench_pass *last)
 {
 	struct bench_loop *l = bench_loop_new(b, t);
 	const char *env = getenv("BENCH_ROUNDS");	/* fewer or more, to look closer */
-	double *ng, *io, *ratio, ns;
+	enum bench_drv ndrv = b->baselines ? BENCH_DRVS : BENCH_CSUM;
+	double *rate[BENCH_DRVS] = { NULL }, *ratio[BENCH_DRVS] = { NULL }, ns;
 	struct bench_pass p, warm;
 	bool instr = b->instr;
+	double load[1];
 	int rc = -1;
 
 	if (env != NULL && atoi(env) >= 0)
 		rounds = (unsigned int)atoi(env);
-	ng = calloc(rounds + 1, sizeof(double));
-	io = calloc(rounds + 1, sizeof(double));
-	ratio = calloc(rounds + 1, sizeof(double));
-	if (l == NULL || ng == NULL || io == NULL || ratio == NULL)
+	/* how busy the machine was: on a shared one, what the spread comes from */
+	if (getloadavg(load, 1) == 1)
+		printf("INFO %s load average at the start of the rounds: %.2f on %u CPUs\n", name,
+		    load[0], (unsigned int)sysconf(_SC_NPROCESSORS_ONLN));
+	memset(res, 0, sizeof(*res));
+	res->rounds = rounds;
+	for (int d = 0; d < BENCH_DRVS; d++)
+		if ((rate[d] = calloc(rounds + 1, sizeof(double))) == NULL ||
+		    (ratio[d] = calloc(rounds + 1, sizeof(double))) == NULL)
+			goto out;
+	if (l == NULL)
 		goto out;
 	b->instr = false;
-	if (bench_loop_pass(l, false, 0, t->n, &warm) != 0)
+	if (bench_loop_pass(l, BENCH_NG, 0, t->n, &warm) != 0)
 		goto out;
 	if (b->age_passes)
 		printf("AGED %s flows=%u\n", name, bench_age_sweep(b, BENCH_CLOSED_IDLE, false, &ns));
@@ -84,38 +107,47 @@ bench_rounds(struct bench *b, const struct bench_trace *t, const char *name,
 	    (unsigned long)warm.bind_evts);
 	if (instr) {
 		b->instr = true;
-		if (bench_loop_pass(l, false, t->first_timed, t->n, last) != 0)
+		if (bench_loop_pass(l, b->instr_drv, t->first_timed, t->n,
+		    b->instr_drv == BENCH_NG ? last : &p) != 0)
 			goto out;
-		printf("INSTR %s frames=%lu conns=%u hellos=%lu\n", name,
-		    (unsigned long)last->frames, t->conns, (unsigned long)last->hellos_out);
-		if (b->age_passes)
+		if (b->instr_drv != BENCH_NG)
+			*last = p;
+		printf("INSTR %s frames=%lu conns=%u hellos=%lu driver=%s\n", name,
+		    (unsigned long)last->frames, t->conns, (unsigned long)last->hellos_out,
+		    bench_drv_name(b->instr_drv));
+		if (b->age_passes && b->instr_drv == BENCH_NG)
 			printf("INSTR_AGE %s aged=%u\n", name,
 			    bench_age_sweep(b, BENCH_CLOSED_IDLE, true, &ns));
 		rc = 0;
 		goto out;
 	}
 	for (unsigned int r = 0; r < rounds; r++) {
-		if (bench_loop_pass(l, false, t->first_timed, t->n, last) != 0)
+		if (bench_loop_pass(l, BENCH_NG, t->first_timed, t->n, last) != 0)
 			goto out;
 		if (b->age_passes)
 			bench_age_sweep(b, BENCH_CLOSED_IDLE, false, &ns);
-		if (bench_loop_pass(l, true, t->first_timed, t->n, &p) != 0)
-			goto out;
-		ng[r] = bench_rate(last->frames, last->cycles);
-		io[r] = bench_rate(p.frames, p.cycles);
-		ratio[r] = io[r] > 0 ? ng[r] / io[r] : 0;
-		printf("ROUND %s %u namegate_mpps=%.3f io_mpps=%.3f ratio=%.3f frames=%lu/%lu\n",
-		    name, r, ng[r] / 1e6, io[r] / 1e6, ratio[r], (unsigned long)last->frames,
-		    (unsigned long)p.frames);
+		rate[BENCH_NG][r] = bench_rate(last->frames, last->cycles);
+		printf("ROUND %s %u namegate_mpps=%.3f", name, r, rate[BENCH_NG][r] / 1e6);
+		for (enum bench_drv d = BENCH_IO; d < ndrv; d++) {
+			if (bench_loop_pass(l, d, t->first_timed, t->n, &p) != 0)
+				goto out;
+			rate[d][r] = bench_rate(p.frames, p.cycles);
+			ratio[d][r] = rate[d][r] > 0 ? rate[BENCH_NG][r] / rate[d][r] : 0;
+			printf(" %s_mpps=%.3f vs_%s=%.3f", bench_drv_name(d), rate[d][r] / 1e6,
+			    bench_drv_name(d), ratio[d][r]);
+		}
+		printf(" frames=%lu/%lu\n", (unsigned long)last->frames, (unsigned long)p.frames);
 	}
-	rates[0] = bench_median(ng, rounds);
-	rates[1] = bench_median(io, rounds);
-	rates[2] = bench_median(ratio, rounds);
+	for (enum bench_drv d = BENCH_NG; d < ndrv; d++) {
+		bench_spread(rate[d], rounds, &res->rate[d], &res->rate_lo[d], &res->rate_hi[d]);
+		bench_spread(ratio[d], rounds, &res->ratio[d], &res->lo[d], &res->hi[d]);
+	}
 	rc = 0;
 out:
-	free(ng);
-	free(io);
-	free(ratio);
+	for (int d = 0; d < BENCH_DRVS; d++) {
+		free(rate[d]);
+		free(ratio[d]);
+	}
 	bench_loop_free(l);
 	return rc;
 }

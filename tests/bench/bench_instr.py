@@ -25,6 +25,10 @@ path's two entry points, callees included, per call). small64, mix and conn also
 checksum-good, as an offloading NIC marks them). Skips with a message (exit 0) when valgrind
 is absent.
 
+instr_ratio_mix_vs_csum= namegate's instructions per packet on the mix over the csum
+baseline driver's (testpmd's csum engine, bench_base_csum.c) on the same frames:
+`bench_full mix` with BENCH_INSTR=csum collects inside the driver's bursts only.
+
 Run: meson test -C build --benchmark -v full_instr    (a few minutes)
 """
 import os
@@ -124,6 +128,14 @@ def ndpi(workdir):
     return total(out_file), int(m.group(1))
 
 
+def csum_driver(workdir):
+    """The csum baseline driver's Ir over the mix's frames, and the frames."""
+    out_file = os.path.join(workdir, "callgrind.mix.csum.out")
+    m = callgrind([BENCH, "mix", TRAFFIC], {"BENCH_INSTR": "csum"}, out_file,
+                  r"^INSTR \S+ frames=(\d+) .*driver=csum")
+    return total(out_file), int(m.group(1))
+
+
 def main():
     if not os.access(BENCH, os.X_OK):
         sys.exit(f"bench_instr: $BENCH_FULL ({BENCH!r}) is not a program (meson sets it)")
@@ -147,6 +159,10 @@ def main():
         print(f"RESULT instr_per_dns_msg={ir_dns / msgs:.0f}")
         print("INFO goal: instr_per_dns_msg <= 2000")
         print(f"RESULT instr_per_pkt_mix_full={ir / frames:.0f}", flush=True)
+        ir_csum, frames_csum = csum_driver(work)
+        print(f"INFO mix csum driver Ir={ir_csum} frames={frames_csum}")
+        print(f"RESULT instr_ratio_mix_vs_csum={(ir / frames) / (ir_csum / frames_csum):.2f}",
+              flush=True)
         offloaded("instr_per_pkt_mix_full", "mix", work)
         print("INFO goal: instr_per_pkt_mix_full <= 600 (<= 500 with checksum offload)")
         ir_many, frames_many, _ = instructions("mix", work, vms=1000)
