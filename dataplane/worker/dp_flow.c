@@ -209,9 +209,21 @@ dp_flow_idle(const struct dp_flow *f, uint64_t now)
 	    f->hold != 0) && now - f->last_seen >= dp_flow_idle_limit(f);
 }
 
+/*
+ * A flow of a VM the generation no longer has: no frame finds it again (its MAC is no
+ * VM's now), and its slot waits for it before another VM may have it. Held first bytes
+ * stay their judge's, who cuts them within seconds.
+ */
+static bool
+dp_flow_orphan(const struct dp_flow *f, const struct dp_gen *g)
+{
+	return f->in_use && g != NULL && f->key.vm <= g->max_vms && !g->vms[f->key.vm].present &&
+	    !((f->tls == DP_TLS_PENDING || f->tls == DP_TLS_SNIFF) && f->hold != 0);
+}
+
 unsigned int
 dp_flows_age(struct dp_flows *t, uint64_t now, unsigned int budget, uint64_t *closed_per_vm,
-    void (*release)(struct dp_flow *, void *), void *arg)
+    const struct dp_gen *g, void (*release)(struct dp_flow *, void *), void *arg)
 {
 	unsigned int closed = 0;
 
@@ -222,7 +234,7 @@ dp_flows_age(struct dp_flows *t, uint64_t now, unsigned int budget, uint64_t *cl
 		struct dp_flow *f = &t->e[t->cursor];
 
 		t->cursor = t->cursor + 1 == t->cap ? 0 : t->cursor + 1;
-		if (!dp_flow_idle(f, now))
+		if (!dp_flow_idle(f, now) && !dp_flow_orphan(f, g))
 			continue;
 		if (release != NULL)
 			release(f, arg);

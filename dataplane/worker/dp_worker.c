@@ -271,7 +271,7 @@ dp_worker_loop(void *arg)
 		/* Nothing old is referenced past here, so retired entries may be reused. */
 		rte_rcu_qsbr_quiescent(qsbr, w->id);
 		w->gen = atomic_load_explicit(&w->ctx->gen, memory_order_acquire);
-		dp_flows_age(w->flows, w->now, dp_worker_age_budget(w, &aged_tsc), NULL,
+		dp_flows_age(w->flows, w->now, dp_worker_age_budget(w, &aged_tsc), NULL, w->gen,
 		    dp_worker_unhold, w);
 		dp_pending_age(w->pending, w->now, DP_AGE_SLICE);
 		dp_dns_ask_sweep(w);

@@ -171,7 +171,7 @@ bench_age_sweep(struct bench *b, unsigned int jump, bool collect, double *ns)
 		CALLGRIND_TOGGLE_COLLECT;
 	}
 	t0 = rte_rdtsc_precise();
-	closed = dp_flows_age(flows, dp_now(&b->ctx), dp_flows_cap(flows), NULL, NULL, NULL);
+	closed = dp_flows_age(flows, dp_now(&b->ctx), dp_flows_cap(flows), NULL, NULL, NULL, NULL);
 	t1 = rte_rdtsc_precise();
 	if (collect)
 		CALLGRIND_TOGGLE_COLLECT;

@@ -196,7 +196,7 @@ dp_fuzz_forget(struct dp_worker *w)
 	for (int i = 0; i < (DP_HOLD_SLOTS + 63) / 64; i++)	/* every hold slot, 64 a call */
 		dp_tls_expire(w);
 	dp_tx_flush(w);
-	dp_flows_age(w->flows, w->now, 128, NULL, dp_fuzz_unhold, w);
+	dp_flows_age(w->flows, w->now, 128, NULL, w->gen, dp_fuzz_unhold, w);
 	dp_pending_age(w->pending, w->now, DP_PENDING_CAP);
 	dp_frag_age(w->frags, w->now, DP_FRAG_SLOTS, NULL, NULL);
 	dp_binds_sweep(dp_fuzz_ctx.binds, w->now, 128, &cursor);

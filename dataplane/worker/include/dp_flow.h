@@ -159,13 +159,15 @@ struct dp_flow *dp_flow_open(struct dp_flows *t, const struct dp_flow_key *k,
 void dp_flow_close(struct dp_flows *t, struct dp_flow *f);
 
 /*
- * Close up to budget idle flows, scanning from where the last call stopped. Returns how
- * many were closed; *closed_per_vm (nvms entries, may be NULL) counts them by VM. A flow
- * whose hello is pending is left to its judge; release (may be NULL) frees what another
- * idle flow holds before it closes.
+ * Close up to budget idle flows, and flows of VMs generation g (may be NULL) no longer
+ * has, scanning from where the last call stopped. Returns how many were closed;
+ * *closed_per_vm (nvms entries, may be NULL) counts them by VM. A flow whose hello is
+ * pending is left to its judge; release (may be NULL) frees what another idle flow holds
+ * before it closes.
  */
 unsigned int dp_flows_age(struct dp_flows *t, uint64_t now, unsigned int budget,
-    uint64_t *closed_per_vm, void (*release)(struct dp_flow *, void *), void *arg);
+    uint64_t *closed_per_vm, const struct dp_gen *g, void (*release)(struct dp_flow *, void *),
+    void *arg);
 
 /* fn for each open flow of vm (main lcore, for listings: entries may be changing). */
 void dp_flows_walk(struct dp_flows *t, uint16_t vm, void (*fn)(const struct dp_flow *, void *),
