@@ -301,7 +301,12 @@ test_tag_collisions(void **state)
 	dp_flows_free(t);
 }
 
-/* The index alone, its 64 buckets filled to 90 %: keys are moved, none is lost. */
+/*
+ * The index alone, its 64 buckets filled to the load it is sized for (80 %): keys are
+ * moved, none is lost, and every other one deleted goes back in. Past that load an insert
+ * may fail (each searches a bounded number of buckets for room): that is what the sizing
+ * is for, so the refill is asked only at the design load.
+ */
 static void
 test_index_fills_and_moves(void **state)
 {
@@ -314,13 +319,11 @@ test_index_fills_and_moves(void **state)
 	assert_int_equal(dp_ft_init(&ft, FILL_SLOTS * DP_FT_LOAD_DEN / DP_FT_LOAD_NUM,
 	    dp_hash_seed(), SOCKET_ID_ANY), 0);
 	assert_int_equal(ft.mask, 63);
-	for (; n < FILL_SLOTS; n++) {
+	for (; n < FILL_SLOTS * DP_FT_LOAD_DEN / DP_FT_LOAD_NUM; n++) {
 		e[n].key = scattered(n);
 		h[n] = dp_ft_hash(&ft, &e[n].key);
-		if (dp_ft_insert(&ft, h[n], n) != 0)
-			break;
+		assert_int_equal(dp_ft_insert(&ft, h[n], n), 0);
 	}
-	assert_true(n >= FILL_SLOTS * 9 / 10);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct dp_ft_bucket *b = &ft.b[dp_ft_first(&ft, h[i])];
 
