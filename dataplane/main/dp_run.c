@@ -417,7 +417,9 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 		 * of all its slots: one pass per second, spread over slices while it lasts.
 		 */
 		if (sweep_cursor != 0 || dp_now(&ctx) != swept_at) {
-			dp_binds_sweep(ctx.binds, dp_now(&ctx), DP_SWEEP_BUDGET, &sweep_cursor);
+			dp_binds_sweep(ctx.binds, dp_now(&ctx),
+			    atomic_load_explicit(&ctx.gen, memory_order_acquire), DP_SWEEP_BUDGET,
+			    &sweep_cursor);
 			if (sweep_cursor == 0)
 				swept_at = dp_now(&ctx);
 		}

@@ -13,18 +13,19 @@
  *   is classified to it again and nothing new of it is made, except from what of it still
  *   exists (a flow's frames, a query's answer binding).
  * - Each main loop turn counts what of it still exists, in every worker and the binding
- *   table, binding records in flight included. The workers end it on their own: no frame
- *   is classified to the slot any more, so its flows close when their idle timeout comes
- *   (dp_flow.c), bindings expire, queries and fragments time out. Nothing is purged from
- *   under a worker: its tables stay its own.
+ *   table, binding records in flight included. It ends on its own: no frame is
+ *   classified to the slot any more, and the sweeps end what belongs to a VM the running
+ *   generation does not have (each worker's flow aging, the main lcore's binding sweep);
+ *   queries and fragments time out. Nothing is purged from under a worker: its tables stay
+ *   its own.
  * - Once all is gone the slot waits for a grace period (every worker through a quiescent
  *   point, which orders their last writes before ours), is counted again, and after one
  *   more drain of the records, purged: counters, budget cells, name budget, names and
  *   the mirror's bindings. Only then is it free, and a new VM may get it.
  *
- * So a slot is reused only after the longest of those timeouts (an established TCP flow
- * left idle: an hour); until then a reload that needs more slots than are free is refused
- * and says so. Slots are handed out lowest first, purged ones before ones never used, so
+ * So a slot is reused after a sweep of each table and the longest of those timeouts (a
+ * held hello's, a query's: seconds); until then a reload that needs more slots than are
+ * free is refused and says so. Slots are handed out lowest first, purged ones before ones never used, so
  * loops over the handed-out slots stay short.
  */
 #ifndef DP_VMSLOT_H

@@ -382,8 +382,19 @@ dp_bind_has_name(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr,
 	return false;
 }
 
+/*
+ * A binding of a VM generation g no longer has: no frame is classified to that VM again,
+ * so nothing reads it, and its slot waits for it (dp_vmslot.h) until its TTL would end.
+ */
+static inline bool
+dp_bind_orphan(const struct dp_gen *g, uint16_t vm)
+{
+	return g != NULL && vm <= g->max_vms && !g->vms[vm].present;
+}
+
 unsigned int
-dp_binds_sweep(struct dp_binds *b, uint64_t now, unsigned int budget, uint32_t *cursor)
+dp_binds_sweep(struct dp_binds *b, uint64_t now, const struct dp_gen *g, unsigned int budget,
+    uint32_t *cursor)
 {
 	const void *key;
 	void *data;
@@ -394,14 +405,16 @@ dp_binds_sweep(struct dp_binds *b, uint64_t now, unsigned int budget, uint32_t *
 	    (pos = rte_hash_iterate(b->h, &key, &data, cursor)) >= 0) {
 		struct dp_binding *e = &b->e[(uintptr_t)data];
 		struct dp_bind_key k;
+		bool orphan;
 
-		if (atomic_load_explicit(&e->expires, memory_order_relaxed) > now)
-			continue;
 		memcpy(&k, key, sizeof(k));
+		orphan = dp_bind_orphan(g, k.vm);
+		if (!orphan && atomic_load_explicit(&e->expires, memory_order_relaxed) > now)
+			continue;
 		rte_spinlock_lock(&b->lock);
 		rte_spinlock_lock(&e->lock);
 		/* freed by dp_binds_reclaim() once the workers have moved on */
-		if (atomic_load_explicit(&e->expires, memory_order_relaxed) <= now &&
+		if ((orphan || atomic_load_explicit(&e->expires, memory_order_relaxed) <= now) &&
 		    rte_hash_del_key(b->h, &k) >= 0) {
 			atomic_fetch_sub_explicit(&b->count[k.vm], 1, memory_order_relaxed);
 			deleted++;

@@ -199,7 +199,7 @@ dp_fuzz_forget(struct dp_worker *w)
 	dp_flows_age(w->flows, w->now, 128, NULL, w->gen, dp_fuzz_unhold, w);
 	dp_pending_age(w->pending, w->now, DP_PENDING_CAP);
 	dp_frag_age(w->frags, w->now, DP_FRAG_SLOTS, NULL, NULL);
-	dp_binds_sweep(dp_fuzz_ctx.binds, w->now, 128, &cursor);
+	dp_binds_sweep(dp_fuzz_ctx.binds, w->now, w->gen, 128, &cursor);
 	rte_rcu_qsbr_quiescent(dp_fuzz_ctx.qsbr, 0);
 }
 

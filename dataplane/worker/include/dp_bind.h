@@ -60,9 +60,12 @@ uint8_t dp_bind_budgets(struct dp_binds *b, uint16_t vm, const struct pol_addr *
 bool dp_bind_has_name(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr,
     uint64_t name_hash, uint64_t now);
 
-/* Main lcore: delete up to budget expired bindings, resuming at *cursor. Returns how many. */
-unsigned int dp_binds_sweep(struct dp_binds *b, uint64_t now, unsigned int budget,
-    uint32_t *cursor);
+/*
+ * Main lcore: delete up to budget bindings that expired or whose VM generation g (may be
+ * NULL) no longer has, resuming at *cursor. Returns how many.
+ */
+unsigned int dp_binds_sweep(struct dp_binds *b, uint64_t now, const struct dp_gen *g,
+    unsigned int budget, uint32_t *cursor);
 
 /* Live bindings of vm (the namegate_vm_bindings gauge). */
 uint64_t dp_binds_count(const struct dp_binds *b, uint16_t vm);
