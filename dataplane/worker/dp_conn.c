@@ -387,11 +387,30 @@ dp_conn_server_first(const struct dp_flow *f, const struct pkt *p)
 	    (p->tcp_flags & PKT_TCP_ACK) && p->ack == f->isn;
 }
 
+/*
+ * A segment from the uplink on no flow is refused. One that acknowledges something (a
+ * server still in a connection namegate ended) is answered with an RST at its own
+ * acknowledgement, the one sequence its stack takes: when the RST of a cut missed, as it
+ * does after a lost segment moved the server's window, the server's challenge ACK (RFC
+ * 5961) lands here and ends it, instead of leaving it to wait for its timeout. SYNs and
+ * other probes stay unanswered.
+ */
+static struct dp_fate
+dp_conn_uplink_stray(const struct pkt *p)
+{
+	struct dp_fate out = { .act = DP_FATE_DISCARD, .why = DP_REASON_UNSOLICITED };
+
+	if (p->proto == PKT_PROTO_TCP && (p->tcp_flags & PKT_TCP_ACK) &&
+	    !(p->tcp_flags & (PKT_TCP_SYN | PKT_TCP_RST)))
+		out.reply = DP_FATE_REPLY_RST;
+	return out;
+}
+
 struct dp_fate
 dp_conn_uplink(struct dp_worker *w, const struct pkt *p, struct dp_flow *f, struct dp_flow **fp)
 {
 	if (f == NULL)
-		return (struct dp_fate){ .act = DP_FATE_DISCARD, .why = DP_REASON_UNSOLICITED };
+		return dp_conn_uplink_stray(p);
 	if (!dp_conn_current(w, f))
 		return dp_conn_revoke(w, p, f);
 	/* an open flow through a spent budget is cut when anything moves on it */
