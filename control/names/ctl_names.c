@@ -19,6 +19,7 @@
 
 struct ctl_name_ent {
 	uint64_t hash;
+	uint64_t key;			/* the caller's hash of the name (ctl_names_add_keyed) */
 	uint16_t slot;
 	uint8_t len;			/* 0: forgotten, on the free list */
 	char name[DP_EVT_NAME_MAX + 1];
@@ -26,6 +27,7 @@ struct ctl_name_ent {
 
 struct ctl_names {
 	uint32_t *index;		/* entry number + 1; 0: empty */
+	uint32_t *kindex;		/* the same, by (slot, key), for keyed entries */
 	struct ctl_name_ent **chunks;	/* cap / CTL_NAMES_CHUNK + 1 of them, NULL until used */
 	uint32_t mask, count, cap;
 	uint32_t slot_cap;		/* one VM slot's share of cap */
@@ -59,13 +61,15 @@ ctl_names_create(uint32_t cap, uint32_t slot_cap)
 	n->cap = cap < size / 2 ? cap : size / 2;
 	n->slot_cap = slot_cap;
 	n->index = malloc((size_t)size * sizeof(n->index[0]));
+	n->kindex = malloc((size_t)size * sizeof(n->kindex[0]));
 	n->chunks = calloc(n->cap / CTL_NAMES_CHUNK + 1, sizeof(n->chunks[0]));
 	n->per_slot = calloc((size_t)UINT16_MAX + 1, sizeof(n->per_slot[0]));
-	if (n->index == NULL || n->chunks == NULL || n->per_slot == NULL) {
+	if (n->index == NULL || n->kindex == NULL || n->chunks == NULL || n->per_slot == NULL) {
 		ctl_names_free(n);
 		return NULL;
 	}
 	memset(n->index, 0, (size_t)size * sizeof(n->index[0]));	/* faulted in now */
+	memset(n->kindex, 0, (size_t)size * sizeof(n->kindex[0]));
 	return n;
 }
 
@@ -79,6 +83,7 @@ ctl_names_free(struct ctl_names *n)
 			free(n->chunks[c]);
 	free(n->chunks);
 	free(n->index);
+	free(n->kindex);
 	free(n->per_slot);
 	free(n->free);
 	free(n);
@@ -116,9 +121,67 @@ ctl_names_next(struct ctl_names *n, uint32_t *at)
 	return &(*c)[*at % CTL_NAMES_CHUNK];
 }
 
+static int ctl_names_put(struct ctl_names *n, uint16_t slot, const char *name, size_t len,
+    uint32_t *num);
+
+static uint32_t
+ctl_names_kslot(const struct ctl_names *n, uint16_t slot, uint64_t key)
+{
+	return (uint32_t)((key ^ ((uint64_t)slot * 0x9e3779b97f4a7c15ULL)) >> 20) & n->mask;
+}
+
+/* Index entry number i by its (slot, key), where its probe ends. */
+static void
+ctl_names_kindex_put(struct ctl_names *n, uint32_t i)
+{
+	const struct ctl_name_ent *e = ctl_names_ent(n, i);
+	uint32_t k = ctl_names_kslot(n, e->slot, e->key);
+
+	while (n->kindex[k] != 0)
+		k = (k + 1) & n->mask;
+	n->kindex[k] = i + 1;
+}
+
 int
-ctl_names_add(struct ctl_names *n, uint16_t slot, const char *name, size_t len,
-    const char **stored)
+ctl_names_add_keyed(struct ctl_names *n, uint16_t slot, const char *name, size_t len,
+    uint64_t key, const char **stored)
+{
+	struct ctl_name_ent *e;
+	uint32_t num;
+	int rc;
+
+	if ((rc = ctl_names_put(n, slot, name, len, &num)) != 0)
+		return rc;
+	e = ctl_names_ent(n, num);
+	if (stored != NULL)
+		*stored = e->name;
+	if (key != 0 && e->key == 0) {
+		e->key = key;
+		ctl_names_kindex_put(n, num);
+	}
+	return 0;
+}
+
+const char *
+ctl_names_by_key(const struct ctl_names *n, uint16_t slot, uint64_t key, size_t *len)
+{
+	if (key == 0)
+		return NULL;
+	for (uint32_t i = ctl_names_kslot(n, slot, key); n->kindex[i] != 0;
+	    i = (i + 1) & n->mask) {
+		const struct ctl_name_ent *e = ctl_names_ent(n, n->kindex[i] - 1);
+
+		if (e->key == key && e->slot == slot && e->len != 0) {
+			*len = e->len;
+			return e->name;
+		}
+	}
+	return NULL;
+}
+
+/* (slot, name) held, as entry number *num: found, or added. 0 or -errno. */
+static int
+ctl_names_put(struct ctl_names *n, uint16_t slot, const char *name, size_t len, uint32_t *num)
 {
 	struct ctl_name_ent *e;
 	uint32_t at;
@@ -140,18 +203,28 @@ ctl_names_add(struct ctl_names *n, uint16_t slot, const char *name, size_t len,
 			memcpy(e->name, name, len);
 			n->index[i] = at + 1;
 			n->per_slot[slot]++;
-			if (stored != NULL)
-				*stored = e->name;
+			*num = at;
 			return 0;
 		}
 		e = ctl_names_ent(n, n->index[i] - 1);
 		if (e->hash == h && e->slot == slot && e->len == len &&
 		    memcmp(e->name, name, len) == 0) {
-			if (stored != NULL)
-				*stored = e->name;
+			*num = n->index[i] - 1;
 			return 0;
 		}
 	}
+}
+
+int
+ctl_names_add(struct ctl_names *n, uint16_t slot, const char *name, size_t len,
+    const char **stored)
+{
+	uint32_t num;
+	int rc;
+
+	if ((rc = ctl_names_put(n, slot, name, len, &num)) == 0 && stored != NULL)
+		*stored = ctl_names_ent(n, num)->name;
+	return rc;
 }
 
 uint32_t
@@ -193,9 +266,18 @@ ctl_names_forget(struct ctl_names *n, uint16_t slot)
 	}
 	n->per_slot[slot] = 0;
 	memset(n->index, 0, ((size_t)n->mask + 1) * sizeof(n->index[0]));
-	for (uint32_t i = 0; i < n->count; i++)
-		if (ctl_names_ent(n, i)->len != 0)
-			ctl_names_index(n, i);
+	memset(n->kindex, 0, ((size_t)n->mask + 1) * sizeof(n->kindex[0]));
+	for (uint32_t i = 0; i < n->count; i++) {
+		struct ctl_name_ent *e = ctl_names_ent(n, i);
+
+		if (e->len == 0) {
+			e->key = 0;	/* taken again as a new name, keyed again or not */
+			continue;
+		}
+		ctl_names_index(n, i);
+		if (e->key != 0)
+			ctl_names_kindex_put(n, i);
+	}
 	return 0;
 }
 

@@ -68,4 +68,55 @@ struct dp_evt {
 	uint8_t pad[3];
 };
 
+/*
+ * A flow record for the flow log (SPEC s9): a flow that ended, an interim report of a long
+ * one (final 0, cumulative), or a connection attempt refused before it had a flow. On a
+ * third ring of each worker, where each VM has a share (dp_flowlog.h), so one VM's churn
+ * never costs a neighbour its records. The worker knows a flow's name by its hash only: the
+ * main lcore finds the string among the names the VM resolved; name is filled where the
+ * worker had the string at hand (a refused hello's SNI, a refused attempt's name).
+ */
+enum dp_flow_end {
+	DP_FLOW_END_OPEN,	/* still open: an interim record */
+	DP_FLOW_END_FIN,	/* a FIN was seen, and the flow closed or aged after it */
+	DP_FLOW_END_RST,	/* an RST */
+	DP_FLOW_END_IDLE,	/* aged out (or reclaimed) idle */
+	DP_FLOW_END_CUT,	/* namegate cut it: reason says why */
+	DP_FLOW_END_BLOCKED,	/* refused before it opened: reason says why */
+	DP_FLOW_END_GONE,	/* its VM left the policy */
+	DP_FLOW_END_REPLACED,	/* a new connection came on its 4-tuple */
+	DP_FLOW_END_MAX,
+};
+
+/* What the flow's name came from (name_hash, or name). */
+enum dp_flow_name_kind {
+	DP_FLOW_NAME_NONE,	/* admitted by address, or refused before any name */
+	DP_FLOW_NAME_BINDING,	/* the name bound to its peer's address when it opened */
+	DP_FLOW_NAME_SNI,	/* its TLS or QUIC hello's SNI */
+	DP_FLOW_NAME_HOST,	/* its HTTP request's Host */
+};
+
+struct dp_flow_rec {
+	uint16_t version;		/* DP_API_VERSION */
+	uint16_t vm;			/* VM slot */
+	uint8_t family;			/* 4 or 6 */
+	uint8_t proto;			/* IP protocol */
+	uint8_t end;			/* enum dp_flow_end */
+	uint8_t reason;			/* CUT, BLOCKED: enum dp_reason */
+	uint8_t would_block;		/* audit mode: it was judged "block" and passed */
+	uint8_t name_kind;		/* enum dp_flow_name_kind */
+	uint8_t budgets;		/* the budgets it counted in (bits: the generation's) */
+	uint8_t final;			/* 0: an interim record of an open flow */
+	uint16_t vm_port, peer_port;
+	uint8_t vm_addr[16];
+	uint8_t peer_addr[16];
+	uint32_t gen;			/* the generation budgets' bits are of */
+	uint64_t name_hash;		/* dp_name_hash() of the name, when name_len is 0 */
+	uint64_t start_tsc, stop_tsc;	/* first frame; last frame (or now, interim) */
+	uint64_t bytes_out, bytes_in;	/* IP bytes, from the VM and toward it */
+	uint64_t packets_out, packets_in;
+	uint8_t name_len;
+	char name[DP_EVT_NAME_MAX + 1];	/* not NUL-terminated */
+};
+
 #endif

@@ -27,6 +27,7 @@
 #include "dp_budget.h"
 #include "dp_control.h"
 #include "dp_evt.h"
+#include "dp_flowlog_out.h"
 #include "dp_gen.h"
 #include "dp_publish.h"
 #include "dp_stats.h"
@@ -63,6 +64,8 @@ dp_control_render(FILE *out, void *arg)
 		ctl_budgets_render(c->budgets, out);
 	if (c->approvals != NULL)
 		ctl_approval_render(c->approvals, out);
+	if (c->flowlog != NULL)
+		dp_flowlog_out_render(c->flowlog, c->ctx, out);
 	/* the feeder's table is replaced under the lock */
 	if (c->feed != NULL)
 		ctl_nft_feed_render(c->feed, out);
@@ -77,7 +80,9 @@ dp_control_bind(struct dp_control *c, const struct dp_evt *e)
 {
 	const char *name;
 
-	if (ctl_names_add(c->names, e->vm, e->name, e->name_len, &name) != 0)
+	/* keyed by the hash a flow keeps, so that the flow log finds the name again */
+	if (ctl_names_add_keyed(c->names, e->vm, e->name, e->name_len,
+	    dp_name_hash(e->name, e->name_len), &name) != 0)
 		return;
 	ctl_mirror_bind(c->mirror, e->vm, e->family, e->addr, name, e->expires, e->gen,
 	    &e->ports);
@@ -149,7 +154,11 @@ dp_control_drain(struct dp_control *c)
 	}
 	if (c->feed != NULL)
 		ctl_nft_feed_flush(c->feed);
+	if (c->flowlog != NULL)		/* after the bindings: their names are known */
+		dp_flowlog_out_drain(c->flowlog, c->ctx, c->names, *c->cfgp);
 	if ((uint64_t)now.tv_sec != c->last_flush) {
+		if (c->flowlog != NULL)
+			dp_flowlog_out_tick(c->flowlog);
 		c->last_flush = (uint64_t)now.tv_sec;
 		ctl_mirror_expire(c->mirror, dp_now(c->ctx), 4096);
 		if (c->feed != NULL)

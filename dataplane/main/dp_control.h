@@ -26,6 +26,7 @@ struct dp_control {
 	struct dp_ctx *ctx;
 	struct pol_config **cfgp;	/* the configuration in force */
 	struct ctl_events *events;	/* NULL: no event log */
+	struct dp_flowlog_out *flowlog;	/* NULL: no flow log */
 	struct ctl_names *names;		/* names the VMs resolved */
 	struct ctl_names *tried;		/* names the VMs were refused (namegatectl suggest) */
 	struct ctl_mirror *mirror;	/* live bindings with their names */

@@ -42,7 +42,8 @@ dp_eal_tables(const struct pol_config *cfg)
 	uint16_t vms = (uint16_t)cfg->max_vms;
 
 	return dp_mem_pool(dp_eal_mbufs(cfg), RTE_MBUF_DEFAULT_BUF_SIZE, true) +
-	    workers * dp_worker_mem(cfg->max_flows / workers, vms) +
+	    workers * dp_worker_mem(cfg->max_flows / workers, vms,
+	    cfg->flow_log != NULL ? cfg->flow_log_ring : 0) +
 	    dp_binds_mem(cfg->max_bindings, vms) +
 	    2 * dp_gen_mem(cfg->max_bindings + 1, vms) +	/* a reload holds two generations */
 	    dp_mem_alloc(rte_rcu_qsbr_get_memsize(workers));

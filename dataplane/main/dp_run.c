@@ -34,6 +34,7 @@
 #include "ctl_budgets.h"
 #include "dp_control.h"
 #include "dp_eal.h"
+#include "dp_flowlog_out.h"
 #include "dp_gen_build.h"
 #include "dp_ctlsock.h"
 #include "ctl_mirror.h"
@@ -167,6 +168,10 @@ dp_ctx_setup(struct dp_ctx *ctx, const struct pol_config *cfg)
 	ctx->tsc_start = rte_get_tsc_cycles();
 	ctx->max_flows = cfg->max_flows;
 	ctx->max_vms = (uint16_t)cfg->max_vms;
+	if (cfg->flow_log != NULL) {	/* the workers' rings for it, made with them */
+		ctx->flow_log_ring = cfg->flow_log_ring;
+		ctx->flow_log_interval_tsc = (uint64_t)cfg->flow_log_interval * ctx->tsc_hz;
+	}
 	ctx->pool = rte_pktmbuf_pool_create("ng_mbufs", nmbufs, 256, 0,
 	    RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
 	if (ctx->pool == NULL) {
@@ -268,7 +273,29 @@ dp_mkdirs(const char *file)
 	return 0;
 }
 
-/* The metrics endpoint and the event log: both must work, or the daemon does not start. */
+/* The flow log, a file (its directory made), stdout ("-") or a collector ("unix:PATH"). */
+static int
+dp_flowlog_start(struct dp_control *c, const struct pol_config *cfg)
+{
+	bool file = strcmp(cfg->flow_log, "-") != 0 && strncmp(cfg->flow_log, "unix:", 5) != 0;
+	char err[256];
+
+	if (file && dp_mkdirs(cfg->flow_log) != 0) {
+		fprintf(stderr, "namegate: flow_log %s: %s\n", cfg->flow_log, strerror(errno));
+		return -1;
+	}
+	if ((c->flowlog = dp_flowlog_out_open(cfg->flow_log, c->ctx->max_vms, err,
+	    sizeof(err))) == NULL) {
+		fprintf(stderr, "namegate: flow_log %s: %s\n", cfg->flow_log, err);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The metrics endpoint, the event log and the flow log: each must work, or the daemon
+ * does not start.
+ */
 static int
 dp_control_start(struct dp_control *c, const struct pol_config *cfg, struct ctl_metrics **m)
 {
@@ -284,6 +311,8 @@ dp_control_start(struct dp_control *c, const struct pol_config *cfg, struct ctl_
 	}
 	clock_gettime(CLOCK_REALTIME, &now);
 	ctl_events_log_start(c->events, &now, NAMEGATE_VERSION);
+	if (cfg->flow_log != NULL && dp_flowlog_start(c, cfg) != 0)
+		return -1;
 	inet_ntop(cfg->metrics_addr.family == 6 ? AF_INET6 : AF_INET, cfg->metrics_addr.a, addr,
 	    sizeof(addr));
 	if ((*m = ctl_metrics_start(addr, cfg->metrics_port, dp_control_render, c, err,
@@ -352,8 +381,6 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 		fputs("namegate: cannot allocate the name tables\n", stderr);
 		goto out;
 	}
-	slot_ctl = (struct dp_vmslot_ctl){ .names = ctl.names, .tried = ctl.tried,
-		.mirror = ctl.mirror };
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	ctl.started = (uint64_t)now.tv_sec;
 	clock_gettime(CLOCK_REALTIME, &now);
@@ -361,6 +388,8 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	dp_control_plane_init(&ctl);
 	if (dp_control_start(&ctl, cfg, &metrics) != 0)
 		goto out;
+	slot_ctl = (struct dp_vmslot_ctl){ .names = ctl.names, .tried = ctl.tried,
+		.mirror = ctl.mirror, .flowlog = ctl.flowlog };
 	if (ctx.slow_path && dp_control_nft_open(&ctl, stderr) != 0)
 		goto out;
 	if ((ctl.grants = ctl_grants_live_start(ctl.cfgp, ctl.events, &ctl.plane,
@@ -437,6 +466,9 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 			if (ctl.events != NULL && (rc = ctl_events_reopen(ctl.events)) != 0)
 				fprintf(stderr, "namegate: events %s: cannot reopen: %s\n",
 				    cfg->events, strerror(-rc));
+			if (ctl.flowlog != NULL && (rc = dp_flowlog_out_reopen(ctl.flowlog)) != 0)
+				fprintf(stderr, "namegate: flow_log %s: cannot reopen: %s\n",
+				    cfg->flow_log, strerror(-rc));
 		}
 		if (dp_reload_wanted) {
 			dp_reload_wanted = 0;
@@ -460,6 +492,10 @@ out:
 		clock_gettime(CLOCK_REALTIME, &now);
 		ctl_events_log_stop(ctl.events, &now);
 		ctl_events_close(ctl.events);
+	}
+	if (ctl.flowlog != NULL) {
+		dp_flowlog_out_drain(ctl.flowlog, &ctx, ctl.names, *cfgp);	/* the last ones */
+		dp_flowlog_out_close(ctl.flowlog);
 	}
 	ctl_names_free(ctl.names);
 	ctl_names_free(ctl.tried);

@@ -11,6 +11,7 @@
 #include "ctl_names.h"
 #include "dp.h"
 #include "dp_bind.h"
+#include "dp_flowlog_out.h"
 #include "dp_vmslot.h"
 #include "dp_worker.h"
 
@@ -72,6 +73,7 @@ dp_vmslot_purge(struct dp_ctx *ctx, const struct dp_vmslot_ctl *ctl, uint16_t sl
 		return -ENOMEM;
 	for (unsigned int k = 0; k < ctx->nworkers; k++)
 		dp_worker_vm_purge(ctx->workers[k], slot);
+	dp_flowlog_out_forget_slot(ctl->flowlog, slot);
 	return 0;
 }
 

@@ -59,6 +59,7 @@ struct dp_vmslots {
 struct dp_vmslot_ctl {
 	struct ctl_names *names, *tried;
 	struct ctl_mirror *mirror;
+	struct dp_flowlog_out *flowlog;	/* NULL: no flow log */
 };
 
 /* 0, or -ENOMEM. */

@@ -11,6 +11,7 @@
 #include "dp_budget_dst.h"
 #include "dp_conn.h"
 #include "dp_flow.h"
+#include "dp_flowlog.h"
 #include "dp_gen.h"
 #include "dp_hold.h"
 #include "dp_http.h"
@@ -34,18 +35,24 @@ dp_seq_after(uint32_t a, uint32_t b)
  * sent is not one the client's stack takes, and could come from anyone).
  */
 static void
-dp_flow_track(struct dp_flow *f, const struct pkt *p, bool from_vm, uint64_t now)
+dp_flow_track(struct dp_worker *w, struct dp_flow *f, const struct pkt *p, bool from_vm)
 {
+	struct dp_flow_acct *a = dp_flow_acct(w->flows, f);
 	uint32_t end;
 
-	f->last_seen = now;
+	f->last_seen = w->now;
+	dp_flow_count(a, from_vm, dp_ip_bytes(p), w->now_tsc);
 	if (p->proto != PKT_PROTO_TCP) {
 		if (!from_vm)
 			f->state = DP_FLOW_ESTABLISHED;
 		return;
 	}
-	if (p->tcp_flags & (PKT_TCP_FIN | PKT_TCP_RST))
+	if (p->tcp_flags & (PKT_TCP_FIN | PKT_TCP_RST)) {
 		f->state = DP_FLOW_CLOSING;
+		/* the first word on how it ends stands: an RST after a FIN ends a closed one */
+		if (a->end == DP_FLOW_END_OPEN)
+			a->end = (p->tcp_flags & PKT_TCP_RST) ? DP_FLOW_END_RST : DP_FLOW_END_FIN;
+	}
 	if (from_vm) {
 		end = p->seq + (uint32_t)p->payload_len + ((p->tcp_flags & PKT_TCP_SYN) != 0) +
 		    ((p->tcp_flags & PKT_TCP_FIN) != 0);
@@ -178,6 +185,7 @@ dp_conn_revoke(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
 
 	if (p->proto == PKT_PROTO_TCP && !(p->tcp_flags & PKT_TCP_RST))
 		out.reply = DP_FATE_REPLY_RST;
+	dp_flowlog_cut(w, f, DP_REASON_NO_BINDING);
 	dp_flow_end(w, f);
 	return out;
 }
@@ -216,13 +224,6 @@ dp_conn_current(struct dp_worker *w, struct dp_flow *f)
 	return true;
 }
 
-/* The IP bytes of p, a whole datagram: what a budget counts. */
-static inline uint64_t
-dp_conn_ip_bytes(const struct pkt *p)
-{
-	return (uint64_t)p->l4_off + p->l4_len - p->l3_off;
-}
-
 /*
  * Is one of f's budgets spent, so that it is to be cut? An audited VM's flow goes on,
  * counted once as one that would have been cut.
@@ -248,6 +249,7 @@ dp_conn_budget_cut(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
 	struct dp_fate out = dp_fate_block(DP_REASON_BUDGET, p->proto == PKT_PROTO_TCP &&
 	    !(p->tcp_flags & PKT_TCP_RST) ? DP_FATE_REPLY_CUT : DP_FATE_REPLY_NONE);
 
+	dp_flowlog_cut(w, f, DP_REASON_BUDGET);
 	dp_flow_end(w, f);
 	return out;
 }
@@ -259,10 +261,10 @@ dp_conn_vm_known(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
 	if (!dp_conn_current(w, f))
 		return dp_conn_revoke(w, p, f);
 	if (f->budgets != 0 &&
-	    !dp_budget_charge_set(w, f->key.vm, f->budgets, dp_conn_ip_bytes(p)) &&
+	    !dp_budget_charge_set(w, f->key.vm, f->budgets, dp_ip_bytes(p)) &&
 	    dp_conn_budget_cuts(w, f))
 		return dp_conn_budget_cut(w, p, f);
-	dp_flow_track(f, p, true, w->now);
+	dp_flow_track(w, f, p, true);
 	if (p->proto == PKT_PROTO_TCP && (p->tcp_flags & PKT_TCP_RST))
 		dp_flow_unhold(w, f);
 	if (f->tls == DP_TLS_DNS || (p->payload_len > 0 && (f->tls == DP_TLS_PENDING ||
@@ -272,19 +274,32 @@ dp_conn_vm_known(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
 	return dp_fate_egress(f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
 }
 
-/* Refused, but the VM is audited: the connection is remembered as one that would block. */
+/*
+ * A connection attempt refused for r. An audited VM's is remembered as a flow that would
+ * block, whose record comes when it ends; any other's record is the refusal's.
+ */
 static struct dp_fate
-dp_conn_open_would_block(struct dp_worker *w, const struct pkt *p,
-    const struct dp_flow_key *k, struct dp_fate refused)
+dp_conn_refused(struct dp_worker *w, const struct pkt *p, const struct dp_flow_key *k,
+    enum dp_reason r)
 {
+	const struct dp_vm *v = &w->gen->vms[k->vm];
+	struct dp_fate refused = dp_fate_refuse(v, r, dp_fate_refusal(w->gen, p));
 	struct dp_flow *f;
 
-	if ((f = dp_flow_open(w->flows, k, w->gen->max_flows_per_vm, w->now)) != NULL) {
-		f->would_block = true;
-		f->gen = w->gen->id;
-		f->how = DP_ADMIT_NO;
-		dp_flow_tcp_start(f, p);
+	if (!v->audit) {
+		dp_flowlog_refused(w, p, k, (uint8_t)r, false);
+		return refused;
 	}
+	if ((f = dp_flow_open(w->flows, k, w->gen->max_flows_per_vm, w->now)) == NULL) {
+		dp_flowlog_refused(w, p, k, (uint8_t)r, true);
+		return refused;
+	}
+	f->would_block = true;
+	f->gen = w->gen->id;
+	f->how = DP_ADMIT_NO;
+	dp_flow_tcp_start(f, p);
+	dp_flowlog_opened(w, f, p, DP_FLOW_NAME_NONE);
+	dp_flow_acct(w->flows, f)->end_reason = (uint8_t)r;
 	return refused;
 }
 
@@ -300,7 +315,6 @@ dp_conn_vm_open(struct dp_worker *w, const struct pkt *p, uint16_t vm,
 	const struct dp_gen *g = w->gen;
 	const struct dp_vm *v = &g->vms[vm];
 	enum dp_admission how;
-	struct dp_fate refused;
 	struct dp_flow *f;
 	uint64_t name_hash = 0;
 	uint8_t budgets = 0;
@@ -309,30 +323,28 @@ dp_conn_vm_open(struct dp_worker *w, const struct pkt *p, uint16_t vm,
 	    (p->tcp_flags & (PKT_TCP_SYN | PKT_TCP_ACK | PKT_TCP_RST)) != PKT_TCP_SYN)
 		/* mid-stream TCP of no known flow: nothing may pass, and the VM should know */
 		return dp_fate_refuse(v, DP_REASON_UNSOLICITED, dp_fate_refusal(g, p));
-	if (p->dport == DNS_PORT && !dp_gen_is_resolver(g, p->family, p->dst)) {
-		refused = dp_fate_refuse(v, DP_REASON_DNS_DENIED, dp_fate_refusal(g, p));
-		return v->audit ? dp_conn_open_would_block(w, p, k, refused) : refused;
-	}
-	if ((how = dp_admit(w, p, vm, &name_hash, &budgets)) == DP_ADMIT_NO) {
-		refused = dp_fate_refuse(v, DP_REASON_NO_BINDING, dp_fate_refusal(g, p));
-		return v->audit ? dp_conn_open_would_block(w, p, k, refused) : refused;
-	}
-	if (budgets != 0 && dp_budget_set_spent(w, vm, budgets)) {
-		/* spent in the window: nothing new through the budget until the window frees */
-		refused = dp_fate_refuse(v, DP_REASON_BUDGET, dp_fate_refusal(g, p));
-		return v->audit ? dp_conn_open_would_block(w, p, k, refused) : refused;
-	}
+	if (p->dport == DNS_PORT && !dp_gen_is_resolver(g, p->family, p->dst))
+		return dp_conn_refused(w, p, k, DP_REASON_DNS_DENIED);
+	if ((how = dp_admit(w, p, vm, &name_hash, &budgets)) == DP_ADMIT_NO)
+		return dp_conn_refused(w, p, k, DP_REASON_NO_BINDING);
+	/* spent in the window: nothing new through the budget until the window frees */
+	if (budgets != 0 && dp_budget_set_spent(w, vm, budgets))
+		return dp_conn_refused(w, p, k, DP_REASON_BUDGET);
 	/* no room to remember it: blocked even in audit mode (fail closed) */
-	if ((f = dp_flow_open(w->flows, k, g->max_flows_per_vm, w->now)) == NULL)
+	if ((f = dp_flow_open(w->flows, k, g->max_flows_per_vm, w->now)) == NULL) {
+		dp_flowlog_refused(w, p, k, DP_REASON_FLOW_LIMIT, false);
 		return dp_fate_block(DP_REASON_FLOW_LIMIT, dp_fate_refusal(g, p));
+	}
 	*fp = f;
+	dp_flowlog_opened(w, f, p, how == DP_ADMIT_BINDING ? DP_FLOW_NAME_BINDING :
+	    DP_FLOW_NAME_NONE);
 	f->gen = g->id;
 	f->how = (uint8_t)how;
 	f->name_hash = name_hash;
 	f->name_bound = how == DP_ADMIT_BINDING;	/* the name the lookup found, kept */
 	f->budgets = budgets;
 	if (budgets != 0)
-		dp_budget_charge_set(w, vm, budgets, dp_conn_ip_bytes(p));
+		dp_budget_charge_set(w, vm, budgets, dp_ip_bytes(p));
 	dp_flow_tcp_start(f, p);
 	if (p->proto == PKT_PROTO_TCP && how == DP_ADMIT_BINDING) {
 		/* on a TLS port a hello must come; elsewhere the first bytes say what comes */
@@ -418,7 +430,7 @@ dp_conn_uplink(struct dp_worker *w, const struct pkt *p, struct dp_flow *f, stru
 	    dp_conn_budget_cuts(w, f))
 		return dp_conn_budget_cut(w, p, f);
 	*fp = f;
-	dp_flow_track(f, p, false, w->now);
+	dp_flow_track(w, f, p, false);
 	if (p->proto == PKT_PROTO_TCP && (p->tcp_flags & PKT_TCP_RST))
 		dp_flow_unhold(w, f);
 	if (dp_conn_server_first(f, p))

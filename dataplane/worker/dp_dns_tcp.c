@@ -9,6 +9,7 @@
 #include "dp_dns.h"
 #include "dp_dns_int.h"
 #include "dp_evt.h"
+#include "dp_flowlog.h"
 #include "dp_hold.h"
 #include "dp_out.h"
 #include "sni/frame.h"
@@ -464,5 +465,6 @@ dp_dns_tcp_expire(struct dp_worker *w, struct dp_hold *h)
 		return;
 	w->vm_stats[h->vm].blocked[h->from_peer ? DP_REASON_UNSOLICITED :
 	    DP_REASON_DNS_DENIED]++;
+	dp_flowlog_cut(w, f, h->from_peer ? DP_REASON_UNSOLICITED : DP_REASON_DNS_DENIED);
 	dp_flow_end(w, f);
 }

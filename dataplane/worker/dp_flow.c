@@ -10,6 +10,7 @@
 #include <rte_malloc.h>
 #include <rte_prefetch.h>
 
+#include "api/dp_api.h"
 #include "dp_hash.h"
 #include "dp_flow.h"
 #include "dp_flow_tab.h"
@@ -24,8 +25,8 @@
 #define DP_FLOW_RECLAIM_SCAN	64	/* entries one open may examine for an idle flow */
 
 struct dp_flows {
+	struct dp_flows_head h;		/* the entries and their accounts: first (dp_flow.h) */
 	struct dp_ft ft;
-	struct dp_flow *e;
 	struct dp_slots slots;
 	uint32_t cap;
 	uint32_t cursor;		/* aging */
@@ -35,6 +36,9 @@ struct dp_flows {
 	uint32_t *per_vm;
 	void (*release)(struct dp_flow *, void *);
 	void *release_arg;
+	void (*closed)(const struct dp_flow *, struct dp_flow_acct *, void *);
+	void (*passed)(const struct dp_flow *, struct dp_flow_acct *, void *);
+	void *report_arg;
 };
 
 struct dp_flows *
@@ -47,11 +51,13 @@ dp_flows_create(const char *name, uint32_t cap, uint16_t nvms, int socket)
 		return NULL;
 	t->cap = cap;
 	t->nvms = nvms;
-	t->e = rte_zmalloc_socket("dp_flow_entries", (size_t)cap * sizeof(t->e[0]),
+	t->h.e = rte_zmalloc_socket("dp_flow_entries", (size_t)cap * sizeof(t->h.e[0]),
+	    RTE_CACHE_LINE_SIZE, socket);
+	t->h.acct = rte_zmalloc_socket("dp_flow_accts", (size_t)cap * sizeof(t->h.acct[0]),
 	    RTE_CACHE_LINE_SIZE, socket);
 	t->per_vm = rte_zmalloc_socket("dp_flow_vm", (size_t)(nvms + 1) * sizeof(t->per_vm[0]),
 	    0, socket);
-	if (t->e == NULL || t->per_vm == NULL ||
+	if (t->h.e == NULL || t->h.acct == NULL || t->per_vm == NULL ||
 	    dp_ft_init(&t->ft, cap, dp_hash_seed(), socket) != 0 ||
 	    dp_slots_init(&t->slots, cap, socket) != 0) {
 		dp_flows_free(t);
@@ -69,14 +75,15 @@ dp_flows_free(struct dp_flows *t)
 	dp_ft_fini(&t->ft);
 	rte_free(t->per_vm);
 	dp_slots_fini(&t->slots);
-	rte_free(t->e);
+	rte_free(t->h.e);
+	rte_free(t->h.acct);
 	rte_free(t);
 }
 
 struct dp_flow *
 dp_flow_lookup(struct dp_flows *t, const struct dp_flow_key *k)
 {
-	return dp_ft_find(&t->ft, dp_ft_hash(&t->ft, k), t->e, k);
+	return dp_ft_find(&t->ft, dp_ft_hash(&t->ft, k), t->h.e, k);
 }
 
 /*
@@ -103,7 +110,7 @@ dp_flow_lookup_burst(struct dp_flows *t, const struct dp_flow_key *keys, unsigne
 
 		out[i] = NULL;
 		if (m != 0) {
-			out[i] = &t->e[b->idx[__builtin_ctz(m) / 2]];
+			out[i] = &t->h.e[b->idx[__builtin_ctz(m) / 2]];
 			rte_prefetch0(out[i]);
 		} else {
 			rte_prefetch0(&ft->b[dp_ft_alt(ft, dp_ft_first(ft, h[i]), tag)]);
@@ -111,7 +118,7 @@ dp_flow_lookup_burst(struct dp_flows *t, const struct dp_flow_key *keys, unsigne
 	}
 	for (unsigned int i = 0; i < n; i++)
 		if (out[i] == NULL || !dp_ft_key_eq(&out[i]->key, &keys[i]))
-			out[i] = dp_ft_find(ft, h[i], t->e, &keys[i]);
+			out[i] = dp_ft_find(ft, h[i], t->h.e, &keys[i]);
 }
 
 uint32_t
@@ -129,6 +136,16 @@ dp_flows_on_release(struct dp_flows *t, void (*release)(struct dp_flow *, void *
 
 static bool dp_flow_idle(const struct dp_flow *f, uint64_t now);
 
+/* How f ended, unless something said so first (a FIN, an RST, a cut). */
+static void
+dp_flow_end_as(struct dp_flows *t, const struct dp_flow *f, enum dp_flow_end end)
+{
+	struct dp_flow_acct *a = dp_flow_acct(t, f);
+
+	if (a->end == DP_FLOW_END_OPEN)
+		a->end = (uint8_t)end;
+}
+
 /*
  * The table is full: examine up to DP_FLOW_RECLAIM_SCAN entries from the aging cursor,
  * within the credit aging gave, for an idle flow to close. A VM opening flows into a full
@@ -138,7 +155,7 @@ static void
 dp_flows_reclaim(struct dp_flows *t, uint64_t now)
 {
 	for (unsigned int n = 0; n < DP_FLOW_RECLAIM_SCAN && t->reclaim_credit > 0; n++) {
-		struct dp_flow *f = &t->e[t->cursor];
+		struct dp_flow *f = &t->h.e[t->cursor];
 
 		t->reclaim_credit--;
 		t->cursor = t->cursor + 1 == t->cap ? 0 : t->cursor + 1;
@@ -146,6 +163,7 @@ dp_flows_reclaim(struct dp_flows *t, uint64_t now)
 			continue;
 		if (t->release != NULL)
 			t->release(f, t->release_arg);
+		dp_flow_end_as(t, f, DP_FLOW_END_IDLE);
 		dp_flow_close(t, f);
 		return;
 	}
@@ -170,8 +188,9 @@ dp_flow_open(struct dp_flows *t, const struct dp_flow_key *k, uint32_t max_per_v
 	dp_slots_get(&t->slots, &idx);
 	t->per_vm[k->vm]++;
 	t->epoch++;
-	f = &t->e[idx];
+	f = &t->h.e[idx];
 	*f = (struct dp_flow){ .key = *k, .last_seen = now, .in_use = true };
+	t->h.acct[idx] = (struct dp_flow_acct){ 0 };
 	return f;
 }
 
@@ -180,11 +199,13 @@ dp_flow_close(struct dp_flows *t, struct dp_flow *f)
 {
 	if (!f->in_use)
 		return;
-	dp_ft_delete(&t->ft, dp_ft_hash(&t->ft, &f->key), (uint32_t)(f - t->e));
+	if (t->closed != NULL)
+		t->closed(f, dp_flow_acct(t, f), t->report_arg);
+	dp_ft_delete(&t->ft, dp_ft_hash(&t->ft, &f->key), (uint32_t)(f - t->h.e));
 	t->per_vm[f->key.vm]--;
 	t->epoch++;
 	f->in_use = false;
-	dp_slots_put(&t->slots, (uint32_t)(f - t->e));
+	dp_slots_put(&t->slots, (uint32_t)(f - t->h.e));
 }
 
 static uint64_t
@@ -231,11 +252,18 @@ dp_flows_age(struct dp_flows *t, uint64_t now, unsigned int budget, uint64_t *cl
 	t->reclaim_credit = budget > t->cap - t->reclaim_credit ? t->cap :
 	    t->reclaim_credit + budget;
 	for (unsigned int n = 0; n < budget && n < t->cap; n++) {
-		struct dp_flow *f = &t->e[t->cursor];
+		struct dp_flow *f = &t->h.e[t->cursor];
 
 		t->cursor = t->cursor + 1 == t->cap ? 0 : t->cursor + 1;
-		if (!dp_flow_idle(f, now) && !dp_flow_orphan(f, g))
+		if (dp_flow_orphan(f, g)) {
+			dp_flow_end_as(t, f, DP_FLOW_END_GONE);
+		} else if (dp_flow_idle(f, now)) {
+			dp_flow_end_as(t, f, DP_FLOW_END_IDLE);
+		} else {
+			if (f->in_use && t->passed != NULL)
+				t->passed(f, dp_flow_acct(t, f), t->report_arg);
 			continue;
+		}
 		if (release != NULL)
 			release(f, arg);
 		if (closed_per_vm != NULL)
@@ -244,6 +272,16 @@ dp_flows_age(struct dp_flows *t, uint64_t now, unsigned int budget, uint64_t *cl
 		closed++;
 	}
 	return closed;
+}
+
+void
+dp_flows_on_report(struct dp_flows *t,
+    void (*closed)(const struct dp_flow *, struct dp_flow_acct *, void *),
+    void (*passed)(const struct dp_flow *, struct dp_flow_acct *, void *), void *arg)
+{
+	t->closed = closed;
+	t->passed = passed;
+	t->report_arg = arg;
 }
 
 uint32_t
@@ -263,7 +301,7 @@ dp_flows_walk(struct dp_flows *t, uint16_t vm, void (*fn)(const struct dp_flow *
     void *arg)
 {
 	for (uint32_t i = 0; i < t->cap; i++) {
-		struct dp_flow f = t->e[i];	/* a copy: the worker may rewrite the entry */
+		struct dp_flow f = t->h.e[i];	/* a copy: the worker may rewrite the entry */
 
 		if (f.in_use && f.key.vm == vm)
 			fn(&f, arg);
@@ -275,6 +313,7 @@ dp_flows_mem(uint32_t cap, uint16_t nvms)
 {
 	return dp_mem_alloc(sizeof(struct dp_flows)) +
 	    dp_mem_alloc((uint64_t)cap * sizeof(struct dp_flow)) +
+	    dp_mem_alloc((uint64_t)cap * sizeof(struct dp_flow_acct)) +
 	    dp_mem_alloc((uint64_t)(nvms + 1) * sizeof(uint32_t)) +
 	    dp_mem_alloc((uint64_t)dp_ft_buckets(cap) * sizeof(struct dp_ft_bucket)) +
 	    dp_mem_alloc((uint64_t)cap * sizeof(uint32_t));	/* the free slots */

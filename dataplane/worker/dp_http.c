@@ -17,6 +17,7 @@
 #include "dp_bind.h"
 #include "dp_budget.h"
 #include "dp_evt.h"
+#include "dp_flowlog.h"
 #include "dp_hold.h"
 #include "dp_out_flow.h"
 #include "dp_http.h"
@@ -76,6 +77,7 @@ dp_http_judge(struct dp_worker *w, struct dp_flow *f, const struct http_head *hd
 		return DP_REASON_HOST_DENIED;
 	f->name_hash = hash;	/* a reload judges the connection by its latest request */
 	f->name_bound = false;	/* a CONNECT's host, or loose: not known to be bound */
+	dp_flow_acct(w->flows, f)->name_kind = DP_FLOW_NAME_HOST;
 	/* joins the flow's budgets: a later Host never takes it out of one */
 	f->budgets |= dp_budget_bit(dp_budget_of_name(g, f->key.vm, hd->host, hd->host_len));
 	return DP_REASON_ALLOWED;
@@ -89,8 +91,10 @@ dp_http_refuse(struct dp_worker *w, struct dp_flow *f, enum dp_reason r, const c
 	bool audit = w->gen->vms[f->key.vm].audit;
 
 	dp_evt_block_flow(w, &f->key, r, audit, name, len);
-	if (!audit)
+	if (!audit) {
+		dp_flowlog_name(w, f, name, len, DP_FLOW_NAME_HOST);
 		return dp_http_cut(DP_FATE_HELD, r);
+	}
 	w->vm_stats[f->key.vm].blocked[r]++;
 	f->would_block = true;
 	return dp_fate(DP_FATE_CONTINUE);

@@ -3,6 +3,7 @@
  * flow, acted on. Each cut here is dp_out_cut(), from where the server's stream stands,
  * which only the flow and its held segments tell; those segments are blocked with it.
  */
+#include "dp_flowlog.h"
 #include "dp_hold.h"
 #include "dp_out.h"
 #include "dp_out_flow.h"
@@ -87,8 +88,11 @@ dp_out_flow_apply(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 
 	if (likely(reply < DP_FATE_REPLY_CUT_ACKED)) {
 		dp_fate_apply(w, m, p, vm, from_vm, fate);
-		if (fate.end)
+		if (fate.end) {
+			if (fate.act == DP_FATE_BLOCK)
+				dp_flowlog_cut(w, f, fate.why);
 			dp_flow_end(w, f);
+		}
 		return;
 	}
 	h = dp_hold_at(w, f->hold);
@@ -102,5 +106,6 @@ dp_out_flow_apply(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	dp_fate_apply(w, m, p, vm, from_vm, fate);
 	if (h != NULL && reply != DP_FATE_REPLY_CUT_ACKED)
 		dp_out_flow_block_held(w, h, (enum dp_reason)fate.held_why);
+	dp_flowlog_cut(w, f, fate.act == DP_FATE_BLOCK ? fate.why : fate.held_why);
 	dp_flow_end(w, f);
 }

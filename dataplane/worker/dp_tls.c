@@ -8,6 +8,7 @@
 #include "dp_budget.h"
 #include "dp_dns.h"
 #include "dp_evt.h"
+#include "dp_flowlog.h"
 #include "dp_hash.h"
 #include "dp_hold.h"
 #include "dp_out_flow.h"
@@ -74,8 +75,10 @@ dp_tls_judge(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni_statu
 	}
 	hash = dp_name_hash(name, hello->sni.len);
 	/* the name's budget is in f's already: the binding's names gave theirs at the open */
-	if (dp_tls_bound_name(f, g, hash))
+	if (dp_tls_bound_name(f, g, hash)) {
+		dp_flow_acct(w->flows, f)->name_kind = DP_FLOW_NAME_SNI;
 		return DP_REASON_ALLOWED;
+	}
 	if (pol_match_name(g->set, g->vms[vm].policy, name, hello->sni.len, f->key.proto,
 	    f->key.peer_port, NULL) != POL_ALLOW)
 		return DP_REASON_SNI_DENIED;
@@ -85,6 +88,7 @@ dp_tls_judge(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni_statu
 	/* from now on the flow stands on its SNI: a reload judges that name */
 	f->name_hash = hash;
 	f->name_bound = g->sni_strict;		/* loose: allowed, not known to be bound */
+	dp_flow_acct(w->flows, f)->name_kind = DP_FLOW_NAME_SNI;
 	/* the name's budget joins those of the address: no name takes the flow out of one */
 	f->budgets |= dp_budget_bit(dp_budget_of_name(g, vm, name, hello->sni.len));
 	return DP_REASON_ALLOWED;
@@ -101,6 +105,7 @@ dp_tls_refuse(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, enum dp
 		dp_tls_release(w, h, f);
 		return dp_fate(act);
 	}
+	dp_flowlog_name(w, f, name, len, DP_FLOW_NAME_SNI);
 	return dp_fate_cut_held(act, r, DP_FATE_REPLY_CUT_HELD);
 }
 

@@ -18,6 +18,7 @@
 #include "dp_dns_budget.h"
 #include "dp_evt.h"
 #include "dp_flow.h"
+#include "dp_flowlog.h"
 #include "dp_frag.h"
 #include "dp_hold.h"
 #include "dp_mem.h"
@@ -49,6 +50,19 @@ dp_worker_unhold(struct dp_flow *f, void *arg)
 
 	dp_hold_put(w, &f->hold);
 	dp_hold_put(w, &f->peer_hold);
+}
+
+/* The flow log's ring, and its reports registered with the flow table. */
+static int
+dp_worker_flowlog(struct dp_worker *w, uint16_t nvms, int socket)
+{
+	w->flow_recs = dp_flowlog_ring_create(w->id, w->ctx->flow_log_ring, socket);
+	w->flowrec_taken = rte_zmalloc_socket("dp_flowrec_taken", (size_t)(nvms + 1) *
+	    sizeof(w->flowrec_taken[0]), RTE_CACHE_LINE_SIZE, socket);
+	if (w->flow_recs == NULL || w->flowrec_taken == NULL || w->flows == NULL)
+		return -1;
+	dp_flows_on_report(w->flows, dp_flowlog_closed, dp_flowlog_passed, w);
+	return 0;
 }
 
 struct dp_worker *
@@ -92,6 +106,10 @@ dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
 	    RTE_CACHE_LINE_SIZE, socket);
 	w->bind_taken = rte_zmalloc_socket("dp_bind_taken", (size_t)(nvms + 1) *
 	    sizeof(w->bind_taken[0]), RTE_CACHE_LINE_SIZE, socket);
+	if (ctx->flow_log_ring > 0 && dp_worker_flowlog(w, nvms, socket) != 0) {
+		dp_worker_free(w);
+		return NULL;
+	}
 	w->budget_cells = rte_zmalloc_socket("dp_budget_cells", (size_t)(nvms + 1) *
 	    DP_BUDGETS_MAX * sizeof(w->budget_cells[0]), RTE_CACHE_LINE_SIZE, socket);
 	if (w->flows == NULL || w->pending == NULL || w->holds == NULL || w->frags == NULL ||
@@ -106,11 +124,13 @@ dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
 }
 
 uint64_t
-dp_worker_mem(uint32_t max_flows, uint16_t nvms)
+dp_worker_mem(uint32_t max_flows, uint16_t nvms, unsigned int flow_log_ring)
 {
 	struct dp_worker *w = NULL;
 
-	return dp_mem_alloc(sizeof(*w)) + dp_flows_mem(max_flows ? max_flows : 1, nvms) +
+	return (flow_log_ring > 0 ? dp_flowlog_ring_mem(flow_log_ring) +
+	    dp_mem_alloc((uint64_t)(nvms + 1) * sizeof(w->flowrec_taken[0])) : 0) +
+	    dp_mem_alloc(sizeof(*w)) + dp_flows_mem(max_flows ? max_flows : 1, nvms) +
 	    dp_pending_mem(DP_PENDING_CAP, nvms) + dp_holds_mem(DP_HOLD_SLOTS, nvms) +
 	    dp_mem_alloc(DP_DNS_SCRATCH) + dp_name_budget_mem(nvms) +
 	    dp_mem_alloc(sizeof(*w->ask)) + dp_frags_mem(DP_FRAG_SLOTS) +
@@ -141,6 +161,8 @@ dp_worker_free(struct dp_worker *w)
 		return;
 	rte_ring_free(w->evts);
 	rte_ring_free(w->bind_evts);
+	rte_ring_free(w->flow_recs);
+	rte_free(w->flowrec_taken);
 	dp_worker_ring_empty(w->slow_out);
 	dp_worker_ring_empty(w->slow_back);
 	dp_holds_free(w->holds);
@@ -187,7 +209,8 @@ dp_worker_poll(struct dp_worker *w)
 {
 	unsigned int n;
 
-	w->now = dp_now(w->ctx);
+	w->now_tsc = rte_get_tsc_cycles();
+	w->now = (w->now_tsc - w->ctx->tsc_start) / w->ctx->tsc_hz;
 	n = dp_worker_rx_burst(w, DP_PORT_VM, dp_burst_vm);
 	n += dp_worker_rx_burst(w, DP_PORT_UPLINK, dp_burst_uplink);
 	if (w->ctx->slow_path)

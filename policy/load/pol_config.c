@@ -23,6 +23,8 @@ _Static_assert(offsetof(struct pol_config, neal) ==
 #define POL_FLOWS_MAX	(1u << 28)	/* 256 Mi entries: far beyond any one host's memory */
 /* a VM's slot is a uint16_t, and the fast path keeps one more, max_vms, for frames of no VM */
 #define POL_VMS_MAX	UINT16_MAX
+#define POL_FLOW_LOG_RING_MAX	(1u << 20)	/* records waiting per worker: 368 MiB */
+#define POL_FLOW_LOG_INTERVAL_MAX 86400		/* a day between a long flow's records */
 #define POL_WORKERS_MAX	128		/* RTE_MAX_LCORE on Debian's DPDK */
 #define POL_TTL_MAX	(7u * 86400)
 
@@ -220,6 +222,8 @@ static const struct pol_field pol_dataplane_fields[] = {
 	{ "mbufs", YAML_SCALAR_NODE, pol_h_u32, CFG(mbufs), 0, POL_FLOWS_MAX, NULL, NULL, false },
 	{ "idle_sleep_us", YAML_SCALAR_NODE, pol_h_u32, CFG(idle_sleep_us), 0, 10000, NULL, NULL,
 	    false },
+	{ "flow_log_ring", YAML_SCALAR_NODE, pol_h_u32, CFG(flow_log_ring), 64,
+	    POL_FLOW_LOG_RING_MAX, NULL, NULL, false },
 	{ NULL, 0, NULL, 0, 0, 0, NULL, NULL, false },
 };
 
@@ -381,6 +385,9 @@ const struct pol_field pol_top_fields[] = {
 	{ "control_socket", YAML_SCALAR_NODE, pol_h_str, CFG(control_socket), 0, 0, NULL, NULL,
 	    false },
 	{ "events", YAML_SCALAR_NODE, pol_h_str, CFG(events), 0, 0, NULL, NULL, false },
+	{ "flow_log", YAML_SCALAR_NODE, pol_h_str, CFG(flow_log), 0, 0, NULL, NULL, false },
+	{ "flow_log_interval", YAML_SCALAR_NODE, pol_h_duration, CFG(flow_log_interval), 0,
+	    POL_FLOW_LOG_INTERVAL_MAX, NULL, NULL, false },
 	{ "grants", YAML_MAPPING_NODE, pol_h_map, 0, 0, 0, NULL, pol_grants_fields, false },
 	{ "approval", YAML_MAPPING_NODE, pol_h_map, 0, 0, 0, NULL, pol_approval_fields, false },
 	{ "policies", YAML_MAPPING_NODE, pol_h_policies, 0, 0, 0, NULL, pol_policy_fields,

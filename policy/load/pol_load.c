@@ -41,6 +41,8 @@ pol_defaults(struct pol_config *cfg, const char *path)
 	cfg->max_holds_per_vm = 32;
 	cfg->max_fragments_per_vm = 8;
 	cfg->idle_sleep_us = 1000;
+	cfg->flow_log_interval = 300;
+	cfg->flow_log_ring = 8192;
 	cfg->slow_path_enabled = true;
 	cfg->nft_table = pol_dup("namegate", &ok);
 	if ((cfg->resolvers = calloc(1, sizeof(*cfg->resolvers))) == NULL)
@@ -105,6 +107,7 @@ pol_config_free(struct pol_config *cfg)
 	free(cfg->metrics);
 	free(cfg->control_socket);
 	free(cfg->events);
+	free(cfg->flow_log);
 	free(cfg->grants_state);
 	free(cfg->approval_webhook);
 	free(cfg->vms);

@@ -214,11 +214,11 @@ test_schema_errors(void **state)
 	(void)state;
 	pol_refused(POLS VM1 "colour: blue\n", "ng.yaml:9:1: unknown key 'colour' (expected "
 	    "dataplane, slow_path, resolvers, dns, tls_ports, sni_binding, quic, on_block, "
-	    "metrics, control_socket, events, grants, approval, policies, vms)");
+	    "metrics, control_socket, events, flow_log, flow_log_interval, grants, approval, policies, vms)");
 	pol_refused(POLS VM1 "dataplane:\n  worker: 2\n", "ng.yaml:10:3: unknown key 'worker' "
 	    "in dataplane (expected eal, vm_port, uplink_port, workers, max_vms, max_flows, "
 	    "max_flows_per_vm, max_bindings, max_bindings_per_vm, max_pending_per_vm, "
-	    "max_holds_per_vm, max_fragments_per_vm, mbufs, idle_sleep_us)");
+	    "max_holds_per_vm, max_fragments_per_vm, mbufs, idle_sleep_us, flow_log_ring)");
 	pol_refused(POLS VM1 "dataplane: 5\n", "ng.yaml:9:12: dataplane: expected a mapping, "
 	    "got a scalar");
 	pol_refused(POLS VM1 "dataplane:\n", "ng.yaml:9:11: dataplane: expected a mapping, "

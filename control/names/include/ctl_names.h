@@ -44,6 +44,17 @@ int ctl_names_forget(struct ctl_names *n, uint16_t slot);
 void ctl_names_of(const struct ctl_names *n, uint16_t slot,
     void (*fn)(const char *name, void *arg), void *arg);
 
+/*
+ * ctl_names_add(), and the name found again by key (the fast path's hash of it, which is
+ * all a flow keeps) with ctl_names_by_key(). Key 0: not keyed.
+ */
+int ctl_names_add_keyed(struct ctl_names *n, uint16_t slot, const char *name, size_t len,
+    uint64_t key, const char **stored);
+
+/* The name of slot keyed key (NUL-terminated, *len bytes), or NULL. */
+const char *ctl_names_by_key(const struct ctl_names *n, uint16_t slot, uint64_t key,
+    size_t *len);
+
 /* The names held (those forgotten not counted). */
 uint32_t ctl_names_count(const struct ctl_names *n);
 bool ctl_names_overflowed(const struct ctl_names *n);

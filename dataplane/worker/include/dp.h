@@ -117,6 +117,17 @@ struct dp_vm_stats {
 	uint64_t evt_second;		/* the second evt_used counts in (worker-local) */
 	uint32_t evt_used;
 	uint64_t bind_queued;		/* binding events put on the worker's bind ring, ever */
+	uint64_t flowrec_queued;	/* flow records put on the worker's flow record ring */
+	uint64_t flowrec_dropped;	/* and lost: the VM held its share of the ring */
+};
+
+/* The name a flow about to be cut was refused for (dp_flowlog_name()). */
+#define DP_FLOWLOG_NAME_MAX	253	/* DP_EVT_NAME_MAX: a DNS name's longest */
+struct dp_flowlog_stash {
+	const struct dp_flow *f;
+	uint8_t kind;
+	uint8_t len;
+	char name[DP_FLOWLOG_NAME_MAX + 1];
 };
 
 struct dp_txbuf {
@@ -167,6 +178,10 @@ struct __rte_cache_aligned dp_worker {
 	 */
 	_Atomic(uint64_t) *bind_taken;
 	uint64_t evt_dropped;		/* block events lost: their ring was full */
+	/* flow records (dp_flowlog.h), NULL without a flow log; and as bind_taken for them */
+	struct rte_ring *flow_recs;
+	_Atomic(uint64_t) *flowrec_taken;
+	struct dp_flowlog_stash flowlog_name;
 	/*
 	 * The exception path goes through the main lcore, which alone owns the TAPs: frames
 	 * for the kernel (mbuf->port: the TAP, DP_PORT_SLOW_*) and, back, frames the kernel
@@ -175,6 +190,7 @@ struct __rte_cache_aligned dp_worker {
 	struct rte_ring *slow_out;
 	struct rte_ring *slow_back;
 	uint64_t now;			/* seconds since start, refreshed per burst */
+	uint64_t now_tsc;		/* and in TSC cycles, when it was */
 	uint32_t idle_sleep_us;		/* dataplane.idle_sleep_us: the longest nap when idle */
 	uint32_t idle_polls;		/* polls in a row that found nothing */
 	uint32_t nap_us;		/* the next nap: doubles while idle, up to idle_sleep_us */
@@ -197,6 +213,8 @@ struct dp_ctx {
 	uint16_t max_vms;		/* dataplane.max_vms at start: every per-VM table's size */
 	struct dp_vmslots *vmslots;	/* the main lcore's: which slot may go to a new VM */
 	uint64_t tsc_hz, tsc_start;
+	unsigned int flow_log_ring;	/* records each worker's ring holds; 0: no flow log */
+	uint64_t flow_log_interval_tsc;	/* an open flow's interim records; 0: none */
 	int wake_fd;			/* eventfd the main lcore sleeps on; -1: none */
 	int slow_rx_fd[2];		/* the TAPs' rx interrupt fds (VM side, uplink side); -1 */
 	uint64_t main_drops[DP_DROP_MAX];	/* the main lcore's, on the exception path */

@@ -13,6 +13,7 @@
 
 #include "dp.h"
 #include "sni/http.h"
+#include "sni/pkt.h"
 
 enum dp_flow_state {
 	DP_FLOW_SYN_SENT,	/* TCP: the VM's SYN went out */
@@ -102,6 +103,51 @@ struct dp_flow {
 /* Two to a 128-byte pair of cache lines: a field added must fit a hole. */
 _Static_assert(sizeof(struct dp_flow) == 128, "struct dp_flow is 128 bytes");
 
+/*
+ * What the flow log reports of a flow (dp_flowlog.h), kept beside it rather than in it:
+ * the fast path reads these only to add to them, and struct dp_flow stays two lines.
+ */
+struct dp_flow_acct {
+	uint64_t start_tsc, last_tsc;	/* its first frame's burst, its last one's */
+	uint64_t bytes[2];		/* IP bytes: [0] from the VM, [1] toward it */
+	uint64_t packets[2];
+	uint64_t reported_tsc;		/* its last interim record, or its start */
+	uint8_t end;			/* enum dp_flow_end once known (api/dp_api.h) */
+	uint8_t end_reason;		/* DP_FLOW_END_CUT: enum dp_reason */
+	uint8_t name_kind;		/* enum dp_flow_name_kind of name_hash */
+	uint8_t vm_addr[16];		/* the VM's source address, as its first frame had it */
+};
+
+/* The first members of struct dp_flows: public so that a flow's account is found inline. */
+struct dp_flows_head {
+	struct dp_flow *e;
+	struct dp_flow_acct *acct;
+};
+
+static inline struct dp_flow_acct *
+dp_flow_acct(struct dp_flows *t, const struct dp_flow *f)
+{
+	const struct dp_flows_head *h = (const struct dp_flows_head *)(const void *)t;
+
+	return &h->acct[f - h->e];
+}
+
+/* The IP bytes of p, a whole datagram: what a budget and the flow log count. */
+static inline uint32_t
+dp_ip_bytes(const struct pkt *p)
+{
+	return (uint32_t)(p->l4_off + p->l4_len - p->l3_off);
+}
+
+/* Count a frame of len IP bytes on f's account, each way (from_vm) as it went. */
+static inline void
+dp_flow_count(struct dp_flow_acct *a, bool from_vm, uint32_t len, uint64_t tsc)
+{
+	a->bytes[!from_vm] += len;
+	a->packets[!from_vm]++;
+	a->last_tsc = tsc;
+}
+
 static inline bool
 dp_flow_key_eq(const struct dp_flow_key *a, const struct dp_flow_key *b)
 {
@@ -146,6 +192,14 @@ uint32_t dp_flows_epoch(const struct dp_flows *t);
  */
 void dp_flows_on_release(struct dp_flows *t, void (*release)(struct dp_flow *, void *),
     void *arg);
+
+/*
+ * What reports a flow as it closes (its account says how it ended: dp_flowlog.h), and an
+ * open one as aging passes it (interim records). NULL: nothing.
+ */
+void dp_flows_on_report(struct dp_flows *t,
+    void (*closed)(const struct dp_flow *, struct dp_flow_acct *, void *),
+    void (*passed)(const struct dp_flow *, struct dp_flow_acct *, void *), void *arg);
 
 /*
  * Open a flow for k, counted against its VM. NULL when the VM has max_per_vm flows open

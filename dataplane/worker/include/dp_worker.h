@@ -16,7 +16,7 @@ struct dp_worker *dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned
     uint32_t idle_sleep_us, uint16_t nvms);
 void dp_worker_free(struct dp_worker *w);
 /* The EAL memory dp_worker_create() takes for its share of max_flows (dp_mem.h). */
-uint64_t dp_worker_mem(uint32_t max_flows, uint16_t nvms);
+uint64_t dp_worker_mem(uint32_t max_flows, uint16_t nvms, unsigned int flow_log_ring);
 
 /* lcore entry point: loops until w->stop. */
 int dp_worker_loop(void *w);

@@ -129,6 +129,13 @@ struct pol_config {
 	uint16_t metrics_port;
 	char *control_socket;
 	char *events;
+	/*
+	 * flow_log: a record per connection (namegate(8), FLOW LOG), or NULL: none. Interim
+	 * records of a flow open longer than flow_log_interval seconds (0: none); each
+	 * worker's ring holds dataplane.flow_log_ring records on their way to the writer.
+	 */
+	char *flow_log;
+	uint32_t flow_log_interval, flow_log_ring;
 	char *grants_state;		/* grants.state; default: grants.json beside events */
 	/*
 	 * approval: a query for a name only an ask pattern matches waits up to
