@@ -282,6 +282,7 @@ dp_control_start(struct dp_control *c, const struct pol_config *cfg, struct ctl_
 		    c->events == NULL ? err : strerror(errno));
 		return -1;
 	}
+	c->ctx->events = c->events;	/* its lost lines in namegate_events_dropped_total */
 	clock_gettime(CLOCK_REALTIME, &now);
 	ctl_events_log_start(c->events, &now, NAMEGATE_VERSION);
 	inet_ntop(cfg->metrics_addr.family == 6 ? AF_INET6 : AF_INET, cfg->metrics_addr.a, addr,
@@ -459,6 +460,7 @@ out:
 	if (ctl.events != NULL) {
 		clock_gettime(CLOCK_REALTIME, &now);
 		ctl_events_log_stop(ctl.events, &now);
+		ctx.events = NULL;
 		ctl_events_close(ctl.events);
 	}
 	ctl_names_free(ctl.names);
