@@ -1,11 +1,12 @@
 /*
- * The event log: JSON lines built in one reusable buffer and appended with one write(2), so
- * readers never see half a line and there is no stdio buffer to flush. Per-VM token buckets
- * live in an insertion-ordered array indexed by a small open-addressing hash.
+ * The event log: JSON lines built in one reusable buffer and handed whole to ctl_logfile,
+ * which writes a line whole or not at all. Per-VM token buckets live in an insertion-ordered
+ * array indexed by a small open-addressing hash.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,9 +18,9 @@
 
 #include "ctl_base.h"
 #include "ctl_events.h"
+#include "ctl_logfile.h"
 
 #define EV_NS			1000000000LL
-#define EV_ROTATE_CHECK_NS	EV_NS		/* stat the path at most this often */
 #define EV_FOLLOW_POLL_NS	(100 * 1000000LL)
 #define EV_FOLLOW_GRACE		30		/* idle polls a rotated-away file is still read */
 #define EV_READ_CHUNK		65536
@@ -39,13 +40,8 @@ struct ev_vm {
 };
 
 struct ctl_events {
-	char *path;
-	int fd;
-	dev_t dev;		/* of the open file, to notice a rename or removal */
-	ino_t ino;
-	bool checked;
-	int64_t checked_ns;
-	bool torn;		/* a write stopped mid-line: start the next on a new line */
+	struct ctl_logfile *lf;
+	_Atomic uint64_t unbuilt;	/* lines lost before the write: no memory to build them */
 	uint32_t rate, burst;
 	struct ev_vm *vms;	/* in the order first seen, for a stable flush */
 	size_t nvms, capvms;
@@ -172,8 +168,6 @@ ev_begin(struct ctl_events *ev, const struct timespec *now, const char *vm, cons
 
 	b->len = 0;
 	b->oom = false;
-	if (ev->torn)
-		buf_putn(b, "\n", 1);
 	buf_puts(b, "{\"ts\":");
 	buf_ts(b, now);
 	if (vm != NULL) {
@@ -184,71 +178,27 @@ ev_begin(struct ctl_events *ev, const struct timespec *now, const char *vm, cons
 	buf_str(b, event);
 }
 
-/* Ends the line and appends it in one write; 0 or -errno. */
+/* Ends the line and appends it whole; 0 or -errno, the line lost and counted. */
 static int
 ev_end(struct ctl_events *ev)
 {
 	struct ev_buf *b = &ev->line;
-	size_t off = 0;
-	ssize_t n;
 
 	buf_putn(b, "}\n", 2);
-	if (b->oom)
+	if (b->oom) {
+		atomic_fetch_add_explicit(&ev->unbuilt, 1, memory_order_relaxed);
 		return -ENOMEM;
-	while (off < b->len) {
-		if ((n = write(ev->fd, b->p + off, b->len - off)) < 0) {
-			if (errno == EINTR)
-				continue;
-			/* Part of a line is in the file: the next one must not be glued to it. */
-			ev->torn = off > 0 || ev->torn;
-			return -errno;
-		}
-		off += (size_t)n;
 	}
-	ev->torn = false;
+	if (ctl_logfile_write(ev->lf, b->p, b->len) != 0)
+		return -errno;
 	return 0;
-}
-
-/*
- * Opens path for appending: created with exactly CTL_EVENTS_MODE (whatever the umask), an
- * existing file as it is. O_NONBLOCK: a FIFO without a reader fails, and a full one loses
- * the event, rather than stalling the control loop.
- */
-static int
-ev_open_file(const char *path, struct stat *st)
-{
-	const int flags = O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
-	int fd = -1, rc;
-
-	for (int tries = 0; tries < 3 && fd < 0; tries++) {
-		if ((fd = open(path, flags | O_CREAT | O_EXCL, CTL_EVENTS_MODE)) >= 0) {
-			if (fchmod(fd, CTL_EVENTS_MODE) != 0)
-				goto fail;
-			break;
-		}
-		if (errno != EEXIST)
-			return -errno;
-		/* Removed between the two opens (a rotation): create it again. */
-		if ((fd = open(path, flags)) < 0 && errno != ENOENT)
-			return -errno;
-	}
-	if (fd < 0)
-		return -ENOENT;
-	if (fstat(fd, st) != 0)
-		goto fail;
-	return fd;
-fail:
-	rc = -errno;
-	close(fd);
-	return rc;
 }
 
 struct ctl_events *
 ctl_events_open(const char *path, uint32_t rate, uint32_t burst, char *err, size_t errlen)
 {
 	struct ctl_events *ev;
-	struct stat st;
-	int fd;
+	char why[256];
 
 	if (errlen > 0)
 		err[0] = '\0';
@@ -258,21 +208,18 @@ ctl_events_open(const char *path, uint32_t rate, uint32_t burst, char *err, size
 		    "no log path" : "burst must be at least 1 when rate is limited");
 		return NULL;
 	}
-	if ((ev = calloc(1, sizeof(*ev))) == NULL || (ev->path = strdup(path)) == NULL) {
+	if ((ev = calloc(1, sizeof(*ev))) == NULL) {
 		ctl_err(err, errlen, "events: %s: %s", path, strerror(errno));
-		free(ev);
 		return NULL;
 	}
-	if ((fd = ev_open_file(path, &st)) < 0) {
-		ctl_err(err, errlen, "events: open %s: %s", path, strerror(-fd));
-		free(ev->path);
+	if ((ev->lf = ctl_logfile_open(path, why, sizeof(why))) == NULL) {
+		int e = errno;
+
+		ctl_err(err, errlen, "events: %s", why);
 		free(ev);
-		errno = -fd;
+		errno = e;
 		return NULL;
 	}
-	ev->fd = fd;
-	ev->dev = st.st_dev;
-	ev->ino = st.st_ino;
 	ev->rate = rate;
 	ev->burst = burst;
 	return ev;
@@ -283,54 +230,34 @@ ctl_events_close(struct ctl_events *ev)
 {
 	if (ev == NULL)
 		return;
-	close(ev->fd);
+	ctl_logfile_close(ev->lf);
 	for (size_t i = 0; i < ev->nvms; i++)
 		free(ev->vms[i].name);
 	free(ev->vms);
 	free(ev->slots);
 	free(ev->line.p);
-	free(ev->path);
 	free(ev);
 }
 
 int
 ctl_events_reopen(struct ctl_events *ev)
 {
-	struct stat st;
-	int fd;
-
-	if ((fd = ev_open_file(ev->path, &st)) < 0)
-		return fd;
-	close(ev->fd);
-	ev->fd = fd;
-	ev->dev = st.st_dev;
-	ev->ino = st.st_ino;
-	ev->torn = false;	/* a fresh file starts on a line boundary */
-	return 0;
+	return ctl_logfile_reopen(ev->lf);
 }
 
-/*
- * Reopens when the path no longer names our file (logrotate renamed or removed it), at most
- * once per EV_ROTATE_CHECK_NS. A clock step backwards forces a check rather than none.
- * An error other than "gone" (EACCES on the directory) proves nothing: keep the file.
- */
+uint64_t
+ctl_events_lost(const struct ctl_events *ev)
+{
+	if (ev == NULL)
+		return 0;
+	return ctl_logfile_lost(ev->lf) + atomic_load_explicit(&ev->unbuilt, memory_order_relaxed);
+}
+
+/* Reopens when logrotate renamed or removed the file, looked at once a second at most. */
 static int
 ev_check_rotation(struct ctl_events *ev, const struct timespec *now)
 {
-	int64_t t = ev_ns(now);
-	struct stat st;
-
-	if (ev->checked && t >= ev->checked_ns && t - ev->checked_ns < EV_ROTATE_CHECK_NS)
-		return 0;
-	ev->checked = true;
-	ev->checked_ns = t;
-	if (stat(ev->path, &st) == 0) {
-		if (st.st_dev == ev->dev && st.st_ino == ev->ino)
-			return 0;
-	} else if (errno != ENOENT) {
-		return 0;
-	}
-	return ctl_events_reopen(ev);
+	return ctl_logfile_check(ev->lf, ev_ns(now));
 }
 
 /* FNV-1a: VM names are few and short, and come from the policy, not from the wire. */

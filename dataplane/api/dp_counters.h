@@ -64,7 +64,7 @@
 	    "Frames dropped before or outside any VM's decision, by reason")		\
 	X(EVENTS_DROPPED, GLOBAL, "namegate_events_dropped_total", COUNTER,		\
 	    NONE, NONE, NULL, "events_dropped",					\
-	    "Block events lost to a full queue to the main lcore (bindings wait for room instead)") \
+	    "Events lost: to a full queue to the main lcore, or to a failed write to the event log") \
 	X(POLICY_GENERATION, GLOBAL, "namegate_policy_generation", GAUGE,		\
 	    NONE, NONE, NULL, "generation",						\
 	    "The configuration generation in force")

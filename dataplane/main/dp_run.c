@@ -309,6 +309,7 @@ dp_control_start(struct dp_control *c, const struct pol_config *cfg, struct ctl_
 		    c->events == NULL ? err : strerror(errno));
 		return -1;
 	}
+	c->ctx->events = c->events;	/* its lost lines in namegate_events_dropped_total */
 	clock_gettime(CLOCK_REALTIME, &now);
 	ctl_events_log_start(c->events, &now, NAMEGATE_VERSION);
 	if (cfg->flow_log != NULL && dp_flowlog_start(c, cfg) != 0)
@@ -491,6 +492,7 @@ out:
 	if (ctl.events != NULL) {
 		clock_gettime(CLOCK_REALTIME, &now);
 		ctl_events_log_stop(ctl.events, &now);
+		ctx.events = NULL;
 		ctl_events_close(ctl.events);
 	}
 	if (ctl.flowlog != NULL) {

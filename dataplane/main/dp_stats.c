@@ -4,6 +4,7 @@
  */
 #include <inttypes.h>
 
+#include "ctl_events.h"
 #include "dp_bind.h"
 #include "dp_flow.h"
 #include "dp_stats.h"
@@ -125,6 +126,8 @@ dp_stats_value(const struct dp_ctx *ctx, enum dp_cnt f, uint16_t vm, unsigned in
 		n += dp_stats_worker(ctx->workers[k], f, vm, i, j);
 	if (f == DP_CNT_DROPS)
 		n += ctx->main_drops[i];	/* the exception path's, on the main lcore */
+	if (f == DP_CNT_EVENTS_DROPPED)
+		n += ctl_events_lost(ctx->events);	/* and those the log's writes lost */
 	return n;
 }
 

@@ -7,8 +7,10 @@
  *
  * Blocks are rate-limited per VM by a token bucket; what the bucket refuses is counted and
  * the count rides on the VM's next logged block ("suppressed":N) or is written by
- * ctl_events_flush(). Policy changes, start and stop are never limited. The file is reopened
- * when it is renamed or removed (logrotate), noticed at most once per second.
+ * ctl_events_flush(). Policy changes, start and stop are never limited. Lines are written by
+ * ctl_logfile.h: whole or not at all, a lost one counted (ctl_events_lost()) and said once on
+ * stderr, and the file reopened when it is renamed or removed (logrotate), noticed at most
+ * once per second. The path may also be "-" (stdout) or "unix:PATH" (a datagram socket).
  *
  * Every time is passed in as `now` (CLOCK_REALTIME): it is the event's "ts" and the clock of
  * the rate limiter and the rotation check, so tests replay exact sequences. Not thread-safe:
@@ -23,6 +25,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <time.h>
+
+#include "ctl_logfile.h"
 
 #define CTL_EVENTS_RATE		20	/* default: blocks logged per second per VM */
 #define CTL_EVENTS_BURST	50	/* default: blocks logged at once after a quiet spell */
@@ -55,8 +59,8 @@ void ctl_events_close(struct ctl_events *ev);
 
 /*
  * Logs b unless its VM's bucket is empty, in which case it is only counted. Returns 0
- * (logged or counted) or -errno when the write failed; the event is then lost, and the
- * next call tries again.
+ * (logged or counted) or -errno when the write failed; the event is then lost (counted in
+ * ctl_events_lost()), and the next call tries again.
  */
 int ctl_events_log_block(struct ctl_events *ev, const struct timespec *now,
     const struct ctl_ev_block *b);
@@ -143,6 +147,12 @@ int ctl_events_flush(struct ctl_events *ev, const struct timespec *now);
  * stays in use and -errno is returned.
  */
 int ctl_events_reopen(struct ctl_events *ev);
+
+/*
+ * Lines lost since open: writes that failed (a full disk, a collector not there) and lines
+ * that could not be built (out of memory). Any thread; NULL: 0.
+ */
+uint64_t ctl_events_lost(const struct ctl_events *ev);
 
 /*
  * Copies path to out from its first byte. With follow, keeps copying what is appended, like

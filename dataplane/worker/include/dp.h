@@ -146,6 +146,7 @@ struct dp_name_budget;
 struct dp_ask;
 struct dp_budget_cell;
 struct dp_vmslots;
+struct ctl_events;
 
 struct __rte_cache_aligned dp_worker {
 	unsigned int id;		/* 0 .. workers - 1: also its queue on both ports */
@@ -218,6 +219,7 @@ struct dp_ctx {
 	int wake_fd;			/* eventfd the main lcore sleeps on; -1: none */
 	int slow_rx_fd[2];		/* the TAPs' rx interrupt fds (VM side, uplink side); -1 */
 	uint64_t main_drops[DP_DROP_MAX];	/* the main lcore's, on the exception path */
+	const struct ctl_events *events;	/* its lost lines count as events dropped; NULL */
 	/*
 	 * Set by the main lcore before its last look at the rings and its sleep: a worker that
 	 * enqueues for it then clears it and writes wake_fd (dp_main_wake()), so there is one
