@@ -115,6 +115,13 @@ lf_open_unix(struct ctl_logfile *lf, const char *sock)
 	return fd;
 }
 
+bool
+ctl_logfile_is_file(const char *path)
+{
+	return strcmp(path, "-") != 0 &&
+	    strncmp(path, LF_UNIX_PREFIX, strlen(LF_UNIX_PREFIX)) != 0;
+}
+
 struct ctl_logfile *
 ctl_logfile_open(const char *path, char *err, size_t errlen)
 {
@@ -137,7 +144,7 @@ ctl_logfile_open(const char *path, char *err, size_t errlen)
 	if (strcmp(path, "-") == 0) {
 		lf->kind = LF_STDOUT;
 		fd = lf_open_stdout(&st);
-	} else if (strncmp(path, LF_UNIX_PREFIX, strlen(LF_UNIX_PREFIX)) == 0) {
+	} else if (!ctl_logfile_is_file(path)) {
 		lf->kind = LF_UNIX;
 		fd = lf_open_unix(lf, path + strlen(LF_UNIX_PREFIX));
 	} else {

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -264,12 +265,36 @@ ctl_nft_feed_open(struct ctl_nft_feed *f, const char *table, const struct ctl_nf
 	return 0;
 }
 
+/*
+ * namegate_nft_elements, counted from the kernel: tracking adds could not see what expires
+ * there on its own, an add that only refreshes, or a rebuild; counting is exact. A count
+ * lists every set, so the next waits CTL_NFT_COUNT_SPACING times what this one cost (at
+ * least the second it is asked in): a table of a million elements costs the main lcore a
+ * bounded share, one of a few thousand is counted every second. A failed count (the
+ * ruleset changed under it) keeps the last value until the next.
+ */
+static void
+ctl_nft_count(struct ctl_nft_feed *f, uint64_t now)
+{
+	uint64_t t0, n;
+
+	if (now < f->count_at)
+		return;
+	t0 = f->tsc();
+	if (nft_count(f->nft, &n) == 0)
+		atomic_store_explicit(&f->elements, n, memory_order_relaxed);
+	f->count_at = now + 1 + (f->tsc() - t0) * CTL_NFT_COUNT_SPACING / f->tsc_hz;
+}
+
 void
 ctl_nft_feed_check(struct ctl_nft_feed *f, uint64_t now)
 {
+	if (f->nft == NULL)
+		return;
 	/* SPEC s5: someone deleted or edited the table: put it back, bindings and all */
-	if (f->nft != NULL && (f->stale || nft_check(f->nft) != NFT_INTACT))
+	if (f->stale || nft_check(f->nft) != NFT_INTACT)
 		f->stale = ctl_nft_rebuild(f, now) != 0;
+	ctl_nft_count(f, now);
 }
 
 static int
@@ -328,10 +353,12 @@ ctl_nft_feed_render(struct ctl_nft_feed *f, FILE *out)
 	    "namegate_nft_bind_latency_seconds{quantile=\"0.99\"} %.6f\n",
 	    ctl_nft_latency(f, 0.5), ctl_nft_latency(f, 0.99));
 	ctl_nft_latency_histogram(f, out);
-	fprintf(out, "# HELP namegate_nft_elements Bound addresses in the slow path's nft sets\n"
+	fprintf(out, "# HELP namegate_nft_elements Elements the slow path's nft sets hold, as the "
+	    "kernel counts them\n"
 	    "# TYPE namegate_nft_elements gauge\n"
 	    "namegate_nft_elements %" PRIu64 "\n"
 	    "# HELP namegate_nft_errors_total nft batches the kernel refused\n"
 	    "# TYPE namegate_nft_errors_total counter\n"
-	    "namegate_nft_errors_total %" PRIu64 "\n", ns.elements, ns.errors);
+	    "namegate_nft_errors_total %" PRIu64 "\n",
+	    atomic_load_explicit(&f->elements, memory_order_relaxed), ns.errors);
 }

@@ -6,6 +6,7 @@
 #ifndef CTL_NFT_FEED_INT_H
 #define CTL_NFT_FEED_INT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,6 +18,7 @@
 #define CTL_NFT_BATCH		512	/* elements per incremental batch at most */
 #define CTL_NFT_LAT_SAMPLES	1024	/* the summary's latest samples */
 #define CTL_NFT_LAT_BUCKETS	24	/* upper bounds of namegate_nft_bind_seconds, +Inf apart */
+#define CTL_NFT_COUNT_SPACING	50	/* counts are this many times their cost apart: 2 % */
 
 struct ctl_nft_feed {
 	const struct dp_plane *plane;
@@ -39,6 +41,8 @@ struct ctl_nft_feed {
 	uint32_t lat_n;
 	uint64_t lat_hist[CTL_NFT_LAT_BUCKETS + 1];	/* every sample, by bucket (+Inf last) */
 	uint64_t lat_sum_us;
+	_Atomic uint64_t elements;	/* what the sets held at the last count (scrapes read it) */
+	uint64_t count_at;		/* the records' second of the next count */
 };
 
 /* Where elements go: the incremental batch (flushed when full), or a rebuild's list. */

@@ -431,17 +431,25 @@ nft_request(struct nft_ctx *c, uint16_t type, uint16_t flags, uint16_t name_attr
 {
 	char buf[256] = { 0 };	/* libmnl 1.0.4 leaves attribute padding unwritten */
 	struct nlmsghdr *nlh;
-	uint32_t seq = c->seq++;
+
+	if (!(flags & NLM_F_DUMP))
+		flags |= NLM_F_ACK;
+	nlh = nftnl_nlmsg_build_hdr(buf, type, NFT_FAMILY, flags, c->seq++);
+	if (name != NULL)
+		mnl_attr_put_strz(nlh, name_attr, name);
+	return nft_talk(c, nlh, cb, data);
+}
+
+int
+nft_talk(struct nft_ctx *c, const struct nlmsghdr *req, nft_msg_fn *cb, void *data)
+{
+	const struct nlmsghdr *nlh;
+	uint32_t seq = req->nlmsg_seq;
 	bool done = false, intr = false;
 	int rc = 0, len;
 	ssize_t n;
 
-	if (!(flags & NLM_F_DUMP))
-		flags |= NLM_F_ACK;
-	nlh = nftnl_nlmsg_build_hdr(buf, type, NFT_FAMILY, flags, seq);
-	if (name != NULL)
-		mnl_attr_put_strz(nlh, name_attr, name);
-	if (mnl_socket_sendto(c->nl, nlh, nlh->nlmsg_len) < 0)
+	if (mnl_socket_sendto(c->nl, req, req->nlmsg_len) < 0)
 		return -errno;
 	while (!done) {
 		struct iovec iov = { .iov_base = c->rx, .iov_len = c->rxlen };
@@ -458,7 +466,7 @@ nft_request(struct nft_ctx *c, uint16_t type, uint16_t flags, uint16_t name_attr
 			break;
 		}
 		len = (int)n;
-		for (nlh = (struct nlmsghdr *)c->rx; mnl_nlmsg_ok(nlh, len) && !done;
+		for (nlh = (const struct nlmsghdr *)c->rx; mnl_nlmsg_ok(nlh, len) && !done;
 		    nlh = mnl_nlmsg_next(nlh, &len)) {
 			if (nlh->nlmsg_seq != seq ||
 			    (nlh->nlmsg_pid != 0 && nlh->nlmsg_pid != c->portid))

@@ -95,6 +95,8 @@ int nft_batch_commit(struct nft_ctx *c, struct nft_batch *b);
 void nft_batch_free(struct nft_batch *b);
 int nft_request(struct nft_ctx *c, uint16_t type, uint16_t flags, uint16_t name_attr,
     const char *name, nft_msg_fn *cb, void *data);
+/* nft_request() for a request built by the caller (its seq from c->seq++). */
+int nft_talk(struct nft_ctx *c, const struct nlmsghdr *req, nft_msg_fn *cb, void *data);
 int nft_gen_get(struct nft_ctx *c, uint32_t *gen);
 uint32_t nft_gen_next(uint32_t gen);
 void nft_warn(const struct nft_ctx *c, const char *fmt, ...)

@@ -26,6 +26,7 @@
 #include "ctl_base.h"
 #include "ctl_bridge.h"
 #include "ctl_events.h"
+#include "ctl_logfile.h"
 #include "ctl_metrics.h"
 #include "ctl_notify.h"
 #include "ctl_webhook.h"
@@ -302,7 +303,7 @@ dp_control_start(struct dp_control *c, const struct pol_config *cfg, struct ctl_
 	char err[256], addr[INET6_ADDRSTRLEN];
 	struct timespec now;
 
-	if (dp_mkdirs(cfg->events) != 0 ||
+	if ((ctl_logfile_is_file(cfg->events) && dp_mkdirs(cfg->events) != 0) ||
 	    (c->events = ctl_events_open(cfg->events, CTL_EVENTS_RATE, CTL_EVENTS_BURST, err,
 	    sizeof(err))) == NULL) {
 		fprintf(stderr, "namegate: events %s: %s\n", cfg->events,

@@ -83,10 +83,13 @@ def test_bindings_are_in_the_vms_sets_with_timeouts(ng):
     assert "203.0.113.11" in addrs, elems
     timed = [e for e in elems if isinstance(e, dict) and "elem" in e]
     assert timed and all(0 < e["elem"]["expires"] <= 86400 for e in timed)
-    metrics = ng.metrics()
-    assert metrics is not None
-    assert int(next(l.split()[1] for l in metrics.splitlines()
-                    if l.startswith("namegate_nft_elements "))) > 0
+
+    def gauge():            # counted from the kernel once a second
+        metrics = ng.metrics()
+        assert metrics is not None
+        return int(next(l.split()[1] for l in metrics.splitlines()
+                        if l.startswith("namegate_nft_elements ")))
+    wait_until(lambda: gauge() > 0, what="namegate_nft_elements to count the elements")
 
 
 def test_deleted_table_is_put_back_with_the_live_bindings(ng):

@@ -9,6 +9,7 @@
  *	refill VM[,VM...] [ELEM ...]	empty those VMs' sets and fill them with ELEM...
  *	check				ok STATE
  *	stats				ok elements=N errors=N batches=N builds=N listings=N
+ *	count				ok N: the elements the sets hold, counted by the kernel
  *	destroy | close | quit
  *	bench BATCH ITERS		RESULT line: nft_bind latency of BATCH new elements
  *	benchcheck ITERS		RESULT line: nft_check latency, nothing changed
@@ -342,6 +343,14 @@ main(void)
 			    (unsigned long long)st.elements, (unsigned long long)st.errors,
 			    (unsigned long long)st.batches, (unsigned long long)st.builds,
 			    (unsigned long long)st.listings);
+		} else if (strcmp(cmd, "count") == 0) {
+			uint64_t held;
+			int rc = nft_count(ctx, &held);
+
+			if (rc < 0)
+				reply(rc);
+			else
+				printf("ok %llu\n", (unsigned long long)held);
 		} else if (strcmp(cmd, "destroy") == 0) {
 			reply(nft_destroy(ctx));
 		} else if (strcmp(cmd, "close") == 0) {

@@ -274,6 +274,38 @@ def test_elements_expire(gw):
     assert d.ok('check') == 'intact'  # expiry is no tampering
 
 
+def kernel_elements(ns):
+    """Every element of every set of the table, as `nft -j list table` shows them."""
+    return sum(len(o['set'].get('elem', [])) for o in nft(ns, 'list', 'table', 'bridge', TABLE)
+               if 'set' in o)
+
+
+def count(d):
+    r = d.cmd('count')
+    assert r[0] == 'ok', r
+    return int(r[1])
+
+
+def test_count_is_what_the_kernel_holds(gw):
+    """nft_count() (namegate_nft_elements) against nft's own listing: after adds, refreshes
+    of elements already there, both VMs, expiry in the kernel, and a rebuild."""
+    ns, d = gw
+    assert count(d) == kernel_elements(ns) == 0
+    d.ok('bind 0,192.0.2.1,0,0,1000 0,192.0.2.1,6,443,1000 0,192.0.2.2,0,0,60000 '
+         '0,192.0.2.2,17,0,60000 1,2001:db8::1,0,0,60000 1,2001:db8::1,6,0,60000')
+    d.ok('bind 0,192.0.2.2,0,0,60000 0,192.0.2.2,17,0,60000')     # refreshed, not new
+    assert count(d) == kernel_elements(ns) == 6
+    els = ' '.join('0,10.0.%d.%d,17,%d,60000' % (i >> 8, i & 255, 1000 + i) for i in range(700))
+    d.ok('bind ' + els)                 # more than one dump message per set
+    assert count(d) == kernel_elements(ns) == 706
+    wait_until(lambda: kernel_elements(ns) == 704, what="the 1 s elements to expire")
+    assert count(d) == 704
+    d.ok('build 0,192.0.2.3,0,0,60000')  # a rebuild replaces them all
+    assert count(d) == kernel_elements(ns) == 1
+    assert run('ip', 'netns', 'exec', ns, 'nft', 'delete', 'table', 'bridge', TABLE).returncode == 0
+    assert count(d) == 0                # no table: nothing held
+
+
 def test_many_elements_split_into_messages(gw):
     ns, d = gw
     els = ' '.join('0,10.%d.%d.%d,17,%d,60000' % (i >> 16, (i >> 8) & 255, i & 255, 1000 + i)

@@ -385,6 +385,11 @@ test_bad_input(void **state)
 	assert_null(ctl_logfile_open(path, err, sizeof(err)));
 	assert_int_equal(errno, ENAMETOOLONG);
 
+	assert_true(ctl_logfile_is_file("/var/log/namegate/events.jsonl"));
+	assert_true(ctl_logfile_is_file("events.jsonl"));
+	assert_false(ctl_logfile_is_file("-"));
+	assert_false(ctl_logfile_is_file("unix:/run/collector.sock"));
+
 	open_lf(f, f->path);
 	stderr_capture(f);
 	errno = 0;

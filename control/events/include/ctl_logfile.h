@@ -17,6 +17,7 @@
 #ifndef CTL_LOGFILE_H
 #define CTL_LOGFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -64,6 +65,9 @@ int ctl_logfile_check(struct ctl_logfile *lf, int64_t now_ns);
 
 /* ctl_logfile_check() for callers with nothing to do about a failure. */
 void ctl_logfile_tick(struct ctl_logfile *lf, int64_t now_ns);
+
+/* True when path names a file (not "-" nor "unix:..."): one whose directory may be made. */
+bool ctl_logfile_is_file(const char *path);
 
 /* The path as given to ctl_logfile_open(). */
 const char *ctl_logfile_path(const struct ctl_logfile *lf);

@@ -138,6 +138,14 @@ int nft_destroy(struct nft_ctx *ctx);
 
 void nft_stats_get(const struct nft_ctx *ctx, struct nft_stats *out);
 
+/*
+ * The elements every VM's sets hold now, as the kernel lists them (one GETSETELEM dump per
+ * set, elements counted, not decoded): what `nft list table` shows, expired ones gone. A
+ * set or table that is not there holds 0. Costs about what listing the sets does, so call
+ * it at a bounded rate. 0 with *n, or -errno (-EINTR: the ruleset changed meanwhile).
+ */
+int nft_count(struct nft_ctx *ctx, uint64_t *n);
+
 /* "intact", "missing", "tampered". */
 const char *nft_state_str(enum nft_state s);
 
