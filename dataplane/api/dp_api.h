@@ -102,7 +102,8 @@ struct dp_flow_rec {
 	uint8_t family;			/* 4 or 6 */
 	uint8_t proto;			/* IP protocol */
 	uint8_t end;			/* enum dp_flow_end */
-	uint8_t reason;			/* CUT, BLOCKED: enum dp_reason */
+	uint8_t reason;			/* why cut, blocked or would be: enum dp_reason;
+					 * DP_REASON_ALLOWED: none */
 	uint8_t would_block;		/* audit mode: it was judged "block" and passed */
 	uint8_t name_kind;		/* enum dp_flow_name_kind */
 	uint8_t budgets;		/* the budgets it counted in (bits: the generation's) */

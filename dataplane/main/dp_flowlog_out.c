@@ -28,6 +28,13 @@ struct dp_flowlog_out {
 	uint16_t max_vms;
 	uint64_t *lost;			/* by slot: lines the writer could not write */
 	uint64_t written;
+	/*
+	 * The TSC's rate, measured against CLOCK_MONOTONIC since open: EAL's estimate can be
+	 * a few parts in a thousand off, which puts an hour-old flow's start seconds wrong.
+	 */
+	uint64_t tsc0;
+	int64_t mono0_ns;
+	double ns_per_cycle;
 };
 
 static const char *const dp_flowlog_ends[DP_FLOW_END_MAX] = {
@@ -36,6 +43,25 @@ static const char *const dp_flowlog_ends[DP_FLOW_END_MAX] = {
 	[DP_FLOW_END_BLOCKED] = "blocked", [DP_FLOW_END_GONE] = "gone",
 	[DP_FLOW_END_REPLACED] = "replaced",
 };
+
+static int64_t
+dp_flowlog_mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* The TSC's rate again, once a second has passed to measure it over. */
+static void
+dp_flowlog_calibrate(struct dp_flowlog_out *o, uint64_t now_tsc)
+{
+	int64_t ns = dp_flowlog_mono_ns() - o->mono0_ns;
+
+	if (ns >= 1000000000LL && now_tsc > o->tsc0)
+		o->ns_per_cycle = (double)ns / (double)(now_tsc - o->tsc0);
+}
 
 struct dp_flowlog_out *
 dp_flowlog_out_open(const char *path, uint16_t max_vms, char *err, size_t errlen)
@@ -48,6 +74,9 @@ dp_flowlog_out_open(const char *path, uint16_t max_vms, char *err, size_t errlen
 		return NULL;
 	}
 	o->max_vms = max_vms;
+	o->tsc0 = rte_get_tsc_cycles();
+	o->mono0_ns = dp_flowlog_mono_ns();
+	o->ns_per_cycle = 1e9 / (double)rte_get_tsc_hz();
 	if ((o->file = ctl_logfile_open(path, err, errlen)) == NULL) {
 		free(o->lost);
 		free(o);
@@ -69,11 +98,11 @@ dp_flowlog_out_close(struct dp_flowlog_out *o)
 
 /* When a TSC reading was, by the wall clock: now_wall was taken at now_tsc. */
 static struct timespec
-dp_flowlog_when(const struct dp_ctx *ctx, uint64_t tsc, uint64_t now_tsc,
+dp_flowlog_when(const struct dp_flowlog_out *o, uint64_t tsc, uint64_t now_tsc,
     const struct timespec *now_wall)
 {
-	uint64_t ago = tsc < now_tsc ? (now_tsc - tsc) * 1000000000ULL / ctx->tsc_hz : 0;
-	int64_t ns = (int64_t)now_wall->tv_sec * 1000000000LL + now_wall->tv_nsec - (int64_t)ago;
+	int64_t ago = tsc < now_tsc ? (int64_t)((double)(now_tsc - tsc) * o->ns_per_cycle) : 0;
+	int64_t ns = (int64_t)now_wall->tv_sec * 1000000000LL + now_wall->tv_nsec - ago;
 
 	return (struct timespec){ .tv_sec = ns / 1000000000LL, .tv_nsec = ns % 1000000000LL };
 }
@@ -107,8 +136,7 @@ dp_flowlog_budgets(const struct dp_flow_rec *r, const struct dp_gen *g,
 }
 
 static void
-dp_flowlog_out_one(struct dp_flowlog_out *o, const struct dp_ctx *ctx, const struct dp_gen *g,
-    const struct ctl_names *names, const struct pol_config *cfg, const struct dp_flow_rec *r,
+dp_flowlog_out_one(struct dp_flowlog_out *o, const struct dp_gen *g, const struct ctl_names *names, const struct pol_config *cfg, const struct dp_flow_rec *r,
     uint64_t now_tsc, const struct timespec *now)
 {
 	static const char *const keys[] = { [DP_FLOW_NAME_SNI] = "sni",
@@ -124,8 +152,8 @@ dp_flowlog_out_one(struct dp_flowlog_out *o, const struct dp_ctx *ctx, const str
 		.reason = r->reason != DP_REASON_ALLOWED && r->reason < DP_REASON_MAX ?
 		    dp_reason_labels[r->reason] : NULL,
 		.end = r->end < DP_FLOW_END_MAX ? dp_flowlog_ends[r->end] : "?",
-		.start = dp_flowlog_when(ctx, r->start_tsc, now_tsc, now),
-		.stop = dp_flowlog_when(ctx, r->stop_tsc, now_tsc, now),
+		.start = dp_flowlog_when(o, r->start_tsc, now_tsc, now),
+		.stop = dp_flowlog_when(o, r->stop_tsc, now_tsc, now),
 		.bytes_out = r->bytes_out, .bytes_in = r->bytes_in,
 		.packets_out = r->packets_out, .packets_in = r->packets_in,
 		.budgets = budgets,
@@ -160,6 +188,7 @@ dp_flowlog_out_drain(struct dp_flowlog_out *o, struct dp_ctx *ctx,
 	struct timespec now;
 
 	clock_gettime(CLOCK_REALTIME, &now);
+	dp_flowlog_calibrate(o, now_tsc);
 	for (unsigned int i = 0; i < ctx->nworkers; i++) {
 		unsigned int n;
 
@@ -168,7 +197,7 @@ dp_flowlog_out_drain(struct dp_flowlog_out *o, struct dp_ctx *ctx,
 		    (n = dp_flowlog_drain(ctx->workers[i], recs, RTE_DIM(recs))) > 0; turn++)
 			for (unsigned int k = 0; k < n; k++)
 				if (recs[k].version == DP_API_VERSION)
-					dp_flowlog_out_one(o, ctx, g, names, cfg, &recs[k],
+					dp_flowlog_out_one(o, g, names, cfg, &recs[k],
 					    now_tsc, &now);
 	}
 }

@@ -73,6 +73,7 @@ dp_flowlog_fill(struct dp_worker *w, struct dp_flow_rec *r, const struct dp_flow
 	r->family = f->key.family;
 	r->proto = f->key.proto;
 	r->would_block = f->would_block;
+	r->reason = a->end_reason;
 	r->name_kind = a->name_kind;
 	r->name_hash = a->name_kind != DP_FLOW_NAME_NONE ? f->name_hash : 0;
 	r->budgets = f->budgets;
@@ -100,7 +101,6 @@ dp_flowlog_closed(const struct dp_flow *f, struct dp_flow_acct *a, void *arg)
 		dp_flowlog_fill(w, r, f, a);
 		r->final = 1;
 		r->end = a->end != DP_FLOW_END_OPEN ? a->end : DP_FLOW_END_IDLE;
-		r->reason = a->end_reason;
 		if (n->f == f && n->len > 0) {	/* the name it was refused for, at hand */
 			r->name_kind = n->kind;
 			r->name_len = n->len;
@@ -138,6 +138,7 @@ dp_flowlog_opened(struct dp_worker *w, struct dp_flow *f, const struct pkt *p,
 
 	a->start_tsc = a->reported_tsc = w->now_tsc;
 	a->name_kind = name_kind;
+	a->end_reason = DP_REASON_ALLOWED;	/* none: a cut or a would-be block says why */
 	memcpy(a->vm_addr, p->src, sizeof(a->vm_addr));
 	dp_flow_count(a, true, dp_ip_bytes(p), w->now_tsc);
 }
@@ -159,12 +160,15 @@ dp_flowlog_name(struct dp_worker *w, const struct dp_flow *f, const char *name, 
 {
 	struct dp_flowlog_stash *n = &w->flowlog_name;
 
+	if (name == NULL)
+		len = 0;		/* refused for no name (none, or a timeout) */
 	if (len > DP_EVT_NAME_MAX)
 		len = DP_EVT_NAME_MAX;
 	n->f = f;
 	n->kind = kind;
 	n->len = (uint8_t)len;
-	memcpy(n->name, name, len);
+	if (len > 0)
+		memcpy(n->name, name, len);
 }
 
 void

@@ -184,6 +184,9 @@ dp_tls_first_segment(struct dp_worker *w, const struct pkt *p, uint16_t vm, stru
 		dp_evt_block(w, vm, p, r, g->vms[vm].audit, st == SNI_FOUND ?
 		    (const char *)hello.sni.p : NULL, st == SNI_FOUND ? hello.sni.len : 0);
 		if (!g->vms[vm].audit) {
+			if (st == SNI_FOUND)
+				dp_flowlog_name(w, f, (const char *)hello.sni.p, hello.sni.len,
+				    DP_FLOW_NAME_SNI);
 			fate = dp_fate_cut(r);
 			fate.log = false;	/* logged here, with the name */
 			return fate;

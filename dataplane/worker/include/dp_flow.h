@@ -113,7 +113,7 @@ struct dp_flow_acct {
 	uint64_t packets[2];
 	uint64_t reported_tsc;		/* its last interim record, or its start */
 	uint8_t end;			/* enum dp_flow_end once known (api/dp_api.h) */
-	uint8_t end_reason;		/* DP_FLOW_END_CUT: enum dp_reason */
+	uint8_t end_reason;		/* why cut, or would be blocked; DP_REASON_ALLOWED: none */
 	uint8_t name_kind;		/* enum dp_flow_name_kind of name_hash */
 	uint8_t vm_addr[16];		/* the VM's source address, as its first frame had it */
 };
