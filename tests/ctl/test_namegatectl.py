@@ -93,7 +93,7 @@ def columns(table_lines, aligns):
 def test_socket_mode(daemon):
     st = os.stat(daemon.sock)
     assert oct(st.st_mode & 0o7777) == "0o660"
-    assert oct(os.stat(os.path.dirname(daemon.sock)).st_mode & 0o7777) == "0o750"
+    assert oct(os.stat(os.path.dirname(daemon.sock)).st_mode & 0o7777) == "0o711"
 
 
 def test_status(daemon):
