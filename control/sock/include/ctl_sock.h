@@ -263,8 +263,8 @@ int ctl_sock_serve_ready(struct ctl_sock *s);
 void ctl_sock_counters(const struct ctl_sock *s, struct ctl_sock_counters *out);
 
 /*
- * Drops every client without a reply, closes the listener and removes path if it is still
- * the socket we created. NULL is a no-op.
+ * Drops every client without a reply, closes the listeners and removes each one's path if
+ * it is still the socket we created. NULL is a no-op.
  */
 void ctl_sock_close(struct ctl_sock *s);
 
