@@ -157,16 +157,21 @@ ctl_approval_render(struct ctl_approvals *a, FILE *out)
 	    (unsigned long long)k.failed);
 }
 
+/* by: the client that decided; NULL when nobody did (pending, timeout). */
 static void
 ctl_ap_log(struct ctl_approvals *a, const char *event, const struct ctl_request *r,
-    uint64_t grant)
+    uint64_t grant, const struct ctl_peer *by)
 {
+	struct ctl_ev_who who = { 0 };
 	struct timespec now;
 
 	if (a->events == NULL)
 		return;
+	if (by != NULL)
+		who = (struct ctl_ev_who){ .uid = by->uid, .pid = by->pid, .user = by->user };
 	clock_gettime(CLOCK_REALTIME, &now);
-	ctl_events_log_approval(a->events, &now, event, r->vm, r->id, r->name, r->qtype, grant);
+	ctl_events_log_approval(a->events, &now, event, r->vm, r->id, r->name, r->qtype, grant,
+	    by != NULL ? &who : NULL);
 }
 
 static struct ctl_request *
@@ -192,7 +197,7 @@ ctl_approval_record(struct ctl_approvals *a, unsigned int w, const char *vm,
 			return;
 		/* approve and deny logged themselves; a release nobody here decided is quiet */
 		if (e->reason == DP_ASK_END_TIMEOUT)
-			ctl_ap_log(a, "approval_timeout", r, 0);
+			ctl_ap_log(a, "approval_timeout", r, 0, NULL);
 		if (!r->decided)
 			atomic_fetch_sub(&a->waiting, 1);
 		r->id = 0;
@@ -209,7 +214,7 @@ ctl_approval_record(struct ctl_approvals *a, unsigned int w, const char *vm,
 		snprintf(r->vm, sizeof(r->vm), "%s", vm);
 		memcpy(r->name, e->name, e->name_len);
 		r->name[e->name_len] = '\0';
-		ctl_ap_log(a, "approval_pending", r, 0);
+		ctl_ap_log(a, "approval_pending", r, 0, NULL);
 		atomic_fetch_add(&a->waiting, 1);
 		ctl_ap_announce(a, r);
 		return;
@@ -364,7 +369,8 @@ ctl_ap_cmd_approve(FILE *out, const struct ctl_req *req, void *arg)
 	atomic_fetch_sub(&a->waiting, 1);
 	snprintf(reason, sizeof(reason), "approved request %" PRIu64, copy.id);
 	if ((rc = ctl_grants_live_make(a->grants, copy.vm, copy.name,
-	    dur != NULL ? dur : CTL_APPROVAL_DEFAULT_FOR, reason, &g, why, sizeof(why))) < 0) {
+	    dur != NULL ? dur : CTL_APPROVAL_DEFAULT_FOR, reason, req->peer, &g, why,
+	    sizeof(why))) < 0) {
 		if (r->id == copy.id) {
 			r->decided = false;
 			atomic_fetch_add(&a->waiting, 1);
@@ -372,7 +378,7 @@ ctl_ap_cmd_approve(FILE *out, const struct ctl_req *req, void *arg)
 		fputs(why, out);
 		return rc;
 	}
-	ctl_ap_log(a, "approval_approved", &copy, g.id);
+	ctl_ap_log(a, "approval_approved", &copy, g.id, req->peer);
 	o = json_object_new_object();
 	if (o == NULL || json_object_object_add(o, "approved",
 	    ctl_request_json(a, &copy, false)) < 0 ||
@@ -397,7 +403,7 @@ ctl_ap_cmd_deny(FILE *out, const struct ctl_req *req, void *arg)
 	r->decided = true;
 	atomic_fetch_sub(&a->waiting, 1);
 	a->plane->deny_ask(a->plane->dp, r->worker, r->slot, r->seq);
-	ctl_ap_log(a, "approval_denied", r, 0);
+	ctl_ap_log(a, "approval_denied", r, 0, req->peer);
 	o = json_object_new_object();
 	if (o == NULL || json_object_object_add(o, "denied", ctl_request_json(a, r, false)) < 0) {
 		json_object_put(o);

@@ -86,7 +86,8 @@ cc_connect(int fd, const char *path, char *err, size_t errlen)
 	case -EACCES:
 	case -EPERM:
 		ctl_err(err, errlen, "%s: permission denied (the socket is for root and its "
-		    "group)", path);
+		    "group: control_socket_group, or control_socket_readonly_group for the "
+		    "read-only one)", path);
 		break;
 	case -EAGAIN:
 	case -ETIMEDOUT:

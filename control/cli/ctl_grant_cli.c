@@ -112,16 +112,21 @@ ctl_cmd_grants(const struct ctl_opts *o, int argc, char **argv)
 		ctl_reply_free(&r);
 		return CTL_EXIT_OK;
 	}
-	printf("%-5s %-16s %-32s %-21s %-8s %s\n", "ID", "VM", "HOST", "UNTIL (UTC)", "LEFT",
-	    "REASON");
+	printf("%-5s %-16s %-32s %-21s %-8s %-12s %s\n", "ID", "VM", "HOST", "UNTIL (UTC)",
+	    "LEFT", "BY", "REASON");
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *g = json_object_array_get_idx(list, i);
-		char left[32];
+		char left[32], by[96];
 
 		ctl_grant_left(ctl_json_int(g, "left"), left, sizeof(left));
-		printf("%-5" PRId64 " %-16s %-32s %-21s %-8s %s\n", ctl_json_int(g, "id"),
+		/* a grant from before makers were recorded has none */
+		if (json_object_object_get_ex(g, "uid", NULL))
+			snprintf(by, sizeof(by), "%s", ctl_json_str(g, "user"));
+		else
+			snprintf(by, sizeof(by), "-");
+		printf("%-5" PRId64 " %-16s %-32s %-21s %-8s %-12s %s\n", ctl_json_int(g, "id"),
 		    ctl_json_str(g, "vm"), ctl_json_str(g, "host"), ctl_json_str(g, "until"),
-		    left, ctl_json_str(g, "reason"));
+		    left, by, ctl_json_str(g, "reason"));
 	}
 	ctl_reply_free(&r);
 	return ferror(stdout) ? CTL_EXIT_ERROR : CTL_EXIT_OK;

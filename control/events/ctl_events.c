@@ -430,10 +430,20 @@ ctl_events_log_block(struct ctl_events *ev, const struct timespec *now,
 	return rc;
 }
 
+/* ,"uid":U,"pid":P,"user":N of who did it; nothing for NULL. */
+static void
+buf_who(struct ev_buf *b, const struct ctl_ev_who *who)
+{
+	if (who == NULL)
+		return;
+	buf_printf(b, ",\"uid\":%u,\"pid\":%d,\"user\":", who->uid, who->pid);
+	buf_str(b, who->user != NULL ? who->user : "");
+}
+
 int
 ctl_events_log_policy_rejected(struct ctl_events *ev, const struct timespec *now,
     uint64_t generation, const char *file, uint32_t line, uint32_t col, const char *message,
-    size_t errors)
+    size_t errors, const struct ctl_ev_who *who)
 {
 	(void)ev_check_rotation(ev, now);
 	ev_begin(ev, now, NULL, "policy_rejected");
@@ -442,12 +452,13 @@ ctl_events_log_policy_rejected(struct ctl_events *ev, const struct timespec *now
 	buf_printf(&ev->line, ",\"line\":%u,\"col\":%u,\"message\":", line, col);
 	buf_str(&ev->line, message);
 	buf_printf(&ev->line, ",\"errors\":%zu", errors);
+	buf_who(&ev->line, who);
 	return ev_end(ev);
 }
 
 int
 ctl_events_log_policy(struct ctl_events *ev, const struct timespec *now, uint64_t generation,
-    uint32_t vms, const char *file)
+    uint32_t vms, const char *file, const struct ctl_ev_who *who)
 {
 	(void)ev_check_rotation(ev, now);
 	ev_begin(ev, now, NULL, "policy");
@@ -457,6 +468,7 @@ ctl_events_log_policy(struct ctl_events *ev, const struct timespec *now, uint64_
 		buf_puts(&ev->line, ",\"file\":");
 		buf_str(&ev->line, file);
 	}
+	buf_who(&ev->line, who);
 	return ev_end(ev);
 }
 
@@ -483,6 +495,7 @@ ctl_events_log_grant(struct ctl_events *ev, const struct timespec *now,
 		buf_puts(&ev->line, ",\"reason\":");
 		buf_str(&ev->line, g->reason);
 	}
+	buf_who(&ev->line, g->who);
 	return ev_end(ev);
 }
 
@@ -518,7 +531,8 @@ ctl_events_log_budget(struct ctl_events *ev, const struct timespec *now,
 
 int
 ctl_events_log_approval(struct ctl_events *ev, const struct timespec *now, const char *event,
-    const char *vm, uint64_t id, const char *name, uint16_t qtype, uint64_t grant)
+    const char *vm, uint64_t id, const char *name, uint16_t qtype, uint64_t grant,
+    const struct ctl_ev_who *who)
 {
 	(void)ev_check_rotation(ev, now);
 	ev_begin(ev, now, vm, event);
@@ -527,6 +541,7 @@ ctl_events_log_approval(struct ctl_events *ev, const struct timespec *now, const
 	buf_printf(&ev->line, ",\"type\":%u", (unsigned int)qtype);
 	if (grant != 0)
 		buf_printf(&ev->line, ",\"grant\":%llu", (unsigned long long)grant);
+	buf_who(&ev->line, who);
 	return ev_end(ev);
 }
 

@@ -244,7 +244,7 @@ ctl_grants_add(struct ctl_grants *g, const struct pol_config *cfg, const char *v
     const char *host, const char *dur, const char *reason, int64_t now, struct ctl_grant *out,
     char *why, size_t whylen)
 {
-	struct ctl_grant gr = { .created = now };
+	struct ctl_grant gr = { .created = now, .uid = -1 };
 	char pwhy[POL_WHY_MAX];
 	uint32_t secs;
 	int rc;
@@ -275,6 +275,22 @@ ctl_grants_add(struct ctl_grants *g, const struct pol_config *cfg, const char *v
 	}
 	*out = gr;
 	return 0;
+}
+
+int
+ctl_grants_set_maker(struct ctl_grants *g, uint64_t id, uint32_t uid, const char *user,
+    struct ctl_grant *out)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		if (g->v[i].id != id)
+			continue;
+		g->v[i].uid = uid;
+		snprintf(g->v[i].user, sizeof(g->v[i].user), "%s", user);
+		if (out != NULL)
+			*out = g->v[i];
+		return 0;
+	}
+	return -ENOENT;
 }
 
 /* Removes grant i, keeping the others in the order made. */

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,8 +122,9 @@ gf_str(struct json_object *o, const char *key, char *dst, size_t cap, bool empty
 static int
 gf_grant(struct json_object *o, struct ctl_grant *gr, char *why, size_t whylen)
 {
-	static const char *const keys[] = { "id", "vm", "host", "created", "expires", "reason" };
-	uint64_t id, created, expires;
+	static const char *const keys[] = { "id", "vm", "host", "created", "expires", "reason",
+		"uid", "user" };
+	uint64_t id, created, expires, uid;
 	char pwhy[POL_WHY_MAX];
 
 	if (!json_object_is_type(o, json_type_object))
@@ -149,6 +151,15 @@ gf_grant(struct json_object *o, struct ctl_grant *gr, char *why, size_t whylen)
 	    expires - created > CTL_GRANT_SECONDS_MAX)
 		return gf_fail(-EINVAL, why, whylen, "grant %llu: \"created\" and \"expires\" must "
 		    "be times at most 30d apart", (unsigned long long)id);
+	gr->uid = -1;
+	if (json_object_object_get_ex(o, "uid", NULL) ||
+	    json_object_object_get_ex(o, "user", NULL)) {
+		if (!gf_uint(o, "uid", UINT32_MAX, &uid) ||
+		    !gf_str(o, "user", gr->user, sizeof(gr->user), false))
+			return gf_fail(-EINVAL, why, whylen, "grant %llu: \"uid\" and \"user\" "
+			    "must come together, a uid and a name", (unsigned long long)id);
+		gr->uid = (int64_t)uid;
+	}
 	gr->id = id;
 	gr->created = (int64_t)created;
 	gr->expires = (int64_t)expires;
@@ -279,7 +290,10 @@ gf_doc(const struct ctl_grants *g)
 		    json_object_object_add(o, "host", json_object_new_string(gr->host)) == 0 &&
 		    json_object_object_add(o, "created", json_object_new_int64(gr->created)) == 0 &&
 		    json_object_object_add(o, "expires", json_object_new_int64(gr->expires)) == 0 &&
-		    json_object_object_add(o, "reason", json_object_new_string(gr->reason)) == 0;
+		    json_object_object_add(o, "reason", json_object_new_string(gr->reason)) == 0 &&
+		    (gr->uid < 0 ||	/* the maker, when known */
+		    (json_object_object_add(o, "uid", json_object_new_int64(gr->uid)) == 0 &&
+		    json_object_object_add(o, "user", json_object_new_string(gr->user)) == 0));
 	}
 	json_object_put(list);
 	if (!ok) {

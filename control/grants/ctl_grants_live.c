@@ -49,15 +49,22 @@ ctl_gl_now(void)
 	return (int64_t)ts.tv_sec;
 }
 
+/* by: the client that made or revoked it; NULL when the daemon ended it itself. */
 static void
-ctl_gl_event(struct ctl_grants_live *gr, const char *event, const struct ctl_grant *g)
+ctl_gl_event(struct ctl_grants_live *gr, const char *event, const struct ctl_grant *g,
+    const struct ctl_peer *by)
 {
+	struct ctl_ev_who who = { 0 };
 	struct ctl_ev_grant e = { .event = event, .id = g->id, .vm = g->vm, .host = g->host,
 		.expires = g->expires, .reason = g->reason };
 	struct timespec now;
 
 	if (gr->events == NULL)
 		return;
+	if (by != NULL) {
+		who = (struct ctl_ev_who){ .uid = by->uid, .pid = by->pid, .user = by->user };
+		e.who = &who;
+	}
 	clock_gettime(CLOCK_REALTIME, &now);
 	ctl_events_log_grant(gr->events, &now, &e);
 }
@@ -65,13 +72,13 @@ ctl_gl_event(struct ctl_grants_live *gr, const char *event, const struct ctl_gra
 static void
 ctl_gl_expired(const struct ctl_grant *g, void *arg)
 {
-	ctl_gl_event(arg, "grant_expired", g);
+	ctl_gl_event(arg, "grant_expired", g, NULL);
 }
 
 static void
 ctl_gl_dropped(const struct ctl_grant *g, void *arg)
 {
-	ctl_gl_event(arg, "grant_revoked", g);
+	ctl_gl_event(arg, "grant_revoked", g, NULL);
 }
 
 /* The gauge's counts for the VMs of the view in force, swapped in under its lock. */
@@ -256,7 +263,8 @@ ctl_grants_live_tick(struct ctl_grants_live *gr)
 
 int
 ctl_grants_live_make(struct ctl_grants_live *gr, const char *vm, const char *host,
-    const char *dur, const char *reason, struct ctl_grant *out, char *why, size_t whylen)
+    const char *dur, const char *reason, const struct ctl_peer *by, struct ctl_grant *out,
+    char *why, size_t whylen)
 {
 	char err[512];
 	int rc;
@@ -268,6 +276,7 @@ ctl_grants_live_make(struct ctl_grants_live *gr, const char *vm, const char *hos
 	if ((rc = ctl_grants_add(gr->table, *gr->cfgp, vm, host, dur, reason, ctl_gl_now(),
 	    out, why, whylen)) < 0)
 		return rc;
+	ctl_grants_set_maker(gr->table, out->id, by->uid, by->user, out);
 	/* on disk before in force: a grant the next start would not know is never made */
 	if ((rc = ctl_grants_save(gr->table, err, sizeof(err))) < 0) {
 		ctl_grants_revoke(gr->table, out->id, NULL);
@@ -280,7 +289,7 @@ ctl_grants_live_make(struct ctl_grants_live *gr, const char *vm, const char *hos
 		snprintf(why, whylen, "grant not made: no generation with it: %s", strerror(-rc));
 		return rc;
 	}
-	ctl_gl_event(gr, "grant", out);
+	ctl_gl_event(gr, "grant", out, by);
 	return 0;
 }
 
@@ -345,7 +354,9 @@ ctl_gl_json(const struct ctl_grant *g, int64_t now)
 	    json_object_object_add(o, "expires", json_object_new_int64(g->expires)) < 0 ||
 	    json_object_object_add(o, "left", json_object_new_int64(g->expires > now ?
 	    g->expires - now : 0)) < 0 ||
-	    json_object_object_add(o, "reason", json_object_new_string(g->reason)) < 0) {
+	    json_object_object_add(o, "reason", json_object_new_string(g->reason)) < 0 ||
+	    (g->uid >= 0 && (json_object_object_add(o, "uid", json_object_new_int64(g->uid)) < 0 ||
+	    json_object_object_add(o, "user", json_object_new_string(g->user)) < 0))) {
 		json_object_put(o);
 		return NULL;
 	}
@@ -359,8 +370,8 @@ ctl_gl_cs_grant(FILE *out, const struct ctl_req *req, void *arg)
 	char why[512];
 	int rc;
 
-	if ((rc = ctl_grants_live_make(arg, req->vm, req->host, req->dur, req->reason, &g, why,
-	    sizeof(why))) < 0) {
+	if ((rc = ctl_grants_live_make(arg, req->vm, req->host, req->dur, req->reason, req->peer,
+	    &g, why, sizeof(why))) < 0) {
 		fputs(why, out);
 		return rc;
 	}
@@ -417,7 +428,7 @@ ctl_gl_cs_revoke(FILE *out, const struct ctl_req *req, void *arg)
 		return -ENOENT;
 	}
 	ctl_gl_save(gr);
-	ctl_gl_event(gr, "grant_revoked", &g);
+	ctl_gl_event(gr, "grant_revoked", &g, req->peer);
 	if (ctl_gl_put(gr, true, stderr) < 0) {
 		fputs("namegate: grants: a revoke could not be put in force; retrying\n", stderr);
 		fprintf(out, "grant %" PRIu64 " revoked, but no generation without it is in "

@@ -126,24 +126,26 @@ ctl_reload_swap(struct ctl_reload *r, struct pol_errs *errs, FILE *err)
 /* The policy event for a reload that took (rc 0) or was refused. */
 static void
 ctl_reload_log(const struct ctl_reload *r, int rc, const struct pol_errs *errs,
-    const struct timespec *now, uint32_t generation)
+    const struct timespec *now, uint32_t generation, const struct ctl_ev_who *who)
 {
 	const struct pol_config *cfg = *r->cfgp;
 
 	if (r->events == NULL)
 		return;
 	if (rc == 0)
-		ctl_events_log_policy(r->events, now, generation, (uint32_t)cfg->nvms, cfg->path);
+		ctl_events_log_policy(r->events, now, generation, (uint32_t)cfg->nvms, cfg->path,
+		    who);
 	else if (errs->n > 0)
 		ctl_events_log_policy_rejected(r->events, now, generation, errs->v[0].file,
-		    errs->v[0].line, errs->v[0].col, errs->v[0].msg, errs->n + errs->dropped);
+		    errs->v[0].line, errs->v[0].col, errs->v[0].msg, errs->n + errs->dropped, who);
 	else	/* the file was right; the new generation was not built */
 		ctl_events_log_policy_rejected(r->events, now, generation, cfg->path, 0, 0,
-		    strerror(-rc), 1);
+		    strerror(-rc), 1, who);
 }
 
-int
-ctl_reload_run(struct ctl_reload *r, FILE *err)
+/* A reload asked for by who (NULL: the daemon's own, on SIGHUP). */
+static int
+ctl_reload_by(struct ctl_reload *r, FILE *err, const struct ctl_ev_who *who)
 {
 	struct pol_errs errs = { 0 };
 	struct timespec now;
@@ -159,10 +161,16 @@ ctl_reload_run(struct ctl_reload *r, FILE *err)
 		r->ok_at = ctl_seconds(&now);
 	pthread_mutex_unlock(&r->lock);
 	generation = r->plane->generation_id(r->plane->dp);
-	ctl_reload_log(r, rc, &errs, &now, generation);
+	ctl_reload_log(r, rc, &errs, &now, generation, who);
 	pol_errs_free(&errs);
 	ctl_notify_reloaded(rc == 0, generation, (uint32_t)(*r->cfgp)->nvms);
 	return rc;
+}
+
+int
+ctl_reload_run(struct ctl_reload *r, FILE *err)
+{
+	return ctl_reload_by(r, err, NULL);
 }
 
 void
@@ -186,13 +194,15 @@ ctl_reload_render(struct ctl_reload *r, FILE *out)
 }
 
 static int
-ctl_reload_cmd(FILE *out, const struct ctl_req *req __attribute__((unused)), void *arg)
+ctl_reload_cmd(FILE *out, const struct ctl_req *req, void *arg)
 {
+	const struct ctl_ev_who who = { .uid = req->peer->uid, .pid = req->peer->pid,
+		.user = req->peer->user };
 	struct ctl_reload *r = arg;
 	struct json_object *o;
 	int rc;
 
-	if ((rc = ctl_reload_run(r, out)) != 0)
+	if ((rc = ctl_reload_by(r, out, &who)) != 0)
 		return rc;
 	/* the reload wrote its progress to out: the reply is the new generation only */
 	rewind(out);

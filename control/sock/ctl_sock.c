@@ -97,43 +97,32 @@ ctl_sock_live(const struct sockaddr_un *sun)
 	return rc;
 }
 
-struct ctl_sock *
-ctl_sock_open(const char *path, int timeout_ms, char *err, size_t errlen)
+/*
+ * Binds l to path: under a temporary name, chmod'ed (and chown'ed to gid), then renamed
+ * over path, so the socket never appears at path with the umask's mode or without its
+ * group, and a stale socket is replaced atomically. 0, or -errno with the reason in err.
+ */
+static int
+ctl_listener_open(struct ctl_listener *l, const char *path, uint32_t gid, char *err,
+    size_t errlen)
 {
 	struct sockaddr_un sun, tmp_sun;
-	struct ctl_sock *s = NULL;
 	char tmp[sizeof(sun.sun_path) + 32];
 	bool bound = false;
 	struct stat st;
 	int rc;
 
-	if (ctl_sun_set(&sun, path) < 0) {
-		ctl_err(err, errlen, "%s: path too long for a UNIX socket", path);
-		errno = ENAMETOOLONG;
-		return NULL;
-	}
-	/*
-	 * Bound under a temporary name, chmod'ed, then renamed over path: the socket never
-	 * appears at path with the umask's mode, and a stale socket is replaced atomically.
-	 */
+	*l = (struct ctl_listener){ .fd = -1 };
 	snprintf(tmp, sizeof(tmp), "%s.%ld", path, (long)getpid());
-	if (ctl_sun_set(&tmp_sun, tmp) < 0) {
+	if (ctl_sun_set(&sun, path) < 0 || ctl_sun_set(&tmp_sun, tmp) < 0) {
 		ctl_err(err, errlen, "%s: path too long for a UNIX socket", path);
-		errno = ENAMETOOLONG;
-		return NULL;
+		return -ENAMETOOLONG;
 	}
-	if ((s = calloc(1, sizeof(*s))) == NULL) {
+	if ((l->path = strdup(path)) == NULL) {
 		rc = -errno;
 		ctl_err(err, errlen, "%s: %s", path, strerror(-rc));
 		goto fail;
 	}
-	s->lfd = -1;
-	if ((s->path = strdup(path)) == NULL) {
-		rc = -errno;
-		ctl_err(err, errlen, "%s: %s", path, strerror(-rc));
-		goto fail;
-	}
-	s->timeout_ms = timeout_ms > 0 ? timeout_ms : CTL_SOCK_TIMEOUT_MS;
 	if ((rc = ctl_mkdir_parents(path, CTL_SOCK_DIR_MODE)) < 0) {
 		ctl_err(err, errlen, "%s: cannot create its directory: %s", path, strerror(-rc));
 		goto fail;
@@ -150,38 +139,113 @@ ctl_sock_open(const char *path, int timeout_ms, char *err, size_t errlen)
 			goto fail;
 		}
 	}
-	if ((s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0) {
+	if ((l->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0) {
 		rc = -errno;
 		ctl_err(err, errlen, "%s: socket: %s", path, strerror(-rc));
 		goto fail;
 	}
 	unlink(tmp);		/* left by a crashed daemon that had our pid */
-	if (bind(s->lfd, (struct sockaddr *)&tmp_sun, sizeof(tmp_sun)) < 0) {
+	if (bind(l->fd, (struct sockaddr *)&tmp_sun, sizeof(tmp_sun)) < 0) {
 		rc = -errno;
 		ctl_err(err, errlen, "%s: bind: %s", tmp, strerror(-rc));
 		goto fail;
 	}
 	bound = true;
-	if (chmod(tmp, CTL_SOCK_MODE) < 0 || listen(s->lfd, CTL_SOCK_CLIENTS_MAX) < 0 ||
+	if (gid != CTL_SOCK_GROUP_NONE && chown(tmp, (uid_t)-1, (gid_t)gid) < 0) {
+		rc = -errno;
+		ctl_err(err, errlen, "%s: cannot give it group %u: %s", path, gid, strerror(-rc));
+		goto fail;
+	}
+	if (chmod(tmp, CTL_SOCK_MODE) < 0 || listen(l->fd, CTL_SOCK_CLIENTS_MAX) < 0 ||
 	    rename(tmp, path) < 0 || stat(path, &st) < 0) {
 		rc = -errno;
 		ctl_err(err, errlen, "%s: %s", path, strerror(-rc));
 		goto fail;
 	}
-	s->dev = st.st_dev;
-	s->ino = st.st_ino;
-	return s;
+	l->dev = st.st_dev;
+	l->ino = st.st_ino;
+	return 0;
 fail:
 	if (bound)
 		unlink(tmp);
-	if (s != NULL) {
-		if (s->lfd >= 0)
-			close(s->lfd);
-		free(s->path);
-		free(s);
+	if (l->fd >= 0)
+		close(l->fd);
+	free(l->path);
+	*l = (struct ctl_listener){ .fd = -1 };
+	return rc;
+}
+
+/* Closes l and removes its path if it is still the socket we created. */
+static void
+ctl_listener_close(struct ctl_listener *l)
+{
+	struct stat st;
+
+	close(l->fd);
+	/* A newer daemon may have taken the path over; its socket is not ours to remove. */
+	if (stat(l->path, &st) == 0 && st.st_dev == l->dev && st.st_ino == l->ino)
+		unlink(l->path);
+	free(l->path);
+}
+
+struct ctl_sock *
+ctl_sock_open(const char *path, int timeout_ms, char *err, size_t errlen)
+{
+	struct ctl_sock *s;
+	int rc;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL) {
+		rc = errno;
+		ctl_err(err, errlen, "%s: %s", path, strerror(rc));
+		errno = rc;
+		return NULL;
 	}
-	errno = -rc;
-	return NULL;
+	s->timeout_ms = timeout_ms > 0 ? timeout_ms : CTL_SOCK_TIMEOUT_MS;
+	if ((rc = ctl_listener_open(&s->lis[0], path, CTL_SOCK_GROUP_NONE, err, errlen)) < 0) {
+		free(s);
+		errno = -rc;
+		return NULL;
+	}
+	s->nlis = 1;
+	return s;
+}
+
+int
+ctl_sock_listen(struct ctl_sock *s, const char *path, uint32_t gid, bool readonly, char *err,
+    size_t errlen)
+{
+	int rc;
+
+	if (s->nlis == CTL_SOCK_LISTENERS_MAX) {
+		ctl_err(err, errlen, "%s: more than %d control sockets", path,
+		    CTL_SOCK_LISTENERS_MAX);
+		return -ENOSPC;
+	}
+	if ((rc = ctl_listener_open(&s->lis[s->nlis], path, gid, err, errlen)) < 0)
+		return rc;
+	s->lis[s->nlis++].readonly = readonly;
+	return 0;
+}
+
+int
+ctl_sock_chgrp(struct ctl_sock *s, uint32_t gid, char *err, size_t errlen)
+{
+	const struct ctl_listener *l = &s->lis[0];
+	struct stat st;
+	int rc;
+
+	/* Root's group until here: the socket was never open wider than it will be. */
+	if (lchown(l->path, (uid_t)-1, (gid_t)gid) < 0 || lstat(l->path, &st) < 0) {
+		rc = -errno;
+		ctl_err(err, errlen, "%s: cannot give it group %u: %s", l->path, gid,
+		    strerror(-rc));
+		return rc;
+	}
+	if (st.st_dev != l->dev || st.st_ino != l->ino) {
+		ctl_err(err, errlen, "%s: replaced by another file meanwhile", l->path);
+		return -ESTALE;
+	}
+	return 0;
 }
 
 static void
@@ -327,21 +391,32 @@ done:
 }
 
 static void
-ctl_sock_accept(struct ctl_sock *s)
+ctl_sock_accept(struct ctl_sock *s, const struct ctl_listener *l)
 {
 	while (s->nconns < CTL_SOCK_CLIENTS_MAX) {
+		struct ucred cred;
+		socklen_t credlen = sizeof(cred);
 		struct ctl_conn *c;
 		int fd;
 
-		fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
 			return;		/* EAGAIN, or out of descriptors: the backlog waits */
 		}
+		/* Who connected, as the kernel recorded it at connect(): no reply without it. */
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &credlen) < 0 ||
+		    credlen != sizeof(cred)) {
+			close(fd);
+			s->cnt.aborted++;
+			continue;
+		}
 		s->cnt.accepted++;
 		c = &s->conns[s->nconns++];
 		c->fd = fd;
+		c->readonly = l->readonly;
+		c->peer = (struct ctl_peer){ .uid = cred.uid, .gid = cred.gid, .pid = cred.pid };
 		c->state = CTL_CONN_READ;
 		c->is_error = false;
 		c->deadline = ctl_now_ms() + s->timeout_ms;
@@ -369,9 +444,9 @@ ctl_sock_sleep(struct ctl_sock *s, int timeout_ms, const int *extra, size_t next
 		    .events = s->conns[i].state == CTL_CONN_READ ? POLLIN : POLLOUT };
 	}
 	nfds = nconns;
-	/* Full: leave the listener alone and let new clients wait in its backlog. */
-	if (nconns < CTL_SOCK_CLIENTS_MAX)
-		s->pfd[nfds++] = (struct pollfd){ .fd = s->lfd, .events = POLLIN };
+	/* Full: leave the listeners alone and let new clients wait in their backlogs. */
+	for (size_t i = 0; nconns < CTL_SOCK_CLIENTS_MAX && i < s->nlis; i++)
+		s->pfd[nfds++] = (struct pollfd){ .fd = s->lis[i].fd, .events = POLLIN };
 	first_extra = nfds;
 	for (size_t i = 0; i < nextra; i++)	/* a negative fd is ignored by poll(2) */
 		s->pfd[nfds++] = (struct pollfd){ .fd = extra[i], .events = POLLIN };
@@ -399,10 +474,12 @@ ctl_sock_run(struct ctl_sock *s)
 	for (size_t i = nconns; i-- > 0; )
 		if (s->pfd[i].revents != 0)
 			done += ctl_conn_step(s, i, s->pfd[i].revents);
-	if (s->polled_listener && (s->pfd[nconns].revents & POLLIN)) {
+	for (size_t l = 0; s->polled_listener && l < s->nlis; l++) {
 		size_t first = s->nconns;
 
-		ctl_sock_accept(s);
+		if (!(s->pfd[nconns + l].revents & POLLIN))
+			continue;
+		ctl_sock_accept(s, &s->lis[l]);
 		/* The request is usually there already; answer it without another turn. */
 		for (size_t i = s->nconns; i-- > first; )
 			done += ctl_conn_step(s, i, POLLIN);
@@ -462,16 +539,11 @@ ctl_sock_counters(const struct ctl_sock *s, struct ctl_sock_counters *out)
 void
 ctl_sock_close(struct ctl_sock *s)
 {
-	struct stat st;
-
 	if (s == NULL)
 		return;
 	while (s->nconns > 0)
 		ctl_conn_drop(s, s->nconns - 1);
-	close(s->lfd);
-	/* A newer daemon may have taken the path over; its socket is not ours to remove. */
-	if (stat(s->path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino)
-		unlink(s->path);
-	free(s->path);
+	for (size_t i = 0; i < s->nlis; i++)
+		ctl_listener_close(&s->lis[i]);
 	free(s);
 }

@@ -25,8 +25,19 @@ enum ctl_conn_state {
 	CTL_CONN_WRITE,		/* sending resp */
 };
 
+/* One socket path clients connect to. */
+struct ctl_listener {
+	int fd;
+	char *path;
+	dev_t dev;		/* what we bound at path, so close removes only that */
+	ino_t ino;
+	bool readonly;		/* serves only ctl_sock_cmd_reads() */
+};
+
 struct ctl_conn {
 	int fd;
+	bool readonly;		/* came through a read-only listener */
+	struct ctl_peer peer;	/* its user name filled in for a command that writes */
 	enum ctl_conn_state state;
 	bool is_error;		/* resp is an error reply (counted as such) */
 	int64_t deadline;	/* CLOCK_MONOTONIC ms */
@@ -38,18 +49,17 @@ struct ctl_conn {
 };
 
 struct ctl_sock {
-	int lfd;
-	char *path;
-	dev_t dev;		/* what we bound at path, so close removes only that */
-	ino_t ino;
+	struct ctl_listener lis[CTL_SOCK_LISTENERS_MAX];
+	size_t nlis;
 	struct ctl_served served[CTL_SOCK_CMDS_MAX];
 	size_t nserved;
 	int timeout_ms;
 	size_t nconns;
 	bool polled;		/* pfd holds a poll's answer ctl_sock_run() has not served */
-	bool polled_listener;	/* and the listener was in it, after the clients */
+	bool polled_listener;	/* and the listeners were in it, after the clients */
 	struct ctl_conn conns[CTL_SOCK_CLIENTS_MAX];
-	struct pollfd pfd[CTL_SOCK_CLIENTS_MAX + 1 + CTL_SOCK_WAIT_FDS];	/* clients, listener, the caller's */
+	/* clients, listeners, the caller's */
+	struct pollfd pfd[CTL_SOCK_CLIENTS_MAX + CTL_SOCK_LISTENERS_MAX + CTL_SOCK_WAIT_FDS];
 	struct ctl_sock_counters cnt;
 };
 

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -82,6 +83,40 @@ ctl_conn_errorf(struct ctl_conn *c, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	return ctl_conn_error(c, msg);
+}
+
+/*
+ * What a read-only socket serves: commands that only look. An allowlist, so a command
+ * added later stays refused there until someone decides it only reads.
+ */
+static const char *const ctl_read_cmds[] = {
+	"status", "stats", "bindings", "flows", "events", "check", "suggest", "grants",
+	"pending",
+};
+
+bool
+ctl_sock_cmd_reads(const char *name)
+{
+	for (size_t i = 0; i < sizeof(ctl_read_cmds) / sizeof(ctl_read_cmds[0]); i++)
+		if (strcmp(ctl_read_cmds[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* The caller's user name into p->user: its passwd entry's, else the uid in decimal. */
+static void
+ctl_peer_name(struct ctl_peer *p)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+
+	if (p->user[0] != '\0')
+		return;
+	if (getpwuid_r((uid_t)p->uid, &pw, buf, sizeof(buf), &res) == 0 && res != NULL &&
+	    strlen(pw.pw_name) <= CTL_SOCK_USER_MAX && pw.pw_name[0] != '\0')
+		snprintf(p->user, sizeof(p->user), "%s", pw.pw_name);
+	else
+		snprintf(p->user, sizeof(p->user), "%u", p->uid);
 }
 
 static const struct ctl_served *
@@ -265,6 +300,14 @@ ctl_conn_request(struct ctl_sock *s, struct ctl_conn *c, const char *line, size_
 		ok = ctl_conn_errorf(c, "unknown command \"%.64s\"", cmdname);
 		goto out;
 	}
+	if (!ctl_sock_cmd_reads(cmdname)) {
+		if (c->readonly) {
+			ok = ctl_conn_errorf(c, "this socket is read-only: %s needs the "
+			    "read-write control socket", cmdname);
+			goto out;
+		}
+		ctl_peer_name(&c->peer);	/* it is recorded with what it changes */
+	}
 	args = sv->cmd->args;
 	if (a.vm != NULL && !(args & CTL_ARG_VM)) {
 		snprintf(why, sizeof(why), "%s takes no \"vm\"", cmdname);
@@ -294,6 +337,7 @@ ctl_conn_request(struct ctl_sock *s, struct ctl_conn *c, const char *line, size_
 		    a.id == NULL ? "needs" : "takes no");
 		goto bad;
 	}
+	a.peer = &c->peer;
 	ok = ctl_conn_run(c, sv, &a);
 	goto out;
 bad:

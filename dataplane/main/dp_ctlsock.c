@@ -411,6 +411,24 @@ static const struct ctl_cmd dp_ctlsock_cmds[] = {
 	{ "suggest", CTL_ARG_VM | CTL_ARG_VM_REQ, dp_cs_suggest },
 };
 
+struct ctl_sock *
+dp_ctlsock_open(const struct pol_config *cfg, char *err, size_t errlen)
+{
+	struct ctl_sock *s;
+
+	if ((s = ctl_sock_open(cfg->control_socket, 0, err, errlen)) == NULL)
+		return NULL;
+	if ((cfg->control_socket_gid != POL_GROUP_NONE &&
+	    ctl_sock_chgrp(s, cfg->control_socket_gid, err, errlen) < 0) ||
+	    (cfg->control_socket_readonly != NULL &&
+	    ctl_sock_listen(s, cfg->control_socket_readonly, cfg->control_socket_readonly_gid,
+	    true, err, errlen) < 0)) {
+		ctl_sock_close(s);
+		return NULL;
+	}
+	return s;
+}
+
 int
 dp_ctlsock_serve(struct ctl_sock *s, struct dp_control *c)
 {

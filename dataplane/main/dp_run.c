@@ -413,8 +413,8 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 		fputs("namegate: cannot allocate the approval table\n", stderr);
 		goto out;
 	}
-	if ((sock = ctl_sock_open(cfg->control_socket, 0, err, sizeof(err))) == NULL) {
-		fprintf(stderr, "namegate: control socket %s: %s\n", cfg->control_socket, err);
+	if ((sock = dp_ctlsock_open(cfg, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "namegate: control socket: %s\n", err);
 		goto out;
 	}
 	if (dp_ctlsock_serve(sock, &ctl) != 0 || ctl_grants_live_serve(ctl.grants, sock) != 0 ||

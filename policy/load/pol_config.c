@@ -3,6 +3,8 @@
  * Defaults are in pol_load.c; policies and vms have their own files.
  */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <grp.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -342,6 +344,70 @@ pol_h_nft_table(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, vo
 	return pol_h_str(c, n, f, obj, path);
 }
 
+#define POL_GROUP_BUF_MAX	(1u << 20)	/* getgrnam_r's room for a group's members */
+
+/*
+ * A control socket's group: a name, or a number, looked up now so a typo is an error at
+ * --check and start, not a socket nobody can reach.
+ */
+static int
+pol_h_group(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void *obj,
+    const char *path)
+{
+	uint32_t *gid = (uint32_t *)((char *)obj + f->off);
+	struct group gr, *res = NULL;
+	size_t len = 1024;
+	char *buf = NULL;
+	const char *s;
+	int rc;
+
+	if ((s = pol_scalar(c, n, path)) == NULL)
+		return -1;
+	do {
+		char *nb;
+
+		len *= 4;
+		if ((nb = realloc(buf, len)) == NULL) {
+			free(buf);
+			return pol_err_node(c, n, "out of memory");
+		}
+		buf = nb;
+		rc = getgrnam_r(s, &gr, buf, len, &res);
+	} while (rc == ERANGE && len < POL_GROUP_BUF_MAX);
+	if (rc == 0 && res != NULL) {
+		*gid = (uint32_t)gr.gr_gid;
+		free(buf);
+		return 0;
+	}
+	free(buf);
+	if (s[0] != '\0' && strlen(s) <= 9 && strspn(s, "0123456789") == strlen(s)) {
+		*gid = (uint32_t)strtoul(s, NULL, 10);
+		return 0;
+	}
+	return pol_err_node(c, n, "%s: no group \"%s\" on this host%s%s", path, s,
+	    rc != 0 ? ": " : "", rc != 0 ? strerror(rc) : "");
+}
+
+void
+pol_sockets_check(struct pol_ctx *c, yaml_node_t *root)
+{
+	const struct pol_config *cfg = c->cfg;
+	yaml_node_t *n;
+
+	if (root == NULL || root->type != YAML_MAPPING_NODE)
+		return;		/* reported by the walk */
+	if (cfg->control_socket_readonly == NULL) {
+		if ((n = pol_map_get(c, root, "control_socket_readonly_group")) != NULL)
+			pol_err_node(c, n, "control_socket_readonly_group: there is no "
+			    "control_socket_readonly to give it to");
+		return;
+	}
+	if (strcmp(cfg->control_socket_readonly, cfg->control_socket) == 0 &&
+	    (n = pol_map_get(c, root, "control_socket_readonly")) != NULL)
+		pol_err_node(c, n, "control_socket_readonly: \"%s\" is control_socket too",
+		    cfg->control_socket);
+}
+
 static const struct pol_field pol_slow_path_fields[] = {
 	{ "enabled", YAML_SCALAR_NODE, pol_h_bool, CFG(slow_path_enabled), 0, 0, NULL, NULL,
 	    false },
@@ -384,6 +450,12 @@ const struct pol_field pol_top_fields[] = {
 	{ "metrics", YAML_SCALAR_NODE, pol_h_metrics, CFG(metrics), 0, 0, NULL, NULL, false },
 	{ "control_socket", YAML_SCALAR_NODE, pol_h_str, CFG(control_socket), 0, 0, NULL, NULL,
 	    false },
+	{ "control_socket_group", YAML_SCALAR_NODE, pol_h_group, CFG(control_socket_gid), 0, 0,
+	    NULL, NULL, false },
+	{ "control_socket_readonly", YAML_SCALAR_NODE, pol_h_str, CFG(control_socket_readonly),
+	    0, 0, NULL, NULL, false },
+	{ "control_socket_readonly_group", YAML_SCALAR_NODE, pol_h_group,
+	    CFG(control_socket_readonly_gid), 0, 0, NULL, NULL, false },
 	{ "events", YAML_SCALAR_NODE, pol_h_str, CFG(events), 0, 0, NULL, NULL, false },
 	{ "flow_log", YAML_SCALAR_NODE, pol_h_str, CFG(flow_log), 0, 0, NULL, NULL, false },
 	{ "flow_log_interval", YAML_SCALAR_NODE, pol_h_duration, CFG(flow_log_interval), 0,

@@ -75,6 +75,7 @@ pol_defaults(struct pol_config *cfg, const char *path)
 	pol_parse_addr("127.0.0.1", &cfg->metrics_addr);
 	cfg->metrics_port = 9477;
 	cfg->control_socket = pol_dup("/run/namegate/namegate.sock", &ok);
+	cfg->control_socket_gid = cfg->control_socket_readonly_gid = POL_GROUP_NONE;
 	cfg->events = pol_dup("/var/log/namegate/events.jsonl", &ok);
 	/* state, not a log: systemd's StateDirectory, which logrotate never touches */
 	cfg->grants_state = pol_dup("/var/lib/namegate/grants.json", &ok);
@@ -106,6 +107,7 @@ pol_config_free(struct pol_config *cfg)
 	free(cfg->tls_ports);
 	free(cfg->metrics);
 	free(cfg->control_socket);
+	free(cfg->control_socket_readonly);
 	free(cfg->events);
 	free(cfg->flow_log);
 	free(cfg->grants_state);
@@ -169,6 +171,7 @@ pol_load_buffer(const char *buf, size_t len, const char *name, struct pol_errs *
 	have_doc = true;
 	c.doc = &doc;
 	pol_walk_map(&c, yaml_document_get_root_node(&doc), pol_top_fields, cfg, "");
+	pol_sockets_check(&c, yaml_document_get_root_node(&doc));
 	/* The set is built even after errors, so unknown-policy errors are found too. */
 	if ((cfg->set = pol_builder_build(c.b)) == NULL ||
 	    (cfg->budget_set = pol_builder_build(c.bb)) == NULL ||

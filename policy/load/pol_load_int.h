@@ -110,6 +110,8 @@ void pol_budget_explain(const struct pol_config *cfg, uint32_t policy,
 /* pol_config.c */
 extern const struct pol_field pol_top_fields[];
 int pol_parse_addr(const char *s, struct pol_addr *a);
+/* The control sockets' keys that only make sense together, checked after the walk. */
+void pol_sockets_check(struct pol_ctx *c, yaml_node_t *root);
 
 /* pol_policy.c */
 extern const struct pol_field pol_policy_fields[];

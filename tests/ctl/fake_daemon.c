@@ -259,6 +259,10 @@ fake_grant_json(FILE *out, const struct ctl_grant *g)
 	fprintf(out, ",\"until\":\"%s\",\"expires\":%" PRId64 ",\"left\":%" PRId64
 	    ",\"reason\":", until, g->expires, g->expires - fake_now());
 	fake_str(out, g->reason);
+	if (g->uid >= 0) {
+		fprintf(out, ",\"uid\":%" PRId64 ",\"user\":", g->uid);
+		fake_str(out, g->user);
+	}
 	fputc('}', out);
 }
 
@@ -273,6 +277,7 @@ fake_grant(FILE *out, const struct ctl_req *req, void *arg)
 
 	if ((rc = ctl_grants_add(f->grants, f->cfg, r->vm, r->host, r->dur, r->reason,
 	    fake_now(), &g, why, sizeof(why))) < 0 ||
+	    (rc = ctl_grants_set_maker(f->grants, g.id, r->peer->uid, r->peer->user, &g)) < 0 ||
 	    (rc = ctl_grants_save(f->grants, why, sizeof(why))) < 0) {
 		fputs(why, out);
 		return rc;

@@ -8,6 +8,7 @@ NAMEGATECTL_BIN=build/control/namegatectl FAKE_DAEMON_BIN=build/tests/ctl/fake_d
 """
 import json
 import os
+import pwd
 import re
 import shutil
 import signal
@@ -93,7 +94,7 @@ def columns(table_lines, aligns):
 def test_socket_mode(daemon):
     st = os.stat(daemon.sock)
     assert oct(st.st_mode & 0o7777) == "0o660"
-    assert oct(os.stat(os.path.dirname(daemon.sock)).st_mode & 0o7777) == "0o750"
+    assert oct(os.stat(os.path.dirname(daemon.sock)).st_mode & 0o7777) == "0o711"
 
 
 def test_status(daemon):
@@ -367,14 +368,16 @@ def test_grant_grants_revoke(daemon):
     rc, out, _ = daemon.ctl("grants")
     lines = out.splitlines()
     assert rc == 0 and lines[0].split() == ["ID", "VM", "HOST", "UNTIL", "(UTC)", "LEFT",
-                                            "REASON"], out
-    assert re.match(r"^%d\s+vm1\s+evil\.test:443\s+\S+Z\s+1h\d+m\s+pip needs it$" % gid,
-                    lines[1]), out
+                                            "BY", "REASON"], out
+    me = pwd.getpwuid(os.getuid()).pw_name       # the daemon's SO_PEERCRED of this client
+    assert re.match(r"^%d\s+vm1\s+evil\.test:443\s+\S+Z\s+1h\d+m\s+%s\s+pip needs it$"
+                    % (gid, re.escape(me)), lines[1]), out
     rc, out, _ = daemon.ctl("grants", "vm2", "--json")
     assert rc == 0 and json.loads(out) == {"grants": []}
     listed = json.loads(daemon.ctl("grants", "vm1", "--json")[1])["grants"]
     assert [g["host"] for g in listed] == ["evil.test:443", "upload.pypi.org"]
     assert listed[0]["reason"] == "pip needs it" and 5300 < listed[0]["left"] <= 5400
+    assert listed[0]["uid"] == os.getuid() and listed[0]["user"] == me
     rc, out, _ = daemon.ctl("revoke", str(gid))
     assert rc == 0 and out == f"grant {gid} revoked: vm1 may no longer reach evil.test:443\n"
     assert daemon.ctl("check", "vm1", "evil.test:443")[0] == 1

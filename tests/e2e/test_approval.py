@@ -166,11 +166,14 @@ def test_approve_while_curl_waits_then_its_first_connection_works(ng):
     assert not [p for p in pending(ng) if p["name"] == "evil.test"]
     approved = [e for e in events(ng, "approval_approved") if e["id"] == req["id"]]
     assert approved and approved[0]["vm"] == "vm1" and approved[0]["name"] == "evil.test"
-    assert [e for e in events(ng, "approval_pending") if e["id"] == req["id"]]
+    assert approved[0]["uid"] == os.getuid()         # who approved: namegatectl, here
+    pend = [e for e in events(ng, "approval_pending") if e["id"] == req["id"]]
+    assert pend and "uid" not in pend[0]            # nobody asked for that one
     rc, out, _ = ctl(ng, "grants", "vm1", "--json")
     grants = json.loads(out)["grants"]
     g = [x for x in grants if x["id"] == approved[0]["grant"]]
     assert g and g[0]["host"] == "evil.test" and g[0]["reason"] == f"approved request {req['id']}"
+    assert g[0]["uid"] == os.getuid()               # the approver made the grant
     assert 590 <= g[0]["left"] <= 600
     assert ctl(ng, "revoke", str(g[0]["id"]))[0] == 0
     # vm2 never got anything from vm1's approval

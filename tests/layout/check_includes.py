@@ -24,8 +24,9 @@ LIBC = {
 # The POSIX and Linux system headers the rooms that may use "posix" use. A header in no
 # list is "unknown", which no room may use: a new library is a decision, taken here.
 POSIX = {
-    "arpa/inet.h", "endian.h", "fcntl.h", "getopt.h", "libgen.h", "net/if.h", "netdb.h",
-    "netinet/in.h", "poll.h", "pthread.h", "signal.h", "sys/eventfd.h", "sys/ioctl.h",
+    "arpa/inet.h", "endian.h", "fcntl.h", "getopt.h", "grp.h", "libgen.h", "net/if.h",
+    "netdb.h", "netinet/in.h", "poll.h", "pthread.h", "pwd.h", "signal.h", "sys/eventfd.h",
+    "sys/ioctl.h",
     "sys/random.h", "sys/socket.h", "sys/stat.h", "sys/time.h", "sys/types.h", "sys/un.h",
     "unistd.h",
 }

@@ -34,8 +34,9 @@ srv_main(void *arg)
 	return NULL;
 }
 
-void
-srv_start_cmds(struct srv *v, const struct ctl_cmd *cmds, size_t n)
+/* Listening and serving cmds, the thread not started yet. */
+static void
+srv_open(struct srv *v, const struct ctl_cmd *cmds, size_t n)
 {
 	char err[256];
 
@@ -47,6 +48,24 @@ srv_start_cmds(struct srv *v, const struct ctl_cmd *cmds, size_t n)
 	if (v->s == NULL)
 		fail_msg("ctl_sock_open: %s", err);
 	assert_int_equal(ctl_sock_serve(v->s, cmds, n, NULL), 0);
+}
+
+void
+srv_start_cmds(struct srv *v, const struct ctl_cmd *cmds, size_t n)
+{
+	srv_open(v, cmds, n);
+	assert_int_equal(pthread_create(&v->th, NULL, srv_main, v), 0);
+}
+
+void
+srv_start_ro(struct srv *v, const struct ctl_cmd *cmds, size_t n, uint32_t gid)
+{
+	char err[256];
+
+	srv_open(v, cmds, n);
+	snprintf(v->ro_path, sizeof(v->ro_path), "%s/ng-ro.sock", v->dir);
+	if (ctl_sock_listen(v->s, v->ro_path, gid, true, err, sizeof(err)) < 0)
+		fail_msg("ctl_sock_listen: %s", err);
 	assert_int_equal(pthread_create(&v->th, NULL, srv_main, v), 0);
 }
 
@@ -58,6 +77,7 @@ srv_stop(struct srv *v)
 	ctl_sock_counters(v->s, &v->cnt);
 	ctl_sock_close(v->s);
 	assert_int_equal(access(v->path, F_OK), -1);	/* close removed it */
+	assert_true(v->ro_path[0] == '\0' || access(v->ro_path, F_OK) == -1);
 	assert_int_equal(rmdir(v->dir), 0);
 }
 

@@ -20,6 +20,7 @@
 struct srv {
 	char dir[64];
 	char path[128];
+	char ro_path[128];	/* the read-only listener's, or "" */
 	struct ctl_sock *s;
 	pthread_t th;
 	atomic_bool stop;
@@ -29,6 +30,8 @@ struct srv {
 /* Listens in a new directory under /tmp and serves the n commands of cmds from a thread. */
 void srv_start_cmds(struct srv *v, const struct ctl_cmd *cmds, size_t n);
 #define srv_start_table(v, cmds) srv_start_cmds((v), (cmds), sizeof(cmds) / sizeof((cmds)[0]))
+/* The same, with a read-only listener at v->ro_path too (ctl_sock_listen(), group gid). */
+void srv_start_ro(struct srv *v, const struct ctl_cmd *cmds, size_t n, uint32_t gid);
 /* Stops the thread, keeps the counters in v->cnt, closes, checks the path is gone. */
 void srv_stop(struct srv *v);
 int64_t now_ms(void);

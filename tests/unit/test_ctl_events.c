@@ -513,21 +513,33 @@ test_policy_start_stop(void **state)
 {
 	struct fx *f = *state;
 	struct timespec t = f->t0;
-	char want[512];
+	/* a reload someone asked for names them; SIGHUP's names nobody */
+	const struct ctl_ev_who who = { .uid = 1000, .pid = 4321, .user = "al\"ice" };
+	char want[1024];
 
 	open_log(f, CTL_EVENTS_RATE, CTL_EVENTS_BURST);
 	assert_int_equal(ctl_events_log_start(f->ev, &t, "0.1.0"), 0);
-	assert_int_equal(ctl_events_log_policy(f->ev, &t, 1, 3, "/etc/namegate/policy.yaml"), 0);
-	assert_int_equal(ctl_events_log_policy(f->ev, &t, 18446744073709551615ull, 0, NULL), 0);
+	assert_int_equal(ctl_events_log_policy(f->ev, &t, 1, 3, "/etc/namegate/policy.yaml",
+	    NULL), 0);
+	assert_int_equal(ctl_events_log_policy(f->ev, &t, 18446744073709551615ull, 0, NULL,
+	    NULL), 0);
+	assert_int_equal(ctl_events_log_policy(f->ev, &t, 2, 1, NULL, &who), 0);
+	assert_int_equal(ctl_events_log_policy_rejected(f->ev, &t, 2, "ng.yaml", 3, 4, "bad",
+	    1, &who), 0);
 	assert_int_equal(ctl_events_log_stop(f->ev, &t), 0);
 	snprintf(want, sizeof(want),
 	    TS0 ",\"event\":\"start\",\"version\":\"0.1.0\",\"pid\":%ld}\n"
 	    TS0 ",\"event\":\"policy\",\"generation\":1,\"vms\":3,"
 	    "\"file\":\"/etc/namegate/policy.yaml\"}\n"
 	    TS0 ",\"event\":\"policy\",\"generation\":18446744073709551615,\"vms\":0}\n"
+	    TS0 ",\"event\":\"policy\",\"generation\":2,\"vms\":1,\"uid\":1000,\"pid\":4321,"
+	    "\"user\":\"al\\\"ice\"}\n"
+	    TS0 ",\"event\":\"policy_rejected\",\"generation\":2,\"file\":\"ng.yaml\",\"line\":3,"
+	    "\"col\":4,\"message\":\"bad\",\"errors\":1,\"uid\":1000,\"pid\":4321,"
+	    "\"user\":\"al\\\"ice\"}\n"
 	    TS0 ",\"event\":\"stop\"}\n", (long)getpid());
 	assert_file(f->path, want);
-	assert_int_equal(check_all_lines(f->path), 4);
+	assert_int_equal(check_all_lines(f->path), 6);
 }
 
 /* Grants are never rate-limited; their end is in whole UTC seconds. */
@@ -541,11 +553,15 @@ test_grant_events(void **state)
 		.reason = "pip \"needs\" it" };
 	char want[1024], until[32];
 	time_t u = (time_t)g.expires;
+	const struct ctl_ev_who who = { .uid = 0, .pid = 77, .user = "root" };
 	struct tm tm;
 
 	open_log(f, 1, 1);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 2; i++)
 		assert_int_equal(ctl_events_log_grant(f->ev, &t, &g), 0);
+	g.who = &who;
+	assert_int_equal(ctl_events_log_grant(f->ev, &t, &g), 0);
+	g.who = NULL;
 	g.event = "grant_expired";
 	g.reason = "";
 	assert_int_equal(ctl_events_log_grant(f->ev, &t, &g), 0);
@@ -559,7 +575,8 @@ test_grant_events(void **state)
 	    TS0 ",\"vm\":\"vm1\",\"event\":\"grant\",\"id\":3,\"host\":"
 	    "\"files.pythonhosted.org:443\",\"until\":\"%s\",\"reason\":\"pip \\\"needs\\\" it\"}\n"
 	    TS0 ",\"vm\":\"vm1\",\"event\":\"grant\",\"id\":3,\"host\":"
-	    "\"files.pythonhosted.org:443\",\"until\":\"%s\",\"reason\":\"pip \\\"needs\\\" it\"}\n"
+	    "\"files.pythonhosted.org:443\",\"until\":\"%s\",\"reason\":\"pip \\\"needs\\\" it\","
+	    "\"uid\":0,\"pid\":77,\"user\":\"root\"}\n"
 	    TS0 ",\"vm\":\"vm1\",\"event\":\"grant_expired\",\"id\":3,\"host\":"
 	    "\"files.pythonhosted.org:443\",\"until\":\"%s\"}\n"
 	    TS0 ",\"event\":\"grants_damaged\",\"file\":\"/var/log/namegate/grants.json\","
@@ -611,7 +628,7 @@ test_rotate_remove(void **state)
 	assert_int_equal(ctl_events_log_start(f->ev, &t, "0.1.0"), 0);
 	assert_int_equal(unlink(f->path), 0);
 	t = at(f, 5000);
-	assert_int_equal(ctl_events_log_policy(f->ev, &t, 2, 1, NULL), 0);
+	assert_int_equal(ctl_events_log_policy(f->ev, &t, 2, 1, NULL, NULL), 0);
 	s = slurp(f->path);
 	assert_string_equal(s, "{\"ts\":\"2026-11-29T12:00:05.123Z\",\"event\":\"policy\","
 	    "\"generation\":2,\"vms\":1}\n");
@@ -626,10 +643,10 @@ test_reopen(void **state)
 	char sub[160], subpath[200], err[256];
 
 	open_log(f, 0, 0);
-	assert_int_equal(ctl_events_log_policy(f->ev, &t, 1, 1, NULL), 0);
+	assert_int_equal(ctl_events_log_policy(f->ev, &t, 1, 1, NULL, NULL), 0);
 	assert_int_equal(rename(f->path, f->old), 0);
 	assert_int_equal(ctl_events_reopen(f->ev), 0);	/* SIGHUP: no waiting for the check */
-	assert_int_equal(ctl_events_log_policy(f->ev, &t, 2, 1, NULL), 0);
+	assert_int_equal(ctl_events_log_policy(f->ev, &t, 2, 1, NULL, NULL), 0);
 	assert_int_equal(check_all_lines(f->old), 1);
 	assert_int_equal(check_all_lines(f->path), 1);
 	ctl_events_close(f->ev);
@@ -646,7 +663,7 @@ test_reopen(void **state)
 	assert_int_equal(ctl_events_reopen(f->ev), -ENOENT);
 	t = at(f, 2000);
 	assert_int_equal(ctl_events_flush(f->ev, &t), -ENOENT);	/* reported once a second */
-	assert_int_equal(ctl_events_log_policy(f->ev, &t, 3, 1, NULL), 0);
+	assert_int_equal(ctl_events_log_policy(f->ev, &t, 3, 1, NULL, NULL), 0);
 }
 
 static void
@@ -696,7 +713,7 @@ test_append_existing(void **state)
 	assert_int_equal(write(fd, "{\"old\":\"line\"}\n", 15), 15);
 	close(fd);
 	open_log(f, 0, 0);
-	assert_int_equal(ctl_events_log_policy(f->ev, &t, 7, 2, NULL), 0);
+	assert_int_equal(ctl_events_log_policy(f->ev, &t, 7, 2, NULL, NULL), 0);
 	assert_file(f->path, "{\"old\":\"line\"}\n" TS0 ",\"event\":\"policy\",\"generation\":7,"
 	    "\"vms\":2}\n");
 	assert_int_equal(stat(f->path, &st), 0);
@@ -714,7 +731,7 @@ test_follow_once(void **state)
 
 	open_log(f, 0, 0);
 	assert_int_equal(ctl_events_log_start(f->ev, &t, "0.1.0"), 0);
-	assert_int_equal(ctl_events_log_policy(f->ev, &t, 1, 2, NULL), 0);
+	assert_int_equal(ctl_events_log_policy(f->ev, &t, 1, 2, NULL, NULL), 0);
 	out = open_memstream(&buf, &len);
 	assert_non_null(out);
 	assert_int_equal(ctl_events_follow(f->path, out, false, NULL), 0);
@@ -806,20 +823,20 @@ test_follow(void **state)
 
 	open_log(f, 0, 0);
 	t = at(f, 0);
-	assert_int_equal(ctl_events_log_policy(f->ev, &t, 1, 1, NULL), 0);
+	assert_int_equal(ctl_events_log_policy(f->ev, &t, 1, 1, NULL, NULL), 0);
 	follow_start(&fl, f->path);
 	follow_expect(&fl, "\"generation\":1,");		/* what was there */
-	assert_int_equal(ctl_events_log_policy(f->ev, &t, 2, 1, NULL), 0);
+	assert_int_equal(ctl_events_log_policy(f->ev, &t, 2, 1, NULL, NULL), 0);
 	follow_expect(&fl, "\"generation\":2,");		/* appended */
 
 	/* logrotate renames; the writer has not noticed yet, so the line goes to the old file. */
 	assert_int_equal(rename(f->path, f->old), 0);
 	t = at(f, 500);
-	assert_int_equal(ctl_events_log_policy(f->ev, &t, 3, 1, NULL), 0);
+	assert_int_equal(ctl_events_log_policy(f->ev, &t, 3, 1, NULL, NULL), 0);
 	follow_expect(&fl, "\"generation\":3,");
 	/* The writer notices and creates a new file; the follower switches to it. */
 	t = at(f, 1500);
-	assert_int_equal(ctl_events_log_policy(f->ev, &t, 4, 1, NULL), 0);
+	assert_int_equal(ctl_events_log_policy(f->ev, &t, 4, 1, NULL, NULL), 0);
 	follow_expect(&fl, "\"generation\":4,");
 	/* A late append to the renamed file is still read during the grace period. */
 	fd = open(f->old, O_WRONLY | O_APPEND);
@@ -828,12 +845,12 @@ test_follow(void **state)
 	close(fd);
 	follow_expect(&fl, "{\"late\":\"1\"}\n");
 	t = at(f, 1600);
-	assert_int_equal(ctl_events_log_policy(f->ev, &t, 5, 1, NULL), 0);
+	assert_int_equal(ctl_events_log_policy(f->ev, &t, 5, 1, NULL, NULL), 0);
 	follow_expect(&fl, "\"generation\":5,");
 	/* Removal: the follower waits, and reads the new file from its start. */
 	assert_int_equal(unlink(f->path), 0);
 	t = at(f, 3000);
-	assert_int_equal(ctl_events_log_policy(f->ev, &t, 6, 1, NULL), 0);
+	assert_int_equal(ctl_events_log_policy(f->ev, &t, 6, 1, NULL, NULL), 0);
 	follow_expect(&fl, "\"generation\":6,");
 	follow_stop(&fl);
 	/* Each line exactly once, in order. */
@@ -858,7 +875,8 @@ test_follow_truncate(void **state)
 
 	open_log(f, 0, 0);
 	for (int i = 0; i < 20; i++)
-		assert_int_equal(ctl_events_log_policy(f->ev, &t, 100 + (uint64_t)i, 1, NULL), 0);
+		assert_int_equal(ctl_events_log_policy(f->ev, &t, 100 + (uint64_t)i, 1, NULL,
+		    NULL), 0);
 	follow_start(&fl, f->path);
 	follow_expect(&fl, "\"generation\":119,");
 	assert_int_equal(truncate(f->path, 0), 0);

@@ -259,6 +259,10 @@ test_file_round_trip(void **state)
 	    &gr, why, sizeof(why)), 0);
 	assert_int_equal(ctl_grants_add(g, cfg, "vm1", "*.example.com", "1d", NULL, NOW, &gr,
 	    why, sizeof(why)), 0);
+	assert_int_equal(gr.uid, -1);			/* nobody until someone is recorded */
+	assert_int_equal(ctl_grants_set_maker(g, 3, 1000, "alice", &gr), 0);
+	assert_true(gr.uid == 1000 && strcmp(gr.user, "alice") == 0);
+	assert_int_equal(ctl_grants_set_maker(g, 9, 1000, "alice", NULL), -ENOENT);
 	assert_int_equal(ctl_grants_revoke(g, 2, NULL), 0);
 	assert_int_equal(ctl_grants_save(g, why, sizeof(why)), 0);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", t.path);
@@ -277,7 +281,11 @@ test_file_round_trip(void **state)
 		assert_int_equal(a->created, b->created);
 		assert_int_equal(a->expires, b->expires);
 		assert_memory_equal(&a->pattern, &b->pattern, sizeof(a->pattern));
+		assert_int_equal(a->uid, b->uid);	/* the maker survives a restart */
+		assert_string_equal(a->user, b->user);
 	}
+	assert_int_equal(ctl_grants_at(back, 0)->uid, -1);
+	assert_int_equal(ctl_grants_at(back, 1)->uid, 1000);
 	/* next_id survives: the revoked 2 and the 3 are not handed out again */
 	assert_int_equal(ctl_grants_add(back, cfg, "vm2", "pypi.org", "1m", NULL, NOW, &gr, why,
 	    sizeof(why)), 0);
@@ -323,6 +331,18 @@ test_file_damaged(void **state)
 		    "\"pypi.org\",\"created\":100,\"expires\":200,\"reason\":\"a\\nb\"}]}",
 		"{\"version\":1,\"next_id\":5,\"grants\":[{\"id\":1,\"vm\":\"vm1\",\"host\":"
 		    "\"pypi.org\",\"created\":-5,\"expires\":200,\"reason\":\"\"}]}",
+		/* a maker is a uid and a name, both or neither */
+		"{\"version\":1,\"next_id\":5,\"grants\":[{\"id\":1,\"vm\":\"vm1\",\"host\":"
+		    "\"pypi.org\",\"created\":100,\"expires\":200,\"reason\":\"\",\"uid\":0}]}",
+		"{\"version\":1,\"next_id\":5,\"grants\":[{\"id\":1,\"vm\":\"vm1\",\"host\":"
+		    "\"pypi.org\",\"created\":100,\"expires\":200,\"reason\":\"\","
+		    "\"user\":\"x\"}]}",
+		"{\"version\":1,\"next_id\":5,\"grants\":[{\"id\":1,\"vm\":\"vm1\",\"host\":"
+		    "\"pypi.org\",\"created\":100,\"expires\":200,\"reason\":\"\",\"uid\":-1,"
+		    "\"user\":\"x\"}]}",
+		"{\"version\":1,\"next_id\":5,\"grants\":[{\"id\":1,\"vm\":\"vm1\",\"host\":"
+		    "\"pypi.org\",\"created\":100,\"expires\":200,\"reason\":\"\",\"uid\":0,"
+		    "\"user\":\"\"}]}",
 		/* a good grant, then one with its id: the good one must not count either */
 		"{\"version\":1,\"next_id\":5,\"grants\":[{\"id\":1,\"vm\":\"vm1\",\"host\":"
 		    "\"pypi.org\",\"created\":100,\"expires\":200,\"reason\":\"\"},{\"id\":1,"

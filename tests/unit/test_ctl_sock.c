@@ -558,7 +558,7 @@ mode_of(const char *path)
 	return st.st_mode;
 }
 
-/* Parent directories created 0750, the socket 0660 whatever the umask. */
+/* Parent directories created 0711, the socket 0660 whatever the umask. */
 static void
 test_permissions(void **state)
 {
@@ -576,8 +576,8 @@ test_permissions(void **state)
 
 		umask(old);
 		assert_non_null(s);
-		assert_true(S_ISDIR(mode_of(a)) && (mode_of(a) & 07777) == 0750);
-		assert_true(S_ISDIR(mode_of(b)) && (mode_of(b) & 07777) == 0750);
+		assert_true(S_ISDIR(mode_of(a)) && (mode_of(a) & 07777) == 0711);
+		assert_true(S_ISDIR(mode_of(b)) && (mode_of(b) & 07777) == 0711);
 		assert_true(S_ISSOCK(mode_of(path)));
 		assert_int_equal(mode_of(path) & 07777, 0660);
 		ctl_sock_close(s);

@@ -214,7 +214,9 @@ test_schema_errors(void **state)
 	(void)state;
 	pol_refused(POLS VM1 "colour: blue\n", "ng.yaml:9:1: unknown key 'colour' (expected "
 	    "dataplane, slow_path, resolvers, dns, tls_ports, sni_binding, quic, on_block, "
-	    "metrics, control_socket, events, flow_log, flow_log_interval, grants, approval, policies, vms)");
+	    "metrics, control_socket, control_socket_group, control_socket_readonly, "
+	    "control_socket_readonly_group, events, flow_log, flow_log_interval, grants, approval, "
+	    "policies, vms)");
 	pol_refused(POLS VM1 "dataplane:\n  worker: 2\n", "ng.yaml:10:3: unknown key 'worker' "
 	    "in dataplane (expected eal, vm_port, uplink_port, workers, max_vms, max_flows, "
 	    "max_flows_per_vm, max_bindings, max_bindings_per_vm, max_pending_per_vm, "
@@ -481,6 +483,39 @@ test_files(void **state)
 	assert_int_equal(pol_check_errs.n, 9);
 }
 
+/* The control sockets' groups are looked up at load: a name, a number, or an error. */
+static void
+test_control_sockets(void **state)
+{
+	struct pol_config *cfg;
+
+	(void)state;
+	assert_non_null(cfg = pol_check_load(POLS VM1));
+	assert_int_equal(cfg->control_socket_gid, POL_GROUP_NONE);
+	assert_int_equal(cfg->control_socket_readonly_gid, POL_GROUP_NONE);
+	assert_null(cfg->control_socket_readonly);	/* none unless asked for */
+	pol_config_free(cfg);
+	assert_non_null(cfg = pol_check_load(POLS VM1 "control_socket_group: root\n"
+	    "control_socket_readonly: /run/namegate/namegate-ro.sock\n"
+	    "control_socket_readonly_group: 4242\n"));
+	assert_int_equal(cfg->control_socket_gid, 0);
+	assert_string_equal(cfg->control_socket_readonly, "/run/namegate/namegate-ro.sock");
+	assert_int_equal(cfg->control_socket_readonly_gid, 4242);
+	pol_config_free(cfg);
+	pol_refused(POLS VM1 "control_socket_group: no-such-group-ng\n", "ng.yaml:9:23: "
+	    "control_socket_group: no group \"no-such-group-ng\" on this host");
+	pol_refused(POLS VM1 "control_socket_group: 99999999999\n", "ng.yaml:9:23: "
+	    "control_socket_group: no group \"99999999999\" on this host");
+	pol_refused(POLS VM1 "control_socket_readonly: /r.sock\n"
+	    "control_socket_readonly_group: ''\n", "ng.yaml:10:32: "
+	    "control_socket_readonly_group: no group \"\" on this host");
+	pol_refused(POLS VM1 "control_socket_readonly_group: root\n", "ng.yaml:9:32: "
+	    "control_socket_readonly_group: there is no control_socket_readonly to give it to");
+	pol_refused(POLS VM1 "control_socket: /run/ng.sock\ncontrol_socket_readonly: "
+	    "/run/ng.sock\n", "ng.yaml:10:26: control_socket_readonly: \"/run/ng.sock\" is "
+	    "control_socket too");
+}
+
 int
 main(void)
 {
@@ -495,6 +530,7 @@ main(void)
 		cmocka_unit_test(test_many_errors),
 		cmocka_unit_test(test_alias_budget),
 		cmocka_unit_test(test_files),
+		cmocka_unit_test(test_control_sockets),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, pol_check_teardown);

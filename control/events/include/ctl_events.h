@@ -66,20 +66,32 @@ int ctl_events_log_block(struct ctl_events *ev, const struct timespec *now,
     const struct ctl_ev_block *b);
 
 /*
+ * Who did an operator action: the control socket's client, as the kernel names it
+ * (SO_PEERCRED), and its user name (the uid in decimal when it has none). An event with
+ * a who gets ,"uid":U,"pid":P,"user":N; one without (NULL: the daemon's own doing, a
+ * timer or a signal) gets none of them.
+ */
+struct ctl_ev_who {
+	uint32_t uid;
+	int32_t pid;
+	const char *user;
+};
+
+/*
  * {"event":"policy","generation":G,"vms":N,"file":FILE}: a new policy took effect. file
- * may be NULL. Returns 0 or -errno.
+ * and who may be NULL. Returns 0 or -errno.
  */
 int ctl_events_log_policy(struct ctl_events *ev, const struct timespec *now,
-    uint64_t generation, uint32_t vms, const char *file);
+    uint64_t generation, uint32_t vms, const char *file, const struct ctl_ev_who *who);
 
 /*
  * {"event":"policy_rejected","generation":G,"file":FILE,"line":L,"col":C,"message":M,
  * "errors":N}: a reload found FILE wrong (the first of its N errors, where it is); G, the
- * generation in force, stays. Returns 0 or -errno.
+ * generation in force, stays. who may be NULL. Returns 0 or -errno.
  */
 int ctl_events_log_policy_rejected(struct ctl_events *ev, const struct timespec *now,
     uint64_t generation, const char *file, uint32_t line, uint32_t col, const char *message,
-    size_t errors);
+    size_t errors, const struct ctl_ev_who *who);
 
 /* A grant made, revoked or ended by itself; strings NUL-terminated, reason may be "". */
 struct ctl_ev_grant {
@@ -89,11 +101,12 @@ struct ctl_ev_grant {
 	const char *host;	/* the pattern as written */
 	int64_t expires;	/* UTC seconds */
 	const char *reason;
+	const struct ctl_ev_who *who;	/* who made or revoked it; NULL when it expired */
 };
 
 /*
- * {"vm":V,"event":E,"id":N,"host":H,"until":"2026-12-01T14:05:00Z"[,"reason":R]}, never
- * rate-limited: each is an operator's decision or its end. Returns 0 or -errno.
+ * {"vm":V,"event":E,"id":N,"host":H,"until":"2026-12-01T14:05:00Z"[,"reason":R]} and who,
+ * never rate-limited: each is an operator's decision or its end. Returns 0 or -errno.
  */
 int ctl_events_log_grant(struct ctl_events *ev, const struct timespec *now,
     const struct ctl_ev_grant *g);
@@ -123,11 +136,13 @@ int ctl_events_log_budget(struct ctl_events *ev, const struct timespec *now,
 
 /*
  * A query waiting for approval, or its end: {"event":E,"vm":V,"id":N,"name":H,"type":T}
- * plus ,"grant":G when an approval made grant G. event: "approval_pending",
- * "approval_approved", "approval_denied", "approval_timeout". Returns 0 or -errno.
+ * plus ,"grant":G when an approval made grant G, and who decided (NULL: nobody did).
+ * event: "approval_pending", "approval_approved", "approval_denied", "approval_timeout".
+ * Returns 0 or -errno.
  */
 int ctl_events_log_approval(struct ctl_events *ev, const struct timespec *now, const char *event,
-    const char *vm, uint64_t id, const char *name, uint16_t qtype, uint64_t grant);
+    const char *vm, uint64_t id, const char *name, uint16_t qtype, uint64_t grant,
+    const struct ctl_ev_who *who);
 
 /* {"event":"start","version":V,"pid":P}. Returns 0 or -errno. */
 int ctl_events_log_start(struct ctl_events *ev, const struct timespec *now, const char *version);

@@ -14,7 +14,11 @@
  * fsync'ed, on every change, so a crash leaves the old file or the new one, never half):
  *
  *   {"version":1,"next_id":4,"grants":[{"id":3,"vm":"agent1","host":"pypi.org:443",
- *     "created":1764590000,"expires":1764593600,"reason":"pip needs it"}]}
+ *     "created":1764590000,"expires":1764593600,"reason":"pip needs it",
+ *     "uid":1000,"user":"alice"}]}
+ *
+ * uid and user (who made the grant) come together or not at all: files written before
+ * they were recorded load with the maker unknown.
  */
 #ifndef CTL_GRANTS_H
 #define CTL_GRANTS_H
@@ -29,6 +33,7 @@
 #define CTL_GRANT_SECONDS_MAX	(30u * 86400)	/* the longest --for: 30 days */
 #define CTL_GRANT_REASON_MAX	200		/* bytes of --reason */
 #define CTL_GRANT_HOST_MAX	(POL_NAME_MAX + 8)	/* a pattern as written, ":65535" too */
+#define CTL_GRANT_USER_MAX	64		/* bytes of the maker's user name */
 #define CTL_GRANTS_FILE_MAX	(1u << 20)	/* a state file larger than this is damaged */
 #define CTL_GRANTS_FILE_VERSION	1
 
@@ -39,6 +44,8 @@ struct ctl_grant {
 	struct pol_pattern pattern;	/* host compiled */
 	int64_t created, expires;	/* UTC seconds; live while now < expires */
 	char reason[CTL_GRANT_REASON_MAX + 1];	/* "" when none was given */
+	int64_t uid;			/* who made it (SO_PEERCRED); -1: not known */
+	char user[CTL_GRANT_USER_MAX + 1];	/* their user name; "" with uid -1 */
 };
 
 struct ctl_grants;
@@ -74,6 +81,13 @@ int ctl_duration_parse(const char *text, uint32_t *secs, char *why, size_t whyle
 int ctl_grants_add(struct ctl_grants *g, const struct pol_config *cfg, const char *vm,
     const char *host, const char *dur, const char *reason, int64_t now, struct ctl_grant *out,
     char *why, size_t whylen);
+
+/*
+ * Records who made grant id (its uid, and user, cut to CTL_GRANT_USER_MAX bytes), in the
+ * table and in *out (may be NULL): 0, or -ENOENT.
+ */
+int ctl_grants_set_maker(struct ctl_grants *g, uint64_t id, uint32_t uid, const char *user,
+    struct ctl_grant *out);
 
 /* Ends grant id, copying it to *out (may be NULL) first: 0, or -ENOENT. */
 int ctl_grants_revoke(struct ctl_grants *g, uint64_t id, struct ctl_grant *out);

@@ -16,6 +16,7 @@ struct ctl_events;
 struct ctl_grant;
 struct ctl_overlay;
 struct ctl_grants_live;
+struct ctl_peer;
 struct ctl_sock;
 struct dp_plane;
 struct pol_config;
@@ -38,11 +39,14 @@ void ctl_grants_live_tick(struct ctl_grants_live *gl);
 
 /*
  * Make a grant (the checks of ctl_grants_add()), save the state file, put out the
- * generation that allows it, and log the event; approval calls this too. Returns 0 with
- * the grant in *out, or -errno with a one-line reason in why and nothing changed.
+ * generation that allows it, and log the event; approval calls this too. by is the
+ * control socket's client that asked, recorded as the grant's maker and in the event.
+ * Returns 0 with the grant in *out, or -errno with a one-line reason in why and nothing
+ * changed.
  */
 int ctl_grants_live_make(struct ctl_grants_live *gl, const char *vm, const char *host,
-    const char *dur, const char *reason, struct ctl_grant *out, char *why, size_t whylen);
+    const char *dur, const char *reason, const struct ctl_peer *by, struct ctl_grant *out,
+    char *why, size_t whylen);
 
 /* For a reload: *ov for next with the live grants (gl may be NULL: none). 0 or -errno. */
 int ctl_grants_live_overlay(const struct ctl_grants_live *gl, const struct pol_config *next,

@@ -16,6 +16,10 @@
  *   {"cmd":"pending"}  {"cmd":"pending","vm":"agent1"}
  *   {"cmd":"approve","id":"7"}  {"cmd":"approve","id":"7","for":"30m"}  {"cmd":"deny","id":"7"}
  *
+ * A read-only listener (ctl_sock_listen()) answers only the read commands; anything else
+ * gets {"error":"this socket is read-only: CMD needs the read-write control socket"},
+ * its callback never called.
+ *
  * The server answers with one JSON document on one line, then closes. Success is whatever
  * the command's callback wrote (re-serialised on one line); failure is {"error":"text"}.
  * Unknown commands, unknown or mistyped keys, a missing "vm"/"host", malformed JSON and
@@ -120,8 +124,15 @@
 #define CTL_SOCK_REQ_MAX	4096	/* request line, newline included */
 #define CTL_SOCK_CLIENTS_MAX	64	/* served at once; more wait in the listen backlog */
 #define CTL_SOCK_TIMEOUT_MS	5000	/* default: to send a request, or between reply reads */
-#define CTL_SOCK_DIR_MODE	0750	/* a parent directory we create */
+/*
+ * A parent directory we create: search only for others, so the socket's own mode and group
+ * say who may connect (a group member could not reach a socket under a 0750 root directory).
+ */
+#define CTL_SOCK_DIR_MODE	0711
 #define CTL_SOCK_MODE		0660	/* root and the socket's group may use it */
+#define CTL_SOCK_LISTENERS_MAX	2	/* the read-write socket and a read-only one */
+#define CTL_SOCK_USER_MAX	64	/* bytes of a caller's user name */
+#define CTL_SOCK_GROUP_NONE	UINT32_MAX	/* a socket file keeps root's group */
 
 /* The members a command takes (struct ctl_cmd's args); any other is a bad request. */
 #define CTL_ARG_VM	0x1	/* "vm" accepted */
@@ -131,9 +142,23 @@
 #define CTL_ARG_ID	0x10	/* "id" required */
 #define CTL_ARG_FOR_OPT	0x20	/* "for" accepted, not required */
 
-/* A request's string members, untrusted text; NULL when absent. */
+/*
+ * Who sent a request: the kernel's word for the client process when it connected
+ * (SO_PEERCRED), not anything the client says. user is its user name (getpwuid_r), or the
+ * uid in decimal when it has none; it is looked up only for commands that change
+ * something ("" for the read commands), since a name service may answer slowly and the
+ * lookup runs in the event loop.
+ */
+struct ctl_peer {
+	uint32_t uid, gid;
+	int32_t pid;
+	char user[CTL_SOCK_USER_MAX + 1];
+};
+
+/* A request's string members, untrusted text; NULL when absent. peer is never NULL. */
 struct ctl_req {
 	const char *vm, *host, *dur, *reason, *id;
+	const struct ctl_peer *peer;
 };
 
 typedef int ctl_cmd_fn(FILE *out, const struct ctl_req *req, void *arg);
@@ -180,6 +205,29 @@ struct ctl_sock;
 struct ctl_sock *ctl_sock_open(const char *path, int timeout_ms, char *err, size_t errlen);
 
 /*
+ * Listens on path too, as ctl_sock_open() does, with the socket file's group gid
+ * (CTL_SOCK_GROUP_NONE: root's) so that group's members may connect. A read-only listener serves
+ * only the read commands (ctl_sock_cmd_reads()); any other request on it gets the error
+ * "this socket is read-only: ...". 0, or -errno with a one-line reason in err;
+ * -ENOSPC past CTL_SOCK_LISTENERS_MAX.
+ */
+int ctl_sock_listen(struct ctl_sock *s, const char *path, uint32_t gid, bool readonly,
+    char *err, size_t errlen);
+
+/*
+ * Gives the socket ctl_sock_open() made the group gid (mode stays CTL_SOCK_MODE). 0, or
+ * -errno with a one-line reason in err.
+ */
+int ctl_sock_chgrp(struct ctl_sock *s, uint32_t gid, char *err, size_t errlen);
+
+/*
+ * Whether a read-only listener serves the command called name: an allowlist of the
+ * commands that only read (status, stats, bindings, flows, events, check, suggest,
+ * grants, pending), so a command added later is refused there until it is listed.
+ */
+bool ctl_sock_cmd_reads(const char *name);
+
+/*
  * Serve the n commands of cmds, each called with arg; cmds and arg are kept, not copied:
  * they must outlive the socket. 0, -EEXIST when a name is served already, -ENOSPC past
  * CTL_SOCK_CMDS_MAX; nothing of cmds is served then.
@@ -215,8 +263,8 @@ int ctl_sock_serve_ready(struct ctl_sock *s);
 void ctl_sock_counters(const struct ctl_sock *s, struct ctl_sock_counters *out);
 
 /*
- * Drops every client without a reply, closes the listener and removes path if it is still
- * the socket we created. NULL is a no-op.
+ * Drops every client without a reply, closes the listeners and removes each one's path if
+ * it is still the socket we created. NULL is a no-op.
  */
 void ctl_sock_close(struct ctl_sock *s);
 

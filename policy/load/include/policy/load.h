@@ -20,6 +20,7 @@
 #define POL_WHY_MAX	160	/* room for one pattern or host error message */
 #define POL_RESOLVERS_MAX	8	/* resolvers: what a generation holds (DP_RESOLVERS_MAX) */
 #define POL_TLS_PORTS_MAX	16	/* tls_ports: likewise (DP_TLS_PORTS_MAX) */
+#define POL_GROUP_NONE		UINT32_MAX	/* control_socket*_group not set */
 
 /* One message, "file:line:col: msg". line and col count from 1. */
 struct pol_err {
@@ -128,6 +129,13 @@ struct pol_config {
 	struct pol_addr metrics_addr;
 	uint16_t metrics_port;
 	char *control_socket;
+	/*
+	 * control_socket_readonly: a second socket that serves only the read commands, or
+	 * NULL for none. The groups (POL_GROUP_NONE: root's) own the sockets' files, so
+	 * their members may connect; looked up when the file is loaded.
+	 */
+	char *control_socket_readonly;
+	uint32_t control_socket_gid, control_socket_readonly_gid;
 	char *events;
 	/*
 	 * flow_log: a record per connection (namegate(8), FLOW LOG), or NULL: none. Interim
