@@ -165,17 +165,18 @@ def test_stats_json(daemon):
 def test_bindings(daemon):
     rc, out, err = daemon.ctl("bindings", "agent1")
     assert rc == 0, err
-    rows = columns(out.splitlines(), "llr")
-    assert rows == [["NAME", "ADDRESS", "TTL(s)"],
-                    ["files.pythonhosted.org", "151.101.0.223", "290"],
-                    ["pypi.org", "151.101.64.223", "3599"],
-                    ["pypi.org", "2a04:4e42::223", "3599"]]
-    rc, out, _ = daemon.ctl("bindings", "build-runner-long")
-    assert (rc, out) == (0, "build-runner-long has no bindings\n")
+    rows = columns(out.splitlines(), "llrl")
+    # the ports as the daemon gives them: a list, "any", or "-" when it does not say
+    assert rows == [["NAME", "ADDRESS", "TTL(s)", "PORTS"],
+                    ["files.pythonhosted.org", "151.101.0.223", "290", "any"],
+                    ["pypi.org", "151.101.64.223", "3599", "443,80"],
+                    ["pypi.org", "2a04:4e42::223", "3599", "-"]]
+    rc, out, _ = daemon.ctl("bindings", "build-runner-long", "--name", "pypi.org")
+    assert (rc, out) == (0, "build-runner-long has no bindings matching the name\n")
     rc, out, _ = daemon.ctl("bindings", "agent1", "--json")
     assert rc == 0 and len(json.loads(out)["bindings"]) == 3
-    rc, _, err = daemon.ctl("bindings")
-    assert rc == 2 and err == "usage: namegatectl bindings VM [--json]\n"
+    rc, _, err = daemon.ctl("bindings", "a", "b")
+    assert rc == 2 and err == "usage: namegatectl bindings [VM] [--name PATTERN] [--json]\n"
     rc, _, err = daemon.ctl("bindings", "x")
     assert rc == 2 and err == "namegatectl: bindings: unknown VM 'x'\n"
 
@@ -316,7 +317,7 @@ def test_not_running(tmp_path):
 
 def test_default_socket_path():
     p = subprocess.run([CTL, "--help"], capture_output=True, text=True, timeout=30)
-    assert p.returncode == 0 and "usage: namegatectl [-s SOCKET] COMMAND" in p.stdout
+    assert p.returncode == 0 and "usage: namegatectl [-s SOCKET | -c FILE] COMMAND" in p.stdout
     if not os.path.exists("/run/namegate/namegate.sock"):
         p = subprocess.run([CTL, "status"], capture_output=True, text=True, timeout=30)
         assert p.returncode == 2
@@ -324,7 +325,7 @@ def test_default_socket_path():
 
 
 def test_usage_errors(daemon):
-    for args in (["stats", "a", "b"], ["status", "extra"], ["flows"], ["suggest"],
+    for args in (["stats", "a", "b"], ["status", "extra"], ["flows", "a", "b"], ["suggest"],
                  ["reload", "--follow"], ["events", "--json"], ["check", "vm1"],
                  ["frobnicate"]):
         rc, out, err = daemon.ctl(*args)
