@@ -145,18 +145,22 @@ ctl_filter_init(struct ctl_filter *f, const struct ctl_args *a,
 	f->reason = a->reason;
 	f->name_keys = name_keys;
 	if (a->name != NULL) {
-		if (pol_pattern_parse(a->name, &p, pwhy, sizeof(pwhy)) < 0) {
+		/*
+		 * The suffix is parsed as a name: a filter may look under a top-level domain
+		 * ("*.org"), which policy refuses to allow.
+		 */
+		f->wild = strncmp(a->name, "*.", 2) == 0;
+		if (pol_pattern_parse(a->name + (f->wild ? 2 : 0), &p, pwhy, sizeof(pwhy)) < 0) {
 			snprintf(why, whylen, "--name: bad host pattern \"%.64s\": %s", a->name,
 			    pwhy);
 			return -EINVAL;
 		}
-		if ((p.kind != POL_NAME_EXACT && p.kind != POL_NAME_WILD) || p.port != 0) {
+		if (p.kind != POL_NAME_EXACT || p.port != 0) {
 			snprintf(why, whylen, "--name: \"%.64s\" is not a name or *.name pattern "
 			    "(no address, no port)", a->name);
 			return -EINVAL;
 		}
 		f->has_name = true;
-		f->wild = p.kind == POL_NAME_WILD;
 		memcpy(f->name, p.name, sizeof(f->name));
 	}
 	if (a->since != NULL && ctl_filter_since(f, a->since, now_ms, why, whylen) < 0)

@@ -10,10 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <json-c/json.h>
 
-#include "ctl_base.h"
 #include "ctl_cli.h"
 #include "ctl_client.h"
 #include "ctl_filter.h"
@@ -70,9 +70,12 @@ static int
 ctl_query_filter(const struct ctl_args *a, const char *const *keys, const char *cmd,
     struct ctl_filter *f)
 {
+	struct timespec now;
 	char why[256];
 
-	if (ctl_filter_init(f, a, keys, ctl_now_ms(), why, sizeof(why)) == 0)
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (ctl_filter_init(f, a, keys, (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000, why,
+	    sizeof(why)) == 0)
 		return -1;
 	fprintf(stderr, "namegatectl: %s: %s\n", cmd, why);
 	return CTL_EXIT_ERROR;

@@ -35,7 +35,7 @@ EVENTS = [
 
 
 class Daemon:
-    def __init__(self, tmp):
+    def __init__(self, tmp, flow_log=None):
         self.dir = str(tmp)
         # The policy fixture and the files it imports, in a directory we may edit.
         for name in ("ng.yaml", "sandbox-settings.json", "bound.json"):
@@ -46,14 +46,15 @@ class Daemon:
             f.writelines(json.dumps(e, separators=(",", ":")) + "\n" for e in EVENTS)
         self.sock = os.path.join(self.dir, "run", "namegate.sock")  # run/ is created
         self.proc = subprocess.Popen(
-            [FAKE, "-s", self.sock, "-c", self.config, "-e", self.events],
+            [FAKE, "-s", self.sock, "-c", self.config, "-e", self.events] +
+            (["-l", flow_log] if flow_log else []),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()
         assert line == "ready\n", self.proc.stderr.read()
 
-    def ctl(self, *args, sock=None, timeout=30):
+    def ctl(self, *args, sock=None, timeout=30, env=None):
         p = subprocess.run([CTL, "-s", sock or self.sock, *args], capture_output=True,
-                           text=True, timeout=timeout)
+                           text=True, timeout=timeout, env=env)
         return p.returncode, p.stdout, p.stderr
 
     def stop(self):
