@@ -3,6 +3,7 @@ and --since (both forms) over the log and its rotated PATH.1, malformed lines sk
 counted, --follow after the history and across a rotation; bindings across VMs; check
 --json; where the socket is found; the bash completion. Run as test_namegatectl.py is.
 """
+import contextlib
 import datetime
 import json
 import os
@@ -57,11 +58,15 @@ EV = [line(e) for e in [
 ]]
 
 
+def logfile(tmp_path, name, lines):
+    path = str(tmp_path / name)
+    write(path, lines)
+    return path
+
+
 @pytest.fixture
 def evlog(tmp_path):
-    path = str(tmp_path / "events.jsonl")
-    write(path, EV)
-    return path
+    return logfile(tmp_path, "events.jsonl", EV)
 
 
 @pytest.mark.parametrize("args,want", [
@@ -190,6 +195,19 @@ def readline(p):
     return out
 
 
+@contextlib.contextmanager
+def follower(*args):
+    """namegatectl ARGS running, killed at the end if a failed check left it so."""
+    p = subprocess.Popen([CTL, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        yield p
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
 def stop(p):
     p.send_signal(signal.SIGINT)
     rc = p.wait(timeout=10)
@@ -203,10 +221,8 @@ def test_events_follow_filtered(tmp_path):
     """--last N then what comes, filtered, across a rotation; ^C says what was skipped."""
     path = str(tmp_path / "events.jsonl")
     write(path, EV)
-    p = subprocess.Popen([CTL, "events", "-e", path, "-f", "--last", "1", "--vm", "vm1",
-                          "--reason", "dns_denied"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
+    with follower("events", "-e", path, "-f", "--last", "1", "--vm", "vm1", "--reason",
+                  "dns_denied") as p:
         assert readline(p) == EV[3]
         later = [line({"ts": "2026-12-05T09:00:00.000Z", "vm": "vm2", "event": "block",
                        "reason": "dns_denied"}),
@@ -222,10 +238,6 @@ def test_events_follow_filtered(tmp_path):
         assert readline(p) == later[2]      # the new file, from its start
         rc, err = stop(p)
         assert (rc, err) == (0, SKIPPED.format("events", 1, ""))
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
 
 
 FL = [line(f) for f in [
@@ -295,9 +307,7 @@ def flow_table(out):
 
 @pytest.fixture
 def flowlog(tmp_path):
-    path = str(tmp_path / "flows.jsonl")
-    write(path, FL)
-    return path
+    return logfile(tmp_path, "flows.jsonl", FL)
 
 
 @pytest.mark.parametrize("args,want", [
@@ -348,10 +358,8 @@ def test_flows_path_from_the_daemon(tmp_path, flowlog):
 
 
 def test_flows_follow_and_malformed(flowlog):
-    p = subprocess.Popen([CTL, "flows", "--flow-log", flowlog, "--follow", "--vm", "vm1",
-                          "--last", "1"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
+    with follower("flows", "--flow-log", flowlog, "--follow", "--vm", "vm1", "--last",
+                  "1") as p:
         header = readline(p)
         first = readline(p)
         assert header.split() == HEAD and first.split() == ROWS[3]
@@ -368,10 +376,6 @@ def test_flows_follow_and_malformed(flowlog):
             [m.start() for m in re.finditer(r"\S+", first)]
         rc, err = stop(p)
         assert (rc, err) == (0, SKIPPED.format("flows", 1, ""))
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
 
 
 @pytest.fixture
