@@ -8,7 +8,6 @@
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -89,7 +88,9 @@ ctl_query_run(const char *cmd, const char *path, const struct ctl_filter *f, boo
 	size_t bad = 0;
 	int rc;
 
-	ctl_query_signals();
+	/* history alone: ^C ends the process as usual; a follower ends cleanly, counts said */
+	if (follow)
+		ctl_query_signals();
 	rc = ctl_logq_run(path, f, follow, out, &ctl_query_stop, &bad);
 	fflush(stdout);
 	if (bad > 0)

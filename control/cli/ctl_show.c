@@ -6,10 +6,8 @@
  * as 0 or "-", so an older daemon still gets a readable table.
  */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <json-c/json.h>
