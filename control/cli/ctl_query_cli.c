@@ -268,8 +268,9 @@ ctl_binding_ports(struct ctl_tab *t, size_t col, struct json_object *b)
 		snprintf(buf, sizeof(buf), "%s", json_object_get_string(p));
 	} else if (p != NULL && json_object_is_type(p, json_type_array)) {
 		for (size_t i = 0; i < json_object_array_length(p) && off < sizeof(buf); i++) {
-			int n = snprintf(buf + off, sizeof(buf) - off, "%s%" PRId64, i > 0 ? "," : "",
-			    json_object_get_int64(json_object_array_get_idx(p, i)));
+			struct json_object *port = json_object_array_get_idx(p, i);
+			int n = snprintf(buf + off, sizeof(buf) - off, "%s%" PRId64,
+			    i > 0 ? "," : "", json_object_get_int64(port));
 
 			if (n < 0)
 				break;

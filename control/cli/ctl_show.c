@@ -200,8 +200,8 @@ ctl_cmd_stats(const struct ctl_opts *o, int argc, char **argv)
 			const char *sep = "ports:";
 
 			json_object_object_foreach(ports, name, p) {
-				printf("%s %s rx %" PRIu64 " tx %" PRIu64, sep, name, ctl_ju64(p, "rx"),
-				    ctl_ju64(p, "tx"));
+				printf("%s %s rx %" PRIu64 " tx %" PRIu64, sep, name,
+				    ctl_ju64(p, "rx"), ctl_ju64(p, "tx"));
 				sep = ",";
 			}
 			putchar('\n');

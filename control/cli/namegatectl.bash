@@ -78,7 +78,8 @@ _namegatectl()
 	# a VM as the first argument of the commands that take one
 	for ((i = i + 1; i < COMP_CWORD; i++)); do
 		case ${COMP_WORDS[i]} in
-		--vm | --reason | --name | --since | --last | --for | -e | --events | --flow-log | -c)
+		--vm | --reason | --name | --since | --last | --for | -e | --events | \
+		    --flow-log | -c)
 			((i++))
 			;;
 		-*) ;;
