@@ -22,6 +22,11 @@ ctl_args_parse(int argc, char **argv, unsigned int flags, int minpos, int maxpos
 		{ "events", required_argument, NULL, 'e' },
 		{ "for", required_argument, NULL, 'F' },	/* long only: -f is --follow */
 		{ "reason", required_argument, NULL, 'R' },
+		{ "vm", required_argument, NULL, 'v' },		/* long only, as those below */
+		{ "name", required_argument, NULL, 'n' },
+		{ "since", required_argument, NULL, 'S' },
+		{ "last", required_argument, NULL, 'L' },
+		{ "flow-log", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -48,10 +53,28 @@ ctl_args_parse(int argc, char **argv, unsigned int flags, int minpos, int maxpos
 			a->events = optarg;
 			break;
 		case 'F':
-		case 'R':
-			if (!(flags & CTL_OPT_GRANT) && !(ch == 'F' && (flags & CTL_OPT_FOR)))
+			if (!(flags & (CTL_OPT_GRANT | CTL_OPT_FOR)))
 				goto bad;
-			*(ch == 'F' ? &a->dur : &a->reason) = optarg;
+			a->dur = optarg;
+			break;
+		case 'R':
+			if (!(flags & (CTL_OPT_GRANT | CTL_OPT_FILTER)))
+				goto bad;
+			a->reason = optarg;
+			break;
+		case 'v':
+		case 'n':
+		case 'S':
+		case 'L':
+			if (!(flags & CTL_OPT_FILTER))
+				goto bad;
+			*(ch == 'v' ? &a->vm : ch == 'n' ? &a->name : ch == 'S' ? &a->since :
+			    &a->last) = optarg;
+			break;
+		case 'l':
+			if (!(flags & CTL_OPT_FLOWLOG))
+				goto bad;
+			a->flow_log = optarg;
 			break;
 		case 'h':
 			printf("usage: namegatectl %s\n", usage);

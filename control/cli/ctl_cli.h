@@ -15,7 +15,8 @@
 #define CTL_EXIT_ERROR		2	/* usage, unknown VM, bad host, no daemon */
 
 struct ctl_opts {
-	const char *socket;	/* -s SOCKET, or the default path */
+	const char *socket;	/* -s, NAMEGATE_SOCKET, -c FILE's control_socket, or the default */
+	const char *config;	/* -c FILE, or NULL */
 };
 
 #define CTL_OPT_JSON	0x1	/* --json */
@@ -23,13 +24,17 @@ struct ctl_opts {
 #define CTL_OPT_GRANT	0x4	/* --for D (required), --reason T */
 #define CTL_OPT_FOLLOW	0x8	/* -f/--follow alone */
 #define CTL_OPT_FOR	0x10	/* --for D, optional */
+#define CTL_OPT_FILTER	0x20	/* --vm, --reason, --name, --since, --last (ctl_filter.h) */
+#define CTL_OPT_FLOWLOG	0x40	/* --flow-log PATH */
 
 /* A command's own arguments, as ctl_args_parse() found them. */
 struct ctl_args {
 	bool json;
 	bool follow;
 	const char *events;
-	const char *dur, *reason;	/* grant --for, --reason */
+	const char *dur, *reason;	/* grant --for, --reason; a filter's --reason */
+	const char *vm, *name, *since, *last;	/* a filter's --vm, --name, --since, --last */
+	const char *flow_log;		/* --flow-log */
 	const char *pos[2];
 	int npos;
 };
@@ -55,11 +60,15 @@ typedef int ctl_cmd_fn(const struct ctl_opts *o, int argc, char **argv);
 /* Served by the daemon's control socket (ctl_show.c). */
 ctl_cmd_fn ctl_cmd_status;	/* status [--json] */
 ctl_cmd_fn ctl_cmd_stats;	/* stats [VM] [--json] */
-ctl_cmd_fn ctl_cmd_bindings;	/* bindings VM [--json] */
-ctl_cmd_fn ctl_cmd_flows;	/* flows VM [--json] */
-ctl_cmd_fn ctl_cmd_events;	/* events [-f|--follow] [-e PATH] */
+/* flows VM [--json]: the VM's open flows, as the daemon has them */
+int ctl_flows_live(const struct ctl_opts *o, const struct ctl_args *a);
 ctl_cmd_fn ctl_cmd_reload;	/* reload [--json] */
 ctl_cmd_fn ctl_cmd_suggest;	/* suggest VM [--json] */
+/* History from the logs, live state from the daemon (ctl_query_cli.c). */
+ctl_cmd_fn ctl_cmd_events;	/* events [FILTERS] [-f|--follow] [-e PATH] */
+ctl_cmd_fn ctl_cmd_flows;	/* flows [VM] | [FILTERS] [-f] [--flow-log PATH] [--json] */
+ctl_cmd_fn ctl_cmd_bindings;	/* bindings [VM] [--name P] [--json] */
+ctl_cmd_fn ctl_cmd_vms;		/* vms: -c FILE's VMs, else the daemon's */
 /* Grants, served by the daemon too (ctl_grant_cli.c). */
 ctl_cmd_fn ctl_cmd_grant;	/* grant VM HOST[:PORT] --for D [--reason T] [--json] */
 ctl_cmd_fn ctl_cmd_grants;	/* grants [VM] [--json] */
@@ -74,10 +83,19 @@ int64_t ctl_json_int(struct json_object *o, const char *key);
 ctl_cmd_fn ctl_cmd_pending;	/* pending [VM] [-f|--follow] [--json] */
 ctl_cmd_fn ctl_cmd_approve;	/* approve ID [--for D] [--json] */
 ctl_cmd_fn ctl_cmd_deny;	/* deny ID [--json] */
-/* check [-c FILE] VM HOST[:PORT]: offline with -c (ctl_check.c), else the daemon's. */
+/* check [-c FILE] [--json] VM HOST[:PORT]: offline with -c (ctl_check.c), else online. */
 ctl_cmd_fn ctl_cmd_check;
 
-/* check VM HOST against the running policy; the exit status as for the offline form. */
-int ctl_check_online(const struct ctl_opts *o, const char *vm, const char *host);
+struct pol_config;
+/* The configuration at file (free it with pol_config_free()), or NULL, its errors printed. */
+struct pol_config *ctl_config_load(const char *file);
+
+/*
+ * The socket namegatectl talks to: -s, else NAMEGATE_SOCKET, else -c FILE's control_socket,
+ * else CTL_SOCKET_DEFAULT. Sets o->socket; returns -1, or the exit status after saying why
+ * FILE does not load.
+ */
+#define CTL_SOCKET_DEFAULT	"/run/namegate/namegate.sock"
+int ctl_socket_find(struct ctl_opts *o, const char *opt_s);
 
 #endif /* CTL_CLI_H */

@@ -6,21 +6,17 @@
  * as 0 or "-", so an older daemon still gets a readable table.
  */
 #include <inttypes.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <json-c/json.h>
 
 #include "ctl_cli.h"
 #include "ctl_client.h"
-#include "ctl_events.h"
+#include "ctl_tab.h"
 
 #define CTL_TOP_REASONS	3	/* block reasons shown per VM in the stats table */
-#define CTL_TAB_COLS	10
 
 /*
  * Asks the daemon. Returns -1 with a successful reply in *r (free it), or the exit status
@@ -50,149 +46,6 @@ ctl_ask(const struct ctl_opts *o, const char *cmd, const char *vm, const char *h
 	const char *kv[] = { "cmd", cmd, "vm", vm, "host", host, NULL };
 
 	return ctl_ask_kv(o, kv, r);
-}
-
-static struct json_object *
-jget(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	if (o == NULL || !json_object_is_type(o, json_type_object) ||
-	    !json_object_object_get_ex(o, key, &v))
-		return NULL;
-	return v;
-}
-
-static uint64_t
-ju64(struct json_object *o, const char *key)
-{
-	struct json_object *v = jget(o, key);
-
-	return v != NULL && json_object_is_type(v, json_type_int) ? json_object_get_uint64(v) : 0;
-}
-
-static const char *
-jstr(struct json_object *o, const char *key, const char *dflt)
-{
-	struct json_object *v = jget(o, key);
-
-	return v != NULL && json_object_is_type(v, json_type_string) ?
-	    json_object_get_string(v) : dflt;
-}
-
-static struct json_object *
-jarr(struct json_object *o, const char *key)
-{
-	struct json_object *v = jget(o, key);
-
-	return v != NULL && json_object_is_type(v, json_type_array) ? v : NULL;
-}
-
-/* An aligned text table: columns two spaces apart, numbers right-aligned. */
-struct ctl_tab {
-	size_t ncols;
-	const char *const *head;
-	const char *align;	/* 'l' or 'r' per column */
-	char **cell;		/* nrows * ncols; NULL prints as "" */
-	size_t nrows, cap;
-	bool oom;
-};
-
-static void
-ctl_tab_row(struct ctl_tab *t)
-{
-	char **nc;
-
-	if (t->nrows == t->cap) {
-		size_t cap = t->cap == 0 ? 16 : t->cap * 2;
-
-		if ((nc = reallocarray(t->cell, cap * t->ncols, sizeof(*nc))) == NULL) {
-			t->oom = true;
-			return;
-		}
-		t->cell = nc;
-		t->cap = cap;
-	}
-	memset(&t->cell[t->nrows * t->ncols], 0, t->ncols * sizeof(*t->cell));
-	t->nrows++;
-}
-
-static void __attribute__((format(printf, 3, 4)))
-ctl_tab_set(struct ctl_tab *t, size_t col, const char *fmt, ...)
-{
-	char **c;
-	va_list ap;
-
-	if (t->nrows == 0 || col >= t->ncols)
-		return;
-	c = &t->cell[(t->nrows - 1) * t->ncols + col];
-	free(*c);
-	va_start(ap, fmt);
-	if (vasprintf(c, fmt, ap) < 0) {
-		*c = NULL;
-		t->oom = true;
-	}
-	va_end(ap);
-}
-
-static void
-ctl_tab_print_row(const struct ctl_tab *t, const char *const *row, const size_t *w, FILE *out)
-{
-	for (size_t j = 0; j < t->ncols; j++) {
-		const char *s = row[j] != NULL ? row[j] : "";
-		bool last = j + 1 == t->ncols;
-
-		if (t->align[j] == 'r')
-			fprintf(out, "%*s", (int)w[j], s);
-		else if (last)
-			fputs(s, out);		/* no trailing blanks */
-		else
-			fprintf(out, "%-*s", (int)w[j], s);
-		fputs(last ? "\n" : "  ", out);
-	}
-}
-
-static void
-ctl_tab_print(const struct ctl_tab *t, FILE *out)
-{
-	size_t w[CTL_TAB_COLS] = { 0 };
-
-	for (size_t j = 0; j < t->ncols; j++) {
-		w[j] = strlen(t->head[j]);
-		for (size_t i = 0; i < t->nrows; i++) {
-			const char *s = t->cell[i * t->ncols + j];
-
-			if (s != NULL && strlen(s) > w[j])
-				w[j] = strlen(s);
-		}
-	}
-	ctl_tab_print_row(t, t->head, w, out);
-	for (size_t i = 0; i < t->nrows; i++)
-		ctl_tab_print_row(t, (const char *const *)&t->cell[i * t->ncols], w, out);
-}
-
-static void
-ctl_tab_free(struct ctl_tab *t)
-{
-	for (size_t i = 0; i < t->nrows * t->ncols; i++)
-		free(t->cell[i]);
-	free(t->cell);
-}
-
-/* Prints the table, or says it could not be built; returns the exit status. */
-static int
-ctl_tab_finish(struct ctl_tab *t)
-{
-	int rc = CTL_EXIT_OK;
-
-	if (t->oom) {
-		fputs("namegatectl: out of memory\n", stderr);
-		rc = CTL_EXIT_ERROR;
-	} else {
-		ctl_tab_print(t, stdout);
-	}
-	ctl_tab_free(t);
-	return rc;
 }
 
 /* Seconds as "1d2h3m4s", leading zero units left out. */
@@ -231,19 +84,19 @@ ctl_cmd_status(const struct ctl_opts *o, int argc, char **argv)
 		ctl_reply_free(&r);
 		return CTL_EXIT_OK;
 	}
-	ports = jget(r.json, "ports");
-	ctl_duration(up, sizeof(up), ju64(r.json, "uptime"));
-	printf("namegate %s, pid %" PRIu64 ", up %s\n", jstr(r.json, "version", "?"),
-	    ju64(r.json, "pid"), up);
-	printf("%-12s %s (generation %" PRIu64 ")\n", "config", jstr(r.json, "config", "-"),
-	    ju64(r.json, "generation"));
-	printf("%-12s %" PRIu64 "\n", "vms", ju64(r.json, "vms"));
-	printf("%-12s %" PRIu64 "\n", "workers", ju64(r.json, "workers"));
-	printf("%-12s %s\n", "vm port", jstr(ports, "vm", "-"));
-	printf("%-12s %s\n", "uplink port", jstr(ports, "uplink", "-"));
-	printf("%-12s %s\n", "metrics", jstr(r.json, "metrics", "-"));
-	printf("%-12s %s\n", "events", *jstr(r.json, "events", "") != '\0' ?
-	    jstr(r.json, "events", "") : "none");
+	ports = ctl_jget(r.json, "ports");
+	ctl_duration(up, sizeof(up), ctl_ju64(r.json, "uptime"));
+	printf("namegate %s, pid %" PRIu64 ", up %s\n", ctl_jstr(r.json, "version", "?"),
+	    ctl_ju64(r.json, "pid"), up);
+	printf("%-12s %s (generation %" PRIu64 ")\n", "config", ctl_jstr(r.json, "config", "-"),
+	    ctl_ju64(r.json, "generation"));
+	printf("%-12s %" PRIu64 "\n", "vms", ctl_ju64(r.json, "vms"));
+	printf("%-12s %" PRIu64 "\n", "workers", ctl_ju64(r.json, "workers"));
+	printf("%-12s %s\n", "vm port", ctl_jstr(ports, "vm", "-"));
+	printf("%-12s %s\n", "uplink port", ctl_jstr(ports, "uplink", "-"));
+	printf("%-12s %s\n", "metrics", ctl_jstr(r.json, "metrics", "-"));
+	printf("%-12s %s\n", "events", *ctl_jstr(r.json, "events", "") != '\0' ?
+	    ctl_jstr(r.json, "events", "") : "none");
 	ctl_reply_free(&r);
 	return CTL_EXIT_OK;
 }
@@ -296,7 +149,7 @@ ctl_stats_reasons(struct ctl_tab *t, size_t col, struct json_object *blocked)
 static void
 ctl_stats_pb(struct ctl_tab *t, size_t col, struct json_object *pb)
 {
-	ctl_tab_set(t, col, "%" PRIu64 "/%" PRIu64, ju64(pb, "packets"), ju64(pb, "bytes"));
+	ctl_tab_set(t, col, "%" PRIu64 "/%" PRIu64, ctl_ju64(pb, "packets"), ctl_ju64(pb, "bytes"));
 }
 
 int
@@ -319,117 +172,66 @@ ctl_cmd_stats(const struct ctl_opts *o, int argc, char **argv)
 		ctl_reply_free(&r);
 		return CTL_EXIT_OK;
 	}
-	if ((vms = jarr(r.json, "vms")) == NULL || json_object_array_length(vms) == 0) {
+	if ((vms = ctl_jarr(r.json, "vms")) == NULL || json_object_array_length(vms) == 0) {
 		puts("no VMs");
 		ctl_reply_free(&r);
 		return CTL_EXIT_OK;
 	}
 	for (size_t i = 0; i < json_object_array_length(vms); i++) {
 		struct json_object *vm = json_object_array_get_idx(vms, i);
-		struct json_object *eg = jget(vm, "egress"), *dns = jget(vm, "dns");
+		struct json_object *eg = ctl_jget(vm, "egress"), *dns = ctl_jget(vm, "dns");
 
 		ctl_tab_row(&t);
-		ctl_tab_set(&t, 0, "%s", jstr(vm, "vm", "?"));
-		ctl_tab_set(&t, 1, "%s", jstr(vm, "mode", "-"));
-		ctl_stats_pb(&t, 2, jget(eg, "allowed"));
-		ctl_stats_pb(&t, 3, jget(eg, "blocked"));
-		ctl_stats_pb(&t, 4, jget(eg, "would_block"));
-		ctl_tab_set(&t, 5, "%" PRIu64, ju64(dns, "allowed"));
-		ctl_tab_set(&t, 6, "%" PRIu64, ju64(dns, "blocked"));
-		ctl_tab_set(&t, 7, "%" PRIu64, ju64(vm, "bindings"));
-		ctl_tab_set(&t, 8, "%" PRIu64, ju64(vm, "flows"));
-		ctl_stats_reasons(&t, 9, jget(vm, "blocked"));
+		ctl_tab_set(&t, 0, "%s", ctl_jstr(vm, "vm", "?"));
+		ctl_tab_set(&t, 1, "%s", ctl_jstr(vm, "mode", "-"));
+		ctl_stats_pb(&t, 2, ctl_jget(eg, "allowed"));
+		ctl_stats_pb(&t, 3, ctl_jget(eg, "blocked"));
+		ctl_stats_pb(&t, 4, ctl_jget(eg, "would_block"));
+		ctl_tab_set(&t, 5, "%" PRIu64, ctl_ju64(dns, "allowed"));
+		ctl_tab_set(&t, 6, "%" PRIu64, ctl_ju64(dns, "blocked"));
+		ctl_tab_set(&t, 7, "%" PRIu64, ctl_ju64(vm, "bindings"));
+		ctl_tab_set(&t, 8, "%" PRIu64, ctl_ju64(vm, "flows"));
+		ctl_stats_reasons(&t, 9, ctl_jget(vm, "blocked"));
 	}
 	if ((rc = ctl_tab_finish(&t)) == CTL_EXIT_OK) {
 		puts("(egress packets/bytes; DNS in queries)");
-		if ((ports = jget(r.json, "ports")) != NULL &&
+		if ((ports = ctl_jget(r.json, "ports")) != NULL &&
 		    json_object_is_type(ports, json_type_object)) {
 			const char *sep = "ports:";
 
 			json_object_object_foreach(ports, name, p) {
-				printf("%s %s rx %" PRIu64 " tx %" PRIu64, sep, name, ju64(p, "rx"),
-				    ju64(p, "tx"));
+				printf("%s %s rx %" PRIu64 " tx %" PRIu64, sep, name,
+				    ctl_ju64(p, "rx"), ctl_ju64(p, "tx"));
 				sep = ",";
 			}
 			putchar('\n');
 		}
-		if (jget(r.json, "generation") != NULL)
-			printf("policy generation %" PRIu64 "\n", ju64(r.json, "generation"));
+		if (ctl_jget(r.json, "generation") != NULL)
+			printf("policy generation %" PRIu64 "\n", ctl_ju64(r.json, "generation"));
 	}
 	ctl_reply_free(&r);
 	return rc;
 }
 
-static int
-ctl_binding_cmp(const void *a, const void *b)
-{
-	struct json_object *x = *(struct json_object *const *)a;
-	struct json_object *y = *(struct json_object *const *)b;
-	int c = strcmp(jstr(x, "name", ""), jstr(y, "name", ""));
-
-	return c != 0 ? c : strcmp(jstr(x, "addr", ""), jstr(y, "addr", ""));
-}
-
 int
-ctl_cmd_bindings(const struct ctl_opts *o, int argc, char **argv)
+ctl_flows_live(const struct ctl_opts *o, const struct ctl_args *a)
 {
-	static const char usage[] = "bindings VM [--json]";
-	static const char *const head[] = { "NAME", "ADDRESS", "TTL(s)" };
-	struct ctl_tab t = { .ncols = 3, .head = head, .align = "llr" };
-	struct json_object *list;
-	struct ctl_reply r;
-	struct ctl_args a;
-	int rc;
-
-	if ((rc = ctl_args_parse(argc, argv, CTL_OPT_JSON, 1, 1, usage, &a)) >= 0 ||
-	    (rc = ctl_ask(o, "bindings", a.pos[0], NULL, &r)) >= 0)
-		return rc;
-	if (a.json) {
-		puts(r.text);
-		ctl_reply_free(&r);
-		return CTL_EXIT_OK;
-	}
-	if ((list = jarr(r.json, "bindings")) == NULL || json_object_array_length(list) == 0) {
-		printf("%s has no bindings\n", a.pos[0]);
-		ctl_reply_free(&r);
-		return CTL_EXIT_OK;
-	}
-	json_object_array_sort(list, ctl_binding_cmp);
-	for (size_t i = 0; i < json_object_array_length(list); i++) {
-		struct json_object *b = json_object_array_get_idx(list, i);
-
-		ctl_tab_row(&t);
-		ctl_tab_set(&t, 0, "%s", jstr(b, "name", "?"));
-		ctl_tab_set(&t, 1, "%s", jstr(b, "addr", "?"));
-		ctl_tab_set(&t, 2, "%" PRIu64, ju64(b, "ttl"));
-	}
-	rc = ctl_tab_finish(&t);
-	ctl_reply_free(&r);
-	return rc;
-}
-
-int
-ctl_cmd_flows(const struct ctl_opts *o, int argc, char **argv)
-{
-	static const char usage[] = "flows VM [--json]";
 	static const char *const head[] = { "PROTO", "PEER", "VM_PORT", "STATE", "AGE(s)",
 	    "VERDICT" };
 	struct ctl_tab t = { .ncols = 6, .head = head, .align = "llrlrl" };
 	struct json_object *list;
 	struct ctl_reply r;
-	struct ctl_args a;
 	int rc;
 
-	if ((rc = ctl_args_parse(argc, argv, CTL_OPT_JSON, 1, 1, usage, &a)) >= 0 ||
-	    (rc = ctl_ask(o, "flows", a.pos[0], NULL, &r)) >= 0)
+	if ((rc = ctl_ask(o, "flows", a->pos[0], NULL, &r)) >= 0)
 		return rc;
-	if (a.json) {
+	if (a->json) {
 		puts(r.text);
 		ctl_reply_free(&r);
 		return CTL_EXIT_OK;
 	}
-	if ((list = jarr(r.json, "flows")) == NULL || json_object_array_length(list) == 0) {
-		printf("%s has no flows\n", a.pos[0]);
+	if ((list = ctl_jarr(r.json, "flows")) == NULL || json_object_array_length(list) == 0) {
+		printf("%s has no flows\n", a->pos[0]);
 		ctl_reply_free(&r);
 		return CTL_EXIT_OK;
 	}
@@ -437,60 +239,16 @@ ctl_cmd_flows(const struct ctl_opts *o, int argc, char **argv)
 		struct json_object *f = json_object_array_get_idx(list, i);
 
 		ctl_tab_row(&t);
-		ctl_tab_set(&t, 0, "%s", jstr(f, "proto", "?"));
-		ctl_tab_set(&t, 1, "%s", jstr(f, "peer", "?"));
-		ctl_tab_set(&t, 2, "%" PRIu64, ju64(f, "vm_port"));
-		ctl_tab_set(&t, 3, "%s", jstr(f, "state", "-"));
-		ctl_tab_set(&t, 4, "%" PRIu64, ju64(f, "age"));
-		ctl_tab_set(&t, 5, "%s", jstr(f, "verdict", "-"));
+		ctl_tab_set(&t, 0, "%s", ctl_jstr(f, "proto", "?"));
+		ctl_tab_set(&t, 1, "%s", ctl_jstr(f, "peer", "?"));
+		ctl_tab_set(&t, 2, "%" PRIu64, ctl_ju64(f, "vm_port"));
+		ctl_tab_set(&t, 3, "%s", ctl_jstr(f, "state", "-"));
+		ctl_tab_set(&t, 4, "%" PRIu64, ctl_ju64(f, "age"));
+		ctl_tab_set(&t, 5, "%s", ctl_jstr(f, "verdict", "-"));
 	}
 	rc = ctl_tab_finish(&t);
 	ctl_reply_free(&r);
 	return rc;
-}
-
-static volatile sig_atomic_t ctl_events_stop;
-
-static void
-ctl_events_sig(int sig)
-{
-	(void)sig;
-	ctl_events_stop = 1;
-}
-
-int
-ctl_cmd_events(const struct ctl_opts *o, int argc, char **argv)
-{
-	static const char usage[] = "events [-f|--follow] [-e PATH]";
-	struct sigaction sa = { .sa_handler = ctl_events_sig };
-	struct ctl_reply r = { 0 };
-	const char *path;
-	struct ctl_args a;
-	int rc;
-
-	if ((rc = ctl_args_parse(argc, argv, CTL_OPT_EVENTS, 0, 0, usage, &a)) >= 0)
-		return rc;
-	/* -e reads the file without the daemon: the log outlives it. */
-	if ((path = a.events) == NULL) {
-		if ((rc = ctl_ask(o, "status", NULL, NULL, &r)) >= 0)
-			return rc;
-		path = jstr(r.json, "events", "");
-		if (*path == '\0') {
-			fputs("namegatectl: events: namegate writes no event log (no \"events\" "
-			    "in its configuration)\n", stderr);
-			ctl_reply_free(&r);
-			return CTL_EXIT_ERROR;
-		}
-	}
-	/* No SA_RESTART: ^C must end the follower's nap, which then sees the flag. */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	rc = ctl_events_follow(path, stdout, a.follow, &ctl_events_stop);
-	if (rc < 0)
-		fprintf(stderr, "namegatectl: events: %s: %s\n", path, strerror(-rc));
-	ctl_reply_free(&r);
-	return rc < 0 ? CTL_EXIT_ERROR : CTL_EXIT_OK;
 }
 
 int
@@ -519,47 +277,14 @@ ctl_cmd_reload(const struct ctl_opts *o, int argc, char **argv)
 	if (a.json) {
 		puts(r.text);
 	} else {
-		if ((warnings = jarr(r.json, "warnings")) != NULL)
+		if ((warnings = ctl_jarr(r.json, "warnings")) != NULL)
 			for (size_t i = 0; i < json_object_array_length(warnings); i++)
 				fprintf(stderr, "%s\n",
 				    json_object_get_string(json_object_array_get_idx(warnings, i)));
-		printf("reloaded: policy generation %" PRIu64 "\n", ju64(r.json, "generation"));
+		printf("reloaded: policy generation %" PRIu64 "\n", ctl_ju64(r.json, "generation"));
 	}
 	ctl_reply_free(&r);
 	return CTL_EXIT_OK;
-}
-
-int
-ctl_check_online(const struct ctl_opts *o, const char *vm, const char *host)
-{
-	const char *verdict, *line;
-	struct ctl_reply r;
-	char err[512];
-	size_t n;
-	int rc;
-
-	if (ctl_client_call(o->socket, "check", vm, host, 0, &r, err, sizeof(err)) < 0) {
-		fprintf(stderr, "namegatectl: %s\n", err);
-		return CTL_EXIT_ERROR;
-	}
-	/* As the offline form: the reason alone on stderr ("unknown VM 'x' in FILE"). */
-	if (r.error != NULL) {
-		fprintf(stderr, "%s\n", r.error);
-		ctl_reply_free(&r);
-		return CTL_EXIT_ERROR;
-	}
-	verdict = jstr(r.json, "verdict", "");
-	line = jstr(r.json, "line", NULL);
-	if (line == NULL || (strcmp(verdict, "allow") != 0 && strcmp(verdict, "block") != 0)) {
-		fputs("namegatectl: check: the daemon's reply has no verdict\n", stderr);
-		ctl_reply_free(&r);
-		return CTL_EXIT_ERROR;
-	}
-	n = strlen(line);
-	printf("%.*s\n", (int)(n > 0 && line[n - 1] == '\n' ? n - 1 : n), line);
-	rc = strcmp(verdict, "allow") == 0 ? CTL_EXIT_OK : CTL_EXIT_BLOCK;
-	ctl_reply_free(&r);
-	return rc;
 }
 
 /* A host pattern as a YAML scalar: plain when that is unambiguous, else double-quoted. */
@@ -606,9 +331,9 @@ ctl_cmd_suggest(const struct ctl_opts *o, int argc, char **argv)
 		ctl_reply_free(&r);
 		return CTL_EXIT_OK;
 	}
-	allow = jarr(r.json, "allow");
+	allow = ctl_jarr(r.json, "allow");
 	n = allow != NULL ? json_object_array_length(allow) : 0;
-	policy = jstr(r.json, "policy", a.pos[0]);
+	policy = ctl_jstr(r.json, "policy", a.pos[0]);
 	/* A block for the configuration's policies: map, as SPEC s3 writes one. */
 	if (n == 0)
 		printf("# namegatectl suggest %s: nothing refused so far\n", a.pos[0]);

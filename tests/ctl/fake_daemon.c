@@ -2,7 +2,7 @@
  * A stand-in for the namegate daemon's control plane, for testing namegatectl: the real
  * control socket (ctl_sock) and policy loader, canned counters instead of a dataplane.
  *
- *   fake_daemon -s SOCKET -c CONFIG [-e EVENTS] [-t TIMEOUT_MS]
+ *   fake_daemon -s SOCKET -c CONFIG [-e EVENTS] [-l FLOW_LOG] [-t TIMEOUT_MS]
  *
  * check and reload do what the daemon's callbacks are meant to do (pol_explain() against
  * the running generation; load, keep the old generation on errors), so the test can hold
@@ -10,7 +10,8 @@
  * suggest answer from the tables below for agent1 and build-runner-long; any other VM is
  * unknown. grant, grants and revoke use the real grant table (control/grants/ctl_grants.c: its
  * checks, its state file CONFIG.grants.json), and check sees the grants, as the daemon's
- * does. Prints "ready" once the socket listens; exits 0 on SIGTERM or SIGINT.
+ * does. status names the flow log only with -l, as a daemon without flow_log leaves it out.
+ * Prints "ready" once the socket listens; exits 0 on SIGTERM or SIGINT.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -33,6 +34,7 @@
 struct fake {
 	const char *config;
 	const char *events;
+	const char *flow_log;
 	struct pol_config *cfg;
 	uint64_t generation;
 	struct ctl_grants *grants;
@@ -88,7 +90,12 @@ fake_status(FILE *out, const struct ctl_req *req __attribute__((unused)), void *
 	fake_str(out, f->cfg->vm_port);
 	fputs(",\"uplink\":", out);
 	fake_str(out, f->cfg->uplink_port);
-	fputs("}}", out);
+	fputc('}', out);
+	if (f->flow_log != NULL) {
+		fputs(",\"flow_log\":", out);
+		fake_str(out, f->flow_log);
+	}
+	fputc('}', out);
 	return 0;
 }
 
@@ -136,9 +143,14 @@ fake_bindings(FILE *out, const struct ctl_req *req, void *arg)
 		return -ENOENT;
 	fprintf(out, "{\"vm\":\"%s\",\"bindings\":[", vm);
 	if (strcmp(vm, "agent1") == 0)
-		fputs("{\"name\":\"pypi.org\",\"addr\":\"151.101.64.223\",\"ttl\":3599},"
-		    "{\"name\":\"files.pythonhosted.org\",\"addr\":\"151.101.0.223\",\"ttl\":290},"
+		fputs("{\"name\":\"pypi.org\",\"addr\":\"151.101.64.223\",\"ttl\":3599,"
+		    "\"ports\":[443,80]},"
+		    "{\"name\":\"files.pythonhosted.org\",\"addr\":\"151.101.0.223\",\"ttl\":290,"
+		    "\"ports\":\"any\"},"
 		    "{\"name\":\"pypi.org\",\"addr\":\"2a04:4e42::223\",\"ttl\":3599}", out);
+	else
+		fputs("{\"name\":\"Upload.PyPI.org\",\"addr\":\"151.101.0.224\",\"ttl\":60}",
+		    out);
 	fputs("]}", out);
 	return 0;
 }
@@ -355,7 +367,7 @@ main(int argc, char **argv)
 	int ch, timeout = 0;
 	char err[256];
 
-	while ((ch = getopt(argc, argv, "s:c:e:t:")) != -1) {
+	while ((ch = getopt(argc, argv, "s:c:e:l:t:")) != -1) {
 		switch (ch) {
 		case 's':
 			path = optarg;
@@ -365,6 +377,9 @@ main(int argc, char **argv)
 			break;
 		case 'e':
 			f.events = optarg;
+			break;
+		case 'l':
+			f.flow_log = optarg;
 			break;
 		case 't':
 			timeout = atoi(optarg);
@@ -410,6 +425,7 @@ main(int argc, char **argv)
 	pol_config_free(f.cfg);
 	return 0;
 usage:
-	fputs("usage: fake_daemon -s SOCKET -c CONFIG [-e EVENTS] [-t TIMEOUT_MS]\n", stderr);
+	fputs("usage: fake_daemon -s SOCKET -c CONFIG [-e EVENTS] [-l FLOW_LOG] "
+	    "[-t TIMEOUT_MS]\n", stderr);
 	return 2;
 }

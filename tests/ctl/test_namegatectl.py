@@ -36,7 +36,7 @@ EVENTS = [
 
 
 class Daemon:
-    def __init__(self, tmp):
+    def __init__(self, tmp, flow_log=None):
         self.dir = str(tmp)
         # The policy fixture and the files it imports, in a directory we may edit.
         for name in ("ng.yaml", "sandbox-settings.json", "bound.json"):
@@ -47,14 +47,15 @@ class Daemon:
             f.writelines(json.dumps(e, separators=(",", ":")) + "\n" for e in EVENTS)
         self.sock = os.path.join(self.dir, "run", "namegate.sock")  # run/ is created
         self.proc = subprocess.Popen(
-            [FAKE, "-s", self.sock, "-c", self.config, "-e", self.events],
+            [FAKE, "-s", self.sock, "-c", self.config, "-e", self.events] +
+            (["-l", flow_log] if flow_log else []),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()
         assert line == "ready\n", self.proc.stderr.read()
 
-    def ctl(self, *args, sock=None, timeout=30):
+    def ctl(self, *args, sock=None, timeout=30, env=None):
         p = subprocess.run([CTL, "-s", sock or self.sock, *args], capture_output=True,
-                           text=True, timeout=timeout)
+                           text=True, timeout=timeout, env=env)
         return p.returncode, p.stdout, p.stderr
 
     def stop(self):
@@ -166,17 +167,18 @@ def test_stats_json(daemon):
 def test_bindings(daemon):
     rc, out, err = daemon.ctl("bindings", "agent1")
     assert rc == 0, err
-    rows = columns(out.splitlines(), "llr")
-    assert rows == [["NAME", "ADDRESS", "TTL(s)"],
-                    ["files.pythonhosted.org", "151.101.0.223", "290"],
-                    ["pypi.org", "151.101.64.223", "3599"],
-                    ["pypi.org", "2a04:4e42::223", "3599"]]
-    rc, out, _ = daemon.ctl("bindings", "build-runner-long")
-    assert (rc, out) == (0, "build-runner-long has no bindings\n")
+    rows = columns(out.splitlines(), "llrl")
+    # the ports as the daemon gives them: a list, "any", or "-" when it does not say
+    assert rows == [["NAME", "ADDRESS", "TTL(s)", "PORTS"],
+                    ["files.pythonhosted.org", "151.101.0.223", "290", "any"],
+                    ["pypi.org", "151.101.64.223", "3599", "443,80"],
+                    ["pypi.org", "2a04:4e42::223", "3599", "-"]]
+    rc, out, _ = daemon.ctl("bindings", "build-runner-long", "--name", "pypi.org")
+    assert (rc, out) == (0, "build-runner-long has no bindings matching the name\n")
     rc, out, _ = daemon.ctl("bindings", "agent1", "--json")
     assert rc == 0 and len(json.loads(out)["bindings"]) == 3
-    rc, _, err = daemon.ctl("bindings")
-    assert rc == 2 and err == "usage: namegatectl bindings VM [--json]\n"
+    rc, _, err = daemon.ctl("bindings", "a", "b")
+    assert rc == 2 and err == "usage: namegatectl bindings [VM] [--name PATTERN] [--json]\n"
     rc, _, err = daemon.ctl("bindings", "x")
     assert rc == 2 and err == "namegatectl: bindings: unknown VM 'x'\n"
 
@@ -317,7 +319,7 @@ def test_not_running(tmp_path):
 
 def test_default_socket_path():
     p = subprocess.run([CTL, "--help"], capture_output=True, text=True, timeout=30)
-    assert p.returncode == 0 and "usage: namegatectl [-s SOCKET] COMMAND" in p.stdout
+    assert p.returncode == 0 and "usage: namegatectl [-s SOCKET | -c FILE] COMMAND" in p.stdout
     if not os.path.exists("/run/namegate/namegate.sock"):
         p = subprocess.run([CTL, "status"], capture_output=True, text=True, timeout=30)
         assert p.returncode == 2
@@ -325,7 +327,7 @@ def test_default_socket_path():
 
 
 def test_usage_errors(daemon):
-    for args in (["stats", "a", "b"], ["status", "extra"], ["flows"], ["suggest"],
+    for args in (["stats", "a", "b"], ["status", "extra"], ["flows", "a", "b"], ["suggest"],
                  ["reload", "--follow"], ["events", "--json"], ["check", "vm1"],
                  ["frobnicate"]):
         rc, out, err = daemon.ctl(*args)

@@ -114,6 +114,45 @@ def test_namegatectl_against_the_daemon(ng):
     assert ev.returncode == 0 and '"event":"policy"' in ev.stdout
 
 
+def test_query_tools_against_the_daemon(ng):
+    """bindings across VMs, events through filters, check --json and the socket from
+    NAMEGATE_SOCKET, against the real daemon's replies."""
+    import os
+    import subprocess
+    assert ng.curl("vm1", "https://pypi.org/").ok
+    assert ng.dig("vm2", "evil.test").rcode == "REFUSED"
+    rows = [ln.split() for ln in ctl(ng, "bindings").stdout.splitlines()]
+    assert rows[0] == ["VM", "NAME", "ADDRESS", "TTL(s)", "PORTS"]
+    assert ["vm1", "pypi.org", "203.0.113.10"] in [r[:3] for r in rows[1:]], rows
+    b = json.loads(ctl(ng, "bindings", "--name", "PyPI.org", "--json").stdout)["bindings"]
+    assert b and all(x["name"] == "pypi.org" and x["vm"] in ("vm1", "vm2", "vm3") for x in b)
+    assert json.loads(ctl(ng, "bindings", "--name", "*.pypi.org", "--json").stdout) == \
+        {"bindings": []}
+    ev = wait_until(lambda: ctl(ng, "events", "--vm", "vm2", "--reason", "dns_denied",
+                                "--name", "evil.test", "--last", "1").stdout or None,
+                    what="vm2's dns_denied event through the filters")
+    e = json.loads(ev)
+    assert (e["vm"], e["reason"], e["name"], ev.count("\n")) == ("vm2", "dns_denied",
+                                                                 "evil.test", 1)
+    st = json.loads(ctl(ng, "status", "--json").stdout)
+    online = ctl(ng, "check", "--json", "vm1", "pypi.org:443")
+    binary = os.environ.get("NAMEGATECTL_BIN", "build/control/namegatectl")
+    offline = subprocess.run([binary, "check", "-c", st["config"], "--json", "vm1",
+                              "pypi.org:443"], capture_output=True, text=True, timeout=20)
+    assert online.returncode == 0 and online.stdout == offline.stdout, offline.stderr
+    doc = json.loads(online.stdout)
+    assert doc["verdict"] == "allow" and doc["reason"] == "allow_pattern"
+    assert doc["rule"]["pattern"].startswith("pypi.org") and doc["rule"]["line"] > 0
+    env = dict(os.environ, NAMEGATE_SOCKET=lab_namegate_cfg(ng)["control_socket"])
+    p = subprocess.run([binary, "vms"], capture_output=True, text=True, timeout=20, env=env)
+    assert (p.returncode, p.stdout) == (0, "vm1\nvm2\nvm3\n"), p.stderr
+    flows = ctl(ng, "flows", "--last", "1", "--json")
+    if "flow_log" not in st:        # a daemon that writes no flow log says so
+        assert flows.returncode == 2 and "no flow log is configured" in flows.stderr
+    else:
+        assert flows.returncode == 0, flows.stderr
+
+
 def test_suggest_lists_what_an_audit_vm_reached(ng):
     assert ng.curl("vm3", "https://evil.test/").ok          # vm3 is audited
     out = json.loads(ctl(ng, "suggest", "vm3", "--json").stdout)

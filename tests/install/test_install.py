@@ -26,6 +26,7 @@ EXPECTED = {
     f"{PREFIX}/share/man/man5/namegate.yaml.5",
     f"{PREFIX}/share/man/man1/namegate-dump.1",
     f"{PREFIX}/share/doc/namegate/LICENSE",
+    f"{PREFIX}/share/bash-completion/completions/namegatectl",
     f"{SYSCONF}/namegate/namegate.yaml",
     f"{SYSCONF}/logrotate.d/namegate",
     f"{UNIT_DIR}/namegate.service",
