@@ -1,14 +1,20 @@
 /*
- * dataplane/worker/dp_bind.c: the budgets of an address (issue 23). Every name bound to
+ * dataplane/worker/dp_bind.c. The budgets of an address (issue 23): every name bound to
  * it counts, whichever the VM resolved first; a budgeted name pushed out of the entry by
  * newer names keeps counting while the address is bound; one VM's names are not its
- * neighbour's; another generation's indexes bring none along. dp_gen_name_ports() is a fake below: no name table.
+ * neighbour's; another generation's indexes bring none along. The table: every binding
+ * learned up to cap is found (through both buckets of the index, dp_flow_tab.h), and only
+ * by its own VM; past cap a new address is refused, and past a VM's share too; the sweep
+ * deletes the expired and the orphaned in slices that resume at their cursor; a deleted
+ * entry is reused only after every worker has passed a quiescent point (RCU), never while
+ * one may still read it. dp_gen_name_ports() is a fake below: no name table.
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -20,6 +26,10 @@
 #include "dp_budget.h"
 #include "dp_gen.h"
 #include "dp_hash.h"
+
+#define T_CAP		4096	/* a table of 1,024 buckets: keys spread over many */
+#define T_NOW		10
+#define T_SHARE		128	/* more than the sweep test's table holds */
 
 const struct pol_ports *
 dp_gen_name_ports(const struct dp_gen *g, uint16_t slot, uint64_t name_hash)
@@ -94,6 +104,135 @@ test_every_bound_name_counts(void **state)
 	dp_binds_free(b);
 }
 
+/* Address i: IPv4 for even i, IPv6 for odd, all distinct. */
+static struct pol_addr
+t_nth_addr(uint32_t i)
+{
+	struct pol_addr a = { .family = i % 2 ? 6 : 4 };
+
+	a.a[0] = a.family == 4 ? 10 : 0x20;
+	a.a[1] = (uint8_t)(i >> 16);
+	a.a[2] = (uint8_t)(i >> 8);
+	a.a[3] = (uint8_t)i;
+	if (a.family == 6)
+		a.a[15] = 1;
+	return a;
+}
+
+/* Learn address i for vm under name 1000 + i until expires: the table's answer. */
+static int
+t_learn_nth(struct dp_binds *b, uint16_t vm, uint32_t i, uint64_t expires, uint32_t max_per_vm)
+{
+	struct pol_ports p = { .nallow = 1 };
+	struct pol_addr a = t_nth_addr(i);
+
+	p.allow[0] = 443;
+	return dp_bind_learn(b, vm, &a, 1000 + i, &p, 1, expires, max_per_vm);
+}
+
+static bool
+t_bound_nth(struct dp_binds *b, uint16_t vm, uint32_t i)
+{
+	struct pol_addr a = t_nth_addr(i);
+
+	return dp_bind_has_name(b, vm, &a, 1000 + i, T_NOW);
+}
+
+/* Sweep passes of budget bindings a slice until a whole pass is done; how many went. */
+static unsigned int
+t_sweep(struct dp_binds *b, uint64_t now, const struct dp_gen *g, unsigned int budget,
+    unsigned int *slices)
+{
+	uint32_t cursor = 0;
+	unsigned int deleted = 0;
+
+	*slices = 0;
+	do {
+		deleted += dp_binds_sweep(b, now, g, budget, &cursor);
+		++*slices;
+	} while (cursor != 0);
+	return deleted;
+}
+
+static void
+test_fills_to_cap(void **state)
+{
+	struct dp_binds *b = dp_binds_create("t_fill", T_CAP, 2, q, SOCKET_ID_ANY);
+
+	(void)state;
+	assert_non_null(b);
+	for (uint32_t i = 0; i < T_CAP; i++)
+		assert_int_equal(t_learn_nth(b, i % 2, i, 100, T_CAP), 0);
+	assert_int_equal(dp_binds_count(b, 0) + dp_binds_count(b, 1), T_CAP);
+	for (uint32_t i = 0; i < T_CAP; i++) {
+		assert_true(t_bound_nth(b, i % 2, i));
+		assert_false(t_bound_nth(b, 1 - i % 2, i));	/* the neighbour's address */
+	}
+	assert_false(t_bound_nth(b, 0, T_CAP));
+	/* full: a new address is refused, a known one still learns a name */
+	assert_int_equal(t_learn_nth(b, 0, T_CAP, 100, T_CAP), -ENOSPC);
+	assert_int_equal(t_learn_nth(b, 0, 0, 200, T_CAP), 0);
+	assert_int_equal(dp_binds_count(b, 0), T_CAP / 2);
+	dp_binds_free(b);
+}
+
+static void
+test_share_per_vm(void **state)
+{
+	struct dp_binds *b = dp_binds_create("t_share", 64, 2, q, SOCKET_ID_ANY);
+
+	(void)state;
+	assert_non_null(b);
+	for (uint32_t i = 0; i < 8; i++)
+		assert_int_equal(t_learn_nth(b, 0, i, 100, 8), 0);
+	assert_int_equal(t_learn_nth(b, 0, 8, 100, 8), -EDQUOT);
+	assert_int_equal(t_learn_nth(b, 0, 3, 100, 8), 0);		/* a known address */
+	assert_int_equal(t_learn_nth(b, 1, 8, 100, 8), 0);		/* the neighbour's share */
+	assert_int_equal(dp_binds_count(b, 0), 8);
+	assert_int_equal(dp_binds_count(b, 1), 1);
+	dp_binds_free(b);
+}
+
+static void
+test_sweep_and_grace(void **state)
+{
+	struct dp_vm vms[2] = { { .present = true }, { .present = false } };
+	struct dp_gen g = { .id = 1, .vms = vms, .max_vms = 1 };
+	struct dp_binds *b = dp_binds_create("t_sweep", 64, 2, q, SOCKET_ID_ANY);
+	unsigned int slices;
+
+	(void)state;
+	assert_non_null(b);
+	/* VM 0: even ones until 50, odd ones until 100; VM 1: 8 until 100 */
+	for (uint32_t i = 0; i < 56; i++)
+		assert_int_equal(t_learn_nth(b, 0, i, i % 2 ? 100 : 50, T_SHARE), 0);
+	for (uint32_t i = 56; i < 64; i++)
+		assert_int_equal(t_learn_nth(b, 1, i, 100, T_SHARE), 0);
+	/* before any expiry and without the generation: nothing goes, in slices of 5 */
+	assert_int_equal(t_sweep(b, 40, NULL, 5, &slices), 0);
+	assert_true(slices >= 64 / 5);
+	/* the even ones expire: 28 go, VM 1 stays until the generation says it is gone */
+	assert_int_equal(t_sweep(b, 60, NULL, 5, &slices), 28);
+	assert_int_equal(dp_binds_count(b, 0), 28);
+	assert_int_equal(dp_binds_count(b, 1), 8);
+	assert_int_equal(t_sweep(b, 60, &g, 5, &slices), 8);
+	assert_int_equal(dp_binds_count(b, 1), 0);
+	for (uint32_t i = 0; i < 56; i++)
+		assert_int_equal(t_bound_nth(b, 0, i), i % 2 == 1);
+	/* the deleted entries wait for this worker's quiescent point before reuse */
+	assert_int_equal(t_learn_nth(b, 0, 100, 100, T_SHARE), -ENOSPC);
+	rte_rcu_qsbr_quiescent(q, 0);
+	for (uint32_t i = 100; i < 136; i++)
+		assert_int_equal(t_learn_nth(b, 0, i, 100, T_SHARE), 0);
+	assert_int_equal(t_learn_nth(b, 0, 136, 100, T_SHARE), -ENOSPC);
+	for (uint32_t i = 100; i < 136; i++)
+		assert_true(t_bound_nth(b, 0, i));
+	for (uint32_t i = 0; i < 56; i++)		/* reused entries left nothing behind */
+		assert_int_equal(t_bound_nth(b, 0, i), i % 2 == 1);
+	assert_int_equal(dp_binds_count(b, 0), 64);
+	dp_binds_free(b);
+}
+
 int
 main(void)
 {
@@ -105,6 +244,9 @@ main(void)
 	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_bound_name_counts),
+		cmocka_unit_test(test_fills_to_cap),
+		cmocka_unit_test(test_share_per_vm),
+		cmocka_unit_test(test_sweep_and_grace),
 	};
 	int rc;
 
