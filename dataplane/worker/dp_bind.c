@@ -1,6 +1,7 @@
 /*
  * Binding table: an array of entries under the flow table's bucket index (dp_flow_tab.h),
- * hashed with the same keyed CRC.
+ * hashed with the same keyed CRC. This side creates, learns and sweeps; the lookups are
+ * dp_bind_int.h's, the readers' judgements dp_bind_view.c's.
  *
  * Readers (every worker, per new connection) never block. Writers are workers handling
  * DNS answers and the main lcore's sweeper; creating or deleting a key takes b->lock, so
@@ -15,19 +16,12 @@
  * packed at the low indexes the sweep walks.
  */
 #include <errno.h>
-#include <stdatomic.h>
-#include <stddef.h>
-#include <string.h>
 
 #include <rte_errno.h>
 #include <rte_malloc.h>
-#include <rte_spinlock.h>
 
-#include "dp_bind.h"
+#include "dp_bind_int.h"
 #include "dp_budget.h"
-#include "dp_flow_tab.h"
-#include "dp_gen.h"
-#include "dp_hash.h"
 #include "dp_mem.h"
 
 /*
@@ -36,101 +30,10 @@
  */
 #define DP_BIND_SWEEP_SPAN	16
 
-struct dp_bind_key {
-	uint16_t vm;
-	uint8_t family;
-	uint8_t zero;
-	uint8_t addr[16];
-	uint32_t pad;			/* whole 64-bit words for dp_hash_crc_inline() */
-};
-_Static_assert(sizeof(struct dp_bind_key) == 24, "a bind key is three words");
-
-struct dp_bind_name {
-	uint64_t hash;
-	uint32_t gen;			/* the generation whose policy computed ports */
-	uint64_t expires;
-	struct pol_ports ports;
-};
-
-/*
- * What a lookup reads, the key to the first name, is in the entry's first two lines: an
- * entry is 256 bytes at a 128-byte boundary, the pair of lines the CPU fetches together.
- */
-struct dp_binding {
-	struct dp_bind_key key;		/* stable while live: set before the index has it */
-	atomic_uint seq;		/* odd while a writer is inside */
-	rte_spinlock_t lock;		/* writers */
-	atomic_uint_fast64_t expires;	/* the latest of the names' */
-	/*
-	 * The budgets of every name learned for the address under generation budgets_gen,
-	 * evicted ones included: a VM resolving more names of a shared address than an entry
-	 * keeps must not push a budgeted one out, and the address out of its budget.
-	 */
-	uint32_t budgets_gen;
-	uint8_t budgets;
-	uint8_t nnames;
-	atomic_bool live;		/* in the index (b->lock) */
-	uint64_t retired;		/* the RCU token of its deletion */
-	struct dp_bind_name names[DP_BIND_NAMES];
-} __attribute__((aligned(128)));
-_Static_assert(sizeof(struct dp_binding) == 256 &&
-    offsetof(struct dp_binding, names[1]) <= 128, "a lookup reads a pair of lines");
-
-/* One consistent copy of a binding's names and budgets. */
-struct dp_bind_view {
-	unsigned int n;
-	uint8_t budgets;
-	uint32_t budgets_gen;
-	struct dp_bind_name names[DP_BIND_NAMES];
-};
-
-struct dp_binds {
-	struct dp_ft ft;		/* key hash -> entry index */
-	struct dp_binding *e;
-	uint32_t cap;
-	uint16_t nvms;
-	rte_spinlock_t lock;		/* the index, the entries' allocation */
-	struct rte_rcu_qsbr *qsbr;
-	uint32_t *free;			/* a stack of entries no reader can hold */
-	uint32_t nfree;
-	uint32_t *retired;		/* a ring of deleted entries, oldest token first */
-	uint32_t retired_at, nretired;	/* the oldest's place, how many */
-	uint32_t used;			/* entries ever handed out: the sweep's end (atomic) */
-	atomic_uint_fast64_t *count;	/* per VM */
-};
-
 uint64_t
 dp_name_hash(const char *name, size_t len)
 {
 	return dp_hash_bytes(name, len);
-}
-
-static void
-dp_bind_key_make(struct dp_bind_key *k, uint16_t vm, const struct pol_addr *addr)
-{
-	memset(k, 0, sizeof(*k));
-	k->vm = vm;
-	k->family = addr->family;
-	if (addr->family == 4)		/* copies of constant size: inline, no call */
-		memcpy(k->addr, addr->a, 4);
-	else
-		memcpy(k->addr, addr->a, 16);
-}
-
-static inline uint32_t
-dp_bind_hash(const struct dp_binds *b, const struct dp_bind_key *k)
-{
-	return dp_hash_crc_inline(k, sizeof(*k), b->ft.seed);
-}
-
-static inline bool
-dp_bind_key_eq(const struct dp_bind_key *a, const struct dp_bind_key *b)
-{
-	uint64_t x[3], y[3];
-
-	memcpy(x, a, sizeof(x));
-	memcpy(y, b, sizeof(y));
-	return ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2])) == 0;
 }
 
 struct dp_binds *
@@ -139,14 +42,13 @@ dp_binds_create(const char *name, uint32_t cap, uint16_t nvms, struct rte_rcu_qs
 {
 	struct dp_binds *b;
 
-	(void)name;
 	if ((b = rte_zmalloc_socket("dp_binds", sizeof(*b), RTE_CACHE_LINE_SIZE, socket)) == NULL)
 		goto fail;
 	b->cap = cap;
 	b->nvms = nvms;
 	b->qsbr = qsbr;
 	rte_spinlock_init(&b->lock);
-	b->e = rte_zmalloc_socket("dp_bind_entries", (size_t)cap * sizeof(b->e[0]),
+	b->e = rte_zmalloc_socket(name, (size_t)cap * sizeof(b->e[0]),
 	    _Alignof(struct dp_binding), socket);
 	b->count = rte_zmalloc_socket("dp_bind_count", (size_t)(nvms + 1) * sizeof(b->count[0]),
 	    RTE_CACHE_LINE_SIZE, socket);
@@ -178,43 +80,6 @@ dp_binds_free(struct dp_binds *b)
 	rte_free(b->count);
 	rte_free(b->e);
 	rte_free(b);
-}
-
-/* The entry holding k among the slots of bucket bk tagged tag, or NULL. */
-static inline struct dp_binding *
-dp_bind_find_in(const struct dp_binds *b, const struct dp_ft_bucket *bk, uint16_t tag,
-    const struct dp_bind_key *k)
-{
-	uint32_t m = dp_ft_match(bk, tag);
-
-	atomic_thread_fence(memory_order_acquire);	/* the tags before their idx */
-	for (; m != 0; m &= m - 1) {
-		uint32_t i = __atomic_load_n(&bk->idx[__builtin_ctz(m) / 2], __ATOMIC_RELAXED);
-		struct dp_binding *e = &b->e[i];
-
-		if (dp_bind_key_eq(&e->key, k))
-			return e;
-	}
-	return NULL;
-}
-
-/* k's entry (h its hash), or NULL. Safe beside the index's writer (dp_flow_tab.h). */
-static struct dp_binding *
-dp_bind_find(const struct dp_binds *b, const struct dp_bind_key *k, uint32_t h)
-{
-	const struct dp_ft *ft = &b->ft;
-	uint16_t tag = dp_ft_tag(h);
-	uint32_t b1 = dp_ft_first(ft, h), moved;
-	struct dp_binding *e;
-
-	do {
-		moved = __atomic_load_n(&ft->moved, __ATOMIC_ACQUIRE);
-		if ((e = dp_bind_find_in(b, &ft->b[b1], tag, k)) != NULL ||
-		    (e = dp_bind_find_in(b, &ft->b[dp_ft_alt(ft, b1, tag)], tag, k)) != NULL)
-			return e;
-		atomic_thread_fence(memory_order_acquire);
-	} while (__atomic_load_n(&ft->moved, __ATOMIC_RELAXED) != moved);
-	return NULL;
 }
 
 /* Deleted entries whose readers have all moved on back to the free stack (b->lock). */
@@ -368,121 +233,6 @@ retry:
 	if (dp_bind_find(b, &k, h) != e && ++tries < 3)
 		goto retry;
 	return 0;
-}
-
-/*
- * Copy e as one consistent snapshot (seqcount read side). Returns how many names, or 0
- * (and nothing copied) when the binding has expired.
- */
-static unsigned int
-dp_bind_snapshot(const struct dp_binding *e, struct dp_bind_view *out, uint64_t now)
-{
-	unsigned int s, n;
-
-	if (atomic_load_explicit(&e->expires, memory_order_relaxed) <= now)
-		return 0;
-	do {
-		while ((s = atomic_load_explicit(&e->seq, memory_order_acquire)) & 1)
-			rte_pause();
-		n = e->nnames;
-		if (n > DP_BIND_NAMES)
-			n = DP_BIND_NAMES;
-		for (unsigned int i = 0; i < n; i++)	/* whole names: no call, no third line */
-			out->names[i] = e->names[i];
-		out->budgets = e->budgets;
-		out->budgets_gen = e->budgets_gen;
-		atomic_thread_fence(memory_order_acquire);
-	} while (atomic_load_explicit(&e->seq, memory_order_relaxed) != s);
-	out->n = n;
-	return n;
-}
-
-/* vm's binding of addr as a snapshot in *v; false when there is none, or it expired. */
-static bool
-dp_bind_view(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr, uint64_t now,
-    struct dp_bind_view *v)
-{
-	struct dp_bind_key k;
-	struct dp_binding *e;
-
-	dp_bind_key_make(&k, vm, addr);
-	return (e = dp_bind_find(b, &k, dp_bind_hash(b, &k))) != NULL &&
-	    dp_bind_snapshot(e, v, now) > 0;
-}
-
-/* What generation g says of name i of v: its ports (NULL: no longer allowed). */
-static const struct pol_ports *
-dp_bind_ports(const struct dp_bind_view *v, unsigned int i, uint16_t vm, const struct dp_gen *g)
-{
-	/* learned under an older policy: what the current one says of the name */
-	return v->names[i].gen == g->id ? &v->names[i].ports :
-	    dp_gen_name_ports(g, vm, v->names[i].hash);
-}
-
-/*
- * The budgets of every name of v, under g, whatever its ports: the bytes go to the
- * address, whichever name the VM used. The binding is keyed by (VM, address) and holds
- * its names, so the union costs no lookup beyond the one that admits the flow; the
- * entry's own set adds the names it no longer keeps.
- */
-static uint8_t
-dp_bind_view_budgets(const struct dp_bind_view *v, uint16_t vm, const struct dp_gen *g,
-    uint64_t now)
-{
-	uint8_t set = v->budgets_gen == g->id ? v->budgets : 0;
-
-	if (g->vms[vm].budgets == 0)
-		return 0;	/* a VM without budgets pays one comparison */
-	for (unsigned int i = 0; i < v->n; i++) {
-		const struct pol_ports *ports = dp_bind_ports(v, i, vm, g);
-
-		if (v->names[i].expires > now && ports != NULL)
-			set |= dp_budget_bit(ports->budget);
-	}
-	return set;
-}
-
-bool
-dp_bind_allows(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr, uint16_t port,
-    uint64_t now, const struct dp_gen *g, uint64_t *name_hash, uint8_t *budgets)
-{
-	struct dp_bind_view v;
-
-	if (!dp_bind_view(b, vm, addr, now, &v))
-		return false;
-	for (unsigned int i = 0; i < v.n; i++) {
-		const struct pol_ports *ports = dp_bind_ports(&v, i, vm, g);
-
-		if (v.names[i].expires > now && ports != NULL && pol_ports_allow(ports, port)) {
-			*name_hash = v.names[i].hash;
-			*budgets = dp_bind_view_budgets(&v, vm, g, now);
-			return true;
-		}
-	}
-	return false;
-}
-
-uint8_t
-dp_bind_budgets(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr, uint64_t now,
-    const struct dp_gen *g)
-{
-	struct dp_bind_view v;
-
-	return dp_bind_view(b, vm, addr, now, &v) ? dp_bind_view_budgets(&v, vm, g, now) : 0;
-}
-
-bool
-dp_bind_has_name(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr,
-    uint64_t name_hash, uint64_t now)
-{
-	struct dp_bind_view v;
-
-	if (!dp_bind_view(b, vm, addr, now, &v))
-		return false;
-	for (unsigned int i = 0; i < v.n; i++)
-		if (v.names[i].hash == name_hash && v.names[i].expires > now)
-			return true;
-	return false;
 }
 
 /*
