@@ -7,7 +7,8 @@
  * by its own VM; past cap a new address is refused, and past a VM's share too; the sweep
  * deletes the expired and the orphaned in slices that resume at their cursor; a deleted
  * entry is reused only after every worker has passed a quiescent point (RCU), never while
- * one may still read it. dp_gen_name_ports() is a fake below: no name table.
+ * one may still read it; dp_binds_mem() covers what the heap gives a table.
+ * dp_gen_name_ports() is a fake below: no name table.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -233,6 +234,31 @@ test_sweep_and_grace(void **state)
 	dp_binds_free(b);
 }
 
+/* dp_binds_mem(), which sizes EAL, against what the heap gives the table. */
+static void
+test_mem_covers_heap(void **state)
+{
+	static const uint32_t caps[] = { 1, 1000, 100000 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+		struct rte_malloc_socket_stats was, is;
+		uint64_t used, estimate = dp_binds_mem(caps[i], 300);
+		struct dp_binds *b;
+
+		assert_int_equal(rte_malloc_get_socket_stats(0, &was), 0);
+		assert_non_null(b = dp_binds_create("t_mem", caps[i], 300, q, 0));
+		assert_int_equal(rte_malloc_get_socket_stats(0, &is), 0);
+		used = is.heap_allocsz_bytes - was.heap_allocsz_bytes;
+		print_message("cap %u: heap %llu, estimate %llu\n", caps[i],
+		    (unsigned long long)used, (unsigned long long)estimate);
+		/* an element's remainder too small to split stays in it: a page of slack */
+		assert_true(estimate + 4096 >= used);
+		assert_true(estimate <= used + used / 100 + 4096);
+		dp_binds_free(b);
+	}
+}
+
 int
 main(void)
 {
@@ -247,6 +273,7 @@ main(void)
 		cmocka_unit_test(test_fills_to_cap),
 		cmocka_unit_test(test_share_per_vm),
 		cmocka_unit_test(test_sweep_and_grace),
+		cmocka_unit_test(test_mem_covers_heap),
 	};
 	int rc;
 
