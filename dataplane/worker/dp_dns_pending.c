@@ -177,7 +177,7 @@ dp_pending_mem(uint32_t cap, uint16_t nvms)
 
 	return dp_mem_alloc(sizeof(*t)) + dp_mem_alloc((uint64_t)cap * sizeof(t->e[0])) +
 	    dp_mem_alloc((uint64_t)(nvms + 1) * sizeof(t->per_vm[0])) +
-	    dp_mem_hash(cap, sizeof(struct dp_pending_key), DP_MEM_HASH_SINGLE) +
+	    dp_mem_hash(cap, sizeof(struct dp_pending_key)) +
 	    dp_mem_alloc((uint64_t)cap * sizeof(uint32_t));
 }
 

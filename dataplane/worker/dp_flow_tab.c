@@ -1,6 +1,8 @@
 /*
- * The flow index's writers (dp_flow_tab.h): placing a key, with a bounded breadth-first
- * search for a chain of moves when both its buckets are full, and removing one.
+ * The index's writer (dp_flow_tab.h): placing a key, with a bounded breadth-first search
+ * for a chain of moves when both its buckets are full, and removing one. Stores a reader
+ * may race with are atomic: a slot's idx before its tag (release), so a reader that sees
+ * the tag sees the index and the entry it names.
  */
 #include <errno.h>
 
@@ -36,6 +38,7 @@ dp_ft_init(struct dp_ft *ft, uint32_t cap, uint32_t seed, int socket)
 		return -ENOMEM;
 	ft->mask = n - 1;
 	ft->seed = seed;
+	ft->moved = 0;
 	return 0;
 }
 
@@ -75,9 +78,11 @@ dp_ft_move(struct dp_ft *ft, uint32_t from, unsigned int fs, uint32_t to, unsign
 
 	if (tag == 0 || t->tag[ts] != 0 || dp_ft_alt(ft, from, tag) != to)
 		return false;
-	t->idx[ts] = f->idx[fs];
-	t->tag[ts] = tag;
-	f->tag[fs] = 0;
+	__atomic_store_n(&t->idx[ts], f->idx[fs], __ATOMIC_RELAXED);
+	__atomic_store_n(&t->tag[ts], tag, __ATOMIC_RELEASE);
+	/* in both buckets now: a reader that misses it in the second sees the count move */
+	__atomic_store_n(&ft->moved, ft->moved + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&f->tag[fs], 0, __ATOMIC_RELEASE);
 	return true;
 }
 
@@ -142,8 +147,8 @@ dp_ft_insert(struct dp_ft *ft, uint32_t h, uint32_t idx)
 		b = b2;
 	if (s < 0 && (s = dp_ft_make_room(ft, dp_ft_first(ft, h), b2, &b)) < 0)
 		return -ENOSPC;
-	ft->b[b].idx[s] = idx;
-	ft->b[b].tag[s] = tag;
+	__atomic_store_n(&ft->b[b].idx[s], idx, __ATOMIC_RELAXED);
+	__atomic_store_n(&ft->b[b].tag[s], tag, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -158,7 +163,7 @@ dp_ft_delete(struct dp_ft *ft, uint32_t h, uint32_t idx)
 			unsigned int s = (unsigned int)__builtin_ctz(m) / 2;
 
 			if (ft->b[b].idx[s] == idx) {
-				ft->b[b].tag[s] = 0;
+				__atomic_store_n(&ft->b[b].tag[s], 0, __ATOMIC_RELAXED);
 				return;
 			}
 		}

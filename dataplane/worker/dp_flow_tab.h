@@ -1,11 +1,18 @@
 /*
- * The flow table's index (dp_flow.c's, nobody else's): from a flow key to its entry's
- * index in the flow array. Buckets of DP_FT_WAYS slots, one cache line each: a 16-bit tag
- * of the key's hash per slot, compared eight at once with SSE2, and the entry's 32-bit
- * index. A key lives in one of two buckets, its first (the hash's low bits) or the one
- * its tag points at from there (partial-key cuckoo hashing, Fan et al., MemC3, 2013): a
- * lookup reads at most the two bucket lines and, for a tag that matches, the entry's key.
- * Opens place a key in its first bucket when there is room, so most lookups read one.
+ * The index of the flow table (dp_flow.c) and of the binding table (dp_bind.c): from a
+ * key's hash to its entry's index in the table's array. Buckets of DP_FT_WAYS slots, one
+ * cache line each: a 16-bit tag of the key's hash per slot, compared eight at once with
+ * SSE2, and the entry's 32-bit index. A key lives in one of two buckets, its first (the
+ * hash's low bits) or the one its tag points at from there (partial-key cuckoo hashing,
+ * Fan et al., MemC3, 2013): a lookup reads at most the two bucket lines and, for a tag
+ * that matches, the entry's key. Inserts place a key in its first bucket when there is
+ * room, so most lookups read one.
+ *
+ * One writer at a time. Readers on other cores may search while it writes (the binding
+ * table's): a slot's index is stored before its tag, with release, and a key moved to its
+ * other bucket is there before it leaves the first, with dp_ft.moved counted in between;
+ * a reader that found nothing reads moved again and searches anew if it changed (as
+ * rte_hash's lock-free mode does). The flow table's one reader is its writer.
  *
  * The hash is dp_hash_crc_inline(), keyed at start (dp_hash.h): a VM chooses its ports
  * and, through DNS, some of its peers, and must not be able to aim keys at a bucket pair.
@@ -40,6 +47,7 @@ struct dp_ft {
 	struct dp_ft_bucket *b;
 	uint32_t mask;			/* buckets - 1, buckets a power of two >= 2 */
 	uint32_t seed;
+	uint32_t moved;			/* keys moved to their other bucket (atomic) */
 };
 
 /* Buckets for a table of cap keys. */
@@ -92,7 +100,10 @@ dp_ft_alt(const struct dp_ft *ft, uint32_t b, uint16_t tag)
 	return b ^ (off != 0 ? off : 1);
 }
 
-/* Slots of bucket b whose tag is tag: bit 2 * slot set for each. */
+/*
+ * Slots of bucket b whose tag is tag: bit 2 * slot set for each. A reader beside a writer
+ * orders the slots' idx and the entries after it with an acquire fence.
+ */
 static inline uint32_t
 dp_ft_match(const struct dp_ft_bucket *b, uint16_t tag)
 {

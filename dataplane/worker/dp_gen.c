@@ -131,5 +131,5 @@ dp_gen_mem(uint32_t names, uint16_t max_vms)
 	    dp_mem_alloc(addrs * sizeof(g->vm_addrs[0])) +
 	    dp_mem_alloc(addrs * sizeof(g->vm_addr_family[0])) +
 	    dp_mem_alloc((uint64_t)names * sizeof(g->names_ports[0])) +
-	    dp_mem_hash(dp_hash_entries(names), sizeof(struct dp_name_key), DP_MEM_HASH_SINGLE);
+	    dp_mem_hash(dp_hash_entries(names), sizeof(struct dp_name_key));
 }

@@ -1,8 +1,8 @@
 /*
  * The sizes DPDK's own allocators ask the heap for: see dp_mem.h. rte_hash keeps its
  * layout private, so its pieces are written out from DPDK 22.11's rte_cuckoo_hash.c
- * (a bucket is one cache line of 8 entries; the multi-writer caches hold 2 x 64 slot
- * indexes per lcore); the rings and pools have public size functions.
+ * (a bucket is one cache line of 8 entries); the rings and pools have public size
+ * functions.
  */
 #include <rte_common.h>
 #include <rte_mbuf.h>
@@ -13,7 +13,6 @@
 
 #define DP_MEM_HASH_BUCKET	64	/* struct rte_hash_bucket */
 #define DP_MEM_HASH_BUCKET_KEYS	8	/* RTE_HASH_BUCKET_ENTRIES */
-#define DP_MEM_HASH_LCORE_CACHE	64	/* LCORE_CACHE_SIZE */
 #define DP_MEM_PAGE		4096	/* the smallest page EAL may place objects on */
 #define DP_MEM_HASH_FIXED	4096	/* struct rte_hash, its tailq entry, lock, counter */
 
@@ -26,25 +25,15 @@ dp_mem_ring(uint32_t count, uint32_t esize)
 }
 
 uint64_t
-dp_mem_hash(uint32_t entries, uint32_t key_len, enum dp_mem_hash_kind kind)
+dp_mem_hash(uint32_t entries, uint32_t key_len)
 {
-	bool multi_writer = kind == DP_MEM_HASH_SHARED_RCU;
-	uint64_t slots = (uint64_t)entries + 1, buckets, key_entry, bytes;
+	uint64_t slots = (uint64_t)entries + 1, buckets, key_entry;
 
-	if (multi_writer)
-		slots += (uint64_t)(RTE_MAX_LCORE - 1) * (DP_MEM_HASH_LCORE_CACHE - 1);
 	buckets = rte_align32pow2(entries) / DP_MEM_HASH_BUCKET_KEYS;
 	key_entry = RTE_ALIGN(sizeof(void *) + key_len, 16);
-	bytes = dp_mem_ring((uint32_t)slots, sizeof(uint32_t)) +
+	return dp_mem_ring((uint32_t)slots, sizeof(uint32_t)) +
 	    dp_mem_alloc(buckets * DP_MEM_HASH_BUCKET) + dp_mem_alloc(key_entry * slots) +
 	    DP_MEM_HASH_FIXED;
-	if (multi_writer)	/* struct lcore_cache: a length and 2 x 64 indexes, a line apart */
-		bytes += dp_mem_alloc((uint64_t)RTE_MAX_LCORE *
-		    RTE_ALIGN(sizeof(uint32_t) * (1 + 2 * DP_MEM_HASH_LCORE_CACHE),
-		    RTE_CACHE_LINE_SIZE));
-	if (kind == DP_MEM_HASH_SHARED_RCU)	/* a token and a slot index per key slot */
-		bytes += dp_mem_ring((uint32_t)slots + 1, 2 * sizeof(uint64_t)) + DP_MEM_ELEM;
-	return bytes;
 }
 
 /*

@@ -19,8 +19,9 @@
 struct dp_binds;
 
 /*
- * A table for cap bindings across nvms VMs. Deleted slots are reused only once every
- * worker registered on qsbr has passed a quiescent point. NULL and rte_errno on failure.
+ * A table for cap bindings across nvms VMs, its memory named name. Deleted slots are
+ * reused only once every worker registered on qsbr has passed a quiescent point. NULL and
+ * rte_errno on failure.
  */
 struct dp_binds *dp_binds_create(const char *name, uint32_t cap, uint16_t nvms,
     struct rte_rcu_qsbr *qsbr, int socket);

@@ -13,14 +13,8 @@
 
 #define DP_MEM_ELEM	128	/* rte_malloc's header and alignment, per allocation, at most */
 
-/* How a hash is made: as its rte_hash_parameters.extra_flag and RCU configuration say. */
-enum dp_mem_hash_kind {
-	DP_MEM_HASH_SINGLE,	/* one writer */
-	DP_MEM_HASH_SHARED_RCU,	/* multi-writer add, lock-free readers, an RCU defer queue */
-};
-
-/* rte_hash_create(): buckets, key store, free-slot ring, per-lcore caches, defer queue. */
-uint64_t dp_mem_hash(uint32_t entries, uint32_t key_len, enum dp_mem_hash_kind kind);
+/* rte_hash_create() of one writer, no RCU: buckets, key store, free-slot ring. */
+uint64_t dp_mem_hash(uint32_t entries, uint32_t key_len);
 
 /* rte_ring_create_elem() of count elements of esize bytes (count rounded up to 2^n). */
 uint64_t dp_mem_ring(uint32_t count, uint32_t esize);

@@ -1,0 +1,141 @@
+/*
+ * What the binding table's two sides share (dp_bind.h): its entries and their index, and
+ * the lock-free lookup. dp_bind.c creates, learns and sweeps; dp_bind_view.c reads.
+ */
+#ifndef DP_BIND_INT_H
+#define DP_BIND_INT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <rte_rcu_qsbr.h>
+#include <rte_spinlock.h>
+
+#include "dp_bind.h"
+#include "dp_flow_tab.h"
+#include "dp_hash.h"
+
+struct dp_bind_key {
+	uint16_t vm;
+	uint8_t family;
+	uint8_t zero;
+	uint8_t addr[16];
+	uint32_t pad;			/* whole 64-bit words for dp_hash_crc_inline() */
+};
+_Static_assert(sizeof(struct dp_bind_key) == 24, "a bind key is three words");
+
+struct dp_bind_name {
+	uint64_t hash;
+	uint32_t gen;			/* the generation whose policy computed ports */
+	uint64_t expires;
+	struct pol_ports ports;
+};
+
+/*
+ * What a lookup reads, the key to the first name, is in the entry's first two lines: an
+ * entry is 256 bytes at a 128-byte boundary, the pair of lines the CPU fetches together.
+ */
+struct dp_binding {
+	struct dp_bind_key key;		/* stable while live: set before the index has it */
+	atomic_uint seq;		/* odd while a writer is inside */
+	rte_spinlock_t lock;		/* writers */
+	atomic_uint_fast64_t expires;	/* the latest of the names' */
+	/*
+	 * The budgets of every name learned for the address under generation budgets_gen,
+	 * evicted ones included: a VM resolving more names of a shared address than an entry
+	 * keeps must not push a budgeted one out, and the address out of its budget.
+	 */
+	uint32_t budgets_gen;
+	uint8_t budgets;
+	uint8_t nnames;
+	atomic_bool live;		/* in the index (b->lock) */
+	uint64_t retired;		/* the RCU token of its deletion */
+	struct dp_bind_name names[DP_BIND_NAMES];
+} __attribute__((aligned(128)));
+_Static_assert(sizeof(struct dp_binding) == 256 &&
+    offsetof(struct dp_binding, names[1]) <= 128, "a lookup reads a pair of lines");
+
+struct dp_binds {
+	struct dp_ft ft;		/* key hash -> entry index */
+	struct dp_binding *e;
+	uint32_t cap;
+	uint16_t nvms;
+	rte_spinlock_t lock;		/* the index, the entries' allocation */
+	struct rte_rcu_qsbr *qsbr;
+	uint32_t *free;			/* a stack of entries no reader can hold */
+	uint32_t nfree;
+	uint32_t *retired;		/* a ring of deleted entries, oldest token first */
+	uint32_t retired_at, nretired;	/* the oldest's place, how many */
+	uint32_t used;			/* entries ever handed out: the sweep's end (atomic) */
+	atomic_uint_fast64_t *count;	/* per VM */
+};
+
+static inline void
+dp_bind_key_make(struct dp_bind_key *k, uint16_t vm, const struct pol_addr *addr)
+{
+	memset(k, 0, sizeof(*k));
+	k->vm = vm;
+	k->family = addr->family;
+	if (addr->family == 4)		/* copies of constant size: inline, no call */
+		memcpy(k->addr, addr->a, 4);
+	else
+		memcpy(k->addr, addr->a, 16);
+}
+
+static inline uint32_t
+dp_bind_hash(const struct dp_binds *b, const struct dp_bind_key *k)
+{
+	return dp_hash_crc_inline(k, sizeof(*k), b->ft.seed);
+}
+
+static inline bool
+dp_bind_key_eq(const struct dp_bind_key *a, const struct dp_bind_key *b)
+{
+	uint64_t x[3], y[3];
+
+	memcpy(x, a, sizeof(x));
+	memcpy(y, b, sizeof(y));
+	return ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2])) == 0;
+}
+
+/* The entry holding k among the slots of bucket bk tagged tag, or NULL. */
+static inline struct dp_binding *
+dp_bind_find_in(const struct dp_binds *b, const struct dp_ft_bucket *bk, uint16_t tag,
+    const struct dp_bind_key *k)
+{
+	uint32_t m = dp_ft_match(bk, tag);
+
+	atomic_thread_fence(memory_order_acquire);	/* the tags before their idx */
+	for (; m != 0; m &= m - 1) {
+		uint32_t i = __atomic_load_n(&bk->idx[__builtin_ctz(m) / 2], __ATOMIC_RELAXED);
+		struct dp_binding *e = &b->e[i];
+
+		if (dp_bind_key_eq(&e->key, k))
+			return e;
+	}
+	return NULL;
+}
+
+/* k's entry (h its hash), or NULL. Safe beside the index's writer (dp_flow_tab.h). */
+static inline struct dp_binding *
+dp_bind_find(const struct dp_binds *b, const struct dp_bind_key *k, uint32_t h)
+{
+	const struct dp_ft *ft = &b->ft;
+	uint16_t tag = dp_ft_tag(h);
+	uint32_t b1 = dp_ft_first(ft, h), moved;
+	struct dp_binding *e;
+
+	do {
+		moved = __atomic_load_n(&ft->moved, __ATOMIC_ACQUIRE);
+		if ((e = dp_bind_find_in(b, &ft->b[b1], tag, k)) != NULL ||
+		    (e = dp_bind_find_in(b, &ft->b[dp_ft_alt(ft, b1, tag)], tag, k)) != NULL)
+			return e;
+		atomic_thread_fence(memory_order_acquire);
+	} while (__atomic_load_n(&ft->moved, __ATOMIC_RELAXED) != moved);
+	return NULL;
+}
+
+#endif
