@@ -28,6 +28,8 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "flows", "[FILTERS] [-f] [--flow-log PATH] [--json]", "the flow log", ctl_cmd_flows },
 	{ "events", "[FILTERS] [-f|--follow] [-e PATH]", "the event log", ctl_cmd_events },
 	{ "reload", "[--json]", "load the configuration file again", ctl_cmd_reload },
+	{ "reopen", "", "open the event log and the flow log again (logrotate)",
+	    ctl_cmd_reopen },
 	{ "check", "[-c FILE] [--json] VM HOST[:PORT]",
 	    "allow or block, and the rule that decided", ctl_cmd_check },
 	{ "suggest", "VM [--json]", "an allowlist from what an audit-mode VM tried",

@@ -63,6 +63,7 @@ ctl_cmd_fn ctl_cmd_stats;	/* stats [VM] [--json] */
 /* flows VM [--json]: the VM's open flows, as the daemon has them */
 int ctl_flows_live(const struct ctl_opts *o, const struct ctl_args *a);
 ctl_cmd_fn ctl_cmd_reload;	/* reload [--json] */
+ctl_cmd_fn ctl_cmd_reopen;	/* reopen */
 ctl_cmd_fn ctl_cmd_suggest;	/* suggest VM [--json] */
 /* History from the logs, live state from the daemon (ctl_query_cli.c). */
 ctl_cmd_fn ctl_cmd_events;	/* events [FILTERS] [-f|--follow] [-e PATH] */

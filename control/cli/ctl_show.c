@@ -287,6 +287,28 @@ ctl_cmd_reload(const struct ctl_opts *o, int argc, char **argv)
 	return CTL_EXIT_OK;
 }
 
+int
+ctl_cmd_reopen(const struct ctl_opts *o, int argc, char **argv)
+{
+	static const char usage[] = "reopen";
+	char err[512];
+	struct ctl_reply r;
+	struct ctl_args a;
+	int rc;
+
+	if ((rc = ctl_args_parse(argc, argv, 0, 0, 0, usage, &a)) >= 0)
+		return rc;
+	if (ctl_client_call(o->socket, "reopen", NULL, NULL, 0, &r, err, sizeof(err)) < 0) {
+		fprintf(stderr, "namegatectl: %s\n", err);
+		return CTL_EXIT_ERROR;
+	}
+	rc = r.error != NULL ? CTL_EXIT_ERROR : CTL_EXIT_OK;
+	if (r.error != NULL)
+		fprintf(stderr, "namegatectl: reopen: %s\n", r.error);
+	ctl_reply_free(&r);
+	return rc;
+}
+
 /* A host pattern as a YAML scalar: plain when that is unambiguous, else double-quoted. */
 static void
 ctl_yaml_scalar(const char *s, FILE *out)

@@ -19,7 +19,7 @@ _namegatectl_vms()
 _namegatectl()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local cmds="status stats bindings flows events reload check suggest grant grants revoke
+	local cmds="status stats bindings flows events reload reopen check suggest grant grants revoke
 	    pending approve deny vms"
 	local cmd="" i npos=0 opts
 

@@ -13,7 +13,9 @@
 #include <json-c/json.h>
 
 #include "dp_control.h"
+#include "ctl_events.h"
 #include "dp_ctlsock.h"
+#include "dp_flowlog_out.h"
 #include "dp_flow.h"
 #include "ctl_grants_live.h"
 #include "ctl_mirror.h"
@@ -103,17 +105,43 @@ dp_cs_monotonic(void)
 	return (uint64_t)ts.tv_sec;
 }
 
+/* A log's target as namegatectl may open it: a file's real path; "-" or "unix:" as given. */
+static const char *
+dp_cs_log_path(const char *path, char *buf, size_t len)
+{
+	if (len < PATH_MAX || realpath(path, buf) == NULL)
+		snprintf(buf, len, "%s", path);
+	return buf;
+}
+
+/* logrotate's postrotate, as SIGUSR2: the event log and the flow log opened again. */
+static int
+dp_cs_reopen(FILE *out, const struct ctl_req *req __attribute__((unused)), void *arg)
+{
+	struct dp_control *c = arg;
+	int rc;
+
+	if (c->events != NULL && (rc = ctl_events_reopen(c->events)) != 0) {
+		fprintf(out, "events: cannot reopen: %s", strerror(-rc));
+		return rc;
+	}
+	if (c->flowlog != NULL && (rc = dp_flowlog_out_reopen(c->flowlog)) != 0) {
+		fprintf(out, "flow_log: cannot reopen: %s", strerror(-rc));
+		return rc;
+	}
+	return dp_cs_reply(out, json_object_new_object(), true);
+}
+
 static int
 dp_cs_status(FILE *out, const struct ctl_req *req __attribute__((unused)), void *arg)
 {
 	struct dp_control *c = arg;
 	const struct pol_config *cfg = *c->cfgp;
 	struct json_object *o = json_object_new_object(), *ports;
-	char events[PATH_MAX];
+	char events[PATH_MAX], flow_log[PATH_MAX];
 	bool ok;
 
-	if (realpath(cfg->events, events) == NULL)
-		snprintf(events, sizeof(events), "%s", cfg->events);
+	dp_cs_log_path(cfg->events, events, sizeof(events));
 	ok = dp_cs_set(o, "version", json_object_new_string("0.1.0")) &&
 	    dp_cs_set(o, "pid", json_object_new_int(getpid())) &&
 	    dp_cs_set(o, "generation", json_object_new_uint64(dp_cs_gen(c)->id)) &&
@@ -122,6 +150,9 @@ dp_cs_status(FILE *out, const struct ctl_req *req __attribute__((unused)), void 
 	    dp_cs_set(o, "workers", json_object_new_uint64(c->ctx->nworkers)) &&
 	    dp_cs_set(o, "uptime", json_object_new_uint64(dp_cs_monotonic() - c->started)) &&
 	    dp_cs_set(o, "events", json_object_new_string(events)) &&
+	    (c->flowlog == NULL ||
+	    dp_cs_set(o, "flow_log", json_object_new_string(dp_cs_log_path(cfg->flow_log,
+	    flow_log, sizeof(flow_log))))) &&
 	    dp_cs_set(o, "metrics", json_object_new_string(cfg->metrics)) &&
 	    (ports = dp_cs_sub(o, "ports")) != NULL &&
 	    dp_cs_set(ports, "vm", json_object_new_string(cfg->vm_port)) &&
@@ -207,6 +238,21 @@ struct dp_cs_walk {
 	bool ok;
 };
 
+/* What a binding opens: "any", or its ports ([] when its name is denied on every one). */
+static struct json_object *
+dp_cs_ports(const struct dp_evt_ports *p)
+{
+	struct json_object *a;
+
+	if (p->all)
+		return json_object_new_string("any");
+	a = json_object_new_array();
+	for (unsigned int i = 0; a != NULL && i < p->n && i < DP_EVT_PORTS_MAX; i++)
+		if (json_object_array_add(a, json_object_new_uint64(p->port[i])) != 0)
+			break;
+	return a;
+}
+
 static void
 dp_cs_binding(const struct ctl_mirror_ent *e, void *arg)
 {
@@ -218,7 +264,8 @@ dp_cs_binding(const struct ctl_mirror_ent *e, void *arg)
 	wk->ok = dp_cs_append(wk->list, b) &&
 	    dp_cs_set(b, "name", json_object_new_string(e->name)) &&
 	    dp_cs_set(b, "addr", json_object_new_string(addr)) &&
-	    dp_cs_set(b, "ttl", json_object_new_uint64(e->expires - wk->now)) && wk->ok;
+	    dp_cs_set(b, "ttl", json_object_new_uint64(e->expires - wk->now)) &&
+	    dp_cs_set(b, "ports", dp_cs_ports(&e->ports)) && wk->ok;
 }
 
 /* {"vm":vm,key:[...]}, its list in *list; NULL when out of memory. */
@@ -409,6 +456,7 @@ static const struct ctl_cmd dp_ctlsock_cmds[] = {
 	{ "flows", CTL_ARG_VM | CTL_ARG_VM_REQ, dp_cs_flows },
 	{ "check", CTL_ARG_VM | CTL_ARG_VM_REQ | CTL_ARG_HOST, dp_cs_check },
 	{ "suggest", CTL_ARG_VM | CTL_ARG_VM_REQ, dp_cs_suggest },
+	{ "reopen", 0, dp_cs_reopen },
 };
 
 struct ctl_sock *

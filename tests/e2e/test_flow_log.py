@@ -235,3 +235,34 @@ def test_a_vm_churning_flows_loses_its_own_records_not_its_neighbours(lab):
           f"vm2_refused={refused} vm2_records={len(mine())} vm2_dropped={lost2}")
     assert lost1 > 0, "vm1 lost no record: the ring was never full, the test proves nothing"
     assert lost2 == 0, f"vm2 lost {lost2} records to vm1's churn"
+
+
+def test_namegatectl_flows_reads_the_daemons_flow_log(lab):
+    """namegatectl finds the flow log through the daemon (status says where it is) and
+    filters it: vm1's records only, the last two, as JSON lines the log has."""
+    cp = lab.namegatectl("status", "--json")
+    assert cp.returncode == 0, cp.stderr
+    assert json.loads(cp.stdout)["flow_log"] == os.path.realpath(lab.flow_log)
+    cp = lab.namegatectl("flows", "--vm", "vm1", "--last", "2", "--json")
+    assert cp.returncode == 0, cp.stderr
+    lines = [json.loads(x) for x in cp.stdout.splitlines()]
+    assert len(lines) == 2 and all(r["vm"] == "vm1" for r in lines), lines
+    assert lines == records(lab, vm="vm1")[-2:]
+
+
+def test_reopen_after_rotation_writes_to_the_new_file(lab):
+    """logrotate renames the log and runs namegatectl reopen: the next record is in the new
+    file, the old one keeps what it had."""
+    rotated = lab.flow_log + ".1"
+    os.rename(lab.flow_log, rotated)
+    try:
+        cp = lab.namegatectl("reopen")
+        assert cp.returncode == 0, cp.stderr
+        port = 45010
+        lab.curl("vm1", "https://evil.test/", resolve="evil.test:443:203.0.113.20",
+                 args=["--local-port", str(port)], timeout=5)
+        rec = wait_record(lab, src=f"{lab.vm('vm1').ipv4}:{port}", timeout=10)
+        assert rec["reason"] == "no_binding"
+        assert f":{port}\"" not in open(rotated).read()
+    finally:
+        os.unlink(rotated)
