@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,19 +17,13 @@
 
 #include "ctl_base.h"
 #include "ctl_events.h"
+#include "ctl_jsonl.h"
 #include "ctl_logfile.h"
 
 #define EV_NS			1000000000LL
 #define EV_FOLLOW_POLL_NS	(100 * 1000000LL)
 #define EV_FOLLOW_GRACE		30		/* idle polls a rotated-away file is still read */
 #define EV_READ_CHUNK		65536
-
-/* A growing line buffer; oom sticks until the next reset so one check covers a line. */
-struct ev_buf {
-	char *p;
-	size_t len, cap;
-	bool oom;
-};
 
 struct ev_vm {
 	char *name;
@@ -47,99 +40,8 @@ struct ctl_events {
 	size_t nvms, capvms;
 	uint32_t *slots;	/* index into vms + 1; 0 is empty */
 	size_t nslots;		/* a power of two, at least twice nvms */
-	struct ev_buf line;
+	struct ctl_jsonl line;
 };
-
-static void
-buf_putn(struct ev_buf *b, const char *s, size_t n)
-{
-	size_t cap;
-	char *p;
-
-	if (b->oom)
-		return;
-	if (n > b->cap - b->len) {
-		cap = b->cap > 0 ? b->cap : 256;
-		while (cap - b->len < n)
-			cap *= 2;
-		if ((p = realloc(b->p, cap)) == NULL) {
-			b->oom = true;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-}
-
-static void
-buf_puts(struct ev_buf *b, const char *s)
-{
-	buf_putn(b, s, strlen(s));
-}
-
-static void
-buf_printf(struct ev_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void
-buf_printf(struct ev_buf *b, const char *fmt, ...)
-{
-	char tmp[64];		/* numbers and timestamps only */
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(tmp)) {
-		b->oom = true;
-		return;
-	}
-	buf_putn(b, tmp, (size_t)n);
-}
-
-/*
- * A JSON string (RFC 8259 s7). Names come off the wire and may hold any byte, so everything
- * outside printable ASCII is escaped: a line stays one line, a terminal shows no control
- * sequence, and bytes >= 0x80 (not necessarily UTF-8) become \u00XX, which a reader can map
- * back to the original byte.
- * Kept by hand although json-c is a dependency: json-c passes bytes >= 0x80 through as they
- * are (a line that is not UTF-8), and it would build and free an object per line where this
- * appends to the one reused buffer. The control socket's replies use json-c instead.
- */
-static void
-buf_str(struct ev_buf *b, const char *s)
-{
-	static const char hex[] = "0123456789abcdef";
-	static const char from[] = "\"\\\b\f\n\r\t", to[] = "\"\\bfnrt";	/* s7 short forms */
-	const unsigned char *p = (const unsigned char *)s;
-	const char *hit;
-	char esc[6] = { '\\', 'u', '0', '0' };
-	size_t run;
-
-	buf_putn(b, "\"", 1);
-	while (*p != '\0') {
-		for (run = 0; p[run] >= 0x20 && p[run] < 0x7f && p[run] != '"' && p[run] != '\\';
-		    run++)
-			;
-		buf_putn(b, (const char *)p, run);
-		p += run;
-		if (*p == '\0')
-			break;
-		if ((hit = memchr(from, *p, sizeof(from) - 1)) != NULL) {
-			char pair[2] = { '\\', to[hit - from] };
-
-			buf_putn(b, pair, sizeof(pair));
-		} else {
-			esc[4] = hex[*p >> 4];
-			esc[5] = hex[*p & 0xf];
-			buf_putn(b, esc, sizeof(esc));
-		}
-		p++;
-	}
-	buf_putn(b, "\"", 1);
-}
 
 static int64_t
 ev_ns(const struct timespec *ts)
@@ -147,44 +49,31 @@ ev_ns(const struct timespec *ts)
 	return (int64_t)ts->tv_sec * EV_NS + ts->tv_nsec;
 }
 
-/* "2026-11-29T12:00:00.123Z": UTC, milliseconds truncated. */
-static void
-buf_ts(struct ev_buf *b, const struct timespec *now)
-{
-	long ms = now->tv_nsec >= 0 && now->tv_nsec < EV_NS ? now->tv_nsec / 1000000 : 0;
-	struct tm tm;
-
-	if (gmtime_r(&now->tv_sec, &tm) == NULL)
-		memset(&tm, 0, sizeof(tm));	/* a time gmtime cannot show: year 1900 flags it */
-	buf_printf(b, "\"%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ\"", tm.tm_year + 1900,
-	    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
-}
-
 /* Starts a line: {"ts":...,"vm":...,"event":... (vm may be NULL). */
 static void
 ev_begin(struct ctl_events *ev, const struct timespec *now, const char *vm, const char *event)
 {
-	struct ev_buf *b = &ev->line;
+	struct ctl_jsonl *b = &ev->line;
 
 	b->len = 0;
 	b->oom = false;
-	buf_puts(b, "{\"ts\":");
-	buf_ts(b, now);
+	ctl_jsonl_puts(b, "{\"ts\":");
+	ctl_jsonl_ts(b, now);
 	if (vm != NULL) {
-		buf_puts(b, ",\"vm\":");
-		buf_str(b, vm);
+		ctl_jsonl_puts(b, ",\"vm\":");
+		ctl_jsonl_str(b, vm);
 	}
-	buf_puts(b, ",\"event\":");
-	buf_str(b, event);
+	ctl_jsonl_puts(b, ",\"event\":");
+	ctl_jsonl_str(b, event);
 }
 
 /* Ends the line and appends it whole; 0 or -errno, the line lost and counted. */
 static int
 ev_end(struct ctl_events *ev)
 {
-	struct ev_buf *b = &ev->line;
+	struct ctl_jsonl *b = &ev->line;
 
-	buf_putn(b, "}\n", 2);
+	ctl_jsonl_putn(b, "}\n", 2);
 	if (b->oom) {
 		atomic_fetch_add_explicit(&ev->unbuilt, 1, memory_order_relaxed);
 		return -ENOMEM;
@@ -372,7 +261,7 @@ ev_proto_name(uint8_t proto, char *tmp, size_t len)
 
 /* "203.0.113.5:443", "[2001:db8::1]:443", or the address alone for port 0. */
 static void
-buf_dst(struct ev_buf *b, int family, const uint8_t *addr, uint16_t port)
+buf_dst(struct ctl_jsonl *b, int family, const uint8_t *addr, uint16_t port)
 {
 	char a[INET6_ADDRSTRLEN];
 
@@ -380,15 +269,15 @@ buf_dst(struct ev_buf *b, int family, const uint8_t *addr, uint16_t port)
 		b->oom = true;
 		return;
 	}
-	buf_puts(b, ",\"dst\":\"");
+	ctl_jsonl_puts(b, ",\"dst\":\"");
 	if (family == AF_INET6 && port != 0)
-		buf_putn(b, "[", 1);
-	buf_puts(b, a);
+		ctl_jsonl_putn(b, "[", 1);
+	ctl_jsonl_puts(b, a);
 	if (family == AF_INET6 && port != 0)
-		buf_putn(b, "]", 1);
+		ctl_jsonl_putn(b, "]", 1);
 	if (port != 0)
-		buf_printf(b, ":%u", port);
-	buf_putn(b, "\"", 1);
+		ctl_jsonl_printf(b, ":%u", port);
+	ctl_jsonl_putn(b, "\"", 1);
 }
 
 int
@@ -413,18 +302,18 @@ ctl_events_log_block(struct ctl_events *ev, const struct timespec *now,
 	}
 	(void)ev_check_rotation(ev, now);	/* on failure the old file still takes the line */
 	ev_begin(ev, now, b->vm, "block");
-	buf_puts(&ev->line, ",\"reason\":");
-	buf_str(&ev->line, b->reason);
-	buf_puts(&ev->line, ",\"proto\":");
-	buf_str(&ev->line, ev_proto_name(b->proto, tmp, sizeof(tmp)));
+	ctl_jsonl_puts(&ev->line, ",\"reason\":");
+	ctl_jsonl_str(&ev->line, b->reason);
+	ctl_jsonl_puts(&ev->line, ",\"proto\":");
+	ctl_jsonl_str(&ev->line, ev_proto_name(b->proto, tmp, sizeof(tmp)));
 	if (b->family == AF_INET || b->family == AF_INET6)
 		buf_dst(&ev->line, b->family, b->addr, b->port);
 	if (b->name != NULL) {
-		buf_puts(&ev->line, ",\"name\":");
-		buf_str(&ev->line, b->name);
+		ctl_jsonl_puts(&ev->line, ",\"name\":");
+		ctl_jsonl_str(&ev->line, b->name);
 	}
 	if (suppressed > 0)
-		buf_printf(&ev->line, ",\"suppressed\":%llu", (unsigned long long)suppressed);
+		ctl_jsonl_printf(&ev->line, ",\"suppressed\":%llu", (unsigned long long)suppressed);
 	if ((rc = ev_end(ev)) == 0 && v != NULL)
 		v->suppressed = 0;	/* reported; on failure the count waits for the next line */
 	return rc;
@@ -432,12 +321,12 @@ ctl_events_log_block(struct ctl_events *ev, const struct timespec *now,
 
 /* ,"uid":U,"pid":P,"user":N of who did it; nothing for NULL. */
 static void
-buf_who(struct ev_buf *b, const struct ctl_ev_who *who)
+buf_who(struct ctl_jsonl *b, const struct ctl_ev_who *who)
 {
 	if (who == NULL)
 		return;
-	buf_printf(b, ",\"uid\":%u,\"pid\":%d,\"user\":", who->uid, who->pid);
-	buf_str(b, who->user != NULL ? who->user : "");
+	ctl_jsonl_printf(b, ",\"uid\":%u,\"pid\":%d,\"user\":", who->uid, who->pid);
+	ctl_jsonl_str(b, who->user != NULL ? who->user : "");
 }
 
 int
@@ -447,11 +336,11 @@ ctl_events_log_policy_rejected(struct ctl_events *ev, const struct timespec *now
 {
 	(void)ev_check_rotation(ev, now);
 	ev_begin(ev, now, NULL, "policy_rejected");
-	buf_printf(&ev->line, ",\"generation\":%llu,\"file\":", (unsigned long long)generation);
-	buf_str(&ev->line, file);
-	buf_printf(&ev->line, ",\"line\":%u,\"col\":%u,\"message\":", line, col);
-	buf_str(&ev->line, message);
-	buf_printf(&ev->line, ",\"errors\":%zu", errors);
+	ctl_jsonl_printf(&ev->line, ",\"generation\":%llu,\"file\":", (unsigned long long)generation);
+	ctl_jsonl_str(&ev->line, file);
+	ctl_jsonl_printf(&ev->line, ",\"line\":%u,\"col\":%u,\"message\":", line, col);
+	ctl_jsonl_str(&ev->line, message);
+	ctl_jsonl_printf(&ev->line, ",\"errors\":%zu", errors);
 	buf_who(&ev->line, who);
 	return ev_end(ev);
 }
@@ -462,11 +351,11 @@ ctl_events_log_policy(struct ctl_events *ev, const struct timespec *now, uint64_
 {
 	(void)ev_check_rotation(ev, now);
 	ev_begin(ev, now, NULL, "policy");
-	buf_printf(&ev->line, ",\"generation\":%llu,\"vms\":%u", (unsigned long long)generation,
+	ctl_jsonl_printf(&ev->line, ",\"generation\":%llu,\"vms\":%u", (unsigned long long)generation,
 	    vms);
 	if (file != NULL) {
-		buf_puts(&ev->line, ",\"file\":");
-		buf_str(&ev->line, file);
+		ctl_jsonl_puts(&ev->line, ",\"file\":");
+		ctl_jsonl_str(&ev->line, file);
 	}
 	buf_who(&ev->line, who);
 	return ev_end(ev);
@@ -481,19 +370,19 @@ ctl_events_log_grant(struct ctl_events *ev, const struct timespec *now,
 
 	(void)ev_check_rotation(ev, now);
 	ev_begin(ev, now, g->vm, g->event);
-	buf_printf(&ev->line, ",\"id\":%llu,\"host\":", (unsigned long long)g->id);
-	buf_str(&ev->line, g->host);
-	buf_puts(&ev->line, ",\"until\":");
+	ctl_jsonl_printf(&ev->line, ",\"id\":%llu,\"host\":", (unsigned long long)g->id);
+	ctl_jsonl_str(&ev->line, g->host);
+	ctl_jsonl_puts(&ev->line, ",\"until\":");
 	at = ev->line.len;
-	buf_ts(&ev->line, &until);
+	ctl_jsonl_ts(&ev->line, &until);
 	/* whole seconds: "...:00.000Z" loses its milliseconds */
 	if (!ev->line.oom && ev->line.len - at == 26) {
 		memmove(ev->line.p + ev->line.len - 6, ev->line.p + ev->line.len - 2, 2);
 		ev->line.len -= 4;
 	}
 	if (g->reason != NULL && g->reason[0] != '\0') {
-		buf_puts(&ev->line, ",\"reason\":");
-		buf_str(&ev->line, g->reason);
+		ctl_jsonl_puts(&ev->line, ",\"reason\":");
+		ctl_jsonl_str(&ev->line, g->reason);
 	}
 	buf_who(&ev->line, g->who);
 	return ev_end(ev);
@@ -505,10 +394,10 @@ ctl_events_log_grants_damaged(struct ctl_events *ev, const struct timespec *now,
 {
 	(void)ev_check_rotation(ev, now);
 	ev_begin(ev, now, NULL, "grants_damaged");
-	buf_puts(&ev->line, ",\"file\":");
-	buf_str(&ev->line, file);
-	buf_puts(&ev->line, ",\"error\":");
-	buf_str(&ev->line, error);
+	ctl_jsonl_puts(&ev->line, ",\"file\":");
+	ctl_jsonl_str(&ev->line, file);
+	ctl_jsonl_puts(&ev->line, ",\"error\":");
+	ctl_jsonl_str(&ev->line, error);
 	return ev_end(ev);
 }
 
@@ -520,11 +409,11 @@ ctl_events_log_budget(struct ctl_events *ev, const struct timespec *now,
 		return -EINVAL;
 	(void)ev_check_rotation(ev, now);
 	ev_begin(ev, now, b->vm, "budget");
-	buf_puts(&ev->line, ",\"state\":");
-	buf_str(&ev->line, b->state);
-	buf_puts(&ev->line, ",\"rule\":");
-	buf_str(&ev->line, b->rule);
-	buf_printf(&ev->line, ",\"used\":%llu,\"limit\":%llu,\"per\":%u",
+	ctl_jsonl_puts(&ev->line, ",\"state\":");
+	ctl_jsonl_str(&ev->line, b->state);
+	ctl_jsonl_puts(&ev->line, ",\"rule\":");
+	ctl_jsonl_str(&ev->line, b->rule);
+	ctl_jsonl_printf(&ev->line, ",\"used\":%llu,\"limit\":%llu,\"per\":%u",
 	    (unsigned long long)b->used, (unsigned long long)b->limit, b->per);
 	return ev_end(ev);
 }
@@ -536,11 +425,11 @@ ctl_events_log_approval(struct ctl_events *ev, const struct timespec *now, const
 {
 	(void)ev_check_rotation(ev, now);
 	ev_begin(ev, now, vm, event);
-	buf_printf(&ev->line, ",\"id\":%llu,\"name\":", (unsigned long long)id);
-	buf_str(&ev->line, name);
-	buf_printf(&ev->line, ",\"type\":%u", (unsigned int)qtype);
+	ctl_jsonl_printf(&ev->line, ",\"id\":%llu,\"name\":", (unsigned long long)id);
+	ctl_jsonl_str(&ev->line, name);
+	ctl_jsonl_printf(&ev->line, ",\"type\":%u", (unsigned int)qtype);
 	if (grant != 0)
-		buf_printf(&ev->line, ",\"grant\":%llu", (unsigned long long)grant);
+		ctl_jsonl_printf(&ev->line, ",\"grant\":%llu", (unsigned long long)grant);
 	buf_who(&ev->line, who);
 	return ev_end(ev);
 }
@@ -551,10 +440,10 @@ ctl_events_log_start(struct ctl_events *ev, const struct timespec *now, const ch
 	(void)ev_check_rotation(ev, now);
 	ev_begin(ev, now, NULL, "start");
 	if (version != NULL) {
-		buf_puts(&ev->line, ",\"version\":");
-		buf_str(&ev->line, version);
+		ctl_jsonl_puts(&ev->line, ",\"version\":");
+		ctl_jsonl_str(&ev->line, version);
 	}
-	buf_printf(&ev->line, ",\"pid\":%ld", (long)getpid());
+	ctl_jsonl_printf(&ev->line, ",\"pid\":%ld", (long)getpid());
 	return ev_end(ev);
 }
 
@@ -569,7 +458,7 @@ ctl_events_flush(struct ctl_events *ev, const struct timespec *now)
 		if (v->suppressed == 0)
 			continue;
 		ev_begin(ev, now, v->name, "suppressed");
-		buf_printf(&ev->line, ",\"suppressed\":%llu", (unsigned long long)v->suppressed);
+		ctl_jsonl_printf(&ev->line, ",\"suppressed\":%llu", (unsigned long long)v->suppressed);
 		if ((rc = ev_end(ev)) == 0)
 			v->suppressed = 0;
 		else if (first == 0)
