@@ -22,30 +22,24 @@ void
 ctl_jsonl_free(struct ctl_jsonl *b)
 {
 	free(b->p);
-	*b = (struct ctl_jsonl){ 0 };
+	*b = (struct ctl_jsonl){ .date_next = 0 };
 }
 
-void
-ctl_jsonl_putn(struct ctl_jsonl *b, const char *s, size_t n)
+bool
+ctl_jsonl_grow(struct ctl_jsonl *b, size_t n)
 {
-	size_t cap;
+	size_t cap = b->cap > 0 ? b->cap : 256;
 	char *p;
 
-	if (b->oom)
-		return;
-	if (n > b->cap - b->len) {
-		cap = b->cap > 0 ? b->cap : 256;
-		while (cap - b->len < n)
-			cap *= 2;
-		if ((p = realloc(b->p, cap)) == NULL) {
-			b->oom = true;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
+	while (cap - b->len < n)
+		cap *= 2;
+	if ((p = realloc(b->p, cap)) == NULL) {
+		b->oom = true;
+		return false;
 	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
+	b->p = p;
+	b->cap = cap;
+	return true;
 }
 
 void
@@ -122,13 +116,56 @@ ctl_jsonl_str(struct ctl_jsonl *b, const char *s)
 }
 
 void
+ctl_jsonl_u64(struct ctl_jsonl *b, uint64_t v)
+{
+	char digits[20];
+	size_t n = sizeof(digits);
+
+	do {
+		digits[--n] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	ctl_jsonl_putn(b, digits + n, sizeof(digits) - n);
+}
+
+/* The first w digits of v, zero-padded, at out. */
+static void
+ctl_jsonl_digits(char *out, unsigned int v, int w)
+{
+	while (w-- > 0) {
+		out[w] = (char)('0' + v % 10);
+		v /= 10;
+	}
+}
+
+void
 ctl_jsonl_ts(struct ctl_jsonl *b, const struct timespec *t)
 {
 	long ms = t->tv_nsec >= 0 && t->tv_nsec < CTL_JSONL_NS ? t->tv_nsec / 1000000 : 0;
+	char tail[6] = { '.', 0, 0, 0, 'Z', '"' }, *date;
+	unsigned int i;
 	struct tm tm;
 
-	if (gmtime_r(&t->tv_sec, &tm) == NULL)
-		memset(&tm, 0, sizeof(tm));	/* a time gmtime cannot show: year 1900 flags it */
-	ctl_jsonl_printf(b, "\"%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ\"", tm.tm_year + 1900,
-	    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+	for (i = 0; i < 2; i++)
+		if (b->date[i][0] != '\0' && b->date_sec[i] == t->tv_sec)
+			break;
+	if (i == 2) {
+		i = b->date_next;
+		b->date_next ^= 1;
+		date = b->date[i];
+		if (gmtime_r(&t->tv_sec, &tm) == NULL)
+			memset(&tm, 0, sizeof(tm));	/* one gmtime cannot show: year 1900 */
+		memcpy(date, "0000-00-00T00:00:00", sizeof(b->date[i]));
+		ctl_jsonl_digits(date, (unsigned int)(tm.tm_year + 1900) % 10000, 4);
+		ctl_jsonl_digits(date + 5, (unsigned int)tm.tm_mon + 1, 2);
+		ctl_jsonl_digits(date + 8, (unsigned int)tm.tm_mday, 2);
+		ctl_jsonl_digits(date + 11, (unsigned int)tm.tm_hour, 2);
+		ctl_jsonl_digits(date + 14, (unsigned int)tm.tm_min, 2);
+		ctl_jsonl_digits(date + 17, (unsigned int)tm.tm_sec, 2);
+		b->date_sec[i] = t->tv_sec;
+	}
+	ctl_jsonl_putn(b, "\"", 1);
+	ctl_jsonl_putn(b, b->date[i], sizeof(b->date[i]) - 1);
+	ctl_jsonl_digits(tail + 1, (unsigned int)ms, 3);
+	ctl_jsonl_putn(b, tail, sizeof(tail));
 }

@@ -24,15 +24,28 @@ ctl_flowlog_proto(uint8_t proto, char *tmp, size_t len)
 	}
 }
 
-/* "10.0.0.1:443", "[2001:db8::1]:443". */
+/* "10.0.0.1:443", "[2001:db8::1]:443"; IPv4 spelled here, a line's commonest field. */
 static void
 ctl_flowlog_endpoint(struct ctl_jsonl *b, int family, const uint8_t *addr, uint16_t port)
 {
 	char a[INET6_ADDRSTRLEN];
 
-	if (inet_ntop(family, addr, a, sizeof(a)) == NULL)
-		strcpy(a, "?");
-	ctl_jsonl_printf(b, family == AF_INET6 ? "\"[%s]:%u\"" : "\"%s:%u\"", a, port);
+	ctl_jsonl_putn(b, family == AF_INET6 ? "\"[" : "\"", family == AF_INET6 ? 2 : 1);
+	if (family == AF_INET) {
+		for (int i = 0; i < 4; i++) {
+			if (i > 0)
+				ctl_jsonl_putn(b, ".", 1);
+			ctl_jsonl_u64(b, addr[i]);
+		}
+	} else {
+		if (inet_ntop(family, addr, a, sizeof(a)) == NULL)
+			strcpy(a, "?");
+		ctl_jsonl_puts(b, a);
+		ctl_jsonl_putn(b, "]", 1);
+	}
+	ctl_jsonl_putn(b, ":", 1);
+	ctl_jsonl_u64(b, port);
+	ctl_jsonl_putn(b, "\"", 1);
 }
 
 void
@@ -57,7 +70,9 @@ ctl_flowlog_format(struct ctl_jsonl *b, const struct timespec *ts, const struct 
 	else
 		ctl_jsonl_puts(b, "null");
 	if (l->name != NULL && l->name_key != NULL) {
-		ctl_jsonl_printf(b, ",\"%s\":", l->name_key);
+		ctl_jsonl_putn(b, ",", 1);
+		ctl_jsonl_str(b, l->name_key);
+		ctl_jsonl_putn(b, ":", 1);
 		ctl_jsonl_strn(b, l->name, l->name_len);
 	}
 	ctl_jsonl_puts(b, ",\"verdict\":");
@@ -67,21 +82,30 @@ ctl_flowlog_format(struct ctl_jsonl *b, const struct timespec *ts, const struct 
 		ctl_jsonl_str(b, l->reason);
 	}
 	ctl_jsonl_puts(b, ",\"end\":");
-	if (strcmp(l->end, "cut") == 0 && l->reason != NULL)
-		ctl_jsonl_printf(b, "\"cut:%s\"", l->reason);
-	else
+	if (strcmp(l->end, "cut") == 0 && l->reason != NULL) {
+		ctl_jsonl_puts(b, "\"cut:");
+		ctl_jsonl_puts(b, l->reason);	/* a reason's label: letters and '_' */
+		ctl_jsonl_putn(b, "\"", 1);
+	} else {
 		ctl_jsonl_str(b, l->end);
+	}
 	ctl_jsonl_puts(b, ",\"start\":");
 	ctl_jsonl_ts(b, &l->start);
 	ctl_jsonl_puts(b, ",\"stop\":");
 	ctl_jsonl_ts(b, &l->stop);
-	ctl_jsonl_printf(b, ",\"bytes_out\":%" PRIu64 ",\"bytes_in\":%" PRIu64
-	    ",\"packets_out\":%" PRIu64 ",\"packets_in\":%" PRIu64 ",\"budgets\":[",
-	    l->bytes_out, l->bytes_in, l->packets_out, l->packets_in);
+	ctl_jsonl_puts(b, ",\"bytes_out\":");
+	ctl_jsonl_u64(b, l->bytes_out);
+	ctl_jsonl_puts(b, ",\"bytes_in\":");
+	ctl_jsonl_u64(b, l->bytes_in);
+	ctl_jsonl_puts(b, ",\"packets_out\":");
+	ctl_jsonl_u64(b, l->packets_out);
+	ctl_jsonl_puts(b, ",\"packets_in\":");
+	ctl_jsonl_u64(b, l->packets_in);
+	ctl_jsonl_puts(b, ",\"budgets\":[");
 	for (size_t i = 0; i < l->nbudgets; i++) {
 		if (i > 0)
 			ctl_jsonl_putn(b, ",", 1);
 		ctl_jsonl_str(b, l->budgets[i]);
 	}
-	ctl_jsonl_printf(b, "],\"final\":%s}\n", l->final ? "true" : "false");
+	ctl_jsonl_puts(b, l->final ? "],\"final\":true}\n" : "],\"final\":false}\n");
 }

@@ -57,6 +57,7 @@
 
 #include "bench_full.h"
 #include "bench_input.h"
+#include "dp_flowlog_out.h"
 #include "dp_run.h"
 #include "dp_stats.h"
 #include "policy/load.h"
@@ -114,6 +115,11 @@ bench_open(struct bench *b, const char *yaml, size_t len, const char *mem_mb)
 	}
 	if (bench_ports(b) != 0 || dp_ctx_setup(&b->ctx, b->cfg) != 0)
 		return -1;
+	if (b->cfg->flow_log != NULL && (b->flowlog = dp_flowlog_out_open(b->cfg->flow_log,
+	    b->ctx.max_vms, prefix, sizeof(prefix))) == NULL) {
+		fprintf(stderr, "bench_full: flow_log: %s\n", prefix);
+		return -1;
+	}
 	/* frames come from the ports' own pool, as received ones do: the worker holds no other */
 	b->pool = b->ctx.pool;
 	b->w = b->ctx.workers[0];
@@ -129,6 +135,7 @@ bench_close(struct bench *b)
 	if (!b->eal)
 		return;
 	b->eal = false;
+	dp_flowlog_out_close(b->flowlog);
 	bench_base_close(b);
 	dp_ctx_teardown(&b->ctx);
 	pol_config_free(b->cfg);
@@ -270,12 +277,13 @@ bench_config(const char *traffic, const char *policy, const char *resolvers,
 	    "  workers: 1\n"
 	    "  max_vms: %lu\n"
 	    "  idle_sleep_us: 0\n%s"
-	    "slow_path: {enabled: false}\n"
+	    "slow_path: {enabled: false}\n%s"
 	    "resolvers: [%s]\n"
 	    "dns: {max_ttl: 86400}\n"
 	    "on_block: drop\n"
 	    "policies:\n  bench:\n    allow: [", bench_port_names[0], bench_port_names[1],
-	    bench_max_vms(), dataplane, resolvers);
+	    bench_max_vms(), dataplane,
+	    getenv("BENCH_FLOWLOG") != NULL ? "flow_log: /dev/null\n" : "", resolvers);
 	rc = policy != NULL ? (fputs(policy, out) < 0 ? -1 : 0) : bench_hosts(traffic, out);
 	fputs("]\nvms:\n", out);
 	if (rc == 0)

@@ -76,6 +76,8 @@ struct bench {
 	bool age_passes;		/* lifecycle: the sweep ages each pass's flows out */
 	bool csum_offload;		/* frames arrive marked checksum-good, as from a NIC
 					 * that verifies them (the ring PMD verifies nothing) */
+	/* $BENCH_FLOWLOG: the flow log on, to /dev/null; the sweep writes its records */
+	struct dp_flowlog_out *flowlog;
 };
 
 /* A pass's figures, from the loop and from what left the ports. */

@@ -24,6 +24,7 @@
 #include "bench_full.h"
 #include "dp_evt.h"
 #include "dp_flow.h"
+#include "dp_flowlog_out.h"
 #include "dp_worker.h"
 #include "sni/frame.h"
 
@@ -172,6 +173,8 @@ bench_age_sweep(struct bench *b, unsigned int jump, bool collect, double *ns)
 	}
 	t0 = rte_rdtsc_precise();
 	closed = dp_flows_age(flows, dp_now(&b->ctx), dp_flows_cap(flows), NULL, NULL, NULL, NULL);
+	if (b->flowlog != NULL)		/* the main lcore's share: the lines written */
+		dp_flowlog_out_drain(b->flowlog, &b->ctx, NULL, b->cfg);
 	t1 = rte_rdtsc_precise();
 	if (collect)
 		CALLGRIND_TOGGLE_COLLECT;

@@ -16,7 +16,9 @@ talking cost the ones that are; goal <= 1.02), instr_mix_4096vms_vs_16vms= (the 
 connection's opening: SYN, SYN-ACK, the hello judged, the server's ACK), and beside it
 instr_per_conn_lifecycle= (the same connections lived whole: also the server's data, FIN
 both ways, the last ACK, and the sweep that ages each out; `bench_full lifecycle` dumps
-callgrind's counts before its sweep, so the sweep's share is instr_per_flow_aged=).
+callgrind's counts before its sweep, so the sweep's share is instr_per_flow_aged=), and
+instr_flow_record_per_conn= (what the flow log adds to a connection's lifecycle: its record
+made by the worker, taken off the ring, built as a JSON line and written, to /dev/null).
 With $BENCH_NDPI (meson sets it when nDPI is there): nDPI's instructions per hello on the
 same first 1,000 hellos, collected around each flow's handling (bench_ndpi BENCH_INSTR),
 and RESULT conn_vs_ndpi_instr= (nDPI's per hello over namegate's per connection).
@@ -111,11 +113,15 @@ def offloaded(name, mode, workdir, per_conn=False):
     print(f"RESULT {name}_offload={ir / (conns if per_conn else frames):.0f}", flush=True)
 
 
-def lifecycle(workdir):
+def lifecycle(workdir, flow_log=False):
     """Connections lived whole: Ir up to the sweep (dumped, file .1), the sweep's, conns,
-    flows the sweep aged."""
-    out_file = os.path.join(workdir, "callgrind.lifecycle.out")
-    m = callgrind([BENCH, "lifecycle", TRAFFIC], {"BENCH_INSTR": "1"}, out_file,
+    flows the sweep aged. flow_log: with the flow log on (BENCH_FLOWLOG: to /dev/null), the
+    sweep also writing the records it made."""
+    out_file = os.path.join(workdir, "callgrind.lifecycle%s.out" % (".fl" if flow_log else ""))
+    env = {"BENCH_INSTR": "1"}
+    if flow_log:
+        env["BENCH_FLOWLOG"] = "1"
+    m = callgrind([BENCH, "lifecycle", TRAFFIC], env, out_file,
                   r"^INSTR \S+ frames=\d+ conns=(\d+)[^\n]*\nINSTR_AGE \S+ aged=(\d+)")
     return total(out_file + ".1"), total(out_file), int(m.group(1)), int(m.group(2))
 
@@ -188,6 +194,13 @@ def main():
         print(f"RESULT instr_per_conn_lifecycle={(ir + ir_age) / conns:.0f}")
         print("INFO goal: instr_per_conn_lifecycle <= 3500, then 2500")
         print(f"RESULT instr_per_flow_aged={ir_age / aged:.0f}", flush=True)
+        ir_fl, ir_age_fl, conns_fl, aged_fl = lifecycle(work, flow_log=True)
+        print(f"INFO lifecycle with the flow log Ir={ir_fl} sweep_Ir={ir_age_fl} "
+              f"connections={conns_fl} aged={aged_fl}")
+        if (conns_fl, aged_fl) != (conns, aged):
+            raise SystemExit("the run with the flow log saw other connections")
+        print(f"RESULT instr_flow_record_per_conn="
+              f"{(ir_fl + ir_age_fl - ir - ir_age) / conns:.0f}", flush=True)
         if NDPI:
             ir, flows = ndpi(work)
             print(f"INFO ndpi Ir={ir} flows={flows}")

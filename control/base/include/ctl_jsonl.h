@@ -13,20 +13,46 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
 
-struct timespec;
-
-/* A growing line; oom sticks until the next reset, so one check covers a line. */
+/*
+ * A growing line; oom sticks until the next reset, so one check covers a line. The dates of
+ * the last two seconds a time was written in are kept, so that the flow log's three times a
+ * line (when it is written, when the flow started and stopped) cost a calendar conversion
+ * only when their seconds change.
+ */
 struct ctl_jsonl {
 	char *p;
 	size_t len, cap;
 	bool oom;
+	time_t date_sec[2];		/* the seconds date[] are of */
+	char date[2][20];		/* "2026-11-29T12:00:00"; date[i][0] '\0': none */
+	unsigned int date_next;		/* the one a new second replaces */
 };
+
+/* Grow b for n more bytes; false (and oom) when it cannot. */
+bool ctl_jsonl_grow(struct ctl_jsonl *b, size_t n);
 
 void ctl_jsonl_reset(struct ctl_jsonl *b);
 void ctl_jsonl_free(struct ctl_jsonl *b);
 
-void ctl_jsonl_putn(struct ctl_jsonl *b, const char *s, size_t n);
+/* Inline: a line is dozens of small pieces, each a call and a memcpy call otherwise. */
+static inline void
+ctl_jsonl_putn(struct ctl_jsonl *b, const char *s, size_t n)
+{
+	if (b->oom || (n > b->cap - b->len && !ctl_jsonl_grow(b, n)))
+		return;
+	if (n <= 4) {
+		for (size_t i = 0; i < n; i++)
+			b->p[b->len + i] = s[i];
+	} else {
+		memcpy(b->p + b->len, s, n);
+	}
+	b->len += n;
+}
+
 void ctl_jsonl_puts(struct ctl_jsonl *b, const char *s);
 void ctl_jsonl_printf(struct ctl_jsonl *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -35,6 +61,9 @@ void ctl_jsonl_printf(struct ctl_jsonl *b, const char *fmt, ...)
 void ctl_jsonl_strn(struct ctl_jsonl *b, const char *s, size_t n);
 /* The same for a NUL-terminated s. */
 void ctl_jsonl_str(struct ctl_jsonl *b, const char *s);
+
+/* v in decimal, unquoted. */
+void ctl_jsonl_u64(struct ctl_jsonl *b, uint64_t v);
 
 /* "2026-11-29T12:00:00.123Z": UTC, milliseconds truncated, quoted. */
 void ctl_jsonl_ts(struct ctl_jsonl *b, const struct timespec *t);
