@@ -143,7 +143,7 @@ ctl_reload_log(const struct ctl_reload *r, int rc, const struct pol_errs *errs,
 		    strerror(-rc), 1, who);
 }
 
-/* A reload asked for by who (NULL: the daemon's own, on SIGHUP). */
+/* A reload asked for by who (NULL: nobody known). */
 static int
 ctl_reload_by(struct ctl_reload *r, FILE *err, const struct ctl_ev_who *who)
 {
@@ -168,9 +168,9 @@ ctl_reload_by(struct ctl_reload *r, FILE *err, const struct ctl_ev_who *who)
 }
 
 int
-ctl_reload_run(struct ctl_reload *r, FILE *err)
+ctl_reload_run(struct ctl_reload *r, FILE *err, const struct ctl_ev_who *who)
 {
-	return ctl_reload_by(r, err, NULL);
+	return ctl_reload_by(r, err, who);
 }
 
 void

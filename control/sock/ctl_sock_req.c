@@ -103,20 +103,25 @@ ctl_sock_cmd_reads(const char *name)
 	return false;
 }
 
-/* The caller's user name into p->user: its passwd entry's, else the uid in decimal. */
-static void
-ctl_peer_name(struct ctl_peer *p)
+void
+ctl_sock_user_name(uint32_t uid, char *out, size_t len)
 {
 	struct passwd pw, *res = NULL;
 	char buf[4096];
 
-	if (p->user[0] != '\0')
-		return;
-	if (getpwuid_r((uid_t)p->uid, &pw, buf, sizeof(buf), &res) == 0 && res != NULL &&
+	if (getpwuid_r((uid_t)uid, &pw, buf, sizeof(buf), &res) == 0 && res != NULL &&
 	    strlen(pw.pw_name) <= CTL_SOCK_USER_MAX && pw.pw_name[0] != '\0')
-		snprintf(p->user, sizeof(p->user), "%s", pw.pw_name);
+		snprintf(out, len, "%s", pw.pw_name);
 	else
-		snprintf(p->user, sizeof(p->user), "%u", p->uid);
+		snprintf(out, len, "%u", uid);
+}
+
+/* The caller's user name into p->user, once. */
+static void
+ctl_peer_name(struct ctl_peer *p)
+{
+	if (p->user[0] == '\0')
+		ctl_sock_user_name(p->uid, p->user, sizeof(p->user));
 }
 
 static const struct ctl_served *

@@ -45,6 +45,7 @@
 #include "ctl_names.h"
 #include "dp_port.h"
 #include "ctl_reload.h"
+#include "ctl_sock.h"
 #include "dp_run.h"
 #include "dp_slowq.h"
 #include "dp_stats.h"
@@ -58,6 +59,38 @@
 #define DP_SWEEP_BUDGET		512	/* bindings examined per slice */
 
 static volatile sig_atomic_t dp_stop, dp_dump_stats, dp_reload_wanted, dp_reopen_wanted;
+/* who sent the last SIGHUP, as the kernel says (kill(2) fills si_pid and si_uid) */
+static volatile sig_atomic_t dp_hup_pid, dp_hup_uid, dp_hup_known;
+
+/* SIGHUP's sender kept for the reload event (systemctl reload: systemd, uid 0). */
+static void
+dp_on_hup(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	dp_hup_known = si != NULL && si->si_code == SI_USER;
+	if (dp_hup_known) {
+		dp_hup_pid = si->si_pid;
+		dp_hup_uid = (sig_atomic_t)si->si_uid;
+	}
+	dp_reload_wanted = 1;
+	dp_wake_from_signal();
+	(void)sig;
+}
+
+/* A reload for SIGHUP, by its sender when one is known. */
+static void
+dp_reload_on_hup(struct ctl_reload *r)
+{
+	char user[CTL_SOCK_USER_MAX + 1];
+	struct ctl_ev_who who = { .uid = (uint32_t)dp_hup_uid, .pid = dp_hup_pid, .user = user };
+
+	if (!dp_hup_known) {
+		ctl_reload_run(r, stderr, NULL);
+		return;
+	}
+	ctl_sock_user_name(who.uid, user, sizeof(user));
+	ctl_reload_run(r, stderr, &who);
+}
 
 static void
 dp_on_signal(int sig)
@@ -66,8 +99,6 @@ dp_on_signal(int sig)
 		dp_dump_stats = 1;
 	else if (sig == SIGUSR2)	/* logrotate's postrotate: the logs, opened again */
 		dp_reopen_wanted = 1;
-	else if (sig == SIGHUP)
-		dp_reload_wanted = 1;
 	else
 		dp_stop = 1;
 	dp_wake_from_signal();	/* the main lcore may be asleep, and another thread got it */
@@ -348,7 +379,8 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	signal(SIGINT, dp_on_signal);
 	signal(SIGTERM, dp_on_signal);
 	signal(SIGUSR1, dp_on_signal);
-	signal(SIGHUP, dp_on_signal);
+	sigaction(SIGHUP, &(struct sigaction){ .sa_sigaction = dp_on_hup,
+	    .sa_flags = SA_SIGINFO | SA_RESTART }, NULL);
 	signal(SIGUSR2, dp_on_signal);
 	if (dp_eal_plan(cfg, eal, neal, &plan, stderr) != 0)
 		return 1;
@@ -474,7 +506,7 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 		}
 		if (dp_reload_wanted) {
 			dp_reload_wanted = 0;
-			ctl_reload_run(ctl.reload, stderr);
+			dp_reload_on_hup(ctl.reload);
 			fflush(stderr);
 		}
 	}

@@ -118,3 +118,22 @@ def test_vms_come_and_go(request):
     said = reload_with(lab, vms=_vms())
     assert "generation 3 in force" in said, said
     assert lab.curl("vm2", "https://github.com/").ok
+
+
+def test_a_sighup_reload_names_who_sent_the_signal(request):
+    """kill -HUP: the policy event names the sender the kernel reports (its pid and uid,
+    root here), as a reload through the control socket names its caller."""
+    import json
+    import os
+    import subprocess
+    lab = start(request)
+    events = os.path.join(lab.tmpdir, "events.jsonl")
+    before = len(open(events).read().splitlines())
+    killer = subprocess.Popen(["kill", "-HUP", str(lab.daemon.proc.pid)])
+    assert killer.wait(10) == 0
+
+    def policy_event():
+        lines = [json.loads(x) for x in open(events).read().splitlines()[before:]]
+        return [e for e in lines if e.get("event") == "policy"]
+    ev = wait_until(policy_event, what="the reload's policy event")
+    assert ev[0]["pid"] == killer.pid and ev[0]["uid"] == 0 and ev[0]["user"] == "root", ev

@@ -30,8 +30,13 @@ struct ctl_reload *ctl_reload_new(struct pol_config **cfgp, struct ctl_events *e
     const struct ctl_names *names, const struct timespec *loaded);
 void ctl_reload_free(struct ctl_reload *r);
 
-/* Reload now; progress and errors (FILE:LINE:COL: message) to err. 0 or -errno. */
-int ctl_reload_run(struct ctl_reload *r, FILE *err);
+struct ctl_ev_who;
+
+/*
+ * Reload now, asked for by who (NULL: nobody known); progress and errors
+ * (FILE:LINE:COL: message) to err. 0 or -errno.
+ */
+int ctl_reload_run(struct ctl_reload *r, FILE *err, const struct ctl_ev_who *who);
 
 /* The reload metrics, with # HELP and # TYPE: any thread (the scrape). */
 void ctl_reload_render(struct ctl_reload *r, FILE *out);

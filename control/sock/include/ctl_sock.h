@@ -155,6 +155,9 @@ struct ctl_peer {
 	char user[CTL_SOCK_USER_MAX + 1];
 };
 
+/* uid's user name (its passwd entry's), else the uid in decimal, into out. */
+void ctl_sock_user_name(uint32_t uid, char *out, size_t len);
+
 /* A request's string members, untrusted text; NULL when absent. peer is never NULL. */
 struct ctl_req {
 	const char *vm, *host, *dur, *reason, *id;
