@@ -138,15 +138,13 @@ ctl_bundle_verify(const struct ctl_bundle_key *keys, size_t nkeys, const char *f
 static void
 cb_policy_reason(struct ctl_bundle_result *out, const struct pol_errs *errs)
 {
-	size_t more = errs->n + errs->dropped - 1;
-
 	if (errs->n == 0) {
 		cb_reason(out, CTL_BUNDLE_BAD_POLICY, "policy: out of memory");
 		return;
 	}
 	cb_reason(out, CTL_BUNDLE_BAD_POLICY, "policy: %s:%u:%u: %s%s", errs->v[0].file,
 	    errs->v[0].line, errs->v[0].col, errs->v[0].msg,
-	    more > 0 ? " (and more errors)" : "");
+	    errs->n + errs->dropped > 1 ? " (and more errors)" : "");
 }
 
 enum ctl_bundle_verdict
@@ -162,6 +160,11 @@ ctl_bundle_judge(const struct ctl_bundle_want *want, const char *file, size_t fl
 	if (cb_signed_meta(want->keys, want->nkeys, file, flen, sig, slen, out) !=
 	    CTL_BUNDLE_ACCEPTED)
 		return out->verdict;
+	if (want->fleet == NULL || want->shard == NULL) {
+		cb_reason(out, CTL_BUNDLE_WRONG_TARGET, "for fleet %s shard %s, and this gateway "
+		    "is in no fleet", m->fleet, m->shard);
+		return out->verdict;
+	}
 	if (strcmp(m->fleet, want->fleet) != 0 || strcmp(m->shard, want->shard) != 0) {
 		cb_reason(out, CTL_BUNDLE_WRONG_TARGET, "for fleet %s shard %s, not fleet %s "
 		    "shard %s", m->fleet, m->shard, want->fleet, want->shard);

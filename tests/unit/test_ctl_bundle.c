@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -100,7 +101,7 @@ teardown(void **state)
 	return 0;
 }
 
-enum mutation { M_NONE, M_FILE, M_COMMENT, M_SIG, M_GLOBAL };
+enum mutation { M_NONE, M_FILE, M_COMMENT, M_SIG, M_GLOBAL, M_CUT };
 
 struct row {
 	const char *what;
@@ -139,6 +140,8 @@ static const struct row rows[] = {
 	{ "flipped global signature byte", good_policy, "k1", false, TC("10", FUTURE),
 	    M_GLOBAL, true, 9, CTL_BUNDLE_BAD_COMMENT,
 	    "trusted comment's signature does not verify" },
+	{ "signature cut after its trusted comment", good_policy, "k1", false, TC("10", FUTURE),
+	    M_CUT, true, 9, CTL_BUNDLE_MALFORMED, "signature file: line 4 is not the base64" },
 	{ "another key", good_policy, "k2", false, TC("10", FUTURE), M_NONE, true, 9,
 	    CTL_BUNDLE_UNKNOWN_KEY, "signed by key ID " },
 	{ "wrong fleet", good_policy, "k1", false,
@@ -234,6 +237,8 @@ judge_row(const struct row *r, const struct ctl_bundle_key *k1)
 		flip(sig, line_at(sig, 1, 40));		/* base64 of the signature proper */
 	else if (r->mutate == M_GLOBAL)
 		flip(sig, line_at(sig, 3, 10));
+	else if (r->mutate == M_CUT)
+		assert_int_equal(truncate(sig, (off_t)line_at(sig, 3, 0)), 0);
 	fb = slurp(file, &flen);
 	sb = slurp(sig, &slen);
 	ctl_bundle_judge(&want, fb, flen, "bundle.yaml", sb, slen, true, &res);
