@@ -29,13 +29,14 @@ struct ng_opts {
 static void
 ng_usage(FILE *out)
 {
-	fputs("usage: namegate -c FILE [--check [--bundle FILE]] [--eal EAL-OPTIONS...]\n"
+	fputs("usage: namegate -c FILE [--check [--bundle BUNDLE]] [--eal EAL-OPTIONS...]\n"
 	    "       namegate [EAL-OPTIONS] -- -c FILE [--check]\n"
 	    "  -c, --config FILE  the configuration (YAML, see namegate.yaml(5))\n"
 	    "      --check        validate FILE, print the compiled policy, EAL's memory against\n"
 	    "                     what the tables need, and warnings; exit 0 or 1\n"
-	    "      --bundle FILE  with --check: would this gateway accept the signed policy\n"
-	    "                     bundle FILE (and FILE.minisig)? exit 0 or 1\n"
+	    "      --bundle BUNDLE\n"
+	    "                     with --check: would this gateway accept the signed policy\n"
+	    "                     bundle BUNDLE (and BUNDLE.minisig)? exit 0 or 1\n"
 	    "      --eal ...      the rest of the line goes to DPDK's EAL\n"
 	    "  -V, --version      print versions and exit\n"
 	    "See namegate(8).\n", out);
