@@ -16,6 +16,9 @@
 
 #include "ctl_bundle.h"
 
+static void cb_reason(struct ctl_bundle_result *out, enum ctl_bundle_verdict v,
+    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 static void
 cb_reason(struct ctl_bundle_result *out, enum ctl_bundle_verdict v, const char *fmt, ...)
 {

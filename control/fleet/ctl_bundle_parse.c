@@ -25,6 +25,9 @@ struct cb_rd {
 	size_t len;		/* bytes left */
 };
 
+static int cb_fail(char *why, size_t whylen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 static int
 cb_fail(char *why, size_t whylen, const char *fmt, ...)
 {
