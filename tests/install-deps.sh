@@ -9,6 +9,8 @@ packages=(
 	# core libraries
 	libdpdk-dev dpdk dpdk-dev libmnl-dev libnftnl-dev libldns-dev libyaml-dev libpcap-dev
 	libmicrohttpd-dev libssl-dev libcmocka-dev libjson-c-dev libcurl4-openssl-dev libsystemd-dev
+	# signed policy bundles: libsodium verifies them, minisign makes them (and the tests' keys)
+	libsodium-dev minisign
 	# tests, differential oracles and the lab
 	tshark ldnsutils python3-ldns python3-scapy python3-pytest python3-cryptography nftables iproute2 ethtool
 	dnsmasq-base curl openssl procps psmisc knot-dnsutils valgrind

@@ -3,15 +3,17 @@
  * are split from ours, so --check runs without EAL (no hugepages, no devices, no root)
  * and the daemon can hand eal[] to rte_eal_init().
  *
- *   namegate -c FILE [--check] [--eal EAL options...]
+ *   namegate -c FILE [--check [--bundle BUNDLE]] [--eal EAL options...]
  *   namegate [EAL options] -- -c FILE [--check]      the DPDK convention
  */
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <rte_version.h>
 
+#include "ctl_bundle.h"
 #include "dp_eal.h"
 #include "dp_run.h"
 #include "policy/load.h"
@@ -19,6 +21,7 @@
 struct ng_opts {
 	const char *config;
 	bool check;
+	const char *bundle;	/* --check --bundle: a signed policy bundle to judge */
 	char **eal;		/* EAL arguments from the command line, aliases argv */
 	int neal;
 };
@@ -26,11 +29,14 @@ struct ng_opts {
 static void
 ng_usage(FILE *out)
 {
-	fputs("usage: namegate -c FILE [--check] [--eal EAL-OPTIONS...]\n"
+	fputs("usage: namegate -c FILE [--check [--bundle BUNDLE]] [--eal EAL-OPTIONS...]\n"
 	    "       namegate [EAL-OPTIONS] -- -c FILE [--check]\n"
 	    "  -c, --config FILE  the configuration (YAML, see namegate.yaml(5))\n"
 	    "      --check        validate FILE, print the compiled policy, EAL's memory against\n"
 	    "                     what the tables need, and warnings; exit 0 or 1\n"
+	    "      --bundle BUNDLE\n"
+	    "                     with --check: would this gateway accept the signed policy\n"
+	    "                     bundle BUNDLE (and BUNDLE.minisig)? exit 0 or 1\n"
 	    "      --eal ...      the rest of the line goes to DPDK's EAL\n"
 	    "  -V, --version      print versions and exit\n"
 	    "See namegate(8).\n", out);
@@ -67,6 +73,12 @@ ng_parse_args(int argc, char **argv, struct ng_opts *o)
 			o->config = a + 9;
 		} else if (strcmp(a, "--check") == 0) {
 			o->check = true;
+		} else if (strcmp(a, "--bundle") == 0) {
+			if (++i == argc) {
+				fprintf(stderr, "namegate: %s needs a file\n", a);
+				return -1;
+			}
+			o->bundle = argv[i];
 		} else if (strcmp(a, "--eal") == 0) {
 			if (o->eal != NULL) {
 				fputs("namegate: EAL options both before -- and after --eal\n",
@@ -93,6 +105,10 @@ ng_parse_args(int argc, char **argv, struct ng_opts *o)
 		ng_usage(stderr);
 		return -1;
 	}
+	if (o->bundle != NULL && !o->check) {
+		fputs("namegate: --bundle goes with --check\n", stderr);
+		return -1;
+	}
 	return 0;
 }
 
@@ -114,6 +130,12 @@ ng_check(const struct ng_opts *o)
 		pol_errs_print(stderr, &errs);
 		pol_errs_free(&errs);
 		return 1;
+	}
+	if (o->bundle != NULL) {	/* the bundle's verdict, not the file's summary */
+		int rc = ctl_bundle_check_file(cfg, o->bundle, time(NULL), stdout);
+
+		pol_config_free(cfg);
+		return rc;
 	}
 	if (dp_eal_plan(cfg, o->eal, o->neal, &plan, stderr) != 0 ||
 	    dp_eal_check(cfg, &plan, &errs) != 0) {

@@ -79,6 +79,7 @@ pol_defaults(struct pol_config *cfg, const char *path)
 	cfg->events = pol_dup("/var/log/namegate/events.jsonl", &ok);
 	/* state, not a log: systemd's StateDirectory, which logrotate never touches */
 	cfg->grants_state = pol_dup("/var/lib/namegate/grants.json", &ok);
+	cfg->fleet_cache = pol_dup("/var/lib/namegate/bundle.yaml", &ok);
 	return ok ? 0 : -ENOMEM;
 }
 
@@ -112,6 +113,12 @@ pol_config_free(struct pol_config *cfg)
 	free(cfg->flow_log);
 	free(cfg->grants_state);
 	free(cfg->approval_webhook);
+	free(cfg->fleet_name);
+	free(cfg->fleet_shard);
+	for (size_t i = 0; cfg->fleet_bundle_keys != NULL && i < cfg->nfleet_bundle_keys; i++)
+		free(cfg->fleet_bundle_keys[i]);
+	free(cfg->fleet_bundle_keys);
+	free(cfg->fleet_cache);
 	free(cfg->vms);
 	for (size_t i = 0; cfg->budgets != NULL && i < cfg->nbudgets; i++)
 		free(cfg->budgets[i].host);

@@ -39,6 +39,7 @@ def system_lib(header):
         ("openssl/", "libcrypto"), ("libmnl/", "netlink"), ("libnftnl/", "netlink"),
         ("linux/", "netlink"), ("json-c/", "json"), ("microhttpd.h", "mhd"),
         ("emmintrin.h", "simd"), ("immintrin.h", "simd"), ("curl/", "curl"), ("systemd/", "systemd"),
+        ("sodium", "sodium"),
     ]
     if header in LIBC:
         return "libc"
@@ -66,7 +67,8 @@ ROOMS = [
     ("dataplane/main", {"libc", "posix", "dpdk", "json"},
      {"sni", "policy/match", "policy/load", "dataplane/api", "dataplane/worker:public",
       "control:public"}),
-    ("control", {"libc", "posix", "netlink", "json", "mhd", "curl", "systemd"},
+    # sodium: the fleet's bundle signatures (control/fleet)
+    ("control", {"libc", "posix", "netlink", "json", "mhd", "curl", "systemd", "sodium"},
      {"policy/match", "policy/load", "dataplane/api"}),
 ]
 

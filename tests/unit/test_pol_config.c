@@ -216,7 +216,7 @@ test_schema_errors(void **state)
 	    "dataplane, slow_path, resolvers, dns, tls_ports, sni_binding, quic, on_block, "
 	    "metrics, control_socket, control_socket_group, control_socket_readonly, "
 	    "control_socket_readonly_group, events, flow_log, flow_log_interval, grants, approval, "
-	    "policies, vms)");
+	    "fleet, policies, vms)");
 	pol_refused(POLS VM1 "dataplane:\n  worker: 2\n", "ng.yaml:10:3: unknown key 'worker' "
 	    "in dataplane (expected eal, vm_port, uplink_port, workers, max_vms, max_flows, "
 	    "max_flows_per_vm, max_bindings, max_bindings_per_vm, max_pending_per_vm, "
@@ -516,6 +516,37 @@ test_control_sockets(void **state)
 	    "control_socket too");
 }
 
+/* fleet: none by default; given, its name, shard and keys are required and checked. */
+static void
+test_fleet(void **state)
+{
+	struct pol_config *cfg;
+
+	(void)state;
+	assert_non_null(cfg = pol_check_load(POLS VM1));
+	assert_null(cfg->fleet_name);
+	assert_int_equal(cfg->nfleet_bundle_keys, 0);
+	assert_string_equal(cfg->fleet_cache, "/var/lib/namegate/bundle.yaml");
+	pol_config_free(cfg);
+	assert_non_null(cfg = pol_check_load(POLS VM1 "fleet:\n  name: prod\n  shard: rack-1.a\n"
+	    "  bundle_keys: [/etc/namegate/fleet.pub, RWQPeeEQpua9EaPq]\n  cache: /c.yaml\n"));
+	assert_string_equal(cfg->fleet_name, "prod");
+	assert_string_equal(cfg->fleet_shard, "rack-1.a");
+	assert_int_equal(cfg->nfleet_bundle_keys, 2);
+	assert_string_equal(cfg->fleet_bundle_keys[1], "RWQPeeEQpua9EaPq");
+	assert_string_equal(cfg->fleet_cache, "/c.yaml");
+	pol_config_free(cfg);
+	pol_refused(POLS VM1 "fleet:\n  name: prod\n  bundle_keys: [k.pub]\n",
+	    "ng.yaml:10:3: fleet: shard is required");
+	pol_refused(POLS VM1 "fleet:\n  name: prod\n  shard: s\n",
+	    "ng.yaml:10:3: fleet: bundle_keys is required");
+	pol_refused(POLS VM1 "fleet:\n  name: prod\n  shard: a/b\n  bundle_keys: [k.pub]\n",
+	    "ng.yaml:11:10: fleet.shard: \"a/b\" is not a name (letters, digits, '.', '_', '-', "
+	    "1 to 63)");
+	pol_refused(POLS VM1 "fleet:\n  name: prod\n  shard: s\n  bundle_keys: []\n",
+	    "ng.yaml:12:16: fleet.bundle_keys: 0 keys, 1 to 16");
+}
+
 int
 main(void)
 {
@@ -531,6 +562,7 @@ main(void)
 		cmocka_unit_test(test_alias_budget),
 		cmocka_unit_test(test_files),
 		cmocka_unit_test(test_control_sockets),
+		cmocka_unit_test(test_fleet),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, pol_check_teardown);

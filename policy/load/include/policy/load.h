@@ -21,6 +21,8 @@
 #define POL_RESOLVERS_MAX	8	/* resolvers: what a generation holds (DP_RESOLVERS_MAX) */
 #define POL_TLS_PORTS_MAX	16	/* tls_ports: likewise (DP_TLS_PORTS_MAX) */
 #define POL_GROUP_NONE		UINT32_MAX	/* control_socket*_group not set */
+#define POL_FLEET_WORD_MAX	63	/* fleet.name, fleet.shard: [A-Za-z0-9._-] */
+#define POL_FLEET_KEYS_MAX	16	/* fleet.bundle_keys */
 
 /* One message, "file:line:col: msg". line and col count from 1. */
 struct pol_err {
@@ -153,6 +155,16 @@ struct pol_config {
 	 */
 	uint32_t approval_timeout, approval_max_per_vm;
 	char *approval_webhook;
+	/*
+	 * fleet: this gateway's fleet and shard (NULL: no fleet:), the keys a policy bundle
+	 * must be signed with (each a minisign.pub path or its base64 key line, as written:
+	 * control/fleet reads them), and the last verified bundle (fleet_cache and
+	 * fleet_cache.minisig).
+	 */
+	char *fleet_name, *fleet_shard;
+	char **fleet_bundle_keys;
+	size_t nfleet_bundle_keys;
+	char *fleet_cache;
 
 	struct pol_vm *vms;
 	size_t nvms;
@@ -201,6 +213,12 @@ int pol_size_parse(const char *s, uint64_t *out);
 
 /* The shortest spelling of n that pol_size_parse() reads back: "100MB", "1GiB", "7B". */
 void pol_size_str(uint64_t n, char *buf, size_t len);
+
+/*
+ * Whether s (len bytes, no NUL needed) may be a fleet.name or fleet.shard: 1 to
+ * POL_FLEET_WORD_MAX letters, digits, '.', '_' and '-'. A bundle's fleet= and shard= too.
+ */
+bool pol_fleet_word_ok(const char *s, size_t len);
 
 /* The VM called name, or NULL. */
 const struct pol_vm *pol_config_vm(const struct pol_config *cfg, const char *name);
