@@ -27,6 +27,12 @@ struct dp_flowlog_out {
 	struct ctl_jsonl line;
 	uint16_t max_vms;
 	uint64_t *lost;			/* by slot: lines the writer could not write */
+	/*
+	 * by slot: the VM's name as its last record found it, for the records that come after
+	 * the VM left the policy (its flows end "gone"), until its slot goes to another VM
+	 */
+	char **names;
+	uint32_t names_gen;		/* the generation names were last taken from; 0: none */
 	uint64_t written;
 	/*
 	 * The TSC's rate, measured against CLOCK_MONOTONIC since open: EAL's estimate can be
@@ -68,8 +74,11 @@ dp_flowlog_out_open(const char *path, uint16_t max_vms, char *err, size_t errlen
 {
 	struct dp_flowlog_out *o = calloc(1, sizeof(*o));
 
-	if (o == NULL || (o->lost = calloc((size_t)max_vms + 1, sizeof(o->lost[0]))) == NULL) {
+	if (o == NULL || (o->lost = calloc((size_t)max_vms + 1, sizeof(o->lost[0]))) == NULL ||
+	    (o->names = calloc((size_t)max_vms + 1, sizeof(o->names[0]))) == NULL) {
 		ctl_err(err, errlen, "%s", strerror(ENOMEM));
+		if (o != NULL)
+			free(o->lost);
 		free(o);
 		return NULL;
 	}
@@ -78,6 +87,7 @@ dp_flowlog_out_open(const char *path, uint16_t max_vms, char *err, size_t errlen
 	o->mono0_ns = dp_flowlog_mono_ns();
 	o->ns_per_cycle = 1e9 / (double)rte_get_tsc_hz();
 	if ((o->file = ctl_logfile_open(path, err, errlen)) == NULL) {
+		free(o->names);
 		free(o->lost);
 		free(o);
 		return NULL;
@@ -92,6 +102,9 @@ dp_flowlog_out_close(struct dp_flowlog_out *o)
 		return;
 	ctl_logfile_close(o->file);
 	ctl_jsonl_free(&o->line);
+	for (uint32_t s = 0; s <= o->max_vms; s++)
+		free(o->names[s]);
+	free(o->names);
 	free(o->lost);
 	free(o);
 }
@@ -135,6 +148,34 @@ dp_flowlog_budgets(const struct dp_flow_rec *r, const struct dp_gen *g,
 	return n;
 }
 
+/*
+ * Each generation's VM names, remembered by slot (once a generation, not per record): a VM
+ * that left keeps its last name until its slot is purged.
+ */
+static void
+dp_flowlog_remember(struct dp_flowlog_out *o, const struct dp_gen *g)
+{
+	if (g->id == o->names_gen)
+		return;
+	o->names_gen = g->id;
+	for (uint16_t s = 0; s < g->nvms && s <= o->max_vms; s++) {
+		if (!g->vms[s].present ||
+		    (o->names[s] != NULL && strcmp(o->names[s], g->vms[s].name) == 0))
+			continue;
+		free(o->names[s]);
+		o->names[s] = strdup(g->vms[s].name);	/* NULL: "?" once it left */
+	}
+}
+
+/* Slot's VM's name: the generation's; once it left, the one remembered. */
+static const char *
+dp_flowlog_vm_name(const struct dp_flowlog_out *o, const struct dp_gen *g, uint16_t slot)
+{
+	if (slot < g->nvms && g->vms[slot].present)
+		return g->vms[slot].name;
+	return slot <= o->max_vms && o->names[slot] != NULL ? o->names[slot] : "?";
+}
+
 static void
 dp_flowlog_out_one(struct dp_flowlog_out *o, const struct dp_gen *g, const struct ctl_names *names, const struct pol_config *cfg, const struct dp_flow_rec *r,
     uint64_t now_tsc, const struct timespec *now)
@@ -143,7 +184,7 @@ dp_flowlog_out_one(struct dp_flowlog_out *o, const struct dp_gen *g, const struc
 		[DP_FLOW_NAME_HOST] = "host" };
 	const char *budgets[DP_BUDGETS_MAX];
 	struct ctl_flow_line l = {
-		.vm = r->vm < g->nvms && g->vms[r->vm].present ? g->vms[r->vm].name : "?",
+		.vm = dp_flowlog_vm_name(o, g, r->vm),
 		.proto = r->proto,
 		.family = r->family == 6 ? AF_INET6 : AF_INET,
 		.src = r->vm_addr, .sport = r->vm_port,
@@ -189,6 +230,7 @@ dp_flowlog_out_drain(struct dp_flowlog_out *o, struct dp_ctx *ctx,
 
 	clock_gettime(CLOCK_REALTIME, &now);
 	dp_flowlog_calibrate(o, now_tsc);
+	dp_flowlog_remember(o, g);
 	for (unsigned int i = 0; i < ctx->nworkers; i++) {
 		unsigned int n;
 
@@ -226,8 +268,11 @@ dp_flowlog_out_path(const struct dp_flowlog_out *o)
 void
 dp_flowlog_out_forget_slot(struct dp_flowlog_out *o, uint16_t slot)
 {
-	if (o != NULL && slot <= o->max_vms)
-		o->lost[slot] = 0;
+	if (o == NULL || slot > o->max_vms)
+		return;
+	o->lost[slot] = 0;
+	free(o->names[slot]);
+	o->names[slot] = NULL;
 }
 
 void

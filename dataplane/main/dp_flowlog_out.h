@@ -37,7 +37,7 @@ int dp_flowlog_out_reopen(struct dp_flowlog_out *o);
 void dp_flowlog_out_tick(struct dp_flowlog_out *o);
 const char *dp_flowlog_out_path(const struct dp_flowlog_out *o);
 
-/* The slot's VM is gone: its count of lost records goes with it (dp_vmslot.h). */
+/* The slot's VM is gone: its count of lost records and its name go with it (dp_vmslot.h). */
 void dp_flowlog_out_forget_slot(struct dp_flowlog_out *o, uint16_t slot);
 
 /* namegate_flow_records_dropped_total{vm} and namegate_flow_records_total. */

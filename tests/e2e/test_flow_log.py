@@ -268,3 +268,34 @@ def test_reopen_after_rotation_writes_to_the_new_file(lab):
         assert not [r for r in old if r["src"] == src], "a record went to the rotated file"
     finally:
         os.unlink(rotated)
+
+
+def test_a_vm_removed_by_a_reload_still_names_its_flows(lab):
+    """vm2 holds a connection open and leaves the policy (a reload without it): its flow
+    ends "gone", and its record still names vm2 (the running policy no longer does)."""
+    import signal
+    import lab_namegate
+    assert lab.dig("vm2", "github.com").addresses
+    bg = lab.background("vm2", labmod._dedent("""\
+        import socket, ssl, sys, json
+        ctx = ssl.create_default_context(cafile=sys.argv[1])
+        s = ctx.wrap_socket(socket.create_connection(("203.0.113.12", 443)),
+                            server_hostname="github.com")
+        print(json.dumps({"port": s.getsockname()[1]}), flush=True)
+        sys.stdin.read()
+        """), args=[lab.ca_path])
+    try:
+        src = f"{lab.vm('vm2').ipv4}:{bg.json()['port']}"
+        saved = lab.vms
+        lab.vms = [v for v in lab.vms if v.name != "vm2"]
+        try:
+            lab_namegate.write_config(lab, lab.config_path, lab.policies,
+                                      lab.config_overrides)
+        finally:
+            lab.vms = saved
+        lab.daemon.signal(signal.SIGHUP)
+        rec = wait_record(lab, src=src, final=True, timeout=60)
+    finally:
+        bg.finish()
+    assert rec["vm"] == "vm2" and rec["end"] == "gone", rec
+    assert rec["sni"] == "github.com" and rec["bytes_out"] > 0, rec
