@@ -10,6 +10,7 @@
  *     grant TTL | keepalive ID | revoke ID	lease=ID / ttl=N / revoked
  *     expiry KEY TTL			puts KEY under a TTL lease, polls: expired_ms=T
  *     reauth KEY SECONDS		put, sleep, put: auths=N
+ *     puts KEY N			N puts on one kept-alive connection: p50_us=T
  *     watch PREFIX REV COUNT [CANCEL_MS]	resumes after errors, relists on compaction
  *
  * A failure prints "rc=NAME ms=T err=MESSAGE" and exits 1. Values print raw: the tests'
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ctl_base.h"
@@ -171,6 +173,43 @@ probe_expiry(struct ctl_etcd *c, const char *key, int64_t ttl)
 }
 
 static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* N puts of 1..N in a row, the first (which authenticates and connects) not counted. */
+static int
+probe_puts(struct ctl_etcd *c, const char *key, long n)
+{
+	struct timespec a, b;
+	int64_t *us;
+	char v[24];
+	int rc;
+
+	if (n < 2 || (us = calloc((size_t)n, sizeof(*us))) == NULL)
+		return 2;
+	for (long i = 0; i < n; i++) {
+		int len = snprintf(v, sizeof(v), "%ld", i + 1);
+
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		if ((rc = ctl_etcd_put(c, key, v, (size_t)len, 0, NULL)) < 0) {
+			free(us);
+			return fail(c, rc);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		us[i] = (b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000;
+	}
+	qsort(us + 1, (size_t)n - 1, sizeof(*us), cmp_i64);
+	printf("p50_us=%" PRId64 " max_us=%" PRId64 " first_us=%" PRId64 "\n", us[1 + (n - 1) / 2],
+	    us[n - 1], us[0]);
+	free(us);
+	return 0;
+}
+
+static int
 probe_cmd(struct ctl_etcd *c, int argc, char **argv)
 {
 	const char *cmd = argv[0];
@@ -231,6 +270,8 @@ probe_cmd(struct ctl_etcd *c, int argc, char **argv)
 		}
 		if (rc == 0)
 			printf("auths=%u ms=%" PRId64 "\n", ctl_etcd_auths(c), ctl_now_ms() - t0);
+	} else if (strcmp(cmd, "puts") == 0 && argc == 3) {
+		return probe_puts(c, argv[1], atol(argv[2]));
 	} else if (strcmp(cmd, "watch") == 0 && argc >= 4) {
 		return probe_watch(c, argv[1], strtoll(argv[2], NULL, 10), atol(argv[3]),
 		    argc > 4 ? atol(argv[4]) : 0);

@@ -53,36 +53,45 @@ def fields(line):
 
 
 class Etcd:
-    def __init__(self):
+    """One etcd member on loopback ports of its own, in a temporary directory."""
+
+    def __init__(self, name="ng"):
+        self.name = name
         self.dir = tempfile.mkdtemp(prefix="ng-etcd-")
         self.client = f"http://127.0.0.1:{free_port()}"
         self.peer = f"http://127.0.0.1:{free_port()}"
         self.proc = None
         self.log = None
 
-    def start(self):
+    def launch(self, cluster=None, extra=()):
         self.log = open(os.path.join(self.dir, "etcd.log"), "ab")
         self.proc = subprocess.Popen(
-            ["etcd", "--name", "ng", "--data-dir", os.path.join(self.dir, "data"),
+            ["etcd", "--name", self.name, "--data-dir", os.path.join(self.dir, "data"),
              "--listen-client-urls", self.client, "--advertise-client-urls", self.client,
              "--listen-peer-urls", self.peer, "--initial-advertise-peer-urls", self.peer,
-             "--initial-cluster", f"ng={self.peer}",
-             "--auth-token", "simple", "--auth-token-ttl", str(TOKEN_TTL)],
+             "--initial-cluster", cluster or f"{self.name}={self.peer}",
+             "--auth-token", "simple", "--auth-token-ttl", str(TOKEN_TTL), *extra],
             stdout=self.log, stderr=subprocess.STDOUT)
-        for _ in range(200):
-            r = subprocess.run(["etcdctl", "--endpoints", self.client, "--user", ":".join(ROOT),
-                                "--dial-timeout", "1s", "endpoint", "health"],
-                               capture_output=True, text=True)
-            if r.returncode == 0 or "authentication is not enabled" in r.stderr:
-                return
+
+    def start(self):
+        self.launch()
+        self.wait_ready()
+
+    def wait_ready(self):
+        end = time.monotonic() + 30
+        while time.monotonic() < end:
+            for user in (ROOT, None):
+                auth = ["--user", ":".join(user)] if user else []
+                r = subprocess.run(["etcdctl", "--endpoints", self.client, *auth,
+                                    "--dial-timeout", "1s", "endpoint", "health"],
+                                   capture_output=True, text=True)
+                if r.returncode == 0:
+                    return
             if self.proc.poll() is not None:
                 break
-            r = subprocess.run(["etcdctl", "--endpoints", self.client, "--dial-timeout", "1s",
-                                "endpoint", "health"], capture_output=True, text=True)
-            if r.returncode == 0:
-                return
             time.sleep(0.1)
-        raise RuntimeError("etcd did not start: " + open(os.path.join(self.dir, "etcd.log")).read()[-2000:])
+        raise RuntimeError("etcd did not start: " +
+                           open(os.path.join(self.dir, "etcd.log")).read()[-2000:])
 
     def stop(self):
         if self.proc is not None and self.proc.poll() is None:
@@ -99,8 +108,9 @@ class Etcd:
             self.log = None
 
     def ctl(self, *args, user=ROOT, stdin=None, check=True):
-        r = subprocess.run(["etcdctl", "--endpoints", self.client, "--user", ":".join(user),
-                            *args], input=stdin, capture_output=True)
+        auth = ["--user", ":".join(user)] if user else []
+        r = subprocess.run(["etcdctl", "--endpoints", self.client, *auth, *args], input=stdin,
+                           capture_output=True)
         if check and r.returncode != 0:
             raise RuntimeError(f"etcdctl {args}: {r.stderr.decode()}")
         return r.stdout.decode()
@@ -150,8 +160,9 @@ def etcd():
 
 
 def probe(etcd, *args, user=GATEWAY, endpoints=None, timeout=30, opts=()):
-    r = subprocess.run([PROBE, "-e", endpoints or etcd.client, "-u", ":".join(user), *opts,
-                        *args], capture_output=True, text=True, timeout=timeout)
+    auth = ["-u", ":".join(user)] if user else []
+    r = subprocess.run([PROBE, "-e", endpoints or etcd.client, *auth, *opts, *args],
+                       capture_output=True, text=True, timeout=timeout)
     assert r.returncode in (0, 1), r.stderr
     lines = r.stdout.splitlines()
     return r.returncode, lines
@@ -188,7 +199,10 @@ def test_put_get_range_delete(etcd):
     d = fields(ok(etcd, "del", g, "prefix", user=OPERATOR)[0])
     assert d["deleted"] == "2"
     assert etcd.ctl("get", PREFIX + "/grants0", "--print-value-only").strip() == "outside"
+    puts = fields(ok(etcd, "puts", PREFIX + "/grants/p", "101", user=OPERATOR)[0])
+    assert etcd.ctl("get", PREFIX + "/grants/p", "--print-value-only").strip() == "101"
     print(f"RESULT etcd_put_ms={put['ms']}")
+    print(f"RESULT etcd_put_kept_alive_p50_ms={int(puts['p50_us']) / 1000:.2f}")
     print(f"RESULT etcd_get_ms={got['ms']}")
     print(f"RESULT etcd_range_ms={head['ms']}")
 
@@ -231,10 +245,10 @@ def test_reauth_after_token_expiry(etcd):
 class Watch:
     """etcd_probe watch in the background, its lines read by a thread as they come."""
 
-    def __init__(self, etcd, prefix, rev, count, *extra):
-        self.p = subprocess.Popen([PROBE, "-e", etcd.client, "-u", ":".join(GATEWAY), "watch",
-                                   prefix, str(rev), str(count), *extra],
-                                  stdout=subprocess.PIPE, text=True)
+    def __init__(self, etcd, prefix, rev, count, *extra, user=GATEWAY):
+        auth = ["-u", ":".join(user)] if user else []
+        self.p = subprocess.Popen([PROBE, "-e", etcd.client, *auth, "watch", prefix, str(rev),
+                                   str(count), *extra], stdout=subprocess.PIPE, text=True)
         self.q = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -379,3 +393,40 @@ def test_watch_resumes_after_restart(etcd):
         assert w.until("done")[0] == f"done next_rev={revs[-1] + 1}"
     finally:
         w.close()
+
+
+def test_member_without_quorum():
+    """Three members, two frozen: the third, cut off from quorum, must fail a put at its
+    timeout and end the watch (hasleader) instead of leaving it silent. Short election
+    timeouts so that the member notices within seconds."""
+    members = [Etcd(f"m{i}") for i in range(3)]
+    cluster = ",".join(f"{m.name}={m.peer}" for m in members)
+    token = "ng-" + uuid.uuid4().hex[:8]
+    w = None
+    try:
+        for m in members:
+            m.launch(cluster, ["--initial-cluster-state", "new", "--initial-cluster-token",
+                               token, "--heartbeat-interval", "50",
+                               "--election-timeout", "500"])
+        for m in members:
+            m.wait_ready()
+        a = members[0]
+        w = Watch(a, "/q/", 1, 1000, user=None)
+        w.until("created")
+        a.ctl("put", "/q/1", "x", user=None)
+        assert w.until("ev")[0].split()[1:3] == ["PUT", "/q/1"]
+        for m in members[1:]:
+            m.proc.send_signal(signal.SIGSTOP)
+        frozen = time.monotonic()
+        rc, lines = probe(a, "put", "/q/2", "y", user=None)
+        f = fields(lines[0])
+        assert rc == 1 and f["rc"] == "ETIMEDOUT", lines
+        down, t = w.until("down", 60)
+        assert fields(down)["rc"] == "ENOTCONN" and "no leader" in down, down
+        print(f"RESULT etcd_noquorum_put_ms={f['ms']}")
+        print(f"RESULT etcd_watch_noleader_ms={(t - frozen) * 1000:.0f}")
+    finally:
+        if w is not None:
+            w.close()
+        for m in members:
+            m.remove()
