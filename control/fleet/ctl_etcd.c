@@ -1,7 +1,8 @@
 /*
  * The client and its one request: an endpoint at a time from the last that answered,
- * failing over while no endpoint has taken the request (it cannot have been applied), a
- * new token once when etcd refuses the one it holds, all within one deadline.
+ * failing over while no endpoint has taken the request or one refused it for want of a
+ * leader (it cannot have been applied), a new token once when etcd refuses the one it
+ * holds, all within one deadline.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -198,7 +199,7 @@ etcd_attempt(struct ctl_etcd *c, size_t i, const char *path, const char *body, i
 	*taken = false;
 	if ((size_t)snprintf(url, sizeof(url), "%s%s", c->ep[i], path) >= sizeof(url))
 		return ctl_etcd_fail(c, -EINVAL, "etcd %s: endpoint too long", c->ep[i]);
-	if ((h = ctl_etcd_headers(c, false)) == NULL)
+	if ((h = ctl_etcd_headers(c, true)) == NULL)
 		return ctl_etcd_fail(c, -ENOMEM, "etcd: out of memory");
 	out->len = 0;
 	curl_easy_setopt(c->easy, CURLOPT_URL, url);
@@ -347,7 +348,11 @@ etcd_reply_error(struct ctl_etcd *c, struct json_object *o, long status, int *co
 	return ctl_etcd_grpc_fail(c, c->ep[c->cur], *code, msg);
 }
 
-/* Sends req and parses the reply; a reply that is not 200 becomes -errno and *code. */
+/*
+ * Sends req and parses the reply; a reply that is not 200 becomes -errno and *code. With
+ * hasleader, a member that knows it has no leader refuses before doing anything ("no
+ * leader"), so the request goes on to the next member instead of waiting out the timeout.
+ */
 static int
 etcd_exchange(struct ctl_etcd *c, const char *path, const char *body, int64_t deadline_ms,
     struct json_object **resp, int *code)
@@ -355,19 +360,23 @@ etcd_exchange(struct ctl_etcd *c, const char *path, const char *body, int64_t de
 	struct etcd_body b = { 0 };
 	struct json_object *o = NULL;
 	long status = 0;
-	int rc;
+	int rc = -ECONNREFUSED;
 
-	*code = 0;
-	if ((rc = etcd_send(c, path, body, deadline_ms, &b, &status)) < 0 ||
-	    (rc = etcd_parse(c, &b, status, &o)) < 0)
-		goto out;
-	if (status != 200) {
+	for (size_t tries = 0; tries < c->n_ep; tries++) {
+		*code = 0;
+		if ((rc = etcd_send(c, path, body, deadline_ms, &b, &status)) < 0 ||
+		    (rc = etcd_parse(c, &b, status, &o)) < 0)
+			break;
+		if (status == 200) {
+			*resp = o;
+			break;
+		}
 		rc = etcd_reply_error(c, o, status, code);
 		json_object_put(o);
-		goto out;
+		if (*code != 14 || strstr(c->err, "no leader") == NULL)
+			break;
+		c->cur = (c->cur + 1) % c->n_ep;
 	}
-	*resp = o;
-out:
 	free(b.p);
 	return rc;
 }

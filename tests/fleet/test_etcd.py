@@ -397,8 +397,9 @@ def test_watch_resumes_after_restart(etcd):
 
 def test_member_without_quorum():
     """Three members, two frozen: the third, cut off from quorum, must fail a put at its
-    timeout and end the watch (hasleader) instead of leaving it silent. Short election
-    timeouts so that the member notices within seconds."""
+    timeout, refuse the next at once when it knows it has no leader, and end the watch
+    (hasleader) instead of leaving it silent. etcd's default election timeout (1 s): the
+    first put starts well before the member gives up on its leader."""
     members = [Etcd(f"m{i}") for i in range(3)]
     cluster = ",".join(f"{m.name}={m.peer}" for m in members)
     token = "ng-" + uuid.uuid4().hex[:8]
@@ -406,8 +407,8 @@ def test_member_without_quorum():
     try:
         for m in members:
             m.launch(cluster, ["--initial-cluster-state", "new", "--initial-cluster-token",
-                               token, "--heartbeat-interval", "50",
-                               "--election-timeout", "500"])
+                               token, "--heartbeat-interval", "100",
+                               "--election-timeout", "1000"])
         for m in members:
             m.wait_ready()
         a = members[0]
@@ -423,7 +424,12 @@ def test_member_without_quorum():
         assert rc == 1 and f["rc"] == "ETIMEDOUT", lines
         down, t = w.until("down", 60)
         assert fields(down)["rc"] == "ENOTCONN" and "no leader" in down, down
+        # now that it knows it has no leader, it refuses at once (hasleader on requests too)
+        rc, lines = probe(a, "put", "/q/3", "z", user=None)
+        f2 = fields(lines[0])
+        assert rc == 1 and f2["rc"] == "ENOTCONN" and "no leader" in f2["err"], lines
         print(f"RESULT etcd_noquorum_put_ms={f['ms']}")
+        print(f"RESULT etcd_noleader_put_ms={f2['ms']}")
         print(f"RESULT etcd_watch_noleader_ms={(t - frozen) * 1000:.0f}")
     finally:
         if w is not None:

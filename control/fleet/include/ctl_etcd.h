@@ -20,8 +20,9 @@
  * Every int function returns 0 or -errno; on failure ctl_etcd_error() says why, naming the
  * endpoint and etcd's message ("etcd http://127.0.0.1:2379: etcdserver: permission
  * denied"). -EACCES: refused by etcd's auth; -ENOENT: no such key or lease; -ETIMEDOUT: no
- * answer within the timeout (a put that cannot reach quorum ends so); -ECONNREFUSED: no
- * endpoint accepted a connection; -ESTALE: the revision asked for was compacted;
+ * answer within the timeout (a put that cannot reach quorum ends so); -ENOTCONN: every
+ * member asked knows it has no leader (requests carry hasleader, so such a member refuses
+ * at once and the next is asked); -ECONNREFUSED: no endpoint accepted a connection; -ESTALE: the revision asked for was compacted;
  * -ECANCELED: ctl_etcd_cancel() was called; -EPROTO: a reply that is not etcd's.
  */
 #include <stdbool.h>
