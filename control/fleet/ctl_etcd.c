@@ -74,7 +74,8 @@ ctl_etcd_new(const struct ctl_etcd_opts *o)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || (c = calloc(1, sizeof(*c))) == NULL) {
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
+	    (c = calloc(1, sizeof(*c))) == NULL) {
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -116,7 +117,8 @@ ctl_etcd_headers(const struct ctl_etcd *c, bool hasleader)
 		h = n;
 	}
 	if (c->token != NULL) {
-		if ((size_t)snprintf(auth, sizeof(auth), "Authorization: %s", c->token) >= sizeof(auth))
+		if ((size_t)snprintf(auth, sizeof(auth), "Authorization: %s", c->token) >=
+		    sizeof(auth))
 			goto oom;
 		if ((n = curl_slist_append(h, auth)) == NULL)
 			goto oom;
@@ -255,8 +257,8 @@ etcd_send(struct ctl_etcd *c, const char *path, const char *body, int64_t deadli
 		bool taken;
 
 		if (left <= 0)
-			return ctl_etcd_fail(c, -ETIMEDOUT, "etcd: no endpoint answered within %u ms",
-			    c->timeout_ms);
+			return ctl_etcd_fail(c, -ETIMEDOUT,
+			    "etcd: no endpoint answered within %u ms", c->timeout_ms);
 		if ((rc = etcd_attempt(c, i, path, body, left, out, status, &taken)) == 0) {
 			c->cur = i;
 			return 0;

@@ -51,7 +51,8 @@ watch_events(struct etcd_watch *w, struct json_object *arr, int64_t rev)
 		}
 		/* jsonpb omits the enum's default, PUT */
 		ev[got].type = json_object_object_get_ex(e, "type", &t) &&
-		    strcmp(json_object_get_string(t), "DELETE") == 0 ? CTL_ETCD_DELETE : CTL_ETCD_PUT;
+		    strcmp(json_object_get_string(t), "DELETE") == 0 ?
+		    CTL_ETCD_DELETE : CTL_ETCD_PUT;
 	}
 	rc = w->fn(w->arg, ev, n, rev);
 	if (ev[n - 1].kv.mod_rev >= *w->next_rev)
@@ -113,7 +114,8 @@ watch_message(struct etcd_watch *w, struct json_object *o)
 
 	if (json_object_object_get_ex(o, "error", &v))
 		return watch_error(w, o, v);
-	if (!json_object_object_get_ex(o, "result", &r) || !json_object_is_type(r, json_type_object))
+	if (!json_object_object_get_ex(o, "result", &r) ||
+	    !json_object_is_type(r, json_type_object))
 		return ctl_etcd_fail(w->c, -EPROTO, "etcd %s: not a watch response", w->ep);
 	rev = json_object_object_get_ex(r, "header", &h) ? ctl_etcd_i64(h, "revision") : 0;
 	if ((compact = ctl_etcd_i64(r, "compact_revision")) > 0)
@@ -153,7 +155,8 @@ watch_write(char *p, size_t size, size_t n, void *arg)
 			}
 			if ((w->fed += (size_t)chunk) > CTL_ETCD_BODY_MAX) {
 				w->rc = ctl_etcd_fail(w->c, -EMSGSIZE,
-				    "etcd %s: watch response over %u bytes", w->ep, CTL_ETCD_BODY_MAX);
+				    "etcd %s: watch response over %u bytes", w->ep,
+				    CTL_ETCD_BODY_MAX);
 				return 0;
 			}
 			off += (size_t)chunk;

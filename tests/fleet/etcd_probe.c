@@ -125,7 +125,8 @@ probe_watch(struct ctl_etcd *c, const char *prefix, int64_t rev, long count, lon
 		}
 		if (rc == -ECANCELED) {
 			printf("cancelled after_cancel_ms=%" PRId64 "\n", ctl_now_ms() - cancel_at);
-			pthread_join(th, NULL);
+			if (cancel_ms > 0)
+				pthread_join(th, NULL);
 			return 0;
 		}
 		if (rc == -ESTALE) {
@@ -231,8 +232,9 @@ probe_cmd(struct ctl_etcd *c, int argc, char **argv)
 
 		if ((rc = ctl_etcd_get(c, argv[1], &kv, &rev)) == 0) {
 			printf("len=%zu fnv=%016" PRIx64 " mod_rev=%" PRId64 " lease=%" PRId64
-			    " ms=%" PRId64 " value=%s\n", kv.value_len, fnv1a(kv.value, kv.value_len),
-			    kv.mod_rev, kv.lease, ctl_now_ms() - t0, kv.value);
+			    " ms=%" PRId64 " value=%s\n", kv.value_len,
+			    fnv1a(kv.value, kv.value_len), kv.mod_rev, kv.lease, ctl_now_ms() - t0,
+			    kv.value);
 			ctl_etcd_kv_clear(&kv);
 		}
 	} else if (strcmp(cmd, "range") == 0 && argc == 2) {

@@ -22,8 +22,9 @@
  * denied"). -EACCES: refused by etcd's auth; -ENOENT: no such key or lease; -ETIMEDOUT: no
  * answer within the timeout (a put that cannot reach quorum ends so); -ENOTCONN: every
  * member asked knows it has no leader (requests carry hasleader, so such a member refuses
- * at once and the next is asked); -ECONNREFUSED: no endpoint accepted a connection; -ESTALE: the revision asked for was compacted;
- * -ECANCELED: ctl_etcd_cancel() was called; -EPROTO: a reply that is not etcd's.
+ * at once and the next is asked); -ECONNREFUSED: no endpoint accepted a connection;
+ * -ESTALE: the revision asked for was compacted; -ECANCELED: ctl_etcd_cancel() was called;
+ * -EPROTO: a reply that is not etcd's.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -83,7 +84,8 @@ typedef int ctl_etcd_watch_fn(void *arg, const struct ctl_etcd_event *ev, size_t
 
 /*
  * A client of the endpoints and credentials in o (copied). Connects lazily: no call here
- * talks to etcd. Returns NULL with errno EINVAL (no endpoint) or ENOMEM.
+ * talks to etcd. It initialises libcurl (curl_global_init), so the first one is made before
+ * the threads that use them start. Returns NULL with errno EINVAL (no endpoint) or ENOMEM.
  */
 struct ctl_etcd *ctl_etcd_new(const struct ctl_etcd_opts *o);
 void ctl_etcd_free(struct ctl_etcd *c);
