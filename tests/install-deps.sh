@@ -30,6 +30,8 @@ packages=(
 	iwyu
 	# the man pages (doc/) and their test (tests/man)
 	scdoc groff-base man-db
+	# the fleet suite (tests/fleet): a real etcd and etcdctl
+	etcd-server etcd-client
 	# the install test (tests/install): the unit through systemd-analyze, logrotate's rule
 	systemd logrotate
 )
