@@ -23,6 +23,7 @@ packages=(
 	# the rest of namegate's package's Depends (dpkg -i in configure.sh refuses the package
 	# while one is missing): its libraries; namegate-dump's libpcap
 	libmnl0 libnftnl11 libldns3 libyaml-0-2 libmicrohttpd12 libjson-c5 libcurl4 libssl3 libnuma1
+	libsodium23
 	libsystemd0 libpcap0.8
 	# the operator's tools: nft for the slow-path table, ip for its bridge, an editor
 	nftables iproute2 kmod pciutils procps ethtool less vim-tiny
