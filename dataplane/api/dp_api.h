@@ -85,6 +85,7 @@ enum dp_flow_end {
 	DP_FLOW_END_BLOCKED,	/* refused before it opened: reason says why */
 	DP_FLOW_END_GONE,	/* its VM left the policy */
 	DP_FLOW_END_REPLACED,	/* a new connection came on its 4-tuple */
+	DP_FLOW_END_STOP,	/* namegate stopped while it was open */
 	DP_FLOW_END_MAX,
 };
 

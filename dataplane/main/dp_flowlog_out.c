@@ -47,7 +47,7 @@ static const char *const dp_flowlog_ends[DP_FLOW_END_MAX] = {
 	[DP_FLOW_END_OPEN] = "open", [DP_FLOW_END_FIN] = "fin", [DP_FLOW_END_RST] = "rst",
 	[DP_FLOW_END_IDLE] = "idle", [DP_FLOW_END_CUT] = "cut",
 	[DP_FLOW_END_BLOCKED] = "blocked", [DP_FLOW_END_GONE] = "gone",
-	[DP_FLOW_END_REPLACED] = "replaced",
+	[DP_FLOW_END_REPLACED] = "replaced", [DP_FLOW_END_STOP] = "stop",
 };
 
 static int64_t
@@ -217,6 +217,21 @@ dp_flowlog_out_one(struct dp_flowlog_out *o, const struct dp_gen *g, const struc
 		return;
 	}
 	o->written++;
+}
+
+void
+dp_flowlog_out_stop(struct dp_flowlog_out *o, struct dp_ctx *ctx,
+    const struct ctl_names *names, const struct pol_config *cfg)
+{
+	for (unsigned int i = 0; i < ctx->nworkers; i++) {
+		struct dp_flows *t = ctx->workers[i]->flows;
+
+		/* the ring takes what it has room for; drained, it takes the rest */
+		for (uint32_t at = 0; (at = dp_flowlog_stop_from(ctx->workers[i], at)) <
+		    dp_flows_cap(t);)
+			dp_flowlog_out_drain(o, ctx, names, cfg);
+	}
+	dp_flowlog_out_drain(o, ctx, names, cfg);
 }
 
 void

@@ -31,6 +31,13 @@ void dp_flowlog_out_close(struct dp_flowlog_out *o);
 void dp_flowlog_out_drain(struct dp_flowlog_out *o, struct dp_ctx *ctx,
     const struct ctl_names *names, const struct pol_config *cfg);
 
+/*
+ * The workers stopped: a final record ("end":"stop") of every flow still open, written
+ * with what was waiting. Main lcore, after rte_eal_mp_wait_lcore().
+ */
+void dp_flowlog_out_stop(struct dp_flowlog_out *o, struct dp_ctx *ctx,
+    const struct ctl_names *names, const struct pol_config *cfg);
+
 /* logrotate's postrotate (SIGUSR2, namegatectl reopen): 0 or -errno. */
 int dp_flowlog_out_reopen(struct dp_flowlog_out *o);
 /* Once a second: the path renamed or removed is opened again. */

@@ -514,6 +514,8 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	for (unsigned int i = 0; i < ctx.nworkers; i++)
 		atomic_store_explicit(&ctx.workers[i]->stop, true, memory_order_relaxed);
 	rte_eal_mp_wait_lcore();
+	if (ctl.flowlog != NULL)
+		dp_flowlog_out_stop(ctl.flowlog, &ctx, ctl.names, *cfgp);
 	dp_stats_print(&ctx, stdout);
 	rc = 0;
 out:

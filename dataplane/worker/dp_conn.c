@@ -380,6 +380,7 @@ dp_conn_vm(struct dp_worker *w, const struct pkt *p, uint16_t vm, const struct d
 			*fp = f;
 			return dp_conn_vm_known(w, p, f);
 		}
+		dp_flowlog_end(w, f, DP_FLOW_END_REPLACED);
 		dp_flow_end(w, f);	/* its verdict was that connection's, not this one's */
 	}
 	return dp_conn_vm_open(w, p, vm, k, fp);

@@ -284,6 +284,12 @@ dp_flows_on_report(struct dp_flows *t,
 	t->report_arg = arg;
 }
 
+const struct dp_flow *
+dp_flows_entry(const struct dp_flows *t, uint32_t i)
+{
+	return &t->h.e[i];
+}
+
 uint32_t
 dp_flows_cap(const struct dp_flows *t)
 {

@@ -33,20 +33,27 @@ dp_flowlog_ring_mem(unsigned int size)
 }
 
 /*
- * A zeroed slot for a record of vm, or NULL, counted against vm, when vm holds its share
- * of the ring already (or the ring is full). The worker is the ring's one producer, so
- * what the free count says holds until it enqueues.
+ * Whether vm may put one more record on the ring: not past its share. The worker is the
+ * ring's one producer, so what the free count says holds until it enqueues.
  */
+static bool
+dp_flowlog_room(struct dp_worker *w, uint16_t vm)
+{
+	unsigned int free = rte_ring_free_count(w->flow_recs);
+	uint64_t inflight = w->vm_stats[vm].flowrec_queued -
+	    atomic_load_explicit(&w->flowrec_taken[vm], memory_order_relaxed);
+
+	return free >= 2 && inflight + 1 <= free - 1;
+}
+
+/* A zeroed slot for a record of vm, or NULL, counted against vm, when it has no room. */
 static struct dp_flow_rec *
 dp_flowlog_slot(struct dp_worker *w, uint16_t vm)
 {
 	struct dp_vm_stats *s = &w->vm_stats[vm];
-	unsigned int free = rte_ring_free_count(w->flow_recs);
-	uint64_t inflight = s->flowrec_queued -
-	    atomic_load_explicit(&w->flowrec_taken[vm], memory_order_relaxed);
 	struct rte_ring_zc_data zcd;
 
-	if (free < 2 || inflight + 1 > free - 1 ||
+	if (!dp_flowlog_room(w, vm) ||
 	    rte_ring_enqueue_zc_bulk_elem_start(w->flow_recs, sizeof(struct dp_flow_rec), 1,
 	    &zcd, NULL) != 1) {
 		s->flowrec_dropped++;
@@ -196,6 +203,41 @@ dp_flowlog_refused(struct dp_worker *w, const struct pkt *p, const struct dp_flo
 	rec->bytes_out = dp_ip_bytes(p);
 	rec->packets_out = 1;
 	dp_flowlog_put(w);
+}
+
+void
+dp_flowlog_end(struct dp_worker *w, const struct dp_flow *f, uint8_t end)
+{
+	struct dp_flow_acct *a = dp_flow_acct(w->flows, f);
+
+	if (a->end == DP_FLOW_END_OPEN)
+		a->end = end;
+}
+
+uint32_t
+dp_flowlog_stop_from(struct dp_worker *w, uint32_t at)
+{
+	uint32_t cap = dp_flows_cap(w->flows);
+	struct dp_flow_rec *r;
+
+	if (w->flow_recs == NULL)
+		return cap;
+	for (; at < cap; at++) {
+		const struct dp_flow *f = dp_flows_entry(w->flows, at);
+		struct dp_flow_acct *a;
+
+		if (!f->in_use)
+			continue;
+		a = dp_flow_acct(w->flows, f);
+		/* no room: the caller drains, and none of these is lost or counted lost */
+		if (!dp_flowlog_room(w, f->key.vm) || (r = dp_flowlog_slot(w, f->key.vm)) == NULL)
+			return at;
+		dp_flowlog_fill(w, r, f, a);
+		r->final = 1;
+		r->end = DP_FLOW_END_STOP;
+		dp_flowlog_put(w);
+	}
+	return cap;
 }
 
 unsigned int

@@ -227,6 +227,9 @@ unsigned int dp_flows_age(struct dp_flows *t, uint64_t now, unsigned int budget,
 void dp_flows_walk(struct dp_flows *t, uint16_t vm, void (*fn)(const struct dp_flow *, void *),
     void *arg);
 
+/* Entry i (< dp_flows_cap()) of the table, open or not: for a walk once workers stopped. */
+const struct dp_flow *dp_flows_entry(const struct dp_flows *t, uint32_t i);
+
 /* The flows the table has room for. */
 uint32_t dp_flows_cap(const struct dp_flows *t);
 

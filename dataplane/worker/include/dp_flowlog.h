@@ -48,6 +48,16 @@ void dp_flowlog_refused(struct dp_worker *w, const struct pkt *p, const struct d
     uint8_t r, bool would_block);
 
 /*
+ * Main lcore, the worker stopped: a final record ("stop") of each open flow of w's from
+ * entry at on, until the ring's room for them runs out. Returns where it stopped (the
+ * table's capacity when every one has its record): drain, and call again from there.
+ */
+uint32_t dp_flowlog_stop_from(struct dp_worker *w, uint32_t at);
+
+/* f ends as end (enum dp_flow_end), unless something said otherwise first. */
+void dp_flowlog_end(struct dp_worker *w, const struct dp_flow *f, uint8_t end);
+
+/*
  * Main lcore: take up to n records off worker w's ring into out, and count them as taken
  * (their VMs' shares free up).
  */
