@@ -1,6 +1,8 @@
 /*
  * JSON lines (ctl_jsonl.h).
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +128,57 @@ ctl_jsonl_u64(struct ctl_jsonl *b, uint64_t v)
 		v /= 10;
 	} while (v != 0);
 	ctl_jsonl_putn(b, digits + n, sizeof(digits) - n);
+}
+
+void
+ctl_jsonl_proto(struct ctl_jsonl *b, uint8_t proto)
+{
+	switch (proto) {
+	case IPPROTO_ICMP:
+		ctl_jsonl_puts(b, "\"icmp\"");
+		break;
+	case IPPROTO_TCP:
+		ctl_jsonl_puts(b, "\"tcp\"");
+		break;
+	case IPPROTO_UDP:
+		ctl_jsonl_puts(b, "\"udp\"");
+		break;
+	case IPPROTO_ICMPV6:
+		ctl_jsonl_puts(b, "\"icmpv6\"");
+		break;
+	default:
+		ctl_jsonl_putn(b, "\"", 1);
+		ctl_jsonl_u64(b, proto);
+		ctl_jsonl_putn(b, "\"", 1);
+	}
+}
+
+/* IPv4 spelled here, not by inet_ntop: a flow log line has two of them. */
+void
+ctl_jsonl_endpoint(struct ctl_jsonl *b, int family, const uint8_t *addr, uint16_t port)
+{
+	bool brackets = family == AF_INET6 && port != 0;
+	char a[INET6_ADDRSTRLEN];
+
+	ctl_jsonl_putn(b, brackets ? "\"[" : "\"", brackets ? 2 : 1);
+	if (family == AF_INET) {
+		for (int i = 0; i < 4; i++) {
+			if (i > 0)
+				ctl_jsonl_putn(b, ".", 1);
+			ctl_jsonl_u64(b, addr[i]);
+		}
+	} else if (inet_ntop(family, addr, a, sizeof(a)) != NULL) {
+		ctl_jsonl_puts(b, a);
+	} else {
+		b->oom = true;		/* no family to spell: the line is not written */
+	}
+	if (brackets)
+		ctl_jsonl_putn(b, "]", 1);
+	if (port != 0) {
+		ctl_jsonl_putn(b, ":", 1);
+		ctl_jsonl_u64(b, port);
+	}
+	ctl_jsonl_putn(b, "\"", 1);
 }
 
 /* The first w digits of v, zero-padded, at out. */

@@ -11,8 +11,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include "ctl_base.h"
@@ -245,48 +243,12 @@ ev_vm_take(const struct ctl_events *ev, struct ev_vm *v, int64_t now)
 	return true;
 }
 
-static const char *
-ev_proto_name(uint8_t proto, char *tmp, size_t len)
-{
-	switch (proto) {
-	case IPPROTO_ICMP:	return "icmp";
-	case IPPROTO_TCP:	return "tcp";
-	case IPPROTO_UDP:	return "udp";
-	case IPPROTO_ICMPV6:	return "icmpv6";
-	default:
-		snprintf(tmp, len, "%u", proto);
-		return tmp;
-	}
-}
-
-/* "203.0.113.5:443", "[2001:db8::1]:443", or the address alone for port 0. */
-static void
-buf_dst(struct ctl_jsonl *b, int family, const uint8_t *addr, uint16_t port)
-{
-	char a[INET6_ADDRSTRLEN];
-
-	if (inet_ntop(family, addr, a, sizeof(a)) == NULL) {
-		b->oom = true;
-		return;
-	}
-	ctl_jsonl_puts(b, ",\"dst\":\"");
-	if (family == AF_INET6 && port != 0)
-		ctl_jsonl_putn(b, "[", 1);
-	ctl_jsonl_puts(b, a);
-	if (family == AF_INET6 && port != 0)
-		ctl_jsonl_putn(b, "]", 1);
-	if (port != 0)
-		ctl_jsonl_printf(b, ":%u", port);
-	ctl_jsonl_putn(b, "\"", 1);
-}
-
 int
 ctl_events_log_block(struct ctl_events *ev, const struct timespec *now,
     const struct ctl_ev_block *b)
 {
 	struct ev_vm *v = NULL;
 	uint64_t suppressed = 0;
-	char tmp[4];
 	int rc;
 
 	if (b->vm == NULL || b->reason == NULL)
@@ -305,9 +267,11 @@ ctl_events_log_block(struct ctl_events *ev, const struct timespec *now,
 	ctl_jsonl_puts(&ev->line, ",\"reason\":");
 	ctl_jsonl_str(&ev->line, b->reason);
 	ctl_jsonl_puts(&ev->line, ",\"proto\":");
-	ctl_jsonl_str(&ev->line, ev_proto_name(b->proto, tmp, sizeof(tmp)));
-	if (b->family == AF_INET || b->family == AF_INET6)
-		buf_dst(&ev->line, b->family, b->addr, b->port);
+	ctl_jsonl_proto(&ev->line, b->proto);
+	if (b->family == AF_INET || b->family == AF_INET6) {
+		ctl_jsonl_puts(&ev->line, ",\"dst\":");
+		ctl_jsonl_endpoint(&ev->line, b->family, b->addr, b->port);
+	}
 	if (b->name != NULL) {
 		ctl_jsonl_puts(&ev->line, ",\"name\":");
 		ctl_jsonl_str(&ev->line, b->name);

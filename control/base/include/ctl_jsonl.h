@@ -65,6 +65,15 @@ void ctl_jsonl_str(struct ctl_jsonl *b, const char *s);
 /* v in decimal, unquoted. */
 void ctl_jsonl_u64(struct ctl_jsonl *b, uint64_t v);
 
+/* An IP protocol, quoted: "tcp", "udp", "icmp", "icmpv6", else its number ("47"). */
+void ctl_jsonl_proto(struct ctl_jsonl *b, uint8_t proto);
+
+/*
+ * An endpoint, quoted: "203.0.113.5:443", "[2001:db8::1]:443", or the address alone for
+ * port 0. family AF_INET or AF_INET6, addr in network order (IPv4 in its first 4 bytes).
+ */
+void ctl_jsonl_endpoint(struct ctl_jsonl *b, int family, const uint8_t *addr, uint16_t port);
+
 /* "2026-11-29T12:00:00.123Z": UTC, milliseconds truncated, quoted. */
 void ctl_jsonl_ts(struct ctl_jsonl *b, const struct timespec *t);
 
