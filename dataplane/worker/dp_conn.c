@@ -37,11 +37,11 @@ dp_seq_after(uint32_t a, uint32_t b)
 static void
 dp_flow_track(struct dp_worker *w, struct dp_flow *f, const struct pkt *p, bool from_vm)
 {
-	struct dp_flow_acct *a = dp_flow_acct(w->flows, f);
 	uint32_t end;
 
 	f->last_seen = w->now;
-	dp_flow_count(a, from_vm, dp_ip_bytes(p), w->now_tsc);
+	if (w->flow_recs != NULL)	/* counted for the flow log only: off, no per-frame cost */
+		dp_flow_count(dp_flow_acct(w->flows, f), from_vm, dp_ip_bytes(p), w->now_tsc);
 	if (p->proto != PKT_PROTO_TCP) {
 		if (!from_vm)
 			f->state = DP_FLOW_ESTABLISHED;
@@ -50,8 +50,8 @@ dp_flow_track(struct dp_worker *w, struct dp_flow *f, const struct pkt *p, bool 
 	if (p->tcp_flags & (PKT_TCP_FIN | PKT_TCP_RST)) {
 		f->state = DP_FLOW_CLOSING;
 		/* the first word on how it ends stands: an RST after a FIN ends a closed one */
-		if (a->end == DP_FLOW_END_OPEN)
-			a->end = (p->tcp_flags & PKT_TCP_RST) ? DP_FLOW_END_RST : DP_FLOW_END_FIN;
+		dp_flowlog_end(w, f, (p->tcp_flags & PKT_TCP_RST) ? DP_FLOW_END_RST :
+		    DP_FLOW_END_FIN);
 	}
 	if (from_vm) {
 		end = p->seq + (uint32_t)p->payload_len + ((p->tcp_flags & PKT_TCP_SYN) != 0) +

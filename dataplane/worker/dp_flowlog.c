@@ -143,6 +143,8 @@ dp_flowlog_opened(struct dp_worker *w, struct dp_flow *f, const struct pkt *p,
 {
 	struct dp_flow_acct *a = dp_flow_acct(w->flows, f);
 
+	if (w->flow_recs == NULL)
+		return;			/* no flow log: nothing reads the account */
 	a->start_tsc = a->reported_tsc = w->now_tsc;
 	a->name_kind = name_kind;
 	a->end_reason = DP_REASON_ALLOWED;	/* none: a cut or a would-be block says why */
