@@ -418,7 +418,7 @@ test_policy_start_stop(void **state)
 {
 	struct fx *f = *state;
 	struct timespec t = f->t0;
-	/* a reload someone asked for names them; SIGHUP's names nobody */
+	/* a reload someone asked for names them; one whose sender is not known names nobody */
 	const struct ctl_ev_who who = { .uid = 1000, .pid = 4321, .user = "al\"ice" };
 	char want[1024];
 
