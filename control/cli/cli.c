@@ -44,19 +44,25 @@ static const struct ctl_cmd ctl_cmds[] = {
 	    ctl_cmd_approve },
 	{ "deny", "ID [--json]", "refuse a waiting query now", ctl_cmd_deny },
 	{ "vms", "", "the VMs' names (of -c FILE, else the daemon's)", ctl_cmd_vms },
+	{ "fleet", "[--json]", "every gateway's policy serial and state (fleet store)",
+	    ctl_cmd_fleet },
+	{ "publish", "FILE", "a signed bundle (FILE, FILE.minisig) into the fleet store",
+	    ctl_cmd_publish },
 	{ NULL, NULL, NULL, NULL },
 };
 
 static void
 ctl_usage(FILE *out)
 {
-	fputs("usage: namegatectl [-s SOCKET | -c FILE] COMMAND [ARGS...]\n", out);
+	fputs("usage: namegatectl [-s SOCKET | -c FILE] [-F FILE] COMMAND [ARGS...]\n", out);
 	for (const struct ctl_cmd *c = ctl_cmds; c->name != NULL; c++)
 		fprintf(out, "  %-8s %-42s %s\n", c->name, c->args, c->help);
 	fputs("FILTERS: --vm VM --reason R --name PATTERN --since TIME|DURATION --last N\n"
 	    "  -s, --socket SOCKET  the control socket; else $NAMEGATE_SOCKET, else FILE's\n"
 	    "                       control_socket, else " CTL_SOCKET_DEFAULT "\n"
 	    "  -c, --config FILE    the configuration whose control_socket to use\n"
+	    "  -F, --fleet FILE     the fleet store of FILE's fleet: (grant, revoke, publish\n"
+	    "                       write there as $NAMEGATE_FLEET_USER)\n"
 	    "  -V, --version        print the version and exit\n"
 	    "exit status: 0 ok or check: allow; 1 check: block, or reload: rejected;\n"
 	    "             2 error (namegate not running, unknown VM, usage)\n"
@@ -95,6 +101,7 @@ main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "config", required_argument, NULL, 'c' },
+		{ "fleet", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -104,13 +111,16 @@ main(int argc, char **argv)
 	int ch, rc;
 
 	/* "+": stop at the command, whose options are its own. */
-	while ((ch = getopt_long(argc, argv, "+s:c:hV", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+s:c:F:hV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 's':
 			opt_s = optarg;
 			break;
 		case 'c':
 			o.config = optarg;
+			break;
+		case 'F':
+			o.fleet = optarg;
 			break;
 		case 'h':
 			ctl_usage(stdout);

@@ -17,6 +17,7 @@
 struct ctl_opts {
 	const char *socket;	/* -s, NAMEGATE_SOCKET, -c FILE's control_socket, or the default */
 	const char *config;	/* -c FILE, or NULL */
+	const char *fleet;	/* --fleet FILE: the store of its fleet: section, or NULL */
 };
 
 #define CTL_OPT_JSON	0x1	/* --json */
@@ -74,6 +75,24 @@ ctl_cmd_fn ctl_cmd_vms;		/* vms: -c FILE's VMs, else the daemon's */
 ctl_cmd_fn ctl_cmd_grant;	/* grant VM HOST[:PORT] --for D [--reason T] [--json] */
 ctl_cmd_fn ctl_cmd_grants;	/* grants [VM] [--json] */
 ctl_cmd_fn ctl_cmd_revoke;	/* revoke ID [--json] */
+/* The fleet's store (ctl_fleet_cli.c). */
+ctl_cmd_fn ctl_cmd_publish;	/* publish FILE: a signed bundle into the store */
+ctl_cmd_fn ctl_cmd_fleet;	/* fleet [--json]: every gateway's status */
+/* Where the fleet's store is; strings owned. */
+struct ctl_fleet_where {
+	char *name, *prefix;
+	char **ep;
+	size_t nep;
+};
+/*
+ * The store of --fleet FILE, else of the daemon's fleet: -1 with *w filled (free it with
+ * ctl_fleet_where_free()), 0 when there is none, or the exit status after saying why.
+ */
+int ctl_fleet_where_find(const struct ctl_opts *o, struct ctl_fleet_where *w);
+int ctl_fleet_grant(const struct ctl_fleet_where *w, const struct ctl_args *a);
+int ctl_fleet_revoke(const struct ctl_fleet_where *w, const char *id);
+void ctl_fleet_where_free(struct ctl_fleet_where *w);
+
 struct json_object;
 
 /* A reply member: its string ("?" when absent or not one), its integer (0). */

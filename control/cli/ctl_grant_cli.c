@@ -54,6 +54,7 @@ int
 ctl_cmd_grant(const struct ctl_opts *o, int argc, char **argv)
 {
 	static const char usage[] = "grant VM HOST[:PORT] --for DURATION [--reason TEXT] [--json]";
+	struct ctl_fleet_where w;
 	struct ctl_args a;
 	struct ctl_reply r;
 	char left[32];
@@ -61,6 +62,14 @@ ctl_cmd_grant(const struct ctl_opts *o, int argc, char **argv)
 
 	if ((rc = ctl_args_parse(argc, argv, CTL_OPT_GRANT | CTL_OPT_JSON, 2, 2, usage, &a)) >= 0)
 		return rc;
+	/* a box in a fleet: the grant goes to the store, for every gateway of the VM */
+	if ((rc = ctl_fleet_where_find(o, &w)) < 0) {
+		rc = ctl_fleet_grant(&w, &a);
+		ctl_fleet_where_free(&w);
+		return rc;
+	} else if (rc > 0) {
+		return rc;
+	}
 	{
 		const char *kv[] = { "cmd", "grant", "vm", a.pos[0], "host", a.pos[1],
 			"for", a.dur, "reason", a.reason != NULL && *a.reason != '\0' ? a.reason : NULL,
@@ -143,6 +152,15 @@ ctl_cmd_revoke(const struct ctl_opts *o, int argc, char **argv)
 
 	if ((rc = ctl_args_parse(argc, argv, CTL_OPT_JSON, 1, 1, usage, &a)) >= 0)
 		return rc;
+	if (o->fleet != NULL) {		/* a management host: straight to the store */
+		struct ctl_fleet_where w;
+
+		if ((rc = ctl_fleet_where_find(o, &w)) >= 0)
+			return CTL_EXIT_ERROR;
+		rc = ctl_fleet_revoke(&w, a.pos[0]);
+		ctl_fleet_where_free(&w);
+		return rc;
+	}
 	{
 		const char *kv[] = { "cmd", "revoke", "id", a.pos[0], NULL };
 

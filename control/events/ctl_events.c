@@ -326,6 +326,25 @@ ctl_events_log_policy(struct ctl_events *ev, const struct timespec *now, uint64_
 }
 
 int
+ctl_events_log_fleet(struct ctl_events *ev, const struct timespec *now,
+    const struct ctl_ev_fleet *f)
+{
+	(void)ev_check_rotation(ev, now);
+	ev_begin(ev, now, NULL, f->event);
+	if (f->have_serial)
+		ctl_jsonl_printf(&ev->line, ",\"serial\":%llu", (unsigned long long)f->serial);
+	if (f->digest != NULL) {
+		ctl_jsonl_puts(&ev->line, ",\"digest\":");
+		ctl_jsonl_str(&ev->line, f->digest);
+	}
+	if (f->reason != NULL) {
+		ctl_jsonl_puts(&ev->line, ",\"reason\":");
+		ctl_jsonl_str(&ev->line, f->reason);
+	}
+	return ev_end(ev);
+}
+
+int
 ctl_events_log_grant(struct ctl_events *ev, const struct timespec *now,
     const struct ctl_ev_grant *g)
 {

@@ -123,7 +123,8 @@ static int
 gf_grant(struct json_object *o, struct ctl_grant *gr, char *why, size_t whylen)
 {
 	static const char *const keys[] = { "id", "vm", "host", "created", "expires", "reason",
-		"uid", "user" };
+		"uid", "user", "fleet" };
+	struct json_object *fleet;
 	uint64_t id, created, expires, uid;
 	char pwhy[POL_WHY_MAX];
 
@@ -159,6 +160,12 @@ gf_grant(struct json_object *o, struct ctl_grant *gr, char *why, size_t whylen)
 			return gf_fail(-EINVAL, why, whylen, "grant %llu: \"uid\" and \"user\" "
 			    "must come together, a uid and a name", (unsigned long long)id);
 		gr->uid = (int64_t)uid;
+	}
+	if (json_object_object_get_ex(o, "fleet", &fleet)) {
+		if (!json_object_is_type(fleet, json_type_boolean))
+			return gf_fail(-EINVAL, why, whylen, "grant %llu: \"fleet\" must be true or "
+			    "false", (unsigned long long)id);
+		gr->fleet = json_object_get_boolean(fleet);
 	}
 	gr->id = id;
 	gr->created = (int64_t)created;
@@ -293,7 +300,9 @@ gf_doc(const struct ctl_grants *g)
 		    json_object_object_add(o, "reason", json_object_new_string(gr->reason)) == 0 &&
 		    (gr->uid < 0 ||	/* the maker, when known */
 		    (json_object_object_add(o, "uid", json_object_new_int64(gr->uid)) == 0 &&
-		    json_object_object_add(o, "user", json_object_new_string(gr->user)) == 0));
+		    json_object_object_add(o, "user", json_object_new_string(gr->user)) == 0)) &&
+		    (!gr->fleet ||
+		    json_object_object_add(o, "fleet", json_object_new_boolean(1)) == 0);
 	}
 	json_object_put(list);
 	if (!ok) {

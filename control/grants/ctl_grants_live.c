@@ -15,7 +15,7 @@
 
 #include "api/dp_plane.h"
 #include "ctl_events.h"
-#include "ctl_grants.h"
+#include "ctl_grants_int.h"
 #include "ctl_grants_live.h"
 #include "ctl_sock.h"
 #include "policy/load.h"
@@ -38,6 +38,10 @@ struct ctl_grants_live {
 	int64_t ticked;			/* the second of the last tick */
 	bool stale;			/* the table changed, the generation has not yet */
 	bool closing;			/* a grant ended, no generation has yet been put out */
+	/* a fleet's store (ctl_grants_live_set_store()): its name, and who hears revokes */
+	const char *fleet;
+	ctl_grants_revoked_fn *revoked;
+	void *revoked_arg;
 };
 
 static int64_t
@@ -293,6 +297,86 @@ ctl_grants_live_make(struct ctl_grants_live *gr, const char *vm, const char *hos
 	return 0;
 }
 
+void
+ctl_grants_live_set_store(struct ctl_grants_live *gr, const char *fleet,
+    ctl_grants_revoked_fn *fn, void *arg)
+{
+	gr->fleet = fleet;
+	gr->revoked = fn;
+	gr->revoked_arg = arg;
+}
+
+/* Is a fleet grant with id among want's n? */
+static bool
+ctl_gl_wanted(const struct ctl_grant *want, size_t n, uint64_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (want[i].id == id)
+			return true;
+	return false;
+}
+
+static const struct ctl_grant *
+ctl_gl_find_fleet(const struct ctl_grants *t, uint64_t id)
+{
+	for (size_t i = 0; i < ctl_grants_count(t); i++) {
+		const struct ctl_grant *g = ctl_grants_at(t, i);
+
+		if (g->fleet && g->id == id)
+			return g;
+	}
+	return NULL;
+}
+
+int
+ctl_grants_live_store_sync(struct ctl_grants_live *gr, const struct ctl_grant *want, size_t n,
+    FILE *err)
+{
+	const struct pol_config *cfg = *gr->cfgp;
+	size_t ended = 0, added = 0;
+	int64_t now = ctl_gl_now();
+	char why[512];
+
+	for (size_t i = 0; i < ctl_grants_count(gr->table);) {
+		const struct ctl_grant *g = ctl_grants_at(gr->table, i);
+		struct ctl_grant gone;
+
+		if (!g->fleet || ctl_gl_wanted(want, n, g->id)) {
+			i++;
+			continue;
+		}
+		ctl_grants_revoke(gr->table, g->id, &gone);
+		ctl_gl_event(gr, "grant_revoked", &gone, NULL);
+		ended++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct ctl_grant g = want[i];
+		struct ctl_peer maker = { .uid = (uint32_t)g.uid };
+		int rc;
+
+		snprintf(maker.user, sizeof(maker.user), "%s", g.user);
+		if (ctl_gl_find_fleet(gr->table, g.id) != NULL || g.expires <= now ||
+		    pol_config_vm(cfg, g.vm) == NULL)
+			continue;	/* in force, over, or for a VM behind another gateway */
+		g.fleet = true;
+		if ((rc = ctl_grant_check(&g, cfg, why, sizeof(why))) < 0 ||
+		    (rc = ctl_grants_put(gr->table, &g)) < 0) {
+			fprintf(err, "namegate: fleet: grant %" PRIu64 " not taken: %s\n", g.id,
+			    rc == -EINVAL ? why : strerror(-rc));
+			continue;
+		}
+		ctl_gl_event(gr, "grant", &g, g.uid >= 0 ? &maker : NULL);
+		added++;
+	}
+	if (ended + added == 0)
+		return 0;
+	ctl_gl_save(gr);
+	if (ctl_gl_put(gr, ended > 0, err) < 0)
+		fputs("namegate: fleet: the store's grants could not be put in force; retrying\n",
+		    err);
+	return (int)(ended + added);
+}
+
 int
 ctl_grants_live_overlay(const struct ctl_grants_live *gr, const struct pol_config *next,
     struct ctl_overlay *ov)
@@ -366,10 +450,16 @@ ctl_gl_json(const struct ctl_grant *g, int64_t now)
 static int
 ctl_gl_cs_grant(FILE *out, const struct ctl_req *req, void *arg)
 {
+	const struct ctl_grants_live *gr = arg;
 	struct ctl_grant g;
 	char why[512];
 	int rc;
 
+	if (gr->fleet != NULL) {
+		fprintf(out, "this gateway takes its grants from fleet %s's store: namegatectl "
+		    "grant writes them there with an operator's credentials", gr->fleet);
+		return -EPERM;
+	}
 	if ((rc = ctl_grants_live_make(arg, req->vm, req->host, req->dur, req->reason, req->peer,
 	    &g, why, sizeof(why))) < 0) {
 		fputs(why, out);
@@ -429,6 +519,8 @@ ctl_gl_cs_revoke(FILE *out, const struct ctl_req *req, void *arg)
 	}
 	ctl_gl_save(gr);
 	ctl_gl_event(gr, "grant_revoked", &g, req->peer);
+	if (g.fleet && gr->revoked != NULL)	/* on its way to every gateway */
+		gr->revoked(gr->revoked_arg, &g, req->peer);
 	if (ctl_gl_put(gr, true, stderr) < 0) {
 		fputs("namegate: grants: a revoke could not be put in force; retrying\n", stderr);
 		fprintf(out, "grant %" PRIu64 " revoked, but no generation without it is in "

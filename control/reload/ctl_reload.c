@@ -31,6 +31,9 @@ struct ctl_reload {
 	pthread_mutex_t lock;		/* ok and ok_at against a scrape */
 	bool ok;			/* the last load took effect */
 	double ok_at;			/* UTC seconds of the last that did */
+	/* a fleet bundle's policy in force over the file's (ctl_reload_policy()), or NULL */
+	char *policy, *policy_name;
+	size_t policy_len;
 };
 
 struct ctl_reload *
@@ -55,6 +58,8 @@ ctl_reload_free(struct ctl_reload *r)
 	if (r == NULL)
 		return;
 	pthread_mutex_destroy(&r->lock);
+	free(r->policy);
+	free(r->policy_name);
 	free(r);
 }
 
@@ -82,8 +87,28 @@ ctl_reload_restart_only(const struct pol_config *old, const struct pol_config *n
 		    "running ones stay\n");
 }
 
+/* The bundle's policy in place of next's own; errors (with where) to errs. 0 or -1. */
+static int
+ctl_reload_take_policy(const struct ctl_reload *r, struct pol_config *next,
+    struct pol_errs *errs)
+{
+	struct pol_config *bundle = pol_load_buffer(r->policy, r->policy_len, r->policy_name,
+	    errs);
+	char why[256];
+
+	if (bundle == NULL)
+		return -1;
+	if (pol_config_take_policy(next, bundle, why, sizeof(why)) != 0) {
+		pol_err_add(errs, r->policy_name, 1, 1, "%s", why);
+		pol_config_free(bundle);
+		return -1;
+	}
+	pol_config_free(bundle);
+	return 0;
+}
+
 /*
- * Load (*cfgp)->path again. On success the new generation (the file's policies with the
+ * Load (*cfgp)->path again, with the fleet bundle's policy in force over its own if one is. On success the new generation (the file's policies with the
  * live grants on top) is in force on every worker, the old *cfgp is freed and *cfgp is
  * the new configuration: 0. On failure nothing changes: -errno, the file's errors on errs.
  */
@@ -95,10 +120,12 @@ ctl_reload_swap(struct ctl_reload *r, struct pol_errs *errs, FILE *err)
 	struct ctl_overlay ov;
 	int rc;
 
-	if ((next = pol_load_file(old->path, errs)) == NULL) {
+	if ((next = pol_load_file(old->path, errs)) == NULL ||
+	    (r->policy != NULL && ctl_reload_take_policy(r, next, errs) != 0)) {
 		pol_errs_print(err, errs);
 		fprintf(err, "namegate: reload of %s rejected; generation %u stays in force\n",
-		    old->path, p->generation_id(p->dp));
+		    next == NULL ? old->path : r->policy_name, p->generation_id(p->dp));
+		pol_config_free(next);
 		return -EINVAL;
 	}
 	ctl_reload_restart_only(old, next, err);
@@ -171,6 +198,36 @@ int
 ctl_reload_run(struct ctl_reload *r, FILE *err, const struct ctl_ev_who *who)
 {
 	return ctl_reload_by(r, err, who);
+}
+
+int
+ctl_reload_policy(struct ctl_reload *r, const char *text, size_t len, const char *name,
+    FILE *err)
+{
+	char *old = r->policy, *old_name = r->policy_name;
+	size_t old_len = r->policy_len;
+	int rc;
+
+	if ((r->policy = malloc(len + 1)) == NULL || (r->policy_name = strdup(name)) == NULL) {
+		free(r->policy);
+		r->policy = old;
+		r->policy_name = old_name;
+		return -ENOMEM;
+	}
+	memcpy(r->policy, text, len);
+	r->policy[len] = '\0';
+	r->policy_len = len;
+	if ((rc = ctl_reload_by(r, err, NULL)) != 0) {	/* the policy in force stays */
+		free(r->policy);
+		free(r->policy_name);
+		r->policy = old;
+		r->policy_name = old_name;
+		r->policy_len = old_len;
+		return rc;
+	}
+	free(old);
+	free(old_name);
+	return 0;
 }
 
 void

@@ -18,6 +18,7 @@
 #include "ctl_approval.h"
 #include "ctl_budgets.h"
 #include "ctl_events.h"
+#include "ctl_fleet.h"
 #include "ctl_grants_live.h"
 #include "ctl_mirror.h"
 #include "ctl_names.h"
@@ -66,6 +67,8 @@ dp_control_render(FILE *out, void *arg)
 		ctl_approval_render(c->approvals, out);
 	if (c->flowlog != NULL)
 		dp_flowlog_out_render(c->flowlog, c->ctx, out);
+	if (c->fleet != NULL)
+		ctl_fleet_render(c->fleet, out);
 	/* the feeder's table is replaced under the lock */
 	if (c->feed != NULL)
 		ctl_nft_feed_render(c->feed, out);

@@ -132,6 +132,30 @@ dp_cs_reopen(FILE *out, const struct ctl_req *req __attribute__((unused)), void 
 	return dp_cs_reply(out, json_object_new_object(), true);
 }
 
+/*
+ * Where this box's fleet keeps its records, so that namegatectl on it writes a grant to
+ * the store with the operator's own credentials (never this gateway's).
+ */
+static bool
+dp_cs_fleet(struct json_object *o, const struct pol_config *cfg)
+{
+	struct json_object *f, *eps = NULL;
+	bool ok;
+
+	if (cfg->fleet_name == NULL)
+		return true;
+	ok = (f = dp_cs_sub(o, "fleet")) != NULL &&
+	    dp_cs_set(f, "name", json_object_new_string(cfg->fleet_name)) &&
+	    dp_cs_set(f, "shard", json_object_new_string(cfg->fleet_shard)) &&
+	    dp_cs_set(f, "gateway", json_object_new_string(cfg->fleet_gateway)) &&
+	    dp_cs_set(f, "prefix", json_object_new_string(cfg->fleet_prefix)) &&
+	    (eps = json_object_new_array()) != NULL && dp_cs_set(f, "endpoints", eps);
+	for (size_t i = 0; ok && i < cfg->nfleet_endpoints; i++)
+		ok = json_object_array_add(eps, json_object_new_string(cfg->fleet_endpoints[i])) ==
+		    0;
+	return ok;
+}
+
 static int
 dp_cs_status(FILE *out, const struct ctl_req *req __attribute__((unused)), void *arg)
 {
@@ -156,7 +180,8 @@ dp_cs_status(FILE *out, const struct ctl_req *req __attribute__((unused)), void 
 	    dp_cs_set(o, "metrics", json_object_new_string(cfg->metrics)) &&
 	    (ports = dp_cs_sub(o, "ports")) != NULL &&
 	    dp_cs_set(ports, "vm", json_object_new_string(cfg->vm_port)) &&
-	    dp_cs_set(ports, "uplink", json_object_new_string(cfg->uplink_port));
+	    dp_cs_set(ports, "uplink", json_object_new_string(cfg->uplink_port)) &&
+	    dp_cs_fleet(o, cfg);
 	return dp_cs_reply(out, o, ok);
 }
 

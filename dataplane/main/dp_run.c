@@ -26,6 +26,7 @@
 #include "ctl_base.h"
 #include "ctl_bridge.h"
 #include "ctl_events.h"
+#include "ctl_fleet.h"
 #include "ctl_logfile.h"
 #include "ctl_metrics.h"
 #include "ctl_notify.h"
@@ -445,13 +446,21 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 		fputs("namegate: cannot allocate the approval table\n", stderr);
 		goto out;
 	}
+	/* after reload: a verified cache goes in force through it, before any worker runs */
+	if (cfg->nfleet_endpoints > 0 && (ctl.fleet = ctl_fleet_start(ctl.cfgp, ctl.events,
+	    ctl.grants, ctl.reload, dp_wake_from_signal, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "namegate: %s\n", err);
+		goto out;
+	}
+	cfg = *cfgp;	/* the cache's policy may be in force: the file's box keys are the same */
 	if ((sock = dp_ctlsock_open(cfg, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "namegate: control socket: %s\n", err);
 		goto out;
 	}
 	if (dp_ctlsock_serve(sock, &ctl) != 0 || ctl_grants_live_serve(ctl.grants, sock) != 0 ||
 	    ctl_reload_serve(ctl.reload, sock) != 0 ||
-	    ctl_approval_serve(ctl.approvals, sock) != 0) {
+	    ctl_approval_serve(ctl.approvals, sock) != 0 ||
+	    (ctl.fleet != NULL && ctl_fleet_serve(ctl.fleet, sock) != 0)) {
 		fputs("namegate: control socket: a command is served twice\n", stderr);
 		goto out;
 	}
@@ -473,6 +482,8 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 		    ctx.slow_rx_fd[1] < 0);
 		dp_control_drain(&ctl);		/* the workers' records, once a turn */
 		(void)ctl_sock_serve_ready(sock);	/* then the clients: they see them */
+		ctl_fleet_tick(ctl.fleet);	/* before the grants' tick: its changes first */
+		cfg = *cfgp;
 		ctl_grants_live_tick(ctl.grants);
 		ctl_approval_tick(ctl.approvals);
 		/*
@@ -522,6 +533,7 @@ out:
 	dp_control_nft_close(&ctl);
 	ctl_sock_close(sock);
 	ctl_metrics_stop(metrics);
+	ctl_fleet_stop(ctl.fleet);	/* before the grants and reload its loop side uses */
 	ctl_grants_live_stop(ctl.grants);	/* after the scrapes: they read its gauge */
 	ctl_approval_stop(ctl.approvals);
 	if (ctl.events != NULL) {

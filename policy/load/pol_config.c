@@ -20,8 +20,6 @@ _Static_assert(sizeof(enum pol_on_block) == sizeof(unsigned int), "enum size");
 _Static_assert(sizeof(enum pol_ech) == sizeof(unsigned int), "enum size");
 _Static_assert(offsetof(struct pol_config, neal) ==
     offsetof(struct pol_config, eal) + sizeof(char **), "pol_h_str_list layout");
-_Static_assert(offsetof(struct pol_config, nfleet_bundle_keys) ==
-    offsetof(struct pol_config, fleet_bundle_keys) + sizeof(char **), "pol_h_str_list layout");
 
 #define CFG(field)	offsetof(struct pol_config, field)
 #define POL_FLOWS_MAX	(1u << 28)	/* 256 Mi entries: far beyond any one host's memory */
@@ -435,70 +433,6 @@ static const struct pol_field pol_approval_fields[] = {
 	    false },
 	{ NULL, 0, NULL, 0, 0, 0, NULL, NULL, false },
 };
-
-bool
-pol_fleet_word_ok(const char *s, size_t len)
-{
-	if (len == 0 || len > POL_FLEET_WORD_MAX)
-		return false;
-	for (size_t i = 0; i < len; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-		    (s[i] >= '0' && s[i] <= '9') || s[i] == '.' || s[i] == '_' || s[i] == '-'))
-			return false;
-	return true;
-}
-
-/* fleet.name and fleet.shard: words that go into etcd keys and a bundle's trusted comment */
-static int
-pol_h_fleet_word(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void *obj,
-    const char *path)
-{
-	const char *s;
-
-	if ((s = pol_scalar(c, n, path)) == NULL)
-		return -1;
-	if (!pol_fleet_word_ok(s, strlen(s)))
-		return pol_err_node(c, n, "%s: \"%s\" is not a name (letters, digits, '.', '_', "
-		    "'-', 1 to %d)", path, s, POL_FLEET_WORD_MAX);
-	return pol_h_str(c, n, f, obj, path);
-}
-
-static int
-pol_h_fleet_keys(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void *obj,
-    const char *path)
-{
-	size_t len = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
-
-	if (len == 0 || len > POL_FLEET_KEYS_MAX)
-		return pol_err_node(c, n, "%s: %zu keys, 1 to %d", path, len, POL_FLEET_KEYS_MAX);
-	return pol_h_str_list(c, n, f, obj, path);
-}
-
-static const struct pol_field pol_fleet_fields[] = {
-	{ "name", YAML_SCALAR_NODE, pol_h_fleet_word, CFG(fleet_name), 0, 0, NULL, NULL,
-	    false },
-	{ "shard", YAML_SCALAR_NODE, pol_h_fleet_word, CFG(fleet_shard), 0, 0, NULL, NULL,
-	    false },
-	{ "bundle_keys", YAML_SEQUENCE_NODE, pol_h_fleet_keys, CFG(fleet_bundle_keys), 0, 0,
-	    NULL, NULL, false },
-	{ "cache", YAML_SCALAR_NODE, pol_h_str, CFG(fleet_cache), 0, 0, NULL, NULL, false },
-	{ NULL, 0, NULL, 0, 0, 0, NULL, NULL, false },
-};
-
-/* A gateway in a fleet knows which fleet and shard it is, and whose bundles it trusts. */
-static int
-pol_h_fleet(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void *obj,
-    const char *path)
-{
-	static const char *const need[] = { "name", "shard", "bundle_keys" };
-
-	if (pol_walk_map(c, n, f->sub, obj, path) < 0)
-		return -1;
-	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
-		if (pol_map_get(c, n, need[i]) == NULL)
-			return pol_err_node(c, n, "%s: %s is required", path, need[i]);
-	return 0;
-}
 
 const struct pol_field pol_top_fields[] = {
 	{ "dataplane", YAML_MAPPING_NODE, pol_h_dataplane, 0, 0, 0, NULL, pol_dataplane_fields,

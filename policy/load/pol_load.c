@@ -119,6 +119,13 @@ pol_config_free(struct pol_config *cfg)
 		free(cfg->fleet_bundle_keys[i]);
 	free(cfg->fleet_bundle_keys);
 	free(cfg->fleet_cache);
+	free(cfg->fleet_gateway);
+	for (size_t i = 0; cfg->fleet_endpoints != NULL && i < cfg->nfleet_endpoints; i++)
+		free(cfg->fleet_endpoints[i]);
+	free(cfg->fleet_endpoints);
+	free(cfg->fleet_prefix);
+	free(cfg->fleet_user);
+	free(cfg->fleet_password_file);
 	free(cfg->vms);
 	for (size_t i = 0; cfg->budgets != NULL && i < cfg->nbudgets; i++)
 		free(cfg->budgets[i].host);

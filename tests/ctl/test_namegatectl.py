@@ -319,7 +319,7 @@ def test_not_running(tmp_path):
 
 def test_default_socket_path():
     p = subprocess.run([CTL, "--help"], capture_output=True, text=True, timeout=30)
-    assert p.returncode == 0 and "usage: namegatectl [-s SOCKET | -c FILE] COMMAND" in p.stdout
+    assert p.returncode == 0 and "usage: namegatectl [-s SOCKET | -c FILE] [-F FILE] COMMAND" in p.stdout
     if not os.path.exists("/run/namegate/namegate.sock"):
         p = subprocess.run([CTL, "status"], capture_output=True, text=True, timeout=30)
         assert p.returncode == 2

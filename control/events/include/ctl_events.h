@@ -111,6 +111,23 @@ struct ctl_ev_grant {
 int ctl_events_log_grant(struct ctl_events *ev, const struct timespec *now,
     const struct ctl_ev_grant *g);
 
+/* What the fleet agent saw happen (control/fleet); members NULL or false when not known. */
+struct ctl_ev_fleet {
+	const char *event;	/* fleet_connected, fleet_disconnected, bundle_accepted,
+				   bundle_refused, bundle_cache */
+	bool have_serial;
+	uint64_t serial;
+	const char *digest;	/* the policy's SHA-256 */
+	const char *reason;	/* why refused or disconnected; a cache's expiry */
+};
+
+/*
+ * {"event":E[,"serial":N][,"digest":D][,"reason":R]}, never rate-limited. Returns 0 or
+ * -errno.
+ */
+int ctl_events_log_fleet(struct ctl_events *ev, const struct timespec *now,
+    const struct ctl_ev_fleet *f);
+
 /*
  * {"event":"grants_damaged","file":F,"error":E}: the grants' state file could not be used
  * and nothing it held is granted. Returns 0 or -errno.

@@ -18,7 +18,9 @@
  *     "uid":1000,"user":"alice"}]}
  *
  * uid and user (who made the grant) come together or not at all: files written before
- * they were recorded load with the maker unknown.
+ * they were recorded load with the maker unknown. "fleet":true marks a grant that came
+ * from the fleet's store (issue 27): the file is then its cache, so a gateway that starts
+ * cut off from the store keeps enforcing it until it ends.
  */
 #ifndef CTL_GRANTS_H
 #define CTL_GRANTS_H
@@ -46,6 +48,7 @@ struct ctl_grant {
 	char reason[CTL_GRANT_REASON_MAX + 1];	/* "" when none was given */
 	int64_t uid;			/* who made it (SO_PEERCRED); -1: not known */
 	char user[CTL_GRANT_USER_MAX + 1];	/* their user name; "" with uid -1 */
+	bool fleet;			/* from the fleet's store (id: its create revision) */
 };
 
 struct ctl_grants;

@@ -48,6 +48,32 @@ int ctl_grants_live_make(struct ctl_grants_live *gl, const char *vm, const char 
     const char *dur, const char *reason, const struct ctl_peer *by, struct ctl_grant *out,
     char *why, size_t whylen);
 
+/*
+ * A revoke of a grant from the fleet's store, made on this gateway's socket by by: the
+ * fleet agent writes it to the store so that every gateway ends the grant.
+ */
+typedef void ctl_grants_revoked_fn(void *arg, const struct ctl_grant *g,
+    const struct ctl_peer *by);
+
+/*
+ * Store mode (fleet: with endpoints): grants come from the store of fleet (kept, not
+ * copied) through ctl_grants_live_store_sync(); a grant asked of the control socket is
+ * refused with a message that says where grants are made; a revoke of a store grant there
+ * is also handed to fn.
+ */
+void ctl_grants_live_set_store(struct ctl_grants_live *gl, const char *fleet,
+    ctl_grants_revoked_fn *fn, void *arg);
+
+/*
+ * The store's grants are want (n of them, ids their records' create revisions): the
+ * table's store grants become those of want that are live and for VMs of this box's
+ * configuration, each change an event (a grant made with its maker, an ended one
+ * revoked), all in one generation. Grants made here (approvals) stay. Returns how many
+ * changed, errors to err.
+ */
+int ctl_grants_live_store_sync(struct ctl_grants_live *gl, const struct ctl_grant *want,
+    size_t n, FILE *err);
+
 /* For a reload: *ov for next with the live grants (gl may be NULL: none). 0 or -errno. */
 int ctl_grants_live_overlay(const struct ctl_grants_live *gl, const struct pol_config *next,
     struct ctl_overlay *ov);

@@ -38,6 +38,15 @@ struct ctl_ev_who;
  */
 int ctl_reload_run(struct ctl_reload *r, FILE *err, const struct ctl_ev_who *who);
 
+/*
+ * A fleet bundle's policy (text, len bytes, named name in messages; already judged by
+ * control/fleet) in force over the file's: the file is loaded again for this box's own
+ * keys (pol_config_take_policy()), and so is every later reload, until the next bundle.
+ * On failure the running generation and the policy before stay: -errno, why on err.
+ */
+int ctl_reload_policy(struct ctl_reload *r, const char *text, size_t len, const char *name,
+    FILE *err);
+
 /* The reload metrics, with # HELP and # TYPE: any thread (the scrape). */
 void ctl_reload_render(struct ctl_reload *r, FILE *out);
 

@@ -23,6 +23,8 @@
 #define POL_GROUP_NONE		UINT32_MAX	/* control_socket*_group not set */
 #define POL_FLEET_WORD_MAX	63	/* fleet.name, fleet.shard: [A-Za-z0-9._-] */
 #define POL_FLEET_KEYS_MAX	16	/* fleet.bundle_keys */
+#define POL_FLEET_ENDPOINTS_MAX	16	/* fleet.endpoints */
+#define POL_FLEET_PREFIX_MAX	128	/* fleet.prefix */
 
 /* One message, "file:line:col: msg". line and col count from 1. */
 struct pol_err {
@@ -159,12 +161,18 @@ struct pol_config {
 	 * fleet: this gateway's fleet and shard (NULL: no fleet:), the keys a policy bundle
 	 * must be signed with (each a minisign.pub path or its base64 key line, as written:
 	 * control/fleet reads them), and the last verified bundle (fleet_cache and
-	 * fleet_cache.minisig).
+	 * fleet_cache.minisig). With endpoints, the etcd store it shares grants, approvals,
+	 * bundles and status in: keys under fleet_prefix ("/namegate/NAME/" unless given),
+	 * this gateway's own under fleet_gateway (the host's name unless given), logging in
+	 * as fleet_user with the password in fleet_password_file (both NULL: no auth).
 	 */
-	char *fleet_name, *fleet_shard;
+	char *fleet_name, *fleet_shard, *fleet_gateway;
 	char **fleet_bundle_keys;
 	size_t nfleet_bundle_keys;
 	char *fleet_cache;
+	char **fleet_endpoints;
+	size_t nfleet_endpoints;
+	char *fleet_prefix, *fleet_user, *fleet_password_file;
 
 	struct pol_vm *vms;
 	size_t nvms;
@@ -219,6 +227,17 @@ void pol_size_str(uint64_t n, char *buf, size_t len);
  * POL_FLEET_WORD_MAX letters, digits, '.', '_' and '-'. A bundle's fleet= and shard= too.
  */
 bool pol_fleet_word_ok(const char *s, size_t len);
+
+/*
+ * A signed bundle's policy in force on this box (issue 27): moves from's policy (its
+ * VMs, policies, budgets, resolvers, dns:, tls_ports, sni_binding, quic, on_block and
+ * approval's timeout and share) into into, whose box keys (dataplane, slow_path, sockets,
+ * logs, grants, approval's webhook, fleet) stay; into's policy goes to from, for the
+ * caller to free with it. Returns 0, or -E2BIG with why when from's VMs do not fit
+ * into's dataplane.max_vms (nothing moved).
+ */
+int pol_config_take_policy(struct pol_config *into, struct pol_config *from, char *why,
+    size_t whylen);
 
 /* The VM called name, or NULL. */
 const struct pol_vm *pol_config_vm(const struct pol_config *cfg, const char *name);
