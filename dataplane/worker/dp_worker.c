@@ -286,6 +286,12 @@ dp_worker_loop(void *arg)
 
 	rte_rcu_qsbr_thread_register(qsbr, w->id);
 	rte_rcu_qsbr_thread_online(qsbr, w->id);
+	/*
+	 * The generation in force now, not the one the worker was made with: one put out
+	 * before the launch (the grants file, the fleet's cache) freed that one at once,
+	 * since no worker was online to hold it.
+	 */
+	w->gen = atomic_load_explicit(&w->ctx->gen, memory_order_acquire);
 	while (!atomic_load_explicit(&w->stop, memory_order_relaxed)) {
 		dp_worker_idle(w, dp_worker_poll(w));
 		if (++spins < DP_HOUSEKEEPING_EVERY)

@@ -5,29 +5,17 @@ even when a test fails. Timings are printed as RESULT lines, never asserted.
 """
 import os
 import queue
-import shutil
 import signal
-import socket
 import subprocess
-import tempfile
 import threading
 import time
 import uuid
 
 import pytest
 
+from etcd_lab import GATEWAY, OPERATOR, PREFIX, TOKEN_TTL, Etcd, free_port
+
 PROBE = os.environ.get("ETCD_PROBE_BIN", "build/tests/fleet/etcd_probe")
-PREFIX = "/ng-" + uuid.uuid4().hex[:8]
-ROOT = ("root", "rootpw")
-OPERATOR = ("op1", "op1pw")
-GATEWAY = ("gw1", "gw1pw")
-TOKEN_TTL = 2     # seconds a simple token lives unused: test_reauth outlives it
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def fnv1a(data):
@@ -50,102 +38,6 @@ def fields(line):
         out[key] = val if eq else True
         rest = after
     return out
-
-
-class Etcd:
-    """One etcd member on loopback ports of its own, in a temporary directory."""
-
-    def __init__(self, name="ng"):
-        self.name = name
-        self.dir = tempfile.mkdtemp(prefix="ng-etcd-")
-        self.client = f"http://127.0.0.1:{free_port()}"
-        self.peer = f"http://127.0.0.1:{free_port()}"
-        self.proc = None
-        self.log = None
-
-    def launch(self, cluster=None, extra=()):
-        self.log = open(os.path.join(self.dir, "etcd.log"), "ab")
-        self.proc = subprocess.Popen(
-            ["etcd", "--name", self.name, "--data-dir", os.path.join(self.dir, "data"),
-             "--listen-client-urls", self.client, "--advertise-client-urls", self.client,
-             "--listen-peer-urls", self.peer, "--initial-advertise-peer-urls", self.peer,
-             "--initial-cluster", cluster or f"{self.name}={self.peer}",
-             "--auth-token", "simple", "--auth-token-ttl", str(TOKEN_TTL), *extra],
-            stdout=self.log, stderr=subprocess.STDOUT)
-
-    def start(self):
-        self.launch()
-        self.wait_ready()
-
-    def wait_ready(self):
-        end = time.monotonic() + 30
-        while time.monotonic() < end:
-            for user in (ROOT, None):
-                auth = ["--user", ":".join(user)] if user else []
-                r = subprocess.run(["etcdctl", "--endpoints", self.client, *auth,
-                                    "--dial-timeout", "1s", "endpoint", "health"],
-                                   capture_output=True, text=True)
-                if r.returncode == 0:
-                    return
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.1)
-        raise RuntimeError("etcd did not start: " +
-                           open(os.path.join(self.dir, "etcd.log")).read()[-2000:])
-
-    def stop(self):
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGCONT)
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
-        if self.log is not None:
-            self.log.close()
-            self.log = None
-
-    def ctl(self, *args, user=ROOT, stdin=None, check=True):
-        auth = ["--user", ":".join(user)] if user else []
-        r = subprocess.run(["etcdctl", "--endpoints", self.client, *auth, *args], input=stdin,
-                           capture_output=True)
-        if check and r.returncode != 0:
-            raise RuntimeError(f"etcdctl {args}: {r.stderr.decode()}")
-        return r.stdout.decode()
-
-    def setup_auth(self):
-        """The roles of issue 27: operators write grants, gateways read the prefix and
-        write their status and pending requests."""
-        e = ["etcdctl", "--endpoints", self.client]
-        for args in (["user", "add", ":".join(ROOT), "--interactive=false"],
-                     ["role", "add", "operator"], ["role", "add", "gateway"],
-                     ["role", "grant-permission", "operator", "readwrite", PREFIX + "/grants/",
-                      "--prefix=true"],
-                     ["role", "grant-permission", "gateway", "read", PREFIX + "/",
-                      "--prefix=true"],
-                     ["role", "grant-permission", "gateway", "readwrite", PREFIX + "/status/",
-                      "--prefix=true"],
-                     ["role", "grant-permission", "gateway", "readwrite", PREFIX + "/pending/",
-                      "--prefix=true"],
-                     ["user", "add", ":".join(OPERATOR), "--interactive=false"],
-                     ["user", "grant-role", OPERATOR[0], "operator"],
-                     ["user", "add", ":".join(GATEWAY), "--interactive=false"],
-                     ["user", "grant-role", GATEWAY[0], "gateway"],
-                     ["auth", "enable"]):
-            subprocess.run(e + args, check=True, capture_output=True)
-
-    def remove(self):
-        self.stop()
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-    def revision(self):
-        out = self.ctl("get", PREFIX + "/", "--prefix", "--limit", "1", "-w", "fields")
-        for line in out.splitlines():
-            if line.startswith('"Revision"'):
-                return int(line.split(":")[1])
-        raise RuntimeError("no revision in " + out)
 
 
 @pytest.fixture(scope="module")
