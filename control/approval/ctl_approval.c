@@ -52,7 +52,28 @@ struct ctl_approvals {
 	_Atomic unsigned int waiting;	/* undecided requests: the gauge */
 	struct ctl_webhook *hook;	/* approval.webhook, or NULL */
 	char *hook_url;			/* the URL hook posts to */
+	ctl_approval_listen_fn *listen;	/* the fleet agent, or NULL */
+	void *listen_arg;
 };
+
+void
+ctl_approval_set_listener(struct ctl_approvals *a, ctl_approval_listen_fn *fn, void *arg)
+{
+	a->listen = fn;
+	a->listen_arg = arg;
+}
+
+/* r begins (open) or stops waiting: tell the listener. */
+static void
+ctl_ap_tell(const struct ctl_approvals *a, const struct ctl_request *r, bool open)
+{
+	struct ctl_approval_req q = { .id = r->id, .vm = r->vm, .name = r->name,
+		.qtype = r->qtype, .first_seen = r->first_seen,
+		.expires = r->first_seen + (*a->cfgp)->approval_timeout };
+
+	if (a->listen != NULL)
+		a->listen(a->listen_arg, &q, open);
+}
 
 static int64_t
 ctl_ap_mono(void)
@@ -198,8 +219,10 @@ ctl_approval_record(struct ctl_approvals *a, unsigned int w, const char *vm,
 		/* approve and deny logged themselves; a release nobody here decided is quiet */
 		if (e->reason == DP_ASK_END_TIMEOUT)
 			ctl_ap_log(a, "approval_timeout", r, 0, NULL);
-		if (!r->decided)
+		if (!r->decided) {
 			atomic_fetch_sub(&a->waiting, 1);
+			ctl_ap_tell(a, r, false);
+		}
 		r->id = 0;
 		return;
 	}
@@ -217,6 +240,7 @@ ctl_approval_record(struct ctl_approvals *a, unsigned int w, const char *vm,
 		ctl_ap_log(a, "approval_pending", r, 0, NULL);
 		atomic_fetch_add(&a->waiting, 1);
 		ctl_ap_announce(a, r);
+		ctl_ap_tell(a, r, true);
 		return;
 	}
 	atomic_fetch_add(&a->lost, 1);
@@ -234,8 +258,10 @@ ctl_approval_tick(struct ctl_approvals *a)
 
 		if (r->id == 0 || r->forget_at > now)
 			continue;
-		if (!r->decided)
+		if (!r->decided) {
 			atomic_fetch_sub(&a->waiting, 1);
+			ctl_ap_tell(a, r, false);
+		}
 		r->id = 0;
 	}
 	ctl_webhook_poll(a->hook);
@@ -367,6 +393,7 @@ ctl_ap_cmd_approve(FILE *out, const struct ctl_req *req, void *arg)
 	copy = *r;
 	r->decided = true;	/* making the grant drains: the request may end meanwhile */
 	atomic_fetch_sub(&a->waiting, 1);
+	ctl_ap_tell(a, &copy, false);
 	snprintf(reason, sizeof(reason), "approved request %" PRIu64, copy.id);
 	if ((rc = ctl_grants_live_make(a->grants, copy.vm, copy.name,
 	    dur != NULL ? dur : CTL_APPROVAL_DEFAULT_FOR, reason, req->peer, &g, why,
@@ -374,6 +401,7 @@ ctl_ap_cmd_approve(FILE *out, const struct ctl_req *req, void *arg)
 		if (r->id == copy.id) {
 			r->decided = false;
 			atomic_fetch_add(&a->waiting, 1);
+			ctl_ap_tell(a, r, true);
 		}
 		fputs(why, out);
 		return rc;
@@ -389,6 +417,39 @@ ctl_ap_cmd_approve(FILE *out, const struct ctl_req *req, void *arg)
 	return ctl_sock_reply_json(out, NULL, o);
 }
 
+static void
+ctl_ap_deny(struct ctl_approvals *a, struct ctl_request *r, const struct ctl_peer *by)
+{
+	r->decided = true;
+	atomic_fetch_sub(&a->waiting, 1);
+	a->plane->deny_ask(a->plane->dp, r->worker, r->slot, r->seq);
+	ctl_ap_log(a, "approval_denied", r, 0, by);
+	ctl_ap_tell(a, r, false);
+}
+
+const char *
+ctl_approval_name(const struct ctl_approvals *a, uint64_t id)
+{
+	for (unsigned int i = 0; i < CTL_APPROVALS_MAX; i++)
+		if (a->r[i].id == id && !a->r[i].decided)
+			return a->r[i].name;
+	return NULL;
+}
+
+int
+ctl_approval_deny(struct ctl_approvals *a, uint64_t id, int64_t uid, const char *user)
+{
+	struct ctl_peer by = { .uid = uid >= 0 ? (uint32_t)uid : UINT32_MAX };
+
+	snprintf(by.user, sizeof(by.user), "%s", user);
+	for (unsigned int i = 0; i < CTL_APPROVALS_MAX; i++)
+		if (a->r[i].id == id && !a->r[i].decided) {
+			ctl_ap_deny(a, &a->r[i], &by);
+			return 0;
+		}
+	return -ENOENT;
+}
+
 static int
 ctl_ap_cmd_deny(FILE *out, const struct ctl_req *req, void *arg)
 {
@@ -400,10 +461,7 @@ ctl_ap_cmd_deny(FILE *out, const struct ctl_req *req, void *arg)
 
 	if ((rc = ctl_ap_lookup(a, out, id, &r)) < 0)
 		return rc;
-	r->decided = true;
-	atomic_fetch_sub(&a->waiting, 1);
-	a->plane->deny_ask(a->plane->dp, r->worker, r->slot, r->seq);
-	ctl_ap_log(a, "approval_denied", r, 0, req->peer);
+	ctl_ap_deny(a, r, req->peer);
 	o = json_object_new_object();
 	if (o == NULL || json_object_object_add(o, "denied", ctl_request_json(a, r, false)) < 0) {
 		json_object_put(o);

@@ -89,6 +89,8 @@ ctl_cmd_pending(const struct ctl_opts *o, int argc, char **argv)
 			printf("nothing waits for approval%s%s\n", a.pos[0] != NULL ? " for " : "",
 			    a.pos[0] != NULL ? a.pos[0] : "");
 		ctl_reply_free(&r);
+		if (!a.json)
+			ctl_fleet_pending_print(o, a.pos[0]);
 		return ferror(stdout) ? CTL_EXIT_ERROR : CTL_EXIT_OK;
 	}
 	signal(SIGINT, ctl_pending_on_signal);
@@ -117,6 +119,8 @@ ctl_decide(const struct ctl_opts *o, int argc, char **argv, const char *cmd, uns
 
 	if ((rc = ctl_args_parse(argc, argv, CTL_OPT_JSON | flags, 1, 1, usage, &a)) >= 0)
 		return rc;
+	if (strchr(a.pos[0], '/') != NULL)	/* GATEWAY/ID: a request elsewhere in the fleet */
+		return ctl_fleet_decide(o, &a, cmd);
 	const char *kv[] = { "cmd", cmd, "id", a.pos[0], "for", a.dur, NULL };
 
 	if ((rc = ctl_ask_kv(o, kv, &r)) >= 0)

@@ -8,6 +8,8 @@
  *
  *   grant VM HOST[:PORT] --for D [--reason T] [--json]   (a box in a fleet)
  *   revoke ID                                            (with --fleet: in the store)
+ *   approve GATEWAY/ID [--for D], deny GATEWAY/ID         a request on another gateway
+ *   pending                                              also the other gateways' requests
  *   publish FILE                                         FILE and FILE.minisig
  *   fleet [--json]                                       every gateway's status
  */
@@ -174,16 +176,55 @@ ctl_fleet_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/*
+ * Writes grant fg (filled but for its maker and times) for secs: 0 with its id in *rev, or
+ * the exit status after saying why.
+ */
+static int
+ctl_fleet_put_grant(const struct ctl_fleet_where *w, struct ctl_fleet_grant *fg, uint32_t secs,
+    int64_t *rev)
+{
+	char why[256], key[CTL_FLEET_KEY_MAX], tail[CTL_FLEET_GRANT_KEY_LEN + 1];
+	struct ctl_etcd *c;
+	int64_t lease = 0;
+	uint64_t rnd;
+	char *val;
+	int rc;
+
+	ctl_fleet_me(fg);
+	fg->put_ms = ctl_fleet_ms();
+	fg->g.created = fg->put_ms / 1000;
+	fg->g.expires = fg->g.created + secs;
+	/* checked as every gateway will check it: a record they refuse is never written */
+	if ((val = ctl_fleet_grant_encode(fg)) == NULL ||
+	    ctl_fleet_grant_decode(val, strlen(val), 1, fg, why, sizeof(why)) != 0) {
+		fprintf(stderr, "namegatectl: grant: %s\n", val == NULL ? "out of memory" : why);
+		free(val);
+		return CTL_EXIT_ERROR;
+	}
+	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd) || (c = ctl_fleet_client(w)) == NULL) {
+		free(val);
+		return CTL_EXIT_ERROR;
+	}
+	snprintf(tail, sizeof(tail), "%016" PRIx64, rnd);
+	ctl_fleet_key(key, w->prefix, "grants/", tail);
+	if ((rc = ctl_etcd_lease_grant(c, (int64_t)secs + CTL_FLEET_LEASE_SLACK, &lease)) == 0)
+		rc = ctl_etcd_put(c, key, val, strlen(val), lease, rev);
+	free(val);
+	if (rc != 0)
+		fprintf(stderr, "namegatectl: grant not made: fleet %s's store: %s\n", w->name,
+		    ctl_etcd_error(c));
+	ctl_etcd_free(c);
+	return rc != 0 ? CTL_EXIT_ERROR : 0;
+}
+
 int
 ctl_fleet_grant(const struct ctl_fleet_where *w, const struct ctl_args *a)
 {
 	struct ctl_fleet_grant fg = { 0 };
-	char why[256], key[CTL_FLEET_KEY_MAX], tail[CTL_FLEET_GRANT_KEY_LEN + 1], until[32];
-	uint64_t rnd;
-	int64_t lease = 0, rev = 0;
+	char why[256], until[32];
+	int64_t rev = 0;
 	uint32_t secs = 0;
-	struct ctl_etcd *c;
-	char *val;
 	int rc;
 
 	if (ctl_duration_parse(a->dur, &secs, why, sizeof(why)) < 0 ||
@@ -195,42 +236,12 @@ ctl_fleet_grant(const struct ctl_fleet_where *w, const struct ctl_args *a)
 		    "VM, host or reason too long");
 		return CTL_EXIT_ERROR;
 	}
-	ctl_fleet_me(&fg);
-	fg.put_ms = ctl_fleet_ms();
-	fg.g.created = fg.put_ms / 1000;
-	fg.g.expires = fg.g.created + secs;
-	/* checked as every gateway will check it: a record they refuse is never written */
-	if ((val = ctl_fleet_grant_encode(&fg)) == NULL ||
-	    ctl_fleet_grant_decode(val, strlen(val), 1, &fg, why, sizeof(why)) != 0) {
-		fprintf(stderr, "namegatectl: grant: %s\n", val == NULL ? "out of memory" : why);
-		free(val);
-		return CTL_EXIT_ERROR;
-	}
-	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd)) {
-		free(val);
-		return CTL_EXIT_ERROR;
-	}
-	snprintf(tail, sizeof(tail), "%016" PRIx64, rnd);
-	ctl_fleet_key(key, w->prefix, "grants/", tail);
-	if ((c = ctl_fleet_client(w)) == NULL) {
-		free(val);
-		return CTL_EXIT_ERROR;
-	}
-	if ((rc = ctl_etcd_lease_grant(c, (int64_t)secs + CTL_FLEET_LEASE_SLACK, &lease)) == 0)
-		rc = ctl_etcd_put(c, key, val, strlen(val), lease, &rev);
-	free(val);
-	if (rc != 0) {
-		fprintf(stderr, "namegatectl: grant not made: fleet %s's store: %s\n", w->name,
-		    ctl_etcd_error(c));
-		ctl_etcd_free(c);
-		return CTL_EXIT_ERROR;
-	}
-	ctl_etcd_free(c);
+	if ((rc = ctl_fleet_put_grant(w, &fg, secs, &rev)) != 0)
+		return rc;
 	ctl_grant_time(fg.g.expires, until, sizeof(until));
 	if (a->json)
 		printf("{\"id\":%" PRId64 ",\"vm\":\"%s\",\"host\":\"%s\",\"expires\":%" PRId64
-		    ",\"fleet\":\"%s\",\"key\":\"%s\"}\n", rev, fg.g.vm, fg.g.host, fg.g.expires,
-		    w->name, key);
+		    ",\"fleet\":\"%s\"}\n", rev, fg.g.vm, fg.g.host, fg.g.expires, w->name);
 	else
 		printf("grant %" PRId64 ": %s may reach %s until %s (in fleet %s's store: every "
 		    "gateway of %s applies it)\n", rev, fg.g.vm, fg.g.host, until, w->name,
@@ -377,4 +388,132 @@ ctl_cmd_fleet(const struct ctl_opts *o, int argc, char **argv)
 	}
 	ctl_reply_free(&r);
 	return CTL_EXIT_OK;
+}
+
+/* The request GW/ID's record in the store into *p: -1, or the exit status after why. */
+static int
+ctl_fleet_request(const struct ctl_fleet_where *w, const char *gwid, struct ctl_fleet_pending *p)
+{
+	char key[CTL_FLEET_KEY_MAX], gw[POL_FLEET_WORD_MAX + 1], why[256];
+	struct ctl_etcd_kv kv = { 0 };
+	struct ctl_etcd *c;
+	uint64_t id;
+	int rc;
+
+	if (ctl_fleet_gw_id_parse(gwid, strlen(gwid), gw, sizeof(gw), &id) != 0) {
+		fprintf(stderr, "namegatectl: bad request \"%.64s\" (GATEWAY/ID, from "
+		    "namegatectl pending)\n", gwid);
+		return CTL_EXIT_ERROR;
+	}
+	ctl_fleet_key(key, w->prefix, "pending/", gwid);
+	if ((c = ctl_fleet_client(w)) == NULL)
+		return CTL_EXIT_ERROR;
+	if ((rc = ctl_etcd_get(c, key, &kv, NULL)) != 0)
+		fprintf(stderr, "namegatectl: request %s: %s\n", gwid, rc == -ENOENT ?
+		    "nothing waits under it" : ctl_etcd_error(c));
+	else if ((rc = ctl_fleet_pending_decode(kv.value, kv.value_len, p, why,
+	    sizeof(why))) != 0)
+		fprintf(stderr, "namegatectl: request %s: %s\n", gwid, why);
+	ctl_etcd_kv_clear(&kv);
+	ctl_etcd_free(c);
+	return rc != 0 ? CTL_EXIT_ERROR : -1;
+}
+
+int
+ctl_fleet_decide(const struct ctl_opts *o, const struct ctl_args *a, const char *cmd)
+{
+	struct ctl_fleet_where w;
+	struct ctl_fleet_pending p;
+	struct ctl_fleet_grant fg = { 0 };
+	struct ctl_fleet_grant me = { 0 };
+	char why[256], key[CTL_FLEET_KEY_MAX], *val;
+	const char *dur = a->dur != NULL ? a->dur : "1h";
+	struct ctl_etcd *c;
+	uint32_t secs = 0;
+	int64_t rev = 0, lease = 0, now;
+	int rc;
+
+	if ((rc = ctl_fleet_where_find(o, &w)) >= 0) {
+		if (rc == 0)
+			fputs("namegatectl: GATEWAY/ID names a request in a fleet, and this "
+			    "gateway has no fleet store (--fleet FILE)\n", stderr);
+		return CTL_EXIT_ERROR;
+	}
+	if ((rc = ctl_fleet_request(&w, a->pos[0], &p)) >= 0)
+		goto out;
+	rc = CTL_EXIT_ERROR;
+	if (strcmp(cmd, "approve") == 0) {
+		/* an approval is a grant of the name: the held query goes on when it is applied */
+		if (ctl_duration_parse(dur, &secs, why, sizeof(why)) < 0) {
+			fprintf(stderr, "namegatectl: approve: %s\n", why);
+			goto out;
+		}
+		snprintf(fg.g.vm, sizeof(fg.g.vm), "%s", p.vm);
+		snprintf(fg.g.host, sizeof(fg.g.host), "%s", p.name);
+		snprintf(fg.g.reason, sizeof(fg.g.reason), "approved request %s", a->pos[0]);
+		if ((rc = ctl_fleet_put_grant(&w, &fg, secs, &rev)) != 0)
+			goto out;
+		printf("request %s approved: %s may resolve and reach %s (grant %" PRId64 ", in "
+		    "fleet %s's store)\n", a->pos[0], p.vm, p.name, rev, w.name);
+		goto out;
+	}
+	ctl_fleet_me(&me);
+	ctl_fleet_key(key, w.prefix, "decisions/", a->pos[0]);
+	if ((val = ctl_fleet_decision_encode("deny", p.name, me.g.user, me.g.uid,
+	    ctl_fleet_ms() / 1000)) == NULL || (c = ctl_fleet_client(&w)) == NULL) {
+		free(val);
+		goto out;
+	}
+	/* the request waits at most approval.timeout: the decision need not outlive that */
+	now = ctl_fleet_ms() / 1000;
+	if (ctl_etcd_lease_grant(c, CTL_FLEET_LEASE_SLACK + (p.expires > now ? p.expires - now :
+	    0), &lease) == 0 &&
+	    ctl_etcd_put(c, key, val, strlen(val), lease, NULL) == 0) {
+		printf("request %s denied: %s is told REFUSED for %s (through fleet %s's store)\n",
+		    a->pos[0], p.vm, p.name, w.name);
+		rc = CTL_EXIT_OK;
+	} else {
+		fprintf(stderr, "namegatectl: deny not written: %s\n", ctl_etcd_error(c));
+	}
+	free(val);
+	ctl_etcd_free(c);
+out:
+	ctl_fleet_where_free(&w);
+	return rc;
+}
+
+void
+ctl_fleet_pending_print(const struct ctl_opts *o, const char *vm)
+{
+	const char *kv[] = { "cmd", "fleet", NULL };
+	struct json_object *list;
+	struct ctl_reply r;
+	char err[256], seen[32], id[96];
+	const char *me;
+	size_t shown = 0;
+
+	if (ctl_client_request(o->socket, kv, 0, &r, err, sizeof(err)) < 0)
+		return;
+	me = ctl_json_str(r.json, "gateway");
+	if (r.error == NULL && json_object_object_get_ex(r.json, "pending", &list) &&
+	    json_object_is_type(list, json_type_array)) {
+		for (size_t i = 0; i < json_object_array_length(list); i++) {
+			struct json_object *q = json_object_array_get_idx(list, i);
+
+			if (strcmp(ctl_json_str(q, "gateway"), me) == 0 ||
+			    (vm != NULL && strcmp(ctl_json_str(q, "vm"), vm) != 0))
+				continue;	/* this gateway's are above */
+			if (shown++ == 0)
+				printf("waiting on other gateways of fleet %s (approve or deny "
+				    "GATEWAY/ID):\n%-22s %-16s %-40s %-6s %s\n",
+				    ctl_json_str(r.json, "fleet"), "GATEWAY/ID", "VM", "NAME", "TYPE",
+				    "FIRST SEEN (UTC)");
+			ctl_grant_time(ctl_json_int(q, "first_seen"), seen, sizeof(seen));
+			snprintf(id, sizeof(id), "%s/%" PRId64, ctl_json_str(q, "gateway"),
+			    ctl_json_int(q, "id"));
+			printf("%-22s %-16s %-40s %-6" PRId64 " %s\n", id, ctl_json_str(q, "vm"),
+			    ctl_json_str(q, "name"), ctl_json_int(q, "type"), seen);
+		}
+	}
+	ctl_reply_free(&r);
 }

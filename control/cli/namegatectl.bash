@@ -20,27 +20,27 @@ _namegatectl()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
 	local cmds="status stats bindings flows events reload reopen check suggest grant grants revoke
-	    pending approve deny vms"
+	    pending approve deny vms fleet publish"
 	local cmd="" i npos=0 opts
 
 	COMPREPLY=()
 	# the command: the first word that is neither an option nor an option's argument
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case ${COMP_WORDS[i]} in
-		-s | --socket | -c | --config) ((i++)) ;;
+		-s | --socket | -c | --config | -F | --fleet) ((i++)) ;;
 		-*) ;;
 		*) cmd=${COMP_WORDS[i]}; break ;;
 		esac
 	done
 	if [[ -z $cmd ]]; then
 		case $prev in
-		-s | --socket | -c | --config)
+		-s | --socket | -c | --config | -F | --fleet)
 			COMPREPLY=($(compgen -f -- "$cur"))
 			return
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "-s --socket -c --config -h --help -V --version" \
+			COMPREPLY=($(compgen -W "-s --socket -c --config -F --fleet -h --help -V --version" \
 			    -- "$cur"))
 		else
 			COMPREPLY=($(compgen -W "$cmds" -- "$cur"))
@@ -69,6 +69,10 @@ _namegatectl()
 	approve) opts="--for --json" ;;
 	pending) opts="-f --follow --json" ;;
 	vms) opts="" ;;
+	publish)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return
+		;;
 	*) opts="--json" ;;
 	esac
 	if [[ $cur == -* ]]; then

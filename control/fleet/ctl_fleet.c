@@ -10,6 +10,7 @@
 
 #include <json-c/json.h>
 
+#include "ctl_approval.h"
 #include "ctl_fleet_int.h"
 #include "ctl_grants_live.h"
 #include "ctl_sock.h"
@@ -107,17 +108,18 @@ ctl_fleet_alloc(struct ctl_fleet *f)
 	sh->revoked = calloc(CTL_FLEET_REVOKED_MAX, sizeof(sh->revoked[0]));
 	sh->gw_name = calloc(CTL_FLEET_GATEWAYS_MAX, sizeof(sh->gw_name[0]));
 	sh->gw_status = calloc(CTL_FLEET_GATEWAYS_MAX, sizeof(sh->gw_status[0]));
-	sh->revokes = calloc(CTL_FLEET_REVOKED_MAX, sizeof(sh->revokes[0]));
+	sh->ops = calloc(CTL_FLEET_OPS_MAX, sizeof(sh->ops[0]));
+	sh->pending = calloc(CTL_FLEET_PENDING_MAX, sizeof(sh->pending[0]));
 	f->applied = calloc(CTL_FLEET_STORE_GRANTS, sizeof(f->applied[0]));
 	f->local_revoked = calloc(CTL_FLEET_REVOKED_MAX, sizeof(f->local_revoked[0]));
-	return sh->grants && sh->revoked && sh->gw_name && sh->gw_status && sh->revokes &&
-	    f->applied && f->local_revoked ? 0 : -ENOMEM;
+	return sh->grants && sh->revoked && sh->gw_name && sh->gw_status && sh->ops &&
+	    sh->pending && f->applied && f->local_revoked ? 0 : -ENOMEM;
 }
 
 struct ctl_fleet *
 ctl_fleet_start(struct pol_config **cfgp, struct ctl_events *events,
-    struct ctl_grants_live *grants, struct ctl_reload *reload, void (*wake)(void),
-    char *why, size_t whylen)
+    struct ctl_grants_live *grants, struct ctl_reload *reload, struct ctl_approvals *approvals,
+    void (*wake)(void), char *why, size_t whylen)
 {
 	const struct pol_config *cfg = *cfgp;
 	struct ctl_fleet *f = calloc(1, sizeof(*f));
@@ -127,7 +129,8 @@ ctl_fleet_start(struct pol_config **cfgp, struct ctl_events *events,
 		return NULL;
 	}
 	*f = (struct ctl_fleet){ .cfgp = cfgp, .boot = cfg, .events = events, .grants = grants,
-		.reload = reload, .wake = wake, .nkeys = cfg->nfleet_bundle_keys };
+		.reload = reload, .approvals = approvals, .wake = wake,
+		.nkeys = cfg->nfleet_bundle_keys };
 	if (ctl_fleet_alloc(f) != 0) {
 		snprintf(why, whylen, "fleet: out of memory");
 		goto fail;
@@ -143,6 +146,7 @@ ctl_fleet_start(struct pol_config **cfgp, struct ctl_events *events,
 	ctl_fleet_status_init(f);
 	ctl_fleet_cache_start(f);
 	ctl_grants_live_set_store(grants, f->boot->fleet_name, ctl_fleet_revoked_here, f);
+	ctl_approval_set_listener(approvals, ctl_fleet_request_here, f);
 	if (pthread_create(&f->watcher, NULL, ctl_fleet_watch_main, f) != 0) {
 		snprintf(why, whylen, "fleet: cannot start its watcher");
 		goto fail;
@@ -166,6 +170,8 @@ ctl_fleet_stop(struct ctl_fleet *f)
 		return;
 	if (f->grants != NULL)
 		ctl_grants_live_set_store(f->grants, NULL, NULL, NULL);
+	if (f->approvals != NULL)
+		ctl_approval_set_listener(f->approvals, NULL, NULL);
 	pthread_mutex_lock(&f->sh.lock);
 	f->sh.stop = true;
 	pthread_cond_broadcast(&f->sh.kick);
@@ -187,7 +193,10 @@ ctl_fleet_stop(struct ctl_fleet *f)
 	free(f->sh.gw_name);
 	free(f->sh.grants);
 	free(f->sh.revoked);
-	free(f->sh.revokes);
+	for (size_t i = 0; i < f->sh.nops; i++)
+		free(f->sh.ops[i].val);
+	free(f->sh.ops);
+	free(f->sh.pending);
 	free(f->applied);
 	free(f->local_revoked);
 	if (f->boot != *f->cfgp)
@@ -260,7 +269,34 @@ ctl_fleet_render(struct ctl_fleet *f, FILE *out)
 	    s.serial, s.digest, s.source);
 }
 
-/* {"fleet":F,"shard":S,"gateway":G,"connected":B,"reason":R,"gateways":[status...]} */
+/* "pending":[{gateway,id,vm,name,type,first_seen,expires}...] into o (under lock). */
+static bool
+ctl_fleet_pending_json(const struct ctl_fleet *f, struct json_object *o)
+{
+	struct json_object *list = json_object_new_array();
+
+	if (list == NULL || json_object_object_add(o, "pending", list) != 0) {
+		json_object_put(list);
+		return false;
+	}
+	for (size_t i = 0; i < f->sh.npending; i++) {
+		const struct ctl_fleet_pending *p = &f->sh.pending[i];
+		char *text = ctl_fleet_pending_encode(p);
+		struct json_object *r = text != NULL ? json_tokener_parse(text) : NULL;
+
+		free(text);
+		if (r == NULL || json_object_array_add(list, r) != 0) {
+			json_object_put(r);
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * {"fleet":F,"shard":S,"gateway":G,"connected":B,"reason":R,"gateways":[status...],
+ *  "pending":[request...]}
+ */
 static int
 ctl_fleet_cmd(FILE *out, const struct ctl_req *req, void *arg)
 {
@@ -289,6 +325,7 @@ ctl_fleet_cmd(FILE *out, const struct ctl_req *req, void *arg)
 		}
 		ok = ok && json_object_array_add(list, s) == 0;
 	}
+	ok = ok && ctl_fleet_pending_json(f, o);
 	pthread_mutex_unlock(&f->sh.lock);
 	if (!ok || json_object_object_add(o, "gateways", list) != 0) {
 		json_object_put(list);

@@ -33,12 +33,24 @@ struct ctl_fleet_verdict {
 	int64_t rev;			/* the record's mod revision */
 };
 
-/* A revocation made here, on its way to the store. */
-struct ctl_fleet_revoke {
+#define CTL_FLEET_RECORD_SLACK	60	/* seconds a record's lease outlives what it says */
+#define CTL_FLEET_OPS_MAX	4096	/* writes waiting for the store */
+#define CTL_FLEET_PENDING_MAX	4096	/* requests of the fleet's gateways shown */
+#define CTL_FLEET_DENIES_MAX	256
+
+/* A write on its way to the store: a put (val, under a lease of ttl s, 0: none) or a delete. */
+struct ctl_fleet_op {
+	char key[CTL_FLEET_KEY_MAX];
+	char *val;			/* NULL: delete key */
+	int64_t ttl;
+};
+
+/* A deny decided elsewhere for a request of this gateway. */
+struct ctl_fleet_deny {
 	uint64_t id;
-	int64_t uid;
+	char name[POL_NAME_MAX + 1];
 	char user[CTL_GRANT_USER_MAX + 1];
-	int64_t expires;		/* the tombstone's lease outlives the grant's end */
+	int64_t uid;
 };
 
 /* What the threads and the loop share: everything below lock. */
@@ -59,6 +71,10 @@ struct ctl_fleet_shared {
 	char (*gw_name)[POL_FLEET_WORD_MAX + 1];	/* P/status/ records, raw */
 	char **gw_status;
 	size_t ngw;
+	struct ctl_fleet_pending *pending;	/* every gateway's waiting requests */
+	size_t npending;
+	struct ctl_fleet_deny denies[CTL_FLEET_DENIES_MAX];	/* for this gateway's */
+	size_t ndenies;
 
 	/* loop -> watcher: what a new bundle must beat */
 	bool have_running;
@@ -67,8 +83,8 @@ struct ctl_fleet_shared {
 	/* loop -> writer */
 	struct ctl_fleet_status status;
 	uint64_t status_ver;
-	struct ctl_fleet_revoke *revokes;
-	size_t nrevokes;
+	struct ctl_fleet_op *ops;	/* in order */
+	size_t nops;
 
 	/* writer -> loop */
 	bool writing;			/* the last write reached the store */
@@ -80,6 +96,7 @@ struct ctl_fleet {
 	struct ctl_events *events;
 	struct ctl_grants_live *grants;
 	struct ctl_reload *reload;
+	struct ctl_approvals *approvals;
 	void (*wake)(void);
 	struct ctl_bundle_key keys[POL_FLEET_KEYS_MAX];
 	size_t nkeys;
@@ -119,6 +136,11 @@ void ctl_fleet_status_init(struct ctl_fleet *f);
 void ctl_fleet_cache_start(struct ctl_fleet *f);
 /* ctl_grants_revoked_fn: a store grant revoked on this box's socket. */
 void ctl_fleet_revoked_here(void *arg, const struct ctl_grant *g, const struct ctl_peer *by);
+/* ctl_approval_listen_fn: a request of this gateway begins or stops waiting. */
+struct ctl_approval_req;
+void ctl_fleet_request_here(void *arg, const struct ctl_approval_req *r, bool open);
+/* Queue a write for the writer (takes val), under lock. false when the queue is full. */
+bool ctl_fleet_op_push(struct ctl_fleet *f, const char *key, char *val, int64_t ttl);
 
 /* ctl_fleet.c: one namegate_fleet_apply_seconds observation. */
 void ctl_fleet_observe_apply(struct ctl_fleet *f, double seconds);

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ctl_approval.h"
 #include "ctl_events.h"
 #include "ctl_fleet_int.h"
 #include "ctl_grants_live.h"
@@ -212,26 +213,70 @@ ctl_fleet_cache_start(struct ctl_fleet *f)
 	ctl_fleet_bundle_clear(&b);
 }
 
+bool
+ctl_fleet_op_push(struct ctl_fleet *f, const char *key, char *val, int64_t ttl)
+{
+	struct ctl_fleet_op *op;
+
+	if (f->sh.nops == CTL_FLEET_OPS_MAX) {
+		free(val);
+		return false;
+	}
+	op = &f->sh.ops[f->sh.nops++];
+	snprintf(op->key, sizeof(op->key), "%s", key);
+	op->val = val;
+	op->ttl = ttl;
+	pthread_cond_broadcast(&f->sh.kick);
+	return true;
+}
+
 void
 ctl_fleet_revoked_here(void *arg, const struct ctl_grant *g, const struct ctl_peer *by)
 {
 	struct ctl_fleet *f = arg;
-	struct ctl_fleet_revoke r = { .id = g->id, .uid = by != NULL ? (int64_t)by->uid : -1,
-		.expires = g->expires };
+	char key[CTL_FLEET_KEY_MAX], id[24], *val;
+	int64_t now = time(NULL);
 
-	if (by != NULL)
-		snprintf(r.user, sizeof(r.user), "%s", by->user);
 	if (f->nlocal_revoked == CTL_FLEET_REVOKED_MAX)	/* the oldest are in the store */
 		memmove(f->local_revoked, f->local_revoked + 1,
 		    --f->nlocal_revoked * sizeof(f->local_revoked[0]));
 	f->local_revoked[f->nlocal_revoked++] = g->id;
+	snprintf(id, sizeof(id), "%" PRIu64, g->id);
+	ctl_fleet_key(key, f->boot->fleet_prefix, "revoked/", id);
+	val = ctl_fleet_revoked_encode(g->id, by != NULL ? by->user : "",
+	    by != NULL ? (int64_t)by->uid : -1, f->boot->fleet_gateway, now);
 	pthread_mutex_lock(&f->sh.lock);
-	if (f->sh.nrevokes < CTL_FLEET_REVOKED_MAX)
-		f->sh.revokes[f->sh.nrevokes++] = r;
-	else
-		fprintf(stderr, "namegate: fleet: %d revocations wait for the store: grant %"
-		    PRIu64 " is revoked here only\n", CTL_FLEET_REVOKED_MAX, g->id);
-	pthread_cond_broadcast(&f->sh.kick);
+	/* the record outlives the grant a little, so no gateway can take it again */
+	if (val == NULL || !ctl_fleet_op_push(f, key, val, (g->expires > now ? g->expires - now :
+	    0) + CTL_FLEET_RECORD_SLACK))
+		fprintf(stderr, "namegate: fleet: grant %" PRIu64 " is revoked here only: the "
+		    "store's queue is full\n", g->id);
+	pthread_mutex_unlock(&f->sh.lock);
+}
+
+void
+ctl_fleet_request_here(void *arg, const struct ctl_approval_req *r, bool open)
+{
+	struct ctl_fleet *f = arg;
+	struct ctl_fleet_pending p = { .id = r->id, .qtype = r->qtype,
+		.first_seen = r->first_seen, .expires = r->expires };
+	char key[CTL_FLEET_KEY_MAX], tail[POL_FLEET_WORD_MAX + 24], *val = NULL;
+	int64_t now = time(NULL);
+
+	snprintf(tail, sizeof(tail), "%s/%" PRIu64, f->boot->fleet_gateway, r->id);
+	ctl_fleet_key(key, f->boot->fleet_prefix, "pending/", tail);
+	if (open) {
+		snprintf(p.gateway, sizeof(p.gateway), "%s", f->boot->fleet_gateway);
+		snprintf(p.vm, sizeof(p.vm), "%s", r->vm);
+		snprintf(p.name, sizeof(p.name), "%s", r->name);
+		if ((val = ctl_fleet_pending_encode(&p)) == NULL)
+			return;
+	}
+	pthread_mutex_lock(&f->sh.lock);
+	if (!ctl_fleet_op_push(f, key, val, open ? (r->expires > now ? r->expires - now : 0) +
+	    CTL_FLEET_RECORD_SLACK : 0))
+		fprintf(stderr, "namegate: fleet: request %" PRIu64 " not shown in the store: its "
+		    "queue is full\n", r->id);
 	pthread_mutex_unlock(&f->sh.lock);
 }
 
@@ -350,9 +395,24 @@ cfl_observe_grants(struct ctl_fleet *f, const struct ctl_grant *want, const int6
 	}
 }
 
+/* Denies decided elsewhere for this gateway's requests: each for the request it names. */
+static void
+cfl_denies(struct ctl_fleet *f, const struct ctl_fleet_deny *d, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *name = ctl_approval_name(f->approvals, d[i].id);
+
+		/* IDs start again at a restart: the name says it is the same request */
+		if (name != NULL && strcmp(name, d[i].name) == 0)
+			ctl_approval_deny(f->approvals, d[i].id, d[i].uid, d[i].user);
+	}
+}
+
 void
 ctl_fleet_tick(struct ctl_fleet *f)
 {
+	struct ctl_fleet_deny denies[CTL_FLEET_DENIES_MAX];
+	size_t ndenies;
 	struct ctl_grant *want = NULL;
 	int64_t *put_ms = NULL;
 	struct ctl_fleet_verdict *v;
@@ -374,6 +434,9 @@ ctl_fleet_tick(struct ctl_fleet *f)
 	}
 	v = f->sh.verdict;
 	f->sh.verdict = NULL;
+	ndenies = f->sh.ndenies;
+	memcpy(denies, f->sh.denies, ndenies * sizeof(denies[0]));
+	f->sh.ndenies = 0;
 	if (connected != f->connected)
 		cfl_status_changed(f);
 	pthread_mutex_unlock(&f->sh.lock);
@@ -400,5 +463,6 @@ ctl_fleet_tick(struct ctl_fleet *f)
 	}
 	free(want);
 	free(put_ms);
+	cfl_denies(f, denies, ndenies);
 	fflush(stderr);
 }

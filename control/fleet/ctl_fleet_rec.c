@@ -17,12 +17,27 @@
 static const struct {
 	const char *dir;
 	enum ctl_fleet_kind kind;
+	bool two;			/* GATEWAY/ID below it, not one name */
 } ctl_fleet_dirs[] = {
-	{ "grants/", CTL_FLEET_K_GRANT },
-	{ "revoked/", CTL_FLEET_K_REVOKED },
-	{ "bundles/", CTL_FLEET_K_BUNDLE },
-	{ "status/", CTL_FLEET_K_STATUS },
+	{ "grants/", CTL_FLEET_K_GRANT, false },
+	{ "revoked/", CTL_FLEET_K_REVOKED, false },
+	{ "bundles/", CTL_FLEET_K_BUNDLE, false },
+	{ "status/", CTL_FLEET_K_STATUS, false },
+	{ "pending/", CTL_FLEET_K_PENDING, true },
+	{ "decisions/", CTL_FLEET_K_DECISION, true },
 };
+
+/* A tail of one name, or with two, of "GATEWAY/ID": no other '/'. */
+static bool
+ctl_fleet_tail_ok(const char *t, size_t len, bool two)
+{
+	const char *slash = memchr(t, '/', len);
+
+	if (!two)
+		return slash == NULL;
+	return slash != NULL && slash > t && slash < t + len - 1 &&
+	    memchr(slash + 1, '/', len - (size_t)(slash + 1 - t)) == NULL;
+}
 
 enum ctl_fleet_kind
 ctl_fleet_key_kind(const char *prefix, const char *key, size_t len, const char **tail,
@@ -37,9 +52,9 @@ ctl_fleet_key_kind(const char *prefix, const char *key, size_t len, const char *
 	for (size_t i = 0; i < sizeof(ctl_fleet_dirs) / sizeof(ctl_fleet_dirs[0]); i++) {
 		size_t dlen = strlen(ctl_fleet_dirs[i].dir);
 
-		/* one level below: a tail with a '/' in it is nobody's record */
+		/* at its depth: a tail with more '/' in it is nobody's record */
 		if (len > dlen && memcmp(key, ctl_fleet_dirs[i].dir, dlen) == 0 &&
-		    memchr(key + dlen, '/', len - dlen) == NULL) {
+		    ctl_fleet_tail_ok(key + dlen, len - dlen, ctl_fleet_dirs[i].two)) {
 			*tail = key + dlen;
 			*tail_len = len - dlen;
 			return ctl_fleet_dirs[i].kind;
@@ -301,4 +316,97 @@ ctl_fleet_digest(const void *p, size_t len, char *hex)
 
 	crypto_hash_sha256(h, p, len);
 	sodium_bin2hex(hex, CTL_FLEET_DIGEST_LEN + 1, h, sizeof(h));
+}
+
+char *
+ctl_fleet_pending_encode(const struct ctl_fleet_pending *p)
+{
+	struct json_object *o = json_object_new_object();
+
+	return ctl_fleet_text(o, o != NULL && ctl_fleet_add_str(o, "gateway", p->gateway) &&
+	    json_object_object_add(o, "id", json_object_new_uint64(p->id)) == 0 &&
+	    ctl_fleet_add_str(o, "vm", p->vm) && ctl_fleet_add_str(o, "name", p->name) &&
+	    ctl_fleet_add_i64(o, "type", p->qtype) &&
+	    ctl_fleet_add_i64(o, "first_seen", p->first_seen) &&
+	    ctl_fleet_add_i64(o, "expires", p->expires));
+}
+
+int
+ctl_fleet_pending_decode(const char *val, size_t len, struct ctl_fleet_pending *out,
+    char *why, size_t whylen)
+{
+	struct json_object *o = ctl_fleet_parse(val, len, "pending", why, whylen);
+	int64_t id, qtype;
+	int rc = -EINVAL;
+
+	memset(out, 0, sizeof(*out));
+	if (o == NULL)
+		return -EINVAL;
+	if (!ctl_fleet_get_str(o, "gateway", out->gateway, sizeof(out->gateway)) ||
+	    !ctl_fleet_get_str(o, "vm", out->vm, sizeof(out->vm)) ||
+	    !ctl_fleet_get_str(o, "name", out->name, sizeof(out->name)) ||
+	    !ctl_fleet_get_i64(o, "id", &id) || id <= 0 ||
+	    !ctl_fleet_get_i64(o, "type", &qtype) || qtype < 0 || qtype > UINT16_MAX ||
+	    !ctl_fleet_get_i64(o, "first_seen", &out->first_seen) ||
+	    !ctl_fleet_get_i64(o, "expires", &out->expires))
+		snprintf(why, whylen, "pending: a field is missing or of the wrong type");
+	else if (!pol_fleet_word_ok(out->gateway, strlen(out->gateway)))
+		snprintf(why, whylen, "pending: gateway \"%s\" is not a name", out->gateway);
+	else {
+		out->id = (uint64_t)id;
+		out->qtype = (uint16_t)qtype;
+		rc = 0;
+	}
+	json_object_put(o);
+	return rc;
+}
+
+char *
+ctl_fleet_decision_encode(const char *verdict, const char *name, const char *user,
+    int64_t uid, int64_t at)
+{
+	struct json_object *o = json_object_new_object();
+
+	return ctl_fleet_text(o, o != NULL && ctl_fleet_add_str(o, "verdict", verdict) &&
+	    ctl_fleet_add_str(o, "name", name) &&
+	    ctl_fleet_add_str(o, "user", user) && ctl_fleet_add_i64(o, "uid", uid) &&
+	    ctl_fleet_add_i64(o, "at", at));
+}
+
+int
+ctl_fleet_decision_decode(const char *val, size_t len, char *name, size_t namelen, char *user,
+    size_t userlen, int64_t *uid, char *why, size_t whylen)
+{
+	struct json_object *o = ctl_fleet_parse(val, len, "decision", why, whylen);
+	char verdict[8];
+	int rc = -EINVAL;
+
+	if (o == NULL)
+		return -EINVAL;
+	if (!ctl_fleet_get_str(o, "verdict", verdict, sizeof(verdict)) ||
+	    !ctl_fleet_get_str(o, "name", name, namelen) ||
+	    !ctl_fleet_get_str(o, "user", user, userlen) || !ctl_fleet_get_i64(o, "uid", uid))
+		snprintf(why, whylen, "decision: a field is missing or of the wrong type");
+	else if (strcmp(verdict, "deny") != 0)
+		snprintf(why, whylen, "decision: \"%s\" is not one (deny; an approval is a "
+		    "grant)", verdict);
+	else
+		rc = 0;
+	json_object_put(o);
+	return rc;
+}
+
+int
+ctl_fleet_gw_id_parse(const char *tail, size_t len, char *gw, size_t gwlen, uint64_t *id)
+{
+	const char *slash = memchr(tail, '/', len);
+	size_t glen;
+
+	if (slash == NULL || (glen = (size_t)(slash - tail)) >= gwlen ||
+	    !pol_fleet_word_ok(tail, glen) ||
+	    ctl_fleet_id_parse(slash + 1, len - glen - 1, id) != 0)
+		return -EINVAL;
+	memcpy(gw, tail, glen);
+	gw[glen] = '\0';
+	return 0;
 }

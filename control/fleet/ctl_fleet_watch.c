@@ -23,7 +23,56 @@ fw_clear(struct ctl_fleet_shared *sh)
 	for (size_t i = 0; i < sh->ngw; i++)
 		free(sh->gw_status[i]);
 	sh->ngw = 0;
+	sh->npending = 0;
 	sh->grants_ver++;
+}
+
+/* P/pending/GW/ID: the fleet's waiting requests, shown by the fleet command. */
+static void
+fw_pending(struct ctl_fleet_shared *sh, const char *tail, size_t tlen,
+    const struct ctl_etcd_kv *kv, bool put)
+{
+	char gw[POL_FLEET_WORD_MAX + 1], why[CTL_FLEET_WHY_MAX];
+	struct ctl_fleet_pending p;
+	uint64_t id;
+	size_t i;
+
+	if (ctl_fleet_gw_id_parse(tail, tlen, gw, sizeof(gw), &id) != 0)
+		return;
+	for (i = 0; i < sh->npending && (sh->pending[i].id != id ||
+	    strcmp(sh->pending[i].gateway, gw) != 0); i++)
+		;
+	if (!put) {
+		if (i < sh->npending)
+			sh->pending[i] = sh->pending[--sh->npending];
+		return;
+	}
+	if (ctl_fleet_pending_decode(kv->value, kv->value_len, &p, why, sizeof(why)) != 0 ||
+	    p.id != id || strcmp(p.gateway, gw) != 0 ||
+	    (i == sh->npending && sh->npending == CTL_FLEET_PENDING_MAX))
+		return;		/* a record not at its own key is nobody's */
+	sh->pending[i] = p;
+	sh->npending += i == sh->npending;
+}
+
+/* P/decisions/GW/ID for this gateway: a deny for the loop to put in force. */
+static void
+fw_decision(struct ctl_fleet *f, const char *tail, size_t tlen, const struct ctl_etcd_kv *kv)
+{
+	struct ctl_fleet_shared *sh = &f->sh;
+	char gw[POL_FLEET_WORD_MAX + 1], why[CTL_FLEET_WHY_MAX];
+	struct ctl_fleet_deny d = { 0 };
+
+	if (ctl_fleet_gw_id_parse(tail, tlen, gw, sizeof(gw), &d.id) != 0 ||
+	    strcmp(gw, f->boot->fleet_gateway) != 0)
+		return;
+	if (ctl_fleet_decision_decode(kv->value, kv->value_len, d.name, sizeof(d.name), d.user,
+	    sizeof(d.user), &d.uid, why, sizeof(why)) != 0) {
+		fprintf(stderr, "namegate: fleet: %.*s: %s\n", (int)kv->key_len, kv->key, why);
+		return;
+	}
+	if (sh->ndenies < CTL_FLEET_DENIES_MAX)
+		sh->denies[sh->ndenies++] = d;
 }
 
 static void
@@ -172,6 +221,13 @@ fw_apply(struct ctl_fleet *f, const struct ctl_etcd_kv *kv, bool put)
 		return false;
 	case CTL_FLEET_K_STATUS:
 		fw_status(sh, tail, tlen, kv, put);
+		return false;
+	case CTL_FLEET_K_PENDING:
+		fw_pending(sh, tail, tlen, kv, put);
+		return false;
+	case CTL_FLEET_K_DECISION:
+		if (put)
+			fw_decision(f, tail, tlen, kv);
 		return false;
 	case CTL_FLEET_K_BUNDLE:	/* a deleted bundle leaves the policy in force */
 		return put && strlen(f->boot->fleet_shard) == tlen &&

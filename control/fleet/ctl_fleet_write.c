@@ -1,7 +1,8 @@
 /*
  * The writer thread: this gateway's status, rewritten when it changes and every
- * CTL_FLEET_HEARTBEAT_MS (its "seen" tells the fleet it is alive), and the revocations
- * made on this box, each retried until the store has it. A gateway's credentials may
+ * CTL_FLEET_HEARTBEAT_MS (its "seen" tells the fleet it is alive), and the queued writes
+ * (revocations made on this box, its requests waiting for approval), each in order and
+ * retried until the store has it. A gateway's credentials may
  * write only these (and pending requests): never a grant.
  */
 #include <errno.h>
@@ -14,27 +15,20 @@
 #include "ctl_fleet_int.h"
 #include "policy/load.h"
 
-#define CTL_FLEET_TOMBSTONE_SLACK	60	/* seconds a revocation outlives its grant */
-
-/* P/revoked/ID under a lease that ends a little after the grant would have. */
+/* One queued write: a put under a lease of its own, or a delete (already gone is done). */
 static int
-fwr_revoke(struct ctl_fleet *f, const struct ctl_fleet_revoke *r)
+fwr_op(struct ctl_fleet *f, const struct ctl_fleet_op *op)
 {
-	char key[CTL_FLEET_KEY_MAX], id[24], *val;
-	int64_t now = time(NULL), lease = 0;
+	int64_t lease = 0;
 	int rc;
 
-	snprintf(id, sizeof(id), "%" PRIu64, r->id);
-	ctl_fleet_key(key, f->boot->fleet_prefix, "revoked/", id);
-	if ((val = ctl_fleet_revoked_encode(r->id, r->user, r->uid, f->boot->fleet_gateway,
-	    now)) == NULL)
-		return -ENOMEM;
-	rc = ctl_etcd_lease_grant(f->write_etcd, (r->expires > now ? r->expires - now : 0) +
-	    CTL_FLEET_TOMBSTONE_SLACK, &lease);
-	if (rc == 0)
-		rc = ctl_etcd_put(f->write_etcd, key, val, strlen(val), lease, NULL);
-	free(val);
-	return rc;
+	if (op->val == NULL) {
+		rc = ctl_etcd_delete(f->write_etcd, op->key, false, NULL, NULL);
+		return rc == -ENOENT ? 0 : rc;
+	}
+	if (op->ttl > 0 && (rc = ctl_etcd_lease_grant(f->write_etcd, op->ttl, &lease)) != 0)
+		return rc;
+	return ctl_etcd_put(f->write_etcd, op->key, op->val, strlen(op->val), lease, NULL);
 }
 
 static int
@@ -77,8 +71,8 @@ ctl_fleet_write_main(void *arg)
 	pthread_mutex_lock(&f->sh.lock);
 	while (!f->sh.stop) {
 		struct ctl_fleet_status s;
-		struct ctl_fleet_revoke r;
-		bool revoke = f->sh.nrevokes > 0, due;
+		struct ctl_fleet_op op;
+		bool write = f->sh.nops > 0, due;
 		uint64_t ver = f->sh.status_ver;
 		struct timespec now;
 		int rc;
@@ -86,22 +80,23 @@ ctl_fleet_write_main(void *arg)
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		due = (now.tv_sec - last.tv_sec) * 1000 + (now.tv_nsec - last.tv_nsec) / 1000000 >=
 		    CTL_FLEET_HEARTBEAT_MS;
-		if (!revoke && ver == written && !due) {
+		if (!write && ver == written && !due) {
 			ctl_fleet_nap(f, CTL_FLEET_HEARTBEAT_MS / 4);
 			continue;
 		}
 		s = f->sh.status;
 		s.connected = f->sh.watching && f->sh.writing;
-		if (revoke)
-			r = f->sh.revokes[0];
+		if (write)		/* the first stays queued until it is written */
+			op = f->sh.ops[0];
 		pthread_mutex_unlock(&f->sh.lock);
-		if (revoke) {
-			rc = fwr_revoke(f, &r);
-			fwr_result(f, rc, "revocation not written yet");
+		if (write) {
+			rc = fwr_op(f, &op);
+			fwr_result(f, rc, "a write waits for the store");
 			pthread_mutex_lock(&f->sh.lock);
-			if (rc == 0 && f->sh.nrevokes > 0 && f->sh.revokes[0].id == r.id)
-				memmove(&f->sh.revokes[0], &f->sh.revokes[1],
-				    --f->sh.nrevokes * sizeof(r));
+			if (rc == 0) {
+				free(f->sh.ops[0].val);
+				memmove(&f->sh.ops[0], &f->sh.ops[1], --f->sh.nops * sizeof(op));
+			}
 		} else {
 			rc = fwr_status(f, &s);
 			fwr_result(f, rc, "status not written");

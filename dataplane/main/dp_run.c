@@ -448,7 +448,8 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	}
 	/* after reload: a verified cache goes in force through it, before any worker runs */
 	if (cfg->nfleet_endpoints > 0 && (ctl.fleet = ctl_fleet_start(ctl.cfgp, ctl.events,
-	    ctl.grants, ctl.reload, dp_wake_from_signal, err, sizeof(err))) == NULL) {
+	    ctl.grants, ctl.reload, ctl.approvals, dp_wake_from_signal, err, sizeof(err))) ==
+	    NULL) {
 		fprintf(stderr, "namegate: %s\n", err);
 		goto out;
 	}
@@ -533,7 +534,7 @@ out:
 	dp_control_nft_close(&ctl);
 	ctl_sock_close(sock);
 	ctl_metrics_stop(metrics);
-	ctl_fleet_stop(ctl.fleet);	/* before the grants and reload its loop side uses */
+	ctl_fleet_stop(ctl.fleet);	/* before the grants, reload and approvals it uses */
 	ctl_grants_live_stop(ctl.grants);	/* after the scrapes: they read its gauge */
 	ctl_approval_stop(ctl.approvals);
 	if (ctl.events != NULL) {

@@ -12,9 +12,11 @@ Every process and namespace is removed on exit, also when a test fails.
 import copy
 import json
 import os
+import pwd
 import re
 import shutil
 import subprocess
+import threading
 import time
 
 import pytest
@@ -23,7 +25,8 @@ import lab as labmod
 import lab_namegate
 from etcd_lab import GATEWAY, OPERATOR, Etcd, free_port
 from lab_net import wait_until
-from test_dataplane import _binary, _policies, _vms
+from test_dataplane import _binary, _vms
+from test_dataplane import _policies as _dataplane_policies
 from test_reload import _HOLDER
 
 pytestmark = [
@@ -39,6 +42,13 @@ GW_A = ("gwa", "gwapw")
 GW_B = ("gwb", "gwbpw")
 FUTURE = "2099-01-01T00:00:00Z"
 PAST = "2001-01-01T00:00:00Z"
+
+
+def _policies():
+    """The data plane tests' policies, and names vm1 may ask an operator for."""
+    p = _dataplane_policies()
+    p["python"]["ask"] = ["evil.test", "*.ask.test"]
+    return p
 
 
 def sign(keydir, path, serial, key="k1", until=FUTURE):
@@ -238,6 +248,49 @@ def test_revoke_through_the_store_cuts_an_open_connection(fleet):
         assert holder.line().split() == ["evil.test=cut"]
     print(f"RESULT fleet_revoke_cut_ms={ms:.0f}")
     assert fleet.etcd.ctl("get", f"{PREFIX}/revoked/{gid}", "--print-value-only").strip()
+
+
+def in_background(fn, *args, **kw):
+    box = {}
+    t = threading.Thread(target=lambda: box.update(r=fn(*args, **kw)), daemon=True)
+    t.start()
+    return t, box
+
+
+def waiting_on(fleet, ctl, gateway, name):
+    """The request for name waiting on gateway, as another gateway sees it in the store."""
+    def find():
+        got = [p for p in fleet.fleet_view(ctl)["pending"]
+               if p["gateway"] == gateway and p["name"] == name]
+        return got[0] if got else None
+    return wait_until(find, 15, f"{gateway}'s request for {name} in the store")
+
+
+def test_request_on_one_gateway_approved_and_denied_from_another(fleet):
+    t, box = in_background(fleet.lab.curl, "vm1", "https://evil.test/", timeout=30)
+    req = waiting_on(fleet, fleet.ctl_a, "gwb", "evil.test")
+    rc, out, err = fleet.ctl_a("pending")
+    assert rc == 0 and f"gwb/{req['id']}" in out and "evil.test" in out, (out, err)
+    rc, out, err = fleet.ctl_a("approve", f"gwb/{req['id']}", "--for", "10m", operator=True)
+    assert rc == 0 and f"request gwb/{req['id']} approved" in out, err
+    t.join(35)
+    assert box["r"].ok, box["r"].stderr          # the held query went on: curl got through
+    wait_until(lambda: not [p for p in fleet.fleet_view(fleet.ctl_a)["pending"]
+                            if p["gateway"] == "gwb" and p["id"] == req["id"]], 15,
+               "the request to leave the store")
+    gid = int(re.search(r"grant (\d+)", out).group(1))
+    assert fleet.ctl_b("revoke", str(gid))[0] == 0
+
+    t, box = in_background(fleet.lab.dig, "vm1", "deny.ask.test", edns=True, timeout=20)
+    req = waiting_on(fleet, fleet.ctl_a, "gwb", "deny.ask.test")
+    rc, out, err = fleet.ctl_a("deny", f"gwb/{req['id']}", operator=True)
+    assert rc == 0, err
+    t.join(25)
+    r = box["r"]
+    assert r.rcode == "REFUSED" and r.ede == 15 and "denied by operator" in r.raw, r.raw
+    with open(fleet.path("events-b.jsonl")) as f:
+        denied = [json.loads(x) for x in f if '"approval_denied"' in x]
+    assert denied and denied[-1]["user"] == pwd.getpwuid(os.getuid()).pw_name, denied
 
 
 def test_bundles_refused_and_accepted_on_both(fleet):

@@ -44,6 +44,35 @@ void ctl_approval_tick(struct ctl_approvals *a);
  */
 bool ctl_approval_busy(const struct ctl_approvals *a);
 
+/* A request as the fleet store shows it (control/fleet): strings valid during the call. */
+struct ctl_approval_req {
+	uint64_t id;
+	const char *vm, *name;
+	uint16_t qtype;
+	int64_t first_seen;		/* UTC seconds */
+	int64_t expires;		/* UTC seconds: approval.timeout answers it then */
+};
+
+/*
+ * Called with open when a request begins to wait, and without when it stops waiting
+ * (answered, approved, denied, timed out or forgotten).
+ */
+typedef void ctl_approval_listen_fn(void *arg, const struct ctl_approval_req *r, bool open);
+
+/* One listener (NULL: none); the fleet agent's, which puts requests in the store. */
+void ctl_approval_set_listener(struct ctl_approvals *a, ctl_approval_listen_fn *fn,
+    void *arg);
+
+/*
+ * Deny request id, as decided elsewhere in the fleet by user (uid -1: unknown): its held
+ * query is answered REFUSED, the event names the user. 0, or -ENOENT when no undecided
+ * request has that id.
+ */
+int ctl_approval_deny(struct ctl_approvals *a, uint64_t id, int64_t uid, const char *user);
+
+/* The name undecided request id waits for, or NULL. */
+const char *ctl_approval_name(const struct ctl_approvals *a, uint64_t id);
+
 /* namegate_approval_pending and namegate_approval_webhook_total: any thread. */
 void ctl_approval_render(struct ctl_approvals *a, FILE *out);
 

@@ -26,6 +26,7 @@
 #define CTL_FLEET_HEARTBEAT_MS	2000	/* status rewritten at least this often */
 #define CTL_FLEET_RETRY_MS	500	/* between attempts after the store failed */
 
+struct ctl_approvals;
 struct ctl_events;
 struct ctl_fleet;
 struct ctl_grants_live;
@@ -42,8 +43,8 @@ struct pol_config;
  * a bad key, out of memory): the daemon must not start without the fleet it was told of.
  */
 struct ctl_fleet *ctl_fleet_start(struct pol_config **cfgp, struct ctl_events *events,
-    struct ctl_grants_live *grants, struct ctl_reload *reload, void (*wake)(void),
-    char *why, size_t whylen);
+    struct ctl_grants_live *grants, struct ctl_reload *reload, struct ctl_approvals *approvals,
+    void (*wake)(void), char *why, size_t whylen);
 
 /* Stops the threads (each notices within about a second) and frees f (NULL: nothing). */
 void ctl_fleet_stop(struct ctl_fleet *f);

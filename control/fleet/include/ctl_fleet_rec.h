@@ -13,6 +13,12 @@
  *   P/status/GATEWAY   what a gateway enforces: {"gateway","fleet","shard","serial",
  *                      "digest","source","refused":{"serial","reason"},"connected",
  *                      "grants","seen"}.
+ *   P/pending/GATEWAY/ID  a DNS query waiting for approval on GATEWAY (its request ID):
+ *                      {"gateway","id","vm","name","type","first_seen","expires"}; the
+ *                      gateway writes it under a lease and deletes it when it stops waiting.
+ *   P/decisions/GATEWAY/ID  {"verdict":"deny","name","user","uid","at"}: an operator
+ *                      denies it from anywhere (the name must be the request's: IDs start
+ *                      again when a gateway restarts). An approval is a grant of the name.
  *
  * Encoders and decoders only: no I/O. Decoders read what anyone with write access may have
  * put there, so every field is checked and a record that is not exactly one is refused
@@ -39,6 +45,8 @@ enum ctl_fleet_kind {
 	CTL_FLEET_K_REVOKED,
 	CTL_FLEET_K_BUNDLE,
 	CTL_FLEET_K_STATUS,
+	CTL_FLEET_K_PENDING,		/* tail GATEWAY/ID */
+	CTL_FLEET_K_DECISION,		/* tail GATEWAY/ID */
 };
 
 /*
@@ -108,6 +116,29 @@ struct ctl_fleet_status {
 };
 
 char *ctl_fleet_status_encode(const struct ctl_fleet_status *s);
+
+/* A request waiting for approval on a gateway. */
+struct ctl_fleet_pending {
+	char gateway[POL_FLEET_WORD_MAX + 1];
+	uint64_t id;
+	char vm[POL_VM_NAME_MAX + 1];
+	char name[POL_NAME_MAX + 1];
+	uint16_t qtype;
+	int64_t first_seen, expires;
+};
+
+char *ctl_fleet_pending_encode(const struct ctl_fleet_pending *p);
+int ctl_fleet_pending_decode(const char *val, size_t len, struct ctl_fleet_pending *out,
+    char *why, size_t whylen);
+
+/* A decision's value; only "deny" is one. */
+char *ctl_fleet_decision_encode(const char *verdict, const char *name, const char *user,
+    int64_t uid, int64_t at);
+int ctl_fleet_decision_decode(const char *val, size_t len, char *name, size_t namelen,
+    char *user, size_t userlen, int64_t *uid, char *why, size_t whylen);
+
+/* "GATEWAY/ID" (len bytes) into gw (gwlen) and *id: 0, or -EINVAL. */
+int ctl_fleet_gw_id_parse(const char *tail, size_t len, char *gw, size_t gwlen, uint64_t *id);
 
 /* SHA-256 of len bytes at p into hex (CTL_FLEET_DIGEST_LEN + 1 bytes). */
 void ctl_fleet_digest(const void *p, size_t len, char *hex);
