@@ -147,3 +147,27 @@ def test_config_errors(lab):
     assert rc == 1 and "fleet.name: \"pr od\" is not a name" in err
     rc, _, err = run(NAMEGATE, "-c", str(path), "--bundle", "x")
     assert rc == 2 and "--bundle goes with --check" in err
+
+
+@pytest.mark.parametrize("extra, message", [
+    ("  endpoints: [ftp://h:1]\n", "is not an etcd client URL"),
+    ("  endpoints: [\"http://a b:1\"]\n", "is not an etcd client URL"),
+    ("  endpoints: []\n", "0 endpoints, 1 to 16"),
+    ("  endpoints: [http://h:1]\n  prefix: /a/../b/\n", "is not a key prefix"),
+    ("  endpoints: [http://h:1]\n  prefix: /a\n", "is not a key prefix"),
+    ("  endpoints: [http://h:1]\n  prefix: /a b/\n", "letters, digits"),
+    ("  endpoints: [http://h:1]\n  user: gw1\n", "user and password_file go together"),
+    ("  user: gw1\n  password_file: /x\n", "user without endpoints"),
+    ("  gateway: a/b\n", "fleet.gateway: \"a/b\" is not a name"),
+])
+def test_store_config_errors(lab, extra, message):
+    path = config(lab, extra=extra)
+    rc, out, err = run(NAMEGATE, "-c", path, "--check")
+    assert rc == 1 and message in err, (out, err)
+
+
+def test_store_config_defaults(lab):
+    """The prefix and the gateway's name have defaults that start: the fleet's, the host's."""
+    path = config(lab, extra="  endpoints: [http://127.0.0.1:2379]\n")
+    rc, out, err = run(NAMEGATE, "-c", path, "--check")
+    assert rc == 0, err
