@@ -9,6 +9,7 @@ shared): fleet_grant_apply_ms, fleet_revoke_cut_ms, fleet_bad_bundles_refused (o
 fleet_good_bundle_ms, fleet_outage_answers_changed (of 20), fleet_grant_fail_s.
 Every process and namespace is removed on exit, also when a test fails.
 """
+import calendar
 import copy
 import json
 import os
@@ -386,6 +387,38 @@ def test_store_outage_keeps_answers_and_fails_grants_clearly(fleet):
                "a grant made after the outage to be applied")
 
 
+def metric(fleet, port, name):
+    cp = fleet.lab.sw_exec(["curl", "-sS", "--max-time", "5", f"http://127.0.0.1:{port}/metrics"])
+    m = re.search(rf"^{name} (\S+)$", cp.stdout, re.M)
+    return float(m.group(1)) if m else None
+
+
+def test_cache_past_its_not_after_still_starts(fleet):
+    """not_after guards what a gateway takes from the store, not what it last enforced."""
+    soon = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 4))
+    fleet.publish(fleet.bundle_text(_policies()), 8, until=soon)
+    wait_until(lambda: (fleet.policy_info(9478) or (0,))[0] == 8, 20, "serial 8 on A")
+    fleet.etcd.stop()
+    try:
+        fleet.a.stop(10)
+        time.sleep(max(0.0, calendar.timegm(time.strptime(soon, "%Y-%m-%dT%H:%M:%SZ")) -
+                       time.time() + 1))
+        fleet.start_a()
+        assert fleet.policy_info(9478)[::2] == (8, "cache")
+        assert metric(fleet, 9478, "namegate_fleet_cache_expired") == 1
+        with open(fleet.path("events-a.jsonl")) as f:
+            ev = [json.loads(x) for x in f if '"bundle_cache"' in x]
+        assert ev[-1]["serial"] == 8 and "not_after" in ev[-1]["reason"], ev[-1]
+    finally:
+        fleet.etcd.launch()
+        fleet.etcd.wait_ready()
+    # back in touch: serial 8 in the store is expired, so it is refused; 9 is taken
+    fleet.wait_connected(fleet.ctl_a)
+    fleet.publish(fleet.bundle_text(_policies()), 9)
+    wait_until(lambda: (fleet.policy_info(9478) or (0,))[0] == 9, 20, "serial 9 on A")
+    assert metric(fleet, 9478, "namegate_fleet_cache_expired") == 0
+
+
 def test_unverified_cache_is_never_used(fleet):
     fleet.a.stop(10)
     with open(fleet.path("cache-a.yaml"), "a") as f:
@@ -403,4 +436,4 @@ def test_unverified_cache_is_never_used(fleet):
         fleet.etcd.launch()
         fleet.etcd.wait_ready()
     # back in touch, it takes the store's bundle again
-    wait_until(lambda: (fleet.policy_info(9478) or (0,))[0] == 6, 20, "serial 6 again")
+    wait_until(lambda: (fleet.policy_info(9478) or (0,))[0] == 9, 20, "serial 9 again")
