@@ -359,6 +359,45 @@ ctl_fleet_print(struct json_object *list)
 	}
 }
 
+/* fleet with --fleet: the statuses straight from the store, as a daemon would show them. */
+static int
+ctl_fleet_from_store(const struct ctl_opts *o, struct ctl_reply *r)
+{
+	struct ctl_fleet_where w;
+	struct ctl_etcd_kvs kvs = { 0 };
+	struct json_object *list;
+	char key[CTL_FLEET_KEY_MAX];
+	struct ctl_etcd *c;
+	int rc;
+
+	if ((rc = ctl_fleet_where_find(o, &w)) >= 0)
+		return CTL_EXIT_ERROR;
+	ctl_fleet_key(key, w.prefix, "status/", "");
+	rc = CTL_EXIT_ERROR;
+	if ((c = ctl_fleet_client(&w)) != NULL && ctl_etcd_range(c, key, &kvs) != 0)
+		fprintf(stderr, "namegatectl: fleet %s's store: %s\n", w.name, ctl_etcd_error(c));
+	else if (c != NULL && (r->json = json_object_new_object()) != NULL &&
+	    (list = json_object_new_array()) != NULL) {
+		json_object_object_add(r->json, "fleet", json_object_new_string(w.name));
+		json_object_object_add(r->json, "connected", json_object_new_boolean(1));
+		json_object_object_add(r->json, "gateways", list);
+		for (size_t i = 0; i < kvs.n; i++) {
+			struct json_object *s = json_tokener_parse(kvs.kv[i].value);
+
+			if (s != NULL && json_object_is_type(s, json_type_object))
+				json_object_array_add(list, s);
+			else
+				json_object_put(s);
+		}
+		r->text = strdup(json_object_to_json_string_ext(r->json, JSON_C_TO_STRING_PLAIN));
+		rc = r->text != NULL ? -1 : CTL_EXIT_ERROR;
+	}
+	ctl_etcd_kvs_free(&kvs);
+	ctl_etcd_free(c);
+	ctl_fleet_where_free(&w);
+	return rc;
+}
+
 int
 ctl_cmd_fleet(const struct ctl_opts *o, int argc, char **argv)
 {
@@ -366,13 +405,22 @@ ctl_cmd_fleet(const struct ctl_opts *o, int argc, char **argv)
 	const char *kv[] = { "cmd", "fleet", NULL };
 	struct json_object *list;
 	struct ctl_args a;
-	struct ctl_reply r;
+	struct ctl_reply r = { 0 };
 	int rc;
 
 	if ((rc = ctl_args_parse(argc, argv, CTL_OPT_JSON, 0, 0, usage, &a)) >= 0)
 		return rc;
-	if ((rc = ctl_ask_kv(o, kv, &r)) >= 0)
+	if ((rc = o->fleet != NULL ? ctl_fleet_from_store(o, &r) : ctl_ask_kv(o, kv, &r)) >= 0) {
+		ctl_reply_free(&r);
 		return rc;
+	}
+	if (o->fleet != NULL && !a.json) {
+		printf("fleet %s, from its store:\n", ctl_json_str(r.json, "fleet"));
+		if (json_object_object_get_ex(r.json, "gateways", &list))
+			ctl_fleet_print(list);
+		ctl_reply_free(&r);
+		return CTL_EXIT_OK;
+	}
 	if (a.json) {
 		puts(r.text);
 	} else {

@@ -333,6 +333,12 @@ def test_bundles_refused_and_accepted_on_both(fleet):
     assert check(fleet.ctl_a, "vm2", "pypi.org:443")[0] == 0
     info_a, info_b = fleet.policy_info(9478), fleet.policy_info(9477)
     assert info_a == info_b and info_a[2] == "bundle", (info_a, info_b)
+    # a management host reads the same from the store (--fleet: no daemon asked)
+    rc, out, err = fleet.ctl("/nonexistent.sock", "--fleet", fleet.path("a.yaml"), "fleet",
+                             operator=True)
+    assert rc == 0, err
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[2:]}
+    assert rows["gwa"][2] == rows["gwb"][2] == "6", out
     # the cache holds what is in force: the bundle and its signature, as published
     with open(fleet.path("cache-b.yaml")) as f:
         assert f.read() == fleet.bundle_text(opened)
