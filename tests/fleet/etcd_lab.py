@@ -88,14 +88,27 @@ class Etcd:
             raise RuntimeError(f"etcdctl {args}: {r.stderr.decode()}")
         return r.stdout.decode()
 
-    def setup_auth(self, prefix=PREFIX, gateways=(GATEWAY,)):
+    def setup_auth(self, prefix=PREFIX, gateways=(GATEWAY,), per_gateway=False):
         """The roles of issue 27: operators write the prefix (grants, bundles), gateways
-        read it and write their status, revocations and pending requests."""
+        read it and write their status, revocations and pending requests. per_gateway:
+        a role for each gateway (its user's name is its fleet.gateway) that writes only
+        its own status and requests, as namegate(8) recommends."""
         e = self.wrap + ["etcdctl", "--endpoints", self.client]
         users = []
         for g in gateways:
-            users += [["user", "add", ":".join(g), "--interactive=false"],
-                      ["user", "grant-role", g[0], "gateway"]]
+            role = "gw-" + g[0] if per_gateway else "gateway"
+            users += [["user", "add", ":".join(g), "--interactive=false"]]
+            if per_gateway:
+                users += [["role", "add", role],
+                          ["role", "grant-permission", role, "read", prefix + "/",
+                           "--prefix=true"],
+                          ["role", "grant-permission", role, "readwrite", prefix + "/revoked/",
+                           "--prefix=true"],
+                          ["role", "grant-permission", role, "readwrite",
+                           prefix + "/status/" + g[0]],
+                          ["role", "grant-permission", role, "readwrite",
+                           prefix + "/pending/" + g[0] + "/", "--prefix=true"]]
+            users += [["user", "grant-role", g[0], role]]
         for args in (["user", "add", ":".join(ROOT), "--interactive=false"],
                      ["role", "add", "operator"], ["role", "add", "gateway"],
                      ["role", "grant-permission", "operator", "readwrite", prefix + "/",

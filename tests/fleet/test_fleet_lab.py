@@ -85,7 +85,7 @@ class Fleet:
         self.etcd = Etcd(ns=self.lab.sw_ns)
         self.etcd.client = f"http://127.0.0.1:{self.port}"
         self.etcd.start()
-        self.etcd.setup_auth(prefix=PREFIX, gateways=(GW_A, GW_B))
+        self.etcd.setup_auth(prefix=PREFIX, gateways=(GW_A, GW_B), per_gateway=True)
         self.start_a()
         self.wait_connected(self.ctl_b)
         self.wait_connected(self.ctl_a)
@@ -206,9 +206,12 @@ def test_a_gateway_may_not_write_a_grant(fleet):
     r = fleet.etcd.ctl("put", PREFIX + "/grants/forged", "{}", user=GW_A, check=False)
     assert r.strip() == ""      # nothing written: etcdctl says why on stderr
     assert fleet.etcd.ctl("get", PREFIX + "/grants/forged").strip() == ""
-    # ...and may write its status: both gateways' are in the store
+    # ...and may write its status: both gateways' are in the store; but not another's
     names = {s.get("gateway") for s in fleet.fleet_view(fleet.ctl_a)["gateways"]}
     assert names >= {"gwa", "gwb"}, names
+    for key in ("/status/gwb", "/pending/gwb/1"):
+        fleet.etcd.ctl("put", PREFIX + key, "{}", user=GW_A, check=False)
+        assert fleet.etcd.ctl("get", PREFIX + key, "--print-value-only").strip() != "{}"
     # namegatectl on a box goes to the store, and without an operator's credentials
     # it gets nowhere: the gateway's own are not lent to it
     rc, out, err = fleet.ctl_b("grant", "vm1", "evil.test", "--for", "5m")
