@@ -78,6 +78,8 @@ ctl_cmd_pending(const struct ctl_opts *o, int argc, char **argv)
 	if ((rc = ctl_args_parse(argc, argv, CTL_OPT_JSON | CTL_OPT_FOLLOW, 0, 1, usage,
 	    &a)) >= 0)
 		return rc;
+	if (o->fleet != NULL && !a.follow)	/* a management host: the store's, all of them */
+		return ctl_fleet_pending_store(o, a.pos[0], a.json);
 	const char *kv[] = { "cmd", "pending", "vm", a.pos[0], NULL };
 
 	if ((rc = ctl_ask_kv(o, kv, &r)) >= 0)

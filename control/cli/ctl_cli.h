@@ -94,6 +94,8 @@ int ctl_fleet_revoke(const struct ctl_fleet_where *w, const char *id);
 void ctl_fleet_where_free(struct ctl_fleet_where *w);
 /* approve or deny (cmd) GATEWAY/ID: a grant of the name, or a decision, in the store. */
 int ctl_fleet_decide(const struct ctl_opts *o, const struct ctl_args *a, const char *cmd);
+/* pending with --fleet: every gateway's requests, from the store (json: a line each). */
+int ctl_fleet_pending_store(const struct ctl_opts *o, const char *vm, bool json);
 /* pending: the requests waiting on the fleet's other gateways (vm: only its), if any. */
 void ctl_fleet_pending_print(const struct ctl_opts *o, const char *vm);
 

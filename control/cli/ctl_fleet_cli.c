@@ -530,18 +530,79 @@ out:
 	return rc;
 }
 
+/* The table of waiting requests, q each: its header before the first. */
+static void
+ctl_fleet_pending_row(struct json_object *q, size_t *shown, const char *fleet)
+{
+	char seen[32], id[96];
+
+	if ((*shown)++ == 0)
+		printf("waiting on %s gateways of fleet %s (approve or deny GATEWAY/ID):\n"
+		    "%-22s %-16s %-40s %-6s %s\n", fleet[0] == '\0' ? "the" : "other", fleet,
+		    "GATEWAY/ID", "VM", "NAME", "TYPE", "FIRST SEEN (UTC)");
+	ctl_grant_time(ctl_json_int(q, "first_seen"), seen, sizeof(seen));
+	snprintf(id, sizeof(id), "%s/%" PRId64, ctl_json_str(q, "gateway"), ctl_json_int(q, "id"));
+	printf("%-22s %-16s %-40s %-6" PRId64 " %s\n", id, ctl_json_str(q, "vm"),
+	    ctl_json_str(q, "name"), ctl_json_int(q, "type"), seen);
+}
+
+int
+ctl_fleet_pending_store(const struct ctl_opts *o, const char *vm, bool json)
+{
+	struct ctl_fleet_where w;
+	struct ctl_etcd_kvs kvs = { 0 };
+	char key[CTL_FLEET_KEY_MAX], why[256];
+	struct ctl_etcd *c;
+	size_t shown = 0;
+	int rc;
+
+	if ((rc = ctl_fleet_where_find(o, &w)) >= 0)
+		return CTL_EXIT_ERROR;
+	ctl_fleet_key(key, w.prefix, "pending/", "");
+	rc = CTL_EXIT_ERROR;
+	if ((c = ctl_fleet_client(&w)) != NULL && ctl_etcd_range(c, key, &kvs) != 0) {
+		fprintf(stderr, "namegatectl: fleet %s's store: %s\n", w.name, ctl_etcd_error(c));
+	} else if (c != NULL) {
+		for (size_t i = 0; i < kvs.n; i++) {
+			struct ctl_fleet_pending p;
+			struct json_object *q;
+			char *text;
+
+			if (ctl_fleet_pending_decode(kvs.kv[i].value, kvs.kv[i].value_len, &p, why,
+			    sizeof(why)) != 0 || (vm != NULL && strcmp(p.vm, vm) != 0) ||
+			    (text = ctl_fleet_pending_encode(&p)) == NULL)
+				continue;
+			if (json)
+				puts(text);
+			else if ((q = json_tokener_parse(text)) != NULL) {
+				ctl_fleet_pending_row(q, &shown, "");
+				json_object_put(q);
+			}
+			free(text);
+		}
+		if (!json && shown == 0)
+			printf("nothing waits for approval in fleet %s\n", w.name);
+		rc = CTL_EXIT_OK;
+	}
+	ctl_etcd_kvs_free(&kvs);
+	ctl_etcd_free(c);
+	ctl_fleet_where_free(&w);
+	return rc;
+}
+
 void
 ctl_fleet_pending_print(const struct ctl_opts *o, const char *vm)
 {
 	const char *kv[] = { "cmd", "fleet", NULL };
 	struct json_object *list;
 	struct ctl_reply r;
-	char err[256], seen[32], id[96];
+	char err[256];
 	const char *me;
 	size_t shown = 0;
 
 	if (ctl_client_request(o->socket, kv, 0, &r, err, sizeof(err)) < 0)
 		return;
+
 	me = ctl_json_str(r.json, "gateway");
 	if (r.error == NULL && json_object_object_get_ex(r.json, "pending", &list) &&
 	    json_object_is_type(list, json_type_array)) {
@@ -551,16 +612,7 @@ ctl_fleet_pending_print(const struct ctl_opts *o, const char *vm)
 			if (strcmp(ctl_json_str(q, "gateway"), me) == 0 ||
 			    (vm != NULL && strcmp(ctl_json_str(q, "vm"), vm) != 0))
 				continue;	/* this gateway's are above */
-			if (shown++ == 0)
-				printf("waiting on other gateways of fleet %s (approve or deny "
-				    "GATEWAY/ID):\n%-22s %-16s %-40s %-6s %s\n",
-				    ctl_json_str(r.json, "fleet"), "GATEWAY/ID", "VM", "NAME", "TYPE",
-				    "FIRST SEEN (UTC)");
-			ctl_grant_time(ctl_json_int(q, "first_seen"), seen, sizeof(seen));
-			snprintf(id, sizeof(id), "%s/%" PRId64, ctl_json_str(q, "gateway"),
-			    ctl_json_int(q, "id"));
-			printf("%-22s %-16s %-40s %-6" PRId64 " %s\n", id, ctl_json_str(q, "vm"),
-			    ctl_json_str(q, "name"), ctl_json_int(q, "type"), seen);
+			ctl_fleet_pending_row(q, &shown, ctl_json_str(r.json, "fleet"));
 		}
 	}
 	ctl_reply_free(&r);

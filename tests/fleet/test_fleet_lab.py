@@ -275,6 +275,10 @@ def test_request_on_one_gateway_approved_and_denied_from_another(fleet):
     req = waiting_on(fleet, fleet.ctl_a, "gwb", "evil.test")
     rc, out, err = fleet.ctl_a("pending")
     assert rc == 0 and f"gwb/{req['id']}" in out and "evil.test" in out, (out, err)
+    # a management host sees it in the store
+    rc, out, err = fleet.ctl("/nonexistent.sock", "--fleet", fleet.path("a.yaml"), "pending",
+                             operator=True)
+    assert rc == 0 and f"gwb/{req['id']}" in out and "evil.test" in out, (out, err)
     rc, out, err = fleet.ctl_a("approve", f"gwb/{req['id']}", "--for", "10m", operator=True)
     assert rc == 0 and f"request gwb/{req['id']} approved" in out, err
     t.join(35)
