@@ -92,6 +92,9 @@ int ctl_fleet_where_find(const struct ctl_opts *o, struct ctl_fleet_where *w);
 int ctl_fleet_grant(const struct ctl_fleet_where *w, const struct ctl_args *a);
 int ctl_fleet_revoke(const struct ctl_fleet_where *w, const char *id);
 void ctl_fleet_where_free(struct ctl_fleet_where *w);
+struct ctl_etcd;
+/* A client of w's store with the operator's credentials; NULL after saying why. */
+struct ctl_etcd *ctl_fleet_client(const struct ctl_fleet_where *w);
 /* approve or deny (cmd) GATEWAY/ID: a grant of the name, or a decision, in the store. */
 int ctl_fleet_decide(const struct ctl_opts *o, const struct ctl_args *a, const char *cmd);
 /* pending with --fleet: every gateway's requests, from the store (json: a line each). */
