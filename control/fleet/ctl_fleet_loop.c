@@ -201,7 +201,9 @@ ctl_fleet_cache_start(struct ctl_fleet *f)
 	e.digest = f->sh.status.digest;
 	if (meta.not_after <= time(NULL)) {
 		/* not_after guards what is taken from the store, not what this box last had */
+		pthread_mutex_lock(&f->sh.lock);	/* the scrape reads it */
 		f->cache_expired = true;
+		pthread_mutex_unlock(&f->sh.lock);
 		ctl_bundle_time_str(meta.not_after, when, sizeof(when));
 		snprintf(why, sizeof(why), "past its not_after %s: in force until the store has a "
 		    "newer one", when);
@@ -320,7 +322,6 @@ cfl_bundle(struct ctl_fleet *f, struct ctl_fleet_verdict *v)
 			struct timespec now;
 
 			cfl_running(f, &res->meta, v->b.policy, v->b.policy_len, "bundle");
-			f->cache_expired = false;
 			if ((rc = cfl_cache_write(f, &v->b)) != 0)
 				fprintf(stderr, "namegate: fleet: cache %s not written: %s\n",
 				    f->boot->fleet_cache, strerror(-rc));
@@ -334,6 +335,7 @@ cfl_bundle(struct ctl_fleet *f, struct ctl_fleet_verdict *v)
 			    res->meta.serial);
 			pthread_mutex_lock(&f->sh.lock);
 			f->sh.status.have_refused = false;
+			f->cache_expired = false;
 			pthread_mutex_unlock(&f->sh.lock);
 			free(msg);
 			return;
