@@ -113,6 +113,9 @@ int pol_parse_addr(const char *s, struct pol_addr *a);
 /* The control sockets' keys that only make sense together, checked after the walk. */
 void pol_sockets_check(struct pol_ctx *c, yaml_node_t *root);
 
+/* pol_ha.c */
+extern const struct pol_field pol_ha_fields[];	/* ha:, walked by pol_h_map */
+
 /* pol_policy.c */
 extern const struct pol_field pol_policy_fields[];
 pol_handler_fn pol_h_policies;

@@ -165,6 +165,15 @@ struct pol_config {
 	char **fleet_bundle_keys;
 	size_t nfleet_bundle_keys;
 	char *fleet_cache;
+	/*
+	 * ha: keepalived's vrrp_notify_fifo (NULL: no pair, the box always forwards), the
+	 * vrrp_instance whose lines count (NULL: any instance's), how long the workers may
+	 * go without a heartbeat before namegatectl ha --check says no, and whether a new
+	 * master announces the VMs' and the uplink's addresses. Read at start only.
+	 */
+	char *ha_fifo, *ha_instance;
+	uint32_t ha_heartbeat_ms;
+	bool ha_announce;
 
 	struct pol_vm *vms;
 	size_t nvms;
