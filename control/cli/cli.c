@@ -44,6 +44,8 @@ static const struct ctl_cmd ctl_cmds[] = {
 	    ctl_cmd_approve },
 	{ "deny", "ID [--json]", "refuse a waiting query now", ctl_cmd_deny },
 	{ "vms", "", "the VMs' names (of -c FILE, else the daemon's)", ctl_cmd_vms },
+	{ "ha", "[--json] | --check [--timeout MS]", "the HA pair's role; may this box lead",
+	    ctl_cmd_ha },
 	{ NULL, NULL, NULL, NULL },
 };
 

@@ -20,7 +20,7 @@ _namegatectl()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
 	local cmds="status stats bindings flows events reload reopen check suggest grant grants revoke
-	    pending approve deny vms"
+	    pending approve deny vms ha"
 	local cmd="" i npos=0 opts
 
 	COMPREPLY=()
@@ -69,6 +69,7 @@ _namegatectl()
 	approve) opts="--for --json" ;;
 	pending) opts="-f --follow --json" ;;
 	vms) opts="" ;;
+	ha) opts="--json --check --timeout" ;;
 	*) opts="--json" ;;
 	esac
 	if [[ $cur == -* ]]; then

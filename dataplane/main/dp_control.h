@@ -16,6 +16,7 @@ struct ctl_events;
 struct ctl_approvals;
 struct ctl_grants_live;
 struct ctl_budgets;
+struct ctl_ha;
 struct ctl_reload;
 struct ctl_nft_feed;
 struct ctl_mirror;
@@ -34,6 +35,7 @@ struct dp_control {
 	struct ctl_approvals *approvals;	/* NULL until started */
 	struct ctl_budgets *budgets;	/* NULL until started */
 	struct ctl_reload *reload;	/* NULL until started */
+	struct ctl_ha *ha;		/* NULL: no ha: (or not started) */
 	struct dp_plane plane;		/* what the control concerns reach the workers by */
 	uint64_t started;		/* CLOCK_MONOTONIC seconds */
 	double started_at;		/* the process's start, UTC seconds */
