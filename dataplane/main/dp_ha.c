@@ -67,6 +67,7 @@ dp_ha_start(struct dp_ha *d, struct dp_ctx *ctx, struct pol_config **cfgp,
 	if (cfg->ha_fifo == NULL)
 		return 0;
 	ctx->ha = true;
+	d->announce = cfg->ha_announce;
 	if ((d->ha = ctl_ha_start(&conf, events, why, sizeof(why))) == NULL) {
 		fprintf(err, "namegate: ha.notify_fifo: %s\n", why);
 		return -1;
@@ -175,7 +176,7 @@ dp_ha_tick(struct dp_ha *d)
 		return;
 	(void)dp_ha_beat(d);
 	took_over = ctl_ha_tick(d->ha);
-	if (!(*d->cfgp)->ha_announce)
+	if (!d->announce)
 		return;
 	if (took_over)
 		dp_ha_announce_vms(d);

@@ -21,6 +21,7 @@ struct dp_ha {
 	struct dp_ctx *ctx;
 	struct pol_config **cfgp;
 	struct ctl_ha *ha;		/* NULL: no ha:, the gate always open */
+	bool announce;			/* ha.announce, as at start */
 	bool running;			/* the workers were launched */
 	bool asked;			/* a grace period (token) the workers have yet to pass */
 	uint64_t token;
