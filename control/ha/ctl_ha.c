@@ -3,6 +3,7 @@
  * changes logged, namegatectl ha, and namegate_ha_role.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -65,6 +66,22 @@ ctl_ha_stop(struct ctl_ha *h)
 	free(h->fifo);
 	free(h->instance);
 	free(h);
+}
+
+int
+ctl_ha_track_write(const char *path, int value, char *err, size_t errlen)
+{
+	char buf[16];
+	int fd, n = snprintf(buf, sizeof(buf), "%d\n", value), rc = 0;
+
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0 ||
+	    write(fd, buf, (size_t)n) != n)
+		rc = -errno;
+	if (fd >= 0 && close(fd) != 0 && rc == 0)
+		rc = -errno;
+	if (rc != 0)
+		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+	return rc;
 }
 
 enum ctl_ha_role

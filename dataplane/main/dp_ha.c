@@ -9,6 +9,7 @@
  */
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_mbuf.h>
 #include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
@@ -21,6 +22,7 @@
 #include "policy/load.h"
 
 #define DP_HA_STATIONS_MS	1000	/* a master's announcements of the uplink's stations */
+#define DP_HA_LEAVE_MS		2000	/* a stopping master's wait for keepalived to hand over */
 
 /* The FIFO reader's thread: the gate, then the main lcore woken to log and announce. */
 static void
@@ -68,6 +70,11 @@ dp_ha_start(struct dp_ha *d, struct dp_ctx *ctx, struct pol_config **cfgp,
 		return 0;
 	ctx->ha = true;
 	d->announce = cfg->ha_announce;
+	if (cfg->ha_track_file != NULL &&
+	    ctl_ha_track_write(cfg->ha_track_file, 1, why, sizeof(why)) != 0) {
+		fprintf(err, "namegate: ha.track_file: %s\n", why);
+		return -1;
+	}
 	if ((d->ha = ctl_ha_start(&conf, events, why, sizeof(why))) == NULL) {
 		fprintf(err, "namegate: ha.notify_fifo: %s\n", why);
 		return -1;
@@ -82,7 +89,30 @@ dp_ha_start(struct dp_ha *d, struct dp_ctx *ctx, struct pol_config **cfgp,
 void
 dp_ha_running(struct dp_ha *d)
 {
+	const char *track = (*d->cfgp)->ha_track_file;
+	char why[256];
+
 	d->running = true;
+	if (d->ha != NULL && track != NULL && ctl_ha_track_write(track, 0, why, sizeof(why)) != 0)
+		fprintf(stderr, "namegate: ha.track_file: %s\n", why);
+}
+
+void
+dp_ha_leave(struct dp_ha *d)
+{
+	const char *track = (*d->cfgp)->ha_track_file;
+	int64_t end = ctl_now_ms() + DP_HA_LEAVE_MS;
+	char why[256];
+
+	if (d->ha == NULL || track == NULL)
+		return;
+	if (ctl_ha_track_write(track, 1, why, sizeof(why)) != 0) {
+		fprintf(stderr, "namegate: ha.track_file: %s\n", why);
+		return;
+	}
+	while (ctl_ha_role(d->ha) == CTL_HA_MASTER && ctl_now_ms() < end)
+		rte_delay_us_sleep(5000);
+	(void)ctl_ha_tick(d->ha);	/* the change logged before the stop event */
 }
 
 /* One frame of len bytes out of port (DP_PORT_SLOW_UP: the uplink; _VM: the VM port). */

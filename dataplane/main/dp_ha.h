@@ -45,6 +45,13 @@ void dp_ha_running(struct dp_ha *d);
  */
 void dp_ha_tick(struct dp_ha *d);
 
+/*
+ * Before the workers stop: with ha.track_file, tells keepalived this box may not lead,
+ * and while it is master, waits (up to DP_HA_LEAVE_MS) for keepalived to take the role
+ * away, forwarding meanwhile, so the peer takes over before this box stops.
+ */
+void dp_ha_leave(struct dp_ha *d);
+
 /* Stops the reader (after the workers stopped). */
 void dp_ha_stop(struct dp_ha *d);
 

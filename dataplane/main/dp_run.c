@@ -518,6 +518,7 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 		}
 	}
 	ctl_notify_stopping();
+	dp_ha_leave(&ha);		/* the peer takes over before the workers stop */
 	for (unsigned int i = 0; i < ctx.nworkers; i++)
 		atomic_store_explicit(&ctx.workers[i]->stop, true, memory_order_relaxed);
 	rte_eal_mp_wait_lcore();

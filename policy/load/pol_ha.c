@@ -37,6 +37,8 @@ const struct pol_field pol_ha_fields[] = {
 	    false },
 	{ "heartbeat_timeout_ms", YAML_SCALAR_NODE, pol_h_u32, CFG(ha_heartbeat_ms),
 	    POL_HA_HEARTBEAT_MIN_MS, POL_HA_HEARTBEAT_MAX_MS, NULL, NULL, false },
+	{ "track_file", YAML_SCALAR_NODE, pol_h_str, CFG(ha_track_file), 0, 0, NULL, NULL,
+	    false },
 	{ "announce", YAML_SCALAR_NODE, pol_h_bool, CFG(ha_announce), 0, 0, NULL, NULL, false },
 	{ NULL, 0, NULL, 0, 0, 0, NULL, NULL, false },
 };

@@ -123,6 +123,7 @@ pol_config_free(struct pol_config *cfg)
 	free(cfg->fleet_cache);
 	free(cfg->ha_fifo);
 	free(cfg->ha_instance);
+	free(cfg->ha_track_file);
 	free(cfg->vms);
 	for (size_t i = 0; cfg->budgets != NULL && i < cfg->nbudgets; i++)
 		free(cfg->budgets[i].host);

@@ -51,11 +51,12 @@ while True:
 """
 
 # The VM's probe: a new connection every STEP seconds for DURATION, each given TIMEOUT;
-# prints one JSON line: the monotonic times of those that got their greeting, and of all.
+# writes the monotonic time of each that got its greeting to a file as it goes (so a test
+# can wait for the first), and the count of all tried to stdout at the end.
 PROBE = r"""
-import json, socket, sys, time
+import socket, sys, time
 host, port, duration, step, timeout = sys.argv[1], int(sys.argv[2]), *map(float, sys.argv[3:6])
-ok, tried, end = [], 0, time.monotonic() + duration
+log, tried, end = open(sys.argv[6], "w"), 0, time.monotonic() + duration
 while time.monotonic() < end:
     t = time.monotonic()
     tried += 1
@@ -63,11 +64,12 @@ while time.monotonic() < end:
         with socket.create_connection((host, port), timeout=timeout) as c:
             c.settimeout(timeout)
             if c.recv(64).startswith(b"hello"):
-                ok.append(t)
+                log.write(f"{t}\n")
+                log.flush()
     except OSError:
         pass
     time.sleep(max(0.0, step - (time.monotonic() - t)))
-print(json.dumps({"ok": ok, "tried": tried, "clock": time.monotonic()}))
+print(tried)
 """
 
 
@@ -150,7 +152,8 @@ class HaLab:
             f"control_socket: {self.path(r, 'ng.sock')}",
             f"events: {self.path(r, 'events.jsonl')}",
             f"grants: {{state: {self.path(r, 'grants.json')}}}",
-            f"ha: {{notify_fifo: {self.path(r, 'ha.fifo')}, instance: namegate}}",
+            f"ha: {{notify_fifo: {self.path(r, 'ha.fifo')}, instance: namegate, "
+            f"track_file: {self.path(r, 'ha.state')}}}",
             f"policies: {{srv: {{allow: ['{SRV_IP}:{SRV_PORT}']}}}}",
             f"vms: [{{name: vm1, mac: '{VM_MAC}', ipv4: {VM_IP}, policy: srv}}]",
             ""])
@@ -167,7 +170,8 @@ class HaLab:
         with open(self.sample) as f:
             text = f.read()
         ctl = re.search(r'script "(\S+)/namegatectl ha', text).group(1) + "/namegatectl"
-        subs = [("/run/namegate/ha.fifo", self.path(r, "ha.fifo")),
+        subs = [("/run/namegate-ha.fifo", self.path(r, "ha.fifo")),
+                ("/run/namegate-ha.state", self.path(r, "ha.state")),
                 (f'"{ctl} ha', f'"{self.ctl} -s {self.path(r, "ng.sock")} ha'),
                 ("unicast_src_ip 169.254.77.1", f"unicast_src_ip {HA_IP[r]}"),
                 ("\t\t169.254.77.2\n", f"\t\t{HA_IP[other]}\n"),
@@ -219,16 +223,27 @@ class HaLab:
             return []
 
     def probe(self, duration, step=0.02, timeout=0.2):
-        """Runs the VM's probe in the background; .result() waits for its JSON."""
+        """Runs the VM's probe in the background and returns once a first connection got
+        its greeting; .result() waits for the end: {"ok": [times], "tried": N}."""
+        log = os.path.join(self.tmp, f"probe-{secrets.token_hex(4)}")
         p = subprocess.Popen(["ip", "netns", "exec", self.ns["vm"], "/usr/bin/python3", "-c",
                               PROBE, SRV_IP, str(SRV_PORT), str(duration), str(step),
-                              str(timeout)], stdout=subprocess.PIPE, text=True)
+                              str(timeout), log], stdout=subprocess.PIPE, text=True)
         self.procs[f"probe-{p.pid}"] = p
+
+        def times():
+            try:
+                with open(log) as f:
+                    return [float(x) for x in f.read().split()]
+            except FileNotFoundError:
+                return []
 
         class Probe:
             def result(_):
                 out, _ = p.communicate(timeout=duration + 30)
-                return json.loads(out)
+                return {"ok": times(), "tried": int(out)}
+        wait_until(lambda: times() or p.poll() is not None, duration + 30,
+                   "the probe's first connection")
         return Probe()
 
     def pid(self, name):
@@ -250,4 +265,5 @@ class HaLab:
             sh(["ip", "netns", "del", ns], check=False)
         for r in ROLES:                 # DPDK's runtime directory of each --file-prefix
             shutil.rmtree(f"/var/run/dpdk/{self.prefix}{r}", ignore_errors=True)
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        if not os.environ.get("HA_LAB_KEEP"):     # the logs, to read after a failure
+            shutil.rmtree(self.tmp, ignore_errors=True)

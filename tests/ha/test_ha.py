@@ -1,6 +1,7 @@
 """The HA pair in its lab (ha_lab.py): keepalived elects, only the master forwards, and
-when the master's namegate dies (SIGKILL) or hangs (SIGSTOP) the other box takes over and
-the VM's connections work again. Outages print as RESULT lines; they do not fail a test.
+when the master's namegate dies (SIGKILL), hangs (SIGSTOP) or stops (SIGTERM) the other
+box takes over and the VM's connections work again. Outages print as RESULT lines
+(ha_outage_crash_s, ha_outage_hang_s, ha_outage_graceful_s); they do not fail a test.
 
 Run: meson test -C BUILD --suite ha (root: network namespaces)."""
 import os
@@ -73,7 +74,7 @@ def test_2_crash_of_the_masters_namegate(lab):
     assert settled(lab) == (m, o)
     fwd = lab.forwarded(o)
     probe = lab.probe(8.0)
-    time.sleep(1.0)
+    time.sleep(0.5)
     at = time.monotonic()
     os.kill(lab.pid(f"namegate-{m}"), signal.SIGKILL)
     wait_until(lambda: lab.role(o) == "master", TAKEOVER, f"{o} to take over", step=0.05)
@@ -103,7 +104,7 @@ def test_3_restarted_box_stays_backup_then_hang(lab):
     assert len(res["ok"]) == res["tried"], res
     assert lab.forwarded(o) == fwd
     probe = lab.probe(8.0)
-    time.sleep(1.0)
+    time.sleep(0.5)
     at = time.monotonic()
     pid = lab.pid(f"namegate-{m}")
     os.kill(pid, signal.SIGSTOP)
@@ -116,3 +117,31 @@ def test_3_restarted_box_stays_backup_then_hang(lab):
     print(f"\nRESULT ha_outage_hang_s={gap:.3f}")
     assert lab.forwarded(o) > fwd
     assert res["ok"][-1] > at + gap / 2
+    lab.master, lab.backup = o, m
+
+
+def test_4_graceful_stop(lab):
+    """SIGTERM of the master's namegate: it says so in keepalived's track file, keepalived
+    (inotify) hands over at once, and namegate forwards until it is no longer master, then
+    stops: its last role before its stop event is not master, and the VM's new connections
+    go on through the other box."""
+    m, o = lab.master, lab.backup
+    wait_until(lambda: lab.role(o) == "backup", TAKEOVER, f"{o} to be backup", step=0.2)
+    wait_until(lambda: (lab.ha(o) or {}).get("healthy"), TAKEOVER, f"{o} to be healthy",
+               step=0.2)
+    fwd = lab.forwarded(o)
+    probe = lab.probe(6.0)
+    time.sleep(0.5)
+    at = time.monotonic()
+    p = lab.procs[f"namegate-{m}"]
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=30) == 0
+    wait_until(lambda: lab.role(o) == "master", TAKEOVER, f"{o} to take over", step=0.05)
+    res = probe.result()
+    gap = outage(res, at)
+    print(f"\nRESULT ha_outage_graceful_s={gap:.3f}")
+    assert lab.forwarded(o) > fwd
+    events = lab.events(m)
+    stop = max(i for i, e in enumerate(events) if e["event"] == "stop")
+    roles = [e["role"] for e in events[:stop] if e["event"] == "ha_role"]
+    assert roles[-1] != "master", roles

@@ -22,6 +22,7 @@ test_defaults(void **state)
 	assert_non_null(cfg);
 	assert_null(cfg->ha_fifo);		/* no pair: always forwards */
 	assert_null(cfg->ha_instance);
+	assert_null(cfg->ha_track_file);
 	assert_int_equal(cfg->ha_heartbeat_ms, 1000);
 	assert_true(cfg->ha_announce);
 	pol_config_free(cfg);
@@ -31,7 +32,8 @@ static void
 test_keys(void **state)
 {
 	struct pol_config *cfg = pol_check_load(BASE "ha: {notify_fifo: /run/ng.fifo, "
-	    "instance: VI_1, heartbeat_timeout_ms: 250, announce: false}\n");
+	    "instance: VI_1, heartbeat_timeout_ms: 250, announce: false, "
+	    "track_file: /run/ng.state}\n");
 
 	(void)state;
 	assert_non_null(cfg);
@@ -39,6 +41,7 @@ test_keys(void **state)
 	assert_string_equal(cfg->ha_instance, "VI_1");
 	assert_int_equal(cfg->ha_heartbeat_ms, 250);
 	assert_false(cfg->ha_announce);
+	assert_string_equal(cfg->ha_track_file, "/run/ng.state");
 	pol_config_free(cfg);
 }
 
@@ -57,7 +60,7 @@ test_refused(void **state)
 	    "ng.yaml:3:45: ha.heartbeat_timeout_ms: 5 is out of range (10..60000)");
 	pol_refused(BASE "ha: {notify_fifo: /f, peer: x}\n",
 	    "ng.yaml:3:23: unknown key 'peer' in ha (expected notify_fifo, instance, "
-	    "heartbeat_timeout_ms, announce)");
+	    "heartbeat_timeout_ms, track_file, announce)");
 }
 
 int

@@ -102,13 +102,20 @@ void ctl_ha_stop(struct ctl_ha *h);
  */
 bool ctl_ha_tick(struct ctl_ha *h);
 
+/*
+ * Writes value ("0\n": may lead; "1\n": may not) to keepalived's track_file at path, in
+ * place, which keepalived reads at once (inotify): a stopping namegate hands over without
+ * waiting for the next check. 0, or -errno with a reason in err.
+ */
+int ctl_ha_track_write(const char *path, int value, char *err, size_t errlen);
+
 /* The current role (any thread). */
 enum ctl_ha_role ctl_ha_role(const struct ctl_ha *h);
 
 /*
  * Serves "ha" (ctl_sock.h):
  *   {"role":"master","since":"2026-12-05T11:00:00.123Z","seconds":12.3,"instance":"VI_1",
- *    "notify_fifo":"/run/namegate/ha.fifo","healthy":true,"reason":"",
+ *    "notify_fifo":"/run/namegate-ha.fifo","healthy":true,"reason":"",
  *    "heartbeat_age_ms":3,"heartbeat_timeout_ms":1000,"changes":4,
  *    "lines":{"read":9,"ignored":3,"malformed":0},"reopened":0}
  * healthy: whether the box may lead (namegatectl ha --check): a role read, and the
