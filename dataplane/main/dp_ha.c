@@ -147,21 +147,33 @@ dp_ha_is_vm(const struct pol_config *cfg, uint64_t key)
 	return false;
 }
 
-/* Toward the uplink, each VM's addresses from its own MAC. */
+/*
+ * Toward the uplink, each VM's addresses from its own MAC, as many as the queue takes now:
+ * with a thousand VMs the announcements outnumber its slots, so the rest go on the next
+ * turns (dp_ha_busy() keeps them short) instead of being dropped.
+ */
 static void
 dp_ha_announce_vms(struct dp_ha *d)
 {
 	const struct pol_config *cfg = *d->cfgp;
+	struct rte_ring *q = d->ctx->workers[0]->slow_back;
 	uint8_t f[CTL_HA_FRAME_MAX];
 
-	for (size_t i = 0; i < cfg->nvms; i++) {
-		const struct pol_vm_id *id = &cfg->vms[i].id;
+	for (; d->vm_next < cfg->nvms && rte_ring_free_count(q) >= 2; d->vm_next++) {
+		const struct pol_vm_id *id = &cfg->vms[d->vm_next].id;
 
 		if (id->has4)
 			dp_ha_send(d, f, ctl_ha_garp(f, id->mac, id->vlan, id->ip4), DP_PORT_SLOW_UP);
 		if (id->has6)
 			dp_ha_send(d, f, ctl_ha_una(f, id->mac, id->vlan, id->ip6), DP_PORT_SLOW_UP);
 	}
+	d->vms_pending = d->vm_next < cfg->nvms;
+}
+
+bool
+dp_ha_busy(const struct dp_ha *d)
+{
+	return d->vms_pending;
 }
 
 /*
@@ -209,7 +221,11 @@ dp_ha_tick(struct dp_ha *d)
 	if (!d->announce)
 		return;
 	if (took_over)
+		d->vm_next = 0;
+	if (took_over || (d->vms_pending && ctl_ha_role(d->ha) == CTL_HA_MASTER))
 		dp_ha_announce_vms(d);
+	else
+		d->vms_pending = false;		/* no longer master: nothing to announce */
 	if (took_over || (ctl_ha_role(d->ha) == CTL_HA_MASTER &&
 	    ctl_now_ms() - d->stations_ms >= DP_HA_STATIONS_MS))
 		dp_ha_announce_stations(d);

@@ -27,6 +27,8 @@ struct dp_ha {
 	uint64_t token;
 	int64_t beat_ms;		/* CLOCK_MONOTONIC of the last one passed; -1: none */
 	int64_t stations_ms;		/* CLOCK_MONOTONIC of the last stations' announcement */
+	size_t vm_next;			/* the next VM a takeover announces */
+	bool vms_pending;		/* VMs left to announce: the queue was full */
 };
 
 /*
@@ -51,6 +53,9 @@ void dp_ha_tick(struct dp_ha *d);
  * away, forwarding meanwhile, so the peer takes over before this box stops.
  */
 void dp_ha_leave(struct dp_ha *d);
+
+/* Whether announcements wait for room in the queue: the event loop should turn again soon. */
+bool dp_ha_busy(const struct dp_ha *d);
 
 /* Stops the reader (after the workers stopped). */
 void dp_ha_stop(struct dp_ha *d);

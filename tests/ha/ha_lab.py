@@ -29,6 +29,14 @@ VM_MAC, VM_IP = "02:00:00:00:00:11", "10.77.0.11"
 SRV_IP, SRV_PORT = "10.77.0.2", 9000
 HA_IP = {"a": "169.254.77.1", "b": "169.254.77.2"}
 PRIORITY = {"a": 100, "b": 90}          # a leads when both may
+# VMs configured besides the real one, none of them present: a takeover announces each
+# (more than the queue to the ports holds at once, so they go out over several turns)
+EXTRA_VMS = 1500
+
+
+def extra_vm(i):
+    """(name, MAC, IPv4) of configured VM i, 0 <= i < EXTRA_VMS."""
+    return f"x{i}", f"02:00:00:01:{i >> 8:02x}:{i & 0xff:02x}", f"10.78.{i >> 8}.{i & 0xff}"
 
 
 # The server: a greeting to each connection, counted, so a connection is whole only when
@@ -48,6 +56,25 @@ while True:
     except OSError:
         pass
     c.close()
+"""
+
+# The server's side of a takeover: the gratuitous ARPs it sees (request, sender address
+# the target's), each sender address once, printed when stopped (SIGTERM).
+SNIFFER = r"""
+import signal, socket, struct, sys
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0806))
+s.setsockopt(socket.SOL_SOCKET, 33, 16 << 20)      # SO_RCVBUFFORCE: a burst of thousands
+s.bind(("eth0", 0))
+seen = set()
+def done(*_):
+    print(len(seen), flush=True)
+    sys.exit(0)
+signal.signal(signal.SIGTERM, done)
+print("ready", flush=True)
+while True:
+    f = s.recv(2048)
+    if len(f) >= 42 and f[20:22] == b"\x00\x01" and f[28:32] == f[38:42]:
+        seen.add(f[28:32])
 """
 
 # The VM's probe: a new connection every STEP seconds for DURATION, each given TIMEOUT;
@@ -145,7 +172,7 @@ class HaLab:
             "  vm_port: net_af_packet0,iface=vm0",
             "  uplink_port: net_af_packet1,iface=up0",
             "  max_flows: 4096", "  max_flows_per_vm: 1024", "  max_bindings: 4096",
-            "  max_vms: 4",
+            "  max_vms: 2048",
             "slow_path: {enabled: false}",
             "resolvers: [10.77.0.53]",
             "metrics: 127.0.0.1:9477",
@@ -155,7 +182,10 @@ class HaLab:
             f"ha: {{notify_fifo: {self.path(r, 'ha.fifo')}, instance: namegate, "
             f"track_file: {self.path(r, 'ha.state')}}}",
             f"policies: {{srv: {{allow: ['{SRV_IP}:{SRV_PORT}']}}}}",
-            f"vms: [{{name: vm1, mac: '{VM_MAC}', ipv4: {VM_IP}, policy: srv}}]",
+            "vms:",
+            f"  - {{name: vm1, mac: '{VM_MAC}', ipv4: {VM_IP}, policy: srv}}"]
+            + [f"  - {{name: {n}, mac: '{m}', ipv4: {a}, policy: srv}}"
+               for n, m, a in map(extra_vm, range(EXTRA_VMS))] + [
             ""])
 
     def start_namegate(self, r):
@@ -245,6 +275,20 @@ class HaLab:
         wait_until(lambda: times() or p.poll() is not None, duration + 30,
                    "the probe's first connection")
         return Probe()
+
+    def sniff(self):
+        """Starts the server's sniffer; .stop() returns how many VMs' gratuitous ARPs it saw."""
+        p = subprocess.Popen(["ip", "netns", "exec", self.ns["srv"], "/usr/bin/python3", "-c",
+                              SNIFFER], stdout=subprocess.PIPE, text=True)
+        self.procs[f"sniff-{p.pid}"] = p
+        assert p.stdout.readline().strip() == "ready"
+
+        class Sniffer:
+            def stop(_):
+                p.terminate()
+                out, _ = p.communicate(timeout=30)
+                return int(out)
+        return Sniffer()
 
     def pid(self, name):
         """The pid of the program ip netns exec became (it execs, so the same)."""

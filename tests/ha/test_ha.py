@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from ha_lab import HaLab, wait_until
+from ha_lab import EXTRA_VMS, HaLab, wait_until
 
 BUILD = os.environ["NAMEGATE_BUILD"]
 SRC = os.environ["NAMEGATE_SRC"]
@@ -68,11 +68,13 @@ def test_1_one_box_forwards(lab):
 
 def test_2_crash_of_the_masters_namegate(lab):
     """SIGKILL of the master's namegate (its keepalived runs on): the health check fails,
-    keepalived hands over, the other box becomes master, announces, and the VM's new
-    connections get their greeting again."""
+    keepalived hands over, the other box becomes master, announces every configured VM on
+    the uplink (the server sees each one's gratuitous ARP, though they outnumber the
+    queue to the port), and the VM's new connections get their greeting again."""
     m, o = lab.master, lab.backup
     assert settled(lab) == (m, o)
     fwd = lab.forwarded(o)
+    sniffer = lab.sniff()
     probe = lab.probe(8.0)
     time.sleep(0.5)
     at = time.monotonic()
@@ -83,6 +85,7 @@ def test_2_crash_of_the_masters_namegate(lab):
     print(f"\nRESULT ha_outage_crash_s={gap:.3f}")
     assert lab.forwarded(o) > fwd
     assert res["ok"][-1] > at + gap / 2
+    assert sniffer.stop() == 1 + EXTRA_VMS
     lab.master, lab.backup = o, m
     changes = [(e["from"], e["role"]) for e in lab.events(o) if e["event"] == "ha_role"]
     assert changes[-1] == ("backup", "master"), changes
