@@ -204,6 +204,25 @@ ctl_ha_serve(struct ctl_ha *h, struct ctl_sock *s)
 	return ctl_sock_serve(s, ctl_ha_cmds, sizeof(ctl_ha_cmds) / sizeof(ctl_ha_cmds[0]), h);
 }
 
+static int
+ctl_ha_cmd_absent(FILE *out, const struct ctl_req *req, void *arg)
+{
+	(void)req;
+	(void)arg;
+	fputs("this namegate is not one of an HA pair (no ha: in its configuration)", out);
+	return -ENOENT;
+}
+
+static const struct ctl_cmd ctl_ha_cmds_absent[] = {
+	{ "ha", 0, ctl_ha_cmd_absent },
+};
+
+int
+ctl_ha_serve_absent(struct ctl_sock *s)
+{
+	return ctl_sock_serve(s, ctl_ha_cmds_absent, 1, NULL);
+}
+
 void
 ctl_ha_render(const struct ctl_ha *h, FILE *out)
 {

@@ -66,6 +66,10 @@ dp_ha_start(struct dp_ha *d, struct dp_ctx *ctx, struct pol_config **cfgp,
 	char why[256];
 
 	*d = (struct dp_ha){ .ctx = ctx, .cfgp = cfgp, .beat_ms = -1 };
+	if (cfg->ha_fifo == NULL && ctl_ha_serve_absent(sock) != 0) {
+		fputs("namegate: control socket: ha is served twice\n", err);
+		return -1;
+	}
 	if (cfg->ha_fifo == NULL)
 		return 0;
 	ctx->ha = true;

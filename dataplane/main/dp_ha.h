@@ -33,7 +33,7 @@ struct dp_ha {
 
 /*
  * With ha: in *cfgp, shuts the gate, opens the FIFO and serves "ha" on sock. 0, or -1
- * after saying why on err. Without ha:, 0 and nothing more.
+ * after saying why on err. Without ha:, only an "ha" that says there is none.
  */
 int dp_ha_start(struct dp_ha *d, struct dp_ctx *ctx, struct pol_config **cfgp,
     struct ctl_events *events, struct ctl_sock *sock, FILE *err);

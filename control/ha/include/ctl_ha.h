@@ -124,6 +124,12 @@ enum ctl_ha_role ctl_ha_role(const struct ctl_ha *h);
  */
 int ctl_ha_serve(struct ctl_ha *h, struct ctl_sock *s);
 
+/*
+ * Serves "ha" for a namegate without ha: in its configuration: an error that says so
+ * (-ENOENT), so namegatectl ha tells the operator why, not that the command is unknown.
+ */
+int ctl_ha_serve_absent(struct ctl_sock *s);
+
 /* namegate_ha_role (one sample per role, 1 for the current) and its changes (any thread). */
 void ctl_ha_render(const struct ctl_ha *h, FILE *out);
 
