@@ -232,9 +232,10 @@ struct dp_ctx {
 	 * HA pair (dp_ha_gate.h): ha is set at start when ha: is configured; ha_standby says
 	 * the workers forward nothing now: false without ha: (and in a zeroed context, as the
 	 * tests make), else true except while keepalived says MASTER (written by the FIFO
-	 * reader's thread, read once per burst).
+	 * reader's thread, read once per burst). A cache line of their own: main_asleep
+	 * above changes at every sleep of the main lcore, and the workers read these per burst.
 	 */
-	bool ha;
+	bool ha __rte_cache_aligned;
 	atomic_bool ha_standby;
 };
 
