@@ -14,6 +14,8 @@ packages=(
 	# tests, differential oracles and the lab
 	tshark ldnsutils python3-ldns python3-scapy python3-pytest python3-cryptography nftables iproute2 ethtool
 	dnsmasq-base curl openssl procps psmisc knot-dnsutils valgrind
+	# the HA pair's election (tests/ha, and the sample config's keepalived -t)
+	keepalived
 	# real servers and a 0x20-randomising stub on the far side of the lab's attack tests
 	nginx-light gunicorn python3-aiohttp unbound
 	# nDPI, the new-connection baseline (tests/bench/bench_ndpi.c)

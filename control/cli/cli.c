@@ -48,6 +48,8 @@ static const struct ctl_cmd ctl_cmds[] = {
 	    ctl_cmd_fleet },
 	{ "publish", "FILE", "a signed bundle (FILE, FILE.minisig) into the fleet store",
 	    ctl_cmd_publish },
+	{ "ha", "[--json] | --check [--timeout MS]", "the HA pair's role; may this box lead",
+	    ctl_cmd_ha },
 	{ NULL, NULL, NULL, NULL },
 };
 

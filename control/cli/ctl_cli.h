@@ -112,6 +112,8 @@ int64_t ctl_json_int(struct json_object *o, const char *key);
 ctl_cmd_fn ctl_cmd_pending;	/* pending [VM] [-f|--follow] [--json] */
 ctl_cmd_fn ctl_cmd_approve;	/* approve ID [--for D] [--json] */
 ctl_cmd_fn ctl_cmd_deny;	/* deny ID [--json] */
+/* ha [--json] | ha --check [--timeout MS]: the HA pair's role, keepalived's check (ctl_ha_cli.c) */
+ctl_cmd_fn ctl_cmd_ha;
 /* check [-c FILE] [--json] VM HOST[:PORT]: offline with -c (ctl_check.c), else online. */
 ctl_cmd_fn ctl_cmd_check;
 

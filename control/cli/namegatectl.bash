@@ -20,7 +20,7 @@ _namegatectl()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
 	local cmds="status stats bindings flows events reload reopen check suggest grant grants revoke
-	    pending approve deny vms fleet publish"
+	    pending approve deny vms fleet publish ha"
 	local cmd="" i npos=0 opts
 
 	COMPREPLY=()
@@ -73,6 +73,7 @@ _namegatectl()
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return
 		;;
+	ha) opts="--json --check --timeout" ;;
 	*) opts="--json" ;;
 	esac
 	if [[ $cur == -* ]]; then

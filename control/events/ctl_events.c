@@ -385,6 +385,23 @@ ctl_events_log_grants_damaged(struct ctl_events *ev, const struct timespec *now,
 }
 
 int
+ctl_events_log_ha(struct ctl_events *ev, const struct timespec *now, const char *role,
+    const char *from, const char *instance)
+{
+	(void)ev_check_rotation(ev, now);
+	ev_begin(ev, now, NULL, "ha_role");
+	ctl_jsonl_puts(&ev->line, ",\"role\":");
+	ctl_jsonl_str(&ev->line, role);
+	ctl_jsonl_puts(&ev->line, ",\"from\":");
+	ctl_jsonl_str(&ev->line, from);
+	if (instance != NULL) {
+		ctl_jsonl_puts(&ev->line, ",\"instance\":");
+		ctl_jsonl_str(&ev->line, instance);
+	}
+	return ev_end(ev);
+}
+
+int
 ctl_events_log_budget(struct ctl_events *ev, const struct timespec *now,
     const struct ctl_ev_budget *b)
 {

@@ -91,7 +91,7 @@ ctl_conn_errorf(struct ctl_conn *c, const char *fmt, ...)
  */
 static const char *const ctl_read_cmds[] = {
 	"status", "stats", "bindings", "flows", "events", "check", "suggest", "grants",
-	"pending",
+	"pending", "ha",
 };
 
 bool

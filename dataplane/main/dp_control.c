@@ -20,6 +20,7 @@
 #include "ctl_events.h"
 #include "ctl_fleet.h"
 #include "ctl_grants_live.h"
+#include "ctl_ha.h"
 #include "ctl_mirror.h"
 #include "ctl_names.h"
 #include "ctl_nft_feed.h"
@@ -69,6 +70,8 @@ dp_control_render(FILE *out, void *arg)
 		dp_flowlog_out_render(c->flowlog, c->ctx, out);
 	if (c->fleet != NULL)
 		ctl_fleet_render(c->fleet, out);
+	if (c->ha != NULL)
+		ctl_ha_render(c->ha, out);
 	/* the feeder's table is replaced under the lock */
 	if (c->feed != NULL)
 		ctl_nft_feed_render(c->feed, out);

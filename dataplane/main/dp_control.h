@@ -16,6 +16,7 @@ struct ctl_events;
 struct ctl_approvals;
 struct ctl_grants_live;
 struct ctl_budgets;
+struct ctl_ha;
 struct ctl_reload;
 struct ctl_fleet;
 struct ctl_nft_feed;
@@ -36,6 +37,7 @@ struct dp_control {
 	struct ctl_budgets *budgets;	/* NULL until started */
 	struct ctl_reload *reload;	/* NULL until started */
 	struct ctl_fleet *fleet;	/* NULL: no fleet store (or not yet started) */
+	struct ctl_ha *ha;		/* NULL: no ha: (or not started) */
 	struct dp_plane plane;		/* what the control concerns reach the workers by */
 	uint64_t started;		/* CLOCK_MONOTONIC seconds */
 	double started_at;		/* the process's start, UTC seconds */

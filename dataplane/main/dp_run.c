@@ -38,6 +38,7 @@
 #include "dp_eal.h"
 #include "dp_flowlog_out.h"
 #include "dp_gen_build.h"
+#include "dp_ha.h"
 #include "dp_ctlsock.h"
 #include "ctl_mirror.h"
 #include "dp_gen.h"
@@ -374,6 +375,7 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	uint64_t swept_at = UINT64_MAX;	/* the second the last full pass ended */
 	uint64_t slots_at = UINT64_MAX;	/* the second removed VMs' slots were last looked at */
 	struct dp_vmslot_ctl slot_ctl = { 0 };
+	struct dp_ha ha = { .beat_ms = -1 };
 	struct timespec now;
 	int rc = 1;
 
@@ -465,10 +467,14 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 		fputs("namegate: control socket: a command is served twice\n", stderr);
 		goto out;
 	}
+	if (dp_ha_start(&ha, &ctx, ctl.cfgp, ctl.events, sock, stderr) != 0)
+		goto out;
+	ctl.ha = ha.ha;
 	if (dp_telemetry_register(&ctl) != 0)
 		fputs("namegate: telemetry commands not registered\n", stderr);
 	for (unsigned int i = 0; i < ctx.nworkers; i++)
 		rte_eal_remote_launch(dp_worker_loop, ctx.workers[i], ctx.workers[i]->lcore);
+	dp_ha_running(&ha);
 	printf("namegate: ready: %u VMs, vm port %s, uplink port %s, %u worker%s\n",
 	    (unsigned int)cfg->nvms, cfg->vm_port, cfg->uplink_port, ctx.nworkers,
 	    ctx.nworkers == 1 ? "" : "s");
@@ -476,12 +482,14 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	ctl_notify_ready(atomic_load(&ctx.gen)->id, (uint32_t)cfg->nvms);
 	while (!dp_stop) {
 		/* until a worker hands over work, a client or a signal comes, or the clock's turn */
-		dp_wake_wait(&ctx, sock, sweep_cursor != 0 || slow_poll ? DP_SWEEP_TICK_MS :
+		dp_wake_wait(&ctx, sock, sweep_cursor != 0 || slow_poll || dp_ha_busy(&ha) ?
+		    DP_SWEEP_TICK_MS :
 		    ctl_approval_busy(ctl.approvals) ? CTL_WEBHOOK_TICK_MS : dp_ms_to_next_second(&ctx));
 		/* TAPs without rx interrupts: look again soon after writing to them */
 		slow_poll = dp_slowq_run(&ctx) > 0 && (ctx.slow_rx_fd[0] < 0 ||
 		    ctx.slow_rx_fd[1] < 0);
 		dp_control_drain(&ctl);		/* the workers' records, once a turn */
+		dp_ha_tick(&ha);		/* role changes logged, a takeover announced */
 		(void)ctl_sock_serve_ready(sock);	/* then the clients: they see them */
 		ctl_fleet_tick(ctl.fleet);	/* before the grants' tick: its changes first */
 		cfg = *cfgp;
@@ -523,6 +531,7 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 		}
 	}
 	ctl_notify_stopping();
+	dp_ha_leave(&ha);		/* the peer takes over before the workers stop */
 	for (unsigned int i = 0; i < ctx.nworkers; i++)
 		atomic_store_explicit(&ctx.workers[i]->stop, true, memory_order_relaxed);
 	rte_eal_mp_wait_lcore();
@@ -535,6 +544,8 @@ out:
 	ctl_sock_close(sock);
 	ctl_metrics_stop(metrics);
 	ctl_fleet_stop(ctl.fleet);	/* before the grants, reload and approvals it uses */
+	ctl.ha = NULL;			/* after the scrapes: they read its role */
+	dp_ha_stop(&ha);
 	ctl_grants_live_stop(ctl.grants);	/* after the scrapes: they read its gauge */
 	ctl_approval_stop(ctl.approvals);
 	if (ctl.events != NULL) {

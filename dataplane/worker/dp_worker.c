@@ -20,6 +20,7 @@
 #include "dp_flow.h"
 #include "dp_flowlog.h"
 #include "dp_frag.h"
+#include "dp_ha_gate.h"
 #include "dp_hold.h"
 #include "dp_mem.h"
 #include "dp_out.h"
@@ -187,7 +188,7 @@ dp_worker_rx_burst(struct dp_worker *w, unsigned int port,
 	struct rte_mbuf *pkts[DP_BURST];
 	uint16_t n = rte_eth_rx_burst(w->ctx->port[port], (uint16_t)w->id, pkts, DP_BURST);
 
-	if (n > 0)
+	if (n > 0 && dp_ha_gate(w, pkts, n, port))
 		fn(w, pkts, n);
 	return n;
 }
@@ -213,7 +214,7 @@ dp_worker_poll(struct dp_worker *w)
 	w->now = (w->now_tsc - w->ctx->tsc_start) / w->ctx->tsc_hz;
 	n = dp_worker_rx_burst(w, DP_PORT_VM, dp_burst_vm);
 	n += dp_worker_rx_burst(w, DP_PORT_UPLINK, dp_burst_uplink);
-	if (w->ctx->slow_path)
+	if (w->ctx->slow_path || w->ctx->ha)	/* the kernel's frames, and a takeover's */
 		n += dp_slow_back(w);
 	dp_tx_flush(w);
 	return n;

@@ -463,6 +463,7 @@ const struct pol_field pol_top_fields[] = {
 	{ "grants", YAML_MAPPING_NODE, pol_h_map, 0, 0, 0, NULL, pol_grants_fields, false },
 	{ "approval", YAML_MAPPING_NODE, pol_h_map, 0, 0, 0, NULL, pol_approval_fields, false },
 	{ "fleet", YAML_MAPPING_NODE, pol_h_fleet, 0, 0, 0, NULL, pol_fleet_fields, false },
+	{ "ha", YAML_MAPPING_NODE, pol_h_map, 0, 0, 0, NULL, pol_ha_fields, false },
 	{ "policies", YAML_MAPPING_NODE, pol_h_policies, 0, 0, 0, NULL, pol_policy_fields,
 	    true },
 	{ "vms", YAML_SEQUENCE_NODE, pol_h_vms, 0, 0, 0, NULL, pol_vm_fields, true },

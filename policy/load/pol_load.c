@@ -80,6 +80,8 @@ pol_defaults(struct pol_config *cfg, const char *path)
 	/* state, not a log: systemd's StateDirectory, which logrotate never touches */
 	cfg->grants_state = pol_dup("/var/lib/namegate/grants.json", &ok);
 	cfg->fleet_cache = pol_dup("/var/lib/namegate/bundle.yaml", &ok);
+	cfg->ha_heartbeat_ms = 1000;
+	cfg->ha_announce = true;
 	return ok ? 0 : -ENOMEM;
 }
 
@@ -126,6 +128,9 @@ pol_config_free(struct pol_config *cfg)
 	free(cfg->fleet_prefix);
 	free(cfg->fleet_user);
 	free(cfg->fleet_password_file);
+	free(cfg->ha_fifo);
+	free(cfg->ha_instance);
+	free(cfg->ha_track_file);
 	free(cfg->vms);
 	for (size_t i = 0; cfg->budgets != NULL && i < cfg->nbudgets; i++)
 		free(cfg->budgets[i].host);

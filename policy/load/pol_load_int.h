@@ -116,6 +116,8 @@ void pol_sockets_check(struct pol_ctx *c, yaml_node_t *root);
 /* pol_fleet.c */
 extern const struct pol_field pol_fleet_fields[];
 pol_handler_fn pol_h_fleet;
+/* pol_ha.c */
+extern const struct pol_field pol_ha_fields[];	/* ha:, walked by pol_h_map */
 
 /* pol_policy.c */
 extern const struct pol_field pol_policy_fields[];

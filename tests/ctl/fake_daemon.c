@@ -2,7 +2,10 @@
  * A stand-in for the namegate daemon's control plane, for testing namegatectl: the real
  * control socket (ctl_sock) and policy loader, canned counters instead of a dataplane.
  *
- *   fake_daemon -s SOCKET -c CONFIG [-e EVENTS] [-l FLOW_LOG] [-t TIMEOUT_MS]
+ *   fake_daemon -s SOCKET -c CONFIG [-e EVENTS] [-l FLOW_LOG] [-t TIMEOUT_MS] [-f HA_FIFO]
+ *
+ * ha is the real HA concern (control/ha) on HA_FIFO, its workers' heartbeat always fresh;
+ * without -f, the real reply of a namegate that is not one of a pair.
  *
  * check and reload do what the daemon's callbacks are meant to do (pol_explain() against
  * the running generation; load, keep the old generation on errors), so the test can hold
@@ -28,6 +31,7 @@
 #include <json-c/json.h>
 
 #include "ctl_grants.h"
+#include "ctl_ha.h"
 #include "ctl_sock.h"
 #include "policy/load.h"
 
@@ -343,6 +347,35 @@ fake_revoke(FILE *out, const struct ctl_req *req, void *arg)
 	return 0;
 }
 
+/* The fake's workers always just beat. */
+static int64_t
+fake_beat(void *arg)
+{
+	(void)arg;
+	return 5;
+}
+
+static void
+fake_role(enum ctl_ha_role role, void *arg)
+{
+	(void)role;
+	(void)arg;
+}
+
+/* -f FIFO: the real HA concern on it; without, the real "not a pair" reply. */
+static int
+fake_ha(struct ctl_sock *s, const char *fifo, struct ctl_ha **ha, char *err, size_t len)
+{
+	struct ctl_ha_conf conf = { .fifo = fifo, .heartbeat_ms = 1000, .on_role = fake_role,
+		.beat = fake_beat };
+
+	if (fifo == NULL)
+		return ctl_ha_serve_absent(s);
+	if ((*ha = ctl_ha_start(&conf, NULL, err, len)) == NULL)
+		return -1;
+	return ctl_ha_serve(*ha, s);
+}
+
 static const struct ctl_cmd fake_ops[] = {
 	{ "status", 0, fake_status },
 	{ "stats", CTL_ARG_VM, fake_stats },
@@ -362,12 +395,13 @@ main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = fake_sig };
 	struct pol_errs errs = { 0 };
 	struct fake f = { .generation = 1 };
-	const char *path = NULL;
+	const char *path = NULL, *fifo = NULL;
+	struct ctl_ha *ha = NULL;
 	struct ctl_sock *s;
 	int ch, timeout = 0;
 	char err[256];
 
-	while ((ch = getopt(argc, argv, "s:c:e:l:t:")) != -1) {
+	while ((ch = getopt(argc, argv, "s:c:e:l:t:f:")) != -1) {
 		switch (ch) {
 		case 's':
 			path = optarg;
@@ -383,6 +417,9 @@ main(int argc, char **argv)
 			break;
 		case 't':
 			timeout = atoi(optarg);
+			break;
+		case 'f':
+			fifo = optarg;
 			break;
 		default:
 			goto usage;
@@ -402,7 +439,8 @@ main(int argc, char **argv)
 		return 1;
 	}
 	if ((s = ctl_sock_open(path, timeout, err, sizeof(err))) == NULL ||
-	    ctl_sock_serve(s, fake_ops, sizeof(fake_ops) / sizeof(fake_ops[0]), &f) != 0) {
+	    ctl_sock_serve(s, fake_ops, sizeof(fake_ops) / sizeof(fake_ops[0]), &f) != 0 ||
+	    fake_ha(s, fifo, &ha, err, sizeof(err)) != 0) {
 		fprintf(stderr, "fake_daemon: %s\n", err);
 		pol_config_free(f.cfg);
 		return 1;
@@ -421,11 +459,12 @@ main(int argc, char **argv)
 		}
 	}
 	ctl_sock_close(s);
+	ctl_ha_stop(ha);
 	ctl_grants_free(f.grants);
 	pol_config_free(f.cfg);
 	return 0;
 usage:
 	fputs("usage: fake_daemon -s SOCKET -c CONFIG [-e EVENTS] [-l FLOW_LOG] "
-	    "[-t TIMEOUT_MS]\n", stderr);
+	    "[-t TIMEOUT_MS] [-f HA_FIFO]\n", stderr);
 	return 2;
 }

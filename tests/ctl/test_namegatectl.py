@@ -36,7 +36,7 @@ EVENTS = [
 
 
 class Daemon:
-    def __init__(self, tmp, flow_log=None):
+    def __init__(self, tmp, flow_log=None, extra=()):
         self.dir = str(tmp)
         # The policy fixture and the files it imports, in a directory we may edit.
         for name in ("ng.yaml", "sandbox-settings.json", "bound.json"):
@@ -48,7 +48,7 @@ class Daemon:
         self.sock = os.path.join(self.dir, "run", "namegate.sock")  # run/ is created
         self.proc = subprocess.Popen(
             [FAKE, "-s", self.sock, "-c", self.config, "-e", self.events] +
-            (["-l", flow_log] if flow_log else []),
+            (["-l", flow_log] if flow_log else []) + list(extra),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()
         assert line == "ready\n", self.proc.stderr.read()

@@ -186,8 +186,11 @@ flip(const char *path, size_t off)
 	FILE *f;
 
 	assert_true(off < len);
+	/* another character of the same alphabet: a base64 byte stays one ('+' ^ 1 would not) */
 	if ((buf[off] >= 'A' && buf[off] <= 'Z') || (buf[off] >= 'a' && buf[off] <= 'z'))
 		buf[off] = buf[off] == 'A' ? 'B' : 'A';
+	else if (buf[off] == '+' || buf[off] == '/')
+		buf[off] = buf[off] == '+' ? '/' : '+';
 	else
 		buf[off] ^= 0x01;
 	assert_non_null(f = fopen(path, "w"));

@@ -216,7 +216,7 @@ test_schema_errors(void **state)
 	    "dataplane, slow_path, resolvers, dns, tls_ports, sni_binding, quic, on_block, "
 	    "metrics, control_socket, control_socket_group, control_socket_readonly, "
 	    "control_socket_readonly_group, events, flow_log, flow_log_interval, grants, approval, "
-	    "fleet, policies, vms)");
+	    "fleet, ha, policies, vms)");
 	pol_refused(POLS VM1 "dataplane:\n  worker: 2\n", "ng.yaml:10:3: unknown key 'worker' "
 	    "in dataplane (expected eal, vm_port, uplink_port, workers, max_vms, max_flows, "
 	    "max_flows_per_vm, max_bindings, max_bindings_per_vm, max_pending_per_vm, "

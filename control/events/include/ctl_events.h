@@ -161,6 +161,14 @@ int ctl_events_log_approval(struct ctl_events *ev, const struct timespec *now, c
     const char *vm, uint64_t id, const char *name, uint16_t qtype, uint64_t grant,
     const struct ctl_ev_who *who);
 
+/*
+ * {"event":"ha_role","role":R,"from":F[,"instance":I]}: keepalived gave the HA pair's box
+ * role R ("master", "backup", "fault", "stop"), after F. Never rate-limited. Returns 0 or
+ * -errno.
+ */
+int ctl_events_log_ha(struct ctl_events *ev, const struct timespec *now, const char *role,
+    const char *from, const char *instance);
+
 /* {"event":"start","version":V,"pid":P}. Returns 0 or -errno. */
 int ctl_events_log_start(struct ctl_events *ev, const struct timespec *now, const char *version);
 

@@ -226,7 +226,7 @@ int ctl_sock_chgrp(struct ctl_sock *s, uint32_t gid, char *err, size_t errlen);
 /*
  * Whether a read-only listener serves the command called name: an allowlist of the
  * commands that only read (status, stats, bindings, flows, events, check, suggest,
- * grants, pending), so a command added later is refused there until it is listed.
+ * grants, pending, ha), so a command added later is refused there until it is listed.
  */
 bool ctl_sock_cmd_reads(const char *name);
 

@@ -14,6 +14,7 @@
 #include <rte_common.h>
 #include <rte_mbuf.h>
 
+#include "dp_ha_seen.h"
 #include "dp_reason.h"
 #include "policy/match.h"
 #include "policy/vocab.h"
@@ -195,6 +196,7 @@ struct __rte_cache_aligned dp_worker {
 	uint32_t idle_sleep_us;		/* dataplane.idle_sleep_us: the longest nap when idle */
 	uint32_t idle_polls;		/* polls in a row that found nothing */
 	uint32_t nap_us;		/* the next nap: doubles while idle, up to idle_sleep_us */
+	struct dp_ha_seen ha_seen;	/* the uplink's stations, seen while standby */
 };
 
 /* The process-wide state, owned by the main lcore. */
@@ -226,6 +228,15 @@ struct dp_ctx {
 	 * write per sleep, not one per event, and none while the main lcore is awake.
 	 */
 	atomic_bool main_asleep;
+	/*
+	 * HA pair (dp_ha_gate.h): ha is set at start when ha: is configured; ha_standby says
+	 * the workers forward nothing now: false without ha: (and in a zeroed context, as the
+	 * tests make), else true except while keepalived says MASTER (written by the FIFO
+	 * reader's thread, read once per burst). A cache line of their own: main_asleep
+	 * above changes at every sleep of the main lcore, and the workers read these per burst.
+	 */
+	bool ha __rte_cache_aligned;
+	atomic_bool ha_standby;
 };
 
 /* Seconds since start: bindings and flows age in whole seconds. */

@@ -52,7 +52,8 @@ enum dp_reason {
 	X(FRAG_TIMEOUT,	"fragment_timeout", "a datagram whose fragments did not all arrive") \
 	X(ND_INVALID,	"nd_invalid",	"ND-typed ICMPv6 toward a VM in no shape ND has") \
 	X(SLOW_QUEUE_FULL, "slow_queue_full", "an exception-path frame finding its queue between worker and main lcore full") \
-	X(BIND_QUEUE_FULL, "bind_queue_full", "a DNS answer whose bindings the main lcore had no room for (the VM asks again)")
+	X(BIND_QUEUE_FULL, "bind_queue_full", "a DNS answer whose bindings the main lcore had no room for (the VM asks again)") \
+	X(HA_STANDBY,	"ha_standby",	"a frame that came while this box was not its HA pair's master")
 
 enum dp_drop {
 #define X(name, label, text) DP_DROP_##name,

@@ -173,6 +173,16 @@ struct pol_config {
 	char **fleet_endpoints;
 	size_t nfleet_endpoints;
 	char *fleet_prefix, *fleet_user, *fleet_password_file;
+	/*
+	 * ha: keepalived's vrrp_notify_fifo (NULL: no pair, the box always forwards), the
+	 * vrrp_instance whose lines count (NULL: any instance's), how long the workers may
+	 * go without a heartbeat before namegatectl ha --check says no, and whether a new
+	 * master announces the VMs' and the uplink's addresses. ha_track_file: keepalived's
+	 * track_file namegate writes 0 (may lead) or 1 (stopping), or NULL. Read at start only.
+	 */
+	char *ha_fifo, *ha_instance, *ha_track_file;
+	uint32_t ha_heartbeat_ms;
+	bool ha_announce;
 
 	struct pol_vm *vms;
 	size_t nvms;

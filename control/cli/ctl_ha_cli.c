@@ -1,0 +1,138 @@
+/*
+ * namegatectl ha: the HA pair's role as the daemon has it, and the health check
+ * keepalived's vrrp_script runs (--check): exit 0 when this box may lead, 1 when not,
+ * whatever the reason (namegate not running, not answering within --timeout, starting,
+ * stalled), so that keepalived takes any failure as one.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <json-c/json.h>
+
+#include "ctl_cli.h"
+#include "ctl_client.h"
+#include "ctl_tab.h"
+
+#define CTL_HA_CHECK_MS		1000	/* --check's default: below keepalived's script timeout */
+#define CTL_HA_CHECK_MS_MAX	60000
+
+static const char ctl_ha_usage[] = "usage: namegatectl ha [--json] | ha --check [--timeout MS]\n";
+
+/* --check: the exit status only, and why not on stderr. */
+static int
+ctl_ha_check(const struct ctl_opts *o, int timeout_ms)
+{
+	const char *const kv[] = { "cmd", "ha", NULL };
+	struct json_object *healthy;
+	struct ctl_reply r;
+	char err[512];
+	bool ok;
+
+	if (ctl_client_request(o->socket, kv, timeout_ms, &r, err, sizeof(err)) < 0) {
+		fprintf(stderr, "namegatectl: ha: %s\n", err);
+		return CTL_EXIT_BLOCK;
+	}
+	if (r.error != NULL) {
+		fprintf(stderr, "namegatectl: ha: %s\n", r.error);
+		ctl_reply_free(&r);
+		return CTL_EXIT_BLOCK;
+	}
+	ok = json_object_object_get_ex(r.json, "healthy", &healthy) &&
+	    json_object_is_type(healthy, json_type_boolean) && json_object_get_boolean(healthy);
+	if (!ok)
+		fprintf(stderr, "namegatectl: ha: may not lead: %s\n",
+		    ctl_jstr(r.json, "reason", "?"));
+	ctl_reply_free(&r);
+	return ok ? CTL_EXIT_OK : CTL_EXIT_BLOCK;
+}
+
+static void
+ctl_ha_print(struct json_object *j)
+{
+	struct json_object *lines = ctl_jget(j, "lines"), *v;
+	bool healthy = json_object_object_get_ex(j, "healthy", &v) && json_object_get_boolean(v);
+	int64_t age = json_object_object_get_ex(j, "heartbeat_age_ms", &v) ?
+	    json_object_get_int64(v) : -1;
+	double secs = json_object_object_get_ex(j, "seconds", &v) ? json_object_get_double(v) : 0;
+
+	printf("%-12s %s since %s (%.1fs)\n", "role", ctl_jstr(j, "role", "?"),
+	    ctl_jstr(j, "since", "?"), secs);
+	printf("%-12s %s\n", "instance", *ctl_jstr(j, "instance", "") != '\0' ?
+	    ctl_jstr(j, "instance", "") : "any");
+	printf("%-12s %s\n", "notify fifo", ctl_jstr(j, "notify_fifo", "?"));
+	printf("%-12s %s%s\n", "may lead", healthy ? "yes" : "no: ",
+	    healthy ? "" : ctl_jstr(j, "reason", "?"));
+	if (age >= 0)
+		printf("%-12s %" PRId64 " ms ago (limit %" PRIu64 " ms)\n", "heartbeat", age,
+		    ctl_ju64(j, "heartbeat_timeout_ms"));
+	else
+		printf("%-12s none yet\n", "heartbeat");
+	printf("%-12s %" PRIu64 " (lines read %" PRIu64 ", ignored %" PRIu64 ", malformed %"
+	    PRIu64 ")\n", "changes", ctl_ju64(j, "changes"), ctl_ju64(lines, "read"),
+	    ctl_ju64(lines, "ignored"), ctl_ju64(lines, "malformed"));
+}
+
+int
+ctl_cmd_ha(const struct ctl_opts *o, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "check", no_argument, NULL, 'k' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *const kv[] = { "cmd", "ha", NULL };
+	bool json = false, check = false;
+	int ch, timeout_ms = CTL_HA_CHECK_MS, rc;
+	struct ctl_reply r;
+	char *end;
+	long v;
+
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'j':
+			json = true;
+			break;
+		case 'k':
+			check = true;
+			break;
+		case 't':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno != 0 || *end != '\0' || end == optarg || v < 1 ||
+			    v > CTL_HA_CHECK_MS_MAX) {
+				fprintf(stderr, "namegatectl: ha: --timeout: milliseconds, 1 to %d\n",
+				    CTL_HA_CHECK_MS_MAX);
+				return CTL_EXIT_ERROR;
+			}
+			timeout_ms = (int)v;
+			break;
+		case 'h':
+			fputs(ctl_ha_usage, stdout);
+			return CTL_EXIT_OK;
+		default:
+			fputs(ctl_ha_usage, stderr);
+			return CTL_EXIT_ERROR;
+		}
+	}
+	if (optind != argc || (json && check)) {
+		fputs(ctl_ha_usage, stderr);
+		return CTL_EXIT_ERROR;
+	}
+	if (check)
+		return ctl_ha_check(o, timeout_ms);
+	if ((rc = ctl_ask_kv(o, kv, &r)) >= 0)
+		return rc;
+	if (json)
+		puts(r.text);
+	else
+		ctl_ha_print(r.json);
+	ctl_reply_free(&r);
+	return CTL_EXIT_OK;
+}

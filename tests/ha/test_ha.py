@@ -1,0 +1,150 @@
+"""The HA pair in its lab (ha_lab.py): keepalived elects, only the master forwards, and
+when the master's namegate dies (SIGKILL), hangs (SIGSTOP) or stops (SIGTERM) the other
+box takes over and the VM's connections work again. Outages print as RESULT lines
+(ha_outage_crash_s, ha_outage_hang_s, ha_outage_graceful_s); they do not fail a test.
+
+Run: meson test -C BUILD --suite ha (root: network namespaces)."""
+import os
+import signal
+import time
+
+import pytest
+
+from ha_lab import EXTRA_VMS, HaLab, wait_until
+
+BUILD = os.environ["NAMEGATE_BUILD"]
+SRC = os.environ["NAMEGATE_SRC"]
+TAKEOVER = 20.0      # a cap for a wait, not a measure: keepalived's and namegate's starts
+
+
+@pytest.fixture(scope="module")
+def lab():
+    lab = HaLab(BUILD, SRC)
+    try:
+        lab.start()
+        yield lab
+    finally:
+        lab.close()
+
+
+def settled(lab):
+    """(master, backup) once keepalived made one of each, else None. Both boxes start
+    BACKUP and nopreempt: whichever may lead first leads."""
+    roles = {r: lab.role(r) for r in ("a", "b")}
+    for m, o in (("a", "b"), ("b", "a")):
+        if roles[m] == "master" and roles[o] == "backup":
+            return m, o
+    return None
+
+
+def outage(res, at):
+    """The gap the VM saw around `at` (monotonic): from the last connection before it that
+    got its greeting to the first one after."""
+    before = [t for t in res["ok"] if t <= at]
+    after = [t for t in res["ok"] if t > at]
+    assert before and after, f"no connection before or after the failover: {res}"
+    return after[0] - before[-1]
+
+
+def test_1_one_box_forwards(lab):
+    """With both boxes up, keepalived makes a master, and only it forwards: the VM's
+    connections all get their greeting, the master's ports sent frames, the backup's sent
+    none and it counted what it dropped as ha_standby; each role change is an event."""
+    m, o = wait_until(lambda: settled(lab), TAKEOVER, "a master and a backup", step=0.2)
+    lab.master, lab.backup = m, o
+    res = lab.probe(2.0).result()
+    assert len(res["ok"]) == res["tried"] > 20, res
+    assert lab.forwarded(m) > 0
+    assert lab.forwarded(o) == 0
+    dropped = lab.metrics(o).get('namegate_drops_total{reason="ha_standby"}', 0)
+    assert dropped > 0
+    assert lab.metrics(m).get('namegate_ha_role{role="master"}') == 1
+    assert lab.metrics(o).get('namegate_ha_role{role="backup"}') == 1
+    roles = [e["role"] for e in lab.events(m) if e["event"] == "ha_role"]
+    assert roles[-1] == "master", roles
+    h = lab.ha(m)
+    assert h["healthy"] and h["instance"] == "namegate", h
+
+
+def test_2_crash_of_the_masters_namegate(lab):
+    """SIGKILL of the master's namegate (its keepalived runs on): the health check fails,
+    keepalived hands over, the other box becomes master, announces every configured VM on
+    the uplink (the server sees each one's gratuitous ARP, though they outnumber the
+    queue to the port), and the VM's new connections get their greeting again."""
+    m, o = lab.master, lab.backup
+    assert settled(lab) == (m, o)
+    fwd = lab.forwarded(o)
+    sniffer = lab.sniff()
+    probe = lab.probe(8.0)
+    time.sleep(0.5)
+    at = time.monotonic()
+    os.kill(lab.pid(f"namegate-{m}"), signal.SIGKILL)
+    wait_until(lambda: lab.role(o) == "master", TAKEOVER, f"{o} to take over", step=0.05)
+    res = probe.result()
+    gap = outage(res, at)
+    print(f"\nRESULT ha_outage_crash_s={gap:.3f}")
+    assert lab.forwarded(o) > fwd
+    assert res["ok"][-1] > at + gap / 2
+    assert sniffer.stop() == 1 + EXTRA_VMS
+    lab.master, lab.backup = o, m
+    changes = [(e["from"], e["role"]) for e in lab.events(o) if e["event"] == "ha_role"]
+    assert changes[-1] == ("backup", "master"), changes
+
+
+def test_3_restarted_box_stays_backup_then_hang(lab):
+    """The crashed box's namegate starts again: after its start it may lead again, and
+    keepalived (nopreempt, as the sample has it) keeps it backup: the master goes on
+    forwarding, it forwards nothing. Then the master's namegate hangs (SIGSTOP): its check
+    times out, the other takes over and the VM's new connections get their greeting again."""
+    m, o = lab.master, lab.backup           # o: the crashed one
+    lab.start_namegate(o)
+    wait_until(lambda: (lab.ha(o) or {}).get("healthy"), TAKEOVER, f"{o} to be healthy",
+               step=0.2)
+    wait_until(lambda: lab.role(o) == "backup", TAKEOVER, f"{o} to be backup", step=0.2)
+    assert lab.role(m) == "master"
+    fwd = lab.forwarded(o)
+    res = lab.probe(1.0).result()
+    assert len(res["ok"]) == res["tried"], res
+    assert lab.forwarded(o) == fwd
+    probe = lab.probe(8.0)
+    time.sleep(0.5)
+    at = time.monotonic()
+    pid = lab.pid(f"namegate-{m}")
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        wait_until(lambda: lab.role(o) == "master", TAKEOVER, f"{o} to take over", step=0.05)
+        res = probe.result()
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    gap = outage(res, at)
+    print(f"\nRESULT ha_outage_hang_s={gap:.3f}")
+    assert lab.forwarded(o) > fwd
+    assert res["ok"][-1] > at + gap / 2
+    lab.master, lab.backup = o, m
+
+
+def test_4_graceful_stop(lab):
+    """SIGTERM of the master's namegate: it says so in keepalived's track file, keepalived
+    (inotify) hands over at once, and namegate forwards until it is no longer master, then
+    stops: its last role before its stop event is not master, and the VM's new connections
+    go on through the other box."""
+    m, o = lab.master, lab.backup
+    wait_until(lambda: lab.role(o) == "backup", TAKEOVER, f"{o} to be backup", step=0.2)
+    wait_until(lambda: (lab.ha(o) or {}).get("healthy"), TAKEOVER, f"{o} to be healthy",
+               step=0.2)
+    fwd = lab.forwarded(o)
+    probe = lab.probe(6.0)
+    time.sleep(0.5)
+    at = time.monotonic()
+    p = lab.procs[f"namegate-{m}"]
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=30) == 0
+    wait_until(lambda: lab.role(o) == "master", TAKEOVER, f"{o} to take over", step=0.05)
+    res = probe.result()
+    gap = outage(res, at)
+    print(f"\nRESULT ha_outage_graceful_s={gap:.3f}")
+    assert lab.forwarded(o) > fwd
+    events = lab.events(m)
+    stop = max(i for i, e in enumerate(events) if e["event"] == "stop")
+    roles = [e["role"] for e in events[:stop] if e["event"] == "ha_role"]
+    assert roles[-1] != "master", roles

@@ -1,0 +1,134 @@
+/*
+ * control/ha: namegatectl ha's reply through a real control socket, and the health it
+ * reports for keepalived's check: no before the workers run, no while no role was read
+ * (within the start's grace), yes once one was, no again when the heartbeat is older
+ * than the timeout, with the reason each time.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <json-c/json.h>
+
+#include "ctl_base.h"
+#include "ctl_client.h"
+#include "ctl_ha.h"
+#include "ctl_sock.h"
+
+static _Atomic(int64_t) beat_age;	/* what the fake workers' heartbeat says */
+static atomic_bool stop;
+
+static void
+on_role(enum ctl_ha_role role, void *arg)
+{
+	(void)role;
+	(void)arg;
+}
+
+static int64_t
+beat(void *arg)
+{
+	(void)arg;
+	return atomic_load(&beat_age);
+}
+
+static void *
+serve(void *arg)
+{
+	struct ctl_sock *s = arg;
+
+	while (!atomic_load(&stop))
+		(void)ctl_sock_poll(s, 20);
+	return NULL;
+}
+
+/* The reply's healthy and reason, the reason copied into why. */
+static bool
+ask(const char *sock, char *why, size_t len, char *role, size_t rlen)
+{
+	struct json_object *v;
+	struct ctl_reply r;
+	char err[256];
+	bool ok;
+
+	assert_int_equal(ctl_client_call(sock, "ha", NULL, NULL, 5000, &r, err, sizeof(err)), 0);
+	assert_null(r.error);
+	assert_true(json_object_object_get_ex(r.json, "healthy", &v));
+	ok = json_object_get_boolean(v);
+	assert_true(json_object_object_get_ex(r.json, "reason", &v));
+	snprintf(why, len, "%s", json_object_get_string(v));
+	assert_true(json_object_object_get_ex(r.json, "role", &v));
+	snprintf(role, rlen, "%s", json_object_get_string(v));
+	ctl_reply_free(&r);
+	return ok;
+}
+
+static void
+test_health(void **state)
+{
+	char dir[] = "/tmp/test_ctl_ha_cmd.XXXXXX", fifo[96], sock[96], err[256], why[160];
+	char role[16];
+	struct ctl_ha_conf conf = { .instance = NULL, .heartbeat_ms = 200, .on_role = on_role,
+		.beat = beat };
+	struct ctl_sock *s;
+	struct ctl_ha *h;
+	pthread_t th;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	snprintf(sock, sizeof(sock), "%s/ng.sock", dir);
+	conf.fifo = fifo;
+	assert_non_null(h = ctl_ha_start(&conf, NULL, err, sizeof(err)));
+	assert_non_null(s = ctl_sock_open(sock, 0, err, sizeof(err)));
+	assert_int_equal(ctl_ha_serve(h, s), 0);
+	assert_int_equal(pthread_create(&th, NULL, serve, s), 0);
+
+	atomic_store(&beat_age, -1);
+	assert_false(ask(sock, why, sizeof(why), role, sizeof(role)));
+	assert_string_equal(why, "starting: the workers do not run yet");
+	atomic_store(&beat_age, 5);
+	assert_false(ask(sock, why, sizeof(why), role, sizeof(role)));
+	assert_non_null(strstr(why, "starting: no role from keepalived yet"));
+	assert_string_equal(role, "starting");
+	assert_true((fd = open(fifo, O_WRONLY | O_NONBLOCK)) >= 0);
+	assert_int_equal(write(fd, "INSTANCE \"x\" BACKUP 90\n", 23), 23);
+	close(fd);
+	for (int64_t end = ctl_now_ms() + 5000; ctl_ha_role(h) != CTL_HA_BACKUP &&
+	    ctl_now_ms() < end; )
+		usleep(1000);
+	assert_true(ask(sock, why, sizeof(why), role, sizeof(role)));
+	assert_string_equal(why, "");
+	assert_string_equal(role, "backup");
+	atomic_store(&beat_age, 201);			/* past heartbeat_timeout_ms */
+	assert_false(ask(sock, why, sizeof(why), role, sizeof(role)));
+	assert_string_equal(why, "stalled: the workers' last heartbeat was 201 ms ago "
+	    "(limit 200)");
+
+	atomic_store(&stop, true);
+	pthread_join(th, NULL);
+	ctl_sock_close(s);
+	ctl_ha_stop(h);
+	unlink(fifo);
+	rmdir(dir);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_health),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
