@@ -291,23 +291,38 @@ dp_dns_room(struct dp_dns_learner *l, unsigned int n)
 }
 
 /*
- * An answer address that leads to a VM or a resolver, itself or through the IPv4 address
- * it embeds (NAT64, 6to4, Teredo, ...: frame_addr_embedded_v4()).
+ * An answer address that leads to a VM or a resolver (is), itself or through one of the n
+ * IPv4 addresses it embeds (v4: NAT64, 6to4, Teredo, ...: frame_addr_embedded_v4()).
  */
 static bool
-dp_dns_is_own_addr(const struct dp_gen *g, const struct dns_addr *d, bool resolver)
+dp_dns_is_own_addr(const struct dp_gen *g, const struct dns_addr *d, uint8_t (*v4)[4],
+    size_t n, bool (*is)(const struct dp_gen *, uint8_t, const uint8_t *))
 {
-	uint8_t v4[FRAME_EMBEDDED_V4_MAX][4];
-	size_t n = d->family == 6 ? frame_addr_embedded_v4(d->addr, v4, FRAME_EMBEDDED_V4_MAX) : 0;
-	bool (*is)(const struct dp_gen *, uint8_t, const uint8_t *) = resolver ?
-	    dp_gen_is_resolver : dp_gen_is_vm_addr;
-
 	if (is(g, d->family, d->addr))
 		return true;
 	for (size_t i = 0; i < n; i++)
 		if (is(g, 4, v4[i]))
 			return true;
 	return false;
+}
+
+/*
+ * May d be bound at all? Not a resolver's address, which opens DNS only and only to port
+ * 53; nor one DNS may never bind (frame_addr_rebind()) or a VM's own, unless an address
+ * pattern allows it (SPEC s4.3). The embedded IPv4 addresses are found once for both.
+ */
+static bool
+dp_dns_bindable(const struct dp_gen *g, const struct dp_vm *v, const struct dns_addr *d)
+{
+	uint8_t v4[FRAME_EMBEDDED_V4_MAX][4];
+	size_t n = d->family == 6 ? frame_addr_embedded_v4(d->addr, v4, FRAME_EMBEDDED_V4_MAX) : 0;
+
+	if (dp_dns_is_own_addr(g, d, v4, n, dp_gen_is_resolver))
+		return false;
+	return !(frame_addr_rebind(d->family, d->addr) ||
+	    dp_dns_is_own_addr(g, d, v4, n, dp_gen_is_vm_addr)) ||
+	    pol_match_addr(g->set, v->policy, d->addr, d->family == 4 ? 4 : 16, POL_PROTO_ANY, 0,
+	    NULL) == POL_ALLOW;
 }
 
 /* dns_keep_fn: bind one address; false (it is removed from the answer) when it is not. */
@@ -325,11 +340,7 @@ dp_dns_keep(void *arg, const struct dns_addr *d)
 	if (!l->named)
 		return false;
 	memcpy(addr.a, d->addr, d->family == 4 ? 4 : 16);
-	/* an address pattern may allow what DNS alone never binds (SPEC s4.3) */
-	if (((frame_addr_rebind(d->family, d->addr) || dp_dns_is_own_addr(g, d, false)) &&
-	    pol_match_addr(g->set, v->policy, d->addr, d->family == 4 ? 4 : 16, POL_PROTO_ANY, 0,
-	    NULL) != POL_ALLOW) || dp_dns_is_own_addr(g, d, true)) {
-		/* a resolver's address opens DNS only, and only to port 53 */
+	if (!dp_dns_bindable(g, v, d)) {
 		w->vm_stats[l->vm].blocked[DP_REASON_REBIND]++;
 		return false;
 	}
