@@ -98,21 +98,33 @@ dp_dns_question_plain(const struct dns_msg *q)
  */
 enum dp_reason
 dp_dns_query_judge(struct dp_worker *w, uint16_t vm, const struct dns_msg *q, size_t len,
-    char *name, size_t namelen)
+    char *name, size_t namelen, struct dp_dns_judged *j)
 {
 	const struct dp_gen *g = w->gen;
 	const struct pol_rule *rule;
+	enum pol_verdict v;
 	int n;
 
 	name[0] = '\0';	/* the caller's event names it whatever we return */
+	if (j != NULL)
+		j->valid = false;
 	if (q->qr || q->opcode != 0 || !q->has_question || q->msg_len != len ||
 	    q->qclass != DNS_CLASS_IN || !dp_dns_name_hostlike(q->qname, q->qname_len) ||
 	    !dp_dns_question_plain(q))
 		return DP_REASON_DNS_DENIED;
 	if ((n = dns_name_to_text(q->qname, q->qname_len, name, namelen)) <= 0)
 		return DP_REASON_DNS_DENIED;
-	if (pol_match_name(g->set, g->vms[vm].policy, name, (size_t)n, POL_PROTO_ANY, 0,
-	    &rule) != POL_ALLOW)
+	if (j == NULL) {
+		v = pol_match_name(g->set, g->vms[vm].policy, name, (size_t)n, POL_PROTO_ANY, 0,
+		    &rule);
+	} else {
+		/* the answer's ports from the same walk: no second match of the name */
+		v = pol_match_name_and_ports(g->set, g->vms[vm].policy, name, (size_t)n,
+		    POL_PROTO_ANY, 0, &rule, &j->ports);
+		*j = (struct dp_dns_judged){ .valid = true, .text_len = (uint16_t)n,
+		    .gen = g->id, .ports = j->ports };
+	}
+	if (v != POL_ALLOW)
 		return DP_REASON_DNS_DENIED;
 	return dp_dns_budget_judge(w, vm, rule, name, (size_t)n, q->qtype);
 }
@@ -158,10 +170,13 @@ dp_dns_query_refuse(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p
 	return dp_fate(DP_FATE_CONTINUE);
 }
 
-/* The query q in m remembered and sent on, rewritten: with an ID of namegate's own. */
+/*
+ * The query q in m remembered and sent on, rewritten: with an ID of namegate's own. j (and
+ * the name's text): its judgement, kept for the answer with the name's hash and budget.
+ */
 static struct dp_fate
 dp_dns_query_send(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
-    const struct dns_msg *q, bool allowed)
+    const struct dns_msg *q, bool allowed, const struct dp_dns_judged *j, const char *name)
 {
 	struct dp_pending_entry *e;
 	enum dp_reason why;
@@ -175,6 +190,12 @@ dp_dns_query_send(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 		    dp_fate_drop(DP_DROP_TABLE_FULL);
 	}
 	e->would_block = !allowed;
+	if (j->valid) {
+		e->judged = *j;
+		e->judged.hash = dp_name_hash(name, j->text_len);
+		/* connections through the binding count in the name's budget */
+		e->judged.ports.budget = dp_budget_of_name(w->gen, vm, name, j->text_len);
+	}
 	/* p->payload points into m: the rewrites are in place */
 	dns = (uint8_t *)(uintptr_t)p->payload;
 	frame_dns_rewrite_id(dns - 8, dns, e->key.id);
@@ -191,6 +212,7 @@ struct dp_fate
 dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm)
 {
 	char name[DNS_NAME_TEXT_MAX];
+	struct dp_dns_judged j;
 	struct dp_fate fate;
 	enum dp_reason why;
 	struct dns_msg q;
@@ -200,7 +222,7 @@ dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, u
 		/* not DNS: maybe a tunnel */
 		return dp_fate_block(DP_REASON_DNS_DENIED, DP_FATE_REPLY_NONE);
 	}
-	why = dp_dns_query_judge(w, vm, &q, p->payload_len, name, sizeof(name));
+	why = dp_dns_query_judge(w, vm, &q, p->payload_len, name, sizeof(name), &j);
 	if (why == DP_REASON_DNS_DENIED && name[0] != '\0' &&
 	    (fate = dp_dns_query_ask(w, m, p, vm, &q, name)).act != DP_FATE_CONTINUE)
 		return fate;	/* it waits for the operator (dp_dns_ask.c), or was refused */
@@ -208,7 +230,7 @@ dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, u
 		w->vm_stats[vm].dns_allowed++;
 	else if ((fate = dp_dns_query_refuse(w, m, p, vm, &q, name, why)).act != DP_FATE_CONTINUE)
 		return fate;
-	return dp_dns_query_send(w, m, p, vm, &q, why == DP_REASON_ALLOWED);
+	return dp_dns_query_send(w, m, p, vm, &q, why == DP_REASON_ALLOWED, &j, name);
 }
 
 /*
@@ -367,9 +389,29 @@ dp_dns_keep(void *arg, const struct dns_addr *d)
 	return true;
 }
 
+/*
+ * The text of the question name of a (out: DNS_NAME_TEXT_MAX bytes), or -1. When its query
+ * found it to print byte for byte (one character fewer than the wire form's bytes less
+ * the root: no byte escaped), the labels are copied and the lengths between made dots.
+ */
+static int
+dp_dns_answer_text(const struct dns_msg *a, const struct dp_pending_entry *e, char *out)
+{
+	size_t n = (size_t)a->qname_len - 2, i;
+
+	if (e == NULL || !e->judged.valid || a->qname_len < 2 || e->judged.text_len != n)
+		return dns_name_to_text(a->qname, a->qname_len, out, DNS_NAME_TEXT_MAX);
+	memcpy(out, a->qname + 1, n);
+	for (i = a->qname[0]; i < n; i += 1 + (size_t)a->qname[i + 1])
+		out[i] = '.';
+	out[n] = '\0';
+	return (int)n;
+}
+
 enum dns_edit_status
-dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a, uint8_t *msg,
-    size_t len, size_t cap, bool same_len, size_t *out_len, bool *refused)
+dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a,
+    const struct dp_pending_entry *e, uint8_t *msg, size_t len, size_t cap, bool same_len,
+    size_t *out_len, bool *refused)
 {
 	const struct dp_gen *g = w->gen;
 	struct dp_dns_learner l;
@@ -383,16 +425,21 @@ dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a, uint8_t 
 	l.hash = 0;
 	memset(&l.ports, 0, sizeof(l.ports));
 
-	l.n = dns_name_to_text(a->qname, a->qname_len, l.name, sizeof(l.name));
+	l.n = dp_dns_answer_text(a, e, l.name);
 	l.named = a->rcode == DNS_RCODE_NOERROR && l.n > 0;
-	if (l.named) {
+	if (l.named && e != NULL && e->judged.valid && e->judged.gen == g->id) {
+		/* the query's judgement of the same name, under the same generation */
+		l.hash = e->judged.hash;
+		l.ports = e->judged.ports;
+	} else if (l.named) {
 		l.hash = dp_name_hash(l.name, (size_t)l.n);
 		pol_match_name_ports(g->set, g->vms[vm].policy, l.name, (size_t)l.n, &l.ports);
 		/* connections through the binding count in the name's budget */
 		l.ports.budget = dp_budget_of_name(g, vm, l.name, (size_t)l.n);
-		/* all the chain's addresses at once, so that an answer is refused before any */
-		(void)dp_dns_room(&l, a->nb_addrs);
 	}
+	/* all the chain's addresses at once, so that an answer is refused before any */
+	if (l.named)
+		(void)dp_dns_room(&l, a->nb_addrs);
 	/* a was parsed from msg: the editor does not parse it again */
 	rc = l.refused ? DNS_EDIT_OK : dns_edit_parsed(msg, len, a, cap, (g->ech_strip ?
 	    DNS_EDIT_STRIP_ECH : 0) | (same_len ? DNS_EDIT_SAME_LEN : 0), dp_dns_keep, &l,
@@ -419,7 +466,7 @@ dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	dns = (uint8_t *)(uintptr_t)p->payload;	/* points into m: edited in place */
 	room = rte_pktmbuf_data_len(m) - (size_t)(p->payload - rte_pktmbuf_mtod(m, const uint8_t *)) +
 	    rte_pktmbuf_tailroom(m);
-	st = dp_dns_learn(w, vm, &a, dns, p->payload_len, room, false, &len, &refused);
+	st = dp_dns_learn(w, vm, &a, e, dns, p->payload_len, room, false, &len, &refused);
 	if (refused || st != DNS_EDIT_OK) {
 		/*
 		 * refused: counted by dp_dns_learn(), and the VM's resolver times out and asks

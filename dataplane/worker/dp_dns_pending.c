@@ -137,6 +137,7 @@ dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm, const str
 		dns_name_caps(msg + DNS_HDR_LEN, q->qname_len, e->caps);
 		e->in_use = true;
 		e->would_block = false;
+		e->judged.valid = false;
 		return e;
 	}
 	return NULL;

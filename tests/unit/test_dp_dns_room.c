@@ -3,7 +3,8 @@
  * the real worker on net_null ports: an answer whose bindings' events would not fit the
  * bind ring is dropped whole, counted (bind_queue_full, or vm_limit for a VM past its
  * share), binds nothing and never reaches the VM; asked again once there is room, it
- * binds, its events are queued, and it goes.
+ * binds, its events are queued, and it goes. And what it binds with: its query's
+ * judgement of the name (struct dp_dns_judged), under the generation that made it only.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "ctl_names.h"
 #include "dns_builder.h"
 #include "dp.h"
 #include "dp_bind.h"
@@ -26,16 +28,16 @@
 #include "policy/load.h"
 #include "sni/pkt.h"
 
-static const char t_config[] =
-	"dataplane: {vm_port: net_null0, uplink_port: net_null1, max_bindings: 1024,\n"
-	"  max_flows: 4096, max_flows_per_vm: 1024}\n"
-	"slow_path: {enabled: false}\n"
-	"resolvers: [10.77.0.1]\n"
-	"policies:\n"
-	"  web: {allow: [\"*.example.com\"]}\n"
-	"vms:\n"
-	"  - {name: agent1, mac: \"02:00:00:00:00:01\", ipv4: 10.77.0.11, policy: web}\n"
-	"  - {name: agent2, mac: \"02:00:00:00:00:02\", ipv4: 10.77.0.12, policy: web}\n";
+#define T_CONFIG(pattern) \
+	"dataplane: {vm_port: net_null0, uplink_port: net_null1, max_bindings: 1024,\n" \
+	"  max_flows: 4096, max_flows_per_vm: 1024}\n" \
+	"slow_path: {enabled: false}\n" \
+	"resolvers: [10.77.0.1]\n" \
+	"policies:\n" \
+	"  web: {allow: [\"" pattern "\"]}\n" \
+	"vms:\n" \
+	"  - {name: agent1, mac: \"02:00:00:00:00:01\", ipv4: 10.77.0.11, policy: web}\n" \
+	"  - {name: agent2, mac: \"02:00:00:00:00:02\", ipv4: 10.77.0.12, policy: web}\n"
 
 static const uint8_t t_vm_mac[6] = { 2, 0, 0, 0, 0, 1 }, t_res_mac[6] = { 2, 0, 0, 0, 0, 0xfe };
 static const uint8_t t_vm_ip[4] = { 10, 77, 0, 11 }, t_res_ip[4] = { 10, 77, 0, 1 };
@@ -199,14 +201,70 @@ test_vm_share_charges_the_vm(void **state)
 	t_drain();
 }
 
+/* The one binding event queued since the last drain: for name under gen, opening ports. */
+static void
+t_bound(const char *name, uint32_t gen, bool all, uint16_t port)
+{
+	static struct dp_evt out[8];
+
+	assert_int_equal(dp_evt_drain(w, out, 8), 1);
+	assert_int_equal(out[0].type, DP_EVT_BIND);
+	assert_int_equal(out[0].name_len, strlen(name));
+	assert_memory_equal(out[0].name, name, strlen(name));
+	assert_int_equal(out[0].gen, gen);
+	assert_int_equal(out[0].ports.all, all);
+	assert_int_equal(out[0].ports.n, all ? 0 : 1);
+	if (!all)
+		assert_int_equal(out[0].ports.port[0], port);
+}
+
+/* The answer binds the name its query judged: its text from the wire form, lower case. */
+static void
+test_answer_binds_the_judged_name(void **state)
+{
+	uint16_t id;
+
+	(void)state;
+	t_drain();
+	id = t_ask("MiXeD");
+	t_answer(id, "mixed", 1);
+	assert_int_equal(w->tx[DP_PORT_VM].n, 1);
+	dp_tx_flush(w);
+	t_bound("mixed.example.com", w->gen->id, true, 0);
+}
+
+/* A reload between query and answer: the answer binds under the new policy, not the old. */
+static void
+test_reload_between_query_and_answer(void **state)
+{
+	struct pol_config *next = dpf_load(T_CONFIG("*.example.com:8443"));
+	struct ctl_names *names = ctl_names_create(64, 8);
+	uint32_t before = w->gen->id;
+	uint16_t id;
+
+	(void)state;
+	assert_non_null(names);
+	t_drain();
+	id = t_ask("d");
+	assert_int_equal(dpf_publish(&ctx, w, next, names), 0);
+	assert_int_not_equal(w->gen->id, before);
+	t_answer(id, "d", 1);
+	assert_int_equal(w->tx[DP_PORT_VM].n, 1);
+	dp_tx_flush(w);
+	t_bound("d.example.com", w->gen->id, false, 8443);
+	ctl_names_free(names);	/* next stays: the generation holds it until the end */
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_full_ring_refuses_the_answer),
 		cmocka_unit_test(test_vm_share_charges_the_vm),
+		cmocka_unit_test(test_answer_binds_the_judged_name),
+		cmocka_unit_test(test_reload_between_query_and_answer),	/* last: a new policy */
 	};
 
-	return dpf_run("test_dp_dns_room", t_config, &ctx, &w, tests,
+	return dpf_run("test_dp_dns_room", T_CONFIG("*.example.com"), &ctx, &w, tests,
 	    sizeof(tests) / sizeof(tests[0]));
 }
