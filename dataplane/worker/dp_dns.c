@@ -60,23 +60,58 @@ dp_dns_refuse(struct dp_worker *w, const struct rte_mbuf *m, const struct pkt *p
 	dp_dns_refuse_why(w, m, p, q, rcode, FRAME_DNS_EDE_TEXT);
 }
 
+/* A byte a host name's label may hold: a letter, a digit, '-' or '_' (a bit per value). */
+static inline bool
+dp_dns_host_byte(uint8_t c)
+{
+	static const uint64_t host[4] = {
+		(1ull << '-') | (0x3ffull << '0'),
+		(0x3ffffffull << ('A' - 64)) | (1ull << ('_' - 64)) | (0x3ffffffull << ('a' - 64)),
+		0, 0,
+	};
+
+	return (host[c >> 6] >> (c & 63) & 1) != 0;
+}
+
 /*
- * Can every label of name (uncompressed wire form) be a host name's? Letters, digits,
- * '-' and '_' (service labels) only: a label holding a '.' or a NUL reads as two labels
- * in text and could look like a name under an allowed suffix that it is not.
+ * The text of name (uncompressed wire form, len bytes, at least the root), when no byte
+ * of it is escaped: its labels joined by dots, "." for the root, as dns_name_to_text()
+ * writes it, in out (more than len bytes). Its length.
  */
-static bool
-dp_dns_name_hostlike(const uint8_t *name, size_t len)
+static int
+dp_dns_join(const uint8_t *name, size_t len, char *out)
+{
+	size_t n = len - 2, i;
+
+	if (len < 2) {
+		memcpy(out, ".", 2);
+		return 1;
+	}
+	memcpy(out, name + 1, n);
+	for (i = name[0]; i < n; i += 1 + (size_t)name[i + 1])
+		out[i] = '.';
+	out[n] = '\0';
+	return (int)n;
+}
+
+/*
+ * The text of name (uncompressed wire form, len bytes, from the parser) in out (outlen
+ * bytes) when every label of it can be a host name's: letters, digits, '-' and '_'
+ * (service labels) only, and a label holding a '.' or a NUL, which reads as two labels in
+ * text and could look like a name under an allowed suffix that it is not, cannot. Such a
+ * name prints byte for byte (dp_dns_join()). -1, out untouched, when it is not one, or
+ * does not fit.
+ */
+static int
+dp_dns_host_text(const uint8_t *name, size_t len, char *out, size_t outlen)
 {
 	for (size_t i = 0; i < len && name[i] != 0; i += (size_t)name[i] + 1)
-		for (size_t j = i + 1; j <= i + name[i] && j < len; j++) {
-			uint8_t c = name[j];
-
-			if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			    (c >= '0' && c <= '9') || c == '-' || c == '_'))
-				return false;
-		}
-	return true;
+		for (size_t j = i + 1; j <= i + name[i] && j < len; j++)
+			if (!dp_dns_host_byte(name[j]))
+				return -1;
+	if (len == 0 || (len < 2 ? 1 : len - 2) >= outlen)
+		return -1;
+	return dp_dns_join(name, len, out);
 }
 
 /*
@@ -108,11 +143,10 @@ dp_dns_query_judge(struct dp_worker *w, uint16_t vm, const struct dns_msg *q, si
 	name[0] = '\0';	/* the caller's event names it whatever we return */
 	if (j != NULL)
 		j->valid = false;
+	/* a name that is not a host's is denied unnamed, as it is written in no text */
 	if (q->qr || q->opcode != 0 || !q->has_question || q->msg_len != len ||
-	    q->qclass != DNS_CLASS_IN || !dp_dns_name_hostlike(q->qname, q->qname_len) ||
-	    !dp_dns_question_plain(q))
-		return DP_REASON_DNS_DENIED;
-	if ((n = dns_name_to_text(q->qname, q->qname_len, name, namelen)) <= 0)
+	    q->qclass != DNS_CLASS_IN || !dp_dns_question_plain(q) ||
+	    (n = dp_dns_host_text(q->qname, q->qname_len, name, namelen)) <= 0)
 		return DP_REASON_DNS_DENIED;
 	if (j == NULL) {
 		v = pol_match_name(g->set, g->vms[vm].policy, name, (size_t)n, POL_PROTO_ANY, 0,
@@ -391,21 +425,16 @@ dp_dns_keep(void *arg, const struct dns_addr *d)
 
 /*
  * The text of the question name of a (out: DNS_NAME_TEXT_MAX bytes), or -1. When its query
- * found it to print byte for byte (one character fewer than the wire form's bytes less
- * the root: no byte escaped), the labels are copied and the lengths between made dots.
+ * e found it to print byte for byte (one character fewer than the wire form's bytes less
+ * the root: no byte escaped), it is joined (dp_dns_join()), not written out again.
  */
 static int
 dp_dns_answer_text(const struct dns_msg *a, const struct dp_pending_entry *e, char *out)
 {
-	size_t n = (size_t)a->qname_len - 2, i;
-
-	if (e == NULL || !e->judged.valid || a->qname_len < 2 || e->judged.text_len != n)
+	if (e == NULL || !e->judged.valid || a->qname_len < 2 ||
+	    e->judged.text_len != a->qname_len - 2)
 		return dns_name_to_text(a->qname, a->qname_len, out, DNS_NAME_TEXT_MAX);
-	memcpy(out, a->qname + 1, n);
-	for (i = a->qname[0]; i < n; i += 1 + (size_t)a->qname[i + 1])
-		out[i] = '.';
-	out[n] = '\0';
-	return (int)n;
+	return dp_dns_join(a->qname, a->qname_len, out);
 }
 
 enum dns_edit_status

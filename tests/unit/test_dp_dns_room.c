@@ -62,11 +62,12 @@ t_frame(const uint8_t *smac, const uint8_t *dmac, const uint8_t *sip, const uint
 	return dpf_mbuf(&ctx, &f);
 }
 
+/* The question label.example.com A IN, label n bytes as they are. */
 static void
-t_question(struct mb *d, const char *label)
+t_question_n(struct mb *d, const char *label, size_t n)
 {
-	mb_u8(d, (unsigned int)strlen(label));
-	mb_bytes(d, label, strlen(label));
+	mb_u8(d, (unsigned int)n);
+	mb_bytes(d, label, n);
 	mb_u8(d, 7);
 	mb_bytes(d, "example", 7);
 	mb_u8(d, 3);
@@ -74,6 +75,25 @@ t_question(struct mb *d, const char *label)
 	mb_u8(d, 0);
 	mb_u16(d, 1);			/* A */
 	mb_u16(d, 1);			/* IN */
+}
+
+static void
+t_question(struct mb *d, const char *label)
+{
+	t_question_n(d, label, strlen(label));
+}
+
+/* A query (ID 0x1234, RD) for label (n bytes).example.com, into d. */
+static void
+t_query(struct mb *d, const char *label, size_t n)
+{
+	mb_u16(d, 0x1234);
+	mb_u16(d, 0x0100);
+	mb_u16(d, 1);
+	mb_u16(d, 0);
+	mb_u16(d, 0);
+	mb_u16(d, 0);
+	t_question_n(d, label, n);
 }
 
 /* The VM asks label.example.com; the ID namegate gave the query on its way out. */
@@ -85,13 +105,7 @@ t_ask(const char *label)
 	struct pkt p;
 	uint16_t id;
 
-	mb_u16(&d, 0x1234);
-	mb_u16(&d, 0x0100);
-	mb_u16(&d, 1);
-	mb_u16(&d, 0);
-	mb_u16(&d, 0);
-	mb_u16(&d, 0);
-	t_question(&d, label);
+	t_query(&d, label, strlen(label));
 	dp_pipeline_vm(w, t_frame(t_vm_mac, t_res_mac, t_vm_ip, t_res_ip, 40000, 53, &d));
 	assert_int_equal(t->n, 1);
 	assert_int_equal(pkt_decode(rte_pktmbuf_mtod(t->pkts[0], const uint8_t *),
@@ -233,6 +247,30 @@ test_answer_binds_the_judged_name(void **state)
 	t_bound("mixed.example.com", w->gen->id, true, 0);
 }
 
+/*
+ * A label no host name has ('.' or a NUL among its bytes) is refused unnamed, though its
+ * text would read as a name the policy allows: the VM gets the refusal, the resolver
+ * nothing.
+ */
+static void
+test_query_label_not_a_hosts(void **state)
+{
+	static const char *const labels[] = { "a.b", "a\0b", "a b" };
+	uint64_t blocked = w->vm_stats[0].dns_blocked;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(labels) / sizeof(labels[0]); i++) {
+		struct mb d = { .len = 0 };
+
+		t_query(&d, labels[i], 3);
+		dp_pipeline_vm(w, t_frame(t_vm_mac, t_res_mac, t_vm_ip, t_res_ip, 40000, 53, &d));
+		assert_int_equal(w->tx[DP_PORT_UPLINK].n, 0);
+		assert_int_equal(w->tx[DP_PORT_VM].n, 1);	/* the refusal */
+		dp_tx_flush(w);
+		assert_int_equal(w->vm_stats[0].dns_blocked, blocked + i + 1);
+	}
+}
+
 /* A reload between query and answer: the answer binds under the new policy, not the old. */
 static void
 test_reload_between_query_and_answer(void **state)
@@ -262,6 +300,7 @@ main(void)
 		cmocka_unit_test(test_full_ring_refuses_the_answer),
 		cmocka_unit_test(test_vm_share_charges_the_vm),
 		cmocka_unit_test(test_answer_binds_the_judged_name),
+		cmocka_unit_test(test_query_label_not_a_hosts),
 		cmocka_unit_test(test_reload_between_query_and_answer),	/* last: a new policy */
 	};
 
