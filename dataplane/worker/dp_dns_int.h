@@ -11,7 +11,6 @@
 #include <rte_hash.h>
 
 #include "dp.h"
-#include "dp_slots.h"
 #include "sni/dns.h"
 #include "sni/dns_edit.h"
 #include "sni/pkt.h"
@@ -54,8 +53,7 @@ struct dp_pending_entry {
 
 struct dp_pending {
 	struct rte_hash *h;
-	struct dp_pending_entry *e;
-	struct dp_slots slots;
+	struct dp_pending_entry *e;	/* by the table's position of each key */
 	uint32_t cap, cursor;
 	uint16_t nvms;
 	uint32_t *per_vm;		/* queries in flight, by VM slot */
