@@ -274,8 +274,9 @@ dns_msg_parse(const uint8_t *buf, size_t len, struct dns_msg *out)
 	out->plain = false;
 	pl.ok = out->qr && out->ancount <= DNS_ANSWERS_MAX && len < DNS_PTR_REACH;
 	pl.addrs = 0;
-	if (pl.ok)
-		memset(pl.labels, 0, (len / 64 + 1) * sizeof(pl.labels[0]));
+	/* word by word: a message's few words cost less than a call */
+	for (size_t i = 0; pl.ok && i <= len / 64; i++)
+		pl.labels[i] = 0;
 
 	if (dns_questions(buf, &r, out, &pl) != DNS_OK ||
 	    dns_rrs(buf, &r, DNS_SEC_ANSWER, out->ancount, out, rrs, &nb_rrs, &pl) != DNS_OK ||

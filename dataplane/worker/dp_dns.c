@@ -60,17 +60,15 @@ dp_dns_refuse(struct dp_worker *w, const struct rte_mbuf *m, const struct pkt *p
 	dp_dns_refuse_why(w, m, p, q, rcode, FRAME_DNS_EDE_TEXT);
 }
 
-/* A byte a host name's label may hold: a letter, a digit, '-' or '_' (a bit per value). */
+/*
+ * A byte a host name's label may hold: a letter (either case: setting 0x20 makes it lower
+ * case and no other byte a letter), a digit, '-' or '_'. Letters first, the most of them.
+ */
 static inline bool
 dp_dns_host_byte(uint8_t c)
 {
-	static const uint64_t host[4] = {
-		(1ull << '-') | (0x3ffull << '0'),
-		(0x3ffffffull << ('A' - 64)) | (1ull << ('_' - 64)) | (0x3ffffffull << ('a' - 64)),
-		0, 0,
-	};
-
-	return (host[c >> 6] >> (c & 63) & 1) != 0;
+	return (uint8_t)((c | 0x20) - 'a') <= 'z' - 'a' || (uint8_t)(c - '0') <= 9 ||
+	    c == '-' || c == '_';
 }
 
 /*
@@ -105,10 +103,13 @@ dp_dns_join(const uint8_t *name, size_t len, char *out)
 static int
 dp_dns_host_text(const uint8_t *name, size_t len, char *out, size_t outlen)
 {
-	for (size_t i = 0; i < len && name[i] != 0; i += (size_t)name[i] + 1)
-		for (size_t j = i + 1; j <= i + name[i] && j < len; j++)
+	for (size_t i = 0; i < len && name[i] != 0; i += (size_t)name[i] + 1) {
+		size_t end = i + 1 + name[i] < len ? i + 1 + name[i] : len;
+
+		for (size_t j = i + 1; j < end; j++)
 			if (!dp_dns_host_byte(name[j]))
 				return -1;
+	}
 	if (len == 0 || (len < 2 ? 1 : len - 2) >= outlen)
 		return -1;
 	return dp_dns_join(name, len, out);
@@ -311,6 +312,7 @@ struct dp_dns_learner {
 	bool named;			/* a NOERROR answer to a question with a name */
 	bool limited;			/* the VM's share ran out (one event per answer) */
 	bool refused;			/* no room for the bindings' events: the answer goes not */
+	unsigned int reserved;		/* bindings whose room the answer's check found */
 	uint64_t hash;
 	struct pol_ports ports;
 	int n;
@@ -401,7 +403,14 @@ dp_dns_keep(void *arg, const struct dns_addr *d)
 		return false;
 	}
 	ttl = ttl < g->min_ttl ? g->min_ttl : ttl > g->max_ttl ? g->max_ttl : ttl;
-	if (!dp_dns_room(l, 1))
+	/*
+	 * The answer's check found room for its chain's addresses all at once, and only this
+	 * worker fills its ring: each of them has its room. Any more (hints, addresses past
+	 * the parser's) are asked for one by one.
+	 */
+	if (l->reserved > 0)
+		l->reserved--;
+	else if (!dp_dns_room(l, 1))
 		return false;
 	rc = dp_bind_learn(w->ctx->binds, l->vm, &addr, l->hash, &l->ports, g->id, w->now + ttl,
 	    g->max_bindings_per_vm);
@@ -467,8 +476,9 @@ dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a,
 		l.ports.budget = dp_budget_of_name(g, vm, l.name, (size_t)l.n);
 	}
 	/* all the chain's addresses at once, so that an answer is refused before any */
-	if (l.named)
-		(void)dp_dns_room(&l, a->nb_addrs);
+	l.reserved = 0;
+	if (l.named && dp_dns_room(&l, a->nb_addrs))
+		l.reserved = a->nb_addrs;
 	/* a was parsed from msg: the editor does not parse it again */
 	rc = l.refused ? DNS_EDIT_OK : dns_edit_parsed(msg, len, a, cap, (g->ech_strip ?
 	    DNS_EDIT_STRIP_ECH : 0) | (same_len ? DNS_EDIT_SAME_LEN : 0), dp_dns_keep, &l,
