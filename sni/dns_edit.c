@@ -382,8 +382,9 @@ dns_edit_parsed(uint8_t *msg, size_t len, const struct dns_msg *m, size_t cap,
 		return DNS_EDIT_NO_ROOM;
 	memcpy(e.chain, s.chain, sizeof(e.chain));
 	e.nb_chain = s.nb_chain;
+	/* never (what is plain is same), and keep() is not asked twice: fail closed */
 	if (asked && !s.same)
-		return DNS_EDIT_NO_ROOM;	/* plain is same: never, and keep() is not asked twice */
+		return DNS_EDIT_NO_ROOM;
 	if (s.same && !asked && edit_offer_all(&e, &s, msg, &replay)) {
 		*out_len = m->msg_len;
 		return DNS_EDIT_OK;

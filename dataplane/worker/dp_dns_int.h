@@ -34,7 +34,7 @@ struct dp_dns_judged {
 	uint16_t text_len;		/* dns_name_to_text()'s */
 	uint32_t gen;
 	uint64_t hash;			/* dp_name_hash() of the text */
-	struct pol_ports ports;		/* pol_match_name_ports(), the budget in ports.budget */
+	struct pol_ports ports;		/* pol_match_name_ports(); the budget in .budget */
 };
 
 struct dp_pending_entry {

@@ -414,7 +414,8 @@ main(void)
 		cmocka_unit_test(test_query_label_not_a_hosts),
 		cmocka_unit_test(test_taken_id_keeps_the_first),
 		cmocka_unit_test(test_many_apart),
-		cmocka_unit_test(test_reload_between_query_and_answer),	/* last: a new policy */
+		/* last: a new policy */
+		cmocka_unit_test(test_reload_between_query_and_answer),
 	};
 
 	return dpf_run("test_dp_dns_room", T_CONFIG("*.example.com"), &ctx, &w, tests,
