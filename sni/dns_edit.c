@@ -6,7 +6,9 @@
  *     names of the types that may hold compressed names and every HTTPS/SVCB RDATA, so a
  *     message found bad later never had keep() called for it; the CNAME chain from the
  *     question name, as dns_msg_parse() follows it; and whether only keep() could change
- *     the message. If so, keep() is asked, and when it keeps everything the edit is done;
+ *     the message. If so, keep() is asked, and when it keeps everything the edit is done.
+ *     A message the parser found plain (struct dns_msg) is all that already: keep() is
+ *     asked at once, and the scan made only when an address goes;
  *  2. build: the message copied to scratch, then written again into msg record by record,
  *     every name label by label through an old -> new offset map (dns_edit_name(), in
  *     dns_edit_write.c), keep()'s answers from pass 1 given again if it was asked there.
@@ -303,6 +305,13 @@ edit_replay_keep(void *arg, const struct dns_addr *a)
 	return r->i < 64 && (r->kept >> r->i++ & 1) != 0;
 }
 
+/* Were all n addresses offered kept (r->kept)? */
+static bool
+edit_kept_all(const struct edit_replay *r, unsigned int n)
+{
+	return n == 64 ? r->kept == UINT64_MAX : r->kept == (1ull << n) - 1;
+}
+
 /*
  * Pass 1's shortcut: offer s's addresses (in the order the build would) and record the
  * answers in *r. True when every one was kept: the message stays as it is.
@@ -315,7 +324,21 @@ edit_offer_all(struct dns_edit *e, const struct dns_edit_scan *s, const uint8_t 
 	for (unsigned int i = 0; i < s->nb_addrs; i++)
 		if (dns_edit_offer(e, s->addrs[i].family, msg + s->addrs[i].rdata, s->addrs[i].ttl))
 			r->kept |= 1ull << i;
-	return s->nb_addrs == 64 ? r->kept == UINT64_MAX : r->kept == (1ull << s->nb_addrs) - 1;
+	return edit_kept_all(r, s->nb_addrs);
+}
+
+/*
+ * The shortcut for a message the parser found plain (struct dns_msg), with no scan at all:
+ * its addresses are the ones the scan would list, in its order and with its TTLs.
+ */
+static bool
+edit_offer_plain(struct dns_edit *e, const struct dns_msg *m, struct edit_replay *r)
+{
+	*r = (struct edit_replay){ .kept = 0 };
+	for (unsigned int i = 0; i < m->nb_addrs; i++)
+		if (dns_edit_offer(e, m->addrs[i].family, m->addrs[i].addr, m->addrs[i].ttl))
+			r->kept |= 1ull << i;
+	return edit_kept_all(r, m->nb_addrs);
 }
 
 enum dns_edit_status
@@ -330,27 +353,43 @@ dns_edit_parsed(uint8_t *msg, size_t len, const struct dns_msg *m, size_t cap,
 	struct edit_replay replay;
 	struct dns_edit e;
 	enum dns_edit_status rc = DNS_EDIT_OK;
+	bool asked = false;
 
 	if (st == NULL)
 		st = &none;
 	*st = (struct dns_edit_stats){ 0 };
-	if (!m->qr || !m->has_question || !dns_edit_scan(msg, len, m, flags, &s))
+	if (!m->qr || !m->has_question)
 		return DNS_EDIT_MALFORMED;
-	if (len > cap || scratch == NULL || scratch_len < len || s.too_many)
-		return DNS_EDIT_NO_ROOM;
 	/* Never longer than it came: the client's EDNS UDP size (or 512) holds it. */
 	e = (struct dns_edit){
 		.o = scratch, .olen = len, .w = msg, .cap = len, .map = map,
 		.map_len = len < DNS_PTR_REACH ? len : DNS_PTR_REACH,
 		.flags = flags, .keep = keep, .arg = arg, .st = st,
 	};
-	memcpy(e.chain, s.chain, sizeof(e.chain));
-	e.nb_chain = s.nb_chain;
-	if (s.same) {
-		if (edit_offer_all(&e, &s, msg, &replay)) {
+	/* what the scan would find of a plain message, the parser found: it checks, and is same */
+	if (m->plain && len < DNS_PTR_REACH && len <= cap && scratch != NULL &&
+	    scratch_len >= len && (flags & DNS_EDIT_REBUILD) == 0 &&
+	    ((flags & DNS_EDIT_SAME_LEN) == 0 || m->msg_len == len)) {
+		if (edit_offer_plain(&e, m, &replay)) {
 			*out_len = m->msg_len;
 			return DNS_EDIT_OK;
 		}
+		asked = true;
+	}
+	if (!dns_edit_scan(msg, len, m, flags, &s))
+		return DNS_EDIT_MALFORMED;
+	if (len > cap || scratch == NULL || scratch_len < len || s.too_many)
+		return DNS_EDIT_NO_ROOM;
+	memcpy(e.chain, s.chain, sizeof(e.chain));
+	e.nb_chain = s.nb_chain;
+	/* never (what is plain is same), and keep() is not asked twice: fail closed */
+	if (asked && !s.same)
+		return DNS_EDIT_NO_ROOM;
+	if (s.same && !asked && edit_offer_all(&e, &s, msg, &replay)) {
+		*out_len = m->msg_len;
+		return DNS_EDIT_OK;
+	}
+	if (s.same) {
 		/* an address goes: the build asks again, and gets the same answers */
 		*st = (struct dns_edit_stats){ 0 };
 		e.keep = edit_replay_keep;

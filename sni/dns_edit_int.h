@@ -15,9 +15,9 @@
 #include "sni/dns.h"
 #include "sni/dns_edit.h"
 #include "sni/rd.h"
+#include "dns_int.h"
 
 #define DNS_SVC_MANDATORY	0	/* RFC 9460 s8 */
-#define DNS_PTR_REACH		0x4000	/* a compression pointer holds 14 bits of offset */
 
 /* A name on the CNAME chain (offset in the old message) and the least TTL to it. */
 struct dns_edit_link {

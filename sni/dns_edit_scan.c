@@ -109,28 +109,11 @@ dns_edit_chain_find(const uint8_t *o, size_t olen, const struct dns_edit_link *c
 	return -1;
 }
 
-/*
- * The labels the editor would map writing the name at off (dns_edit_name()): its
- * in-place labels, marked in s->labels. False when it ends in a pointer to a label none
- * was written at, which the editor writes out in full. The name was read by
- * dns_name_read() already, so its in-place part lies inside the message.
- */
+/* The labels the editor would map writing the name at off (dns_edit_name()). */
 static bool
 scan_name(struct dns_edit_scan *s, const uint8_t *o, size_t off)
 {
-	for (;;) {
-		uint8_t b = o[off];
-		size_t t;
-
-		if ((b & 0xc0) == 0xc0) {
-			t = (size_t)(b & 0x3f) << 8 | o[off + 1];
-			return (s->labels[t / 64] >> (t % 64) & 1) != 0;
-		}
-		s->labels[off / 64] |= 1ull << (off % 64);
-		if (b == 0)
-			return true;
-		off += 1 + (size_t)b;
-	}
+	return dns_name_mark(s->labels, o, off);
 }
 
 /*

@@ -15,6 +15,7 @@
 
 /* RFC 2181 s8: a TTL with the most significant bit set is to be treated as zero. */
 #define DNS_TTL_MSB	0x80000000u
+#define DNS_PTR_REACH	0x4000	/* a compression pointer holds 14 bits of offset */
 
 static inline uint8_t
 dns_lower(uint8_t c)
@@ -182,6 +183,31 @@ dns_name_ptr_at(const uint8_t *msg, size_t len, size_t off)
 	if (off + 1 >= len || (msg[off] & 0xc0) != 0xc0)
 		return 0;
 	return (size_t)(msg[off] & 0x3f) << 8 | msg[off + 1];
+}
+
+/*
+ * The in-place labels of the name at off of msg, marked in labels (a bit per offset below
+ * DNS_PTR_REACH): where the answer editor writes a label it can point at again. False when
+ * the name ends in a pointer to an offset not marked, no label an earlier name wrote out,
+ * which the editor writes out in full. The name was read by dns_name_read() already (its
+ * in-place part lies inside the message), and the message is shorter than DNS_PTR_REACH.
+ */
+static inline bool
+dns_name_mark(uint64_t *labels, const uint8_t *msg, size_t off)
+{
+	for (;;) {
+		uint8_t b = msg[off];
+		size_t t;
+
+		if ((b & 0xc0) == 0xc0) {
+			t = (size_t)(b & 0x3f) << 8 | msg[off + 1];
+			return (labels[t / 64] >> (t % 64) & 1) != 0;
+		}
+		labels[off / 64] |= 1ull << (off % 64);
+		if (b == 0)
+			return true;
+		off += 1 + (size_t)b;
+	}
 }
 
 static inline uint32_t

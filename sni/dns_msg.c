@@ -23,6 +23,16 @@ struct dns_rr {
 	uint16_t type;
 };
 
+/*
+ * What makes a response plain (struct dns_msg), as its records are read: the labels the
+ * editor would write names at (dns_name_mark()), and the address records seen.
+ */
+struct dns_plain {
+	bool ok;
+	unsigned int addrs;
+	uint64_t labels[DNS_PTR_REACH / 64];
+};
+
 /* A name on the CNAME chain and the least TTL on the path from the question name to it. */
 struct dns_link {
 	size_t name;
@@ -35,7 +45,7 @@ struct dns_link {
  * the dataplane refuses the query.
  */
 static enum dns_status
-dns_questions(const uint8_t *msg, struct rd *r, struct dns_msg *out)
+dns_questions(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_plain *pl)
 {
 	size_t wire_len;
 	uint16_t qtype, qclass;
@@ -51,6 +61,8 @@ dns_questions(const uint8_t *msg, struct rd *r, struct dns_msg *out)
 			out->qname_len = (uint8_t)wire_len;
 			out->qtype = qtype;
 			out->qclass = qclass;
+			if (pl->ok)
+				(void)dns_name_mark(pl->labels, msg, DNS_HDR_LEN);
 		}
 	}
 	out->question_end = dns_off(msg, r);
@@ -63,6 +75,38 @@ enum dns_section {
 	DNS_SEC_ADDITIONAL,
 };
 
+/* A record's part in whether the response is plain: its names and its type. */
+static void
+dns_plain_rr(struct dns_plain *pl, const uint8_t *msg, size_t owner, uint16_t type,
+    size_t rdata)
+{
+	if (!pl->ok)
+		return;
+	if (!dns_name_mark(pl->labels, msg, owner)) {
+		pl->ok = false;
+		return;
+	}
+	switch (type) {
+	case DNS_TYPE_A:
+	case DNS_TYPE_AAAA:
+		/*
+		 * all of them: dns_msg.addrs lists those in the answer, of class IN and on the
+		 * chain, and the editor removes any other
+		 */
+		pl->addrs++;
+		break;
+	case DNS_TYPE_CNAME:
+		pl->ok = dns_name_mark(pl->labels, msg, rdata);
+		break;
+	case DNS_TYPE_OPT:
+		break;
+	default:
+		/* names the parser does not read, or HTTPS/SVCB params the editor may change */
+		pl->ok = false;
+		break;
+	}
+}
+
 /*
  * Resource record (RFC 1035 s4.1.3):
  *   name | u16 type | u16 class | u32 ttl | u16 rdlength | rdata
@@ -72,7 +116,7 @@ enum dns_section {
  */
 static enum dns_status
 dns_rrs(const uint8_t *msg, struct rd *r, enum dns_section sec, uint16_t count,
-    struct dns_msg *out, struct dns_rr *keep, unsigned int *nb_keep)
+    struct dns_msg *out, struct dns_rr *keep, unsigned int *nb_keep, struct dns_plain *pl)
 {
 	for (unsigned int i = 0; i < count; i++) {
 		size_t owner = dns_off(msg, r);
@@ -113,6 +157,7 @@ dns_rrs(const uint8_t *msg, struct rd *r, enum dns_section sec, uint16_t count,
 		default:
 			break;
 		}
+		dns_plain_rr(pl, msg, owner, type, dns_off(msg, &rdata));
 		/* Only the first DNS_ANSWERS_MAX answers count for the chain; all are checked. */
 		if (sec != DNS_SEC_ANSWER || i >= DNS_ANSWERS_MAX || class != DNS_CLASS_IN ||
 		    (type != DNS_TYPE_A && type != DNS_TYPE_AAAA && type != DNS_TYPE_CNAME))
@@ -209,6 +254,7 @@ dns_msg_parse(const uint8_t *buf, size_t len, struct dns_msg *out)
 	struct rd r = rd_make(buf, len);
 	struct dns_rr rrs[DNS_ANSWERS_MAX];
 	unsigned int nb_rrs = 0;
+	struct dns_plain pl;
 
 	if (!rd_u16(&r, &out->id) || !rd_u16(&r, &out->flags) || !rd_u16(&r, &out->qdcount) ||
 	    !rd_u16(&r, &out->ancount) || !rd_u16(&r, &out->nscount) ||
@@ -225,16 +271,25 @@ dns_msg_parse(const uint8_t *buf, size_t len, struct dns_msg *out)
 	out->nb_addrs = 0;
 	out->addrs_more = false;
 	out->chain_len = 0;
+	out->plain = false;
+	pl.ok = out->qr && out->ancount <= DNS_ANSWERS_MAX && len < DNS_PTR_REACH;
+	pl.addrs = 0;
+	/* word by word: a message's few words cost less than a call */
+	for (size_t i = 0; pl.ok && i <= len / 64; i++)
+		pl.labels[i] = 0;
 
-	if (dns_questions(buf, &r, out) != DNS_OK ||
-	    dns_rrs(buf, &r, DNS_SEC_ANSWER, out->ancount, out, rrs, &nb_rrs) != DNS_OK ||
-	    dns_rrs(buf, &r, DNS_SEC_AUTHORITY, out->nscount, out, rrs, &nb_rrs) != DNS_OK ||
-	    dns_rrs(buf, &r, DNS_SEC_ADDITIONAL, out->arcount, out, rrs, &nb_rrs) != DNS_OK)
+	if (dns_questions(buf, &r, out, &pl) != DNS_OK ||
+	    dns_rrs(buf, &r, DNS_SEC_ANSWER, out->ancount, out, rrs, &nb_rrs, &pl) != DNS_OK ||
+	    dns_rrs(buf, &r, DNS_SEC_AUTHORITY, out->nscount, out, rrs, &nb_rrs, &pl) != DNS_OK ||
+	    dns_rrs(buf, &r, DNS_SEC_ADDITIONAL, out->arcount, out, rrs, &nb_rrs, &pl) != DNS_OK)
 		return DNS_MALFORMED;
 	out->msg_len = dns_off(buf, &r);
 
-	if (out->qr && out->has_question)
+	if (out->qr && out->has_question) {
 		dns_chain(buf, len, rrs, nb_rrs, out);
+		/* every address record is one of addrs (so none past DNS_ADDRS_MAX either) */
+		out->plain = pl.ok && out->nb_addrs == pl.addrs;
+	}
 	return DNS_OK;
 }
 

@@ -290,21 +290,28 @@ frame_icmp_unreach(const uint8_t *in, size_t len, const struct pkt *p, uint8_t *
 	return (int)n;
 }
 
-/* Prefixes DNS may never bind (SPEC s4 step 3). */
+/*
+ * Prefixes DNS may never bind (SPEC s4 step 3). IPv4 as words and masks, so that every
+ * answer address costs a few compares and no call.
+ */
+static const struct frame_prefix4 {
+	uint32_t net, mask;
+} frame_rebind4[] = {
+	{ 0x00000000, 0xff000000 },	/* "this network", RFC 1122 s3.2.1.3 */
+	{ 0x7f000000, 0xff000000 },	/* loopback */
+	{ 0xa9fe0000, 0xffff0000 },	/* link local, RFC 3927 */
+	{ 0xe0000000, 0xf0000000 },	/* multicast */
+	{ 0xffffffff, 0xffffffff },	/* limited broadcast */
+};
+
 static const struct frame_prefix {
-	uint8_t family;
 	uint8_t bits;
 	uint8_t addr[16];
-} frame_rebind_prefixes[] = {
-	{ 4, 8, { 0 } },			/* "this network", RFC 1122 s3.2.1.3 */
-	{ 4, 8, { 127 } },			/* loopback */
-	{ 4, 16, { 169, 254 } },		/* link local, RFC 3927 */
-	{ 4, 4, { 224 } },			/* multicast */
-	{ 4, 32, { 255, 255, 255, 255 } },	/* limited broadcast */
-	{ 6, 128, { 0 } },			/* unspecified */
-	{ 6, 128, { [15] = 1 } },		/* loopback */
-	{ 6, 10, { 0xfe, 0x80 } },		/* link local */
-	{ 6, 8, { 0xff } },			/* multicast */
+} frame_rebind6[] = {
+	{ 128, { 0 } },			/* unspecified */
+	{ 128, { [15] = 1 } },		/* loopback */
+	{ 10, { 0xfe, 0x80 } },		/* link local */
+	{ 8, { 0xff } },		/* multicast */
 };
 
 static bool
@@ -379,11 +386,17 @@ frame_addr_rebind(uint8_t family, const uint8_t *addr)
 	}
 	if (family != 4 && family != 6)
 		return true;
-	for (size_t i = 0; i < sizeof(frame_rebind_prefixes) / sizeof(frame_rebind_prefixes[0]); i++) {
-		const struct frame_prefix *pf = &frame_rebind_prefixes[i];
+	if (family == 4) {
+		uint32_t a = (uint32_t)addr[0] << 24 | (uint32_t)addr[1] << 16 |
+		    (uint32_t)addr[2] << 8 | addr[3];
 
-		if (pf->family == family && frame_prefix_match(addr, pf->addr, pf->bits))
-			return true;
+		for (size_t i = 0; i < sizeof(frame_rebind4) / sizeof(frame_rebind4[0]); i++)
+			if ((a & frame_rebind4[i].mask) == frame_rebind4[i].net)
+				return true;
+		return false;
 	}
+	for (size_t i = 0; i < sizeof(frame_rebind6) / sizeof(frame_rebind6[0]); i++)
+		if (frame_prefix_match(addr, frame_rebind6[i].addr, frame_rebind6[i].bits))
+			return true;
 	return false;
 }

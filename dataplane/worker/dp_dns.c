@@ -61,22 +61,58 @@ dp_dns_refuse(struct dp_worker *w, const struct rte_mbuf *m, const struct pkt *p
 }
 
 /*
- * Can every label of name (uncompressed wire form) be a host name's? Letters, digits,
- * '-' and '_' (service labels) only: a label holding a '.' or a NUL reads as two labels
- * in text and could look like a name under an allowed suffix that it is not.
+ * A byte a host name's label may hold: a letter (either case: setting 0x20 makes it lower
+ * case and no other byte a letter), a digit, '-' or '_'. Letters first, the most of them.
  */
-static bool
-dp_dns_name_hostlike(const uint8_t *name, size_t len)
+static inline bool
+dp_dns_host_byte(uint8_t c)
 {
-	for (size_t i = 0; i < len && name[i] != 0; i += (size_t)name[i] + 1)
-		for (size_t j = i + 1; j <= i + name[i] && j < len; j++) {
-			uint8_t c = name[j];
+	return (uint8_t)((c | 0x20) - 'a') <= 'z' - 'a' || (uint8_t)(c - '0') <= 9 ||
+	    c == '-' || c == '_';
+}
 
-			if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			    (c >= '0' && c <= '9') || c == '-' || c == '_'))
-				return false;
-		}
-	return true;
+/*
+ * The text of name (uncompressed wire form, len bytes, at least the root), when no byte
+ * of it is escaped: its labels joined by dots, "." for the root, as dns_name_to_text()
+ * writes it, in out (more than len bytes). Its length.
+ */
+static int
+dp_dns_join(const uint8_t *name, size_t len, char *out)
+{
+	size_t n = len - 2, i;
+
+	if (len < 2) {
+		memcpy(out, ".", 2);
+		return 1;
+	}
+	memcpy(out, name + 1, n);
+	for (i = name[0]; i < n; i += 1 + (size_t)name[i + 1])
+		out[i] = '.';
+	out[n] = '\0';
+	return (int)n;
+}
+
+/*
+ * The text of name (uncompressed wire form, len bytes, from the parser) in out (outlen
+ * bytes) when every label of it can be a host name's: letters, digits, '-' and '_'
+ * (service labels) only, and a label holding a '.' or a NUL, which reads as two labels in
+ * text and could look like a name under an allowed suffix that it is not, cannot. Such a
+ * name prints byte for byte (dp_dns_join()). -1, out untouched, when it is not one, or
+ * does not fit.
+ */
+static int
+dp_dns_host_text(const uint8_t *name, size_t len, char *out, size_t outlen)
+{
+	for (size_t i = 0; i < len && name[i] != 0; i += (size_t)name[i] + 1) {
+		size_t end = i + 1 + name[i] < len ? i + 1 + name[i] : len;
+
+		for (size_t j = i + 1; j < end; j++)
+			if (!dp_dns_host_byte(name[j]))
+				return -1;
+	}
+	if (len == 0 || (len < 2 ? 1 : len - 2) >= outlen)
+		return -1;
+	return dp_dns_join(name, len, out);
 }
 
 /*
@@ -98,21 +134,32 @@ dp_dns_question_plain(const struct dns_msg *q)
  */
 enum dp_reason
 dp_dns_query_judge(struct dp_worker *w, uint16_t vm, const struct dns_msg *q, size_t len,
-    char *name, size_t namelen)
+    char *name, size_t namelen, struct dp_dns_judged *j)
 {
 	const struct dp_gen *g = w->gen;
 	const struct pol_rule *rule;
+	enum pol_verdict v;
 	int n;
 
 	name[0] = '\0';	/* the caller's event names it whatever we return */
+	if (j != NULL)
+		j->valid = false;
+	/* a name that is not a host's is denied unnamed, as it is written in no text */
 	if (q->qr || q->opcode != 0 || !q->has_question || q->msg_len != len ||
-	    q->qclass != DNS_CLASS_IN || !dp_dns_name_hostlike(q->qname, q->qname_len) ||
-	    !dp_dns_question_plain(q))
+	    q->qclass != DNS_CLASS_IN || !dp_dns_question_plain(q) ||
+	    (n = dp_dns_host_text(q->qname, q->qname_len, name, namelen)) <= 0)
 		return DP_REASON_DNS_DENIED;
-	if ((n = dns_name_to_text(q->qname, q->qname_len, name, namelen)) <= 0)
-		return DP_REASON_DNS_DENIED;
-	if (pol_match_name(g->set, g->vms[vm].policy, name, (size_t)n, POL_PROTO_ANY, 0,
-	    &rule) != POL_ALLOW)
+	if (j == NULL) {
+		v = pol_match_name(g->set, g->vms[vm].policy, name, (size_t)n, POL_PROTO_ANY, 0,
+		    &rule);
+	} else {
+		/* the answer's ports from the same walk: no second match of the name */
+		v = pol_match_name_and_ports(g->set, g->vms[vm].policy, name, (size_t)n,
+		    POL_PROTO_ANY, 0, &rule, &j->ports);
+		*j = (struct dp_dns_judged){ .valid = true, .text_len = (uint16_t)n,
+		    .gen = g->id, .ports = j->ports };
+	}
+	if (v != POL_ALLOW)
 		return DP_REASON_DNS_DENIED;
 	return dp_dns_budget_judge(w, vm, rule, name, (size_t)n, q->qtype);
 }
@@ -158,10 +205,13 @@ dp_dns_query_refuse(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p
 	return dp_fate(DP_FATE_CONTINUE);
 }
 
-/* The query q in m remembered and sent on, rewritten: with an ID of namegate's own. */
+/*
+ * The query q in m remembered and sent on, rewritten: with an ID of namegate's own. j (and
+ * the name's text): its judgement, kept for the answer with the name's hash and budget.
+ */
 static struct dp_fate
 dp_dns_query_send(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
-    const struct dns_msg *q, bool allowed)
+    const struct dns_msg *q, bool allowed, const struct dp_dns_judged *j, const char *name)
 {
 	struct dp_pending_entry *e;
 	enum dp_reason why;
@@ -175,6 +225,12 @@ dp_dns_query_send(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 		    dp_fate_drop(DP_DROP_TABLE_FULL);
 	}
 	e->would_block = !allowed;
+	if (j->valid) {
+		e->judged = *j;
+		e->judged.hash = dp_name_hash(name, j->text_len);
+		/* connections through the binding count in the name's budget */
+		e->judged.ports.budget = dp_budget_of_name(w->gen, vm, name, j->text_len);
+	}
 	/* p->payload points into m: the rewrites are in place */
 	dns = (uint8_t *)(uintptr_t)p->payload;
 	frame_dns_rewrite_id(dns - 8, dns, e->key.id);
@@ -191,6 +247,7 @@ struct dp_fate
 dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm)
 {
 	char name[DNS_NAME_TEXT_MAX];
+	struct dp_dns_judged j;
 	struct dp_fate fate;
 	enum dp_reason why;
 	struct dns_msg q;
@@ -200,7 +257,7 @@ dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, u
 		/* not DNS: maybe a tunnel */
 		return dp_fate_block(DP_REASON_DNS_DENIED, DP_FATE_REPLY_NONE);
 	}
-	why = dp_dns_query_judge(w, vm, &q, p->payload_len, name, sizeof(name));
+	why = dp_dns_query_judge(w, vm, &q, p->payload_len, name, sizeof(name), &j);
 	if (why == DP_REASON_DNS_DENIED && name[0] != '\0' &&
 	    (fate = dp_dns_query_ask(w, m, p, vm, &q, name)).act != DP_FATE_CONTINUE)
 		return fate;	/* it waits for the operator (dp_dns_ask.c), or was refused */
@@ -208,7 +265,7 @@ dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, u
 		w->vm_stats[vm].dns_allowed++;
 	else if ((fate = dp_dns_query_refuse(w, m, p, vm, &q, name, why)).act != DP_FATE_CONTINUE)
 		return fate;
-	return dp_dns_query_send(w, m, p, vm, &q, why == DP_REASON_ALLOWED);
+	return dp_dns_query_send(w, m, p, vm, &q, why == DP_REASON_ALLOWED, &j, name);
 }
 
 /*
@@ -255,6 +312,7 @@ struct dp_dns_learner {
 	bool named;			/* a NOERROR answer to a question with a name */
 	bool limited;			/* the VM's share ran out (one event per answer) */
 	bool refused;			/* no room for the bindings' events: the answer goes not */
+	unsigned int reserved;		/* bindings whose room the answer's check found */
 	uint64_t hash;
 	struct pol_ports ports;
 	int n;
@@ -291,23 +349,38 @@ dp_dns_room(struct dp_dns_learner *l, unsigned int n)
 }
 
 /*
- * An answer address that leads to a VM or a resolver, itself or through the IPv4 address
- * it embeds (NAT64, 6to4, Teredo, ...: frame_addr_embedded_v4()).
+ * An answer address that leads to a VM or a resolver (is), itself or through one of the n
+ * IPv4 addresses it embeds (v4: NAT64, 6to4, Teredo, ...: frame_addr_embedded_v4()).
  */
 static bool
-dp_dns_is_own_addr(const struct dp_gen *g, const struct dns_addr *d, bool resolver)
+dp_dns_is_own_addr(const struct dp_gen *g, const struct dns_addr *d, uint8_t (*v4)[4],
+    size_t n, bool (*is)(const struct dp_gen *, uint8_t, const uint8_t *))
 {
-	uint8_t v4[FRAME_EMBEDDED_V4_MAX][4];
-	size_t n = d->family == 6 ? frame_addr_embedded_v4(d->addr, v4, FRAME_EMBEDDED_V4_MAX) : 0;
-	bool (*is)(const struct dp_gen *, uint8_t, const uint8_t *) = resolver ?
-	    dp_gen_is_resolver : dp_gen_is_vm_addr;
-
 	if (is(g, d->family, d->addr))
 		return true;
 	for (size_t i = 0; i < n; i++)
 		if (is(g, 4, v4[i]))
 			return true;
 	return false;
+}
+
+/*
+ * May d be bound at all? Not a resolver's address, which opens DNS only and only to port
+ * 53; nor one DNS may never bind (frame_addr_rebind()) or a VM's own, unless an address
+ * pattern allows it (SPEC s4.3). The embedded IPv4 addresses are found once for both.
+ */
+static bool
+dp_dns_bindable(const struct dp_gen *g, const struct dp_vm *v, const struct dns_addr *d)
+{
+	uint8_t v4[FRAME_EMBEDDED_V4_MAX][4];
+	size_t n = d->family == 6 ? frame_addr_embedded_v4(d->addr, v4, FRAME_EMBEDDED_V4_MAX) : 0;
+
+	if (dp_dns_is_own_addr(g, d, v4, n, dp_gen_is_resolver))
+		return false;
+	return !(frame_addr_rebind(d->family, d->addr) ||
+	    dp_dns_is_own_addr(g, d, v4, n, dp_gen_is_vm_addr)) ||
+	    pol_match_addr(g->set, v->policy, d->addr, d->family == 4 ? 4 : 16, POL_PROTO_ANY, 0,
+	    NULL) == POL_ALLOW;
 }
 
 /* dns_keep_fn: bind one address; false (it is removed from the answer) when it is not. */
@@ -325,16 +398,19 @@ dp_dns_keep(void *arg, const struct dns_addr *d)
 	if (!l->named)
 		return false;
 	memcpy(addr.a, d->addr, d->family == 4 ? 4 : 16);
-	/* an address pattern may allow what DNS alone never binds (SPEC s4.3) */
-	if (((frame_addr_rebind(d->family, d->addr) || dp_dns_is_own_addr(g, d, false)) &&
-	    pol_match_addr(g->set, v->policy, d->addr, d->family == 4 ? 4 : 16, POL_PROTO_ANY, 0,
-	    NULL) != POL_ALLOW) || dp_dns_is_own_addr(g, d, true)) {
-		/* a resolver's address opens DNS only, and only to port 53 */
+	if (!dp_dns_bindable(g, v, d)) {
 		w->vm_stats[l->vm].blocked[DP_REASON_REBIND]++;
 		return false;
 	}
 	ttl = ttl < g->min_ttl ? g->min_ttl : ttl > g->max_ttl ? g->max_ttl : ttl;
-	if (!dp_dns_room(l, 1))
+	/*
+	 * The answer's check found room for its chain's addresses all at once, and only this
+	 * worker fills its ring: each of them has its room. Any more (hints, addresses past
+	 * the parser's) are asked for one by one.
+	 */
+	if (l->reserved > 0)
+		l->reserved--;
+	else if (!dp_dns_room(l, 1))
 		return false;
 	rc = dp_bind_learn(w->ctx->binds, l->vm, &addr, l->hash, &l->ports, g->id, w->now + ttl,
 	    g->max_bindings_per_vm);
@@ -356,9 +432,24 @@ dp_dns_keep(void *arg, const struct dns_addr *d)
 	return true;
 }
 
+/*
+ * The text of the question name of a (out: DNS_NAME_TEXT_MAX bytes), or -1. When its query
+ * e found it to print byte for byte (one character fewer than the wire form's bytes less
+ * the root: no byte escaped), it is joined (dp_dns_join()), not written out again.
+ */
+static int
+dp_dns_answer_text(const struct dns_msg *a, const struct dp_pending_entry *e, char *out)
+{
+	if (e == NULL || !e->judged.valid || a->qname_len < 2 ||
+	    e->judged.text_len != a->qname_len - 2)
+		return dns_name_to_text(a->qname, a->qname_len, out, DNS_NAME_TEXT_MAX);
+	return dp_dns_join(a->qname, a->qname_len, out);
+}
+
 enum dns_edit_status
-dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a, uint8_t *msg,
-    size_t len, size_t cap, bool same_len, size_t *out_len, bool *refused)
+dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a,
+    const struct dp_pending_entry *e, uint8_t *msg, size_t len, size_t cap, bool same_len,
+    size_t *out_len, bool *refused)
 {
 	const struct dp_gen *g = w->gen;
 	struct dp_dns_learner l;
@@ -372,16 +463,22 @@ dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a, uint8_t 
 	l.hash = 0;
 	memset(&l.ports, 0, sizeof(l.ports));
 
-	l.n = dns_name_to_text(a->qname, a->qname_len, l.name, sizeof(l.name));
+	l.n = dp_dns_answer_text(a, e, l.name);
 	l.named = a->rcode == DNS_RCODE_NOERROR && l.n > 0;
-	if (l.named) {
+	if (l.named && e != NULL && e->judged.valid && e->judged.gen == g->id) {
+		/* the query's judgement of the same name, under the same generation */
+		l.hash = e->judged.hash;
+		l.ports = e->judged.ports;
+	} else if (l.named) {
 		l.hash = dp_name_hash(l.name, (size_t)l.n);
 		pol_match_name_ports(g->set, g->vms[vm].policy, l.name, (size_t)l.n, &l.ports);
 		/* connections through the binding count in the name's budget */
 		l.ports.budget = dp_budget_of_name(g, vm, l.name, (size_t)l.n);
-		/* all the chain's addresses at once, so that an answer is refused before any */
-		(void)dp_dns_room(&l, a->nb_addrs);
 	}
+	/* all the chain's addresses at once, so that an answer is refused before any */
+	l.reserved = 0;
+	if (l.named && dp_dns_room(&l, a->nb_addrs))
+		l.reserved = a->nb_addrs;
 	/* a was parsed from msg: the editor does not parse it again */
 	rc = l.refused ? DNS_EDIT_OK : dns_edit_parsed(msg, len, a, cap, (g->ech_strip ?
 	    DNS_EDIT_STRIP_ECH : 0) | (same_len ? DNS_EDIT_SAME_LEN : 0), dp_dns_keep, &l,
@@ -408,7 +505,7 @@ dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	dns = (uint8_t *)(uintptr_t)p->payload;	/* points into m: edited in place */
 	room = rte_pktmbuf_data_len(m) - (size_t)(p->payload - rte_pktmbuf_mtod(m, const uint8_t *)) +
 	    rte_pktmbuf_tailroom(m);
-	st = dp_dns_learn(w, vm, &a, dns, p->payload_len, room, false, &len, &refused);
+	st = dp_dns_learn(w, vm, &a, e, dns, p->payload_len, room, false, &len, &refused);
 	if (refused || st != DNS_EDIT_OK) {
 		/*
 		 * refused: counted by dp_dns_learn(), and the VM's resolver times out and asks

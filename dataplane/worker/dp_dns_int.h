@@ -11,7 +11,6 @@
 #include <rte_hash.h>
 
 #include "dp.h"
-#include "dp_slots.h"
 #include "sni/dns.h"
 #include "sni/dns_edit.h"
 #include "sni/pkt.h"
@@ -26,6 +25,18 @@ struct dp_pending_key {
 	uint8_t resolver[16];
 };
 
+/*
+ * What judging a query's name found, kept with the query for its answer, which asks the
+ * same of the same name (dp_dns_learn()): the policy's ports under generation gen only.
+ */
+struct dp_dns_judged {
+	bool valid;
+	uint16_t text_len;		/* dns_name_to_text()'s */
+	uint32_t gen;
+	uint64_t hash;			/* dp_name_hash() of the text */
+	struct pol_ports ports;		/* pol_match_name_ports(); the budget in .budget */
+};
+
 struct dp_pending_entry {
 	struct dp_pending_key key;
 	uint64_t expires;
@@ -37,12 +48,12 @@ struct dp_pending_entry {
 	bool would_block;		/* audit: the name was not allowed */
 	uint8_t qname[DNS_NAME_WIRE_MAX];	/* lower case, as it left */
 	uint8_t caps[DNS_CASE_BYTES];	/* the VM's spelling of it, restored in the answer */
+	struct dp_dns_judged judged;	/* over UDP; not valid over TCP */
 };
 
 struct dp_pending {
 	struct rte_hash *h;
-	struct dp_pending_entry *e;
-	struct dp_slots slots;
+	struct dp_pending_entry *e;	/* by the table's position of each key */
 	uint32_t cap, cursor;
 	uint16_t nvms;
 	uint32_t *per_vm;		/* queries in flight, by VM slot */
@@ -75,10 +86,11 @@ bool dp_dns_question_plain(const struct dns_msg *q);
  * exactly one question, its name written out, allowed by its policy, and nothing after the
  * message; under a wildcard, within the suffix's budget of new questions. DP_REASON_ALLOWED
  * when it may go, else why not: dns_denied, dns_budget, or vm_limit (no room to remember
- * the name). name gets its text.
+ * the name). name gets its text; j, when not NULL, what the answer may reuse (valid when the
+ * policy was asked, whatever it said; its hash not yet).
  */
 enum dp_reason dp_dns_query_judge(struct dp_worker *w, uint16_t vm, const struct dns_msg *q,
-    size_t len, char *name, size_t namelen);
+    size_t len, char *name, size_t namelen, struct dp_dns_judged *j);
 
 /*
  * Bind every address answer a (dns_msg_parse() of msg) gives (A/AAAA on its CNAME chain,
@@ -88,9 +100,11 @@ enum dp_reason dp_dns_query_judge(struct dp_worker *w, uint16_t vm, const struct
  * and with dns.ech: strip so is every ech SvcParam. same_len: the length may not change
  * (a TCP stream). DNS_EDIT_OK and *out_len, or a status for which the answer must not go.
  * *refused: the main lcore had no room for the bindings' events (dp_evt_bind_room()),
- * counted here; the answer must not go either, whatever the status.
+ * counted here; the answer must not go either, whatever the status. e: the query a
+ * answers, whose judgement (e->judged) is reused when the generation that made it judges.
  */
 enum dns_edit_status dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a,
-    uint8_t *msg, size_t len, size_t cap, bool same_len, size_t *out_len, bool *refused);
+    const struct dp_pending_entry *e, uint8_t *msg, size_t len, size_t cap, bool same_len,
+    size_t *out_len, bool *refused);
 
 #endif

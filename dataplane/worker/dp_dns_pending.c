@@ -7,7 +7,6 @@
 
 #include <rte_errno.h>
 #include <rte_hash.h>
-#include <rte_jhash.h>
 #include <rte_malloc.h>
 #include <rte_random.h>
 
@@ -15,7 +14,6 @@
 #include "dp_dns_pending.h"
 #include "dp_hash.h"
 #include "dp_mem.h"
-#include "dp_slots.h"
 
 #define DP_ID_TRIES	4	/* fresh IDs tried when one is taken */
 
@@ -26,8 +24,9 @@ dp_pending_create(const char *name, uint32_t cap, uint16_t nvms, int socket)
 		.name = name,
 		.entries = cap,
 		.key_len = sizeof(struct dp_pending_key),
-		.hash_func = rte_jhash,
-		.hash_func_init_val = dp_hash_seed(),	/* the VM chooses ports and names */
+		/* keyed: the VM chooses its ports (and over TCP its IDs) */
+		.hash_func = dp_hash_crc,
+		.hash_func_init_val = dp_hash_seed(),
 		.socket_id = socket,
 	};
 	struct dp_pending *t;
@@ -40,8 +39,7 @@ dp_pending_create(const char *name, uint32_t cap, uint16_t nvms, int socket)
 	t->per_vm = rte_zmalloc_socket("dp_pending_vm", (size_t)(nvms + 1) *
 	    sizeof(t->per_vm[0]), 0, socket);
 	t->h = rte_hash_create(&hp);
-	if (t->e == NULL || t->per_vm == NULL || t->h == NULL ||
-	    dp_slots_init(&t->slots, cap, socket) != 0) {
+	if (t->e == NULL || t->per_vm == NULL || t->h == NULL) {
 		dp_pending_free(t);
 		rte_errno = ENOMEM;
 		return NULL;
@@ -55,7 +53,6 @@ dp_pending_free(struct dp_pending *t)
 	if (t == NULL)
 		return;
 	rte_hash_free(t->h);
-	dp_slots_fini(&t->slots);
 	rte_free(t->per_vm);
 	rte_free(t->e);
 	rte_free(t);
@@ -67,7 +64,6 @@ dp_pending_del(struct dp_pending *t, struct dp_pending_entry *e)
 	rte_hash_del_key_with_hash(t->h, &e->key, e->sig);
 	e->in_use = false;
 	t->per_vm[e->key.vm]--;
-	dp_slots_put(&t->slots, (uint32_t)(e - t->e));
 }
 
 unsigned int
@@ -91,42 +87,52 @@ dp_pending_age(struct dp_pending *t, uint64_t now, unsigned int budget)
  * Remember q under a fresh random ID, or (keep_id: DNS over TCP, where the query leaves as
  * the VM wrote it but for the name's case) under its own. NULL when the table is full or
  * the ID is taken.
+ *
+ * An entry lives at the position rte_hash gives its key, unique while the key is there
+ * and below the table's entries (cap): adding a key that is there already gives its
+ * position again, where an entry in use says the ID is taken, so no lookup comes first.
  */
 struct dp_pending_entry *
 dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm, const struct dns_msg *q,
     const uint8_t *msg, uint64_t now, bool keep_id, uint32_t max_per_vm, enum dp_reason *why)
 {
 	struct dp_pending_entry *e;
-	uint32_t idx;
+	struct dp_pending_key k;
+	hash_sig_t sig;
+	int32_t pos;
 
 	*why = DP_REASON_ALLOWED;
 	if (vm > t->nvms || t->per_vm[vm] >= max_per_vm) {
 		*why = DP_REASON_VM_LIMIT;
 		return NULL;
 	}
-	if (!dp_slots_peek(&t->slots, &idx))
-		return NULL;
-	e = &t->e[idx];
-	memset(&e->key, 0, sizeof(e->key));
-	e->key.vm = vm;
-	e->key.family = p->family;
-	e->key.proto = p->proto;
-	e->key.vm_port = p->sport;
-	memcpy(e->key.resolver, p->dst, p->family == 4 ? 4 : 16);
+	memset(&k, 0, sizeof(k));
+	k.vm = vm;
+	k.family = p->family;
+	k.proto = p->proto;
+	k.vm_port = p->sport;
+	memcpy(k.resolver, p->dst, p->family == 4 ? 4 : 16);
 	for (int i = 0; i < DP_ID_TRIES; i++) {
 		/* unpredictable, so that nobody but the resolver can answer (RFC 5452 s9.2) */
-		e->key.id = keep_id ? q->id : (uint16_t)rte_rand();
-		/* hashed once: looked up, added, and deleted under it */
-		e->sig = rte_hash_hash(t->h, &e->key);
-		if (rte_hash_lookup_with_hash(t->h, &e->key, e->sig) >= 0) {
+		k.id = keep_id ? q->id : (uint16_t)rte_rand();
+		/* hashed once: added, and deleted under it */
+		sig = rte_hash_hash(t->h, &k);
+		if ((pos = rte_hash_add_key_with_hash(t->h, &k, sig)) < 0)
+			return NULL;	/* full */
+		if ((uint32_t)pos >= t->cap) {
+			/* past the entries: no rte_hash gives one, and none is made here */
+			rte_hash_del_key_with_hash(t->h, &k, sig);
+			return NULL;
+		}
+		e = &t->e[pos];
+		if (e->in_use) {
+			/* the ID is taken: that query's entry stays as it is */
 			if (keep_id)
 				return NULL;
 			continue;
 		}
-		if (rte_hash_add_key_with_hash_data(t->h, &e->key, e->sig,
-		    (void *)(uintptr_t)idx) != 0)
-			return NULL;
-		dp_slots_get(&t->slots, &idx);
+		e->key = k;
+		e->sig = sig;
 		t->per_vm[vm]++;
 		e->expires = now + DP_PENDING_SECONDS;
 		e->vm_id = q->id;
@@ -137,6 +143,7 @@ dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm, const str
 		dns_name_caps(msg + DNS_HDR_LEN, q->qname_len, e->caps);
 		e->in_use = true;
 		e->would_block = false;
+		e->judged.valid = false;
 		return e;
 	}
 	return NULL;
@@ -155,7 +162,7 @@ dp_pending_match(struct dp_pending *t, const struct pkt *p, uint16_t vm, const s
 {
 	struct dp_pending_key k;
 	struct dp_pending_entry *e;
-	void *data;
+	int32_t pos;
 
 	memset(&k, 0, sizeof(k));
 	k.vm = vm;
@@ -164,9 +171,9 @@ dp_pending_match(struct dp_pending *t, const struct pkt *p, uint16_t vm, const s
 	k.vm_port = p->dport;
 	k.id = a->id;
 	memcpy(k.resolver, p->src, p->family == 4 ? 4 : 16);
-	if (rte_hash_lookup_data(t->h, &k, &data) < 0)
+	if ((pos = rte_hash_lookup(t->h, &k)) < 0 || (uint32_t)pos >= t->cap)
 		return NULL;
-	e = &t->e[(uintptr_t)data];
+	e = &t->e[pos];
 	return dp_dns_same_question(e, a) ? e : NULL;
 }
 
@@ -177,8 +184,7 @@ dp_pending_mem(uint32_t cap, uint16_t nvms)
 
 	return dp_mem_alloc(sizeof(*t)) + dp_mem_alloc((uint64_t)cap * sizeof(t->e[0])) +
 	    dp_mem_alloc((uint64_t)(nvms + 1) * sizeof(t->per_vm[0])) +
-	    dp_mem_hash(cap, sizeof(struct dp_pending_key)) +
-	    dp_mem_alloc((uint64_t)cap * sizeof(uint32_t));
+	    dp_mem_hash(cap, sizeof(struct dp_pending_key));
 }
 
 uint32_t

@@ -155,7 +155,7 @@ dp_dns_tcp_queries(struct dp_worker *w, struct dp_hold *h, const struct pkt *p, 
 	while ((st = dns_tcp_next(&stream, &d->msg)) == DNS_OK) {
 		d->parsed = dns_msg_parse(d->msg.p, d->msg.len, &d->q) == DNS_OK;
 		judged = d->parsed ? dp_dns_query_judge(w, vm, &d->q, d->msg.len, d->name,
-		    sizeof(d->name)) : DP_REASON_DNS_DENIED;
+		    sizeof(d->name), NULL) : DP_REASON_DNS_DENIED;
 		ok = judged == DP_REASON_ALLOWED;
 		fold = dp_dns_tcp_fold_needed(d);
 		if (fold && h->nfolds == DP_HOLD_FOLDS) {
@@ -410,7 +410,7 @@ dp_dns_tcp_answers(struct dp_worker *w, struct dp_hold *h, const struct pkt *p, 
 		 */
 		memcpy(w->holds->scratch, msg.p, msg.len);
 		/* refused: the connection is cut, and the VM's resolver asks again */
-		if (dp_dns_learn(w, vm, &a, w->holds->scratch, msg.len, msg.len, true,
+		if (dp_dns_learn(w, vm, &a, e, w->holds->scratch, msg.len, msg.len, true,
 		    &len, &refused) != DNS_EDIT_OK || refused)
 			return false;
 		if (dp_dns_question_plain(&a))

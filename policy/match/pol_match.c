@@ -223,6 +223,37 @@ pol_match_name_ports(const struct pol_set *s, uint32_t policy, const char *name,
 	return pol_name_visit(s, policy, name, len, pol_ports_fold, out);
 }
 
+/* Both visitors' work, key by key: the verdict's and the ports' summary. */
+struct pol_name_both {
+	struct pol_name_query q;
+	struct pol_ports *ports;
+};
+
+static void
+pol_name_both(const struct pol_set *s, const struct pol_slot *sl, void *arg)
+{
+	struct pol_name_both *b = arg;
+
+	pol_name_consider(s, sl, &b->q);
+	pol_ports_fold(s, sl, b->ports);
+}
+
+enum pol_verdict
+pol_match_name_and_ports(const struct pol_set *s, uint32_t policy, const char *name, size_t len,
+    uint8_t proto, uint16_t port, const struct pol_rule **rule, struct pol_ports *ports)
+{
+	struct pol_name_both b = { .q = { .proto = proto, .port = port }, .ports = ports };
+
+	*ports = (struct pol_ports){ .any = false };
+	if (rule != NULL)
+		*rule = NULL;
+	if (s == NULL || policy >= s->npol)
+		return POL_NO_MATCH;
+	if (!pol_name_visit(s, policy, name, len, pol_name_both, &b))
+		return POL_BAD_NAME;
+	return pol_verdict_of(s, &b.q.acc, rule);
+}
+
 bool
 pol_ports_allow(const struct pol_ports *p, uint16_t port)
 {

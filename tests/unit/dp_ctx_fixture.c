@@ -15,6 +15,7 @@
 #include "dns_builder.h"
 #include "dp.h"
 #include "dp_ctx_fixture.h"
+#include "dp_publish.h"
 #include "policy/load.h"
 #include "sni/frame.h"
 
@@ -60,6 +61,32 @@ dpf_run(const char *name, const char *config, struct dp_ctx *ctx, struct dp_work
 	dp_ctx_teardown(ctx);
 	pol_config_free(cfg);
 	rte_eal_cleanup();
+	return rc;
+}
+
+struct pol_config *
+dpf_load(const char *text)
+{
+	struct pol_errs errs = { 0 };
+	struct pol_config *cfg = pol_load_buffer(text, strlen(text), "t.yaml", &errs);
+
+	if (cfg == NULL)
+		pol_errs_print(stderr, &errs);
+	assert_non_null(cfg);
+	pol_errs_free(&errs);
+	return cfg;
+}
+
+int
+dpf_publish(struct dp_ctx *ctx, struct dp_worker *w, const struct pol_config *cfg,
+    const struct ctl_names *names)
+{
+	int rc;
+
+	rte_rcu_qsbr_thread_offline(ctx->qsbr, 0);
+	rc = dp_publish(ctx, cfg, names, false, stderr);
+	rte_rcu_qsbr_thread_online(ctx->qsbr, 0);
+	w->gen = atomic_load(&ctx->gen);
 	return rc;
 }
 

@@ -12,7 +12,9 @@
 #include "dp_run.h"
 
 struct CMUnitTest;
+struct ctl_names;
 struct mb;
+struct pol_config;
 struct rte_mbuf;
 
 /*
@@ -37,6 +39,16 @@ struct dpf_tcp {
 
 /* t as a frame in an mbuf of ctx's pool. */
 struct rte_mbuf *dpf_tcp4(const struct dp_ctx *ctx, const struct dpf_tcp *t);
+
+/* A configuration from text, asserted to load (its errors on stderr when not). */
+struct pol_config *dpf_load(const char *text);
+
+/*
+ * A reload to cfg judging names, this thread (worker w) off the RCU while the main lcore
+ * waits for the workers, then on the new generation: dp_publish()'s result.
+ */
+int dpf_publish(struct dp_ctx *ctx, struct dp_worker *w, const struct pol_config *cfg,
+    const struct ctl_names *names);
 
 /*
  * Runs the n tests of program name on the dataplane config sets up in ctx, *w its worker 0;

@@ -16,6 +16,7 @@
 
 #include "dns_builder.h"
 #include "sni/dns.h"
+#include "sni/dns_edit.h"
 
 #define RESP	0x8180		/* QR RD RA, NOERROR */
 #define T_TXT	16
@@ -451,6 +452,81 @@ test_cases(void **state)
 	}
 }
 
+/* A response parsed as plain (struct dns_msg), or not: the case, and why. */
+struct plain_case {
+	const char *name;
+	const char *spec;
+	void (*build)(struct mb *);
+	bool plain;
+};
+
+static const struct plain_case plain_cases[] = {
+	{ "simple", SIMPLE, NULL, true },
+	{ "real_938", REAL_938, NULL, true },
+	{ "chain3", RQ(6, 0, 0) "C @12 300 b.example; C @39 60 c@14; A @39 1000 192.0.2.9; "
+	    "C @62 120 d@14; A @94 200 192.0.2.1; A @94 30 192.0.2.2", NULL, true },
+	{ "out_of_order", RQ(3, 0, 0) "A c.example 50 192.0.2.3; C b@29 70 @27; C @12 80 @52",
+	    NULL, true },
+	{ "trailing", SIMPLE "; B 6a756e6b21", NULL, true },
+	{ "query", QQ "Q pypi.org 1", NULL, false },
+	{ "two_questions", "H 8180 2 1 0 0; Q a.example 1; Q b.example 1; A @12 60 192.0.2.1",
+	    NULL, false },
+	{ "soa", "H 8183 1 0 1 0; Q nope.example 1; R @17 6 1 900 026e73c0110a686f73"
+	    "746d6173746572c0110000000100000002000000030000000400000005", NULL, false },
+	{ "https", RQ(1, 0, 0) "R @12 65 1 60 000100", NULL, false },
+	{ "off_chain", RQ(2, 0, 0) "A @12 60 192.0.2.1; A b.example 60 192.0.2.2", NULL, false },
+	{ "a_additional", RQ(1, 0, 1) "A @12 60 192.0.2.1; A @12 60 192.0.2.2", NULL, false },
+	{ "a_class_ch", RQ(1, 0, 0) "R @12 1 3 60 c0000201", NULL, false },
+	/* the CNAME's target points into the A's RDATA (39: "b", the root), no name's label */
+	{ "pointer_into_rdata", RQ(2, 0, 0) "A @12 60 1.98.0.0; C @12 60 x@39", NULL, false },
+	{ "addrs_more", NULL, b_many_addrs, false },
+	{ "answers_max", NULL, b_many_answers, false },
+};
+
+/*
+ * plain is what the answer editor would find: every plain response, kept whole, is not
+ * written, and is what writing it anew gives; every other case is one that says why not.
+ */
+static bool
+plain_keep_all(void *arg, const struct dns_addr *a)
+{
+	(void)arg;
+	(void)a;
+	return true;
+}
+
+static void
+test_plain(void **state)
+{
+	(void)state;
+	for (size_t c = 0; c < sizeof(plain_cases) / sizeof(plain_cases[0]); c++) {
+		const struct plain_case *t = &plain_cases[c];
+		static uint8_t scratch[sizeof(((struct mb *)0)->b)], again[sizeof(scratch)];
+		struct dns_msg msg;
+		struct mb m = { .len = 0 };
+		size_t n, n2;
+
+		if (t->spec != NULL)
+			mb_spec(&m, t->spec);
+		else
+			t->build(&m);
+		print_message("plain case %s\n", t->name);
+		assert_int_equal(dns_msg_parse(m.b, m.len, &msg), DNS_OK);
+		assert_int_equal(msg.plain, t->plain);
+		if (!t->plain)
+			continue;
+		memcpy(again, m.b, m.len);
+		assert_int_equal(dns_edit_parsed(m.b, m.len, &msg, m.len, 0, plain_keep_all, NULL,
+		    scratch, sizeof(scratch), &n, NULL), DNS_EDIT_OK);
+		assert_int_equal(n, msg.msg_len);
+		assert_memory_equal(m.b, again, m.len);
+		assert_int_equal(dns_edit(again, m.len, m.len, DNS_EDIT_REBUILD, plain_keep_all,
+		    NULL, scratch, sizeof(scratch), &n2, NULL), DNS_EDIT_OK);
+		assert_int_equal(n2, n);
+		assert_memory_equal(again, m.b, n);
+	}
+}
+
 static void
 test_header_fields(void **state)
 {
@@ -659,6 +735,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cases),
+		cmocka_unit_test(test_plain),
 		cmocka_unit_test(test_header_fields),
 		cmocka_unit_test(test_addrs_max),
 		cmocka_unit_test(test_tcp),

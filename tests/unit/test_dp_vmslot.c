@@ -10,7 +10,6 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
-#include <stdio.h>
 #include <string.h>
 
 #include <rte_rcu_qsbr.h>
@@ -25,7 +24,6 @@
 #include "dp_ctx_fixture.h"
 #include "dp_flow.h"
 #include "dp_out.h"
-#include "dp_publish.h"
 #include "dp_run.h"
 #include "dp_stats.h"
 #include "dp_vmslot.h"
@@ -71,31 +69,6 @@ t_syn(uint8_t mac, uint8_t ip, uint16_t sport)
 	return dpf_mbuf(&ctx, &f);
 }
 
-static struct pol_config *
-t_load(const char *text)
-{
-	struct pol_errs errs = { 0 };
-	struct pol_config *cfg = pol_load_buffer(text, strlen(text), "t.yaml", &errs);
-
-	if (cfg == NULL)
-		pol_errs_print(stderr, &errs);
-	assert_non_null(cfg);
-	pol_errs_free(&errs);
-	return cfg;
-}
-
-/* A reload to cfg, this thread off the RCU while the main lcore waits for the workers. */
-static int
-t_publish(const struct pol_config *cfg, const struct ctl_names *names)
-{
-	int rc;
-
-	rte_rcu_qsbr_thread_offline(ctx.qsbr, 0);
-	rc = dp_publish(&ctx, cfg, names, false, stderr);
-	rte_rcu_qsbr_thread_online(ctx.qsbr, 0);
-	w->gen = atomic_load(&ctx.gen);
-	return rc;
-}
 
 /* The main loop's second: the worker passed a quiescent point, then the slots' tick. */
 static unsigned int
@@ -133,7 +106,8 @@ t_count_binding(const struct ctl_mirror_ent *e, void *arg)
 static void
 test_slot_reused_clean(void **state)
 {
-	struct pol_config *without = t_load(T_HEAD T_KEPT), *with_new = t_load(T_HEAD T_KEPT T_NEW);
+	struct pol_config *without = dpf_load(T_HEAD T_KEPT);
+	struct pol_config *with_new = dpf_load(T_HEAD T_KEPT T_NEW);
 	struct ctl_names *names = ctl_names_create(1024, 64), *tried = ctl_names_create(64, 8);
 	struct ctl_mirror *mirror = ctl_mirror_create(1024, 1024);
 	const struct dp_vmslot_ctl sc = { .names = names, .tried = tried, .mirror = mirror };
@@ -170,12 +144,12 @@ test_slot_reused_clean(void **state)
 	atomic_store(&cell->allow, DP_BUDGET_PUBLISHED | 100);
 
 	/* the old VM removed: its slot drains, and a new VM cannot have it yet */
-	assert_int_equal(t_publish(without, names), 0);
+	assert_int_equal(dpf_publish(&ctx, w, without, names), 0);
 	assert_int_equal(t_slot_of("kept"), 1);
 	assert_int_equal(ctx.vmslots->state[0], DP_VMSLOT_DRAINING);
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(t_tick(&sc), 0);	/* its flow and binding are there */
-	assert_int_equal(t_publish(with_new, names), -ENOMEM);
+	assert_int_equal(dpf_publish(&ctx, w, with_new, names), -ENOMEM);
 	assert_int_equal(t_slot_of("new"), -1);
 
 	/* the flow ends (a sweep would end it: test_dp_flow): the binding still holds the slot */
@@ -204,7 +178,7 @@ test_slot_reused_clean(void **state)
 	assert_int_equal(ctx.vmslots->draining, 0);
 
 	/* the new VM gets the old one's slot, with nothing of it */
-	assert_int_equal(t_publish(with_new, names), 0);
+	assert_int_equal(dpf_publish(&ctx, w, with_new, names), 0);
 	assert_int_equal(t_slot_of("new"), old);
 	assert_int_equal(t_slot_of("kept"), 1);
 	assert_int_equal(ctx.vmslots->state[0], DP_VMSLOT_LIVE);

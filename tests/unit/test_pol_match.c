@@ -426,6 +426,36 @@ test_many(void **state)
 	pol_set_free(s);
 }
 
+/* Two port summaries say the same. */
+static void
+ports_equal(const struct pol_ports *a, const struct pol_ports *b)
+{
+	assert_int_equal(a->any, b->any);
+	assert_int_equal(a->deny_any, b->deny_any);
+	assert_int_equal(a->allow_more, b->allow_more);
+	assert_int_equal(a->deny_more, b->deny_more);
+	assert_int_equal(a->nallow, b->nallow);
+	assert_int_equal(a->ndeny, b->ndeny);
+	assert_memory_equal(a->allow, b->allow, a->nallow * sizeof(a->allow[0]));
+	assert_memory_equal(a->deny, b->deny, a->ndeny * sizeof(a->deny[0]));
+}
+
+/* pol_match_name_and_ports() is pol_match_name() and pol_match_name_ports(), name by name. */
+static void
+both_agree(const struct pol_set *s, uint32_t pol, const char *name)
+{
+	const struct pol_rule *r1, *r2;
+	struct pol_ports p1, p2;
+	enum pol_verdict v;
+
+	v = pol_match_name(s, pol, name, strlen(name), POL_PROTO_ANY, 0, &r1);
+	(void)pol_match_name_ports(s, pol, name, strlen(name), &p1);
+	assert_int_equal(pol_match_name_and_ports(s, pol, name, strlen(name), POL_PROTO_ANY, 0,
+	    &r2, &p2), v);
+	assert_ptr_equal(r1, r2);
+	ports_equal(&p1, &p2);
+}
+
 /*
  * The port summary the fast path stores with a binding must decide every TCP/UDP port
  * exactly as pol_match_name() does, for names hit by exact, wildcard, port and deny rules.
@@ -459,6 +489,7 @@ test_ports_summary_agrees(void **state)
 	for (size_t n = 0; n < sizeof(names) / sizeof(names[0]); n++) {
 		assert_true(pol_match_name_ports(s, (uint32_t)pol, names[n], strlen(names[n]),
 		    &sum));
+		both_agree(s, (uint32_t)pol, names[n]);
 		for (size_t i = 0; i < sizeof(ports) / sizeof(ports[0]); i++) {
 			bool want = name_v(s, (uint32_t)pol, names[n], POL_PROTO_TCP, ports[i]) ==
 			    POL_ALLOW;
@@ -469,6 +500,9 @@ test_ports_summary_agrees(void **state)
 	}
 	assert_false(pol_match_name_ports(s, (uint32_t)pol, "bad..name", 9, &sum));
 	assert_false(pol_ports_allow(&sum, 443));
+	both_agree(s, (uint32_t)pol, "bad..name");
+	both_agree(s, (uint32_t)pol, "x.bad..a.example.com");
+	both_agree(s, 99, "example.com");
 	assert_false(pol_match_name_ports(s, 99, "example.com", 11, &sum));
 	assert_false(pol_ports_allow(&sum, 443));
 	pol_set_free(s);

@@ -67,6 +67,15 @@ struct dns_msg {
 	bool addrs_more;		/* the chain held more than DNS_ADDRS_MAX addresses */
 	uint8_t chain_len;		/* CNAMEs followed */
 
+	/*
+	 * A response the answer editor (sni/dns_edit.h) would write anew byte for byte, unless
+	 * an address goes: shorter than a compression pointer reaches, at most
+	 * DNS_ANSWERS_MAX answers, every record an A, AAAA, CNAME or OPT, every name pointing
+	 * only at a label an earlier name wrote out, and every A/AAAA in the answer, of class
+	 * IN and on the chain (addrs lists them all). Found as the records are read.
+	 */
+	bool plain;
+
 	size_t msg_len;			/* bytes the four sections took; len - msg_len is trailing data */
 };
 

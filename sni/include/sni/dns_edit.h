@@ -95,7 +95,8 @@ enum dns_edit_status dns_edit(uint8_t *msg, size_t len, size_t cap, unsigned int
  * one, all are in the answer on the chain) and nothing else changes the message (no
  * HTTPS/SVCB record, no trailing bytes to pad, no name compressed against bytes the
  * editor would not write), msg is not written and *out_len is m->msg_len: the message a
- * rebuild would write, byte for byte.
+ * rebuild would write, byte for byte. For a message m->plain, that is known without a
+ * further pass over its records.
  */
 enum dns_edit_status dns_edit_parsed(uint8_t *msg, size_t len, const struct dns_msg *m,
     size_t cap, unsigned int flags, dns_keep_fn keep, void *arg, uint8_t *scratch,

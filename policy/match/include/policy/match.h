@@ -194,6 +194,14 @@ struct pol_ports {
 bool pol_match_name_ports(const struct pol_set *s, uint32_t policy, const char *name,
     size_t len, struct pol_ports *out);
 
+/*
+ * pol_match_name() and pol_match_name_ports() of one name at once, for the cost of one:
+ * the verdict (and *rule), and *ports as the other would fill it.
+ */
+enum pol_verdict pol_match_name_and_ports(const struct pol_set *s, uint32_t policy,
+    const char *name, size_t len, uint8_t proto, uint16_t port, const struct pol_rule **rule,
+    struct pol_ports *ports);
+
 /* May a TCP/UDP connection to port go out under summary p? */
 bool pol_ports_allow(const struct pol_ports *p, uint16_t port);
 
