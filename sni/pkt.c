@@ -329,10 +329,11 @@ pkt_decode_fast(const uint8_t *frame, size_t len, struct pkt *out, enum pkt_stat
 		if (l4_len < 20)
 			return false;
 		off = l4[12] >> 4;
-		if (off < 5 || l4_len < off * 4u || (l4[13] & PKT_TCP_SYN))
-			return false;	/* a SYN's options are read by the walk */
+		if (off < 5 || l4_len < off * 4u)
+			return false;
 		out->tcp_flags = l4[13];
-		out->tcp_wscale = PKT_WSCALE_NONE;
+		out->tcp_wscale = l4[13] & PKT_TCP_SYN ?
+		    pkt_tcp_wscale(rd_make(l4 + 20, off * 4u - 20)) : PKT_WSCALE_NONE;
 		out->tcp_win = rd_be16(l4 + 14);
 		out->seq = rd_be32(l4 + 4);
 		out->ack = rd_be32(l4 + 8);
