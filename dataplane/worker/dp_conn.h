@@ -65,11 +65,11 @@ dp_flow_peer_acked(struct dp_flow *f, const struct pkt *p)
 /*
  * Is p, on flow f, a frame of its steady state, which the flow stage decides inline: the
  * flow judged by the current generation, counting in no budget, nothing judging its
- * bytes (no module's, no judged prefix a segment with data must repeat, none the peer
- * acknowledges: from_vm, the VM's side), no flow log to
- * count it for, and a datagram or a TCP segment that neither opens nor ends anything.
- * Anything else takes dp_conn_vm_any() or dp_conn_uplink_any(), which decide every frame
- * the same way, these included.
+ * bytes (no module's; no judged prefix, unless p comes from the VM (from_vm) without data:
+ * a segment with data must repeat the prefix, and the peer's ACKs of it free its copy),
+ * no flow log to count it for, and a datagram or a TCP segment that neither opens nor
+ * ends anything. Anything else takes dp_conn_vm_any() or dp_conn_uplink_any(), which
+ * decide every frame the same way, these included.
  */
 static inline bool
 dp_conn_steady(const struct dp_worker *w, const struct dp_flow *f, const struct pkt *p,
