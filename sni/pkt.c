@@ -329,10 +329,10 @@ pkt_decode_fast(const uint8_t *frame, size_t len, struct pkt *out, enum pkt_stat
 		if (l4_len < 20)
 			return false;
 		off = l4[12] >> 4;
-		if (off < 5 || l4_len < off * 4u || (l4[13] & PKT_TCP_SYN))
-			return false;	/* a SYN's options are read by the walk */
+		if (off < 5 || l4_len < off * 4u)
+			return false;
 		out->tcp_flags = l4[13];
-		out->tcp_wscale = PKT_WSCALE_NONE;
+		out->tcp_wscale = PKT_WSCALE_NONE;	/* a SYN's: pkt_decode_syn() */
 		out->tcp_win = rd_be16(l4 + 14);
 		out->seq = rd_be32(l4 + 4);
 		out->ack = rd_be32(l4 + 8);
@@ -384,12 +384,28 @@ pkt_decode_fast(const uint8_t *frame, size_t len, struct pkt *out, enum pkt_stat
 	return true;
 }
 
+/*
+ * The window scale of a SYN the straight-through decoder took (its options lie within the
+ * header it checked), read apart from it: a call there would cost every frame the
+ * registers it saves.
+ */
+static enum pkt_status
+pkt_decode_syn(const uint8_t *frame, struct pkt *out)
+{
+	const uint8_t *l4 = frame + out->l4_off;
+
+	out->tcp_wscale = pkt_tcp_wscale(rd_make(l4 + 20, (l4[12] >> 4) * 4u - 20));
+	return PKT_OK;
+}
+
 enum pkt_status
 pkt_decode(const uint8_t *frame, size_t len, struct pkt *out)
 {
 	enum pkt_status st;
 
-	if (pkt_decode_fast(frame, len, out, &st))
-		return st;
-	return pkt_decode_walk(frame, len, out);
+	if (!pkt_decode_fast(frame, len, out, &st))
+		return pkt_decode_walk(frame, len, out);
+	if (out->tcp_flags & PKT_TCP_SYN)	/* TCP only: UDP's flags are zero */
+		return pkt_decode_syn(frame, out);
+	return st;
 }

@@ -21,13 +21,6 @@
 #define DNS_PORT	53
 #define QUIC_PORT	443
 
-/* a is after b in sequence space (RFC 1982) */
-static inline bool
-dp_seq_after(uint32_t a, uint32_t b)
-{
-	return (int32_t)(a - b) > 0;
-}
-
 /*
  * What each side's segments say of the other's stream. From the peer: its SYN-ACK sets
  * the window scale (in force only if both SYNs offered it, RFC 7323 s2.2), and each ACK
@@ -37,8 +30,6 @@ dp_seq_after(uint32_t a, uint32_t b)
 static void
 dp_flow_track(struct dp_worker *w, struct dp_flow *f, const struct pkt *p, bool from_vm)
 {
-	uint32_t end;
-
 	f->last_seen = w->now;
 	if (w->flow_recs != NULL)	/* counted for the flow log only: off, no per-frame cost */
 		dp_flow_count(dp_flow_acct(w->flows, f), from_vm, dp_ip_bytes(p), w->now_tsc);
@@ -54,10 +45,7 @@ dp_flow_track(struct dp_worker *w, struct dp_flow *f, const struct pkt *p, bool 
 		    DP_FLOW_END_FIN);
 	}
 	if (from_vm) {
-		end = p->seq + (uint32_t)p->payload_len + ((p->tcp_flags & PKT_TCP_SYN) != 0) +
-		    ((p->tcp_flags & PKT_TCP_FIN) != 0);
-		if (dp_seq_after(end, f->vm_nxt))
-			f->vm_nxt = end;
+		dp_flow_vm_sent(f, p);
 		return;
 	}
 	/* a SYN-ACK acknowledges the SYN, and with TCP Fast Open some of its data too */
@@ -73,11 +61,7 @@ dp_flow_track(struct dp_worker *w, struct dp_flow *f, const struct pkt *p, bool 
 		f->peer_wnd = p->tcp_win;	/* a SYN's window is never scaled */
 		return;
 	}
-	if (!(p->tcp_flags & PKT_TCP_ACK) || !f->peer_synced || dp_seq_after(p->ack, f->vm_nxt))
-		return;
-	if (dp_seq_after(p->ack, f->peer_ack))
-		f->peer_ack = p->ack;
-	f->peer_wnd = (uint32_t)p->tcp_win << f->peer_wscale;
+	dp_flow_peer_acked(f, p);
 }
 
 /*
@@ -372,8 +356,8 @@ dp_conn_vm_open(struct dp_worker *w, const struct pkt *p, uint16_t vm,
 }
 
 struct dp_fate
-dp_conn_vm(struct dp_worker *w, const struct pkt *p, uint16_t vm, const struct dp_flow_key *k,
-    struct dp_flow *f, struct dp_flow **fp)
+dp_conn_vm_any(struct dp_worker *w, const struct pkt *p, uint16_t vm,
+    const struct dp_flow_key *k, struct dp_flow *f, struct dp_flow **fp)
 {
 	if (f != NULL) {
 		if (!dp_flow_reopened(f, p)) {
@@ -420,7 +404,8 @@ dp_conn_uplink_stray(const struct pkt *p)
 }
 
 struct dp_fate
-dp_conn_uplink(struct dp_worker *w, const struct pkt *p, struct dp_flow *f, struct dp_flow **fp)
+dp_conn_uplink_any(struct dp_worker *w, const struct pkt *p, struct dp_flow *f,
+    struct dp_flow **fp)
 {
 	if (f == NULL)
 		return dp_conn_uplink_stray(p);

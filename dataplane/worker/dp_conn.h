@@ -29,15 +29,96 @@ dp_conn_key(struct dp_flow_key *k, uint16_t vm, const struct pkt *p, bool from_v
 	k->zero = 0;
 }
 
+/* a is after b in sequence space (RFC 1982) */
+static inline bool
+dp_seq_after(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) > 0;
+}
+
+/* What a TCP segment from the VM says of its own stream: how far it has sent. */
+static inline void
+dp_flow_vm_sent(struct dp_flow *f, const struct pkt *p)
+{
+	uint32_t end = p->seq + (uint32_t)p->payload_len + ((p->tcp_flags & PKT_TCP_SYN) != 0) +
+	    ((p->tcp_flags & PKT_TCP_FIN) != 0);
+
+	if (dp_seq_after(end, f->vm_nxt))
+		f->vm_nxt = end;
+}
+
+/*
+ * What a TCP segment from the peer, past its SYN-ACK, says of the VM's stream: each ACK
+ * moves RCV.NXT and the window, but never past what the VM has sent (an ACK for bytes not
+ * sent is not one the client's stack takes, and could come from anyone).
+ */
+static inline void
+dp_flow_peer_acked(struct dp_flow *f, const struct pkt *p)
+{
+	if (!(p->tcp_flags & PKT_TCP_ACK) || !f->peer_synced || dp_seq_after(p->ack, f->vm_nxt))
+		return;
+	if (dp_seq_after(p->ack, f->peer_ack))
+		f->peer_ack = p->ack;
+	f->peer_wnd = (uint32_t)p->tcp_win << f->peer_wscale;
+}
+
+/*
+ * Is p, on flow f, a frame of its steady state, which the flow stage decides inline: the
+ * flow judged by the current generation, counting in no budget, nothing judging its
+ * bytes (no module's; no judged prefix, unless p comes from the VM (from_vm) without data:
+ * a segment with data must repeat the prefix, and the peer's ACKs of it free its copy),
+ * no flow log to count it for, and a datagram or a TCP segment that neither opens nor
+ * ends anything. Anything else takes dp_conn_vm_any() or dp_conn_uplink_any(), which
+ * decide every frame the same way, these included.
+ */
+static inline bool
+dp_conn_steady(const struct dp_worker *w, const struct dp_flow *f, const struct pkt *p,
+    bool from_vm)
+{
+	return f->gen == w->gen->id && f->budgets == 0 && f->tls == DP_TLS_NONE &&
+	    (f->judged == 0 || (from_vm && p->payload_len == 0)) && w->flow_recs == NULL &&
+	    (p->proto == PKT_PROTO_UDP ||
+	    !(p->tcp_flags & (PKT_TCP_SYN | PKT_TCP_FIN | PKT_TCP_RST)));
+}
+
 /*
  * A TCP or UDP datagram from VM vm that no earlier stage decided, with key k and f, the
  * flow k looked up to (NULL: none).
  */
-struct dp_fate dp_conn_vm(struct dp_worker *w, const struct pkt *p, uint16_t vm,
+struct dp_fate dp_conn_vm_any(struct dp_worker *w, const struct pkt *p, uint16_t vm,
     const struct dp_flow_key *k, struct dp_flow *f, struct dp_flow **fp);
 
 /* A TCP or UDP datagram from the uplink toward its VM, whose flow is f (NULL: none). */
-struct dp_fate dp_conn_uplink(struct dp_worker *w, const struct pkt *p, struct dp_flow *f,
+struct dp_fate dp_conn_uplink_any(struct dp_worker *w, const struct pkt *p, struct dp_flow *f,
     struct dp_flow **fp);
+
+/* dp_conn_vm_any(), a frame of its flow's steady state decided inline. */
+static inline struct dp_fate
+dp_conn_vm(struct dp_worker *w, const struct pkt *p, uint16_t vm, const struct dp_flow_key *k,
+    struct dp_flow *f, struct dp_flow **fp)
+{
+	if (f == NULL || !dp_conn_steady(w, f, p, true))
+		return dp_conn_vm_any(w, p, vm, k, f, fp);
+	*fp = f;
+	f->last_seen = w->now;
+	if (p->proto == PKT_PROTO_TCP)
+		dp_flow_vm_sent(f, p);
+	return dp_fate_egress(f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
+}
+
+/* dp_conn_uplink_any(), a frame of its flow's steady state decided inline. */
+static inline struct dp_fate
+dp_conn_uplink(struct dp_worker *w, const struct pkt *p, struct dp_flow *f, struct dp_flow **fp)
+{
+	if (f == NULL || !dp_conn_steady(w, f, p, false))
+		return dp_conn_uplink_any(w, p, f, fp);
+	*fp = f;
+	f->last_seen = w->now;
+	if (p->proto == PKT_PROTO_TCP)
+		dp_flow_peer_acked(f, p);
+	else
+		f->state = DP_FLOW_ESTABLISHED;
+	return dp_fate(DP_FATE_INGRESS);
+}
 
 #endif

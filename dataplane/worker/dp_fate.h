@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "dp.h"
 #include "sni/pkt.h"
@@ -78,6 +79,17 @@ static inline struct dp_fate
 dp_fate(enum dp_fate_act act)
 {
 	return (struct dp_fate){ .act = (uint8_t)act, .verdict = DP_ALLOWED };
+}
+
+/* a and b alike in every field: one compare, as a fate is 8 bytes without padding */
+static inline bool
+dp_fate_eq(struct dp_fate a, struct dp_fate b)
+{
+	uint64_t x, y;
+
+	memcpy(&x, &a, sizeof(x));
+	memcpy(&y, &b, sizeof(y));
+	return x == y;
 }
 
 static inline struct dp_fate

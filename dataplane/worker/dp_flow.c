@@ -30,7 +30,6 @@ struct dp_flows {
 	struct dp_slots slots;
 	uint32_t cap;
 	uint32_t cursor;		/* aging */
-	uint32_t epoch;			/* moves on every open and close */
 	uint32_t reclaim_credit;	/* entries opens may still examine: dp_flows_age refills */
 	uint16_t nvms;
 	uint32_t *per_vm;
@@ -121,12 +120,6 @@ dp_flow_lookup_burst(struct dp_flows *t, const struct dp_flow_key *keys, unsigne
 			out[i] = dp_ft_find(ft, h[i], t->h.e, &keys[i]);
 }
 
-uint32_t
-dp_flows_epoch(const struct dp_flows *t)
-{
-	return t->epoch;
-}
-
 void
 dp_flows_on_release(struct dp_flows *t, void (*release)(struct dp_flow *, void *), void *arg)
 {
@@ -187,7 +180,7 @@ dp_flow_open(struct dp_flows *t, const struct dp_flow_key *k, uint32_t max_per_v
 		return NULL;
 	dp_slots_get(&t->slots, &idx);
 	t->per_vm[k->vm]++;
-	t->epoch++;
+	t->h.epoch++;
 	f = &t->h.e[idx];
 	*f = (struct dp_flow){ .key = *k, .last_seen = now, .in_use = true };
 	t->h.acct[idx] = (struct dp_flow_acct){ 0 };
@@ -203,7 +196,7 @@ dp_flow_close(struct dp_flows *t, struct dp_flow *f)
 		t->closed(f, dp_flow_acct(t, f), t->report_arg);
 	dp_ft_delete(&t->ft, dp_ft_hash(&t->ft, &f->key), (uint32_t)(f - t->h.e));
 	t->per_vm[f->key.vm]--;
-	t->epoch++;
+	t->h.epoch++;
 	f->in_use = false;
 	dp_slots_put(&t->slots, (uint32_t)(f - t->h.e));
 }

@@ -36,23 +36,10 @@ dp_refragment(struct dp_worker *w, unsigned int port, struct rte_mbuf *m,
 		put(w, port, pieces[i]);
 }
 
-/* Queue m for port (DP_PORT_VM or DP_PORT_UPLINK); sent by dp_tx_flush or when full. */
-static void
-dp_tx(struct dp_worker *w, unsigned int port, struct rte_mbuf *m)
+void
+dp_tx_refragment(struct dp_worker *w, unsigned int port, struct rte_mbuf *m)
 {
-	struct dp_txbuf *t = &w->tx[port];
-
-	if (unlikely(m->l2_len != 0) &&
-	    rte_pktmbuf_pkt_len(m) - m->l2_len > w->ctx->mtu[port]) {
-		dp_refragment(w, port, m, dp_tx);
-		return;
-	}
-
-	w->port_pkts[port][1]++;
-	w->port_bytes[port][1] += rte_pktmbuf_pkt_len(m);
-	t->pkts[t->n++] = m;
-	if (t->n == DP_BURST)
-		dp_tx_flush(w);
+	dp_refragment(w, port, m, dp_tx);
 }
 
 void
@@ -141,28 +128,6 @@ dp_drop(struct dp_worker *w, struct rte_mbuf *m, enum dp_drop d)
 {
 	w->drops[d]++;
 	rte_pktmbuf_free(m);
-}
-
-/* Count an allowed frame from vm and send it to the uplink. */
-static void
-dp_egress(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm, enum dp_verdict v)
-{
-	struct dp_vm_stats *s = &w->vm_stats[vm];
-
-	s->egress_pkts[v]++;
-	s->egress_bytes[v] += rte_pktmbuf_pkt_len(m);
-	dp_tx(w, DP_PORT_UPLINK, m);
-}
-
-/* Count a frame for vm and send it to the VM port. */
-static void
-dp_ingress(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm)
-{
-	struct dp_vm_stats *s = &w->vm_stats[vm];
-
-	s->ingress_pkts++;
-	s->ingress_bytes += rte_pktmbuf_pkt_len(m);
-	dp_tx(w, DP_PORT_VM, m);
 }
 
 int
@@ -262,7 +227,7 @@ dp_out_reply(struct dp_worker *w, const struct rte_mbuf *m, const struct pkt *p,
 }
 
 void
-dp_fate_apply(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+dp_fate_apply_any(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
     bool from_vm, struct dp_fate f)
 {
 	bool replied;

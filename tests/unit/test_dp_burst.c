@@ -4,7 +4,8 @@
  * acts, so a frame whose flow an earlier frame of the same burst opened or closed must be
  * looked up again; otherwise a repeated SYN would open its flow a second time (a slot and
  * a share of the VM's quota leaked for good), and a new SYN after an RST would meet the
- * closed flow.
+ * closed flow. And a flow's steady frames, decided inline, are still judged anew after a
+ * reload.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -97,12 +98,42 @@ test_reopen_in_one_burst(void **state)
 	assert_int_equal(f->isn, 90001);		/* the second connection's */
 }
 
+/*
+ * A flow's steady frames (an ACK, nothing opening or ending) are decided inline, but only
+ * while the flow stands on the current generation: one judged by a generation gone, on
+ * grounds the current one does not give (none, and the VM not audited), is cut on its
+ * next ACK, which never leaves.
+ */
+static void
+test_steady_frame_of_older_generation(void **state)
+{
+	struct dp_flow_key k = { .vm = 0, .family = 4, .proto = 6, .vm_port = 42000,
+		.peer_port = 8080, .peer = { 198, 51, 100, 7 } };
+	struct rte_mbuf *m = t_tcp(42000, 3000, PKT_TCP_SYN);
+	uint64_t cut = w->vm_stats[0].blocked[DP_REASON_NO_BINDING];
+	struct dp_flow *f;
+
+	(void)state;
+	dp_burst_vm(w, &m, 1);
+	m = t_tcp(42000, 3001, PKT_TCP_ACK);
+	dp_burst_vm(w, &m, 1);
+	assert_int_equal(t_sent(), 2);
+	assert_non_null(f = dp_flow_lookup(w->flows, &k));
+	f->gen = w->gen->id + 1;
+	f->how = DP_ADMIT_NO;
+	m = t_tcp(42000, 3001, PKT_TCP_ACK);
+	dp_burst_vm(w, &m, 1);
+	assert_int_equal(t_sent(), 0);
+	assert_int_equal(w->vm_stats[0].blocked[DP_REASON_NO_BINDING], cut + 1);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_repeated_syn_in_one_burst),
 		cmocka_unit_test(test_reopen_in_one_burst),
+		cmocka_unit_test(test_steady_frame_of_older_generation),
 	};
 
 	return dpf_run("test_dp_burst", t_config, &ctx, &w, tests,

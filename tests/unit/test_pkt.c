@@ -403,7 +403,7 @@ test_fast_agrees_with_walk(void **state)
 	static const uint8_t edges[] = { 0x00, 0x01, 0x02, 0x05, 0x06, 0x11, 0x14, 0x3a,
 		0x40, 0x45, 0x46, 0x4f, 0x50, 0x60, 0x81, 0x86, 0xdd, 0xf0, 0xff };
 	static const uint16_t one_tag[1] = { 7 };
-	struct fb frames[12];
+	struct fb frames[13];
 	unsigned int nf = 0, cases = 0;
 
 	(void)state;
@@ -415,9 +415,14 @@ test_fast_agrees_with_walk(void **state)
 	ipv4(&frames[nf], 6, 20, 0, 0);
 	tcp(&frames[nf], 443, PKT_TCP_ACK, "");
 	put(&frames[nf++], "\0\0\0\0\0\0", 6);
-	eth(&frames[nf], NULL, 0, 0x0800);	/* a SYN: the walk reads its options */
+	eth(&frames[nf], NULL, 0, 0x0800);	/* a SYN without options */
 	ipv4(&frames[nf], 6, 20, 0, 0);
 	tcp(&frames[nf++], 443, PKT_TCP_SYN, "");
+	eth(&frames[nf], NULL, 0, 0x0800);	/* a SYN with its window scale among options */
+	ipv4(&frames[nf], 6, 28, 0, 0);
+	tcp(&frames[nf], 443, PKT_TCP_SYN, "");
+	frames[nf].b[14 + 20 + 12] = 0x70;
+	put(&frames[nf++], "\x02\x04\x05\xb4\x01\x03\x03\x07", 8);
 	eth(&frames[nf], NULL, 0, 0x0800);	/* IPv4 options */
 	ipv4(&frames[nf], 6, 20, 0, 1);
 	tcp(&frames[nf++], 443, PKT_TCP_ACK, "");

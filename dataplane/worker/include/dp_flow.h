@@ -118,10 +118,14 @@ struct dp_flow_acct {
 	uint8_t vm_addr[16];		/* the VM's source address, as its first frame had it */
 };
 
-/* The first members of struct dp_flows: public so that a flow's account is found inline. */
+/*
+ * The first members of struct dp_flows: public so that a flow's account and the epoch are
+ * read inline.
+ */
 struct dp_flows_head {
 	struct dp_flow *e;
 	struct dp_flow_acct *acct;
+	uint32_t epoch;			/* moves on every open and close */
 };
 
 static inline struct dp_flow_acct *
@@ -184,7 +188,11 @@ void dp_flow_lookup_burst(struct dp_flows *t, const struct dp_flow_key *keys, un
     struct dp_flow **out);
 
 /* A number that moves whenever a flow opens or closes. */
-uint32_t dp_flows_epoch(const struct dp_flows *t);
+static inline uint32_t
+dp_flows_epoch(const struct dp_flows *t)
+{
+	return ((const struct dp_flows_head *)(const void *)t)->epoch;
+}
 
 /*
  * What frees an idle flow's other resources (its held bytes) before the flow goes: used
