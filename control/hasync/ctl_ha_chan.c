@@ -28,7 +28,7 @@ enum ha_msg {
 #define HA_REPLY_LEN	(crypto_kx_PUBLICKEYBYTES + CTL_HA_HDR_BYTES + CTL_HA_MAC_BYTES)
 #define HA_CONFIRM_LEN	(CTL_HA_HDR_BYTES + CTL_HA_MAC_BYTES)
 
-_Static_assert(3 + HA_REPLY_LEN <= CTL_HA_FRAME_MAX, "a handshake message is a frame");
+_Static_assert(3 + HA_REPLY_LEN <= CTL_HA_WIRE_MAX, "a handshake message is a frame");
 _Static_assert(crypto_kx_SESSIONKEYBYTES ==
     crypto_secretstream_xchacha20poly1305_KEYBYTES, "a kx key keys a stream");
 
@@ -172,7 +172,7 @@ ha_on_data(struct ctl_ha_chan *ch, const uint8_t *frame, size_t len, struct ctl_
 	unsigned char tag;
 
 	/* the frame's own length caps the plaintext at CTL_HA_REC_MAX */
-	if (len < 3 + CTL_HA_ABYTES || len > CTL_HA_FRAME_MAX ||
+	if (len < 3 + CTL_HA_ABYTES || len > CTL_HA_WIRE_MAX ||
 	    crypto_secretstream_xchacha20poly1305_pull(&ch->rx, plain, &mlen, &tag, frame + 3,
 	    len - 3, frame, 3) != 0 || tag != crypto_secretstream_xchacha20poly1305_TAG_MESSAGE)
 		return false;

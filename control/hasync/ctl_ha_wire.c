@@ -174,7 +174,7 @@ ctl_ha_frame_next(const uint8_t *buf, size_t len, size_t *flen)
 	if (len < 2)
 		return CTL_HA_FRAME_MORE;
 	n = (size_t)buf[0] << 8 | buf[1];
-	if (n < 1 || 2 + n > CTL_HA_FRAME_MAX)
+	if (n < 1 || 2 + n > CTL_HA_WIRE_MAX)
 		return CTL_HA_FRAME_BAD;
 	if (len < 2 + n)
 		return CTL_HA_FRAME_MORE;

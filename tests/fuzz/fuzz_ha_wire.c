@@ -38,7 +38,7 @@ fuzz_record(const uint8_t *p, size_t len)
 static void
 fuzz_frames(struct ctl_ha_chan *ch, struct input *in)
 {
-	uint8_t out[CTL_HA_FRAME_MAX], plain[CTL_HA_REC_MAX];
+	uint8_t out[CTL_HA_WIRE_MAX], plain[CTL_HA_REC_MAX];
 	bool failed = false;
 	struct ctl_ha_rec r;
 	size_t flen, olen;
@@ -49,10 +49,10 @@ fuzz_frames(struct ctl_ha_chan *ch, struct input *in)
 
 		if (st != CTL_HA_FRAME_OK)
 			break;
-		check(flen <= in->len && flen <= CTL_HA_FRAME_MAX);
+		check(flen <= in->len && flen <= CTL_HA_WIRE_MAX);
 		rc = ctl_ha_chan_recv(ch, in->p, flen, out, &olen, &r, plain);
 		check(rc != CTL_HA_CHAN_RECORD);
-		check(olen <= CTL_HA_FRAME_MAX);
+		check(olen <= CTL_HA_WIRE_MAX);
 		check(!failed || rc == CTL_HA_CHAN_FAIL);
 		if (rc == CTL_HA_CHAN_FAIL) {
 			check(ch->state == CTL_HA_CHAN_BROKEN && olen == 0);
@@ -68,7 +68,7 @@ fuzz_frames(struct ctl_ha_chan *ch, struct input *in)
 static void
 fuzz_open_pair(struct ctl_ha_chan *c, struct ctl_ha_chan *s)
 {
-	uint8_t a[CTL_HA_FRAME_MAX], b[CTL_HA_FRAME_MAX], plain[CTL_HA_REC_MAX];
+	uint8_t a[CTL_HA_WIRE_MAX], b[CTL_HA_WIRE_MAX], plain[CTL_HA_REC_MAX];
 	struct ctl_ha_rec r;
 	size_t alen, blen;
 
@@ -84,7 +84,7 @@ fuzz_open_pair(struct ctl_ha_chan *c, struct ctl_ha_chan *s)
 static void
 fuzz_forged(struct ctl_ha_chan *s, const struct input *in)
 {
-	uint8_t out[CTL_HA_FRAME_MAX], plain[CTL_HA_REC_MAX];
+	uint8_t out[CTL_HA_WIRE_MAX], plain[CTL_HA_REC_MAX];
 	struct ctl_ha_rec r;
 	size_t flen, olen;
 
@@ -98,7 +98,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct input in = { .p = data, .len = size };
 	struct ctl_ha_chan c, s;
-	uint8_t mode, hello[CTL_HA_FRAME_MAX];
+	uint8_t mode, hello[CTL_HA_WIRE_MAX];
 
 	if (!take(&in, &mode, 1))
 		return 0;

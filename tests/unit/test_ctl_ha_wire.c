@@ -114,7 +114,7 @@ test_records_refused(void **state)
 static void
 test_frames(void **state)
 {
-	uint8_t f[CTL_HA_FRAME_MAX + 2] = { 0, 4, 1, 2, 3, 4 };
+	uint8_t f[CTL_HA_WIRE_MAX + 2] = { 0, 4, 1, 2, 3, 4 };
 	size_t flen = 0;
 
 	(void)state;
@@ -125,17 +125,17 @@ test_frames(void **state)
 	assert_int_equal(flen, 6);
 	f[1] = 0;				/* no type */
 	assert_int_equal(ctl_ha_frame_next(f, 6, &flen), CTL_HA_FRAME_BAD);
-	f[0] = (uint8_t)((CTL_HA_FRAME_MAX - 1) >> 8);
-	f[1] = (uint8_t)(CTL_HA_FRAME_MAX - 1);	/* one past the longest */
+	f[0] = (uint8_t)((CTL_HA_WIRE_MAX - 1) >> 8);
+	f[1] = (uint8_t)(CTL_HA_WIRE_MAX - 1);	/* one past the longest */
 	assert_int_equal(ctl_ha_frame_next(f, sizeof(f), &flen), CTL_HA_FRAME_BAD);
 	f[1]--;
 	assert_int_equal(ctl_ha_frame_next(f, sizeof(f), &flen), CTL_HA_FRAME_OK);
-	assert_int_equal(flen, CTL_HA_FRAME_MAX);
+	assert_int_equal(flen, CTL_HA_WIRE_MAX);
 }
 
 /* A recorded frame. */
 struct frame {
-	uint8_t b[CTL_HA_FRAME_MAX];
+	uint8_t b[CTL_HA_WIRE_MAX];
 	size_t len;
 };
 

@@ -55,7 +55,7 @@
 #define CTL_HA_NAME_MAX		253	/* a DNS name's text */
 /* the longest record: a type, both strings at their limits, an address and two u64 */
 #define CTL_HA_REC_MAX		(1 + 1 + CTL_HA_VM_MAX + 1 + CTL_HA_NAME_MAX + 1 + 16 + 16)
-#define CTL_HA_FRAME_MAX	(3 + CTL_HA_REC_MAX + CTL_HA_ABYTES)	/* any frame, whole */
+#define CTL_HA_WIRE_MAX	(3 + CTL_HA_REC_MAX + CTL_HA_ABYTES)	/* any frame, whole */
 
 enum ctl_ha_rec_type {
 	CTL_HA_REC_BIND = 1,
@@ -71,7 +71,7 @@ struct ctl_ha_rec {
 	enum ctl_ha_rec_type type;
 	const char *vm;			/* BIND, BUDGET, GRANT */
 	uint8_t vm_len;
-	const char *name;		/* BIND: the name; BUDGET: the budget; GRANT: the pattern */
+	const char *name;		/* BIND: name; BUDGET: budget; GRANT: pattern */
 	uint8_t name_len;
 	uint8_t family;			/* BIND */
 	uint8_t addr[16];		/* BIND: 4 bytes used for IPv4 */
@@ -112,7 +112,7 @@ struct ctl_ha_chan {
 	uint8_t pk[crypto_kx_PUBLICKEYBYTES], sk[crypto_kx_SECRETKEYBYTES];
 	uint8_t peer_pk[crypto_kx_PUBLICKEYBYTES];
 	uint8_t hdr_s[CTL_HA_HDR_BYTES];	/* the server's, in both MACs */
-	uint8_t rx_key[crypto_kx_SESSIONKEYBYTES];	/* server: until CONFIRM brings its header */
+	uint8_t rx_key[crypto_kx_SESSIONKEYBYTES];	/* server: until CONFIRM */
 	crypto_secretstream_xchacha20poly1305_state tx, rx;
 };
 
@@ -123,20 +123,20 @@ enum ctl_ha_chan_rc {
 };
 
 /*
- * Makes fresh ephemeral keys. A client writes its HELLO into out (CTL_HA_FRAME_MAX): its
+ * Makes fresh ephemeral keys. A client writes its HELLO into out (CTL_HA_WIRE_MAX): its
  * length; 0 and a BROKEN channel when libsodium cannot start (no entropy).
  */
 size_t ctl_ha_chan_init(struct ctl_ha_chan *ch, const uint8_t *psk, bool client, uint8_t *out);
 
 /*
  * Takes one whole frame (from ctl_ha_frame_next()). A reply to send goes into out
- * (CTL_HA_FRAME_MAX bytes), its length in *outlen; a DATA frame's record is parsed into
+ * (CTL_HA_WIRE_MAX bytes), its length in *outlen; a DATA frame's record is parsed into
  * *rec, its strings in plain (CTL_HA_REC_MAX bytes). Any failure breaks the channel.
  */
 enum ctl_ha_chan_rc ctl_ha_chan_recv(struct ctl_ha_chan *ch, const uint8_t *frame, size_t len,
     uint8_t *out, size_t *outlen, struct ctl_ha_rec *rec, uint8_t *plain);
 
-/* Seals r into a DATA frame in out (CTL_HA_FRAME_MAX): its length, 0 if not OPEN or bad. */
+/* Seals r into a DATA frame in out (CTL_HA_WIRE_MAX): its length, 0 if not OPEN or bad. */
 size_t ctl_ha_chan_seal(struct ctl_ha_chan *ch, const struct ctl_ha_rec *r, uint8_t *out);
 
 static inline bool
