@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <json-c/json_object.h>
+#include <json-c/json.h>
 #include <sodium/utils.h>
 
 #include "ctl_ha_sync_int.h"

@@ -10,7 +10,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include <json-c/json_object.h>
+#include <json-c/json.h>
 
 #include "ctl_ha.h"
 #include "ctl_ha_sync.h"

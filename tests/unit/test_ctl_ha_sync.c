@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include <cmocka.h>
-#include <json-c/json_object.h>
+#include <json-c/json.h>
 
 #include "ctl_ha_sync.h"
 
