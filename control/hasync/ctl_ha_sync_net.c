@@ -1,8 +1,8 @@
 /*
  * The sync stream's two threads (ctl_ha_sync.h): the sender connects to the peer and
  * writes what the event loop queues, timing each record until the peer acknowledges it;
- * the listener accepts the peer's stream (a newer connection replaces the one before: the
- * peer restarted), queues its records for the event loop and acknowledges what the event
+ * the listener accepts the peer's stream (a newer connection replaces the one before once
+ * its handshake proved the key: the peer restarted), queues its records for the event loop and acknowledges what the event
  * loop installed. A frame that fails its check drops the connection, counted.
  */
 #include <sys/eventfd.h>
@@ -314,22 +314,67 @@ ctl_ha_sync_sender(void *arg)
 	return NULL;
 }
 
+/*
+ * The listener's connections: the stream (cur) and one being accepted (pend), which
+ * replaces it only once its handshake proved the key, so that a connection without it
+ * (a recorded session replayed) never disturbs the stream.
+ */
 struct ha_listener {
 	struct ctl_ha_sync *s;
-	struct ha_conn c;
-	uint64_t acked;			/* the last ACK sent */
+	struct ha_conn c[2];		/* cur and pend, by index */
+	unsigned int cur;
+	uint64_t acked;			/* the last ACK sent on cur */
 	bool any;			/* records queued this read: wake the event loop */
+};
+
+static void
+ha_listener_close(struct ha_listener *l, unsigned int i)
+{
+	if (l->c[i].fd >= 0)
+		close(l->c[i].fd);
+	l->c[i].fd = -1;
+	ctl_ha_chan_wipe(&l->c[i].ch);
+	if (i == l->cur) {
+		pthread_mutex_lock(&l->s->lock);
+		l->s->in_open = false;
+		pthread_mutex_unlock(&l->s->lock);
+	}
+}
+
+/* The pending connection proved the key: it is the stream now (the peer restarted). */
+static void
+ha_listener_promote(struct ha_listener *l)
+{
+	ha_listener_close(l, l->cur);
+	l->cur ^= 1;
+	l->acked = 0;
+	pthread_mutex_lock(&l->s->lock);
+	l->s->in_conn++;
+	l->s->in.len = 0;
+	l->s->received = l->s->applied = 0;
+	l->s->in_open = true;
+	pthread_mutex_unlock(&l->s->lock);
+}
+
+struct ha_listener_read {
+	struct ha_listener *l;
+	unsigned int i;			/* the connection read */
 };
 
 static bool
 ha_listener_record(void *arg, const struct ctl_ha_rec *r)
 {
-	struct ha_listener *l = arg;
+	struct ha_listener_read *rd = arg;
+	struct ha_listener *l = rd->l;
 	struct ctl_ha_sync_item it = { .r = *r };
 	bool ok;
 
 	if (r->type == CTL_HA_REC_ACK)
 		return false;		/* the sender sends none */
+	if (rd->i != l->cur) {		/* its first record: open since its CONFIRM */
+		ha_listener_promote(l);
+		rd->i = l->cur;
+	}
 	memcpy(it.vm, r->vm != NULL ? r->vm : "", r->vm_len);
 	memcpy(it.name, r->name != NULL ? r->name : "", r->name_len);
 	pthread_mutex_lock(&l->s->lock);
@@ -343,56 +388,60 @@ ha_listener_record(void *arg, const struct ctl_ha_rec *r)
 }
 
 static void
-ha_listener_close(struct ha_listener *l)
-{
-	if (l->c.fd >= 0)
-		close(l->c.fd);
-	l->c.fd = -1;
-	ctl_ha_chan_wipe(&l->c.ch);
-	pthread_mutex_lock(&l->s->lock);
-	l->s->in_open = false;
-	pthread_mutex_unlock(&l->s->lock);
-}
-
-static void
 ha_listener_accept(struct ha_listener *l)
 {
 	uint8_t none[CTL_HA_WIRE_MAX];
+	unsigned int p = l->cur ^ 1;
 	int fd = accept4(l->s->lfd, NULL, NULL, SOCK_CLOEXEC);
 
 	if (fd < 0)
 		return;
-	ha_listener_close(l);		/* the peer restarted: its new stream counts */
+	ha_listener_close(l, p);	/* a newer attempt replaces an unfinished one */
 	ha_sock_opts(fd);
-	l->c.fd = fd;
-	l->c.rlen = 0;
-	l->acked = 0;
-	ctl_ha_chan_init(&l->c.ch, l->s->psk, false, none);
+	l->c[p].fd = fd;
+	l->c[p].rlen = 0;
+	ctl_ha_chan_init(&l->c[p].ch, l->s->psk, false, none);
 	pthread_mutex_lock(&l->s->lock);
-	l->s->in_conn++;
-	l->s->in.len = 0;
-	l->s->received = l->s->applied = 0;
 	l->s->accepts++;
 	pthread_mutex_unlock(&l->s->lock);
 }
 
-/* Acknowledges what the event loop installed since the last ACK. */
+/* Acknowledges on the stream what the event loop installed since the last ACK. */
 static int
 ha_listener_ack(struct ha_listener *l)
 {
 	struct ctl_ha_rec r = { .type = CTL_HA_REC_ACK };
+	struct ha_conn *c = &l->c[l->cur];
 	uint8_t f[CTL_HA_WIRE_MAX];
 	size_t n;
 
 	pthread_mutex_lock(&l->s->lock);
 	r.seq = l->s->applied;
 	pthread_mutex_unlock(&l->s->lock);
-	if (r.seq <= l->acked || !ctl_ha_chan_open(&l->c.ch))
+	if (c->fd < 0 || r.seq <= l->acked || !ctl_ha_chan_open(&c->ch))
 		return 0;
-	if ((n = ctl_ha_chan_seal(&l->c.ch, &r, f)) == 0 || ha_write_all(l->c.fd, f, n) != 0)
+	if ((n = ctl_ha_chan_seal(&c->ch, &r, f)) == 0 || ha_write_all(c->fd, f, n) != 0)
 		return -1;
 	l->acked = r.seq;
 	return 0;
+}
+
+/* Reads connection i; a pending one that completed its handshake becomes the stream. */
+static void
+ha_listener_read(struct ha_listener *l, unsigned int i)
+{
+	struct ha_listener_read rd = { .l = l, .i = i };
+	bool refused = false;
+
+	if (ha_conn_read(&l->c[i], ha_listener_record, &rd, &refused) != 0) {
+		pthread_mutex_lock(&l->s->lock);
+		l->s->refused += refused;
+		pthread_mutex_unlock(&l->s->lock);
+		ha_listener_close(l, rd.i);
+		return;
+	}
+	if (rd.i != l->cur && ctl_ha_chan_open(&l->c[rd.i].ch))
+		ha_listener_promote(l);
 }
 
 void *
@@ -404,38 +453,30 @@ ctl_ha_sync_listener(void *arg)
 	if (l == NULL)
 		return NULL;
 	l->s = s;
-	l->c.fd = -1;
+	l->c[0].fd = l->c[1].fd = -1;
 	while (!atomic_load(&s->stop)) {
-		struct pollfd p[3] = { { .fd = s->lfd, .events = POLLIN },
+		struct pollfd p[4] = { { .fd = s->lfd, .events = POLLIN },
 			{ .fd = s->ack_efd, .events = POLLIN },
-			{ .fd = l->c.fd, .events = POLLIN } };
-		bool refused = false;
+			{ .fd = l->c[0].fd, .events = POLLIN },
+			{ .fd = l->c[1].fd, .events = POLLIN } };	/* fd -1: ignored */
 		eventfd_t v;
 
-		if (poll(p, l->c.fd >= 0 ? 3 : 2, HA_POLL_MS) < 0 && errno != EINTR)
+		if (poll(p, 4, HA_POLL_MS) < 0 && errno != EINTR)
 			break;
 		if (p[0].revents & POLLIN)
 			ha_listener_accept(l);
 		if ((p[1].revents & POLLIN) && eventfd_read(s->ack_efd, &v) == 0 &&
-		    l->c.fd >= 0 && ha_listener_ack(l) != 0)
-			ha_listener_close(l);
-		if (l->c.fd < 0 || !(p[2].revents & (POLLIN | POLLHUP | POLLERR)))
-			continue;
+		    ha_listener_ack(l) != 0)
+			ha_listener_close(l, l->cur);
 		l->any = false;
-		if (ha_conn_read(&l->c, ha_listener_record, l, &refused) != 0) {
-			pthread_mutex_lock(&s->lock);
-			s->refused += refused;
-			pthread_mutex_unlock(&s->lock);
-			ha_listener_close(l);
-		} else if (ctl_ha_chan_open(&l->c.ch)) {
-			pthread_mutex_lock(&s->lock);
-			s->in_open = true;
-			pthread_mutex_unlock(&s->lock);
-		}
+		for (unsigned int i = 0; i < 2; i++)
+			if (l->c[i].fd >= 0 && (p[2 + i].revents & (POLLIN | POLLHUP | POLLERR)))
+				ha_listener_read(l, i);
 		if (l->any && s->wake != NULL)
 			s->wake(s->arg);
 	}
-	ha_listener_close(l);
+	ha_listener_close(l, 0);
+	ha_listener_close(l, 1);
 	free(l);
 	return NULL;
 }

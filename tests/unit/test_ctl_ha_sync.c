@@ -46,9 +46,9 @@ test_stream(void **state)
 		.family = 4, .addr = { 192, 0, 2, 9 }, .ttl = 120, .name = "example.com",
 		.name_len = 11 };
 	struct ctl_ha_sync_item got[8];
-	struct ctl_ha_sync *l, *s;
+	struct ctl_ha_sync *l, *s, *bad;
+	uint64_t conn, conn2;
 	char err[256];
-	uint64_t conn;
 	size_t n = 0;
 	int tries;
 
@@ -82,16 +82,33 @@ test_stream(void **state)
 		nap();
 	assert_int_equal(field(s, "acked"), 3);
 	assert_int_equal(field(l, "applied"), 3);
-	ctl_ha_sync_stop(s);
 
-	/* another key: the listener's proof fails at the sender, nothing is received */
+	/*
+	 * Another key, while the stream is open: the listener's proof fails at that sender,
+	 * nothing is received, and the stream goes on as it was (same connection, its count).
+	 */
 	sc.psk[0] = 8;
-	assert_non_null(s = ctl_ha_sync_start(&sc, err, sizeof(err)));
-	for (tries = 0; tries < 500 && field(s, "refused") == 0; tries++)
+	assert_non_null(bad = ctl_ha_sync_start(&sc, err, sizeof(err)));
+	for (tries = 0; tries < 500 && field(bad, "refused") == 0; tries++)
 		nap();
-	assert_true(field(s, "refused") > 0);
-	assert_false(ctl_ha_sync_resync_wanted(s));
-	assert_int_equal(ctl_ha_sync_take(l, got, 8, &conn), 0);
+	assert_true(field(bad, "refused") > 0);
+	assert_false(ctl_ha_sync_resync_wanted(bad));
+	ctl_ha_sync_stop(bad);
+	assert_int_equal(ctl_ha_sync_take(l, got, 8, &conn2), 0);
+	assert_int_equal(conn2, conn);
+	assert_int_equal(field(l, "applied"), 3);
+	assert_true(ctl_ha_sync_send(s, &b));
+	ctl_ha_sync_flush(s);
+	for (tries = 0, n = 0; tries < 500 && n == 0; tries++) {
+		n = ctl_ha_sync_take(l, got, 8, &conn2);
+		nap();
+	}
+	assert_int_equal(n, 1);
+	assert_int_equal(conn2, conn);
+	ctl_ha_sync_applied(l, conn2, n);
+	for (tries = 0; tries < 500 && field(s, "acked") < 4; tries++)
+		nap();
+	assert_int_equal(field(s, "acked"), 4);
 	ctl_ha_sync_stop(s);
 	ctl_ha_sync_stop(l);
 }
