@@ -8,6 +8,7 @@
  */
 #include <sys/eventfd.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include <json-c/json.h>
@@ -84,7 +85,8 @@ dp_hasync_slot(const struct dp_gen *g, const char *vm, size_t len)
 	return -1;
 }
 
-static void
+/* Queues a binding for the peer: whether it was. */
+static bool
 dp_hasync_send_bind(struct dp_hasync *d, uint16_t slot, uint8_t family, const uint8_t *addr,
     uint64_t expires, const char *name, size_t name_len)
 {
@@ -96,17 +98,18 @@ dp_hasync_send_bind(struct dp_hasync *d, uint16_t slot, uint8_t family, const ui
 
 	if (slot >= g->nvms || !g->vms[slot].present || r.ttl == 0 ||
 	    name_len > CTL_HA_NAME_MAX)
-		return;
+		return false;
 	r.vm = g->vms[slot].name;
 	r.vm_len = (uint8_t)strnlen(r.vm, CTL_HA_VM_MAX + 1);
 	memcpy(r.addr, addr, family == 4 ? 4 : 16);
-	(void)ctl_ha_sync_send(d->sync, &r);
+	return ctl_ha_sync_send(d->sync, &r);
 }
 
 void
 dp_hasync_learned(struct dp_hasync *d, const struct dp_evt *e)
 {
-	dp_hasync_send_bind(d, e->vm, e->family, e->addr, e->expires, e->name, e->name_len);
+	(void)dp_hasync_send_bind(d, e->vm, e->family, e->addr, e->expires, e->name,
+	    e->name_len);
 }
 
 static void
@@ -114,8 +117,8 @@ dp_hasync_resync_one(const struct ctl_mirror_ent *e, void *arg)
 {
 	struct dp_hasync *d = arg;
 
-	dp_hasync_send_bind(d, e->slot, e->family, e->addr, e->expires, e->name,
-	    strlen(e->name));
+	d->resync_sent += dp_hasync_send_bind(d, e->slot, e->family, e->addr, e->expires,
+	    e->name, strlen(e->name));
 }
 
 /* One of the peer's bindings into this box's table, judged by this box's policy. */
@@ -168,8 +171,10 @@ dp_hasync_tick(struct dp_hasync *d)
 		struct ctl_ha_rec mark = { .type = CTL_HA_REC_RESYNC_BEGIN };
 
 		(void)ctl_ha_sync_send(d->sync, &mark);
+		d->resync_sent = 0;
 		ctl_mirror_walk_all(d->ctl->mirror, dp_now(d->ctl->ctx), dp_hasync_resync_one, d);
 		mark.type = CTL_HA_REC_RESYNC_END;
+		mark.seq = d->resync_sent;
 		(void)ctl_ha_sync_send(d->sync, &mark);
 	}
 	ctl_ha_sync_flush(d->sync);
