@@ -228,6 +228,18 @@ ctl_ha_sync_send(struct ctl_ha_sync *s, const struct ctl_ha_rec *r)
 	return ok;
 }
 
+size_t
+ctl_ha_sync_room(struct ctl_ha_sync *s)
+{
+	size_t room;
+
+	pthread_mutex_lock(&s->lock);
+	room = s->out_open ? CTL_HA_SYNC_QUEUE - s->out.len : 0;
+	s->want_room = s->out_open;
+	pthread_mutex_unlock(&s->lock);
+	return room;
+}
+
 void
 ctl_ha_sync_flush(struct ctl_ha_sync *s)
 {

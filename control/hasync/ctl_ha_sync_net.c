@@ -227,8 +227,8 @@ ha_sender_write(struct ha_sender *h, struct ha_conn *c)
 	static _Thread_local struct ctl_ha_sync_item items[HA_BATCH];
 	static _Thread_local uint8_t wbuf[HA_BATCH * CTL_HA_WIRE_MAX];
 	struct ctl_ha_sync *s = h->s;
+	bool open, wake;
 	size_t k, w;
-	bool open;
 
 	do {
 		pthread_mutex_lock(&s->lock);
@@ -253,6 +253,12 @@ ha_sender_write(struct ha_sender *h, struct ha_conn *c)
 		s->sent = h->seq;
 		pthread_mutex_unlock(&s->lock);
 	} while (k == HA_BATCH);
+	pthread_mutex_lock(&s->lock);
+	wake = s->want_room;		/* all taken: a resync's next step */
+	s->want_room = false;
+	pthread_mutex_unlock(&s->lock);
+	if (wake && s->wake != NULL)
+		s->wake(s->arg);
 	return 0;
 }
 

@@ -24,6 +24,7 @@
 #include "policy/load.h"
 
 #define DP_HASYNC_TAKE	256	/* records installed per turn of the event loop */
+#define DP_HASYNC_RESERVE	4096	/* of the queue to the peer, kept during a resync */
 
 static void
 dp_hasync_wake(void *arg)
@@ -158,6 +159,35 @@ dp_hasync_install(struct dp_hasync *d, const struct ctl_ha_rec *r)
 	d->installed++;
 }
 
+/*
+ * The resync's next step: as many of the mirror's places as the queue to the peer has
+ * room for, less a reserve for what the workers learn meanwhile (sent as it comes: the
+ * peer installs a binding twice as once). The sender wakes the loop for the next step.
+ */
+static void
+dp_hasync_resync_step(struct dp_hasync *d)
+{
+	struct ctl_ha_rec mark = { .type = CTL_HA_REC_RESYNC_END };
+
+	while (d->resyncing) {
+		size_t room = ctl_ha_sync_room(d->sync);
+
+		if (room == 0) {	/* the connection went: the next one resyncs */
+			d->resyncing = false;
+			return;
+		}
+		if (room <= DP_HASYNC_RESERVE)
+			return;		/* the sender wakes the loop once it took the queue */
+		d->resync_at = ctl_mirror_walk_some(d->ctl->mirror, dp_now(d->ctl->ctx),
+		    d->resync_at, (uint32_t)(room - DP_HASYNC_RESERVE), dp_hasync_resync_one, d);
+		if (d->resync_at == 0) {
+			mark.seq = d->resync_sent;
+			(void)ctl_ha_sync_send(d->sync, &mark);
+			d->resyncing = false;
+		}
+	}
+}
+
 void
 dp_hasync_tick(struct dp_hasync *d)
 {
@@ -170,13 +200,12 @@ dp_hasync_tick(struct dp_hasync *d)
 	if (ctl_ha_sync_resync_wanted(d->sync)) {
 		struct ctl_ha_rec mark = { .type = CTL_HA_REC_RESYNC_BEGIN };
 
-		(void)ctl_ha_sync_send(d->sync, &mark);
+		d->resyncing = ctl_ha_sync_send(d->sync, &mark);
 		d->resync_sent = 0;
-		ctl_mirror_walk_all(d->ctl->mirror, dp_now(d->ctl->ctx), dp_hasync_resync_one, d);
-		mark.type = CTL_HA_REC_RESYNC_END;
-		mark.seq = d->resync_sent;
-		(void)ctl_ha_sync_send(d->sync, &mark);
+		d->resync_at = 0;
 	}
+	if (d->resyncing)
+		dp_hasync_resync_step(d);
 	ctl_ha_sync_flush(d->sync);
 	while ((n = ctl_ha_sync_take(d->sync, in, DP_HASYNC_TAKE, &conn)) > 0) {
 		for (size_t i = 0; i < n; i++)

@@ -20,7 +20,9 @@ struct dp_hasync {
 	uint64_t installed;		/* the peer's bindings installed */
 	uint64_t unknown_vm;		/* of a VM this box does not have */
 	uint64_t refused;		/* the table said no (full, the VM's share) */
-	uint64_t resync_sent;		/* bindings in the last resync */
+	uint64_t resync_sent;		/* bindings in the resync so far */
+	bool resyncing;			/* a resync goes on from resync_at */
+	uint32_t resync_at;		/* the mirror's next place (ctl_mirror_walk_some()) */
 };
 
 /*

@@ -128,7 +128,8 @@ def test_2b_binding_survives_the_crash(lab):
 
 
 def test_3_restarted_box_stays_backup_then_hang(lab):
-    """The crashed box's namegate starts again: after its start it may lead again, and
+    """The crashed box's namegate starts again: after its start it may lead again, has
+    the master's 1,000 bindings back (the master's resync on the new connection), and
     keepalived (nopreempt, as the sample has it) keeps it backup: the master goes on
     forwarding, it forwards nothing. Then the master's namegate hangs (SIGSTOP): its check
     times out, the other takes over and the VM's new connections get their greeting again."""
@@ -138,6 +139,9 @@ def test_3_restarted_box_stays_backup_then_hang(lab):
                step=0.2)
     wait_until(lambda: lab.role(o) == "backup", TAKEOVER, f"{o} to be backup", step=0.2)
     assert lab.role(m) == "master"
+    # its table came back whole: the master's resync on the new connection
+    wait_until(lambda: len(lab.bindings(o)) >= 1000, TAKEOVER, f"{o}'s bindings back",
+               step=0.2)
     fwd = lab.forwarded(o)
     res = lab.probe(1.0).result()
     assert len(res["ok"]) == res["tried"], res

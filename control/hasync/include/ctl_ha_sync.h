@@ -62,6 +62,13 @@ void ctl_ha_sync_stop(struct ctl_ha_sync *s);
  */
 bool ctl_ha_sync_send(struct ctl_ha_sync *s, const struct ctl_ha_rec *r);
 
+/*
+ * Event loop: room left in the queue to the peer, 0 while no connection is open. The
+ * sender then wakes the event loop once it has taken what is queued, so a resync goes on
+ * in steps as the peer takes it.
+ */
+size_t ctl_ha_sync_room(struct ctl_ha_sync *s);
+
 /* Event loop: hands what was queued since the last call to the sender. */
 void ctl_ha_sync_flush(struct ctl_ha_sync *s);
 
