@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <json-c/json.h>
 
@@ -50,6 +51,28 @@ ctl_ha_check(const struct ctl_opts *o, int timeout_ms)
 	return ok ? CTL_EXIT_OK : CTL_EXIT_BLOCK;
 }
 
+/* The sync stream's two directions, each when configured. */
+static void
+ctl_ha_print_sync(struct json_object *y)
+{
+	struct json_object *v;
+	double lag = json_object_object_get_ex(y, "lag_ms", &v) ? json_object_get_double(v) : -1;
+
+	if (strcmp(ctl_jstr(y, "peer_state", "off"), "off") != 0) {
+		printf("%-12s %s %s, %" PRIu64 " sent, %" PRIu64 " acked, ", "sync out",
+		    ctl_jstr(y, "peer", "?"), ctl_jstr(y, "peer_state", "?"), ctl_ju64(y, "sent"),
+		    ctl_ju64(y, "acked"));
+		if (lag >= 0)
+			printf("lag %.1f ms, ", lag);
+		printf("%" PRIu64 " resyncs\n", ctl_ju64(y, "resyncs"));
+	}
+	if (strcmp(ctl_jstr(y, "inbound", "off"), "off") != 0)
+		printf("%-12s %s %s, %" PRIu64 " received, %" PRIu64 " applied, %" PRIu64
+		    " installed, %" PRIu64 " refused\n", "sync in", ctl_jstr(y, "listen", "?"),
+		    ctl_jstr(y, "inbound", "?"), ctl_ju64(y, "received"), ctl_ju64(y, "applied"),
+		    ctl_ju64(y, "installed"), ctl_ju64(y, "refused"));
+}
+
 static void
 ctl_ha_print(struct json_object *j)
 {
@@ -74,6 +97,8 @@ ctl_ha_print(struct json_object *j)
 	printf("%-12s %" PRIu64 " (lines read %" PRIu64 ", ignored %" PRIu64 ", malformed %"
 	    PRIu64 ")\n", "changes", ctl_ju64(j, "changes"), ctl_ju64(lines, "read"),
 	    ctl_ju64(lines, "ignored"), ctl_ju64(lines, "malformed"));
+	if (ctl_jget(j, "sync") != NULL)
+		ctl_ha_print_sync(ctl_jget(j, "sync"));
 }
 
 int

@@ -191,7 +191,17 @@ ctl_ha_cmd(FILE *out, const struct ctl_req *req, void *arg)
 	json_object_object_add(lines, "malformed", json_object_new_uint64(malformed));
 	json_object_object_add(o, "lines", lines);
 	json_object_object_add(o, "reopened", json_object_new_uint64(reopened));
+	if (h->extra != NULL)
+		json_object_object_add(o, h->extra_key, h->extra(h->extra_arg));
 	return ctl_sock_reply_json(out, NULL, o);
+}
+
+void
+ctl_ha_extra(struct ctl_ha *h, const char *key, ctl_ha_json_fn *fn, void *arg)
+{
+	h->extra_key = key;
+	h->extra = fn;
+	h->extra_arg = arg;
 }
 
 static const struct ctl_cmd ctl_ha_cmds[] = {

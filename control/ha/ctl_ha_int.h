@@ -32,6 +32,9 @@ struct ctl_ha {
 	ctl_ha_beat_fn *beat;
 	void *arg;
 	struct ctl_events *events;
+	const char *extra_key;		/* ctl_ha_extra(): the event loop's own */
+	ctl_ha_json_fn *extra;
+	void *extra_arg;
 
 	pthread_t thread;
 	bool running;

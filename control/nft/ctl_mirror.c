@@ -199,6 +199,21 @@ ctl_mirror_walk_all(const struct ctl_mirror *m, uint64_t now,
 	}
 }
 
+uint32_t
+ctl_mirror_walk_some(const struct ctl_mirror *m, uint64_t now, uint32_t from, uint32_t n,
+    void (*fn)(const struct ctl_mirror_ent *e, void *arg), void *arg)
+{
+	uint32_t i = from;
+
+	for (; i <= m->mask && i - from < n; i++) {
+		const struct ctl_mirror_ent *e = &m->t[i];
+
+		if (e->key > CTL_MIRROR_DELETED && e->expires > now)
+			fn(e, arg);
+	}
+	return i <= m->mask ? i : 0;
+}
+
 void
 ctl_mirror_walk(const struct ctl_mirror *m, uint16_t slot, uint64_t now,
     void (*fn)(const struct ctl_mirror_ent *e, void *arg), void *arg)

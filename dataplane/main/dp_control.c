@@ -31,6 +31,7 @@
 #include "dp_evt.h"
 #include "dp_flowlog_out.h"
 #include "dp_gen.h"
+#include "dp_hasync.h"
 #include "dp_publish.h"
 #include "dp_stats.h"
 #include "dp_worker.h"
@@ -72,6 +73,8 @@ dp_control_render(FILE *out, void *arg)
 		ctl_fleet_render(c->fleet, out);
 	if (c->ha != NULL)
 		ctl_ha_render(c->ha, out);
+	if (c->hasync != NULL)
+		dp_hasync_render(c->hasync, out);
 	/* the feeder's table is replaced under the lock */
 	if (c->feed != NULL)
 		ctl_nft_feed_render(c->feed, out);
@@ -80,8 +83,7 @@ dp_control_render(FILE *out, void *arg)
 	return ferror(out) ? -1 : 0;
 }
 
-/* A binding learned: its name for reloads, and the binding for listings and nftables. */
-static void
+void
 dp_control_bind(struct dp_control *c, const struct dp_evt *e)
 {
 	const char *name;
@@ -147,8 +149,11 @@ dp_control_drain(struct dp_control *c)
 
 				if (e->version != DP_API_VERSION)
 					continue;
-				if (e->type == DP_EVT_BIND)
+				if (e->type == DP_EVT_BIND) {
 					dp_control_bind(c, e);
+					if (c->hasync != NULL)	/* to the peer */
+						dp_hasync_learned(c->hasync, e);
+				}
 				else if (e->type == DP_EVT_BLOCK)
 					dp_control_block(c, e, &now);
 				else if (e->type == DP_EVT_ASK || e->type == DP_EVT_ASK_END)

@@ -22,6 +22,8 @@ struct ctl_fleet;
 struct ctl_nft_feed;
 struct ctl_mirror;
 struct ctl_names;
+struct dp_evt;
+struct dp_hasync;
 struct pol_config;
 
 struct dp_control {
@@ -38,6 +40,7 @@ struct dp_control {
 	struct ctl_reload *reload;	/* NULL until started */
 	struct ctl_fleet *fleet;	/* NULL: no fleet store (or not yet started) */
 	struct ctl_ha *ha;		/* NULL: no ha: (or not started) */
+	struct dp_hasync *hasync;	/* NULL: no sync stream (or not started) */
 	struct dp_plane plane;		/* what the control concerns reach the workers by */
 	uint64_t started;		/* CLOCK_MONOTONIC seconds */
 	double started_at;		/* the process's start, UTC seconds */
@@ -52,6 +55,12 @@ void dp_control_plane_init(struct dp_control *c);
 
 /* ctl_metrics_render_fn: SPEC s6 metrics for a scrape (runs on the HTTP thread). */
 int dp_control_render(FILE *out, void *arg);
+
+/*
+ * A binding learned, by a worker or from the HA peer: its name for reloads, and the
+ * binding for listings and nftables.
+ */
+void dp_control_bind(struct dp_control *c, const struct dp_evt *e);
 
 /* Drain the workers' events: names for reloads, blocks to the event log. */
 void dp_control_drain(struct dp_control *c);

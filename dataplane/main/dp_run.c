@@ -39,6 +39,7 @@
 #include "dp_flowlog_out.h"
 #include "dp_gen_build.h"
 #include "dp_ha.h"
+#include "dp_hasync.h"
 #include "dp_ctlsock.h"
 #include "ctl_mirror.h"
 #include "dp_gen.h"
@@ -376,6 +377,7 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	uint64_t slots_at = UINT64_MAX;	/* the second removed VMs' slots were last looked at */
 	struct dp_vmslot_ctl slot_ctl = { 0 };
 	struct dp_ha ha = { .beat_ms = -1 };
+	struct dp_hasync hasync = { 0 };
 	struct timespec now;
 	int rc = 1;
 
@@ -470,6 +472,8 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	if (dp_ha_start(&ha, &ctx, ctl.cfgp, ctl.events, sock, stderr) != 0)
 		goto out;
 	ctl.ha = ha.ha;
+	if (dp_hasync_start(&hasync, &ctl, stderr) != 0)
+		goto out;
 	if (dp_telemetry_register(&ctl) != 0)
 		fputs("namegate: telemetry commands not registered\n", stderr);
 	for (unsigned int i = 0; i < ctx.nworkers; i++)
@@ -490,6 +494,7 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 		    ctx.slow_rx_fd[1] < 0);
 		dp_control_drain(&ctl);		/* the workers' records, once a turn */
 		dp_ha_tick(&ha);		/* role changes logged, a takeover announced */
+		dp_hasync_tick(&hasync);	/* the peer's bindings in, a resync out */
 		(void)ctl_sock_serve_ready(sock);	/* then the clients: they see them */
 		ctl_fleet_tick(ctl.fleet);	/* before the grants' tick: its changes first */
 		cfg = *cfgp;
@@ -544,6 +549,7 @@ out:
 	ctl_sock_close(sock);
 	ctl_metrics_stop(metrics);
 	ctl_fleet_stop(ctl.fleet);	/* before the grants, reload and approvals it uses */
+	dp_hasync_stop(&hasync);	/* after the scrapes: they read its lag */
 	ctl.ha = NULL;			/* after the scrapes: they read its role */
 	dp_ha_stop(&ha);
 	ctl_grants_live_stop(ctl.grants);	/* after the scrapes: they read its gauge */

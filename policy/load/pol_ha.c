@@ -40,5 +40,10 @@ const struct pol_field pol_ha_fields[] = {
 	{ "track_file", YAML_SCALAR_NODE, pol_h_str, CFG(ha_track_file), 0, 0, NULL, NULL,
 	    false },
 	{ "announce", YAML_SCALAR_NODE, pol_h_bool, CFG(ha_announce), 0, 0, NULL, NULL, false },
+	{ "sync_peer", YAML_SCALAR_NODE, pol_h_str, CFG(ha_sync_peer), 0, 0, NULL, NULL, false },
+	{ "sync_listen", YAML_SCALAR_NODE, pol_h_str, CFG(ha_sync_listen), 0, 0, NULL, NULL,
+	    false },
+	{ "sync_key_file", YAML_SCALAR_NODE, pol_h_str, CFG(ha_sync_key), 0, 0, NULL, NULL,
+	    false },
 	{ NULL, 0, NULL, 0, 0, 0, NULL, NULL, false },
 };

@@ -131,6 +131,9 @@ pol_config_free(struct pol_config *cfg)
 	free(cfg->ha_fifo);
 	free(cfg->ha_instance);
 	free(cfg->ha_track_file);
+	free(cfg->ha_sync_peer);
+	free(cfg->ha_sync_listen);
+	free(cfg->ha_sync_key);
 	free(cfg->vms);
 	for (size_t i = 0; cfg->budgets != NULL && i < cfg->nbudgets; i++)
 		free(cfg->budgets[i].host);

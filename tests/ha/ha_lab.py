@@ -28,6 +28,9 @@ from lab_net import run as sh, wait_until  # noqa: F401 (test_ha.py's too)
 ROLES = ("a", "b")
 VM_MAC, VM_IP = "02:00:00:00:00:11", "10.77.0.11"
 SRV_IP, SRV_PORT = "10.77.0.2", 9000
+# the sync stream's checks: a resolver, and a server only a name resolved through it opens
+DNS_IP, NAMED_IP, NAMED = "10.77.0.53", "10.77.0.3", "srv.sync.test"
+SYNC_PORT = 7400
 HA_IP = {"a": "169.254.77.1", "b": "169.254.77.2"}
 PRIORITY = {"a": 100, "b": 90}          # a leads when both may
 # VMs configured besides the real one, none of them present: a takeover announces each
@@ -57,6 +60,61 @@ while True:
     except OSError:
         pass
     c.close()
+"""
+
+# The resolver: nK.sync.test is 10.79.(K >> 8).(K & 255), srv.sync.test the named server,
+# anything else NXDOMAIN; TTL 300.
+DNS = r"""
+import socket, struct, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 53))
+while True:
+    q, peer = s.recvfrom(512)
+    i, labels = 12, []
+    while i < len(q) and q[i]:
+        labels.append(q[i + 1:i + 1 + q[i]].decode("ascii", "replace").lower())
+        i += 1 + q[i]
+    question = q[12:i + 5]
+    name = ".".join(labels)
+    addr = None
+    if name == sys.argv[3]:
+        addr = socket.inet_aton(sys.argv[2])
+    elif len(labels) == 3 and labels[1:] == ["sync", "test"] and labels[0][1:].isdigit():
+        k = int(labels[0][1:])
+        addr = bytes([10, 79, (k >> 8) & 255, k & 255])
+    head = q[:2] + struct.pack(">HHHHH", 0x8180 if addr else 0x8183, 1, 1 if addr else 0, 0,
+                               0)
+    ans = b"\xc0\x0c" + struct.pack(">HHIH", 1, 1, 300, 4) + addr if addr else b""
+    s.sendto(head + question + ans, peer)
+"""
+
+# The VM's resolver: queries the names given (comma-separated) and nK.sync.test for K in
+# range(N), at RATE a second, each once, and prints {name: monotonic time of its answer}
+# (names without one left out).
+RESOLVE = r"""
+import json, socket, struct, sys, time
+server, n, rate = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+names = [x for x in sys.argv[4].split(",") if x] + [f"n{k}.sync.test" for k in range(n)]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(1.0)
+got, start = {}, time.monotonic()
+for k, name in enumerate(names):
+    q = struct.pack(">HHHHHH", (k + 1) & 0xffff, 0x0100, 1, 0, 0, 0) + b"".join(
+        bytes([len(x)]) + x.encode() for x in name.split(".")) + b"\0\0\1\0\1"
+    for attempt in range(3):        # a resolver asks again
+        s.sendto(q, (server, 53))
+        try:
+            while True:             # a late answer to an earlier query is not this one's
+                r = s.recv(512)
+                if r[:2] == q[:2]:
+                    break
+        except OSError:
+            continue
+        if r[3] & 15 == 0 and struct.unpack(">H", r[6:8])[0] > 0:
+            got[name] = time.monotonic()
+        break
+    time.sleep(max(0.0, start + (k + 1) / rate - time.monotonic()))
+print(json.dumps(got))
 """
 
 # The server's side of a takeover: the gratuitous ARPs it sees (request, sender address
@@ -115,6 +173,9 @@ class HaLab:
     # ---- building -------------------------------------------------------------------
     def start(self):
         os.makedirs(self.tmp)
+        fd = os.open(os.path.join(self.tmp, "ha.key"), os.O_WRONLY | os.O_CREAT, 0o600)
+        os.write(fd, (secrets.token_hex(32) + "\n").encode())
+        os.close(fd)
         for ns in self.ns.values():
             sh(["ip", "netns", "add", ns])
         for ns in self.ns.values():     # no router solicitations or DAD from any kernel
@@ -146,11 +207,16 @@ class HaLab:
         sh(["ip", "link", "set", "eth0", "down"], ns=self.ns["vm"])
         sh(["ip", "link", "set", "eth0", "address", VM_MAC, "up"], ns=self.ns["vm"])
         sh(["ip", "addr", "add", f"{VM_IP}/24", "dev", "eth0"], ns=self.ns["vm"])
-        sh(["ip", "addr", "add", f"{SRV_IP}/24", "dev", "eth0"], ns=self.ns["srv"])
+        for a in (SRV_IP, NAMED_IP, DNS_IP):
+            sh(["ip", "addr", "add", f"{a}/24", "dev", "eth0"], ns=self.ns["srv"])
         for r in ROLES:
             sh(["ip", "addr", "add", f"{HA_IP[r]}/30", "dev", "ha0"], ns=self.ns[r])
         self.spawn("srv", self.ns["srv"], ["/usr/bin/python3", "-c", SERVER, SRV_IP,
                                            str(SRV_PORT)])
+        self.spawn("srv-named", self.ns["srv"], ["/usr/bin/python3", "-c", SERVER, NAMED_IP,
+                                                 str(SRV_PORT)])
+        self.spawn("dns", self.ns["srv"], ["/usr/bin/python3", "-c", DNS, DNS_IP, NAMED_IP,
+                                           NAMED])
         for r in ROLES:
             self.start_namegate(r)
             self.start_keepalived(r)
@@ -175,14 +241,17 @@ class HaLab:
             "  max_flows: 4096", "  max_flows_per_vm: 1024", "  max_bindings: 4096",
             "  max_vms: 2048",
             "slow_path: {enabled: false}",
-            "resolvers: [10.77.0.53]",
+            f"resolvers: [{DNS_IP}]",
             "metrics: 127.0.0.1:9477",
             f"control_socket: {self.path(r, 'ng.sock')}",
             f"events: {self.path(r, 'events.jsonl')}",
             f"grants: {{state: {self.path(r, 'grants.json')}}}",
             f"ha: {{notify_fifo: {self.path(r, 'ha.fifo')}, instance: namegate, "
-            f"track_file: {self.path(r, 'ha.state')}}}",
-            f"policies: {{srv: {{allow: ['{SRV_IP}:{SRV_PORT}']}}}}",
+            f"track_file: {self.path(r, 'ha.state')}, "
+            f"sync_peer: '{HA_IP['b' if r == 'a' else 'a']}:{SYNC_PORT}', "
+            f"sync_listen: '{HA_IP[r]}:{SYNC_PORT}', "
+            f"sync_key_file: {os.path.join(self.tmp, 'ha.key')}}}",
+            f"policies: {{srv: {{allow: ['{SRV_IP}:{SRV_PORT}', '*.sync.test']}}}}",
             "vms:",
             f"  - {{name: vm1, mac: '{VM_MAC}', ipv4: {VM_IP}, policy: srv}}"]
             + [f"  - {{name: {n}, mac: '{m}', ipv4: {a}, policy: srv}}"
@@ -211,7 +280,11 @@ class HaLab:
                 (f'"{ctl} ha', f'"{self.ctl} -s {self.path(r, "ng.sock")} ha'),
                 ("unicast_src_ip 169.254.77.1", f"unicast_src_ip {HA_IP[r]}"),
                 ("\t\t169.254.77.2\n", f"\t\t{HA_IP[other]}\n"),
-                ("priority 100", f"priority {PRIORITY[r]}")]
+                ("priority 100", f"priority {PRIORITY[r]}"),
+                # the lab shares two cores with whatever else runs: a worker may wait
+                # longer than the sample's 300 ms for the CPU without being hung, and a
+                # health check that fails then puts a healthy backup in FAULT
+                ("ha --check --timeout 300", "ha --check --timeout 1500")]
         for old, new in subs:
             assert old in text, f"the sample no longer has {old!r}"
             text = text.replace(old, new)
@@ -244,6 +317,31 @@ class HaLab:
                 k, _, v = line.rpartition(" ")
                 out[k] = float(v)
         return out
+
+    def bindings(self, r):
+        """The names box r has bindings of for the VM."""
+        cp = sh([self.ctl, "-s", self.path(r, "ng.sock"), "bindings", "vm1", "--json"],
+                check=False, timeout=10)
+        if cp.returncode != 0:
+            return set()
+        return {b["name"] for b in json.loads(cp.stdout)["bindings"]}
+
+    def resolve(self, n, rate, first=()):
+        """The VM resolves the names first, then n of nK.sync.test, at rate a second:
+        {name: monotonic time of its answer}."""
+        cp = sh(["/usr/bin/python3", "-c", RESOLVE, DNS_IP, str(n), str(rate), ",".join(first)],
+                ns=self.ns["vm"], timeout=n / rate + 60)
+        return json.loads(cp.stdout)
+
+    def greeted(self, ip, timeout=1.0):
+        """Whether a new connection from the VM to ip got the server's greeting."""
+        cp = sh(["/usr/bin/python3", "-c", "import socket, sys\n"
+                 "try:\n c = socket.create_connection((sys.argv[1], int(sys.argv[2])), "
+                 "timeout=float(sys.argv[3]))\n c.settimeout(float(sys.argv[3]))\n"
+                 " print(c.recv(64).startswith(b'hello'))\n"
+                 "except OSError:\n print(False)\n", ip, str(SRV_PORT), str(timeout)],
+                ns=self.ns["vm"], check=False, timeout=timeout + 10)
+        return cp.stdout.strip() == "True"
 
     def forwarded(self, r):
         """Frames box r sent out of its two ports: what it forwarded."""

@@ -25,7 +25,7 @@ LIBC = {
 # list is "unknown", which no room may use: a new library is a decision, taken here.
 POSIX = {
     "arpa/inet.h", "endian.h", "fcntl.h", "getopt.h", "grp.h", "libgen.h", "net/if.h",
-    "netdb.h", "netinet/in.h", "poll.h", "pthread.h", "pwd.h", "signal.h", "sys/eventfd.h",
+    "netdb.h", "netinet/in.h", "netinet/tcp.h", "poll.h", "pthread.h", "pwd.h", "signal.h", "sys/eventfd.h",
     "sys/ioctl.h",
     "sys/random.h", "sys/socket.h", "sys/stat.h", "sys/time.h", "sys/types.h", "sys/un.h",
     "unistd.h",

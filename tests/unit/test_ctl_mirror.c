@@ -137,11 +137,34 @@ test_forget_slot_leaves_neighbours(void **state)
 	ctl_mirror_free(m);
 }
 
+/* A walk in steps of 7 places sees every live binding once, as one walk does. */
+static void
+test_walk_in_steps(void **state)
+{
+	struct ctl_mirror *m = ctl_mirror_create(1024, 1024);
+	unsigned int n = 0, steps = 0;
+	uint32_t at = 0;
+
+	(void)state;
+	assert_non_null(m);
+	for (uint32_t i = 0; i < 300; i++)
+		assert_int_equal(t_bind(m, 1, i, name_a, i < 100 ? 5 : 50), 0);
+	do {
+		at = ctl_mirror_walk_some(m, 10, at, 7, t_count, &n);
+		steps++;
+	} while (at != 0);
+	assert_int_equal(n, 200);		/* the 100 expired at 10 left out */
+	assert_int_equal(n, t_walk(m, -1, 10));
+	assert_true(steps > 200 / 7);
+	ctl_mirror_free(m);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_slot_fills_only_its_share),
+		cmocka_unit_test(test_walk_in_steps),
 		cmocka_unit_test(test_expiry_gives_the_share_back),
 		cmocka_unit_test(test_churn_never_fills_it),
 		cmocka_unit_test(test_forget_slot_leaves_neighbours),

@@ -42,6 +42,14 @@ test_keys(void **state)
 	assert_int_equal(cfg->ha_heartbeat_ms, 250);
 	assert_false(cfg->ha_announce);
 	assert_string_equal(cfg->ha_track_file, "/run/ng.state");
+	assert_null(cfg->ha_sync_peer);
+	pol_config_free(cfg);
+	cfg = pol_check_load(BASE "ha: {notify_fifo: /f, sync_peer: '10.0.9.2:7400', "
+	    "sync_listen: '[fd00::1]:7400', sync_key_file: /etc/namegate/ha.key}\n");
+	assert_non_null(cfg);
+	assert_string_equal(cfg->ha_sync_peer, "10.0.9.2:7400");
+	assert_string_equal(cfg->ha_sync_listen, "[fd00::1]:7400");
+	assert_string_equal(cfg->ha_sync_key, "/etc/namegate/ha.key");
 	pol_config_free(cfg);
 }
 
@@ -60,7 +68,8 @@ test_refused(void **state)
 	    "ng.yaml:3:45: ha.heartbeat_timeout_ms: 5 is out of range (10..60000)");
 	pol_refused(BASE "ha: {notify_fifo: /f, peer: x}\n",
 	    "ng.yaml:3:23: unknown key 'peer' in ha (expected notify_fifo, instance, "
-	    "heartbeat_timeout_ms, track_file, announce)");
+	    "heartbeat_timeout_ms, track_file, announce, sync_peer, sync_listen, "
+	    "sync_key_file)");
 }
 
 int

@@ -130,6 +130,15 @@ int ctl_ha_serve(struct ctl_ha *h, struct ctl_sock *s);
  */
 int ctl_ha_serve_absent(struct ctl_sock *s);
 
+struct json_object;
+typedef struct json_object *ctl_ha_json_fn(void *arg);
+
+/*
+ * Event loop: namegatectl ha's reply gets key, an object fn makes at each request (the
+ * sync stream's state); fn NULL removes it. One such key.
+ */
+void ctl_ha_extra(struct ctl_ha *h, const char *key, ctl_ha_json_fn *fn, void *arg);
+
 /* namegate_ha_role (one sample per role, 1 for the current) and its changes (any thread). */
 void ctl_ha_render(const struct ctl_ha *h, FILE *out);
 

@@ -55,6 +55,14 @@ void ctl_mirror_walk_all(const struct ctl_mirror *m, uint64_t now,
     void (*fn)(const struct ctl_mirror_ent *e, void *arg), void *arg);
 
 
+/*
+ * fn for the bindings live at now among n of the table's places from place from (0: the
+ * first); returns where to go on, 0 once the table is done. The table never moves its
+ * entries, so a walk in steps sees each binding that stays live throughout.
+ */
+uint32_t ctl_mirror_walk_some(const struct ctl_mirror *m, uint64_t now, uint32_t from,
+    uint32_t n, void (*fn)(const struct ctl_mirror_ent *e, void *arg), void *arg);
+
 /* fn for every binding of slot live at now. */
 void ctl_mirror_walk(const struct ctl_mirror *m, uint16_t slot, uint64_t now,
     void (*fn)(const struct ctl_mirror_ent *e, void *arg), void *arg);

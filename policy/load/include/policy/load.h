@@ -183,6 +183,11 @@ struct pol_config {
 	char *ha_fifo, *ha_instance, *ha_track_file;
 	uint32_t ha_heartbeat_ms;
 	bool ha_announce;
+	/*
+	 * The pair's sync stream: the peer's ADDR:PORT this box sends what it learns to, the
+	 * ADDR:PORT it takes its peer's stream on, and the pre-shared key's file (NULL: none).
+	 */
+	char *ha_sync_peer, *ha_sync_listen, *ha_sync_key;
 
 	struct pol_vm *vms;
 	size_t nvms;

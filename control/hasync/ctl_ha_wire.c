@@ -1,0 +1,183 @@
+/*
+ * The sync stream's records and frames (ctl_ha_wire.h draws them). The peer's bytes arrive
+ * decrypted and authenticated, but a peer is a box that may run another version or be
+ * broken: every read goes through a cursor bounded by the record.
+ */
+#include <string.h>
+
+#include "ctl_ha_wire.h"
+
+struct ha_rd {
+	const uint8_t *p;
+	size_t len;		/* bytes left */
+};
+
+static bool
+ha_rd_take(struct ha_rd *r, size_t n, const uint8_t **at)
+{
+	if (r->len < n)
+		return false;
+	*at = r->p;
+	r->p += n;
+	r->len -= n;
+	return true;
+}
+
+static bool
+ha_rd_be(struct ha_rd *r, size_t n, uint64_t *v)
+{
+	const uint8_t *p;
+
+	if (!ha_rd_take(r, n, &p))
+		return false;
+	*v = 0;
+	for (size_t i = 0; i < n; i++)
+		*v = *v << 8 | p[i];
+	return true;
+}
+
+/* u8 len | bytes, 1 to max of them. */
+static bool
+ha_rd_str(struct ha_rd *r, size_t max, const char **s, uint8_t *slen)
+{
+	const uint8_t *p;
+	uint64_t n;
+
+	if (!ha_rd_be(r, 1, &n) || n == 0 || n > max || !ha_rd_take(r, (size_t)n, &p))
+		return false;
+	*s = (const char *)p;
+	*slen = (uint8_t)n;
+	return true;
+}
+
+static uint8_t *
+ha_wr_be(uint8_t *p, uint64_t v, size_t n)
+{
+	for (size_t i = n; i-- > 0; v >>= 8)
+		p[i] = (uint8_t)v;
+	return p + n;
+}
+
+static uint8_t *
+ha_wr_str(uint8_t *p, const char *s, uint8_t n)
+{
+	*p++ = n;
+	memcpy(p, s, n);
+	return p + n;
+}
+
+static bool
+ha_str_ok(const char *s, uint8_t n, size_t max)
+{
+	return s != NULL && n > 0 && n <= max;
+}
+
+size_t
+ctl_ha_rec_encode(const struct ctl_ha_rec *r, uint8_t *buf)
+{
+	uint8_t *p = buf;
+
+	*p++ = (uint8_t)r->type;
+	/* the three that name a VM and a name */
+	if ((r->type == CTL_HA_REC_BIND || r->type == CTL_HA_REC_BUDGET ||
+	    r->type == CTL_HA_REC_GRANT) && (!ha_str_ok(r->vm, r->vm_len, CTL_HA_VM_MAX) ||
+	    !ha_str_ok(r->name, r->name_len, CTL_HA_NAME_MAX)))
+		return 0;
+	switch (r->type) {
+	case CTL_HA_REC_BIND:
+		if (r->family != 4 && r->family != 6)
+			return 0;
+		p = ha_wr_str(p, r->vm, r->vm_len);
+		*p++ = r->family;
+		memcpy(p, r->addr, r->family == 4 ? 4 : 16);
+		p += r->family == 4 ? 4 : 16;
+		p = ha_wr_be(p, r->ttl, 4);
+		p = ha_wr_str(p, r->name, r->name_len);
+		break;
+	case CTL_HA_REC_BUDGET:
+		p = ha_wr_str(p, r->vm, r->vm_len);
+		p = ha_wr_str(p, r->name, r->name_len);
+		p = ha_wr_be(p, r->window, 8);
+		p = ha_wr_be(p, r->bytes, 8);
+		break;
+	case CTL_HA_REC_GRANT:
+		p = ha_wr_str(p, r->vm, r->vm_len);
+		p = ha_wr_str(p, r->name, r->name_len);
+		p = ha_wr_be(p, r->ttl, 4);
+		break;
+	case CTL_HA_REC_ACK:
+	case CTL_HA_REC_RESYNC_END:
+		p = ha_wr_be(p, r->seq, 8);
+		break;
+	case CTL_HA_REC_RESYNC_BEGIN:
+		break;
+	default:
+		return 0;
+	}
+	return (size_t)(p - buf);
+}
+
+bool
+ctl_ha_rec_parse(const uint8_t *buf, size_t len, struct ctl_ha_rec *r)
+{
+	struct ha_rd rd = { .p = buf, .len = len };
+	const uint8_t *a;
+	uint64_t v;
+
+	memset(r, 0, sizeof(*r));
+	if (!ha_rd_be(&rd, 1, &v))
+		return false;
+	r->type = (enum ctl_ha_rec_type)v;
+	switch (v) {
+	case CTL_HA_REC_BIND:
+		if (!ha_rd_str(&rd, CTL_HA_VM_MAX, &r->vm, &r->vm_len) || !ha_rd_be(&rd, 1, &v) ||
+		    (v != 4 && v != 6) || !ha_rd_take(&rd, v == 4 ? 4 : 16, &a))
+			return false;
+		r->family = (uint8_t)v;
+		memcpy(r->addr, a, v == 4 ? 4 : 16);
+		if (!ha_rd_be(&rd, 4, &v) ||
+		    !ha_rd_str(&rd, CTL_HA_NAME_MAX, &r->name, &r->name_len))
+			return false;
+		r->ttl = (uint32_t)v;
+		break;
+	case CTL_HA_REC_BUDGET:
+		if (!ha_rd_str(&rd, CTL_HA_VM_MAX, &r->vm, &r->vm_len) ||
+		    !ha_rd_str(&rd, CTL_HA_NAME_MAX, &r->name, &r->name_len) ||
+		    !ha_rd_be(&rd, 8, &r->window) || !ha_rd_be(&rd, 8, &r->bytes))
+			return false;
+		break;
+	case CTL_HA_REC_GRANT:
+		if (!ha_rd_str(&rd, CTL_HA_VM_MAX, &r->vm, &r->vm_len) ||
+		    !ha_rd_str(&rd, CTL_HA_NAME_MAX, &r->name, &r->name_len) ||
+		    !ha_rd_be(&rd, 4, &v))
+			return false;
+		r->ttl = (uint32_t)v;
+		break;
+	case CTL_HA_REC_ACK:
+	case CTL_HA_REC_RESYNC_END:
+		if (!ha_rd_be(&rd, 8, &r->seq))
+			return false;
+		break;
+	case CTL_HA_REC_RESYNC_BEGIN:
+		break;
+	default:
+		return false;
+	}
+	return rd.len == 0;		/* nothing trails a record */
+}
+
+enum ctl_ha_frame
+ctl_ha_frame_next(const uint8_t *buf, size_t len, size_t *flen)
+{
+	size_t n;
+
+	if (len < 2)
+		return CTL_HA_FRAME_MORE;
+	n = (size_t)buf[0] << 8 | buf[1];
+	if (n < 1 || 2 + n > CTL_HA_WIRE_MAX)
+		return CTL_HA_FRAME_BAD;
+	if (len < 2 + n)
+		return CTL_HA_FRAME_MORE;
+	*flen = 2 + n;
+	return CTL_HA_FRAME_OK;
+}

@@ -1,0 +1,158 @@
+/*
+ * The HA pair's sync stream on the wire (namegate(8), HA PAIR): one connection over the HA
+ * link, the active box the client (it sends what it learns), the standby the server (it
+ * installs and acknowledges). No DPDK, no sockets: bytes in, bytes out, so the unit tests
+ * and the fuzz target drive it whole.
+ *
+ * Crypto: libsodium rather than TLS 1.3 with a PSK through libssl. namegate already links
+ * libsodium (the fleet's bundle signatures); the handshake below is three messages whose
+ * every byte this file checks, where libssl's PSK mode needs its callbacks, a cipher
+ * suite and psk_dhe_ke chosen by hand to keep forward secrecy; and secretstream gives each
+ * direction an ordered stream in which a frame replayed, reordered or cut fails its tag.
+ *
+ * Every message is a frame: u16 len | u8 type | body (len counts type and body).
+ *
+ *   client -> server  HELLO   eph_c[32]
+ *   server -> client  REPLY   eph_s[32] | header_s[24] | mac_s[32]
+ *   client -> server  CONFIRM header_c[24] | mac_c[32]
+ *   either way        DATA    secretstream ciphertext of one record (AD: the frame's
+ *                             first 3 bytes)
+ *
+ * eph_* are X25519 keys made fresh for each connection (crypto_kx). mac_s is the keyed
+ * BLAKE2b (key: the pre-shared key) of "namegate-ha-s" | eph_c | eph_s | header_s, mac_c
+ * of "namegate-ha-c" | eph_c | eph_s | header_s | header_c: each side proves the key over
+ * the other's fresh ephemeral, so a recorded session replayed to either fails its MAC.
+ * Each direction's secretstream key is the keyed BLAKE2b (the PSK) of its crypto_kx
+ * session key: a stolen ephemeral alone opens nothing, a stolen PSK no past session.
+ *
+ * Records (the DATA plaintext: u8 type | body; strings length-prefixed, never NUL):
+ *   BIND          u8 vm_len | vm | u8 family (4, 6) | addr[4 or 16] | u32 ttl (seconds left)
+ *                 | u8 name_len | name
+ *   BUDGET        u8 vm_len | vm | u8 budget_len | budget | u64 window (its start, unix
+ *                 seconds) | u64 bytes (spent in it on the sender)
+ *   GRANT         u8 vm_len | vm | u8 pattern_len | pattern | u32 ttl (seconds left)
+ *   ACK           u64 seq (records of the other direction received and applied)
+ *   RESYNC_BEGIN  (empty)  the sender's whole state follows
+ *   RESYNC_END    u64 count (records between the two)
+ * Records are numbered from 1 in each direction by their order: the stream is ordered and
+ * lossless, so the number needs no field, and an ACK of n says the first n arrived.
+ */
+#ifndef CTL_HA_WIRE_H
+#define CTL_HA_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sodium/crypto_kx.h>
+#include <sodium/crypto_secretstream_xchacha20poly1305.h>
+
+#define CTL_HA_PSK_BYTES	32
+#define CTL_HA_MAC_BYTES	32
+#define CTL_HA_HDR_BYTES	crypto_secretstream_xchacha20poly1305_HEADERBYTES
+#define CTL_HA_ABYTES		crypto_secretstream_xchacha20poly1305_ABYTES
+#define CTL_HA_VM_MAX		64	/* bytes of a VM's name */
+#define CTL_HA_NAME_MAX		253	/* a DNS name's text */
+/* the longest record: a type, both strings at their limits, an address and two u64 */
+#define CTL_HA_REC_MAX		(1 + 1 + CTL_HA_VM_MAX + 1 + CTL_HA_NAME_MAX + 1 + 16 + 16)
+#define CTL_HA_WIRE_MAX	(3 + CTL_HA_REC_MAX + CTL_HA_ABYTES)	/* any frame, whole */
+
+enum ctl_ha_rec_type {
+	CTL_HA_REC_BIND = 1,
+	CTL_HA_REC_BUDGET = 2,
+	CTL_HA_REC_GRANT = 3,
+	CTL_HA_REC_ACK = 4,
+	CTL_HA_REC_RESYNC_BEGIN = 5,
+	CTL_HA_REC_RESYNC_END = 6,
+};
+
+/* A record; the strings point into the buffer it was parsed from, or the caller's. */
+struct ctl_ha_rec {
+	enum ctl_ha_rec_type type;
+	const char *vm;			/* BIND, BUDGET, GRANT */
+	uint8_t vm_len;
+	const char *name;		/* BIND: name; BUDGET: budget; GRANT: pattern */
+	uint8_t name_len;
+	uint8_t family;			/* BIND */
+	uint8_t addr[16];		/* BIND: 4 bytes used for IPv4 */
+	uint32_t ttl;			/* BIND, GRANT */
+	uint64_t window, bytes;		/* BUDGET */
+	uint64_t seq;			/* ACK; RESYNC_END: the count */
+};
+
+/*
+ * Writes r's plaintext into buf (at least CTL_HA_REC_MAX bytes): its length, or 0 when r
+ * is not one a peer would accept (a length past its limit, a family not 4 or 6).
+ */
+size_t ctl_ha_rec_encode(const struct ctl_ha_rec *r, uint8_t *buf);
+
+/* Parses one record from exactly len bytes; false if they are not one. Reads only buf. */
+bool ctl_ha_rec_parse(const uint8_t *buf, size_t len, struct ctl_ha_rec *r);
+
+enum ctl_ha_frame {
+	CTL_HA_FRAME_OK,
+	CTL_HA_FRAME_MORE,		/* the frame is not all there yet */
+	CTL_HA_FRAME_BAD,		/* a length no frame has */
+};
+
+/* The frame at the start of buf: *flen its whole length when OK. */
+enum ctl_ha_frame ctl_ha_frame_next(const uint8_t *buf, size_t len, size_t *flen);
+
+/* One end of a connection. Zeroed by ctl_ha_chan_wipe(). */
+struct ctl_ha_chan {
+	bool client;
+	enum {
+		CTL_HA_CHAN_START,	/* client: HELLO to send; server: HELLO awaited */
+		CTL_HA_CHAN_REPLY,	/* client: REPLY awaited */
+		CTL_HA_CHAN_CONFIRM,	/* server: CONFIRM awaited */
+		CTL_HA_CHAN_OPEN,	/* DATA both ways */
+		CTL_HA_CHAN_BROKEN,	/* a check failed: nothing more is read or sent */
+	} state;
+	uint8_t psk[CTL_HA_PSK_BYTES];
+	uint8_t pk[crypto_kx_PUBLICKEYBYTES], sk[crypto_kx_SECRETKEYBYTES];
+	uint8_t peer_pk[crypto_kx_PUBLICKEYBYTES];
+	uint8_t hdr_s[CTL_HA_HDR_BYTES];	/* the server's, in both MACs */
+	uint8_t rx_key[crypto_kx_SESSIONKEYBYTES];	/* server: until CONFIRM */
+	crypto_secretstream_xchacha20poly1305_state tx, rx;
+};
+
+enum ctl_ha_chan_rc {
+	CTL_HA_CHAN_NONE,		/* a handshake frame taken; *outlen may have a reply */
+	CTL_HA_CHAN_RECORD,		/* a record, in *rec (its strings in plain) */
+	CTL_HA_CHAN_FAIL,		/* refused: the connection must go (the chan is BROKEN) */
+};
+
+/*
+ * Makes fresh ephemeral keys. A client writes its HELLO into out (CTL_HA_WIRE_MAX): its
+ * length; 0 and a BROKEN channel when libsodium cannot start (no entropy).
+ */
+size_t ctl_ha_chan_init(struct ctl_ha_chan *ch, const uint8_t *psk, bool client, uint8_t *out);
+
+/*
+ * Takes one whole frame (from ctl_ha_frame_next()). A reply to send goes into out
+ * (CTL_HA_WIRE_MAX bytes), its length in *outlen; a DATA frame's record is parsed into
+ * *rec, its strings in plain (CTL_HA_REC_MAX bytes). Any failure breaks the channel.
+ */
+enum ctl_ha_chan_rc ctl_ha_chan_recv(struct ctl_ha_chan *ch, const uint8_t *frame, size_t len,
+    uint8_t *out, size_t *outlen, struct ctl_ha_rec *rec, uint8_t *plain);
+
+/* Seals r into a DATA frame in out (CTL_HA_WIRE_MAX): its length, 0 if not OPEN or bad. */
+size_t ctl_ha_chan_seal(struct ctl_ha_chan *ch, const struct ctl_ha_rec *r, uint8_t *out);
+
+static inline bool
+ctl_ha_chan_open(const struct ctl_ha_chan *ch)
+{
+	return ch->state == CTL_HA_CHAN_OPEN;
+}
+
+/* Zeroes the keys and states. */
+void ctl_ha_chan_wipe(struct ctl_ha_chan *ch);
+
+/*
+ * Reads the pre-shared key from path: 64 hex digits (a trailing newline allowed), as
+ * `head -c 32 /dev/urandom | xxd -p -c 64` writes. A file others may read is refused.
+ * 0, or -1 with a reason in err.
+ */
+int ctl_ha_psk_read(const char *path, uint8_t *psk, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * The daemon's side of the HA pair's sync stream (control/hasync/include/ctl_ha_sync.h):
+ * the bindings this box's workers learn sent to the peer, with the whole table after each
+ * new connection, and the peer's bindings installed in this box's own table, where its
+ * workers find them when it takes over. Main lcore only.
+ */
+#ifndef DP_HASYNC_H
+#define DP_HASYNC_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct ctl_ha_sync;
+struct dp_control;
+struct dp_evt;
+
+struct dp_hasync {
+	struct dp_control *ctl;
+	struct ctl_ha_sync *sync;
+	uint64_t installed;		/* the peer's bindings installed */
+	uint64_t unknown_vm;		/* of a VM this box does not have */
+	uint64_t refused;		/* the table said no (full, the VM's share) */
+	uint64_t resync_sent;		/* bindings in the resync so far */
+	bool resyncing;			/* a resync goes on from resync_at */
+	uint32_t resync_at;		/* the mirror's next place (ctl_mirror_walk_some()) */
+};
+
+/*
+ * With ha.sync_peer or ha.sync_listen, reads ha.sync_key_file and starts the stream,
+ * and has namegatectl ha show it. 0 (nothing without those keys), or -1 after saying why
+ * on err.
+ */
+int dp_hasync_start(struct dp_hasync *d, struct dp_control *ctl, FILE *err);
+
+/* A binding a worker learned (dp_control_drain()): to the peer. */
+void dp_hasync_learned(struct dp_hasync *d, const struct dp_evt *e);
+
+/* The event loop's turn: a resync the peer wants, its records installed and acknowledged. */
+void dp_hasync_tick(struct dp_hasync *d);
+
+/* The stream's metrics (a scrape's thread). */
+void dp_hasync_render(struct dp_hasync *d, FILE *out);
+
+/* Stops the stream. */
+void dp_hasync_stop(struct dp_hasync *d);
+
+#endif
