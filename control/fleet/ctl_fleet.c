@@ -112,8 +112,9 @@ ctl_fleet_alloc(struct ctl_fleet *f)
 	sh->pending = calloc(CTL_FLEET_PENDING_MAX, sizeof(sh->pending[0]));
 	f->applied = calloc(CTL_FLEET_STORE_GRANTS, sizeof(f->applied[0]));
 	f->local_revoked = calloc(CTL_FLEET_REVOKED_MAX, sizeof(f->local_revoked[0]));
+	f->prev = calloc(CTL_FLEET_REVOKED_MAX, sizeof(f->prev[0]));
 	return sh->grants && sh->revoked && sh->gw_name && sh->gw_status && sh->ops &&
-	    sh->pending && f->applied && f->local_revoked ? 0 : -ENOMEM;
+	    sh->pending && f->applied && f->local_revoked && f->prev ? 0 : -ENOMEM;
 }
 
 struct ctl_fleet *
@@ -145,6 +146,7 @@ ctl_fleet_start(struct pol_config **cfgp, struct ctl_events *events,
 		goto fail;
 	ctl_fleet_status_init(f);
 	ctl_fleet_cache_start(f);
+	ctl_fleet_revokes_load(f);
 	ctl_grants_live_set_store(grants, f->boot->fleet_name, ctl_fleet_revoked_here, f);
 	ctl_approval_set_listener(approvals, ctl_fleet_request_here, f);
 	if (pthread_create(&f->watcher, NULL, ctl_fleet_watch_main, f) != 0) {
@@ -199,6 +201,7 @@ ctl_fleet_stop(struct ctl_fleet *f)
 	free(f->sh.pending);
 	free(f->applied);
 	free(f->local_revoked);
+	free(f->prev);
 	if (f->boot != *f->cfgp)
 		pol_config_free((struct pol_config *)f->boot);
 	pthread_cond_destroy(&f->sh.kick);

@@ -45,6 +45,14 @@ struct ctl_fleet_op {
 	int64_t ttl;
 };
 
+/* A revocation made here: kept until the store shows it back. */
+struct ctl_fleet_revoke {
+	uint64_t id;
+	int64_t expires;		/* the grant's: past it, nothing to keep */
+	int64_t uid;
+	char user[CTL_GRANT_USER_MAX + 1];
+};
+
 /* A deny decided elsewhere for a request of this gateway. */
 struct ctl_fleet_deny {
 	uint64_t id;
@@ -112,6 +120,8 @@ struct ctl_fleet {
 	size_t napplied;
 	uint64_t *local_revoked;	/* revoked here, maybe not yet in the store */
 	size_t nlocal_revoked;
+	struct ctl_fleet_revoke *prev;	/* ...and not yet seen back from it (on disk) */
+	size_t nprev;
 	bool connected;			/* as last reported (events on change) */
 	bool cache_expired;
 	uint64_t refused_total;
@@ -141,6 +151,17 @@ struct ctl_approval_req;
 void ctl_fleet_request_here(void *arg, const struct ctl_approval_req *r, bool open);
 /* Queue a write for the writer (takes val), under lock. false when the queue is full. */
 bool ctl_fleet_op_push(struct ctl_fleet *f, const char *key, char *val, int64_t ttl);
+
+/* Queue revocation r for the store and keep its id among the revoked (loop). */
+void ctl_fleet_revoke_queue(struct ctl_fleet *f, const struct ctl_fleet_revoke *r);
+/* path written whole (tmp, fsync, rename): 0 or -errno. */
+int ctl_fleet_write_file(const char *path, const char *buf, size_t len);
+
+/* ctl_fleet_revokes.c: revocations made here, on disk until the store shows them back. */
+void ctl_fleet_revokes_load(struct ctl_fleet *f);
+void ctl_fleet_revokes_add(struct ctl_fleet *f, const struct ctl_fleet_revoke *r);
+/* The store's revoked ids (n): those of ours among them, or ended, are dropped (loop). */
+void ctl_fleet_revokes_seen(struct ctl_fleet *f, const uint64_t *revoked, size_t n);
 
 /* ctl_fleet.c: one namegate_fleet_apply_seconds observation. */
 void ctl_fleet_observe_apply(struct ctl_fleet *f, double seconds);

@@ -105,9 +105,8 @@ ctl_fleet_status_init(struct ctl_fleet *f)
 	}
 }
 
-/* path and path.minisig, each written whole (tmp, fsync, rename): the file first. */
-static int
-cfl_write_file(const char *path, const char *buf, size_t len)
+int
+ctl_fleet_write_file(const char *path, const char *buf, size_t len)
 {
 	char tmp[4096];
 	ssize_t w = 0;
@@ -141,8 +140,8 @@ cfl_cache_write(const struct ctl_fleet *f, const struct ctl_fleet_bundle *b)
 
 	if ((size_t)snprintf(sig, sizeof(sig), "%s.minisig", f->boot->fleet_cache) >= sizeof(sig))
 		return -ENAMETOOLONG;
-	if ((rc = cfl_write_file(f->boot->fleet_cache, b->policy, b->policy_len)) == 0)
-		rc = cfl_write_file(sig, b->minisig, b->minisig_len);
+	if ((rc = ctl_fleet_write_file(f->boot->fleet_cache, b->policy, b->policy_len)) == 0)
+		rc = ctl_fleet_write_file(sig, b->minisig, b->minisig_len);
 	return rc;
 }
 
@@ -233,27 +232,38 @@ ctl_fleet_op_push(struct ctl_fleet *f, const char *key, char *val, int64_t ttl)
 }
 
 void
-ctl_fleet_revoked_here(void *arg, const struct ctl_grant *g, const struct ctl_peer *by)
+ctl_fleet_revoke_queue(struct ctl_fleet *f, const struct ctl_fleet_revoke *r)
 {
-	struct ctl_fleet *f = arg;
 	char key[CTL_FLEET_KEY_MAX], id[24], *val;
 	int64_t now = time(NULL);
 
 	if (f->nlocal_revoked == CTL_FLEET_REVOKED_MAX)	/* the oldest are in the store */
 		memmove(f->local_revoked, f->local_revoked + 1,
 		    --f->nlocal_revoked * sizeof(f->local_revoked[0]));
-	f->local_revoked[f->nlocal_revoked++] = g->id;
-	snprintf(id, sizeof(id), "%" PRIu64, g->id);
+	f->local_revoked[f->nlocal_revoked++] = r->id;
+	snprintf(id, sizeof(id), "%" PRIu64, r->id);
 	ctl_fleet_key(key, f->boot->fleet_prefix, "revoked/", id);
-	val = ctl_fleet_revoked_encode(g->id, by != NULL ? by->user : "",
-	    by != NULL ? (int64_t)by->uid : -1, f->boot->fleet_gateway, now);
+	val = ctl_fleet_revoked_encode(r->id, r->user, r->uid, f->boot->fleet_gateway, now);
 	pthread_mutex_lock(&f->sh.lock);
 	/* the record outlives the grant a little, so no gateway can take it again */
-	if (val == NULL || !ctl_fleet_op_push(f, key, val, (g->expires > now ? g->expires - now :
+	if (val == NULL || !ctl_fleet_op_push(f, key, val, (r->expires > now ? r->expires - now :
 	    0) + CTL_FLEET_RECORD_SLACK))
 		fprintf(stderr, "namegate: fleet: grant %" PRIu64 " is revoked here only: the "
-		    "store's queue is full\n", g->id);
+		    "store's queue is full\n", r->id);
 	pthread_mutex_unlock(&f->sh.lock);
+}
+
+void
+ctl_fleet_revoked_here(void *arg, const struct ctl_grant *g, const struct ctl_peer *by)
+{
+	struct ctl_fleet *f = arg;
+	struct ctl_fleet_revoke r = { .id = g->id, .expires = g->expires,
+		.uid = by != NULL ? (int64_t)by->uid : -1 };
+
+	if (by != NULL)
+		snprintf(r.user, sizeof(r.user), "%s", by->user);
+	ctl_fleet_revokes_add(f, &r);	/* on disk first: a restart must not forget it */
+	ctl_fleet_revoke_queue(f, &r);
 }
 
 void
@@ -455,6 +465,11 @@ ctl_fleet_tick(struct ctl_fleet *f)
 	if (v != NULL) {
 		cfl_bundle(f, v);
 		ctl_fleet_verdict_free(v);
+	}
+	if (take && f->nprev > 0) {
+		pthread_mutex_lock(&f->sh.lock);
+		ctl_fleet_revokes_seen(f, f->sh.revoked, f->sh.nrevoked);
+		pthread_mutex_unlock(&f->sh.lock);
 	}
 	if (take && ctl_grants_live_store_sync(f->grants, want, n, stderr) >= 0) {
 		cfl_observe_grants(f, want, put_ms, n);

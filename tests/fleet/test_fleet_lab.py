@@ -400,6 +400,35 @@ def test_store_outage_keeps_answers_and_fails_grants_clearly(fleet):
                "a grant made after the outage to be applied")
 
 
+def test_revoke_while_away_survives_a_restart(fleet):
+    """A revoke made on a gateway cut off from the store, which then restarts, still wins
+    once the store is back: the grant's record there does not bring the grant back."""
+    rc, out, err = fleet.ctl_a("grant", "vm2", "example.com", "--for", "10m", "--json",
+                               operator=True)
+    assert rc == 0, err
+    gid = json.loads(out)["id"]
+    for ctl in (fleet.ctl_a, fleet.ctl_b):
+        wait_until(lambda: check(ctl, "vm2", "example.com:443")[0] == 0, 20, "the grant")
+    fleet.etcd.stop()
+    try:
+        fleet.wait_connected(fleet.ctl_a, up=False)
+        rc, out, err = fleet.ctl_a("revoke", str(gid))
+        assert rc == 0, err
+        assert check(fleet.ctl_a, "vm2", "example.com:443")[0] == 1
+        fleet.a.stop(10)
+        fleet.start_a()
+        assert check(fleet.ctl_a, "vm2", "example.com:443")[0] == 1
+    finally:
+        fleet.etcd.launch()
+        fleet.etcd.wait_ready()
+    fleet.wait_connected(fleet.ctl_a)
+    # the revocation reaches the store from the restarted box: B ends the grant too
+    wait_until(lambda: check(fleet.ctl_b, "vm2", "example.com:443")[0] == 1, 20,
+               "B to end the grant revoked on A")
+    assert check(fleet.ctl_a, "vm2", "example.com:443")[0] == 1
+    assert fleet.etcd.ctl("get", f"{PREFIX}/revoked/{gid}", "--print-value-only").strip()
+
+
 def metric(fleet, port, name):
     cp = fleet.lab.sw_exec(["curl", "-sS", "--max-time", "5", f"http://127.0.0.1:{port}/metrics"])
     m = re.search(rf"^{name} (\S+)$", cp.stdout, re.M)
