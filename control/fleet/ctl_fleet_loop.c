@@ -123,8 +123,29 @@ ctl_fleet_write_file(const char *path, const char *buf, size_t len)
 	close(fd);
 	if (rc == 0 && rename(tmp, path) != 0)
 		rc = -errno;
-	if (rc != 0)
+	if (rc != 0) {
 		unlink(tmp);
+		return rc;
+	}
+	/* the rename itself, on disk: else a crash may leave the old file (an old revokes list) */
+	{
+		char dir[4096], *slash;
+		int dfd;
+
+		snprintf(dir, sizeof(dir), "%s", path);
+		slash = strrchr(dir, '/');
+		if (slash == dir)
+			slash[1] = '\0';
+		else if (slash != NULL)
+			*slash = '\0';
+		else
+			snprintf(dir, sizeof(dir), ".");
+		if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+			return -errno;
+		if (fsync(dfd) != 0)
+			rc = -errno;
+		close(dfd);
+	}
 	return rc;
 }
 
