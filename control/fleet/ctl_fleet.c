@@ -268,8 +268,8 @@ ctl_fleet_render(struct ctl_fleet *f, FILE *out)
 	fprintf(out, "# HELP namegate_policy_info The policy in force: its bundle's serial (0: "
 	    "this box's file) and its text's SHA-256\n"
 	    "# TYPE namegate_policy_info gauge\n"
-	    "namegate_policy_info{serial=\"%" PRIu64 "\",digest=\"%s\",source=\"%s\"} 1\n",
-	    s.serial, s.digest, s.source);
+	    "namegate_policy_info{serial=\"%" PRIu64 "\",digest=\"%s\"} 1\n",
+	    s.serial, s.digest);
 }
 
 /* "pending":[{gateway,id,vm,name,type,first_seen,expires}...] into o (under lock). */
@@ -316,7 +316,11 @@ ctl_fleet_cmd(FILE *out, const struct ctl_req *req, void *arg)
 	    json_object_new_string(f->boot->fleet_gateway)) == 0 &&
 	    json_object_object_add(o, "connected",
 	    json_object_new_boolean(f->sh.watching && f->sh.writing)) == 0 &&
-	    json_object_object_add(o, "reason", json_object_new_string(f->sh.down_why)) == 0;
+	    json_object_object_add(o, "reason", json_object_new_string(f->sh.down_why)) == 0 &&
+	    json_object_object_add(o, "serial",
+	    json_object_new_uint64(f->sh.status.serial)) == 0 &&
+	    json_object_object_add(o, "source",
+	    json_object_new_string(f->sh.status.source)) == 0;
 	for (size_t i = 0; ok && i < f->sh.ngw; i++) {
 		struct json_object *s = json_tokener_parse(f->sh.gw_status[i]);
 

@@ -163,9 +163,13 @@ class Fleet:
     def policy_info(self, port):
         cp = self.lab.sw_exec(["curl", "-sS", "--max-time", "5",
                                f"http://127.0.0.1:{port}/metrics"])
-        m = re.search(r'^namegate_policy_info\{serial="(\d+)",digest="(\w*)",'
-                      r'source="(\w+)"\} 1$', cp.stdout, re.M)
-        return (int(m.group(1)), m.group(2), m.group(3)) if m else None
+        m = re.search(r'^namegate_policy_info\{serial="(\d+)",digest="(\w*)"\} 1$',
+                      cp.stdout, re.M)
+        if m is None:
+            return None
+        # where it came from: the fleet command's (the metric's labels are the contract's)
+        rc, out, _ = (self.ctl_a if port == 9478 else self.ctl_b)("fleet", "--json")
+        return (int(m.group(1)), m.group(2), json.loads(out)["source"] if rc == 0 else None)
 
     def publish(self, text, serial, key="k1", until=FUTURE):
         path = self.path(f"bundle-{serial}-{key}-{until[:4]}.yaml")

@@ -53,7 +53,7 @@ void ctl_fleet_stop(struct ctl_fleet *f);
 void ctl_fleet_tick(struct ctl_fleet *f);
 
 /*
- * namegate_fleet_connected, namegate_policy_info{serial,digest,source},
+ * namegate_fleet_connected, namegate_policy_info{serial,digest},
  * namegate_fleet_apply_seconds (put in the store to in force here), namegate_fleet_
  * cache_expired, namegate_fleet_bundles_refused_total: any thread (the scrape).
  */
