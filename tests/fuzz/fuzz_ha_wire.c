@@ -3,7 +3,8 @@
  * ctl_ha_chan.c), whose bytes come over a network link. The first byte picks what the
  * rest is fed to; besides what ASan/UBSan catch, it abort()s when a promise breaks:
  *
- *  0  one record: parsed only if its encoding is those very bytes (one spelling each).
+ *  0  one record (FLOW and FLOW_END among them): parsed only if its encoding is those
+ *     very bytes (one spelling each).
  *  1  frames to a fresh server, 2 to a fresh client: no input opens a channel or yields
  *     a record without the key, and after a failure nothing more is accepted.
  *  3  frames to the server of a pair that completed its handshake: none yields a record

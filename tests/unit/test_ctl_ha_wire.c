@@ -30,6 +30,19 @@ bind_rec(const char *name)
 	return r;
 }
 
+static struct ctl_ha_rec
+flow_rec(const char *name)
+{
+	struct ctl_ha_rec r = { .type = CTL_HA_REC_FLOW, .vm = "vm1", .vm_len = 3,
+		.name = name, .name_len = (uint8_t)strlen(name), .family = 4,
+		.addr = { 192, 0, 2, 7 }, .flow = { .vm_port = 40000, .peer_port = 443,
+		.how = CTL_HA_FLOW_BY_NAME, .name_bound = 1, .vm_wscale = 7, .peer_wscale = 9,
+		.isn = 0xfffffff0, .vm_nxt = 0x10, .peer_ack = 0x8, .peer_wnd = 0x1f0000,
+		.peer_isn = 0x01020304 } };
+
+	return r;
+}
+
 static void
 test_records(void **state)
 {
@@ -44,6 +57,12 @@ test_records(void **state)
 		{ .type = CTL_HA_REC_ACK, .seq = 0x0102030405060708ULL },
 		{ .type = CTL_HA_REC_RESYNC_BEGIN },
 		{ .type = CTL_HA_REC_RESYNC_END, .seq = 1000 },
+		flow_rec("example.com"),
+		{ .type = CTL_HA_REC_FLOW, .vm = "v", .vm_len = 1, .family = 6,
+		  .addr = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 }, .flow = { .vm_port = 1,
+		  .peer_port = 65535, .how = CTL_HA_FLOW_BY_ADDR, .isn = 1, .vm_nxt = 2 } },
+		{ .type = CTL_HA_REC_FLOW_END, .vm = "vm1", .vm_len = 3, .family = 4,
+		  .addr = { 192, 0, 2, 7 }, .flow = { .vm_port = 40000, .peer_port = 443 } },
 	};
 	uint8_t buf[CTL_HA_REC_MAX + 1];
 	struct ctl_ha_rec out;
@@ -67,6 +86,7 @@ test_records(void **state)
 		assert_int_equal(out.window, in[i].window);
 		assert_int_equal(out.bytes, in[i].bytes);
 		assert_int_equal(out.seq, in[i].seq);
+		assert_memory_equal(&out.flow, &in[i].flow, sizeof(out.flow));
 		/* every prefix is refused, and so is a byte more */
 		for (size_t k = 0; k < n; k++)
 			assert_false(ctl_ha_rec_parse(buf, k, &out));
@@ -98,7 +118,7 @@ test_records_refused(void **state)
 	assert_true(ctl_ha_rec_parse(buf, n, &out));
 	buf[1 + 1 + 3] = 5;			/* the family */
 	assert_false(ctl_ha_rec_parse(buf, n, &out));
-	buf[0] = 7;				/* no such type */
+	buf[0] = 200;				/* no such type */
 	assert_false(ctl_ha_rec_parse(buf, n, &out));
 	buf[0] = 0;
 	assert_false(ctl_ha_rec_parse(buf, n, &out));
@@ -109,6 +129,42 @@ test_records_refused(void **state)
 	assert_false(ctl_ha_rec_parse(buf, n, &out));
 	buf[1] = CTL_HA_VM_MAX + 1;		/* past the VM name's limit */
 	assert_false(ctl_ha_rec_parse(buf, n, &out));
+}
+
+/* A FLOW that names its grounds wrong, or spells a field two ways, is no record. */
+static void
+test_flow_refused(void **state)
+{
+	struct ctl_ha_rec r = flow_rec("example.com"), out;
+	uint8_t buf[CTL_HA_REC_MAX];
+	size_t n, how = 1 + 1 + 3 + 1 + 4 + 2 + 2;	/* type, vm, family, addr, ports */
+
+	(void)state;
+	assert_true((n = ctl_ha_rec_encode(&r, buf)) > 0);
+	assert_true(ctl_ha_rec_parse(buf, n, &out));
+	buf[how] = 3;				/* no such grounds */
+	assert_false(ctl_ha_rec_parse(buf, n, &out));
+	buf[how] = CTL_HA_FLOW_BY_ADDR;		/* by address, yet a name follows */
+	assert_false(ctl_ha_rec_parse(buf, n, &out));
+	buf[how] = CTL_HA_FLOW_BY_NAME;
+	buf[how + 1] = 2;			/* name_bound is 0 or 1 */
+	assert_false(ctl_ha_rec_parse(buf, n, &out));
+	buf[how + 1] = 1;
+	buf[how + 2 + 20 + 2] = 0;		/* by name with no name */
+	assert_false(ctl_ha_rec_parse(buf, how + 2 + 20 + 3, &out));
+	buf[1 + 1 + 3] = 5;			/* the family */
+	assert_false(ctl_ha_rec_parse(buf, n, &out));
+	r.flow.how = CTL_HA_FLOW_BY_ADDR;	/* the encoder refuses what the parser would */
+	assert_int_equal(ctl_ha_rec_encode(&r, buf), 0);
+	r = flow_rec("");
+	assert_int_equal(ctl_ha_rec_encode(&r, buf), 0);
+	r = flow_rec("a");
+	r.flow.name_bound = 2;
+	assert_int_equal(ctl_ha_rec_encode(&r, buf), 0);
+	r = flow_rec("a");
+	r.type = CTL_HA_REC_FLOW_END;
+	r.family = 5;
+	assert_int_equal(ctl_ha_rec_encode(&r, buf), 0);
 }
 
 static void
@@ -327,6 +383,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_records),
 		cmocka_unit_test(test_records_refused),
+		cmocka_unit_test(test_flow_refused),
 		cmocka_unit_test(test_frames),
 		cmocka_unit_test(test_session),
 		cmocka_unit_test(test_session_replayed),

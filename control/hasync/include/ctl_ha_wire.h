@@ -34,6 +34,13 @@
  *   ACK           u64 seq (records of the other direction received and applied)
  *   RESYNC_BEGIN  (empty)  the sender's whole state follows
  *   RESYNC_END    u64 count (records between the two)
+ *   FLOW          u8 vm_len | vm | u8 family | peer[4 or 16] | u16 vm_port | u16 peer_port
+ *                 | u8 how (1 address, 2 name) | u8 name_bound (0, 1) | u32 isn | u32 vm_nxt
+ *                 | u32 peer_ack | u32 peer_wnd | u32 peer_isn | u8 vm_wscale | u8
+ *                 peer_wscale | u8 name_len | name (none by address; 1 to 253 by name)
+ *   FLOW_END      u8 vm_len | vm | u8 family | peer[4 or 16] | u16 vm_port | u16 peer_port
+ * FLOW is a TCP connection whose verdict is final (namegate(8), HA PAIR), with what the
+ * peer needs to carry it on: its sequence state as it stood then; FLOW_END its end.
  * Records are numbered from 1 in each direction by their order: the stream is ordered and
  * lossless, so the number needs no field, and an ACK of n says the first n arrived.
  */
@@ -53,8 +60,9 @@
 #define CTL_HA_ABYTES		crypto_secretstream_xchacha20poly1305_ABYTES
 #define CTL_HA_VM_MAX		64	/* bytes of a VM's name */
 #define CTL_HA_NAME_MAX		253	/* a DNS name's text */
-/* the longest record: a type, both strings at their limits, an address and two u64 */
-#define CTL_HA_REC_MAX		(1 + 1 + CTL_HA_VM_MAX + 1 + CTL_HA_NAME_MAX + 1 + 16 + 16)
+/* the longest record, a FLOW: a type, both strings at their limits, an address, ports... */
+#define CTL_HA_REC_MAX		(1 + 1 + CTL_HA_VM_MAX + 1 + 16 + 4 + 2 + 20 + 2 + 1 + \
+				    CTL_HA_NAME_MAX)
 #define CTL_HA_WIRE_MAX	(3 + CTL_HA_REC_MAX + CTL_HA_ABYTES)	/* any frame, whole */
 
 enum ctl_ha_rec_type {
@@ -64,20 +72,38 @@ enum ctl_ha_rec_type {
 	CTL_HA_REC_ACK = 4,
 	CTL_HA_REC_RESYNC_BEGIN = 5,
 	CTL_HA_REC_RESYNC_END = 6,
+	CTL_HA_REC_FLOW = 7,
+	CTL_HA_REC_FLOW_END = 8,
+};
+
+/* What let a FLOW open: its peer's address, or a name (which the record then carries). */
+enum ctl_ha_flow_how {
+	CTL_HA_FLOW_BY_ADDR = 1,
+	CTL_HA_FLOW_BY_NAME = 2,
+};
+
+/* A FLOW's connection and its state (FLOW_END: the ports only). */
+struct ctl_ha_flow {
+	uint16_t vm_port, peer_port;
+	uint8_t how;			/* enum ctl_ha_flow_how */
+	uint8_t name_bound;		/* the name was bound to the peer when judged */
+	uint8_t vm_wscale, peer_wscale;
+	uint32_t isn, vm_nxt, peer_ack, peer_wnd, peer_isn;
 };
 
 /* A record; the strings point into the buffer it was parsed from, or the caller's. */
 struct ctl_ha_rec {
 	enum ctl_ha_rec_type type;
-	const char *vm;			/* BIND, BUDGET, GRANT */
+	const char *vm;			/* BIND, BUDGET, GRANT, FLOW, FLOW_END */
 	uint8_t vm_len;
-	const char *name;		/* BIND: name; BUDGET: budget; GRANT: pattern */
+	const char *name;		/* BIND, FLOW: name; BUDGET: budget; GRANT: pattern */
 	uint8_t name_len;
-	uint8_t family;			/* BIND */
-	uint8_t addr[16];		/* BIND: 4 bytes used for IPv4 */
+	uint8_t family;			/* BIND, FLOW, FLOW_END */
+	uint8_t addr[16];		/* BIND: 4 bytes used for IPv4; FLOW: the peer's */
 	uint32_t ttl;			/* BIND, GRANT */
 	uint64_t window, bytes;		/* BUDGET */
 	uint64_t seq;			/* ACK; RESYNC_END: the count */
+	struct ctl_ha_flow flow;	/* FLOW, FLOW_END */
 };
 
 /*
