@@ -21,6 +21,21 @@ enum dp_evt_type {
 	DP_EVT_BLOCK = 2,	/* a connection or query of vm was blocked (or would be) */
 	DP_EVT_ASK = 3,		/* a query of vm for an ask name waits for approval */
 	DP_EVT_ASK_END = 4,	/* and no longer does (reason: enum dp_ask_end) */
+	DP_EVT_FLOW = 5,	/* HA pair: a TCP flow of vm whose verdict is final */
+	DP_EVT_FLOW_END = 6,	/* and its end */
+};
+
+/*
+ * FLOW and FLOW_END: family, proto, addr and port are the flow's peer, expires its name's
+ * hash (dp_name_hash(), 0: admitted by address), gen the generation that judged it, and
+ * flow the rest (its sequence state as it stood when it became final), in place of name.
+ */
+struct dp_evt_flow {
+	uint32_t isn, vm_nxt, peer_ack, peer_wnd, peer_isn;
+	uint16_t vm_port;
+	uint8_t how;			/* enum dp_admission: address or binding */
+	uint8_t name_bound;
+	uint8_t vm_wscale, peer_wscale;
 };
 
 /*
@@ -64,7 +79,11 @@ struct dp_evt {
 	uint32_t gen;			/* BIND: the generation that judged the name */
 	struct dp_evt_ports ports;	/* BIND: what the binding opens under gen */
 	uint8_t name_len;
-	char name[DP_EVT_NAME_MAX + 1];	/* the queried name or the SNI; not NUL-terminated */
+	union {
+		char name[DP_EVT_NAME_MAX + 1];	/* the queried name or the SNI; not
+						 * NUL-terminated */
+		struct dp_evt_flow flow;	/* FLOW, FLOW_END */
+	};
 	uint8_t pad[3];
 };
 

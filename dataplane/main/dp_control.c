@@ -156,6 +156,9 @@ dp_control_drain(struct dp_control *c)
 				}
 				else if (e->type == DP_EVT_BLOCK)
 					dp_control_block(c, e, &now);
+				else if ((e->type == DP_EVT_FLOW || e->type == DP_EVT_FLOW_END) &&
+				    c->hasync != NULL)
+					dp_hasync_flow_event(c->hasync, e);
 				else if (e->type == DP_EVT_ASK || e->type == DP_EVT_ASK_END)
 					ctl_approval_record(c->approvals, i,
 					    dp_control_vm_name(c, e->vm), e, &now);

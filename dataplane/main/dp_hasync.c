@@ -20,6 +20,7 @@
 #include "dp_budget.h"
 #include "dp_control.h"
 #include "dp_evt.h"
+#include "dp_ha_flows.h"
 #include "dp_hasync.h"
 #include "policy/load.h"
 
@@ -45,6 +46,11 @@ dp_hasync_json(void *arg)
 		json_object_object_add(o, "installed", json_object_new_uint64(d->installed));
 		json_object_object_add(o, "unknown_vm", json_object_new_uint64(d->unknown_vm));
 		json_object_object_add(o, "not_installed", json_object_new_uint64(d->refused));
+		json_object_object_add(o, "flows_installed",
+		    json_object_new_uint64(d->flows_installed));
+		json_object_object_add(o, "flows_sent", json_object_new_uint64(d->flows_sent));
+		json_object_object_add(o, "flows_unnamed",
+		    json_object_new_uint64(d->flows_unnamed));
 	}
 	return o;
 }
@@ -65,6 +71,8 @@ dp_hasync_start(struct dp_hasync *d, struct dp_control *ctl, FILE *err)
 		fputs("namegate: ha: sync_peer and sync_listen need sync_key_file\n", err);
 		return -1;
 	}
+	if (dp_hasync_flows_start(d, err) != 0)
+		return -1;
 	if ((d->sync = ctl_ha_sync_start(&conf, why, sizeof(why))) == NULL) {
 		fprintf(err, "namegate: ha sync: %s\n", why);
 		return -1;
@@ -75,8 +83,7 @@ dp_hasync_start(struct dp_hasync *d, struct dp_control *ctl, FILE *err)
 	return 0;
 }
 
-/* The running generation's slot for the VM named vm (len bytes), or -1. */
-static int
+int
 dp_hasync_slot(const struct dp_gen *g, const char *vm, size_t len)
 {
 	for (uint16_t s = 0; s < g->nvms; s++)
@@ -178,8 +185,15 @@ dp_hasync_resync_step(struct dp_hasync *d)
 		}
 		if (room <= DP_HASYNC_RESERVE)
 			return;		/* the sender wakes the loop once it took the queue */
-		d->resync_at = ctl_mirror_walk_some(d->ctl->mirror, dp_now(d->ctl->ctx),
-		    d->resync_at, (uint32_t)(room - DP_HASYNC_RESERVE), dp_hasync_resync_one, d);
+		if (!d->resync_flows) {	/* the bindings, then the flows from their first */
+			d->resync_at = ctl_mirror_walk_some(d->ctl->mirror, dp_now(d->ctl->ctx),
+			    d->resync_at, (uint32_t)(room - DP_HASYNC_RESERVE),
+			    dp_hasync_resync_one, d);
+			d->resync_flows = d->resync_at == 0;
+			continue;
+		}
+		d->resync_at = dp_hasync_flows_resync(d, d->resync_at,
+		    (uint32_t)(room - DP_HASYNC_RESERVE));
 		if (d->resync_at == 0) {
 			mark.seq = d->resync_sent;
 			(void)ctl_ha_sync_send(d->sync, &mark);
@@ -203,6 +217,7 @@ dp_hasync_tick(struct dp_hasync *d)
 		d->resyncing = ctl_ha_sync_send(d->sync, &mark);
 		d->resync_sent = 0;
 		d->resync_at = 0;
+		d->resync_flows = false;
 	}
 	if (d->resyncing)
 		dp_hasync_resync_step(d);
@@ -211,6 +226,9 @@ dp_hasync_tick(struct dp_hasync *d)
 		for (size_t i = 0; i < n; i++)
 			if (in[i].r.type == CTL_HA_REC_BIND)
 				dp_hasync_install(d, &in[i].r);
+			else if (in[i].r.type == CTL_HA_REC_FLOW ||
+			    in[i].r.type == CTL_HA_REC_FLOW_END)
+				dp_hasync_flow_install(d, &in[i].r);
 		ctl_ha_sync_applied(d->sync, conn, n);
 	}
 }
@@ -219,6 +237,7 @@ void
 dp_hasync_render(struct dp_hasync *d, FILE *out)
 {
 	ctl_ha_sync_render(d->sync, out);
+	dp_hasync_flows_render(d, out);
 }
 
 void
@@ -230,4 +249,8 @@ dp_hasync_stop(struct dp_hasync *d)
 		d->ctl->hasync = NULL;
 	ctl_ha_sync_stop(d->sync);
 	d->sync = NULL;
+	if (d->ctl != NULL) {	/* the workers stopped: nothing reads it */
+		dp_ha_flows_free(d->ctl->ctx->ha_flows);
+		d->ctl->ctx->ha_flows = NULL;
+	}
 }

@@ -7,12 +7,16 @@
 #ifndef DP_HASYNC_H
 #define DP_HASYNC_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
+struct ctl_ha_rec;
 struct ctl_ha_sync;
 struct dp_control;
 struct dp_evt;
+struct dp_gen;
 
 struct dp_hasync {
 	struct dp_control *ctl;
@@ -22,7 +26,11 @@ struct dp_hasync {
 	uint64_t refused;		/* the table said no (full, the VM's share) */
 	uint64_t resync_sent;		/* bindings in the resync so far */
 	bool resyncing;			/* a resync goes on from resync_at */
+	bool resync_flows;		/* past the bindings: resync_at is the flows' place */
 	uint32_t resync_at;		/* the mirror's next place (ctl_mirror_walk_some()) */
+	uint64_t flows_installed;	/* the peer's flow records kept for adoption */
+	uint64_t flows_unnamed;		/* flows not sent: their name was not known here */
+	uint64_t flows_sent;		/* flow records (and ends) queued for the peer */
 };
 
 /*
@@ -34,6 +42,21 @@ int dp_hasync_start(struct dp_hasync *d, struct dp_control *ctl, FILE *err);
 
 /* A binding a worker learned (dp_control_drain()): to the peer. */
 void dp_hasync_learned(struct dp_hasync *d, const struct dp_evt *e);
+
+/* A flow a worker reported final, or its end (dp_control_drain()): kept, and to the peer. */
+void dp_hasync_flow_event(struct dp_hasync *d, const struct dp_evt *e);
+
+/*
+ * dp_hasync_flow.c, for dp_hasync.c: the pair's flow table made (0, or -1 after saying
+ * why on err); a peer's FLOW or FLOW_END record applied; the resync's flows, up to n from
+ * place at (the next place returned, 0 when done); their metrics. dp_hasync_slot(): the
+ * running generation's slot for the VM named vm (len bytes), or -1.
+ */
+int dp_hasync_flows_start(struct dp_hasync *d, FILE *err);
+void dp_hasync_flow_install(struct dp_hasync *d, const struct ctl_ha_rec *r);
+uint32_t dp_hasync_flows_resync(struct dp_hasync *d, uint32_t at, uint32_t n);
+void dp_hasync_flows_render(struct dp_hasync *d, FILE *out);
+int dp_hasync_slot(const struct dp_gen *g, const char *vm, size_t len);
 
 /* The event loop's turn: a resync the peer wants, its records installed and acknowledged. */
 void dp_hasync_tick(struct dp_hasync *d);

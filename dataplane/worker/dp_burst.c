@@ -245,7 +245,7 @@ dp_burst_conn(struct dp_worker *w, struct dp_burst *b, const struct dp_burst_fra
     bool from_vm, struct dp_flow **f)
 {
 	if (!from_vm)
-		return dp_conn_uplink(w, &fr->p, dp_burst_flow(w, b, fr), f);
+		return dp_conn_uplink(w, &fr->p, &b->keys[fr->key], dp_burst_flow(w, b, fr), f);
 	dp_fate_note(w, &fr->p, fr->vm, fr->fate);	/* audited QUIC goes on to be admitted */
 	return dp_conn_vm(w, &fr->p, fr->vm, &b->keys[fr->key], dp_burst_flow(w, b, fr), f);
 }

@@ -13,6 +13,7 @@
 #include "dp_flow.h"
 #include "dp_flowlog.h"
 #include "dp_gen.h"
+#include "dp_ha_adopt.h"
 #include "dp_hold.h"
 #include "dp_http.h"
 #include "dp_quic_flow.h"
@@ -131,11 +132,7 @@ dp_admit(struct dp_worker *w, const struct pkt *p, uint16_t vm, uint64_t *name_h
 	return DP_ADMIT_BINDING;
 }
 
-/*
- * A flow opened under an older policy: may it go on? On the grounds it opened on, judged
- * with the current generation (SPEC s4: what the new policy no longer allows is cut).
- */
-static bool
+bool
 dp_flow_still_allowed(struct dp_worker *w, const struct dp_flow *f)
 {
 	const struct dp_gen *g = w->gen;
@@ -174,13 +171,7 @@ dp_conn_revoke(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
 	return out;
 }
 
-/*
- * The budgets f counts in under the current generation (their indexes are its): its
- * destination's, and the name it stands on (the SNI or Host, once judged) as the name
- * table says. Computed when it opens and when the generation changes, not per frame: a
- * name bound to the address later counts for the flows opened after it.
- */
-static uint8_t
+uint8_t
 dp_flow_budgets_again(struct dp_worker *w, const struct dp_flow *f)
 {
 	const struct pol_ports *ports;
@@ -251,6 +242,8 @@ dp_conn_vm_known(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
 	dp_flow_track(w, f, p, true);
 	if (p->proto == PKT_PROTO_TCP && (p->tcp_flags & PKT_TCP_RST))
 		dp_flow_unhold(w, f);
+	if (w->ctx->ha)
+		dp_ha_note(w, f);	/* a FIN or an RST: its end to the peer */
 	if (f->tls == DP_TLS_DNS || (p->payload_len > 0 && (f->tls == DP_TLS_PENDING ||
 	    f->tls == DP_TLS_SNIFF || f->tls == DP_TLS_HTTP || f->judged != 0)) ||
 	    dp_quic_flow_watched(f, p))
@@ -304,9 +297,15 @@ dp_conn_vm_open(struct dp_worker *w, const struct pkt *p, uint16_t vm,
 	uint8_t budgets = 0;
 
 	if (p->proto == PKT_PROTO_TCP &&
-	    (p->tcp_flags & (PKT_TCP_SYN | PKT_TCP_ACK | PKT_TCP_RST)) != PKT_TCP_SYN)
+	    (p->tcp_flags & (PKT_TCP_SYN | PKT_TCP_ACK | PKT_TCP_RST)) != PKT_TCP_SYN) {
+		/* after a takeover: a flow the peer had, if it reported it final */
+		if (w->ctx->ha && (f = dp_ha_adopt(w, p, k, true)) != NULL) {
+			*fp = f;
+			return dp_conn_vm_known(w, p, f);
+		}
 		/* mid-stream TCP of no known flow: nothing may pass, and the VM should know */
 		return dp_fate_refuse(v, DP_REASON_UNSOLICITED, dp_fate_refusal(g, p));
+	}
 	if (p->dport == DNS_PORT && !dp_gen_is_resolver(g, p->family, p->dst))
 		return dp_conn_refused(w, p, k, DP_REASON_DNS_DENIED);
 	if ((how = dp_admit(w, p, vm, &name_hash, &budgets)) == DP_ADMIT_NO)
@@ -404,10 +403,11 @@ dp_conn_uplink_stray(const struct pkt *p)
 }
 
 struct dp_fate
-dp_conn_uplink_any(struct dp_worker *w, const struct pkt *p, struct dp_flow *f,
-    struct dp_flow **fp)
+dp_conn_uplink_any(struct dp_worker *w, const struct pkt *p, const struct dp_flow_key *k,
+    struct dp_flow *f, struct dp_flow **fp)
 {
-	if (f == NULL)
+	/* after a takeover: a flow the peer had, if it reported it final */
+	if (f == NULL && (!w->ctx->ha || (f = dp_ha_adopt(w, p, k, false)) == NULL))
 		return dp_conn_uplink_stray(p);
 	if (!dp_conn_current(w, f))
 		return dp_conn_revoke(w, p, f);
@@ -425,5 +425,7 @@ dp_conn_uplink_any(struct dp_worker *w, const struct pkt *p, struct dp_flow *f,
 		dp_http_peer(w, f, p);	/* a cut there reset both ends: this frame is harmless */
 	else if (f->judged != 0)
 		dp_tls_peer_ack(w, f);
+	if (w->ctx->ha)
+		dp_ha_note(w, f);	/* its verdict final (the server has the hello), or its end */
 	return dp_fate(f->tls == DP_TLS_DNS ? DP_FATE_STREAM : DP_FATE_INGRESS);
 }

@@ -88,9 +88,27 @@ dp_conn_steady(const struct dp_worker *w, const struct dp_flow *f, const struct 
 struct dp_fate dp_conn_vm_any(struct dp_worker *w, const struct pkt *p, uint16_t vm,
     const struct dp_flow_key *k, struct dp_flow *f, struct dp_flow **fp);
 
-/* A TCP or UDP datagram from the uplink toward its VM, whose flow is f (NULL: none). */
-struct dp_fate dp_conn_uplink_any(struct dp_worker *w, const struct pkt *p, struct dp_flow *f,
-    struct dp_flow **fp);
+/*
+ * A TCP or UDP datagram from the uplink toward its VM, with key k and f, the flow k looked
+ * up to (NULL: none).
+ */
+struct dp_fate dp_conn_uplink_any(struct dp_worker *w, const struct pkt *p,
+    const struct dp_flow_key *k, struct dp_flow *f, struct dp_flow **fp);
+
+/*
+ * A flow opened under an older policy (or another box's, adopted by the HA pair): may it
+ * go on? On the grounds it opened on (how, and name_hash for a binding), judged with the
+ * current generation (SPEC s4: what the new policy no longer allows is cut).
+ */
+bool dp_flow_still_allowed(struct dp_worker *w, const struct dp_flow *f);
+
+/*
+ * The budgets f counts in under the current generation (their indexes are its): its
+ * destination's, and the name it stands on (the SNI or Host, once judged) as the name
+ * table says. Computed when it opens and when the generation changes, not per frame: a
+ * name bound to the address later counts for the flows opened after it.
+ */
+uint8_t dp_flow_budgets_again(struct dp_worker *w, const struct dp_flow *f);
 
 /* dp_conn_vm_any(), a frame of its flow's steady state decided inline. */
 static inline struct dp_fate
@@ -108,10 +126,11 @@ dp_conn_vm(struct dp_worker *w, const struct pkt *p, uint16_t vm, const struct d
 
 /* dp_conn_uplink_any(), a frame of its flow's steady state decided inline. */
 static inline struct dp_fate
-dp_conn_uplink(struct dp_worker *w, const struct pkt *p, struct dp_flow *f, struct dp_flow **fp)
+dp_conn_uplink(struct dp_worker *w, const struct pkt *p, const struct dp_flow_key *k,
+    struct dp_flow *f, struct dp_flow **fp)
 {
 	if (f == NULL || !dp_conn_steady(w, f, p, false))
-		return dp_conn_uplink_any(w, p, f, fp);
+		return dp_conn_uplink_any(w, p, k, f, fp);
 	*fp = f;
 	f->last_seen = w->now;
 	if (p->proto == PKT_PROTO_TCP)

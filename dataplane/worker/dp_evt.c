@@ -201,6 +201,30 @@ dp_evt_ask(struct dp_worker *w, enum dp_evt_type type, const struct dp_ask_entry
 	dp_evt_put(w, w->evts);
 }
 
+void
+dp_evt_flow(struct dp_worker *w, enum dp_evt_type type, const struct dp_flow *f)
+{
+	struct dp_evt *e;
+
+	if ((e = dp_evt_slot(w, w->evts)) == NULL)
+		return;
+	e->version = DP_API_VERSION;
+	e->type = (uint16_t)type;
+	e->vm = f->key.vm;
+	e->family = f->key.family;
+	e->proto = f->key.proto;
+	memcpy(e->addr, f->key.peer, sizeof(e->addr));
+	e->port = f->key.peer_port;
+	e->expires = f->how == DP_ADMIT_BINDING ? f->name_hash : 0;
+	e->gen = f->gen;
+	e->tsc = rte_get_tsc_cycles();
+	e->flow = (struct dp_evt_flow){ .isn = f->isn, .vm_nxt = f->vm_nxt,
+		.peer_ack = f->peer_ack, .peer_wnd = f->peer_wnd, .peer_isn = f->peer_isn,
+		.vm_port = f->key.vm_port, .how = f->how, .name_bound = f->name_bound,
+		.vm_wscale = f->vm_wscale, .peer_wscale = f->peer_wscale };
+	dp_evt_put(w, w->evts);
+}
+
 unsigned int
 dp_evt_drain(struct dp_worker *w, struct dp_evt *out, unsigned int n)
 {

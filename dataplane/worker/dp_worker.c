@@ -20,6 +20,7 @@
 #include "dp_flow.h"
 #include "dp_flowlog.h"
 #include "dp_frag.h"
+#include "dp_ha_adopt.h"
 #include "dp_ha_gate.h"
 #include "dp_hold.h"
 #include "dp_mem.h"
@@ -53,6 +54,20 @@ dp_worker_unhold(struct dp_flow *f, void *arg)
 	dp_hold_put(w, &f->peer_hold);
 }
 
+/*
+ * A flow closes: its end to the HA peer if the pair knows it, and its record to the flow
+ * log if there is one. Registered always: ha: is known only after the workers are made.
+ */
+static void
+dp_worker_closed(const struct dp_flow *f, struct dp_flow_acct *a, void *arg)
+{
+	struct dp_worker *w = arg;
+
+	dp_ha_end(w, f);
+	if (w->flow_recs != NULL)
+		dp_flowlog_closed(f, a, arg);
+}
+
 /* The flow log's ring, and its reports registered with the flow table. */
 static int
 dp_worker_flowlog(struct dp_worker *w, uint16_t nvms, int socket)
@@ -62,7 +77,7 @@ dp_worker_flowlog(struct dp_worker *w, uint16_t nvms, int socket)
 	    sizeof(w->flowrec_taken[0]), RTE_CACHE_LINE_SIZE, socket);
 	if (w->flow_recs == NULL || w->flowrec_taken == NULL || w->flows == NULL)
 		return -1;
-	dp_flows_on_report(w->flows, dp_flowlog_closed, dp_flowlog_passed, w);
+	dp_flows_on_report(w->flows, dp_worker_closed, dp_flowlog_passed, w);
 	return 0;
 }
 
@@ -85,8 +100,10 @@ dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
 	max_flows = ctx->max_flows / ctx->nworkers;
 	snprintf(name, sizeof(name), "ng_flows_%u", id);
 	w->flows = dp_flows_create(name, max_flows ? max_flows : 1, nvms, socket);
-	if (w->flows != NULL)
+	if (w->flows != NULL) {
 		dp_flows_on_release(w->flows, dp_worker_unhold, w);
+		dp_flows_on_report(w->flows, dp_worker_closed, NULL, w);
+	}
 	snprintf(name, sizeof(name), "ng_pending_%u", id);
 	w->pending = dp_pending_create(name, DP_PENDING_CAP, nvms, socket);
 	w->holds = dp_holds_create(DP_HOLD_SLOTS, nvms, socket);

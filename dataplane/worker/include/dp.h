@@ -138,8 +138,18 @@ struct dp_txbuf {
 
 #define DP_DNS_SCRATCH	65536	/* the largest DNS message, over TCP or reassembled UDP */
 
+/* Why a mid-stream segment's adoption was refused (namegate_ha_adopt_refused_total). */
+enum dp_ha_refusal {
+	DP_HA_REFUSE_NO_RECORD,		/* no synced record: it gets what it got without ha: */
+	DP_HA_REFUSE_POLICY,		/* the current policy no longer allows it */
+	DP_HA_REFUSE_BUDGET,		/* one of its budgets is spent */
+	DP_HA_REFUSE_FLOW_LIMIT,	/* no room in the worker's flow table (the VM's share) */
+	DP_HA_REFUSE_MAX,
+};
+
 struct dp_flows;
 struct dp_frags;
+struct dp_ha_flows;
 struct dp_holds;
 struct dp_pending;
 struct dp_binds;
@@ -197,6 +207,8 @@ struct __rte_cache_aligned dp_worker {
 	uint32_t idle_polls;		/* polls in a row that found nothing */
 	uint32_t nap_us;		/* the next nap: doubles while idle, up to idle_sleep_us */
 	struct dp_ha_seen ha_seen;	/* the uplink's stations, seen while standby */
+	uint64_t ha_adopted;		/* flows adopted from the HA peer's records */
+	uint64_t ha_refused[DP_HA_REFUSE_MAX];	/* mid-stream segments that adopted none */
 };
 
 /* The process-wide state, owned by the main lcore. */
@@ -237,6 +249,8 @@ struct dp_ctx {
 	 */
 	bool ha __rte_cache_aligned;
 	atomic_bool ha_standby;
+	/* the pair's flows (dp_ha_flows.h), with a sync stream; read on a lookup's miss only */
+	struct dp_ha_flows *ha_flows;
 };
 
 /* Seconds since start: bindings and flows age in whole seconds. */

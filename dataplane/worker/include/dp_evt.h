@@ -86,6 +86,13 @@ void dp_evt_ask(struct dp_worker *w, enum dp_evt_type type, const struct dp_ask_
     uint8_t how, const char *name, size_t len);
 
 /*
+ * HA pair: flow f's verdict is final (DP_EVT_FLOW), or f ended (DP_EVT_FLOW_END), for the
+ * peer. A full ring loses the record, counted (evt_dropped): the flow is then one the peer
+ * cannot adopt, which fails closed.
+ */
+void dp_evt_flow(struct dp_worker *w, enum dp_evt_type type, const struct dp_flow *f);
+
+/*
  * Main lcore: take up to n events from worker w's rings into out, bindings first, and
  * count the bindings as taken (their VMs' shares free up).
  */

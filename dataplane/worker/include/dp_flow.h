@@ -78,6 +78,7 @@ struct dp_flow {
 	 * SNI judged in full under sni_binding: strict): an SNI with that hash is judged.
 	 */
 	bool name_bound;
+	uint8_t ha;			/* enum dp_flow_ha: what the HA peer was told of it */
 	uint64_t name_hash;		/* DP_ADMIT_BINDING: the name (the SNI, once judged) */
 	/*
 	 * TCP, what the receiver of the client's stream will accept: RCV.NXT as its last
@@ -98,6 +99,16 @@ struct dp_flow {
 	uint32_t peer_fin_seq;		/* and where that stream ends, once peer_fin */
 	bool vm_fin, peer_fin;		/* DNS over TCP: that side's FIN was seen */
 	uint8_t http_phase;		/* DP_TLS_HTTP: enum dp_http_phase */
+};
+
+/*
+ * A flow in the HA pair's sync (namegate(8), HA PAIR): reported to the peer once its
+ * verdict is final, and its end once, so the peer's copy goes when it does.
+ */
+enum dp_flow_ha {
+	DP_FLOW_HA_NONE,	/* not reported (not final yet, or never: no ha:) */
+	DP_FLOW_HA_SYNCED,	/* reported, or adopted from the peer's report */
+	DP_FLOW_HA_ENDED,	/* its end reported */
 };
 
 /* Two to a 128-byte pair of cache lines: a field added must fit a hole. */
