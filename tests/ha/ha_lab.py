@@ -21,6 +21,7 @@ import secrets
 import shutil
 import signal
 import subprocess
+import time
 
 import lab_namegate
 from lab_net import run as sh, wait_until  # noqa: F401 (test_ha.py's too)
@@ -60,6 +61,109 @@ while True:
     except OSError:
         pass
     c.close()
+"""
+
+# The named server's TLS echo (port 443, its certificate made for the run): each
+# connection's bytes sent back as they come, for as long as the client keeps it open.
+ECHO_PORT = 443
+ECHO = r"""
+import socket, ssl, sys, threading
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(sys.argv[3], sys.argv[4])
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(128)
+def serve(c):
+    try:
+        with ctx.wrap_socket(c, server_side=True) as t:
+            while True:
+                b = t.recv(65536)
+                if not b:
+                    break
+                t.sendall(b)
+    except (OSError, ssl.SSLError):
+        pass
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+"""
+
+# The VM's long-lived TLS connections: N of them to the echo, by name (SNI), each sending
+# 512 random bytes every 0.2 s and checking that every byte comes back, until one fails
+# (an RST, a timeout, bytes that differ: the connection counts as lost from then on).
+# Each line on stdin asks for the state: a JSON list of {rounds, last (monotonic time of
+# the last round whole), error}.
+CONNS = r"""
+import json, os, socket, ssl, sys, threading, time
+host, port, sni, n = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+ctx = ssl.create_default_context()
+ctx.check_hostname = False
+ctx.verify_mode = ssl.CERT_NONE
+state = [{"rounds": 0, "last": 0.0, "error": None} for _ in range(n)]
+def run(st):
+    try:
+        c = ctx.wrap_socket(socket.create_connection((host, port), timeout=10),
+                            server_hostname=sni)
+        c.settimeout(30)
+        while True:
+            data = os.urandom(512)
+            c.sendall(data)
+            got = b""
+            while len(got) < len(data):
+                b = c.recv(len(data) - len(got))
+                if not b:
+                    raise OSError("closed by the peer")
+                got += b
+            if got != data:
+                raise OSError("the echo differs")
+            st["rounds"] += 1
+            st["last"] = time.monotonic()
+            time.sleep(0.2)
+    except Exception as e:
+        st["error"] = f"{type(e).__name__}: {e}"
+for st in state:
+    threading.Thread(target=run, args=(st,), daemon=True).start()
+for line in sys.stdin:
+    print(json.dumps(state), flush=True)
+"""
+
+# Segments from the VM in the middle of no connection (ACK and data, on a port of its
+# own), sent raw: nothing may open a flow for them. Then a SYN from the same port, which
+# opens one as any SYN does: the server seeing it shows the segments' path was open.
+MIDSTREAM = r"""
+import sys, time
+from scapy.all import Ether, IP, TCP, Raw, sendp
+src_mac, src, dst_mac, dst, sport, dport = sys.argv[1:7]
+head = Ether(src=src_mac, dst=dst_mac) / IP(src=src, dst=dst)
+sendp(head / TCP(sport=int(sport), dport=int(dport), flags="PA", seq=123456, ack=654321) /
+      Raw(b"midstream, no flow"), iface="eth0", count=3, verbose=False)
+time.sleep(0.5)
+sendp(head / TCP(sport=int(sport), dport=int(dport), flags="S", seq=999), iface="eth0",
+      verbose=False)
+"""
+
+# The server's side of it: TCP segments from the VM's port sport, counted as SYNs, RSTs
+# (the VM's kernel resets what the SYN's answer opened) and others, printed when stopped
+# (SIGTERM).
+SEGMENTS = r"""
+import json, signal, socket, struct, sys
+sport = int(sys.argv[1])
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
+s.bind(("eth0", 0))
+seen = {"syn": 0, "rst": 0, "other": 0}
+def done(*_):
+    print(json.dumps(seen), flush=True)
+    sys.exit(0)
+signal.signal(signal.SIGTERM, done)
+print("ready", flush=True)
+while True:
+    f = s.recv(2048)
+    if len(f) >= 38 and f[23] == 6:
+        ihl = (f[14] & 15) * 4
+        if struct.unpack(">H", f[14 + ihl:16 + ihl])[0] == sport:
+            flags = f[14 + ihl + 13]
+            seen["syn" if flags & 2 else "rst" if flags & 4 else "other"] += 1
 """
 
 # The resolver: nK.sync.test is 10.79.(K >> 8).(K & 255), srv.sync.test the named server,
@@ -217,6 +321,12 @@ class HaLab:
                                                  str(SRV_PORT)])
         self.spawn("dns", self.ns["srv"], ["/usr/bin/python3", "-c", DNS, DNS_IP, NAMED_IP,
                                            NAMED])
+        cert, key = os.path.join(self.tmp, "echo.pem"), os.path.join(self.tmp, "echo.key")
+        sh(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+            "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", cert, "-days",
+            "2", "-subj", f"/CN={NAMED}", "-addext", f"subjectAltName=DNS:{NAMED}"])
+        self.spawn("echo", self.ns["srv"], ["/usr/bin/python3", "-c", ECHO, NAMED_IP,
+                                            str(ECHO_PORT), cert, key])
         for r in ROLES:
             self.start_namegate(r)
             self.start_keepalived(r)
@@ -379,6 +489,40 @@ class HaLab:
         wait_until(lambda: times() or p.poll() is not None, duration + 30,
                    "the probe's first connection")
         return Probe()
+
+    def open_conns(self, n):
+        """The VM opens n long-lived TLS connections to the named echo (by its name); the
+        object's .state() is their state now (CONNS)."""
+        p = subprocess.Popen(["ip", "netns", "exec", self.ns["vm"], "/usr/bin/python3", "-c",
+                              CONNS, NAMED_IP, str(ECHO_PORT), NAMED, str(n)],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.procs[f"conns-{p.pid}"] = p
+
+        class Conns:
+            def state(_):
+                p.stdin.write("?\n")
+                p.stdin.flush()
+                return json.loads(p.stdout.readline())
+
+            def stop(_):
+                p.stdin.close()
+                p.wait(timeout=10)
+        return Conns()
+
+    def midstream(self, sport, dst, dport):
+        """The VM sends raw mid-stream segments from port sport to dst:dport, then a SYN
+        (MIDSTREAM); returns what the server saw of them: {"syn": N, "rst": N, "other": N}."""
+        p = subprocess.Popen(["ip", "netns", "exec", self.ns["srv"], "/usr/bin/python3", "-c",
+                              SEGMENTS, str(sport)], stdout=subprocess.PIPE, text=True)
+        self.procs[f"segments-{p.pid}"] = p
+        assert p.stdout.readline().strip() == "ready"
+        mac = sh(["cat", f"/sys/class/net/eth0/address"], ns=self.ns["srv"]).stdout.strip()
+        sh(["/usr/bin/python3", "-c", MIDSTREAM, VM_MAC, VM_IP, mac, dst, str(sport),
+            str(dport)], ns=self.ns["vm"], timeout=60)
+        time.sleep(1.0)         # a cap for the frames to cross, not a measure
+        p.terminate()
+        out, _ = p.communicate(timeout=30)
+        return json.loads(out)
 
     def sniff(self):
         """Starts the server's sniffer; .stop() returns how many VMs' gratuitous ARPs it saw."""

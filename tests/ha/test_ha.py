@@ -10,11 +10,13 @@ import time
 
 import pytest
 
-from ha_lab import EXTRA_VMS, NAMED, NAMED_IP, HaLab, wait_until
+from ha_lab import EXTRA_VMS, NAMED, NAMED_IP, SRV_IP, SRV_PORT, HaLab, wait_until
 
 BUILD = os.environ["NAMEGATE_BUILD"]
 SRC = os.environ["NAMEGATE_SRC"]
 TAKEOVER = 20.0      # a cap for a wait, not a measure: keepalived's and namegate's starts
+CONNS = 20           # the VM's long-lived TLS connections, kept through every failover
+RESUME = 40.0        # a cap for a wait: TCP's retransmissions back off past the outage
 
 
 @pytest.fixture(scope="module")
@@ -44,6 +46,24 @@ def outage(res, at):
     after = [t for t in res["ok"] if t > at]
     assert before and after, f"no connection before or after the failover: {res}"
     return after[0] - before[-1]
+
+
+def conns_kept(lab, name, since):
+    """After a failover at `since` (monotonic): the VM's connections that exchanged whole
+    rounds since, with no RST, timeout or byte amiss, once each has either done so or
+    failed. Counted in lab.kept[name]; the failures are printed."""
+    def moved():
+        st = lab.conns.state()
+        return st if all(c["error"] or c["last"] > since for c in st) else None
+    try:
+        st = wait_until(moved, RESUME, "every connection to move again", step=0.5)
+    except AssertionError:      # a connection that hangs counts as lost
+        st = lab.conns.state()
+    kept = sum(1 for c in st if not c["error"] and c["last"] > since)
+    lab.kept[name] = kept
+    print(f"\nconnections kept through the {name}: {kept} of {CONNS}; "
+          f"lost: {[c['error'] for c in st if c['error'] or c['last'] <= since]}")
+    return kept
 
 
 def test_1_one_box_forwards(lab):
@@ -95,6 +115,25 @@ def test_1b_bindings_synced(lab):
     assert lab.greeted(NAMED_IP)
 
 
+def test_1c_connections_synced(lab):
+    """The VM opens 20 TLS connections to the named echo (admitted by its binding, the SNI
+    judged) and exchanges bytes on each: once the server has acknowledged each hello their
+    verdict is final, and the master reports them to the standby, which keeps them in its
+    table of the pair's flows (not its live table)."""
+    m, o = lab.master, lab.backup
+    before = lab.ha(o)["sync"]["flows_installed"]
+    lab.conns = lab.open_conns(CONNS)
+    lab.kept = {}
+    wait_until(lambda: all(c["rounds"] >= 3 or c["error"] for c in lab.conns.state()),
+               TAKEOVER, "every connection to exchange bytes", step=0.2)
+    st = lab.conns.state()
+    assert [c["error"] for c in st if c["error"]] == []
+    wait_until(lambda: lab.ha(o)["sync"]["flows_installed"] >= before + CONNS, TAKEOVER,
+               "the standby to have the connections' records", step=0.2)
+    assert lab.metrics(o)["namegate_ha_flows"] >= CONNS
+    assert lab.metrics(o)["namegate_ha_adopted_total"] == 0
+
+
 def test_2_crash_of_the_masters_namegate(lab):
     """SIGKILL of the master's namegate (its keepalived runs on): the health check fails,
     keepalived hands over, the other box becomes master, announces every configured VM on
@@ -118,6 +157,8 @@ def test_2_crash_of_the_masters_namegate(lab):
     lab.master, lab.backup = o, m
     changes = [(e["from"], e["role"]) for e in lab.events(o) if e["event"] == "ha_role"]
     assert changes[-1] == ("backup", "master"), changes
+    assert conns_kept(lab, "crash", at) > 0
+    assert lab.metrics(o)["namegate_ha_adopted_total"] > 0
 
 
 def test_2b_binding_survives_the_crash(lab):
@@ -127,9 +168,24 @@ def test_2b_binding_survives_the_crash(lab):
     assert lab.greeted(NAMED_IP)
 
 
+def test_2c_midstream_without_record_fails_closed(lab):
+    """On the new master, segments from the VM in the middle of a connection nobody
+    reported (ACK and data on a port of their own) open no flow: the server sees none of
+    them, and the master counts them as adoptions refused for want of a record; a SYN
+    from the same port then opens as any does (the server sees it: the path was open)."""
+    m = lab.master
+    key = 'namegate_ha_adopt_refused_total{reason="no_record"}'
+    before = lab.metrics(m)[key]
+    seen = lab.midstream(40123, SRV_IP, SRV_PORT)
+    assert seen["other"] == 0, seen
+    assert seen["syn"] >= 1, seen
+    assert lab.metrics(m)[key] >= before + 3
+
+
 def test_3_restarted_box_stays_backup_then_hang(lab):
     """The crashed box's namegate starts again: after its start it may lead again, has
-    the master's 1,000 bindings back (the master's resync on the new connection), and
+    the master's 1,000 bindings and the records of the VM's connections back (the master's
+    resync on the new connection), and
     keepalived (nopreempt, as the sample has it) keeps it backup: the master goes on
     forwarding, it forwards nothing. Then the master's namegate hangs (SIGSTOP): its check
     times out, the other takes over and the VM's new connections get their greeting again."""
@@ -142,6 +198,9 @@ def test_3_restarted_box_stays_backup_then_hang(lab):
     # its table came back whole: the master's resync on the new connection
     wait_until(lambda: len(lab.bindings(o)) >= 1000, TAKEOVER, f"{o}'s bindings back",
                step=0.2)
+    # and the VM's connections, which the master adopted: the resync's flows
+    wait_until(lambda: lab.metrics(o).get("namegate_ha_flows", 0) >= CONNS, TAKEOVER,
+               f"{o}'s records of the connections back", step=0.2)
     fwd = lab.forwarded(o)
     res = lab.probe(1.0).result()
     assert len(res["ok"]) == res["tried"], res
@@ -161,6 +220,7 @@ def test_3_restarted_box_stays_backup_then_hang(lab):
     assert lab.forwarded(o) > fwd
     assert res["ok"][-1] > at + gap / 2
     lab.master, lab.backup = o, m
+    assert conns_kept(lab, "hang", at) > 0
 
 
 def test_4_graceful_stop(lab):
@@ -188,3 +248,13 @@ def test_4_graceful_stop(lab):
     stop = max(i for i, e in enumerate(events) if e["event"] == "stop")
     roles = [e["role"] for e in events[:stop] if e["event"] == "ha_role"]
     assert roles[-1] != "master", roles
+    assert conns_kept(lab, "graceful stop", at) > 0
+
+
+def test_5_connections_kept(lab):
+    """The VM's 20 TLS connections, the same ones through the crash, the hang and the
+    graceful stop: RESULT ha_connections_kept is how many were whole after the worst of
+    the three (each failover's count includes what the earlier ones lost)."""
+    assert len(lab.kept) == 3, lab.kept
+    print(f"\nRESULT ha_connections_kept={min(lab.kept.values())}")
+    assert min(lab.kept.values()) > 0
