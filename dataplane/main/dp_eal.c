@@ -13,6 +13,7 @@
 #include "dp_bind.h"
 #include "dp_eal.h"
 #include "dp_gen.h"
+#include "dp_ha_flows.h"
 #include "dp_mem.h"
 #include "dp_worker.h"
 #include "policy/load.h"
@@ -46,7 +47,9 @@ dp_eal_tables(const struct pol_config *cfg)
 	    cfg->flow_log != NULL ? cfg->flow_log_ring : 0) +
 	    dp_binds_mem(cfg->max_bindings, vms) +
 	    2 * dp_gen_mem(cfg->max_bindings + 1, vms) +	/* a reload holds two generations */
-	    dp_mem_alloc(rte_rcu_qsbr_get_memsize(workers));
+	    dp_mem_alloc(rte_rcu_qsbr_get_memsize(workers)) +
+	    (cfg->ha_sync_peer != NULL || cfg->ha_sync_listen != NULL ?	/* the pair's flows */
+	    dp_ha_flows_mem(cfg->max_flows ? cfg->max_flows : 1, vms) : 0);
 }
 
 uint64_t

@@ -8,7 +8,6 @@
 #define DP_HASYNC_H
 
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 

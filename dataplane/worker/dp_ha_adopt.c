@@ -8,7 +8,6 @@
 #include "dp_conn.h"
 #include "dp_evt.h"
 #include "dp_flowlog.h"
-#include "dp_gen.h"
 #include "dp_ha_adopt.h"
 #include "dp_ha_flows.h"
 

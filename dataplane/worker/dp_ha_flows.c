@@ -11,6 +11,7 @@
 #include "dp_flow_tab.h"
 #include "dp_ha_flows.h"
 #include "dp_hash.h"
+#include "dp_mem.h"
 #include "dp_slots.h"
 
 #define DP_HA_READ_TRIES	8	/* a reader's copies of an entry being written */
@@ -65,6 +66,16 @@ dp_ha_flows_free(struct dp_ha_flows *t)
 	rte_free(t->per_vm);
 	rte_free(t->e);
 	rte_free(t);
+}
+
+uint64_t
+dp_ha_flows_mem(uint32_t cap, uint16_t nvms)
+{
+	return dp_mem_alloc(sizeof(struct dp_ha_flows)) +
+	    dp_mem_alloc((uint64_t)cap * sizeof(struct dp_ha_ent)) +
+	    dp_mem_alloc(((uint64_t)nvms + 1) * sizeof(uint32_t)) +
+	    dp_mem_alloc((uint64_t)dp_ft_buckets(cap) * sizeof(struct dp_ft_bucket)) +
+	    dp_mem_alloc((uint64_t)cap * sizeof(uint32_t));	/* the free slots */
 }
 
 /* A copy of entry e whole, not torn by the writer: false if it kept changing. */

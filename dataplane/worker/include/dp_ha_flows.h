@@ -47,6 +47,8 @@ struct dp_ha_flows;
 struct dp_ha_flows *dp_ha_flows_create(uint32_t cap, uint32_t per_vm, uint16_t nvms,
     int socket);
 void dp_ha_flows_free(struct dp_ha_flows *t);
+/* The EAL memory dp_ha_flows_create() takes (dp_mem.h). */
+uint64_t dp_ha_flows_mem(uint32_t cap, uint16_t nvms);
 
 /*
  * Main lcore: r kept (replacing what r's key had). 0; -ENOSPC when the table is full,
