@@ -105,6 +105,7 @@ ha_wr_flow(uint8_t *p, const struct ctl_ha_rec *r)
 	p = ha_wr_be(p, f->peer_isn, 4);
 	*p++ = f->vm_wscale;
 	*p++ = f->peer_wscale;
+	p = ha_wr_be(p, r->ttl, 4);
 	*p++ = r->name_len;
 	if (r->name_len > 0)
 		memcpy(p, r->name, r->name_len);
@@ -187,7 +188,7 @@ static bool
 ha_rd_flow(struct ha_rd *rd, struct ctl_ha_rec *r)
 {
 	struct ctl_ha_flow *f = &r->flow;
-	uint64_t how, bound, v[5], ws[2], n;
+	uint64_t how, bound, v[5], ws[2], ttl, n;
 	const uint8_t *p;
 
 	if (!ha_rd_be(rd, 1, &how) || !ha_rd_be(rd, 1, &bound) || bound > 1 ||
@@ -196,7 +197,8 @@ ha_rd_flow(struct ha_rd *rd, struct ctl_ha_rec *r)
 	for (int i = 0; i < 5; i++)
 		if (!ha_rd_be(rd, 4, &v[i]))
 			return false;
-	if (!ha_rd_be(rd, 1, &ws[0]) || !ha_rd_be(rd, 1, &ws[1]) || !ha_rd_be(rd, 1, &n) ||
+	if (!ha_rd_be(rd, 1, &ws[0]) || !ha_rd_be(rd, 1, &ws[1]) || !ha_rd_be(rd, 4, &ttl) ||
+	    !ha_rd_be(rd, 1, &n) ||
 	    (how == CTL_HA_FLOW_BY_ADDR ? n != 0 : n == 0 || n > CTL_HA_NAME_MAX) ||
 	    !ha_rd_take(rd, (size_t)n, &p))
 		return false;
@@ -204,6 +206,7 @@ ha_rd_flow(struct ha_rd *rd, struct ctl_ha_rec *r)
 		.how = (uint8_t)how, .name_bound = (uint8_t)bound, .vm_wscale = (uint8_t)ws[0],
 		.peer_wscale = (uint8_t)ws[1], .isn = (uint32_t)v[0], .vm_nxt = (uint32_t)v[1],
 		.peer_ack = (uint32_t)v[2], .peer_wnd = (uint32_t)v[3], .peer_isn = (uint32_t)v[4] };
+	r->ttl = (uint32_t)ttl;
 	r->name = n > 0 ? (const char *)p : NULL;
 	r->name_len = (uint8_t)n;
 	return true;

@@ -221,6 +221,7 @@ dp_hasync_tick(struct dp_hasync *d)
 	}
 	if (d->resyncing)
 		dp_hasync_resync_step(d);
+	dp_hasync_flows_tick(d);
 	ctl_ha_sync_flush(d->sync);
 	while ((n = ctl_ha_sync_take(d->sync, in, DP_HASYNC_TAKE, &conn)) > 0) {
 		for (size_t i = 0; i < n; i++)

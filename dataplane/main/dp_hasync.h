@@ -30,6 +30,8 @@ struct dp_hasync {
 	uint64_t flows_installed;	/* the peer's flow records kept for adoption */
 	uint64_t flows_unnamed;		/* flows not sent: their name was not known here */
 	uint64_t flows_sent;		/* flow records (and ends) queued for the peer */
+	uint64_t expired_at;		/* the second the pair's flows were last expired in */
+	uint32_t expire_at;		/* and the place the next expiry goes on from */
 };
 
 /*
@@ -48,12 +50,14 @@ void dp_hasync_flow_event(struct dp_hasync *d, const struct dp_evt *e);
 /*
  * dp_hasync_flow.c, for dp_hasync.c: the pair's flow table made (0, or -1 after saying
  * why on err); a peer's FLOW or FLOW_END record applied; the resync's flows, up to n from
- * place at (the next place returned, 0 when done); their metrics. dp_hasync_slot(): the
+ * place at (the next place returned, 0 when done); the lapsed records dropped (the event
+ * loop's turn); their metrics. dp_hasync_slot(): the
  * running generation's slot for the VM named vm (len bytes), or -1.
  */
 int dp_hasync_flows_start(struct dp_hasync *d, FILE *err);
 void dp_hasync_flow_install(struct dp_hasync *d, const struct ctl_ha_rec *r);
 uint32_t dp_hasync_flows_resync(struct dp_hasync *d, uint32_t at, uint32_t n);
+void dp_hasync_flows_tick(struct dp_hasync *d);
 void dp_hasync_flows_render(struct dp_hasync *d, FILE *out);
 int dp_hasync_slot(const struct dp_gen *g, const char *vm, size_t len);
 

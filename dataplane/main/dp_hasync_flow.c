@@ -50,10 +50,12 @@ dp_hasync_send_flow(struct dp_hasync *d, const struct dp_ha_flow *r, bool end)
 		.vm_wscale = r->vm_wscale, .peer_wscale = r->peer_wscale, .isn = r->isn,
 		.vm_nxt = r->vm_nxt, .peer_ack = r->peer_ack, .peer_wnd = r->peer_wnd,
 		.peer_isn = r->peer_isn } };
+	uint64_t now = dp_now(d->ctl->ctx);
 	size_t len = 0;
 
-	if (r->key.vm >= g->nvms || !g->vms[r->key.vm].present)
+	if (r->key.vm >= g->nvms || !g->vms[r->key.vm].present || (!end && r->expires <= now))
 		return false;
+	rec.ttl = end ? 0 : (uint32_t)(r->expires - now);
 	rec.vm = g->vms[r->key.vm].name;
 	rec.vm_len = (uint8_t)strnlen(rec.vm, CTL_HA_VM_MAX + 1);
 	memcpy(rec.addr, r->key.peer, sizeof(rec.addr));
@@ -80,6 +82,7 @@ dp_hasync_flow_event(struct dp_hasync *d, const struct dp_evt *e)
 		.peer_wscale = e->flow.peer_wscale };
 
 	memcpy(r.key.peer, e->addr, sizeof(r.key.peer));
+	r.expires = dp_now(d->ctl->ctx) + DP_HA_FLOW_TTL;
 	if (e->type == DP_EVT_FLOW_END) {
 		dp_ha_flows_del(d->ctl->ctx->ha_flows, &r.key);
 		d->flows_sent += dp_hasync_send_flow(d, &r, true);
@@ -121,6 +124,7 @@ dp_hasync_flow_install(struct dp_hasync *d, const struct ctl_ha_rec *in)
 		return;
 	}
 	r.key.vm = (uint16_t)slot;
+	r.expires = dp_now(ctx) + (in->ttl < DP_HA_FLOW_TTL ? in->ttl : DP_HA_FLOW_TTL);
 	memcpy(r.key.peer, in->addr, in->family == 4 ? 4 : 16);
 	if (in->type == CTL_HA_REC_FLOW_END) {
 		dp_ha_flows_del(ctx->ha_flows, &r.key);
@@ -145,6 +149,20 @@ dp_hasync_flow_install(struct dp_hasync *d, const struct ctl_ha_rec *in)
 	}
 	if (dp_ha_flows_put(ctx->ha_flows, &r) == 0)
 		d->flows_installed++;
+}
+
+void
+dp_hasync_flows_tick(struct dp_hasync *d)
+{
+	struct dp_ha_flows *t = d->ctl->ctx->ha_flows;
+	uint64_t now = dp_now(d->ctl->ctx);
+	uint32_t cap = d->ctl->ctx->max_flows;
+
+	/* once a second, a slice: a pass over the whole table within a minute */
+	if (now == d->expired_at)
+		return;
+	d->expired_at = now;
+	(void)dp_ha_flows_expire(t, now, cap / 60 > 4096 ? cap / 60 : 4096, &d->expire_at);
 }
 
 void

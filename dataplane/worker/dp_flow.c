@@ -36,7 +36,7 @@ struct dp_flows {
 	void (*release)(struct dp_flow *, void *);
 	void *release_arg;
 	void (*closed)(const struct dp_flow *, struct dp_flow_acct *, void *);
-	void (*passed)(const struct dp_flow *, struct dp_flow_acct *, void *);
+	void (*passed)(struct dp_flow *, struct dp_flow_acct *, void *);
 	void *report_arg;
 };
 
@@ -270,7 +270,7 @@ dp_flows_age(struct dp_flows *t, uint64_t now, unsigned int budget, uint64_t *cl
 void
 dp_flows_on_report(struct dp_flows *t,
     void (*closed)(const struct dp_flow *, struct dp_flow_acct *, void *),
-    void (*passed)(const struct dp_flow *, struct dp_flow_acct *, void *), void *arg)
+    void (*passed)(struct dp_flow *, struct dp_flow_acct *, void *), void *arg)
 {
 	t->closed = closed;
 	t->passed = passed;

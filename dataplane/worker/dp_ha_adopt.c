@@ -14,13 +14,14 @@
 void
 dp_ha_report(struct dp_worker *w, struct dp_flow *f)
 {
-	if (f->ha == DP_FLOW_HA_SYNCED) {
+	if (f->ha == DP_FLOW_HA_SYNCED && f->state == DP_FLOW_CLOSING) {
 		dp_evt_flow(w, DP_EVT_FLOW_END, f);
 		f->ha = DP_FLOW_HA_ENDED;
 		return;
 	}
-	dp_evt_flow(w, DP_EVT_FLOW, f);
+	dp_evt_flow(w, DP_EVT_FLOW, f);	/* final, adopted, or again as it is now */
 	f->ha = DP_FLOW_HA_SYNCED;
+	f->ha_at = (uint32_t)w->now;
 }
 
 void
@@ -98,7 +99,7 @@ dp_ha_adopt(struct dp_worker *w, const struct pkt *p, const struct dp_flow_key *
 	f->vm_wscale = r.vm_wscale;
 	f->peer_wscale = r.peer_wscale;
 	f->peer_synced = true;
-	f->ha = DP_FLOW_HA_SYNCED;	/* the pair knows it: its end is reported */
 	w->ha_adopted++;
+	dp_ha_report(w, f);	/* now this box's: kept for a resync, and the peer told */
 	return f;
 }

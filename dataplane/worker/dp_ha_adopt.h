@@ -15,6 +15,13 @@
 #include "sni/pkt.h"
 
 /*
+ * A flow the peer knows is reported again this often while it lives (aging passes it
+ * every few seconds), with its sequence state then: the peer's record lasts
+ * DP_HA_FLOW_TTL (dp_ha_flows.h) unless reported again.
+ */
+#define DP_HA_REFRESH_SECONDS	600
+
+/*
  * Is f's verdict final: a TCP flow both ends opened, allowed for good (by its address, or
  * by a name whose hello the server has acknowledged whole: nothing of it is judged again,
  * held or compared), not an audited VM's would-be block? Everything else (a hello still
@@ -29,7 +36,10 @@ dp_ha_final(const struct dp_flow *f)
 	    (f->how == DP_ADMIT_ADDR || f->how == DP_ADMIT_BINDING);
 }
 
-/* f's report to the peer: its verdict final (the first), or its end (the second). */
+/*
+ * f's report to the peer: its verdict final (and again as it is now: adopted, refreshed),
+ * or its end once it is closing.
+ */
 void dp_ha_report(struct dp_worker *w, struct dp_flow *f);
 
 /* f changed state: reported to the peer if its verdict just became final, or it closes. */
@@ -38,6 +48,14 @@ dp_ha_note(struct dp_worker *w, struct dp_flow *f)
 {
 	if (f->ha != DP_FLOW_HA_ENDED && (f->ha == DP_FLOW_HA_SYNCED ?
 	    f->state == DP_FLOW_CLOSING : dp_ha_final(f)))
+		dp_ha_report(w, f);
+}
+
+/* Aging passes f: reported again if the peer knows it and its last report is old. */
+static inline void
+dp_ha_refresh(struct dp_worker *w, struct dp_flow *f)
+{
+	if (f->ha == DP_FLOW_HA_SYNCED && w->now - f->ha_at >= DP_HA_REFRESH_SECONDS)
 		dp_ha_report(w, f);
 }
 

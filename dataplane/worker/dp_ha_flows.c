@@ -204,6 +204,22 @@ dp_ha_flows_del(struct dp_ha_flows *t, const struct dp_flow_key *k)
 }
 
 uint32_t
+dp_ha_flows_expire(struct dp_ha_flows *t, uint64_t now, uint32_t n, uint32_t *cursor)
+{
+	uint32_t at = *cursor, gone = 0;
+
+	for (; at < t->cap && n > 0; at++, n--)
+		if (t->e[at].in_use && t->e[at].r.expires <= now) {
+			struct dp_flow_key k = t->e[at].r.key;	/* the entry is rewritten */
+
+			dp_ha_flows_del(t, &k);
+			gone++;
+		}
+	*cursor = at < t->cap ? at : 0;
+	return gone;
+}
+
+uint32_t
 dp_ha_flows_walk_some(const struct dp_ha_flows *t, uint32_t at, uint32_t n,
     void (*fn)(const struct dp_ha_flow *, void *), void *arg)
 {

@@ -56,7 +56,8 @@ dp_worker_unhold(struct dp_flow *f, void *arg)
 
 /*
  * A flow closes: its end to the HA peer if the pair knows it, and its record to the flow
- * log if there is one. Registered always: ha: is known only after the workers are made.
+ * log if there is one. Registered always (with dp_worker_passed): ha: is known only after
+ * the workers are made.
  */
 static void
 dp_worker_closed(const struct dp_flow *f, struct dp_flow_acct *a, void *arg)
@@ -68,6 +69,21 @@ dp_worker_closed(const struct dp_flow *f, struct dp_flow_acct *a, void *arg)
 		dp_flowlog_closed(f, a, arg);
 }
 
+/*
+ * Aging passes an open flow: reported again to the HA peer if due, and an interim record
+ * to the flow log if there is one and it is due.
+ */
+static void
+dp_worker_passed(struct dp_flow *f, struct dp_flow_acct *a, void *arg)
+{
+	struct dp_worker *w = arg;
+
+	if (w->ctx->ha)
+		dp_ha_refresh(w, f);
+	if (w->flow_recs != NULL)
+		dp_flowlog_passed(f, a, arg);
+}
+
 /* The flow log's ring, and its reports registered with the flow table. */
 static int
 dp_worker_flowlog(struct dp_worker *w, uint16_t nvms, int socket)
@@ -77,7 +93,6 @@ dp_worker_flowlog(struct dp_worker *w, uint16_t nvms, int socket)
 	    sizeof(w->flowrec_taken[0]), RTE_CACHE_LINE_SIZE, socket);
 	if (w->flow_recs == NULL || w->flowrec_taken == NULL || w->flows == NULL)
 		return -1;
-	dp_flows_on_report(w->flows, dp_worker_closed, dp_flowlog_passed, w);
 	return 0;
 }
 
@@ -102,7 +117,7 @@ dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
 	w->flows = dp_flows_create(name, max_flows ? max_flows : 1, nvms, socket);
 	if (w->flows != NULL) {
 		dp_flows_on_release(w->flows, dp_worker_unhold, w);
-		dp_flows_on_report(w->flows, dp_worker_closed, NULL, w);
+		dp_flows_on_report(w->flows, dp_worker_closed, dp_worker_passed, w);
 	}
 	snprintf(name, sizeof(name), "ng_pending_%u", id);
 	w->pending = dp_pending_create(name, DP_PENDING_CAP, nvms, socket);

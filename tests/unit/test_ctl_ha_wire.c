@@ -38,7 +38,7 @@ flow_rec(const char *name)
 		.addr = { 192, 0, 2, 7 }, .flow = { .vm_port = 40000, .peer_port = 443,
 		.how = CTL_HA_FLOW_BY_NAME, .name_bound = 1, .vm_wscale = 7, .peer_wscale = 9,
 		.isn = 0xfffffff0, .vm_nxt = 0x10, .peer_ack = 0x8, .peer_wnd = 0x1f0000,
-		.peer_isn = 0x01020304 } };
+		.peer_isn = 0x01020304 }, .ttl = 3600 };
 
 	return r;
 }
@@ -60,7 +60,8 @@ test_records(void **state)
 		flow_rec("example.com"),
 		{ .type = CTL_HA_REC_FLOW, .vm = "v", .vm_len = 1, .family = 6,
 		  .addr = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 }, .flow = { .vm_port = 1,
-		  .peer_port = 65535, .how = CTL_HA_FLOW_BY_ADDR, .isn = 1, .vm_nxt = 2 } },
+		  .peer_port = 65535, .how = CTL_HA_FLOW_BY_ADDR, .isn = 1, .vm_nxt = 2 },
+		  .ttl = 0xffffffff },
 		{ .type = CTL_HA_REC_FLOW_END, .vm = "vm1", .vm_len = 3, .family = 4,
 		  .addr = { 192, 0, 2, 7 }, .flow = { .vm_port = 40000, .peer_port = 443 } },
 	};
@@ -150,8 +151,8 @@ test_flow_refused(void **state)
 	buf[how + 1] = 2;			/* name_bound is 0 or 1 */
 	assert_false(ctl_ha_rec_parse(buf, n, &out));
 	buf[how + 1] = 1;
-	buf[how + 2 + 20 + 2] = 0;		/* by name with no name */
-	assert_false(ctl_ha_rec_parse(buf, how + 2 + 20 + 3, &out));
+	buf[how + 2 + 20 + 2 + 4] = 0;		/* by name with no name */
+	assert_false(ctl_ha_rec_parse(buf, how + 2 + 20 + 2 + 4 + 1, &out));
 	buf[1 + 1 + 3] = 5;			/* the family */
 	assert_false(ctl_ha_rec_parse(buf, n, &out));
 	r.flow.how = CTL_HA_FLOW_BY_ADDR;	/* the encoder refuses what the parser would */

@@ -1,7 +1,8 @@
 /*
  * The HA pair's flows through the real worker (dp_ctx_setup on net_null ports, ha: on):
  * a TCP flow is reported to the main lcore once both ends opened it (its verdict final:
- * allowed by its address), with its sequence state, and its end once; after a takeover a
+ * allowed by its address), with its sequence state, again as aging passes it once its last
+ * report is DP_HA_REFRESH_SECONDS old, and its end once; after a takeover a
  * mid-stream segment with no flow adopts the record the peer reported, from the VM or from
  * the uplink, and goes on; without a record, or with one the policy in force no longer
  * allows, it opens nothing and leaves nothing, counted by reason; and a box without ha:
@@ -21,6 +22,7 @@
 #include "dp_ctx_fixture.h"
 #include "dp_evt.h"
 #include "dp_flow.h"
+#include "dp_ha_adopt.h"
 #include "dp_ha_flows.h"
 #include "dp_out.h"
 #include "dp_run.h"
@@ -69,7 +71,8 @@ static void
 t_record(uint16_t sport, const uint8_t *peer)
 {
 	struct dp_ha_flow r = { .key = t_key(sport, peer), .how = DP_ADMIT_ADDR, .isn = 1001,
-		.vm_nxt = 5001, .peer_ack = 5001, .peer_wnd = 65535, .peer_isn = 9001 };
+		.vm_nxt = 5001, .peer_ack = 5001, .peer_wnd = 65535, .peer_isn = 9001,
+		.expires = UINT64_MAX };
 
 	assert_int_equal(dp_ha_flows_put(ctx.ha_flows, &r), 0);
 }
@@ -103,7 +106,9 @@ static void
 test_final_flow_reported(void **state)
 {
 	struct rte_mbuf *m = t_tcp(true, 40000, allowed, 1000, 0, PKT_TCP_SYN);
+	struct dp_flow_key k = t_key(40000, allowed);
 	const struct dp_evt *e;
+	struct dp_flow *f;
 
 	(void)state;
 	dp_burst_vm(w, &m, 1);
@@ -117,6 +122,16 @@ test_final_flow_reported(void **state)
 	assert_int_equal(e->flow.isn, 1001);
 	assert_int_equal(e->flow.peer_isn, 7001);
 	assert_int_equal(e->flow.how, DP_ADMIT_ADDR);
+	/* aging passes it: nothing until its report is old, then again, as it is now */
+	assert_non_null(f = dp_flow_lookup(w->flows, &k));
+	dp_flows_age(w->flows, w->now, dp_flows_cap(w->flows), NULL, w->gen, NULL, NULL);
+	assert_null(t_evt(DP_EVT_FLOW));
+	f->ha_at = (uint32_t)(w->now - DP_HA_REFRESH_SECONDS);
+	f->vm_nxt = 1234;
+	dp_flows_age(w->flows, w->now, dp_flows_cap(w->flows), NULL, w->gen, NULL, NULL);
+	assert_non_null(e = t_evt(DP_EVT_FLOW));
+	assert_int_equal(e->flow.vm_nxt, 1234);
+	f->vm_nxt = 1001;
 	m = t_tcp(true, 40000, allowed, 1001, 7001, PKT_TCP_FIN | PKT_TCP_ACK);
 	dp_burst_vm(w, &m, 1);
 	assert_non_null(t_evt(DP_EVT_FLOW_END));
@@ -145,6 +160,7 @@ test_adopts_from_the_vm(void **state)
 	assert_int_equal(f->isn, 1001);
 	assert_int_equal(f->vm_nxt, 5005);	/* the record's, moved by the segment */
 	assert_int_equal(f->ha, DP_FLOW_HA_SYNCED);
+	assert_non_null(t_evt(DP_EVT_FLOW));	/* now this box's: reported as it is */
 }
 
 static void

@@ -1,7 +1,8 @@
 /*
  * dp_ha_flows: the HA pair's flow table under a real EAL (--no-huge, no devices): a record
  * kept, replaced and dropped by key; a VM held to its share and the table to its size,
- * each refusal counted; a walk in steps sees every record once.
+ * each refusal counted; a walk in steps sees every record once; records lapse when their
+ * time is past, and only then.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -124,6 +125,33 @@ test_walk_in_steps(void **state)
 	dp_ha_flows_free(t);
 }
 
+static void
+test_expire(void **state)
+{
+	struct dp_ha_flows *t = dp_ha_flows_create(64, 64, 4, SOCKET_ID_ANY);
+	struct dp_ha_flow r, out;
+	uint32_t cursor = 0, gone = 0, calls = 0;
+
+	(void)state;
+	assert_non_null(t);
+	for (uint16_t p = 0; p < 20; p++) {
+		r = rec(1, p, p);
+		r.expires = p % 2 == 0 ? 100 : 200;
+		assert_int_equal(dp_ha_flows_put(t, &r), 0);
+	}
+	do {
+		gone += dp_ha_flows_expire(t, 100, 5, &cursor);
+		calls++;
+	} while (cursor != 0 && calls < 100);
+	assert_int_equal(gone, 10);
+	for (uint16_t p = 0; p < 20; p++) {
+		r = rec(1, p, p);
+		assert_int_equal(dp_ha_flows_get(t, &r.key, &out), p % 2 == 1);
+	}
+	assert_int_equal(dp_ha_flows_count(t), 10);
+	dp_ha_flows_free(t);
+}
+
 int
 main(void)
 {
@@ -137,6 +165,7 @@ main(void)
 		cmocka_unit_test(test_put_get_del),
 		cmocka_unit_test(test_share_and_size),
 		cmocka_unit_test(test_walk_in_steps),
+		cmocka_unit_test(test_expire),
 	};
 	int rc;
 

@@ -37,10 +37,12 @@
  *   FLOW          u8 vm_len | vm | u8 family | peer[4 or 16] | u16 vm_port | u16 peer_port
  *                 | u8 how (1 address, 2 name) | u8 name_bound (0, 1) | u32 isn | u32 vm_nxt
  *                 | u32 peer_ack | u32 peer_wnd | u32 peer_isn | u8 vm_wscale | u8
- *                 peer_wscale | u8 name_len | name (none by address; 1 to 253 by name)
+ *                 peer_wscale | u32 ttl (seconds left) | u8 name_len | name (none by
+ *                 address; 1 to 253 by name)
  *   FLOW_END      u8 vm_len | vm | u8 family | peer[4 or 16] | u16 vm_port | u16 peer_port
  * FLOW is a TCP connection whose verdict is final (namegate(8), HA PAIR), with what the
- * peer needs to carry it on: its sequence state as it stood then; FLOW_END its end.
+ * peer needs to carry it on: its sequence state as it stood then, and how long the record
+ * lasts unless reported again; FLOW_END its end.
  * Records are numbered from 1 in each direction by their order: the stream is ordered and
  * lossless, so the number needs no field, and an ACK of n says the first n arrived.
  */
@@ -61,7 +63,7 @@
 #define CTL_HA_VM_MAX		64	/* bytes of a VM's name */
 #define CTL_HA_NAME_MAX		253	/* a DNS name's text */
 /* the longest record, a FLOW: a type, both strings at their limits, an address, ports... */
-#define CTL_HA_REC_MAX		(1 + 1 + CTL_HA_VM_MAX + 1 + 16 + 4 + 2 + 20 + 2 + 1 + \
+#define CTL_HA_REC_MAX		(1 + 1 + CTL_HA_VM_MAX + 1 + 16 + 4 + 2 + 20 + 2 + 4 + 1 + \
 				    CTL_HA_NAME_MAX)
 #define CTL_HA_WIRE_MAX	(3 + CTL_HA_REC_MAX + CTL_HA_ABYTES)	/* any frame, whole */
 
@@ -100,7 +102,7 @@ struct ctl_ha_rec {
 	uint8_t name_len;
 	uint8_t family;			/* BIND, FLOW, FLOW_END */
 	uint8_t addr[16];		/* BIND: 4 bytes used for IPv4; FLOW: the peer's */
-	uint32_t ttl;			/* BIND, GRANT */
+	uint32_t ttl;			/* BIND, GRANT, FLOW */
 	uint64_t window, bytes;		/* BUDGET */
 	uint64_t seq;			/* ACK; RESYNC_END: the count */
 	struct ctl_ha_flow flow;	/* FLOW, FLOW_END */

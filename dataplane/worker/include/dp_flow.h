@@ -99,6 +99,7 @@ struct dp_flow {
 	uint32_t peer_fin_seq;		/* and where that stream ends, once peer_fin */
 	bool vm_fin, peer_fin;		/* DNS over TCP: that side's FIN was seen */
 	uint8_t http_phase;		/* DP_TLS_HTTP: enum dp_http_phase */
+	uint32_t ha_at;			/* when the HA peer was last told of it (dp_now()) */
 };
 
 /*
@@ -218,7 +219,7 @@ void dp_flows_on_release(struct dp_flows *t, void (*release)(struct dp_flow *, v
  */
 void dp_flows_on_report(struct dp_flows *t,
     void (*closed)(const struct dp_flow *, struct dp_flow_acct *, void *),
-    void (*passed)(const struct dp_flow *, struct dp_flow_acct *, void *), void *arg);
+    void (*passed)(struct dp_flow *, struct dp_flow_acct *, void *), void *arg);
 
 /*
  * Open a flow for k, counted against its VM. NULL when the VM has max_per_vm flows open

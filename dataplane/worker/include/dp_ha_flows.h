@@ -19,6 +19,12 @@
 
 #include "dp_flow.h"
 
+/*
+ * A record lasts this long unless reported again (the workers report a live one every
+ * DP_HA_REFRESH_SECONDS): one whose end never came (the stream was down, a ring full) goes.
+ */
+#define DP_HA_FLOW_TTL		3600
+
 /* What the peer needs to carry a flow on (struct dp_flow's fields of the same names). */
 struct dp_ha_flow {
 	struct dp_flow_key key;		/* vm: this box's slot of the VM */
@@ -36,6 +42,7 @@ struct dp_ha_flow {
 	 */
 	uint32_t gen;
 	uint8_t name_budget;
+	uint64_t expires;		/* seconds since start (dp_now()) when it lapses */
 };
 
 struct dp_ha_flows;
@@ -58,6 +65,13 @@ int dp_ha_flows_put(struct dp_ha_flows *t, const struct dp_ha_flow *r);
 
 /* Main lcore: k's record gone, if it had one. */
 void dp_ha_flows_del(struct dp_ha_flows *t, const struct dp_flow_key *k);
+
+/*
+ * Main lcore: up to n entries from *cursor examined, those lapsed by now dropped; *cursor
+ * moves on (0: a pass ended). Returns how many were dropped.
+ */
+uint32_t dp_ha_flows_expire(struct dp_ha_flows *t, uint64_t now, uint32_t n,
+    uint32_t *cursor);
 
 /*
  * Main lcore: fn for up to n records from place at (0: the first), returning where the
