@@ -153,6 +153,20 @@ dp_flowlog_opened(struct dp_worker *w, struct dp_flow *f, const struct pkt *p,
 }
 
 void
+dp_flowlog_adopted(struct dp_worker *w, struct dp_flow *f, const uint8_t *vm_addr,
+    uint8_t name_kind)
+{
+	struct dp_flow_acct *a = dp_flow_acct(w->flows, f);
+
+	if (w->flow_recs == NULL)
+		return;
+	a->start_tsc = a->reported_tsc = w->now_tsc;
+	a->name_kind = name_kind;
+	a->end_reason = DP_REASON_ALLOWED;
+	memcpy(a->vm_addr, vm_addr, sizeof(a->vm_addr));
+}
+
+void
 dp_flowlog_cut(struct dp_worker *w, const struct dp_flow *f, uint8_t r)
 {
 	struct dp_flow_acct *a = dp_flow_acct(w->flows, f);

@@ -81,9 +81,8 @@ dp_ha_adopt(struct dp_worker *w, const struct pkt *p, const struct dp_flow_key *
 		return dp_ha_refused(w, DP_HA_REFUSE_BUDGET);
 	if ((f = dp_flow_open(w->flows, k, g->max_flows_per_vm, w->now)) == NULL)
 		return dp_ha_refused(w, DP_HA_REFUSE_FLOW_LIMIT);
-	if (from_vm)
-		dp_flowlog_opened(w, f, p, r.how == DP_ADMIT_BINDING ? DP_FLOW_NAME_BINDING :
-		    DP_FLOW_NAME_NONE);
+	dp_flowlog_adopted(w, f, from_vm ? p->src : p->dst, r.how == DP_ADMIT_BINDING ?
+	    DP_FLOW_NAME_BINDING : DP_FLOW_NAME_NONE);
 	f->state = DP_FLOW_ESTABLISHED;
 	f->tls = DP_TLS_NONE;
 	f->gen = g->id;

@@ -31,6 +31,13 @@ uint64_t dp_flowlog_ring_mem(unsigned int size);
 void dp_flowlog_closed(const struct dp_flow *f, struct dp_flow_acct *a, void *arg);
 void dp_flowlog_passed(const struct dp_flow *f, struct dp_flow_acct *a, void *arg);
 
+/*
+ * f, just adopted from the HA peer's record (vm_addr: the VM's address in the frame that
+ * adopted it): its account started here, the frame left to be counted as any on the flow.
+ */
+void dp_flowlog_adopted(struct dp_worker *w, struct dp_flow *f, const uint8_t *vm_addr,
+    uint8_t name_kind);
+
 /* f, just opened by p (from its VM): its account started, the opening frame counted. */
 void dp_flowlog_opened(struct dp_worker *w, struct dp_flow *f, const struct pkt *p,
     uint8_t name_kind);
