@@ -130,8 +130,11 @@ def test_1c_connections_synced(lab):
     assert [c["error"] for c in st if c["error"]] == []
     wait_until(lambda: lab.ha(o)["sync"]["flows_installed"] >= before + CONNS, TAKEOVER,
                "the standby to have the connections' records", step=0.2)
-    assert lab.metrics(o)["namegate_ha_flows"] >= CONNS
-    assert lab.metrics(o)["namegate_ha_adopted_total"] == 0
+    standby = lab.metrics(o)
+    assert standby["namegate_ha_flows"] >= CONNS
+    assert standby["namegate_ha_adopted_total"] == 0
+    assert standby['namegate_vm_flows{vm="vm1"}'] == 0     # not in its live table
+    assert lab.metrics(m)['namegate_vm_flows{vm="vm1"}'] >= CONNS
 
 
 def test_2_crash_of_the_masters_namegate(lab):
