@@ -7,6 +7,7 @@
 #ifndef DP_HASYNC_H
 #define DP_HASYNC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -23,6 +24,7 @@ struct dp_hasync {
 	uint64_t resync_sent;		/* bindings in the resync so far */
 	bool resyncing;			/* a resync goes on from resync_at */
 	uint32_t resync_at;		/* the mirror's next place (ctl_mirror_walk_some()) */
+	uint64_t resynced_conn;		/* the peer's connection whose RESYNC_END is in */
 };
 
 /*
@@ -37,6 +39,18 @@ void dp_hasync_learned(struct dp_hasync *d, const struct dp_evt *e);
 
 /* The event loop's turn: a resync the peer wants, its records installed and acknowledged. */
 void dp_hasync_tick(struct dp_hasync *d);
+
+/* Whether the stream runs (ha.sync_peer or ha.sync_listen). */
+bool dp_hasync_on(const struct dp_hasync *d);
+
+/*
+ * This box stalled: the peer's stream is dropped so that the peer resyncs. Returns a
+ * ticket for dp_hasync_resynced().
+ */
+uint64_t dp_hasync_redo(struct dp_hasync *d);
+
+/* Whether a resync of the peer's, begun after ticket conn was taken, is all installed. */
+bool dp_hasync_resynced(const struct dp_hasync *d, uint64_t conn);
 
 /* The stream's metrics (a scrape's thread). */
 void dp_hasync_render(struct dp_hasync *d, FILE *out);
