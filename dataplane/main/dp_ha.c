@@ -137,8 +137,14 @@ dp_ha_leave(struct dp_ha *d)
 		fprintf(stderr, "namegate: ha.track_file: %s\n", why);
 		return;
 	}
-	while (ctl_ha_role(d->ha) == CTL_HA_MASTER && ctl_now_ms() < end)
+	/* the guard's turns go on: the beacon saying this box no longer forwards goes out
+	 * at once, and the peer, master now, does not yield to the last one for 3 intervals */
+	while (ctl_ha_role(d->ha) == CTL_HA_MASTER && ctl_now_ms() < end) {
+		dp_ha_guard_tick(&d->guard);
 		rte_delay_us_sleep(5000);
+	}
+	dp_ha_guard_tick(&d->guard);
+	rte_delay_us_sleep(5000);	/* worker 0 sends that beacon before it stops */
 	(void)ctl_ha_tick(d->ha);	/* the change logged before the stop event */
 }
 
