@@ -216,7 +216,7 @@ dp_worker_poll(struct dp_worker *w)
 	uint64_t tsc = rte_get_tsc_cycles();
 	unsigned int n;
 
-	if (unlikely(tsc - w->now_tsc > w->ctx->ha_stall_tsc) && w->ctx->ha_stall_tsc != 0 &&
+	if (unlikely(w->ctx->ha_stall_tsc != 0 && tsc - w->now_tsc > w->ctx->ha_stall_tsc) &&
 	    w->now_tsc != 0)
 		dp_ha_stalled(w, tsc - w->now_tsc);	/* shut before this poll's frames */
 	w->now_tsc = tsc;
