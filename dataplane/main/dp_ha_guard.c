@@ -210,7 +210,7 @@ dp_ha_guard_judge_peer(struct dp_ha_guard *g, int64_t now)
 		g->yields++;
 		atomic_fetch_or(&g->ctx->ha_shut, DP_HA_SHUT_PEER);
 		if (!g->held)
-			snprintf(g->reason, sizeof(g->reason), "yield: the peer (priority %u) "
+			snprintf(g->reason, sizeof(g->reason), "the peer (priority %u) "
 			    "forwards", g->peer.last.priority);
 		return;
 	}

@@ -12,7 +12,7 @@ import os
 import signal
 import time
 
-from ha_lab import PRIORITY, ROLES, wait_until
+from ha_lab import PRIORITY, ROLES, sh, wait_until
 
 TAKEOVER = 20.0      # a cap for a wait, not a measure
 HI, LO = sorted(ROLES, key=lambda r: -PRIORITY[r])      # the guard's order
@@ -56,6 +56,7 @@ def test_1_split_brain_one_forwarder(lab):
         fwd = {r: lab.forwarded(r) - before[r] for r in ROLES}
         roles = {r: lab.role(r) for r in ROLES}
         g = guard(lab, LO)
+        text = sh([lab.ctl, "-s", lab.path(LO, "ng.sock"), "ha"]).stdout
     finally:
         lab.vrrp_cut(False)
     forwarders = sum(1 for r in ROLES if fwd[r] > 0)
@@ -67,6 +68,8 @@ def test_1_split_brain_one_forwarder(lab):
     assert fps < 100, seen
     assert res["ok"], res
     assert g["peer"]["priority"] == PRIORITY[HI] and g["peer"]["forwards"], g
+    assert f"guard        required, priority {PRIORITY[LO]}: yield: the peer (priority " \
+        f"{PRIORITY[HI]}) forwards\npeer beacon  priority {PRIORITY[HI]}, forwards, " in text, text
     assert any(e["state"] == "yield" for e in guard_events(lab, LO))
     wait_until(lambda: lab.settled(), TAKEOVER, "one master again", step=0.2)
 
@@ -76,7 +79,8 @@ def test_2_replay_then_frozen_master_resumed(lab):
     master frozen whole (namegate and keepalived), and the other box takes over. The VM
     replays the captured beacon (higher priority, "forwards") 50 times while its
     connections go on: the new master takes none of them (counted stale), never yields,
-    and the connections get through. Then the frozen box's namegate resumes, MASTER
+    and the connections get through (the frozen box sends no beacon whose copy on the
+    other port would count stale too). Then the frozen box's namegate resumes, MASTER
     in its own view (its keepalived resumes half a second later), while the VM broadcasts
     ARP requests it would forward: it holds its gate
     until its peer's resync is in, and sends nothing into either segment before that
