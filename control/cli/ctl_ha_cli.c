@@ -73,6 +73,29 @@ ctl_ha_print_sync(struct json_object *y)
 		    ctl_ju64(y, "installed"), ctl_ju64(y, "refused"));
 }
 
+/* The split-brain guard, and the peer's last beacon. */
+static void
+ctl_ha_print_guard(struct json_object *g)
+{
+	struct json_object *p = ctl_jget(g, "peer"), *v;
+
+	printf("%-12s %s, priority %" PRIu64 ": %s%s%s\n", "guard", ctl_jstr(g, "mode", "?"),
+	    ctl_ju64(g, "priority"), ctl_jstr(g, "state", "?"),
+	    *ctl_jstr(g, "reason", "") != '\0' ? ": " : "", ctl_jstr(g, "reason", ""));
+	if (p == NULL || !json_object_object_get_ex(p, "seen", &v) || !json_object_get_boolean(v)) {
+		printf("%-12s none yet\n", "peer beacon");
+		return;
+	}
+	printf("%-12s priority %" PRIu64 ", %s%s, %" PRIu64 " ms ago%s (taken %" PRIu64
+	    ", stale %" PRIu64 ", bad %" PRIu64 ")\n", "peer beacon", ctl_ju64(p, "priority"),
+	    json_object_object_get_ex(p, "forwards", &v) && json_object_get_boolean(v) ?
+	    "forwards" : "does not forward",
+	    json_object_object_get_ex(p, "held", &v) && json_object_get_boolean(v) ?
+	    ", held" : "", ctl_ju64(p, "age_ms"),
+	    json_object_object_get_ex(p, "fresh", &v) && json_object_get_boolean(v) ? "" :
+	    " (stale)", ctl_ju64(p, "taken"), ctl_ju64(p, "stale"), ctl_ju64(p, "bad"));
+}
+
 static void
 ctl_ha_print(struct json_object *j)
 {
@@ -97,6 +120,8 @@ ctl_ha_print(struct json_object *j)
 	printf("%-12s %" PRIu64 " (lines read %" PRIu64 ", ignored %" PRIu64 ", malformed %"
 	    PRIu64 ")\n", "changes", ctl_ju64(j, "changes"), ctl_ju64(lines, "read"),
 	    ctl_ju64(lines, "ignored"), ctl_ju64(lines, "malformed"));
+	if (ctl_jget(j, "guard") != NULL)
+		ctl_ha_print_guard(ctl_jget(j, "guard"));
 	if (ctl_jget(j, "sync") != NULL)
 		ctl_ha_print_sync(ctl_jget(j, "sync"));
 }

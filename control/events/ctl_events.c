@@ -402,6 +402,21 @@ ctl_events_log_ha(struct ctl_events *ev, const struct timespec *now, const char 
 }
 
 int
+ctl_events_log_ha_guard(struct ctl_events *ev, const struct timespec *now, const char *state,
+    const char *from, const char *reason)
+{
+	(void)ev_check_rotation(ev, now);
+	ev_begin(ev, now, NULL, "ha_guard");
+	ctl_jsonl_puts(&ev->line, ",\"state\":");
+	ctl_jsonl_str(&ev->line, state);
+	ctl_jsonl_puts(&ev->line, ",\"from\":");
+	ctl_jsonl_str(&ev->line, from);
+	ctl_jsonl_puts(&ev->line, ",\"reason\":");
+	ctl_jsonl_str(&ev->line, reason);
+	return ev_end(ev);
+}
+
+int
 ctl_events_log_budget(struct ctl_events *ev, const struct timespec *now,
     const struct ctl_ev_budget *b)
 {

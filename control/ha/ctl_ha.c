@@ -32,6 +32,7 @@ ctl_ha_start(const struct ctl_ha_conf *conf, struct ctl_events *events, char *er
 	h->heartbeat_ms = conf->heartbeat_ms;
 	h->on_role = conf->on_role;
 	h->beat = conf->beat;
+	h->veto = conf->veto;
 	h->arg = conf->arg;
 	h->events = events;
 	atomic_init(&h->role, CTL_HA_STARTING);
@@ -135,6 +136,8 @@ ctl_ha_ts(const struct timespec *t, char *buf, size_t len)
 static bool
 ctl_ha_healthy(struct ctl_ha *h, int64_t age, char *why, size_t len)
 {
+	const char *veto;
+
 	why[0] = '\0';
 	if (age < 0)
 		snprintf(why, len, "starting: the workers do not run yet");
@@ -144,6 +147,8 @@ ctl_ha_healthy(struct ctl_ha *h, int64_t age, char *why, size_t len)
 	else if (age > (int64_t)h->heartbeat_ms)
 		snprintf(why, len, "stalled: the workers' last heartbeat was %lld ms ago (limit %u)",
 		    (long long)age, h->heartbeat_ms);
+	else if (h->veto != NULL && (veto = h->veto(h->arg)) != NULL)
+		snprintf(why, len, "%s", veto);
 	return why[0] == '\0';
 }
 
@@ -191,17 +196,29 @@ ctl_ha_cmd(FILE *out, const struct ctl_req *req, void *arg)
 	json_object_object_add(lines, "malformed", json_object_new_uint64(malformed));
 	json_object_object_add(o, "lines", lines);
 	json_object_object_add(o, "reopened", json_object_new_uint64(reopened));
-	if (h->extra != NULL)
-		json_object_object_add(o, h->extra_key, h->extra(h->extra_arg));
+	for (unsigned int i = 0; i < CTL_HA_EXTRAS; i++)
+		if (h->extra[i].fn != NULL)
+			json_object_object_add(o, h->extra[i].key, h->extra[i].fn(h->extra[i].arg));
 	return ctl_sock_reply_json(out, NULL, o);
 }
 
 void
 ctl_ha_extra(struct ctl_ha *h, const char *key, ctl_ha_json_fn *fn, void *arg)
 {
-	h->extra_key = key;
-	h->extra = fn;
-	h->extra_arg = arg;
+	unsigned int i = 0, slot = CTL_HA_EXTRAS;
+
+	for (; i < CTL_HA_EXTRAS; i++)
+		if (h->extra[i].fn != NULL && strcmp(h->extra[i].key, key) == 0)
+			break;
+		else if (h->extra[i].fn == NULL && slot == CTL_HA_EXTRAS)
+			slot = i;
+	if (i == CTL_HA_EXTRAS)
+		i = slot;
+	if (i == CTL_HA_EXTRAS)
+		return;		/* a caller's bug: CTL_HA_EXTRAS is theirs to raise */
+	h->extra[i].key = key;
+	h->extra[i].fn = fn;
+	h->extra[i].arg = arg;
 }
 
 static const struct ctl_cmd ctl_ha_cmds[] = {

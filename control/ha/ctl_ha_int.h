@@ -30,11 +30,14 @@ struct ctl_ha {
 	uint32_t heartbeat_ms;
 	ctl_ha_role_fn *on_role;
 	ctl_ha_beat_fn *beat;
+	ctl_ha_veto_fn *veto;
 	void *arg;
 	struct ctl_events *events;
-	const char *extra_key;		/* ctl_ha_extra(): the event loop's own */
-	ctl_ha_json_fn *extra;
-	void *extra_arg;
+	struct {			/* ctl_ha_extra(): the event loop's own */
+		const char *key;
+		ctl_ha_json_fn *fn;
+		void *arg;
+	} extra[CTL_HA_EXTRAS];
 
 	pthread_t thread;
 	bool running;

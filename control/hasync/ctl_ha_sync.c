@@ -267,6 +267,19 @@ ctl_ha_sync_resync_wanted(struct ctl_ha_sync *s)
 	return w;
 }
 
+uint64_t
+ctl_ha_sync_redo(struct ctl_ha_sync *s)
+{
+	uint64_t conn;
+
+	pthread_mutex_lock(&s->lock);
+	conn = s->in_conn;
+	s->redo = true;
+	pthread_mutex_unlock(&s->lock);
+	(void)eventfd_write(s->ack_efd, 1);	/* the listener's wake */
+	return conn;
+}
+
 size_t
 ctl_ha_sync_take(struct ctl_ha_sync *s, struct ctl_ha_sync_item *out, size_t n, uint64_t *conn)
 {

@@ -38,6 +38,7 @@ struct ctl_ha_sync {
 	bool in_open;			/* the listener's is */
 	bool resync_wanted;
 	bool want_room;			/* the event loop waits for the queue to empty */
+	bool redo;			/* ctl_ha_sync_redo(): the listener drops its stream */
 	uint64_t out_queued;		/* since the last flush */
 	uint64_t in_conn;		/* the listener's connection, counted from 1 */
 	uint64_t sent, acked, resyncs, connects, dropped;

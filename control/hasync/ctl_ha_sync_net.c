@@ -432,6 +432,19 @@ ha_listener_ack(struct ha_listener *l)
 	return 0;
 }
 
+/* Whether the event loop asked for the stream to go (ctl_ha_sync_redo()). */
+static bool
+ha_listener_redo(struct ha_listener *l)
+{
+	bool redo;
+
+	pthread_mutex_lock(&l->s->lock);
+	redo = l->s->redo;
+	l->s->redo = false;
+	pthread_mutex_unlock(&l->s->lock);
+	return redo;
+}
+
 /* Reads connection i; a pending one that completed its handshake becomes the stream. */
 static void
 ha_listener_read(struct ha_listener *l, unsigned int i)
@@ -472,7 +485,7 @@ ctl_ha_sync_listener(void *arg)
 		if (p[0].revents & POLLIN)
 			ha_listener_accept(l);
 		if ((p[1].revents & POLLIN) && eventfd_read(s->ack_efd, &v) == 0 &&
-		    ha_listener_ack(l) != 0)
+		    (ha_listener_redo(l) || ha_listener_ack(l) != 0))
 			ha_listener_close(l, l->cur);
 		l->any = false;
 		for (unsigned int i = 0; i < 2; i++)

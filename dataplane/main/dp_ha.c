@@ -18,6 +18,7 @@
 #include "ctl_ha.h"
 #include "dp.h"
 #include "dp_ha.h"
+#include "dp_ha_guard.h"
 #include "dp_wake.h"
 #include "policy/load.h"
 
@@ -30,7 +31,10 @@ dp_ha_on_role(enum ctl_ha_role role, void *arg)
 {
 	struct dp_ha *d = arg;
 
-	atomic_store_explicit(&d->ctx->ha_standby, role != CTL_HA_MASTER, memory_order_relaxed);
+	if (role == CTL_HA_MASTER)
+		atomic_fetch_and(&d->ctx->ha_shut, ~(uint32_t)DP_HA_SHUT_ROLE);
+	else
+		atomic_fetch_or(&d->ctx->ha_shut, DP_HA_SHUT_ROLE);
 	dp_wake_from_signal();
 }
 
@@ -53,6 +57,15 @@ dp_ha_beat(void *arg)
 	return d->beat_ms < 0 ? -1 : ctl_now_ms() - d->beat_ms;
 }
 
+/* The health check's last word: the guard's hold. */
+static const char *
+dp_ha_veto(void *arg)
+{
+	struct dp_ha *d = arg;
+
+	return dp_ha_guard_veto(&d->guard);
+}
+
 int
 dp_ha_start(struct dp_ha *d, struct dp_ctx *ctx, struct pol_config **cfgp,
     struct ctl_events *events, struct ctl_sock *sock, FILE *err)
@@ -61,7 +74,7 @@ dp_ha_start(struct dp_ha *d, struct dp_ctx *ctx, struct pol_config **cfgp,
 	struct ctl_ha_conf conf = {
 		.fifo = cfg->ha_fifo, .instance = cfg->ha_instance,
 		.heartbeat_ms = cfg->ha_heartbeat_ms, .on_role = dp_ha_on_role, .beat = dp_ha_beat,
-		.arg = d,
+		.veto = dp_ha_veto, .arg = d,
 	};
 	char why[256];
 
@@ -74,6 +87,8 @@ dp_ha_start(struct dp_ha *d, struct dp_ctx *ctx, struct pol_config **cfgp,
 		return 0;
 	ctx->ha = true;
 	d->announce = cfg->ha_announce;
+	if (dp_ha_guard_start(&d->guard, ctx, cfg, events, err) != 0)
+		return -1;
 	if (cfg->ha_track_file != NULL &&
 	    ctl_ha_track_write(cfg->ha_track_file, 1, why, sizeof(why)) != 0) {
 		fprintf(err, "namegate: ha.track_file: %s\n", why);
@@ -87,7 +102,15 @@ dp_ha_start(struct dp_ha *d, struct dp_ctx *ctx, struct pol_config **cfgp,
 		fputs("namegate: control socket: ha is served twice\n", err);
 		return -1;
 	}
+	ctl_ha_extra(d->ha, "guard", dp_ha_guard_json, &d->guard);
 	return 0;
+}
+
+void
+dp_ha_sync(struct dp_ha *d, struct dp_hasync *sync)
+{
+	if (d->ha != NULL)
+		dp_ha_guard_sync(&d->guard, sync);
 }
 
 void
@@ -114,28 +137,33 @@ dp_ha_leave(struct dp_ha *d)
 		fprintf(stderr, "namegate: ha.track_file: %s\n", why);
 		return;
 	}
-	while (ctl_ha_role(d->ha) == CTL_HA_MASTER && ctl_now_ms() < end)
+	/* the guard's turns go on: the beacon saying this box no longer forwards goes out
+	 * at once, and the peer, master now, does not yield to the last one for 3 intervals */
+	while (ctl_ha_role(d->ha) == CTL_HA_MASTER && ctl_now_ms() < end) {
+		dp_ha_guard_tick(&d->guard);
 		rte_delay_us_sleep(5000);
+	}
+	dp_ha_guard_tick(&d->guard);
+	rte_delay_us_sleep(5000);	/* worker 0 sends that beacon before it stops */
 	(void)ctl_ha_tick(d->ha);	/* the change logged before the stop event */
 }
 
-/* One frame of len bytes out of port (DP_PORT_SLOW_UP: the uplink; _VM: the VM port). */
-static void
-dp_ha_send(struct dp_ha *d, const uint8_t *frame, size_t len, uint16_t port)
+void
+dp_ha_out(struct dp_ctx *ctx, const uint8_t *frame, size_t len, uint16_t port)
 {
-	struct dp_worker *w = d->ctx->workers[0];	/* the main lcore alone enqueues there */
-	struct rte_mbuf *m = rte_pktmbuf_alloc(d->ctx->pool);
+	struct dp_worker *w = ctx->workers[0];	/* the main lcore alone enqueues there */
+	struct rte_mbuf *m = rte_pktmbuf_alloc(ctx->pool);
 	char *p;
 
 	if (m == NULL || (p = rte_pktmbuf_append(m, (uint16_t)len)) == NULL) {
 		rte_pktmbuf_free(m);
-		d->ctx->main_drops[DP_DROP_NO_MBUF]++;
+		ctx->main_drops[DP_DROP_NO_MBUF]++;
 		return;
 	}
 	memcpy(p, frame, len);
 	m->port = port;
 	if (rte_ring_sp_enqueue(w->slow_back, m) != 0) {
-		d->ctx->main_drops[DP_DROP_SLOW_QUEUE_FULL]++;
+		ctx->main_drops[DP_DROP_SLOW_QUEUE_FULL]++;
 		rte_pktmbuf_free(m);
 	}
 }
@@ -167,9 +195,9 @@ dp_ha_announce_vms(struct dp_ha *d)
 		const struct pol_vm_id *id = &cfg->vms[d->vm_next].id;
 
 		if (id->has4)
-			dp_ha_send(d, f, ctl_ha_garp(f, id->mac, id->vlan, id->ip4), DP_PORT_SLOW_UP);
+			dp_ha_out(d->ctx, f, ctl_ha_garp(f, id->mac, id->vlan, id->ip4), DP_PORT_SLOW_UP);
 		if (id->has6)
-			dp_ha_send(d, f, ctl_ha_una(f, id->mac, id->vlan, id->ip6), DP_PORT_SLOW_UP);
+			dp_ha_out(d->ctx, f, ctl_ha_una(f, id->mac, id->vlan, id->ip6), DP_PORT_SLOW_UP);
 	}
 	d->vms_pending = d->vm_next < cfg->nvms;
 }
@@ -178,6 +206,17 @@ bool
 dp_ha_busy(const struct dp_ha *d)
 {
 	return d->vms_pending;
+}
+
+int
+dp_ha_next_ms(const struct dp_ha *d, int ms)
+{
+	int g;
+
+	if (d->ha == NULL)
+		return ms;
+	g = dp_ha_guard_next_ms(&d->guard);
+	return g < ms ? g : ms;
 }
 
 /*
@@ -207,7 +246,7 @@ dp_ha_announce_stations(struct dp_ha *d)
 	for (size_t j = 0; j < nseen; j++) {
 		for (int b = 0; b < 6; b++)
 			mac[b] = (uint8_t)(seen[j] >> (40 - 8 * b));
-		dp_ha_send(d, f, ctl_ha_rarp(f, mac, (uint16_t)(seen[j] >> 48 & 0xfff)),
+		dp_ha_out(d->ctx, f, ctl_ha_rarp(f, mac, (uint16_t)(seen[j] >> 48 & 0xfff)),
 		    DP_PORT_SLOW_VM);
 	}
 	d->stations_ms = ctl_now_ms();
@@ -221,6 +260,7 @@ dp_ha_tick(struct dp_ha *d)
 	if (d->ha == NULL)
 		return;
 	(void)dp_ha_beat(d);
+	dp_ha_guard_tick(&d->guard);
 	took_over = ctl_ha_tick(d->ha);
 	if (!d->announce)
 		return;

@@ -11,10 +11,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "dp_ha_guard.h"
+
 struct ctl_events;
 struct ctl_ha;
 struct ctl_sock;
 struct dp_ctx;
+struct dp_hasync;
 struct pol_config;
 
 struct dp_ha {
@@ -29,6 +32,7 @@ struct dp_ha {
 	int64_t stations_ms;		/* CLOCK_MONOTONIC of the last stations' announcement */
 	size_t vm_next;			/* the next VM a takeover announces */
 	bool vms_pending;		/* VMs left to announce: the queue was full */
+	struct dp_ha_guard guard;	/* the split-brain guard and the stall's hold */
 };
 
 /*
@@ -37,6 +41,12 @@ struct dp_ha {
  */
 int dp_ha_start(struct dp_ha *d, struct dp_ctx *ctx, struct pol_config **cfgp,
     struct ctl_events *events, struct ctl_sock *sock, FILE *err);
+
+/*
+ * The sync stream started (sync may be off): the guard holds the gate until the peer's
+ * resync, and a stall holds it again. Before the workers run.
+ */
+void dp_ha_sync(struct dp_ha *d, struct dp_hasync *sync);
 
 /* The workers run now: their heartbeat counts from here. */
 void dp_ha_running(struct dp_ha *d);
@@ -56,6 +66,15 @@ void dp_ha_leave(struct dp_ha *d);
 
 /* Whether announcements wait for room in the queue: the event loop should turn again soon. */
 bool dp_ha_busy(const struct dp_ha *d);
+
+/* The event loop's longest sleep, ms, given what it would sleep otherwise: a beacon's due. */
+int dp_ha_next_ms(const struct dp_ha *d, int ms);
+
+/*
+ * One frame of len bytes out of port (DP_PORT_SLOW_UP: the uplink; _VM: the VM port),
+ * through worker 0's queue from the kernel. Main lcore only.
+ */
+void dp_ha_out(struct dp_ctx *ctx, const uint8_t *frame, size_t len, uint16_t port);
 
 /* Stops the reader (after the workers stopped). */
 void dp_ha_stop(struct dp_ha *d);

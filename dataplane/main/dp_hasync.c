@@ -230,8 +230,28 @@ dp_hasync_tick(struct dp_hasync *d)
 			else if (in[i].r.type == CTL_HA_REC_FLOW ||
 			    in[i].r.type == CTL_HA_REC_FLOW_END)
 				dp_hasync_flow_install(d, &in[i].r);
+			else if (in[i].r.type == CTL_HA_REC_RESYNC_END)
+				d->resynced_conn = conn;	/* all before it installed */
 		ctl_ha_sync_applied(d->sync, conn, n);
 	}
+}
+
+bool
+dp_hasync_on(const struct dp_hasync *d)
+{
+	return d != NULL && d->sync != NULL;
+}
+
+uint64_t
+dp_hasync_redo(struct dp_hasync *d)
+{
+	return ctl_ha_sync_redo(d->sync);
+}
+
+bool
+dp_hasync_resynced(const struct dp_hasync *d, uint64_t conn)
+{
+	return d->resynced_conn > conn;
 }
 
 void

@@ -32,6 +32,7 @@ struct dp_hasync {
 	uint64_t flows_sent;		/* flow records (and ends) queued for the peer */
 	uint64_t expired_at;		/* the second the pair's flows were last expired in */
 	uint32_t expire_at;		/* and the place the next expiry goes on from */
+	uint64_t resynced_conn;		/* the peer's connection whose RESYNC_END is in */
 };
 
 /*
@@ -63,6 +64,18 @@ int dp_hasync_slot(const struct dp_gen *g, const char *vm, size_t len);
 
 /* The event loop's turn: a resync the peer wants, its records installed and acknowledged. */
 void dp_hasync_tick(struct dp_hasync *d);
+
+/* Whether the stream runs (ha.sync_peer or ha.sync_listen). */
+bool dp_hasync_on(const struct dp_hasync *d);
+
+/*
+ * This box stalled: the peer's stream is dropped so that the peer resyncs. Returns a
+ * ticket for dp_hasync_resynced().
+ */
+uint64_t dp_hasync_redo(struct dp_hasync *d);
+
+/* Whether a resync of the peer's, begun after ticket conn was taken, is all installed. */
+bool dp_hasync_resynced(const struct dp_hasync *d, uint64_t conn);
 
 /* The stream's metrics (a scrape's thread). */
 void dp_hasync_render(struct dp_hasync *d, FILE *out);

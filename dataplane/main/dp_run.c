@@ -474,6 +474,7 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	ctl.ha = ha.ha;
 	if (dp_hasync_start(&hasync, &ctl, stderr) != 0)
 		goto out;
+	dp_ha_sync(&ha, &hasync);
 	if (dp_telemetry_register(&ctl) != 0)
 		fputs("namegate: telemetry commands not registered\n", stderr);
 	for (unsigned int i = 0; i < ctx.nworkers; i++)
@@ -486,9 +487,9 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	ctl_notify_ready(atomic_load(&ctx.gen)->id, (uint32_t)cfg->nvms);
 	while (!dp_stop) {
 		/* until a worker hands over work, a client or a signal comes, or the clock's turn */
-		dp_wake_wait(&ctx, sock, sweep_cursor != 0 || slow_poll || dp_ha_busy(&ha) ?
-		    DP_SWEEP_TICK_MS :
-		    ctl_approval_busy(ctl.approvals) ? CTL_WEBHOOK_TICK_MS : dp_ms_to_next_second(&ctx));
+		dp_wake_wait(&ctx, sock, dp_ha_next_ms(&ha, sweep_cursor != 0 || slow_poll ||
+		    dp_ha_busy(&ha) ? DP_SWEEP_TICK_MS : ctl_approval_busy(ctl.approvals) ?
+		    CTL_WEBHOOK_TICK_MS : dp_ms_to_next_second(&ctx)));
 		/* TAPs without rx interrupts: look again soon after writing to them */
 		slow_poll = dp_slowq_run(&ctx) > 0 && (ctx.slow_rx_fd[0] < 0 ||
 		    ctx.slow_rx_fd[1] < 0);

@@ -135,6 +135,8 @@ dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
 	w->slow_out = rte_ring_create(name, DP_SLOW_RING, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
 	snprintf(name, sizeof(name), "ng_slow_back_%u", id);
 	w->slow_back = rte_ring_create(name, DP_SLOW_RING, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	snprintf(name, sizeof(name), "ng_ha_in_%u", id);
+	w->ha_in = rte_ring_create(name, DP_HA_RING, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
 	w->vm_stats = rte_zmalloc_socket("dp_vm_stats", (size_t)(nvms + 1) * sizeof(w->vm_stats[0]),
 	    RTE_CACHE_LINE_SIZE, socket);
 	w->bind_taken = rte_zmalloc_socket("dp_bind_taken", (size_t)(nvms + 1) *
@@ -149,7 +151,7 @@ dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
 	    w->dns_scratch == NULL || w->name_budget == NULL || w->ask == NULL ||
 	    w->evts == NULL || w->bind_evts == NULL || w->vm_stats == NULL ||
 	    w->bind_taken == NULL || w->budget_cells == NULL || w->slow_out == NULL ||
-	    w->slow_back == NULL) {
+	    w->slow_back == NULL || w->ha_in == NULL) {
 		dp_worker_free(w);
 		return NULL;
 	}
@@ -168,7 +170,7 @@ dp_worker_mem(uint32_t max_flows, uint16_t nvms, unsigned int flow_log_ring)
 	    dp_mem_alloc(DP_DNS_SCRATCH) + dp_name_budget_mem(nvms) +
 	    dp_mem_alloc(sizeof(*w->ask)) + dp_frags_mem(DP_FRAG_SLOTS) +
 	    2 * dp_mem_ring(DP_EVT_RING, sizeof(struct dp_evt)) +
-	    2 * dp_mem_ring(DP_SLOW_RING, sizeof(void *)) +
+	    2 * dp_mem_ring(DP_SLOW_RING, sizeof(void *)) + dp_mem_ring(DP_HA_RING, sizeof(void *)) +
 	    dp_mem_alloc((uint64_t)(nvms + 1) * sizeof(w->vm_stats[0])) +
 	    dp_mem_alloc((uint64_t)(nvms + 1) * sizeof(w->bind_taken[0])) +
 	    dp_mem_alloc((uint64_t)(nvms + 1) * DP_BUDGETS_MAX * sizeof(w->budget_cells[0]));
@@ -198,6 +200,7 @@ dp_worker_free(struct dp_worker *w)
 	rte_free(w->flowrec_taken);
 	dp_worker_ring_empty(w->slow_out);
 	dp_worker_ring_empty(w->slow_back);
+	dp_worker_ring_empty(w->ha_in);
 	dp_holds_free(w->holds);
 	rte_free(w->dns_scratch);
 	dp_name_budget_free(w->name_budget);
@@ -218,10 +221,12 @@ dp_worker_rx_burst(struct dp_worker *w, unsigned int port,
     void (*fn)(struct dp_worker *, struct rte_mbuf **, uint16_t))
 {
 	struct rte_mbuf *pkts[DP_BURST];
-	uint16_t n = rte_eth_rx_burst(w->ctx->port[port], (uint16_t)w->id, pkts, DP_BURST);
+	uint16_t n = rte_eth_rx_burst(w->ctx->port[port], (uint16_t)w->id, pkts, DP_BURST), k = n;
 
-	if (n > 0 && dp_ha_gate(w, pkts, n, port))
-		fn(w, pkts, n);
+	if (unlikely(w->ctx->ha) && n > 0)	/* the pair's beacons out, before any judgement */
+		k = dp_ha_take_beacons(w, pkts, n);
+	if (k > 0 && dp_ha_gate(w, pkts, k, port))
+		fn(w, pkts, k);
 	return n;
 }
 
@@ -240,9 +245,13 @@ dp_slow_back(struct dp_worker *w)
 unsigned int
 dp_worker_poll(struct dp_worker *w)
 {
+	uint64_t tsc = rte_get_tsc_cycles();
 	unsigned int n;
 
-	w->now_tsc = rte_get_tsc_cycles();
+	if (unlikely(w->ctx->ha_stall_tsc != 0 && tsc - w->now_tsc > w->ctx->ha_stall_tsc) &&
+	    w->now_tsc != 0)
+		dp_ha_stalled(w, tsc - w->now_tsc);	/* shut before this poll's frames */
+	w->now_tsc = tsc;
 	w->now = (w->now_tsc - w->ctx->tsc_start) / w->ctx->tsc_hz;
 	n = dp_worker_rx_burst(w, DP_PORT_VM, dp_burst_vm);
 	n += dp_worker_rx_burst(w, DP_PORT_UPLINK, dp_burst_uplink);

@@ -82,6 +82,9 @@ pol_defaults(struct pol_config *cfg, const char *path)
 	cfg->fleet_cache = pol_dup("/var/lib/namegate/bundle.yaml", &ok);
 	cfg->ha_heartbeat_ms = 1000;
 	cfg->ha_announce = true;
+	cfg->ha_guard = POL_HA_GUARD_REQUIRED;
+	cfg->ha_beacon_ms = 100;
+	cfg->ha_resync_timeout_ms = 30000;
 	return ok ? 0 : -ENOMEM;
 }
 
@@ -194,6 +197,7 @@ pol_load_buffer(const char *buf, size_t len, const char *name, struct pol_errs *
 	c.doc = &doc;
 	pol_walk_map(&c, yaml_document_get_root_node(&doc), pol_top_fields, cfg, "");
 	pol_sockets_check(&c, yaml_document_get_root_node(&doc));
+	pol_ha_check(&c, yaml_document_get_root_node(&doc));
 	/* The set is built even after errors, so unknown-policy errors are found too. */
 	if ((cfg->set = pol_builder_build(c.b)) == NULL ||
 	    (cfg->budget_set = pol_builder_build(c.bb)) == NULL ||

@@ -118,6 +118,8 @@ extern const struct pol_field pol_fleet_fields[];
 pol_handler_fn pol_h_fleet;
 /* pol_ha.c */
 extern const struct pol_field pol_ha_fields[];	/* ha:, walked by pol_h_map */
+/* ha:'s keys that need each other (guard: required needs priority and sync_key_file). */
+void pol_ha_check(struct pol_ctx *c, yaml_node_t *root);
 
 /* pol_policy.c */
 extern const struct pol_field pol_policy_fields[];

@@ -263,6 +263,78 @@ print(tried)
 """
 
 
+# The guard's lab (test_ha_guard.py): a sniffer on interfaces of the switches' namespace.
+# "loop": on bridges, the frames each floods to itself (broadcast and multicast: the VM's
+# ARP requests for MARK_IP, and any copy a loop makes), but for the beacons, which every
+# box sends and none forwards; "sent": the time of each frame a box sent into the switch (its
+# veth's incoming side) that is neither a beacon nor a takeover's announcement (RARP,
+# gratuitous ARP). Prints JSON when stopped (SIGTERM).
+MARK_IP = "10.77.0.250"
+SW_SNIFF = r"""
+import json, select, signal, socket, sys, time
+mode, ifs = sys.argv[1], sys.argv[2:]
+socks = []
+for i in ifs:
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+    s.setsockopt(socket.SOL_SOCKET, 33, 16 << 20)
+    s.bind((i, 0))
+    socks.append(s)
+seen, start = [], time.time()
+def done(*_):
+    print(json.dumps({"frames": seen, "start": start, "end": time.time()}), flush=True)
+    sys.exit(0)
+signal.signal(signal.SIGTERM, done)
+print("ready", flush=True)
+while True:
+    for s in select.select(socks, [], [])[0]:
+        f, addr = s.recvfrom(2048)
+        t = time.time()
+        arp = len(f) >= 42 and f[12:14] == b"\x08\x06"
+        if mode == "loop":
+            if f[12:14] != b"\x88\xb5":
+                seen.append(t)
+        elif addr[2] != 4 and f[12:14] not in (b"\x88\xb5", b"\x80\x35") and not (
+                arp and f[28:32] == f[38:42]):
+            seen.append(t)
+"""
+
+# From the VM: ARP requests for MARK_IP (broadcast, the VM's own addresses, so a box that
+# forwards sends them on), COUNT of them STEP seconds apart.
+ARP_FLOOD = r"""
+import socket, sys, time
+mac, ip, mark = bytes.fromhex(sys.argv[1].replace(":", "")), socket.inet_aton(sys.argv[2]), \
+    socket.inet_aton(sys.argv[3])
+count, step = int(sys.argv[4]), float(sys.argv[5])
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind(("eth0", 0))
+f = b"\xff" * 6 + mac + b"\x08\x06" + bytes.fromhex("0001080006040001") + mac + ip + \
+    b"\x00" * 6 + mark
+for _ in range(count):
+    s.send(f + b"\x00" * 18)
+    time.sleep(step)
+"""
+
+# In the VM: the first beacon of priority PRIO that says its sender forwards, in hex; or,
+# with a frame, that frame sent COUNT times STEP seconds apart (a VM's replay).
+BEACON = r"""
+import socket, sys, time
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x88b5))
+s.bind(("eth0", 0x88b5))
+if sys.argv[1] == "capture":
+    s.settimeout(10)
+    while True:
+        f = s.recv(2048)
+        if f[14:18] == b"NGHA" and f[19] & 1 and f[20] == int(sys.argv[2]):
+            print(f.hex())
+            break
+else:
+    f, count, step = bytes.fromhex(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+    for _ in range(count):
+        s.send(f)
+        time.sleep(step)
+"""
+
+
 class HaLab:
     def __init__(self, build, src):
         self.build, self.src = build, src
@@ -360,7 +432,7 @@ class HaLab:
             f"track_file: {self.path(r, 'ha.state')}, "
             f"sync_peer: '{HA_IP['b' if r == 'a' else 'a']}:{SYNC_PORT}', "
             f"sync_listen: '{HA_IP[r]}:{SYNC_PORT}', "
-            f"sync_key_file: {os.path.join(self.tmp, 'ha.key')}}}",
+            f"sync_key_file: {os.path.join(self.tmp, 'ha.key')}, priority: {PRIORITY[r]}}}",
             f"policies: {{srv: {{allow: ['{SRV_IP}:{SRV_PORT}', '*.sync.test']}}}}",
             "vms:",
             f"  - {{name: vm1, mac: '{VM_MAC}', ipv4: {VM_IP}, policy: srv}}"]
@@ -454,10 +526,49 @@ class HaLab:
         return cp.stdout.strip() == "True"
 
     def forwarded(self, r):
-        """Frames box r sent out of its two ports: what it forwarded."""
+        """Frames box r sent out of its two ports, less its own (the beacons, a takeover's
+        announcements: they go out through the exception path's queue): what it
+        forwarded."""
         m = self.metrics(r)
         return sum(m.get(f'namegate_port_packets_total{{port="{p}",dir="tx"}}', 0)
-                   for p in ("vm", "uplink"))
+                   for p in ("vm", "uplink")) - m.get(
+                       'namegate_port_packets_total{port="slow",dir="rx"}', 0)
+
+    def vrrp_cut(self, cut):
+        """Drops VRRP (IP protocol 112) on each box's HA link, both ways, or no longer:
+        the sync stream on the same link goes on."""
+        for r in ROLES:
+            if cut:
+                sh(["nft", "-f", "-"], ns=self.ns[r], input=(
+                    "table inet ngcut {\n"
+                    " chain in { type filter hook input priority 0; iifname ha0 ip protocol "
+                    "112 drop; }\n"
+                    " chain out { type filter hook output priority 0; oifname ha0 ip protocol "
+                    "112 drop; }\n}\n"))
+            else:
+                sh(["nft", "delete", "table", "inet", "ngcut"], ns=self.ns[r], check=False)
+
+    def sw_sniff(self, mode, ifs):
+        """Starts SW_SNIFF on the switches' interfaces ifs; .stop() returns its JSON."""
+        return self.sniffer("sw", [SW_SNIFF, mode] + list(ifs), json.loads)
+
+    def arp_flood(self, count, step):
+        """Starts the VM's ARP requests for MARK_IP (ARP_FLOOD); .wait() ends them."""
+        p = self.spawn(f"arp-{secrets.token_hex(4)}", self.ns["vm"], [
+            "/usr/bin/python3", "-c", ARP_FLOOD, VM_MAC, VM_IP, MARK_IP, str(count),
+            str(step)])
+        return p
+
+    def capture_beacon(self, r):
+        """A beacon of box r saying it forwards, as the VM's port saw it (bytes)."""
+        cp = sh(["/usr/bin/python3", "-c", BEACON, "capture", str(PRIORITY[r])],
+                ns=self.ns["vm"], timeout=30)
+        return bytes.fromhex(cp.stdout.strip())
+
+    def replay_beacon(self, frame, count, step):
+        """Starts the VM's replay of frame, count times step seconds apart."""
+        return self.spawn(f"replay-{secrets.token_hex(4)}", self.ns["vm"], [
+            "/usr/bin/python3", "-c", BEACON, "replay", frame.hex(), str(count), str(step)])
 
     def events(self, r):
         try:
@@ -526,8 +637,13 @@ class HaLab:
 
     def sniff(self):
         """Starts the server's sniffer; .stop() returns how many VMs' gratuitous ARPs it saw."""
-        p = subprocess.Popen(["ip", "netns", "exec", self.ns["srv"], "/usr/bin/python3", "-c",
-                              SNIFFER], stdout=subprocess.PIPE, text=True)
+        return self.sniffer("srv", [SNIFFER], int)
+
+    def sniffer(self, ns, args, parse):
+        """Starts python3 -c args in namespace ns, which says "ready" once it listens and
+        prints what it saw when stopped: .stop() returns that, through parse."""
+        p = subprocess.Popen(["ip", "netns", "exec", self.ns[ns], "/usr/bin/python3", "-c"] +
+                             args, stdout=subprocess.PIPE, text=True)
         self.procs[f"sniff-{p.pid}"] = p
         assert p.stdout.readline().strip() == "ready"
 
@@ -535,8 +651,16 @@ class HaLab:
             def stop(_):
                 p.terminate()
                 out, _ = p.communicate(timeout=30)
-                return int(out)
+                return parse(out)
         return Sniffer()
+
+    def settled(self):
+        """(master, backup) once keepalived made one of each, else None."""
+        roles = {r: self.role(r) for r in ROLES}
+        for m, o in (("a", "b"), ("b", "a")):
+            if roles[m] == "master" and roles[o] == "backup":
+                return m, o
+        return None
 
     def pid(self, name):
         """The pid of the program ip netns exec became (it execs, so the same)."""

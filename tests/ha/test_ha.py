@@ -8,35 +8,17 @@ import os
 import signal
 import time
 
-import pytest
+from ha_lab import EXTRA_VMS, NAMED, NAMED_IP, SRV_IP, SRV_PORT, wait_until
 
-from ha_lab import EXTRA_VMS, NAMED, NAMED_IP, SRV_IP, SRV_PORT, HaLab, wait_until
-
-BUILD = os.environ["NAMEGATE_BUILD"]
-SRC = os.environ["NAMEGATE_SRC"]
 TAKEOVER = 20.0      # a cap for a wait, not a measure: keepalived's and namegate's starts
 CONNS = 20           # the VM's long-lived TLS connections, kept through every failover
 RESUME = 40.0        # a cap for a wait: TCP's retransmissions back off past the outage
 
 
-@pytest.fixture(scope="module")
-def lab():
-    lab = HaLab(BUILD, SRC)
-    try:
-        lab.start()
-        yield lab
-    finally:
-        lab.close()
-
-
 def settled(lab):
     """(master, backup) once keepalived made one of each, else None. Both boxes start
     BACKUP and nopreempt: whichever may lead first leads."""
-    roles = {r: lab.role(r) for r in ("a", "b")}
-    for m, o in (("a", "b"), ("b", "a")):
-        if roles[m] == "master" and roles[o] == "backup":
-            return m, o
-    return None
+    return lab.settled()
 
 
 def outage(res, at):

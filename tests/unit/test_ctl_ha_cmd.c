@@ -2,7 +2,8 @@
  * control/ha: namegatectl ha's reply through a real control socket, and the health it
  * reports for keepalived's check: no before the workers run, no while no role was read
  * (within the start's grace), yes once one was, no again when the heartbeat is older
- * than the timeout, with the reason each time.
+ * than the timeout or the daemon vetoes (the guard's hold), with the reason each time;
+ * and the extra objects the reply carries, each under its key.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +27,7 @@
 
 static _Atomic(int64_t) beat_age;	/* what the fake workers' heartbeat says */
 static atomic_bool stop;
+static _Atomic(const char *) veto_why;	/* what the fake guard says, NULL: nothing */
 
 static void
 on_role(enum ctl_ha_role role, void *arg)
@@ -39,6 +41,19 @@ beat(void *arg)
 {
 	(void)arg;
 	return atomic_load(&beat_age);
+}
+
+static const char *
+veto(void *arg)
+{
+	(void)arg;
+	return atomic_load(&veto_why);
+}
+
+static struct json_object *
+extra(void *arg)
+{
+	return json_object_new_string(arg);
 }
 
 static void *
@@ -78,7 +93,9 @@ test_health(void **state)
 	char dir[] = "/tmp/test_ctl_ha_cmd.XXXXXX", fifo[96], sock[96], err[256], why[160];
 	char role[16];
 	struct ctl_ha_conf conf = { .instance = NULL, .heartbeat_ms = 200, .on_role = on_role,
-		.beat = beat };
+		.beat = beat, .veto = veto };
+	struct json_object *v;
+	struct ctl_reply r;
 	struct ctl_sock *s;
 	struct ctl_ha *h;
 	pthread_t th;
@@ -114,6 +131,24 @@ test_health(void **state)
 	assert_false(ask(sock, why, sizeof(why), role, sizeof(role)));
 	assert_string_equal(why, "stalled: the workers' last heartbeat was 201 ms ago "
 	    "(limit 200)");
+	atomic_store(&beat_age, 5);
+	atomic_store(&veto_why, "stalled: waiting for the peer's resync");
+	assert_false(ask(sock, why, sizeof(why), role, sizeof(role)));
+	assert_string_equal(why, "stalled: waiting for the peer's resync");
+	atomic_store(&veto_why, NULL);
+	assert_true(ask(sock, why, sizeof(why), role, sizeof(role)));
+
+	/* two extras, each under its key; one removed, and set again in its place */
+	ctl_ha_extra(h, "sync", extra, "s1");
+	ctl_ha_extra(h, "guard", extra, "g1");
+	ctl_ha_extra(h, "sync", NULL, NULL);
+	ctl_ha_extra(h, "sync", extra, "s2");
+	assert_int_equal(ctl_client_call(sock, "ha", NULL, NULL, 5000, &r, err, sizeof(err)), 0);
+	assert_true(json_object_object_get_ex(r.json, "sync", &v));
+	assert_string_equal(json_object_get_string(v), "s2");
+	assert_true(json_object_object_get_ex(r.json, "guard", &v));
+	assert_string_equal(json_object_get_string(v), "g1");
+	ctl_reply_free(&r);
 
 	atomic_store(&stop, true);
 	pthread_join(th, NULL);

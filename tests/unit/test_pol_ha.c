@@ -25,6 +25,10 @@ test_defaults(void **state)
 	assert_null(cfg->ha_track_file);
 	assert_int_equal(cfg->ha_heartbeat_ms, 1000);
 	assert_true(cfg->ha_announce);
+	assert_int_equal(cfg->ha_guard, POL_HA_GUARD_REQUIRED);
+	assert_int_equal(cfg->ha_priority, 0);
+	assert_int_equal(cfg->ha_beacon_ms, 100);
+	assert_int_equal(cfg->ha_resync_timeout_ms, 30000);
 	pol_config_free(cfg);
 }
 
@@ -33,7 +37,7 @@ test_keys(void **state)
 {
 	struct pol_config *cfg = pol_check_load(BASE "ha: {notify_fifo: /run/ng.fifo, "
 	    "instance: VI_1, heartbeat_timeout_ms: 250, announce: false, "
-	    "track_file: /run/ng.state}\n");
+	    "track_file: /run/ng.state, guard: off}\n");
 
 	(void)state;
 	assert_non_null(cfg);
@@ -43,10 +47,16 @@ test_keys(void **state)
 	assert_false(cfg->ha_announce);
 	assert_string_equal(cfg->ha_track_file, "/run/ng.state");
 	assert_null(cfg->ha_sync_peer);
+	assert_int_equal(cfg->ha_guard, POL_HA_GUARD_OFF);
 	pol_config_free(cfg);
 	cfg = pol_check_load(BASE "ha: {notify_fifo: /f, sync_peer: '10.0.9.2:7400', "
-	    "sync_listen: '[fd00::1]:7400', sync_key_file: /etc/namegate/ha.key}\n");
+	    "sync_listen: '[fd00::1]:7400', sync_key_file: /etc/namegate/ha.key, priority: 200, "
+	    "guard: required, beacon_interval_ms: 50, resync_timeout_ms: 5000}\n");
 	assert_non_null(cfg);
+	assert_int_equal(cfg->ha_priority, 200);
+	assert_int_equal(cfg->ha_guard, POL_HA_GUARD_REQUIRED);
+	assert_int_equal(cfg->ha_beacon_ms, 50);
+	assert_int_equal(cfg->ha_resync_timeout_ms, 5000);
 	assert_string_equal(cfg->ha_sync_peer, "10.0.9.2:7400");
 	assert_string_equal(cfg->ha_sync_listen, "[fd00::1]:7400");
 	assert_string_equal(cfg->ha_sync_key, "/etc/namegate/ha.key");
@@ -69,7 +79,28 @@ test_refused(void **state)
 	pol_refused(BASE "ha: {notify_fifo: /f, peer: x}\n",
 	    "ng.yaml:3:23: unknown key 'peer' in ha (expected notify_fifo, instance, "
 	    "heartbeat_timeout_ms, track_file, announce, sync_peer, sync_listen, "
-	    "sync_key_file)");
+	    "sync_key_file, priority, guard, beacon_interval_ms, resync_timeout_ms)");
+}
+
+/* The guard's keys: ranges, its words, and what guard: required needs. */
+static void
+test_guard_refused(void **state)
+{
+	(void)state;
+	pol_refused(BASE "ha: {notify_fifo: /f, sync_key_file: /k}\n",
+	    "ng.yaml:3:5: ha: guard: required (the default) needs ha.priority, 1 to 254, a "
+	    "different one on each box of the pair (or guard: off)");
+	pol_refused(BASE "ha: {notify_fifo: /f, priority: 10}\n",
+	    "ng.yaml:3:5: ha: guard: required (the default) needs ha.sync_key_file: the "
+	    "beacons' key derives from it (or guard: off)");
+	pol_refused(BASE "ha: {notify_fifo: /f, guard: off, priority: 255}\n",
+	    "ng.yaml:3:45: ha.priority: 255 is out of range (1..254)");
+	pol_refused(BASE "ha: {notify_fifo: /f, guard: maybe}\n",
+	    "ng.yaml:3:30: ha.guard: expected required or off, got \"maybe\"");
+	pol_refused(BASE "ha: {notify_fifo: /f, guard: off, beacon_interval_ms: 5}\n",
+	    "ng.yaml:3:55: ha.beacon_interval_ms: 5 is out of range (10..1000)");
+	pol_refused(BASE "ha: {notify_fifo: /f, guard: off, resync_timeout_ms: 10}\n",
+	    "ng.yaml:3:54: ha.resync_timeout_ms: 10 is out of range (1000..600000)");
 }
 
 int
@@ -79,6 +110,7 @@ main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_guard_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, pol_check_teardown);

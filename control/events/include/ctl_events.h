@@ -169,6 +169,15 @@ int ctl_events_log_approval(struct ctl_events *ev, const struct timespec *now, c
 int ctl_events_log_ha(struct ctl_events *ev, const struct timespec *now, const char *role,
     const char *from, const char *instance);
 
+/*
+ * {"event":"ha_guard","state":S,"from":F,"reason":R}: the HA pair's split-brain guard went
+ * from state F to S ("clear": keepalived's role alone decides; "yield": a peer of higher
+ * priority forwards, this box does not; "hold": stalled or starting, nothing forwarded
+ * until the peer's resync), R in words. Never rate-limited. Returns 0 or -errno.
+ */
+int ctl_events_log_ha_guard(struct ctl_events *ev, const struct timespec *now,
+    const char *state, const char *from, const char *reason);
+
 /* {"event":"start","version":V,"pid":P}. Returns 0 or -errno. */
 int ctl_events_log_start(struct ctl_events *ev, const struct timespec *now, const char *version);
 

@@ -68,6 +68,8 @@ typedef void ctl_ha_role_fn(enum ctl_ha_role role, void *arg);
  * -1 while they do not run yet.
  */
 typedef int64_t ctl_ha_beat_fn(void *arg);
+/* Called on the event loop: why this box may not lead besides the above, or NULL. */
+typedef const char *ctl_ha_veto_fn(void *arg);
 
 struct ctl_ha_conf {
 	const char *fifo;		/* ha.notify_fifo */
@@ -75,7 +77,8 @@ struct ctl_ha_conf {
 	uint32_t heartbeat_ms;		/* ha.heartbeat_timeout_ms */
 	ctl_ha_role_fn *on_role;
 	ctl_ha_beat_fn *beat;
-	void *arg;			/* for both */
+	ctl_ha_veto_fn *veto;		/* or NULL */
+	void *arg;			/* for all three */
 };
 
 struct ctl_ha;
@@ -135,8 +138,9 @@ typedef struct json_object *ctl_ha_json_fn(void *arg);
 
 /*
  * Event loop: namegatectl ha's reply gets key, an object fn makes at each request (the
- * sync stream's state); fn NULL removes it. One such key.
+ * sync stream's state, the guard's); fn NULL removes it. Up to CTL_HA_EXTRAS such keys.
  */
+#define CTL_HA_EXTRAS	2
 void ctl_ha_extra(struct ctl_ha *h, const char *key, ctl_ha_json_fn *fn, void *arg);
 
 /* namegate_ha_role (one sample per role, 1 for the current) and its changes (any thread). */

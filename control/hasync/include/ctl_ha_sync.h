@@ -85,6 +85,14 @@ bool ctl_ha_sync_resync_wanted(struct ctl_ha_sync *s);
 size_t ctl_ha_sync_take(struct ctl_ha_sync *s, struct ctl_ha_sync_item *out, size_t n,
     uint64_t *conn);
 
+/*
+ * Event loop: this box's table may have missed what the peer sent (it stalled): the
+ * listener drops the peer's stream, so that the peer connects again and resyncs. Returns
+ * the connection dropped (as ctl_ha_sync_take()'s conn): a RESYNC_END taken on a later
+ * one says this box has the peer's whole state again.
+ */
+uint64_t ctl_ha_sync_redo(struct ctl_ha_sync *s);
+
 /* Event loop: n more records of connection conn installed: acknowledged to the peer. */
 void ctl_ha_sync_applied(struct ctl_ha_sync *s, uint64_t conn, size_t n);
 

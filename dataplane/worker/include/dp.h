@@ -36,6 +36,7 @@
 #define DP_VM_INDEX_MIN_BITS	12	/* the (vlan, MAC) index: at least 4 x max_vms entries */
 #define DP_VM_INDEX_EMPTY	UINT64_MAX
 #define DP_SLOW_RING		1024	/* exception-path frames in flight, each way, per worker */
+#define DP_HA_RING		64	/* the pair's beacons to the main lcore, per worker */
 
 enum dp_verdict { DP_ALLOWED, DP_BLOCKED, DP_WOULD_BLOCK, DP_VERDICT_MAX };
 
@@ -209,6 +210,8 @@ struct __rte_cache_aligned dp_worker {
 	struct dp_ha_seen ha_seen;	/* the uplink's stations, seen while standby */
 	uint64_t ha_adopted;		/* flows adopted from the HA peer's records */
 	uint64_t ha_refused[DP_HA_REFUSE_MAX];	/* mid-stream segments that adopted none */
+	struct rte_ring *ha_in;		/* to the main lcore: the pair's beacons (ha: only) */
+	_Atomic(uint64_t) ha_stalls;	/* stalls this worker found (dp_ha_gate.h) */
 };
 
 /* The process-wide state, owned by the main lcore. */
@@ -241,17 +244,26 @@ struct dp_ctx {
 	 */
 	atomic_bool main_asleep;
 	/*
-	 * HA pair (dp_ha_gate.h): ha is set at start when ha: is configured; ha_standby says
-	 * the workers forward nothing now: false without ha: (and in a zeroed context, as the
-	 * tests make), else true except while keepalived says MASTER (written by the FIFO
-	 * reader's thread, read once per burst). A cache line of their own: main_asleep
-	 * above changes at every sleep of the main lcore, and the workers read these per burst.
+	 * HA pair (dp_ha_gate.h): ha is set at start when ha: is configured; ha_shut says
+	 * why the workers forward nothing now (DP_HA_SHUT_*), 0 when they forward: 0 without
+	 * ha: (and in a zeroed context, as the tests make). Each writer sets or clears its
+	 * own bit (the FIFO reader's thread the role's, the main lcore the guard's, a worker
+	 * that finds it stalled the hold's); the workers read it once per burst. ha_stall_tsc:
+	 * a gap between a worker's polls longer than this is a stall (0: not looked for).
+	 * A cache line of their own: main_asleep above changes at every sleep of the main
+	 * lcore, and the workers read these per burst.
 	 */
 	bool ha __rte_cache_aligned;
-	atomic_bool ha_standby;
+	_Atomic(uint32_t) ha_shut;
+	uint64_t ha_stall_tsc;
 	/* the pair's flows (dp_ha_flows.h), with a sync stream; read on a lookup's miss only */
 	struct dp_ha_flows *ha_flows;
 };
+
+#define DP_HA_SHUT_ROLE		0x1	/* keepalived does not say MASTER */
+#define DP_HA_SHUT_PEER		0x2	/* the guard: a peer of higher priority forwards */
+#define DP_HA_SHUT_HELD		0x4	/* stalled or starting: until the peer's resync */
+#define DP_HA_ETH_BEACON	0x88b5	/* the pair's beacons: CTL_HA_BEACON_TYPE, checked there */
 
 /* Seconds since start: bindings and flows age in whole seconds. */
 static inline uint64_t

@@ -53,7 +53,8 @@ enum dp_reason {
 	X(ND_INVALID,	"nd_invalid",	"ND-typed ICMPv6 toward a VM in no shape ND has") \
 	X(SLOW_QUEUE_FULL, "slow_queue_full", "an exception-path frame finding its queue between worker and main lcore full") \
 	X(BIND_QUEUE_FULL, "bind_queue_full", "a DNS answer whose bindings the main lcore had no room for (the VM asks again)") \
-	X(HA_STANDBY,	"ha_standby",	"a frame that came while this box was not its HA pair's master")
+	X(HA_STANDBY,	"ha_standby",	"a frame that came while this box's HA gate was shut (not master, a peer of higher priority forwarding, or held after a stall)") \
+	X(HA_BEACON,	"ha_beacon",	"an HA pair's beacon, taken to the main lcore and never forwarded")
 
 enum dp_drop {
 #define X(name, label, text) DP_DROP_##name,

@@ -188,6 +188,15 @@ struct pol_config {
 	 * ADDR:PORT it takes its peer's stream on, and the pre-shared key's file (NULL: none).
 	 */
 	char *ha_sync_peer, *ha_sync_listen, *ha_sync_key;
+	/*
+	 * The split-brain guard (namegate(8), HA PAIR): this box's priority in the pair
+	 * (0: not set), whether a forwarding peer of higher priority shuts this box's gate
+	 * (POL_HA_GUARD_REQUIRED, the default with ha:), the beacon's interval, and the
+	 * longest a stalled box waits for its peer's resync before it forwards again.
+	 */
+	uint32_t ha_priority;
+	enum pol_ha_guard { POL_HA_GUARD_REQUIRED, POL_HA_GUARD_OFF } ha_guard;
+	uint32_t ha_beacon_ms, ha_resync_timeout_ms;
 
 	struct pol_vm *vms;
 	size_t nvms;
