@@ -11,6 +11,7 @@
 
 #include "sni/rd.h"
 #include "sni/tls.h"
+#include "tls_int.h"
 
 #define TLS_CT_HANDSHAKE	22
 #define TLS_VERSION_MAJOR	3
@@ -24,14 +25,23 @@
 #define TLS_EXT_SERVER_NAME	0x0000
 #define TLS_EXT_ALPN		0x0010
 #define TLS_EXT_ECH		0xfe0d
+/* the types below 64 whose contents are read: server_name and ALPN */
+#define TLS_EXT_READ		(UINT64_C(1) << TLS_EXT_SERVER_NAME | UINT64_C(1) << TLS_EXT_ALPN)
 #define TLS_NAME_HOST		0
 
+#define TLS_EXT_RARE		8	/* types past 63 kept in a list before the set */
+
 /*
- * Extension types seen in one hello: a 2^16-bit set whose 64-bit words are cleared only
- * when first touched (live says which), so a parse clears 128 bytes rather than 8 KiB, and
- * a hello stuffed with thousands of extensions still costs O(1) per extension.
+ * Extension types seen in one hello. Those below 64 (nearly all a client sends) are bits
+ * of low. The few others (GREASE, renegotiation_info, ECH) go in a short list; past
+ * TLS_EXT_RARE of them, in a 2^16-bit set whose 64-bit words are cleared only when first
+ * touched (live says which), so that a hello stuffed with thousands of extensions still
+ * costs O(1) per extension, and the common one clears nothing of it.
  */
 struct tls_ext_seen {
+	uint64_t low;
+	unsigned int nrare;		/* in rare[], or TLS_EXT_RARE + 1: the set is in use */
+	uint16_t rare[TLS_EXT_RARE];
 	uint64_t live[1024 / 64];
 	uint64_t word[65536 / 64];
 };
@@ -50,78 +60,6 @@ sni_status_str(enum sni_status st)
 	if ((size_t)st >= sizeof(sni_status_names) / sizeof(sni_status_names[0]))
 		return "unknown";
 	return sni_status_names[st];
-}
-
-/*
- * What each byte may be in a host name: HOST_LDH a lower-case letter, a digit or '-';
- * HOST_CAP a capital (a letter, with HOST_UPPER to tell it needs folding); HOST_DOT; 0 none.
- */
-#define HOST_LDH	1
-#define HOST_UPPER	2
-#define HOST_CAP	(HOST_LDH | HOST_UPPER)
-#define HOST_DOT	4
-
-static const uint8_t host_byte[256] = {
-	['a'] = HOST_LDH, ['b'] = HOST_LDH, ['c'] = HOST_LDH, ['d'] = HOST_LDH,
-	['e'] = HOST_LDH, ['f'] = HOST_LDH, ['g'] = HOST_LDH, ['h'] = HOST_LDH,
-	['i'] = HOST_LDH, ['j'] = HOST_LDH, ['k'] = HOST_LDH, ['l'] = HOST_LDH,
-	['m'] = HOST_LDH, ['n'] = HOST_LDH, ['o'] = HOST_LDH, ['p'] = HOST_LDH,
-	['q'] = HOST_LDH, ['r'] = HOST_LDH, ['s'] = HOST_LDH, ['t'] = HOST_LDH,
-	['u'] = HOST_LDH, ['v'] = HOST_LDH, ['w'] = HOST_LDH, ['x'] = HOST_LDH,
-	['y'] = HOST_LDH, ['z'] = HOST_LDH,
-	['0'] = HOST_LDH, ['1'] = HOST_LDH, ['2'] = HOST_LDH, ['3'] = HOST_LDH,
-	['4'] = HOST_LDH, ['5'] = HOST_LDH, ['6'] = HOST_LDH, ['7'] = HOST_LDH,
-	['8'] = HOST_LDH, ['9'] = HOST_LDH, ['-'] = HOST_LDH,
-	['A'] = HOST_CAP, ['B'] = HOST_CAP, ['C'] = HOST_CAP, ['D'] = HOST_CAP,
-	['E'] = HOST_CAP, ['F'] = HOST_CAP, ['G'] = HOST_CAP, ['H'] = HOST_CAP,
-	['I'] = HOST_CAP, ['J'] = HOST_CAP, ['K'] = HOST_CAP, ['L'] = HOST_CAP,
-	['M'] = HOST_CAP, ['N'] = HOST_CAP, ['O'] = HOST_CAP, ['P'] = HOST_CAP,
-	['Q'] = HOST_CAP, ['R'] = HOST_CAP, ['S'] = HOST_CAP, ['T'] = HOST_CAP,
-	['U'] = HOST_CAP, ['V'] = HOST_CAP, ['W'] = HOST_CAP, ['X'] = HOST_CAP,
-	['Y'] = HOST_CAP, ['Z'] = HOST_CAP,
-	['.'] = HOST_DOT,
-};
-
-/*
- * RFC 1035 s2.3.4 limits as text: at most 253 bytes and labels of 1..63 once the optional
- * root dot is dropped. Only letters, digits and '-' (RFC 952 LDH, the only bytes RFC 6066
- * s3 lets a HostName carry once IDNs are in their A-label form); NUL, '_', spaces and high
- * bytes are refused because a filter and a server could read them differently. *upper:
- * whether it has capitals, so that who needs it in lower case copies it only then.
- */
-static bool
-sni_host_scan(const uint8_t *name, size_t len, bool *upper)
-{
-	size_t label = 0;
-	uint8_t seen = 0;
-
-	if (len > 0 && name[len - 1] == '.')
-		len--;
-	if (len == 0 || len > SNI_HOST_MAX)
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		uint8_t k = host_byte[name[i]];
-
-		seen |= k;
-		if (k & HOST_LDH) {
-			if (++label > SNI_LABEL_MAX)
-				return false;
-		} else if (k != HOST_DOT || label == 0) {	/* another byte, a leading dot or ".." */
-			return false;
-		} else {
-			label = 0;
-		}
-	}
-	*upper = (seen & HOST_UPPER) != 0;
-	return label > 0;
-}
-
-bool
-sni_host_valid(const uint8_t *name, size_t len)
-{
-	bool upper;
-
-	return sni_host_scan(name, len, &upper);
 }
 
 /*
@@ -252,7 +190,7 @@ tls_hello_gather(const uint8_t *buf, size_t len, uint8_t *scratch, size_t scratc
  * One trailing dot is accepted and left out of out->sni, which aliases the message.
  */
 static bool
-tls_ext_sni(struct rd ext, struct tls_hello *out)
+tls_ext_sni(struct rd ext, const uint8_t *floor, struct tls_hello *out)
 {
 	struct rd list, host;
 	uint8_t type;
@@ -260,7 +198,7 @@ tls_ext_sni(struct rd ext, struct tls_hello *out)
 
 	if (!rd_vec16(&ext, &list) || ext.len != 0 || !rd_u8(&list, &type) ||
 	    type != TLS_NAME_HOST || !rd_vec16(&list, &host) || list.len != 0 ||
-	    !sni_host_scan(host.p, host.len, &upper))
+	    !sni_host_scan(floor, host.p, host.len, &upper))
 		return false;
 	if (host.p[host.len - 1] == '.')
 		host.len--;
@@ -295,19 +233,13 @@ tls_ext_alpn(struct rd ext, struct tls_hello *out)
 	return true;
 }
 
-/* False when type was already in the set. */
+/* Into the set; false when type was already in it. */
 static bool
-tls_ext_seen_add(struct tls_ext_seen *seen, uint16_t type)
+tls_ext_set_add(struct tls_ext_seen *seen, uint16_t type)
 {
 	unsigned int w = type >> 6;
 	uint64_t bit = UINT64_C(1) << (type & 63);
 
-	if (w == 0) {		/* most extensions a client sends: word 0, cleared up front */
-		if (seen->word[0] & bit)
-			return false;
-		seen->word[0] |= bit;
-		return true;
-	}
 	if ((seen->live[w >> 6] >> (w & 63) & 1) == 0) {
 		seen->live[w >> 6] |= UINT64_C(1) << (w & 63);
 		seen->word[w] = 0;
@@ -316,6 +248,27 @@ tls_ext_seen_add(struct tls_ext_seen *seen, uint16_t type)
 		return false;
 	seen->word[w] |= bit;
 	return true;
+}
+
+/* A type past 63; false when it was seen already. */
+static bool
+tls_ext_rare_add(struct tls_ext_seen *seen, uint16_t type)
+{
+	if (seen->nrare > TLS_EXT_RARE)
+		return tls_ext_set_add(seen, type);
+	for (unsigned int i = 0; i < seen->nrare; i++)
+		if (seen->rare[i] == type)
+			return false;
+	if (seen->nrare < TLS_EXT_RARE) {
+		seen->rare[seen->nrare++] = type;
+		return true;
+	}
+	/* one too many for the list: the set from now on, with the list in it */
+	memset(seen->live, 0, sizeof(seen->live));
+	seen->nrare = TLS_EXT_RARE + 1;
+	for (unsigned int i = 0; i < TLS_EXT_RARE; i++)
+		tls_ext_set_add(seen, seen->rare[i]);
+	return tls_ext_set_add(seen, type);
 }
 
 /*
@@ -328,41 +281,48 @@ tls_ext_seen_add(struct tls_ext_seen *seen, uint16_t type)
  * s5) is only flagged: the outer hello's SNI is what gets judged.
  */
 static enum sni_status
-tls_hello_exts(struct rd exts, struct tls_hello *out)
+tls_hello_exts(struct rd exts, const uint8_t *floor, struct tls_hello *out)
 {
+	const uint8_t *p = exts.p, *end = exts.p + exts.len;
 	struct tls_ext_seen seen;
-	struct rd ext;
-	uint16_t type, n;
 	bool have_sni = false;
 
-	memset(seen.live, 0, sizeof(seen.live));
-	seen.live[0] = 1;
-	seen.word[0] = 0;
-	while (exts.len > 0) {
+	seen.low = 0;
+	seen.nrare = 0;
+	while (p != end) {
 		/* the type and the length, four bytes checked once */
-		if (exts.len < 4)
+		size_t left = (size_t)(end - p), n;
+		uint32_t hdr;
+		uint16_t type;
+		struct rd ext;
+
+		if (left < 4)
 			return SNI_MALFORMED;
-		type = rd_be16(exts.p);
-		n = rd_be16(exts.p + 2);
-		if (n > exts.len - 4 || !tls_ext_seen_add(&seen, type))
+		hdr = rd_be32(p);		/* one load: the type, then the length */
+		type = (uint16_t)(hdr >> 16);
+		n = hdr & 0xffff;
+		if (n > left - 4)
 			return SNI_MALFORMED;
-		ext = rd_make(exts.p + 4, n);
-		exts = rd_make(exts.p + 4 + n, exts.len - 4 - n);
-		switch (type) {
-		case TLS_EXT_SERVER_NAME:
-			if (!tls_ext_sni(ext, out))
+		ext = rd_make(p + 4, n);
+		p += 4 + n;
+		if (type >= 64) {
+			if (!tls_ext_rare_add(&seen, type))
+				return SNI_MALFORMED;
+			if (type == TLS_EXT_ECH)
+				out->ech = true;
+			continue;
+		}
+		if (seen.low >> type & 1)
+			return SNI_MALFORMED;
+		seen.low |= UINT64_C(1) << type;
+		if ((UINT64_C(1) << type & TLS_EXT_READ) == 0)
+			continue;
+		if (type == TLS_EXT_SERVER_NAME) {
+			if (!tls_ext_sni(ext, floor, out))
 				return SNI_MALFORMED;
 			have_sni = true;
-			break;
-		case TLS_EXT_ALPN:
-			if (!tls_ext_alpn(ext, out))
-				return SNI_MALFORMED;
-			break;
-		case TLS_EXT_ECH:
-			out->ech = true;
-			break;
-		default:
-			break;
+		} else if (!tls_ext_alpn(ext, out)) {
+			return SNI_MALFORMED;
 		}
 	}
 	return have_sni ? SNI_FOUND : SNI_ABSENT;
@@ -383,6 +343,7 @@ tls_hello_exts(struct rd exts, struct tls_hello *out)
 static enum sni_status
 tls_hello_body(struct rd m, struct tls_hello *out)
 {
+	const uint8_t *floor = m.p;	/* the message's first byte: host names load from here */
 	struct rd body, sid, suites, comp, exts;
 	uint8_t type, major;
 
@@ -399,7 +360,7 @@ tls_hello_body(struct rd m, struct tls_hello *out)
 		return SNI_ABSENT;
 	if (!rd_vec16(&body, &exts) || body.len != 0)
 		return SNI_MALFORMED;
-	return tls_hello_exts(exts, out);
+	return tls_hello_exts(exts, floor, out);
 }
 
 /*

@@ -248,12 +248,14 @@ dp_flows_age(struct dp_flows *t, uint64_t now, unsigned int budget, uint64_t *cl
 		struct dp_flow *f = &t->h.e[t->cursor];
 
 		t->cursor = t->cursor + 1 == t->cap ? 0 : t->cursor + 1;
+		if (!f->in_use)
+			continue;	/* a free entry: one test, not the two judgements below */
 		if (dp_flow_orphan(f, g)) {
 			dp_flow_end_as(t, f, DP_FLOW_END_GONE);
 		} else if (dp_flow_idle(f, now)) {
 			dp_flow_end_as(t, f, DP_FLOW_END_IDLE);
 		} else {
-			if (f->in_use && t->passed != NULL)
+			if (t->passed != NULL)
 				t->passed(f, dp_flow_acct(t, f), t->report_arg);
 			continue;
 		}

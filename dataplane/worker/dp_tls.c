@@ -326,8 +326,8 @@ dp_tls_verify(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
 		if (reasm_add(&h->r, seq, p->payload, clamp < (int64_t)p->payload_len ?
 		    (size_t)clamp : p->payload_len) != REASM_CONFLICT)
 			return dp_fate_pass(f->would_block);
-	} else if (at == 0 && p->payload_len >= f->judged && f->judged_digest ==
-	    dp_hash_digest(p->payload, f->judged)) {
+	} else if (at == 0 && p->payload_len >= f->judged &&
+	    dp_digest_eq(f->judged_digest, dp_hash_digest(p->payload, f->judged))) {
 		/* the judged hello again, from its first byte: the same bytes */
 		return dp_fate_pass(f->would_block);
 	}

@@ -1,9 +1,10 @@
 /*
  * dp_hash: SipHash-2-4 against the reference vectors, the start-time key, the judged-bytes
- * digest (NH then SipHash) and the keyed CRC flow hash.
+ * digest (NH, its 128-bit sum kept) and the keyed CRC flow hash.
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -60,10 +61,17 @@ test_key_is_drawn(void **state)
 /* A fixed NH key for the digest cases: words of one pattern, so the cases repeat. */
 static uint64_t test_nh_key[DP_HASH_NH_BYTES / 8];
 
-static uint64_t
+static struct dp_digest
 digest(const void *buf, size_t len)
 {
 	return dp_hash_digest_keyed(test_nh_key, 1, 2, buf, len);
+}
+
+/* Two digests told apart: the cases below each compare one pair. */
+static bool
+differ(struct dp_digest a, struct dp_digest b)
+{
+	return !dp_digest_eq(a, b);
 }
 
 /*
@@ -75,7 +83,7 @@ static void
 test_digest_tells_contents_apart(void **state)
 {
 	uint8_t msg[600], alt[600];
-	uint64_t d;
+	struct dp_digest d;
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(test_nh_key) / sizeof(test_nh_key[0]); i++)
@@ -83,21 +91,21 @@ test_digest_tells_contents_apart(void **state)
 	for (size_t i = 0; i < sizeof(msg); i++)
 		msg[i] = (uint8_t)(i * 7 + 3);
 	d = digest(msg, sizeof(msg));
-	assert_int_equal(digest(msg, sizeof(msg)), d);
+	assert_true(dp_digest_eq(digest(msg, sizeof(msg)), d));
 	for (size_t bit = 0; bit < sizeof(msg) * 8; bit++) {
 		memcpy(alt, msg, sizeof(msg));
 		alt[bit / 8] ^= (uint8_t)(1u << bit % 8);
-		assert_int_not_equal(digest(alt, sizeof(alt)), d);
+		assert_true(differ(digest(alt, sizeof(alt)), d));
 	}
 	memcpy(alt, msg, sizeof(msg));
 	memcpy(alt, msg + 16, 16);
 	memcpy(alt + 16, msg, 16);
-	assert_int_not_equal(digest(alt, sizeof(alt)), d);
+	assert_true(differ(digest(alt, sizeof(alt)), d));
 	memset(alt, 0, sizeof(alt));
 	memcpy(alt, msg, 17);
-	assert_int_not_equal(digest(alt, 18), digest(alt, 17));	/* a zero byte more */
-	assert_int_not_equal(digest(msg, sizeof(msg) - 1), d);
-	assert_int_not_equal(digest(msg, 0), digest(alt + 17, 1));
+	assert_true(differ(digest(alt, 18), digest(alt, 17)));	/* a zero byte more */
+	assert_true(differ(digest(msg, sizeof(msg) - 1), d));
+	assert_true(differ(digest(msg, 0), digest(alt + 17, 1)));
 }
 
 /* Past the key's length the digest is SipHash of the whole; every length still works. */
@@ -109,12 +117,43 @@ test_digest_long_and_short(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(big); i++)
 		big[i] = (uint8_t)i;
-	assert_int_equal(digest(big, sizeof(big)), dp_siphash24(1, 2, big, sizeof(big)));
-	assert_int_not_equal(digest(big, DP_HASH_NH_BYTES), digest(big, DP_HASH_NH_BYTES - 1));
+	assert_int_equal(digest(big, sizeof(big)).lo, dp_siphash24(1, 2, big, sizeof(big)));
+	assert_true(differ(digest(big, DP_HASH_NH_BYTES), digest(big, DP_HASH_NH_BYTES - 1)));
 	for (size_t n = 0; n < 40; n++)
-		assert_int_not_equal(digest(big, n), digest(big, n + 1));
+		assert_true(differ(digest(big, n), digest(big, n + 1)));
 	assert_int_equal(dp_hash_init(), 0);
-	assert_int_equal(dp_hash_digest(big, 600), dp_hash_digest(big, 600));
+	assert_true(dp_digest_eq(dp_hash_digest(big, 600), dp_hash_digest(big, 600)));
+}
+
+/*
+ * NH as RFC 4418 s5.2.3 writes it, a byte at a time: the digest's two-block turns and its
+ * shifted last load must give the same sum for every length and every place of a block.
+ */
+static void
+test_digest_is_nh(void **state)
+{
+	uint8_t msg[300];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(test_nh_key) / sizeof(test_nh_key[0]); i++)
+		test_nh_key[i] = UINT64_C(0x9e3779b97f4a7c15) * (i + 1);
+	for (size_t i = 0; i < sizeof(msg); i++)
+		msg[i] = (uint8_t)(i * 13 + 5);
+	for (size_t len = 0; len <= sizeof(msg); len++) {
+		unsigned __int128 sum = len;
+		struct dp_digest d = digest(msg, len);
+
+		for (size_t b = 0; b < len; b += 16) {
+			uint64_t w[2] = { 0, 0 };
+
+			for (size_t j = 0; j < 16 && b + j < len; j++)
+				w[j / 8] |= (uint64_t)msg[b + j] << (8 * (j % 8));
+			sum += (unsigned __int128)(w[0] + test_nh_key[b / 8]) *
+			    (w[1] + test_nh_key[b / 8 + 1]);
+		}
+		assert_int_equal(d.lo, (uint64_t)sum);
+		assert_int_equal(d.hi, (uint64_t)(sum >> 64));
+	}
 }
 
 /* The flow hash depends on the start-time secrets, and on every word of the key. */
@@ -146,6 +185,7 @@ main(void)
 		cmocka_unit_test(test_key_is_drawn),
 		cmocka_unit_test(test_digest_tells_contents_apart),
 		cmocka_unit_test(test_digest_long_and_short),
+		cmocka_unit_test(test_digest_is_nh),
 		cmocka_unit_test(test_crc_hash_is_keyed),
 	};
 

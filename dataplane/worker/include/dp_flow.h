@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "dp.h"
+#include "dp_hash.h"
 #include "sni/http.h"
 #include "sni/pkt.h"
 
@@ -89,7 +90,7 @@ struct dp_flow {
 	uint32_t vm_nxt;		/* one past the highest sequence number the VM sent */
 	uint32_t judged;
 	union {
-		uint64_t judged_digest;	/* a hello judged whole in one segment, kept no copy of */
+		struct dp_digest judged_digest;	/* a hello judged whole in one segment, no copy */
 		struct http_body_rd http;	/* DP_TLS_HTTP: the body being read */
 		uint32_t status_read;		/* DP_HTTP_CONNECT: bytes of the status line read */
 	};

@@ -6,6 +6,7 @@
 #ifndef DP_HASH_H
 #define DP_HASH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,21 +26,35 @@ uint64_t dp_hash_bytes(const void *buf, size_t len);
 uint64_t dp_siphash24(uint64_t k0, uint64_t k1, const void *buf, size_t len);
 
 /*
- * A keyed 64-bit digest of len bytes, for telling later whether bytes sent again are the
- * bytes that were judged (a one-segment ClientHello namegate kept no copy of). The VM
- * wrote both, so it must not be able to make two contents share a digest: UMAC's
- * construction (Black et al., 1999), NH over 16-byte blocks with a start-time key as long
- * as the message, then SipHash of NH's 128-bit sum and the length. NH's collision chance
- * for two different messages of one length is 2^-64 whatever they are, and nobody outside
- * sees a digest. A fifth of SipHash's cost over a ClientHello; past DP_HASH_NH_BYTES (the
- * key's length) it is SipHash of the whole.
+ * A keyed digest of len bytes, for telling later whether bytes sent again are the bytes
+ * that were judged (a one-segment ClientHello namegate kept no copy of). The VM wrote
+ * both, so it must not be able to make two contents of one length share a digest: NH over
+ * 16-byte blocks with a start-time key as long as the message (Black et al., UMAC, 1999;
+ * its L1 hash, RFC 4418 s5.2.3, the length added), kept whole as its 128-bit sum. NH's
+ * collision chance for two different messages of one length is 2^-64 whatever they are.
+ * A digest is only ever compared with another (dp_digest_eq), never shown or logged, so
+ * it needs no PRF over it: a VM learns one bit per connection it has cut, whether two of
+ * its messages collide, which for each pair it tries is that 2^-64. Past DP_HASH_NH_BYTES
+ * (the key's length) it is SipHash of the whole.
  */
 #define DP_HASH_NH_BYTES	4096
-uint64_t dp_hash_digest(const void *buf, size_t len);
+
+struct dp_digest {
+	uint64_t lo, hi;
+};
+
+struct dp_digest dp_hash_digest(const void *buf, size_t len);
 
 /* The same under an explicit NH key (DP_HASH_NH_BYTES / 8 words) and SipHash key. */
-uint64_t dp_hash_digest_keyed(const uint64_t *nh_key, uint64_t k0, uint64_t k1,
+struct dp_digest dp_hash_digest_keyed(const uint64_t *nh_key, uint64_t k0, uint64_t k1,
     const void *buf, size_t len);
+
+/* Are two digests of bytes of one length the same? */
+static inline bool
+dp_digest_eq(struct dp_digest a, struct dp_digest b)
+{
+	return ((a.lo ^ b.lo) | (a.hi ^ b.hi)) == 0;
+}
 
 #define DP_HASH_CRC_WORDS	4	/* the longest key dp_hash_crc takes, in 64-bit words */
 

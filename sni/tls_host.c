@@ -1,0 +1,169 @@
+/*
+ * Host names as a ClientHello's server_name carries them (RFC 6066 s3): RFC 1035 s2.3.4
+ * limits as text, at most 253 bytes and labels of 1..63 once the optional root dot is
+ * dropped, and only the bytes RFC 952 LDH allows.
+ *
+ * Every connection's SNI is checked here, so a short name (most are) is judged 16 bytes
+ * at a time with SSE2, x86-64's baseline: which bytes are allowed, which are dots, which
+ * are capitals, as bit masks; a name of at most 63 bytes holds no label too long, so the
+ * dots' places settle the rest. Longer names, and names too close to their buffer's start
+ * for a 16-byte load that ends with them, go a byte at a time.
+ */
+#include <string.h>
+
+#include "sni/tls.h"
+#include "tls_int.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/*
+ * What each byte may be in a host name: HOST_LDH a lower-case letter, a digit or '-';
+ * HOST_CAP a capital (a letter, with HOST_UPPER to tell it needs folding); HOST_DOT; 0 none.
+ */
+#define HOST_LDH	1
+#define HOST_UPPER	2
+#define HOST_CAP	(HOST_LDH | HOST_UPPER)
+#define HOST_DOT	4
+
+static const uint8_t host_byte[256] = {
+	['a'] = HOST_LDH, ['b'] = HOST_LDH, ['c'] = HOST_LDH, ['d'] = HOST_LDH,
+	['e'] = HOST_LDH, ['f'] = HOST_LDH, ['g'] = HOST_LDH, ['h'] = HOST_LDH,
+	['i'] = HOST_LDH, ['j'] = HOST_LDH, ['k'] = HOST_LDH, ['l'] = HOST_LDH,
+	['m'] = HOST_LDH, ['n'] = HOST_LDH, ['o'] = HOST_LDH, ['p'] = HOST_LDH,
+	['q'] = HOST_LDH, ['r'] = HOST_LDH, ['s'] = HOST_LDH, ['t'] = HOST_LDH,
+	['u'] = HOST_LDH, ['v'] = HOST_LDH, ['w'] = HOST_LDH, ['x'] = HOST_LDH,
+	['y'] = HOST_LDH, ['z'] = HOST_LDH,
+	['0'] = HOST_LDH, ['1'] = HOST_LDH, ['2'] = HOST_LDH, ['3'] = HOST_LDH,
+	['4'] = HOST_LDH, ['5'] = HOST_LDH, ['6'] = HOST_LDH, ['7'] = HOST_LDH,
+	['8'] = HOST_LDH, ['9'] = HOST_LDH, ['-'] = HOST_LDH,
+	['A'] = HOST_CAP, ['B'] = HOST_CAP, ['C'] = HOST_CAP, ['D'] = HOST_CAP,
+	['E'] = HOST_CAP, ['F'] = HOST_CAP, ['G'] = HOST_CAP, ['H'] = HOST_CAP,
+	['I'] = HOST_CAP, ['J'] = HOST_CAP, ['K'] = HOST_CAP, ['L'] = HOST_CAP,
+	['M'] = HOST_CAP, ['N'] = HOST_CAP, ['O'] = HOST_CAP, ['P'] = HOST_CAP,
+	['Q'] = HOST_CAP, ['R'] = HOST_CAP, ['S'] = HOST_CAP, ['T'] = HOST_CAP,
+	['U'] = HOST_CAP, ['V'] = HOST_CAP, ['W'] = HOST_CAP, ['X'] = HOST_CAP,
+	['Y'] = HOST_CAP, ['Z'] = HOST_CAP,
+	['.'] = HOST_DOT,
+};
+
+/*
+ * A byte at a time, name without its root dot and 1..SNI_HOST_MAX bytes long. Only
+ * letters, digits and '-' (RFC 952 LDH, the only bytes RFC 6066 s3 lets a HostName carry
+ * once IDNs are in their A-label form); NUL, '_', spaces and high bytes are refused because a filter and a server could read them differently. *upper:
+ * whether it has capitals, so that who needs it in lower case copies it only then.
+ */
+bool
+sni_host_scan_bytes(const uint8_t *name, size_t len, bool *upper)
+{
+	size_t label = 0;
+	uint8_t seen = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		uint8_t k = host_byte[name[i]];
+
+		seen |= k;
+		if (k & HOST_LDH) {
+			if (++label > SNI_LABEL_MAX)
+				return false;
+		} else if (k != HOST_DOT || label == 0) {	/* another byte, a leading dot or ".." */
+			return false;
+		} else {
+			label = 0;
+		}
+	}
+	*upper = (seen & HOST_UPPER) != 0;
+	return label > 0;
+}
+
+#if defined(__SSE2__)
+/* Bytes of x in [lo, hi]: x - lo, moved to the signed range, below hi - lo + 1. */
+static inline __m128i
+host_in_range(__m128i x, int lo, int hi)
+{
+	return _mm_cmplt_epi8(_mm_add_epi8(x, _mm_set1_epi8((char)(-lo - 128))),
+	    _mm_set1_epi8((char)(hi - lo + 1 - 128)));
+}
+
+/* 16 bytes of a name: bit i of *bad, *dot, *up for byte i not allowed, a dot, a capital. */
+static inline void
+host_chunk(const uint8_t *p, uint32_t *bad, uint32_t *dot, uint32_t *up)
+{
+	__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i k20 = _mm_set1_epi8(0x20);
+	/* | 0x20 folds capitals onto letters; no other byte lands in 'a'..'z' */
+	__m128i letter = host_in_range(_mm_or_si128(x, k20), 'a', 'z');
+	__m128i dots = _mm_cmpeq_epi8(x, _mm_set1_epi8('.'));
+	__m128i ok = _mm_or_si128(_mm_or_si128(letter, dots),
+	    _mm_or_si128(host_in_range(x, '0', '9'), _mm_cmpeq_epi8(x, _mm_set1_epi8('-'))));
+
+	*bad = ~(uint32_t)_mm_movemask_epi8(ok) & 0xffff;
+	*dot = (uint32_t)_mm_movemask_epi8(dots);
+	*up = (uint32_t)_mm_movemask_epi8(_mm_andnot_si128(_mm_cmpeq_epi8(_mm_and_si128(x, k20),
+	    k20), letter));
+}
+
+/*
+ * name of len bytes, 1..63, with at least 16 bytes from floor to its end: whole chunks
+ * from its start, then one that ends with it (overlapping the last whole one, or reaching
+ * before name when it is shorter than 16), its bits moved to the bytes they stand for.
+ */
+static bool
+sni_host_scan_vec(const uint8_t *name, size_t len, bool *upper)
+{
+	uint64_t bad = 0, dot = 0, up = 0, all = (UINT64_C(1) << len) - 1;
+	uint32_t b, d, u;
+	size_t i;
+
+	for (i = 0; i + 16 <= len; i += 16) {
+		host_chunk(name + i, &b, &d, &u);
+		bad |= (uint64_t)b << i;
+		dot |= (uint64_t)d << i;
+		up |= (uint64_t)u << i;
+	}
+	if (i < len) {
+		host_chunk(name + len - 16, &b, &d, &u);
+		if (len >= 16) {
+			bad |= (uint64_t)b << (len - 16);
+			dot |= (uint64_t)d << (len - 16);
+			up |= (uint64_t)u << (len - 16);
+		} else {
+			bad |= b >> (16 - len);
+			dot |= d >> (16 - len);
+			up |= u >> (16 - len);
+		}
+	}
+	/* a byte no name has; a leading or a last dot ("a.." less its root dot); ".." */
+	if ((bad & all) != 0 || (dot & 1) != 0 || (dot >> (len - 1) & 1) != 0 ||
+	    (dot & dot >> 1) != 0)
+		return false;
+	*upper = (up & all) != 0;
+	return true;
+}
+#endif
+
+bool
+sni_host_scan(const uint8_t *floor, const uint8_t *name, size_t len, bool *upper)
+{
+	if (len > 0 && name[len - 1] == '.')
+		len--;
+	if (len == 0 || len > SNI_HOST_MAX)
+		return false;
+#if defined(__SSE2__)
+	if (len <= SNI_LABEL_MAX && (size_t)(name - floor) + len >= 16)
+		return sni_host_scan_vec(name, len, upper);
+#else
+	(void)floor;
+#endif
+	return sni_host_scan_bytes(name, len, upper);
+}
+
+bool
+sni_host_valid(const uint8_t *name, size_t len)
+{
+	bool upper;
+
+	return sni_host_scan(name, name, len, &upper);
+}
+

@@ -1,0 +1,24 @@
+/*
+ * Host name checks shared by the ClientHello reader and sni_host_valid() (tls_host.c).
+ */
+#ifndef SNI_TLS_INT_H
+#define SNI_TLS_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * sni_host_valid() of name, and *upper: whether it has capitals. floor: where the buffer
+ * that holds name starts (floor <= name); the bytes from floor on may be read in 16-byte
+ * loads that end at name + len, never outside [floor, name + len).
+ */
+bool sni_host_scan(const uint8_t *floor, const uint8_t *name, size_t len, bool *upper);
+
+/*
+ * The same a byte at a time, for name without its root dot, 1..SNI_HOST_MAX bytes: what
+ * sni_host_scan() does past 63 bytes, and what the tests hold its vector path to.
+ */
+bool sni_host_scan_bytes(const uint8_t *name, size_t len, bool *upper);
+
+#endif
