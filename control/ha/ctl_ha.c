@@ -130,7 +130,9 @@ ctl_ha_ts(const struct timespec *t, char *buf, size_t len)
  * a while after start: a namegate restarted under a keepalived still MASTER (which tells
  * a role only when it changes) makes it fail over and say FAULT, instead of being held
  * master without forwarding. Past the grace, one started under a keepalived in FAULT
- * already (which then says nothing) may lead, or the two would wait on each other.
+ * already (which then says nothing) may lead, or the two would wait on each other. Behind
+ * on sync, no: the sync stream bounds that itself (CTL_HA_BEHIND_QUIET_MS), so a box whose
+ * peer is gone is not locked out.
  */
 static bool
 ctl_ha_healthy(struct ctl_ha *h, int64_t age, char *why, size_t len)
@@ -144,6 +146,8 @@ ctl_ha_healthy(struct ctl_ha *h, int64_t age, char *why, size_t len)
 	else if (age > (int64_t)h->heartbeat_ms)
 		snprintf(why, len, "stalled: the workers' last heartbeat was %lld ms ago (limit %u)",
 		    (long long)age, h->heartbeat_ms);
+	else if (h->behind != NULL)
+		(void)h->behind(h->behind_arg, why, len);
 	return why[0] == '\0';
 }
 
@@ -202,6 +206,13 @@ ctl_ha_extra(struct ctl_ha *h, const char *key, ctl_ha_json_fn *fn, void *arg)
 	h->extra_key = key;
 	h->extra = fn;
 	h->extra_arg = arg;
+}
+
+void
+ctl_ha_behind(struct ctl_ha *h, ctl_ha_behind_fn *fn, void *arg)
+{
+	h->behind = fn;
+	h->behind_arg = arg;
 }
 
 static const struct ctl_cmd ctl_ha_cmds[] = {

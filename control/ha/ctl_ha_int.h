@@ -35,6 +35,8 @@ struct ctl_ha {
 	const char *extra_key;		/* ctl_ha_extra(): the event loop's own */
 	ctl_ha_json_fn *extra;
 	void *extra_arg;
+	ctl_ha_behind_fn *behind;	/* ctl_ha_behind(): the event loop's own */
+	void *behind_arg;
 
 	pthread_t thread;
 	bool running;

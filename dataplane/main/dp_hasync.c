@@ -13,6 +13,10 @@
 
 #include <json-c/json.h>
 
+#include "ctl_budget_win.h"
+#include "ctl_budgets.h"
+#include "ctl_grants.h"
+#include "ctl_grants_live.h"
 #include "ctl_ha.h"
 #include "ctl_ha_sync.h"
 #include "ctl_mirror.h"
@@ -45,8 +49,78 @@ dp_hasync_json(void *arg)
 		json_object_object_add(o, "installed", json_object_new_uint64(d->installed));
 		json_object_object_add(o, "unknown_vm", json_object_new_uint64(d->unknown_vm));
 		json_object_object_add(o, "not_installed", json_object_new_uint64(d->refused));
+		json_object_object_add(o, "budget_in", json_object_new_uint64(d->budget_in));
+		json_object_object_add(o, "budget_unknown",
+		    json_object_new_uint64(d->budget_unknown));
+		json_object_object_add(o, "grants_in", json_object_new_uint64(d->grants_in));
+		json_object_object_add(o, "grants_refused",
+		    json_object_new_uint64(d->grants_refused));
 	}
 	return o;
+}
+
+static bool
+dp_hasync_behind(void *arg, char *why, size_t len)
+{
+	struct dp_hasync *d = arg;
+
+	return ctl_ha_sync_behind(d->sync, why, len);
+}
+
+/* Queues a budget record (ctl_budgets.h's words for it): whether it was. */
+static bool
+dp_hasync_budget_send(struct dp_hasync *d, const char *vm, const char *rule, uint32_t per,
+    uint32_t age, uint64_t bytes, bool add)
+{
+	size_t vl = strlen(vm), rl = strlen(rule);
+	struct ctl_ha_rec r = { .type = CTL_HA_REC_BUDGET, .vm = vm, .vm_len = (uint8_t)vl,
+		.name = rule, .name_len = (uint8_t)rl, .per = per, .age = age, .bytes = bytes,
+		.merge = add ? CTL_HA_MERGE_ADD : CTL_HA_MERGE_MAX };
+
+	return vl <= CTL_HA_VM_MAX && rl <= CTL_HA_NAME_MAX && ctl_ha_sync_send(d->sync, &r);
+}
+
+/* What a second's step took from this box's workers: to the peer. */
+static void
+dp_hasync_budget_out(void *arg, const char *vm, const char *rule, uint32_t per, uint32_t age,
+    uint64_t bytes, bool add)
+{
+	(void)dp_hasync_budget_send(arg, vm, rule, per, age, bytes, add);
+}
+
+static void
+dp_hasync_budget_resync(void *arg, const char *vm, const char *rule, uint32_t per,
+    uint32_t age, uint64_t bytes, bool add)
+{
+	struct dp_hasync *d = arg;
+
+	d->resync_sent += dp_hasync_budget_send(d, vm, rule, per, age, bytes, add);
+}
+
+/* Queues a grant (left > 0) or a revoke: whether it was. */
+static bool
+dp_hasync_grant_send(struct dp_hasync *d, const char *vm, const char *host, uint32_t left)
+{
+	size_t vl = strlen(vm), hl = strlen(host);
+	struct ctl_ha_rec r = { .type = left > 0 ? CTL_HA_REC_GRANT : CTL_HA_REC_REVOKE,
+		.vm = vm, .vm_len = (uint8_t)vl, .name = host, .name_len = (uint8_t)hl,
+		.ttl = left };
+
+	return vl <= CTL_HA_VM_MAX && hl <= CTL_HA_NAME_MAX && ctl_ha_sync_send(d->sync, &r);
+}
+
+static void
+dp_hasync_grant_out(void *arg, const char *vm, const char *host, uint32_t left)
+{
+	(void)dp_hasync_grant_send(arg, vm, host, left);
+}
+
+static void
+dp_hasync_grant_resync(void *arg, const char *vm, const char *host, uint32_t left)
+{
+	struct dp_hasync *d = arg;
+
+	d->resync_sent += dp_hasync_grant_send(d, vm, host, left);
 }
 
 int
@@ -69,8 +143,14 @@ dp_hasync_start(struct dp_hasync *d, struct dp_control *ctl, FILE *err)
 		fprintf(err, "namegate: ha sync: %s\n", why);
 		return -1;
 	}
-	if (ctl->ha != NULL)
+	if (ctl->ha != NULL) {
 		ctl_ha_extra(ctl->ha, "sync", dp_hasync_json, d);
+		ctl_ha_behind(ctl->ha, dp_hasync_behind, d);
+	}
+	if (ctl->budgets != NULL)
+		ctl_budgets_set_sync(ctl->budgets, dp_hasync_budget_out, d);
+	if (ctl->grants != NULL)	/* a fleet's gateway hears none: the store has them */
+		ctl_grants_live_set_pair(ctl->grants, dp_hasync_grant_out, d);
 	ctl->hasync = d;
 	return 0;
 }
@@ -159,10 +239,45 @@ dp_hasync_install(struct dp_hasync *d, const struct ctl_ha_rec *r)
 	d->installed++;
 }
 
+/* The peer's budget record into the window it names. */
+static void
+dp_hasync_budget_in(struct dp_hasync *d, const struct ctl_ha_rec *r)
+{
+	if (d->ctl->budgets != NULL && ctl_budgets_peer(d->ctl->budgets, dp_now(d->ctl->ctx),
+	    r->vm, r->vm_len, r->name, r->name_len, r->per, r->age, r->bytes,
+	    r->merge == CTL_HA_MERGE_ADD) == 0)
+		d->budget_in++;
+	else
+		d->budget_unknown++;
+}
+
+/* The peer's grant or revoke, made here as one made on the socket. */
+static void
+dp_hasync_grant_in(struct dp_hasync *d, const struct ctl_ha_rec *r)
+{
+	char vm[CTL_HA_VM_MAX + 1], host[CTL_HA_NAME_MAX + 1], why[512];
+
+	memcpy(vm, r->vm, r->vm_len);
+	vm[r->vm_len] = '\0';
+	memcpy(host, r->name, r->name_len);
+	host[r->name_len] = '\0';
+	if (d->ctl->grants != NULL && ctl_grants_live_peer(d->ctl->grants, vm, host,
+	    r->type == CTL_HA_REC_GRANT ? r->ttl : 0, why, sizeof(why)) == 0) {
+		d->grants_in++;
+		return;
+	}
+	d->grants_refused++;
+	fprintf(stderr, "namegate: ha sync: the peer's %s of %s for %s not taken: %s\n",
+	    r->type == CTL_HA_REC_GRANT ? "grant" : "revoke", vm, host,
+	    d->ctl->grants != NULL ? why : "no grants here");
+}
+
 /*
- * The resync's next step: as many of the mirror's places as the queue to the peer has
- * room for, less a reserve for what the workers learn meanwhile (sent as it comes: the
- * peer installs a binding twice as once). The sender wakes the loop for the next step.
+ * The resync's next step: as many of the mirror's places, then the grants, then the
+ * budget windows, as the queue to the peer has room for, less a reserve for what the
+ * workers learn meanwhile (sent as it comes: the peer installs a binding twice as once,
+ * and takes a window's count at an age as the larger of the two). The sender wakes the
+ * loop for the next step.
  */
 static void
 dp_hasync_resync_step(struct dp_hasync *d)
@@ -178,8 +293,24 @@ dp_hasync_resync_step(struct dp_hasync *d)
 		}
 		if (room <= DP_HASYNC_RESERVE)
 			return;		/* the sender wakes the loop once it took the queue */
-		d->resync_at = ctl_mirror_walk_some(d->ctl->mirror, dp_now(d->ctl->ctx),
-		    d->resync_at, (uint32_t)(room - DP_HASYNC_RESERVE), dp_hasync_resync_one, d);
+		room -= DP_HASYNC_RESERVE;
+		if (d->resync_phase == DP_RESYNC_BINDS) {
+			d->resync_at = ctl_mirror_walk_some(d->ctl->mirror, dp_now(d->ctl->ctx),
+			    d->resync_at, (uint32_t)room, dp_hasync_resync_one, d);
+			if (d->resync_at != 0)
+				continue;
+			if (room < CTL_GRANTS_MAX + CTL_BUDGET_BUCKETS)
+				return;	/* the grants go at once: after the sender's turn */
+			if (d->ctl->grants != NULL)
+				ctl_grants_live_each(d->ctl->grants, dp_hasync_grant_resync, d);
+			d->resync_phase = DP_RESYNC_BUDGETS;
+			continue;
+		}
+		if (room < CTL_BUDGET_BUCKETS)
+			return;		/* a window's buckets go together */
+		if (d->ctl->budgets != NULL)
+			d->resync_at = ctl_budgets_resync(d->ctl->budgets, dp_now(d->ctl->ctx),
+			    d->resync_at, room, dp_hasync_budget_resync, d);
 		if (d->resync_at == 0) {
 			mark.seq = d->resync_sent;
 			(void)ctl_ha_sync_send(d->sync, &mark);
@@ -203,14 +334,28 @@ dp_hasync_tick(struct dp_hasync *d)
 		d->resyncing = ctl_ha_sync_send(d->sync, &mark);
 		d->resync_sent = 0;
 		d->resync_at = 0;
+		d->resync_phase = DP_RESYNC_BINDS;
 	}
 	if (d->resyncing)
 		dp_hasync_resync_step(d);
 	ctl_ha_sync_flush(d->sync);
 	while ((n = ctl_ha_sync_take(d->sync, in, DP_HASYNC_TAKE, &conn)) > 0) {
-		for (size_t i = 0; i < n; i++)
-			if (in[i].r.type == CTL_HA_REC_BIND)
+		for (size_t i = 0; i < n; i++) {
+			switch (in[i].r.type) {
+			case CTL_HA_REC_BIND:
 				dp_hasync_install(d, &in[i].r);
+				break;
+			case CTL_HA_REC_BUDGET:
+				dp_hasync_budget_in(d, &in[i].r);
+				break;
+			case CTL_HA_REC_GRANT:
+			case CTL_HA_REC_REVOKE:
+				dp_hasync_grant_in(d, &in[i].r);
+				break;
+			default:	/* the resync's marks: counted by the stream */
+				break;
+			}
+		}
 		ctl_ha_sync_applied(d->sync, conn, n);
 	}
 }
@@ -224,8 +369,14 @@ dp_hasync_render(struct dp_hasync *d, FILE *out)
 void
 dp_hasync_stop(struct dp_hasync *d)
 {
-	if (d->ctl != NULL && d->ctl->ha != NULL && d->sync != NULL)
+	if (d->ctl != NULL && d->ctl->ha != NULL && d->sync != NULL) {
 		ctl_ha_extra(d->ctl->ha, "sync", NULL, NULL);
+		ctl_ha_behind(d->ctl->ha, NULL, NULL);
+	}
+	if (d->ctl != NULL && d->sync != NULL && d->ctl->budgets != NULL)
+		ctl_budgets_set_sync(d->ctl->budgets, NULL, NULL);
+	if (d->ctl != NULL && d->sync != NULL && d->ctl->grants != NULL)
+		ctl_grants_live_set_pair(d->ctl->grants, NULL, NULL);
 	if (d->ctl != NULL)
 		d->ctl->hasync = NULL;
 	ctl_ha_sync_stop(d->sync);

@@ -2,7 +2,9 @@
  * The daemon's side of the HA pair's sync stream (control/hasync/include/ctl_ha_sync.h):
  * the bindings this box's workers learn sent to the peer, with the whole table after each
  * new connection, and the peer's bindings installed in this box's own table, where its
- * workers find them when it takes over. Main lcore only.
+ * workers find them when it takes over; likewise what the VMs spent of their egress
+ * budgets (control/budgets) and, without a fleet store, the grants made on either box.
+ * Main lcore only.
  */
 #ifndef DP_HASYNC_H
 #define DP_HASYNC_H
@@ -20,9 +22,17 @@ struct dp_hasync {
 	uint64_t installed;		/* the peer's bindings installed */
 	uint64_t unknown_vm;		/* of a VM this box does not have */
 	uint64_t refused;		/* the table said no (full, the VM's share) */
-	uint64_t resync_sent;		/* bindings in the resync so far */
+	uint64_t budget_in;		/* the peer's budget records counted here */
+	uint64_t budget_unknown;	/* of a window this box does not have */
+	uint64_t grants_in;		/* the peer's grants and revokes applied */
+	uint64_t grants_refused;	/* refused here (why on stderr) */
+	uint64_t resync_sent;		/* records in the resync so far */
+	enum {
+		DP_RESYNC_BINDS,	/* the mirror's places from resync_at */
+		DP_RESYNC_BUDGETS,	/* the budget windows from resync_at */
+	} resync_phase;
 	bool resyncing;			/* a resync goes on from resync_at */
-	uint32_t resync_at;		/* the mirror's next place (ctl_mirror_walk_some()) */
+	uint32_t resync_at;		/* the next place of the phase's walk */
 };
 
 /*

@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from ha_lab import EXTRA_VMS, NAMED, NAMED_IP, HaLab, wait_until
+from ha_lab import (BUDGET, EXTRA_VMS, GRANT_IP, NAMED, NAMED_IP, SRV_PORT, HaLab, sh,
+                    wait_until)
 
 BUILD = os.environ["NAMEGATE_BUILD"]
 SRC = os.environ["NAMEGATE_SRC"]
@@ -95,6 +96,31 @@ def test_1b_bindings_synced(lab):
     assert lab.greeted(NAMED_IP)
 
 
+SPEND = BUDGET * 58 // 100     # the upload's bytes; with their headers about 60 %
+
+
+def test_1c_budget_and_grant_on_the_master(lab):
+    """The VM spends about 60 % of its egress budget to the sink through the master: the
+    standby's window holds what the master's does (each second's bytes go over the sync
+    stream). A grant made on the master's socket opens a server the policy does not
+    allow, and the standby has it too (no fleet store: the grants go on the stream)."""
+    m, o = lab.master, lab.backup
+    took, read = lab.upload(SPEND)
+    assert took == read == SPEND, (took, read)
+    wait_until(lambda: (lab.budget_used(m) or 0) > SPEND, 10, "the master's window", step=0.2)
+    wait_until(lambda: lab.budget_used(o) == lab.budget_used(m), 10,
+               "the standby's window to hold the master's bytes", step=0.2)
+    assert BUDGET * 0.55 < lab.budget_used(o) < BUDGET * 0.7, lab.budget_used(o)
+    host = f"{GRANT_IP}:{SRV_PORT}"
+    assert not lab.greeted(GRANT_IP)
+    sh([lab.ctl, "-s", lab.path(m, "ng.sock"), "grant", "vm1", host, "--for", "10m"])
+    assert lab.greeted(GRANT_IP)
+    wait_until(lambda: [g["host"] for g in lab.ctl_json(o, "grants", "vm1")["grants"]] ==
+               [host], 10, "the standby to have the grant", step=0.2)
+    left = lab.ctl_json(o, "grants", "vm1")["grants"][0]["left"]
+    assert 500 < left <= 600, left
+
+
 def test_2_crash_of_the_masters_namegate(lab):
     """SIGKILL of the master's namegate (its keepalived runs on): the health check fails,
     keepalived hands over, the other box becomes master, announces every configured VM on
@@ -127,6 +153,26 @@ def test_2b_binding_survives_the_crash(lab):
     assert lab.greeted(NAMED_IP)
 
 
+def test_2c_budget_refused_at_100_percent_on_the_other_box(lab):
+    """Through the new master, which never forwarded a byte of the first upload, the VM
+    uploads as much again: the sink reads only what the budget had left (the whole of it
+    would pass if the window had not come over the stream), and the next connection
+    through the budget is refused. The grant made on the old master's socket still
+    opens its server through the new one."""
+    m = lab.master
+    first = lab.sunk()[0]
+    took, read = lab.upload(SPEND)
+    print(f"\nbudget: {first} bytes read through the first box, {read} through the second "
+          f"(limit {BUDGET} IP bytes)")
+    assert read < SPEND, (first, read)
+    assert first + read <= BUDGET
+    assert first + read >= BUDGET * 0.85, (first, read)     # refused at 100 %, not before
+    assert lab.budget_used(m) >= BUDGET
+    _, again = lab.upload(1000)
+    assert again == 0
+    assert lab.greeted(GRANT_IP)
+
+
 def test_3_restarted_box_stays_backup_then_hang(lab):
     """The crashed box's namegate starts again: after its start it may lead again, has
     the master's 1,000 bindings back (the master's resync on the new connection), and
@@ -142,6 +188,12 @@ def test_3_restarted_box_stays_backup_then_hang(lab):
     # its table came back whole: the master's resync on the new connection
     wait_until(lambda: len(lab.bindings(o)) >= 1000, TAKEOVER, f"{o}'s bindings back",
                step=0.2)
+    # and the budget's window and the grant, from the same resync
+    wait_until(lambda: lab.budget_used(o) == lab.budget_used(m), 10,
+               f"{o}'s budget window back", step=0.2)
+    assert lab.budget_used(o) >= BUDGET
+    assert [g["host"] for g in lab.ctl_json(o, "grants", "vm1")["grants"]] == \
+        [f"{GRANT_IP}:{SRV_PORT}"]
     fwd = lab.forwarded(o)
     res = lab.probe(1.0).result()
     assert len(res["ok"]) == res["tried"], res
