@@ -394,13 +394,16 @@ class HaLab:
                 ns=self.ns["vm"], check=False, timeout=timeout + 10)
         return cp.stdout.strip() == "True"
 
-    def upload(self, n):
+    def upload(self, n, opens=True):
         """The VM uploads n bytes to the sink: (bytes the VM's kernel took, bytes the sink
-        read), once the sink logged the connection."""
+        read), once the sink logged the connection; with opens False, only the first (a
+        connection refused never reaches the sink)."""
         log = os.path.join(self.tmp, "sink")
         before = self.sunk()
         cp = sh(["/usr/bin/python3", "-c", UPLOAD, SINK_IP, str(SRV_PORT), str(n)],
                 ns=self.ns["vm"], timeout=60)
+        if not opens:
+            return int(cp.stdout), None
         wait_until(lambda: len(self.sunk()) > len(before), 30, f"{log} to log the upload",
                    step=0.2)
         return int(cp.stdout), self.sunk()[len(before)]
