@@ -1,7 +1,8 @@
 /*
  * control/budgets/ctl_budget_win.c: an egress budget's sliding window. used and left, the
  * 80 % warning once per climb, exhaustion at the limit, freeing as old bytes slide out,
- * long windows in coarser buckets, the HA peer's counts merged, and used against a brute-force sum of random sends.
+ * long windows in coarser buckets, the HA peer's counts merged, and used against a
+ * brute-force sum of random sends.
  */
 #include <setjmp.h>
 #include <stdarg.h>

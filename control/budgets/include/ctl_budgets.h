@@ -45,17 +45,17 @@ void ctl_budgets_set_sync(struct ctl_budgets *b, ctl_budget_sync_fn *fn, void *a
 
 /*
  * A resync's step: fn gets each window's buckets that hold bytes, with their ages at now
- * (not add: each the whole count at its age), from window number at (0: the first) until about max records
- * went; returns the window to go on from, 0 when all went.
+ * (not add: each the whole count at its age), from window number at (0: the first) until
+ * about max records went; returns the window to go on from, 0 when all went.
  */
 uint32_t ctl_budgets_resync(struct ctl_budgets *b, uint64_t now, uint32_t at, size_t max,
     ctl_budget_sync_fn *fn, void *arg);
 
 /*
- * The peer's record (ctl_ha_wire.h BUDGET; add as ctl_budget_win_merge()) into VM vm's window for host pattern rule
- * (neither NUL-terminated): 0, -ENOENT when this box has no such window (another
- * configuration, or not built yet), -ESRCH when its window is not per seconds long. The
- * workers' allowances follow at the next second's step.
+ * The peer's record (ctl_ha_wire.h BUDGET; add as ctl_budget_win_merge()) into VM vm's
+ * window for host pattern rule (neither NUL-terminated): 0, -ENOENT when this box has no
+ * such window (another configuration, or not built yet), -ESRCH when its window is not per
+ * seconds long. The workers' allowances follow at the next second's step.
  */
 int ctl_budgets_peer(struct ctl_budgets *b, uint64_t now, const char *vm, size_t vm_len,
     const char *rule, size_t rule_len, uint32_t per, uint32_t age, uint64_t bytes, bool add);
