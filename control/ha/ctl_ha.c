@@ -132,7 +132,8 @@ ctl_ha_ts(const struct timespec *t, char *buf, size_t len)
  * master without forwarding. Past the grace, one started under a keepalived in FAULT
  * already (which then says nothing) may lead, or the two would wait on each other. Behind
  * on sync, no: the sync stream bounds that itself (CTL_HA_BEHIND_QUIET_MS), so a box whose
- * peer is gone is not locked out.
+ * peer is gone is not locked out. A master is never behind: it forwards with its own
+ * state, and the resync a restarted standby sends it must not hand the lead to that box.
  */
 static bool
 ctl_ha_healthy(struct ctl_ha *h, int64_t age, char *why, size_t len)
@@ -146,7 +147,7 @@ ctl_ha_healthy(struct ctl_ha *h, int64_t age, char *why, size_t len)
 	else if (age > (int64_t)h->heartbeat_ms)
 		snprintf(why, len, "stalled: the workers' last heartbeat was %lld ms ago (limit %u)",
 		    (long long)age, h->heartbeat_ms);
-	else if (h->behind != NULL)
+	else if (h->behind != NULL && ctl_ha_role(h) != CTL_HA_MASTER)
 		(void)h->behind(h->behind_arg, why, len);
 	return why[0] == '\0';
 }

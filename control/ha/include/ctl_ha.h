@@ -146,7 +146,10 @@ void ctl_ha_extra(struct ctl_ha *h, const char *key, ctl_ha_json_fn *fn, void *a
  */
 typedef bool ctl_ha_behind_fn(void *arg, char *why, size_t len);
 
-/* Event loop: the box may not lead while fn says it is behind; fn NULL removes it. */
+/*
+ * Event loop: the box may not take the lead while fn says it is behind (a master keeps
+ * it: it forwards with its own state); fn NULL removes it.
+ */
 void ctl_ha_behind(struct ctl_ha *h, ctl_ha_behind_fn *fn, void *arg);
 
 /* namegate_ha_role (one sample per role, 1 for the current) and its changes (any thread). */
