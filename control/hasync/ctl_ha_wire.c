@@ -78,9 +78,10 @@ ctl_ha_rec_encode(const struct ctl_ha_rec *r, uint8_t *buf)
 	uint8_t *p = buf;
 
 	*p++ = (uint8_t)r->type;
-	/* the four that name a VM and a name */
+	/* the five that name a VM and a name */
 	if ((r->type == CTL_HA_REC_BIND || r->type == CTL_HA_REC_BUDGET ||
-	    r->type == CTL_HA_REC_GRANT || r->type == CTL_HA_REC_REVOKE) &&
+	    r->type == CTL_HA_REC_GRANT || r->type == CTL_HA_REC_REVOKE ||
+	    r->type == CTL_HA_REC_NAMES) &&
 	    (!ha_str_ok(r->vm, r->vm_len, CTL_HA_VM_MAX) ||
 	    !ha_str_ok(r->name, r->name_len, CTL_HA_NAME_MAX)))
 		return 0;
@@ -114,6 +115,14 @@ ctl_ha_rec_encode(const struct ctl_ha_rec *r, uint8_t *buf)
 		break;
 	case CTL_HA_REC_REVOKE:
 		p = ha_wr_str(p, r->vm, r->vm_len);
+		p = ha_wr_str(p, r->name, r->name_len);
+		break;
+	case CTL_HA_REC_NAMES:
+		if (r->suffix_len >= r->name_len)
+			return 0;
+		p = ha_wr_str(p, r->vm, r->vm_len);
+		p = ha_wr_be(p, r->qtype, 2);
+		*p++ = r->suffix_len;
 		p = ha_wr_str(p, r->name, r->name_len);
 		break;
 	case CTL_HA_REC_ACK:
@@ -176,6 +185,16 @@ ctl_ha_rec_parse(const uint8_t *buf, size_t len, struct ctl_ha_rec *r)
 		if (!ha_rd_str(&rd, CTL_HA_VM_MAX, &r->vm, &r->vm_len) ||
 		    !ha_rd_str(&rd, CTL_HA_NAME_MAX, &r->name, &r->name_len))
 			return false;
+		break;
+	case CTL_HA_REC_NAMES:
+		if (!ha_rd_str(&rd, CTL_HA_VM_MAX, &r->vm, &r->vm_len) || !ha_rd_be(&rd, 2, &v))
+			return false;
+		r->qtype = (uint16_t)v;
+		if (!ha_rd_be(&rd, 1, &v) ||
+		    !ha_rd_str(&rd, CTL_HA_NAME_MAX, &r->name, &r->name_len) ||
+		    v >= r->name_len)
+			return false;
+		r->suffix_len = (uint8_t)v;
 		break;
 	case CTL_HA_REC_ACK:
 	case CTL_HA_REC_RESYNC_END:

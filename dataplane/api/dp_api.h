@@ -21,7 +21,13 @@ enum dp_evt_type {
 	DP_EVT_BLOCK = 2,	/* a connection or query of vm was blocked (or would be) */
 	DP_EVT_ASK = 3,		/* a query of vm for an ask name waits for approval */
 	DP_EVT_ASK_END = 4,	/* and no longer does (reason: enum dp_ask_end) */
+	DP_EVT_NAME = 5,	/* a new question of vm under a budgeted wildcard was admitted */
 };
+
+/*
+ * NAME: port is the question's type, ttl the length of the wildcard's suffix at the end of
+ * name. The main lcore hands the HA peer's to a worker the same way (dp_evt_peer_name()).
+ */
 
 /*
  * ASK and ASK_END reuse the record's fields: port is the question's type, ttl the held

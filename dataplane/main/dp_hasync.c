@@ -55,6 +55,9 @@ dp_hasync_json(void *arg)
 		json_object_object_add(o, "grants_in", json_object_new_uint64(d->grants_in));
 		json_object_object_add(o, "grants_refused",
 		    json_object_new_uint64(d->grants_refused));
+		json_object_object_add(o, "names_in", json_object_new_uint64(d->names_in));
+		json_object_object_add(o, "names_dropped",
+		    json_object_new_uint64(d->names_dropped));
 	}
 	return o;
 }
@@ -191,6 +194,47 @@ dp_hasync_learned(struct dp_hasync *d, const struct dp_evt *e)
 {
 	(void)dp_hasync_send_bind(d, e->vm, e->family, e->addr, e->expires, e->name,
 	    e->name_len);
+}
+
+void
+dp_hasync_name_new(struct dp_hasync *d, const struct dp_evt *e)
+{
+	const struct dp_gen *g = atomic_load_explicit(&d->ctl->ctx->gen, memory_order_acquire);
+	struct ctl_ha_rec r = { .type = CTL_HA_REC_NAMES, .qtype = e->port,
+		.suffix_len = (uint8_t)e->ttl, .name = e->name, .name_len = e->name_len };
+
+	if (e->vm >= g->nvms || !g->vms[e->vm].present || e->ttl >= e->name_len)
+		return;
+	r.vm = g->vms[e->vm].name;
+	r.vm_len = (uint8_t)strnlen(r.vm, CTL_HA_VM_MAX + 1);
+	(void)ctl_ha_sync_send(d->sync, &r);
+}
+
+/*
+ * The peer's new question to the worker its name hashes to, which charges it in its own
+ * name budget (dp_dns_budget_peer()): each worker admits its share of a VM's names, as
+ * RSS spreads the VM's queries.
+ */
+static void
+dp_hasync_names_in(struct dp_hasync *d, const struct ctl_ha_rec *r)
+{
+	struct dp_ctx *ctx = d->ctl->ctx;
+	const struct dp_gen *g = atomic_load_explicit(&ctx->gen, memory_order_acquire);
+	struct dp_evt e = { .version = DP_API_VERSION, .type = DP_EVT_NAME, .port = r->qtype,
+		.ttl = r->suffix_len, .name_len = r->name_len };
+	int slot = dp_hasync_slot(g, r->vm, r->vm_len);
+
+	if (slot < 0) {
+		d->unknown_vm++;
+		return;
+	}
+	e.vm = (uint16_t)slot;
+	memcpy(e.name, r->name, r->name_len);
+	if (dp_evt_peer_name(ctx->workers[dp_name_hash(r->name, r->name_len) % ctx->nworkers],
+	    &e))
+		d->names_in++;
+	else
+		d->names_dropped++;
 }
 
 static void
@@ -351,6 +395,9 @@ dp_hasync_tick(struct dp_hasync *d)
 			case CTL_HA_REC_GRANT:
 			case CTL_HA_REC_REVOKE:
 				dp_hasync_grant_in(d, &in[i].r);
+				break;
+			case CTL_HA_REC_NAMES:
+				dp_hasync_names_in(d, &in[i].r);
 				break;
 			default:	/* the resync's marks: counted by the stream */
 				break;

@@ -26,6 +26,8 @@ struct dp_hasync {
 	uint64_t budget_unknown;	/* of a window this box does not have */
 	uint64_t grants_in;		/* the peer's grants and revokes applied */
 	uint64_t grants_refused;	/* refused here (why on stderr) */
+	uint64_t names_in;		/* the peer's new DNS questions handed to a worker */
+	uint64_t names_dropped;		/* that worker's queue was full */
 	uint64_t resync_sent;		/* records in the resync so far */
 	enum {
 		DP_RESYNC_BINDS,	/* the mirror's places from resync_at */
@@ -44,6 +46,9 @@ int dp_hasync_start(struct dp_hasync *d, struct dp_control *ctl, FILE *err);
 
 /* A binding a worker learned (dp_control_drain()): to the peer. */
 void dp_hasync_learned(struct dp_hasync *d, const struct dp_evt *e);
+
+/* A new question a worker's name budget admitted (DP_EVT_NAME): to the peer. */
+void dp_hasync_name_new(struct dp_hasync *d, const struct dp_evt *e);
 
 /* The event loop's turn: a resync the peer wants, its records installed and acknowledged. */
 void dp_hasync_tick(struct dp_hasync *d);

@@ -23,6 +23,7 @@ RECORDS = {
     'budget_max': b'\x02' + s(b'vm1') + s(b'*.example.org') + struct.pack('>IIQB', 60, 30, 9, 1),
     'grant': b'\x03' + s(b'vm1') + s(b'*.example.org') + struct.pack('>I', 60),
     'revoke': b'\x09' + s(b'vm1') + s(b'*.example.org'),
+    'names': b'\x0a' + s(b'vm1') + struct.pack('>HB', 1, 9) + s(b'n5.sync.test'),
     'ack': b'\x04' + struct.pack('>Q', 7),
     'begin': b'\x05',
     'end': b'\x06' + struct.pack('>Q', 1000),

@@ -183,6 +183,15 @@ def test_2d_grant_works_on_the_other_box(lab):
     assert lab.greeted(GRANT_IP)
 
 
+def test_2e_dns_name_budget_spent_on_the_other_box(lab):
+    """The VM's 1,000 new names under *.sync.test (test_1b, the default DNS name budget)
+    went through the old master: the new one counted them as they were admitted, so a
+    new name is refused (dns_budget), while one asked before still resolves."""
+    got = lab.resolve(0, 50, first=["n5000.sync.test", "n5.sync.test"])
+    assert "n5.sync.test" in got, got
+    assert "n5000.sync.test" not in got, got
+
+
 def test_3_restarted_box_stays_backup_then_hang(lab):
     """The crashed box's namegate starts again: after its start it may lead again, has
     the master's 1,000 bindings back (the master's resync on the new connection), and

@@ -46,6 +46,8 @@ test_records(void **state)
 		  .name_len = 13, .ttl = 60 },
 		{ .type = CTL_HA_REC_REVOKE, .vm = "vm1", .vm_len = 3, .name = "*.example.org",
 		  .name_len = 13 },
+		{ .type = CTL_HA_REC_NAMES, .vm = "vm1", .vm_len = 3, .name = "N5.Sync.test",
+		  .name_len = 12, .qtype = 0x1c01, .suffix_len = 9 },
 		{ .type = CTL_HA_REC_ACK, .seq = 0x0102030405060708ULL },
 		{ .type = CTL_HA_REC_RESYNC_BEGIN },
 		{ .type = CTL_HA_REC_RESYNC_END, .seq = 1000 },
@@ -73,6 +75,8 @@ test_records(void **state)
 		assert_int_equal(out.age, in[i].age);
 		assert_int_equal(out.bytes, in[i].bytes);
 		assert_int_equal(out.merge, in[i].merge);
+		assert_int_equal(out.qtype, in[i].qtype);
+		assert_int_equal(out.suffix_len, in[i].suffix_len);
 		assert_int_equal(out.seq, in[i].seq);
 		/* every prefix is refused, and so is a byte more */
 		for (size_t k = 0; k < n; k++)
@@ -118,7 +122,7 @@ test_records_refused(void **state)
 	assert_false(ctl_ha_rec_parse(buf, n, &out));
 }
 
-/* What a BUDGET, GRANT or REVOKE may not say, on either side of the wire. */
+/* What a BUDGET, GRANT, REVOKE or NAMES may not say, on either side of the wire. */
 static void
 test_state_records_refused(void **state)
 {
@@ -128,6 +132,8 @@ test_state_records_refused(void **state)
 		.name = "x.org", .name_len = 5, .ttl = 60 };
 	struct ctl_ha_rec v = { .type = CTL_HA_REC_REVOKE, .vm = "vm1", .vm_len = 3,
 		.name = "", .name_len = 0 };
+	struct ctl_ha_rec n_rec = { .type = CTL_HA_REC_NAMES, .vm = "vm1", .vm_len = 3,
+		.name = "a.org", .name_len = 5, .qtype = 1 };
 	uint8_t buf[CTL_HA_REC_MAX];
 	struct ctl_ha_rec out;
 	size_t n;
@@ -145,6 +151,12 @@ test_state_records_refused(void **state)
 	assert_false(ctl_ha_rec_parse(buf, n, &out));
 	buf[n - 1] = CTL_HA_MERGE_MAX;
 	memset(buf + 1 + 4 + 6, 0, 4);		/* per 0: a window of nothing */
+	assert_false(ctl_ha_rec_parse(buf, n, &out));
+	n_rec.suffix_len = 5;			/* the whole name: no label of its own */
+	assert_int_equal(ctl_ha_rec_encode(&n_rec, buf), 0);
+	n_rec.suffix_len = 4;
+	assert_true((n = ctl_ha_rec_encode(&n_rec, buf)) > 0);
+	buf[1 + 4 + 2] = 5;			/* the suffix as long as the name */
 	assert_false(ctl_ha_rec_parse(buf, n, &out));
 	g.ttl = 0;
 	assert_int_equal(ctl_ha_rec_encode(&g, buf), 0);

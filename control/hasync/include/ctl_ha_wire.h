@@ -38,6 +38,10 @@
  *   RESYNC_BEGIN  (empty)  the sender's whole state follows
  *   RESYNC_END    u64 count (records between the two)
  *   REVOKE (9)    u8 vm_len | vm | u8 pattern_len | pattern: the grants of vm for pattern end
+ *   NAMES (10)    u8 vm_len | vm | u16 qtype | u8 suffix_len | u8 name_len | name: vm asked
+ *                 a new question (name, qtype) under a wildcard whose suffix is name's last
+ *                 suffix_len bytes (fewer than name_len), and the sender's name budget
+ *                 admitted it
  * Records are numbered from 1 in each direction by their order: the stream is ordered and
  * lossless, so the number needs no field, and an ACK of n says the first n arrived.
  */
@@ -69,6 +73,7 @@ enum ctl_ha_rec_type {
 	CTL_HA_REC_RESYNC_BEGIN = 5,
 	CTL_HA_REC_RESYNC_END = 6,
 	CTL_HA_REC_REVOKE = 9,
+	CTL_HA_REC_NAMES = 10,
 };
 
 #define CTL_HA_MERGE_ADD	0	/* BUDGET: spent since the sender's last second */
@@ -87,13 +92,16 @@ struct ctl_ha_rec {
 	uint32_t per, age;		/* BUDGET: the window, and how long ago */
 	uint64_t bytes;			/* BUDGET */
 	uint8_t merge;			/* BUDGET: CTL_HA_MERGE_* */
+	uint16_t qtype;			/* NAMES */
+	uint8_t suffix_len;		/* NAMES: < name_len */
 	uint64_t seq;			/* ACK; RESYNC_END: the count */
 };
 
 /*
  * Writes r's plaintext into buf (at least CTL_HA_REC_MAX bytes): its length, or 0 when r
  * is not one a peer would accept (a length past its limit, a family not 4 or 6, a BUDGET
- * window of 0 or merge past MAX, a GRANT of 0 seconds).
+ * window of 0 or merge past MAX, a GRANT of 0 seconds, a NAMES suffix not shorter than its
+ * name).
  */
 size_t ctl_ha_rec_encode(const struct ctl_ha_rec *r, uint8_t *buf);
 

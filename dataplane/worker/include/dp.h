@@ -174,6 +174,7 @@ struct __rte_cache_aligned dp_worker {
 	struct dp_txbuf tx[DP_PORTS];
 	struct rte_ring *evts;		/* to the main lcore: api/dp_api.h block records */
 	struct rte_ring *bind_evts;	/* and binding records, on a ring of their own */
+	struct rte_ring *peer_names;	/* from the main lcore: the HA peer's new names */
 	/*
 	 * Binding events of each VM (by slot) the main lcore took off bind_evts, ever: written
 	 * by the main lcore only. vm_stats[vm].bind_queued less this is what vm has in flight.
