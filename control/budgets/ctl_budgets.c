@@ -19,6 +19,12 @@
 #include "policy/load.h"
 
 #define CTL_BUDGET_WORKERS	64	/* workers a window keeps counts of */
+/*
+ * What the windows' clock reads at the workers' second 0 (their seconds since start): a
+ * window reaches back a whole longest window (7 days) before the start, so a box just
+ * started can place the bytes its HA peer counted before then at their age.
+ */
+#define CTL_BUDGET_BASE		(8u * 86400)
 
 struct ctl_budget_state {
 	struct ctl_budget_win win;
@@ -269,6 +275,7 @@ ctl_budgets_tick(struct ctl_budgets *b, uint64_t now)
 {
 	uint32_t gen = b->plane->generation_id(b->plane->dp);
 
+	now += CTL_BUDGET_BASE;
 	if (b->built && gen == b->gen && now == b->second)
 		return;
 	pthread_mutex_lock(&b->lock);
@@ -312,6 +319,7 @@ ctl_budgets_resync(struct ctl_budgets *b, uint64_t now, uint32_t at, size_t max,
 	struct ctl_budget_resync r = { .fn = fn, .arg = arg };
 	uint32_t n;
 
+	now += CTL_BUDGET_BASE;
 	pthread_mutex_lock(&b->lock);
 	n = (uint32_t)b->t.nslots * POL_BUDGETS_MAX;
 	for (; at < n && r.sent + CTL_BUDGET_BUCKETS <= max; at++) {
@@ -328,6 +336,7 @@ ctl_budgets_peer(struct ctl_budgets *b, uint64_t now, const char *vm, size_t vm_
 {
 	int rc = -ENOENT;
 
+	now += CTL_BUDGET_BASE;
 	pthread_mutex_lock(&b->lock);
 	for (uint16_t slot = 0; rc == -ENOENT && slot < b->t.nslots; slot++) {
 		for (unsigned int i = 0; i < POL_BUDGETS_MAX; i++) {

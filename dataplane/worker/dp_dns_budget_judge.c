@@ -20,7 +20,7 @@ dp_dns_budget_judge(struct dp_worker *w, uint16_t vm, const struct pol_rule *rul
 	    g->names_per_suffix, g->names_window, w->now)) {
 	case DP_NB_OK:
 		/* a new question: the HA peer counts it too */
-		if (dp_name_budget_admitted(w->name_budget) != admitted)
+		if (g->names_to_peer && dp_name_budget_admitted(w->name_budget) != admitted)
 			dp_evt_name_new(w, vm, name, len, qtype, rule->name_len);
 		return DP_REASON_ALLOWED;
 	case DP_NB_SPENT:

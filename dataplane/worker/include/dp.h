@@ -102,6 +102,7 @@ struct dp_gen {
 	uint32_t max_bindings_per_vm;	/* the one shared table: as configured */
 	uint32_t names_per_suffix;	/* per worker: new names per wildcard suffix; 0: off */
 	uint32_t names_window;		/* dns.max_names_per_suffix.per, seconds */
+	bool names_to_peer;		/* ha.sync_peer: admitted names go to the HA peer */
 	const struct pol_set *ask;	/* policies' ask: patterns (pol_config.ask) */
 	uint32_t ask_timeout;		/* approval.timeout, seconds */
 	uint32_t max_asks_per_vm;	/* per worker: approval.max_pending_per_vm's share */
