@@ -49,14 +49,12 @@ ctl_budget_win_warm(const struct ctl_budget_win *w)
 	return w->used >= w->limit - w->limit / 5;
 }
 
-unsigned int
-ctl_budget_win_step(struct ctl_budget_win *w, uint64_t now, uint64_t bytes)
+/* The crossings since the last judgement. */
+static unsigned int
+ctl_budget_win_judge(struct ctl_budget_win *w)
 {
 	unsigned int changed = 0;
 
-	ctl_budget_win_advance(w, now / w->width);
-	w->bucket[w->head % w->nb] += bytes;
-	w->used += bytes;
 	if (!ctl_budget_win_warm(w))
 		w->warned = false;		/* re-armed: the next climb warns again */
 	else if (!w->warned) {
@@ -71,6 +69,53 @@ ctl_budget_win_step(struct ctl_budget_win *w, uint64_t now, uint64_t bytes)
 		changed |= CTL_BUDGET_FREED;
 	}
 	return changed;
+}
+
+unsigned int
+ctl_budget_win_step(struct ctl_budget_win *w, uint64_t now, uint64_t bytes)
+{
+	ctl_budget_win_advance(w, now / w->width);
+	w->bucket[w->head % w->nb] += bytes;
+	w->used += bytes;
+	return ctl_budget_win_judge(w);
+}
+
+unsigned int
+ctl_budget_win_merge(struct ctl_budget_win *w, uint64_t now, uint32_t age, uint64_t bytes,
+    bool add)
+{
+	uint64_t k, *slot;
+
+	ctl_budget_win_advance(w, now / w->width);
+	if (age >= w->per || age > now)
+		return 0;		/* out of the window already */
+	k = (now - age) / w->width;
+	if (w->head - k >= w->nb)
+		return 0;
+	slot = &w->bucket[k % w->nb];
+	if (add) {
+		*slot += bytes;
+		w->used += bytes;
+	} else if (bytes > *slot) {
+		w->used += bytes - *slot;
+		*slot = bytes;
+	}
+	return ctl_budget_win_judge(w);
+}
+
+void
+ctl_budget_win_each(const struct ctl_budget_win *w, uint64_t now, ctl_budget_win_fn *fn,
+    void *arg)
+{
+	uint64_t head = now / w->width;
+
+	for (uint64_t d = 0; d < w->nb && d <= w->head; d++) {
+		uint64_t k = w->head - d, newest = (k + 1) * w->width - 1;
+
+		if (head - k >= w->nb || w->bucket[k % w->nb] == 0)
+			continue;	/* let out by now, or empty */
+		fn(newest >= now ? 0 : (uint32_t)(now - newest), w->bucket[k % w->nb], arg);
+	}
 }
 
 uint64_t

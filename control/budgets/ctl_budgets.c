@@ -5,6 +5,7 @@
  * where the VM's bytes went in the last second (plus an even floor), so that one upload
  * on one worker can spend nearly all of what is left, not 1/workers of it.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -18,6 +19,12 @@
 #include "policy/load.h"
 
 #define CTL_BUDGET_WORKERS	64	/* workers a window keeps counts of */
+/*
+ * What the windows' clock reads at the workers' second 0 (their seconds since start): a
+ * window reaches back a whole longest window (7 days) before the start, so a box just
+ * started can place the bytes its HA peer counted before then at their age.
+ */
+#define CTL_BUDGET_BASE		(8u * 86400)
 
 struct ctl_budget_state {
 	struct ctl_budget_win win;
@@ -44,6 +51,8 @@ struct ctl_budgets {
 	uint32_t gen;			/* the generation the table is for */
 	uint64_t second;		/* of the last step */
 	struct ctl_budget_table t;
+	ctl_budget_sync_fn *sync;	/* the HA peer's, or NULL */
+	void *sync_arg;
 };
 
 struct ctl_budgets *
@@ -126,6 +135,18 @@ ctl_budget_event(const struct ctl_budgets *b, const struct ctl_budget_state *st,
 	ctl_events_log_budget(b->events, &now, &e);
 }
 
+static void
+ctl_budget_events(const struct ctl_budgets *b, const struct ctl_budget_state *st,
+    unsigned int changed)
+{
+	if (changed & CTL_BUDGET_WARN)
+		ctl_budget_event(b, st, "warning");
+	if (changed & CTL_BUDGET_EXHAUSTED)
+		ctl_budget_event(b, st, "exhausted");
+	if (changed & CTL_BUDGET_FREED)
+		ctl_budget_event(b, st, "available");
+}
+
 /* The workers' bytes since the last step into each window, and new allowances. */
 static void
 ctl_budget_step(struct ctl_budgets *b, uint64_t now)
@@ -147,12 +168,9 @@ ctl_budget_step(struct ctl_budgets *b, uint64_t now)
 			}
 			changed = ctl_budget_win_step(&st->win, now, add);
 			ctl_budget_publish(b, slot, i, st);
-			if (changed & CTL_BUDGET_WARN)
-				ctl_budget_event(b, st, "warning");
-			if (changed & CTL_BUDGET_EXHAUSTED)
-				ctl_budget_event(b, st, "exhausted");
-			if (changed & CTL_BUDGET_FREED)
-				ctl_budget_event(b, st, "available");
+			if (add > 0 && b->sync != NULL)
+				b->sync(b->sync_arg, st->vm, st->rule, st->win.per, 0, add, true);
+			ctl_budget_events(b, st, changed);
 		}
 	}
 }
@@ -257,6 +275,7 @@ ctl_budgets_tick(struct ctl_budgets *b, uint64_t now)
 {
 	uint32_t gen = b->plane->generation_id(b->plane->dp);
 
+	now += CTL_BUDGET_BASE;
 	if (b->built && gen == b->gen && now == b->second)
 		return;
 	pthread_mutex_lock(&b->lock);
@@ -268,6 +287,76 @@ ctl_budgets_tick(struct ctl_budgets *b, uint64_t now)
 	if (!b->built || gen != b->gen)
 		ctl_budget_build(b, *b->cfgp, now);
 	pthread_mutex_unlock(&b->lock);
+}
+
+void
+ctl_budgets_set_sync(struct ctl_budgets *b, ctl_budget_sync_fn *fn, void *arg)
+{
+	b->sync = fn;
+	b->sync_arg = arg;
+}
+
+struct ctl_budget_resync {
+	const struct ctl_budget_state *st;
+	ctl_budget_sync_fn *fn;
+	void *arg;
+	size_t sent;
+};
+
+static void
+ctl_budget_resync_bucket(uint32_t age, uint64_t bytes, void *arg)
+{
+	struct ctl_budget_resync *r = arg;
+
+	r->fn(r->arg, r->st->vm, r->st->rule, r->st->win.per, age, bytes, false);
+	r->sent++;
+}
+
+uint32_t
+ctl_budgets_resync(struct ctl_budgets *b, uint64_t now, uint32_t at, size_t max,
+    ctl_budget_sync_fn *fn, void *arg)
+{
+	struct ctl_budget_resync r = { .fn = fn, .arg = arg };
+	uint32_t n;
+
+	now += CTL_BUDGET_BASE;
+	pthread_mutex_lock(&b->lock);
+	n = (uint32_t)b->t.nslots * POL_BUDGETS_MAX;
+	for (; at < n && r.sent + CTL_BUDGET_BUCKETS <= max; at++) {
+		if ((r.st = b->t.s[at / POL_BUDGETS_MAX][at % POL_BUDGETS_MAX]) != NULL)
+			ctl_budget_win_each(&r.st->win, now, ctl_budget_resync_bucket, &r);
+	}
+	pthread_mutex_unlock(&b->lock);
+	return at < n ? at : 0;
+}
+
+int
+ctl_budgets_peer(struct ctl_budgets *b, uint64_t now, const char *vm, size_t vm_len,
+    const char *rule, size_t rule_len, uint32_t per, uint32_t age, uint64_t bytes, bool add)
+{
+	int rc = -ENOENT;
+
+	now += CTL_BUDGET_BASE;
+	pthread_mutex_lock(&b->lock);
+	for (uint16_t slot = 0; rc == -ENOENT && slot < b->t.nslots; slot++) {
+		for (unsigned int i = 0; i < POL_BUDGETS_MAX; i++) {
+			struct ctl_budget_state *st = b->t.s[slot][i];
+
+			if (st == NULL || strlen(st->vm) != vm_len ||
+			    memcmp(st->vm, vm, vm_len) != 0 || strlen(st->rule) != rule_len ||
+			    memcmp(st->rule, rule, rule_len) != 0)
+				continue;
+			rc = -ESRCH;
+			if (st->win.per == per) {
+				ctl_budget_events(b, st, ctl_budget_win_merge(&st->win, now, age,
+				    bytes, add));
+				rc = 0;
+			}
+			break;
+		}
+	}
+	pthread_mutex_unlock(&b->lock);
+	return rc;
 }
 
 void

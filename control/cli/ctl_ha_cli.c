@@ -71,6 +71,10 @@ ctl_ha_print_sync(struct json_object *y)
 		    " installed, %" PRIu64 " refused\n", "sync in", ctl_jstr(y, "listen", "?"),
 		    ctl_jstr(y, "inbound", "?"), ctl_ju64(y, "received"), ctl_ju64(y, "applied"),
 		    ctl_ju64(y, "installed"), ctl_ju64(y, "refused"));
+	if (strcmp(ctl_jstr(y, "inbound", "off"), "off") != 0)
+		printf("%-12s resync %s, %" PRIu64 " budget counts, %" PRIu64 " grants\n",
+		    "sync state", ctl_jstr(y, "resync_in", "?"), ctl_ju64(y, "budget_in"),
+		    ctl_ju64(y, "grants_in"));
 }
 
 /* The split-brain guard, and the peer's last beacon. */

@@ -42,6 +42,8 @@ struct ctl_grants_live {
 	const char *fleet;
 	ctl_grants_revoked_fn *revoked;
 	void *revoked_arg;
+	ctl_grants_pair_fn *pair;	/* the HA peer's (ctl_grants_live_set_pair()) */
+	void *pair_arg;
 };
 
 static int64_t
@@ -294,6 +296,96 @@ ctl_grants_live_make(struct ctl_grants_live *gr, const char *vm, const char *hos
 		return rc;
 	}
 	ctl_gl_event(gr, "grant", out, by);
+	if (gr->pair != NULL && gr->fleet == NULL)
+		gr->pair(gr->pair_arg, out->vm, out->host, (uint32_t)(out->expires - out->created));
+	return 0;
+}
+
+void
+ctl_grants_live_set_pair(struct ctl_grants_live *gr, ctl_grants_pair_fn *fn, void *arg)
+{
+	gr->pair = fn;
+	gr->pair_arg = arg;
+}
+
+void
+ctl_grants_live_each(const struct ctl_grants_live *gr, ctl_grants_pair_fn *fn, void *arg)
+{
+	int64_t now = ctl_gl_now();
+
+	for (size_t i = 0; gr->fleet == NULL && i < ctl_grants_count(gr->table); i++) {
+		const struct ctl_grant *g = ctl_grants_at(gr->table, i);
+
+		if (!g->fleet && g->expires > now)
+			fn(arg, g->vm, g->host, (uint32_t)(g->expires - now));
+	}
+}
+
+/* The peer's revoke: every grant of vm for host ends. */
+static int
+ctl_gl_peer_revoke(struct ctl_grants_live *gr, const char *vm, const char *host)
+{
+	size_t ended = 0;
+
+	for (size_t i = 0; i < ctl_grants_count(gr->table);) {
+		const struct ctl_grant *g = ctl_grants_at(gr->table, i);
+		struct ctl_grant gone;
+
+		if (g->fleet || strcmp(g->vm, vm) != 0 || strcmp(g->host, host) != 0) {
+			i++;
+			continue;
+		}
+		ctl_grants_revoke(gr->table, g->id, &gone);
+		ctl_gl_event(gr, "grant_revoked", &gone, NULL);
+		ended++;
+	}
+	if (ended == 0)
+		return 0;
+	ctl_gl_save(gr);
+	if (ctl_gl_put(gr, true, stderr) < 0)
+		fputs("namegate: grants: the peer's revoke could not be put in force; retrying\n",
+		    stderr);
+	return 0;
+}
+
+int
+ctl_grants_live_peer(struct ctl_grants_live *gr, const char *vm, const char *host,
+    uint32_t left, char *why, size_t whylen)
+{
+	int64_t now = ctl_gl_now();
+	struct ctl_grant g;
+	char dur[16], err[512];
+	int rc;
+
+	if (gr->fleet != NULL) {
+		snprintf(why, whylen, "grants come from fleet %s's store", gr->fleet);
+		return -EPERM;
+	}
+	if (left == 0)
+		return ctl_gl_peer_revoke(gr, vm, host);
+	for (size_t i = 0; i < ctl_grants_count(gr->table); i++) {
+		const struct ctl_grant *o = ctl_grants_at(gr->table, i);
+
+		if (!o->fleet && o->expires > now && strcmp(o->vm, vm) == 0 &&
+		    strcmp(o->host, host) == 0)
+			return 0;	/* the resync of one this box has */
+	}
+	snprintf(dur, sizeof(dur), "%u", left);
+	if ((rc = ctl_grants_add(gr->table, *gr->cfgp, vm, host, dur, NULL, now, &g, why,
+	    whylen)) < 0)
+		return rc;
+	if ((rc = ctl_grants_save(gr->table, err, sizeof(err))) < 0) {
+		ctl_grants_revoke(gr->table, g.id, NULL);
+		snprintf(why, whylen, "not saved: %s", err);
+		return rc;
+	}
+	if ((rc = ctl_gl_apply(gr, false, stderr)) < 0) {
+		ctl_grants_revoke(gr->table, g.id, NULL);
+		ctl_gl_save(gr);
+		snprintf(why, whylen, "no generation with it: %s", strerror(-rc));
+		return rc;
+	}
+	ctl_gl_event(gr, "grant", &g, NULL);
 	return 0;
 }
 
@@ -521,6 +613,8 @@ ctl_gl_cs_revoke(FILE *out, const struct ctl_req *req, void *arg)
 	ctl_gl_event(gr, "grant_revoked", &g, req->peer);
 	if (g.fleet && gr->revoked != NULL)	/* on its way to every gateway */
 		gr->revoked(gr->revoked_arg, &g, req->peer);
+	else if (!g.fleet && gr->pair != NULL && gr->fleet == NULL)	/* and to the peer */
+		gr->pair(gr->pair_arg, g.vm, g.host, 0);
 	if (ctl_gl_put(gr, true, stderr) < 0) {
 		fputs("namegate: grants: a revoke could not be put in force; retrying\n", stderr);
 		fprintf(out, "grant %" PRIu64 " revoked, but no generation without it is in "

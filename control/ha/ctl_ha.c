@@ -131,7 +131,10 @@ ctl_ha_ts(const struct timespec *t, char *buf, size_t len)
  * a while after start: a namegate restarted under a keepalived still MASTER (which tells
  * a role only when it changes) makes it fail over and say FAULT, instead of being held
  * master without forwarding. Past the grace, one started under a keepalived in FAULT
- * already (which then says nothing) may lead, or the two would wait on each other.
+ * already (which then says nothing) may lead, or the two would wait on each other. Behind
+ * on sync, no: the sync stream bounds that itself (CTL_HA_BEHIND_QUIET_MS), so a box whose
+ * peer is gone is not locked out. A master is never behind: it forwards with its own
+ * state, and the resync a restarted standby sends it must not hand the lead to that box.
  */
 static bool
 ctl_ha_healthy(struct ctl_ha *h, int64_t age, char *why, size_t len)
@@ -149,6 +152,8 @@ ctl_ha_healthy(struct ctl_ha *h, int64_t age, char *why, size_t len)
 		    (long long)age, h->heartbeat_ms);
 	else if (h->veto != NULL && (veto = h->veto(h->arg)) != NULL)
 		snprintf(why, len, "%s", veto);
+	else if (h->behind != NULL && ctl_ha_role(h) != CTL_HA_MASTER)
+		(void)h->behind(h->behind_arg, why, len);
 	return why[0] == '\0';
 }
 
@@ -219,6 +224,13 @@ ctl_ha_extra(struct ctl_ha *h, const char *key, ctl_ha_json_fn *fn, void *arg)
 	h->extra[i].key = key;
 	h->extra[i].fn = fn;
 	h->extra[i].arg = arg;
+}
+
+void
+ctl_ha_behind(struct ctl_ha *h, ctl_ha_behind_fn *fn, void *arg)
+{
+	h->behind = fn;
+	h->behind_arg = arg;
 }
 
 static const struct ctl_cmd ctl_ha_cmds[] = {

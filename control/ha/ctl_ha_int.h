@@ -38,6 +38,8 @@ struct ctl_ha {
 		ctl_ha_json_fn *fn;
 		void *arg;
 	} extra[CTL_HA_EXTRAS];
+	ctl_ha_behind_fn *behind;	/* ctl_ha_behind(): the event loop's own */
+	void *behind_arg;
 
 	pthread_t thread;
 	bool running;

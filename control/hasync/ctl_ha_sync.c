@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 #include <sodium/utils.h>
 
+#include "ctl_base.h"
 #include "ctl_ha_sync_int.h"
 
 static const double ctl_ha_lag_le[] = {
@@ -304,10 +305,41 @@ ctl_ha_sync_applied(struct ctl_ha_sync *s, uint64_t conn, size_t n)
 		(void)eventfd_write(s->ack_efd, 1);
 }
 
+/* ctl_ha_sync_behind(), lock held. */
+static bool
+ctl_ha_sync_behind_locked(struct ctl_ha_sync *s, int64_t now, char *why, size_t len)
+{
+	why[0] = '\0';
+	if (s->in_open && (s->in_end == 0 || s->applied < s->in_end) &&
+	    now - s->in_last_ms < CTL_HA_BEHIND_QUIET_MS)
+		snprintf(why, len, "behind on sync: the peer's resync is not all installed "
+		    "(%llu records so far)", (unsigned long long)s->applied);
+	else if (s->in_open && s->received - s->applied > CTL_HA_BEHIND_BACKLOG)
+		snprintf(why, len, "behind on sync: %llu of the peer's records wait to be "
+		    "installed", (unsigned long long)(s->received - s->applied));
+	else if (!s->in_open && s->listen != NULL && s->out_open &&
+	    now - s->out_open_ms < CTL_HA_BEHIND_QUIET_MS)
+		snprintf(why, len, "behind on sync: the peer is reached, its stream not yet open");
+	return why[0] != '\0';
+}
+
+bool
+ctl_ha_sync_behind(struct ctl_ha_sync *s, char *why, size_t len)
+{
+	int64_t now = ctl_now_ms();
+	bool b;
+
+	pthread_mutex_lock(&s->lock);
+	b = ctl_ha_sync_behind_locked(s, now, why, len);
+	pthread_mutex_unlock(&s->lock);
+	return b;
+}
+
 struct json_object *
 ctl_ha_sync_json(struct ctl_ha_sync *s)
 {
 	struct json_object *o = json_object_new_object();
+	char why[160];
 
 	if (o == NULL)
 		return NULL;
@@ -328,6 +360,10 @@ ctl_ha_sync_json(struct ctl_ha_sync *s)
 	json_object_object_add(o, "applied", json_object_new_uint64(s->applied));
 	json_object_object_add(o, "refused", json_object_new_uint64(s->refused));
 	json_object_object_add(o, "dropped", json_object_new_uint64(s->dropped));
+	json_object_object_add(o, "resync_in", json_object_new_string(!s->in_open ? "none" :
+	    s->in_end != 0 && s->applied >= s->in_end ? "done" : "receiving"));
+	json_object_object_add(o, "behind", json_object_new_boolean(
+	    ctl_ha_sync_behind_locked(s, ctl_now_ms(), why, sizeof(why))));
 	pthread_mutex_unlock(&s->lock);
 	return o;
 }

@@ -43,6 +43,9 @@ struct ctl_ha_sync {
 	uint64_t in_conn;		/* the listener's connection, counted from 1 */
 	uint64_t sent, acked, resyncs, connects, dropped;
 	uint64_t received, applied, accepts, refused;
+	uint64_t in_end;		/* the number of the peer's RESYNC_END, 0 before it */
+	int64_t in_last_ms;		/* the peer's last record (or connection), monotonic */
+	int64_t out_open_ms;		/* when the sender's connection opened */
 	double lag_last;		/* seconds, -1 before any */
 	uint64_t lag_count, lag_bucket[16];
 	double lag_sum;

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ctl_base.h"
 #include "ctl_ha_sync_int.h"
 
 #define HA_POLL_MS		100	/* the threads' longest wait: stop */
@@ -271,6 +272,7 @@ ha_sender_run(struct ctl_ha_sync *s, struct ha_conn *c, double *sent_at)
 	pthread_mutex_lock(&s->lock);
 	s->out.len = 0;			/* superseded by the resync */
 	s->out_open = true;
+	s->out_open_ms = ctl_now_ms();
 	s->resync_wanted = true;
 	s->connects++;
 	s->sent = s->acked = 0;
@@ -358,6 +360,8 @@ ha_listener_promote(struct ha_listener *l)
 	l->s->in_conn++;
 	l->s->in.len = 0;
 	l->s->received = l->s->applied = 0;
+	l->s->in_end = 0;
+	l->s->in_last_ms = ctl_now_ms();
 	l->s->in_open = true;
 	pthread_mutex_unlock(&l->s->lock);
 }
@@ -384,9 +388,14 @@ ha_listener_record(void *arg, const struct ctl_ha_rec *r)
 	memcpy(it.vm, r->vm != NULL ? r->vm : "", r->vm_len);
 	memcpy(it.name, r->name != NULL ? r->name : "", r->name_len);
 	pthread_mutex_lock(&l->s->lock);
-	if ((ok = ctl_ha_syncq_push(&l->s->in, &it)))
+	if ((ok = ctl_ha_syncq_push(&l->s->in, &it))) {
 		l->s->received++;
-	else
+		l->s->in_last_ms = ctl_now_ms();
+		if (r->type == CTL_HA_REC_RESYNC_BEGIN)
+			l->s->in_end = 0;
+		else if (r->type == CTL_HA_REC_RESYNC_END)
+			l->s->in_end = l->s->received;
+	} else
 		l->s->dropped++;	/* the peer reconnects and resyncs */
 	pthread_mutex_unlock(&l->s->lock);
 	l->any = true;

@@ -118,9 +118,11 @@ ctl_ha_rec_encode(const struct ctl_ha_rec *r, uint8_t *buf)
 	uint8_t *p = buf;
 
 	*p++ = (uint8_t)r->type;
-	/* the three that name a VM and a name */
+	/* the five that name a VM and a name */
 	if ((r->type == CTL_HA_REC_BIND || r->type == CTL_HA_REC_BUDGET ||
-	    r->type == CTL_HA_REC_GRANT) && (!ha_str_ok(r->vm, r->vm_len, CTL_HA_VM_MAX) ||
+	    r->type == CTL_HA_REC_GRANT || r->type == CTL_HA_REC_REVOKE ||
+	    r->type == CTL_HA_REC_NAMES) &&
+	    (!ha_str_ok(r->vm, r->vm_len, CTL_HA_VM_MAX) ||
 	    !ha_str_ok(r->name, r->name_len, CTL_HA_NAME_MAX)))
 		return 0;
 	switch (r->type) {
@@ -135,15 +137,33 @@ ctl_ha_rec_encode(const struct ctl_ha_rec *r, uint8_t *buf)
 		p = ha_wr_str(p, r->name, r->name_len);
 		break;
 	case CTL_HA_REC_BUDGET:
+		if (r->per == 0 || r->merge > CTL_HA_MERGE_MAX)
+			return 0;
 		p = ha_wr_str(p, r->vm, r->vm_len);
 		p = ha_wr_str(p, r->name, r->name_len);
-		p = ha_wr_be(p, r->window, 8);
+		p = ha_wr_be(p, r->per, 4);
+		p = ha_wr_be(p, r->age, 4);
 		p = ha_wr_be(p, r->bytes, 8);
+		*p++ = r->merge;
 		break;
 	case CTL_HA_REC_GRANT:
+		if (r->ttl == 0)
+			return 0;
 		p = ha_wr_str(p, r->vm, r->vm_len);
 		p = ha_wr_str(p, r->name, r->name_len);
 		p = ha_wr_be(p, r->ttl, 4);
+		break;
+	case CTL_HA_REC_REVOKE:
+		p = ha_wr_str(p, r->vm, r->vm_len);
+		p = ha_wr_str(p, r->name, r->name_len);
+		break;
+	case CTL_HA_REC_NAMES:
+		if (r->suffix_len >= r->name_len)
+			return 0;
+		p = ha_wr_str(p, r->vm, r->vm_len);
+		p = ha_wr_be(p, r->qtype, 2);
+		*p++ = r->suffix_len;
+		p = ha_wr_str(p, r->name, r->name_len);
 		break;
 	case CTL_HA_REC_ACK:
 	case CTL_HA_REC_RESYNC_END:
@@ -238,15 +258,38 @@ ctl_ha_rec_parse(const uint8_t *buf, size_t len, struct ctl_ha_rec *r)
 	case CTL_HA_REC_BUDGET:
 		if (!ha_rd_str(&rd, CTL_HA_VM_MAX, &r->vm, &r->vm_len) ||
 		    !ha_rd_str(&rd, CTL_HA_NAME_MAX, &r->name, &r->name_len) ||
-		    !ha_rd_be(&rd, 8, &r->window) || !ha_rd_be(&rd, 8, &r->bytes))
+		    !ha_rd_be(&rd, 4, &v) || v == 0)
 			return false;
+		r->per = (uint32_t)v;
+		if (!ha_rd_be(&rd, 4, &v))
+			return false;
+		r->age = (uint32_t)v;
+		if (!ha_rd_be(&rd, 8, &r->bytes) || !ha_rd_be(&rd, 1, &v) ||
+		    v > CTL_HA_MERGE_MAX)
+			return false;
+		r->merge = (uint8_t)v;
 		break;
 	case CTL_HA_REC_GRANT:
 		if (!ha_rd_str(&rd, CTL_HA_VM_MAX, &r->vm, &r->vm_len) ||
 		    !ha_rd_str(&rd, CTL_HA_NAME_MAX, &r->name, &r->name_len) ||
-		    !ha_rd_be(&rd, 4, &v))
+		    !ha_rd_be(&rd, 4, &v) || v == 0)
 			return false;
 		r->ttl = (uint32_t)v;
+		break;
+	case CTL_HA_REC_REVOKE:
+		if (!ha_rd_str(&rd, CTL_HA_VM_MAX, &r->vm, &r->vm_len) ||
+		    !ha_rd_str(&rd, CTL_HA_NAME_MAX, &r->name, &r->name_len))
+			return false;
+		break;
+	case CTL_HA_REC_NAMES:
+		if (!ha_rd_str(&rd, CTL_HA_VM_MAX, &r->vm, &r->vm_len) || !ha_rd_be(&rd, 2, &v))
+			return false;
+		r->qtype = (uint16_t)v;
+		if (!ha_rd_be(&rd, 1, &v) ||
+		    !ha_rd_str(&rd, CTL_HA_NAME_MAX, &r->name, &r->name_len) ||
+		    v >= r->name_len)
+			return false;
+		r->suffix_len = (uint8_t)v;
 		break;
 	case CTL_HA_REC_ACK:
 	case CTL_HA_REC_RESYNC_END:

@@ -23,6 +23,7 @@ enum dp_evt_type {
 	DP_EVT_ASK_END = 4,	/* and no longer does (reason: enum dp_ask_end) */
 	DP_EVT_FLOW = 5,	/* HA pair: a TCP flow of vm whose verdict is final */
 	DP_EVT_FLOW_END = 6,	/* and its end */
+	DP_EVT_NAME = 7,	/* a new question of vm under a budgeted wildcard was admitted */
 };
 
 /*
@@ -37,6 +38,11 @@ struct dp_evt_flow {
 	uint8_t name_bound;
 	uint8_t vm_wscale, peer_wscale;
 };
+
+/*
+ * NAME: port is the question's type, ttl the length of the wildcard's suffix at the end of
+ * name. The main lcore hands the HA peer's to a worker the same way (dp_evt_peer_name()).
+ */
 
 /*
  * ASK and ASK_END reuse the record's fields: port is the question's type, ttl the held

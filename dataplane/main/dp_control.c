@@ -159,6 +159,8 @@ dp_control_drain(struct dp_control *c)
 				else if ((e->type == DP_EVT_FLOW || e->type == DP_EVT_FLOW_END) &&
 				    c->hasync != NULL)
 					dp_hasync_flow_event(c->hasync, e);
+				else if (e->type == DP_EVT_NAME && c->hasync != NULL)
+					dp_hasync_name_new(c->hasync, e);
 				else if (e->type == DP_EVT_ASK || e->type == DP_EVT_ASK_END)
 					ctl_approval_record(c->approvals, i,
 					    dp_control_vm_name(c, e->vm), e, &now);

@@ -129,6 +129,7 @@ dp_gen_settings(struct dp_gen *g, const struct pol_config *cfg, unsigned int nwo
 	g->names_per_suffix = cfg->dns_names_count != 0 ?
 	    dp_gen_share(cfg->dns_names_count, nworkers) : 0;
 	g->names_window = cfg->dns_names_per;
+	g->names_to_peer = cfg->ha_sync_peer != NULL;
 	g->ask = cfg->ask;
 	g->ask_timeout = cfg->approval_timeout;
 	g->max_asks_per_vm = dp_gen_share(cfg->approval_max_per_vm, nworkers);

@@ -13,6 +13,10 @@
 
 #include <json-c/json.h>
 
+#include "ctl_budget_win.h"
+#include "ctl_budgets.h"
+#include "ctl_grants.h"
+#include "ctl_grants_live.h"
 #include "ctl_ha.h"
 #include "ctl_ha_sync.h"
 #include "ctl_mirror.h"
@@ -51,8 +55,81 @@ dp_hasync_json(void *arg)
 		json_object_object_add(o, "flows_sent", json_object_new_uint64(d->flows_sent));
 		json_object_object_add(o, "flows_unnamed",
 		    json_object_new_uint64(d->flows_unnamed));
+		json_object_object_add(o, "budget_in", json_object_new_uint64(d->budget_in));
+		json_object_object_add(o, "budget_unknown",
+		    json_object_new_uint64(d->budget_unknown));
+		json_object_object_add(o, "grants_in", json_object_new_uint64(d->grants_in));
+		json_object_object_add(o, "grants_refused",
+		    json_object_new_uint64(d->grants_refused));
+		json_object_object_add(o, "names_in", json_object_new_uint64(d->names_in));
+		json_object_object_add(o, "names_dropped",
+		    json_object_new_uint64(d->names_dropped));
 	}
 	return o;
+}
+
+static bool
+dp_hasync_behind(void *arg, char *why, size_t len)
+{
+	struct dp_hasync *d = arg;
+
+	return ctl_ha_sync_behind(d->sync, why, len);
+}
+
+/* Queues a budget record (ctl_budgets.h's words for it): whether it was. */
+static bool
+dp_hasync_budget_send(struct dp_hasync *d, const char *vm, const char *rule, uint32_t per,
+    uint32_t age, uint64_t bytes, bool add)
+{
+	size_t vl = strlen(vm), rl = strlen(rule);
+	struct ctl_ha_rec r = { .type = CTL_HA_REC_BUDGET, .vm = vm, .vm_len = (uint8_t)vl,
+		.name = rule, .name_len = (uint8_t)rl, .per = per, .age = age, .bytes = bytes,
+		.merge = add ? CTL_HA_MERGE_ADD : CTL_HA_MERGE_MAX };
+
+	return vl <= CTL_HA_VM_MAX && rl <= CTL_HA_NAME_MAX && ctl_ha_sync_send(d->sync, &r);
+}
+
+/* What a second's step took from this box's workers: to the peer. */
+static void
+dp_hasync_budget_out(void *arg, const char *vm, const char *rule, uint32_t per, uint32_t age,
+    uint64_t bytes, bool add)
+{
+	(void)dp_hasync_budget_send(arg, vm, rule, per, age, bytes, add);
+}
+
+static void
+dp_hasync_budget_resync(void *arg, const char *vm, const char *rule, uint32_t per,
+    uint32_t age, uint64_t bytes, bool add)
+{
+	struct dp_hasync *d = arg;
+
+	d->resync_sent += dp_hasync_budget_send(d, vm, rule, per, age, bytes, add);
+}
+
+/* Queues a grant (left > 0) or a revoke: whether it was. */
+static bool
+dp_hasync_grant_send(struct dp_hasync *d, const char *vm, const char *host, uint32_t left)
+{
+	size_t vl = strlen(vm), hl = strlen(host);
+	struct ctl_ha_rec r = { .type = left > 0 ? CTL_HA_REC_GRANT : CTL_HA_REC_REVOKE,
+		.vm = vm, .vm_len = (uint8_t)vl, .name = host, .name_len = (uint8_t)hl,
+		.ttl = left };
+
+	return vl <= CTL_HA_VM_MAX && hl <= CTL_HA_NAME_MAX && ctl_ha_sync_send(d->sync, &r);
+}
+
+static void
+dp_hasync_grant_out(void *arg, const char *vm, const char *host, uint32_t left)
+{
+	(void)dp_hasync_grant_send(arg, vm, host, left);
+}
+
+static void
+dp_hasync_grant_resync(void *arg, const char *vm, const char *host, uint32_t left)
+{
+	struct dp_hasync *d = arg;
+
+	d->resync_sent += dp_hasync_grant_send(d, vm, host, left);
 }
 
 int
@@ -77,8 +154,14 @@ dp_hasync_start(struct dp_hasync *d, struct dp_control *ctl, FILE *err)
 		fprintf(err, "namegate: ha sync: %s\n", why);
 		return -1;
 	}
-	if (ctl->ha != NULL)
+	if (ctl->ha != NULL) {
 		ctl_ha_extra(ctl->ha, "sync", dp_hasync_json, d);
+		ctl_ha_behind(ctl->ha, dp_hasync_behind, d);
+	}
+	if (ctl->budgets != NULL)
+		ctl_budgets_set_sync(ctl->budgets, dp_hasync_budget_out, d);
+	if (ctl->grants != NULL)	/* a fleet's gateway hears none: the store has them */
+		ctl_grants_live_set_pair(ctl->grants, dp_hasync_grant_out, d);
 	ctl->hasync = d;
 	return 0;
 }
@@ -118,6 +201,47 @@ dp_hasync_learned(struct dp_hasync *d, const struct dp_evt *e)
 {
 	(void)dp_hasync_send_bind(d, e->vm, e->family, e->addr, e->expires, e->name,
 	    e->name_len);
+}
+
+void
+dp_hasync_name_new(struct dp_hasync *d, const struct dp_evt *e)
+{
+	const struct dp_gen *g = atomic_load_explicit(&d->ctl->ctx->gen, memory_order_acquire);
+	struct ctl_ha_rec r = { .type = CTL_HA_REC_NAMES, .qtype = e->port,
+		.suffix_len = (uint8_t)e->ttl, .name = e->name, .name_len = e->name_len };
+
+	if (e->vm >= g->nvms || !g->vms[e->vm].present || e->ttl >= e->name_len)
+		return;
+	r.vm = g->vms[e->vm].name;
+	r.vm_len = (uint8_t)strnlen(r.vm, CTL_HA_VM_MAX + 1);
+	(void)ctl_ha_sync_send(d->sync, &r);
+}
+
+/*
+ * The peer's new question to the worker its name hashes to, which charges it in its own
+ * name budget (dp_dns_budget_peer()): each worker admits its share of a VM's names, as
+ * RSS spreads the VM's queries.
+ */
+static void
+dp_hasync_names_in(struct dp_hasync *d, const struct ctl_ha_rec *r)
+{
+	struct dp_ctx *ctx = d->ctl->ctx;
+	const struct dp_gen *g = atomic_load_explicit(&ctx->gen, memory_order_acquire);
+	struct dp_evt e = { .version = DP_API_VERSION, .type = DP_EVT_NAME, .port = r->qtype,
+		.ttl = r->suffix_len, .name_len = r->name_len };
+	int slot = dp_hasync_slot(g, r->vm, r->vm_len);
+
+	if (slot < 0) {
+		d->unknown_vm++;
+		return;
+	}
+	e.vm = (uint16_t)slot;
+	memcpy(e.name, r->name, r->name_len);
+	if (dp_evt_peer_name(ctx->workers[dp_name_hash(r->name, r->name_len) % ctx->nworkers],
+	    &e))
+		d->names_in++;
+	else
+		d->names_dropped++;
 }
 
 static void
@@ -166,10 +290,45 @@ dp_hasync_install(struct dp_hasync *d, const struct ctl_ha_rec *r)
 	d->installed++;
 }
 
+/* The peer's budget record into the window it names. */
+static void
+dp_hasync_budget_in(struct dp_hasync *d, const struct ctl_ha_rec *r)
+{
+	if (d->ctl->budgets != NULL && ctl_budgets_peer(d->ctl->budgets, dp_now(d->ctl->ctx),
+	    r->vm, r->vm_len, r->name, r->name_len, r->per, r->age, r->bytes,
+	    r->merge == CTL_HA_MERGE_ADD) == 0)
+		d->budget_in++;
+	else
+		d->budget_unknown++;
+}
+
+/* The peer's grant or revoke, made here as one made on the socket. */
+static void
+dp_hasync_grant_in(struct dp_hasync *d, const struct ctl_ha_rec *r)
+{
+	char vm[CTL_HA_VM_MAX + 1], host[CTL_HA_NAME_MAX + 1], why[512];
+
+	memcpy(vm, r->vm, r->vm_len);
+	vm[r->vm_len] = '\0';
+	memcpy(host, r->name, r->name_len);
+	host[r->name_len] = '\0';
+	if (d->ctl->grants != NULL && ctl_grants_live_peer(d->ctl->grants, vm, host,
+	    r->type == CTL_HA_REC_GRANT ? r->ttl : 0, why, sizeof(why)) == 0) {
+		d->grants_in++;
+		return;
+	}
+	d->grants_refused++;
+	fprintf(stderr, "namegate: ha sync: the peer's %s of %s for %s not taken: %s\n",
+	    r->type == CTL_HA_REC_GRANT ? "grant" : "revoke", vm, host,
+	    d->ctl->grants != NULL ? why : "no grants here");
+}
+
 /*
- * The resync's next step: as many of the mirror's places as the queue to the peer has
- * room for, less a reserve for what the workers learn meanwhile (sent as it comes: the
- * peer installs a binding twice as once). The sender wakes the loop for the next step.
+ * The resync's next step: as many of the mirror's places, then the grants, the flows, the
+ * budget windows, as the queue to the peer has room for, less a reserve for what the
+ * workers learn meanwhile (sent as it comes: the peer installs a binding twice as once,
+ * and takes a window's count at an age as the larger of the two). The sender wakes the
+ * loop for the next step.
  */
 static void
 dp_hasync_resync_step(struct dp_hasync *d)
@@ -185,15 +344,35 @@ dp_hasync_resync_step(struct dp_hasync *d)
 		}
 		if (room <= DP_HASYNC_RESERVE)
 			return;		/* the sender wakes the loop once it took the queue */
-		if (!d->resync_flows) {	/* the bindings, then the flows from their first */
+		room -= DP_HASYNC_RESERVE;
+		switch (d->resync_phase) {
+		case DP_RESYNC_BINDS:
 			d->resync_at = ctl_mirror_walk_some(d->ctl->mirror, dp_now(d->ctl->ctx),
-			    d->resync_at, (uint32_t)(room - DP_HASYNC_RESERVE),
-			    dp_hasync_resync_one, d);
-			d->resync_flows = d->resync_at == 0;
+			    d->resync_at, (uint32_t)room, dp_hasync_resync_one, d);
+			if (d->resync_at == 0)
+				d->resync_phase = DP_RESYNC_GRANTS;
 			continue;
+		case DP_RESYNC_GRANTS:
+			if (room < CTL_GRANTS_MAX)
+				return;	/* the grants go at once: after the sender's turn */
+			if (d->ctl->grants != NULL)
+				ctl_grants_live_each(d->ctl->grants, dp_hasync_grant_resync, d);
+			d->resync_phase = DP_RESYNC_FLOWS;
+			continue;
+		case DP_RESYNC_FLOWS:
+			d->resync_at = dp_hasync_flows_resync(d, d->resync_at, (uint32_t)room);
+			if (d->resync_at == 0)
+				d->resync_phase = DP_RESYNC_BUDGETS;
+			continue;
+		case DP_RESYNC_BUDGETS:
+			if (room < CTL_BUDGET_BUCKETS)
+				return;	/* a window's buckets go together */
+			if (d->ctl->budgets != NULL)
+				d->resync_at = ctl_budgets_resync(d->ctl->budgets,
+				    dp_now(d->ctl->ctx), d->resync_at, room,
+				    dp_hasync_budget_resync, d);
+			break;
 		}
-		d->resync_at = dp_hasync_flows_resync(d, d->resync_at,
-		    (uint32_t)(room - DP_HASYNC_RESERVE));
 		if (d->resync_at == 0) {
 			mark.seq = d->resync_sent;
 			(void)ctl_ha_sync_send(d->sync, &mark);
@@ -217,21 +396,39 @@ dp_hasync_tick(struct dp_hasync *d)
 		d->resyncing = ctl_ha_sync_send(d->sync, &mark);
 		d->resync_sent = 0;
 		d->resync_at = 0;
-		d->resync_flows = false;
+		d->resync_phase = DP_RESYNC_BINDS;
 	}
 	if (d->resyncing)
 		dp_hasync_resync_step(d);
 	dp_hasync_flows_tick(d);
 	ctl_ha_sync_flush(d->sync);
 	while ((n = ctl_ha_sync_take(d->sync, in, DP_HASYNC_TAKE, &conn)) > 0) {
-		for (size_t i = 0; i < n; i++)
-			if (in[i].r.type == CTL_HA_REC_BIND)
+		for (size_t i = 0; i < n; i++) {
+			switch (in[i].r.type) {
+			case CTL_HA_REC_BIND:
 				dp_hasync_install(d, &in[i].r);
-			else if (in[i].r.type == CTL_HA_REC_FLOW ||
-			    in[i].r.type == CTL_HA_REC_FLOW_END)
+				break;
+			case CTL_HA_REC_BUDGET:
+				dp_hasync_budget_in(d, &in[i].r);
+				break;
+			case CTL_HA_REC_GRANT:
+			case CTL_HA_REC_REVOKE:
+				dp_hasync_grant_in(d, &in[i].r);
+				break;
+			case CTL_HA_REC_NAMES:
+				dp_hasync_names_in(d, &in[i].r);
+				break;
+			case CTL_HA_REC_FLOW:
+			case CTL_HA_REC_FLOW_END:
 				dp_hasync_flow_install(d, &in[i].r);
-			else if (in[i].r.type == CTL_HA_REC_RESYNC_END)
+				break;
+			case CTL_HA_REC_RESYNC_END:
 				d->resynced_conn = conn;	/* all before it installed */
+				break;
+			default:	/* the resync's marks: counted by the stream */
+				break;
+			}
+		}
 		ctl_ha_sync_applied(d->sync, conn, n);
 	}
 }
@@ -264,8 +461,14 @@ dp_hasync_render(struct dp_hasync *d, FILE *out)
 void
 dp_hasync_stop(struct dp_hasync *d)
 {
-	if (d->ctl != NULL && d->ctl->ha != NULL && d->sync != NULL)
+	if (d->ctl != NULL && d->ctl->ha != NULL && d->sync != NULL) {
 		ctl_ha_extra(d->ctl->ha, "sync", NULL, NULL);
+		ctl_ha_behind(d->ctl->ha, NULL, NULL);
+	}
+	if (d->ctl != NULL && d->sync != NULL && d->ctl->budgets != NULL)
+		ctl_budgets_set_sync(d->ctl->budgets, NULL, NULL);
+	if (d->ctl != NULL && d->sync != NULL && d->ctl->grants != NULL)
+		ctl_grants_live_set_pair(d->ctl->grants, NULL, NULL);
 	if (d->ctl != NULL)
 		d->ctl->hasync = NULL;
 	ctl_ha_sync_stop(d->sync);

@@ -2,7 +2,9 @@
  * The daemon's side of the HA pair's sync stream (control/hasync/include/ctl_ha_sync.h):
  * the bindings this box's workers learn sent to the peer, with the whole table after each
  * new connection, and the peer's bindings installed in this box's own table, where its
- * workers find them when it takes over. Main lcore only.
+ * workers find them when it takes over; likewise what the VMs spent of their egress
+ * budgets (control/budgets) and, without a fleet store, the grants made on either box.
+ * Main lcore only.
  */
 #ifndef DP_HASYNC_H
 #define DP_HASYNC_H
@@ -23,10 +25,21 @@ struct dp_hasync {
 	uint64_t installed;		/* the peer's bindings installed */
 	uint64_t unknown_vm;		/* of a VM this box does not have */
 	uint64_t refused;		/* the table said no (full, the VM's share) */
-	uint64_t resync_sent;		/* bindings in the resync so far */
+	uint64_t budget_in;		/* the peer's budget records counted here */
+	uint64_t budget_unknown;	/* of a window this box does not have */
+	uint64_t grants_in;		/* the peer's grants and revokes applied */
+	uint64_t grants_refused;	/* refused here (why on stderr) */
+	uint64_t names_in;		/* the peer's new DNS questions handed to a worker */
+	uint64_t names_dropped;		/* that worker's queue was full */
+	uint64_t resync_sent;		/* records in the resync so far */
+	enum {
+		DP_RESYNC_BINDS,	/* the mirror's places from resync_at */
+		DP_RESYNC_GRANTS,	/* the live grants, all at once */
+		DP_RESYNC_FLOWS,	/* the pair's flows from resync_at */
+		DP_RESYNC_BUDGETS,	/* the budget windows from resync_at */
+	} resync_phase;
 	bool resyncing;			/* a resync goes on from resync_at */
-	bool resync_flows;		/* past the bindings: resync_at is the flows' place */
-	uint32_t resync_at;		/* the mirror's next place (ctl_mirror_walk_some()) */
+	uint32_t resync_at;		/* the next place of the phase's walk */
 	uint64_t flows_installed;	/* the peer's flow records kept for adoption */
 	uint64_t flows_unnamed;		/* flows not sent: their name was not known here */
 	uint64_t flows_sent;		/* flow records (and ends) queued for the peer */
@@ -61,6 +74,9 @@ uint32_t dp_hasync_flows_resync(struct dp_hasync *d, uint32_t at, uint32_t n);
 void dp_hasync_flows_tick(struct dp_hasync *d);
 void dp_hasync_flows_render(struct dp_hasync *d, FILE *out);
 int dp_hasync_slot(const struct dp_gen *g, const char *vm, size_t len);
+
+/* A new question a worker's name budget admitted (DP_EVT_NAME): to the peer. */
+void dp_hasync_name_new(struct dp_hasync *d, const struct dp_evt *e);
 
 /* The event loop's turn: a resync the peer wants, its records installed and acknowledged. */
 void dp_hasync_tick(struct dp_hasync *d);

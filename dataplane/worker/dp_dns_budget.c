@@ -24,6 +24,7 @@ struct dp_suffix {
 
 struct dp_name_budget {
 	uint16_t nvms;
+	uint64_t admitted;		/* new questions counted, ever */
 	struct dp_name_entry *names;	/* (nvms + 1) regions of DP_NAMES_PER_VM */
 	struct dp_suffix *suffixes;	/* (nvms + 1) regions of DP_SUFFIXES_PER_VM */
 };
@@ -180,28 +181,15 @@ dp_name_budget_charge(struct dp_name_budget *t, uint16_t vm, const char *name, s
 	if ((slot = nfree[1] > nfree[0] ? free_e[1] : free_e[0]) == NULL)
 		return DP_NB_FULL;
 	sx->w.cur++;
+	t->admitted++;
 	*slot = (struct dp_name_entry){ .tag = tag, .until = (uint32_t)(now + per) };
 	return DP_NB_OK;
 }
 
-enum dp_reason
-dp_dns_budget_judge(struct dp_worker *w, uint16_t vm, const struct pol_rule *rule,
-    const char *name, size_t len, uint16_t qtype)
+uint64_t
+dp_name_budget_admitted(const struct dp_name_budget *t)
 {
-	const struct dp_gen *g = w->gen;
-
-	/* an exact pattern allows one name: nothing to count */
-	if (g->names_per_suffix == 0 || rule == NULL || rule->kind != POL_NAME_WILD)
-		return DP_REASON_ALLOWED;
-	switch (dp_name_budget_charge(w->name_budget, vm, name, len, qtype, rule->name_len,
-	    g->names_per_suffix, g->names_window, w->now)) {
-	case DP_NB_OK:
-		return DP_REASON_ALLOWED;
-	case DP_NB_SPENT:
-		return DP_REASON_DNS_BUDGET;
-	default:
-		return DP_REASON_VM_LIMIT;
-	}
+	return t->admitted;
 }
 
 uint64_t

@@ -82,8 +82,18 @@ enum dp_name_budget_verdict dp_name_budget_charge(struct dp_name_budget *t, uint
  * The budget for an allowed query on worker w: rule is the allow rule that decided for
  * name (len bytes). DP_REASON_ALLOWED when the query may go (an exact rule, the budget off,
  * a name seen or within budget), DP_REASON_DNS_BUDGET, or DP_REASON_VM_LIMIT when vm's
- * region is full.
+ * region is full. A new question admitted goes to the main lcore (dp_evt_name_new()).
  */
+/* New questions t ever counted: a charge that admitted one adds 1. */
+uint64_t dp_name_budget_admitted(const struct dp_name_budget *t);
+
+/*
+ * Worker w, housekeeping: the HA peer's admitted questions (the main lcore's, on
+ * w->peer_names) charged here as if asked here, so they count in this box's budget and
+ * stay seen for their window; a budget spent already takes none.
+ */
+void dp_dns_budget_peer(struct dp_worker *w);
+
 enum dp_reason dp_dns_budget_judge(struct dp_worker *w, uint16_t vm, const struct pol_rule *rule,
     const char *name, size_t len, uint16_t qtype);
 

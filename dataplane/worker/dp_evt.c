@@ -76,6 +76,36 @@ dp_evt_bind_room(struct dp_worker *w, uint16_t vm, unsigned int n)
 }
 
 void
+dp_evt_name_new(struct dp_worker *w, uint16_t vm, const char *name, size_t len,
+    uint16_t qtype, size_t suffix_len)
+{
+	struct dp_evt *e;
+
+	if ((e = dp_evt_slot(w, w->evts)) == NULL)
+		return;
+	e->version = DP_API_VERSION;
+	e->type = DP_EVT_NAME;
+	e->vm = vm;
+	e->port = qtype;
+	e->ttl = (uint32_t)suffix_len;
+	e->tsc = rte_get_tsc_cycles();
+	dp_evt_name(e, name, len);
+	dp_evt_put(w, w->evts);
+}
+
+bool
+dp_evt_peer_name(struct dp_worker *w, struct dp_evt *e)
+{
+	return rte_ring_enqueue_elem(w->peer_names, e, sizeof(*e)) == 0;
+}
+
+unsigned int
+dp_evt_peer_take(struct dp_worker *w, struct dp_evt *out, unsigned int n)
+{
+	return rte_ring_dequeue_burst_elem(w->peer_names, out, sizeof(*out), n, NULL);
+}
+
+void
 dp_evt_ports_of(const struct pol_ports *p, struct dp_evt_ports *out)
 {
 	*out = (struct dp_evt_ports){ .all = p->any };

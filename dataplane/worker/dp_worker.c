@@ -131,6 +131,7 @@ dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
 	    DP_FRAG_SECONDS, ctx->pool, socket);
 	w->evts = dp_evt_ring_create("evt", id, socket);
 	w->bind_evts = dp_evt_ring_create("bind", id, socket);
+	w->peer_names = dp_evt_ring_create("peer", id, socket);
 	snprintf(name, sizeof(name), "ng_slow_out_%u", id);
 	w->slow_out = rte_ring_create(name, DP_SLOW_RING, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
 	snprintf(name, sizeof(name), "ng_slow_back_%u", id);
@@ -149,7 +150,8 @@ dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
 	    DP_BUDGETS_MAX * sizeof(w->budget_cells[0]), RTE_CACHE_LINE_SIZE, socket);
 	if (w->flows == NULL || w->pending == NULL || w->holds == NULL || w->frags == NULL ||
 	    w->dns_scratch == NULL || w->name_budget == NULL || w->ask == NULL ||
-	    w->evts == NULL || w->bind_evts == NULL || w->vm_stats == NULL ||
+	    w->evts == NULL || w->bind_evts == NULL || w->peer_names == NULL ||
+	    w->vm_stats == NULL ||
 	    w->bind_taken == NULL || w->budget_cells == NULL || w->slow_out == NULL ||
 	    w->slow_back == NULL || w->ha_in == NULL) {
 		dp_worker_free(w);
@@ -169,7 +171,7 @@ dp_worker_mem(uint32_t max_flows, uint16_t nvms, unsigned int flow_log_ring)
 	    dp_pending_mem(DP_PENDING_CAP, nvms) + dp_holds_mem(DP_HOLD_SLOTS, nvms) +
 	    dp_mem_alloc(DP_DNS_SCRATCH) + dp_name_budget_mem(nvms) +
 	    dp_mem_alloc(sizeof(*w->ask)) + dp_frags_mem(DP_FRAG_SLOTS) +
-	    2 * dp_mem_ring(DP_EVT_RING, sizeof(struct dp_evt)) +
+	    3 * dp_mem_ring(DP_EVT_RING, sizeof(struct dp_evt)) +
 	    2 * dp_mem_ring(DP_SLOW_RING, sizeof(void *)) + dp_mem_ring(DP_HA_RING, sizeof(void *)) +
 	    dp_mem_alloc((uint64_t)(nvms + 1) * sizeof(w->vm_stats[0])) +
 	    dp_mem_alloc((uint64_t)(nvms + 1) * sizeof(w->bind_taken[0])) +
@@ -196,6 +198,7 @@ dp_worker_free(struct dp_worker *w)
 		return;
 	rte_ring_free(w->evts);
 	rte_ring_free(w->bind_evts);
+	rte_ring_free(w->peer_names);
 	rte_ring_free(w->flow_recs);
 	rte_free(w->flowrec_taken);
 	dp_worker_ring_empty(w->slow_out);
@@ -346,6 +349,7 @@ dp_worker_loop(void *arg)
 		    dp_worker_unhold, w);
 		dp_pending_age(w->pending, w->now, DP_AGE_SLICE);
 		dp_dns_ask_sweep(w);
+		dp_dns_budget_peer(w);
 		dp_tls_expire(w);
 		dp_frag_age(w->frags, w->now, DP_AGE_SLICE, dp_worker_frag_expired, w);
 	}

@@ -19,8 +19,11 @@ RECORDS = {
     'bind4': b'\x01' + s(b'vm1') + b'\x04' + bytes([192, 0, 2, 7]) + struct.pack('>I', 300)
     + s(b'example.com'),
     'bind6': b'\x01' + s(b'v') + b'\x06' + bytes(range(16)) + struct.pack('>I', 60) + s(b'a.b'),
-    'budget': b'\x02' + s(b'vm1') + s(b'egress') + struct.pack('>QQ', 1796428800, 123456),
+    'budget': b'\x02' + s(b'vm1') + s(b'10.77.0.4') + struct.pack('>IIQB', 3600, 0, 123456, 0),
+    'budget_max': b'\x02' + s(b'vm1') + s(b'*.example.org') + struct.pack('>IIQB', 60, 30, 9, 1),
     'grant': b'\x03' + s(b'vm1') + s(b'*.example.org') + struct.pack('>I', 60),
+    'revoke': b'\x09' + s(b'vm1') + s(b'*.example.org'),
+    'names': b'\x0a' + s(b'vm1') + struct.pack('>HB', 1, 9) + s(b'n5.sync.test'),
     'ack': b'\x04' + struct.pack('>Q', 7),
     'begin': b'\x05',
     'end': b'\x06' + struct.pack('>Q', 1000),

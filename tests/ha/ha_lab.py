@@ -32,6 +32,9 @@ SRV_IP, SRV_PORT = "10.77.0.2", 9000
 # the sync stream's checks: a resolver, and a server only a name resolved through it opens
 DNS_IP, NAMED_IP, NAMED = "10.77.0.53", "10.77.0.3", "srv.sync.test"
 SYNC_PORT = 7400
+# the budget's and the grant's checks: a sink the VM uploads to through an egress budget of
+# BUDGET bytes an hour, and a server the policy does not allow, reached only by a grant
+SINK_IP, GRANT_IP, BUDGET = "10.77.0.4", "10.77.0.5", 100000
 HA_IP = {"a": "169.254.77.1", "b": "169.254.77.2"}
 PRIORITY = {"a": 100, "b": 90}          # a leads when both may
 # VMs configured besides the real one, none of them present: a takeover announces each
@@ -84,6 +87,32 @@ def serve(c):
                 t.sendall(b)
     except (OSError, ssl.SSLError):
         pass
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+"""
+
+# The sink: reads each connection to its end (or its cut) and appends the bytes it read.
+SINK = r"""
+import socket, sys, threading
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(16)
+def serve(c):
+    n = 0
+    c.settimeout(5)
+    try:
+        while True:
+            b = c.recv(65536)
+            if not b:
+                break
+            n += len(b)
+    except OSError:
+        pass
+    with open(sys.argv[3], "a") as f:
+        f.write(f"{n}\n")
+    c.close()
 while True:
     c, _ = s.accept()
     threading.Thread(target=serve, args=(c,), daemon=True).start()
@@ -164,6 +193,22 @@ while True:
         if struct.unpack(">H", f[14 + ihl:16 + ihl])[0] == sport:
             flags = f[14 + ihl + 13]
             seen["syn" if flags & 2 else "rst" if flags & 4 else "other"] += 1
+"""
+
+# The VM's upload: N bytes to the sink, 1,000 at a time; prints what the kernel took.
+UPLOAD = r"""
+import socket, sys
+sent = 0
+try:
+    c = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=3)
+    c.settimeout(3)
+    while sent < int(sys.argv[3]):
+        sent += c.send(b"x" * min(1000, int(sys.argv[3]) - sent))
+    c.shutdown(socket.SHUT_WR)
+    c.recv(1)
+except OSError:
+    pass
+print(sent)
 """
 
 # The resolver: nK.sync.test is 10.79.(K >> 8).(K & 255), srv.sync.test the named server,
@@ -383,7 +428,7 @@ class HaLab:
         sh(["ip", "link", "set", "eth0", "down"], ns=self.ns["vm"])
         sh(["ip", "link", "set", "eth0", "address", VM_MAC, "up"], ns=self.ns["vm"])
         sh(["ip", "addr", "add", f"{VM_IP}/24", "dev", "eth0"], ns=self.ns["vm"])
-        for a in (SRV_IP, NAMED_IP, DNS_IP):
+        for a in (SRV_IP, NAMED_IP, DNS_IP, SINK_IP, GRANT_IP):
             sh(["ip", "addr", "add", f"{a}/24", "dev", "eth0"], ns=self.ns["srv"])
         for r in ROLES:
             sh(["ip", "addr", "add", f"{HA_IP[r]}/30", "dev", "ha0"], ns=self.ns[r])
@@ -391,6 +436,10 @@ class HaLab:
                                            str(SRV_PORT)])
         self.spawn("srv-named", self.ns["srv"], ["/usr/bin/python3", "-c", SERVER, NAMED_IP,
                                                  str(SRV_PORT)])
+        self.spawn("srv-granted", self.ns["srv"], ["/usr/bin/python3", "-c", SERVER, GRANT_IP,
+                                                   str(SRV_PORT)])
+        self.spawn("sink", self.ns["srv"], ["/usr/bin/python3", "-c", SINK, SINK_IP,
+                                            str(SRV_PORT), os.path.join(self.tmp, "sink")])
         self.spawn("dns", self.ns["srv"], ["/usr/bin/python3", "-c", DNS, DNS_IP, NAMED_IP,
                                            NAMED])
         cert, key = os.path.join(self.tmp, "echo.pem"), os.path.join(self.tmp, "echo.key")
@@ -433,7 +482,9 @@ class HaLab:
             f"sync_peer: '{HA_IP['b' if r == 'a' else 'a']}:{SYNC_PORT}', "
             f"sync_listen: '{HA_IP[r]}:{SYNC_PORT}', "
             f"sync_key_file: {os.path.join(self.tmp, 'ha.key')}, priority: {PRIORITY[r]}}}",
-            f"policies: {{srv: {{allow: ['{SRV_IP}:{SRV_PORT}', '*.sync.test']}}}}",
+            f"policies: {{srv: {{allow: ['{SRV_IP}:{SRV_PORT}', '*.sync.test', "
+            f"'{SINK_IP}:{SRV_PORT}'], budgets: [{{host: '{SINK_IP}', upload: {BUDGET}, "
+            "per: 1h}]}}",
             "vms:",
             f"  - {{name: vm1, mac: '{VM_MAC}', ipv4: {VM_IP}, policy: srv}}"]
             + [f"  - {{name: {n}, mac: '{m}', ipv4: {a}, policy: srv}}"
@@ -524,6 +575,38 @@ class HaLab:
                  "except OSError:\n print(False)\n", ip, str(SRV_PORT), str(timeout)],
                 ns=self.ns["vm"], check=False, timeout=timeout + 10)
         return cp.stdout.strip() == "True"
+
+    def upload(self, n, opens=True):
+        """The VM uploads n bytes to the sink: (bytes the VM's kernel took, bytes the sink
+        read), once the sink logged the connection; with opens False, only the first (a
+        connection refused never reaches the sink)."""
+        log = os.path.join(self.tmp, "sink")
+        before = self.sunk()
+        cp = sh(["/usr/bin/python3", "-c", UPLOAD, SINK_IP, str(SRV_PORT), str(n)],
+                ns=self.ns["vm"], timeout=60)
+        if not opens:
+            return int(cp.stdout), None
+        wait_until(lambda: len(self.sunk()) > len(before), 30, f"{log} to log the upload",
+                   step=0.2)
+        return int(cp.stdout), self.sunk()[len(before)]
+
+    def sunk(self):
+        try:
+            with open(os.path.join(self.tmp, "sink")) as f:
+                return [int(x) for x in f.read().split()]
+        except FileNotFoundError:
+            return []
+
+    def budget_used(self, r):
+        """What box r's window of the VM's budget holds, in bytes."""
+        return self.metrics(r).get(
+            f'namegate_vm_budget_used_bytes{{vm="vm1",rule="{SINK_IP}"}}')
+
+    def ctl_json(self, r, *args):
+        cp = sh([self.ctl, "-s", self.path(r, "ng.sock"), *args, "--json"], check=False,
+                timeout=10)
+        assert cp.returncode == 0, cp.stderr
+        return json.loads(cp.stdout)
 
     def forwarded(self, r):
         """Frames box r sent out of its two ports, less its own (the beacons, a takeover's
@@ -627,7 +710,7 @@ class HaLab:
                               SEGMENTS, str(sport)], stdout=subprocess.PIPE, text=True)
         self.procs[f"segments-{p.pid}"] = p
         assert p.stdout.readline().strip() == "ready"
-        mac = sh(["cat", f"/sys/class/net/eth0/address"], ns=self.ns["srv"]).stdout.strip()
+        mac = sh(["cat", "/sys/class/net/eth0/address"], ns=self.ns["srv"]).stdout.strip()
         sh(["/usr/bin/python3", "-c", MIDSTREAM, VM_MAC, VM_IP, mac, dst, str(sport),
             str(dport)], ns=self.ns["vm"], timeout=60)
         time.sleep(1.0)         # a cap for the frames to cross, not a measure

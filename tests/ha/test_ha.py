@@ -8,7 +8,8 @@ import os
 import signal
 import time
 
-from ha_lab import EXTRA_VMS, NAMED, NAMED_IP, SRV_IP, SRV_PORT, wait_until
+from ha_lab import (BUDGET, EXTRA_VMS, GRANT_IP, NAMED, NAMED_IP, SRV_IP, SRV_PORT, sh,
+                    wait_until)
 
 TAKEOVER = 20.0      # a cap for a wait, not a measure: keepalived's and namegate's starts
 CONNS = 20           # the VM's long-lived TLS connections, kept through every failover
@@ -117,6 +118,35 @@ def test_1c_connections_synced(lab):
     assert standby["namegate_ha_adopted_total"] == 0
     assert standby['namegate_vm_flows{vm="vm1"}'] == 0     # not in its live table
     assert lab.metrics(m)['namegate_vm_flows{vm="vm1"}'] >= CONNS
+SPEND = BUDGET * 58 // 100     # the upload's bytes; with their headers about 60 %
+
+
+def test_1c_budget_spent_on_the_master(lab):
+    """The VM spends about 60 % of its egress budget to the sink through the master: the
+    standby's window holds what the master's does (each second's bytes go over the sync
+    stream)."""
+    m, o = lab.master, lab.backup
+    took, read = lab.upload(SPEND)
+    assert took == read == SPEND, (took, read)
+    wait_until(lambda: (lab.budget_used(m) or 0) > SPEND, 10, "the master's window", step=0.2)
+    wait_until(lambda: lab.budget_used(o) == lab.budget_used(m), 10,
+               "the standby's window to hold the master's bytes", step=0.2)
+    assert BUDGET * 0.55 < lab.budget_used(o) < BUDGET * 0.7, lab.budget_used(o)
+
+
+def test_1d_grant_on_the_master(lab):
+    """A grant made on the master's socket opens a server the policy does not allow, and
+    the standby has it too, with the time it has left (no fleet store: the grants go on
+    the stream)."""
+    m, o = lab.master, lab.backup
+    host = f"{GRANT_IP}:{SRV_PORT}"
+    assert not lab.greeted(GRANT_IP)
+    sh([lab.ctl, "-s", lab.path(m, "ng.sock"), "grant", "vm1", host, "--for", "10m"])
+    assert lab.greeted(GRANT_IP)
+    wait_until(lambda: [g["host"] for g in lab.ctl_json(o, "grants", "vm1")["grants"]] ==
+               [host], 10, "the standby to have the grant", step=0.2)
+    left = lab.ctl_json(o, "grants", "vm1")["grants"][0]["left"]
+    assert 500 < left <= 600, left
 
 
 def test_2_crash_of_the_masters_namegate(lab):
@@ -165,6 +195,37 @@ def test_2c_midstream_without_record_fails_closed(lab):
     assert seen["other"] == 0, seen
     assert seen["syn"] >= 1, seen
     assert lab.metrics(m)[key] >= before + 3
+def test_2c_budget_refused_at_100_percent_on_the_other_box(lab):
+    """Through the new master, which never forwarded a byte of the first upload, the VM
+    uploads as much again: the sink reads only what the budget had left (the whole of it
+    would pass if the window had not come over the stream), and the next connection
+    through the budget is refused."""
+    m = lab.master
+    first = lab.sunk()[0]
+    took, read = lab.upload(SPEND)
+    print(f"\nbudget: {first} bytes read through the first box, {read} through the second "
+          f"(limit {BUDGET} IP bytes)")
+    assert read < SPEND, (first, read)
+    assert first + read <= BUDGET
+    assert first + read >= BUDGET * 0.85, (first, read)     # refused at 100 %, not before
+    wait_until(lambda: lab.budget_used(m) >= BUDGET, 10, "the window to be spent", step=0.2)
+    took, _ = lab.upload(1000, opens=False)
+    assert took == 0
+    assert lab.sunk()[2:] == []             # the refused connection never reached it
+
+
+def test_2d_grant_works_on_the_other_box(lab):
+    """The grant made on the old master's socket opens its server through the new one."""
+    assert lab.greeted(GRANT_IP)
+
+
+def test_2e_dns_name_budget_spent_on_the_other_box(lab):
+    """The VM's 1,000 new names under *.sync.test (test_1b, the default DNS name budget)
+    went through the old master: the new one counted them as they were admitted, so a
+    new name is refused (dns_budget), while one asked before still resolves."""
+    got = lab.resolve(0, 50, first=["n5000.sync.test", "n5.sync.test"])
+    assert "n5.sync.test" in got, got
+    assert "n5000.sync.test" not in got, got
 
 
 def test_3_restarted_box_stays_backup_then_hang(lab):
@@ -186,6 +247,12 @@ def test_3_restarted_box_stays_backup_then_hang(lab):
     # and the VM's connections, which the master adopted: the resync's flows
     wait_until(lambda: lab.metrics(o).get("namegate_ha_flows", 0) >= CONNS, TAKEOVER,
                f"{o}'s records of the connections back", step=0.2)
+    # and the budget's window and the grant, from the same resync
+    wait_until(lambda: lab.budget_used(o) == lab.budget_used(m), 10,
+               f"{o}'s budget window back", step=0.2)
+    assert lab.budget_used(o) >= BUDGET
+    assert [g["host"] for g in lab.ctl_json(o, "grants", "vm1")["grants"]] == \
+        [f"{GRANT_IP}:{SRV_PORT}"]
     fwd = lab.forwarded(o)
     res = lab.probe(1.0).result()
     assert len(res["ok"]) == res["tried"], res

@@ -1,7 +1,8 @@
 /*
  * control/budgets/ctl_budget_win.c: an egress budget's sliding window. used and left, the
  * 80 % warning once per climb, exhaustion at the limit, freeing as old bytes slide out,
- * long windows in coarser buckets, and used against a brute-force sum of random sends.
+ * long windows in coarser buckets, the HA peer's counts merged, and used against a
+ * brute-force sum of random sends.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -111,6 +112,67 @@ test_relimit(void **state)
 }
 
 /* used is the sum of what was sent in the window's buckets, whatever the pattern. */
+struct seen {
+	uint32_t age[CTL_BUDGET_BUCKETS];
+	uint64_t bytes[CTL_BUDGET_BUCKETS];
+	unsigned int n;
+};
+
+static void
+seen_one(uint32_t age, uint64_t bytes, void *arg)
+{
+	struct seen *s = arg;
+
+	s->age[s->n] = age;
+	s->bytes[s->n++] = bytes;
+}
+
+/*
+ * The HA peer's counts: a live one adds to the bucket of its age, a resync's raises it,
+ * ages past the window count nothing; a box's buckets walked out (ctl_budget_win_each)
+ * and merged into another box's window whose clock reads otherwise give the same used,
+ * and leave it when they would have left the first.
+ */
+static void
+test_peer_merge(void **state)
+{
+	struct ctl_budget_win a, b;
+	struct seen s = { .n = 0 };
+
+	(void)state;
+	ctl_budget_win_init(&a, 1000, 10, 100);
+	ctl_budget_win_step(&a, 100, 300);
+	ctl_budget_win_step(&a, 104, 200);
+	ctl_budget_win_step(&a, 107, 100);
+	ctl_budget_win_each(&a, 107, seen_one, &s);
+	assert_int_equal(s.n, 3);
+	assert_true(s.age[0] == 0 && s.bytes[0] == 100);
+	assert_true(s.age[1] == 3 && s.bytes[1] == 200);
+	assert_true(s.age[2] == 7 && s.bytes[2] == 300);
+	/* box b's clock started elsewhere: 5000 there is 107 on a */
+	ctl_budget_win_init(&b, 1000, 10, 4990);
+	for (unsigned int i = 0; i < s.n; i++)
+		ctl_budget_win_merge(&b, 5000, s.age[i], s.bytes[i], false);
+	assert_int_equal(b.used, 600);
+	/* the same resync again: raised to what it is, not added */
+	for (unsigned int i = 0; i < s.n; i++)
+		ctl_budget_win_merge(&b, 5000, s.age[i], s.bytes[i], false);
+	assert_int_equal(b.used, 600);
+	/* a live count adds; 400 more reach the limit */
+	assert_int_equal(ctl_budget_win_merge(&b, 5000, 0, 200, true), CTL_BUDGET_WARN);
+	assert_int_equal(ctl_budget_win_merge(&b, 5001, 0, 200, true), CTL_BUDGET_EXHAUSTED);
+	assert_int_equal(ctl_budget_win_left(&b), 0);
+	/* too old to count, and a smaller count than b holds, change nothing */
+	assert_int_equal(ctl_budget_win_merge(&b, 5001, 10, 999, true), 0);
+	assert_int_equal(ctl_budget_win_merge(&b, 5001, 1, 50, false), 0);
+	assert_int_equal(b.used, 1000);
+	/* a's second 100 leaves a's window at 110: b's at 5003, as its age says */
+	ctl_budget_win_step(&b, 5002, 0);
+	assert_int_equal(b.used, 1000);
+	assert_int_equal(ctl_budget_win_step(&b, 5003, 0), CTL_BUDGET_FREED);
+	assert_int_equal(b.used, 700);
+}
+
 static void
 test_against_brute_force(void **state)
 {
@@ -160,6 +222,7 @@ main(void)
 		cmocka_unit_test(test_warn_once_per_crossing),
 		cmocka_unit_test(test_long_window),
 		cmocka_unit_test(test_relimit),
+		cmocka_unit_test(test_peer_merge),
 		cmocka_unit_test(test_against_brute_force),
 	};
 

@@ -1,9 +1,10 @@
 /*
  * control/ha: namegatectl ha's reply through a real control socket, and the health it
  * reports for keepalived's check: no before the workers run, no while no role was read
- * (within the start's grace), yes once one was, no again when the heartbeat is older
- * than the timeout or the daemon vetoes (the guard's hold), with the reason each time;
- * and the extra objects the reply carries, each under its key.
+ * (within the start's grace), yes once one was, no while behind on sync unless master,
+ * no again when the heartbeat is older than the timeout or the daemon vetoes (the guard's
+ * hold), with the reason each time; and the extra objects the reply carries, each under
+ * its key.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -56,6 +57,30 @@ extra(void *arg)
 	return json_object_new_string(arg);
 }
 
+static atomic_bool behind;		/* what the fake sync stream says */
+
+static bool
+sync_behind(void *arg, char *why, size_t len)
+{
+	(void)arg;
+	snprintf(why, len, "%s", atomic_load(&behind) ? "behind on sync: test" : "");
+	return atomic_load(&behind);
+}
+
+/* Writes line (a role keepalived gives) to fifo and waits until h has it. */
+static void
+give_role(struct ctl_ha *h, const char *fifo, const char *line, enum ctl_ha_role want)
+{
+	int fd;
+
+	assert_true((fd = open(fifo, O_WRONLY | O_NONBLOCK)) >= 0);
+	assert_int_equal(write(fd, line, strlen(line)), (ssize_t)strlen(line));
+	close(fd);
+	for (int64_t end = ctl_now_ms() + 5000; ctl_ha_role(h) != want && ctl_now_ms() < end; )
+		usleep(1000);
+	assert_int_equal(ctl_ha_role(h), want);
+}
+
 static void *
 serve(void *arg)
 {
@@ -99,7 +124,6 @@ test_health(void **state)
 	struct ctl_sock *s;
 	struct ctl_ha *h;
 	pthread_t th;
-	int fd;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
@@ -118,15 +142,20 @@ test_health(void **state)
 	assert_false(ask(sock, why, sizeof(why), role, sizeof(role)));
 	assert_non_null(strstr(why, "starting: no role from keepalived yet"));
 	assert_string_equal(role, "starting");
-	assert_true((fd = open(fifo, O_WRONLY | O_NONBLOCK)) >= 0);
-	assert_int_equal(write(fd, "INSTANCE \"x\" BACKUP 90\n", 23), 23);
-	close(fd);
-	for (int64_t end = ctl_now_ms() + 5000; ctl_ha_role(h) != CTL_HA_BACKUP &&
-	    ctl_now_ms() < end; )
-		usleep(1000);
+	give_role(h, fifo, "INSTANCE \"x\" BACKUP 90\n", CTL_HA_BACKUP);
 	assert_true(ask(sock, why, sizeof(why), role, sizeof(role)));
 	assert_string_equal(why, "");
 	assert_string_equal(role, "backup");
+	/* behind on sync: a backup may not take the lead; a master keeps it */
+	ctl_ha_behind(h, sync_behind, NULL);
+	atomic_store(&behind, true);
+	assert_false(ask(sock, why, sizeof(why), role, sizeof(role)));
+	assert_string_equal(why, "behind on sync: test");
+	give_role(h, fifo, "INSTANCE \"x\" MASTER 90\n", CTL_HA_MASTER);
+	assert_true(ask(sock, why, sizeof(why), role, sizeof(role)));
+	give_role(h, fifo, "INSTANCE \"x\" BACKUP 90\n", CTL_HA_BACKUP);
+	atomic_store(&behind, false);
+	assert_true(ask(sock, why, sizeof(why), role, sizeof(role)));
 	atomic_store(&beat_age, 201);			/* past heartbeat_timeout_ms */
 	assert_false(ask(sock, why, sizeof(why), role, sizeof(role)));
 	assert_string_equal(why, "stalled: the workers' last heartbeat was 201 ms ago "

@@ -1,7 +1,8 @@
 /*
  * control/hasync, connected over loopback: a sender's resync and records reach the
- * listener in order, their acknowledgement comes back (the lag observed), and a sender
- * with another key delivers nothing and is counted refused.
+ * listener in order, their acknowledgement comes back (the lag observed), a sender
+ * with another key delivers nothing and is counted refused, and the listener's box is
+ * behind on sync until the resync is installed, for a bounded time if the peer goes quiet.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -34,6 +35,18 @@ field(struct ctl_ha_sync *s, const char *key)
 
 	json_object_put(o);
 	return n;
+}
+
+static const char *
+text(struct ctl_ha_sync *s, const char *key)
+{
+	static char buf[64];
+	struct json_object *o = ctl_ha_sync_json(s), *v;
+
+	snprintf(buf, sizeof(buf), "%s", json_object_object_get_ex(o, key, &v) ?
+	    json_object_get_string(v) : "");
+	json_object_put(o);
+	return buf;
 }
 
 static void
@@ -77,7 +90,18 @@ test_stream(void **state)
 	assert_int_equal(got[1].r.ttl, 120);
 	assert_int_equal(got[2].r.type, CTL_HA_REC_RESYNC_END);
 	assert_int_equal(field(s, "acked"), 0);	/* nothing is acked before it is applied */
-	ctl_ha_sync_applied(l, conn, n);
+	/* received, not installed: behind on sync, so the box may not lead */
+	assert_true(ctl_ha_sync_behind(l, err, sizeof(err)));
+	assert_non_null(strstr(err, "resync"));
+	assert_string_equal(text(l, "resync_in"), "receiving");
+	ctl_ha_sync_applied(l, conn, 2);
+	assert_true(ctl_ha_sync_behind(l, err, sizeof(err)));	/* its end not yet */
+	ctl_ha_sync_applied(l, conn, 1);
+	assert_false(ctl_ha_sync_behind(l, err, sizeof(err)));
+	assert_string_equal(err, "");
+	assert_string_equal(text(l, "resync_in"), "done");
+	assert_false(ctl_ha_sync_behind(s, err, sizeof(err)));	/* a sender only: never */
+	n = 3;
 	for (tries = 0; tries < 500 && field(s, "acked") < 3; tries++)
 		nap();
 	assert_int_equal(field(s, "acked"), 3);
@@ -113,6 +137,46 @@ test_stream(void **state)
 	ctl_ha_sync_stop(l);
 }
 
+/*
+ * A peer that starts its resync and then says nothing (hung, or gone without a FIN) keeps
+ * this box behind for CTL_HA_BEHIND_QUIET_MS at most: a box alone can lead again.
+ */
+static void
+test_behind_bounded(void **state)
+{
+	struct ctl_ha_sync_conf lc = { .listen = PORT, .psk = { 7 } };
+	struct ctl_ha_sync_conf sc = { .peer = PORT, .psk = { 7 } };
+	struct ctl_ha_rec mark = { .type = CTL_HA_REC_RESYNC_BEGIN };
+	struct ctl_ha_sync_item got[2];
+	struct ctl_ha_sync *l, *s;
+	uint64_t conn;
+	char err[256];
+	size_t n = 0;
+	int tries;
+
+	(void)state;
+	assert_non_null(l = ctl_ha_sync_start(&lc, err, sizeof(err)));
+	assert_false(ctl_ha_sync_behind(l, err, sizeof(err)));	/* no peer yet */
+	assert_non_null(s = ctl_ha_sync_start(&sc, err, sizeof(err)));
+	for (tries = 0; tries < 500 && !ctl_ha_sync_resync_wanted(s); tries++)
+		nap();
+	assert_true(ctl_ha_sync_send(s, &mark));
+	ctl_ha_sync_flush(s);
+	for (tries = 0; tries < 500 && n == 0; tries++) {
+		n = ctl_ha_sync_take(l, got, 2, &conn);
+		nap();
+	}
+	assert_int_equal(n, 1);
+	ctl_ha_sync_applied(l, conn, n);
+	assert_true(ctl_ha_sync_behind(l, err, sizeof(err)));
+	for (tries = 0; tries < 400 && ctl_ha_sync_behind(l, err, sizeof(err)); tries++)
+		nap();
+	assert_false(ctl_ha_sync_behind(l, err, sizeof(err)));
+	assert_string_equal(text(l, "resync_in"), "receiving");
+	ctl_ha_sync_stop(s);
+	ctl_ha_sync_stop(l);
+}
+
 static void
 test_addresses(void **state)
 {
@@ -136,6 +200,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stream),
+		cmocka_unit_test(test_behind_bounded),
 		cmocka_unit_test(test_addresses),
 	};
 

@@ -50,10 +50,17 @@ test_records(void **state)
 		bind_rec("example.com"),
 		{ .type = CTL_HA_REC_BIND, .vm = "v", .vm_len = 1, .name = "a.b", .name_len = 3,
 		  .family = 6, .addr = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 }, .ttl = 0xfffffffe },
-		{ .type = CTL_HA_REC_BUDGET, .vm = "vm1", .vm_len = 3, .name = "egress",
-		  .name_len = 6, .window = 1796428800, .bytes = 0x123456789aULL },
+		{ .type = CTL_HA_REC_BUDGET, .vm = "vm1", .vm_len = 3, .name = "10.77.0.4",
+		  .name_len = 9, .per = 3600, .age = 0x01020304, .bytes = 0x123456789aULL,
+		  .merge = CTL_HA_MERGE_ADD },
+		{ .type = CTL_HA_REC_BUDGET, .vm = "v", .vm_len = 1, .name = "*.example.org",
+		  .name_len = 13, .per = 1, .age = 0, .bytes = 1, .merge = CTL_HA_MERGE_MAX },
 		{ .type = CTL_HA_REC_GRANT, .vm = "vm1", .vm_len = 3, .name = "*.example.org",
 		  .name_len = 13, .ttl = 60 },
+		{ .type = CTL_HA_REC_REVOKE, .vm = "vm1", .vm_len = 3, .name = "*.example.org",
+		  .name_len = 13 },
+		{ .type = CTL_HA_REC_NAMES, .vm = "vm1", .vm_len = 3, .name = "N5.Sync.test",
+		  .name_len = 12, .qtype = 0x1c01, .suffix_len = 9 },
 		{ .type = CTL_HA_REC_ACK, .seq = 0x0102030405060708ULL },
 		{ .type = CTL_HA_REC_RESYNC_BEGIN },
 		{ .type = CTL_HA_REC_RESYNC_END, .seq = 1000 },
@@ -84,8 +91,12 @@ test_records(void **state)
 		assert_int_equal(out.family, in[i].family);
 		assert_memory_equal(out.addr, in[i].addr, 16);
 		assert_int_equal(out.ttl, in[i].ttl);
-		assert_int_equal(out.window, in[i].window);
+		assert_int_equal(out.per, in[i].per);
+		assert_int_equal(out.age, in[i].age);
 		assert_int_equal(out.bytes, in[i].bytes);
+		assert_int_equal(out.merge, in[i].merge);
+		assert_int_equal(out.qtype, in[i].qtype);
+		assert_int_equal(out.suffix_len, in[i].suffix_len);
 		assert_int_equal(out.seq, in[i].seq);
 		assert_memory_equal(&out.flow, &in[i].flow, sizeof(out.flow));
 		/* every prefix is refused, and so is a byte more */
@@ -166,6 +177,50 @@ test_flow_refused(void **state)
 	r.type = CTL_HA_REC_FLOW_END;
 	r.family = 5;
 	assert_int_equal(ctl_ha_rec_encode(&r, buf), 0);
+}
+
+/* What a BUDGET, GRANT, REVOKE or NAMES may not say, on either side of the wire. */
+static void
+test_state_records_refused(void **state)
+{
+	struct ctl_ha_rec b = { .type = CTL_HA_REC_BUDGET, .vm = "vm1", .vm_len = 3,
+		.name = "x.org", .name_len = 5, .per = 60, .age = 5, .bytes = 9 };
+	struct ctl_ha_rec g = { .type = CTL_HA_REC_GRANT, .vm = "vm1", .vm_len = 3,
+		.name = "x.org", .name_len = 5, .ttl = 60 };
+	struct ctl_ha_rec v = { .type = CTL_HA_REC_REVOKE, .vm = "vm1", .vm_len = 3,
+		.name = "", .name_len = 0 };
+	struct ctl_ha_rec n_rec = { .type = CTL_HA_REC_NAMES, .vm = "vm1", .vm_len = 3,
+		.name = "a.org", .name_len = 5, .qtype = 1 };
+	uint8_t buf[CTL_HA_REC_MAX];
+	struct ctl_ha_rec out;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(ctl_ha_rec_encode(&v, buf), 0);	/* no pattern */
+	b.merge = 2;
+	assert_int_equal(ctl_ha_rec_encode(&b, buf), 0);
+	b.merge = CTL_HA_MERGE_MAX;
+	b.per = 0;
+	assert_int_equal(ctl_ha_rec_encode(&b, buf), 0);
+	b.per = 60;
+	assert_true((n = ctl_ha_rec_encode(&b, buf)) > 0);
+	buf[n - 1] = 2;				/* merge: no such way */
+	assert_false(ctl_ha_rec_parse(buf, n, &out));
+	buf[n - 1] = CTL_HA_MERGE_MAX;
+	memset(buf + 1 + 4 + 6, 0, 4);		/* per 0: a window of nothing */
+	assert_false(ctl_ha_rec_parse(buf, n, &out));
+	n_rec.suffix_len = 5;			/* the whole name: no label of its own */
+	assert_int_equal(ctl_ha_rec_encode(&n_rec, buf), 0);
+	n_rec.suffix_len = 4;
+	assert_true((n = ctl_ha_rec_encode(&n_rec, buf)) > 0);
+	buf[1 + 4 + 2] = 5;			/* the suffix as long as the name */
+	assert_false(ctl_ha_rec_parse(buf, n, &out));
+	g.ttl = 0;
+	assert_int_equal(ctl_ha_rec_encode(&g, buf), 0);
+	g.ttl = 60;
+	assert_true((n = ctl_ha_rec_encode(&g, buf)) > 0);
+	memset(buf + n - 4, 0, 4);		/* a grant that has ended */
+	assert_false(ctl_ha_rec_parse(buf, n, &out));
 }
 
 static void
@@ -385,6 +440,7 @@ main(void)
 		cmocka_unit_test(test_records),
 		cmocka_unit_test(test_records_refused),
 		cmocka_unit_test(test_flow_refused),
+		cmocka_unit_test(test_state_records_refused),
 		cmocka_unit_test(test_frames),
 		cmocka_unit_test(test_session),
 		cmocka_unit_test(test_session_replayed),

@@ -40,6 +40,21 @@ void ctl_budget_win_init(struct ctl_budget_win *w, uint64_t limit, uint32_t per,
  */
 unsigned int ctl_budget_win_step(struct ctl_budget_win *w, uint64_t now, uint64_t bytes);
 
+/*
+ * bytes the HA peer counted age seconds before now (a distance on its clock: the boxes'
+ * clocks need not agree), into the bucket holding second now - age: added (add: the peer
+ * spent them since its last second), or raising that bucket to bytes (a resync's whole
+ * count, which may hold bytes the peer's stream brought before: taken once, not twice).
+ * Ages at or past the window count nothing. Returns the crossings, as a step does.
+ */
+unsigned int ctl_budget_win_merge(struct ctl_budget_win *w, uint64_t now, uint32_t age,
+    uint64_t bytes, bool add);
+
+/* Calls fn for each bucket with bytes in it: its age at now (of its newest second). */
+typedef void ctl_budget_win_fn(uint32_t age, uint64_t bytes, void *arg);
+void ctl_budget_win_each(const struct ctl_budget_win *w, uint64_t now, ctl_budget_win_fn *fn,
+    void *arg);
+
 /* What the window has left: limit - used, or 0. */
 uint64_t ctl_budget_win_left(const struct ctl_budget_win *w);
 

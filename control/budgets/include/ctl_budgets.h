@@ -7,6 +7,8 @@
 #ifndef CTL_BUDGETS_H
 #define CTL_BUDGETS_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -27,6 +29,36 @@ void ctl_budgets_free(struct ctl_budgets *b);
  * published before the workers can open a flow through a new budget for long.
  */
 void ctl_budgets_tick(struct ctl_budgets *b, uint64_t now);
+
+/*
+ * The HA pair (namegate(8), HA PAIR): what this box's workers spent in a window goes to
+ * the peer, whose window counts it too, so a VM cannot spend its budget once on each box
+ * across a failover. Times cross as ages (seconds before the record left), as the
+ * bindings' TTLs do, since the boxes' clocks need not agree.
+ *
+ * fn hears, at each second's step, the bytes each window took from this box's own workers
+ * since the last (add: never what the peer sent, so nothing echoes back); NULL stops it.
+ */
+typedef void ctl_budget_sync_fn(void *arg, const char *vm, const char *rule, uint32_t per,
+    uint32_t age, uint64_t bytes, bool add);
+void ctl_budgets_set_sync(struct ctl_budgets *b, ctl_budget_sync_fn *fn, void *arg);
+
+/*
+ * A resync's step: fn gets each window's buckets that hold bytes, with their ages at now
+ * (not add: each the whole count at its age), from window number at (0: the first) until
+ * about max records went; returns the window to go on from, 0 when all went.
+ */
+uint32_t ctl_budgets_resync(struct ctl_budgets *b, uint64_t now, uint32_t at, size_t max,
+    ctl_budget_sync_fn *fn, void *arg);
+
+/*
+ * The peer's record (ctl_ha_wire.h BUDGET; add as ctl_budget_win_merge()) into VM vm's
+ * window for host pattern rule (neither NUL-terminated): 0, -ENOENT when this box has no
+ * such window (another configuration, or not built yet), -ESRCH when its window is not per
+ * seconds long. The workers' allowances follow at the next second's step.
+ */
+int ctl_budgets_peer(struct ctl_budgets *b, uint64_t now, const char *vm, size_t vm_len,
+    const char *rule, size_t rule_len, uint32_t per, uint32_t age, uint64_t bytes, bool add);
 
 /* Every window's series, with # HELP and # TYPE: any thread (the scrape). */
 void ctl_budgets_render(struct ctl_budgets *b, FILE *out);

@@ -74,6 +74,28 @@ void ctl_grants_live_set_store(struct ctl_grants_live *gl, const char *fleet,
 int ctl_grants_live_store_sync(struct ctl_grants_live *gl, const struct ctl_grant *want,
     size_t n, FILE *err);
 
+/*
+ * The HA pair without a fleet store (namegate(8), HA PAIR): fn hears each grant made on
+ * this box (the socket, an approval) with its seconds left, and each revoke made here
+ * (left 0); NULL stops it. A fleet's gateway (ctl_grants_live_set_store()) takes its
+ * grants from the store on both boxes: fn then hears nothing.
+ */
+typedef void ctl_grants_pair_fn(void *arg, const char *vm, const char *host, uint32_t left);
+void ctl_grants_live_set_pair(struct ctl_grants_live *gl, ctl_grants_pair_fn *fn, void *arg);
+
+/* A resync: fn for each live grant (none for a fleet's gateway). */
+void ctl_grants_live_each(const struct ctl_grants_live *gl, ctl_grants_pair_fn *fn, void *arg);
+
+/*
+ * The peer's grant of vm for host with left seconds, made here as one made on the socket
+ * is (checked, saved, put in force in a new generation, its event; the maker unknown);
+ * one already live for vm and host stays as it is. left 0: the peer's revoke, which ends
+ * every grant of vm for host. Not heard by the pair's fn (nothing echoes back). 0, or
+ * -errno with a one-line reason in why (-EPERM for a fleet's gateway).
+ */
+int ctl_grants_live_peer(struct ctl_grants_live *gl, const char *vm, const char *host,
+    uint32_t left, char *why, size_t whylen);
+
 /* For a reload: *ov for next with the live grants (gl may be NULL: none). 0 or -errno. */
 int ctl_grants_live_overlay(const struct ctl_grants_live *gl, const struct pol_config *next,
     struct ctl_overlay *ov);

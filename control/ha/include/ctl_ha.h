@@ -121,8 +121,9 @@ enum ctl_ha_role ctl_ha_role(const struct ctl_ha *h);
  *    "notify_fifo":"/run/namegate-ha.fifo","healthy":true,"reason":"",
  *    "heartbeat_age_ms":3,"heartbeat_timeout_ms":1000,"changes":4,
  *    "lines":{"read":9,"ignored":3,"malformed":0},"reopened":0}
- * healthy: whether the box may lead (namegatectl ha --check): a role read, and the
- * workers' heartbeat no older than the timeout; reason says why not. "instance" "" and
+ * healthy: whether the box may lead (namegatectl ha --check): a role read, the
+ * workers' heartbeat no older than the timeout, and not behind on sync
+ * (ctl_ha_behind()); reason says why not. "instance" "" and
  * heartbeat_age_ms -1 when none. 0 or -errno.
  */
 int ctl_ha_serve(struct ctl_ha *h, struct ctl_sock *s);
@@ -142,6 +143,18 @@ typedef struct json_object *ctl_ha_json_fn(void *arg);
  */
 #define CTL_HA_EXTRAS	2
 void ctl_ha_extra(struct ctl_ha *h, const char *key, ctl_ha_json_fn *fn, void *arg);
+
+/*
+ * Whether the box is behind on sync (true, with why into why, len bytes): the sync
+ * stream's say in namegatectl ha --check (event loop).
+ */
+typedef bool ctl_ha_behind_fn(void *arg, char *why, size_t len);
+
+/*
+ * Event loop: the box may not take the lead while fn says it is behind (a master keeps
+ * it: it forwards with its own state); fn NULL removes it.
+ */
+void ctl_ha_behind(struct ctl_ha *h, ctl_ha_behind_fn *fn, void *arg);
 
 /* namegate_ha_role (one sample per role, 1 for the current) and its changes (any thread). */
 void ctl_ha_render(const struct ctl_ha *h, FILE *out);

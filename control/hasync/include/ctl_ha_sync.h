@@ -97,12 +97,33 @@ uint64_t ctl_ha_sync_redo(struct ctl_ha_sync *s);
 void ctl_ha_sync_applied(struct ctl_ha_sync *s, uint64_t conn, size_t n);
 
 /*
+ * How long a peer that connected may keep this box from leading without sending (a
+ * resync that stalls, a stream that never opens): past it the peer counts as gone, and a
+ * box alone must be able to lead.
+ */
+#define CTL_HA_BEHIND_QUIET_MS	2000
+/* The peer's records received and not yet installed past which this box is behind. */
+#define CTL_HA_BEHIND_BACKLOG	4096
+
+/*
+ * Whether this box is behind on sync, so may not lead (namegatectl ha --check), with why
+ * into why: its peer's stream is open and the peer's resync on it is not all installed
+ * yet, while the peer sent within CTL_HA_BEHIND_QUIET_MS; or more than
+ * CTL_HA_BEHIND_BACKLOG of the peer's records wait to be installed; or this box reached
+ * its peer less than CTL_HA_BEHIND_QUIET_MS ago and the peer's stream has not opened yet.
+ * Lag of this box's own records (the acks) is the peer's being behind, not this box's.
+ */
+bool ctl_ha_sync_behind(struct ctl_ha_sync *s, char *why, size_t len);
+
+/*
  * The stream's state for namegatectl ha (a new object, the caller's):
  *   {"peer":"10.0.9.2:7400","peer_state":"open","sent":12,"acked":12,"resyncs":1,
  *    "lag_ms":0.8,"listen":"10.0.9.1:7400","inbound":"open","received":40,
- *    "applied":40,"refused":0,"dropped":0}
+ *    "applied":40,"refused":0,"dropped":0,"resync_in":"done","behind":false}
  * peer_state and inbound: "off" (not configured), "connecting" / "listening", "open".
- * lag_ms: the last acknowledgement's, -1 before any.
+ * lag_ms: the last acknowledgement's, -1 before any. resync_in: the peer's resync on the
+ * open inbound stream, "receiving" until its end is installed, then "done"; "none" while
+ * no inbound stream is open. behind: ctl_ha_sync_behind().
  */
 struct json_object *ctl_ha_sync_json(struct ctl_ha_sync *s);
 

@@ -28,9 +28,12 @@
  * Records (the DATA plaintext: u8 type | body; strings length-prefixed, never NUL):
  *   BIND          u8 vm_len | vm | u8 family (4, 6) | addr[4 or 16] | u32 ttl (seconds left)
  *                 | u8 name_len | name
- *   BUDGET        u8 vm_len | vm | u8 budget_len | budget | u64 window (its start, unix
- *                 seconds) | u64 bytes (spent in it on the sender)
- *   GRANT         u8 vm_len | vm | u8 pattern_len | pattern | u32 ttl (seconds left)
+ *   BUDGET        u8 vm_len | vm | u8 rule_len | rule | u32 per | u32 age | u64 bytes
+ *                 | u8 merge: bytes the VM sent through its budget rule (the host pattern
+ *                 as written) of a per-second window, counted age seconds before the
+ *                 record left; merge 0: spent on the sender since its last second (added),
+ *                 1: the sender's whole count at that age (a resync: kept if more)
+ *   GRANT         u8 vm_len | vm | u8 pattern_len | pattern | u32 ttl (seconds left, >= 1)
  *   ACK           u64 seq (records of the other direction received and applied)
  *   RESYNC_BEGIN  (empty)  the sender's whole state follows
  *   RESYNC_END    u64 count (records between the two)
@@ -43,6 +46,11 @@
  * FLOW is a TCP connection whose verdict is final (namegate(8), HA PAIR), with what the
  * peer needs to carry it on: its sequence state as it stood then, and how long the record
  * lasts unless reported again; FLOW_END its end.
+ *   REVOKE (9)    u8 vm_len | vm | u8 pattern_len | pattern: the grants of vm for pattern end
+ *   NAMES (10)    u8 vm_len | vm | u16 qtype | u8 suffix_len | u8 name_len | name: vm asked
+ *                 a new question (name, qtype) under a wildcard whose suffix is name's last
+ *                 suffix_len bytes (fewer than name_len), and the sender's name budget
+ *                 admitted it
  * Records are numbered from 1 in each direction by their order: the stream is ordered and
  * lossless, so the number needs no field, and an ACK of n says the first n arrived.
  */
@@ -76,6 +84,8 @@ enum ctl_ha_rec_type {
 	CTL_HA_REC_RESYNC_END = 6,
 	CTL_HA_REC_FLOW = 7,
 	CTL_HA_REC_FLOW_END = 8,
+	CTL_HA_REC_REVOKE = 9,
+	CTL_HA_REC_NAMES = 10,
 };
 
 /* What let a FLOW open: its peer's address, or a name (which the record then carries). */
@@ -93,24 +103,33 @@ struct ctl_ha_flow {
 	uint32_t isn, vm_nxt, peer_ack, peer_wnd, peer_isn;
 };
 
+#define CTL_HA_MERGE_ADD	0	/* BUDGET: spent since the sender's last second */
+#define CTL_HA_MERGE_MAX	1	/* BUDGET: the sender's count at that age (a resync) */
+
 /* A record; the strings point into the buffer it was parsed from, or the caller's. */
 struct ctl_ha_rec {
 	enum ctl_ha_rec_type type;
-	const char *vm;			/* BIND, BUDGET, GRANT, FLOW, FLOW_END */
+	const char *vm;			/* BIND, BUDGET, GRANT, REVOKE, FLOW, FLOW_END */
 	uint8_t vm_len;
-	const char *name;		/* BIND, FLOW: name; BUDGET: budget; GRANT: pattern */
+	const char *name;		/* BIND, FLOW: name; BUDGET: rule; GRANT, REVOKE: pattern */
 	uint8_t name_len;
 	uint8_t family;			/* BIND, FLOW, FLOW_END */
 	uint8_t addr[16];		/* BIND: 4 bytes used for IPv4; FLOW: the peer's */
 	uint32_t ttl;			/* BIND, GRANT, FLOW */
-	uint64_t window, bytes;		/* BUDGET */
+	uint32_t per, age;		/* BUDGET: the window, and how long ago */
+	uint64_t bytes;			/* BUDGET */
+	uint8_t merge;			/* BUDGET: CTL_HA_MERGE_* */
+	uint16_t qtype;			/* NAMES */
+	uint8_t suffix_len;		/* NAMES: < name_len */
 	uint64_t seq;			/* ACK; RESYNC_END: the count */
 	struct ctl_ha_flow flow;	/* FLOW, FLOW_END */
 };
 
 /*
  * Writes r's plaintext into buf (at least CTL_HA_REC_MAX bytes): its length, or 0 when r
- * is not one a peer would accept (a length past its limit, a family not 4 or 6).
+ * is not one a peer would accept (a length past its limit, a family not 4 or 6, a BUDGET
+ * window of 0 or merge past MAX, a GRANT of 0 seconds, a NAMES suffix not shorter than its
+ * name).
  */
 size_t ctl_ha_rec_encode(const struct ctl_ha_rec *r, uint8_t *buf);
 

@@ -103,6 +103,7 @@ struct dp_gen {
 	uint32_t max_bindings_per_vm;	/* the one shared table: as configured */
 	uint32_t names_per_suffix;	/* per worker: new names per wildcard suffix; 0: off */
 	uint32_t names_window;		/* dns.max_names_per_suffix.per, seconds */
+	bool names_to_peer;		/* ha.sync_peer: admitted names go to the HA peer */
 	const struct pol_set *ask;	/* policies' ask: patterns (pol_config.ask) */
 	uint32_t ask_timeout;		/* approval.timeout, seconds */
 	uint32_t max_asks_per_vm;	/* per worker: approval.max_pending_per_vm's share */
@@ -185,6 +186,7 @@ struct __rte_cache_aligned dp_worker {
 	struct dp_txbuf tx[DP_PORTS];
 	struct rte_ring *evts;		/* to the main lcore: api/dp_api.h block records */
 	struct rte_ring *bind_evts;	/* and binding records, on a ring of their own */
+	struct rte_ring *peer_names;	/* from the main lcore: the HA peer's new names */
 	/*
 	 * Binding events of each VM (by slot) the main lcore took off bind_evts, ever: written
 	 * by the main lcore only. vm_stats[vm].bind_queued less this is what vm has in flight.

@@ -65,6 +65,20 @@ void dp_evt_bind(struct dp_worker *w, uint16_t vm, const struct pol_addr *addr,
     const struct pol_ports *ports);
 
 /* The ports a binding under summary p opens, as its record and the slow path carry them. */
+/*
+ * Worker w admitted a new question (name, len bytes; qtype) of vm under a wildcard whose
+ * suffix is the last suffix_len bytes: for the HA peer (DP_EVT_NAME). Not limited per VM:
+ * the name budget itself bounds how many a VM gets admitted.
+ */
+void dp_evt_name_new(struct dp_worker *w, uint16_t vm, const char *name, size_t len,
+    uint16_t qtype, size_t suffix_len);
+
+/* Main lcore: the HA peer's admitted question e (DP_EVT_NAME) to worker w; false if full. */
+bool dp_evt_peer_name(struct dp_worker *w, struct dp_evt *e);
+
+/* Worker w: up to n of the peer's questions into out; how many. */
+unsigned int dp_evt_peer_take(struct dp_worker *w, struct dp_evt *out, unsigned int n);
+
 void dp_evt_ports_of(const struct pol_ports *p, struct dp_evt_ports *out);
 
 /* vm's connection or query p was blocked (would_block: it passed, audit mode). */
