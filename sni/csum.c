@@ -3,9 +3,12 @@
  * by what the CPU has: Debian builds for a baseline x86-64, so AVX2 is asked for at run
  * time rather than assumed at build time.
  *
- * Each 32-bit lane keeps the low and the high 16-bit word of its column apart, in two
- * accumulators, so nothing carries between words: a lane gains at most 0xffff a step, so
- * it cannot wrap within CSUM_LANE_STEPS steps; longer buffers go in chunks of that.
+ * A vector's 16-bit words are added in pairs into 32-bit lanes by one multiply-add by 1
+ * (pmaddwd), which takes words as signed: each word has 0x8000 flipped first, so it counts
+ * as itself less 32768, and 32768 per word is added back at the end. So the sums are exact
+ * integers, and a step costs a flip, a multiply-add and an add. A lane gains between
+ * -65536 and 65534 a vector, and the lanes of two vectors' halves are added once before
+ * the sum, so none can wrap within CSUM_VECS vectors; longer buffers go in chunks of that.
  */
 #include <stdbool.h>
 
@@ -17,93 +20,93 @@
 #define CSUM_X86 1
 #endif
 
-#define CSUM_LANE_STEPS	32768	/* 32768 * 2 * 0xffff < 2^32 */
-
-/* the words of the last bytes, fewer than a vector (so fewer than CSUM_VEC_MIN) */
-static inline uint64_t
-csum_tail(const uint8_t *p, size_t n, uint64_t acc)
-{
-	return csum_sum(p, n, acc);
-}
+#define CSUM_VECS	8192	/* 2 * 8192 * 65536 = 2^30: a lane's bound, either sign */
+#define CSUM_BIAS	32768	/* what the flip took from each word */
 
 #ifdef CSUM_X86
-/*
- * The steps of a chunk: as many 32- or 64-byte steps as n holds, but never so many that
- * a lane could wrap.
- */
+/* The vectors of a chunk: as many as n holds, but never so many that a lane could wrap. */
 static inline size_t
-csum_chunk(size_t n, size_t step)
+csum_chunk(size_t n, size_t width)
 {
-	return n / step < CSUM_LANE_STEPS ? n / step : CSUM_LANE_STEPS;
+	return n / width < CSUM_VECS ? n / width : CSUM_VECS;
 }
 
-/* the two 64-bit lanes' sum (each below 2^36: no carry is lost) */
+/* acc plus a chunk's lanes (signed, four 32-bit ones in v) and the bias of its words */
 __attribute__((target("sse2"))) static inline uint64_t
-csum_lanes128(__m128i v)
+csum_lanes128(uint64_t acc, __m128i v, size_t words)
 {
-	return (uint64_t)_mm_cvtsi128_si64(v) + (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v));
+	int32_t lane[4];
+	int64_t sum = (int64_t)words * CSUM_BIAS;
+
+	_mm_storeu_si128((__m128i *)(void *)lane, v);
+	sum += (int64_t)lane[0] + lane[1] + lane[2] + lane[3];
+	return csum_add(acc, (uint64_t)sum);	/* the words' exact sum: never negative */
 }
 
-/* the 32-bit lanes of lo and hi widened to 64 and added, four to a lane */
+/* v's words, flipped and added in pairs into 32-bit lanes */
 __attribute__((target("sse2"))) static inline __m128i
-csum_widen128(__m128i lo, __m128i hi)
+csum_pairs128(__m128i v)
 {
-	const __m128i low32 = _mm_set1_epi64x(0xffffffff);
-
-	return _mm_add_epi64(_mm_add_epi64(_mm_and_si128(lo, low32), _mm_srli_epi64(lo, 32)),
-	    _mm_add_epi64(_mm_and_si128(hi, low32), _mm_srli_epi64(hi, 32)));
+	return _mm_madd_epi16(_mm_xor_si128(v, _mm_set1_epi16((short)0x8000)),
+	    _mm_set1_epi16(1));
 }
 
 __attribute__((target("sse2"))) uint64_t
 csum_sum_sse2(const void *buf, size_t n, uint64_t acc)
 {
 	const uint8_t *p = buf;
-	const __m128i low = _mm_set1_epi32(0xffff);
 
-	while (n >= 32) {
-		__m128i lo = _mm_setzero_si128(), hi = _mm_setzero_si128();
-		const uint8_t *end = p + csum_chunk(n, 32) * 32;
+	while (n >= 16) {
+		__m128i s0 = _mm_setzero_si128(), s1 = _mm_setzero_si128();
+		size_t vecs = csum_chunk(n, 16);
+		const uint8_t *end = p + vecs * 16;
 
-		n -= (size_t)(end - p);
-		for (; p < end; p += 32) {
-			__m128i v0 = _mm_loadu_si128((const __m128i *)(const void *)p);
-			__m128i v1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
-
-			lo = _mm_add_epi32(lo, _mm_and_si128(v0, low));
-			hi = _mm_add_epi32(hi, _mm_srli_epi32(v0, 16));
-			lo = _mm_add_epi32(lo, _mm_and_si128(v1, low));
-			hi = _mm_add_epi32(hi, _mm_srli_epi32(v1, 16));
+		n -= vecs * 16;
+		for (; end - p >= 32; p += 32) {
+			s0 = _mm_add_epi32(s0, csum_pairs128(_mm_loadu_si128((const void *)p)));
+			s1 = _mm_add_epi32(s1, csum_pairs128(_mm_loadu_si128((const void *)(p + 16))));
 		}
-		acc = csum_add(acc, csum_lanes128(csum_widen128(lo, hi)));
+		if (p < end) {
+			s0 = _mm_add_epi32(s0, csum_pairs128(_mm_loadu_si128((const void *)p)));
+			p += 16;
+		}
+		acc = csum_lanes128(acc, _mm_add_epi32(s0, s1), vecs * 8);
 	}
-	return csum_tail(p, n, acc);
+	return csum_sum(p, n, acc);	/* fewer than 16 bytes left */
+}
+
+/* v's words, flipped and added in pairs into 32-bit lanes */
+__attribute__((target("avx2"))) static inline __m256i
+csum_pairs256(const uint8_t *p)
+{
+	return _mm256_madd_epi16(_mm256_xor_si256(_mm256_loadu_si256((const void *)p),
+	    _mm256_set1_epi16((short)0x8000)), _mm256_set1_epi16(1));
 }
 
 __attribute__((target("avx2"))) uint64_t
 csum_sum_avx2(const void *buf, size_t n, uint64_t acc)
 {
 	const uint8_t *p = buf;
-	const __m256i low = _mm256_set1_epi32(0xffff);
 
-	while (n >= 64) {
-		__m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
-		const uint8_t *end = p + csum_chunk(n, 64) * 64;
+	while (n >= 32) {
+		__m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+		size_t vecs = csum_chunk(n, 32);
+		const uint8_t *end = p + vecs * 32;
 
-		n -= (size_t)(end - p);
-		for (; p < end; p += 64) {
-			__m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)p);
-			__m256i v1 = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32));
-
-			lo = _mm256_add_epi32(lo, _mm256_and_si256(v0, low));
-			hi = _mm256_add_epi32(hi, _mm256_srli_epi32(v0, 16));
-			lo = _mm256_add_epi32(lo, _mm256_and_si256(v1, low));
-			hi = _mm256_add_epi32(hi, _mm256_srli_epi32(v1, 16));
+		n -= vecs * 32;
+		for (; end - p >= 128; p += 128) {
+			s0 = _mm256_add_epi32(s0, csum_pairs256(p));
+			s1 = _mm256_add_epi32(s1, csum_pairs256(p + 32));
+			s0 = _mm256_add_epi32(s0, csum_pairs256(p + 64));
+			s1 = _mm256_add_epi32(s1, csum_pairs256(p + 96));
 		}
-		acc = csum_add(acc, csum_lanes128(_mm_add_epi64(
-		    csum_widen128(_mm256_castsi256_si128(lo), _mm256_castsi256_si128(hi)),
-		    csum_widen128(_mm256_extracti128_si256(lo, 1), _mm256_extracti128_si256(hi, 1)))));
+		for (; p < end; p += 32)
+			s0 = _mm256_add_epi32(s0, csum_pairs256(p));
+		s0 = _mm256_add_epi32(s0, s1);
+		acc = csum_lanes128(acc, _mm_add_epi32(_mm256_castsi256_si128(s0),
+		    _mm256_extracti128_si256(s0, 1)), vecs * 16);
 	}
-	return csum_sum_sse2(p, n, acc);	/* fewer than 64 bytes left */
+	return csum_sum(p, n, acc);	/* fewer than 32 bytes left */
 }
 
 static uint64_t (*csum_long)(const void *, size_t, uint64_t) = csum_sum_sse2;
@@ -133,7 +136,7 @@ csum_long(const void *buf, size_t n, uint64_t acc)
 		memcpy(&w, p, 8);
 		acc = csum_add(acc, w);
 	}
-	return csum_tail(p, n, acc);
+	return csum_sum(p, n, acc);
 }
 #endif
 

@@ -12,6 +12,7 @@
 #include "dp_budget_dst.h"
 #include "dp_burst.h"
 #include "dp_conn.h"
+#include "dp_decide.h"
 #include "dp_dns.h"
 #include "dp_frag.h"
 #include "dp_gen.h"
@@ -132,6 +133,10 @@ dp_burst_vm_decide(struct dp_worker *w, struct dp_burst_frame *fr)
 
 	if (!dp_burst_in(w, fr, DP_PORT_VM, &slot))
 		return false;
+	if (likely(fr->st == PKT_OK && !fr->p.src_route)) {
+		fr->fate = dp_decide_vm_plain(g, &fr->p, slot);
+		return true;
+	}
 	fr->fate = dp_decide_vm_frame(g, &fr->p, slot,
 	    rte_pktmbuf_mtod(fr->m, const uint8_t *) + fr->p.l3_off,
 	    rte_pktmbuf_data_len(fr->m) - fr->p.l3_off);
@@ -151,6 +156,10 @@ dp_burst_uplink_decide(struct dp_worker *w, struct dp_burst_frame *fr)
 
 	if (!dp_burst_in(w, fr, DP_PORT_UPLINK, &slot))
 		return false;
+	if (likely(fr->st == PKT_OK && !fr->p.src_route)) {
+		fr->fate = dp_decide_uplink_plain(g, &fr->p, slot);
+		return true;
+	}
 	fr->fate = dp_decide_uplink_frame(g, &fr->p, slot);
 	if (fr->fate.act == DP_FATE_REASSEMBLE && !dp_burst_whole(w, fr))
 		return false;

@@ -119,8 +119,9 @@ dp_conn_vm(struct dp_worker *w, const struct pkt *p, uint16_t vm, const struct d
 		return dp_conn_vm_any(w, p, vm, k, f, fp);
 	*fp = f;
 	f->last_seen = w->now;
-	if (p->proto == PKT_PROTO_TCP)
-		dp_flow_vm_sent(f, p);
+	/* dp_flow_vm_sent(), where no SYN or FIN takes a sequence number: neither is steady */
+	if (p->proto == PKT_PROTO_TCP && dp_seq_after(p->seq + (uint32_t)p->payload_len, f->vm_nxt))
+		f->vm_nxt = p->seq + (uint32_t)p->payload_len;
 	return dp_fate_egress(f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
 }
 

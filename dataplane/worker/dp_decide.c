@@ -3,36 +3,14 @@
  * whether it may be what it claims, and which path it takes. They read the frame and the
  * generation only, and return a fate; the flow stages in dp_burst.c come after.
  */
-#include <string.h>
-
-#include "dp_fate.h"
+#include "dp_decide.h"
 #include "dp_gen.h"
 #include "dp_nd.h"
 
 #define ETH_P_ARP	0x0806
-#define DNS_PORT	53
-#define QUIC_PORT	443
+#define DNS_PORT	DP_DECIDE_DNS_PORT
+#define QUIC_PORT	DP_DECIDE_QUIC_PORT
 #define PROTO_ICMPV6	58
-
-/*
- * As many tags as v's configuration has: its own VLAN's, or none (a priority tag, VLAN 0,
- * counts as none). A tag inside would be read by whatever is behind the next switch.
- */
-static bool
-dp_vlan_tags_ok(const struct pkt *p, const struct dp_vm *v)
-{
-	if (v->id.vlan != 0)
-		return p->nb_vlans == 1;
-	return p->nb_vlans == 0 || (p->nb_vlans == 1 && p->vlan == 0);
-}
-
-static bool
-dp_src_is_vm(const struct pkt *p, const struct dp_vm *v)
-{
-	if (p->family == 4)
-		return v->id.has4 && memcmp(p->src, v->id.ip4, 4) == 0;
-	return v->id.has6 && memcmp(p->src, v->id.ip6, 16) == 0;
-}
 
 struct dp_fate
 dp_decide_vm_frame(const struct dp_gen *g, const struct pkt *p, int vm, const uint8_t *l3,

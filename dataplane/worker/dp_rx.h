@@ -96,6 +96,25 @@ dp_rx_csums4_ok(const uint8_t *ip, const struct pkt *p)
 	    (uint64_t)htobe16((uint16_t)len) + htobe16(p->proto))) == 0xffff;
 }
 
+/*
+ * The transport checksum of an IPv6 TCP or UDP packet whose transport header follows its
+ * fixed header (st == PKT_OK, no extension header), not verified by the port, in one pass:
+ * its pseudo-header's addresses lie just before the segment, so the sum runs from them on.
+ */
+static inline bool
+dp_rx_csum6_ok(const uint8_t *ip, const struct pkt *p)
+{
+	uint32_t len = p->l4_len;
+
+	if (p->proto == PKT_PROTO_UDP) {
+		if (ip[40 + DP_RX_UDP_CSUM_OFF] == 0 && ip[40 + DP_RX_UDP_CSUM_OFF + 1] == 0)
+			return false;	/* no checksum: IPv6 does not allow it (RFC 8200 s8.1) */
+		len = (uint32_t)p->payload_len + 8;
+	}
+	return csum_fold(csum_sum(ip + 8, 32 + len,
+	    (uint64_t)htobe16((uint16_t)len) + htobe16(p->proto))) == 0xffff;
+}
+
 /* Would the receiver's stack take m's checksums? (decoded as p, with status st) */
 static inline bool
 dp_rx_csums_ok(const struct rte_mbuf *m, const struct pkt *p, enum pkt_status st)
@@ -105,6 +124,9 @@ dp_rx_csums_ok(const struct rte_mbuf *m, const struct pkt *p, enum pkt_status st
 	if (p->family == 4 && st == PKT_OK && ip[0] == 0x45 &&
 	    (m->ol_flags & (RTE_MBUF_F_RX_IP_CKSUM_MASK | RTE_MBUF_F_RX_L4_CKSUM_MASK)) == 0)
 		return dp_rx_csums4_ok(ip, p);
+	if (p->family == 6 && st == PKT_OK && p->l4_off == p->l3_off + 40 &&
+	    (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) == 0)
+		return dp_rx_csum6_ok(ip, p);
 	/*
 	 * ICMP and other protocols are checked by the kernel on the slow path. A source-routed
 	 * segment's checksum covers its final destination, not this one; it is blocked before

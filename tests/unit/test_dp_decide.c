@@ -10,9 +10,10 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <string.h>
 
-#include "dp_fate.h"
+#include "dp_decide.h"
 
 #define VM_PLAIN	0
 #define VM_AUDIT	1
@@ -276,6 +277,74 @@ test_refuse(void **state)
 	assert_int_equal(dp_fate_refusal(&gen, &tcp), DP_FATE_REPLY_NONE);
 }
 
+/* The plain frame's fates, one way and the other: the same, field for field. */
+static void
+assert_plain(const char *what, const struct pkt *p, int vm)
+{
+	struct dp_fate two = dp_decide_vm_frame(&gen, p, vm, NULL, 0);
+
+	if (two.act == DP_FATE_CONTINUE)
+		two = dp_decide_vm_datagram(&gen, p, PKT_OK, (uint16_t)vm);
+	if (!dp_fate_eq(dp_decide_vm_plain(&gen, p, vm), two))
+		fail_msg("from the VM, %s: the plain decision is not the two stages'", what);
+	two = dp_decide_uplink_frame(&gen, p, vm);
+	if (two.act == DP_FATE_CONTINUE)
+		two = dp_decide_uplink_datagram(&gen, p, PKT_OK);
+	if (!dp_fate_eq(dp_decide_uplink_plain(&gen, p, vm), two))
+		fail_msg("from the uplink, %s: the plain decision is not the two stages'", what);
+}
+
+/*
+ * dp_decide.h's plain decisions against the two stages they stand for, frame by frame,
+ * both ways, under both settings: every port that has a path of its own (DNS, QUIC), to
+ * and from the resolver and a peer, every VM (none, plain, audited), every tag count,
+ * another's source, IPv6.
+ */
+static void
+test_plain(void **state)
+{
+	static const uint16_t ports[] = { 53, 443, 80, 40000 };
+	const uint8_t *addrs[] = { ip_resolver, ip_peer };
+	char what[96];
+
+	(void)state;
+	for (int conf = 0; conf < 4; conf++) {
+		gen_init(conf & 1, conf & 2);
+		vms[VM_PLAIN].id.has6 = true;
+		vms[VM_PLAIN].id.ip6[0] = 0xfd;
+		for (int vm = -1; vm <= VM_AUDIT; vm++)
+		for (uint8_t proto = PKT_PROTO_TCP; proto <= PKT_PROTO_UDP; proto += 11)
+		for (size_t a = 0; a < 2; a++)
+		for (size_t i = 0; i < sizeof(ports) / sizeof(ports[0]); i++)
+		for (int shape = 0; shape < 6; shape++) {
+			struct pkt p = pkt_from(vm < 0 ? VM_PLAIN : vm, proto, addrs[a], ports[i]);
+
+			p.sport = ports[(i + 1) % 4];
+			if (shape == 1)
+				p.src[3] = 99;			/* another's source */
+			if (shape == 2)
+				p.nb_vlans++;			/* a tag inside */
+			if (shape == 3) {
+				p.nb_vlans = 1;			/* a tag on an untagged VM */
+				p.vlan = 20;
+			}
+			if (shape == 4) {			/* from the peer's address */
+				memcpy(p.src, addrs[a], 4);
+				p.sport = ports[i];
+			}
+			if (shape == 5) {
+				p.family = 6;
+				p.ethertype = 0x86dd;
+				memset(p.src, 0, 16);
+				p.src[0] = 0xfd;
+			}
+			snprintf(what, sizeof(what), "conf %d VM %d proto %u to %u.%u port %u "
+			    "shape %d", conf, vm, proto, addrs[a][0], addrs[a][3], ports[i], shape);
+			assert_plain(what, &p, vm);
+		}
+	}
+}
+
 int
 main(void)
 {
@@ -285,6 +354,7 @@ main(void)
 		cmocka_unit_test(test_vm_datagram),
 		cmocka_unit_test(test_uplink),
 		cmocka_unit_test(test_refuse),
+		cmocka_unit_test(test_plain),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -30,23 +30,57 @@ csum_add(uint64_t a, uint64_t b)
 /* acc plus the sum of n bytes at buf, vectorised (csum.c): for n >= CSUM_VEC_MIN */
 uint64_t csum_sum_long(const void *buf, size_t n, uint64_t acc);
 
+/* the 8-byte word at p */
+static inline uint64_t
+csum_word(const uint8_t *p)
+{
+	uint64_t w;
+
+	memcpy(&w, p, 8);
+	return w;
+}
+
+/* acc plus the four 8-byte words at p */
+static inline uint64_t
+csum_add4(uint64_t acc, const uint8_t *p)
+{
+	acc = csum_add(acc, csum_word(p));
+	acc = csum_add(acc, csum_word(p + 8));
+	acc = csum_add(acc, csum_word(p + 16));
+	return csum_add(acc, csum_word(p + 24));
+}
+
 /*
  * acc plus the one's-complement sum of the n bytes at buf, taken as 16-bit words from
  * buf's first byte (an odd last byte is the first byte of a word padded with zero).
+ * Below CSUM_VEC_MIN, no loop: a run of adds for each bit of n (every frame's headers
+ * and short segments come here, and a loop's counting cost as much as its adds).
  */
 static inline uint64_t
 csum_sum(const void *buf, size_t n, uint64_t acc)
 {
 	const uint8_t *p = buf;
-	uint64_t w8;
 	uint32_t w4;
 	uint16_t w2;
 
+	_Static_assert(CSUM_VEC_MIN == 128, "the bits of a shorter length: 64 down to 1");
 	if (n >= CSUM_VEC_MIN)
 		return csum_sum_long(buf, n, acc);
-	for (; n >= 8; p += 8, n -= 8) {
-		memcpy(&w8, p, 8);
-		acc = csum_add(acc, w8);
+	if (n & 64) {
+		acc = csum_add4(csum_add4(acc, p), p + 32);
+		p += 64;
+	}
+	if (n & 32) {
+		acc = csum_add4(acc, p);
+		p += 32;
+	}
+	if (n & 16) {
+		acc = csum_add(csum_add(acc, csum_word(p)), csum_word(p + 8));
+		p += 16;
+	}
+	if (n & 8) {
+		acc = csum_add(acc, csum_word(p));
+		p += 8;
 	}
 	if (n & 4) {
 		memcpy(&w4, p, 4);
@@ -76,13 +110,13 @@ csum_sum(const void *buf, size_t n, uint64_t acc)
 static inline uint16_t
 csum_fold(uint64_t acc)
 {
-	uint32_t s = (uint32_t)acc, hi = (uint32_t)(acc >> 32);
+	/*
+	 * A word plus itself rotated by half its width holds, in its upper half, the two
+	 * halves' sum with the carry out of the lower half added back: end-around carry.
+	 */
+	uint32_t s = (uint32_t)((acc + (acc >> 32 | acc << 32)) >> 32);
 
-	s += hi;
-	s += s < hi;
-	s = (s & 0xffff) + (s >> 16);
-	s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)s;
+	return (uint16_t)((s + (s >> 16 | s << 16)) >> 16);
 }
 
 #endif
