@@ -32,6 +32,7 @@ ctl_grants_free(struct ctl_grants *g)
 	if (g == NULL)
 		return;
 	free(g->v);
+	free(g->tombs);
 	free(g->path);
 	free(g);
 }

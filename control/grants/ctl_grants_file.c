@@ -177,12 +177,41 @@ gf_grant(struct json_object *o, struct ctl_grant *gr, char *why, size_t whylen)
 	return 0;
 }
 
+/* "revoked": [{"vm", "host", "until"}], the revokes the HA peer must not undo. */
+static int
+gf_tombs(struct ctl_grants *g, struct json_object *list, char *why, size_t whylen)
+{
+	size_t n;
+
+	if (!json_object_is_type(list, json_type_array) ||
+	    (n = json_object_array_length(list)) > CTL_GRANTS_MAX)
+		return gf_fail(-EINVAL, why, whylen, "\"revoked\" must be a list of at most %u",
+		    CTL_GRANTS_MAX);
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *o = json_object_array_get_idx(list, i);
+		struct ctl_grant_tomb t;
+		uint64_t until;
+
+		if (!json_object_is_type(o, json_type_object) || json_object_object_length(o) != 3 ||
+		    !gf_str(o, "vm", t.vm, sizeof(t.vm), false) ||
+		    !gf_str(o, "host", t.host, sizeof(t.host), false) ||
+		    !gf_uint(o, "until", INT64_MAX, &until) || until == 0 ||
+		    ctl_grants_tomb_live(g, t.vm, t.host, 0))
+			return gf_fail(-EINVAL, why, whylen, "revoked[%zu]: not {\"vm\", \"host\", "
+			    "\"until\"} (or twice)", i);
+		/* now 0: kept as written; the next save drops what is over */
+		if (ctl_grants_tomb_add(g, t.vm, t.host, (int64_t)until, 0) < 0)
+			return gf_fail(-ENOMEM, why, whylen, "out of memory");
+	}
+	return 0;
+}
+
 /* The document into g (empty on entry); on failure g may hold some: the caller clears. */
 int
 ctl_grants_parse(struct ctl_grants *g, const char *buf, size_t len, char *why, size_t whylen)
 {
 	struct json_tokener *tok = json_tokener_new_ex(CTL_GRANTS_DEPTH);
-	struct json_object *doc = NULL, *list;
+	struct json_object *doc = NULL, *list, *tombs = NULL;
 	uint64_t version, next_id;
 	size_t n;
 	int rc = -EINVAL;
@@ -205,11 +234,14 @@ ctl_grants_parse(struct ctl_grants *g, const char *buf, size_t len, char *why, s
 	    version != CTL_GRANTS_FILE_VERSION ||
 	    !gf_uint(doc, "next_id", INT64_MAX, &next_id) || next_id == 0 ||
 	    !json_object_object_get_ex(doc, "grants", &list) ||
-	    !json_object_is_type(list, json_type_array) || json_object_object_length(doc) != 3) {
+	    !json_object_is_type(list, json_type_array) || json_object_object_length(doc) !=
+	    (json_object_object_get_ex(doc, "revoked", &tombs) ? 4 : 3)) {
 		gf_fail(rc, why, whylen, "not a version %d grants file ({\"version\", \"next_id\", "
-		    "\"grants\"})", CTL_GRANTS_FILE_VERSION);
+		    "\"grants\"[, \"revoked\"]})", CTL_GRANTS_FILE_VERSION);
 		goto out;
 	}
+	if (tombs != NULL && gf_tombs(g, tombs, why, whylen) < 0)
+		goto out;
 	if ((n = json_object_array_length(list)) > CTL_GRANTS_MAX) {
 		gf_fail(rc, why, whylen, "%zu grants, more than %u", n, CTL_GRANTS_MAX);
 		goto out;
@@ -268,6 +300,31 @@ ctl_grants_load(struct ctl_grants *g, char *err, size_t errlen)
 	return gf_fail(rc, err, errlen, "%s: %s", g->path, why);
 }
 
+static bool
+gf_tombs_doc(const struct ctl_grants *g, struct json_object *doc)
+{
+	struct json_object *list = json_object_new_array();
+
+	if (list == NULL || json_object_object_add(doc, "revoked", list) != 0) {
+		json_object_put(list);
+		return false;
+	}
+	for (size_t i = 0; i < g->ntombs; i++) {
+		const struct ctl_grant_tomb *t = &g->tombs[i];
+		struct json_object *o = json_object_new_object();
+
+		if (o == NULL || json_object_array_add(list, o) != 0) {
+			json_object_put(o);
+			return false;
+		}
+		if (json_object_object_add(o, "vm", json_object_new_string(t->vm)) != 0 ||
+		    json_object_object_add(o, "host", json_object_new_string(t->host)) != 0 ||
+		    json_object_object_add(o, "until", json_object_new_int64(t->until)) != 0)
+			return false;
+	}
+	return true;
+}
+
 /* The table as the state file holds it; NULL when out of memory. */
 static struct json_object *
 gf_doc(const struct ctl_grants *g)
@@ -305,6 +362,8 @@ gf_doc(const struct ctl_grants *g)
 		    json_object_object_add(o, "fleet", json_object_new_boolean(1)) == 0);
 	}
 	json_object_put(list);
+	if (ok && g->ntombs > 0)	/* only a pair's box revokes what its peer may resend */
+		ok = gf_tombs_doc(g, doc);
 	if (!ok) {
 		json_object_put(doc);
 		return NULL;

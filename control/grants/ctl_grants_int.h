@@ -12,6 +12,8 @@ struct ctl_grants {
 	struct ctl_grant *v;	/* in the order made */
 	size_t n, cap;
 	uint64_t next_id;
+	struct ctl_grant_tomb *tombs;	/* ctl_grants_tomb.c */
+	size_t ntombs, tombcap;
 };
 
 /*

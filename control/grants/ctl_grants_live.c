@@ -187,6 +187,7 @@ ctl_gl_save(struct ctl_grants_live *gr)
 {
 	char err[512];
 
+	ctl_grants_tomb_prune(gr->table, ctl_gl_now());
 	if (ctl_grants_save(gr->table, err, sizeof(err)) < 0)
 		fprintf(stderr, "namegate: grants: %s (the grants in force are not on disk)\n",
 		    err);
@@ -283,6 +284,7 @@ ctl_grants_live_make(struct ctl_grants_live *gr, const char *vm, const char *hos
 	    out, why, whylen)) < 0)
 		return rc;
 	ctl_grants_set_maker(gr->table, out->id, by->uid, by->user, out);
+	(void)ctl_grants_tomb_clear(gr->table, vm, host);	/* a new decision */
 	/* on disk before in force: a grant the next start would not know is never made */
 	if ((rc = ctl_grants_save(gr->table, err, sizeof(err))) < 0) {
 		ctl_grants_revoke(gr->table, out->id, NULL);
@@ -313,6 +315,12 @@ ctl_grants_live_each(const struct ctl_grants_live *gr, ctl_grants_pair_fn *fn, v
 {
 	int64_t now = ctl_gl_now();
 
+	for (size_t i = 0; gr->fleet == NULL && i < ctl_grants_tomb_count(gr->table); i++) {
+		const struct ctl_grant_tomb *t = ctl_grants_tomb_at(gr->table, i);
+
+		if (t->until > now)	/* the revokes first: the peer may have missed them */
+			fn(arg, t->vm, t->host, 0);
+	}
 	for (size_t i = 0; gr->fleet == NULL && i < ctl_grants_count(gr->table); i++) {
 		const struct ctl_grant *g = ctl_grants_at(gr->table, i);
 
@@ -350,7 +358,7 @@ ctl_gl_peer_revoke(struct ctl_grants_live *gr, const char *vm, const char *host)
 
 int
 ctl_grants_live_peer(struct ctl_grants_live *gr, const char *vm, const char *host,
-    uint32_t left, char *why, size_t whylen)
+    uint32_t left, bool resync, char *why, size_t whylen)
 {
 	int64_t now = ctl_gl_now();
 	struct ctl_grant g;
@@ -363,6 +371,16 @@ ctl_grants_live_peer(struct ctl_grants_live *gr, const char *vm, const char *hos
 	}
 	if (left == 0)
 		return ctl_gl_peer_revoke(gr, vm, host);
+	if (resync && ctl_grants_tomb_live(gr->table, vm, host, now)) {
+		/* revoked here while the peer did not hear: the revoke wins, on both boxes */
+		if (gr->pair != NULL)
+			gr->pair(gr->pair_arg, vm, host, 0);
+		snprintf(why, whylen, "revoked here while the peer could not hear it; the revoke "
+		    "is sent back");
+		return -ECANCELED;
+	}
+	if (!resync)
+		(void)ctl_grants_tomb_clear(gr->table, vm, host);	/* made since: new */
 	for (size_t i = 0; i < ctl_grants_count(gr->table); i++) {
 		const struct ctl_grant *o = ctl_grants_at(gr->table, i);
 
@@ -590,6 +608,30 @@ ctl_gl_cs_list(FILE *out, const struct ctl_req *req, void *arg)
 	return ctl_sock_reply_json(out, "grants", list);
 }
 
+int
+ctl_grants_live_revoke(struct ctl_grants_live *gr, uint64_t id, const struct ctl_peer *by,
+    struct ctl_grant *out)
+{
+	if (ctl_grants_revoke(gr->table, id, out) < 0)
+		return -ENOENT;
+	/* the peer may have missed it: its resync must not bring the grant back */
+	if (!out->fleet && gr->pair != NULL && gr->fleet == NULL &&
+	    ctl_grants_tomb_add(gr->table, out->vm, out->host, out->expires, ctl_gl_now()) < 0)
+		fprintf(stderr, "namegate: grants: the revoke of %s for %s is not kept against the "
+		    "HA peer's resync: out of memory\n", out->vm, out->host);
+	ctl_gl_save(gr);
+	ctl_gl_event(gr, "grant_revoked", out, by);
+	if (out->fleet && gr->revoked != NULL)	/* on its way to every gateway */
+		gr->revoked(gr->revoked_arg, out, by);
+	else if (!out->fleet && gr->pair != NULL && gr->fleet == NULL)	/* and to the peer */
+		gr->pair(gr->pair_arg, out->vm, out->host, 0);
+	if (ctl_gl_put(gr, true, stderr) < 0) {
+		fputs("namegate: grants: a revoke could not be put in force; retrying\n", stderr);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
 static int
 ctl_gl_cs_revoke(FILE *out, const struct ctl_req *req, void *arg)
 {
@@ -598,6 +640,7 @@ ctl_gl_cs_revoke(FILE *out, const struct ctl_req *req, void *arg)
 	struct ctl_grant g;
 	char *end;
 	uint64_t v;
+	int rc;
 
 	errno = 0;
 	v = strtoull(id, &end, 10);
@@ -605,21 +648,14 @@ ctl_gl_cs_revoke(FILE *out, const struct ctl_req *req, void *arg)
 		fprintf(out, "bad grant id \"%.32s\" (a number from namegatectl grants)", id);
 		return -EINVAL;
 	}
-	if (ctl_grants_revoke(gr->table, v, &g) < 0) {
+	if ((rc = ctl_grants_live_revoke(gr, v, req->peer, &g)) == -ENOENT) {
 		fprintf(out, "no live grant %" PRIu64, v);
-		return -ENOENT;
+		return rc;
 	}
-	ctl_gl_save(gr);
-	ctl_gl_event(gr, "grant_revoked", &g, req->peer);
-	if (g.fleet && gr->revoked != NULL)	/* on its way to every gateway */
-		gr->revoked(gr->revoked_arg, &g, req->peer);
-	else if (!g.fleet && gr->pair != NULL && gr->fleet == NULL)	/* and to the peer */
-		gr->pair(gr->pair_arg, g.vm, g.host, 0);
-	if (ctl_gl_put(gr, true, stderr) < 0) {
-		fputs("namegate: grants: a revoke could not be put in force; retrying\n", stderr);
+	if (rc == -EAGAIN) {
 		fprintf(out, "grant %" PRIu64 " revoked, but no generation without it is in "
 		    "force yet (retried every second)", v);
-		return -EAGAIN;
+		return rc;
 	}
 	return ctl_sock_reply_json(out, "revoked", ctl_gl_json(&g, ctl_gl_now()));
 }

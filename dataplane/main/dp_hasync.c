@@ -302,9 +302,12 @@ dp_hasync_budget_in(struct dp_hasync *d, const struct ctl_ha_rec *r)
 		d->budget_unknown++;
 }
 
-/* The peer's grant or revoke, made here as one made on the socket. */
+/*
+ * The peer's grant or revoke, made here as one made on the socket; resync: between the
+ * peer's RESYNC_BEGIN and RESYNC_END, what it had, not what it just made.
+ */
 static void
-dp_hasync_grant_in(struct dp_hasync *d, const struct ctl_ha_rec *r)
+dp_hasync_grant_in(struct dp_hasync *d, const struct ctl_ha_rec *r, bool resync)
 {
 	char vm[CTL_HA_VM_MAX + 1], host[CTL_HA_NAME_MAX + 1], why[512];
 
@@ -313,7 +316,7 @@ dp_hasync_grant_in(struct dp_hasync *d, const struct ctl_ha_rec *r)
 	memcpy(host, r->name, r->name_len);
 	host[r->name_len] = '\0';
 	if (d->ctl->grants != NULL && ctl_grants_live_peer(d->ctl->grants, vm, host,
-	    r->type == CTL_HA_REC_GRANT ? r->ttl : 0, why, sizeof(why)) == 0) {
+	    r->type == CTL_HA_REC_GRANT ? r->ttl : 0, resync, why, sizeof(why)) == 0) {
 		d->grants_in++;
 		return;
 	}
@@ -413,7 +416,7 @@ dp_hasync_tick(struct dp_hasync *d)
 				break;
 			case CTL_HA_REC_GRANT:
 			case CTL_HA_REC_REVOKE:
-				dp_hasync_grant_in(d, &in[i].r);
+				dp_hasync_grant_in(d, &in[i].r, d->resync_in && d->resync_in_conn == conn);
 				break;
 			case CTL_HA_REC_NAMES:
 				dp_hasync_names_in(d, &in[i].r);
@@ -422,8 +425,13 @@ dp_hasync_tick(struct dp_hasync *d)
 			case CTL_HA_REC_FLOW_END:
 				dp_hasync_flow_install(d, &in[i].r);
 				break;
+			case CTL_HA_REC_RESYNC_BEGIN:
+				d->resync_in = true;
+				d->resync_in_conn = conn;
+				break;
 			case CTL_HA_REC_RESYNC_END:
 				d->resynced_conn = conn;	/* all before it installed */
+				d->resync_in = false;
 				break;
 			default:	/* the resync's marks: counted by the stream */
 				break;

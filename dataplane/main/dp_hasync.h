@@ -46,6 +46,8 @@ struct dp_hasync {
 	uint64_t expired_at;		/* the second the pair's flows were last expired in */
 	uint32_t expire_at;		/* and the place the next expiry goes on from */
 	uint64_t resynced_conn;		/* the peer's connection whose RESYNC_END is in */
+	uint64_t resync_in_conn;	/* and the one whose RESYNC_BEGIN is, while resync_in */
+	bool resync_in;			/* the peer's records are its resync's, not news */
 };
 
 /*

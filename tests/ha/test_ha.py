@@ -4,6 +4,7 @@ box takes over and the VM's connections work again. Outages print as RESULT line
 (ha_outage_crash_s, ha_outage_hang_s, ha_outage_graceful_s); they do not fail a test.
 
 Run: meson test -C BUILD --suite ha (root: network namespaces)."""
+import json
 import os
 import signal
 import time
@@ -312,3 +313,42 @@ def test_5_connections_kept(lab):
     assert len(lab.kept) == 3, lab.kept
     print(f"\nRESULT ha_connections_kept={min(lab.kept.values())}")
     assert min(lab.kept.values()) == CONNS, lab.kept
+
+
+def test_6_revoke_made_while_the_peer_is_down_wins(lab):
+    """The grant of test_1d (the backup, stopped by test_4, started again and resynced
+    first), revoked on the master while the backup's namegate is down
+    (SIGKILL: its state file still holds the grant), stays revoked once the backup is
+    back: the backup's resync offers the grant, the master refuses it and sends the revoke
+    back, and the backup ends it too. Without the kept revoke the resync brings the grant
+    back on the master and the VM reaches the server again."""
+    host = f"{GRANT_IP}:{SRV_PORT}"
+
+    def hosts(r):
+        """r's grants of vm1, or None while its namegate does not answer."""
+        cp = sh([lab.ctl, "-s", lab.path(r, "ng.sock"), "grants", "vm1", "--json"],
+                check=False, timeout=10)
+        return [g["host"] for g in json.loads(cp.stdout)["grants"]] \
+            if cp.returncode == 0 else None
+
+    for r in ("a", "b"):
+        if lab.procs[f"namegate-{r}"].poll() is not None:  # test_4 stopped it
+            lab.start_namegate(r)
+    wait_until(lambda: settled(lab), TAKEOVER, "one master and one backup", step=0.2)
+    m, o = settled(lab)
+    wait_until(lambda: hosts(o) == [host] and hosts(m) == [host], TAKEOVER,
+               "both boxes to hold the grant", step=0.2)
+    p = lab.procs[f"namegate-{o}"]
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait(timeout=10)
+    gid = next(g["id"] for g in lab.ctl_json(m, "grants", "vm1")["grants"]
+               if g["host"] == host)
+    sh([lab.ctl, "-s", lab.path(m, "ng.sock"), "revoke", str(gid)])
+    assert not lab.greeted(GRANT_IP)
+    lab.start_namegate(o)
+    wait_until(lambda: (lab.ha(o) or {}).get("healthy"), TAKEOVER, f"{o} to be healthy",
+               step=0.2)
+    # the backup's own resync went to the master, the master's revoke came back
+    wait_until(lambda: hosts(o) == [], TAKEOVER, f"{o} to end the grant", step=0.2)
+    assert hosts(m) == []
+    assert not lab.greeted(GRANT_IP)

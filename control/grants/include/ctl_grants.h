@@ -51,6 +51,17 @@ struct ctl_grant {
 	bool fleet;			/* from the fleet's store (id: its create revision) */
 };
 
+
+/*
+ * A revoke the HA peer must not undo (ctl_grants_tomb.c): vm's grants for host were
+ * revoked here and would have lasted until (UTC seconds). Kept in the state file.
+ */
+struct ctl_grant_tomb {
+	char vm[POL_VM_NAME_MAX + 1];
+	char host[CTL_GRANT_HOST_MAX + 1];
+	int64_t until;
+};
+
 struct ctl_grants;
 
 /* An empty table whose state file is path (copied). NULL and errno on failure. */
@@ -138,5 +149,20 @@ struct ctl_overlay {
 int ctl_overlay_build(const struct ctl_grants *g, const struct pol_config *cfg, int64_t now,
     struct ctl_overlay *ov);
 void ctl_overlay_free(struct ctl_overlay *ov);
+
+/*
+ * The revokes the HA peer must not undo: add one (a later until wins; one over by now is
+ * not kept; 0, -EINVAL, -ENOMEM), whether one for vm and host holds at now, clear it (a
+ * new grant: whether there was one), drop those over by now, and walk them. At most
+ * CTL_GRANTS_MAX: past that the one nearest its end goes.
+ */
+int ctl_grants_tomb_add(struct ctl_grants *g, const char *vm, const char *host, int64_t until,
+    int64_t now);
+bool ctl_grants_tomb_live(const struct ctl_grants *g, const char *vm, const char *host,
+    int64_t now);
+bool ctl_grants_tomb_clear(struct ctl_grants *g, const char *vm, const char *host);
+void ctl_grants_tomb_prune(struct ctl_grants *g, int64_t now);
+size_t ctl_grants_tomb_count(const struct ctl_grants *g);
+const struct ctl_grant_tomb *ctl_grants_tomb_at(const struct ctl_grants *g, size_t i);
 
 #endif /* CTL_GRANTS_H */

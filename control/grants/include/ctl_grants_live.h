@@ -49,6 +49,15 @@ int ctl_grants_live_make(struct ctl_grants_live *gl, const char *vm, const char 
     char *why, size_t whylen);
 
 /*
+ * Revokes grant id (the socket's revoke; by: who asked), in force at once: its event,
+ * and the fleet's store or the HA peer told. With a peer and no store, the revoke is
+ * kept against the peer's resync (ctl_grants_live_peer()). 0 with the grant in *out;
+ * -ENOENT (no such live grant); -EAGAIN (revoked, its generation retried each second).
+ */
+int ctl_grants_live_revoke(struct ctl_grants_live *gl, uint64_t id, const struct ctl_peer *by,
+    struct ctl_grant *out);
+
+/*
  * A revoke of a grant from the fleet's store, made on this gateway's socket by by: the
  * fleet agent writes it to the store so that every gateway ends the grant.
  */
@@ -83,18 +92,24 @@ int ctl_grants_live_store_sync(struct ctl_grants_live *gl, const struct ctl_gran
 typedef void ctl_grants_pair_fn(void *arg, const char *vm, const char *host, uint32_t left);
 void ctl_grants_live_set_pair(struct ctl_grants_live *gl, ctl_grants_pair_fn *fn, void *arg);
 
-/* A resync: fn for each live grant (none for a fleet's gateway). */
+/*
+ * A resync: fn for each revoke the peer must not undo (left 0), then each live grant
+ * (none for a fleet's gateway).
+ */
 void ctl_grants_live_each(const struct ctl_grants_live *gl, ctl_grants_pair_fn *fn, void *arg);
 
 /*
  * The peer's grant of vm for host with left seconds, made here as one made on the socket
  * is (checked, saved, put in force in a new generation, its event; the maker unknown);
  * one already live for vm and host stays as it is. left 0: the peer's revoke, which ends
- * every grant of vm for host. Not heard by the pair's fn (nothing echoes back). 0, or
- * -errno with a one-line reason in why (-EPERM for a fleet's gateway).
+ * every grant of vm for host. Not heard by the pair's fn (nothing echoes back), but for
+ * one: a grant in the peer's resync (resync true) of what this box revoked (tomb) is
+ * refused, -ECANCELED, and the revoke goes back to the peer. A grant not in a resync was
+ * made since, and clears the tomb. 0, or -errno with a one-line reason in why (-EPERM for
+ * a fleet's gateway).
  */
 int ctl_grants_live_peer(struct ctl_grants_live *gl, const char *vm, const char *host,
-    uint32_t left, char *why, size_t whylen);
+    uint32_t left, bool resync, char *why, size_t whylen);
 
 /* For a reload: *ov for next with the live grants (gl may be NULL: none). 0 or -errno. */
 int ctl_grants_live_overlay(const struct ctl_grants_live *gl, const struct pol_config *next,
