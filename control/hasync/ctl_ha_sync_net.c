@@ -25,6 +25,7 @@
 #define HA_RETRY_MS		200	/* between attempts to reach the peer */
 #define HA_HANDSHAKE_MS		2000
 #define HA_SEND_TIMEOUT_S	2	/* a peer that takes nothing for this long is dropped */
+#define HA_DEAD_PEER_S		4	/* a peer that answers nothing, not even TCP's probes */
 #define HA_BATCH		64	/* records sealed per write */
 
 struct ha_conn {
@@ -61,14 +62,26 @@ ha_write_all(int fd, const uint8_t *p, size_t len)
 	return 0;
 }
 
+/*
+ * A peer that vanishes (powered off, its link cut) sends no FIN: with nothing to send, a
+ * connection would look open for good, and the peer's return would find this side still
+ * holding the old one. Keepalives (an idle second, then a probe a second, three unanswered)
+ * and the user timeout for data in flight end it within about HA_DEAD_PEER_S.
+ */
 static void
 ha_sock_opts(int fd)
 {
 	struct timeval tv = { .tv_sec = HA_SEND_TIMEOUT_S };
-	int one = 1;
+	unsigned int user_ms = HA_DEAD_PEER_S * 1000;
+	int one = 1, probes = 3;
 
 	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	(void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &one, sizeof(one));
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &one, sizeof(one));
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof(probes));
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_ms, sizeof(user_ms));
 }
 
 /*

@@ -9,8 +9,8 @@ import os
 import signal
 import time
 
-from ha_lab import (BUDGET, EXTRA_VMS, GRANT_IP, NAMED, NAMED_IP, SRV_IP, SRV_PORT, sh,
-                    wait_until)
+from ha_lab import (BUDGET, EXTRA_VMS, GRANT_IP, NAMED, NAMED_IP, SRV_IP, SRV_PORT, SYNC_PORT,
+                    sh, wait_until)
 
 TAKEOVER = 20.0      # a cap for a wait, not a measure: keepalived's and namegate's starts
 CONNS = 20           # the VM's long-lived TLS connections, kept through every failover
@@ -352,3 +352,32 @@ def test_6_revoke_made_while_the_peer_is_down_wins(lab):
     wait_until(lambda: hosts(o) == [], TAKEOVER, f"{o} to end the grant", step=0.2)
     assert hosts(m) == []
     assert not lab.greeted(GRANT_IP)
+
+
+def test_7_vanished_peer_is_found(lab):
+    """The sync stream's packets dropped on the master's HA link (no FIN, no RST: as a
+    peer powered off or a cut cable looks): both ends find the connection dead by TCP's
+    keepalives and user timeout and go back to connecting, and the stream opens again
+    once the link carries it. Without them the connections looked open for good."""
+    wait_until(lambda: settled(lab), TAKEOVER, "one master and one backup", step=0.2)
+    m, o = settled(lab)
+    ends = (("peer_state", "open"), ("inbound", "open"))
+
+    def sync(r, key):
+        return ((lab.ha(r) or {}).get("sync") or {}).get(key)
+
+    wait_until(lambda: all(sync(r, k) == v for r in (m, o) for k, v in ends), TAKEOVER,
+               "the pair's streams open", step=0.2)
+    sh(["nft", "-f", "-"], ns=lab.ns[m], input=(
+        "table inet ngsync {\n"
+        f" chain in {{ type filter hook input priority 0; iifname ha0 tcp sport {SYNC_PORT} "
+        f"drop; iifname ha0 tcp dport {SYNC_PORT} drop; }}\n"
+        f" chain out {{ type filter hook output priority 0; oifname ha0 tcp sport {SYNC_PORT} "
+        f"drop; oifname ha0 tcp dport {SYNC_PORT} drop; }}\n}}\n"))
+    try:
+        wait_until(lambda: all(sync(r, k) != v for r in (m, o) for k, v in ends), TAKEOVER,
+                   "both boxes to find the streams dead", step=0.2)
+    finally:
+        sh(["nft", "delete", "table", "inet", "ngsync"], ns=lab.ns[m], check=False)
+    wait_until(lambda: all(sync(r, k) == v for r in (m, o) for k, v in ends), TAKEOVER,
+               "the streams open again", step=0.2)
