@@ -64,6 +64,7 @@ dp_hasync_json(void *arg)
 		json_object_object_add(o, "names_in", json_object_new_uint64(d->names_in));
 		json_object_object_add(o, "names_dropped",
 		    json_object_new_uint64(d->names_dropped));
+		json_object_object_add(o, "names_lost", json_object_new_uint64(d->names_lost));
 	}
 	return o;
 }
@@ -150,6 +151,10 @@ dp_hasync_start(struct dp_hasync *d, struct dp_control *ctl, FILE *err)
 	}
 	if (dp_hasync_flows_start(d, err) != 0)
 		return -1;
+	if (dp_hasync_names_start(d) != 0) {
+		fputs("namegate: ha sync: out of memory for the DNS name budgets' questions\n", err);
+		return -1;
+	}
 	if ((d->sync = ctl_ha_sync_start(&conf, why, sizeof(why))) == NULL) {
 		fprintf(err, "namegate: ha sync: %s\n", why);
 		return -1;
@@ -215,6 +220,7 @@ dp_hasync_name_new(struct dp_hasync *d, const struct dp_evt *e)
 	r.vm = g->vms[e->vm].name;
 	r.vm_len = (uint8_t)strnlen(r.vm, CTL_HA_VM_MAX + 1);
 	(void)ctl_ha_sync_send(d->sync, &r);
+	dp_hasync_names_keep(d, &r);
 }
 
 /*
@@ -223,7 +229,7 @@ dp_hasync_name_new(struct dp_hasync *d, const struct dp_evt *e)
  * RSS spreads the VM's queries.
  */
 static void
-dp_hasync_names_in(struct dp_hasync *d, const struct ctl_ha_rec *r)
+dp_hasync_names_in(struct dp_hasync *d, const struct ctl_ha_rec *r, bool resync)
 {
 	struct dp_ctx *ctx = d->ctl->ctx;
 	const struct dp_gen *g = atomic_load_explicit(&ctx->gen, memory_order_acquire);
@@ -237,6 +243,8 @@ dp_hasync_names_in(struct dp_hasync *d, const struct ctl_ha_rec *r)
 	}
 	e.vm = (uint16_t)slot;
 	memcpy(e.name, r->name, r->name_len);
+	if (!resync)	/* for the peer's resync, should it restart; not its own resync's */
+		dp_hasync_names_keep(d, r);	/* (kept again, they would never age) */
 	if (dp_evt_peer_name(ctx->workers[dp_name_hash(r->name, r->name_len) % ctx->nworkers],
 	    &e))
 		d->names_in++;
@@ -328,6 +336,7 @@ dp_hasync_grant_in(struct dp_hasync *d, const struct ctl_ha_rec *r, bool resync)
 
 /*
  * The resync's next step: as many of the mirror's places, then the grants, the flows, the
+ * DNS name budgets' questions, the
  * budget windows, as the queue to the peer has room for, less a reserve for what the
  * workers learn meanwhile (sent as it comes: the peer installs a binding twice as once,
  * and takes a window's count at an age as the larger of the two). The sender wakes the
@@ -364,6 +373,11 @@ dp_hasync_resync_step(struct dp_hasync *d)
 			continue;
 		case DP_RESYNC_FLOWS:
 			d->resync_at = dp_hasync_flows_resync(d, d->resync_at, (uint32_t)room);
+			if (d->resync_at == 0)
+				d->resync_phase = DP_RESYNC_NAMES;
+			continue;
+		case DP_RESYNC_NAMES:
+			d->resync_at = dp_hasync_names_resync(d, d->resync_at, (uint32_t)room);
 			if (d->resync_at == 0)
 				d->resync_phase = DP_RESYNC_BUDGETS;
 			continue;
@@ -419,7 +433,8 @@ dp_hasync_tick(struct dp_hasync *d)
 				dp_hasync_grant_in(d, &in[i].r, d->resync_in && d->resync_in_conn == conn);
 				break;
 			case CTL_HA_REC_NAMES:
-				dp_hasync_names_in(d, &in[i].r);
+				dp_hasync_names_in(d, &in[i].r,
+				    d->resync_in && d->resync_in_conn == conn);
 				break;
 			case CTL_HA_REC_FLOW:
 			case CTL_HA_REC_FLOW_END:
@@ -481,6 +496,7 @@ dp_hasync_stop(struct dp_hasync *d)
 		d->ctl->hasync = NULL;
 	ctl_ha_sync_stop(d->sync);
 	d->sync = NULL;
+	dp_hasync_names_free(d);
 	if (d->ctl != NULL) {	/* the workers stopped: nothing reads it */
 		dp_ha_flows_free(d->ctl->ctx->ha_flows);
 		d->ctl->ctx->ha_flows = NULL;

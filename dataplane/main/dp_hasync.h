@@ -31,11 +31,14 @@ struct dp_hasync {
 	uint64_t grants_refused;	/* refused here (why on stderr) */
 	uint64_t names_in;		/* the peer's new DNS questions handed to a worker */
 	uint64_t names_dropped;		/* that worker's queue was full */
+	struct dp_hasync_names *names;	/* the questions kept for a resync (dp_hasync_names.c) */
+	uint64_t names_lost;		/* pushed out of it while their window ran */
 	uint64_t resync_sent;		/* records in the resync so far */
 	enum {
 		DP_RESYNC_BINDS,	/* the mirror's places from resync_at */
 		DP_RESYNC_GRANTS,	/* the live grants, all at once */
 		DP_RESYNC_FLOWS,	/* the pair's flows from resync_at */
+		DP_RESYNC_NAMES,	/* the DNS name budgets' questions from resync_at */
 		DP_RESYNC_BUDGETS,	/* the budget windows from resync_at */
 	} resync_phase;
 	bool resyncing;			/* a resync goes on from resync_at */
@@ -76,6 +79,17 @@ uint32_t dp_hasync_flows_resync(struct dp_hasync *d, uint32_t at, uint32_t n);
 void dp_hasync_flows_tick(struct dp_hasync *d);
 void dp_hasync_flows_render(struct dp_hasync *d, FILE *out);
 int dp_hasync_slot(const struct dp_gen *g, const char *vm, size_t len);
+
+/*
+ * dp_hasync_names.c: the ring of admitted questions made (0, -1 out of memory) and freed;
+ * one admitted here or by the peer kept; the resync's, up to room from place at (the
+ * next place returned, 0 when done).
+ */
+#define DP_HASYNC_NAMES		8192
+int dp_hasync_names_start(struct dp_hasync *d);
+void dp_hasync_names_free(struct dp_hasync *d);
+void dp_hasync_names_keep(struct dp_hasync *d, const struct ctl_ha_rec *r);
+uint32_t dp_hasync_names_resync(struct dp_hasync *d, uint32_t at, uint32_t room);
 
 /* A new question a worker's name budget admitted (DP_EVT_NAME): to the peer. */
 void dp_hasync_name_new(struct dp_hasync *d, const struct dp_evt *e);

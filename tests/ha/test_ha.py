@@ -254,6 +254,11 @@ def test_3_restarted_box_stays_backup_then_hang(lab):
     assert lab.budget_used(o) >= BUDGET
     assert [g["host"] for g in lab.ctl_json(o, "grants", "vm1")["grants"]] == \
         [f"{GRANT_IP}:{SRV_PORT}"]
+    # and the DNS name budget's questions (test_1b's 1,000, which the master kept as they
+    # came), charged here again: its workers' memory of them died with the crash
+    wait_until(lambda: ((lab.ha(o) or {}).get("sync") or {}).get("names_in", 0) >= 1000,
+               TAKEOVER, f"{o}'s name budget back", step=0.2)
+    assert lab.ha(o)["sync"]["names_dropped"] == 0
     fwd = lab.forwarded(o)
     res = lab.probe(1.0, timeout=0.9).result()    # under a SYN retransmit: a lost frame fails
     assert len(res["ok"]) == res["tried"], res
