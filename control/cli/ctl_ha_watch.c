@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
+#include <sys/syscall.h>	// IWYU pragma: keep: SYS_pidfd_open, defined in its bits/
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -75,7 +75,7 @@ ctl_ha_watch_peer(const char *path)
 int
 ctl_ha_watch_pidfd(pid_t pid)
 {
-	return (int)syscall(SYS_pidfd_open, pid, 0);
+	return (int)syscall(SYS_pidfd_open, pid, 0);	/* glibc 2.36 has no wrapper yet */
 }
 
 bool

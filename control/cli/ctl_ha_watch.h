@@ -9,7 +9,6 @@
 #define CTL_HA_WATCH_H
 
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
