@@ -2,7 +2,8 @@
  * namegatectl ha: the HA pair's role as the daemon has it, and the health check
  * keepalived's vrrp_script runs (--check): exit 0 when this box may lead, 1 when not,
  * whatever the reason (namegate not running, not answering within --timeout, starting,
- * stalled), so that keepalived takes any failure as one.
+ * stalled), so that keepalived takes any failure as one. --watch: the watcher
+ * (ctl_ha_watch.h), whose --timeout is the bound of a hang instead.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -16,12 +17,14 @@
 
 #include "ctl_cli.h"
 #include "ctl_client.h"
+#include "ctl_ha_watch.h"
 #include "ctl_tab.h"
 
 #define CTL_HA_CHECK_MS		1000	/* --check's default: below keepalived's script timeout */
 #define CTL_HA_CHECK_MS_MAX	60000
 
-static const char ctl_ha_usage[] = "usage: namegatectl ha [--json] | ha --check [--timeout MS]\n";
+static const char ctl_ha_usage[] = "usage: namegatectl ha [--json] | ha --check [--timeout MS] |\n"
+    "       ha --watch FILE [--timeout MS]\n";
 
 /* --check: the exit status only, and why not on stderr. */
 static int
@@ -137,12 +140,14 @@ ctl_cmd_ha(const struct ctl_opts *o, int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "check", no_argument, NULL, 'k' },
 		{ "timeout", required_argument, NULL, 't' },
+		{ "watch", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *const kv[] = { "cmd", "ha", NULL };
 	bool json = false, check = false;
-	int ch, timeout_ms = CTL_HA_CHECK_MS, rc;
+	int ch, timeout_ms = -1, rc;
+	const char *watch = NULL;
 	struct ctl_reply r;
 	char *end;
 	long v;
@@ -155,6 +160,9 @@ ctl_cmd_ha(const struct ctl_opts *o, int argc, char **argv)
 			break;
 		case 'k':
 			check = true;
+			break;
+		case 'w':
+			watch = optarg;
 			break;
 		case 't':
 			errno = 0;
@@ -175,12 +183,16 @@ ctl_cmd_ha(const struct ctl_opts *o, int argc, char **argv)
 			return CTL_EXIT_ERROR;
 		}
 	}
-	if (optind != argc || (json && check)) {
+	if (optind != argc || json + check + (watch != NULL) > 1 ||
+	    (timeout_ms >= 0 && !check && watch == NULL)) {
 		fputs(ctl_ha_usage, stderr);
 		return CTL_EXIT_ERROR;
 	}
 	if (check)
-		return ctl_ha_check(o, timeout_ms);
+		return ctl_ha_check(o, timeout_ms >= 0 ? timeout_ms : CTL_HA_CHECK_MS);
+	if (watch != NULL)
+		return ctl_ha_watch_run(o->socket, watch,
+		    timeout_ms >= 0 ? timeout_ms : CTL_HA_WATCH_BOUND_MS);
 	if ((rc = ctl_ask_kv(o, kv, &r)) >= 0)
 		return rc;
 	if (json)

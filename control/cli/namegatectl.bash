@@ -73,7 +73,7 @@ _namegatectl()
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return
 		;;
-	ha) opts="--json --check --timeout" ;;
+	ha) opts="--json --check --watch --timeout" ;;
 	*) opts="--json" ;;
 	esac
 	if [[ $cur == -* ]]; then

@@ -450,6 +450,7 @@ class HaLab:
                                             str(ECHO_PORT), cert, key])
         for r in ROLES:
             self.start_namegate(r)
+            self.start_watcher(r)
             self.start_keepalived(r)
 
     def spawn(self, name, ns, argv):
@@ -502,6 +503,12 @@ class HaLab:
                 return p.poll() is None
         lab_namegate.LIVE_DAEMONS.append(Live())
 
+    def start_watcher(self, r):
+        """namegatectl ha --watch, as namegate-ha-watch.service runs it: keepalived's
+        track_file on a crash or a hang, at its default bound."""
+        self.spawn(f"watch-{r}", self.ns[r], [self.ctl, "-s", self.path(r, "ng.sock"), "ha",
+                                              "--watch", self.path(r, "ha.watch")])
+
     def keepalived_conf(self, r):
         """The package's sample for box r: only what differs per box and per run put in."""
         other = "b" if r == "a" else "a"
@@ -510,6 +517,7 @@ class HaLab:
         ctl = re.search(r'script "(\S+)/namegatectl ha', text).group(1) + "/namegatectl"
         subs = [("/run/namegate-ha.fifo", self.path(r, "ha.fifo")),
                 ("/run/namegate-ha.state", self.path(r, "ha.state")),
+                ("/run/namegate-ha.watch", self.path(r, "ha.watch")),
                 (f'"{ctl} ha', f'"{self.ctl} -s {self.path(r, "ng.sock")} ha'),
                 ("unicast_src_ip 169.254.77.1", f"unicast_src_ip {HA_IP[r]}"),
                 ("\t\t169.254.77.2\n", f"\t\t{HA_IP[other]}\n"),
@@ -659,6 +667,10 @@ class HaLab:
                 return [json.loads(line) for line in f if line.strip()]
         except FileNotFoundError:
             return []
+
+    def role_changes(self, r):
+        """Box r's role changes so far, from its event log: [(from, to), ...]."""
+        return [(e["from"], e["role"]) for e in self.events(r) if e["event"] == "ha_role"]
 
     def probe(self, duration, step=0.02, timeout=0.2):
         """Runs the VM's probe in the background and returns once a first connection got

@@ -32,6 +32,7 @@ EXPECTED = {
     f"{SYSCONF}/namegate/namegate.yaml",
     f"{SYSCONF}/logrotate.d/namegate",
     f"{UNIT_DIR}/namegate.service",
+    f"{UNIT_DIR}/namegate-ha-watch.service",
 }
 
 
@@ -89,11 +90,11 @@ def test_sample_configuration_is_valid(destdir):
     assert "(derived from the host and ports, -m sized from the tables)" in cp.stdout
 
 
-def verify(unit_text):
+def verify(unit_text, name="namegate.service"):
     """systemd-analyze verify on a unit whose binaries are the installed ones; its
     complaints, which it prints without failing for a bad value."""
     with tempfile.TemporaryDirectory(prefix="ng-unit-") as d:
-        path = os.path.join(d, "namegate.service")
+        path = os.path.join(d, name)
         with open(path, "w") as f:
             f.write(unit_text)
         cp = subprocess.run(["systemd-analyze", "verify", "--man=no", path],
@@ -128,6 +129,20 @@ def test_systemd_verify_catches_a_mistake(destdir):
     text = unit(destdir)
     assert verify(text.replace("Type=notify", "Type=notfy"))[1] != ""
     assert verify(text.replace("ProtectSystem=strict", "ProtectSytem=strict"))[1] != ""
+
+
+def test_ha_watch_unit(destdir):
+    """The HA pair's watcher: the installed namegatectl writes the file the keepalived
+    sample tracks, and systemd takes the unit as it is."""
+    text = open(os.path.join(destdir, UNIT_DIR, "namegate-ha-watch.service")).read()
+    bindir = f"/{PREFIX}/bin/"
+    assert f"ExecStart={bindir}namegatectl ha --watch /run/namegate-ha.watch\n" in text
+    sample = open(os.path.join(destdir, PREFIX,
+                               "share/doc/namegate/keepalived-namegate.conf")).read()
+    assert 'file "/run/namegate-ha.watch"' in sample
+    rc, err = verify(text.replace(f"={bindir}", f"={destdir}{bindir}"),
+                     "namegate-ha-watch.service")
+    assert rc == 0 and err == "", err
 
 
 def test_logrotate_rule(destdir):
