@@ -107,7 +107,7 @@ dp_burst_in(struct dp_worker *w, struct dp_burst_frame *fr, unsigned int port, i
 {
 	struct pkt *p = &fr->p;
 
-	if (!dp_rx_decode(w, fr->m, port, p, &fr->st))
+	if (!dp_rx_decode(w, fr->m, p, &fr->st))
 		return false;
 	*slot = dp_gen_vm_by_mac(w->gen, p->vlan, port == DP_PORT_VM ? p->src_mac : p->dst_mac);
 	fr->vm = *slot < 0 ? DP_VM_UNKNOWN(w->gen) : (uint16_t)*slot;
@@ -176,6 +176,9 @@ static void
 dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts, uint16_t n,
     bool from_vm)
 {
+	unsigned int port = from_vm ? DP_PORT_VM : DP_PORT_UPLINK;
+	uint64_t bytes = 0;
+
 	b->nkeys = 0;
 	for (uint16_t i = 0; i < n; i++) {
 		struct dp_burst_frame *fr = &b->fr[i];
@@ -183,6 +186,7 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 		if (i + DP_BURST_PREFETCH < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + DP_BURST_PREFETCH], void *));
 		fr->m = pkts[i];
+		bytes += rte_pktmbuf_pkt_len(fr->m);
 		fr->key = DP_BURST_NO_KEY;
 		if (!(from_vm ? dp_burst_vm_decide(w, fr) : dp_burst_uplink_decide(w, fr))) {
 			fr->m = NULL;
@@ -193,6 +197,9 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 		fr->key = (uint8_t)b->nkeys;
 		dp_conn_key(&b->keys[b->nkeys++], fr->vm, &fr->p, from_vm);
 	}
+	/* the port's receive counts once a burst, in a register until then */
+	w->port_pkts[port][0] += n;
+	w->port_bytes[port][0] += bytes;
 	dp_flow_lookup_burst(w->flows, b->keys, b->nkeys, b->found);
 	b->epoch = dp_flows_epoch(w->flows);
 	b->last = DP_BURST_NO_KEY;
@@ -286,7 +293,13 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 		if (fate.act == DP_FATE_DNS)
 			fate = from_vm ? dp_dns_query_udp(w, fr->m, &fr->p, fr->vm) :
 			    dp_dns_answer_udp(w, fr->m, &fr->p, fr->vm);
-		dp_fate_apply(w, fr->m, &fr->p, fr->vm, from_vm, fate);
+		/* the fate nearly every frame of each direction has, inline: the rest, a call */
+		if (from_vm && dp_fate_eq(fate, dp_fate(DP_FATE_EGRESS)))
+			dp_egress(w, fr->m, fr->vm, DP_ALLOWED);
+		else if (!from_vm && dp_fate_eq(fate, dp_fate(DP_FATE_INGRESS)))
+			dp_ingress(w, fr->m, fr->vm);
+		else
+			dp_fate_apply(w, fr->m, &fr->p, fr->vm, from_vm, fate);
 	}
 }
 

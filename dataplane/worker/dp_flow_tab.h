@@ -25,6 +25,7 @@
 #define DP_FLOW_TAB_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <emmintrin.h>
@@ -66,10 +67,11 @@ int dp_ft_insert(struct dp_ft *ft, uint32_t h, uint32_t idx);
 /* Drop idx's slot (h its key's hash). */
 void dp_ft_delete(struct dp_ft *ft, uint32_t h, uint32_t idx);
 
+/* A flow key's hash: its last word is always zero and tells no two keys apart. */
 static inline uint32_t
 dp_ft_hash(const struct dp_ft *ft, const struct dp_flow_key *k)
 {
-	return dp_hash_crc_inline(k, sizeof(*k), ft->seed);
+	return dp_hash_crc_inline(k, offsetof(struct dp_flow_key, zero), ft->seed);
 }
 
 /*

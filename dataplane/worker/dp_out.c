@@ -52,9 +52,9 @@ dp_tx_flush(struct dp_worker *w)
 		if (t->n == 0)
 			continue;
 		sent = rte_eth_tx_burst(w->ctx->port[port], (uint16_t)w->id, t->pkts, t->n);
+		w->port_pkts[port][1] += sent;	/* counted a burst at a time, as sent */
 		if (sent < t->n) {
 			w->drops[DP_DROP_TX_FULL] += t->n - sent;
-			w->port_pkts[port][1] -= t->n - sent;
 			rte_pktmbuf_free_bulk(&t->pkts[sent], t->n - sent);
 		}
 		t->n = 0;

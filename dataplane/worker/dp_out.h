@@ -53,8 +53,7 @@ dp_tx(struct dp_worker *w, unsigned int port, struct rte_mbuf *m)
 		dp_tx_refragment(w, port, m);
 		return;
 	}
-	w->port_pkts[port][1]++;
-	w->port_bytes[port][1] += rte_pktmbuf_pkt_len(m);
+	w->port_bytes[port][1] += rte_pktmbuf_pkt_len(m);	/* its count: once sent */
 	t->pkts[t->n++] = m;
 	if (t->n == DP_BURST)
 		dp_tx_flush(w);

@@ -137,15 +137,12 @@ dp_rx_csums_ok(const struct rte_mbuf *m, const struct pkt *p, enum pkt_status st
 }
 
 /*
- * Count m as received on port and decode it into *p. Returns false when m was dropped
- * (malformed, or a checksum the receiver would reject), counted.
+ * Decode m into *p (its port counted it received, a burst at a time: dp_burst.c). Returns
+ * false when m was dropped (malformed, or a checksum the receiver would reject), counted.
  */
 static inline bool
-dp_rx_decode(struct dp_worker *w, struct rte_mbuf *m, unsigned int port, struct pkt *p,
-    enum pkt_status *st)
+dp_rx_decode(struct dp_worker *w, struct rte_mbuf *m, struct pkt *p, enum pkt_status *st)
 {
-	w->port_pkts[port][0]++;
-	w->port_bytes[port][0] += rte_pktmbuf_pkt_len(m);
 	if ((m->nb_segs != 1 && rte_pktmbuf_linearize(m) != 0) ||
 	    (*st = pkt_decode(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m),
 	    p)) == PKT_MALFORMED) {

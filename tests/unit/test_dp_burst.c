@@ -127,6 +127,31 @@ test_steady_frame_of_older_generation(void **state)
 	assert_int_equal(w->vm_stats[0].blocked[DP_REASON_NO_BINDING], cut + 1);
 }
 
+/*
+ * The counters a burst adds up before it writes them: the VM port's received frames and
+ * bytes, every frame's; the uplink's sent frames once the queue went out; agent1's
+ * allowed frames, sent on by the loop's inline fate.
+ */
+static void
+test_burst_counts_exact(void **state)
+{
+	struct rte_mbuf *b[3] = { t_tcp(43000, 1, PKT_TCP_SYN), t_tcp(43001, 1, PKT_TCP_SYN),
+		t_tcp(43002, 1, PKT_TCP_SYN) };
+	uint64_t rx = w->port_pkts[DP_PORT_VM][0], rx_bytes = w->port_bytes[DP_PORT_VM][0];
+	uint64_t tx = w->port_pkts[DP_PORT_UPLINK][1];
+	uint64_t allowed = w->vm_stats[0].egress_pkts[DP_ALLOWED], bytes = 0;
+
+	(void)state;
+	for (unsigned int i = 0; i < 3; i++)
+		bytes += rte_pktmbuf_pkt_len(b[i]);
+	dp_burst_vm(w, b, 3);
+	assert_int_equal(w->port_pkts[DP_PORT_VM][0], rx + 3);
+	assert_int_equal(w->port_bytes[DP_PORT_VM][0], rx_bytes + bytes);
+	assert_int_equal(w->vm_stats[0].egress_pkts[DP_ALLOWED], allowed + 3);
+	assert_int_equal(t_sent(), 3);
+	assert_int_equal(w->port_pkts[DP_PORT_UPLINK][1], tx + 3);
+}
+
 int
 main(void)
 {
@@ -134,6 +159,7 @@ main(void)
 		cmocka_unit_test(test_repeated_syn_in_one_burst),
 		cmocka_unit_test(test_reopen_in_one_burst),
 		cmocka_unit_test(test_steady_frame_of_older_generation),
+		cmocka_unit_test(test_burst_counts_exact),
 	};
 
 	return dpf_run("test_dp_burst", t_config, &ctx, &w, tests,

@@ -5,7 +5,6 @@
 #ifndef DP_GEN_H
 #define DP_GEN_H
 
-#include <endian.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -43,16 +42,19 @@ int dp_gen_names_add(struct dp_gen *g, uint16_t slot, uint64_t name_hash,
 const struct pol_ports *dp_gen_name_ports(const struct dp_gen *g, uint16_t slot,
     uint64_t name_hash);
 
-/* (vlan, MAC) as one number, the MAC's first byte the most significant: two loads */
+/*
+ * (vlan, MAC) as one number, the vlan in the top 16 bits: two loads, in the host's byte
+ * order (only ever compared, never read back as a MAC, so no swap)
+ */
 static inline uint64_t
 dp_gen_vm_key(uint16_t vlan, const uint8_t *mac)
 {
-	uint32_t hi;
-	uint16_t lo;
+	uint32_t head;
+	uint16_t tail;
 
-	memcpy(&hi, mac, 4);
-	memcpy(&lo, mac + 4, 2);
-	return (uint64_t)vlan << 48 | (uint64_t)be32toh(hi) << 16 | be16toh(lo);
+	memcpy(&head, mac, 4);
+	memcpy(&tail, mac + 4, 2);
+	return (uint64_t)vlan << 48 | (uint64_t)tail << 32 | head;
 }
 
 /*
