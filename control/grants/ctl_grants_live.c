@@ -360,7 +360,7 @@ int
 ctl_grants_live_peer(struct ctl_grants_live *gr, const char *vm, const char *host,
     uint32_t left, bool resync, char *why, size_t whylen)
 {
-	int64_t now = ctl_gl_now();
+	int64_t now = ctl_gl_now(), tomb_until = 0;
 	struct ctl_grant g;
 	char dur[16], err[512];
 	int rc;
@@ -379,8 +379,6 @@ ctl_grants_live_peer(struct ctl_grants_live *gr, const char *vm, const char *hos
 		    "is sent back");
 		return -ECANCELED;
 	}
-	if (!resync)
-		(void)ctl_grants_tomb_clear(gr->table, vm, host);	/* made since: new */
 	for (size_t i = 0; i < ctl_grants_count(gr->table); i++) {
 		const struct ctl_grant *o = ctl_grants_at(gr->table, i);
 
@@ -392,13 +390,23 @@ ctl_grants_live_peer(struct ctl_grants_live *gr, const char *vm, const char *hos
 	if ((rc = ctl_grants_add(gr->table, *gr->cfgp, vm, host, dur, NULL, now, &g, why,
 	    whylen)) < 0)
 		return rc;
+	/* made since the revoke here (not a resync): a new decision, once it is made */
+	for (size_t i = 0; i < ctl_grants_tomb_count(gr->table); i++) {
+		const struct ctl_grant_tomb *t = ctl_grants_tomb_at(gr->table, i);
+
+		if (strcmp(t->vm, vm) == 0 && strcmp(t->host, host) == 0)
+			tomb_until = t->until;
+	}
+	(void)ctl_grants_tomb_clear(gr->table, vm, host);
 	if ((rc = ctl_grants_save(gr->table, err, sizeof(err))) < 0) {
 		ctl_grants_revoke(gr->table, g.id, NULL);
+		(void)ctl_grants_tomb_add(gr->table, vm, host, tomb_until, now);
 		snprintf(why, whylen, "not saved: %s", err);
 		return rc;
 	}
 	if ((rc = ctl_gl_apply(gr, false, stderr)) < 0) {
 		ctl_grants_revoke(gr->table, g.id, NULL);
+		(void)ctl_grants_tomb_add(gr->table, vm, host, tomb_until, now);
 		ctl_gl_save(gr);
 		snprintf(why, whylen, "no generation with it: %s", strerror(-rc));
 		return rc;
