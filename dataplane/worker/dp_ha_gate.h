@@ -57,10 +57,12 @@ dp_ha_learn(struct dp_worker *w, const struct rte_mbuf *m, unsigned int port)
  * Takes the pair's beacons (untagged, their ethertype) out of the burst onto the main
  * lcore's ring, without a lock (single producer), and compacts the rest: how many are
  * left. A beacon never reaches a VM or the uplink, whatever the gate says; one the ring
- * has no room for is freed. Both are counted (ha_beacon).
+ * has no room for is freed. Both are counted (ha_beacon). A VM can write frames of that
+ * type as fast as it likes: from the VM port a beacon takes only the ring's first half,
+ * so a flood there never crowds out the peer's beacons from the uplink.
  */
 static inline uint16_t
-dp_ha_take_beacons(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n)
+dp_ha_take_beacons(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, unsigned int port)
 {
 	uint16_t k = 0, took = 0;
 
@@ -72,7 +74,8 @@ dp_ha_take_beacons(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n)
 			pkts[k++] = pkts[i];
 			continue;
 		}
-		if (rte_ring_sp_enqueue(w->ha_in, pkts[i]) != 0)
+		if ((port != DP_PORT_UPLINK && rte_ring_count(w->ha_in) >= DP_HA_RING / 2) ||
+		    rte_ring_sp_enqueue(w->ha_in, pkts[i]) != 0)
 			rte_pktmbuf_free(pkts[i]);
 		took++;
 	}

@@ -227,7 +227,7 @@ dp_worker_rx_burst(struct dp_worker *w, unsigned int port,
 	uint16_t n = rte_eth_rx_burst(w->ctx->port[port], (uint16_t)w->id, pkts, DP_BURST), k = n;
 
 	if (unlikely(w->ctx->ha) && n > 0)	/* the pair's beacons out, before any judgement */
-		k = dp_ha_take_beacons(w, pkts, n);
+		k = dp_ha_take_beacons(w, pkts, n, port);
 	if (k > 0 && dp_ha_gate(w, pkts, k, port))
 		fn(w, pkts, k);
 	return n;
