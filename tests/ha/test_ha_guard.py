@@ -40,7 +40,6 @@ def test_1_split_brain_one_forwarder(lab):
     """
     wait_until(lambda: lab.settled(), TAKEOVER, "a master and a backup", step=0.2)
     p = lab.prefix
-    frame = lab.capture_beacon(HI)
     lab.vrrp_cut(True)
     try:
         wait_until(lambda: lab.role(LO) == lab.role(HI) == "master", TAKEOVER,
@@ -49,6 +48,9 @@ def test_1_split_brain_one_forwarder(lab):
             wait_until(lambda: guard(lab, LO).get("state") == "yield", 5.0, step=0.1)
         except AssertionError:
             pass
+        # captured now, not before the cut: keepalived's sample runs nopreempt, so the
+        # higher box may have come up as backup, and only now does it surely forward
+        frame = lab.capture_beacon(HI)
         before = {r: lab.forwarded(r) for r in ROLES}
         loop = lab.sw_sniff("loop", [f"{p}-brv", f"{p}-bru"])
         probe = lab.probe(2.0)
