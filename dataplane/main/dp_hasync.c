@@ -220,7 +220,7 @@ dp_hasync_name_new(struct dp_hasync *d, const struct dp_evt *e)
 	r.vm = g->vms[e->vm].name;
 	r.vm_len = (uint8_t)strnlen(r.vm, CTL_HA_VM_MAX + 1);
 	(void)ctl_ha_sync_send(d->sync, &r);
-	dp_hasync_names_keep(d, &r);
+	dp_hasync_names_keep(d, e->vm, &r);
 }
 
 /*
@@ -244,7 +244,7 @@ dp_hasync_names_in(struct dp_hasync *d, const struct ctl_ha_rec *r, bool resync)
 	e.vm = (uint16_t)slot;
 	memcpy(e.name, r->name, r->name_len);
 	if (!resync)	/* for the peer's resync, should it restart; not its own resync's */
-		dp_hasync_names_keep(d, r);	/* (kept again, they would never age) */
+		dp_hasync_names_keep(d, (uint16_t)slot, r);	/* (kept again, they would never age) */
 	if (dp_evt_peer_name(ctx->workers[dp_name_hash(r->name, r->name_len) % ctx->nworkers],
 	    &e))
 		d->names_in++;
