@@ -82,6 +82,17 @@ tls_record_hdr(struct rd *s, bool first, uint16_t *rec_len)
 	enum sni_status bad = first ? SNI_NOT_TLS : SNI_MALFORMED;
 	uint8_t type, major, hi, lo;
 
+	if (s->len >= TLS_RECORD_HDR) {
+		/* whole: each test below is bad alone, so their order no longer matters */
+		uint16_t n = rd_be16(s->p + 3);
+
+		if (s->p[0] != TLS_CT_HANDSHAKE || s->p[1] != TLS_VERSION_MAJOR || n == 0 ||
+		    n > TLS_RECORD_MAX)	/* a high byte over 2^14 >> 8 is over 2^14 */
+			return bad;
+		*s = rd_make(s->p + TLS_RECORD_HDR, s->len - TLS_RECORD_HDR);
+		*rec_len = n;
+		return SNI_FOUND;
+	}
 	if (!rd_u8(s, &type))
 		return SNI_NEED_MORE;
 	if (type != TLS_CT_HANDSHAKE)
