@@ -279,7 +279,7 @@ dp_tls_hold(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16
 	if (rs == REASM_FULL)		/* no whole hello within the bound */
 		return dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS, NULL, 0, DP_FATE_HELD);
 	/* a slow writer: what cannot complete the hello goes on */
-	dp_hold_trickle(w, h, 0, (uint32_t)reasm_contiguous(&h->r));
+	dp_hold_trickle_with(w, h, 0, (uint32_t)reasm_contiguous(&h->r), m, p);
 	return dp_fate(DP_FATE_HELD);
 }
 
