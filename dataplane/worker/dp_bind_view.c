@@ -22,9 +22,9 @@ struct dp_bind_view {
 
 /*
  * Copy e as one consistent snapshot (seqcount read side). Returns how many names, or 0
- * (and nothing copied) when the binding has expired.
+ * (and nothing copied) when the binding has expired. Inlined with dp_bind_view().
  */
-static unsigned int
+static inline __attribute__((always_inline)) unsigned int
 dp_bind_snapshot(const struct dp_binding *e, struct dp_bind_view *out, uint64_t now)
 {
 	unsigned int s, n;
