@@ -32,14 +32,13 @@
 #define TLS_EXT_RARE		8	/* types past 63 kept in a list before the set */
 
 /*
- * Extension types seen in one hello. Those below 64 (nearly all a client sends) are bits
- * of low. The few others (GREASE, renegotiation_info, ECH) go in a short list; past
+ * Extension types past 63 seen in one hello (those below, nearly all a client sends, are
+ * bits of a word the walk keeps). The few others (GREASE, renegotiation_info, ECH) go in a short list; past
  * TLS_EXT_RARE of them, in a 2^16-bit set whose 64-bit words are cleared only when first
  * touched (live says which), so that a hello stuffed with thousands of extensions still
  * costs O(1) per extension, and the common one clears nothing of it.
  */
 struct tls_ext_seen {
-	uint64_t low;
 	unsigned int nrare;		/* in rare[], or TLS_EXT_RARE + 1: the set is in use */
 	uint16_t rare[TLS_EXT_RARE];
 	uint64_t live[1024 / 64];
@@ -83,6 +82,17 @@ tls_record_hdr(struct rd *s, bool first, uint16_t *rec_len)
 	enum sni_status bad = first ? SNI_NOT_TLS : SNI_MALFORMED;
 	uint8_t type, major, hi, lo;
 
+	if (s->len >= TLS_RECORD_HDR) {
+		/* whole: each test below is bad alone, so their order no longer matters */
+		uint16_t n = rd_be16(s->p + 3);
+
+		if (s->p[0] != TLS_CT_HANDSHAKE || s->p[1] != TLS_VERSION_MAJOR || n == 0 ||
+		    n > TLS_RECORD_MAX)	/* a high byte over 2^14 >> 8 is over 2^14 */
+			return bad;
+		*s = rd_make(s->p + TLS_RECORD_HDR, s->len - TLS_RECORD_HDR);
+		*rec_len = n;
+		return SNI_FOUND;
+	}
 	if (!rd_u8(s, &type))
 		return SNI_NEED_MORE;
 	if (type != TLS_CT_HANDSHAKE)
@@ -283,26 +293,29 @@ tls_ext_rare_add(struct tls_ext_seen *seen, uint16_t type)
 static enum sni_status
 tls_hello_exts(struct rd exts, const uint8_t *floor, struct tls_hello *out)
 {
-	const uint8_t *p = exts.p, *end = exts.p + exts.len;
+	const uint8_t *p = exts.p;
+	size_t left = exts.len;
 	struct tls_ext_seen seen;
+	uint64_t low = 0;	/* the types below 64 seen: a register, not seen's memory */
 	bool have_sni = false;
 
-	seen.low = 0;
 	seen.nrare = 0;
-	while (p != end) {
+	while (left != 0) {
 		/* the type and the length, four bytes checked once */
-		size_t left = (size_t)(end - p), n;
 		uint32_t hdr;
 		uint16_t type;
 		struct rd ext;
+		size_t n;
 
 		if (left < 4)
 			return SNI_MALFORMED;
 		hdr = rd_be32(p);		/* one load: the type, then the length */
 		type = (uint16_t)(hdr >> 16);
 		n = hdr & 0xffff;
-		if (n > left - 4)
+		left -= 4;
+		if (n > left)
 			return SNI_MALFORMED;
+		left -= n;
 		ext = rd_make(p + 4, n);
 		p += 4 + n;
 		if (type >= 64) {
@@ -312,10 +325,10 @@ tls_hello_exts(struct rd exts, const uint8_t *floor, struct tls_hello *out)
 				out->ech = true;
 			continue;
 		}
-		if (seen.low >> type & 1)
+		if (low >> type & 1)
 			return SNI_MALFORMED;
-		seen.low |= UINT64_C(1) << type;
-		if ((UINT64_C(1) << type & TLS_EXT_READ) == 0)
+		low ^= UINT64_C(1) << type;	/* the bit was clear */
+		if ((TLS_EXT_READ >> type & 1) == 0)
 			continue;
 		if (type == TLS_EXT_SERVER_NAME) {
 			if (!tls_ext_sni(ext, floor, out))
@@ -408,7 +421,12 @@ tls_hello_parse(const uint8_t *buf, size_t len, uint8_t *scratch, size_t scratch
 	if ((st = tls_hello_gather(buf, len, scratch, scratch_len, &msg, &stream_len)) !=
 	    SNI_FOUND)
 		return st;
-	memset(out, 0, sizeof(*out));
+	/* alpn[] past nb_alpn stays as it was: nothing reads it, and clearing it cost more */
+	out->sni = (struct sni_name){ NULL, 0 };
+	out->sni_lower = false;
+	out->nb_alpn = 0;
+	out->alpn_more = false;
+	out->ech = false;
 	out->stream_len = stream_len;
 	return tls_hello_body(msg, out);
 }

@@ -130,6 +130,13 @@ dp_hash_bytes(const void *buf, size_t len)
 	return dp_siphash24(dp_hash_k0, dp_hash_k1, buf, len);
 }
 
+/* One NH block: 16 bytes of the message at p, the two key words at k. */
+static inline unsigned __int128
+dp_nh_block(const uint8_t *p, const uint64_t *k)
+{
+	return (unsigned __int128)(dp_ld64(p) + k[0]) * (dp_ld64(p + 8) + k[1]);
+}
+
 struct dp_digest
 dp_hash_digest_keyed(const uint64_t *nh_key, uint64_t k0, uint64_t k1, const void *buf,
     size_t len)
@@ -142,17 +149,14 @@ dp_hash_digest_keyed(const uint64_t *nh_key, uint64_t k0, uint64_t k1, const voi
 	if (len > DP_HASH_NH_BYTES)
 		return (struct dp_digest){ .lo = dp_siphash24(k0, k1, buf, len) };
 	/* NH: the sum mod 2^128 of (m0 + k0 mod 2^64) * (m1 + k1 mod 2^64) over 16-byte blocks */
-	for (i = 0; i + 32 <= len; i += 32) {		/* two blocks a turn: half the loop's cost */
-		sum += (unsigned __int128)(dp_ld64(p + i) + nh_key[i / 8]) *
-		    (dp_ld64(p + i + 8) + nh_key[i / 8 + 1]);
-		sum += (unsigned __int128)(dp_ld64(p + i + 16) + nh_key[i / 8 + 2]) *
-		    (dp_ld64(p + i + 24) + nh_key[i / 8 + 3]);
+	for (i = 0; i + 64 <= len; i += 64) {	/* four blocks a turn: a quarter of the loop's cost */
+		sum += dp_nh_block(p + i, nh_key + i / 8);
+		sum += dp_nh_block(p + i + 16, nh_key + i / 8 + 2);
+		sum += dp_nh_block(p + i + 32, nh_key + i / 8 + 4);
+		sum += dp_nh_block(p + i + 48, nh_key + i / 8 + 6);
 	}
-	if (i + 16 <= len) {
-		sum += (unsigned __int128)(dp_ld64(p + i) + nh_key[i / 8]) *
-		    (dp_ld64(p + i + 8) + nh_key[i / 8 + 1]);
-		i += 16;
-	}
+	for (; i + 16 <= len; i += 16)
+		sum += dp_nh_block(p + i, nh_key + i / 8);
 	if (i < len && len >= 16) {
 		/* the last block zero-padded: from the 16 bytes that end the message, shifted */
 		unsigned __int128 last = (unsigned __int128)dp_ld64(p + len - 8) << 64 |

@@ -158,7 +158,7 @@ dp_hold_release(struct dp_worker *w, struct dp_hold *h, uint32_t upto)
 /* A held segment cut short: the segment, how it decodes, and how much payload goes. */
 struct dp_hold_prefix {
 	const struct rte_mbuf *m;
-	struct pkt p;
+	const struct pkt *p;
 	uint32_t keep;
 };
 
@@ -168,22 +168,35 @@ dp_hold_prefix_build(const void *arg, uint8_t *out, size_t cap)
 	const struct dp_hold_prefix *c = arg;
 
 	return frame_tcp_prefix(rte_pktmbuf_mtod(c->m, const uint8_t *),
-	    rte_pktmbuf_data_len(c->m), &c->p, c->keep, out, cap);
+	    rte_pktmbuf_data_len(c->m), c->p, c->keep, out, cap);
 }
 
 void
 dp_hold_trickle(struct dp_worker *w, struct dp_hold *h, uint32_t from, uint32_t upto)
+{
+	dp_hold_trickle_with(w, h, from, upto, NULL, NULL);
+}
+
+void
+dp_hold_trickle_with(struct dp_worker *w, struct dp_hold *h, uint32_t from, uint32_t upto,
+    const struct rte_mbuf *m, const struct pkt *p)
 {
 	if (h->trickled < from)
 		h->trickled = from;
 	dp_hold_sort(h);
 	for (uint16_t i = 0; i < h->nsegs && h->trickled < upto; i++) {
 		uint32_t end = h->end[i] < upto ? h->end[i] : upto;
-		struct dp_hold_prefix c = { .m = h->segs[i], .keep = end - h->off[i] };
+		struct dp_hold_prefix c = { .m = h->segs[i], .p = p, .keep = end - h->off[i] };
+		struct pkt again;
 		int n;
 
-		if (h->off[i] > h->trickled || end <= h->trickled || !dp_hold_decode(c.m, &c.p))
+		if (h->off[i] > h->trickled || end <= h->trickled)
 			continue;
+		if (c.m != m) {		/* a segment held before: decoded anew */
+			if (!dp_hold_decode(c.m, &again))
+				continue;
+			c.p = &again;
+		}
 		/* copies: the segment stays held whole for the verdict */
 		n = dp_out_build(w, DP_PORT_UPLINK, dp_hold_prefix_build, &c);
 		if (n < 0)

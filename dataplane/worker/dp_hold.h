@@ -104,6 +104,13 @@ void dp_hold_release(struct dp_worker *w, struct dp_hold *h, uint32_t upto);
 void dp_hold_trickle(struct dp_worker *w, struct dp_hold *h, uint32_t from, uint32_t upto);
 
 /*
+ * The same, where m, held last, is still decoded as p (the frame in hand): its decoding is
+ * taken as it is instead of made again from the same bytes.
+ */
+void dp_hold_trickle_with(struct dp_worker *w, struct dp_hold *h, uint32_t from, uint32_t upto,
+    const struct rte_mbuf *m, const struct pkt *p);
+
+/*
  * A held frame (a segment, a datagram, a query waiting for approval) decoded again, the one
  * way any is: it decoded whole when it came. The hold keeps the frame, not its decoding
  * (six times a segment's bookkeeping, for the rare paths that need it: a cut, a trickle,

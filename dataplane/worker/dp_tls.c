@@ -157,11 +157,11 @@ dp_tls_first_sniff(const struct pkt *p, struct dp_flow *f)
  * A ClientHello whole in the first segment (the common case) is judged from the segment
  * itself and takes no hold buffer: allowed, it goes on, and a digest of its bytes stands
  * in for a copy until the server acknowledges them. STREAM when the segment holds no
- * whole hello: the held path decides.
+ * whole hello: the held path decides (*short_hello: the segment is a hello's start).
  */
 static struct dp_fate
 dp_tls_first_segment(struct dp_worker *w, const struct pkt *p, uint16_t vm, struct dp_flow *f,
-    uint32_t seq)
+    uint32_t seq, bool *short_hello)
 {
 	const struct dp_gen *g = w->gen;
 	struct tls_hello hello;
@@ -177,8 +177,10 @@ dp_tls_first_segment(struct dp_worker *w, const struct pkt *p, uint16_t vm, stru
 		return fate;
 	st = tls_hello_parse(p->payload, p->payload_len, w->holds->scratch,
 	    sizeof(w->holds->scratch), &hello);
-	if (st == SNI_NEED_MORE)
+	if (st == SNI_NEED_MORE) {
+		*short_hello = true;
 		return dp_fate(DP_FATE_STREAM);
+	}
 	r = dp_tls_judge(w, f, vm, st, &hello);
 	if (r != DP_REASON_ALLOWED) {
 		dp_evt_block(w, vm, p, r, g->vms[vm].audit, st == SNI_FOUND ?
@@ -243,10 +245,15 @@ dp_tls_verdict(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, uint16
 	return dp_fate(DP_FATE_HELD);
 }
 
-/* m (decoded as p, its first byte seq) into the hold h, and the hello judged once whole. */
+/*
+ * m (decoded as p, its first byte seq) into the hold h, and the hello judged once whole.
+ * short_hello: m alone, into a fresh h, was parsed already and is a hello's start; what h
+ * holds now is m's bytes or a prefix of them, a hello's start too (a status other than
+ * SNI_NEED_MORE never changes as a stream grows), so it is not parsed again.
+ */
 static struct dp_fate
 dp_tls_hold(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
-    struct dp_flow *f, struct dp_hold *h, uint32_t seq)
+    struct dp_flow *f, struct dp_hold *h, uint32_t seq, bool short_hello)
 {
 	int64_t at = dp_hold_offset(f->isn, seq), to = at + (int64_t)p->payload_len;
 	uint32_t off = at < 0 ? 0 : (uint32_t)at, end = to < 0 ? 0 : (uint32_t)to;
@@ -261,8 +268,8 @@ dp_tls_hold(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16
 	if (f->tls == DP_TLS_SNIFF &&
 	    (fate = dp_tls_sniff(w, m, p, f, h, off, end, rs)).act != DP_FATE_CONTINUE)
 		return fate;
-	st = tls_hello_parse(h->buf, reasm_contiguous(&h->r), w->holds->scratch,
-	    sizeof(w->holds->scratch), &hello);
+	st = short_hello ? SNI_NEED_MORE : tls_hello_parse(h->buf, reasm_contiguous(&h->r),
+	    w->holds->scratch, sizeof(w->holds->scratch), &hello);
 	if (st == SNI_NEED_MORE && (p->tcp_flags & PKT_TCP_SYN) && rs != REASM_FULL)
 		return dp_tls_syn_strip();
 	if (!dp_hold_push(w, h, m, off, end))
@@ -272,7 +279,7 @@ dp_tls_hold(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16
 	if (rs == REASM_FULL)		/* no whole hello within the bound */
 		return dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS, NULL, 0, DP_FATE_HELD);
 	/* a slow writer: what cannot complete the hello goes on */
-	dp_hold_trickle(w, h, 0, (uint32_t)reasm_contiguous(&h->r));
+	dp_hold_trickle_with(w, h, 0, (uint32_t)reasm_contiguous(&h->r), m, p);
 	return dp_fate(DP_FATE_HELD);
 }
 
@@ -281,7 +288,8 @@ dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
     struct dp_flow *f)
 {
 	uint32_t seq = p->seq + ((p->tcp_flags & PKT_TCP_SYN) != 0);
-	struct dp_fate fate = dp_tls_first_segment(w, p, vm, f, seq);
+	bool short_hello = false;
+	struct dp_fate fate = dp_tls_first_segment(w, p, vm, f, seq, &short_hello);
 	struct dp_hold *h;
 
 	if (fate.act != DP_FATE_STREAM)
@@ -294,7 +302,7 @@ dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 	/* urgent data is delivered out of band and could skip what was judged */
 	if (p->tcp_flags & PKT_TCP_URG)
 		return dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS, NULL, 0, DP_FATE_FREE);
-	return dp_tls_hold(w, m, p, vm, f, h, seq);
+	return dp_tls_hold(w, m, p, vm, f, h, seq, short_hello);
 }
 
 /*

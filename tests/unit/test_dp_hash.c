@@ -126,7 +126,7 @@ test_digest_long_and_short(void **state)
 }
 
 /*
- * NH as RFC 4418 s5.2.3 writes it, a byte at a time: the digest's two-block turns and its
+ * NH as RFC 4418 s5.2.3 writes it, a byte at a time: the digest's four-block turns and its
  * shifted last load must give the same sum for every length and every place of a block.
  */
 static void

@@ -31,7 +31,7 @@ struct sni_name {
 struct tls_hello {
 	struct sni_name sni;			/* SNI_FOUND only */
 	bool sni_lower;				/* and it has no capitals (false: it may) */
-	struct sni_name alpn[TLS_ALPN_MAX];	/* protocol ids in the client's order */
+	struct sni_name alpn[TLS_ALPN_MAX];	/* the first nb_alpn: ids in the client's order */
 	uint8_t nb_alpn;
 	bool alpn_more;				/* more than TLS_ALPN_MAX were offered */
 	bool ech;				/* carries encrypted_client_hello (0xfe0d) */
