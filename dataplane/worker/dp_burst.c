@@ -102,7 +102,7 @@ dp_reassemble(struct dp_worker *w, struct rte_mbuf *m, struct pkt *p, enum pkt_s
  * VM port, of its destination MAC from the uplink (*slot negative and fr->vm the unknown
  * VM's counters when none). false when it was dropped.
  */
-static inline bool
+static __rte_always_inline bool
 dp_burst_in(struct dp_worker *w, struct dp_burst_frame *fr, unsigned int port, int *slot)
 {
 	struct pkt *p = &fr->p;
@@ -125,7 +125,7 @@ dp_burst_whole(struct dp_worker *w, struct dp_burst_frame *fr)
 }
 
 /* The stateless stages of a frame from the VM port; false when nothing is left to do. */
-static bool
+static __rte_always_inline bool
 dp_burst_vm_decide(struct dp_worker *w, struct dp_burst_frame *fr)
 {
 	const struct dp_gen *g = w->gen;
@@ -148,7 +148,7 @@ dp_burst_vm_decide(struct dp_worker *w, struct dp_burst_frame *fr)
 }
 
 /* The stateless stages of a frame from the uplink. */
-static bool
+static __rte_always_inline bool
 dp_burst_uplink_decide(struct dp_worker *w, struct dp_burst_frame *fr)
 {
 	const struct dp_gen *g = w->gen;
@@ -170,9 +170,10 @@ dp_burst_uplink_decide(struct dp_worker *w, struct dp_burst_frame *fr)
 
 /*
  * The first stages for a whole burst: every frame decided as far as it can be without
- * its flow, and the flows of those that need one looked up together.
+ * its flow, and the flows of those that need one looked up together. Inline in each of
+ * dp_burst_decide_vm() and _uplink(), where from_vm is a constant.
  */
-static void
+static __rte_always_inline void
 dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts, uint16_t n,
     bool from_vm)
 {
@@ -204,6 +205,19 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 	b->epoch = dp_flows_epoch(w->flows);
 	b->last = DP_BURST_NO_KEY;
 	b->nmoved = 0;
+}
+
+static void
+dp_burst_decide_vm(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts, uint16_t n)
+{
+	dp_burst_decide(w, b, pkts, n, true);
+}
+
+static void
+dp_burst_decide_uplink(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
+    uint16_t n)
+{
+	dp_burst_decide(w, b, pkts, n, false);
 }
 
 /*
@@ -272,7 +286,10 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 {
 	struct dp_burst b;
 
-	dp_burst_decide(w, &b, pkts, n, from_vm);
+	if (from_vm)
+		dp_burst_decide_vm(w, &b, pkts, n);
+	else
+		dp_burst_decide_uplink(w, &b, pkts, n);
 	for (uint16_t i = 0; i < n; i++) {
 		struct dp_burst_frame *fr = &b.fr[i];
 		struct dp_fate fate = fr->fate;
