@@ -155,21 +155,27 @@ dp_rx_csums_plain_ok(const struct rte_mbuf *m, const uint8_t *frame, const struc
 	return dp_rx_csums_ok(m, p, PKT_OK);
 }
 
+/* What dp_rx_decode() made of a frame */
+enum dp_rx_got {
+	DP_RX_DROPPED,		/* malformed, or a checksum the receiver would reject: counted */
+	DP_RX_FRAME,		/* decoded, any status */
+	DP_RX_PLAIN,		/* PKT_OK and no source route: dp_decide.h's shape */
+};
+
 /*
- * Decode m into *p (its port counted it received, a burst at a time: dp_burst.c). Returns
- * false when m was dropped (malformed, or a checksum the receiver would reject), counted.
- * The straight-through decoder of the common shape is inline here, the walk a call.
+ * Decode m into *p (its port counted it received, a burst at a time: dp_burst.c), and say
+ * what it is. The straight-through decoder of the common shape is inline here, the walk a
+ * call.
  */
-static __rte_always_inline bool
+static __rte_always_inline enum dp_rx_got
 dp_rx_decode(struct dp_worker *w, struct rte_mbuf *m, struct pkt *p, enum pkt_status *st)
 {
 	const uint8_t *frame;
 	size_t len;
-	bool ok;
 
 	if (unlikely(m->nb_segs != 1) && rte_pktmbuf_linearize(m) != 0) {
 		dp_drop(w, m, DP_DROP_MALFORMED);
-		return false;
+		return DP_RX_DROPPED;
 	}
 	frame = rte_pktmbuf_mtod(m, const uint8_t *);
 	len = rte_pktmbuf_data_len(m);
@@ -177,19 +183,18 @@ dp_rx_decode(struct dp_worker *w, struct rte_mbuf *m, struct pkt *p, enum pkt_st
 		*st = PKT_OK;
 		if (unlikely(p->tcp_flags & PKT_TCP_SYN))
 			pkt_decode_syn(frame, p);
-		ok = dp_rx_csums_plain_ok(m, frame, p);
+		if (likely(dp_rx_csums_plain_ok(m, frame, p)))
+			return DP_RX_PLAIN;
 	} else {
 		if ((*st = pkt_decode_walk(frame, len, p)) == PKT_MALFORMED) {
 			dp_drop(w, m, DP_DROP_MALFORMED);
-			return false;
+			return DP_RX_DROPPED;
 		}
-		ok = dp_rx_csums_ok(m, p, *st);
+		if (dp_rx_csums_ok(m, p, *st))
+			return *st == PKT_OK && !p->src_route ? DP_RX_PLAIN : DP_RX_FRAME;
 	}
-	if (!ok) {
-		dp_drop(w, m, DP_DROP_BAD_CSUM);
-		return false;
-	}
-	return true;
+	dp_drop(w, m, DP_DROP_BAD_CSUM);
+	return DP_RX_DROPPED;
 }
 
 #endif
