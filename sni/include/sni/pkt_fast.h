@@ -29,7 +29,10 @@ enum pkt_status pkt_decode_walk(const uint8_t *frame, size_t len, struct pkt *ou
  */
 enum pkt_status pkt_decode_syn(const uint8_t *frame, struct pkt *out);
 
-/* An IPv4 address (4 bytes at ip4) as the 16 bytes of struct pkt's, zero past it: one store */
+/*
+ * An IPv4 address (4 bytes at ip4) as the 16 bytes of struct pkt's, zero past it, written
+ * whole (GCC: two 8-byte stores) rather than zeroed and then copied into
+ */
 static inline void
 pkt_addr4(uint8_t addr[16], const uint8_t *ip4)
 {
