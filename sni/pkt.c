@@ -5,12 +5,10 @@
 
 #include "pkt_int.h"
 #include "sni/pkt.h"
+#include "sni/pkt_fast.h"
 #include "sni/rd.h"
 #include "wire_int.h"
 
-#define ETH_P_IPV4	0x0800
-#define ETH_P_IPV6	0x86dd
-#define ETH_P_8021Q	0x8100
 #define ETH_P_8021AD	0x88a8
 
 #define IPV6_EXT_MAX	8	/* more extension headers than this is not a host's traffic */
@@ -248,11 +246,11 @@ pkt_decode_walk(const uint8_t *frame, size_t len, struct pkt *out)
 	memset(out, 0, sizeof(*out));
 	if (r.len < 14)
 		return PKT_MALFORMED;
-	memcpy(out->dst_mac, r.p, 6);
-	memcpy(out->src_mac, r.p + 6, 6);
+	out->dst_mac = r.p;
+	out->src_mac = r.p + 6;
 	rd_skip(&r, 12);
 	rd_u16(&r, &type);
-	for (unsigned int tags = 0; type == ETH_P_8021Q || type == ETH_P_8021AD; tags++) {
+	for (unsigned int tags = 0; type == PKT_ETH_P_8021Q || type == ETH_P_8021AD; tags++) {
 		if (tags == PKT_VLAN_MAX || !rd_u16(&r, &tci) || !rd_u16(&r, &type))
 			return PKT_MALFORMED;
 		/* the switch delivered the frame by its outer tag; an inner one is the sender's */
@@ -263,133 +261,16 @@ pkt_decode_walk(const uint8_t *frame, size_t len, struct pkt *out)
 	out->ethertype = type;
 	out->l3_off = (uint16_t)(len - r.len);
 	switch (type) {
-	case ETH_P_IPV4:
+	case PKT_ETH_P_IPV4:
 		return pkt_ipv4(frame, r, out);
-	case ETH_P_IPV6:
+	case PKT_ETH_P_IPV6:
 		return pkt_ipv6(frame, r, out);
 	default:
 		return PKT_OTHER;
 	}
 }
 
-/*
- * The shape nearly every frame has, decoded straight through with each field written
- * once: untagged or one 802.1Q tag, then IPv4 without options and not a fragment, or IPv6
- * whose next header is TCP or UDP, then TCP or UDP whose lengths fit. false for anything
- * else, which pkt_decode_walk() takes; for these frames both give the same *out
- * (fuzz_pkt and test_pkt hold them to it).
- */
-static inline bool
-pkt_decode_fast(const uint8_t *frame, size_t len, struct pkt *out, enum pkt_status *st)
-{
-	const uint8_t *ip = frame + 14, *l4;
-	uint16_t type, vlan = 0, l4_len;
-	uint8_t nb_vlans = 0, family, proto, hops;
-
-	if (len < 18 + 20)		/* a tag and an IPv4 header: IPv6 asks for its own */
-		return false;
-	type = rd_be16(frame + 12);
-	if (type == ETH_P_8021Q) {
-		vlan = rd_be16(frame + 14) & 0x0fff;
-		type = rd_be16(frame + 16);
-		nb_vlans = 1;
-		ip += 4;
-	}
-	if (type == ETH_P_IPV4) {
-		uint16_t total = rd_be16(ip + 2);
-
-		if (ip[0] != 0x45 || (rd_be16(ip + 6) & 0x3fff) != 0 || total < 20 ||
-		    total > len - (size_t)(ip - frame))
-			return false;
-		family = 4;
-		proto = ip[9];
-		hops = ip[8];
-		l4 = ip + 20;
-		l4_len = (uint16_t)(total - 20);
-	} else if (type == ETH_P_IPV6) {
-		uint16_t plen;
-
-		if ((size_t)(ip - frame) + 40 > len)
-			return false;
-		plen = rd_be16(ip + 4);
-		if (ip[0] >> 4 != 6 || plen == 0 || (size_t)(ip - frame) + 40 + plen > len)
-			return false;
-		family = 6;
-		proto = ip[6];
-		hops = ip[7];
-		l4 = ip + 40;
-		l4_len = plen;
-	} else {
-		return false;
-	}
-	/* l4_len bytes from l4 are inside the frame: every read below is within them */
-	if (proto == PKT_PROTO_TCP) {
-		uint8_t off;
-
-		if (l4_len < 20)
-			return false;
-		off = l4[12] >> 4;
-		if (off < 5 || l4_len < off * 4u)
-			return false;
-		out->tcp_flags = l4[13];
-		out->tcp_wscale = PKT_WSCALE_NONE;	/* a SYN's: pkt_decode_syn() */
-		out->tcp_win = rd_be16(l4 + 14);
-		out->seq = rd_be32(l4 + 4);
-		out->ack = rd_be32(l4 + 8);
-		out->payload = l4 + off * 4;
-		out->payload_len = l4_len - off * 4u;
-	} else if (proto == PKT_PROTO_UDP) {
-		uint16_t ulen;
-
-		if (l4_len < 8)
-			return false;
-		ulen = rd_be16(l4 + 4);
-		if (ulen < 8 || ulen > l4_len)
-			return false;
-		out->tcp_flags = 0;
-		out->tcp_wscale = 0;
-		out->tcp_win = 0;
-		out->seq = 0;
-		out->ack = 0;
-		out->payload = l4 + 8;
-		out->payload_len = ulen - 8u;
-	} else {
-		return false;
-	}
-	memcpy(out->dst_mac, frame, 6);
-	memcpy(out->src_mac, frame + 6, 6);
-	out->vlan = vlan;
-	out->nb_vlans = nb_vlans;
-	out->hop_limit = hops;
-	out->ethertype = type;
-	out->l3_off = (uint16_t)(ip - frame);
-	out->family = family;
-	if (family == 4) {
-		memset(out->src, 0, sizeof(out->src));
-		memset(out->dst, 0, sizeof(out->dst));
-		memcpy(out->src, ip + 12, 4);
-		memcpy(out->dst, ip + 16, 4);
-	} else {
-		memcpy(out->src, ip + 8, 16);
-		memcpy(out->dst, ip + 24, 16);
-	}
-	out->proto = proto;
-	out->fragment = false;
-	out->src_route = false;
-	out->l4_off = (uint16_t)(l4 - frame);
-	out->l4_len = l4_len;
-	out->sport = rd_be16(l4);
-	out->dport = rd_be16(l4 + 2);
-	*st = PKT_OK;
-	return true;
-}
-
-/*
- * The window scale of a SYN the straight-through decoder took (its options lie within the
- * header it checked), read apart from it: a call there would cost every frame the
- * registers it saves.
- */
-static enum pkt_status
+enum pkt_status
 pkt_decode_syn(const uint8_t *frame, struct pkt *out)
 {
 	const uint8_t *l4 = frame + out->l4_off;
@@ -401,11 +282,5 @@ pkt_decode_syn(const uint8_t *frame, struct pkt *out)
 enum pkt_status
 pkt_decode(const uint8_t *frame, size_t len, struct pkt *out)
 {
-	enum pkt_status st;
-
-	if (!pkt_decode_fast(frame, len, out, &st))
-		return pkt_decode_walk(frame, len, out);
-	if (out->tcp_flags & PKT_TCP_SYN)	/* TCP only: UDP's flags are zero */
-		return pkt_decode_syn(frame, out);
-	return st;
+	return pkt_decode_inline(frame, len, out);
 }

@@ -100,18 +100,19 @@ dp_reassemble(struct dp_worker *w, struct rte_mbuf *m, struct pkt *p, enum pkt_s
 /*
  * The frame decoded and checksummed, and whose it is: the VM of its source MAC from the
  * VM port, of its destination MAC from the uplink (*slot negative and fr->vm the unknown
- * VM's counters when none). false when it was dropped.
+ * VM's counters when none). What dp_rx_decode() made of it.
  */
-static inline bool
+static __rte_always_inline enum dp_rx_got
 dp_burst_in(struct dp_worker *w, struct dp_burst_frame *fr, unsigned int port, int *slot)
 {
 	struct pkt *p = &fr->p;
+	enum dp_rx_got got = dp_rx_decode(w, fr->m, p, &fr->st);
 
-	if (!dp_rx_decode(w, fr->m, p, &fr->st))
-		return false;
+	if (got == DP_RX_DROPPED)
+		return got;
 	*slot = dp_gen_vm_by_mac(w->gen, p->vlan, port == DP_PORT_VM ? p->src_mac : p->dst_mac);
 	fr->vm = *slot < 0 ? DP_VM_UNKNOWN(w->gen) : (uint16_t)*slot;
-	return true;
+	return got;
 }
 
 /* A fragment's datagram, once whole, in fr and decided on from there; false until then. */
@@ -125,15 +126,16 @@ dp_burst_whole(struct dp_worker *w, struct dp_burst_frame *fr)
 }
 
 /* The stateless stages of a frame from the VM port; false when nothing is left to do. */
-static bool
+static __rte_always_inline bool
 dp_burst_vm_decide(struct dp_worker *w, struct dp_burst_frame *fr)
 {
 	const struct dp_gen *g = w->gen;
+	enum dp_rx_got got;
 	int slot;
 
-	if (!dp_burst_in(w, fr, DP_PORT_VM, &slot))
+	if ((got = dp_burst_in(w, fr, DP_PORT_VM, &slot)) == DP_RX_DROPPED)
 		return false;
-	if (likely(fr->st == PKT_OK && !fr->p.src_route)) {
+	if (likely(got == DP_RX_PLAIN)) {
 		fr->fate = dp_decide_vm_plain(g, &fr->p, slot);
 		return true;
 	}
@@ -148,15 +150,16 @@ dp_burst_vm_decide(struct dp_worker *w, struct dp_burst_frame *fr)
 }
 
 /* The stateless stages of a frame from the uplink. */
-static bool
+static __rte_always_inline bool
 dp_burst_uplink_decide(struct dp_worker *w, struct dp_burst_frame *fr)
 {
 	const struct dp_gen *g = w->gen;
+	enum dp_rx_got got;
 	int slot;
 
-	if (!dp_burst_in(w, fr, DP_PORT_UPLINK, &slot))
+	if ((got = dp_burst_in(w, fr, DP_PORT_UPLINK, &slot)) == DP_RX_DROPPED)
 		return false;
-	if (likely(fr->st == PKT_OK && !fr->p.src_route)) {
+	if (likely(got == DP_RX_PLAIN)) {
 		fr->fate = dp_decide_uplink_plain(g, &fr->p, slot);
 		return true;
 	}
@@ -170,9 +173,10 @@ dp_burst_uplink_decide(struct dp_worker *w, struct dp_burst_frame *fr)
 
 /*
  * The first stages for a whole burst: every frame decided as far as it can be without
- * its flow, and the flows of those that need one looked up together.
+ * its flow, and the flows of those that need one looked up together. Inline in each of
+ * dp_burst_decide_vm() and _uplink(), where from_vm is a constant.
  */
-static void
+static __rte_always_inline void
 dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts, uint16_t n,
     bool from_vm)
 {
@@ -204,6 +208,19 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 	b->epoch = dp_flows_epoch(w->flows);
 	b->last = DP_BURST_NO_KEY;
 	b->nmoved = 0;
+}
+
+static void
+dp_burst_decide_vm(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts, uint16_t n)
+{
+	dp_burst_decide(w, b, pkts, n, true);
+}
+
+static void
+dp_burst_decide_uplink(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
+    uint16_t n)
+{
+	dp_burst_decide(w, b, pkts, n, false);
 }
 
 /*
@@ -272,7 +289,10 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 {
 	struct dp_burst b;
 
-	dp_burst_decide(w, &b, pkts, n, from_vm);
+	if (from_vm)
+		dp_burst_decide_vm(w, &b, pkts, n);
+	else
+		dp_burst_decide_uplink(w, &b, pkts, n);
 	for (uint16_t i = 0; i < n; i++) {
 		struct dp_burst_frame *fr = &b.fr[i];
 		struct dp_fate fate = fr->fate;

@@ -18,6 +18,7 @@
 #include "dp_out.h"
 #include "sni/csum.h"
 #include "sni/pkt.h"
+#include "sni/pkt_fast.h"
 
 #define DP_RX_UDP_CSUM_OFF	6
 
@@ -137,23 +138,63 @@ dp_rx_csums_ok(const struct rte_mbuf *m, const struct pkt *p, enum pkt_status st
 }
 
 /*
- * Decode m into *p (its port counted it received, a burst at a time: dp_burst.c). Returns
- * false when m was dropped (malformed, or a checksum the receiver would reject), counted.
+ * The checksums of a frame pkt_decode_fast() took: IPv4 without options, or IPv6 without
+ * extension headers, so what dp_rx_csums_ok() would ask of the headers is answered.
  */
 static inline bool
+dp_rx_csums_plain_ok(const struct rte_mbuf *m, const uint8_t *frame, const struct pkt *p)
+{
+	uint64_t fl = m->ol_flags & (RTE_MBUF_F_RX_IP_CKSUM_MASK | RTE_MBUF_F_RX_L4_CKSUM_MASK);
+
+	if (p->family == 4 && fl == 0)
+		return dp_rx_csums4_ok(frame + p->l3_off, p);
+	if (p->family == 6 && (fl & RTE_MBUF_F_RX_L4_CKSUM_MASK) == 0)
+		return dp_rx_csum6_ok(frame + p->l3_off, p);
+	if (fl == (RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD))
+		return true;	/* IPv6 has no header checksum: the port says so or nothing */
+	return dp_rx_csums_ok(m, p, PKT_OK);
+}
+
+/* What dp_rx_decode() made of a frame */
+enum dp_rx_got {
+	DP_RX_DROPPED,		/* malformed, or a checksum the receiver would reject: counted */
+	DP_RX_FRAME,		/* decoded, any status */
+	DP_RX_PLAIN,		/* PKT_OK and no source route: dp_decide.h's shape */
+};
+
+/*
+ * Decode m into *p (its port counted it received, a burst at a time: dp_burst.c), and say
+ * what it is. The straight-through decoder of the common shape is inline here, the walk a
+ * call.
+ */
+static __rte_always_inline enum dp_rx_got
 dp_rx_decode(struct dp_worker *w, struct rte_mbuf *m, struct pkt *p, enum pkt_status *st)
 {
-	if ((m->nb_segs != 1 && rte_pktmbuf_linearize(m) != 0) ||
-	    (*st = pkt_decode(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m),
-	    p)) == PKT_MALFORMED) {
+	const uint8_t *frame;
+	size_t len;
+
+	if (unlikely(m->nb_segs != 1) && rte_pktmbuf_linearize(m) != 0) {
 		dp_drop(w, m, DP_DROP_MALFORMED);
-		return false;
+		return DP_RX_DROPPED;
 	}
-	if (!dp_rx_csums_ok(m, p, *st)) {
-		dp_drop(w, m, DP_DROP_BAD_CSUM);
-		return false;
+	frame = rte_pktmbuf_mtod(m, const uint8_t *);
+	len = rte_pktmbuf_data_len(m);
+	if (likely(pkt_decode_fast(frame, len, p))) {
+		*st = PKT_OK;
+		if (unlikely(p->tcp_flags & PKT_TCP_SYN))
+			pkt_decode_syn(frame, p);
+		if (likely(dp_rx_csums_plain_ok(m, frame, p)))
+			return DP_RX_PLAIN;
+	} else {
+		if ((*st = pkt_decode_walk(frame, len, p)) == PKT_MALFORMED) {
+			dp_drop(w, m, DP_DROP_MALFORMED);
+			return DP_RX_DROPPED;
+		}
+		if (dp_rx_csums_ok(m, p, *st))
+			return *st == PKT_OK && !p->src_route ? DP_RX_PLAIN : DP_RX_FRAME;
 	}
-	return true;
+	dp_drop(w, m, DP_DROP_BAD_CSUM);
+	return DP_RX_DROPPED;
 }
 
 #endif

@@ -1,6 +1,7 @@
 /*
  * dp_rx.h's checksum verdicts on whole IPv4/IPv6 TCP and UDP packets with right and wrong
- * checksums, UDP's "no checksum" included (the sums themselves: test_csum.c).
+ * checksums, UDP's "no checksum" included (the sums themselves: test_csum.c), and its
+ * checks for the common shape held to the general ones.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -106,6 +107,32 @@ test_l4_checksums(void **state)
 	assert_false(l4_ok(f, 14 + 40 + 8 + 10));
 }
 
+/*
+ * dp_rx_decode's checks for a frame of the straight-through decoder's shape say what
+ * dp_rx_csums_ok says, whatever the port's offload flags
+ */
+static void
+plain_agrees(struct rte_mbuf *m, const uint8_t *frame, size_t len, const struct pkt *p,
+    enum pkt_status st)
+{
+	static const uint64_t ip[] = { RTE_MBUF_F_RX_IP_CKSUM_UNKNOWN, RTE_MBUF_F_RX_IP_CKSUM_BAD,
+		RTE_MBUF_F_RX_IP_CKSUM_GOOD, RTE_MBUF_F_RX_IP_CKSUM_NONE };
+	static const uint64_t l4[] = { RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN, RTE_MBUF_F_RX_L4_CKSUM_BAD,
+		RTE_MBUF_F_RX_L4_CKSUM_GOOD, RTE_MBUF_F_RX_L4_CKSUM_NONE };
+	struct pkt fast;
+
+	if (!pkt_decode_fast(frame, len, &fast))
+		return;
+	assert_int_equal(st, PKT_OK);
+	for (size_t i = 0; i < 4; i++)
+		for (size_t j = 0; j < 4; j++) {
+			m->ol_flags = ip[i] | l4[j];
+			assert_int_equal(dp_rx_csums_plain_ok(m, frame, &fast),
+			    dp_rx_csums_ok(m, p, st));
+		}
+	m->ol_flags = 0;
+}
+
 /* dp_rx_csums_ok's verdict on frame (its one pass for IPv4 without options), or -1 */
 static int
 csums_ok(uint8_t *frame, size_t len, bool *general)
@@ -123,6 +150,7 @@ csums_ok(uint8_t *frame, size_t len, bool *general)
 	/* the two checks one after the other, as a frame with IP options takes them */
 	*general = (p.family != 4 || dp_rx_ip4_csum_ok(&m, &p)) &&
 	    (st != PKT_OK || p.src_route || dp_rx_l4_csum_ok(&m, &p));
+	plain_agrees(&m, frame, len, &p, st);
 	return dp_rx_csums_ok(&m, &p, st);
 }
 

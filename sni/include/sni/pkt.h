@@ -30,7 +30,9 @@ enum pkt_status {
 #define PKT_WSCALE_NONE	0xff
 
 struct pkt {
-	uint8_t dst_mac[6], src_mac[6];
+	const uint8_t *dst_mac, *src_mac;	/* into the frame (6 bytes each): read them
+					 * before anything rewrites the frame's */
+	uint8_t src[16], dst[16];	/* network order; IPv4 in the first 4 bytes */
 	uint16_t vlan;			/* outermost VLAN ID, the one the frame arrived on and
 					 * leaves on; 0 when untagged */
 	uint8_t nb_vlans;		/* tags before the ethertype */
@@ -38,7 +40,6 @@ struct pkt {
 	uint16_t ethertype;		/* after the VLAN tags */
 	uint16_t l3_off;		/* where the header after the ethertype starts */
 	uint8_t family;			/* 4 or 6; 0 when not IP */
-	uint8_t src[16], dst[16];	/* network order; IPv4 in the first 4 bytes */
 	uint8_t proto;			/* IP protocol of the transport header */
 	bool fragment;			/* any IP fragment; only the first carries ports.
 					 * An IPv6 atomic fragment (offset 0, M 0) is whole. */
@@ -57,7 +58,7 @@ struct pkt {
 };
 
 /* Decode frame (len bytes, starting at the destination MAC). Fills *out on PKT_OK and as
- * far as it got on PKT_OTHER. */
+ * far as it got on PKT_OTHER. Inline: sni/pkt_fast.h. */
 enum pkt_status pkt_decode(const uint8_t *frame, size_t len, struct pkt *out);
 
 #endif
