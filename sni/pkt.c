@@ -3,7 +3,6 @@
  */
 #include <string.h>
 
-#include "pkt_int.h"
 #include "sni/pkt.h"
 #include "sni/pkt_fast.h"
 #include "sni/rd.h"
