@@ -41,6 +41,7 @@ struct dp_burst {
 	struct dp_flow_key keys[DP_BURST];
 	struct dp_flow *found[DP_BURST];
 	unsigned int nkeys;
+	uint64_t steady;		/* dp_conn_steady_key() */
 	uint32_t epoch;			/* the flow table's, as the last frame looked up saw it */
 	uint8_t last;			/* the key of the last frame that looked its flow up */
 	uint8_t nmoved;			/* keys whose frames opened or closed flows: */
@@ -202,6 +203,7 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 	w->port_bytes[port][0] += bytes;
 	dp_flow_lookup_burst(w->flows, b->keys, b->nkeys, b->found);
 	b->epoch = dp_flows_epoch(w->flows);
+	b->steady = dp_conn_steady_key(w);
 	b->last = DP_BURST_NO_KEY;
 	b->nmoved = 0;
 }
@@ -261,9 +263,11 @@ dp_burst_conn(struct dp_worker *w, struct dp_burst *b, const struct dp_burst_fra
     bool from_vm, struct dp_flow **f)
 {
 	if (!from_vm)
-		return dp_conn_uplink(w, &fr->p, &b->keys[fr->key], dp_burst_flow(w, b, fr), f);
+		return dp_conn_uplink(w, &fr->p, &b->keys[fr->key], dp_burst_flow(w, b, fr), f,
+		    b->steady);
 	dp_fate_note(w, &fr->p, fr->vm, fr->fate);	/* audited QUIC goes on to be admitted */
-	return dp_conn_vm(w, &fr->p, fr->vm, &b->keys[fr->key], dp_burst_flow(w, b, fr), f);
+	return dp_conn_vm(w, &fr->p, fr->vm, &b->keys[fr->key], dp_burst_flow(w, b, fr), f,
+	    b->steady);
 }
 
 /* The last stage, frame by frame in arrival order: connections, then the fate acted on. */
