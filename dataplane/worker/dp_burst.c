@@ -43,7 +43,6 @@ struct dp_burst {
 	unsigned int nkeys;
 	uint64_t steady;		/* dp_conn_steady_key() */
 	uint32_t epoch;			/* the flow table's, as the last frame looked up saw it */
-	uint8_t last;			/* the key of the last frame that looked its flow up */
 	uint8_t nmoved;			/* keys whose frames opened or closed flows: */
 	uint8_t moved[DP_BURST];
 };
@@ -204,7 +203,6 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 	dp_flow_lookup_burst(w->flows, b->keys, b->nkeys, b->found);
 	b->epoch = dp_flows_epoch(w->flows);
 	b->steady = dp_conn_steady_key(w);
-	b->last = DP_BURST_NO_KEY;
 	b->nmoved = 0;
 }
 
@@ -214,21 +212,20 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
  * close is that frame's flow's, or an idle one an open reclaimed (any). So when the epoch
  * moved since the last frame looked up, that frame's key is noted, and a frame's answer
  * is looked up again only if its flow is no longer its key's (closed, or its entry reused)
- * or it found none and a noted key is its own.
+ * or it found none and a noted key is its own. The frames that look up are those with a
+ * key, in the order of their keys, so the last one before fr is key fr->key - 1.
  */
-static inline struct dp_flow *
-dp_burst_flow(struct dp_worker *w, struct dp_burst *b, const struct dp_burst_frame *fr)
+static struct dp_flow *
+dp_burst_flow_moved(struct dp_worker *w, struct dp_burst *b, const struct dp_burst_frame *fr,
+    struct dp_flow *f, uint32_t epoch)
 {
 	const struct dp_flow_key *k = &b->keys[fr->key];
-	struct dp_flow *f = b->found[fr->key];
-	uint32_t epoch = dp_flows_epoch(w->flows);
 
 	if (epoch != b->epoch) {
 		b->epoch = epoch;
-		if (b->last != DP_BURST_NO_KEY)
-			b->moved[b->nmoved++] = b->last;
+		if (fr->key > 0)
+			b->moved[b->nmoved++] = (uint8_t)(fr->key - 1);
 	}
-	b->last = fr->key;
 	if (b->nmoved == 0)
 		return f;
 	if (f != NULL)
@@ -237,6 +234,18 @@ dp_burst_flow(struct dp_worker *w, struct dp_burst *b, const struct dp_burst_fra
 		if (dp_flow_key_eq(&b->keys[b->moved[i]], k))
 			return dp_flow_lookup(w->flows, k);
 	return NULL;
+}
+
+/* dp_burst_flow_moved(), inline while no flow opened or closed in the burst. */
+static inline struct dp_flow *
+dp_burst_flow(struct dp_worker *w, struct dp_burst *b, const struct dp_burst_frame *fr)
+{
+	struct dp_flow *f = b->found[fr->key];
+	uint32_t epoch = dp_flows_epoch(w->flows);
+
+	if (likely(epoch == b->epoch && b->nmoved == 0))
+		return f;
+	return dp_burst_flow_moved(w, b, fr, f, epoch);
 }
 
 /* The bytes of a stream a module judges, from the VM: the module's fate for them. */
