@@ -20,13 +20,11 @@
 static inline void
 dp_conn_key(struct dp_flow_key *k, uint16_t vm, const struct pkt *p, bool from_vm)
 {
-	k->vm = vm;
-	k->family = p->family;
-	k->proto = p->proto;
-	k->vm_port = from_vm ? p->sport : p->dport;
-	k->peer_port = from_vm ? p->dport : p->sport;
+	/* whole, the zero tail with it: stored as wide as it goes, not a field at a time */
+	*k = (struct dp_flow_key){ .vm = vm, .family = p->family, .proto = p->proto,
+		.vm_port = from_vm ? p->sport : p->dport,
+		.peer_port = from_vm ? p->dport : p->sport };
 	memcpy(k->peer, from_vm ? p->dst : p->src, 16);	/* an IPv4 address's tail is zero */
-	k->zero = 0;
 }
 
 /* a is after b in sequence space (RFC 1982) */
