@@ -43,6 +43,7 @@ struct dp_burst {
 	unsigned int nkeys;
 	uint64_t steady;		/* dp_conn_steady_key() */
 	uint32_t epoch;			/* the flow table's, as the last frame looked up saw it */
+	uint64_t clean;			/* epoch while no key is noted below; then above any */
 	uint8_t nmoved;			/* keys whose frames opened or closed flows: */
 	uint8_t moved[DP_BURST];
 };
@@ -201,7 +202,7 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 	w->port_pkts[port][0] += n;
 	w->port_bytes[port][0] += bytes;
 	dp_flow_lookup_burst(w->flows, b->keys, b->nkeys, b->found);
-	b->epoch = dp_flows_epoch(w->flows);
+	b->clean = b->epoch = dp_flows_epoch(w->flows);
 	b->steady = dp_conn_steady_key(w);
 	b->nmoved = 0;
 }
@@ -226,8 +227,11 @@ dp_burst_flow_moved(struct dp_worker *w, struct dp_burst *b, const struct dp_bur
 		if (fr->key > 0)
 			b->moved[b->nmoved++] = (uint8_t)(fr->key - 1);
 	}
-	if (b->nmoved == 0)
+	if (b->nmoved == 0) {
+		b->clean = epoch;
 		return f;
+	}
+	b->clean = UINT64_MAX;
 	if (f != NULL)
 		return dp_flow_is(f, k) ? f : dp_flow_lookup(w->flows, k);
 	for (unsigned int i = 0; i < b->nmoved; i++)
@@ -236,14 +240,14 @@ dp_burst_flow_moved(struct dp_worker *w, struct dp_burst *b, const struct dp_bur
 	return NULL;
 }
 
-/* dp_burst_flow_moved(), inline while no flow opened or closed in the burst. */
+/* dp_burst_flow_moved(), inline (one compare) while no key is noted. */
 static inline struct dp_flow *
 dp_burst_flow(struct dp_worker *w, struct dp_burst *b, const struct dp_burst_frame *fr)
 {
 	struct dp_flow *f = b->found[fr->key];
 	uint32_t epoch = dp_flows_epoch(w->flows);
 
-	if (likely(epoch == b->epoch && b->nmoved == 0))
+	if (likely(epoch == b->clean))
 		return f;
 	return dp_burst_flow_moved(w, b, fr, f, epoch);
 }

@@ -137,8 +137,7 @@ dp_conn_vm(struct dp_worker *w, const struct pkt *p, uint16_t vm, const struct d
 {
 	if (f == NULL || !dp_conn_steady(steady, f, p, true))
 		return dp_conn_vm_any(w, p, vm, k, f, fp);
-	*fp = f;
-	f->last_seen = w->now;
+	f->last_seen = w->now;		/* *fp as it was: an egress needs no flow */
 	/* dp_flow_vm_sent(), where no SYN or FIN takes a sequence number: neither is steady */
 	if (p->proto == PKT_PROTO_TCP && dp_seq_after(p->seq + (uint32_t)p->payload_len, f->vm_nxt))
 		f->vm_nxt = p->seq + (uint32_t)p->payload_len;
@@ -152,8 +151,7 @@ dp_conn_uplink(struct dp_worker *w, const struct pkt *p, const struct dp_flow_ke
 {
 	if (f == NULL || !dp_conn_steady(steady, f, p, false))
 		return dp_conn_uplink_any(w, p, k, f, fp);
-	*fp = f;
-	f->last_seen = w->now;
+	f->last_seen = w->now;		/* nor an ingress */
 	if (p->proto == PKT_PROTO_TCP)
 		dp_flow_peer_acked(f, p);
 	else
