@@ -41,8 +41,9 @@ struct dp_burst {
 	struct dp_flow_key keys[DP_BURST];
 	struct dp_flow *found[DP_BURST];
 	unsigned int nkeys;
+	uint64_t steady;		/* dp_conn_steady_key() */
 	uint32_t epoch;			/* the flow table's, as the last frame looked up saw it */
-	uint8_t last;			/* the key of the last frame that looked its flow up */
+	uint64_t clean;			/* epoch while no key is noted below; then above any */
 	uint8_t nmoved;			/* keys whose frames opened or closed flows: */
 	uint8_t moved[DP_BURST];
 };
@@ -205,8 +206,8 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 	w->port_pkts[port][0] += n;
 	w->port_bytes[port][0] += bytes;
 	dp_flow_lookup_burst(w->flows, b->keys, b->nkeys, b->found);
-	b->epoch = dp_flows_epoch(w->flows);
-	b->last = DP_BURST_NO_KEY;
+	b->clean = b->epoch = dp_flows_epoch(w->flows);
+	b->steady = dp_conn_steady_key(w);
 	b->nmoved = 0;
 }
 
@@ -229,29 +230,43 @@ dp_burst_decide_uplink(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf 
  * close is that frame's flow's, or an idle one an open reclaimed (any). So when the epoch
  * moved since the last frame looked up, that frame's key is noted, and a frame's answer
  * is looked up again only if its flow is no longer its key's (closed, or its entry reused)
- * or it found none and a noted key is its own.
+ * or it found none and a noted key is its own. The frames that look up are those with a
+ * key, in the order of their keys, so the last one before fr is key fr->key - 1.
  */
-static inline struct dp_flow *
-dp_burst_flow(struct dp_worker *w, struct dp_burst *b, const struct dp_burst_frame *fr)
+static struct dp_flow *
+dp_burst_flow_moved(struct dp_worker *w, struct dp_burst *b, const struct dp_burst_frame *fr,
+    struct dp_flow *f, uint32_t epoch)
 {
 	const struct dp_flow_key *k = &b->keys[fr->key];
-	struct dp_flow *f = b->found[fr->key];
-	uint32_t epoch = dp_flows_epoch(w->flows);
 
 	if (epoch != b->epoch) {
 		b->epoch = epoch;
-		if (b->last != DP_BURST_NO_KEY)
-			b->moved[b->nmoved++] = b->last;
+		if (fr->key > 0)
+			b->moved[b->nmoved++] = (uint8_t)(fr->key - 1);
 	}
-	b->last = fr->key;
-	if (b->nmoved == 0)
+	if (b->nmoved == 0) {
+		b->clean = epoch;
 		return f;
+	}
+	b->clean = UINT64_MAX;
 	if (f != NULL)
 		return dp_flow_is(f, k) ? f : dp_flow_lookup(w->flows, k);
 	for (unsigned int i = 0; i < b->nmoved; i++)
 		if (dp_flow_key_eq(&b->keys[b->moved[i]], k))
 			return dp_flow_lookup(w->flows, k);
 	return NULL;
+}
+
+/* dp_burst_flow_moved(), inline (one compare) while no key is noted. */
+static inline struct dp_flow *
+dp_burst_flow(struct dp_worker *w, struct dp_burst *b, const struct dp_burst_frame *fr)
+{
+	struct dp_flow *f = b->found[fr->key];
+	uint32_t epoch = dp_flows_epoch(w->flows);
+
+	if (likely(epoch == b->clean))
+		return f;
+	return dp_burst_flow_moved(w, b, fr, f, epoch);
 }
 
 /* The bytes of a stream a module judges, from the VM: the module's fate for them. */
@@ -278,9 +293,11 @@ dp_burst_conn(struct dp_worker *w, struct dp_burst *b, const struct dp_burst_fra
     bool from_vm, struct dp_flow **f)
 {
 	if (!from_vm)
-		return dp_conn_uplink(w, &fr->p, &b->keys[fr->key], dp_burst_flow(w, b, fr), f);
+		return dp_conn_uplink(w, &fr->p, &b->keys[fr->key], dp_burst_flow(w, b, fr), f,
+		    b->steady);
 	dp_fate_note(w, &fr->p, fr->vm, fr->fate);	/* audited QUIC goes on to be admitted */
-	return dp_conn_vm(w, &fr->p, fr->vm, &b->keys[fr->key], dp_burst_flow(w, b, fr), f);
+	return dp_conn_vm(w, &fr->p, fr->vm, &b->keys[fr->key], dp_burst_flow(w, b, fr), f,
+	    b->steady);
 }
 
 /* The last stage, frame by frame in arrival order: connections, then the fate acted on. */

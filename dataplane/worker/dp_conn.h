@@ -20,13 +20,11 @@
 static inline void
 dp_conn_key(struct dp_flow_key *k, uint16_t vm, const struct pkt *p, bool from_vm)
 {
-	k->vm = vm;
-	k->family = p->family;
-	k->proto = p->proto;
-	k->vm_port = from_vm ? p->sport : p->dport;
-	k->peer_port = from_vm ? p->dport : p->sport;
+	/* whole, the zero tail with it: stored as wide as it goes, not a field at a time */
+	*k = (struct dp_flow_key){ .vm = vm, .family = p->family, .proto = p->proto,
+		.vm_port = from_vm ? p->sport : p->dport,
+		.peer_port = from_vm ? p->dport : p->sport };
 	memcpy(k->peer, from_vm ? p->dst : p->src, 16);	/* an IPv4 address's tail is zero */
-	k->zero = 0;
 }
 
 /* a is after b in sequence space (RFC 1982) */
@@ -62,21 +60,40 @@ dp_flow_peer_acked(struct dp_flow *f, const struct pkt *p)
 	f->peer_wnd = (uint32_t)p->tcp_win << f->peer_wscale;
 }
 
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "gen is the word's low half");
+#define DP_CONN_TLS_NEVER	0xff	/* a tls no flow has: no flow is steady */
+_Static_assert(DP_TLS_UDP < DP_CONN_TLS_NEVER, "DP_CONN_TLS_NEVER is no flow's");
+
+/*
+ * The word a steady flow's gen, tls and budgets make under w as it is (its generation
+ * and flow log stay as they are through a burst): the generation's id, tls and budgets
+ * zero; with a flow log, which counts every frame, one no flow makes.
+ */
+static inline uint64_t
+dp_conn_steady_key(const struct dp_worker *w)
+{
+	return w->flow_recs == NULL ? w->gen->id : (uint64_t)DP_CONN_TLS_NEVER << 32;
+}
+
 /*
  * Is p, on flow f, a frame of its steady state, which the flow stage decides inline: the
  * flow judged by the current generation, counting in no budget, nothing judging its
  * bytes (no module's; no judged prefix, unless p comes from the VM (from_vm) without data:
  * a segment with data must repeat the prefix, and the peer's ACKs of it free its copy),
  * no flow log to count it for, and a datagram or a TCP segment that neither opens nor
- * ends anything. Anything else takes dp_conn_vm_any() or dp_conn_uplink_any(), which
- * decide every frame the same way, these included.
+ * ends anything. key: dp_conn_steady_key(), which the flow's gen, tls and budgets must
+ * make (the bytes after them, in_use and would_block, shifted out). Anything else takes
+ * dp_conn_vm_any() or dp_conn_uplink_any(), which decide every frame the same way, these
+ * included.
  */
 static inline bool
-dp_conn_steady(const struct dp_worker *w, const struct dp_flow *f, const struct pkt *p,
-    bool from_vm)
+dp_conn_steady(uint64_t key, const struct dp_flow *f, const struct pkt *p, bool from_vm)
 {
-	return f->gen == w->gen->id && f->budgets == 0 && f->tls == DP_TLS_NONE &&
-	    (f->judged == 0 || (from_vm && p->payload_len == 0)) && w->flow_recs == NULL &&
+	uint64_t word;
+
+	memcpy(&word, &f->gen, sizeof(word));
+	return ((word ^ key) << 16) == 0 &&
+	    (f->judged == 0 || (from_vm && p->payload_len == 0)) &&
 	    (p->proto == PKT_PROTO_UDP ||
 	    !(p->tcp_flags & (PKT_TCP_SYN | PKT_TCP_FIN | PKT_TCP_RST)));
 }
@@ -110,30 +127,31 @@ bool dp_flow_still_allowed(struct dp_worker *w, const struct dp_flow *f);
  */
 uint8_t dp_flow_budgets_again(struct dp_worker *w, const struct dp_flow *f);
 
-/* dp_conn_vm_any(), a frame of its flow's steady state decided inline. */
+/*
+ * dp_conn_vm_any(), a frame of its flow's steady state decided inline; steady:
+ * dp_conn_steady_key(w).
+ */
 static inline struct dp_fate
 dp_conn_vm(struct dp_worker *w, const struct pkt *p, uint16_t vm, const struct dp_flow_key *k,
-    struct dp_flow *f, struct dp_flow **fp)
+    struct dp_flow *f, struct dp_flow **fp, uint64_t steady)
 {
-	if (f == NULL || !dp_conn_steady(w, f, p, true))
+	if (f == NULL || !dp_conn_steady(steady, f, p, true))
 		return dp_conn_vm_any(w, p, vm, k, f, fp);
-	*fp = f;
-	f->last_seen = w->now;
+	f->last_seen = w->now;		/* *fp as it was: an egress needs no flow */
 	/* dp_flow_vm_sent(), where no SYN or FIN takes a sequence number: neither is steady */
 	if (p->proto == PKT_PROTO_TCP && dp_seq_after(p->seq + (uint32_t)p->payload_len, f->vm_nxt))
 		f->vm_nxt = p->seq + (uint32_t)p->payload_len;
 	return dp_fate_egress(f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
 }
 
-/* dp_conn_uplink_any(), a frame of its flow's steady state decided inline. */
+/* dp_conn_uplink_any(), likewise. */
 static inline struct dp_fate
 dp_conn_uplink(struct dp_worker *w, const struct pkt *p, const struct dp_flow_key *k,
-    struct dp_flow *f, struct dp_flow **fp)
+    struct dp_flow *f, struct dp_flow **fp, uint64_t steady)
 {
-	if (f == NULL || !dp_conn_steady(w, f, p, false))
+	if (f == NULL || !dp_conn_steady(steady, f, p, false))
 		return dp_conn_uplink_any(w, p, k, f, fp);
-	*fp = f;
-	f->last_seen = w->now;
+	f->last_seen = w->now;		/* nor an ingress */
 	if (p->proto == PKT_PROTO_TCP)
 		dp_flow_peer_acked(f, p);
 	else

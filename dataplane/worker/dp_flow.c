@@ -92,32 +92,34 @@ dp_flow_lookup(struct dp_flows *t, const struct dp_flow_key *k)
  * (a tag that matched another key, a key in its second bucket) the plain lookup finishes.
  */
 void
-dp_flow_lookup_burst(struct dp_flows *t, const struct dp_flow_key *keys, unsigned int n,
-    struct dp_flow **out)
+dp_flow_lookup_burst(struct dp_flows *t, const struct dp_flow_key *restrict keys, unsigned int n,
+    struct dp_flow **restrict out)
 {
 	const struct dp_ft *ft = &t->ft;
+	const struct dp_ft_bucket *first[DP_BURST];
+	struct dp_flow *e = t->h.e;
 	uint32_t h[DP_BURST];
 
 	for (unsigned int i = 0; i < n; i++) {
 		h[i] = dp_ft_hash(ft, &keys[i]);
-		rte_prefetch0(&ft->b[dp_ft_first(ft, h[i])]);
+		first[i] = &ft->b[dp_ft_first(ft, h[i])];
+		rte_prefetch0(first[i]);
 	}
 	for (unsigned int i = 0; i < n; i++) {
-		const struct dp_ft_bucket *b = &ft->b[dp_ft_first(ft, h[i])];
 		uint16_t tag = dp_ft_tag(h[i]);
-		uint32_t m = dp_ft_match(b, tag);
+		uint64_t m = dp_ft_match_pairs(first[i], tag);
 
-		out[i] = NULL;
 		if (m != 0) {
-			out[i] = &t->h.e[b->idx[__builtin_ctz(m) / 2]];
+			out[i] = &e[dp_ft_idx_at(first[i], (unsigned int)__builtin_ctzll(m))];
 			rte_prefetch0(out[i]);
 		} else {
+			out[i] = NULL;
 			rte_prefetch0(&ft->b[dp_ft_alt(ft, dp_ft_first(ft, h[i]), tag)]);
 		}
 	}
 	for (unsigned int i = 0; i < n; i++)
-		if (out[i] == NULL || !dp_ft_key_eq(&out[i]->key, &keys[i]))
-			out[i] = dp_ft_find(ft, h[i], t->h.e, &keys[i]);
+		if (out[i] == NULL || !dp_ft_entry_is(out[i], &keys[i]))
+			out[i] = dp_ft_find(ft, h[i], e, &keys[i]);
 }
 
 void

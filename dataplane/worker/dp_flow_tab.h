@@ -27,8 +27,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <emmintrin.h>
+#ifdef __SSE4_1__
+#include <smmintrin.h>
+#endif
 
 #include "dp_flow.h"
 #include "dp_hash.h"
@@ -103,16 +107,38 @@ dp_ft_alt(const struct dp_ft *ft, uint32_t b, uint16_t tag)
 }
 
 /*
+ * Slots of bucket b whose tag is tag: bits 2 * slot and 2 * slot + 1 set for each, for a
+ * caller that needs only whether one matches and the first (__builtin_ctz(): 2 * slot).
+ */
+static inline uint32_t
+dp_ft_match_pairs(const struct dp_ft_bucket *b, uint16_t tag)
+{
+	__m128i tags = _mm_load_si128((const __m128i *)(const void *)b->tag);
+
+	return (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi16(tags, _mm_set1_epi16((short)tag)));
+}
+
+/*
  * Slots of bucket b whose tag is tag: bit 2 * slot set for each. A reader beside a writer
  * orders the slots' idx and the entries after it with an acquire fence.
  */
 static inline uint32_t
 dp_ft_match(const struct dp_ft_bucket *b, uint16_t tag)
 {
-	__m128i tags = _mm_load_si128((const __m128i *)(const void *)b->tag);
+	return dp_ft_match_pairs(b, tag) & 0x5555u;
+}
 
-	return (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi16(tags,
-	    _mm_set1_epi16((short)tag))) & 0x5555u;
+/*
+ * The index in the slot of bit, the low bit of its pair in a match (an even number): the
+ * byte offset of idx[bit / 2] is bit * 2, one scaled load with no shift before it.
+ */
+static inline uint32_t
+dp_ft_idx_at(const struct dp_ft_bucket *b, unsigned int bit)
+{
+	uint32_t idx;
+
+	memcpy(&idx, (const uint8_t *)b->idx + 2 * (size_t)bit, sizeof(idx));
+	return idx;
 }
 
 static inline bool
@@ -123,6 +149,25 @@ dp_ft_key_eq(const struct dp_flow_key *a, const struct dp_flow_key *b)
 	__m128i hi = _mm_cmpeq_epi8(_mm_loadu_si128(x + 1), _mm_loadu_si128(y + 1));
 
 	return _mm_movemask_epi8(_mm_and_si128(lo, hi)) == 0xffff;
+}
+
+/*
+ * dp_ft_key_eq() for f, an entry of a table's array (which is cache-line aligned, its
+ * 128-byte entries too), so that its key's halves are read as the operands of the XORs.
+ */
+static inline bool
+dp_ft_entry_is(const struct dp_flow *f, const struct dp_flow_key *k)
+{
+#ifdef __SSE4_1__
+	const __m128i *x = (const __m128i *)(const void *)&f->key;
+	const __m128i *y = (const __m128i *)(const void *)k;
+	__m128i d = _mm_or_si128(_mm_xor_si128(_mm_load_si128(x), _mm_loadu_si128(y)),
+	    _mm_xor_si128(_mm_load_si128(x + 1), _mm_loadu_si128(y + 1)));
+
+	return _mm_testz_si128(d, d) != 0;
+#else
+	return dp_ft_key_eq(&f->key, k);
+#endif
 }
 
 /* k's entry among the slots of bucket b that match tag, or NULL. */

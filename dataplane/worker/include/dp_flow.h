@@ -8,6 +8,7 @@
 #define DP_FLOW_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -60,18 +61,22 @@ enum dp_http_phase {
 struct dp_flow {
 	struct dp_flow_key key;
 	uint64_t last_seen;		/* seconds, dp_now() */
-	uint8_t state;			/* enum dp_flow_state */
+	/*
+	 * gen, tls and budgets side by side, in this order, at an 8-byte boundary: the flow
+	 * stage tells a steady flow by one 64-bit compare of them (dp_conn_steady()).
+	 */
+	uint32_t gen;			/* the generation that last judged it */
 	uint8_t tls;			/* enum dp_flow_tls */
+	uint8_t budgets;		/* the egress budgets its bytes count in (dp_budget.h) */
 	bool in_use;
 	bool would_block;		/* audit: the verdict was "block", counted as such */
-	uint32_t isn;			/* TCP: sequence number of the client's first byte */
-	uint32_t hold;			/* 1 + the client stream's hold buffer, or 0 */
-	uint32_t gen;			/* the generation that last judged it */
+	uint8_t state;			/* enum dp_flow_state */
 	uint8_t how;			/* enum dp_admission: what let it open */
 	uint8_t vm_wscale;		/* the SYN's window scale, PKT_WSCALE_NONE */
 	uint8_t peer_wscale;		/* what the peer's windows are shifted by */
+	uint32_t isn;			/* TCP: sequence number of the client's first byte */
+	uint32_t hold;			/* 1 + the client stream's hold buffer, or 0 */
 	bool peer_synced;		/* TCP: the peer's SYN-ACK was seen */
-	uint8_t budgets;		/* the egress budgets its bytes count in (dp_budget.h) */
 	bool quic_judged;		/* QUIC: a hello was allowed on it, short headers pass */
 	/*
 	 * name_hash is a name bound to the peer's address for the VM when the flow opened,
@@ -115,6 +120,10 @@ enum dp_flow_ha {
 
 /* Two to a 128-byte pair of cache lines: a field added must fit a hole. */
 _Static_assert(sizeof(struct dp_flow) == 128, "struct dp_flow is 128 bytes");
+_Static_assert(offsetof(struct dp_flow, gen) % 8 == 0 &&
+    offsetof(struct dp_flow, tls) == offsetof(struct dp_flow, gen) + 4 &&
+    offsetof(struct dp_flow, budgets) == offsetof(struct dp_flow, gen) + 5,
+    "gen, tls and budgets are one word's low six bytes");
 
 /*
  * What the flow log reports of a flow (dp_flowlog.h), kept beside it rather than in it:

@@ -90,7 +90,11 @@ dp_hash_crc_inline(const void *key, uint32_t len, uint32_t seed)
 		h ^= h >> 29;
 #endif
 	}
+#ifdef __SSE4_2__
+	return (uint32_t)h;	/* CRC32's high half is zero: folding it in would change nothing */
+#else
 	return (uint32_t)(h ^ h >> 32);
+#endif
 }
 
 uint32_t dp_hash_crc(const void *key, uint32_t len, uint32_t seed);
