@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "dns_int.h"
 #include "sni/dns.h"
 
 /*
@@ -18,22 +19,6 @@ static bool
 dns_is_letter(uint8_t c)
 {
 	return (uint8_t)((c | 0x20) - 'a') <= 'z' - 'a';
-}
-
-/*
- * The high bit of each of the 8 bytes at p (in memory order, low byte first) that is an
- * upper-case ASCII letter. With the high bits cleared, adding 0x3f sets a byte's high bit
- * from 'A' up, adding 0x25 from '[' up, and no byte carries into the next.
- */
-static inline uint64_t
-dns_upper8(const uint8_t *p)
-{
-	uint64_t w, x;
-
-	memcpy(&w, p, 8);
-	x = w & 0x7f7f7f7f7f7f7f7full;
-	return (x + 0x3f3f3f3f3f3f3f3full) & ~(x + 0x2525252525252525ull) & ~w &
-	    0x8080808080808080ull;
 }
 
 void

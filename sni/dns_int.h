@@ -26,25 +26,33 @@ dns_lower(uint8_t c)
 }
 
 /*
- * dns_lower() over n bytes, eight at a time. Length bytes (0..63) are below 'A' and stay.
- * Per byte of the word: its low seven bits plus 0x3f carry into the top bit from 'A' up, plus
- * 0x25 from past 'Z'; the two differ on the letters, which the byte's own top bit clear
- * confines to ASCII.
+ * The high bit of each of the 8 bytes at p (in memory order, low byte first) that is an
+ * upper-case ASCII letter. With the high bits cleared, adding 0x3f sets a byte's high bit
+ * from 'A' up, adding 0x25 from '[' up, and no byte carries into the next.
  */
+static inline uint64_t
+dns_upper8(const uint8_t *p)
+{
+	uint64_t w, x;
+
+	memcpy(&w, p, 8);
+	x = w & 0x7f7f7f7f7f7f7f7full;
+	return (x + 0x3f3f3f3f3f3f3f3full) & ~(x + 0x2525252525252525ull) & ~w &
+	    0x8080808080808080ull;
+}
+
+/* dns_lower() over n bytes, eight at a time. Length bytes (0..63) are below 'A' and stay. */
 static inline void
 dns_lower_wire(uint8_t *p, size_t n)
 {
-	const uint64_t tops = 0x8080808080808080ull;
 	size_t i = 0;
 
 	for (; i + 8 <= n; i += 8) {
-		uint64_t x, low7, upper;
+		uint64_t w, upper = dns_upper8(p + i);
 
-		memcpy(&x, p + i, 8);
-		low7 = x & ~tops;
-		upper = ((low7 + 0x3f3f3f3f3f3f3f3full) ^ (low7 + 0x2525252525252525ull)) & ~x & tops;
-		x |= upper >> 2;
-		memcpy(p + i, &x, 8);
+		memcpy(&w, p + i, 8);
+		w |= upper >> 2;	/* a letter's 0x20 */
+		memcpy(p + i, &w, 8);
 	}
 	for (; i < n; i++)
 		p[i] = dns_lower(p[i]);
