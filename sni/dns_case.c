@@ -56,6 +56,9 @@ dns_name_has_upper(const uint8_t *name, size_t len)
 	for (; i + 8 <= len; i += 8)
 		if (dns_upper8(name + i) != 0)
 			return true;
+	/* the tail as the last eight bytes, some looked at twice: any letter is one */
+	if (i < len && len >= 8)
+		return dns_upper8(name + len - 8) != 0;
 	for (; i < len; i++)
 		if ((uint8_t)(name[i] - 'A') <= 'Z' - 'A')
 			return true;
