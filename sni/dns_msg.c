@@ -121,6 +121,17 @@ dns_owner_is_question(struct rd *r, const struct dns_msg *out)
 		return false;
 	return rd_skip(r, 2);
 }
+/* A record's type, class, TTL and RDATA: the ten fixed bytes bounds-checked at once. */
+static inline bool
+dns_rr_fixed(struct rd *r, uint16_t *type, uint16_t *class, uint32_t *ttl, struct rd *rdata)
+{
+	if (r->len < 10)
+		return false;
+	*type = rd_be16(r->p);
+	*class = rd_be16(r->p + 2);
+	*ttl = rd_be32(r->p + 4);
+	return rd_skip(r, 8) && rd_vec16(r, rdata);
+}
 /*
  * Resource record (RFC 1035 s4.1.3):
  *   name | u16 type | u16 class | u32 ttl | u16 rdlength | rdata
@@ -143,8 +154,7 @@ dns_rrs(const uint8_t *msg, struct rd *r, enum dns_section sec, uint16_t count,
 			owner_len = out->qname_len;
 		else if (dns_name_read(msg, r, NULL, &owner_len) != DNS_OK)
 			return DNS_MALFORMED;
-		if (!rd_u16(r, &type) || !rd_u16(r, &class) || !rd_u32(r, &ttl) ||
-		    !rd_vec16(r, &rdata))
+		if (!dns_rr_fixed(r, &type, &class, &ttl, &rdata))
 			return DNS_MALFORMED;
 		switch (type) {
 		case DNS_TYPE_A:
