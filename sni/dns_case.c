@@ -33,6 +33,12 @@ dns_name_caps(const uint8_t *name, size_t len, uint8_t caps[DNS_CASE_BYTES])
 	/* eight bytes a caps byte: the multiply gathers byte k's high bit into bit k */
 	for (; i + 8 <= len; i += 8)
 		caps[i / 8] = (uint8_t)(((dns_upper8(name + i) >> 7) * 0x0102040810204080ull) >> 56);
+	/* the tail as the last eight bytes, the ones before it shifted out */
+	if (i < len && len >= 8) {
+		caps[i / 8] = (uint8_t)((((dns_upper8(name + len - 8) >> (8 * (8 - (len - i)))) >>
+		    7) * 0x0102040810204080ull) >> 56);
+		return;
+	}
 #endif
 	for (; i < len; i++)
 		if (dns_is_letter(name[i]) && !(name[i] & 0x20))
