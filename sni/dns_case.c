@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "dns_int.h"
 #include "sni/dns.h"
 
 /*
@@ -18,22 +19,6 @@ static bool
 dns_is_letter(uint8_t c)
 {
 	return (uint8_t)((c | 0x20) - 'a') <= 'z' - 'a';
-}
-
-/*
- * The high bit of each of the 8 bytes at p (in memory order, low byte first) that is an
- * upper-case ASCII letter. With the high bits cleared, adding 0x3f sets a byte's high bit
- * from 'A' up, adding 0x25 from '[' up, and no byte carries into the next.
- */
-static inline uint64_t
-dns_upper8(const uint8_t *p)
-{
-	uint64_t w, x;
-
-	memcpy(&w, p, 8);
-	x = w & 0x7f7f7f7f7f7f7f7full;
-	return (x + 0x3f3f3f3f3f3f3f3full) & ~(x + 0x2525252525252525ull) & ~w &
-	    0x8080808080808080ull;
 }
 
 void
@@ -48,6 +33,12 @@ dns_name_caps(const uint8_t *name, size_t len, uint8_t caps[DNS_CASE_BYTES])
 	/* eight bytes a caps byte: the multiply gathers byte k's high bit into bit k */
 	for (; i + 8 <= len; i += 8)
 		caps[i / 8] = (uint8_t)(((dns_upper8(name + i) >> 7) * 0x0102040810204080ull) >> 56);
+	/* the tail as the last eight bytes, the ones before it shifted out */
+	if (i < len && len >= 8) {
+		caps[i / 8] = (uint8_t)((((dns_upper8(name + len - 8) >> (8 * (8 - (len - i)))) >>
+		    7) * 0x0102040810204080ull) >> 56);
+		return;
+	}
 #endif
 	for (; i < len; i++)
 		if (dns_is_letter(name[i]) && !(name[i] & 0x20))
@@ -71,6 +62,9 @@ dns_name_has_upper(const uint8_t *name, size_t len)
 	for (; i + 8 <= len; i += 8)
 		if (dns_upper8(name + i) != 0)
 			return true;
+	/* the tail as the last eight bytes, some looked at twice: any letter is one */
+	if (i < len && len >= 8)
+		return dns_upper8(name + len - 8) != 0;
 	for (; i < len; i++)
 		if ((uint8_t)(name[i] - 'A') <= 'Z' - 'A')
 			return true;

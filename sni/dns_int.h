@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "sni/dns.h"
 #include "sni/rd.h"
@@ -22,6 +23,39 @@ dns_lower(uint8_t c)
 {
 	/* ASCII only: bytes >= 0x80 are not letters in DNS (RFC 4343 s3). */
 	return c >= 'A' && c <= 'Z' ? (uint8_t)(c + ('a' - 'A')) : c;
+}
+
+/*
+ * The high bit of each of the 8 bytes at p (in memory order, low byte first) that is an
+ * upper-case ASCII letter. With the high bits cleared, adding 0x3f sets a byte's high bit
+ * from 'A' up, adding 0x25 from '[' up, and no byte carries into the next.
+ */
+static inline uint64_t
+dns_upper8(const uint8_t *p)
+{
+	uint64_t w, x;
+
+	memcpy(&w, p, 8);
+	x = w & 0x7f7f7f7f7f7f7f7full;
+	return (x + 0x3f3f3f3f3f3f3f3full) & ~(x + 0x2525252525252525ull) & ~w &
+	    0x8080808080808080ull;
+}
+
+/* dns_lower() over n bytes, eight at a time. Length bytes (0..63) are below 'A' and stay. */
+static inline void
+dns_lower_wire(uint8_t *p, size_t n)
+{
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w, upper = dns_upper8(p + i);
+
+		memcpy(&w, p + i, 8);
+		w |= upper >> 2;	/* a letter's 0x20 */
+		memcpy(p + i, &w, 8);
+	}
+	for (; i < n; i++)
+		p[i] = dns_lower(p[i]);
 }
 
 static inline size_t
@@ -55,9 +89,11 @@ dns_name_read(const uint8_t *msg, struct rd *r, uint8_t *out, size_t *wire_len)
 	struct rd cur = *r;
 	size_t seq_start = dns_off(msg, r);
 	size_t wire = 0;
+	/* the in-place run being read, copied out whole at its end: most names are one run */
+	const uint8_t *run = cur.p;
+	size_t run_at = 0;
 	unsigned int hops = 0;
 	bool jumped = false;
-	const uint8_t *label;
 	uint8_t b, lo;
 
 	for (;;) {
@@ -75,22 +111,24 @@ dns_name_read(const uint8_t *msg, struct rd *r, uint8_t *out, size_t *wire_len)
 				*r = cur;
 				jumped = true;
 			}
+			if (out != NULL)
+				memcpy(out + run_at, run, wire - run_at);
 			cur = rd_make(msg + target, seq_start - target);
+			run = cur.p;
+			run_at = wire;
 			seq_start = target;
 			continue;
 		}
 		if ((b & 0xc0) != 0)
 			return DNS_MALFORMED;
-		label = cur.p;
 		if ((wire += 1 + (size_t)b) > DNS_NAME_WIRE_MAX || !rd_skip(&cur, b))
 			return DNS_MALFORMED;
-		if (out != NULL) {
-			out[wire - 1 - b] = b;
-			for (size_t i = 0; i < b; i++)
-				out[wire - b + i] = dns_lower(label[i]);
-		}
 		if (b == 0)
 			break;
+	}
+	if (out != NULL) {
+		memcpy(out + run_at, run, wire - run_at);
+		dns_lower_wire(out, wire);
 	}
 	if (!jumped)
 		*r = cur;

@@ -108,6 +108,31 @@ dns_plain_rr(struct dns_plain *pl, const uint8_t *msg, size_t owner, uint16_t ty
 }
 
 /*
+ * Is the name at *r a pointer to the question's name, and if so skip it? That name was read
+ * in place (a pointer in it could only go back into the header), so dns_name_read() would
+ * find it valid with qname_len bytes again, a hop within the limit: the usual owner, 0xc00c,
+ * is not walked once more. With more than one question no length was kept: walked.
+ */
+static inline bool
+dns_owner_is_question(struct rd *r, const struct dns_msg *out)
+{
+	if (!out->has_question || r->len < 2 || r->p[0] != (0xc0 | DNS_HDR_LEN >> 8) ||
+	    r->p[1] != (DNS_HDR_LEN & 0xff))
+		return false;
+	return rd_skip(r, 2);
+}
+/* A record's type, class, TTL and RDATA: the ten fixed bytes bounds-checked at once. */
+static inline bool
+dns_rr_fixed(struct rd *r, uint16_t *type, uint16_t *class, uint32_t *ttl, struct rd *rdata)
+{
+	if (r->len < 10)
+		return false;
+	*type = rd_be16(r->p);
+	*class = rd_be16(r->p + 2);
+	*ttl = rd_be32(r->p + 4);
+	return rd_skip(r, 8) && rd_vec16(r, rdata);
+}
+/*
  * Resource record (RFC 1035 s4.1.3):
  *   name | u16 type | u16 class | u32 ttl | u16 rdlength | rdata
  * RDATA must fill RDLENGTH exactly where we know its shape: A is 4 bytes (RFC 1035 s3.4.1),
@@ -125,9 +150,11 @@ dns_rrs(const uint8_t *msg, struct rd *r, enum dns_section sec, uint16_t count,
 		uint32_t ttl;
 		struct rd rdata;
 
-		if (dns_name_read(msg, r, NULL, &owner_len) != DNS_OK ||
-		    !rd_u16(r, &type) || !rd_u16(r, &class) || !rd_u32(r, &ttl) ||
-		    !rd_vec16(r, &rdata))
+		if (dns_owner_is_question(r, out))
+			owner_len = out->qname_len;
+		else if (dns_name_read(msg, r, NULL, &owner_len) != DNS_OK)
+			return DNS_MALFORMED;
+		if (!dns_rr_fixed(r, &type, &class, &ttl, &rdata))
 			return DNS_MALFORMED;
 		switch (type) {
 		case DNS_TYPE_A:

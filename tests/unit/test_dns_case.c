@@ -1,7 +1,8 @@
 /*
  * Unit tests for sni/dns_case.c and frame_dns_spell(): a name's letter case recorded,
  * folded and given back; an answer's question and its owner copies spelled, pointers left
- * to follow; the UDP checksum kept right by the incremental update at either parity.
+ * to follow; the UDP checksum kept right by the incremental update at either parity. And
+ * dns_lower_wire(), word by word, against dns_lower() byte by byte.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "dns_builder.h"
+#include "dns_int.h"
 #include "frame_check.h"
 #include "sni/dns.h"
 #include "sni/frame.h"
@@ -284,6 +286,28 @@ test_has_upper(void **state)
 	assert_false(dns_name_has_upper((const uint8_t *)WWW_LOWER, WWW_LEN));
 }
 
+/* Every byte value at every place of every length up to three words and a tail. */
+static void
+test_lower_wire(void **state)
+{
+	uint8_t buf[32], want[32];
+
+	(void)state;
+
+	for (unsigned int c = 0; c < 256; c++)
+		for (size_t n = 1; n <= 27; n++)
+			for (size_t at = 0; at < n; at++) {
+				for (size_t i = 0; i < sizeof(buf); i++)
+					buf[i] = (uint8_t)(rnd() >> 7);
+				buf[at] = (uint8_t)c;
+				memcpy(want, buf, sizeof(buf));
+				for (size_t i = 0; i < n; i++)
+					want[i] = dns_lower(want[i]);
+				dns_lower_wire(buf, n);
+				assert_memory_equal(buf, want, sizeof(buf));
+			}
+}
+
 int
 main(void)
 {
@@ -297,6 +321,7 @@ main(void)
 		cmocka_unit_test(test_spell_no_csum),
 		cmocka_unit_test(test_spell_csum_copies),
 		cmocka_unit_test(test_has_upper),
+		cmocka_unit_test(test_lower_wire),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

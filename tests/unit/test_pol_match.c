@@ -124,6 +124,17 @@ spec_set(void)
 static void
 test_exact_and_whole_labels(void **state)
 {
+	static const struct {
+		const char *name;
+		enum pol_verdict v;
+	} cased[] = {
+		{ "FILES.PYTHONHOSTED.ORG", POL_ALLOW },
+		{ "files.pythonhosted.orG", POL_ALLOW },
+		{ "fileS.pythoNhosted.org", POL_ALLOW },
+		{ "files.pythonhosted.orh", POL_NO_MATCH },
+		{ "files.pythonhosted.or@", POL_NO_MATCH },
+		{ "files.pythonhosted.or\xc7", POL_NO_MATCH },
+	};
 	struct pol_set *s = spec_set();
 
 	(void)state;
@@ -138,6 +149,9 @@ test_exact_and_whole_labels(void **state)
 	/* Case and one trailing dot are not part of a name's identity. */
 	assert_int_equal(name_v(s, 0, "PyPI.ORG", POL_PROTO_TCP, 443), POL_ALLOW);
 	assert_int_equal(name_v(s, 0, "pypi.org.", POL_PROTO_TCP, 443), POL_ALLOW);
+	/* names compare a word of eight bytes at a time, then byte by byte: case in both */
+	for (size_t i = 0; i < sizeof(cased) / sizeof(cased[0]); i++)
+		assert_int_equal(name_v(s, 0, cased[i].name, POL_PROTO_TCP, 443), cased[i].v);
 	/* A name given with a length: bytes past it don't count. */
 	assert_int_equal(pol_match_name(s, 0, "pypi.org.evil", 8, POL_PROTO_TCP, 443, NULL),
 	    POL_ALLOW);
