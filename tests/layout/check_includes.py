@@ -38,7 +38,8 @@ def system_lib(header):
         ("rte_", "dpdk"), ("yaml.h", "yaml"), ("ldns/", "ldns"), ("pcap/", "pcap"),
         ("openssl/", "libcrypto"), ("libmnl/", "netlink"), ("libnftnl/", "netlink"),
         ("linux/", "netlink"), ("json-c/", "json"), ("microhttpd.h", "mhd"),
-        ("emmintrin.h", "simd"), ("immintrin.h", "simd"), ("curl/", "curl"), ("systemd/", "systemd"),
+        ("emmintrin.h", "simd"), ("smmintrin.h", "simd"), ("immintrin.h", "simd"), ("curl/", "curl"),
+        ("systemd/", "systemd"),
         ("sodium", "sodium"),
     ]
     if header in LIBC:
