@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "sni/ascii8.h"
 #include "sni/dns.h"
 #include "sni/rd.h"
 
@@ -25,20 +26,14 @@ dns_lower(uint8_t c)
 	return c >= 'A' && c <= 'Z' ? (uint8_t)(c + ('a' - 'A')) : c;
 }
 
-/*
- * The high bit of each of the 8 bytes at p (in memory order, low byte first) that is an
- * upper-case ASCII letter. With the high bits cleared, adding 0x3f sets a byte's high bit
- * from 'A' up, adding 0x25 from '[' up, and no byte carries into the next.
- */
+/* ascii_upper8() of the 8 bytes at p. */
 static inline uint64_t
 dns_upper8(const uint8_t *p)
 {
-	uint64_t w, x;
+	uint64_t w;
 
 	memcpy(&w, p, 8);
-	x = w & 0x7f7f7f7f7f7f7f7full;
-	return (x + 0x3f3f3f3f3f3f3f3full) & ~(x + 0x2525252525252525ull) & ~w &
-	    0x8080808080808080ull;
+	return ascii_upper8(w);
 }
 
 /* dns_lower() over n bytes, eight at a time. Length bytes (0..63) are below 'A' and stay. */
@@ -48,10 +43,10 @@ dns_lower_wire(uint8_t *p, size_t n)
 	size_t i = 0;
 
 	for (; i + 8 <= n; i += 8) {
-		uint64_t w, upper = dns_upper8(p + i);
+		uint64_t w;
 
 		memcpy(&w, p + i, 8);
-		w |= upper >> 2;	/* a letter's 0x20 */
+		w = ascii_lower8(w);
 		memcpy(p + i, &w, 8);
 	}
 	for (; i < n; i++)

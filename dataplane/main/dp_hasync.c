@@ -243,8 +243,9 @@ dp_hasync_names_in(struct dp_hasync *d, const struct ctl_ha_rec *r, bool resync)
 	}
 	e.vm = (uint16_t)slot;
 	memcpy(e.name, r->name, r->name_len);
-	if (!resync)	/* for the peer's resync, should it restart; not its own resync's */
-		dp_hasync_names_keep(d, (uint16_t)slot, r);	/* (kept again, they would never age) */
+	/* kept for the peer's resync, should it restart; not from its resync: never aging */
+	if (!resync)
+		dp_hasync_names_keep(d, (uint16_t)slot, r);
 	if (dp_evt_peer_name(ctx->workers[dp_name_hash(r->name, r->name_len) % ctx->nworkers],
 	    &e))
 		d->names_in++;

@@ -32,7 +32,7 @@ struct dp_hasync {
 	uint64_t grants_refused;	/* refused here (why on stderr) */
 	uint64_t names_in;		/* the peer's new DNS questions handed to a worker */
 	uint64_t names_dropped;		/* that worker's queue was full */
-	struct dp_names_ring *names;	/* the questions kept for a resync (dp_hasync_names.c) */
+	struct dp_names_ring *names;	/* the questions kept for a resync */
 	uint64_t names_lost;		/* pushed out of it while their window ran */
 	uint64_t resync_sent;		/* records in the resync so far */
 	enum {
@@ -82,9 +82,9 @@ void dp_hasync_flows_render(struct dp_hasync *d, FILE *out);
 int dp_hasync_slot(const struct dp_gen *g, const char *vm, size_t len);
 
 /*
- * dp_hasync_names.c: the ring of admitted questions made (0, -1 out of memory) and freed;
- * one admitted here or by the peer kept, for its VM's slot; the resync's, up to room from place at (the
- * next place returned, 0 when done).
+ * dp_hasync_names.c: the pool of admitted questions made (0, -1 out of memory) and freed;
+ * one admitted here or by the peer kept, for its VM's slot; the resync's, up to room from
+ * place at (the next place returned, 0 when done).
  */
 #define DP_HASYNC_NAMES		8192
 int dp_hasync_names_start(struct dp_hasync *d);

@@ -18,8 +18,8 @@
 #include "ctl_ha_wire.h"
 
 struct dp_names_entry {
-	uint64_t at;			/* when kept (a clock of whole seconds from 1); 0: free */
-	uint32_t next;			/* the slot's next younger question, or the free list's */
+	uint64_t at;			/* when kept (whole seconds, from 1); 0: free */
+	uint32_t next;			/* the slot's next younger one, or the free list's */
 	uint16_t slot;
 	uint16_t qtype;
 	uint8_t vm_len, name_len, suffix_len;

@@ -8,21 +8,7 @@
 #include <string.h>
 
 #include "pol_set.h"
-
-/*
- * pol_fold() on each byte of a word. Per byte: its low seven bits plus 0x3f carry into the
- * top bit from 'A' up, plus 0x25 from past 'Z'; the two differ on the letters, which the
- * byte's own top bit clear confines to ASCII.
- */
-static inline uint64_t
-pol_fold_word(uint64_t x)
-{
-	const uint64_t tops = 0x8080808080808080ull;
-	uint64_t low7 = x & ~tops;
-
-	return x | (((low7 + 0x3f3f3f3f3f3f3f3full) ^ (low7 + 0x2525252525252525ull)) & ~x & tops) >>
-	    2;
-}
+#include "sni/ascii8.h"
 
 /* stored is already lower case; address keys (kind >= POL_ADDR4) compare as bytes. */
 static bool
@@ -38,7 +24,7 @@ pol_key_eq(const char *stored, const char *key, size_t len, uint8_t kind)
 
 		memcpy(&sw, stored + i, 8);
 		memcpy(&kw, key + i, 8);
-		if (sw != pol_fold_word(kw))
+		if (sw != ascii_lower8(kw))	/* pol_fold() of each byte */
 			return false;
 	}
 	for (; i < len; i++)
