@@ -282,37 +282,21 @@ pol_ports_allow(const struct pol_ports *p, uint16_t port)
 	return p->any || listed;
 }
 
-enum pol_verdict
-pol_match_addr(const struct pol_set *s, uint32_t policy, const uint8_t *addr, size_t alen,
-    uint8_t proto, uint16_t port, const struct pol_rule **rule)
+/*
+ * The verdict of policy's address rules of kind (addresses bits long, map the prefix
+ * lengths it has) on addr: longest prefix first, so the first match of each list is the most
+ * specific; only the lengths the policy has are visited. Apart from pol_match_addr(), so
+ * that a policy without address patterns (the common case: names only) pays a few word
+ * tests per new connection and not this loop's stack frame.
+ */
+static __attribute__((noinline)) enum pol_verdict
+pol_match_addr_rules(const struct pol_set *s, uint32_t policy, uint8_t kind, const uint64_t *map,
+    unsigned int bits, const uint8_t *addr, size_t alen, uint8_t proto, uint16_t port,
+    const struct pol_rule **rule)
 {
 	struct pol_acc acc = { NULL, NULL };
-	const struct pol_policy *pol;
-	const uint64_t *map;
-	uint8_t kind, key[17];
-	unsigned int bits;
+	uint8_t key[17];
 
-	if (rule != NULL)
-		*rule = NULL;
-	if (s == NULL || policy >= s->npol)
-		return POL_NO_MATCH;
-	pol = &s->pol[policy];
-	if (alen == 4) {
-		kind = POL_ADDR4;
-		bits = 32;
-		map = &pol->plen4;
-	} else if (alen == 16) {
-		kind = POL_ADDR6;
-		bits = 128;
-		map = pol->plen6;
-	} else {
-		return POL_BAD_NAME;
-	}
-	/*
-	 * Longest prefix first, so the first match of each list is the most specific; only
-	 * the lengths the policy has are visited, so a policy without address patterns
-	 * (the common case: names only) costs a few word tests per new connection.
-	 */
 	for (unsigned int word = (bits + 64) / 64; word-- > 0;) {
 		for (uint64_t left = map[word]; left != 0;) {
 			unsigned int bit = 63 - (unsigned int)__builtin_clzll(left);
@@ -326,6 +310,28 @@ pol_match_addr(const struct pol_set *s, uint32_t policy, const uint8_t *addr, si
 		}
 	}
 	return pol_verdict_of(s, &acc, rule);
+}
+
+enum pol_verdict
+pol_match_addr(const struct pol_set *s, uint32_t policy, const uint8_t *addr, size_t alen,
+    uint8_t proto, uint16_t port, const struct pol_rule **rule)
+{
+	const struct pol_policy *pol;
+
+	if (rule != NULL)
+		*rule = NULL;
+	if (s == NULL || policy >= s->npol)
+		return POL_NO_MATCH;
+	pol = &s->pol[policy];
+	if (alen == 4)
+		return pol->plen4 == 0 ? POL_NO_MATCH : pol_match_addr_rules(s, policy, POL_ADDR4,
+		    &pol->plen4, 32, addr, alen, proto, port, rule);
+	_Static_assert(POL_PLEN_WORDS == 3, "an IPv6 policy's prefix lengths are three words");
+	if (alen == 16)
+		return (pol->plen6[0] | pol->plen6[1] | pol->plen6[2]) == 0 ? POL_NO_MATCH :
+		    pol_match_addr_rules(s, policy, POL_ADDR6, pol->plen6, 128, addr, alen, proto,
+		    port, rule);
+	return POL_BAD_NAME;
 }
 
 const char *

@@ -301,6 +301,55 @@ test_addresses(void **state)
 	pol_set_free(s);
 }
 
+/* A policy of addr/plen alone (verdict v) says nothing of other, of the other family. */
+static void
+check_one_family(const char *addr, unsigned int plen, enum pol_list list, enum pol_verdict v,
+    const char *other)
+{
+	struct pol_builder *b = builder_p();
+	const struct pol_rule *r;
+	struct pol_set *s;
+
+	add_addr(b, 0, addr, plen, 0, list);
+	add_name(b, 0, POL_NAME_EXACT, "example.com", 0, POL_LIST_ALLOW);
+	s = build(b);
+	assert_int_equal(addr_v(s, 0, addr, POL_PROTO_TCP, 443, &r), v);
+	assert_int_equal(r->line, 1);
+	assert_int_equal(addr_v(s, 0, other, POL_PROTO_TCP, 443, &r), POL_NO_MATCH);
+	assert_null(r);
+	pol_set_free(s);
+}
+
+/*
+ * A family without address patterns is answered without visiting any prefix length: each
+ * word of the IPv6 lengths alone must still be visited, and the other family never is.
+ */
+static void
+test_addresses_one_family(void **state)
+{
+	static const unsigned int plen6[] = { 0, 32, 63, 64, 65, 127, 128 };
+	static const unsigned int plen4[] = { 0, 8, 31, 32 };
+	const struct pol_rule *r;
+	struct pol_builder *b;
+	struct pol_set *s;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(plen6) / sizeof(plen6[0]); i++)
+		check_one_family("2001:db8::", plen6[i], POL_LIST_ALLOW, POL_ALLOW, "0.0.0.0");
+	for (size_t i = 0; i < sizeof(plen4) / sizeof(plen4[0]); i++)
+		check_one_family("10.0.0.0", plen4[i], POL_LIST_DENY, POL_DENY, "::a00:0");
+	b = builder_p();		/* names only: no address of either family matches */
+	add_name(b, 0, POL_NAME_EXACT, "example.com", 0, POL_LIST_ALLOW);
+	s = build(b);
+	assert_int_equal(addr_v(s, 0, "10.0.0.1", POL_PROTO_TCP, 443, &r), POL_NO_MATCH);
+	assert_null(r);
+	assert_int_equal(addr_v(s, 0, "2001:db8::1", POL_PROTO_UDP, 53, &r), POL_NO_MATCH);
+	assert_null(r);
+	assert_int_equal(pol_match_addr(s, 0, (const uint8_t *)"abcdefgh", 8, POL_PROTO_TCP, 1,
+	    NULL), POL_BAD_NAME);
+	pol_set_free(s);
+}
+
 static void
 test_policies_apart(void **state)
 {
@@ -650,6 +699,7 @@ main(void)
 		cmocka_unit_test(test_ports),
 		cmocka_unit_test(test_deny_beats_allow),
 		cmocka_unit_test(test_addresses),
+		cmocka_unit_test(test_addresses_one_family),
 		cmocka_unit_test(test_policies_apart),
 		cmocka_unit_test(test_bad_names),
 		cmocka_unit_test(test_rule_info_and_stats),
