@@ -49,38 +49,20 @@ dp_tls_bound_name(const struct dp_flow *f, const struct dp_gen *g, uint64_t hash
 	    f->name_hash == hash;
 }
 
-/* The verdict on a whole ClientHello, or DP_REASON_ALLOWED when it may pass. */
-enum dp_reason
-dp_tls_judge(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni_status st,
-    const struct tls_hello *hello)
+/*
+ * The SNI name (len bytes, lower case, hashing to hash) of a flow its binding does not
+ * vouch for, judged in full by the policy and, strict, the bindings. Not inlined: the
+ * bound name, the common case, needs none of this path's stack frame.
+ */
+static __attribute__((noinline)) enum dp_reason
+dp_tls_judge_policy(struct dp_worker *w, struct dp_flow *f, uint16_t vm, const char *name,
+    size_t len, uint64_t hash)
 {
 	const struct dp_gen *g = w->gen;
 	struct pol_addr dst = { .family = f->key.family };
-	const char *name = (const char *)hello->sni.p;
-	char lower[SNI_HOST_MAX + 1];
-	uint64_t hash;
 
-	if (st == SNI_ABSENT)
-		return DP_REASON_NO_SNI;
-	if (st != SNI_FOUND || hello->sni.len > SNI_HOST_MAX)
-		return DP_REASON_NOT_TLS;
-	/* ECH: judged on the outer SNI, the only name visible (SPEC s4.5) */
-	if (!hello->sni_lower) {	/* bindings and budgets know names in lower case */
-		for (size_t i = 0; i < hello->sni.len; i++) {
-			uint8_t c = hello->sni.p[i];
-
-			lower[i] = (char)(c >= 'A' && c <= 'Z' ? c | 0x20 : c);
-		}
-		name = lower;
-	}
-	hash = dp_name_hash(name, hello->sni.len);
-	/* the name's budget is in f's already: the binding's names gave theirs at the open */
-	if (dp_tls_bound_name(f, g, hash)) {
-		dp_flow_acct(w->flows, f)->name_kind = DP_FLOW_NAME_SNI;
-		return DP_REASON_ALLOWED;
-	}
-	if (pol_match_name(g->set, g->vms[vm].policy, name, hello->sni.len, f->key.proto,
-	    f->key.peer_port, NULL) != POL_ALLOW)
+	if (pol_match_name(g->set, g->vms[vm].policy, name, len, f->key.proto, f->key.peer_port,
+	    NULL) != POL_ALLOW)
 		return DP_REASON_SNI_DENIED;
 	memcpy(dst.a, f->key.peer, sizeof(f->key.peer));
 	if (g->sni_strict && !dp_bind_has_name(w->ctx->binds, vm, &dst, hash, w->now))
@@ -90,8 +72,52 @@ dp_tls_judge(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni_statu
 	f->name_bound = g->sni_strict;		/* loose: allowed, not known to be bound */
 	dp_flow_acct(w->flows, f)->name_kind = DP_FLOW_NAME_SNI;
 	/* the name's budget joins those of the address: no name takes the flow out of one */
-	f->budgets |= dp_budget_bit(dp_budget_of_name(g, vm, name, hello->sni.len));
+	f->budgets |= dp_budget_bit(dp_budget_of_name(g, vm, name, len));
 	return DP_REASON_ALLOWED;
+}
+
+/* The SNI name (len bytes in lower case) judged: the binding's word on it, or the policy's. */
+static inline enum dp_reason
+dp_tls_judge_lower(struct dp_worker *w, struct dp_flow *f, uint16_t vm, const char *name,
+    size_t len)
+{
+	uint64_t hash = dp_name_hash(name, len);
+
+	/* the name's budget is in f's already: the binding's names gave theirs at the open */
+	if (dp_tls_bound_name(f, w->gen, hash)) {
+		dp_flow_acct(w->flows, f)->name_kind = DP_FLOW_NAME_SNI;
+		return DP_REASON_ALLOWED;
+	}
+	return dp_tls_judge_policy(w, f, vm, name, len, hash);
+}
+
+/* An SNI with capitals: bindings and budgets know names in lower case. */
+static __attribute__((noinline)) enum dp_reason
+dp_tls_judge_folded(struct dp_worker *w, struct dp_flow *f, uint16_t vm, const struct sni_name *sni)
+{
+	char lower[SNI_HOST_MAX + 1];
+
+	for (size_t i = 0; i < sni->len; i++) {
+		uint8_t c = sni->p[i];
+
+		lower[i] = (char)(c >= 'A' && c <= 'Z' ? c | 0x20 : c);
+	}
+	return dp_tls_judge_lower(w, f, vm, lower, sni->len);
+}
+
+/* The verdict on a whole ClientHello, or DP_REASON_ALLOWED when it may pass. */
+enum dp_reason
+dp_tls_judge(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni_status st,
+    const struct tls_hello *hello)
+{
+	if (st == SNI_ABSENT)
+		return DP_REASON_NO_SNI;
+	if (st != SNI_FOUND || hello->sni.len > SNI_HOST_MAX)
+		return DP_REASON_NOT_TLS;
+	/* ECH: judged on the outer SNI, the only name visible (SPEC s4.5) */
+	if (!hello->sni_lower)
+		return dp_tls_judge_folded(w, f, vm, &hello->sni);
+	return dp_tls_judge_lower(w, f, vm, (const char *)hello->sni.p, hello->sni.len);
 }
 
 struct dp_fate

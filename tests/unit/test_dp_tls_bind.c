@@ -136,6 +136,9 @@ test_other_bound_name_judged_by_policy(void **state)
 	t_bind("b.example");
 	assert_null(t_connect(42100, "b.example"));
 	assert_int_equal(t_denied(), denied + 1);
+	/* in capitals, folded before it is judged: the same verdict */
+	assert_null(t_connect(42101, "B.EXAMPLE"));
+	assert_int_equal(t_denied(), denied + 2);
 }
 
 /* c.example is allowed on 443, but never resolved to the address: strict denies it. */
