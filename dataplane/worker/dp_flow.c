@@ -129,7 +129,7 @@ dp_flows_on_release(struct dp_flows *t, void (*release)(struct dp_flow *, void *
 	t->release_arg = arg;
 }
 
-static bool dp_flow_idle(const struct dp_flow *f, uint64_t now);
+static inline bool dp_flow_idle(const struct dp_flow *f, uint64_t now);
 
 /* How f ended, unless something said so first (a FIN, an RST, a cut). */
 static void
@@ -203,7 +203,7 @@ dp_flow_close(struct dp_flows *t, struct dp_flow *f)
 	dp_slots_put(&t->slots, (uint32_t)(f - t->h.e));
 }
 
-static uint64_t
+static inline uint64_t
 dp_flow_idle_limit(const struct dp_flow *f)
 {
 	if (f->state == DP_FLOW_CLOSING)
@@ -218,7 +218,7 @@ dp_flow_idle_limit(const struct dp_flow *f)
  * One still waiting for its first byte holds nothing and ages like any other: a SYN that
  * never sends a hello must not keep its flow, or a VM's SYNs would fill its share for good.
  */
-static bool
+static inline bool
 dp_flow_idle(const struct dp_flow *f, uint64_t now)
 {
 	return f->in_use && !((f->tls == DP_TLS_PENDING || f->tls == DP_TLS_SNIFF) &&
