@@ -24,7 +24,6 @@
 #include "dp_tls.h"
 
 #define DP_BURST_PREFETCH	3
-#define DP_BURST_NO_KEY		0xff
 
 /* One frame on its way through the stages. */
 struct dp_burst_frame {
@@ -32,7 +31,7 @@ struct dp_burst_frame {
 	struct dp_fate fate;		/* as far as the stateless stages decided */
 	enum pkt_status st;
 	uint16_t vm;
-	uint8_t key;			/* its flow key's index, or DP_BURST_NO_KEY */
+	uint8_t key;			/* its flow key's index: set only while fate is CONTINUE */
 	struct pkt p;
 };
 
@@ -111,6 +110,7 @@ dp_burst_in(struct dp_worker *w, struct dp_burst_frame *fr, unsigned int port, i
 
 	if (got == DP_RX_DROPPED)
 		return got;
+	/* a frame that decoded has its 14-byte Ethernet header: 8 bytes from either MAC */
 	*slot = dp_gen_vm_by_mac(w->gen, p->vlan, port == DP_PORT_VM ? p->src_mac : p->dst_mac);
 	fr->vm = *slot < 0 ? DP_VM_UNKNOWN(w->gen) : (uint16_t)*slot;
 	return got;
@@ -183,8 +183,8 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 {
 	unsigned int port = from_vm ? DP_PORT_VM : DP_PORT_UPLINK;
 	uint64_t bytes = 0;
+	unsigned int nkeys = 0;		/* b->nkeys, in a register until the lookup */
 
-	b->nkeys = 0;
 	for (uint16_t i = 0; i < n; i++) {
 		struct dp_burst_frame *fr = &b->fr[i];
 
@@ -192,16 +192,16 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + DP_BURST_PREFETCH], void *));
 		fr->m = pkts[i];
 		bytes += rte_pktmbuf_pkt_len(fr->m);
-		fr->key = DP_BURST_NO_KEY;
 		if (!(from_vm ? dp_burst_vm_decide(w, fr) : dp_burst_uplink_decide(w, fr))) {
 			fr->m = NULL;
 			continue;
 		}
 		if (fr->fate.act != DP_FATE_CONTINUE)
 			continue;
-		fr->key = (uint8_t)b->nkeys;
-		dp_conn_key(&b->keys[b->nkeys++], fr->vm, &fr->p, from_vm);
+		fr->key = (uint8_t)nkeys;
+		dp_conn_key(&b->keys[nkeys++], fr->vm, &fr->p, from_vm);
 	}
+	b->nkeys = nkeys;
 	/* the port's receive counts once a burst, in a register until then */
 	w->port_pkts[port][0] += n;
 	w->port_bytes[port][0] += bytes;

@@ -2,8 +2,8 @@
  * sni/csum.h's one's-complement sums against fc_ref_sum() (frame_check.c, byte by byte,
  * sharing no code with csum.c): the inline sum and each vectorised kernel, at every length
  * to 600 bytes and every alignment, lengths around the vectors' widths, a buffer of all
- * ones long enough to need the kernels' chunks (where a lane could wrap), and sums
- * continued from an accumulator.
+ * ones long enough to need the kernels' chunks (where a lane could wrap), sums
+ * continued from an accumulator, and the short straight-line sum word for word.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -125,6 +125,49 @@ test_lanes_never_wrap(void **state)
 	free(buf);
 }
 
+/* acc plus n bytes at b two at a time, as host-order words (the odd last one zero-padded) */
+static uint64_t
+word_sum(const uint8_t *b, size_t n, uint64_t acc)
+{
+	for (size_t i = 0; i < n; i += 2) {
+		uint8_t pair[2] = { b[i], i + 1 < n ? b[i + 1] : 0 };
+		uint16_t w;
+
+		memcpy(&w, pair, 2);
+		acc = csum_add(acc, w);
+	}
+	return acc;
+}
+
+/*
+ * csum_sum_short(), the straight-line sum of a short segment and its one-load tail, folds
+ * to exactly what the word-by-word sum does, from any accumulator, at every length it
+ * takes and every alignment: on random bytes and on all ones (every add carries). Each
+ * buffer is its own allocation, so a sanitizer sees a read past its end.
+ */
+static void
+test_short_sum(void **state)
+{
+	const uint64_t accs[4] = { 0, 1, UINT64_MAX - 1, 0x8000ffff0000fffful };
+
+	(void)state;
+	for (int ones = 0; ones < 2; ones++)
+		for (size_t len = 8; len < CSUM_VEC_MIN; len++)
+			for (size_t align = 0; align < 16; align++) {
+				uint8_t *buf = malloc(align + len);
+
+				assert_non_null(buf);
+				for (size_t i = 0; i < align + len; i++)
+					buf[i] = ones ? 0xff : (uint8_t)fc_rnd(&rng);
+				for (int a = 0; a < 4; a++)
+					assert_int_equal(csum_fold(csum_sum_short(buf + align, len,
+					    accs[a])), csum_fold(word_sum(buf + align, len, accs[a])));
+				assert_same_sum(csum_fold(csum_sum_short(buf + align, len, 0)),
+				    fc_ref_sum(buf + align, len, 0));
+				free(buf);
+			}
+}
+
 /* A sum continued from an accumulator is the sum of the whole. */
 static void
 test_continued(void **state)
@@ -153,6 +196,7 @@ main(void)
 		cmocka_unit_test(test_avx2_sum),
 		cmocka_unit_test(test_lanes_never_wrap),
 		cmocka_unit_test(test_continued),
+		cmocka_unit_test(test_short_sum),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,8 @@
  * of every VM, kept here (t_scan) as the reference. Every answer must be the scan's: for
  * 0, 1, 16 and every slot's worth of VMs, with IPv4 and IPv6 addresses, VMs with neither,
  * two VMs sharing one, slots a reload emptied, and addresses chosen to look alike to the
- * table (an IPv4 address's key bytes read as IPv6, neighbours, random ones).
+ * table (an IPv4 address's key bytes read as IPv6, neighbours, random ones). And the
+ * (VLAN, MAC) index: each VM found by its MAC as a frame holds it, no other MAC found.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -160,6 +161,49 @@ t_longest_run(const struct dp_gen *g)
 	return longest;
 }
 
+/*
+ * dp_gen_vm_by_mac() reads a MAC in a frame with one 8-byte load: each present VM's MAC,
+ * followed by two random bytes (an ethertype, the next MAC), finds its slot; on another
+ * VLAN none, and one bit off only a VM whose MAC that is.
+ */
+static void
+t_by_mac(const struct dp_gen *g)
+{
+	for (uint16_t s = 0; s < g->nvms; s++) {
+		uint8_t frame[8];
+		int other;
+
+		if (!g->vms[s].present)
+			continue;
+		memcpy(frame, g->vms[s].id.mac, 6);
+		frame[6] = (uint8_t)rand();
+		frame[7] = (uint8_t)rand();
+		assert_int_equal(dp_gen_vm_by_mac(g, g->vms[s].id.vlan, frame), s);
+		assert_int_equal(dp_gen_vm_by_mac(g, (uint16_t)(g->vms[s].id.vlan ^ 1), frame),
+		    -1);
+		frame[rand() % 6] ^= (uint8_t)(1u << (rand() % 8));
+		other = dp_gen_vm_by_mac(g, g->vms[s].id.vlan, frame);
+		assert_true(other == -1 || memcmp(g->vms[other].id.mac, frame, 6) == 0);
+	}
+}
+
+/* A frame's key for a MAC is the key of the MAC alone, whatever two bytes follow it. */
+static void
+test_vm_key_frame(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 100000; i++) {
+		uint8_t frame[8], mac[6];
+		uint16_t vlan = (uint16_t)(rand() & 0xfff);
+
+		for (int b = 0; b < 8; b++)
+			frame[b] = (uint8_t)rand();
+		memcpy(mac, frame, 6);
+		assert_true(dp_gen_vm_key_frame(vlan, frame) == dp_gen_vm_key(vlan, mac));
+		assert_true(dp_gen_vm_key(vlan, mac) != DP_VM_INDEX_EMPTY);
+	}
+}
+
 static void
 t_counts(uint32_t n)
 {
@@ -172,6 +216,7 @@ t_counts(uint32_t n)
 	assert_non_null(g = dp_gen_create(cfg, 1, 1, NULL, NULL));
 	t = t_ask_all(g, cfg);
 	assert_true(n == 0 ? t.yes == 0 : t.yes > n / 2);
+	t_by_mac(g);
 	print_message("%u VMs: %u asked, %u theirs, longest probe %u\n", n, t.asked, t.yes,
 	    t_longest_run(g));
 	assert_true(t_longest_run(g) <= 24);
@@ -243,6 +288,7 @@ main(void)
 		(char *)"--log-level", (char *)"*:error", NULL,
 	};
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_vm_key_frame),
 		cmocka_unit_test(test_no_vms),
 		cmocka_unit_test(test_one_vm),
 		cmocka_unit_test(test_16_vms),

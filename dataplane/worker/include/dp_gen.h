@@ -43,18 +43,32 @@ const struct pol_ports *dp_gen_name_ports(const struct dp_gen *g, uint16_t slot,
     uint64_t name_hash);
 
 /*
- * (vlan, MAC) as one number, the vlan in the top 16 bits: two loads, in the host's byte
- * order (only ever compared, never read back as a MAC, so no swap)
+ * (vlan, MAC) as one number: the MAC's six bytes as loaded in the host's byte order (only
+ * ever compared, never read back as a MAC, so no swap), above the vlan's 16 bits. A vlan
+ * is at most 0xfff, so no key is DP_VM_INDEX_EMPTY.
  */
 static inline uint64_t
 dp_gen_vm_key(uint16_t vlan, const uint8_t *mac)
 {
-	uint32_t head;
-	uint16_t tail;
+	uint64_t w = 0;
 
-	memcpy(&head, mac, 4);
-	memcpy(&tail, mac + 4, 2);
-	return (uint64_t)vlan << 48 | (uint64_t)tail << 32 | head;
+	_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "a MAC is a word's low bytes");
+	memcpy(&w, mac, 6);
+	return w << 16 | vlan;
+}
+
+/*
+ * dp_gen_vm_key() of a MAC in a frame, two bytes of which follow it (the source MAC's
+ * ethertype, the destination's next MAC): one load of 8 bytes, the two past the MAC
+ * shifted out.
+ */
+static inline uint64_t
+dp_gen_vm_key_frame(uint16_t vlan, const uint8_t *mac)
+{
+	uint64_t w;
+
+	memcpy(&w, mac, 8);
+	return w << 16 | vlan;
 }
 
 /*
@@ -62,11 +76,12 @@ dp_gen_vm_key(uint16_t vlan, const uint8_t *mac)
  * open-addressed table rather than a general hash. Only configured VMs are in it, so what
  * a VM writes in its frames picks where a probe starts (behind a secret multiplier), never
  * how long the table's runs are; at most a quarter full, a probe ends in a step or two.
+ * mac is in a frame, two more bytes of it after the MAC (dp_gen_vm_key_frame()).
  */
 static inline int
 dp_gen_vm_by_mac(const struct dp_gen *g, uint16_t vlan, const uint8_t *mac)
 {
-	uint64_t k = dp_gen_vm_key(vlan, mac);
+	uint64_t k = dp_gen_vm_key_frame(vlan, mac);
 	uint32_t i = (uint32_t)((k * g->vm_index_mul) >> g->vm_index_shift);
 
 	for (;;) {

@@ -40,14 +40,84 @@ csum_word(const uint8_t *p)
 	return w;
 }
 
+/*
+ * acc plus the words (a constant: unrolled) 8-byte words at p. On x86-64 one carry chain
+ * (add, adc, ..., then the carry out added back): csum_add()'s compare per word is what
+ * GCC makes of the carry otherwise.
+ */
+static inline uint64_t
+csum_add_words(uint64_t acc, const uint8_t *p, unsigned int words)
+{
+#ifdef __x86_64__
+	unsigned long long s = acc;
+	unsigned char c = 0;
+
+#pragma GCC unroll 8
+	for (unsigned int i = 0; i < words; i++)
+		c = __builtin_ia32_addcarryx_u64(c, s, csum_word(p + 8 * i), &s);
+	return (uint64_t)s + c;		/* at most 2^64 - 2 plus 1: no carry out */
+#else
+#pragma GCC unroll 8
+	for (unsigned int i = 0; i < words; i++)
+		acc = csum_add(acc, csum_word(p + 8 * i));
+	return acc;
+#endif
+}
+
 /* acc plus the four 8-byte words at p */
 static inline uint64_t
 csum_add4(uint64_t acc, const uint8_t *p)
 {
-	acc = csum_add(acc, csum_word(p));
-	acc = csum_add(acc, csum_word(p + 8));
-	acc = csum_add(acc, csum_word(p + 16));
-	return csum_add(acc, csum_word(p + 24));
+	return csum_add_words(acc, p, 4);
+}
+
+/*
+ * The last n & 7 bytes of the n (>= 8) at p, as a word whose first bytes they are, zero
+ * past them: one load of the 8 bytes that end the buffer (inside it, as n >= 8), the bytes
+ * before them shifted out. Each byte lands where a load of its own word would put it, so
+ * it sums as the zero-padded tail would.
+ */
+static inline uint64_t
+csum_tail(const uint8_t *p, size_t n)
+{
+	uint64_t w = csum_word(p + n - 8);
+
+	/* 64 - 8 * (n & 7), n & 7 not 0: the shift of 8 * n's negation within a word */
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return w << ((0 - 8 * n) & 63);
+#else
+	return w >> ((0 - 8 * n) & 63);
+#endif
+}
+
+/*
+ * csum_sum() for 8 <= n < CSUM_VEC_MIN, straight-line, inline: the 8-byte words for each
+ * bit of n from 64 down to 8, then the tail in one load (csum_tail()) rather than a 4-,
+ * 2- and 1-byte step. A short segment's sum (every small frame's) costs no call.
+ */
+static inline uint64_t
+csum_sum_short(const void *buf, size_t n, uint64_t acc)
+{
+	const uint8_t *p = buf;
+
+	_Static_assert(CSUM_VEC_MIN == 128, "the bits of a shorter length: 64 down to 8");
+	if (n & 64) {
+		acc = csum_add_words(acc, p, 8);
+		p += 64;
+	}
+	if (n & 32) {
+		acc = csum_add4(acc, p);
+		p += 32;
+	}
+	if (n & 16) {
+		acc = csum_add_words(acc, p, 2);
+		p += 16;
+	}
+	if (n & 8)
+		acc = csum_add(acc, csum_word(p));
+	if (n & 7)
+		acc = csum_add(acc, csum_tail(buf, n));
+	return acc;
 }
 
 /*
@@ -63,25 +133,10 @@ csum_sum(const void *buf, size_t n, uint64_t acc)
 	uint32_t w4;
 	uint16_t w2;
 
-	_Static_assert(CSUM_VEC_MIN == 128, "the bits of a shorter length: 64 down to 1");
 	if (n >= CSUM_VEC_MIN)
 		return csum_sum_long(buf, n, acc);
-	if (n & 64) {
-		acc = csum_add4(csum_add4(acc, p), p + 32);
-		p += 64;
-	}
-	if (n & 32) {
-		acc = csum_add4(acc, p);
-		p += 32;
-	}
-	if (n & 16) {
-		acc = csum_add(csum_add(acc, csum_word(p)), csum_word(p + 8));
-		p += 16;
-	}
-	if (n & 8) {
-		acc = csum_add(acc, csum_word(p));
-		p += 8;
-	}
+	if (n >= 8)
+		return csum_sum_short(buf, n, acc);
 	if (n & 4) {
 		memcpy(&w4, p, 4);
 		acc = csum_add(acc, w4);
