@@ -8,9 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <rte_hash.h>
-
 #include "dp.h"
+#include "dp_flow_tab.h"
 #include "sni/dns.h"
 #include "sni/dns_edit.h"
 #include "sni/pkt.h"
@@ -40,7 +39,7 @@ struct dp_dns_judged {
 struct dp_pending_entry {
 	struct dp_pending_key key;
 	uint64_t expires;
-	hash_sig_t sig;			/* the table's hash of key */
+	uint32_t hash;			/* the index's hash of key (dp_flow_tab.h) */
 	uint16_t vm_id;			/* the ID the VM chose, restored in the answer */
 	uint16_t qtype, qclass;
 	uint8_t qname_len;
@@ -51,9 +50,15 @@ struct dp_pending_entry {
 	struct dp_dns_judged judged;	/* over UDP; not valid over TCP */
 };
 
+/*
+ * The flow table's index (dp_flow_tab.h) over an array of entries: a lookup reads a bucket
+ * line or two and the entry, where rte_hash cost the fast path three times as much.
+ */
 struct dp_pending {
-	struct rte_hash *h;
-	struct dp_pending_entry *e;	/* by the table's position of each key */
+	struct dp_ft ft;
+	struct dp_pending_entry *e;
+	uint32_t *free;			/* entries not in use, a stack of nfree */
+	uint32_t nfree;
 	uint32_t cap, cursor;
 	uint16_t nvms;
 	uint32_t *per_vm;		/* queries in flight, by VM slot */

@@ -33,7 +33,7 @@
 #include "sni/pkt.h"
 
 #define T_CAP	64
-#define T_MANY	(T_CAP / 2)	/* what a cuckoo table of T_CAP holds whatever the IDs */
+#define T_MANY	(T_CAP / 2)	/* well within the index's room whatever the IDs */
 
 #define T_CONFIG(pattern) \
 	"dataplane: {vm_port: net_null0, uplink_port: net_null1, max_bindings: 1024,\n" \
@@ -301,9 +301,9 @@ test_reload_between_query_and_answer(void **state)
 }
 
 /*
- * The table of queries in flight itself (dp_dns_pending.c), on a real rte_hash: an entry
- * lives at its key's position, so a key added again finds the entry in use and the ID
- * taken, leaving that query's entry as it was; an answer is matched by key and question.
+ * The table of queries in flight itself (dp_dns_pending.c): a key added again finds the
+ * ID taken, leaving that query's entry as it was; an answer is matched by key and
+ * question (test_dp_dns_pending.c holds the table to a model).
  */
 /* A query with ID id for label.example.com A, into d and parsed into *q. */
 static void
