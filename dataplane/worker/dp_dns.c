@@ -349,36 +349,23 @@ dp_dns_room(struct dp_dns_learner *l, unsigned int n)
 }
 
 /*
- * An answer address that leads to a VM or a resolver (is), itself or through one of the n
- * IPv4 addresses it embeds (v4: NAT64, 6to4, Teredo, ...: frame_addr_embedded_v4()).
- */
-static bool
-dp_dns_is_own_addr(const struct dp_gen *g, const struct dns_addr *d, uint8_t (*v4)[4],
-    size_t n, bool (*is)(const struct dp_gen *, uint8_t, const uint8_t *))
-{
-	if (is(g, d->family, d->addr))
-		return true;
-	for (size_t i = 0; i < n; i++)
-		if (is(g, 4, v4[i]))
-			return true;
-	return false;
-}
-
-/*
  * May d be bound at all? Not a resolver's address, which opens DNS only and only to port
  * 53; nor one DNS may never bind (frame_addr_rebind()) or a VM's own, unless an address
- * pattern allows it (SPEC s4.3). The embedded IPv4 addresses are found once for both.
+ * pattern allows it (SPEC s4.3). Either, itself or through one of the IPv4 addresses it
+ * embeds (NAT64, 6to4, Teredo, ...: frame_addr_embedded_v4()), found once for both.
  */
 static bool
 dp_dns_bindable(const struct dp_gen *g, const struct dp_vm *v, const struct dns_addr *d)
 {
 	uint8_t v4[FRAME_EMBEDDED_V4_MAX][4];
 	size_t n = d->family == 6 ? frame_addr_embedded_v4(d->addr, v4, FRAME_EMBEDDED_V4_MAX) : 0;
+	uint8_t kind = dp_gen_addr_kind(g, d->family, d->addr);
 
-	if (dp_dns_is_own_addr(g, d, v4, n, dp_gen_is_resolver))
+	for (size_t i = 0; i < n; i++)
+		kind |= dp_gen_addr_kind(g, 4, v4[i]);
+	if (kind & DP_ADDR_RESOLVER)
 		return false;
-	return !(frame_addr_rebind(d->family, d->addr) ||
-	    dp_dns_is_own_addr(g, d, v4, n, dp_gen_is_vm_addr)) ||
+	return !(frame_addr_rebind(d->family, d->addr) || (kind & DP_ADDR_VM)) ||
 	    pol_match_addr(g->set, v->policy, d->addr, d->family == 4 ? 4 : 16, POL_PROTO_ANY, 0,
 	    NULL) == POL_ALLOW;
 }

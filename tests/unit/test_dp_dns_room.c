@@ -122,9 +122,9 @@ t_ask(const char *label)
 	return id;
 }
 
-/* The resolver answers query id with naddrs A records, 203.0.113.1 on. */
+/* The resolver answers query id with naddrs A records, first (host order) on. */
 static void
-t_answer(uint16_t id, const char *label, unsigned int naddrs)
+t_answer_at(uint16_t id, const char *label, unsigned int naddrs, uint32_t first)
 {
 	struct mb d = { .len = 0 };
 
@@ -141,9 +141,16 @@ t_answer(uint16_t id, const char *label, unsigned int naddrs)
 		mb_u16(&d, 1);
 		mb_u32(&d, 600);
 		mb_u16(&d, 4);
-		mb_u32(&d, 0xcb007100u + 1 + i);
+		mb_u32(&d, first + i);
 	}
 	dp_pipeline_uplink(w, t_frame(t_res_mac, t_vm_mac, t_res_ip, t_vm_ip, 53, 40000, &d));
+}
+
+/* The resolver answers query id with naddrs A records, 203.0.113.1 on. */
+static void
+t_answer(uint16_t id, const char *label, unsigned int naddrs)
+{
+	t_answer_at(id, label, naddrs, 0xcb007101u);
 }
 
 /* Fill the bind ring with events of VM slot vm until fewer than left slots are free. */
@@ -252,6 +259,32 @@ test_answer_binds_the_judged_name(void **state)
 	assert_int_equal(w->tx[DP_PORT_VM].n, 1);
 	dp_tx_flush(w);
 	t_bound("mixed.example.com", w->gen->id, true, 0);
+}
+
+/*
+ * An answer giving the resolver's own address, or a VM's, binds neither (one probe of the
+ * generation's address index answers both, dp_gen_addr_kind()): counted as rebind, and the
+ * answer goes without it; the address after each (no VM's) still binds.
+ */
+static void
+test_answer_own_addresses_not_bound(void **state)
+{
+	static const uint32_t own[] = { 0x0a4d0001u, 0x0a4d000cu };	/* resolver, agent2 */
+	uint64_t rebind = w->vm_stats[0].blocked[DP_REASON_REBIND];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+		uint64_t binds = dp_binds_count(ctx.binds, 0);
+		uint16_t id;
+
+		t_drain();
+		id = t_ask("own");
+		t_answer_at(id, "own", 2, own[i]);
+		assert_int_equal(w->vm_stats[0].blocked[DP_REASON_REBIND], rebind + i + 1);
+		assert_int_equal(dp_binds_count(ctx.binds, 0), binds + 1);
+		assert_int_equal(w->tx[DP_PORT_VM].n, 1);
+		dp_tx_flush(w);
+	}
 }
 
 /*
@@ -412,6 +445,7 @@ main(void)
 		cmocka_unit_test(test_vm_share_charges_the_vm),
 		cmocka_unit_test(test_answer_binds_the_judged_name),
 		cmocka_unit_test(test_query_label_not_a_hosts),
+		cmocka_unit_test(test_answer_own_addresses_not_bound),
 		cmocka_unit_test(test_taken_id_keeps_the_first),
 		cmocka_unit_test(test_many_apart),
 		/* last: a new policy */
