@@ -71,25 +71,67 @@ dp_dns_host_byte(uint8_t c)
 	    c == '-' || c == '_';
 }
 
+#define DP_ONES8	0x0101010101010101ull
+#define DP_HIGH8	(DP_ONES8 * 0x80)
+
+/*
+ * The high bit of each byte of x (high bits clear) from lo to hi: adding 0x80 - lo sets a
+ * byte's high bit from lo up, adding 0x7f - hi from past hi up, and none carries.
+ */
+static inline uint64_t
+dp_dns_in8(uint64_t x, uint8_t lo, uint8_t hi)
+{
+	return (x + DP_ONES8 * (uint8_t)(0x80 - lo)) & ~(x + DP_ONES8 * (uint8_t)(0x7f - hi)) &
+	    DP_HIGH8;
+}
+
+/*
+ * Of the eight text bytes w (memory order): the high bit of each that is not a host byte
+ * (dp_dns_host_byte()) or a dot, in *bad, and of each dot, returned. A byte with its high
+ * bit set is bad whatever the rest say.
+ */
+static inline uint64_t
+dp_dns_text8(uint64_t w, uint64_t *bad)
+{
+	uint64_t x = w & ~DP_HIGH8, dots = dp_dns_in8(x, '.', '.');
+
+	*bad |= ~(dp_dns_in8(x | DP_ONES8 * 0x20, 'a', 'z') | dp_dns_in8(x, '0', '9') |
+	    dp_dns_in8(x, '-', '.') | dp_dns_in8(x, '_', '_')) & DP_HIGH8;
+	*bad |= w & DP_HIGH8;
+	return dots;
+}
+
 /*
  * The text of name (uncompressed wire form, len bytes, at least the root), when no byte
  * of it is escaped: its labels joined by dots, "." for the root, as dns_name_to_text()
- * writes it, in out (more than len bytes). Its length.
+ * writes it, in out (more than len bytes). Its length, and in *dots how many dots it has
+ * between labels.
  */
 static int
-dp_dns_join(const uint8_t *name, size_t len, char *out)
+dp_dns_join_count(const uint8_t *name, size_t len, char *out, size_t *dots)
 {
 	size_t n = len - 2, i;
 
+	*dots = 0;
 	if (len < 2) {
 		memcpy(out, ".", 2);
 		return 1;
 	}
 	memcpy(out, name + 1, n);
-	for (i = name[0]; i < n; i += 1 + (size_t)name[i + 1])
+	for (i = name[0]; i < n; i += 1 + (size_t)name[i + 1]) {
 		out[i] = '.';
+		(*dots)++;
+	}
 	out[n] = '\0';
 	return (int)n;
+}
+
+static int
+dp_dns_join(const uint8_t *name, size_t len, char *out)
+{
+	size_t dots;
+
+	return dp_dns_join_count(name, len, out, &dots);
 }
 
 /*
@@ -97,22 +139,48 @@ dp_dns_join(const uint8_t *name, size_t len, char *out)
  * bytes) when every label of it can be a host name's: letters, digits, '-' and '_'
  * (service labels) only, and a label holding a '.' or a NUL, which reads as two labels in
  * text and could look like a name under an allowed suffix that it is not, cannot. Such a
- * name prints byte for byte (dp_dns_join()). -1, out untouched, when it is not one, or
- * does not fit.
+ * name prints byte for byte (dp_dns_join()). -1, out[0] NUL, when it is not one, or does
+ * not fit.
+ *
+ * The joined text is checked eight bytes at a time: every byte a host byte or a dot, and
+ * no more dots than the join wrote between labels (a label's own dot is one more). A
+ * name shorter than eight bytes is checked byte by byte.
  */
-static int
+int
 dp_dns_host_text(const uint8_t *name, size_t len, char *out, size_t outlen)
 {
-	for (size_t i = 0; i < len && name[i] != 0; i += (size_t)name[i] + 1) {
-		size_t end = i + 1 + name[i] < len ? i + 1 + name[i] : len;
+	uint64_t bad = 0, w;
+	size_t joined, dots = 0, i = 0, n;
 
-		for (size_t j = i + 1; j < end; j++)
-			if (!dp_dns_host_byte(name[j]))
-				return -1;
-	}
 	if (len == 0 || (len < 2 ? 1 : len - 2) >= outlen)
 		return -1;
-	return dp_dns_join(name, len, out);
+	n = (size_t)dp_dns_join_count(name, len, out, &joined);
+	if (len < 2)
+		return (int)n;
+	if (n < 8) {
+		for (i = 0; i < n; i++) {
+			if (out[i] == '.')
+				dots++;
+			else if (!dp_dns_host_byte((uint8_t)out[i]))
+				bad = 1;
+		}
+	} else {
+		for (; i + 8 <= n; i += 8) {
+			memcpy(&w, out + i, 8);
+			dots += (size_t)__builtin_popcountll(dp_dns_text8(w, &bad));
+		}
+		if (i < n) {
+			/* the tail as the last eight bytes, the ones before it shifted out */
+			memcpy(&w, out + n - 8, 8);
+			w = w >> (8 * (8 - (n - i))) | (DP_ONES8 * 'a' & ~0ull << (8 * (n - i)));
+			dots += (size_t)__builtin_popcountll(dp_dns_text8(w, &bad));
+		}
+	}
+	if (bad != 0 || dots != joined) {
+		out[0] = '\0';
+		return -1;
+	}
+	return (int)n;
 }
 
 /*

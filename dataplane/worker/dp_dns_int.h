@@ -83,6 +83,13 @@ struct dp_pending_entry *dp_pending_match(struct dp_pending *t, const struct pkt
 /* Spelling caps of all zeroes: the name in lower case, as every query leaves. */
 extern const uint8_t dp_dns_lower[DNS_CASE_BYTES];
 
+/*
+ * The text of name (wire form, len bytes, from the parser) in out (outlen bytes) when every
+ * label of it can be a host name's (letters, digits, '-', '_'): its length. -1 and out[0]
+ * NUL when not, or when it does not fit (out then untouched).
+ */
+int dp_dns_host_text(const uint8_t *name, size_t len, char *out, size_t outlen);
+
 /* Is q's question name written out in full at DNS_HDR_LEN (no pointer), query or answer? */
 bool dp_dns_question_plain(const struct dns_msg *q);
 
