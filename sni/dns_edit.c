@@ -406,6 +406,7 @@ dns_edit_parsed(uint8_t *msg, size_t len, const struct dns_msg *m, size_t cap,
 		return rc;
 	}
 	*out_len = e.wlen;
+	st->rewritten = 1;
 	return DNS_EDIT_OK;
 }
 

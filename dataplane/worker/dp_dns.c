@@ -504,7 +504,7 @@ dp_dns_answer_text(const struct dns_msg *a, const struct dp_pending_entry *e, ch
 enum dns_edit_status
 dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a,
     const struct dp_pending_entry *e, uint8_t *msg, size_t len, size_t cap, bool same_len,
-    size_t *out_len, bool *refused)
+    size_t *out_len, bool *refused, bool *rewritten)
 {
 	const struct dp_gen *g = w->gen;
 	struct dp_dns_learner l;
@@ -539,6 +539,8 @@ dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a,
 	    DNS_EDIT_STRIP_ECH : 0) | (same_len ? DNS_EDIT_SAME_LEN : 0), dp_dns_keep, &l,
 	    w->dns_scratch, DP_DNS_SCRATCH, out_len, &st);
 	*refused = l.refused;
+	if (rewritten != NULL)
+		*rewritten = !l.refused && st.rewritten != 0;
 	return rc;
 }
 
@@ -549,7 +551,7 @@ dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	size_t len, room, ip_len;
 	enum dns_edit_status st;
 	struct dns_msg a;
-	bool refused;
+	bool refused, rewritten;
 	uint8_t *dns;
 
 	if (dns_msg_parse(p->payload, p->payload_len, &a) != DNS_OK)
@@ -560,7 +562,8 @@ dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	dns = (uint8_t *)(uintptr_t)p->payload;	/* points into m: edited in place */
 	room = rte_pktmbuf_data_len(m) - (size_t)(p->payload - rte_pktmbuf_mtod(m, const uint8_t *)) +
 	    rte_pktmbuf_tailroom(m);
-	st = dp_dns_learn(w, vm, &a, e, dns, p->payload_len, room, false, &len, &refused);
+	st = dp_dns_learn(w, vm, &a, e, dns, p->payload_len, room, false, &len, &refused,
+	    &rewritten);
 	if (refused || st != DNS_EDIT_OK) {
 		/*
 		 * refused: counted by dp_dns_learn(), and the VM's resolver times out and asks
@@ -579,9 +582,13 @@ dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	/*
 	 * The VM's spelling, which 0x20 stubs compare byte for byte. In place and at the
 	 * same length: owners that are pointers to the question read it too, untouched.
+	 * Owners that copy it are spelled too; in a message as it came, with no answer
+	 * whose owner starts in place, there is none, and the spelling is given only the
+	 * question (its walk ends there) rather than walk every answer to find that out.
 	 */
 	if (dp_dns_question_plain(&a))
-		frame_dns_spell(dns - 8, dns, len, e->qname_len, e->caps);
+		frame_dns_spell(dns - 8, dns, !rewritten && a.an_owners_inline == 0 ?
+		    a.question_end : len, e->qname_len, e->caps);
 	dp_pending_del(w->pending, e);
 	return dp_fate(DP_FATE_INGRESS);
 }

@@ -112,11 +112,13 @@ enum dp_reason dp_dns_query_judge(struct dp_worker *w, uint16_t vm, const struct
  * and with dns.ech: strip so is every ech SvcParam. same_len: the length may not change
  * (a TCP stream). DNS_EDIT_OK and *out_len, or a status for which the answer must not go.
  * *refused: the main lcore had no room for the bindings' events (dp_evt_bind_room()),
- * counted here; the answer must not go either, whatever the status. e: the query a
- * answers, whose judgement (e->judged) is reused when the generation that made it judges.
+ * counted here; the answer must not go either, whatever the status. *rewritten (when not
+ * NULL): the editor wrote the message anew, its names perhaps not as a found them. e: the
+ * query a answers, whose judgement (e->judged) is reused when the generation that made it
+ * judges.
  */
 enum dns_edit_status dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a,
     const struct dp_pending_entry *e, uint8_t *msg, size_t len, size_t cap, bool same_len,
-    size_t *out_len, bool *refused);
+    size_t *out_len, bool *refused, bool *rewritten);
 
 #endif
