@@ -60,6 +60,8 @@ struct dp_pending {
 	uint32_t *free;			/* entries not in use, a stack of nfree */
 	uint32_t nfree;
 	uint32_t cap, cursor;
+	uint64_t rand;			/* rte_rand()'s bits not yet taken as IDs */
+	unsigned int rand_left;		/* IDs in them: four a call */
 	uint16_t nvms;
 	uint32_t *per_vm;		/* queries in flight, by VM slot */
 };
