@@ -336,7 +336,7 @@ edit_offer_plain(struct dns_edit *e, const struct dns_msg *m, struct edit_replay
 {
 	*r = (struct edit_replay){ .kept = 0 };
 	for (unsigned int i = 0; i < m->nb_addrs; i++)
-		if (dns_edit_offer(e, m->addrs[i].family, m->addrs[i].addr, m->addrs[i].ttl))
+		if (dns_edit_offer_addr(e, &m->addrs[i]))
 			r->kept |= 1ull << i;
 	return edit_kept_all(r, m->nb_addrs);
 }
@@ -380,7 +380,7 @@ dns_edit_parsed(uint8_t *msg, size_t len, const struct dns_msg *m, size_t cap,
 		return DNS_EDIT_MALFORMED;
 	if (len > cap || scratch == NULL || scratch_len < len || s.too_many)
 		return DNS_EDIT_NO_ROOM;
-	memcpy(e.chain, s.chain, sizeof(e.chain));
+	e.chain = s.chain;
 	e.nb_chain = s.nb_chain;
 	/* never (what is plain is same), and keep() is not asked twice: fail closed */
 	if (asked && !s.same)
@@ -406,6 +406,7 @@ dns_edit_parsed(uint8_t *msg, size_t len, const struct dns_msg *m, size_t cap,
 		return rc;
 	}
 	*out_len = e.wlen;
+	st->rewritten = 1;
 	return DNS_EDIT_OK;
 }
 

@@ -39,7 +39,7 @@ struct dns_edit {
 	size_t wlen, cap;
 	uint16_t *map;
 	size_t map_len;
-	struct dns_edit_link chain[DNS_CHAIN_MAX + 1];
+	const struct dns_edit_link *chain;	/* the scan's, which lasts the edit */
 	unsigned int nb_chain;
 	unsigned int flags;
 	dns_keep_fn keep;
@@ -106,6 +106,8 @@ bool dns_edit_name(struct dns_edit *e, size_t off);
 
 /* Offer an address to keep(); counts the answer in e->st. */
 bool dns_edit_offer(struct dns_edit *e, uint8_t family, const uint8_t *addr, uint32_t ttl);
+/* dns_edit_offer() of an address as the parser gives it (its unused bytes zero). */
+bool dns_edit_offer_addr(struct dns_edit *e, const struct dns_addr *a);
 
 /* dns_edit_scan.c */
 

@@ -152,7 +152,9 @@ dns_rrs(const uint8_t *msg, struct rd *r, enum dns_section sec, uint16_t count,
 
 		if (dns_owner_is_question(r, out))
 			owner_len = out->qname_len;
-		else if (dns_name_read(msg, r, NULL, &owner_len) != DNS_OK)
+		else if ((sec == DNS_SEC_ANSWER && (r->len == 0 || (r->p[0] & 0xc0) != 0xc0) &&
+		    ++out->an_owners_inline == 0) ||
+		    dns_name_read(msg, r, NULL, &owner_len) != DNS_OK)
 			return DNS_MALFORMED;
 		if (!dns_rr_fixed(r, &type, &class, &ttl, &rdata))
 			return DNS_MALFORMED;
@@ -298,6 +300,7 @@ dns_msg_parse(const uint8_t *buf, size_t len, struct dns_msg *out)
 	out->nb_addrs = 0;
 	out->addrs_more = false;
 	out->chain_len = 0;
+	out->an_owners_inline = 0;
 	out->plain = false;
 	pl.ok = out->qr && out->ancount <= DNS_ANSWERS_MAX && len < DNS_PTR_REACH;
 	pl.addrs = 0;

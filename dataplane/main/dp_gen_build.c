@@ -204,10 +204,11 @@ dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers,
 			.budgets = (uint8_t)pol_config_budgets(cfg, pv->ask_policy) };
 		dp_gen_vm_index_add(g, dp_gen_vm_key(pv->id.vlan, pv->id.mac), slot);
 	}
-	if (dp_gen_vm_addrs_init(g) != 0)
-		goto fail;
 	g->vms[DP_VM_UNKNOWN(g)] = (struct dp_vm){ .name = "unknown", .present = true };
 	dp_gen_settings(g, cfg, nworkers);
+	/* after the settings: the resolvers are indexed with the VMs' addresses */
+	if (dp_gen_vm_addrs_init(g) != 0)
+		goto fail;
 	free(by_name.e);
 	return g;
 fail:

@@ -71,25 +71,67 @@ dp_dns_host_byte(uint8_t c)
 	    c == '-' || c == '_';
 }
 
+#define DP_ONES8	0x0101010101010101ull
+#define DP_HIGH8	(DP_ONES8 * 0x80)
+
+/*
+ * The high bit of each byte of x (high bits clear) from lo to hi: adding 0x80 - lo sets a
+ * byte's high bit from lo up, adding 0x7f - hi from past hi up, and none carries.
+ */
+static inline uint64_t
+dp_dns_in8(uint64_t x, uint8_t lo, uint8_t hi)
+{
+	return (x + DP_ONES8 * (uint8_t)(0x80 - lo)) & ~(x + DP_ONES8 * (uint8_t)(0x7f - hi)) &
+	    DP_HIGH8;
+}
+
+/*
+ * Of the eight text bytes w (memory order): the high bit of each that is not a host byte
+ * (dp_dns_host_byte()) or a dot, in *bad, and of each dot, returned. A byte with its high
+ * bit set is bad whatever the rest say.
+ */
+static inline uint64_t
+dp_dns_text8(uint64_t w, uint64_t *bad)
+{
+	uint64_t x = w & ~DP_HIGH8, dots = dp_dns_in8(x, '.', '.');
+
+	*bad |= ~(dp_dns_in8(x | DP_ONES8 * 0x20, 'a', 'z') | dp_dns_in8(x, '0', '9') |
+	    dp_dns_in8(x, '-', '.') | dp_dns_in8(x, '_', '_')) & DP_HIGH8;
+	*bad |= w & DP_HIGH8;
+	return dots;
+}
+
 /*
  * The text of name (uncompressed wire form, len bytes, at least the root), when no byte
  * of it is escaped: its labels joined by dots, "." for the root, as dns_name_to_text()
- * writes it, in out (more than len bytes). Its length.
+ * writes it, in out (more than len bytes). Its length, and in *dots how many dots it has
+ * between labels.
  */
 static int
-dp_dns_join(const uint8_t *name, size_t len, char *out)
+dp_dns_join_count(const uint8_t *name, size_t len, char *out, size_t *dots)
 {
 	size_t n = len - 2, i;
 
+	*dots = 0;
 	if (len < 2) {
 		memcpy(out, ".", 2);
 		return 1;
 	}
 	memcpy(out, name + 1, n);
-	for (i = name[0]; i < n; i += 1 + (size_t)name[i + 1])
+	for (i = name[0]; i < n; i += 1 + (size_t)name[i + 1]) {
 		out[i] = '.';
+		(*dots)++;
+	}
 	out[n] = '\0';
 	return (int)n;
+}
+
+static int
+dp_dns_join(const uint8_t *name, size_t len, char *out)
+{
+	size_t dots;
+
+	return dp_dns_join_count(name, len, out, &dots);
 }
 
 /*
@@ -97,22 +139,48 @@ dp_dns_join(const uint8_t *name, size_t len, char *out)
  * bytes) when every label of it can be a host name's: letters, digits, '-' and '_'
  * (service labels) only, and a label holding a '.' or a NUL, which reads as two labels in
  * text and could look like a name under an allowed suffix that it is not, cannot. Such a
- * name prints byte for byte (dp_dns_join()). -1, out untouched, when it is not one, or
- * does not fit.
+ * name prints byte for byte (dp_dns_join()). -1, out[0] NUL, when it is not one, or does
+ * not fit.
+ *
+ * The joined text is checked eight bytes at a time: every byte a host byte or a dot, and
+ * no more dots than the join wrote between labels (a label's own dot is one more). A
+ * name shorter than eight bytes is checked byte by byte.
  */
-static int
+int
 dp_dns_host_text(const uint8_t *name, size_t len, char *out, size_t outlen)
 {
-	for (size_t i = 0; i < len && name[i] != 0; i += (size_t)name[i] + 1) {
-		size_t end = i + 1 + name[i] < len ? i + 1 + name[i] : len;
+	uint64_t bad = 0, w;
+	size_t joined, dots = 0, i = 0, n;
 
-		for (size_t j = i + 1; j < end; j++)
-			if (!dp_dns_host_byte(name[j]))
-				return -1;
-	}
 	if (len == 0 || (len < 2 ? 1 : len - 2) >= outlen)
 		return -1;
-	return dp_dns_join(name, len, out);
+	n = (size_t)dp_dns_join_count(name, len, out, &joined);
+	if (len < 2)
+		return (int)n;
+	if (n < 8) {
+		for (i = 0; i < n; i++) {
+			if (out[i] == '.')
+				dots++;
+			else if (!dp_dns_host_byte((uint8_t)out[i]))
+				bad = 1;
+		}
+	} else {
+		for (; i + 8 <= n; i += 8) {
+			memcpy(&w, out + i, 8);
+			dots += (size_t)__builtin_popcountll(dp_dns_text8(w, &bad));
+		}
+		if (i < n) {
+			/* the tail as the last eight bytes, the ones before it shifted out */
+			memcpy(&w, out + n - 8, 8);
+			w = w >> (8 * (8 - (n - i))) | (DP_ONES8 * 'a' & ~0ull << (8 * (n - i)));
+			dots += (size_t)__builtin_popcountll(dp_dns_text8(w, &bad));
+		}
+	}
+	if (bad != 0 || dots != joined) {
+		out[0] = '\0';
+		return -1;
+	}
+	return (int)n;
 }
 
 /*
@@ -349,36 +417,23 @@ dp_dns_room(struct dp_dns_learner *l, unsigned int n)
 }
 
 /*
- * An answer address that leads to a VM or a resolver (is), itself or through one of the n
- * IPv4 addresses it embeds (v4: NAT64, 6to4, Teredo, ...: frame_addr_embedded_v4()).
- */
-static bool
-dp_dns_is_own_addr(const struct dp_gen *g, const struct dns_addr *d, uint8_t (*v4)[4],
-    size_t n, bool (*is)(const struct dp_gen *, uint8_t, const uint8_t *))
-{
-	if (is(g, d->family, d->addr))
-		return true;
-	for (size_t i = 0; i < n; i++)
-		if (is(g, 4, v4[i]))
-			return true;
-	return false;
-}
-
-/*
  * May d be bound at all? Not a resolver's address, which opens DNS only and only to port
  * 53; nor one DNS may never bind (frame_addr_rebind()) or a VM's own, unless an address
- * pattern allows it (SPEC s4.3). The embedded IPv4 addresses are found once for both.
+ * pattern allows it (SPEC s4.3). Either, itself or through one of the IPv4 addresses it
+ * embeds (NAT64, 6to4, Teredo, ...: frame_addr_embedded_v4()), found once for both.
  */
 static bool
 dp_dns_bindable(const struct dp_gen *g, const struct dp_vm *v, const struct dns_addr *d)
 {
 	uint8_t v4[FRAME_EMBEDDED_V4_MAX][4];
 	size_t n = d->family == 6 ? frame_addr_embedded_v4(d->addr, v4, FRAME_EMBEDDED_V4_MAX) : 0;
+	uint8_t kind = dp_gen_addr_kind(g, d->family, d->addr);
 
-	if (dp_dns_is_own_addr(g, d, v4, n, dp_gen_is_resolver))
+	for (size_t i = 0; i < n; i++)
+		kind |= dp_gen_addr_kind(g, 4, v4[i]);
+	if (kind & DP_ADDR_RESOLVER)
 		return false;
-	return !(frame_addr_rebind(d->family, d->addr) ||
-	    dp_dns_is_own_addr(g, d, v4, n, dp_gen_is_vm_addr)) ||
+	return !(frame_addr_rebind(d->family, d->addr) || (kind & DP_ADDR_VM)) ||
 	    pol_match_addr(g->set, v->policy, d->addr, d->family == 4 ? 4 : 16, POL_PROTO_ANY, 0,
 	    NULL) == POL_ALLOW;
 }
@@ -449,7 +504,7 @@ dp_dns_answer_text(const struct dns_msg *a, const struct dp_pending_entry *e, ch
 enum dns_edit_status
 dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a,
     const struct dp_pending_entry *e, uint8_t *msg, size_t len, size_t cap, bool same_len,
-    size_t *out_len, bool *refused)
+    size_t *out_len, bool *refused, bool *rewritten)
 {
 	const struct dp_gen *g = w->gen;
 	struct dp_dns_learner l;
@@ -484,6 +539,8 @@ dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a,
 	    DNS_EDIT_STRIP_ECH : 0) | (same_len ? DNS_EDIT_SAME_LEN : 0), dp_dns_keep, &l,
 	    w->dns_scratch, DP_DNS_SCRATCH, out_len, &st);
 	*refused = l.refused;
+	if (rewritten != NULL)
+		*rewritten = !l.refused && st.rewritten != 0;
 	return rc;
 }
 
@@ -494,7 +551,7 @@ dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	size_t len, room, ip_len;
 	enum dns_edit_status st;
 	struct dns_msg a;
-	bool refused;
+	bool refused, rewritten;
 	uint8_t *dns;
 
 	if (dns_msg_parse(p->payload, p->payload_len, &a) != DNS_OK)
@@ -505,7 +562,8 @@ dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	dns = (uint8_t *)(uintptr_t)p->payload;	/* points into m: edited in place */
 	room = rte_pktmbuf_data_len(m) - (size_t)(p->payload - rte_pktmbuf_mtod(m, const uint8_t *)) +
 	    rte_pktmbuf_tailroom(m);
-	st = dp_dns_learn(w, vm, &a, e, dns, p->payload_len, room, false, &len, &refused);
+	st = dp_dns_learn(w, vm, &a, e, dns, p->payload_len, room, false, &len, &refused,
+	    &rewritten);
 	if (refused || st != DNS_EDIT_OK) {
 		/*
 		 * refused: counted by dp_dns_learn(), and the VM's resolver times out and asks
@@ -524,9 +582,13 @@ dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	/*
 	 * The VM's spelling, which 0x20 stubs compare byte for byte. In place and at the
 	 * same length: owners that are pointers to the question read it too, untouched.
+	 * Owners that copy it are spelled too; in a message as it came, with no answer
+	 * whose owner starts in place, there is none, and the spelling is given only the
+	 * question (its walk ends there) rather than walk every answer to find that out.
 	 */
 	if (dp_dns_question_plain(&a))
-		frame_dns_spell(dns - 8, dns, len, e->qname_len, e->caps);
+		frame_dns_spell(dns - 8, dns, !rewritten && a.an_owners_inline == 0 ?
+		    a.question_end : len, e->qname_len, e->caps);
 	dp_pending_del(w->pending, e);
 	return dp_fate(DP_FATE_INGRESS);
 }

@@ -8,9 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <rte_hash.h>
-
 #include "dp.h"
+#include "dp_flow_tab.h"
 #include "sni/dns.h"
 #include "sni/dns_edit.h"
 #include "sni/pkt.h"
@@ -40,7 +39,7 @@ struct dp_dns_judged {
 struct dp_pending_entry {
 	struct dp_pending_key key;
 	uint64_t expires;
-	hash_sig_t sig;			/* the table's hash of key */
+	uint32_t hash;			/* the index's hash of key (dp_flow_tab.h) */
 	uint16_t vm_id;			/* the ID the VM chose, restored in the answer */
 	uint16_t qtype, qclass;
 	uint8_t qname_len;
@@ -51,10 +50,18 @@ struct dp_pending_entry {
 	struct dp_dns_judged judged;	/* over UDP; not valid over TCP */
 };
 
+/*
+ * The flow table's index (dp_flow_tab.h) over an array of entries: a lookup reads a bucket
+ * line or two and the entry, where rte_hash cost the fast path three times as much.
+ */
 struct dp_pending {
-	struct rte_hash *h;
-	struct dp_pending_entry *e;	/* by the table's position of each key */
+	struct dp_ft ft;
+	struct dp_pending_entry *e;
+	uint32_t *free;			/* entries not in use, a stack of nfree */
+	uint32_t nfree;
 	uint32_t cap, cursor;
+	uint64_t rand;			/* rte_rand()'s bits not yet taken as IDs */
+	unsigned int rand_left;		/* IDs in them: four a call */
 	uint16_t nvms;
 	uint32_t *per_vm;		/* queries in flight, by VM slot */
 };
@@ -78,6 +85,13 @@ struct dp_pending_entry *dp_pending_match(struct dp_pending *t, const struct pkt
 /* Spelling caps of all zeroes: the name in lower case, as every query leaves. */
 extern const uint8_t dp_dns_lower[DNS_CASE_BYTES];
 
+/*
+ * The text of name (wire form, len bytes, from the parser) in out (outlen bytes) when every
+ * label of it can be a host name's (letters, digits, '-', '_'): its length. -1 and out[0]
+ * NUL when not, or when it does not fit (out then untouched).
+ */
+int dp_dns_host_text(const uint8_t *name, size_t len, char *out, size_t outlen);
+
 /* Is q's question name written out in full at DNS_HDR_LEN (no pointer), query or answer? */
 bool dp_dns_question_plain(const struct dns_msg *q);
 
@@ -100,11 +114,13 @@ enum dp_reason dp_dns_query_judge(struct dp_worker *w, uint16_t vm, const struct
  * and with dns.ech: strip so is every ech SvcParam. same_len: the length may not change
  * (a TCP stream). DNS_EDIT_OK and *out_len, or a status for which the answer must not go.
  * *refused: the main lcore had no room for the bindings' events (dp_evt_bind_room()),
- * counted here; the answer must not go either, whatever the status. e: the query a
- * answers, whose judgement (e->judged) is reused when the generation that made it judges.
+ * counted here; the answer must not go either, whatever the status. *rewritten (when not
+ * NULL): the editor wrote the message anew, its names perhaps not as a found them. e: the
+ * query a answers, whose judgement (e->judged) is reused when the generation that made it
+ * judges.
  */
 enum dns_edit_status dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a,
     const struct dp_pending_entry *e, uint8_t *msg, size_t len, size_t cap, bool same_len,
-    size_t *out_len, bool *refused);
+    size_t *out_len, bool *refused, bool *rewritten);
 
 #endif

@@ -6,44 +6,82 @@
 #include <string.h>
 
 #include <rte_errno.h>
-#include <rte_hash.h>
 #include <rte_malloc.h>
 #include <rte_random.h>
 
 #include "dp_dns_int.h"
 #include "dp_dns_pending.h"
+#include "dp_flow_tab.h"
 #include "dp_hash.h"
 #include "dp_mem.h"
 
 #define DP_ID_TRIES	4	/* fresh IDs tried when one is taken */
 
+/*
+ * A fresh query ID: unpredictable, so that nobody but the resolver can answer (RFC 5452
+ * s9.2). Each of rte_rand()'s 64 bits is as unpredictable as the next, so one call gives
+ * four IDs, where the call costs twice what the rest of choosing one does.
+ */
+static inline uint16_t
+dp_pending_fresh_id(struct dp_pending *t)
+{
+	if (t->rand_left == 0) {
+		t->rand = rte_rand();
+		t->rand_left = 4;
+	}
+	t->rand_left--;
+	return (uint16_t)(t->rand >> (16 * t->rand_left));
+}
+
+/* Keyed: the VM chooses its ports (and over TCP its IDs), and must not aim them at a bucket. */
+static inline uint32_t
+dp_pending_hash(const struct dp_pending *t, const struct dp_pending_key *k)
+{
+	return dp_hash_crc_inline(k, sizeof(*k), t->ft.seed);
+}
+
+/* k's entry (h its hash), or NULL: in the first bucket, or the other one the tag names. */
+static struct dp_pending_entry *
+dp_pending_find(const struct dp_pending *t, uint32_t h, const struct dp_pending_key *k)
+{
+	uint16_t tag = dp_ft_tag(h);
+	uint32_t b = dp_ft_first(&t->ft, h);
+
+	for (int i = 0; i < 2; i++, b = dp_ft_alt(&t->ft, b, tag))
+		for (uint32_t m = dp_ft_match(&t->ft.b[b], tag); m != 0; m &= m - 1) {
+			struct dp_pending_entry *e = &t->e[t->ft.b[b].idx[__builtin_ctz(m) / 2]];
+
+			if (memcmp(&e->key, k, sizeof(*k)) == 0)
+				return e;
+		}
+	return NULL;
+}
+
 struct dp_pending *
 dp_pending_create(const char *name, uint32_t cap, uint16_t nvms, int socket)
 {
-	struct rte_hash_parameters hp = {
-		.name = name,
-		.entries = cap,
-		.key_len = sizeof(struct dp_pending_key),
-		/* keyed: the VM chooses its ports (and over TCP its IDs) */
-		.hash_func = dp_hash_crc,
-		.hash_func_init_val = dp_hash_seed(),
-		.socket_id = socket,
-	};
 	struct dp_pending *t;
 
-	if ((t = rte_zmalloc_socket("dp_pending", sizeof(*t), 0, socket)) == NULL)
+	if ((t = rte_zmalloc_socket("dp_pending", sizeof(*t), 0, socket)) == NULL) {
+		rte_errno = ENOMEM;
 		return NULL;
+	}
 	t->cap = cap;
 	t->nvms = nvms;
-	t->e = rte_zmalloc_socket("dp_pending_e", (size_t)cap * sizeof(t->e[0]), 0, socket);
+	t->e = rte_zmalloc_socket(name, (size_t)cap * sizeof(t->e[0]), 0, socket);
+	t->free = rte_malloc_socket("dp_pending_free", (size_t)cap * sizeof(t->free[0]), 0,
+	    socket);
 	t->per_vm = rte_zmalloc_socket("dp_pending_vm", (size_t)(nvms + 1) *
 	    sizeof(t->per_vm[0]), 0, socket);
-	t->h = rte_hash_create(&hp);
-	if (t->e == NULL || t->per_vm == NULL || t->h == NULL) {
+	if (t->e == NULL || t->free == NULL || t->per_vm == NULL ||
+	    dp_ft_init(&t->ft, cap, dp_hash_seed(), socket) != 0) {
 		dp_pending_free(t);
 		rte_errno = ENOMEM;
 		return NULL;
 	}
+	for (uint32_t i = 0; i < cap; i++)	/* entry 0 on top */
+		t->free[i] = cap - 1 - i;
+	t->nfree = cap;
 	return t;
 }
 
@@ -52,8 +90,9 @@ dp_pending_free(struct dp_pending *t)
 {
 	if (t == NULL)
 		return;
-	rte_hash_free(t->h);
+	dp_ft_fini(&t->ft);
 	rte_free(t->per_vm);
+	rte_free(t->free);
 	rte_free(t->e);
 	rte_free(t);
 }
@@ -61,7 +100,10 @@ dp_pending_free(struct dp_pending *t)
 void
 dp_pending_del(struct dp_pending *t, struct dp_pending_entry *e)
 {
-	rte_hash_del_key_with_hash(t->h, &e->key, e->sig);
+	uint32_t i = (uint32_t)(e - t->e);
+
+	dp_ft_delete(&t->ft, e->hash, i);
+	t->free[t->nfree++] = i;
 	e->in_use = false;
 	t->per_vm[e->key.vm]--;
 }
@@ -87,10 +129,6 @@ dp_pending_age(struct dp_pending *t, uint64_t now, unsigned int budget)
  * Remember q under a fresh random ID, or (keep_id: DNS over TCP, where the query leaves as
  * the VM wrote it but for the name's case) under its own. NULL when the table is full or
  * the ID is taken.
- *
- * An entry lives at the position rte_hash gives its key, unique while the key is there
- * and below the table's entries (cap): adding a key that is there already gives its
- * position again, where an entry in use says the ID is taken, so no lookup comes first.
  */
 struct dp_pending_entry *
 dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm, const struct dns_msg *q,
@@ -98,8 +136,7 @@ dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm, const str
 {
 	struct dp_pending_entry *e;
 	struct dp_pending_key k;
-	hash_sig_t sig;
-	int32_t pos;
+	uint32_t h, i;
 
 	*why = DP_REASON_ALLOWED;
 	if (vm > t->nvms || t->per_vm[vm] >= max_per_vm) {
@@ -112,28 +149,22 @@ dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm, const str
 	k.proto = p->proto;
 	k.vm_port = p->sport;
 	memcpy(k.resolver, p->dst, p->family == 4 ? 4 : 16);
-	for (int i = 0; i < DP_ID_TRIES; i++) {
-		/* unpredictable, so that nobody but the resolver can answer (RFC 5452 s9.2) */
-		k.id = keep_id ? q->id : (uint16_t)rte_rand();
-		/* hashed once: added, and deleted under it */
-		sig = rte_hash_hash(t->h, &k);
-		if ((pos = rte_hash_add_key_with_hash(t->h, &k, sig)) < 0)
-			return NULL;	/* full */
-		if ((uint32_t)pos >= t->cap) {
-			/* past the entries: no rte_hash gives one, and none is made here */
-			rte_hash_del_key_with_hash(t->h, &k, sig);
-			return NULL;
-		}
-		e = &t->e[pos];
-		if (e->in_use) {
+	for (int try = 0; try < DP_ID_TRIES; try++) {
+		k.id = keep_id ? q->id : dp_pending_fresh_id(t);
+		/* hashed once: found, placed, and removed under it */
+		h = dp_pending_hash(t, &k);
+		if (dp_pending_find(t, h, &k) != NULL) {
 			/* the ID is taken: that query's entry stays as it is */
 			if (keep_id)
 				return NULL;
 			continue;
 		}
+		if (t->nfree == 0)
+			return NULL;	/* full */
+		i = t->free[t->nfree - 1];
+		e = &t->e[i];
 		e->key = k;
-		e->sig = sig;
-		t->per_vm[vm]++;
+		e->hash = h;
 		e->expires = now + DP_PENDING_SECONDS;
 		e->vm_id = q->id;
 		e->qtype = q->qtype;
@@ -141,9 +172,14 @@ dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm, const str
 		e->qname_len = q->qname_len;
 		memcpy(e->qname, q->qname, q->qname_len);
 		dns_name_caps(msg + DNS_HDR_LEN, q->qname_len, e->caps);
-		e->in_use = true;
 		e->would_block = false;
 		e->judged.valid = false;
+		/* the index's own search for room failed: full, as a table is, near its cap */
+		if (dp_ft_insert(&t->ft, h, i) != 0)
+			return NULL;
+		t->nfree--;
+		t->per_vm[vm]++;
+		e->in_use = true;
 		return e;
 	}
 	return NULL;
@@ -162,7 +198,6 @@ dp_pending_match(struct dp_pending *t, const struct pkt *p, uint16_t vm, const s
 {
 	struct dp_pending_key k;
 	struct dp_pending_entry *e;
-	int32_t pos;
 
 	memset(&k, 0, sizeof(k));
 	k.vm = vm;
@@ -171,10 +206,8 @@ dp_pending_match(struct dp_pending *t, const struct pkt *p, uint16_t vm, const s
 	k.vm_port = p->dport;
 	k.id = a->id;
 	memcpy(k.resolver, p->src, p->family == 4 ? 4 : 16);
-	if ((pos = rte_hash_lookup(t->h, &k)) < 0 || (uint32_t)pos >= t->cap)
-		return NULL;
-	e = &t->e[pos];
-	return dp_dns_same_question(e, a) ? e : NULL;
+	e = dp_pending_find(t, dp_pending_hash(t, &k), &k);
+	return e != NULL && dp_dns_same_question(e, a) ? e : NULL;
 }
 
 uint64_t
@@ -183,8 +216,9 @@ dp_pending_mem(uint32_t cap, uint16_t nvms)
 	struct dp_pending *t = NULL;
 
 	return dp_mem_alloc(sizeof(*t)) + dp_mem_alloc((uint64_t)cap * sizeof(t->e[0])) +
+	    dp_mem_alloc((uint64_t)cap * sizeof(t->free[0])) +
 	    dp_mem_alloc((uint64_t)(nvms + 1) * sizeof(t->per_vm[0])) +
-	    dp_mem_hash(cap, sizeof(struct dp_pending_key));
+	    dp_mem_alloc((uint64_t)dp_ft_buckets(cap) * sizeof(struct dp_ft_bucket));
 }
 
 uint32_t

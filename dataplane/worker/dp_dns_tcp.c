@@ -411,7 +411,7 @@ dp_dns_tcp_answers(struct dp_worker *w, struct dp_hold *h, const struct pkt *p, 
 		memcpy(w->holds->scratch, msg.p, msg.len);
 		/* refused: the connection is cut, and the VM's resolver asks again */
 		if (dp_dns_learn(w, vm, &a, e, w->holds->scratch, msg.len, msg.len, true,
-		    &len, &refused) != DNS_EDIT_OK || refused)
+		    &len, &refused, NULL) != DNS_EDIT_OK || refused)
 			return false;
 		if (dp_dns_question_plain(&a))
 			dns_msg_spell(w->holds->scratch, msg.len, e->qname_len, e->caps);

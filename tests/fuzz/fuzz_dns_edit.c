@@ -13,7 +13,9 @@
  *  - editing the result again, keeping everything, changes nothing;
  *  - the editor's shortcut (a message only keep() could change is not written) gives what
  *    writing the message anew (DNS_EDIT_REBUILD) gives: the same status, bytes, length,
- *    and keep() asked the same questions in the same order.
+ *    and keep() asked the same questions in the same order;
+ *  - a message the stats do not say was rewritten is its first bytes as they came (the
+ *    dataplane's spelling trusts the parser's view of its names then).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -284,8 +286,11 @@ same_as_rebuilt(const uint8_t *msg, size_t len, unsigned int flags, uint64_t mas
 		    memcmp(kp3.yes[i].addr, kp.yes[i].addr, sizeof(kp.yes[i].addr)) == 0);
 	CHECK(memcmp(rebuilt, buf, len + GUARD) == 0 || (rc == DNS_EDIT_OK && n3 == n &&
 	    memcmp(rebuilt, buf, n) == 0));
+	/* the same counts; the rebuild was written anew, the shortcut perhaps not */
 	if (rc == DNS_EDIT_OK)
-		CHECK(n3 == n && memcmp(&st3, st, sizeof(st3)) == 0);
+		CHECK(n3 == n && st3.addrs_kept == st->addrs_kept &&
+		    st3.addrs_removed == st->addrs_removed && st3.ech_removed == st->ech_removed &&
+		    st3.rewritten == 1);
 }
 
 static void
@@ -314,6 +319,8 @@ one(const uint8_t *msg, size_t len, unsigned int flags, uint64_t mask)
 		CHECK(memcmp(buf, msg, len) == 0);
 		return;
 	}
+	if (!st.rewritten)
+		CHECK(memcmp(buf, msg, n) == 0);
 	input_svcb(msg, len, &in);
 	CHECK(st.addrs_kept == kp.nb_yes || kp.nb_yes == YES_MAX);
 	CHECK(st.addrs_kept <= kp.calls);

@@ -258,6 +258,90 @@ test_spell_csum_copies(void **state)
 		}
 }
 
+/* One answer record of a random shape: its owner kind, then type A and four letters. */
+static void
+random_record(struct mb *m, size_t *inline_at)
+{
+	static const char *const copies[] = { WWW_LOWER, WWW_MIXED,
+		"\x03WWW\x07" "EXAMPLE\x03" "COM\x00" };
+	size_t at = m->len;
+
+	switch (rnd() % 6) {
+	case 0:
+		mb_u16(m, 0xc00c);			/* a pointer to the question */
+		break;
+	case 1:
+		mb_bytes(m, copies[rnd() % 3], WWW_LEN);	/* a copy, in some case */
+		*inline_at = at;
+		break;
+	case 2:
+		mb_bytes(m, "\x03WwW\x07" "EXAMPLE\x03" "NET\x00", WWW_LEN);	/* another */
+		*inline_at = at;
+		break;
+	case 3:
+		mb_bytes(m, "\x03WWW\xc0\x10", 6);	/* some labels, then a pointer */
+		break;
+	case 4:
+		mb_u8(m, 0);				/* the root */
+		break;
+	default:
+		mb_u16(m, 0xc000 | (unsigned int)*inline_at);	/* an earlier owner */
+		break;
+	}
+	mb_u16(m, DNS_TYPE_A); mb_u16(m, 1); mb_u32(m, 60); mb_u16(m, 4);
+	for (int i = 0; i < 4; i++)
+		mb_u8(m, 'A' + rnd() % 58);
+}
+
+/*
+ * An answer with no owner that starts in place (dns_msg.an_owners_inline 0) has no copy of
+ * the question to spell: frame_dns_spell() given only the question (dp_dns.c does, for a
+ * message the editor did not write anew) spells and sums as given all of it. Random
+ * answers of up to eight records of every owner shape, random caps, either parity.
+ */
+static void
+test_spell_question_only(void **state)
+{
+	uint8_t whole[8 + 512], question[8 + 512], caps[DNS_CASE_BYTES];
+	unsigned int none = 0, some = 0;
+	(void)state;
+
+	for (unsigned int round = 0; round < 20000; round++) {
+		size_t off = 8 + (round & 1), inline_at = DNS_HDR_LEN, n = rnd() % 9;
+		struct dns_msg a;
+		struct mb m;
+
+		m.len = 0;
+		mb_u16(&m, 0x4242);
+		mb_u16(&m, 0x8180);
+		mb_u16(&m, 1);
+		mb_u16(&m, (unsigned int)n);
+		mb_u16(&m, 0);
+		mb_u16(&m, 0);
+		mb_bytes(&m, round & 2 ? WWW_MIXED : WWW_LOWER, WWW_LEN);
+		mb_u16(&m, DNS_TYPE_A);
+		mb_u16(&m, DNS_CLASS_IN);
+		for (size_t i = 0; i < n; i++)
+			random_record(&m, &inline_at);
+		assert_int_equal(dns_msg_parse(m.b, m.len, &a), DNS_OK);
+		if (a.an_owners_inline != 0) {
+			some++;
+			continue;
+		}
+		none++;
+		for (size_t i = 0; i < off; i++)
+			whole[i] = (uint8_t)rnd();
+		memcpy(whole + off, m.b, m.len);
+		memcpy(question, whole, sizeof(whole));
+		for (unsigned int i = 0; i < DNS_CASE_BYTES; i++)
+			caps[i] = round % 3 == 0 ? 0 : (uint8_t)rnd();
+		frame_dns_spell(whole, whole + off, m.len, WWW_LEN, caps);
+		frame_dns_spell(question, question + off, a.question_end, WWW_LEN, caps);
+		assert_memory_equal(whole, question, off + m.len);
+	}
+	assert_true(none > 1000 && some > 1000);
+}
+
 /*
  * Every byte value at every position of names of every length to 24: capitals found, and
  * their bits set, as one byte at a time finds them.
@@ -316,6 +400,7 @@ main(void)
 		cmocka_unit_test(test_non_letters_stay),
 		cmocka_unit_test(test_longest_name),
 		cmocka_unit_test(test_msg_spell),
+		cmocka_unit_test(test_spell_question_only),
 		cmocka_unit_test(test_msg_spell_short),
 		cmocka_unit_test(test_spell_csum),
 		cmocka_unit_test(test_spell_no_csum),

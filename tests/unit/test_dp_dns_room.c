@@ -33,7 +33,7 @@
 #include "sni/pkt.h"
 
 #define T_CAP	64
-#define T_MANY	(T_CAP / 2)	/* what a cuckoo table of T_CAP holds whatever the IDs */
+#define T_MANY	(T_CAP / 2)	/* well within the index's room whatever the IDs */
 
 #define T_CONFIG(pattern) \
 	"dataplane: {vm_port: net_null0, uplink_port: net_null1, max_bindings: 1024,\n" \
@@ -122,9 +122,9 @@ t_ask(const char *label)
 	return id;
 }
 
-/* The resolver answers query id with naddrs A records, 203.0.113.1 on. */
+/* The resolver answers query id with naddrs A records, first (host order) on. */
 static void
-t_answer(uint16_t id, const char *label, unsigned int naddrs)
+t_answer_at(uint16_t id, const char *label, unsigned int naddrs, uint32_t first)
 {
 	struct mb d = { .len = 0 };
 
@@ -141,9 +141,16 @@ t_answer(uint16_t id, const char *label, unsigned int naddrs)
 		mb_u16(&d, 1);
 		mb_u32(&d, 600);
 		mb_u16(&d, 4);
-		mb_u32(&d, 0xcb007100u + 1 + i);
+		mb_u32(&d, first + i);
 	}
 	dp_pipeline_uplink(w, t_frame(t_res_mac, t_vm_mac, t_res_ip, t_vm_ip, 53, 40000, &d));
+}
+
+/* The resolver answers query id with naddrs A records, 203.0.113.1 on. */
+static void
+t_answer(uint16_t id, const char *label, unsigned int naddrs)
+{
+	t_answer_at(id, label, naddrs, 0xcb007101u);
 }
 
 /* Fill the bind ring with events of VM slot vm until fewer than left slots are free. */
@@ -255,6 +262,32 @@ test_answer_binds_the_judged_name(void **state)
 }
 
 /*
+ * An answer giving the resolver's own address, or a VM's, binds neither (one probe of the
+ * generation's address index answers both, dp_gen_addr_kind()): counted as rebind, and the
+ * answer goes without it; the address after each (no VM's) still binds.
+ */
+static void
+test_answer_own_addresses_not_bound(void **state)
+{
+	static const uint32_t own[] = { 0x0a4d0001u, 0x0a4d000cu };	/* resolver, agent2 */
+	uint64_t rebind = w->vm_stats[0].blocked[DP_REASON_REBIND];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+		uint64_t binds = dp_binds_count(ctx.binds, 0);
+		uint16_t id;
+
+		t_drain();
+		id = t_ask("own");
+		t_answer_at(id, "own", 2, own[i]);
+		assert_int_equal(w->vm_stats[0].blocked[DP_REASON_REBIND], rebind + i + 1);
+		assert_int_equal(dp_binds_count(ctx.binds, 0), binds + 1);
+		assert_int_equal(w->tx[DP_PORT_VM].n, 1);
+		dp_tx_flush(w);
+	}
+}
+
+/*
  * A label no host name has ('.' or a NUL among its bytes) is refused unnamed, though its
  * text would read as a name the policy allows: the VM gets the refusal, the resolver
  * nothing.
@@ -276,6 +309,86 @@ test_query_label_not_a_hosts(void **state)
 		dp_tx_flush(w);
 		assert_int_equal(w->vm_stats[0].dns_blocked, blocked + i + 1);
 	}
+}
+
+/*
+ * dp_dns_host_text() as it was, byte by byte: each label's bytes checked, then joined.
+ * What the word-at-a-time check must answer.
+ */
+static int
+t_host_text_ref(const uint8_t *name, size_t len, char *out, size_t outlen)
+{
+	for (size_t i = 0; i < len && name[i] != 0; i += (size_t)name[i] + 1) {
+		size_t end = i + 1 + name[i] < len ? i + 1 + name[i] : len;
+
+		for (size_t j = i + 1; j < end; j++) {
+			uint8_t c = name[j];
+
+			if (!((uint8_t)((c | 0x20) - 'a') <= 'z' - 'a' || (uint8_t)(c - '0') <= 9 ||
+			    c == '-' || c == '_'))
+				return -1;
+		}
+	}
+	if (len == 0 || (len < 2 ? 1 : len - 2) >= outlen)
+		return -1;
+	if (len < 2) {
+		memcpy(out, ".", 2);
+		return 1;
+	}
+	memcpy(out, name + 1, len - 2);
+	for (size_t i = name[0]; i < len - 2; i += 1 + (size_t)name[i + 1])
+		out[i] = '.';
+	out[len - 2] = '\0';
+	return (int)(len - 2);
+}
+
+/*
+ * Names of 1 to 9 labels of 1 to 40 bytes, most bytes host bytes and the rest the bytes
+ * next to their ranges ('/', ':', '@', '[', '`', '{', ',', '^'), '.', NUL, DEL and bytes
+ * with the high bit: the word-at-a-time check answers as the byte-by-byte one, and
+ * writes the same text; the root and names that do not fit too.
+ */
+static void
+test_host_text_as_bytewise(void **state)
+{
+	static const uint8_t odd[] = { '/', ':', '@', '[', '`', '{', ',', '^', '.', 0, 0x7f,
+		0x80, 0xad, 0xc1, 0xff, '-' + 0x80, 'a' + 0x80 };
+	static const char host[] = "abcxyzABCXYZ0189-_";
+	char got[DNS_NAME_TEXT_MAX], want[DNS_NAME_TEXT_MAX];
+	unsigned int ok = 0;
+	uint8_t name[DNS_NAME_WIRE_MAX];
+
+	(void)state;
+	srand(20251206);
+	for (unsigned int k = 0; k < 200000; k++) {
+		size_t len = 0, labels = 1 + (size_t)rand() % 9, outlen;
+		int g, r;
+
+		for (size_t l = 0; l < labels && len + 42 < sizeof(name); l++) {
+			size_t n = 1 + (size_t)rand() % (rand() % 4 == 0 ? 40 : 6);
+
+			name[len++] = (uint8_t)n;
+			for (size_t i = 0; i < n; i++)
+				name[len++] = rand() % 60 == 0 ? odd[(size_t)rand() % sizeof(odd)] :
+				    (uint8_t)host[(size_t)rand() % (sizeof(host) - 1)];
+		}
+		name[len++] = 0;
+		if (k % 1000 == 0)
+			len = 1;		/* the root */
+		outlen = k % 97 == 0 ? len - 1 : sizeof(got);	/* too small for some */
+		memset(got, 'x', sizeof(got));
+		memset(want, 'x', sizeof(want));
+		got[0] = want[0] = '\0';
+		g = dp_dns_host_text(name, len, got, outlen);
+		r = t_host_text_ref(name, len, want, outlen);
+		assert_int_equal(g, r);
+		assert_int_equal(got[0] == '\0', r < 0);
+		if (r > 0) {
+			assert_memory_equal(got, want, (size_t)r + 1);
+			ok++;
+		}
+	}
+	assert_true(ok > 10000 && ok < 190000);	/* both answers, many times */
 }
 
 /* A reload between query and answer: the answer binds under the new policy, not the old. */
@@ -301,9 +414,9 @@ test_reload_between_query_and_answer(void **state)
 }
 
 /*
- * The table of queries in flight itself (dp_dns_pending.c), on a real rte_hash: an entry
- * lives at its key's position, so a key added again finds the entry in use and the ID
- * taken, leaving that query's entry as it was; an answer is matched by key and question.
+ * The table of queries in flight itself (dp_dns_pending.c): a key added again finds the
+ * ID taken, leaving that query's entry as it was; an answer is matched by key and
+ * question (test_dp_dns_pending.c holds the table to a model).
  */
 /* A query with ID id for label.example.com A, into d and parsed into *q. */
 static void
@@ -412,6 +525,8 @@ main(void)
 		cmocka_unit_test(test_vm_share_charges_the_vm),
 		cmocka_unit_test(test_answer_binds_the_judged_name),
 		cmocka_unit_test(test_query_label_not_a_hosts),
+		cmocka_unit_test(test_answer_own_addresses_not_bound),
+		cmocka_unit_test(test_host_text_as_bytewise),
 		cmocka_unit_test(test_taken_id_keeps_the_first),
 		cmocka_unit_test(test_many_apart),
 		/* last: a new policy */

@@ -3,8 +3,10 @@
  * of every VM, kept here (t_scan) as the reference. Every answer must be the scan's: for
  * 0, 1, 16 and every slot's worth of VMs, with IPv4 and IPv6 addresses, VMs with neither,
  * two VMs sharing one, slots a reload emptied, and addresses chosen to look alike to the
- * table (an IPv4 address's key bytes read as IPv6, neighbours, random ones). And the
- * (VLAN, MAC) index: each VM found by its MAC as a frame holds it, no other MAC found.
+ * table (an IPv4 address's key bytes read as IPv6, neighbours, random ones). The same table
+ * holds the resolvers for dp_gen_addr_kind(): its every answer is the scan's and
+ * dp_gen_is_resolver()'s, with resolvers that are VMs' addresses too and ones that are not.
+ * And the (VLAN, MAC) index: each VM found by its MAC as a frame holds it, no other MAC found.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -53,11 +55,16 @@ struct t_tally {
 static void
 t_ask(const struct dp_gen *g, uint8_t family, const uint8_t *addr, struct t_tally *t)
 {
-	bool want = t_scan(g, family, addr);
+	bool want = t_scan(g, family, addr), resolver = dp_gen_is_resolver(g, family, addr);
+	uint8_t kind = (want ? DP_ADDR_VM : 0) | (resolver ? DP_ADDR_RESOLVER : 0);
 
 	if (dp_gen_is_vm_addr(g, family, addr) != want)
 		fail_msg("family %u %02x%02x%02x%02x..%02x: table says %d, scan %d", family,
 		    addr[0], addr[1], addr[2], addr[3], addr[15], !want, want);
+	if (dp_gen_addr_kind(g, family, addr) != kind)
+		fail_msg("family %u %02x%02x%02x%02x..%02x: kind %#x, scans %#x", family,
+		    addr[0], addr[1], addr[2], addr[3], addr[15],
+		    dp_gen_addr_kind(g, family, addr), kind);
 	t->asked++;
 	t->yes += want;
 }
@@ -111,12 +118,46 @@ t_ask_all(const struct dp_gen *g, const struct pol_config *cfg)
 			t_ask(g, 41, a, &t);
 		}
 	}
+	for (size_t i = 0; i < cfg->nresolvers; i++) {
+		t_ask(g, 4, cfg->resolvers[i].a, &t);
+		t_ask(g, 6, cfg->resolvers[i].a, &t);
+	}
 	assert_int_equal(getrandom(rnd, sizeof(rnd), 0), (ssize_t)sizeof(rnd));
 	for (size_t i = 0; i < T_RANDOM; i++) {
 		t_ask(g, 4, rnd[i], &t);
 		t_ask(g, 6, rnd[i], &t);
 	}
 	return t;
+}
+
+/*
+ * The resolvers of a configuration of n VMs: VM 0's and VM 3's addresses (VM 3's IPv6
+ * one is its IPv4 one's bytes), a neighbour of VM 1's IPv6 one, and two no VM has.
+ */
+static void
+t_resolvers(struct pol_config *cfg, uint32_t n)
+{
+	static struct pol_addr r[DP_RESOLVERS_MAX];
+	struct pol_vm v;
+	char name[16];
+
+	memset(r, 0, sizeof(r));
+	t_vm(&v, 0, name, sizeof(name));
+	r[0].family = 4;
+	memcpy(r[0].a, v.id.ip4, 4);
+	t_vm(&v, 3, name, sizeof(name));
+	r[1].family = 4;
+	memcpy(r[1].a, v.id.ip4, 4);
+	r[2].family = 6;
+	memcpy(r[2].a, v.id.ip6, 16);
+	t_vm(&v, 1, name, sizeof(name));
+	r[3].family = 6;
+	memcpy(r[3].a, v.id.ip6, 16);
+	r[3].a[15] ^= 0x80;
+	r[4] = (struct pol_addr){ .family = 4, .a = { 192, 0, 2, 53 } };
+	r[5] = (struct pol_addr){ .family = 6, .a = { 0x20, 0x01, 0x0d, 0xb8, [15] = 0x53 } };
+	cfg->resolvers = r;
+	cfg->nresolvers = n % 2 == 0 ? 6 : 3;	/* and a configuration with fewer */
 }
 
 /* A configuration of n VMs (t_vm), every keep-th of them kept (1: all). */
@@ -134,6 +175,7 @@ t_config(uint32_t n, uint32_t keep)
 	for (uint32_t i = 0; i < n; i++)
 		if (i % keep == 0)
 			t_vm(&cfg->vms[cfg->nvms++], i, names[i], sizeof(names[i]));
+	t_resolvers(cfg, n);
 	return cfg;
 }
 

@@ -80,7 +80,7 @@ struct dp_gen {
 	uint32_t vm_index_mask;		/* a power of two less 1: 4 x max_vms and more */
 	uint8_t vm_index_shift;		/* 64 - log2(vm_index_mask + 1) */
 	struct dp_vm_addr *vm_addrs;	/* present VMs' addresses, open addressing */
-	uint8_t *vm_addr_family;	/* and the family of each: 0, empty */
+	uint8_t *vm_addr_family;	/* and the family of each, and DP_ADDR_*: 0, empty */
 	uint32_t vm_addr_seed;		/* secret: where an address's probe starts */
 	uint32_t vm_addr_mask;		/* its entries less 1: 4 x an IPv4 and an IPv6 a slot */
 	struct rte_hash *names;		/* (slot, name hash) -> names_ports index */

@@ -110,4 +110,10 @@ int dp_gen_vm_addrs_init(struct dp_gen *g);
 /* Is addr (family 4 or 6) a present VM's address (a DNS answer must never bind it)? */
 bool dp_gen_is_vm_addr(const struct dp_gen *g, uint8_t family, const uint8_t *addr);
 
+#define DP_ADDR_VM		0x10	/* dp_gen_is_vm_addr() */
+#define DP_ADDR_RESOLVER	0x20	/* dp_gen_is_resolver() */
+
+/* What addr is, both questions in one probe: DP_ADDR_VM and DP_ADDR_RESOLVER, or 0. */
+uint8_t dp_gen_addr_kind(const struct dp_gen *g, uint8_t family, const uint8_t *addr);
+
 #endif

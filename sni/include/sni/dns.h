@@ -66,6 +66,11 @@ struct dns_msg {
 	uint8_t nb_addrs;
 	bool addrs_more;		/* the chain held more than DNS_ADDRS_MAX addresses */
 	uint8_t chain_len;		/* CNAMEs followed */
+	/*
+	 * Answers whose owner does not begin with a compression pointer: only such an owner
+	 * can copy the question name out in full, as the spelling looks for (dns_case.c).
+	 */
+	uint16_t an_owners_inline;
 
 	/*
 	 * A response the answer editor (sni/dns_edit.h) would write anew byte for byte, unless

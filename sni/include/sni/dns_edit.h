@@ -62,6 +62,7 @@ struct dns_edit_stats {
 	uint32_t addrs_kept;		/* addresses keep() said yes to */
 	uint32_t addrs_removed;		/* addresses keep() said no to, and those never asked */
 	uint32_t ech_removed;		/* ech SvcParams removed */
+	uint32_t rewritten;		/* 1: the message was written anew, its names too */
 };
 
 /*

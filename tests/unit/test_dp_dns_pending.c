@@ -1,0 +1,289 @@
+/*
+ * dataplane/worker/dp_dns_pending.c, the table of DNS queries in flight, held to a model:
+ * a plain list of what was remembered. Thousands of random steps (queries added under
+ * fresh IDs or their own, answers matched by key and question, entries deleted and aged)
+ * and after each the table says what the list says: the same entries found, the same
+ * refused (an ID taken, a VM at its share, the table at its cap), the same counts per VM.
+ * A small table filled to its cap puts keys in both buckets of the index.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_malloc.h>
+
+#include "dp_dns_int.h"
+#include "dp_dns_pending.h"
+#include "dp_hash.h"
+
+#define T_CAP		64	/* 16 buckets of the index: full, keys spill to the other */
+#define T_VMS		4
+#define T_SHARE		24	/* a VM's share: three VMs together fill the table */
+#define T_STEPS		20000
+
+/* The model's entry: what the table was asked to remember, and the entry it gave. */
+struct t_model {
+	bool live;
+	struct dp_pending_entry *e;
+	struct pkt out;		/* the query as the VM sent it */
+	struct dns_msg q;
+	uint8_t msg[64];	/* its message: the name's spelling */
+	uint64_t expires;
+};
+
+static struct t_model model[T_CAP];
+static unsigned int per_vm[T_VMS + 1];
+
+/* A query from vm's port sport to resolver res, id, for a name of a few random letters. */
+static void
+t_query(struct t_model *m, uint16_t vm, uint16_t sport, uint8_t res, uint16_t id)
+{
+	uint8_t n = (uint8_t)(1 + rand() % 6);
+
+	memset(m, 0, sizeof(*m));
+	m->out.family = 4;
+	m->out.proto = PKT_PROTO_UDP;
+	m->out.src[0] = 10;
+	m->out.src[3] = (uint8_t)vm;
+	m->out.dst[0] = 10;
+	m->out.dst[3] = res;
+	m->out.sport = sport;
+	m->out.dport = 53;
+	m->q.id = id;
+	m->q.has_question = true;
+	m->q.qtype = (uint16_t)(1 + rand() % 2);
+	m->q.qclass = DNS_CLASS_IN;
+	m->q.qname_len = (uint8_t)(n + 2);
+	m->q.qname[0] = n;
+	for (uint8_t i = 1; i <= n; i++)
+		m->q.qname[i] = (uint8_t)('a' + rand() % 3);	/* few names: some the same */
+	m->q.qname[n + 1] = 0;
+	memcpy(m->msg + DNS_HDR_LEN, m->q.qname, m->q.qname_len);
+}
+
+/* The answer to m's query as it comes back: to the VM's port, from the resolver. */
+static void
+t_answer(const struct t_model *m, struct pkt *back, struct dns_msg *a)
+{
+	*back = m->out;
+	memcpy(back->src, m->out.dst, 4);
+	memcpy(back->dst, m->out.src, 4);
+	back->sport = 53;
+	back->dport = m->out.sport;
+	*a = m->q;
+	a->qr = true;
+	a->id = m->e->key.id;
+}
+
+/* Is there a live entry of the model with vm's key (sport, res, id)? */
+static bool
+t_model_has(uint16_t vm, uint16_t sport, uint8_t res, uint16_t id)
+{
+	for (unsigned int i = 0; i < T_CAP; i++)
+		if (model[i].live && model[i].e->key.vm == vm && model[i].out.sport == sport &&
+		    model[i].out.dst[3] == res && model[i].e->key.id == id)
+			return true;
+	return false;
+}
+
+static unsigned int
+t_model_count(void)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i <= T_VMS; i++)
+		n += per_vm[i];
+	return n;
+}
+
+/* Add a query to the table and the model alike; what the table did, as the model says. */
+static void
+t_add(struct dp_pending *t, uint64_t now)
+{
+	uint16_t vm = (uint16_t)(rand() % (T_VMS + 2));	/* one past the table's VMs */
+	uint16_t sport = (uint16_t)(1000 + rand() % 4), id = (uint16_t)(rand() % 8);
+	uint8_t res = (uint8_t)(1 + rand() % 2);
+	bool keep_id = rand() % 2 == 0;
+	struct dp_pending_entry *e;
+	enum dp_reason why;
+	struct t_model m;
+	unsigned int free_at = T_CAP;
+
+	t_query(&m, vm, sport, res, id);
+	e = dp_pending_add(t, &m.out, vm, &m.q, m.msg, now, keep_id, T_SHARE, &why);
+	if (vm > T_VMS || per_vm[vm] >= T_SHARE) {
+		assert_null(e);
+		assert_int_equal(why, DP_REASON_VM_LIMIT);
+		return;
+	}
+	assert_int_equal(why, DP_REASON_ALLOWED);
+	if (keep_id && t_model_has(vm, sport, res, id)) {
+		assert_null(e);
+		return;
+	}
+	if (t_model_count() == T_CAP) {
+		assert_null(e);
+		return;
+	}
+	if (e == NULL) {
+		/* random IDs all taken four times over, or the index's search for room failed */
+		assert_true(t_model_count() >= T_CAP * 3 / 4);
+		return;
+	}
+	assert_int_equal(e->key.vm, vm);
+	assert_int_equal(e->vm_id, id);
+	if (keep_id)
+		assert_int_equal(e->key.id, id);
+	else
+		assert_false(t_model_has(vm, sport, res, e->key.id));
+	for (unsigned int i = 0; i < T_CAP; i++) {
+		assert_false(model[i].live && model[i].e == e);
+		if (!model[i].live && free_at == T_CAP)
+			free_at = i;
+	}
+	assert_true(free_at < T_CAP);
+	m.live = true;
+	m.e = e;
+	m.expires = now + DP_PENDING_SECONDS;
+	model[free_at] = m;
+	per_vm[vm]++;
+}
+
+/* Every live entry's answer finds it; a wrong ID, question or VM finds nothing of it. */
+static void
+t_check(struct dp_pending *t)
+{
+	for (unsigned int i = 0; i < T_CAP; i++) {
+		struct dp_pending_entry *e;
+		struct dns_msg a;
+		struct pkt back;
+
+		if (!model[i].live)
+			continue;
+		t_answer(&model[i], &back, &a);
+		assert_ptr_equal(dp_pending_match(t, &back, model[i].e->key.vm, &a), model[i].e);
+		a.id ^= 0x100;	/* above every ID the steps give a query of their own */
+		if (!t_model_has(model[i].e->key.vm, model[i].out.sport, model[i].out.dst[3], a.id))
+			assert_null(dp_pending_match(t, &back, model[i].e->key.vm, &a));
+		a.id ^= 0x100;
+		a.qtype ^= 3;	/* A and AAAA swapped: another question on the same key */
+		assert_null(dp_pending_match(t, &back, model[i].e->key.vm, &a));
+		a.qtype ^= 3;
+		a.qname[1] ^= 0x20;
+		assert_null(dp_pending_match(t, &back, model[i].e->key.vm, &a));
+		a.qname[1] ^= 0x20;
+		e = dp_pending_match(t, &back, (uint16_t)(model[i].e->key.vm + 1), &a);
+		assert_true(e == NULL || e != model[i].e);
+	}
+	for (uint16_t vm = 0; vm <= T_VMS; vm++)
+		assert_int_equal(dp_pending_count(t, vm), per_vm[vm]);
+}
+
+static void
+t_del(struct dp_pending *t)
+{
+	unsigned int i = (unsigned int)rand() % T_CAP;
+
+	if (!model[i].live)
+		return;
+	dp_pending_del(t, model[i].e);
+	model[i].live = false;
+	per_vm[model[i].e->key.vm]--;
+}
+
+/* Aged: all that waited past their time, and only those (the whole table is one sweep). */
+static void
+t_age(struct dp_pending *t, uint64_t now)
+{
+	unsigned int expired = 0;
+
+	for (unsigned int i = 0; i < T_CAP; i++)
+		if (model[i].live && model[i].expires <= now) {
+			model[i].live = false;
+			per_vm[model[i].e->key.vm]--;
+			expired++;
+		}
+	assert_int_equal(dp_pending_age(t, now, T_CAP), expired);
+}
+
+static void
+test_table_as_the_model(void **state)
+{
+	struct dp_pending *t = dp_pending_create("t_pending_model", T_CAP, T_VMS, SOCKET_ID_ANY);
+	uint64_t now = 0;
+
+	(void)state;
+	assert_non_null(t);
+	srand(25);
+	for (unsigned int step = 0; step < T_STEPS; step++) {
+		int what = rand() % 16;
+
+		if (what < 10)
+			t_add(t, now);
+		else if (what < 14)
+			t_del(t);
+		else if (what == 14)
+			now++;
+		else
+			t_age(t, now);
+		t_check(t);
+	}
+	dp_pending_free(t);
+}
+
+/* Filled to its cap with every VM's share in use: every entry still found. */
+static void
+test_full_table_finds_all(void **state)
+{
+	struct dp_pending *t = dp_pending_create("t_pending_full", T_CAP, T_VMS, SOCKET_ID_ANY);
+	unsigned int n = 0;
+
+	(void)state;
+	assert_non_null(t);
+	memset(model, 0, sizeof(model));
+	memset(per_vm, 0, sizeof(per_vm));
+	for (unsigned int i = 0; i < 4 * T_CAP && n < T_CAP; i++) {
+		struct t_model *m = &model[n];
+		uint16_t vm = (uint16_t)(i % T_VMS);
+		enum dp_reason why;
+
+		t_query(m, vm, (uint16_t)(2000 + i), 1, (uint16_t)i);
+		if ((m->e = dp_pending_add(t, &m->out, vm, &m->q, m->msg, 0, false, T_CAP,
+		    &why)) == NULL)
+			continue;
+		m->live = true;
+		per_vm[vm]++;
+		n++;
+	}
+	/* the index holds the cap at 80 % of its slots: only its search could stop short */
+	assert_true(n >= T_CAP - 2);
+	t_check(t);
+	dp_pending_free(t);
+}
+
+int
+main(void)
+{
+	char prefix[40];
+	char *eal[] = {
+		(char *)"test_dp_dns_pending", (char *)"--no-huge", (char *)"-m", (char *)"64",
+		(char *)"--no-pci", (char *)"--file-prefix", prefix, (char *)"-l", (char *)"0",
+		(char *)"--log-level", (char *)"*:error", NULL,
+	};
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table_as_the_model),
+		cmocka_unit_test(test_full_table_finds_all),
+	};
+
+	snprintf(prefix, sizeof(prefix), "test_dp_dns_pending_%d", (int)getpid());
+	if (rte_eal_init((int)(sizeof(eal) / sizeof(eal[0])) - 1, eal) < 0 || dp_hash_init() != 0)
+		return 1;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
