@@ -18,6 +18,7 @@
 #include "dp_gen.h"
 #include "dp_out_flow.h"
 #include "dp_http.h"
+#include "dp_lean.h"
 #include "dp_out.h"
 #include "dp_quic_flow.h"
 #include "dp_rx.h"
@@ -32,6 +33,8 @@ struct dp_burst_frame {
 	enum pkt_status st;
 	uint16_t vm;
 	uint8_t key;			/* its flow key's index: set only while fate is CONTINUE */
+	bool lean;			/* dp_lean_vm() took it: p is not filled, ln is */
+	struct dp_lean ln;
 	struct pkt p;
 };
 
@@ -192,6 +195,16 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + DP_BURST_PREFETCH], void *));
 		fr->m = pkts[i];
 		bytes += rte_pktmbuf_pkt_len(fr->m);
+		if (from_vm) {
+			int slot = dp_lean_vm(w->gen, fr->m, &b->keys[nkeys], &fr->ln);
+
+			if ((fr->lean = slot >= 0)) {
+				fr->vm = (uint16_t)slot;
+				fr->fate = dp_fate(DP_FATE_CONTINUE);
+				fr->key = (uint8_t)nkeys++;
+				continue;
+			}
+		}
 		if (!(from_vm ? dp_burst_vm_decide(w, fr) : dp_burst_uplink_decide(w, fr))) {
 			fr->m = NULL;
 			continue;
@@ -290,14 +303,33 @@ dp_vm_stream(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint1
 /* The connection stage of frame fr, from the VM or the uplink: its fate. */
 static inline struct dp_fate
 dp_burst_conn(struct dp_worker *w, struct dp_burst *b, const struct dp_burst_frame *fr,
-    bool from_vm, struct dp_flow **f)
+    bool from_vm, struct dp_flow *found, struct dp_flow **f)
 {
 	if (!from_vm)
-		return dp_conn_uplink(w, &fr->p, &b->keys[fr->key], dp_burst_flow(w, b, fr), f,
-		    b->steady);
+		return dp_conn_uplink(w, &fr->p, &b->keys[fr->key], found, f, b->steady);
 	dp_fate_note(w, &fr->p, fr->vm, fr->fate);	/* audited QUIC goes on to be admitted */
-	return dp_conn_vm(w, &fr->p, fr->vm, &b->keys[fr->key], dp_burst_flow(w, b, fr), f,
-	    b->steady);
+	return dp_conn_vm(w, &fr->p, fr->vm, &b->keys[fr->key], found, f, b->steady);
+}
+
+/*
+ * A lean frame (dp_lean_vm()) on flow f: sent on when f is steady for it (true); else
+ * decoded now into fr->p, to go the general way (false).
+ */
+static __rte_always_inline bool
+dp_burst_lean(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr,
+    struct dp_flow *f)
+{
+	if (likely(f != NULL && dp_conn_steady_flow(b->steady, f, true, fr->ln.payload_len))) {
+		dp_egress(w, fr->m, fr->vm,
+		    dp_conn_vm_steady(w, f, true, fr->ln.seq, fr->ln.payload_len));
+		return true;
+	}
+	fr->st = PKT_OK;
+	if (!dp_lean_decode(fr->m, &fr->p)) {
+		dp_drop(w, fr->m, DP_DROP_MALFORMED);
+		return true;
+	}
+	return false;
 }
 
 /* The last stage, frame by frame in arrival order: connections, then the fate acted on. */
@@ -317,8 +349,13 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 
 		if (fr->m == NULL)
 			continue;
-		if (fate.act == DP_FATE_CONTINUE)
-			fate = dp_burst_conn(w, &b, fr, from_vm, &f);
+		if (fate.act == DP_FATE_CONTINUE) {
+			struct dp_flow *found = dp_burst_flow(w, &b, fr);
+
+			if (from_vm && fr->lean && dp_burst_lean(w, &b, fr, found))
+				continue;
+			fate = dp_burst_conn(w, &b, fr, from_vm, found, &f);
+		}
 		else if (fate.act == DP_FATE_SLOW && from_vm)	/* no flow, budgets all the same */
 			fate = dp_budget_slow(w, &fr->p, fr->vm, rte_pktmbuf_pkt_len(fr->m));
 		if (fate.act == DP_FATE_STREAM) {	/* a fate that may cut or end f */
