@@ -33,7 +33,7 @@ struct dp_burst_frame {
 	enum pkt_status st;
 	uint16_t vm;
 	uint8_t key;			/* its flow key's index: set only while fate is CONTINUE */
-	bool lean;			/* dp_lean_vm() took it: p is not filled, ln is */
+	bool lean;			/* dp_lean() took it: p is not filled, ln is */
 	struct dp_lean ln;
 	struct pkt p;
 };
@@ -190,20 +190,18 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 
 	for (uint16_t i = 0; i < n; i++) {
 		struct dp_burst_frame *fr = &b->fr[i];
+		int slot;
 
 		if (i + DP_BURST_PREFETCH < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + DP_BURST_PREFETCH], void *));
 		fr->m = pkts[i];
 		bytes += rte_pktmbuf_pkt_len(fr->m);
-		if (from_vm) {
-			int slot = dp_lean_vm(w->gen, fr->m, &b->keys[nkeys], &fr->ln);
-
-			if ((fr->lean = slot >= 0)) {
-				fr->vm = (uint16_t)slot;
-				fr->fate = dp_fate(DP_FATE_CONTINUE);
-				fr->key = (uint8_t)nkeys++;
-				continue;
-			}
+		slot = dp_lean(w->gen, fr->m, &b->keys[nkeys], &fr->ln, from_vm);
+		if ((fr->lean = slot >= 0)) {
+			fr->vm = (uint16_t)slot;
+			fr->fate = dp_fate(DP_FATE_CONTINUE);
+			fr->key = (uint8_t)nkeys++;
+			continue;
 		}
 		if (!(from_vm ? dp_burst_vm_decide(w, fr) : dp_burst_uplink_decide(w, fr))) {
 			fr->m = NULL;
@@ -312,16 +310,22 @@ dp_burst_conn(struct dp_worker *w, struct dp_burst *b, const struct dp_burst_fra
 }
 
 /*
- * A lean frame (dp_lean_vm()) on flow f: sent on when f is steady for it (true); else
- * decoded now into fr->p, to go the general way (false).
+ * A lean frame (dp_lean()) on flow f, from the VM (from_vm) or toward it: sent on when f
+ * is steady for it (true); else decoded now into fr->p, to go the general way (false).
  */
 static __rte_always_inline bool
 dp_burst_lean(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr,
-    struct dp_flow *f)
+    struct dp_flow *f, bool from_vm)
 {
-	if (likely(f != NULL && dp_conn_steady_flow(b->steady, f, true, fr->ln.payload_len))) {
+	if (from_vm && likely(f != NULL &&
+	    dp_conn_steady_flow(b->steady, f, true, fr->ln.payload_len))) {
 		dp_egress(w, fr->m, fr->vm,
 		    dp_conn_vm_steady(w, f, true, fr->ln.seq, fr->ln.payload_len));
+		return true;
+	}
+	if (!from_vm && likely(f != NULL && dp_conn_steady_flow(b->steady, f, false, 0))) {
+		dp_conn_uplink_steady(w, f, true, fr->ln.flags, fr->ln.ack, fr->ln.win);
+		dp_ingress(w, fr->m, fr->vm);
 		return true;
 	}
 	fr->st = PKT_OK;
@@ -352,7 +356,7 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 		if (fate.act == DP_FATE_CONTINUE) {
 			struct dp_flow *found = dp_burst_flow(w, &b, fr);
 
-			if (from_vm && fr->lean && dp_burst_lean(w, &b, fr, found))
+			if (fr->lean && dp_burst_lean(w, &b, fr, found, from_vm))
 				continue;
 			fate = dp_burst_conn(w, &b, fr, from_vm, found, &f);
 		}

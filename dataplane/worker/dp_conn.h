@@ -51,13 +51,20 @@ dp_flow_vm_sent(struct dp_flow *f, const struct pkt *p)
  * sent is not one the client's stack takes, and could come from anyone).
  */
 static inline void
+dp_flow_peer_acked_by(struct dp_flow *f, uint8_t tcp_flags, uint32_t ack, uint16_t tcp_win)
+{
+	if (!(tcp_flags & PKT_TCP_ACK) || !f->peer_synced || dp_seq_after(ack, f->vm_nxt))
+		return;
+	if (dp_seq_after(ack, f->peer_ack))
+		f->peer_ack = ack;
+	f->peer_wnd = (uint32_t)tcp_win << f->peer_wscale;
+}
+
+/* dp_flow_peer_acked_by() of segment p */
+static inline void
 dp_flow_peer_acked(struct dp_flow *f, const struct pkt *p)
 {
-	if (!(p->tcp_flags & PKT_TCP_ACK) || !f->peer_synced || dp_seq_after(p->ack, f->vm_nxt))
-		return;
-	if (dp_seq_after(p->ack, f->peer_ack))
-		f->peer_ack = p->ack;
-	f->peer_wnd = (uint32_t)p->tcp_win << f->peer_wscale;
+	dp_flow_peer_acked_by(f, p->tcp_flags, p->ack, p->tcp_win);
 }
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "gen is the word's low half");
@@ -166,6 +173,21 @@ dp_conn_vm(struct dp_worker *w, const struct pkt *p, uint16_t vm, const struct d
 	    (uint32_t)p->payload_len));
 }
 
+/*
+ * What a steady frame toward the VM does to its flow f: a TCP segment (tcp) with these
+ * flags, ACK number and window, or a datagram.
+ */
+static inline void
+dp_conn_uplink_steady(struct dp_worker *w, struct dp_flow *f, bool tcp, uint8_t tcp_flags,
+    uint32_t ack, uint16_t tcp_win)
+{
+	f->last_seen = w->now;
+	if (tcp)
+		dp_flow_peer_acked_by(f, tcp_flags, ack, tcp_win);
+	else
+		f->state = DP_FLOW_ESTABLISHED;
+}
+
 /* dp_conn_uplink_any(), likewise. */
 static inline struct dp_fate
 dp_conn_uplink(struct dp_worker *w, const struct pkt *p, const struct dp_flow_key *k,
@@ -173,11 +195,8 @@ dp_conn_uplink(struct dp_worker *w, const struct pkt *p, const struct dp_flow_ke
 {
 	if (f == NULL || !dp_conn_steady(steady, f, p, false))
 		return dp_conn_uplink_any(w, p, k, f, fp);
-	f->last_seen = w->now;		/* nor an ingress */
-	if (p->proto == PKT_PROTO_TCP)
-		dp_flow_peer_acked(f, p);
-	else
-		f->state = DP_FLOW_ESTABLISHED;
+	/* nor an ingress */
+	dp_conn_uplink_steady(w, f, p->proto == PKT_PROTO_TCP, p->tcp_flags, p->ack, p->tcp_win);
 	return dp_fate(DP_FATE_INGRESS);
 }
 

@@ -1,13 +1,14 @@
 /*
- * The lean path of a frame from the VM port (dp_lean.h) held to the general one it stands
- * for: random frames and every edge its checks draw (tags, IPv4 options, fragments,
- * lengths that do not fit, wrong checksums, what the port says of them, SYN, FIN, RST,
- * another's source, an unknown MAC, a VM with a VLAN, one without IPv4, IPv6, UDP) go
- * through both. A frame the lean path takes must be one the general first stage
- * (dp_rx_decode(), the VM by MAC, dp_decide_vm_plain(), dp_conn_key()) lets go on with
- * the same VM and key, decoding as dp_lean_decode() says; and on any flow the lean
- * steady stage must do what dp_conn_vm() does: the same flows steady, the same verdict,
- * the flow left the same; the others left alone for the general way.
+ * The lean path of a frame from the VM port or the uplink (dp_lean.h) held to the general
+ * one it stands for: random frames and every edge its checks draw (tags, IPv4 options,
+ * fragments, lengths that do not fit, wrong checksums, what the port says of them, SYN,
+ * FIN, RST, another's source, an unknown MAC, a VM with a VLAN, one without IPv4, IPv6,
+ * UDP) go through both, each way. A frame the lean path takes must be one the general
+ * first stage (dp_rx_decode(), the VM by MAC, dp_decide_vm_plain() or _uplink_plain(),
+ * dp_conn_key()) lets go on with the same VM and key, decoding as dp_lean_decode() says;
+ * and on any flow the lean steady stage must do what dp_conn_vm() or dp_conn_uplink()
+ * does: the same flows steady, the same verdict, the flow left the same; the others left
+ * alone for the general way.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -61,6 +62,13 @@ dp_conn_vm_any(struct dp_worker *w, const struct pkt *p, uint16_t vm,
 	(void)fp;
 	any_called = true;
 	return dp_fate_drop(DP_DROP_MALFORMED);
+}
+
+struct dp_fate
+dp_conn_uplink_any(struct dp_worker *w, const struct pkt *p, const struct dp_flow_key *k,
+    struct dp_flow *f, struct dp_flow **fp)
+{
+	return dp_conn_vm_any(w, p, 0, k, f, fp);
 }
 
 static void
@@ -125,10 +133,11 @@ static const uint64_t t_ol[] = { 0, 0, 0, 0,
 
 /*
  * Frame i: mostly the lean shape (an ACK with or without data), else edited at one of
- * the places a lean check looks, its sums made right again or not.
+ * the places a lean check looks, its sums made right again or not. Toward the VM (up),
+ * its MACs the other way round.
  */
 static void
-t_frame(uint64_t *rng, struct fc_frame *f, size_t *len, uint64_t *ol)
+t_frame(uint64_t *rng, struct fc_frame *f, size_t *len, uint64_t *ol, bool up)
 {
 	static const uint8_t ends[] = { PKT_TCP_SYN, PKT_TCP_FIN, PKT_TCP_RST,
 		PKT_TCP_SYN | PKT_TCP_ACK, PKT_TCP_FIN | PKT_TCP_ACK };
@@ -138,7 +147,7 @@ t_frame(uint64_t *rng, struct fc_frame *f, size_t *len, uint64_t *ol)
 		.sport = (uint16_t)fc_rnd(rng), .dport = 443, .flags = PKT_TCP_ACK,
 		.seq = fc_rnd(rng), .ack = fc_rnd(rng), .payload = payload,
 		.payload_len = r % 3 == 0 ? 0 : fc_rnd(rng) % sizeof(payload) };
-	uint8_t *ip = f->b + 14, *th = ip + 20;
+	uint8_t *ip = f->b + 14, *th = ip + 20, *vm_mac = f->b + (up ? 0 : 6), mac[6];
 
 	for (size_t i = 0; i < s.payload_len; i++)
 		payload[i] = (uint8_t)fc_rnd(rng);
@@ -156,13 +165,18 @@ t_frame(uint64_t *rng, struct fc_frame *f, size_t *len, uint64_t *ol)
 	case 10: s.src = (const uint8_t *)"\x0a\x0a\x00\x0c"; break;
 	}
 	fc_frame_build(f, &s);
+	if (up) {
+		memcpy(mac, f->b, 6);
+		memcpy(f->b, f->b + 6, 6);
+		memcpy(f->b + 6, mac, 6);
+	}
 	*len = f->len;
 	*ol = t_ol[fc_rnd(rng) % (sizeof(t_ol) / sizeof(t_ol[0]))];
 	switch (edit) {
-	case 11: memcpy(f->b + 6, mac_vlan, 6); break;
-	case 12: memcpy(f->b + 6, mac_no4, 6); break;
-	case 13: memcpy(f->b + 6, mac_unknown, 6); break;
-	case 31: memcpy(f->b + 6, mac_tagged, 6); break;		/* its own tag */
+	case 11: memcpy(vm_mac, mac_vlan, 6); break;
+	case 12: memcpy(vm_mac, mac_no4, 6); break;
+	case 13: memcpy(vm_mac, mac_unknown, 6); break;
+	case 31: memcpy(vm_mac, mac_tagged, 6); break;		/* its own tag */
 	case 32: f->b[14] = f->b[15] = 0; break;			/* a priority tag */
 	case 14: fc_w16(ip + 6, (uint16_t)(fc_rnd(rng) & 0x3fff)); break;	/* offset */
 	case 15: fc_w16(ip + 6, 0x4000); break;				/* DF: lean */
@@ -200,9 +214,12 @@ t_mbuf(struct rte_mbuf *m, uint8_t *b, size_t len, uint64_t ol)
 	m->ol_flags = ol;
 }
 
-/* What the general first stage makes of m: does it go on to its flow, with *vm and *k? */
+/*
+ * What the general first stage makes of m, from the VM or toward it (up): does it go on to
+ * its flow, with *vm and *k?
+ */
 static bool
-t_general(struct rte_mbuf *m, struct pkt *p, uint16_t *vm, struct dp_flow_key *k)
+t_general(struct rte_mbuf *m, struct pkt *p, uint16_t *vm, struct dp_flow_key *k, bool up)
 {
 	struct dp_worker w = { .gen = &gen };
 	enum pkt_status st;
@@ -212,18 +229,19 @@ t_general(struct rte_mbuf *m, struct pkt *p, uint16_t *vm, struct dp_flow_key *k
 	memset(p, 0, sizeof(*p));
 	if (dp_rx_decode(&w, m, p, &st) != DP_RX_PLAIN)
 		return false;
-	slot = dp_gen_vm_by_mac(&gen, p->vlan, p->src_mac);
-	fate = dp_decide_vm_plain(&gen, p, slot);
+	slot = dp_gen_vm_by_mac(&gen, p->vlan, up ? p->dst_mac : p->src_mac);
+	fate = up ? dp_decide_uplink_plain(&gen, p, slot) : dp_decide_vm_plain(&gen, p, slot);
 	if (!dp_fate_eq(fate, dp_fate(DP_FATE_CONTINUE)))
 		return false;
 	*vm = (uint16_t)slot;
-	dp_conn_key(k, *vm, p, true);
+	dp_conn_key(k, *vm, p, !up);
 	return true;
 }
 
 /* Flow states around those a steady frame meets, each byte of the steady word moved. */
 static void
-t_flow(uint64_t *rng, struct dp_flow *f, const struct dp_flow_key *k, uint32_t seq)
+t_flow(uint64_t *rng, struct dp_flow *f, const struct dp_flow_key *k, uint32_t seq,
+    uint32_t ack)
 {
 	uint32_t r = fc_rnd(rng);
 
@@ -235,12 +253,15 @@ t_flow(uint64_t *rng, struct dp_flow *f, const struct dp_flow_key *k, uint32_t s
 	f->budgets = r % 8 == 2 ? (uint8_t)fc_rnd(rng) : 0;
 	f->judged = r % 8 == 3 ? fc_rnd(rng) : 0;
 	f->would_block = r & 0x100;
-	f->vm_nxt = seq + (fc_rnd(rng) % 4096) - 2048;
+	f->vm_nxt = (r & 0x200 ? seq : ack) + (fc_rnd(rng) % 4096) - 2048;
+	f->peer_ack = ack + (fc_rnd(rng) % 4096) - 2048;
+	f->peer_synced = r & 0x400;
+	f->peer_wscale = (uint8_t)(fc_rnd(rng) % 15);
 }
 
 static void
 t_steady_same(uint64_t *rng, const struct pkt *p, const struct dp_flow_key *k,
-    const struct dp_lean *ln, unsigned int *steady)
+    const struct dp_lean *ln, bool up, unsigned int *steady)
 {
 	struct dp_gen g = { .id = 7 };
 	struct dp_worker w = { .gen = &g, .now = 1234 };
@@ -249,32 +270,35 @@ t_steady_same(uint64_t *rng, const struct pkt *p, const struct dp_flow_key *k,
 	struct dp_fate fate;
 	bool lean;
 
-	t_flow(rng, &lean_f, k, ln->seq);
+	t_flow(rng, &lean_f, k, p->seq, p->ack);
 	memcpy(&before, &lean_f, sizeof(before));
 	memcpy(&gen_f, &lean_f, sizeof(gen_f));
 	any_called = false;
-	fate = dp_conn_vm(&w, p, k->vm, k, &gen_f, &fp, key);
-	lean = dp_conn_steady_flow(key, &lean_f, true, ln->payload_len);
+	fate = up ? dp_conn_uplink(&w, p, k, &gen_f, &fp, key) :
+	    dp_conn_vm(&w, p, k->vm, k, &gen_f, &fp, key);
+	lean = dp_conn_steady_flow(key, &lean_f, !up, up ? 0 : ln->payload_len);
 	assert_int_equal(lean, !any_called);
-	if (lean) {
+	if (lean && up) {
+		dp_conn_uplink_steady(&w, &lean_f, true, ln->flags, ln->ack, ln->win);
+		assert_true(dp_fate_eq(fate, dp_fate(DP_FATE_INGRESS)));
+	} else if (lean) {
 		enum dp_verdict v = dp_conn_vm_steady(&w, &lean_f, true, ln->seq, ln->payload_len);
 
 		assert_true(dp_fate_eq(fate, dp_fate_egress(v)));
-		(*steady)++;
 	}
+	*steady += lean;
 	assert_memory_equal(&lean_f, lean ? &gen_f : &before, sizeof(lean_f));
 }
 
 static void
-test_lean_is_general(void **state)
+t_lean_is_general(bool up)
 {
-	uint64_t rng = 0x1ea4;
+	uint64_t rng = up ? 0x0b1ea4 : 0x1ea4;
 	unsigned int took = 0, steady = 0, general = 0;
 	struct fc_frame f;
 	size_t len;
 	uint64_t ol;
 
-	(void)state;
 	fc_frame_build(&f, &(struct fc_frame_spec){ .family = 4, .proto = PKT_PROTO_TCP });
 	t_gen(&f);
 	for (unsigned int i = 0; i < T_FRAMES; i++) {
@@ -286,10 +310,10 @@ test_lean_is_general(void **state)
 		bool goes_on;
 		int slot;
 
-		t_frame(&rng, &f, &len, &ol);
+		t_frame(&rng, &f, &len, &ol, up);
 		t_mbuf(&m, f.b, len, ol);
-		slot = dp_lean_vm(&gen, &m, &lean_k, &ln);
-		goes_on = t_general(&m, &p, &vm, &gen_k);
+		slot = dp_lean(&gen, &m, &lean_k, &ln, !up);
+		goes_on = t_general(&m, &p, &vm, &gen_k, up);
 		general += goes_on;
 		if (slot < 0)
 			continue;
@@ -298,18 +322,39 @@ test_lean_is_general(void **state)
 			fail_msg("frame %u: lean took one the general path stops", i);
 		assert_int_equal(slot, vm);
 		assert_memory_equal(&lean_k, &gen_k, sizeof(lean_k));
-		assert_int_equal(ln.seq, p.seq);
-		assert_int_equal(ln.payload_len, p.payload_len);
+		if (up) {
+			assert_int_equal(ln.ack, p.ack);
+			assert_int_equal(ln.win, p.tcp_win);
+			assert_int_equal(ln.flags, p.tcp_flags);
+		} else {
+			assert_int_equal(ln.seq, p.seq);
+			assert_int_equal(ln.payload_len, p.payload_len);
+		}
 		memset(&lp, 0, sizeof(lp));
 		assert_true(dp_lean_decode(&m, &lp));
 		assert_memory_equal(&lp, &p, sizeof(lp));
-		t_steady_same(&rng, &p, &lean_k, &ln, &steady);
-		t_steady_same(&rng, &p, &lean_k, &ln, &steady);
+		t_steady_same(&rng, &p, &lean_k, &ln, up, &steady);
+		t_steady_same(&rng, &p, &lean_k, &ln, up, &steady);
 	}
-	print_message("%u frames, %u lean, %u go on, %u steady\n", T_FRAMES, took, general, steady);
+	print_message("%s: %u frames, %u lean, %u go on, %u steady\n", up ? "uplink" : "VM port",
+	    T_FRAMES, took, general, steady);
 	/* many frames are of the lean shape, not every one that goes on */
 	assert_true(took > T_FRAMES / 8 && took < general);
 	assert_true(steady > took / 2 && steady < 2 * took);
+}
+
+static void
+test_lean_is_general_vm(void **state)
+{
+	(void)state;
+	t_lean_is_general(false);
+}
+
+static void
+test_lean_is_general_uplink(void **state)
+{
+	(void)state;
+	t_lean_is_general(true);
 }
 
 /* A frame in more than one segment is the general path's (it makes it contiguous). */
@@ -326,16 +371,17 @@ test_lean_one_segment(void **state)
 		.flags = PKT_TCP_ACK });
 	t_gen(&f);
 	t_mbuf(&m, f.b, f.len, 0);
-	assert_int_equal(dp_lean_vm(&gen, &m, &k, &ln), T_VM);
+	assert_int_equal(dp_lean(&gen, &m, &k, &ln, true), T_VM);
 	m.nb_segs = 2;
-	assert_int_equal(dp_lean_vm(&gen, &m, &k, &ln), -1);
+	assert_int_equal(dp_lean(&gen, &m, &k, &ln, true), -1);
 }
 
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_lean_is_general),
+		cmocka_unit_test(test_lean_is_general_vm),
+		cmocka_unit_test(test_lean_is_general_uplink),
 		cmocka_unit_test(test_lean_one_segment),
 	};
 
