@@ -7,7 +7,9 @@
  * fate too) and its fate is acted on (dp_out.c). State changes
  * happen only in the last stage and in arrival order, so a burst decides exactly what the
  * same frames one at a time would: a lookup that a flow opened or closed earlier in the
- * burst may have made stale is done again (dp_burst_flow).
+ * burst may have made stale is done again (dp_burst_flow). A TCP segment of the commonest
+ * shape goes through with its key and what a steady flow reads of it, no struct pkt
+ * (dp_lean.h), and is decoded in full only if its flow turns out not to be steady.
  */
 #include "dp_budget_dst.h"
 #include "dp_burst.h"
@@ -359,8 +361,7 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 			if (fr->lean && dp_burst_lean(w, &b, fr, found, from_vm))
 				continue;
 			fate = dp_burst_conn(w, &b, fr, from_vm, found, &f);
-		}
-		else if (fate.act == DP_FATE_SLOW && from_vm)	/* no flow, budgets all the same */
+		} else if (fate.act == DP_FATE_SLOW && from_vm)	/* no flow, budgets all the same */
 			fate = dp_budget_slow(w, &fr->p, fr->vm, rte_pktmbuf_pkt_len(fr->m));
 		if (fate.act == DP_FATE_STREAM) {	/* a fate that may cut or end f */
 			fate = from_vm ? dp_vm_stream(w, fr->m, &fr->p, fr->vm, f) :

@@ -1,10 +1,12 @@
 /*
- * The lean path of a frame from the VM port (dp_burst.c): the shape nearly every frame of
- * an open connection has, told from the frame's bytes without filling a struct pkt. What
- * it reads is all the steady flow stage needs (dp_conn_vm()'s inline case): the flow key,
- * the sequence number and the payload's length. A frame of that shape whose flow is not
- * steady is decoded fully then and goes the general way; a frame of any other shape goes
- * the general way from the start. test_dp_lean holds each answer to the general path's.
+ * The lean path of a frame (dp_burst.c): the shape nearly every frame of an open TCP
+ * connection has, told from the frame's bytes without filling a struct pkt. What it reads
+ * is all the steady flow stage needs (the inline case of dp_conn_vm() and
+ * dp_conn_uplink()): the flow key, and from the VM the sequence number and the payload's
+ * length, toward it the ACK, the window and the flags. A frame of that shape whose flow
+ * is not steady is decoded fully then and goes the general way; a frame of any other
+ * shape goes the general way from the start. test_dp_lean holds each answer to the
+ * general path's.
  */
 #ifndef DP_LEAN_H
 #define DP_LEAN_H
