@@ -31,10 +31,12 @@
 /* One frame on its way through the stages. */
 struct dp_burst_frame {
 	struct rte_mbuf *m;		/* NULL: done with in the first stage */
-	struct dp_fate fate;		/* as far as the stateless stages decided */
+	struct dp_fate fate;		/* as far as the stateless stages decided (a lean
+					 * frame's, CONTINUE, stored once it leaves that path) */
 	enum pkt_status st;
 	uint16_t vm;
-	uint8_t key;			/* its flow key's index: set only while fate is CONTINUE */
+	uint8_t key;			/* its flow key's index: set only for a lean frame or
+					 * while fate is CONTINUE */
 	bool lean;			/* dp_lean() took it: p is not filled, ln is */
 	struct dp_lean ln;
 	struct pkt p;
@@ -199,9 +201,8 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 		fr->m = pkts[i];
 		bytes += rte_pktmbuf_pkt_len(fr->m);
 		slot = dp_lean(w->gen, fr->m, &b->keys[nkeys], &fr->ln, from_vm);
-		if ((fr->lean = slot >= 0)) {
+		if ((fr->lean = slot >= 0)) {	/* its fate CONTINUE, stored if it is not steady */
 			fr->vm = (uint16_t)slot;
-			fr->fate = dp_fate(DP_FATE_CONTINUE);
 			fr->key = (uint8_t)nkeys++;
 			continue;
 		}
@@ -331,6 +332,7 @@ dp_burst_lean(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr
 		return true;
 	}
 	fr->st = PKT_OK;
+	fr->fate = dp_fate(DP_FATE_CONTINUE);
 	if (!dp_lean_decode(fr->m, &fr->p)) {
 		dp_drop(w, fr->m, DP_DROP_MALFORMED);
 		return true;
@@ -350,18 +352,17 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 		dp_burst_decide_uplink(w, &b, pkts, n);
 	for (uint16_t i = 0; i < n; i++) {
 		struct dp_burst_frame *fr = &b.fr[i];
-		struct dp_fate fate = fr->fate;
 		struct dp_flow *f = NULL;
+		struct dp_fate fate;
 
 		if (fr->m == NULL)
 			continue;
-		if (fate.act == DP_FATE_CONTINUE) {
-			struct dp_flow *found = dp_burst_flow(w, &b, fr);
-
-			if (fr->lean && dp_burst_lean(w, &b, fr, found, from_vm))
-				continue;
-			fate = dp_burst_conn(w, &b, fr, from_vm, found, &f);
-		} else if (fate.act == DP_FATE_SLOW && from_vm)	/* no flow, budgets all the same */
+		/* a lean frame not sent on looks its flow up again below: the same answer */
+		if (fr->lean && dp_burst_lean(w, &b, fr, dp_burst_flow(w, &b, fr), from_vm))
+			continue;
+		if ((fate = fr->fate).act == DP_FATE_CONTINUE)
+			fate = dp_burst_conn(w, &b, fr, from_vm, dp_burst_flow(w, &b, fr), &f);
+		else if (fate.act == DP_FATE_SLOW && from_vm)	/* no flow, budgets all the same */
 			fate = dp_budget_slow(w, &fr->p, fr->vm, rte_pktmbuf_pkt_len(fr->m));
 		if (fate.act == DP_FATE_STREAM) {	/* a fate that may cut or end f */
 			fate = from_vm ? dp_vm_stream(w, fr->m, &fr->p, fr->vm, f) :
