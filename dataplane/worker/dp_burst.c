@@ -7,7 +7,9 @@
  * fate too) and its fate is acted on (dp_out.c). State changes
  * happen only in the last stage and in arrival order, so a burst decides exactly what the
  * same frames one at a time would: a lookup that a flow opened or closed earlier in the
- * burst may have made stale is done again (dp_burst_flow).
+ * burst may have made stale is done again (dp_burst_flow). A TCP segment of the commonest
+ * shape goes through with its key and what a steady flow reads of it, no struct pkt
+ * (dp_lean.h), and is decoded in full only if its flow turns out not to be steady.
  */
 #include "dp_budget_dst.h"
 #include "dp_burst.h"
@@ -18,6 +20,7 @@
 #include "dp_gen.h"
 #include "dp_out_flow.h"
 #include "dp_http.h"
+#include "dp_lean.h"
 #include "dp_out.h"
 #include "dp_quic_flow.h"
 #include "dp_rx.h"
@@ -28,10 +31,14 @@
 /* One frame on its way through the stages. */
 struct dp_burst_frame {
 	struct rte_mbuf *m;		/* NULL: done with in the first stage */
-	struct dp_fate fate;		/* as far as the stateless stages decided */
+	struct dp_fate fate;		/* as far as the stateless stages decided (a lean
+					 * frame's, CONTINUE, stored once it leaves that path) */
 	enum pkt_status st;
 	uint16_t vm;
-	uint8_t key;			/* its flow key's index: set only while fate is CONTINUE */
+	uint8_t key;			/* its flow key's index: set only for a lean frame or
+					 * while fate is CONTINUE */
+	bool lean;			/* dp_lean() took it: p is not filled, ln is */
+	struct dp_lean ln;
 	struct pkt p;
 };
 
@@ -187,11 +194,18 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 
 	for (uint16_t i = 0; i < n; i++) {
 		struct dp_burst_frame *fr = &b->fr[i];
+		int slot;
 
 		if (i + DP_BURST_PREFETCH < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + DP_BURST_PREFETCH], void *));
 		fr->m = pkts[i];
 		bytes += rte_pktmbuf_pkt_len(fr->m);
+		slot = dp_lean(w->gen, fr->m, &b->keys[nkeys], &fr->ln, from_vm);
+		if ((fr->lean = slot >= 0)) {	/* its fate CONTINUE, stored if it is not steady */
+			fr->vm = (uint16_t)slot;
+			fr->key = (uint8_t)nkeys++;
+			continue;
+		}
 		if (!(from_vm ? dp_burst_vm_decide(w, fr) : dp_burst_uplink_decide(w, fr))) {
 			fr->m = NULL;
 			continue;
@@ -290,14 +304,40 @@ dp_vm_stream(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint1
 /* The connection stage of frame fr, from the VM or the uplink: its fate. */
 static inline struct dp_fate
 dp_burst_conn(struct dp_worker *w, struct dp_burst *b, const struct dp_burst_frame *fr,
-    bool from_vm, struct dp_flow **f)
+    bool from_vm, struct dp_flow *found, struct dp_flow **f)
 {
 	if (!from_vm)
-		return dp_conn_uplink(w, &fr->p, &b->keys[fr->key], dp_burst_flow(w, b, fr), f,
-		    b->steady);
+		return dp_conn_uplink(w, &fr->p, &b->keys[fr->key], found, f, b->steady);
 	dp_fate_note(w, &fr->p, fr->vm, fr->fate);	/* audited QUIC goes on to be admitted */
-	return dp_conn_vm(w, &fr->p, fr->vm, &b->keys[fr->key], dp_burst_flow(w, b, fr), f,
-	    b->steady);
+	return dp_conn_vm(w, &fr->p, fr->vm, &b->keys[fr->key], found, f, b->steady);
+}
+
+/*
+ * A lean frame (dp_lean()) on flow f, from the VM (from_vm) or toward it: sent on when f
+ * is steady for it (true); else decoded now into fr->p, to go the general way (false).
+ */
+static __rte_always_inline bool
+dp_burst_lean(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr,
+    struct dp_flow *f, bool from_vm)
+{
+	if (from_vm && likely(f != NULL &&
+	    dp_conn_steady_flow(b->steady, f, true, fr->ln.payload_len))) {
+		dp_egress(w, fr->m, fr->vm,
+		    dp_conn_vm_steady(w, f, true, fr->ln.seq, fr->ln.payload_len));
+		return true;
+	}
+	if (!from_vm && likely(f != NULL && dp_conn_steady_flow(b->steady, f, false, 0))) {
+		dp_conn_uplink_steady(w, f, true, fr->ln.flags, fr->ln.ack, fr->ln.win);
+		dp_ingress(w, fr->m, fr->vm);
+		return true;
+	}
+	fr->st = PKT_OK;
+	fr->fate = dp_fate(DP_FATE_CONTINUE);
+	if (!dp_lean_decode(fr->m, &fr->p)) {
+		dp_drop(w, fr->m, DP_DROP_MALFORMED);
+		return true;
+	}
+	return false;
 }
 
 /* The last stage, frame by frame in arrival order: connections, then the fate acted on. */
@@ -312,13 +352,16 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 		dp_burst_decide_uplink(w, &b, pkts, n);
 	for (uint16_t i = 0; i < n; i++) {
 		struct dp_burst_frame *fr = &b.fr[i];
-		struct dp_fate fate = fr->fate;
 		struct dp_flow *f = NULL;
+		struct dp_fate fate;
 
 		if (fr->m == NULL)
 			continue;
-		if (fate.act == DP_FATE_CONTINUE)
-			fate = dp_burst_conn(w, &b, fr, from_vm, &f);
+		/* a lean frame not sent on looks its flow up again below: the same answer */
+		if (fr->lean && dp_burst_lean(w, &b, fr, dp_burst_flow(w, &b, fr), from_vm))
+			continue;
+		if ((fate = fr->fate).act == DP_FATE_CONTINUE)
+			fate = dp_burst_conn(w, &b, fr, from_vm, dp_burst_flow(w, &b, fr), &f);
 		else if (fate.act == DP_FATE_SLOW && from_vm)	/* no flow, budgets all the same */
 			fate = dp_budget_slow(w, &fr->p, fr->vm, rte_pktmbuf_pkt_len(fr->m));
 		if (fate.act == DP_FATE_STREAM) {	/* a fate that may cut or end f */

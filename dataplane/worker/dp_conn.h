@@ -51,13 +51,20 @@ dp_flow_vm_sent(struct dp_flow *f, const struct pkt *p)
  * sent is not one the client's stack takes, and could come from anyone).
  */
 static inline void
+dp_flow_peer_acked_by(struct dp_flow *f, uint8_t tcp_flags, uint32_t ack, uint16_t tcp_win)
+{
+	if (!(tcp_flags & PKT_TCP_ACK) || !f->peer_synced || dp_seq_after(ack, f->vm_nxt))
+		return;
+	if (dp_seq_after(ack, f->peer_ack))
+		f->peer_ack = ack;
+	f->peer_wnd = (uint32_t)tcp_win << f->peer_wscale;
+}
+
+/* dp_flow_peer_acked_by() of segment p */
+static inline void
 dp_flow_peer_acked(struct dp_flow *f, const struct pkt *p)
 {
-	if (!(p->tcp_flags & PKT_TCP_ACK) || !f->peer_synced || dp_seq_after(p->ack, f->vm_nxt))
-		return;
-	if (dp_seq_after(p->ack, f->peer_ack))
-		f->peer_ack = p->ack;
-	f->peer_wnd = (uint32_t)p->tcp_win << f->peer_wscale;
+	dp_flow_peer_acked_by(f, p->tcp_flags, p->ack, p->tcp_win);
 }
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "gen is the word's low half");
@@ -76,6 +83,19 @@ dp_conn_steady_key(const struct dp_worker *w)
 }
 
 /*
+ * What dp_conn_steady() asks of flow f, for a frame with payload_len bytes of data: all
+ * but that the frame neither opens nor ends anything (the lean path's frames never do).
+ */
+static inline bool
+dp_conn_steady_flow(uint64_t key, const struct dp_flow *f, bool from_vm, size_t payload_len)
+{
+	uint64_t word;
+
+	memcpy(&word, &f->gen, sizeof(word));
+	return ((word ^ key) << 16) == 0 && (f->judged == 0 || (from_vm && payload_len == 0));
+}
+
+/*
  * Is p, on flow f, a frame of its steady state, which the flow stage decides inline: the
  * flow judged by the current generation, counting in no budget, nothing judging its
  * bytes (no module's; no judged prefix, unless p comes from the VM (from_vm) without data:
@@ -89,11 +109,7 @@ dp_conn_steady_key(const struct dp_worker *w)
 static inline bool
 dp_conn_steady(uint64_t key, const struct dp_flow *f, const struct pkt *p, bool from_vm)
 {
-	uint64_t word;
-
-	memcpy(&word, &f->gen, sizeof(word));
-	return ((word ^ key) << 16) == 0 &&
-	    (f->judged == 0 || (from_vm && p->payload_len == 0)) &&
+	return dp_conn_steady_flow(key, f, from_vm, p->payload_len) &&
 	    (p->proto == PKT_PROTO_UDP ||
 	    !(p->tcp_flags & (PKT_TCP_SYN | PKT_TCP_FIN | PKT_TCP_RST)));
 }
@@ -128,6 +144,21 @@ bool dp_flow_still_allowed(struct dp_worker *w, const struct dp_flow *f);
 uint8_t dp_flow_budgets_again(struct dp_worker *w, const struct dp_flow *f);
 
 /*
+ * What a steady frame from the VM (dp_conn_steady()) does to its flow f, a TCP segment
+ * (tcp) at seq with payload_len bytes or a datagram: the verdict it egresses with.
+ */
+static inline enum dp_verdict
+dp_conn_vm_steady(struct dp_worker *w, struct dp_flow *f, bool tcp, uint32_t seq,
+    uint32_t payload_len)
+{
+	f->last_seen = w->now;
+	/* dp_flow_vm_sent(), where no SYN or FIN takes a sequence number: neither is steady */
+	if (tcp && dp_seq_after(seq + payload_len, f->vm_nxt))
+		f->vm_nxt = seq + payload_len;
+	return f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED;
+}
+
+/*
  * dp_conn_vm_any(), a frame of its flow's steady state decided inline; steady:
  * dp_conn_steady_key(w).
  */
@@ -137,11 +168,24 @@ dp_conn_vm(struct dp_worker *w, const struct pkt *p, uint16_t vm, const struct d
 {
 	if (f == NULL || !dp_conn_steady(steady, f, p, true))
 		return dp_conn_vm_any(w, p, vm, k, f, fp);
-	f->last_seen = w->now;		/* *fp as it was: an egress needs no flow */
-	/* dp_flow_vm_sent(), where no SYN or FIN takes a sequence number: neither is steady */
-	if (p->proto == PKT_PROTO_TCP && dp_seq_after(p->seq + (uint32_t)p->payload_len, f->vm_nxt))
-		f->vm_nxt = p->seq + (uint32_t)p->payload_len;
-	return dp_fate_egress(f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
+	/* *fp as it was: an egress needs no flow */
+	return dp_fate_egress(dp_conn_vm_steady(w, f, p->proto == PKT_PROTO_TCP, p->seq,
+	    (uint32_t)p->payload_len));
+}
+
+/*
+ * What a steady frame toward the VM does to its flow f: a TCP segment (tcp) with these
+ * flags, ACK number and window, or a datagram.
+ */
+static inline void
+dp_conn_uplink_steady(struct dp_worker *w, struct dp_flow *f, bool tcp, uint8_t tcp_flags,
+    uint32_t ack, uint16_t tcp_win)
+{
+	f->last_seen = w->now;
+	if (tcp)
+		dp_flow_peer_acked_by(f, tcp_flags, ack, tcp_win);
+	else
+		f->state = DP_FLOW_ESTABLISHED;
 }
 
 /* dp_conn_uplink_any(), likewise. */
@@ -151,11 +195,8 @@ dp_conn_uplink(struct dp_worker *w, const struct pkt *p, const struct dp_flow_ke
 {
 	if (f == NULL || !dp_conn_steady(steady, f, p, false))
 		return dp_conn_uplink_any(w, p, k, f, fp);
-	f->last_seen = w->now;		/* nor an ingress */
-	if (p->proto == PKT_PROTO_TCP)
-		dp_flow_peer_acked(f, p);
-	else
-		f->state = DP_FLOW_ESTABLISHED;
+	/* nor an ingress */
+	dp_conn_uplink_steady(w, f, p->proto == PKT_PROTO_TCP, p->tcp_flags, p->ack, p->tcp_win);
 	return dp_fate(DP_FATE_INGRESS);
 }
 

@@ -70,31 +70,46 @@ dp_rx_l4_csum_ok(const struct rte_mbuf *m, const struct pkt *p)
 	return csum_fold(sum) == 0xffff;
 }
 
+/* The header checksum of an IPv4 header without options at ip. */
+static inline bool
+dp_rx_ip4_head_ok(const uint8_t *ip)
+{
+	uint64_t head, addrs;
+	uint32_t ttl_proto_sum;
+
+	memcpy(&head, ip, 8);
+	memcpy(&ttl_proto_sum, ip + 8, 4);
+	memcpy(&addrs, ip + 12, 8);
+	return csum_fold(csum_add(csum_add(head, ttl_proto_sum), addrs)) == 0xffff;
+}
+
+/*
+ * Both checksums of an IPv4 packet without options whose transport (proto) checksum covers
+ * len bytes from its header's end, neither verified by the port: the addresses sit between
+ * the header's first 12 bytes and the segment, so the segment's sum runs on from the
+ * source address (its pseudo-header's addresses).
+ */
+static inline bool
+dp_rx_csums4_len_ok(const uint8_t *ip, uint8_t proto, uint32_t len)
+{
+	return dp_rx_ip4_head_ok(ip) && csum_fold(csum_sum(ip + 12, 8 + len,
+	    (uint64_t)htobe16((uint16_t)len) + htobe16(proto))) == 0xffff;
+}
+
 /*
  * Both checksums of an IPv4 TCP or UDP packet without options (st == PKT_OK), neither
- * verified by the port, in one pass: the addresses sit between the header's first 12 bytes
- * and the segment, and both sums take them, so the segment's sum runs on from the source
- * address (its pseudo-header's addresses) and the header's adds its first 12 bytes to theirs.
+ * verified by the port.
  */
 static inline bool
 dp_rx_csums4_ok(const uint8_t *ip, const struct pkt *p)
 {
 	const uint8_t *l4 = ip + 20;
-	uint64_t head, addrs;
-	uint32_t ttl_proto_sum, len = p->l4_len;
 
-	memcpy(&head, ip, 8);
-	memcpy(&ttl_proto_sum, ip + 8, 4);
-	memcpy(&addrs, ip + 12, 8);
-	if (csum_fold(csum_add(csum_add(head, ttl_proto_sum), addrs)) != 0xffff)
-		return false;
-	if (p->proto == PKT_PROTO_UDP) {
-		if (l4[DP_RX_UDP_CSUM_OFF] == 0 && l4[DP_RX_UDP_CSUM_OFF + 1] == 0)
-			return true;	/* the sender computed none: IPv4 allows it */
-		len = (uint32_t)p->payload_len + 8;
-	}
-	return csum_fold(csum_sum(ip + 12, 8 + len,
-	    (uint64_t)htobe16((uint16_t)len) + htobe16(p->proto))) == 0xffff;
+	if (p->proto != PKT_PROTO_UDP)
+		return dp_rx_csums4_len_ok(ip, p->proto, p->l4_len);
+	if (l4[DP_RX_UDP_CSUM_OFF] == 0 && l4[DP_RX_UDP_CSUM_OFF + 1] == 0)
+		return dp_rx_ip4_head_ok(ip);	/* the sender computed none: IPv4 allows it */
+	return dp_rx_csums4_len_ok(ip, p->proto, (uint32_t)p->payload_len + 8);
 }
 
 /*

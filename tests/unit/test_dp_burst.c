@@ -5,7 +5,7 @@
  * looked up again; otherwise a repeated SYN would open its flow a second time (a slot and
  * a share of the VM's quota leaked for good), and a new SYN after an RST would meet the
  * closed flow. And a flow's steady frames, decided inline, are still judged anew after a
- * reload.
+ * reload; a segment that only looks steady (dp_lean.h) on a flow with judged bytes is not.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -128,6 +128,77 @@ test_steady_frame_of_older_generation(void **state)
 }
 
 /*
+ * A data segment on a flow whose first bytes were judged must repeat them, so it is no
+ * steady frame: the lean path (dp_lean.h) hands it to the general one, which finds other
+ * bytes where the judged ones were (no copy of them here, a digest they do not match) and
+ * cuts the connection: the segment blocked, not sent (only the RST to the server is).
+ */
+static void
+test_judged_flow_data_not_inline(void **state)
+{
+	static const uint8_t gw[6] = { 2, 0, 0, 0, 0, 0xfe }, vm[6] = { 2, 0, 0, 0, 0, 1 };
+	static const uint8_t src[4] = { 10, 77, 0, 11 }, dst[4] = { 198, 51, 100, 7 };
+	struct dp_flow_key k = { .vm = 0, .family = 4, .proto = 6, .vm_port = 44000,
+		.peer_port = 8080, .peer = { 198, 51, 100, 7 } };
+	struct rte_mbuf *m = t_tcp(44000, 6000, PKT_TCP_SYN);
+	uint64_t cut = w->vm_stats[0].blocked[DP_REASON_REWRITE], allowed;
+	struct dp_flow *f;
+
+	(void)state;
+	dp_burst_vm(w, &m, 1);
+	assert_int_equal(t_sent(), 1);
+	assert_non_null(f = dp_flow_lookup(w->flows, &k));
+	allowed = w->vm_stats[0].egress_pkts[DP_ALLOWED];
+	f->tls = DP_TLS_NONE;		/* its verdict in, the judged bytes still to repeat */
+	f->judged = 100;
+	f->hold = 0;
+	memset(&f->judged_digest, 0, sizeof(f->judged_digest));
+	m = dpf_tcp4(&ctx, &(struct dpf_tcp){ .smac = vm, .dmac = gw, .sip = src, .dip = dst,
+	    .sport = 44000, .dport = 8080, .seq = 6001, .flags = PKT_TCP_ACK,
+	    .payload = "not the judged bytes", .len = 20 });
+	dp_burst_vm(w, &m, 1);
+	assert_int_equal(w->vm_stats[0].blocked[DP_REASON_REWRITE], cut + 1);
+	assert_int_equal(w->vm_stats[0].egress_pkts[DP_ALLOWED], allowed);
+	t_sent();
+}
+
+/*
+ * Toward the VM likewise: the server's ACK of a flow's judged bytes is no steady frame,
+ * for it lets the flow forget them (dp_tls_peer_ack()); the lean path hands it on.
+ */
+static void
+test_judged_flow_ack_not_inline(void **state)
+{
+	static const uint8_t gw[6] = { 2, 0, 0, 0, 0, 0xfe }, vm[6] = { 2, 0, 0, 0, 0, 1 };
+	static const uint8_t src[4] = { 10, 77, 0, 11 }, dst[4] = { 198, 51, 100, 7 };
+	struct dp_flow_key k = { .vm = 0, .family = 4, .proto = 6, .vm_port = 44100,
+		.peer_port = 8080, .peer = { 198, 51, 100, 7 } };
+	struct dpf_tcp from_peer = { .smac = gw, .dmac = vm, .sip = dst, .dip = src,
+		.sport = 8080, .dport = 44100, .seq = 900, .ack = 7001,
+		.flags = PKT_TCP_SYN | PKT_TCP_ACK };
+	struct rte_mbuf *m = t_tcp(44100, 7000, PKT_TCP_SYN);
+	struct dp_flow *f;
+
+	(void)state;
+	dp_burst_vm(w, &m, 1);
+	m = dpf_tcp4(&ctx, &from_peer);
+	dp_burst_uplink(w, &m, 1);
+	assert_non_null(f = dp_flow_lookup(w->flows, &k));
+	assert_true(f->peer_synced);
+	f->tls = DP_TLS_NONE;
+	f->judged = 100;
+	f->vm_nxt = 7101;
+	from_peer.seq = 901;
+	from_peer.ack = 7101;
+	from_peer.flags = PKT_TCP_ACK;
+	m = dpf_tcp4(&ctx, &from_peer);
+	dp_burst_uplink(w, &m, 1);
+	assert_int_equal(f->judged, 0);
+	assert_int_equal(f->peer_ack, 7101);
+	t_sent();
+}
+
+/*
  * The counters a burst adds up before it writes them: the VM port's received frames and
  * bytes, every frame's; the uplink's sent frames once the queue went out; agent1's
  * allowed frames, sent on by the loop's inline fate.
@@ -160,6 +231,8 @@ main(void)
 		cmocka_unit_test(test_reopen_in_one_burst),
 		cmocka_unit_test(test_steady_frame_of_older_generation),
 		cmocka_unit_test(test_burst_counts_exact),
+		cmocka_unit_test(test_judged_flow_data_not_inline),
+		cmocka_unit_test(test_judged_flow_ack_not_inline),
 	};
 
 	return dpf_run("test_dp_burst", t_config, &ctx, &w, tests,

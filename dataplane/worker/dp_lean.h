@@ -1,0 +1,108 @@
+/*
+ * The lean path of a frame (dp_burst.c): the shape nearly every frame of an open TCP
+ * connection has, told from the frame's bytes without filling a struct pkt. What it reads
+ * is all the steady flow stage needs (the inline case of dp_conn_vm() and
+ * dp_conn_uplink()): the flow key, and from the VM the sequence number and the payload's
+ * length, toward it the ACK, the window and the flags. A frame of that shape whose flow
+ * is not steady is decoded fully then and goes the general way; a frame of any other
+ * shape goes the general way from the start. test_dp_lean holds each answer to the
+ * general path's.
+ */
+#ifndef DP_LEAN_H
+#define DP_LEAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "dp.h"
+#include "dp_flow.h"
+#include "dp_gen.h"
+#include "dp_rx.h"
+#include "sni/pkt_fast.h"
+#include "sni/rd.h"
+
+#define DP_LEAN_L4		(14 + 20)	/* untagged, IPv4 without options */
+#define DP_LEAN_TCP_ENDS	(PKT_TCP_SYN | PKT_TCP_FIN | PKT_TCP_RST)
+
+/* What the steady stage reads of a lean frame, besides its key and its VM. */
+struct dp_lean {
+	uint32_t seq;			/* from the VM: how far it has sent */
+	uint16_t payload_len;
+	uint16_t win;			/* toward it: what the peer acknowledges */
+	uint32_t ack;
+	uint8_t flags;
+};
+
+/*
+ * Frame m from the VM port (from_vm) or the uplink, if it is of the lean shape: one
+ * segment, untagged, IPv4 without options and not a fragment, TCP whose lengths fit and
+ * that neither opens nor ends anything (every frame pkt_decode_fast() takes of this shape
+ * decodes alike), its checksums right (in software as dp_rx_csums4_ok(), or both marked
+ * good by the port), from (to) the VM its source (destination) MAC names, one configured
+ * without a VLAN, and from the VM, with that VM's IPv4 source address. For such a frame
+ * the general first stage says DP_RX_PLAIN, then CONTINUE with this key
+ * (dp_decide_vm_plain() or _uplink_plain(), dp_conn_key()). Returns the VM's slot, its
+ * flow key in *k and the rest in *l (seq and payload_len from the VM, the others toward
+ * it); -1 for any other frame (then *k and *l are scratch). Inline where from_vm is a
+ * constant.
+ */
+static __rte_always_inline int
+dp_lean(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key *k,
+    struct dp_lean *l, bool from_vm)
+{
+	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
+	const uint8_t *ip = frame + 14, *th = frame + DP_LEAN_L4;
+	uint64_t fl = m->ol_flags & (RTE_MBUF_F_RX_IP_CKSUM_MASK | RTE_MBUF_F_RX_L4_CKSUM_MASK);
+	size_t len = rte_pktmbuf_data_len(m);
+	const struct dp_vm *v;
+	uint32_t total, hlen;
+	int slot;
+
+	/* the lengths checked below ask for at least this many bytes: read none before */
+	if (m->nb_segs != 1 || len < DP_LEAN_L4 + 20 || rd_be16(frame + 12) != PKT_ETH_P_IPV4 ||
+	    ip[0] != 0x45 || ip[9] != PKT_PROTO_TCP || (rd_be16(ip + 6) & 0x3fff) != 0)
+		return -1;
+	total = rd_be16(ip + 2);
+	hlen = (uint32_t)(th[12] >> 4) * 4;
+	if (total > len - 14 || hlen < 20 || total < 20 + hlen || (th[13] & DP_LEAN_TCP_ENDS))
+		return -1;
+	if ((slot = dp_gen_vm_by_mac(g, 0, from_vm ? frame + 6 : frame)) < 0)
+		return -1;
+	v = &g->vms[slot];
+	if (v->id.vlan != 0 ||
+	    (from_vm && (!v->id.has4 || memcmp(ip + 12, v->id.ip4, 4) != 0)))
+		return -1;
+	*k = (struct dp_flow_key){ .vm = (uint16_t)slot, .family = 4, .proto = PKT_PROTO_TCP,
+		.vm_port = rd_be16(from_vm ? th : th + 2),
+		.peer_port = rd_be16(from_vm ? th + 2 : th) };
+	pkt_addr4(k->peer, from_vm ? ip + 16 : ip + 12);
+	if (from_vm) {
+		l->seq = rd_be32(th + 4);
+		l->payload_len = (uint16_t)(total - 20 - hlen);
+	} else {
+		l->ack = rd_be32(th + 8);
+		l->win = rd_be16(th + 14);
+		l->flags = th[13];
+	}
+	/* last, so that little else is live across the sum's call */
+	if (fl == 0 ? !dp_rx_csums4_len_ok(ip, PKT_PROTO_TCP, total - 20) :
+	    fl != (RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD))
+		return -1;
+	return slot;
+}
+
+/*
+ * The struct pkt the general path would have made of a lean frame m, for one whose flow
+ * is not steady after all; false never happens for a frame dp_lean() took (fail
+ * closed if it did).
+ */
+static inline bool
+dp_lean_decode(const struct rte_mbuf *m, struct pkt *p)
+{
+	return pkt_decode_fast(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), p) &&
+	    !(p->tcp_flags & DP_LEAN_TCP_ENDS);
+}
+
+#endif
