@@ -152,10 +152,10 @@ dns_rrs(const uint8_t *msg, struct rd *r, enum dns_section sec, uint16_t count,
 
 		if (dns_owner_is_question(r, out))
 			owner_len = out->qname_len;
-		else if ((sec == DNS_SEC_ANSWER && (r->len == 0 || (r->p[0] & 0xc0) != 0xc0) &&
-		    ++out->an_owners_inline == 0) ||
-		    dns_name_read(msg, r, NULL, &owner_len) != DNS_OK)
+		else if (dns_name_read(msg, r, NULL, &owner_len) != DNS_OK)
 			return DNS_MALFORMED;
+		else if (sec == DNS_SEC_ANSWER && (msg[owner] & 0xc0) != 0xc0)
+			out->an_owners_inline++;	/* 16 bits: a record takes 11 bytes or more */
 		if (!dns_rr_fixed(r, &type, &class, &ttl, &rdata))
 			return DNS_MALFORMED;
 		switch (type) {
