@@ -115,10 +115,9 @@ frame_dns_names_sum(const uint8_t *dns, const size_t *at, size_t n, size_t name_
 	return sum;
 }
 
-/* Are caps all zero, and the n names at dns + at[i] lower case already? */
+/* Are caps all zero: lower case asked? */
 static bool
-frame_dns_spelled(const uint8_t *dns, const size_t *at, size_t n, size_t name_len,
-    const uint8_t caps[DNS_CASE_BYTES])
+frame_dns_caps_lower(const uint8_t caps[DNS_CASE_BYTES])
 {
 	uint64_t any = 0, w;
 
@@ -126,7 +125,15 @@ frame_dns_spelled(const uint8_t *dns, const size_t *at, size_t n, size_t name_le
 		memcpy(&w, caps + i, 8);
 		any |= w;
 	}
-	if (any != 0)
+	return any == 0;
+}
+
+/* Are caps all zero, and the n names at dns + at[i] lower case already? */
+static bool
+frame_dns_spelled(const uint8_t *dns, const size_t *at, size_t n, size_t name_len,
+    const uint8_t caps[DNS_CASE_BYTES])
+{
+	if (!frame_dns_caps_lower(caps))
 		return false;
 	for (size_t i = 0; i < n; i++)
 		if (dns_name_has_upper(dns + at[i], name_len))
@@ -147,6 +154,14 @@ frame_dns_spell(uint8_t *udp_hdr, uint8_t *dns, size_t len, size_t qname_len,
 	bool odd = ((size_t)(dns - udp_hdr) & 1) != 0;
 	size_t at[FRAME_DNS_SPELL_NAMES], n, sum_len = qname_len;
 
+	/*
+	 * Given only the question (an answer as it came, dp_dns_answer.c), it is the one name
+	 * the walk would list: lower case asked and none in it, nothing changes, unwalked.
+	 */
+	if (len == DNS_HDR_LEN + qname_len + 4 && qname_len != 0 &&
+	    qname_len <= DNS_NAME_WIRE_MAX && frame_dns_caps_lower(caps) &&
+	    !dns_name_has_upper(dns + DNS_HDR_LEN, qname_len))
+		return;
 	n = dns_msg_spell_names(dns, len, qname_len, at, FRAME_DNS_SPELL_NAMES);
 	if (n <= FRAME_DNS_SPELL_NAMES && frame_dns_spelled(dns, at, n, qname_len, caps))
 		return;		/* lower case asked and every name is: nothing changes */

@@ -189,21 +189,22 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
     bool from_vm)
 {
 	unsigned int port = from_vm ? DP_PORT_VM : DP_PORT_UPLINK;
+	struct dp_flow_key *key = b->keys;	/* the next key (an index cost a spill) */
+	struct dp_burst_frame *fr = b->fr;
+	const struct dp_gen *g = w->gen;	/* swapped between bursts only (dp_worker.c) */
 	uint64_t bytes = 0;
-	unsigned int nkeys = 0;		/* b->nkeys, in a register until the lookup */
 
-	for (uint16_t i = 0; i < n; i++) {
-		struct dp_burst_frame *fr = &b->fr[i];
+	for (uint16_t i = 0; i < n; i++, fr++) {
 		int slot;
 
 		if (i + DP_BURST_PREFETCH < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + DP_BURST_PREFETCH], void *));
 		fr->m = pkts[i];
 		bytes += rte_pktmbuf_pkt_len(fr->m);
-		slot = dp_lean(w->gen, fr->m, &b->keys[nkeys], &fr->ln, from_vm);
+		slot = dp_lean(g, fr->m, key, &fr->ln, from_vm);
 		if ((fr->lean = slot >= 0)) {	/* its fate CONTINUE, stored if it is not steady */
 			fr->vm = (uint16_t)slot;
-			fr->key = (uint8_t)nkeys++;
+			fr->key = (uint8_t)(key++ - b->keys);
 			continue;
 		}
 		if (!(from_vm ? dp_burst_vm_decide(w, fr) : dp_burst_uplink_decide(w, fr))) {
@@ -212,10 +213,10 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 		}
 		if (fr->fate.act != DP_FATE_CONTINUE)
 			continue;
-		fr->key = (uint8_t)nkeys;
-		dp_conn_key(&b->keys[nkeys++], fr->vm, &fr->p, from_vm);
+		fr->key = (uint8_t)(key - b->keys);
+		dp_conn_key(key++, fr->vm, &fr->p, from_vm);
 	}
-	b->nkeys = nkeys;
+	b->nkeys = (unsigned int)(key - b->keys);
 	/* the port's receive counts once a burst, in a register until then */
 	w->port_pkts[port][0] += n;
 	w->port_bytes[port][0] += bytes;
@@ -352,7 +353,7 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 		dp_burst_decide_uplink(w, &b, pkts, n);
 	for (uint16_t i = 0; i < n; i++) {
 		struct dp_burst_frame *fr = &b.fr[i];
-		struct dp_flow *f = NULL;
+		struct dp_flow *f;
 		struct dp_fate fate;
 
 		if (fr->m == NULL)
@@ -360,6 +361,7 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 		/* a lean frame not sent on looks its flow up again below: the same answer */
 		if (fr->lean && dp_burst_lean(w, &b, fr, dp_burst_flow(w, &b, fr), from_vm))
 			continue;
+		f = NULL;	/* here: its address is taken, so set it where a frame needs it */
 		if ((fate = fr->fate).act == DP_FATE_CONTINUE)
 			fate = dp_burst_conn(w, &b, fr, from_vm, dp_burst_flow(w, &b, fr), &f);
 		else if (fate.act == DP_FATE_SLOW && from_vm)	/* no flow, budgets all the same */

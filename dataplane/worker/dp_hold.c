@@ -74,12 +74,10 @@ dp_hold_take(struct dp_worker *w, struct dp_flow *f, uint32_t *ref, uint32_t bas
 }
 
 void
-dp_hold_put(struct dp_worker *w, uint32_t *ref)
+dp_hold_put_taken(struct dp_worker *w, uint32_t *ref)
 {
 	struct dp_hold *h = dp_hold_at(w, *ref);
 
-	if (h == NULL)
-		return;
 	for (uint16_t i = 0; i < h->nsegs; i++)
 		dp_out_free(h->segs[i]);
 	h->nsegs = 0;

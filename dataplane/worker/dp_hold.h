@@ -76,8 +76,19 @@ dp_hold_at(const struct dp_worker *w, uint32_t ref)
 struct dp_hold *dp_hold_take(struct dp_worker *w, struct dp_flow *f, uint32_t *ref,
     uint32_t base, bool from_peer);
 
-/* Free the buffer at *ref, and every segment still held in it. */
-void dp_hold_put(struct dp_worker *w, uint32_t *ref);
+/* dp_hold_put() of a ref that has a buffer. */
+void dp_hold_put_taken(struct dp_worker *w, uint32_t *ref);
+
+/*
+ * Free the buffer at *ref, if any, and every segment still held in it. Inline: most flows
+ * never take one, and each asks at its ACKs and its end.
+ */
+static inline void
+dp_hold_put(struct dp_worker *w, uint32_t *ref)
+{
+	if (*ref != 0)
+		dp_hold_put_taken(w, ref);
+}
 
 /*
  * Hold m, whose payload is stream bytes [off, end). False, m not taken, when full, or when

@@ -11,8 +11,11 @@
 #ifndef DP_LEAN_H
 #define DP_LEAN_H
 
+#include <endian.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <rte_mbuf.h>
 
@@ -36,6 +39,36 @@ struct dp_lean {
 };
 
 /*
+ * The flow key dp_conn_key() makes of an IPv4 TCP segment of VM vm (th, its header; peer,
+ * the other end's address), as its four words: the ports' four bytes in one load, each
+ * port's bytes swapped into host order and the two put in the key's order by a rotation
+ * (from the VM, its own port is the source: the first in the frame, the first in the
+ * key).
+ */
+static __rte_always_inline void
+dp_lean_key(struct dp_flow_key *k, uint16_t vm, const uint8_t *th, const uint8_t *peer,
+    bool from_vm)
+{
+	uint32_t ports, addr;
+	uint64_t words[4];
+
+	_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the key's words' order");
+	_Static_assert(offsetof(struct dp_flow_key, vm_port) == 4 &&
+	    offsetof(struct dp_flow_key, peer_port) == 6 &&
+	    offsetof(struct dp_flow_key, peer) == 8, "the key's words' layout");
+	memcpy(&ports, th, 4);
+	memcpy(&addr, peer, 4);
+	ports = __builtin_bswap32(ports);	/* host order: destination low, source high */
+	if (from_vm)
+		ports = ports << 16 | ports >> 16;
+	words[0] = (uint64_t)ports << 32 | (uint32_t)PKT_PROTO_TCP << 24 | 4u << 16 | vm;
+	words[1] = addr;				/* an IPv4 address's tail is zero */
+	words[2] = 0;
+	words[3] = 0;
+	memcpy(k, words, sizeof(words));
+}
+
+/*
  * Frame m from the VM port (from_vm) or the uplink, if it is of the lean shape: one
  * segment, untagged, IPv4 without options and not a fragment, TCP whose lengths fit and
  * that neither opens nor ends anything (every frame pkt_decode_fast() takes of this shape
@@ -57,16 +90,23 @@ dp_lean(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key *k,
 	uint64_t fl = m->ol_flags & (RTE_MBUF_F_RX_IP_CKSUM_MASK | RTE_MBUF_F_RX_L4_CKSUM_MASK);
 	size_t len = rte_pktmbuf_data_len(m);
 	const struct dp_vm *v;
-	uint32_t total, hlen;
+	uint32_t total, frag_ttl_proto;
+	int32_t payload_len;
 	int slot;
 
 	/* the lengths checked below ask for at least this many bytes: read none before */
 	if (m->nb_segs != 1 || len < DP_LEAN_L4 + 20 || rd_be16(frame + 12) != PKT_ETH_P_IPV4 ||
-	    ip[0] != 0x45 || ip[9] != PKT_PROTO_TCP || (rd_be16(ip + 6) & 0x3fff) != 0)
+	    ip[0] != 0x45)
+		return -1;
+	/* TCP, not a fragment: the flags and offset's low 14 bits zero, in one load */
+	memcpy(&frag_ttl_proto, ip + 6, 4);
+	if ((be32toh(frag_ttl_proto) & 0x3fff00ff) != PKT_PROTO_TCP)
 		return -1;
 	total = rd_be16(ip + 2);
-	hlen = (uint32_t)(th[12] >> 4) * 4;
-	if (total > len - 14 || hlen < 20 || total < 20 + hlen || (th[13] & DP_LEAN_TCP_ENDS))
+	/* the data offset at least 5 words, and no more than the segment holds */
+	payload_len = (int32_t)total - 20 - (th[12] >> 2 & 0x3c);	/* 4 * (th[12] >> 4) */
+	if (total > len - 14 || th[12] < 5 << 4 || payload_len < 0 ||
+	    (th[13] & DP_LEAN_TCP_ENDS))
 		return -1;
 	if ((slot = dp_gen_vm_by_mac(g, 0, from_vm ? frame + 6 : frame)) < 0)
 		return -1;
@@ -74,23 +114,19 @@ dp_lean(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key *k,
 	if (v->id.vlan != 0 ||
 	    (from_vm && (!v->id.has4 || memcmp(ip + 12, v->id.ip4, 4) != 0)))
 		return -1;
-	*k = (struct dp_flow_key){ .vm = (uint16_t)slot, .family = 4, .proto = PKT_PROTO_TCP,
-		.vm_port = rd_be16(from_vm ? th : th + 2),
-		.peer_port = rd_be16(from_vm ? th + 2 : th) };
-	pkt_addr4(k->peer, from_vm ? ip + 16 : ip + 12);
+	dp_lean_key(k, (uint16_t)slot, th, from_vm ? ip + 16 : ip + 12, from_vm);
 	if (from_vm) {
 		l->seq = rd_be32(th + 4);
-		l->payload_len = (uint16_t)(total - 20 - hlen);
+		l->payload_len = (uint16_t)payload_len;
 	} else {
 		l->ack = rd_be32(th + 8);
 		l->win = rd_be16(th + 14);
 		l->flags = th[13];
 	}
-	/* last, so that little else is live across the sum's call */
-	if (fl == 0 ? !dp_rx_csums4_len_ok(ip, PKT_PROTO_TCP, total - 20) :
-	    fl != (RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD))
-		return -1;
-	return slot;
+	/* last, so that little else is live across the sum; the port's word first */
+	if (fl == (RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD))
+		return slot;
+	return fl == 0 && dp_rx_csums4_tcp_ok(ip, total) ? slot : -1;
 }
 
 /*

@@ -37,7 +37,7 @@ dp_rx_ip4_csum_ok(const struct rte_mbuf *m, const struct pkt *p)
 		return true;
 	if (fl == RTE_MBUF_F_RX_IP_CKSUM_BAD)
 		return false;
-	return csum_fold(csum_sum(ip, (size_t)(ip[0] & 0xf) * 4, 0)) == 0xffff;
+	return csum_ok(csum_sum(ip, (size_t)(ip[0] & 0xf) * 4, 0));
 }
 
 /*
@@ -67,7 +67,7 @@ dp_rx_l4_csum_ok(const struct rte_mbuf *m, const struct pkt *p)
 	sum = csum_sum(p->dst, alen, sum);
 	sum = csum_add(sum, (uint64_t)htobe16((uint16_t)len) + htobe16(p->proto));
 	sum = csum_sum(l4, len, sum);
-	return csum_fold(sum) == 0xffff;
+	return csum_ok(sum);
 }
 
 /* The header checksum of an IPv4 header without options at ip. */
@@ -80,7 +80,7 @@ dp_rx_ip4_head_ok(const uint8_t *ip)
 	memcpy(&head, ip, 8);
 	memcpy(&ttl_proto_sum, ip + 8, 4);
 	memcpy(&addrs, ip + 12, 8);
-	return csum_fold(csum_add(csum_add(head, ttl_proto_sum), addrs)) == 0xffff;
+	return csum_ok(csum_add(csum_add(head, ttl_proto_sum), addrs));
 }
 
 /*
@@ -92,8 +92,42 @@ dp_rx_ip4_head_ok(const uint8_t *ip)
 static inline bool
 dp_rx_csums4_len_ok(const uint8_t *ip, uint8_t proto, uint32_t len)
 {
-	return dp_rx_ip4_head_ok(ip) && csum_fold(csum_sum(ip + 12, 8 + len,
-	    (uint64_t)htobe16((uint16_t)len) + htobe16(proto))) == 0xffff;
+	return dp_rx_ip4_head_ok(ip) && csum_ok(csum_sum(ip + 12, 8 + len,
+	    (uint64_t)htobe16((uint16_t)len) + htobe16(proto)));
+}
+
+/*
+ * dp_rx_csums4_len_ok() for a TCP segment of at least 20 bytes (total, the IPv4 total
+ * length, at least 40), the lean path's (dp_lean.h): inline, each sum tested without a
+ * fold (csum_ok()). The segment's sum runs from the source address, total - 12 bytes: the
+ * first 24 always, then what is left of them, a short rest in at most two words and a
+ * tail, the tail one load that ends at the packet's end (csum_tail(): 28 bytes come
+ * before it). Each word added with its own carry (csum_add()): inlined in the burst loop,
+ * csum_add_words()' carry chain kept its sum in memory between steps.
+ */
+static __rte_always_inline bool
+dp_rx_csums4_tcp_ok(const uint8_t *ip, uint32_t total)
+{
+	uint32_t tail_word, rest = total - 36;
+	uint64_t sum;
+
+	memcpy(&tail_word, ip + 16, 4);
+	if (!csum_ok(csum_add(csum_add(tail_word, csum_word(ip)), csum_word(ip + 8))))
+		return false;
+	sum = (uint64_t)htobe16((uint16_t)(total - 20)) + htobe16(PKT_PROTO_TCP);
+	sum = csum_add(csum_add(csum_add(sum, csum_word(ip + 12)), csum_word(ip + 20)),
+	    csum_word(ip + 28));
+	if (rest >= 32) {
+		sum = csum_sum(ip + 36, rest, sum);
+	} else {
+		if (rest & 16)
+			sum = csum_add(csum_add(sum, csum_word(ip + 36)), csum_word(ip + 44));
+		if (rest & 8)
+			sum = csum_add(sum, csum_word(ip + 36 + (rest & 16)));
+		if (rest & 7)
+			sum = csum_add(sum, csum_tail(ip + 12, total - 12));
+	}
+	return csum_ok(sum);	/* one test for both ways: a branch on it, not a flag kept */
 }
 
 /*
@@ -127,8 +161,8 @@ dp_rx_csum6_ok(const uint8_t *ip, const struct pkt *p)
 			return false;	/* no checksum: IPv6 does not allow it (RFC 8200 s8.1) */
 		len = (uint32_t)p->payload_len + 8;
 	}
-	return csum_fold(csum_sum(ip + 8, 32 + len,
-	    (uint64_t)htobe16((uint16_t)len) + htobe16(p->proto))) == 0xffff;
+	return csum_ok(csum_sum(ip + 8, 32 + len,
+	    (uint64_t)htobe16((uint16_t)len) + htobe16(p->proto)));
 }
 
 /* Would the receiver's stack take m's checksums? (decoded as p, with status st) */

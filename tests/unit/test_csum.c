@@ -3,7 +3,8 @@
  * sharing no code with csum.c): the inline sum and each vectorised kernel, at every length
  * to 600 bytes and every alignment, lengths around the vectors' widths, a buffer of all
  * ones long enough to need the kernels' chunks (where a lane could wrap), sums
- * continued from an accumulator, and the short straight-line sum word for word.
+ * continued from an accumulator, the short straight-line sum word for word, and the test
+ * of a received sum (csum_ok()) against the fold.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -186,6 +187,54 @@ test_continued(void **state)
 	assert_int_equal(csum_fold(0), 0);
 }
 
+/* csum_ok(acc) says what csum_fold(acc) == 0xffff does */
+static void
+assert_ok_is_fold(uint64_t acc)
+{
+	if (csum_ok(acc) != (csum_fold(acc) == 0xffff))
+		fail_msg("csum_ok(0x%016llx) is %d", (unsigned long long)acc, csum_ok(acc));
+}
+
+/*
+ * csum_ok() against the fold: around zero and the top, every multiple of 65535 up to
+ * 2^32 and its neighbours, random multiples, random words times 65535 (wrapping), random
+ * words, and every word whose 16-bit halves sum to 0xffff or 0x1fffe with two of them
+ * zero.
+ */
+static void
+test_ok_is_fold(void **state)
+{
+	unsigned int ok = 0;
+
+	(void)state;
+	for (uint64_t d = 0; d < 70000; d++) {
+		assert_ok_is_fold(d);
+		assert_ok_is_fold(UINT64_MAX - d);
+	}
+	for (uint64_t k = 0; k <= (UINT64_C(1) << 32) / 65535 + 1; k++)
+		for (uint64_t d = 0; d < 3; d++) {
+			assert_ok_is_fold(k * 65535 + d - 1);
+			assert_ok_is_fold((k * 65535) << 32 | d);
+			assert_ok_is_fold(k * 65535 * 0x100000001ull);
+		}
+	for (int i = 0; i < 4000000; i++) {
+		uint64_t r = (uint64_t)fc_rnd(&rng) << 32 | fc_rnd(&rng);
+
+		assert_ok_is_fold(r);
+		assert_ok_is_fold(r * 65535);
+		assert_ok_is_fold(r / 65535 * 65535);
+		ok += csum_ok(r / 65535 * 65535);
+	}
+	for (unsigned int a = 0; a < 4; a++)
+		for (unsigned int b = 0; b < 4; b++)
+			for (uint64_t w = 0; w <= 0xffff; w++) {
+				assert_ok_is_fold(w << (16 * a) | (0xffff - w) << (16 * b));
+				assert_ok_is_fold(w << (16 * a) | (uint64_t)0xffff << (16 * b));
+			}
+	assert_true(ok > 3900000);	/* nearly every multiple is a nonzero one */
+	assert_true(csum_ok(UINT64_MAX) && csum_ok(65535) && !csum_ok(0) && !csum_ok(65534));
+}
+
 int
 main(void)
 {
@@ -197,6 +246,7 @@ main(void)
 		cmocka_unit_test(test_lanes_never_wrap),
 		cmocka_unit_test(test_continued),
 		cmocka_unit_test(test_short_sum),
+		cmocka_unit_test(test_ok_is_fold),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,6 +12,7 @@
 #ifndef SNI_CSUM_H
 #define SNI_CSUM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -172,6 +173,24 @@ csum_fold(uint64_t acc)
 	uint32_t s = (uint32_t)((acc + (acc >> 32 | acc << 32)) >> 32);
 
 	return (uint16_t)((s + (s >> 16 | s << 16)) >> 16);
+}
+
+/*
+ * csum_fold(acc) == 0xffff, the test of a received checksum, in a multiply and a compare
+ * instead of the fold's two rounds. 65535 divides 2^64 - 1, so acc is the sum it stands
+ * for modulo 65535, and the fold is 0xffff exactly when acc is a nonzero multiple of 65535
+ * (it is zero only for acc zero). Q = 0x0001000100010001 = (2^64 - 1) / 65535, so -Q is
+ * 65535's inverse modulo 2^64 and acc * -Q is acc / 65535 for a multiple: in 1..Q for a
+ * nonzero one, and for no other acc (the map is one to one). So acc * Q lies in -Q..-1,
+ * exactly where adding Q to it carries out of 64 bits.
+ */
+static inline bool
+csum_ok(uint64_t acc)
+{
+	const uint64_t q = UINT64_C(0x0001000100010001);
+	uint64_t wrapped;
+
+	return __builtin_add_overflow(acc * q, q, &wrapped);
 }
 
 #endif
