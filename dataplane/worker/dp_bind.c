@@ -213,6 +213,7 @@ dp_bind_learn(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr, uint
 	struct dp_binding *e;
 	uint32_t h;
 	int rc, tries = 0;
+	bool gone;
 
 	dp_bind_key_make(&k, vm, addr);
 	h = dp_bind_hash(b, &k);
@@ -227,10 +228,16 @@ retry:
 		rte_spinlock_unlock(&b->lock);
 	}
 	dp_bind_write_begin(e);
+	/*
+	 * The sweeper may have deleted e, expired, just before this refresh: learn again. It
+	 * deletes under e->lock, so e is still in the index if it is live here; after this
+	 * refresh it is expired no more, and a deleted entry is not reused before this
+	 * worker's next quiescent point, so e is no other key's.
+	 */
+	gone = !atomic_load_explicit(&e->live, memory_order_relaxed);
 	dp_bind_put_name(e, name_hash, ports, gen, expires);
 	dp_bind_write_end(e);
-	/* The sweeper may have deleted e, expired, just before this refresh: learn again. */
-	if (dp_bind_find(b, &k, h) != e && ++tries < 3)
+	if (gone && ++tries < 3)
 		goto retry;
 	return 0;
 }

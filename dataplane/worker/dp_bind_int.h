@@ -73,16 +73,26 @@ struct dp_binds {
 	atomic_uint_fast64_t *count;	/* per VM */
 };
 
+/*
+ * The key's three words built in registers: stored field by field, gcc staged the key on
+ * the stack and read its words back for the hash and the comparison. Little-endian words,
+ * the fields' bytes in order (x86, as dp_flow_tab.h's SSE).
+ */
 static inline void
 dp_bind_key_make(struct dp_bind_key *k, uint16_t vm, const struct pol_addr *addr)
 {
-	memset(k, 0, sizeof(*k));
-	k->vm = vm;
-	k->family = addr->family;
-	if (addr->family == 4)		/* copies of constant size: inline, no call */
-		memcpy(k->addr, addr->a, 4);
-	else
-		memcpy(k->addr, addr->a, 16);
+	uint64_t w[3] = { (uint64_t)vm | (uint64_t)addr->family << 16, 0, 0 };
+	uint32_t four;
+
+	_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "key words in field order");
+	memcpy(&four, addr->a, sizeof(four));
+	w[0] |= (uint64_t)four << 32;
+	if (addr->family != 4) {	/* an IPv4 key is its four bytes, whatever follows */
+		memcpy(&w[1], addr->a + 4, sizeof(w[1]));
+		memcpy(&four, addr->a + 12, sizeof(four));
+		w[2] = four;
+	}
+	memcpy(k, w, sizeof(w));
 }
 
 static inline uint32_t
@@ -91,18 +101,26 @@ dp_bind_hash(const struct dp_binds *b, const struct dp_bind_key *k)
 	return dp_hash_crc_inline(k, sizeof(*k), b->ft.seed);
 }
 
+/* Word i of k: loaded straight from the entry, where copying the key whole staged it */
+static inline uint64_t
+dp_bind_key_word(const struct dp_bind_key *k, unsigned int i)
+{
+	uint64_t w;
+
+	memcpy(&w, (const uint8_t *)k + 8 * i, sizeof(w));
+	return w;
+}
+
 static inline bool
 dp_bind_key_eq(const struct dp_bind_key *a, const struct dp_bind_key *b)
 {
-	uint64_t x[3], y[3];
-
-	memcpy(x, a, sizeof(x));
-	memcpy(y, b, sizeof(y));
-	return ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2])) == 0;
+	return ((dp_bind_key_word(a, 0) ^ dp_bind_key_word(b, 0)) |
+	    (dp_bind_key_word(a, 1) ^ dp_bind_key_word(b, 1)) |
+	    (dp_bind_key_word(a, 2) ^ dp_bind_key_word(b, 2))) == 0;
 }
 
 /* The entry holding k among the slots of bucket bk tagged tag, or NULL. */
-static inline struct dp_binding *
+static inline __attribute__((always_inline)) struct dp_binding *
 dp_bind_find_in(const struct dp_binds *b, const struct dp_ft_bucket *bk, uint16_t tag,
     const struct dp_bind_key *k)
 {
@@ -110,8 +128,10 @@ dp_bind_find_in(const struct dp_binds *b, const struct dp_ft_bucket *bk, uint16_
 
 	atomic_thread_fence(memory_order_acquire);	/* the tags before their idx */
 	for (; m != 0; m &= m - 1) {
-		uint32_t i = __atomic_load_n(&bk->idx[__builtin_ctz(m) / 2], __ATOMIC_RELAXED);
-		struct dp_binding *e = &b->e[i];
+		/* idx[bit / 2] at byte offset bit * 2 (dp_ft_idx_at), loaded whole beside writers */
+		const uint32_t *at = (const uint32_t *)(const void *)
+		    ((const uint8_t *)bk->idx + 2 * (size_t)__builtin_ctz(m));
+		struct dp_binding *e = &b->e[__atomic_load_n(at, __ATOMIC_RELAXED)];
 
 		if (dp_bind_key_eq(&e->key, k))
 			return e;
@@ -119,8 +139,11 @@ dp_bind_find_in(const struct dp_binds *b, const struct dp_ft_bucket *bk, uint16_
 	return NULL;
 }
 
-/* k's entry (h its hash), or NULL. Safe beside the index's writer (dp_flow_tab.h). */
-static inline struct dp_binding *
+/*
+ * k's entry (h its hash), or NULL. Safe beside the index's writer (dp_flow_tab.h).
+ * Inlined: gcc kept it apart, and each connection's opening paid the call and its spills.
+ */
+static inline __attribute__((always_inline)) struct dp_binding *
 dp_bind_find(const struct dp_binds *b, const struct dp_bind_key *k, uint32_t h)
 {
 	const struct dp_ft *ft = &b->ft;

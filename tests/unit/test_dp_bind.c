@@ -7,7 +7,8 @@
  * by its own VM; past cap a new address is refused, and past a VM's share too; the sweep
  * deletes the expired and the orphaned in slices that resume at their cursor; a deleted
  * entry is reused only after every worker has passed a quiescent point (RCU), never while
- * one may still read it; dp_binds_mem() covers what the heap gives a table.
+ * one may still read it; dp_binds_mem() covers what the heap gives a table. A key is told
+ * from one a byte or a word away, even in the same bucket under the same tag.
  * dp_gen_name_ports() is a fake below: no name table.
  */
 #include <stdarg.h>
@@ -19,6 +20,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <rte_eal.h>
@@ -342,6 +345,104 @@ test_reader_beside_writer(void **state)
 	dp_binds_free(r.b);
 }
 
+/*
+ * The key is compared word by word straight from the entry: a binding is found by its own
+ * VM, family and every byte of its address, by no key one byte off, and an IPv4 address
+ * by its four bytes only, whatever the rest of pol_addr holds.
+ */
+static void
+test_key_every_byte(void **state)
+{
+	struct dp_binds *b = dp_binds_create("t_keys", T_CAP, 8, q, SOCKET_ID_ANY);
+	struct pol_ports p = t_ports(0);
+
+	(void)state;
+	assert_non_null(b);
+	for (uint8_t family = 4; family <= 6; family += 2) {
+		unsigned int len = family == 4 ? 4 : 16;
+		struct pol_addr a = { .family = family }, x;
+		uint64_t name = 0x1000 + family;
+
+		for (unsigned int i = 0; i < len; i++)
+			a.a[i] = (uint8_t)(0x20 + 7 * i + family);
+		assert_int_equal(dp_bind_learn(b, 5, &a, name, &p, 1, 1000, 64), 0);
+		assert_true(dp_bind_has_name(b, 5, &a, name, T_NOW));
+		assert_false(dp_bind_has_name(b, 4, &a, name, T_NOW));
+		assert_false(dp_bind_has_name(b, 6, &a, name, T_NOW));
+		x = a;
+		x.family = family == 4 ? 6 : 4;	/* the same leading bytes, the other family */
+		assert_false(dp_bind_has_name(b, 5, &x, name, T_NOW));
+		for (unsigned int i = 0; i < 16; i++) {
+			for (unsigned int bit = 0; bit < 8; bit++) {
+				x = a;
+				x.a[i] ^= (uint8_t)(1u << bit);
+				/* past an IPv4 address's four bytes, pol_addr is not the key */
+				assert_int_equal(dp_bind_has_name(b, 5, &x, name, T_NOW), i >= len);
+			}
+		}
+	}
+	dp_binds_free(b);
+}
+
+/* Key i of a run differing from each other in word w only (IPv6: every word is address). */
+static struct pol_addr
+t_word_key(unsigned int w, uint32_t i)
+{
+	struct pol_addr a = { .family = 6, .a = { 0x20, 0x01, 0x0d, 0xb8, 1, 2, 3, 4, 5, 6, 7, 8,
+		9, 10, 11, 12 } };
+	unsigned int at = w == 0 ? 0 : w == 1 ? 4 : 12;	/* key offset 8w is address 8w - 4 */
+	uint32_t v = i * UINT32_C(0x9e3779b1);	/* all 32 bits: CRC is linear, 16 may not collide */
+
+	memcpy(&a.a[at], &v, sizeof(v));
+	return a;
+}
+
+/*
+ * Two keys one word apart that share a bucket and a tag: only the comparison of whole keys
+ * tells their entries apart. For each word, such a pair is bound to two names, and each key
+ * finds its own. The pair is found by birthday among keys of this table's seed.
+ */
+static void
+test_key_same_slot(void **state)
+{
+	(void)state;
+	for (unsigned int w = 0; w < 3; w++) {
+		struct dp_binds *b = dp_binds_create("t_slot", 64, 8, q, SOCKET_ID_ANY);
+		uint32_t *seen, nslots, first = 0, second = 0;
+		struct pol_ports p = t_ports(0);
+
+		assert_non_null(b);
+		nslots = (b->ft.mask + 1) << 16;
+		assert_non_null(seen = calloc(nslots, sizeof(*seen)));
+		for (uint32_t i = 1; i < (1u << 16) && second == 0; i++) {
+			struct pol_addr a = t_word_key(w, i);
+			struct dp_bind_key k;
+			uint32_t h, slot;
+
+			dp_bind_key_make(&k, 5, &a);
+			h = dp_bind_hash(b, &k);
+			slot = dp_ft_first(&b->ft, h) << 16 | dp_ft_tag(h);
+			if (seen[slot] != 0) {
+				first = seen[slot];
+				second = i;
+			}
+			seen[slot] = i;
+		}
+		free(seen);
+		assert_int_not_equal(second, 0);
+		struct pol_addr a1 = t_word_key(w, first), a2 = t_word_key(w, second);
+
+		assert_int_equal(dp_bind_learn(b, 5, &a1, 111, &p, 1, 1000, 64), 0);
+		assert_int_equal(dp_bind_learn(b, 5, &a2, 222, &p, 1, 1000, 64), 0);
+		assert_int_equal(dp_binds_count(b, 5), 2);
+		assert_true(dp_bind_has_name(b, 5, &a1, 111, T_NOW));
+		assert_false(dp_bind_has_name(b, 5, &a1, 222, T_NOW));
+		assert_true(dp_bind_has_name(b, 5, &a2, 222, T_NOW));
+		assert_false(dp_bind_has_name(b, 5, &a2, 111, T_NOW));
+		dp_binds_free(b);
+	}
+}
+
 int
 main(void)
 {
@@ -358,6 +459,8 @@ main(void)
 		cmocka_unit_test(test_sweep_and_grace),
 		cmocka_unit_test(test_mem_covers_heap),
 		cmocka_unit_test(test_reader_beside_writer),
+		cmocka_unit_test(test_key_every_byte),
+		cmocka_unit_test(test_key_same_slot),
 	};
 	int rc;
 
