@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "pol_set.h"
+#include "pol_walk.h"
 #include "sni/ascii8.h"
 
 /* stored is already lower case; address keys (kind >= POL_ADDR4) compare as bytes. */
@@ -26,6 +27,14 @@ pol_key_eq(const char *stored, const char *key, size_t len, uint8_t kind)
 		memcpy(&kw, key + i, 8);
 		if (sw != ascii_lower8(kw))	/* pol_fold() of each byte */
 			return false;
+	}
+	if (i < len && len >= 8) {
+		/* the tail as the last eight bytes, some compared already */
+		uint64_t sw, kw;
+
+		memcpy(&sw, stored + len - 8, 8);
+		memcpy(&kw, key + len - 8, 8);
+		return sw == ascii_lower8(kw);
 	}
 	for (; i < len; i++)
 		if ((uint8_t)stored[i] != pol_fold((uint8_t)key[i]))
@@ -114,50 +123,37 @@ pol_verdict_of(const struct pol_set *s, const struct pol_acc *acc, const struct 
 	return POL_NO_MATCH;
 }
 
+/* A name's visit: its set, policy, and what is done with each key found. */
+struct pol_name_visitor {
+	const struct pol_set *s;
+	uint32_t policy;
+	const char *name;
+	void (*visit)(const struct pol_set *, const struct pol_slot *, void *);
+	void *arg;
+};
+
+static inline void
+pol_name_probe(void *arg, uint64_t hash, uint8_t kind, size_t off, size_t len)
+{
+	const struct pol_name_visitor *v = arg;
+
+	v->visit(v->s, pol_probe(v->s, pol_hash_final(hash, v->policy, kind), v->policy, kind,
+	    v->name + off, len), v->arg);
+}
+
 /*
- * Call visit on every key a name matches: the wildcard keys of its parent suffixes,
- * shortest first, then the exact name, so a later key is the more specific one. Returns
- * false for a name that is not a host name.
+ * Call visit on every key a name matches (pol_name_walk()): the wildcard keys of its
+ * parent suffixes, shortest first, then the exact name, so a later key is the more
+ * specific one. Returns false for a name that is not a host name.
  */
 static bool
 pol_name_visit(const struct pol_set *s, uint32_t policy, const char *name, size_t len,
     void (*visit)(const struct pol_set *, const struct pol_slot *, void *), void *arg)
 {
-	const struct pol_policy *pol = &s->pol[policy];
-	uint64_t h = POL_FNV_OFFSET;
-	size_t label = 0;
+	struct pol_name_visitor v = { .s = s, .policy = policy, .name = name, .visit = visit,
+		.arg = arg };
 
-	if (len > 0 && name[len - 1] == '.')
-		len--;
-	if (len == 0 || len > POL_NAME_MAX)
-		return false;
-	/*
-	 * Right to left: at each dot, h is the hash of the suffix after it, which is where a
-	 * wildcard "*.suffix" would be stored.
-	 */
-	for (size_t i = len; i-- > 0;) {
-		uint8_t c = pol_fold((uint8_t)name[i]);
-
-		if (c == '.') {
-			if (label == 0 || label > POL_LABEL_MAX)
-				return false;
-			if (pol->wild) {
-				uint64_t hw = pol_hash_final(h, policy, POL_NAME_WILD);
-
-				visit(s, pol_probe(s, hw, policy, POL_NAME_WILD, name + i + 1,
-				    len - i - 1), arg);
-			}
-			label = 0;
-		} else {
-			label++;
-		}
-		h = pol_hash_step(h, c);
-	}
-	if (label == 0 || label > POL_LABEL_MAX)	/* the leftmost label */
-		return false;
-	visit(s, pol_probe(s, pol_hash_final(h, policy, POL_NAME_EXACT), policy, POL_NAME_EXACT,
-	    name, len), arg);
-	return true;
+	return pol_name_walk(name, len, s->pol[policy].wild, pol_name_probe, &v);
 }
 
 struct pol_name_query {

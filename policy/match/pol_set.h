@@ -11,8 +11,10 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "policy/match.h"
+#include "sni/ascii8.h"
 
 #define POL_PLEN_WORDS	3	/* bitmap words for prefix lengths 0..128 */
 
@@ -73,9 +75,22 @@ pol_hash_step(uint64_t h, uint8_t c)
 }
 
 /*
- * Keys are hashed right to left (FNV-1a), so while a name is walked from its end the hash
- * of each parent suffix is at hand: one pass over the name yields every probe key. The
- * finaliser (murmur3 fmix64) mixes in policy and kind and spreads the bits for the mask.
+ * A name key is hashed eight bytes at a time from its end: the words end where the key
+ * ends, the leftmost one holding what is left in its high bytes (its low bytes zero), so a
+ * suffix of a name shares its words with the name's and, walked from the end, the hash of
+ * every parent suffix is at hand (pol_walk.h). Each word is case-folded (ascii_lower8()).
+ * The rotation carries a word's high bytes into the low ones the next multiply spreads.
+ */
+static inline uint64_t
+pol_hash_word(uint64_t h, uint64_t w)
+{
+	h = (h ^ ascii_lower8(w)) * 0x9e3779b97f4a7c15ULL;
+	return h << 31 | h >> 33;
+}
+
+/*
+ * The finaliser (murmur3 fmix64) mixes in policy and kind and spreads the bits for the
+ * mask.
  */
 static inline uint64_t
 pol_hash_final(uint64_t h, uint32_t policy, uint8_t kind)
@@ -89,15 +104,40 @@ pol_hash_final(uint64_t h, uint32_t policy, uint8_t kind)
 	return h | 1;
 }
 
-/* Names are case-folded; address keys are bytes and are not. */
+/* The len bytes at key (1..8) as a word's high bytes, the low ones zero. */
+static inline uint64_t
+pol_word_high(const uint8_t *key, size_t len)
+{
+	uint64_t w = 0;
+
+	for (size_t i = 0; i < len; i++)
+		w |= (uint64_t)key[i] << (8 * (8 - len + i));
+	return w;
+}
+
+/* The unfinished hash of a name key (pol_hash_word()), byte by byte for its leftmost word. */
+static inline uint64_t
+pol_hash_name(const uint8_t *key, size_t len)
+{
+	uint64_t h = POL_FNV_OFFSET, w;
+
+	for (; len >= 8; len -= 8) {
+		memcpy(&w, key + len - 8, 8);
+		h = pol_hash_word(h, w);
+	}
+	return len > 0 ? pol_hash_word(h, pol_word_high(key, len)) : h;
+}
+
+/* Names are hashed a word at a time (case-folded); address keys are bytes (FNV-1a). */
 static inline uint64_t
 pol_hash_key(const uint8_t *key, size_t len, uint32_t policy, uint8_t kind)
 {
 	uint64_t h = POL_FNV_OFFSET;
-	bool fold = kind == POL_NAME_EXACT || kind == POL_NAME_WILD;
 
+	if (kind == POL_NAME_EXACT || kind == POL_NAME_WILD)
+		return pol_hash_final(pol_hash_name(key, len), policy, kind);
 	while (len-- > 0)
-		h = pol_hash_step(h, fold ? pol_fold(key[len]) : key[len]);
+		h = pol_hash_step(h, key[len]);
 	return pol_hash_final(h, policy, kind);
 }
 
