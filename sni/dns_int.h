@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "sni/ascii8.h"
+#include "sni/copy8.h"
 #include "sni/dns.h"
 #include "sni/rd.h"
 
@@ -34,23 +35,6 @@ dns_upper8(const uint8_t *p)
 
 	memcpy(&w, p, 8);
 	return ascii_upper8(w);
-}
-
-/* dns_lower() over n bytes, eight at a time. Length bytes (0..63) are below 'A' and stay. */
-static inline void
-dns_lower_wire(uint8_t *p, size_t n)
-{
-	size_t i = 0;
-
-	for (; i + 8 <= n; i += 8) {
-		uint64_t w;
-
-		memcpy(&w, p + i, 8);
-		w = ascii_lower8(w);
-		memcpy(p + i, &w, 8);
-	}
-	for (; i < n; i++)
-		p[i] = dns_lower(p[i]);
 }
 
 static inline size_t
@@ -76,7 +60,7 @@ dns_off(const uint8_t *msg, const struct rd *r)
  * uncompressed length, root label included, may not exceed 255 (RFC 1035 s3.1).
  *
  * With out non-NULL (DNS_NAME_WIRE_MAX bytes), the name is copied there uncompressed and
- * lower-cased. *wire_len gets the uncompressed length.
+ * lower-cased, run by run (copy8()). *wire_len gets the uncompressed length.
  */
 static inline enum dns_status
 dns_name_read(const uint8_t *msg, struct rd *r, uint8_t *out, size_t *wire_len)
@@ -107,7 +91,7 @@ dns_name_read(const uint8_t *msg, struct rd *r, uint8_t *out, size_t *wire_len)
 				jumped = true;
 			}
 			if (out != NULL)
-				memcpy(out + run_at, run, wire - run_at);
+				copy8(out + run_at, run, wire - run_at, true);
 			cur = rd_make(msg + target, seq_start - target);
 			run = cur.p;
 			run_at = wire;
@@ -121,10 +105,8 @@ dns_name_read(const uint8_t *msg, struct rd *r, uint8_t *out, size_t *wire_len)
 		if (b == 0)
 			break;
 	}
-	if (out != NULL) {
-		memcpy(out + run_at, run, wire - run_at);
-		dns_lower_wire(out, wire);
-	}
+	if (out != NULL)
+		copy8(out + run_at, run, wire - run_at, true);
 	if (!jumped)
 		*r = cur;
 	*wire_len = wire;

@@ -75,10 +75,32 @@ enum dns_section {
 	DNS_SEC_ADDITIONAL,
 };
 
+/*
+ * An SOA's RDATA (RFC 1035 s3.3.13) as the editor's scan reads it (dns_edit_shape()):
+ * empty, or MNAME and RNAME, each marked as the editor would write it, then exactly five
+ * u32. False for one the scan would find malformed or write anew: the scan then decides.
+ * The SOA of a negative answer (NXDOMAIN, NODATA) is then no reason to scan it.
+ */
+static bool
+dns_plain_soa(struct dns_plain *pl, const uint8_t *msg, struct rd r)
+{
+	size_t at, wire_len;
+
+	if (r.len == 0)
+		return true;
+	for (int i = 0; i < 2; i++) {
+		at = dns_off(msg, &r);
+		if (dns_name_read(msg, &r, NULL, &wire_len) != DNS_OK ||
+		    !dns_name_mark(pl->labels, msg, at))
+			return false;
+	}
+	return r.len == 20;
+}
+
 /* A record's part in whether the response is plain: its names and its type. */
 static void
 dns_plain_rr(struct dns_plain *pl, const uint8_t *msg, size_t owner, uint16_t type,
-    size_t rdata)
+    const struct rd *rdata)
 {
 	if (!pl->ok)
 		return;
@@ -96,7 +118,10 @@ dns_plain_rr(struct dns_plain *pl, const uint8_t *msg, size_t owner, uint16_t ty
 		pl->addrs++;
 		break;
 	case DNS_TYPE_CNAME:
-		pl->ok = dns_name_mark(pl->labels, msg, rdata);
+		pl->ok = dns_name_mark(pl->labels, msg, dns_off(msg, rdata));
+		break;
+	case DNS_TYPE_SOA:
+		pl->ok = dns_plain_soa(pl, msg, *rdata);
 		break;
 	case DNS_TYPE_OPT:
 		break;
@@ -186,7 +211,7 @@ dns_rrs(const uint8_t *msg, struct rd *r, enum dns_section sec, uint16_t count,
 		default:
 			break;
 		}
-		dns_plain_rr(pl, msg, owner, type, dns_off(msg, &rdata));
+		dns_plain_rr(pl, msg, owner, type, &rdata);
 		/* Only the first DNS_ANSWERS_MAX answers count for the chain; all are checked. */
 		if (sec != DNS_SEC_ANSWER || i >= DNS_ANSWERS_MAX || class != DNS_CLASS_IN ||
 		    (type != DNS_TYPE_A && type != DNS_TYPE_AAAA && type != DNS_TYPE_CNAME))

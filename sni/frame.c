@@ -291,37 +291,36 @@ frame_icmp_unreach(const uint8_t *in, size_t len, const struct pkt *p, uint8_t *
 }
 
 /*
- * Prefixes DNS may never bind (SPEC s4 step 3). IPv4 as words and masks, so that every
- * answer address costs a few compares and no call.
+ * The IPv4 prefixes DNS may never bind (SPEC s4 step 3), as compares on the address's
+ * word: an IPv4 answer's address costs no table walk and no stack frame.
  */
-static const struct frame_prefix4 {
-	uint32_t net, mask;
-} frame_rebind4[] = {
-	{ 0x00000000, 0xff000000 },	/* "this network", RFC 1122 s3.2.1.3 */
-	{ 0x7f000000, 0xff000000 },	/* loopback */
-	{ 0xa9fe0000, 0xffff0000 },	/* link local, RFC 3927 */
-	{ 0xe0000000, 0xf0000000 },	/* multicast */
-	{ 0xffffffff, 0xffffffff },	/* limited broadcast */
-};
-
-static const struct frame_prefix {
-	uint8_t bits;
-	uint8_t addr[16];
-} frame_rebind6[] = {
-	{ 128, { 0 } },			/* unspecified */
-	{ 128, { [15] = 1 } },		/* loopback */
-	{ 10, { 0xfe, 0x80 } },		/* link local */
-	{ 8, { 0xff } },		/* multicast */
-};
-
-static bool
-frame_prefix_match(const uint8_t *addr, const uint8_t *prefix, unsigned int bits)
+static inline bool
+frame_rebind4(const uint8_t *addr)
 {
-	unsigned int whole = bits / 8, rest = bits % 8;
+	uint32_t a = (uint32_t)addr[0] << 24 | (uint32_t)addr[1] << 16 |
+	    (uint32_t)addr[2] << 8 | addr[3];
 
-	if (memcmp(addr, prefix, whole) != 0)
-		return false;
-	return rest == 0 || ((addr[whole] ^ prefix[whole]) & (0xff << (8 - rest))) == 0;
+	return (a >> 24) == 0x00 ||	/* "this network", RFC 1122 s3.2.1.3 */
+	    (a >> 24) == 0x7f ||	/* loopback */
+	    (a >> 16) == 0xa9fe ||	/* link local, RFC 3927 */
+	    (a >> 28) == 0xe ||		/* multicast */
+	    a == 0xffffffff;		/* limited broadcast */
+}
+
+/*
+ * The IPv6 prefixes DNS may never bind, as compares on the address's bytes (the first
+ * fifteen read as two words): no table walk, no memcmp() call.
+ */
+static inline bool
+frame_rebind6(const uint8_t *addr)
+{
+	uint64_t head, tail;
+
+	memcpy(&head, addr, 8);
+	memcpy(&tail, addr + 7, 8);
+	return (head == 0 && tail == 0 && addr[15] <= 1) ||	/* unspecified, loopback */
+	    (addr[0] == 0xfe && (addr[1] & 0xc0) == 0x80) ||	/* link local, fe80::/10 */
+	    addr[0] == 0xff;					/* multicast */
 }
 
 /* Where RFC 6052 s2.2 puts the IPv4 address after a NAT64 prefix of 48, 56, 64, 96 bits. */
@@ -371,32 +370,27 @@ frame_addr_embedded_v4(const uint8_t *a6, uint8_t out[][4], size_t max)
 	return n < max ? n : max;
 }
 
+/*
+ * Does IPv6 addr rebind, itself or as an IPv4 address a host reaches through it (which is
+ * that address)? Out of line: the IPv4 path needs neither the room for embedded addresses
+ * nor the registers this saves.
+ */
+static __attribute__((noinline)) bool
+frame_addr_rebind6(const uint8_t *addr)
+{
+	uint8_t v4[FRAME_EMBEDDED_V4_MAX][4];
+	size_t n = frame_addr_embedded_v4(addr, v4, FRAME_EMBEDDED_V4_MAX);
+
+	for (size_t i = 0; i < n; i++)
+		if (frame_rebind4(v4[i]))
+			return true;
+	return frame_rebind6(addr);
+}
+
 bool
 frame_addr_rebind(uint8_t family, const uint8_t *addr)
 {
-	uint8_t v4[FRAME_EMBEDDED_V4_MAX][4];
-	size_t n;
-
-	/* an IPv6 address a host reaches an IPv4 one through is that IPv4 address */
-	if (family == 6) {
-		n = frame_addr_embedded_v4(addr, v4, FRAME_EMBEDDED_V4_MAX);
-		for (size_t i = 0; i < n; i++)
-			if (frame_addr_rebind(4, v4[i]))
-				return true;
-	}
-	if (family != 4 && family != 6)
-		return true;
-	if (family == 4) {
-		uint32_t a = (uint32_t)addr[0] << 24 | (uint32_t)addr[1] << 16 |
-		    (uint32_t)addr[2] << 8 | addr[3];
-
-		for (size_t i = 0; i < sizeof(frame_rebind4) / sizeof(frame_rebind4[0]); i++)
-			if ((a & frame_rebind4[i].mask) == frame_rebind4[i].net)
-				return true;
-		return false;
-	}
-	for (size_t i = 0; i < sizeof(frame_rebind6) / sizeof(frame_rebind6[0]); i++)
-		if (frame_prefix_match(addr, frame_rebind6[i].addr, frame_rebind6[i].bits))
-			return true;
-	return false;
+	if (family == 4)
+		return frame_rebind4(addr);
+	return family != 6 || frame_addr_rebind6(addr);
 }

@@ -1,6 +1,6 @@
 /*
- * What the DNS modules share: the table of forwarded queries, and judging and learning
- * one message, for datagrams (dp_dns.c) and streams (dp_dns_tcp.c) alike.
+ * What the DNS modules share: the table of forwarded queries, and judging (dp_dns.c) and
+ * learning (dp_dns_answer.c) one message, for datagrams and streams (dp_dns_tcp.c) alike.
  */
 #ifndef DP_DNS_INT_H
 #define DP_DNS_INT_H
@@ -91,6 +91,13 @@ extern const uint8_t dp_dns_lower[DNS_CASE_BYTES];
  * NUL when not, or when it does not fit (out then untouched).
  */
 int dp_dns_host_text(const uint8_t *name, size_t len, char *out, size_t outlen);
+
+/*
+ * The text of name (wire form, len bytes, at least the root) when no byte of it is escaped
+ * (dp_dns_host_text() found so): its labels joined by dots in out (more than len bytes).
+ * Its length.
+ */
+int dp_dns_join(const uint8_t *name, size_t len, char *out);
 
 /* Is q's question name written out in full at DNS_HDR_LEN (no pointer), query or answer? */
 bool dp_dns_question_plain(const struct dns_msg *q);

@@ -125,6 +125,16 @@ dp_pending_age(struct dp_pending *t, uint64_t now, unsigned int budget)
 	return aged;
 }
 
+/* The resolver's address into a key: a copy of a known length each, not a sized loop. */
+static inline void
+dp_pending_resolver(struct dp_pending_key *k, uint8_t family, const uint8_t *addr)
+{
+	if (family == 4)
+		memcpy(k->resolver, addr, 4);
+	else
+		memcpy(k->resolver, addr, 16);
+}
+
 /*
  * Remember q under a fresh random ID, or (keep_id: DNS over TCP, where the query leaves as
  * the VM wrote it but for the name's case) under its own. NULL when the table is full or
@@ -148,7 +158,7 @@ dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm, const str
 	k.family = p->family;
 	k.proto = p->proto;
 	k.vm_port = p->sport;
-	memcpy(k.resolver, p->dst, p->family == 4 ? 4 : 16);
+	dp_pending_resolver(&k, p->family, p->dst);
 	for (int try = 0; try < DP_ID_TRIES; try++) {
 		k.id = keep_id ? q->id : dp_pending_fresh_id(t);
 		/* hashed once: found, placed, and removed under it */
@@ -205,7 +215,7 @@ dp_pending_match(struct dp_pending *t, const struct pkt *p, uint16_t vm, const s
 	k.proto = p->proto;
 	k.vm_port = p->dport;
 	k.id = a->id;
-	memcpy(k.resolver, p->src, p->family == 4 ? 4 : 16);
+	dp_pending_resolver(&k, p->family, p->src);
 	e = dp_pending_find(t, dp_pending_hash(t, &k), &k);
 	return e != NULL && dp_dns_same_question(e, a) ? e : NULL;
 }

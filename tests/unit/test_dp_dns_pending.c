@@ -268,6 +268,40 @@ test_full_table_finds_all(void **state)
 	dp_pending_free(t);
 }
 
+/*
+ * Over IPv6 the key holds all 16 bytes of the resolver's address: an answer from an
+ * address one byte off, or over IPv4 from its first four, matches nothing.
+ */
+static void
+test_v6_resolver_whole(void **state)
+{
+	struct dp_pending *t = dp_pending_create("t_pending_v6", T_CAP, T_VMS, SOCKET_ID_ANY);
+	struct dns_msg a;
+	enum dp_reason why;
+	struct t_model m;
+	struct pkt back;
+
+	(void)state;
+	assert_non_null(t);
+	t_query(&m, 1, 3000, 1, 7);
+	m.out.family = 6;
+	for (unsigned int i = 0; i < 16; i++)
+		m.out.dst[i] = (uint8_t)(0xf0 + i);
+	m.e = dp_pending_add(t, &m.out, 1, &m.q, m.msg, 0, false, T_CAP, &why);
+	assert_non_null(m.e);
+	t_answer(&m, &back, &a);
+	memcpy(back.src, m.out.dst, 16);
+	assert_ptr_equal(dp_pending_match(t, &back, 1, &a), m.e);
+	for (unsigned int i = 0; i < 16; i++) {
+		back.src[i] ^= 1;
+		assert_null(dp_pending_match(t, &back, 1, &a));
+		back.src[i] ^= 1;
+	}
+	back.family = 4;
+	assert_null(dp_pending_match(t, &back, 1, &a));
+	dp_pending_free(t);
+}
+
 int
 main(void)
 {
@@ -280,6 +314,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table_as_the_model),
 		cmocka_unit_test(test_full_table_finds_all),
+		cmocka_unit_test(test_v6_resolver_whole),
 	};
 
 	snprintf(prefix, sizeof(prefix), "test_dp_dns_pending_%d", (int)getpid());

@@ -28,6 +28,7 @@ enum dns_status {
 
 #define DNS_TYPE_A	1
 #define DNS_TYPE_CNAME	5
+#define DNS_TYPE_SOA	6
 #define DNS_TYPE_AAAA	28
 #define DNS_TYPE_OPT	41
 #define DNS_CLASS_IN	1
@@ -75,7 +76,7 @@ struct dns_msg {
 	/*
 	 * A response the answer editor (sni/dns_edit.h) would write anew byte for byte, unless
 	 * an address goes: shorter than a compression pointer reaches, at most
-	 * DNS_ANSWERS_MAX answers, every record an A, AAAA, CNAME or OPT, every name pointing
+	 * DNS_ANSWERS_MAX answers, every record an A, AAAA, CNAME, SOA or OPT, every name pointing
 	 * only at a label an earlier name wrote out, and every A/AAAA in the answer, of class
 	 * IN and on the chain (addrs lists them all). Found as the records are read.
 	 */
