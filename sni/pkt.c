@@ -20,22 +20,27 @@
 /*
  * A SYN's window scale (RFC 7323 s2): options are kind | len | body, but for EOL and NOP,
  * which are one byte. Malformed options end the walk: the receiver ignores what follows.
+ * A pointer walk against its end, each option's length checked against what is left before
+ * any of it is read: a bounded reader's check at every byte cost a SYN half its options'
+ * walk.
  */
 static uint8_t
-pkt_tcp_wscale(struct rd opts)
+pkt_tcp_wscale(const uint8_t *o, size_t len)
 {
-	uint8_t kind, len, shift = 0;
+	const uint8_t *end = o + len;
 
-	while (rd_u8(&opts, &kind) && kind != TCP_OPT_EOL) {
-		if (kind == TCP_OPT_NOP)
+	while (o != end && o[0] != TCP_OPT_EOL) {
+		size_t n;
+
+		if (o[0] == TCP_OPT_NOP) {
+			o++;
 			continue;
-		if (!rd_u8(&opts, &len) || len < 2 || opts.len < len - 2u)
-			break;
-		if (kind == TCP_OPT_WSCALE && len == 3) {
-			rd_u8(&opts, &shift);
-			return shift > TCP_WSCALE_MAX ? TCP_WSCALE_MAX : shift;
 		}
-		rd_skip(&opts, len - 2u);
+		if (end - o < 2 || (n = o[1]) < 2 || n > (size_t)(end - o))
+			break;
+		if (o[0] == TCP_OPT_WSCALE && n == 3)
+			return o[2] > TCP_WSCALE_MAX ? TCP_WSCALE_MAX : o[2];
+		o += n;
 	}
 	return PKT_WSCALE_NONE;
 }
@@ -63,7 +68,7 @@ pkt_tcp(struct rd ip_payload, struct pkt *out)
 	if (off < 5 || ip_payload.len < (size_t)off * 4)
 		return PKT_MALFORMED;
 	out->tcp_flags = flags;
-	out->tcp_wscale = flags & PKT_TCP_SYN ? pkt_tcp_wscale(rd_make(h + 20, off * 4u - 20)) :
+	out->tcp_wscale = flags & PKT_TCP_SYN ? pkt_tcp_wscale(h + 20, off * 4u - 20) :
 	    PKT_WSCALE_NONE;
 	out->payload = ip_payload.p + off * 4;
 	out->payload_len = ip_payload.len - (size_t)off * 4;
@@ -274,7 +279,7 @@ pkt_decode_syn(const uint8_t *frame, struct pkt *out)
 {
 	const uint8_t *l4 = frame + out->l4_off;
 
-	out->tcp_wscale = pkt_tcp_wscale(rd_make(l4 + 20, (l4[12] >> 4) * 4u - 20));
+	out->tcp_wscale = pkt_tcp_wscale(l4 + 20, (l4[12] >> 4) * 4u - 20);
 	return PKT_OK;
 }
 
