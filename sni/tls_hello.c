@@ -25,18 +25,16 @@
 #define TLS_EXT_SERVER_NAME	0x0000
 #define TLS_EXT_ALPN		0x0010
 #define TLS_EXT_ECH		0xfe0d
-/* the types below 64 whose contents are read: server_name and ALPN */
-#define TLS_EXT_READ		(UINT64_C(1) << TLS_EXT_SERVER_NAME | UINT64_C(1) << TLS_EXT_ALPN)
 #define TLS_NAME_HOST		0
 
 #define TLS_EXT_RARE		8	/* types past 63 kept in a list before the set */
 
 /*
  * Extension types past 63 seen in one hello (those below, nearly all a client sends, are
- * bits of a word the walk keeps). The few others (GREASE, renegotiation_info, ECH) go in a short list; past
- * TLS_EXT_RARE of them, in a 2^16-bit set whose 64-bit words are cleared only when first
- * touched (live says which), so that a hello stuffed with thousands of extensions still
- * costs O(1) per extension, and the common one clears nothing of it.
+ * bits of a word the walk keeps). The few others (GREASE, renegotiation_info, ECH) go in a
+ * short list; past TLS_EXT_RARE of them, in a 2^16-bit set whose 64-bit words are cleared
+ * only when first touched (live says which), so that a hello stuffed with thousands of
+ * extensions still costs O(1) per extension, and the common one clears nothing of it.
  */
 struct tls_ext_seen {
 	unsigned int nrare;		/* in rare[], or TLS_EXT_RARE + 1: the set is in use */
@@ -243,6 +241,13 @@ tls_ext_alpn(struct rd ext, struct tls_hello *out)
 	return true;
 }
 
+/* The data of the extension at ext, whose length the walk has checked. */
+static inline struct rd
+tls_ext_data(const uint8_t *ext)
+{
+	return rd_make(ext + 4, rd_be16(ext + 2));
+}
+
 /* Into the set; false when type was already in it. */
 static bool
 tls_ext_set_add(struct tls_ext_seen *seen, uint16_t type)
@@ -260,25 +265,35 @@ tls_ext_set_add(struct tls_ext_seen *seen, uint16_t type)
 	return true;
 }
 
-/* A type past 63; false when it was seen already. */
-static bool
-tls_ext_rare_add(struct tls_ext_seen *seen, uint16_t type)
+/* A type past 63 with the list full: false when it is in the list, else the set from now on. */
+static __attribute__((noinline)) bool
+tls_ext_rare_spill(struct tls_ext_seen *seen, uint16_t type)
 {
-	if (seen->nrare > TLS_EXT_RARE)
-		return tls_ext_set_add(seen, type);
-	for (unsigned int i = 0; i < seen->nrare; i++)
+	for (unsigned int i = 0; i < TLS_EXT_RARE; i++)
 		if (seen->rare[i] == type)
 			return false;
-	if (seen->nrare < TLS_EXT_RARE) {
-		seen->rare[seen->nrare++] = type;
-		return true;
-	}
-	/* one too many for the list: the set from now on, with the list in it */
 	memset(seen->live, 0, sizeof(seen->live));
 	seen->nrare = TLS_EXT_RARE + 1;
 	for (unsigned int i = 0; i < TLS_EXT_RARE; i++)
 		tls_ext_set_add(seen, seen->rare[i]);
 	return tls_ext_set_add(seen, type);
+}
+
+/* A type past 63; false when it was seen already. */
+static inline bool
+tls_ext_rare_add(struct tls_ext_seen *seen, uint16_t type)
+{
+	unsigned int n = seen->nrare, i = 0;
+
+	if (n >= TLS_EXT_RARE)
+		return n > TLS_EXT_RARE ? tls_ext_set_add(seen, type) :
+		    tls_ext_rare_spill(seen, type);
+	/* put in place first: the scan then needs no bound, it stops there at the latest */
+	seen->rare[n] = type;
+	while (seen->rare[i] != type)
+		i++;
+	seen->nrare = n + (i == n);
+	return i == n;
 }
 
 /*
@@ -297,48 +312,45 @@ tls_hello_exts(struct rd exts, const uint8_t *floor, struct tls_hello *out)
 	size_t left = exts.len;
 	struct tls_ext_seen seen;
 	uint64_t low = 0;	/* the types below 64 seen: a register, not seen's memory */
-	bool have_sni = false;
+	const uint8_t *at[64];	/* where each of them starts (read for those seen only) */
 
 	seen.nrare = 0;
-	while (left != 0) {
-		/* the type and the length, four bytes checked once */
-		uint32_t hdr;
-		uint16_t type;
-		struct rd ext;
-		size_t n;
+	/* an extension's type and length, four bytes, checked once by the loop's test */
+	while (left >= 4) {
+		uint32_t hdr = rd_be32(p);	/* one load: the type, then the length */
+		uint16_t type = (uint16_t)(hdr >> 16);
+		size_t n = hdr & 0xffff;
 
-		if (left < 4)
-			return SNI_MALFORMED;
-		hdr = rd_be32(p);		/* one load: the type, then the length */
-		type = (uint16_t)(hdr >> 16);
-		n = hdr & 0xffff;
 		left -= 4;
 		if (n > left)
 			return SNI_MALFORMED;
 		left -= n;
-		ext = rd_make(p + 4, n);
-		p += 4 + n;
 		if (type >= 64) {
 			if (!tls_ext_rare_add(&seen, type))
 				return SNI_MALFORMED;
 			if (type == TLS_EXT_ECH)
 				out->ech = true;
-			continue;
-		}
-		if (low >> type & 1)
-			return SNI_MALFORMED;
-		low ^= UINT64_C(1) << type;	/* the bit was clear */
-		if ((TLS_EXT_READ >> type & 1) == 0)
-			continue;
-		if (type == TLS_EXT_SERVER_NAME) {
-			if (!tls_ext_sni(ext, floor, out))
+		} else {
+			if (low >> type & 1)
 				return SNI_MALFORMED;
-			have_sni = true;
-		} else if (!tls_ext_alpn(ext, out)) {
-			return SNI_MALFORMED;
+			low ^= UINT64_C(1) << type;	/* the bit was clear */
+			at[type] = p;
 		}
+		p += 4 + n;
 	}
-	return have_sni ? SNI_FOUND : SNI_ABSENT;
+	if (left != 0)		/* less than a type and a length at the end */
+		return SNI_MALFORMED;
+	/*
+	 * The two read, once the walk is done: every way to fail is SNI_MALFORMED, so the order
+	 * of the checks does not matter, and the loop keeps no test for them.
+	 */
+	if ((low >> TLS_EXT_ALPN & 1) && !tls_ext_alpn(tls_ext_data(at[TLS_EXT_ALPN]), out))
+		return SNI_MALFORMED;
+	if ((low >> TLS_EXT_SERVER_NAME & 1) == 0)
+		return SNI_ABSENT;
+	if (!tls_ext_sni(tls_ext_data(at[TLS_EXT_SERVER_NAME]), floor, out))
+		return SNI_MALFORMED;
+	return SNI_FOUND;
 }
 
 /*
@@ -354,15 +366,11 @@ tls_hello_exts(struct rd exts, const uint8_t *floor, struct tls_hello *out)
  * Nothing may follow the extensions inside the message.
  */
 static enum sni_status
-tls_hello_body(struct rd m, struct tls_hello *out)
+tls_hello_fields(struct rd body, const uint8_t *floor, struct tls_hello *out)
 {
-	const uint8_t *floor = m.p;	/* the message's first byte: host names load from here */
-	struct rd body, sid, suites, comp, exts;
-	uint8_t type, major;
+	struct rd sid, suites, comp, exts;
+	uint8_t major;
 
-	if (!rd_u8(&m, &type) || type != TLS_HS_CLIENT_HELLO || !rd_vec24(&m, &body) ||
-	    m.len != 0)
-		return SNI_MALFORMED;
 	if (!rd_u8(&body, &major) || major != TLS_VERSION_MAJOR ||
 	    !rd_skip(&body, 1 + TLS_RANDOM_LEN) ||
 	    !rd_vec8(&body, &sid) || sid.len > TLS_SESSION_ID_MAX ||
@@ -374,6 +382,44 @@ tls_hello_body(struct rd m, struct tls_hello *out)
 	if (!rd_vec16(&body, &exts) || body.len != 0)
 		return SNI_MALFORMED;
 	return tls_hello_exts(exts, floor, out);
+}
+
+/* The message m, its header checked; floor: its first byte, where host names load from. */
+static enum sni_status
+tls_hello_body(struct rd m, struct tls_hello *out)
+{
+	const uint8_t *floor = m.p;
+	struct rd body;
+	uint8_t type;
+
+	if (!rd_u8(&m, &type) || type != TLS_HS_CLIENT_HELLO || !rd_vec24(&m, &body) ||
+	    m.len != 0)
+		return SNI_MALFORMED;
+	return tls_hello_fields(body, floor, out);
+}
+
+/*
+ * The common stream: one record whose fragment is the whole hello, all of it arrived. Told
+ * from the two headers at once, it is what tls_hello_gather() and tls_hello_body()'s
+ * header checks find of it: a handshake record of 4 + n bytes (so not empty, and within
+ * 2^14 with its header), a ClientHello of n, nothing after it in the record. Any other
+ * stream goes their way. *body: the hello after its header.
+ */
+static inline bool
+tls_hello_one_record(const uint8_t *buf, size_t len, struct rd *body)
+{
+	uint32_t rec_len, hs;
+
+	if (len < TLS_RECORD_HDR + TLS_HS_HDR)
+		return false;
+	rec_len = rd_be16(buf + 3);
+	hs = rd_be32(buf + TLS_RECORD_HDR);	/* the message's type and length */
+	if (buf[0] != TLS_CT_HANDSHAKE || buf[1] != TLS_VERSION_MAJOR ||
+	    hs >> 24 != TLS_HS_CLIENT_HELLO || rec_len != TLS_HS_HDR + (hs & 0xffffff) ||
+	    TLS_RECORD_HDR + rec_len > TLS_HELLO_MAX || len - TLS_RECORD_HDR < rec_len)
+		return false;
+	*body = rd_make(buf + TLS_RECORD_HDR + TLS_HS_HDR, rec_len - TLS_HS_HDR);
+	return true;
 }
 
 /*
@@ -408,8 +454,20 @@ tls_hello_v2(const uint8_t *buf, size_t len, struct tls_hello *out)
 	return SNI_ABSENT;
 }
 
+/* What a parse that found a hello sets first: alpn[] past nb_alpn is read by nobody. */
+static inline void
+tls_hello_clear(struct tls_hello *out, size_t stream_len)
+{
+	out->sni = (struct sni_name){ NULL, 0 };
+	out->sni_lower = false;
+	out->nb_alpn = 0;
+	out->alpn_more = false;
+	out->ech = false;
+	out->stream_len = stream_len;
+}
+
 enum sni_status
-tls_hello_parse(const uint8_t *buf, size_t len, uint8_t *scratch, size_t scratch_len,
+tls_hello_parse_general(const uint8_t *buf, size_t len, uint8_t *scratch, size_t scratch_len,
     struct tls_hello *out)
 {
 	struct rd msg;
@@ -421,12 +479,18 @@ tls_hello_parse(const uint8_t *buf, size_t len, uint8_t *scratch, size_t scratch
 	if ((st = tls_hello_gather(buf, len, scratch, scratch_len, &msg, &stream_len)) !=
 	    SNI_FOUND)
 		return st;
-	/* alpn[] past nb_alpn stays as it was: nothing reads it, and clearing it cost more */
-	out->sni = (struct sni_name){ NULL, 0 };
-	out->sni_lower = false;
-	out->nb_alpn = 0;
-	out->alpn_more = false;
-	out->ech = false;
-	out->stream_len = stream_len;
+	tls_hello_clear(out, stream_len);
 	return tls_hello_body(msg, out);
+}
+
+enum sni_status
+tls_hello_parse(const uint8_t *buf, size_t len, uint8_t *scratch, size_t scratch_len,
+    struct tls_hello *out)
+{
+	struct rd body;
+
+	if (!tls_hello_one_record(buf, len, &body))
+		return tls_hello_parse_general(buf, len, scratch, scratch_len, out);
+	tls_hello_clear(out, TLS_RECORD_HDR + TLS_HS_HDR + body.len);
+	return tls_hello_fields(body, buf + TLS_RECORD_HDR, out);
 }

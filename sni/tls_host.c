@@ -51,8 +51,9 @@ static const uint8_t host_byte[256] = {
 /*
  * A byte at a time, name without its root dot and 1..SNI_HOST_MAX bytes long. Only
  * letters, digits and '-' (RFC 952 LDH, the only bytes RFC 6066 s3 lets a HostName carry
- * once IDNs are in their A-label form); NUL, '_', spaces and high bytes are refused because a filter and a server could read them differently. *upper:
- * whether it has capitals, so that who needs it in lower case copies it only then.
+ * once IDNs are in their A-label form); NUL, '_', spaces and high bytes are refused
+ * because a filter and a server could read them differently. *upper: whether it has
+ * capitals, so that who needs it in lower case copies it only then.
  */
 bool
 sni_host_scan_bytes(const uint8_t *name, size_t len, bool *upper)
@@ -105,33 +106,31 @@ host_chunk(const uint8_t *p, uint32_t *bad, uint32_t *dot, uint32_t *up)
 }
 
 /*
- * name of len bytes, 1..63, with at least 16 bytes from floor to its end: whole chunks
- * from its start, then one that ends with it (overlapping the last whole one, or reaching
- * before name when it is shorter than 16), its bits moved to the bytes they stand for.
+ * name of len bytes, 1..63, with at least 16 bytes from floor to its end: the chunk that
+ * ends with it (reaching before name when it is shorter than 16), then the whole chunks
+ * from its start that end before it (the last one may overlap it), each one's bits moved
+ * to the bytes they stand for. A name of up to 16 bytes takes one chunk and no loop.
  */
 static bool
 sni_host_scan_vec(const uint8_t *name, size_t len, bool *upper)
 {
-	uint64_t bad = 0, dot = 0, up = 0, all = (UINT64_C(1) << len) - 1;
+	uint64_t bad, dot, up, all = (UINT64_C(1) << len) - 1;
 	uint32_t b, d, u;
-	size_t i;
 
-	for (i = 0; i + 16 <= len; i += 16) {
-		host_chunk(name + i, &b, &d, &u);
-		bad |= (uint64_t)b << i;
-		dot |= (uint64_t)d << i;
-		up |= (uint64_t)u << i;
-	}
-	if (i < len) {
-		host_chunk(name + len - 16, &b, &d, &u);
-		if (len >= 16) {
-			bad |= (uint64_t)b << (len - 16);
-			dot |= (uint64_t)d << (len - 16);
-			up |= (uint64_t)u << (len - 16);
-		} else {
-			bad |= b >> (16 - len);
-			dot |= d >> (16 - len);
-			up |= u >> (16 - len);
+	host_chunk(name + len - 16, &b, &d, &u);
+	if (len <= 16) {
+		bad = b >> (16 - len);
+		dot = d >> (16 - len);
+		up = u >> (16 - len);
+	} else {
+		bad = (uint64_t)b << (len - 16);
+		dot = (uint64_t)d << (len - 16);
+		up = (uint64_t)u << (len - 16);
+		for (size_t i = 0; i + 16 < len; i += 16) {	/* the whole ones before it */
+			host_chunk(name + i, &b, &d, &u);
+			bad |= (uint64_t)b << i;
+			dot |= (uint64_t)d << i;
+			up |= (uint64_t)u << i;
 		}
 	}
 	/* a byte no name has; a leading or a last dot ("a.." less its root dot); ".." */

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sni/tls.h"
+
 /*
  * sni_host_valid() of name, and *upper: whether it has capitals. floor: where the buffer
  * that holds name starts (floor <= name); the bytes from floor on may be read in 16-byte
@@ -20,5 +22,12 @@ bool sni_host_scan(const uint8_t *floor, const uint8_t *name, size_t len, bool *
  * sni_host_scan() does past 63 bytes, and what the tests hold its vector path to.
  */
 bool sni_host_scan_bytes(const uint8_t *name, size_t len, bool *upper);
+
+/*
+ * tls_hello_parse() without its shortcut for one record holding the whole hello: the
+ * general path, which the tests hold the shortcut to.
+ */
+enum sni_status tls_hello_parse_general(const uint8_t *buf, size_t len, uint8_t *scratch,
+    size_t scratch_len, struct tls_hello *out);
 
 #endif

@@ -10,6 +10,7 @@
 #include "dp_budget.h"
 #include "dp_budget_dst.h"
 #include "dp_conn.h"
+#include "dp_conn_int.h"
 #include "dp_flow.h"
 #include "dp_flowlog.h"
 #include "dp_gen.h"
@@ -21,6 +22,17 @@
 
 #define DNS_PORT	53
 #define QUIC_PORT	443
+
+/*
+ * A FIN or an RST on f (end: which): it is closing. The first word on how it ends stands:
+ * an RST after a FIN ends a closed one.
+ */
+static inline void
+dp_flow_track_end(struct dp_worker *w, struct dp_flow *f, uint8_t end)
+{
+	f->state = DP_FLOW_CLOSING;
+	dp_flowlog_end(w, f, end);
+}
 
 /*
  * What each side's segments say of the other's stream. From the peer: its SYN-ACK sets
@@ -40,12 +52,9 @@ dp_flow_track(struct dp_worker *w, struct dp_flow *f, const struct pkt *p, bool 
 			f->state = DP_FLOW_ESTABLISHED;
 		return;
 	}
-	if (p->tcp_flags & (PKT_TCP_FIN | PKT_TCP_RST)) {
-		f->state = DP_FLOW_CLOSING;
-		/* the first word on how it ends stands: an RST after a FIN ends a closed one */
-		dp_flowlog_end(w, f, (p->tcp_flags & PKT_TCP_RST) ? DP_FLOW_END_RST :
+	if (p->tcp_flags & (PKT_TCP_FIN | PKT_TCP_RST))
+		dp_flow_track_end(w, f, (p->tcp_flags & PKT_TCP_RST) ? DP_FLOW_END_RST :
 		    DP_FLOW_END_FIN);
-	}
 	if (from_vm) {
 		dp_flow_vm_sent(f, p);
 		return;
@@ -230,6 +239,17 @@ dp_conn_budget_cut(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
 	return out;
 }
 
+/* A frame from the VM on f, f tracked: to a module that judges its bytes, or on. */
+static inline struct dp_fate
+dp_conn_vm_judge(const struct dp_flow *f, const struct pkt *p)
+{
+	if (f->tls == DP_TLS_DNS || (p->payload_len > 0 && (f->tls == DP_TLS_PENDING ||
+	    f->tls == DP_TLS_SNIFF || f->tls == DP_TLS_HTTP || f->judged != 0)) ||
+	    dp_quic_flow_watched(f, p))
+		return dp_fate(DP_FATE_STREAM);
+	return dp_fate_egress(f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
+}
+
 /*
  * A frame from vm on a flow it has: go on under the flow's verdict. Inlined: most of a
  * VM's frames take this path, and a call cost each of them its spills.
@@ -248,11 +268,7 @@ dp_conn_vm_known(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
 		dp_flow_unhold(w, f);
 	if (w->ctx->ha)
 		dp_ha_note(w, f);	/* a FIN or an RST: its end to the peer */
-	if (f->tls == DP_TLS_DNS || (p->payload_len > 0 && (f->tls == DP_TLS_PENDING ||
-	    f->tls == DP_TLS_SNIFF || f->tls == DP_TLS_HTTP || f->judged != 0)) ||
-	    dp_quic_flow_watched(f, p))
-		return dp_fate(DP_FATE_STREAM);
-	return dp_fate_egress(f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
+	return dp_conn_vm_judge(f, p);
 }
 
 /*
@@ -358,8 +374,9 @@ dp_conn_vm_open(struct dp_worker *w, const struct pkt *p, uint16_t vm,
 	return dp_fate_egress(DP_ALLOWED);
 }
 
-struct dp_fate
-dp_conn_vm_any(struct dp_worker *w, const struct pkt *p, uint16_t vm,
+/* Not inlined in dp_conn_vm_any(), so that a plain frame pays none of its stack frame. */
+__attribute__((noinline)) struct dp_fate
+dp_conn_vm_general(struct dp_worker *w, const struct pkt *p, uint16_t vm,
     const struct dp_flow_key *k, struct dp_flow *f, struct dp_flow **fp)
 {
 	if (f != NULL) {
@@ -371,6 +388,47 @@ dp_conn_vm_any(struct dp_worker *w, const struct pkt *p, uint16_t vm,
 		dp_flow_end(w, f);	/* its verdict was that connection's, not this one's */
 	}
 	return dp_conn_vm_open(w, p, vm, k, fp);
+}
+
+/*
+ * Is p, from the VM on its flow f, a plain frame: one that dp_conn_vm_known() would only
+ * track and send to its judge or on? Its flow judged by the current generation and in no
+ * budget, no flow log or HA peer to tell, and a TCP segment that neither opens (no
+ * SYN: so not a reopening either) nor resets anything (a FIN only closes its side). Its
+ * flow stage, the same as dp_conn_vm_known()'s, takes no call but a FIN's.
+ */
+static inline bool
+dp_conn_vm_plain(const struct dp_worker *w, const struct pkt *p, const struct dp_flow *f)
+{
+	return f->gen == w->gen->id && f->budgets == 0 && p->proto == PKT_PROTO_TCP &&
+	    !(p->tcp_flags & (PKT_TCP_SYN | PKT_TCP_RST)) &&
+	    w->flow_recs == NULL && !w->ctx->ha;
+}
+
+/*
+ * A plain frame's FIN, seen: the rest of its flow stage. Apart, so that the plain frames
+ * without one need no stack frame for the flow log's call.
+ */
+static __attribute__((noinline)) struct dp_fate
+dp_conn_vm_plain_fin(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
+{
+	dp_flow_track_end(w, f, DP_FLOW_END_FIN);
+	dp_flow_vm_sent(f, p);
+	return dp_conn_vm_judge(f, p);
+}
+
+struct dp_fate
+dp_conn_vm_any(struct dp_worker *w, const struct pkt *p, uint16_t vm,
+    const struct dp_flow_key *k, struct dp_flow *f, struct dp_flow **fp)
+{
+	if (f == NULL || !dp_conn_vm_plain(w, p, f))
+		return dp_conn_vm_general(w, p, vm, k, f, fp);
+	*fp = f;
+	f->last_seen = w->now;
+	if (p->tcp_flags & PKT_TCP_FIN)
+		return dp_conn_vm_plain_fin(w, p, f);
+	dp_flow_vm_sent(f, p);
+	return dp_conn_vm_judge(f, p);
 }
 
 /*

@@ -14,6 +14,7 @@
 #include "dp_out_flow.h"
 #include "dp_http.h"
 #include "dp_tls.h"
+#include "sni/copy8.h"
 #include "sni/http.h"
 #include "sni/reasm.h"
 #include "sni/tls.h"
@@ -97,17 +98,16 @@ dp_tls_judge_folded(struct dp_worker *w, struct dp_flow *f, uint16_t vm, const s
 {
 	char lower[SNI_HOST_MAX + 1];
 
-	for (size_t i = 0; i < sni->len; i++) {
-		uint8_t c = sni->p[i];
-
-		lower[i] = (char)(c >= 'A' && c <= 'Z' ? c | 0x20 : c);
-	}
+	copy8((uint8_t *)lower, sni->p, sni->len, true);
 	return dp_tls_judge_lower(w, f, vm, lower, sni->len);
 }
 
-/* The verdict on a whole ClientHello, or DP_REASON_ALLOWED when it may pass. */
-enum dp_reason
-dp_tls_judge(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni_status st,
+/*
+ * The verdict on a whole ClientHello, or DP_REASON_ALLOWED when it may pass. Inlined in
+ * TCP's two paths to it, which every hello on a TLS port takes; QUIC calls dp_tls_judge().
+ */
+static inline __attribute__((always_inline)) enum dp_reason
+dp_tls_judge_hello(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni_status st,
     const struct tls_hello *hello)
 {
 	if (st == SNI_ABSENT)
@@ -118,6 +118,13 @@ dp_tls_judge(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni_statu
 	if (!hello->sni_lower)
 		return dp_tls_judge_folded(w, f, vm, &hello->sni);
 	return dp_tls_judge_lower(w, f, vm, (const char *)hello->sni.p, hello->sni.len);
+}
+
+enum dp_reason
+dp_tls_judge(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni_status st,
+    const struct tls_hello *hello)
+{
+	return dp_tls_judge_hello(w, f, vm, st, hello);
 }
 
 struct dp_fate
@@ -207,7 +214,7 @@ dp_tls_first_segment(struct dp_worker *w, const struct pkt *p, uint16_t vm, stru
 		*short_hello = true;
 		return dp_fate(DP_FATE_STREAM);
 	}
-	r = dp_tls_judge(w, f, vm, st, &hello);
+	r = dp_tls_judge_hello(w, f, vm, st, &hello);
 	if (r != DP_REASON_ALLOWED) {
 		dp_evt_block(w, vm, p, r, g->vms[vm].audit, st == SNI_FOUND ?
 		    (const char *)hello.sni.p : NULL, st == SNI_FOUND ? hello.sni.len : 0);
@@ -262,7 +269,7 @@ static struct dp_fate
 dp_tls_verdict(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, uint16_t vm,
     enum sni_status st, const struct tls_hello *hello)
 {
-	enum dp_reason r = dp_tls_judge(w, f, vm, st, hello);
+	enum dp_reason r = dp_tls_judge_hello(w, f, vm, st, hello);
 
 	if (r != DP_REASON_ALLOWED)
 		return dp_tls_refuse(w, h, f, r, st == SNI_FOUND ? (const char *)hello->sni.p :

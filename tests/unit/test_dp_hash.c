@@ -126,6 +126,26 @@ test_digest_long_and_short(void **state)
 }
 
 /*
+ * dp_hash_bytes starts from the key's state made once at dp_hash_init: it must be SipHash
+ * under the drawn key still. The long digest is SipHash under that key from the key itself,
+ * so the two agree on every message past DP_HASH_NH_BYTES, each length of the last word.
+ */
+static void
+test_bytes_state_is_the_key(void **state)
+{
+	static uint8_t big[DP_HASH_NH_BYTES + 24];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (uint8_t)(i * 7 + 3);
+	for (int start = 0; start < 2; start++) {
+		assert_int_equal(dp_hash_init(), 0);
+		for (size_t n = DP_HASH_NH_BYTES + 1; n <= sizeof(big); n++)
+			assert_int_equal(dp_hash_bytes(big, n), dp_hash_digest(big, n).lo);
+	}
+}
+
+/*
  * NH as RFC 4418 s5.2.3 writes it, a byte at a time: the digest's four-block turns and its
  * shifted last load must give the same sum for every length and every place of a block.
  */
@@ -186,6 +206,7 @@ main(void)
 		cmocka_unit_test(test_digest_tells_contents_apart),
 		cmocka_unit_test(test_digest_long_and_short),
 		cmocka_unit_test(test_digest_is_nh),
+		cmocka_unit_test(test_bytes_state_is_the_key),
 		cmocka_unit_test(test_crc_hash_is_keyed),
 	};
 

@@ -1,0 +1,178 @@
+/*
+ * dp_conn_vm_any() decides a VM's plain frame (a TCP segment on its flow, neither opening
+ * nor resetting anything, nothing else to tell) inline, without dp_conn_vm_general(); a
+ * FIN's flow log note apart, not inlined. Held to the general path through the real
+ * worker: on one real flow given many states (every tls mode, judged bytes or none,
+ * would_block, where the VM's stream stands) and many frames (every mix of the TCP flags,
+ * UDP, data or none, before or past the stream's end), with and without a flow log, both
+ * must give the same fate and leave the flow and its account the same. Each check of the
+ * plain path left out in turn fails it.
+ *
+ * Not drawn: another generation and budgets (the general path may revoke or cut the flow
+ * there, ending it), an HA peer, and a SYN that reopens the flow; the plain path leaves
+ * all of those to the general one.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include <rte_mbuf.h>
+
+#include "dp.h"
+#include "dp_burst.h"
+#include "dp_conn.h"
+#include "dp_conn_int.h"
+#include "dp_ctx_fixture.h"
+#include "dp_flow.h"
+#include "dp_out.h"
+#include "dp_run.h"
+#include "sni/pkt.h"
+
+#define ROUNDS	200000
+
+/* One VM whose policy admits its server by address: no binding is needed to open. */
+static const char t_config[] =
+	"dataplane: {vm_port: net_null0, uplink_port: net_null1, max_flows: 4096,\n"
+	"  max_flows_per_vm: 512, max_bindings: 1024}\n"
+	"slow_path: {enabled: false}\n"
+	"resolvers: [10.77.0.1]\n"
+	"policies: {web: {allow: [\"203.0.113.5:443\"]}}\n"
+	"vms: [{name: agent1, mac: \"02:00:00:00:00:01\", ipv4: 10.77.0.11, policy: web}]\n";
+
+static struct dp_ctx ctx = { .port = { RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS,
+	RTE_MAX_ETHPORTS } };
+static struct dp_worker *w;
+
+/* xorshift64*: the next number from *rng. */
+static uint32_t
+rnd(uint64_t *rng)
+{
+	*rng ^= *rng >> 12;
+	*rng ^= *rng << 25;
+	*rng ^= *rng >> 27;
+	return (uint32_t)((*rng * UINT64_C(0x2545f4914f6cdd1d)) >> 32);
+}
+
+/* The flow of a SYN from agent1's port 41000 to 203.0.113.5:443, admitted by address. */
+static struct dp_flow *
+t_open(struct dp_flow_key *k)
+{
+	static const uint8_t gw[6] = { 2, 0, 0, 0, 0, 0xfe }, vm[6] = { 2, 0, 0, 0, 0, 1 };
+	static const uint8_t src[4] = { 10, 77, 0, 11 }, dst[4] = { 203, 0, 113, 5 };
+	struct rte_mbuf *m = dpf_tcp4(&ctx, &(struct dpf_tcp){ .smac = vm, .dmac = gw,
+	    .sip = src, .dip = dst, .sport = 41000, .dport = 443, .seq = 5000,
+	    .flags = PKT_TCP_SYN });
+
+	*k = (struct dp_flow_key){ .vm = 0, .family = 4, .proto = PKT_PROTO_TCP,
+		.vm_port = 41000, .peer_port = 443, .peer = { 203, 0, 113, 5 } };
+	dp_burst_vm(w, &m, 1);
+	dp_tx_flush(w);
+	return dp_flow_lookup(w->flows, k);
+}
+
+/* Flow state base drawn from what a flow may hold; its generation and budgets kept. */
+static void
+t_draw_flow(uint64_t *rng, struct dp_flow *f)
+{
+	static const uint8_t tls[] = { DP_TLS_NONE, DP_TLS_PENDING, DP_TLS_VERIFY, DP_TLS_DNS,
+		DP_TLS_SNIFF, DP_TLS_HTTP, DP_TLS_QUIC, DP_TLS_UDP };
+
+	f->tls = tls[rnd(rng) % sizeof(tls)];
+	f->judged = rnd(rng) % 3 == 0 ? 1 + rnd(rng) % 600 : 0;
+	f->would_block = rnd(rng) % 4 == 0;
+	f->state = (uint8_t)(rnd(rng) % 2 == 0 ? DP_FLOW_SYN_SENT : DP_FLOW_ESTABLISHED);
+	f->vm_nxt = f->isn + rnd(rng) % 2000;
+	f->last_seen = rnd(rng);
+	f->hold = 0;			/* a hold is a pool's slot: none here */
+	f->peer_hold = 0;
+}
+
+/* A frame from the VM on f: its flags, protocol, data and place drawn. */
+static void
+t_draw_frame(uint64_t *rng, const struct dp_flow *f, struct pkt *p)
+{
+	static uint8_t data[256];
+	static const uint8_t flags[] = { PKT_TCP_SYN, PKT_TCP_ACK, PKT_TCP_FIN, PKT_TCP_RST,
+		PKT_TCP_PSH, PKT_TCP_URG };
+
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)rnd(rng);
+	memset(p, 0, sizeof(*p));
+	p->family = 4;
+	p->proto = rnd(rng) % 8 == 0 ? PKT_PROTO_UDP : PKT_PROTO_TCP;
+	p->sport = 41000;
+	p->dport = 443;
+	p->tcp_flags = PKT_TCP_ACK;
+	for (size_t i = 0; i < sizeof(flags); i++)
+		if (rnd(rng) % 6 == 0)
+			p->tcp_flags ^= flags[i];
+	p->payload = data;
+	p->payload_len = rnd(rng) % 2 == 0 ? 0 : 1 + rnd(rng) % 200;
+	p->seq = f->isn + rnd(rng) % 2400 - 200;
+	if (p->tcp_flags & PKT_TCP_SYN) {	/* its opening SYN again: not a reopening */
+		p->seq = f->isn - 1;
+		p->tcp_flags &= (uint8_t)~PKT_TCP_ACK;
+	}
+	p->ack = rnd(rng);
+	p->tcp_win = (uint16_t)rnd(rng);
+}
+
+static void
+test_plain_is_general(void **state)
+{
+	struct dp_flow_key k;
+	struct dp_flow *f = t_open(&k), base, saved, after;
+	struct dp_flow_acct acct, acct_after;
+	struct rte_ring *recs = w->flow_recs;
+	uint64_t rng = UINT64_C(0x6a09e667f3bcc908);
+	unsigned int plain = 0;
+
+	(void)state;
+	assert_non_null(f);
+	saved = *f;
+	acct = *dp_flow_acct(w->flows, f);
+	for (int r = 0; r < ROUNDS; r++) {
+		struct dp_flow *fp_any = NULL, *fp_general = NULL;
+		struct dp_fate any, general;
+		struct pkt p;
+
+		base = saved;
+		t_draw_flow(&rng, &base);
+		t_draw_frame(&rng, &base, &p);
+		/* a flow log's counts: any frame might be one to count */
+		w->flow_recs = rnd(&rng) % 4 == 0 ? (struct rte_ring *)&recs : NULL;
+		plain += p.proto == PKT_PROTO_TCP && w->flow_recs == NULL &&
+		    !(p.tcp_flags & (PKT_TCP_SYN | PKT_TCP_RST));
+		*f = base;
+		*dp_flow_acct(w->flows, f) = acct;
+		any = dp_conn_vm_any(w, &p, 0, &k, f, &fp_any);
+		after = *f;
+		acct_after = *dp_flow_acct(w->flows, f);
+		*f = base;
+		*dp_flow_acct(w->flows, f) = acct;
+		general = dp_conn_vm_general(w, &p, 0, &k, f, &fp_general);
+		assert_true(dp_fate_eq(any, general));
+		assert_ptr_equal(fp_any, fp_general);
+		assert_memory_equal(&after, f, sizeof(after));
+		assert_memory_equal(&acct_after, dp_flow_acct(w->flows, f), sizeof(acct_after));
+	}
+	w->flow_recs = recs;
+	*f = saved;
+	*dp_flow_acct(w->flows, f) = acct;
+	assert_true(plain > ROUNDS / 8);	/* the plain path taken often, not only its edges */
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_plain_is_general),
+	};
+
+	return dpf_run("test_dp_conn_plain", t_config, &ctx, &w, tests,
+	    sizeof(tests) / sizeof(tests[0]));
+}
