@@ -275,16 +275,18 @@ dp_dns_query_refuse(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p
 /*
  * The query q in m remembered and sent on, rewritten: with an ID of namegate's own. j (and
  * the name's text): its judgement, kept for the answer with the name's hash and budget.
+ * upper: the name may hold an upper-case letter (dp_dns_query_read()).
  */
 static struct dp_fate
 dp_dns_query_send(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
-    const struct dns_msg *q, bool allowed, const struct dp_dns_judged *j, const char *name)
+    const struct dns_msg *q, bool allowed, const struct dp_dns_judged *j, const char *name,
+    bool upper)
 {
 	struct dp_pending_entry *e;
 	enum dp_reason why;
 	uint8_t *dns;
 
-	if ((e = dp_pending_add(w->pending, p, vm, q, p->payload, w->now, false,
+	if ((e = dp_pending_add(w->pending, p, vm, q, upper ? p->payload : NULL, w->now, false,
 	    w->gen->max_pending_per_vm, &why)) == NULL) {
 		/* the VM asks again; at its quota the cost is its own, never a neighbour's */
 		dp_dns_refuse(w, m, p, q, DNS_RCODE_SERVFAIL);
@@ -305,7 +307,7 @@ dp_dns_query_send(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	 * lower case: the resolver sees one question however the VM spelled it. A question
 	 * with no capital (its caps all zero) and no answer records is lower case already.
 	 */
-	if (q->ancount != 0 || memcmp(e->caps, dp_dns_lower, DNS_CASE_BYTES) != 0)
+	if (q->ancount != 0 || (upper && memcmp(e->caps, dp_dns_lower, DNS_CASE_BYTES) != 0))
 		frame_dns_spell(dns - 8, dns, p->payload_len, q->qname_len, dp_dns_lower);
 	return dp_fate_pass(!allowed);
 }
@@ -318,8 +320,9 @@ dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, u
 	struct dp_fate fate;
 	enum dp_reason why;
 	struct dns_msg q;
+	bool upper;
 
-	if (dns_msg_parse(p->payload, p->payload_len, &q) != DNS_OK) {
+	if (dp_dns_query_read(p->payload, p->payload_len, &q, &upper) != DNS_OK) {
 		w->vm_stats[vm].dns_blocked++;
 		/* not DNS: maybe a tunnel */
 		return dp_fate_block(DP_REASON_DNS_DENIED, DP_FATE_REPLY_NONE);
@@ -332,7 +335,7 @@ dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, u
 		w->vm_stats[vm].dns_allowed++;
 	else if ((fate = dp_dns_query_refuse(w, m, p, vm, &q, name, why)).act != DP_FATE_CONTINUE)
 		return fate;
-	return dp_dns_query_send(w, m, p, vm, &q, why == DP_REASON_ALLOWED, &j, name);
+	return dp_dns_query_send(w, m, p, vm, &q, why == DP_REASON_ALLOWED, &j, name, upper);
 }
 
 /*

@@ -68,7 +68,8 @@ struct dp_pending {
 
 /*
  * Remember q, sent by p (msg: the message q was parsed from, for the VM's spelling of the
- * name), under a fresh random ID, or (keep_id: DNS over TCP, where the query leaves as the
+ * name; NULL when the name holds no upper-case letter, its caps all zero), under a fresh
+ * random ID, or (keep_id: DNS over TCP, where the query leaves as the
  * VM wrote it but for the name's case) under its own. NULL when the table is full or the ID
  * is taken (*why DP_REASON_ALLOWED), or when vm has max_per_vm queries in flight on this
  * worker (*why DP_REASON_VM_LIMIT).
@@ -98,6 +99,15 @@ int dp_dns_host_text(const uint8_t *name, size_t len, char *out, size_t outlen);
  * Its length.
  */
 int dp_dns_join(const uint8_t *name, size_t len, char *out);
+
+/*
+ * dns_msg_parse() of a VM's query (msg, len bytes) into q, the usual shape (one question
+ * written out, at most an OPT record) read in one pass. *upper: false only when the
+ * question name is known to hold no upper-case letter (dp_pending_add() then needs no
+ * message to find its caps).
+ */
+enum dns_status dp_dns_query_read(const uint8_t *msg, size_t len, struct dns_msg *q,
+    bool *upper);
 
 /* Is q's question name written out in full at DNS_HDR_LEN (no pointer), query or answer? */
 bool dp_dns_question_plain(const struct dns_msg *q);
