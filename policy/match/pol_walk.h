@@ -50,6 +50,39 @@ pol_walk_word(const char *name, size_t len, size_t end)
 }
 
 /*
+ * pol_name_walk() for a policy without wildcards, whose one probe is the exact key: the
+ * labels are checked a word's dots at a time, not dot by dot. Within a word only its
+ * outer dots bound a label that may be empty or too long (the label to the right of its
+ * highest dot); one between two of its dots is empty only when they stand side by side.
+ */
+static inline bool
+pol_name_walk_exact(const char *name, size_t len, pol_walk_fn probe, void *arg)
+{
+	uint64_t h = POL_FNV_OFFSET;
+	size_t label_end = len;
+
+	for (size_t end = len; end > 0; end = end >= 8 ? end - 8 : 0) {
+		uint64_t w = pol_walk_word(name, len, end), dots = pol_dots8(w);
+		size_t hi, lo;
+
+		h = pol_hash_word(h, w);
+		if (dots == 0)
+			continue;
+		/* the leftmost word's zero bytes are no dots */
+		hi = end - (8 - (63 - (size_t)__builtin_clzll(dots)) / 8);
+		lo = end - (8 - (size_t)__builtin_ctzll(dots) / 8);
+		if (label_end - hi - 1 == 0 || label_end - hi - 1 > POL_LABEL_MAX ||
+		    (dots & dots >> 8) != 0)
+			return false;
+		label_end = lo;
+	}
+	if (label_end == 0 || label_end > POL_LABEL_MAX)	/* the leftmost label */
+		return false;
+	probe(arg, h, POL_NAME_EXACT, 0, len);
+	return true;
+}
+
+/*
  * Call probe for every key the name (len bytes, one trailing dot ignored) may be stored
  * as: for each dot from the right, once the label after it is found to hold 1 to
  * POL_LABEL_MAX bytes, the wildcard key of the suffix after it (when wild); at last the
@@ -67,6 +100,8 @@ pol_name_walk(const char *name, size_t len, bool wild, pol_walk_fn probe, void *
 		len--;
 	if (len == 0 || len > POL_NAME_MAX)
 		return false;
+	if (!wild)
+		return pol_name_walk_exact(name, len, probe, arg);
 	label_end = len;
 	for (size_t end = len; end > 0; end = end >= 8 ? end - 8 : 0) {
 		uint64_t w = pol_walk_word(name, len, end);
