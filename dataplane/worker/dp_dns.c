@@ -4,6 +4,9 @@
  * queries in flight is dp_dns_pending.c's.
  */
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "dp_bind.h"
 #include "dp_budget.h"
@@ -100,6 +103,58 @@ dp_dns_text8(uint64_t w, uint64_t *bad)
 	return dots;
 }
 
+#if defined(__SSE2__)
+/* Bytes of x in [lo, hi]: x - lo, moved to the signed range, below hi - lo + 1. */
+static inline __m128i
+dp_dns_in16(__m128i x, int lo, int hi)
+{
+	return _mm_cmplt_epi8(_mm_add_epi8(x, _mm_set1_epi8((char)(-lo - 128))),
+	    _mm_set1_epi8((char)(hi - lo + 1 - 128)));
+}
+
+/*
+ * dp_dns_text8() of sixteen text bytes x, a bit a byte: of each not a host byte or a dot
+ * in *bad, of each dot in *dots. keep: the bytes to count.
+ */
+static inline void
+dp_dns_text16(__m128i x, uint32_t keep, uint32_t *bad, size_t *dots)
+{
+	__m128i dot = _mm_cmpeq_epi8(x, _mm_set1_epi8('.'));
+	__m128i ok = _mm_or_si128(_mm_or_si128(dot, dp_dns_in16(_mm_or_si128(x,
+	    _mm_set1_epi8(0x20)), 'a', 'z')), _mm_or_si128(dp_dns_in16(x, '0', '9'),
+	    _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('-')),
+	    _mm_cmpeq_epi8(x, _mm_set1_epi8('_')))));
+
+	*bad |= ~(uint32_t)_mm_movemask_epi8(ok) & keep;
+	*dots += (size_t)__builtin_popcount((uint32_t)_mm_movemask_epi8(dot) & keep);
+}
+
+/*
+ * dp_dns_text16() over text of n bytes, 8 or more: sixteen at a time, the last sixteen
+ * (or with fewer, the first and the last eight) counting only the bytes not counted yet.
+ */
+static inline uint32_t
+dp_dns_text_scan(const char *text, size_t n, size_t *dots)
+{
+	uint32_t bad = 0;
+	size_t i = 0;
+
+	if (n < 16) {
+		dp_dns_text16(_mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)(const void *)text),
+		    _mm_loadl_epi64((const __m128i *)(const void *)(text + n - 8))),
+		    0xffffu & ~(((1u << (16 - n)) - 1) << 8), &bad, dots);
+		return bad;
+	}
+	for (; i + 16 <= n; i += 16)
+		dp_dns_text16(_mm_loadu_si128((const __m128i *)(const void *)(text + i)), 0xffffu,
+		    &bad, dots);
+	if (i < n)
+		dp_dns_text16(_mm_loadu_si128((const __m128i *)(const void *)(text + n - 16)),
+		    0xffffu & ~((1u << (16 - (n - i))) - 1), &bad, dots);
+	return bad;
+}
+#endif
+
 /*
  * The text of name (uncompressed wire form, len bytes, at least the root), when no byte
  * of it is escaped: its labels joined by dots, "." for the root, as dns_name_to_text()
@@ -148,7 +203,7 @@ dp_dns_join(const uint8_t *name, size_t len, char *out)
 int
 dp_dns_host_text(const uint8_t *name, size_t len, char *out, size_t outlen)
 {
-	uint64_t bad = 0, w;
+	uint64_t bad = 0;
 	size_t joined, dots = 0, i = 0, n;
 
 	if (len == 0 || (len < 2 ? 1 : len - 2) >= outlen)
@@ -164,6 +219,11 @@ dp_dns_host_text(const uint8_t *name, size_t len, char *out, size_t outlen)
 				bad = 1;
 		}
 	} else {
+#if defined(__SSE2__)
+		bad = dp_dns_text_scan(out, n, &dots);
+#else
+		uint64_t w;
+
 		for (; i + 8 <= n; i += 8) {
 			memcpy(&w, out + i, 8);
 			dots += (size_t)__builtin_popcountll(dp_dns_text8(w, &bad));
@@ -174,6 +234,7 @@ dp_dns_host_text(const uint8_t *name, size_t len, char *out, size_t outlen)
 			w = w >> (8 * (8 - (n - i))) | (DP_ONES8 * 'a' & ~0ull << (8 * (n - i)));
 			dots += (size_t)__builtin_popcountll(dp_dns_text8(w, &bad));
 		}
+#endif
 	}
 	if (bad != 0 || dots != joined) {
 		out[0] = '\0';
