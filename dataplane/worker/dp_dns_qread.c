@@ -52,16 +52,16 @@ dp_dns_copy_lower(uint8_t *to, const uint8_t *from, size_t n)
 static inline size_t
 dp_dns_qname_len(const uint8_t *msg, size_t len)
 {
-	size_t off = DNS_HDR_LEN;
+	/* a length byte stands before lim, or the name is cut or too long: one test a label */
+	size_t off = DNS_HDR_LEN, lim = len < DNS_HDR_LEN + DNS_NAME_WIRE_MAX ? len :
+	    DNS_HDR_LEN + DNS_NAME_WIRE_MAX;
 
 	for (;;) {
 		uint8_t b;
 
-		if (off >= len || (b = msg[off]) > DP_LABEL_MAX)
+		if (off >= lim || (b = msg[off]) > DP_LABEL_MAX)
 			return 0;
 		off += 1 + (size_t)b;
-		if (off - DNS_HDR_LEN > DNS_NAME_WIRE_MAX || off > len)
-			return 0;
 		if (b == 0)
 			return off - DNS_HDR_LEN;
 	}
