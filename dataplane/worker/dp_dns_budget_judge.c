@@ -11,11 +11,12 @@ dp_dns_budget_judge(struct dp_worker *w, uint16_t vm, const struct pol_rule *rul
     const char *name, size_t len, uint16_t qtype)
 {
 	const struct dp_gen *g = w->gen;
-	uint64_t admitted = dp_name_budget_admitted(w->name_budget);
+	uint64_t admitted;
 
 	/* an exact pattern allows one name: nothing to count */
 	if (g->names_per_suffix == 0 || rule == NULL || rule->kind != POL_NAME_WILD)
 		return DP_REASON_ALLOWED;
+	admitted = dp_name_budget_admitted(w->name_budget);	/* before this charge */
 	switch (dp_name_budget_charge(w->name_budget, vm, name, len, qtype, rule->name_len,
 	    g->names_per_suffix, g->names_window, w->now)) {
 	case DP_NB_OK:
