@@ -21,6 +21,7 @@
 #define TLS_HS_HDR		4
 #define TLS_RANDOM_LEN		32
 #define TLS_SESSION_ID_MAX	32
+#define TLS_FIXED		(2 + TLS_RANDOM_LEN + 1)	/* version, random, id length */
 
 #define TLS_EXT_SERVER_NAME	0x0000
 #define TLS_EXT_ALPN		0x0010
@@ -279,12 +280,24 @@ tls_ext_rare_spill(struct tls_ext_seen *seen, uint16_t type)
 	return tls_ext_set_add(seen, type);
 }
 
-/* A type past 63; false when it was seen already. */
+/*
+ * A type past 63; false when it was seen already. *bits: bit type % 64 of each type in
+ * the short list, so that a type whose bit is clear is new without a scan (GREASE,
+ * renegotiation_info and ECH take different bits); a shared bit only costs the scan.
+ */
 static inline bool
-tls_ext_rare_add(struct tls_ext_seen *seen, uint16_t type)
+tls_ext_rare_add(struct tls_ext_seen *seen, uint64_t *bits, uint16_t type)
 {
+	uint64_t bit = UINT64_C(1) << (type & 63);
 	unsigned int n = seen->nrare, i = 0;
 
+	if (n < TLS_EXT_RARE && (*bits & bit) == 0) {
+		*bits |= bit;
+		seen->rare[n] = type;
+		seen->nrare = n + 1;
+		return true;
+	}
+	*bits |= bit;
 	if (n >= TLS_EXT_RARE)
 		return n > TLS_EXT_RARE ? tls_ext_set_add(seen, type) :
 		    tls_ext_rare_spill(seen, type);
@@ -312,6 +325,7 @@ tls_hello_exts(struct rd exts, const uint8_t *floor, struct tls_hello *out)
 	size_t left = exts.len;
 	struct tls_ext_seen seen;
 	uint64_t low = 0;	/* the types below 64 seen: a register, not seen's memory */
+	uint64_t rare_bits = 0;	/* tls_ext_rare_add()'s filter of the short list */
 	const uint8_t *at[64];	/* where each of them starts (read for those seen only) */
 
 	seen.nrare = 0;
@@ -326,7 +340,7 @@ tls_hello_exts(struct rd exts, const uint8_t *floor, struct tls_hello *out)
 			return SNI_MALFORMED;
 		left -= n;
 		if (type >= 64) {
-			if (!tls_ext_rare_add(&seen, type))
+			if (!tls_ext_rare_add(&seen, &rare_bits, type))
 				return SNI_MALFORMED;
 			if (type == TLS_EXT_ECH)
 				out->ech = true;
@@ -368,20 +382,27 @@ tls_hello_exts(struct rd exts, const uint8_t *floor, struct tls_hello *out)
 static enum sni_status
 tls_hello_fields(struct rd body, const uint8_t *floor, struct tls_hello *out)
 {
-	struct rd sid, suites, comp, exts;
-	uint8_t major;
+	const uint8_t *p = body.p;
+	size_t len = body.len, at = TLS_FIXED, n;
 
-	if (!rd_u8(&body, &major) || major != TLS_VERSION_MAJOR ||
-	    !rd_skip(&body, 1 + TLS_RANDOM_LEN) ||
-	    !rd_vec8(&body, &sid) || sid.len > TLS_SESSION_ID_MAX ||
-	    !rd_vec16(&body, &suites) || suites.len == 0 || suites.len % 2 != 0 ||
-	    !rd_vec8(&body, &comp) || comp.len == 0)
+	/*
+	 * Offsets into the body, each length checked against len before what it counts is
+	 * read: every way to fail is SNI_MALFORMED, so one test may stand for several.
+	 */
+	if (len < TLS_FIXED || p[0] != TLS_VERSION_MAJOR || p[at - 1] > TLS_SESSION_ID_MAX)
 		return SNI_MALFORMED;
-	if (body.len == 0)
+	at += p[at - 1];			/* past the session id */
+	if (len < at + 2 || (n = rd_be16(p + at)) == 0 || n % 2 != 0)
+		return SNI_MALFORMED;
+	at += 2 + n;				/* past the cipher suites */
+	if (len <= at || p[at] == 0 || len - at - 1 < p[at])
+		return SNI_MALFORMED;
+	at += 1 + (size_t)p[at];		/* past the compression methods */
+	if (len == at)
 		return SNI_ABSENT;
-	if (!rd_vec16(&body, &exts) || body.len != 0)
+	if (len - at < 2 || len - at - 2 != rd_be16(p + at))
 		return SNI_MALFORMED;
-	return tls_hello_exts(exts, floor, out);
+	return tls_hello_exts(rd_make(p + at + 2, len - at - 2), floor, out);
 }
 
 /* The message m, its header checked; floor: its first byte, where host names load from. */

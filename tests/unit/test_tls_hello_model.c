@@ -428,6 +428,59 @@ test_shortcut_size_limit(void **state)
 	}
 }
 
+/* msg (n bytes, header included) as the message's first k bytes, its length saying so. */
+static enum sni_status
+parse_cut(const uint8_t *msg, size_t k, uint8_t *cut, uint8_t *s, struct tls_hello *got,
+    struct tls_hello *want, enum sni_status *st_want)
+{
+	memcpy(cut, msg, k);
+	cut[1] = (uint8_t)((k - 4) >> 16);
+	cut[2] = (uint8_t)((k - 4) >> 8);
+	cut[3] = (uint8_t)(k - 4);
+	*st_want = model_msg(cut, k, want);
+	return tls_hello_parse(s, in_records(cut, k, k, s), scratch, sizeof(scratch), got);
+}
+
+/*
+ * The fields before the extensions, read by offsets: every cut of whole hellos (the
+ * message's length saying where it ends, so that each length field in turn counts past
+ * it), and the bytes of those fields set to the values at their bounds.
+ */
+static void
+test_fields_cut(void **state)
+{
+	static uint8_t msg[MSG_MAX], cut[MSG_MAX], s[MSG_MAX * 2];
+	static const uint8_t vals[] = { 0, 1, 2, 3, 4, 31, 32, 33, 0x80, 0xff };
+	uint64_t rng = UINT64_C(0xa4093822299f31d0);
+	struct tls_hello want, got;
+	enum sni_status st;
+
+	(void)state;
+	for (int r = 0; r < 64; r++) {
+		size_t n;
+
+		do
+			n = gen_msg(&rng, msg);
+		while (model_msg(msg, n, &want) != SNI_FOUND);
+		for (size_t k = 4; k <= n && k < 4 + 200; k++) {
+			enum sni_status st_got = parse_cut(msg, k, cut, s, &got, &want, &st);
+
+			assert_same(st_got, &got, st, &want);
+		}
+		for (size_t at = 4; at < 4 + 120 && at < n; at++) {
+			for (size_t v = 0; v < sizeof(vals); v++) {
+				uint8_t keep = msg[at];
+				enum sni_status st_got;
+
+				msg[at] = vals[v];
+				st_got = parse_cut(msg, n, cut, s, &got, &want, &st);
+				assert_same(st_got, &got, st, &want);
+				msg[at] = keep;
+			}
+		}
+	}
+}
+
 int
 main(void)
 {
@@ -436,6 +489,7 @@ main(void)
 		cmocka_unit_test(test_shortcut_vs_general),
 		cmocka_unit_test(test_shortcut_edges),
 		cmocka_unit_test(test_shortcut_size_limit),
+		cmocka_unit_test(test_fields_cut),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
