@@ -221,27 +221,33 @@ tls_hello_body(struct rd m, struct tls_hello *out)
 }
 
 /*
- * The common stream: one record whose fragment is the whole hello, all of it arrived. Told
- * from the two headers at once, it is what tls_hello_gather() and tls_hello_body()'s
- * header checks find of it: a handshake record of 4 + n bytes (so not empty, and within
- * 2^14 with its header), a ClientHello of n, nothing after it in the record. Any other
- * stream goes their way. *body: the hello after its header.
+ * The common stream: one record whose fragment is the whole hello. Told from the two
+ * headers at once, it is what tls_hello_gather() and tls_hello_body()'s header checks find
+ * of it: a handshake record of 4 + n bytes (so not empty, and within 2^14 with its
+ * header), a ClientHello of n, nothing after it in the record. TLS_ONE_WHOLE when all of
+ * it arrived (*body: the hello after its header); TLS_ONE_SHORT when only a part did,
+ * which gathering finds a prefix of one record too (SNI_NEED_MORE: the headers hold);
+ * TLS_ONE_OTHER: any other stream goes their way.
  */
-static inline bool
+enum tls_one { TLS_ONE_WHOLE, TLS_ONE_SHORT, TLS_ONE_OTHER };
+
+static inline enum tls_one
 tls_hello_one_record(const uint8_t *buf, size_t len, struct rd *body)
 {
 	uint32_t rec_len, hs;
 
 	if (len < TLS_RECORD_HDR + TLS_HS_HDR)
-		return false;
+		return TLS_ONE_OTHER;
 	rec_len = rd_be16(buf + 3);
 	hs = rd_be32(buf + TLS_RECORD_HDR);	/* the message's type and length */
 	if (buf[0] != TLS_CT_HANDSHAKE || buf[1] != TLS_VERSION_MAJOR ||
 	    hs >> 24 != TLS_HS_CLIENT_HELLO || rec_len != TLS_HS_HDR + (hs & 0xffffff) ||
-	    TLS_RECORD_HDR + rec_len > TLS_HELLO_MAX || len - TLS_RECORD_HDR < rec_len)
-		return false;
+	    TLS_RECORD_HDR + rec_len > TLS_HELLO_MAX)
+		return TLS_ONE_OTHER;
+	if (len - TLS_RECORD_HDR < rec_len)
+		return TLS_ONE_SHORT;
 	*body = rd_make(buf + TLS_RECORD_HDR + TLS_HS_HDR, rec_len - TLS_HS_HDR);
-	return true;
+	return TLS_ONE_WHOLE;
 }
 
 /*
@@ -310,8 +316,11 @@ tls_hello_parse(const uint8_t *buf, size_t len, uint8_t *scratch, size_t scratch
     struct tls_hello *out)
 {
 	struct rd body;
+	enum tls_one one = tls_hello_one_record(buf, len, &body);
 
-	if (!tls_hello_one_record(buf, len, &body))
+	if (one == TLS_ONE_SHORT)	/* a hello split over segments, its first one */
+		return SNI_NEED_MORE;
+	if (one != TLS_ONE_WHOLE)
 		return tls_hello_parse_general(buf, len, scratch, scratch_len, out);
 	tls_hello_clear(out, TLS_RECORD_HDR + TLS_HS_HDR + body.len);
 	return tls_hello_fields(body, buf + TLS_RECORD_HDR, out);
