@@ -103,9 +103,13 @@ reasm_add(struct reasm *r, uint32_t seq, const uint8_t *data, size_t len)
 		if (r->ranges[last - 1].end > end)
 			end = r->ranges[last - 1].end;
 	}
-	/* Replace ranges[first, last) with the merged range; last - first may be 0. */
-	memmove(&r->ranges[first + 1], &r->ranges[last],
-	    (r->nb_ranges - last) * sizeof(r->ranges[0]));
+	/*
+	 * Replace ranges[first, last) with the merged range; last - first may be 0. In order,
+	 * the segment extends the last range: nothing behind it to move, and no call.
+	 */
+	if (last != r->nb_ranges && first + 1 != last)
+		memmove(&r->ranges[first + 1], &r->ranges[last],
+		    (r->nb_ranges - last) * sizeof(r->ranges[0]));
 	r->ranges[first] = (struct reasm_range){ .start = start, .end = end };
 	r->nb_ranges = r->nb_ranges - (last - first) + 1;
 	return full ? REASM_FULL : REASM_OK;

@@ -21,27 +21,7 @@
 #define TLS_HS_HDR		4
 #define TLS_RANDOM_LEN		32
 #define TLS_SESSION_ID_MAX	32
-
-#define TLS_EXT_SERVER_NAME	0x0000
-#define TLS_EXT_ALPN		0x0010
-#define TLS_EXT_ECH		0xfe0d
-#define TLS_NAME_HOST		0
-
-#define TLS_EXT_RARE		8	/* types past 63 kept in a list before the set */
-
-/*
- * Extension types past 63 seen in one hello (those below, nearly all a client sends, are
- * bits of a word the walk keeps). The few others (GREASE, renegotiation_info, ECH) go in a
- * short list; past TLS_EXT_RARE of them, in a 2^16-bit set whose 64-bit words are cleared
- * only when first touched (live says which), so that a hello stuffed with thousands of
- * extensions still costs O(1) per extension, and the common one clears nothing of it.
- */
-struct tls_ext_seen {
-	unsigned int nrare;		/* in rare[], or TLS_EXT_RARE + 1: the set is in use */
-	uint16_t rare[TLS_EXT_RARE];
-	uint64_t live[1024 / 64];
-	uint64_t word[65536 / 64];
-};
+#define TLS_FIXED		(2 + TLS_RANDOM_LEN + 1)	/* version, random, id length */
 
 static const char *const sni_status_names[] = {
 	[SNI_NEED_MORE] = "need_more",
@@ -189,171 +169,6 @@ tls_hello_gather(const uint8_t *buf, size_t len, uint8_t *scratch, size_t scratc
 }
 
 /*
- * server_name extension_data (RFC 6066 s3):
- *
- *   u16 list_len | u8 name_type (0 = host_name) | u16 len | host_name
- *
- * Exactly one entry: RFC 6066 forbids two of one type and defines no other type, and a
- * filter that picks "the first" can disagree with the server about which name counts.
- * One trailing dot is accepted and left out of out->sni, which aliases the message.
- */
-static bool
-tls_ext_sni(struct rd ext, const uint8_t *floor, struct tls_hello *out)
-{
-	struct rd list, host;
-	uint8_t type;
-	bool upper;
-
-	if (!rd_vec16(&ext, &list) || ext.len != 0 || !rd_u8(&list, &type) ||
-	    type != TLS_NAME_HOST || !rd_vec16(&list, &host) || list.len != 0 ||
-	    !sni_host_scan(floor, host.p, host.len, &upper))
-		return false;
-	if (host.p[host.len - 1] == '.')
-		host.len--;
-	out->sni = (struct sni_name){ .p = host.p, .len = host.len };
-	out->sni_lower = !upper;
-	return true;
-}
-
-/*
- * application_layer_protocol_negotiation extension_data (RFC 7301 s3.1):
- *
- *   u16 list_len (>= 2) | { u8 len (>= 1) | protocol_name }+
- *
- * The first TLS_ALPN_MAX ids are kept in the client's order; out->alpn[] aliases the message.
- */
-static bool
-tls_ext_alpn(struct rd ext, struct tls_hello *out)
-{
-	struct rd list, id;
-
-	if (!rd_vec16(&ext, &list) || ext.len != 0 || list.len == 0)
-		return false;
-	while (list.len > 0) {
-		if (!rd_vec8(&list, &id) || id.len == 0)
-			return false;
-		if (out->nb_alpn == TLS_ALPN_MAX) {
-			out->alpn_more = true;
-			continue;
-		}
-		out->alpn[out->nb_alpn++] = (struct sni_name){ .p = id.p, .len = id.len };
-	}
-	return true;
-}
-
-/* The data of the extension at ext, whose length the walk has checked. */
-static inline struct rd
-tls_ext_data(const uint8_t *ext)
-{
-	return rd_make(ext + 4, rd_be16(ext + 2));
-}
-
-/* Into the set; false when type was already in it. */
-static bool
-tls_ext_set_add(struct tls_ext_seen *seen, uint16_t type)
-{
-	unsigned int w = type >> 6;
-	uint64_t bit = UINT64_C(1) << (type & 63);
-
-	if ((seen->live[w >> 6] >> (w & 63) & 1) == 0) {
-		seen->live[w >> 6] |= UINT64_C(1) << (w & 63);
-		seen->word[w] = 0;
-	}
-	if (seen->word[w] & bit)
-		return false;
-	seen->word[w] |= bit;
-	return true;
-}
-
-/* A type past 63 with the list full: false when it is in the list, else the set from now on. */
-static __attribute__((noinline)) bool
-tls_ext_rare_spill(struct tls_ext_seen *seen, uint16_t type)
-{
-	for (unsigned int i = 0; i < TLS_EXT_RARE; i++)
-		if (seen->rare[i] == type)
-			return false;
-	memset(seen->live, 0, sizeof(seen->live));
-	seen->nrare = TLS_EXT_RARE + 1;
-	for (unsigned int i = 0; i < TLS_EXT_RARE; i++)
-		tls_ext_set_add(seen, seen->rare[i]);
-	return tls_ext_set_add(seen, type);
-}
-
-/* A type past 63; false when it was seen already. */
-static inline bool
-tls_ext_rare_add(struct tls_ext_seen *seen, uint16_t type)
-{
-	unsigned int n = seen->nrare, i = 0;
-
-	if (n >= TLS_EXT_RARE)
-		return n > TLS_EXT_RARE ? tls_ext_set_add(seen, type) :
-		    tls_ext_rare_spill(seen, type);
-	/* put in place first: the scan then needs no bound, it stops there at the latest */
-	seen->rare[n] = type;
-	while (seen->rare[i] != type)
-		i++;
-	seen->nrare = n + (i == n);
-	return i == n;
-}
-
-/*
- * extensions (RFC 8446 s4.2), filling their vector exactly:
- *
- *   { u16 extension_type | u16 len | extension_data (len) }*
- *
- * No type may appear twice (s4.2): two server_name or ALPN copies would let a filter and a
- * server judge different values, and no client sends duplicates. ECH (draft-ietf-tls-esni
- * s5) is only flagged: the outer hello's SNI is what gets judged.
- */
-static enum sni_status
-tls_hello_exts(struct rd exts, const uint8_t *floor, struct tls_hello *out)
-{
-	const uint8_t *p = exts.p;
-	size_t left = exts.len;
-	struct tls_ext_seen seen;
-	uint64_t low = 0;	/* the types below 64 seen: a register, not seen's memory */
-	const uint8_t *at[64];	/* where each of them starts (read for those seen only) */
-
-	seen.nrare = 0;
-	/* an extension's type and length, four bytes, checked once by the loop's test */
-	while (left >= 4) {
-		uint32_t hdr = rd_be32(p);	/* one load: the type, then the length */
-		uint16_t type = (uint16_t)(hdr >> 16);
-		size_t n = hdr & 0xffff;
-
-		left -= 4;
-		if (n > left)
-			return SNI_MALFORMED;
-		left -= n;
-		if (type >= 64) {
-			if (!tls_ext_rare_add(&seen, type))
-				return SNI_MALFORMED;
-			if (type == TLS_EXT_ECH)
-				out->ech = true;
-		} else {
-			if (low >> type & 1)
-				return SNI_MALFORMED;
-			low ^= UINT64_C(1) << type;	/* the bit was clear */
-			at[type] = p;
-		}
-		p += 4 + n;
-	}
-	if (left != 0)		/* less than a type and a length at the end */
-		return SNI_MALFORMED;
-	/*
-	 * The two read, once the walk is done: every way to fail is SNI_MALFORMED, so the order
-	 * of the checks does not matter, and the loop keeps no test for them.
-	 */
-	if ((low >> TLS_EXT_ALPN & 1) && !tls_ext_alpn(tls_ext_data(at[TLS_EXT_ALPN]), out))
-		return SNI_MALFORMED;
-	if ((low >> TLS_EXT_SERVER_NAME & 1) == 0)
-		return SNI_ABSENT;
-	if (!tls_ext_sni(tls_ext_data(at[TLS_EXT_SERVER_NAME]), floor, out))
-		return SNI_MALFORMED;
-	return SNI_FOUND;
-}
-
-/*
  * ClientHello (RFC 8446 s4.1.2; the layout of RFC 5246 s7.4.1.2 as well):
  *
  *   u8 msg_type (1) | u24 length
@@ -368,20 +183,27 @@ tls_hello_exts(struct rd exts, const uint8_t *floor, struct tls_hello *out)
 static enum sni_status
 tls_hello_fields(struct rd body, const uint8_t *floor, struct tls_hello *out)
 {
-	struct rd sid, suites, comp, exts;
-	uint8_t major;
+	const uint8_t *p = body.p;
+	size_t len = body.len, at = TLS_FIXED, n;
 
-	if (!rd_u8(&body, &major) || major != TLS_VERSION_MAJOR ||
-	    !rd_skip(&body, 1 + TLS_RANDOM_LEN) ||
-	    !rd_vec8(&body, &sid) || sid.len > TLS_SESSION_ID_MAX ||
-	    !rd_vec16(&body, &suites) || suites.len == 0 || suites.len % 2 != 0 ||
-	    !rd_vec8(&body, &comp) || comp.len == 0)
+	/*
+	 * Offsets into the body, each length checked against len before what it counts is
+	 * read: every way to fail is SNI_MALFORMED, so one test may stand for several.
+	 */
+	if (len < TLS_FIXED || p[0] != TLS_VERSION_MAJOR || p[at - 1] > TLS_SESSION_ID_MAX)
 		return SNI_MALFORMED;
-	if (body.len == 0)
+	at += p[at - 1];			/* past the session id */
+	if (len < at + 2 || (n = rd_be16(p + at)) == 0 || n % 2 != 0)
+		return SNI_MALFORMED;
+	at += 2 + n;				/* past the cipher suites */
+	if (len <= at || p[at] == 0 || len - at - 1 < p[at])
+		return SNI_MALFORMED;
+	at += 1 + (size_t)p[at];		/* past the compression methods */
+	if (len == at)
 		return SNI_ABSENT;
-	if (!rd_vec16(&body, &exts) || body.len != 0)
+	if (len - at < 2 || len - at - 2 != rd_be16(p + at))
 		return SNI_MALFORMED;
-	return tls_hello_exts(exts, floor, out);
+	return tls_hello_exts(rd_make(p + at + 2, len - at - 2), floor, out);
 }
 
 /* The message m, its header checked; floor: its first byte, where host names load from. */
@@ -399,27 +221,33 @@ tls_hello_body(struct rd m, struct tls_hello *out)
 }
 
 /*
- * The common stream: one record whose fragment is the whole hello, all of it arrived. Told
- * from the two headers at once, it is what tls_hello_gather() and tls_hello_body()'s
- * header checks find of it: a handshake record of 4 + n bytes (so not empty, and within
- * 2^14 with its header), a ClientHello of n, nothing after it in the record. Any other
- * stream goes their way. *body: the hello after its header.
+ * The common stream: one record whose fragment is the whole hello. Told from the two
+ * headers at once, it is what tls_hello_gather() and tls_hello_body()'s header checks find
+ * of it: a handshake record of 4 + n bytes (so not empty, and within 2^14 with its
+ * header), a ClientHello of n, nothing after it in the record. TLS_ONE_WHOLE when all of
+ * it arrived (*body: the hello after its header); TLS_ONE_SHORT when only a part did,
+ * which gathering finds a prefix of one record too (SNI_NEED_MORE: the headers hold);
+ * TLS_ONE_OTHER: any other stream goes their way.
  */
-static inline bool
+enum tls_one { TLS_ONE_WHOLE, TLS_ONE_SHORT, TLS_ONE_OTHER };
+
+static inline enum tls_one
 tls_hello_one_record(const uint8_t *buf, size_t len, struct rd *body)
 {
 	uint32_t rec_len, hs;
 
 	if (len < TLS_RECORD_HDR + TLS_HS_HDR)
-		return false;
+		return TLS_ONE_OTHER;
 	rec_len = rd_be16(buf + 3);
 	hs = rd_be32(buf + TLS_RECORD_HDR);	/* the message's type and length */
 	if (buf[0] != TLS_CT_HANDSHAKE || buf[1] != TLS_VERSION_MAJOR ||
 	    hs >> 24 != TLS_HS_CLIENT_HELLO || rec_len != TLS_HS_HDR + (hs & 0xffffff) ||
-	    TLS_RECORD_HDR + rec_len > TLS_HELLO_MAX || len - TLS_RECORD_HDR < rec_len)
-		return false;
+	    TLS_RECORD_HDR + rec_len > TLS_HELLO_MAX)
+		return TLS_ONE_OTHER;
+	if (len - TLS_RECORD_HDR < rec_len)
+		return TLS_ONE_SHORT;
 	*body = rd_make(buf + TLS_RECORD_HDR + TLS_HS_HDR, rec_len - TLS_HS_HDR);
-	return true;
+	return TLS_ONE_WHOLE;
 }
 
 /*
@@ -488,8 +316,11 @@ tls_hello_parse(const uint8_t *buf, size_t len, uint8_t *scratch, size_t scratch
     struct tls_hello *out)
 {
 	struct rd body;
+	enum tls_one one = tls_hello_one_record(buf, len, &body);
 
-	if (!tls_hello_one_record(buf, len, &body))
+	if (one == TLS_ONE_SHORT)	/* a hello split over segments, its first one */
+		return SNI_NEED_MORE;
+	if (one != TLS_ONE_WHOLE)
 		return tls_hello_parse_general(buf, len, scratch, scratch_len, out);
 	tls_hello_clear(out, TLS_RECORD_HDR + TLS_HS_HDR + body.len);
 	return tls_hello_fields(body, buf + TLS_RECORD_HDR, out);

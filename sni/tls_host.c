@@ -17,6 +17,18 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__SSE2__) && defined(__x86_64__)
+#include <immintrin.h>
+
+static bool host_avx2;		/* the CPU has AVX2: a 17..32-byte name is one load */
+
+__attribute__((constructor)) static void
+host_avx2_probe(void)
+{
+	__builtin_cpu_init();
+	host_avx2 = __builtin_cpu_supports("avx2");
+}
+#endif
 
 /*
  * What each byte may be in a host name: HOST_LDH a lower-case letter, a digit or '-';
@@ -106,6 +118,23 @@ host_chunk(const uint8_t *p, uint32_t *bad, uint32_t *dot, uint32_t *up)
 }
 
 /*
+ * The verdict on a name of len bytes, 1..63, from its masks (bit i for byte i; bits past
+ * len are ignored): a byte no name has; a leading or a last dot ("a.." less its root
+ * dot); "..". *upper: whether it has capitals.
+ */
+static inline bool
+host_masks_ok(uint64_t bad, uint64_t dot, uint64_t up, size_t len, bool *upper)
+{
+	uint64_t all = (UINT64_C(1) << len) - 1;
+
+	if ((bad & all) != 0 || (dot & 1) != 0 || (dot >> (len - 1) & 1) != 0 ||
+	    (dot & dot >> 1 & all) != 0)
+		return false;
+	*upper = (up & all) != 0;
+	return true;
+}
+
+/*
  * name of len bytes, 1..63, with at least 16 bytes from floor to its end: the chunk that
  * ends with it (reaching before name when it is shorter than 16), then the whole chunks
  * from its start that end before it (the last one may overlap it), each one's bits moved
@@ -114,7 +143,7 @@ host_chunk(const uint8_t *p, uint32_t *bad, uint32_t *dot, uint32_t *up)
 static bool
 sni_host_scan_vec(const uint8_t *name, size_t len, bool *upper)
 {
-	uint64_t bad, dot, up, all = (UINT64_C(1) << len) - 1;
+	uint64_t bad, dot, up;
 	uint32_t b, d, u;
 
 	host_chunk(name + len - 16, &b, &d, &u);
@@ -133,13 +162,41 @@ sni_host_scan_vec(const uint8_t *name, size_t len, bool *upper)
 			up |= (uint64_t)u << i;
 		}
 	}
-	/* a byte no name has; a leading or a last dot ("a.." less its root dot); ".." */
-	if ((bad & all) != 0 || (dot & 1) != 0 || (dot >> (len - 1) & 1) != 0 ||
-	    (dot & dot >> 1) != 0)
-		return false;
-	*upper = (up & all) != 0;
-	return true;
+	return host_masks_ok(bad, dot, up, len, upper);
 }
+
+#if defined(__x86_64__)
+/* host_in_range() on 32 bytes. */
+__attribute__((target("avx2"))) static inline __m256i
+host_in_range32(__m256i x, int lo, int hi)
+{
+	return _mm256_cmpgt_epi8(_mm256_set1_epi8((char)(hi - lo + 1 - 128)),
+	    _mm256_add_epi8(x, _mm256_set1_epi8((char)(-lo - 128))));
+}
+
+/*
+ * A name of 17..32 bytes with at least 32 bytes from floor to its end: host_chunk()'s
+ * tests on the one 32-byte load that ends with it, where SSE2 takes two.
+ */
+__attribute__((target("avx2"))) static bool
+sni_host_scan_avx2(const uint8_t *name, size_t len, bool *upper)
+{
+	__m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(name + len - 32));
+	__m256i k20 = _mm256_set1_epi8(0x20);
+	__m256i letter = host_in_range32(_mm256_or_si256(x, k20), 'a', 'z');
+	__m256i dots = _mm256_cmpeq_epi8(x, _mm256_set1_epi8('.'));
+	__m256i ok = _mm256_or_si256(_mm256_or_si256(letter, dots),
+	    _mm256_or_si256(host_in_range32(x, '0', '9'), _mm256_cmpeq_epi8(x,
+	    _mm256_set1_epi8('-'))));
+	__m256i caps = _mm256_andnot_si256(_mm256_cmpeq_epi8(_mm256_and_si256(x, k20), k20),
+	    letter);
+	unsigned int drop = 32 - (unsigned int)len;
+
+	return host_masks_ok((uint64_t)(~(uint32_t)_mm256_movemask_epi8(ok) >> drop),
+	    (uint64_t)((uint32_t)_mm256_movemask_epi8(dots) >> drop),
+	    (uint64_t)((uint32_t)_mm256_movemask_epi8(caps) >> drop), len, upper);
+}
+#endif
 #endif
 
 bool
@@ -150,6 +207,10 @@ sni_host_scan(const uint8_t *floor, const uint8_t *name, size_t len, bool *upper
 	if (len == 0 || len > SNI_HOST_MAX)
 		return false;
 #if defined(__SSE2__)
+#if defined(__x86_64__)
+	if (len > 16 && len <= 32 && (size_t)(name - floor) + len >= 32 && host_avx2)
+		return sni_host_scan_avx2(name, len, upper);
+#endif
 	if (len <= SNI_LABEL_MAX && (size_t)(name - floor) + len >= 16)
 		return sni_host_scan_vec(name, len, upper);
 #else

@@ -1,5 +1,6 @@
 /*
- * Host name checks shared by the ClientHello reader and sni_host_valid() (tls_host.c).
+ * Shared by the ClientHello reader's files: host name checks (tls_host.c, also behind
+ * sni_host_valid()) and the extension walk (tls_ext.c).
  */
 #ifndef SNI_TLS_INT_H
 #define SNI_TLS_INT_H
@@ -8,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sni/rd.h"
 #include "sni/tls.h"
 
 /*
@@ -22,6 +24,13 @@ bool sni_host_scan(const uint8_t *floor, const uint8_t *name, size_t len, bool *
  * sni_host_scan() does past 63 bytes, and what the tests hold its vector path to.
  */
 bool sni_host_scan_bytes(const uint8_t *name, size_t len, bool *upper);
+
+/*
+ * The extensions vector exts of a ClientHello whose fixed fields were read (tls_ext.c):
+ * SNI_FOUND, SNI_ABSENT or SNI_MALFORMED, with out's server name, ALPN ids and ECH flag
+ * (cleared by the caller) filled. floor: the message's first byte (sni_host_scan()).
+ */
+enum sni_status tls_hello_exts(struct rd exts, const uint8_t *floor, struct tls_hello *out);
 
 /*
  * tls_hello_parse() without its shortcut for one record holding the whole hello: the

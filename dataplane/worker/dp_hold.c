@@ -106,7 +106,7 @@ dp_hold_push(const struct dp_worker *w, struct dp_hold *h, struct rte_mbuf *m, u
 
 /* Sequence order from the stream's first byte (offsets, so wraparound is already gone). */
 void
-dp_hold_sort(struct dp_hold *h)
+dp_hold_sort_many(struct dp_hold *h)
 {
 	for (uint16_t i = 1; i < h->nsegs; i++) {
 		struct rte_mbuf *m = h->segs[i];

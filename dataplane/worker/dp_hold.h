@@ -134,8 +134,16 @@ dp_hold_decode(const struct rte_mbuf *m, struct pkt *p)
 	    PKT_OK;
 }
 
-/* Sort the held segments by stream offset. */
-void dp_hold_sort(struct dp_hold *h);
+/* dp_hold_sort() of two segments or more. */
+void dp_hold_sort_many(struct dp_hold *h);
+
+/* Sort the held segments by stream offset: a hello's one or two take no call. */
+static inline void
+dp_hold_sort(struct dp_hold *h)
+{
+	if (h->nsegs > 2 || (h->nsegs == 2 && h->off[1] < h->off[0]))
+		dp_hold_sort_many(h);
+}
 
 /*
  * Stream offset of sequence number seq: negative when seq lies behind offset 0 (RFC 1982

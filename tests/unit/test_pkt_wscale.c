@@ -178,12 +178,49 @@ test_wscale_edges(void **state)
 	}
 }
 
+/*
+ * The layouts the decoder tells by their fixed bytes (MSS, NOP, window scale; Linux's MSS,
+ * SACK-permitted, timestamps, NOP, window scale), each byte of them set to every value in
+ * turn, and cut short: whatever is no longer the layout must still read as the walk reads it.
+ */
+static void
+test_wscale_layouts(void **state)
+{
+	static const struct {
+		uint8_t o[20];
+		unsigned int words;
+	} base[] = {
+		{ { 2, 4, 5, 0xb4, 1, 3, 3, 7 }, 2 },
+		{ { 2, 4, 5, 0xb4, 1, 3, 3, 8, 1, 1, 4, 2 }, 3 },
+		{ { 2, 4, 5, 0xb4, 4, 2, 8, 10, 1, 2, 3, 4, 5, 6, 7, 8, 1, 3, 3, 7 }, 5 },
+		{ { 2, 4, 5, 0xb4, 4, 2, 8, 10, 1, 2, 3, 4, 5, 6, 7, 8, 1, 3, 3, 20 }, 5 },
+	};
+	/* what a layout's last word would be: the payload spells it for a cut one */
+	static const uint8_t lure[] = { 1, 3, 3, 9 };
+
+	(void)state;
+	for (size_t b = 0; b < sizeof(base) / sizeof(base[0]); b++) {
+		uint8_t o[20];
+
+		for (unsigned int words = 0; words <= base[b].words; words++)
+			check(base[b].o, words, lure, sizeof(lure));
+		for (unsigned int at = 0; at < base[b].words * 4; at++) {
+			memcpy(o, base[b].o, sizeof(o));
+			for (unsigned int v = 0; v < 256; v++) {
+				o[at] = (uint8_t)v;
+				check(o, base[b].words, lure, sizeof(lure));
+			}
+		}
+	}
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_wscale_edges),
 		cmocka_unit_test(test_wscale_random),
+		cmocka_unit_test(test_wscale_layouts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -88,12 +89,46 @@ test_dots_and_labels(void **state)
 	assert_true(sni_host_scan(buf, buf + PAD, 8, &up) && !up);
 }
 
+/*
+ * Names of 1..63 bytes at every distance 0..40 from their buffer's start, which is a heap
+ * block of exactly that many bytes (a load before it is one a checker sees): each length's
+ * vector paths (16 bytes, and 32 with AVX2 for 17..32) are taken or left by the distance,
+ * and every one must judge as the bytes do. A capital or a bad byte sits at each end.
+ */
+static void
+test_floor_distance(void **state)
+{
+	static const uint8_t ends[] = { 'a', 'Q', '_', '-' };
+
+	(void)state;
+	for (size_t len = 1; len <= 63; len++)
+		for (size_t d = 0; d <= 40; d++)
+			for (size_t e = 0; e < sizeof(ends) * sizeof(ends); e++) {
+				uint8_t *buf = malloc(d + len);
+				bool up_vec = false, up_byte = false, ok_vec, ok_byte;
+
+				assert_non_null(buf);
+				memset(buf, '.', d);
+				for (size_t i = 0; i < len; i++)
+					buf[d + i] = i % 5 == 4 ? '.' : (uint8_t)('a' + i % 26);
+				buf[d] = ends[e % sizeof(ends)];
+				buf[d + len - 1] = ends[e / sizeof(ends)];
+				ok_vec = sni_host_scan(buf, buf + d, len, &up_vec);
+				ok_byte = sni_host_scan_bytes(buf + d, len, &up_byte);
+				if (ok_vec != ok_byte || (ok_vec && up_vec != up_byte))
+					fail_msg("len %zu at %zu: vector %d/%d, bytes %d/%d", len, d,
+					    ok_vec, up_vec, ok_byte, up_byte);
+				free(buf);
+			}
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_byte_everywhere),
 		cmocka_unit_test(test_dots_and_labels),
+		cmocka_unit_test(test_floor_distance),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

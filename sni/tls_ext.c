@@ -1,0 +1,209 @@
+/*
+ * A ClientHello's extensions (RFC 8446 s4.2): the walk over them, each type at most once,
+ * and the two it reads, server_name (RFC 6066 s3) and ALPN (RFC 7301 s3.1). What
+ * tls_hello.c finds past the fixed fields comes here.
+ */
+#include <string.h>
+
+#include "sni/rd.h"
+#include "sni/tls.h"
+#include "tls_int.h"
+
+#define TLS_EXT_SERVER_NAME	0x0000
+#define TLS_EXT_ALPN		0x0010
+#define TLS_EXT_ECH		0xfe0d
+#define TLS_NAME_HOST		0
+
+#define TLS_EXT_RARE		8	/* types past 63 kept in a list before the set */
+
+/*
+ * Extension types past 63 seen in one hello (those below, nearly all a client sends, are
+ * bits of a word the walk keeps). The few others (GREASE, renegotiation_info, ECH) go in a
+ * short list; past TLS_EXT_RARE of them, in a 2^16-bit set whose 64-bit words are cleared
+ * only when first touched (live says which), so that a hello stuffed with thousands of
+ * extensions still costs O(1) per extension, and the common one clears nothing of it.
+ */
+struct tls_ext_seen {
+	unsigned int nrare;		/* in rare[], or TLS_EXT_RARE + 1: the set is in use */
+	uint16_t rare[TLS_EXT_RARE];
+	uint64_t live[1024 / 64];
+	uint64_t word[65536 / 64];
+};
+
+/*
+ * server_name extension_data (RFC 6066 s3):
+ *
+ *   u16 list_len | u8 name_type (0 = host_name) | u16 len | host_name
+ *
+ * Exactly one entry: RFC 6066 forbids two of one type and defines no other type, and a
+ * filter that picks "the first" can disagree with the server about which name counts.
+ * One trailing dot is accepted and left out of out->sni, which aliases the message.
+ */
+static bool
+tls_ext_sni(struct rd ext, const uint8_t *floor, struct tls_hello *out)
+{
+	struct rd list, host;
+	uint8_t type;
+	bool upper;
+
+	if (!rd_vec16(&ext, &list) || ext.len != 0 || !rd_u8(&list, &type) ||
+	    type != TLS_NAME_HOST || !rd_vec16(&list, &host) || list.len != 0 ||
+	    !sni_host_scan(floor, host.p, host.len, &upper))
+		return false;
+	if (host.p[host.len - 1] == '.')
+		host.len--;
+	out->sni = (struct sni_name){ .p = host.p, .len = host.len };
+	out->sni_lower = !upper;
+	return true;
+}
+
+/*
+ * application_layer_protocol_negotiation extension_data (RFC 7301 s3.1):
+ *
+ *   u16 list_len (>= 2) | { u8 len (>= 1) | protocol_name }+
+ *
+ * The first TLS_ALPN_MAX ids are kept in the client's order; out->alpn[] aliases the message.
+ */
+static bool
+tls_ext_alpn(struct rd ext, struct tls_hello *out)
+{
+	struct rd list, id;
+
+	if (!rd_vec16(&ext, &list) || ext.len != 0 || list.len == 0)
+		return false;
+	while (list.len > 0) {
+		if (!rd_vec8(&list, &id) || id.len == 0)
+			return false;
+		if (out->nb_alpn == TLS_ALPN_MAX) {
+			out->alpn_more = true;
+			continue;
+		}
+		out->alpn[out->nb_alpn++] = (struct sni_name){ .p = id.p, .len = id.len };
+	}
+	return true;
+}
+
+/* The data of the extension at ext, whose length the walk has checked. */
+static inline struct rd
+tls_ext_data(const uint8_t *ext)
+{
+	return rd_make(ext + 4, rd_be16(ext + 2));
+}
+
+/* Into the set; false when type was already in it. */
+static bool
+tls_ext_set_add(struct tls_ext_seen *seen, uint16_t type)
+{
+	unsigned int w = type >> 6;
+	uint64_t bit = UINT64_C(1) << (type & 63);
+
+	if ((seen->live[w >> 6] >> (w & 63) & 1) == 0) {
+		seen->live[w >> 6] |= UINT64_C(1) << (w & 63);
+		seen->word[w] = 0;
+	}
+	if (seen->word[w] & bit)
+		return false;
+	seen->word[w] |= bit;
+	return true;
+}
+
+/* A type past 63 with the list full: false when it is in the list, else the set from now on. */
+static __attribute__((noinline)) bool
+tls_ext_rare_spill(struct tls_ext_seen *seen, uint16_t type)
+{
+	for (unsigned int i = 0; i < TLS_EXT_RARE; i++)
+		if (seen->rare[i] == type)
+			return false;
+	memset(seen->live, 0, sizeof(seen->live));
+	seen->nrare = TLS_EXT_RARE + 1;
+	for (unsigned int i = 0; i < TLS_EXT_RARE; i++)
+		tls_ext_set_add(seen, seen->rare[i]);
+	return tls_ext_set_add(seen, type);
+}
+
+/*
+ * A type past 63; false when it was seen already. *bits: bit type % 64 of each type in
+ * the short list, so that a type whose bit is clear is new without a scan (GREASE,
+ * renegotiation_info and ECH take different bits); a shared bit only costs the scan.
+ */
+static inline bool
+tls_ext_rare_add(struct tls_ext_seen *seen, uint64_t *bits, uint16_t type)
+{
+	uint64_t bit = UINT64_C(1) << (type & 63);
+	unsigned int n = seen->nrare, i = 0;
+
+	if (n < TLS_EXT_RARE && (*bits & bit) == 0) {
+		*bits |= bit;
+		seen->rare[n] = type;
+		seen->nrare = n + 1;
+		return true;
+	}
+	*bits |= bit;
+	if (n >= TLS_EXT_RARE)
+		return n > TLS_EXT_RARE ? tls_ext_set_add(seen, type) :
+		    tls_ext_rare_spill(seen, type);
+	/* put in place first: the scan then needs no bound, it stops there at the latest */
+	seen->rare[n] = type;
+	while (seen->rare[i] != type)
+		i++;
+	seen->nrare = n + (i == n);
+	return i == n;
+}
+
+/*
+ * extensions (RFC 8446 s4.2), filling their vector exactly:
+ *
+ *   { u16 extension_type | u16 len | extension_data (len) }*
+ *
+ * No type may appear twice (s4.2): two server_name or ALPN copies would let a filter and a
+ * server judge different values, and no client sends duplicates. ECH (draft-ietf-tls-esni
+ * s5) is only flagged: the outer hello's SNI is what gets judged.
+ */
+enum sni_status
+tls_hello_exts(struct rd exts, const uint8_t *floor, struct tls_hello *out)
+{
+	const uint8_t *p = exts.p;
+	size_t left = exts.len;
+	struct tls_ext_seen seen;
+	uint64_t low = 0;	/* the types below 64 seen: a register, not seen's memory */
+	uint64_t rare_bits = 0;	/* tls_ext_rare_add()'s filter of the short list */
+	const uint8_t *at[64];	/* where each of them starts (read for those seen only) */
+
+	seen.nrare = 0;
+	/* an extension's type and length, four bytes, checked once by the loop's test */
+	while (left >= 4) {
+		uint32_t hdr = rd_be32(p);	/* one load: the type, then the length */
+		uint16_t type = (uint16_t)(hdr >> 16);
+		size_t n = hdr & 0xffff;
+
+		left -= 4;
+		if (n > left)
+			return SNI_MALFORMED;
+		left -= n;
+		if (type >= 64) {
+			if (!tls_ext_rare_add(&seen, &rare_bits, type))
+				return SNI_MALFORMED;
+			if (type == TLS_EXT_ECH)
+				out->ech = true;
+		} else {
+			if (low >> type & 1)
+				return SNI_MALFORMED;
+			low ^= UINT64_C(1) << type;	/* the bit was clear */
+			at[type] = p;
+		}
+		p += 4 + n;
+	}
+	if (left != 0)		/* less than a type and a length at the end */
+		return SNI_MALFORMED;
+	/*
+	 * The two read, once the walk is done: every way to fail is SNI_MALFORMED, so the order
+	 * of the checks does not matter, and the loop keeps no test for them.
+	 */
+	if ((low >> TLS_EXT_ALPN & 1) && !tls_ext_alpn(tls_ext_data(at[TLS_EXT_ALPN]), out))
+		return SNI_MALFORMED;
+	if ((low >> TLS_EXT_SERVER_NAME & 1) == 0)
+		return SNI_ABSENT;
+	if (!tls_ext_sni(tls_ext_data(at[TLS_EXT_SERVER_NAME]), floor, out))
+		return SNI_MALFORMED;
+	return SNI_FOUND;
+}
