@@ -69,12 +69,6 @@ dns_questions(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_
 	return DNS_OK;
 }
 
-enum dns_section {
-	DNS_SEC_ANSWER,
-	DNS_SEC_AUTHORITY,
-	DNS_SEC_ADDITIONAL,
-};
-
 /*
  * An SOA's RDATA (RFC 1035 s3.3.13) as the editor's scan reads it (dns_edit_shape()):
  * empty, or MNAME and RNAME, each marked as the editor would write it, then exactly five
@@ -163,12 +157,17 @@ dns_rr_fixed(struct rd *r, uint16_t *type, uint16_t *class, uint32_t *ttl, struc
  * RDATA must fill RDLENGTH exactly where we know its shape: A is 4 bytes (RFC 1035 s3.4.1),
  * AAAA 16 (RFC 3596 s2.2), CNAME one name (RFC 1035 s3.3.1). An OPT (RFC 6891 s6.1.1) is
  * only taken from the additional section; its owner must be the root and there may be one.
+ * The three sections are one walk: the records follow each other, only the section of
+ * each tells them apart (the answers come first, so an answer's index is i).
  */
 static enum dns_status
-dns_rrs(const uint8_t *msg, struct rd *r, enum dns_section sec, uint16_t count,
-    struct dns_msg *out, struct dns_rr *keep, unsigned int *nb_keep, struct dns_plain *pl)
+dns_rrs(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_rr *keep,
+    unsigned int *nb_keep, struct dns_plain *pl)
 {
-	for (unsigned int i = 0; i < count; i++) {
+	const unsigned int an = out->ancount, add_from = an + out->nscount;
+	const unsigned int total = add_from + out->arcount;
+
+	for (unsigned int i = 0; i < total; i++) {
 		size_t owner = dns_off(msg, r);
 		size_t owner_len, target_len;
 		uint16_t type, class;
@@ -179,7 +178,7 @@ dns_rrs(const uint8_t *msg, struct rd *r, enum dns_section sec, uint16_t count,
 			owner_len = out->qname_len;
 		else if (dns_name_read(msg, r, NULL, &owner_len) != DNS_OK)
 			return DNS_MALFORMED;
-		else if (sec == DNS_SEC_ANSWER && (msg[owner] & 0xc0) != 0xc0)
+		else if (i < an && (msg[owner] & 0xc0) != 0xc0)
 			out->an_owners_inline++;	/* 16 bits: a record takes 11 bytes or more */
 		if (!dns_rr_fixed(r, &type, &class, &ttl, &rdata))
 			return DNS_MALFORMED;
@@ -201,7 +200,7 @@ dns_rrs(const uint8_t *msg, struct rd *r, enum dns_section sec, uint16_t count,
 			break;
 		}
 		case DNS_TYPE_OPT:
-			if (sec != DNS_SEC_ADDITIONAL)
+			if (i < add_from)
 				break;
 			if (out->edns || owner_len != 1)
 				return DNS_MALFORMED;
@@ -213,7 +212,7 @@ dns_rrs(const uint8_t *msg, struct rd *r, enum dns_section sec, uint16_t count,
 		}
 		dns_plain_rr(pl, msg, owner, type, &rdata);
 		/* Only the first DNS_ANSWERS_MAX answers count for the chain; all are checked. */
-		if (sec != DNS_SEC_ANSWER || i >= DNS_ANSWERS_MAX || class != DNS_CLASS_IN ||
+		if (i >= an || i >= DNS_ANSWERS_MAX || class != DNS_CLASS_IN ||
 		    (type != DNS_TYPE_A && type != DNS_TYPE_AAAA && type != DNS_TYPE_CNAME))
 			continue;
 		keep[*nb_keep] = (struct dns_rr){
@@ -227,8 +226,20 @@ dns_rrs(const uint8_t *msg, struct rd *r, enum dns_section sec, uint16_t count,
 	return DNS_OK;
 }
 
-/* Index of the chain link whose name equals the name at off, or -1. */
+/* dns_chain_find() when no link is the target of the name's lone pointer: names compared. */
 static int
+dns_chain_walk(const uint8_t *msg, size_t len, const struct dns_link *chain, unsigned int n,
+    size_t off)
+{
+	for (unsigned int k = 0; k < n; k++) {
+		if (dns_name_eq(msg, len, chain[k].name, off))
+			return (int)k;
+	}
+	return -1;
+}
+
+/* Index of the chain link whose name equals the name at off, or -1. */
+static inline int
 dns_chain_find(const uint8_t *msg, size_t len, const struct dns_link *chain, unsigned int n,
     size_t off)
 {
@@ -238,11 +249,26 @@ dns_chain_find(const uint8_t *msg, size_t len, const struct dns_link *chain, uns
 		if (chain[k].name == to)
 			return (int)k;
 	}
-	for (unsigned int k = 0; k < n; k++) {
-		if (dns_name_eq(msg, len, chain[k].name, off))
-			return (int)k;
+	return dns_chain_walk(msg, len, chain, n, off);
+}
+
+/*
+ * Is the owner at off the name of the chain's last link (of n)? A pointer straight to it
+ * is (the usual owner of a CNAME: the question's, or the previous target's); a pointer
+ * straight to another link is not, the chain's names being pairwise unequal; any other
+ * owner is compared.
+ */
+static inline bool
+dns_owner_is_last(const uint8_t *msg, size_t len, size_t off, const struct dns_link *chain,
+    unsigned int n)
+{
+	size_t to = dns_name_ptr_at(msg, len, off);
+
+	for (unsigned int k = 0; to != 0 && k < n; k++) {
+		if (chain[k].name == to)
+			return k == n - 1;
 	}
-	return -1;
+	return dns_name_eq(msg, len, off, chain[n - 1].name);
 }
 
 /*
@@ -265,7 +291,7 @@ dns_chain(const uint8_t *msg, size_t len, const struct dns_rr *rrs, unsigned int
 
 		for (unsigned int i = 0; i < nb_rrs && cname == NULL; i++) {
 			if (rrs[i].type == DNS_TYPE_CNAME &&
-			    dns_name_eq(msg, len, rrs[i].owner, chain[n - 1].name))
+			    dns_owner_is_last(msg, len, rrs[i].owner, chain, n))
 				cname = &rrs[i];
 		}
 		if (cname == NULL || dns_chain_find(msg, len, chain, n, cname->rdata) >= 0)
@@ -290,9 +316,15 @@ dns_chain(const uint8_t *msg, size_t len, const struct dns_rr *rrs, unsigned int
 			break;
 		}
 		a = &out->addrs[out->nb_addrs++];
-		a->family = rrs[i].type == DNS_TYPE_A ? 4 : 6;
-		memset(a->addr, 0, sizeof(a->addr));
-		memcpy(a->addr, msg + rrs[i].rdata, a->family == 4 ? 4 : 16);
+		/* each size a constant: copies the compiler writes out, no call */
+		if (rrs[i].type == DNS_TYPE_A) {
+			a->family = 4;
+			memset(a->addr, 0, sizeof(a->addr));
+			memcpy(a->addr, msg + rrs[i].rdata, 4);
+		} else {
+			a->family = 6;
+			memcpy(a->addr, msg + rrs[i].rdata, 16);
+		}
 		a->ttl = dns_min(rrs[i].ttl, chain[k].ttl);
 	}
 }
@@ -334,9 +366,7 @@ dns_msg_parse(const uint8_t *buf, size_t len, struct dns_msg *out)
 		pl.labels[i] = 0;
 
 	if (dns_questions(buf, &r, out, &pl) != DNS_OK ||
-	    dns_rrs(buf, &r, DNS_SEC_ANSWER, out->ancount, out, rrs, &nb_rrs, &pl) != DNS_OK ||
-	    dns_rrs(buf, &r, DNS_SEC_AUTHORITY, out->nscount, out, rrs, &nb_rrs, &pl) != DNS_OK ||
-	    dns_rrs(buf, &r, DNS_SEC_ADDITIONAL, out->arcount, out, rrs, &nb_rrs, &pl) != DNS_OK)
+	    dns_rrs(buf, &r, out, rrs, &nb_rrs, &pl) != DNS_OK)
 		return DNS_MALFORMED;
 	out->msg_len = dns_off(buf, &r);
 
