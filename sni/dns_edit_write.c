@@ -70,17 +70,6 @@ dns_edit_name(struct dns_edit *e, size_t off)
 }
 
 bool
-dns_edit_offer_addr(struct dns_edit *e, const struct dns_addr *a)
-{
-	if (e->keep != NULL && e->keep(e->arg, a)) {
-		e->st->addrs_kept++;
-		return true;
-	}
-	e->st->addrs_removed++;
-	return false;
-}
-
-bool
 dns_edit_offer(struct dns_edit *e, uint8_t family, const uint8_t *addr, uint32_t ttl)
 {
 	struct dns_addr a = { .family = family, .ttl = ttl };
