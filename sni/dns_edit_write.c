@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "sni/dns.h"
-#include "sni/dns_edit.h"
 #include "dns_edit_int.h"
 
 bool
