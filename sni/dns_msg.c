@@ -52,8 +52,10 @@ dns_questions(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_
 
 	for (unsigned int i = 0; i < out->qdcount; i++) {
 		uint8_t *name = out->qdcount == 1 ? out->qname : NULL;
+		/* the lone question's labels marked as they are read (dns_name_mark()) */
+		uint64_t *labels = out->qdcount == 1 && pl->ok ? pl->labels : NULL;
 
-		if (dns_name_read(msg, r, name, &wire_len) != DNS_OK ||
+		if (dns_name_read_marking(msg, r, name, &wire_len, labels) != DNS_OK ||
 		    !rd_u16(r, &qtype) || !rd_u16(r, &qclass))
 			return DNS_MALFORMED;
 		if (out->qdcount == 1) {
@@ -61,8 +63,6 @@ dns_questions(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_
 			out->qname_len = (uint8_t)wire_len;
 			out->qtype = qtype;
 			out->qclass = qclass;
-			if (pl->ok)
-				(void)dns_name_mark(pl->labels, msg, DNS_HDR_LEN);
 		}
 	}
 	out->question_end = dns_off(msg, r);
