@@ -226,12 +226,21 @@ dns_rrs(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_rr *ke
 	return DNS_OK;
 }
 
-/* dns_chain_find() when no link is the target of the name's lone pointer: names compared. */
+/*
+ * dns_chain_find() when no link is the target of the name's lone pointer: names compared.
+ * Two names that both start in place with labels of other lengths differ (a new CNAME
+ * target against the question, usually): no walk for those. Both were read already, so
+ * their first bytes lie inside the message.
+ */
 static int
 dns_chain_walk(const uint8_t *msg, size_t len, const struct dns_link *chain, unsigned int n,
     size_t off)
 {
 	for (unsigned int k = 0; k < n; k++) {
+		uint8_t a = msg[chain[k].name], b = msg[off];
+
+		if ((a & 0xc0) == 0 && (b & 0xc0) == 0 && a != b)
+			continue;
 		if (dns_name_eq(msg, len, chain[k].name, off))
 			return (int)k;
 	}

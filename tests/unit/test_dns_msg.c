@@ -130,6 +130,9 @@ static const struct dns_case cases[] = {
 	    "A @12 60 192.0.2.3", "a.example", 0, "192.0.2.1/60", 0, 0),
 	OK("loop", RQ(3, 0, 0) "C @12 100 b.example; C @39 100 @12; A @39 40 192.0.2.4",
 	    "a.example", 1, "192.0.2.4/40", 0, 0),
+	/* back to the question by a name written out (same first label length), then not */
+	OK("loop_in_place", RQ(4, 0, 0) "C @12 100 b.example; C @39 100 A.Example; "
+	    "C @12 100 abc.example; A @39 40 192.0.2.4", "a.example", 1, "192.0.2.4/40", 0, 0),
 	OKB("long_chain", b_long_chain, "n0.example", DNS_CHAIN_MAX,
 	    "192.0.2.1/600 192.0.2.1/599 192.0.2.1/598 192.0.2.1/597 192.0.2.1/596 "
 	    "192.0.2.1/595 192.0.2.1/594 192.0.2.1/593 192.0.2.1/592 192.0.2.1/591 "
