@@ -91,14 +91,18 @@ dns_plain_soa(struct dns_plain *pl, const uint8_t *msg, struct rd r)
 	return r.len == 20;
 }
 
-/* A record's part in whether the response is plain: its names and its type. */
+/*
+ * A record's part in whether the response is plain: its names and its type. An owner that
+ * is a pointer to the question (owner_q) points at a marked label: the lone question's
+ * labels were marked while pl->ok held, and it never holds again once it fails.
+ */
 static void
-dns_plain_rr(struct dns_plain *pl, const uint8_t *msg, size_t owner, uint16_t type,
-    const struct rd *rdata)
+dns_plain_rr(struct dns_plain *pl, const uint8_t *msg, size_t owner, bool owner_q,
+    uint16_t type, const struct rd *rdata)
 {
 	if (!pl->ok)
 		return;
-	if (!dns_name_mark(pl->labels, msg, owner)) {
+	if (!owner_q && !dns_name_mark(pl->labels, msg, owner)) {
 		pl->ok = false;
 		return;
 	}
@@ -174,7 +178,9 @@ dns_rrs(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_rr *ke
 		uint32_t ttl;
 		struct rd rdata;
 
-		if (dns_owner_is_question(r, out))
+		bool owner_q = dns_owner_is_question(r, out);
+
+		if (owner_q)
 			owner_len = out->qname_len;
 		else if (dns_name_read(msg, r, NULL, &owner_len) != DNS_OK)
 			return DNS_MALFORMED;
@@ -210,7 +216,7 @@ dns_rrs(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_rr *ke
 		default:
 			break;
 		}
-		dns_plain_rr(pl, msg, owner, type, &rdata);
+		dns_plain_rr(pl, msg, owner, owner_q, type, &rdata);
 		/* Only the first DNS_ANSWERS_MAX answers count for the chain; all are checked. */
 		if (i >= an || i >= DNS_ANSWERS_MAX || class != DNS_CLASS_IN ||
 		    (type != DNS_TYPE_A && type != DNS_TYPE_AAAA && type != DNS_TYPE_CNAME))
