@@ -106,8 +106,20 @@ bool dns_edit_name(struct dns_edit *e, size_t off);
 
 /* Offer an address to keep(); counts the answer in e->st. */
 bool dns_edit_offer(struct dns_edit *e, uint8_t family, const uint8_t *addr, uint32_t ttl);
-/* dns_edit_offer() of an address as the parser gives it (its unused bytes zero). */
-bool dns_edit_offer_addr(struct dns_edit *e, const struct dns_addr *a);
+/*
+ * dns_edit_offer() of an address as the parser gives it (its unused bytes zero). Inline:
+ * every address of every answer passes here.
+ */
+static inline bool
+dns_edit_offer_addr(struct dns_edit *e, const struct dns_addr *a)
+{
+	if (e->keep != NULL && e->keep(e->arg, a)) {
+		e->st->addrs_kept++;
+		return true;
+	}
+	e->st->addrs_removed++;
+	return false;
+}
 
 /* dns_edit_scan.c */
 

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "sni/dns.h"
-#include "sni/dns_edit.h"
 #include "dns_edit_int.h"
 
 bool
@@ -66,17 +65,6 @@ dns_edit_name(struct dns_edit *e, size_t off)
 		off += 1 + (size_t)b;
 	}
 	e->bad = true;
-	return false;
-}
-
-bool
-dns_edit_offer_addr(struct dns_edit *e, const struct dns_addr *a)
-{
-	if (e->keep != NULL && e->keep(e->arg, a)) {
-		e->st->addrs_kept++;
-		return true;
-	}
-	e->st->addrs_removed++;
 	return false;
 }
 

@@ -60,10 +60,13 @@ dns_off(const uint8_t *msg, const struct rd *r)
  * uncompressed length, root label included, may not exceed 255 (RFC 1035 s3.1).
  *
  * With out non-NULL (DNS_NAME_WIRE_MAX bytes), the name is copied there uncompressed and
- * lower-cased, run by run (copy8()). *wire_len gets the uncompressed length.
+ * lower-cased, run by run (copy8()). *wire_len gets the uncompressed length. With labels
+ * non-NULL (a message shorter than DNS_PTR_REACH), its in-place labels are marked there
+ * as they are read, as (void)dns_name_mark() would mark them, without a second walk.
  */
-static inline enum dns_status
-dns_name_read(const uint8_t *msg, struct rd *r, uint8_t *out, size_t *wire_len)
+static inline __attribute__((always_inline)) enum dns_status
+dns_name_read_marking(const uint8_t *msg, struct rd *r, uint8_t *out, size_t *wire_len,
+    uint64_t *labels)
 {
 	struct rd cur = *r;
 	size_t seq_start = dns_off(msg, r);
@@ -100,6 +103,11 @@ dns_name_read(const uint8_t *msg, struct rd *r, uint8_t *out, size_t *wire_len)
 		}
 		if ((b & 0xc0) != 0)
 			return DNS_MALFORMED;
+		if (labels != NULL && !jumped) {
+			size_t at = dns_off(msg, &cur) - 1;
+
+			labels[at / 64] |= 1ull << (at % 64);
+		}
 		if ((wire += 1 + (size_t)b) > DNS_NAME_WIRE_MAX || !rd_skip(&cur, b))
 			return DNS_MALFORMED;
 		if (b == 0)
@@ -111,6 +119,12 @@ dns_name_read(const uint8_t *msg, struct rd *r, uint8_t *out, size_t *wire_len)
 		*r = cur;
 	*wire_len = wire;
 	return DNS_OK;
+}
+
+static inline enum dns_status
+dns_name_read(const uint8_t *msg, struct rd *r, uint8_t *out, size_t *wire_len)
+{
+	return dns_name_read_marking(msg, r, out, wire_len, NULL);
 }
 
 /*

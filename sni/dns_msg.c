@@ -52,8 +52,10 @@ dns_questions(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_
 
 	for (unsigned int i = 0; i < out->qdcount; i++) {
 		uint8_t *name = out->qdcount == 1 ? out->qname : NULL;
+		/* the lone question's labels marked as they are read (dns_name_mark()) */
+		uint64_t *labels = out->qdcount == 1 && pl->ok ? pl->labels : NULL;
 
-		if (dns_name_read(msg, r, name, &wire_len) != DNS_OK ||
+		if (dns_name_read_marking(msg, r, name, &wire_len, labels) != DNS_OK ||
 		    !rd_u16(r, &qtype) || !rd_u16(r, &qclass))
 			return DNS_MALFORMED;
 		if (out->qdcount == 1) {
@@ -61,19 +63,11 @@ dns_questions(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_
 			out->qname_len = (uint8_t)wire_len;
 			out->qtype = qtype;
 			out->qclass = qclass;
-			if (pl->ok)
-				(void)dns_name_mark(pl->labels, msg, DNS_HDR_LEN);
 		}
 	}
 	out->question_end = dns_off(msg, r);
 	return DNS_OK;
 }
-
-enum dns_section {
-	DNS_SEC_ANSWER,
-	DNS_SEC_AUTHORITY,
-	DNS_SEC_ADDITIONAL,
-};
 
 /*
  * An SOA's RDATA (RFC 1035 s3.3.13) as the editor's scan reads it (dns_edit_shape()):
@@ -97,14 +91,18 @@ dns_plain_soa(struct dns_plain *pl, const uint8_t *msg, struct rd r)
 	return r.len == 20;
 }
 
-/* A record's part in whether the response is plain: its names and its type. */
+/*
+ * A record's part in whether the response is plain: its names and its type. An owner that
+ * is a pointer to the question (owner_q) points at a marked label: the lone question's
+ * labels were marked while pl->ok held, and it never holds again once it fails.
+ */
 static void
-dns_plain_rr(struct dns_plain *pl, const uint8_t *msg, size_t owner, uint16_t type,
-    const struct rd *rdata)
+dns_plain_rr(struct dns_plain *pl, const uint8_t *msg, size_t owner, bool owner_q,
+    uint16_t type, const struct rd *rdata)
 {
 	if (!pl->ok)
 		return;
-	if (!dns_name_mark(pl->labels, msg, owner)) {
+	if (!owner_q && !dns_name_mark(pl->labels, msg, owner)) {
 		pl->ok = false;
 		return;
 	}
@@ -163,23 +161,30 @@ dns_rr_fixed(struct rd *r, uint16_t *type, uint16_t *class, uint32_t *ttl, struc
  * RDATA must fill RDLENGTH exactly where we know its shape: A is 4 bytes (RFC 1035 s3.4.1),
  * AAAA 16 (RFC 3596 s2.2), CNAME one name (RFC 1035 s3.3.1). An OPT (RFC 6891 s6.1.1) is
  * only taken from the additional section; its owner must be the root and there may be one.
+ * The three sections are one walk: the records follow each other, only the section of
+ * each tells them apart (the answers come first, so an answer's index is i).
  */
 static enum dns_status
-dns_rrs(const uint8_t *msg, struct rd *r, enum dns_section sec, uint16_t count,
-    struct dns_msg *out, struct dns_rr *keep, unsigned int *nb_keep, struct dns_plain *pl)
+dns_rrs(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_rr *keep,
+    unsigned int *nb_keep, struct dns_plain *pl)
 {
-	for (unsigned int i = 0; i < count; i++) {
+	const unsigned int an = out->ancount, add_from = an + out->nscount;
+	const unsigned int total = add_from + out->arcount;
+
+	for (unsigned int i = 0; i < total; i++) {
 		size_t owner = dns_off(msg, r);
 		size_t owner_len, target_len;
 		uint16_t type, class;
 		uint32_t ttl;
 		struct rd rdata;
 
-		if (dns_owner_is_question(r, out))
+		bool owner_q = dns_owner_is_question(r, out);
+
+		if (owner_q)
 			owner_len = out->qname_len;
 		else if (dns_name_read(msg, r, NULL, &owner_len) != DNS_OK)
 			return DNS_MALFORMED;
-		else if (sec == DNS_SEC_ANSWER && (msg[owner] & 0xc0) != 0xc0)
+		else if (i < an && (msg[owner] & 0xc0) != 0xc0)
 			out->an_owners_inline++;	/* 16 bits: a record takes 11 bytes or more */
 		if (!dns_rr_fixed(r, &type, &class, &ttl, &rdata))
 			return DNS_MALFORMED;
@@ -201,7 +206,7 @@ dns_rrs(const uint8_t *msg, struct rd *r, enum dns_section sec, uint16_t count,
 			break;
 		}
 		case DNS_TYPE_OPT:
-			if (sec != DNS_SEC_ADDITIONAL)
+			if (i < add_from)
 				break;
 			if (out->edns || owner_len != 1)
 				return DNS_MALFORMED;
@@ -211,9 +216,9 @@ dns_rrs(const uint8_t *msg, struct rd *r, enum dns_section sec, uint16_t count,
 		default:
 			break;
 		}
-		dns_plain_rr(pl, msg, owner, type, &rdata);
+		dns_plain_rr(pl, msg, owner, owner_q, type, &rdata);
 		/* Only the first DNS_ANSWERS_MAX answers count for the chain; all are checked. */
-		if (sec != DNS_SEC_ANSWER || i >= DNS_ANSWERS_MAX || class != DNS_CLASS_IN ||
+		if (i >= an || i >= DNS_ANSWERS_MAX || class != DNS_CLASS_IN ||
 		    (type != DNS_TYPE_A && type != DNS_TYPE_AAAA && type != DNS_TYPE_CNAME))
 			continue;
 		keep[*nb_keep] = (struct dns_rr){
@@ -227,8 +232,29 @@ dns_rrs(const uint8_t *msg, struct rd *r, enum dns_section sec, uint16_t count,
 	return DNS_OK;
 }
 
-/* Index of the chain link whose name equals the name at off, or -1. */
+/*
+ * dns_chain_find() when no link is the target of the name's lone pointer: names compared.
+ * Two names that both start in place with labels of other lengths differ (a new CNAME
+ * target against the question, usually): no walk for those. Both were read already, so
+ * their first bytes lie inside the message.
+ */
 static int
+dns_chain_walk(const uint8_t *msg, size_t len, const struct dns_link *chain, unsigned int n,
+    size_t off)
+{
+	for (unsigned int k = 0; k < n; k++) {
+		uint8_t a = msg[chain[k].name], b = msg[off];
+
+		if ((a & 0xc0) == 0 && (b & 0xc0) == 0 && a != b)
+			continue;
+		if (dns_name_eq(msg, len, chain[k].name, off))
+			return (int)k;
+	}
+	return -1;
+}
+
+/* Index of the chain link whose name equals the name at off, or -1. */
+static inline int
 dns_chain_find(const uint8_t *msg, size_t len, const struct dns_link *chain, unsigned int n,
     size_t off)
 {
@@ -238,11 +264,26 @@ dns_chain_find(const uint8_t *msg, size_t len, const struct dns_link *chain, uns
 		if (chain[k].name == to)
 			return (int)k;
 	}
-	for (unsigned int k = 0; k < n; k++) {
-		if (dns_name_eq(msg, len, chain[k].name, off))
-			return (int)k;
+	return dns_chain_walk(msg, len, chain, n, off);
+}
+
+/*
+ * Is the owner at off the name of the chain's last link (of n)? A pointer straight to it
+ * is (the usual owner of a CNAME: the question's, or the previous target's); a pointer
+ * straight to another link is not, the chain's names being pairwise unequal; any other
+ * owner is compared.
+ */
+static inline bool
+dns_owner_is_last(const uint8_t *msg, size_t len, size_t off, const struct dns_link *chain,
+    unsigned int n)
+{
+	size_t to = dns_name_ptr_at(msg, len, off);
+
+	for (unsigned int k = 0; to != 0 && k < n; k++) {
+		if (chain[k].name == to)
+			return k == n - 1;
 	}
-	return -1;
+	return dns_name_eq(msg, len, off, chain[n - 1].name);
 }
 
 /*
@@ -265,7 +306,7 @@ dns_chain(const uint8_t *msg, size_t len, const struct dns_rr *rrs, unsigned int
 
 		for (unsigned int i = 0; i < nb_rrs && cname == NULL; i++) {
 			if (rrs[i].type == DNS_TYPE_CNAME &&
-			    dns_name_eq(msg, len, rrs[i].owner, chain[n - 1].name))
+			    dns_owner_is_last(msg, len, rrs[i].owner, chain, n))
 				cname = &rrs[i];
 		}
 		if (cname == NULL || dns_chain_find(msg, len, chain, n, cname->rdata) >= 0)
@@ -290,9 +331,15 @@ dns_chain(const uint8_t *msg, size_t len, const struct dns_rr *rrs, unsigned int
 			break;
 		}
 		a = &out->addrs[out->nb_addrs++];
-		a->family = rrs[i].type == DNS_TYPE_A ? 4 : 6;
-		memset(a->addr, 0, sizeof(a->addr));
-		memcpy(a->addr, msg + rrs[i].rdata, a->family == 4 ? 4 : 16);
+		/* each size a constant: copies the compiler writes out, no call */
+		if (rrs[i].type == DNS_TYPE_A) {
+			a->family = 4;
+			memset(a->addr, 0, sizeof(a->addr));
+			memcpy(a->addr, msg + rrs[i].rdata, 4);
+		} else {
+			a->family = 6;
+			memcpy(a->addr, msg + rrs[i].rdata, 16);
+		}
 		a->ttl = dns_min(rrs[i].ttl, chain[k].ttl);
 	}
 }
@@ -334,9 +381,7 @@ dns_msg_parse(const uint8_t *buf, size_t len, struct dns_msg *out)
 		pl.labels[i] = 0;
 
 	if (dns_questions(buf, &r, out, &pl) != DNS_OK ||
-	    dns_rrs(buf, &r, DNS_SEC_ANSWER, out->ancount, out, rrs, &nb_rrs, &pl) != DNS_OK ||
-	    dns_rrs(buf, &r, DNS_SEC_AUTHORITY, out->nscount, out, rrs, &nb_rrs, &pl) != DNS_OK ||
-	    dns_rrs(buf, &r, DNS_SEC_ADDITIONAL, out->arcount, out, rrs, &nb_rrs, &pl) != DNS_OK)
+	    dns_rrs(buf, &r, out, rrs, &nb_rrs, &pl) != DNS_OK)
 		return DNS_MALFORMED;
 	out->msg_len = dns_off(buf, &r);
 

@@ -11,6 +11,7 @@
 
 #include "dp_ask.h"
 #include "dp_evt.h"
+#include "sni/copy8.h"
 
 /* rte_ring copies elements in 4-byte words */
 _Static_assert(sizeof(struct dp_evt) % 4 == 0, "dp_evt must be a multiple of 4 bytes");
@@ -31,7 +32,7 @@ dp_evt_ring_create(const char *kind, unsigned int id, int socket)
  * over. The rings have one producer, so the slot is the worker's until then, and whole:
  * a ring of records never wraps inside one.
  */
-static struct dp_evt *
+static inline __attribute__((always_inline)) struct dp_evt *
 dp_evt_slot(struct dp_worker *w, struct rte_ring *r)
 {
 	struct rte_ring_zc_data zcd;
@@ -44,21 +45,21 @@ dp_evt_slot(struct dp_worker *w, struct rte_ring *r)
 	return zcd.ptr1;
 }
 
-static void
+static inline __attribute__((always_inline)) void
 dp_evt_put(struct dp_worker *w, struct rte_ring *r)
 {
 	rte_ring_enqueue_zc_elem_finish(r, 1);
 	dp_main_wake(w->ctx);
 }
 
-static void
+/* copy8(): a name's few bytes without a call, none past len (the slot is zeroed past it) */
+static inline void
 dp_evt_name(struct dp_evt *e, const char *name, size_t len)
 {
 	if (len > DP_EVT_NAME_MAX)
 		len = DP_EVT_NAME_MAX;
 	e->name_len = (uint8_t)len;
-	if (len > 0)
-		memcpy(e->name, name, len);
+	copy8((uint8_t *)e->name, (const uint8_t *)name, len, false);
 }
 
 enum dp_evt_room
@@ -105,8 +106,8 @@ dp_evt_peer_take(struct dp_worker *w, struct dp_evt *out, unsigned int n)
 	return rte_ring_dequeue_burst_elem(w->peer_names, out, sizeof(*out), n, NULL);
 }
 
-void
-dp_evt_ports_of(const struct pol_ports *p, struct dp_evt_ports *out)
+static inline void
+dp_evt_ports_fill(const struct pol_ports *p, struct dp_evt_ports *out)
 {
 	*out = (struct dp_evt_ports){ .all = p->any };
 	/* a deny on every port, or past what the lists hold, opens nothing (fail closed) */
@@ -119,6 +120,12 @@ dp_evt_ports_of(const struct pol_ports *p, struct dp_evt_ports *out)
 	for (unsigned int k = 0; k < p->nallow && out->n < DP_EVT_PORTS_MAX; k++)
 		if (pol_ports_allow(p, p->allow[k]))
 			out->port[out->n++] = p->allow[k];
+}
+
+void
+dp_evt_ports_of(const struct pol_ports *p, struct dp_evt_ports *out)
+{
+	dp_evt_ports_fill(p, out);
 }
 
 void
@@ -138,7 +145,7 @@ dp_evt_bind(struct dp_worker *w, uint16_t vm, const struct pol_addr *addr, const
 	e->tsc = rte_get_tsc_cycles();
 	e->expires = expires;
 	e->gen = w->gen->id;
-	dp_evt_ports_of(ports, &e->ports);
+	dp_evt_ports_fill(ports, &e->ports);
 	memcpy(e->addr, addr->a, sizeof(e->addr));
 	dp_evt_name(e, name, len);
 	dp_evt_put(w, w->bind_evts);

@@ -125,8 +125,14 @@ static const struct dns_case cases[] = {
 	/* the A for c (27) first, then b (52) -> c, then a -> b */
 	OK("out_of_order", RQ(3, 0, 0) "A c.example 50 192.0.2.3; C b@29 70 @27; C @12 80 @52",
 	    "a.example", 2, "192.0.2.3/50", 0, 0),
+	/* one walk over the sections: each record read as its own section's */
+	OK("sections", RQ(1, 2, 1) "A @12 60 192.0.2.1; A @12 60 192.0.2.2; O 512; "
+	    "A @12 60 192.0.2.3", "a.example", 0, "192.0.2.1/60", 0, 0),
 	OK("loop", RQ(3, 0, 0) "C @12 100 b.example; C @39 100 @12; A @39 40 192.0.2.4",
 	    "a.example", 1, "192.0.2.4/40", 0, 0),
+	/* back to the question by a name written out (same first label length), then not */
+	OK("loop_in_place", RQ(4, 0, 0) "C @12 100 b.example; C @39 100 A.Example; "
+	    "C @12 100 abc.example; A @39 40 192.0.2.4", "a.example", 1, "192.0.2.4/40", 0, 0),
 	OKB("long_chain", b_long_chain, "n0.example", DNS_CHAIN_MAX,
 	    "192.0.2.1/600 192.0.2.1/599 192.0.2.1/598 192.0.2.1/597 192.0.2.1/596 "
 	    "192.0.2.1/595 192.0.2.1/594 192.0.2.1/593 192.0.2.1/592 192.0.2.1/591 "
