@@ -164,6 +164,31 @@ dp_flows_reclaim(struct dp_flows *t, uint64_t now)
 	}
 }
 
+/*
+ * f as k's and zero beyond, in sixteen-byte stores: the initializer took gcc to a rep
+ * stosq, sixteen instructions as counted for eight.
+ */
+static inline void
+dp_flow_init(struct dp_flow *f, const struct dp_flow_key *k)
+{
+	__m128i *v = (__m128i *)(void *)f;
+	const __m128i *kv = (const __m128i *)(const void *)k;
+
+	__m128i z = _mm_setzero_si128();
+
+	_Static_assert(sizeof(*f) == 8 * sizeof(*v) && sizeof(*k) == 2 * sizeof(*v),
+	    "a flow is eight vectors, its key two");
+	/* one by one: a loop of them gcc turns back into the memset */
+	_mm_storeu_si128(&v[0], _mm_loadu_si128(&kv[0]));
+	_mm_storeu_si128(&v[1], _mm_loadu_si128(&kv[1]));
+	_mm_storeu_si128(&v[2], z);
+	_mm_storeu_si128(&v[3], z);
+	_mm_storeu_si128(&v[4], z);
+	_mm_storeu_si128(&v[5], z);
+	_mm_storeu_si128(&v[6], z);
+	_mm_storeu_si128(&v[7], z);
+}
+
 struct dp_flow *
 dp_flow_open(struct dp_flows *t, const struct dp_flow_key *k, uint32_t max_per_vm,
     uint64_t now)
@@ -184,7 +209,9 @@ dp_flow_open(struct dp_flows *t, const struct dp_flow_key *k, uint32_t max_per_v
 	t->per_vm[k->vm]++;
 	t->h.epoch++;
 	f = &t->h.e[idx];
-	*f = (struct dp_flow){ .key = *k, .last_seen = now, .in_use = true };
+	dp_flow_init(f, k);
+	f->last_seen = now;
+	f->in_use = true;
 	t->h.acct[idx] = (struct dp_flow_acct){ 0 };
 	return f;
 }

@@ -174,6 +174,37 @@ test_full_table_reclaims_idle_only(void **state)
 	dp_flows_free(t);
 }
 
+/*
+ * An entry opened again after its flow closed holds the new key, the time and nothing of
+ * the old flow: every byte past them zero.
+ */
+static void
+test_open_clears_entry(void **state)
+{
+	struct dp_flows *t = dp_flows_create("t_clear", CAP, 4, SOCKET_ID_ANY);
+	struct dp_flow_key k = key(1, 7), k2 = key(2, 9);
+	struct dp_flow *f, *g;
+	const uint8_t *b;
+
+	(void)state;
+	assert_non_null(t);
+	assert_non_null(f = dp_flow_open(t, &k, CAP, 5));
+	memset((uint8_t *)f + sizeof(f->key), 0xa5, sizeof(*f) - sizeof(f->key));
+	f->in_use = true;
+	dp_flow_close(t, f);
+	assert_non_null(g = dp_flow_open(t, &k2, CAP, 77));
+	assert_ptr_equal(g, f);			/* the freed entry, taken first */
+	assert_memory_equal(&g->key, &k2, sizeof(k2));
+	assert_int_equal(g->last_seen, 77);
+	assert_true(g->in_use);
+	g->last_seen = 0;
+	g->in_use = false;
+	b = (const uint8_t *)g;
+	for (size_t i = sizeof(g->key); i < sizeof(*g); i++)
+		assert_int_equal(b[i], 0);
+	dp_flows_free(t);
+}
+
 /* A table of 8 flows, all open since 0 (VM 1's, ports 0..7). */
 static struct dp_flows *
 full_table8(const char *name)
@@ -498,6 +529,7 @@ main(void)
 		cmocka_unit_test(test_full_table_reclaims_idle_only),
 		cmocka_unit_test(test_reclaim_needs_credit),
 		cmocka_unit_test(test_aging_slices_wrap),
+		cmocka_unit_test(test_open_clears_entry),
 		cmocka_unit_test(test_tag_collisions),
 		cmocka_unit_test(test_index_fills_and_moves),
 		cmocka_unit_test(test_holds_cap),
