@@ -52,6 +52,7 @@ struct dp_burst {
 	uint64_t clean;			/* epoch while no key is noted below; then above any */
 	uint8_t nmoved;			/* keys whose frames opened or closed flows: */
 	uint8_t moved[DP_BURST];
+	uint64_t moved_ports;		/* and their dp_burst_ports_bit()s (nmoved > 0) */
 };
 
 /* What becomes of fragment m once added to the table (fs): the table keeps a copy. */
@@ -240,6 +241,16 @@ dp_burst_decide_uplink(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf 
 }
 
 /*
+ * A bit of k's ports, the same for equal keys: a frame that found no flow compares its key
+ * with the noted ones only when one of them has its bit (a SYN's ports are its own).
+ */
+static inline uint64_t
+dp_burst_ports_bit(const struct dp_flow_key *k)
+{
+	return UINT64_C(1) << ((k->vm_port ^ k->peer_port) & 63);
+}
+
+/*
  * The flow frame fr looked up to, or what it is now if an earlier frame of the burst
  * changed it. Only the connection stage opens a flow, and only for its frame's key; a
  * close is that frame's flow's, or an idle one an open reclaimed (any). So when the epoch
@@ -256,8 +267,12 @@ dp_burst_flow_moved(struct dp_worker *w, struct dp_burst *b, const struct dp_bur
 
 	if (epoch != b->epoch) {
 		b->epoch = epoch;
-		if (fr->key > 0)
+		if (fr->key > 0) {
+			/* the set starts with its first key: the burst's start clears nothing */
+			b->moved_ports = (b->nmoved == 0 ? 0 : b->moved_ports) |
+			    dp_burst_ports_bit(k - 1);
 			b->moved[b->nmoved++] = (uint8_t)(fr->key - 1);
+		}
 	}
 	if (b->nmoved == 0) {
 		b->clean = epoch;
@@ -266,6 +281,8 @@ dp_burst_flow_moved(struct dp_worker *w, struct dp_burst *b, const struct dp_bur
 	b->clean = UINT64_MAX;
 	if (f != NULL)
 		return dp_flow_is(f, k) ? f : dp_flow_lookup(w->flows, k);
+	if (!(b->moved_ports & dp_burst_ports_bit(k)))
+		return NULL;
 	for (unsigned int i = 0; i < b->nmoved; i++)
 		if (dp_flow_key_eq(&b->keys[b->moved[i]], k))
 			return dp_flow_lookup(w->flows, k);

@@ -164,6 +164,31 @@ dp_flows_reclaim(struct dp_flows *t, uint64_t now)
 	}
 }
 
+/*
+ * f as k's and zero beyond, in sixteen-byte stores: the initializer took gcc to a rep
+ * stosq, sixteen instructions as counted for eight.
+ */
+static inline void
+dp_flow_init(struct dp_flow *f, const struct dp_flow_key *k)
+{
+	__m128i *v = (__m128i *)(void *)f;
+	const __m128i *kv = (const __m128i *)(const void *)k;
+
+	__m128i z = _mm_setzero_si128();
+
+	_Static_assert(sizeof(*f) == 8 * sizeof(*v) && sizeof(*k) == 2 * sizeof(*v),
+	    "a flow is eight vectors, its key two");
+	/* one by one: a loop of them gcc turns back into the memset */
+	_mm_storeu_si128(&v[0], _mm_loadu_si128(&kv[0]));
+	_mm_storeu_si128(&v[1], _mm_loadu_si128(&kv[1]));
+	_mm_storeu_si128(&v[2], z);
+	_mm_storeu_si128(&v[3], z);
+	_mm_storeu_si128(&v[4], z);
+	_mm_storeu_si128(&v[5], z);
+	_mm_storeu_si128(&v[6], z);
+	_mm_storeu_si128(&v[7], z);
+}
+
 struct dp_flow *
 dp_flow_open(struct dp_flows *t, const struct dp_flow_key *k, uint32_t max_per_vm,
     uint64_t now)
@@ -184,7 +209,9 @@ dp_flow_open(struct dp_flows *t, const struct dp_flow_key *k, uint32_t max_per_v
 	t->per_vm[k->vm]++;
 	t->h.epoch++;
 	f = &t->h.e[idx];
-	*f = (struct dp_flow){ .key = *k, .last_seen = now, .in_use = true };
+	dp_flow_init(f, k);
+	f->last_seen = now;
+	f->in_use = true;
 	t->h.acct[idx] = (struct dp_flow_acct){ 0 };
 	return f;
 }
@@ -237,37 +264,61 @@ dp_flow_orphan(const struct dp_flow *f, const struct dp_gen *g)
 	    !((f->tls == DP_TLS_PENDING || f->tls == DP_TLS_SNIFF) && f->hold != 0);
 }
 
+/*
+ * Aging's judgement of f, an open flow: closed (true), or passed on to the report. The
+ * cursor is stored before anything is called, as the callbacks may read it.
+ */
+static bool
+dp_flows_age_one(struct dp_flows *t, struct dp_flow *f, uint64_t now, uint64_t *closed_per_vm,
+    const struct dp_gen *g, void (*release)(struct dp_flow *, void *), void *arg)
+{
+	if (dp_flow_orphan(f, g)) {
+		dp_flow_end_as(t, f, DP_FLOW_END_GONE);
+	} else if (dp_flow_idle(f, now)) {
+		dp_flow_end_as(t, f, DP_FLOW_END_IDLE);
+	} else {
+		if (t->passed != NULL)
+			t->passed(f, dp_flow_acct(t, f), t->report_arg);
+		return false;
+	}
+	if (release != NULL)
+		release(f, arg);
+	if (closed_per_vm != NULL)
+		closed_per_vm[f->key.vm]++;
+	dp_flow_close(t, f);
+	return true;
+}
+
 unsigned int
 dp_flows_age(struct dp_flows *t, uint64_t now, unsigned int budget, uint64_t *closed_per_vm,
     const struct dp_gen *g, void (*release)(struct dp_flow *, void *), void *arg)
 {
-	unsigned int closed = 0;
+	unsigned int closed = 0, left = budget < t->cap ? budget : t->cap;
+	uint32_t cur = t->cursor;
 
 	/* what opens into a full table may examine: as much again as aging does */
 	t->reclaim_credit = budget > t->cap - t->reclaim_credit ? t->cap :
 	    t->reclaim_credit + budget;
-	for (unsigned int n = 0; n < budget && n < t->cap; n++) {
-		struct dp_flow *f = &t->h.e[t->cursor];
+	/*
+	 * In runs up to the array's end, the cursor in a register: most entries of a table
+	 * sized for its peak are free, and each costs a load and a test.
+	 */
+	while (left > 0) {
+		struct dp_flow *f = &t->h.e[cur], *end;
 
-		t->cursor = t->cursor + 1 == t->cap ? 0 : t->cursor + 1;
-		if (!f->in_use)
-			continue;	/* a free entry: one test, not the two judgements below */
-		if (dp_flow_orphan(f, g)) {
-			dp_flow_end_as(t, f, DP_FLOW_END_GONE);
-		} else if (dp_flow_idle(f, now)) {
-			dp_flow_end_as(t, f, DP_FLOW_END_IDLE);
-		} else {
-			if (t->passed != NULL)
-				t->passed(f, dp_flow_acct(t, f), t->report_arg);
-			continue;
+		end = &t->h.e[t->cap - cur < left ? t->cap : cur + left];
+		left -= (unsigned int)(end - f);
+		for (; f < end; f++) {
+			if (!f->in_use)
+				continue;
+			cur = (uint32_t)(f - t->h.e) + 1;
+			t->cursor = cur == t->cap ? 0 : cur;
+			closed += dp_flows_age_one(t, f, now, closed_per_vm, g, release, arg);
 		}
-		if (release != NULL)
-			release(f, arg);
-		if (closed_per_vm != NULL)
-			closed_per_vm[f->key.vm]++;
-		dp_flow_close(t, f);
-		closed++;
+		cur = (uint32_t)(end - t->h.e);
+		cur = cur == t->cap ? 0 : cur;
 	}
+	t->cursor = cur;
 	return closed;
 }
 

@@ -1,8 +1,9 @@
 /*
  * dp_flow: the per-worker flow table under a real EAL (--no-huge, no devices): a burst's
  * lookup agrees with one at a time, the epoch tells a burst its answers went stale, aging
- * closes idle flows (a SYN that never sent a byte too), and a full table reclaims an idle
- * flow on open, within the credit aging gave, never a live one. Its index (dp_flow_tab.h):
+ * closes idle flows (a SYN that never sent a byte too), slice by slice from where the last
+ * slice stopped, and a full table reclaims an idle flow on open, within the credit aging
+ * gave, never a live one. Its index (dp_flow_tab.h):
  * keys that share a bucket pair and a tag (found by search under the process's hash
  * secret) are told apart by their keys and fill only their pair; the index takes keys to
  * 90 % of its slots, moving others along, and finds each after deletes and reinserts; the
@@ -173,23 +174,110 @@ test_full_table_reclaims_idle_only(void **state)
 	dp_flows_free(t);
 }
 
-/* Without aging's credit an open examines nothing: a full table costs a VM's SYN little. */
+/*
+ * An entry opened again after its flow closed holds the new key, the time and nothing of
+ * the old flow: every byte past them zero.
+ */
 static void
-test_reclaim_needs_credit(void **state)
+test_open_clears_entry(void **state)
 {
-	struct dp_flows *t = dp_flows_create("t_credit", 8, 4, SOCKET_ID_ANY);
-	struct dp_flow_key k;
+	struct dp_flows *t = dp_flows_create("t_clear", CAP, 4, SOCKET_ID_ANY);
+	struct dp_flow_key k = key(1, 7), k2 = key(2, 9);
+	struct dp_flow *f, *g;
+	const uint8_t *b;
 
 	(void)state;
+	assert_non_null(t);
+	assert_non_null(f = dp_flow_open(t, &k, CAP, 5));
+	memset((uint8_t *)f + sizeof(f->key), 0xa5, sizeof(*f) - sizeof(f->key));
+	f->in_use = true;
+	dp_flow_close(t, f);
+	assert_non_null(g = dp_flow_open(t, &k2, CAP, 77));
+	assert_ptr_equal(g, f);			/* the freed entry, taken first */
+	assert_memory_equal(&g->key, &k2, sizeof(k2));
+	assert_int_equal(g->last_seen, 77);
+	assert_true(g->in_use);
+	g->last_seen = 0;
+	g->in_use = false;
+	b = (const uint8_t *)g;
+	for (size_t i = sizeof(g->key); i < sizeof(*g); i++)
+		assert_int_equal(b[i], 0);
+	dp_flows_free(t);
+}
+
+/* A table of 8 flows, all open since 0 (VM 1's, ports 0..7). */
+static struct dp_flows *
+full_table8(const char *name)
+{
+	struct dp_flows *t = dp_flows_create(name, 8, 4, SOCKET_ID_ANY);
+	struct dp_flow_key k;
+
 	assert_non_null(t);
 	for (uint16_t i = 0; i < 8; i++) {
 		k = key(1, i);
 		assert_non_null(dp_flow_open(t, &k, CAP, 0));
 	}
+	return t;
+}
+
+/* Without aging's credit an open examines nothing: a full table costs a VM's SYN little. */
+static void
+test_reclaim_needs_credit(void **state)
+{
+	struct dp_flows *t = full_table8("t_credit");
+	struct dp_flow_key k;
+
+	(void)state;
 	k = key(1, 100);
 	assert_null(dp_flow_open(t, &k, CAP, 1000));	/* all idle, but no credit yet */
 	dp_flows_age(t, 0, 2, NULL, NULL, NULL, NULL);	/* closes none (not idle at 0) */
 	assert_non_null(dp_flow_open(t, &k, CAP, 1000));
+	dp_flows_free(t);
+}
+
+/* Which of the table's 8 entries are open, entry i as bit i. */
+static unsigned int
+open_entries(const struct dp_flows *t)
+{
+	unsigned int m = 0;
+
+	for (uint32_t i = 0; i < dp_flows_cap(t); i++)
+		m |= (unsigned int)dp_flows_entry(t, i)->in_use << i;
+	return m;
+}
+
+/*
+ * Aging in slices examines budget entries from where the last slice stopped, round the
+ * array's end and on, each once however the budget falls: the open ones it passes close.
+ */
+static void
+test_aging_slices_wrap(void **state)
+{
+	struct dp_flows *t = full_table8("t_slices");
+	unsigned int at, calls;
+	struct dp_flow_key k;
+
+	(void)state;
+	assert_int_equal(open_entries(t), 0xff);
+	assert_int_equal(dp_flows_age(t, 1000, 5, NULL, NULL, NULL, NULL), 5);
+	assert_int_equal(open_entries(t), 0xe0);
+	assert_int_equal(dp_flows_age(t, 1000, 2, NULL, NULL, NULL, NULL), 2);
+	assert_int_equal(open_entries(t), 0x80);
+	k = key(1, 100);			/* into a freed entry behind the cursor */
+	assert_non_null(dp_flow_open(t, &k, CAP, 1000));
+	assert_int_equal(dp_flows_age(t, 1000, 3, NULL, NULL, NULL, NULL), 1);	/* 7, 0, 1 */
+	assert_int_equal(dp_flows_count(t, 1), 1);
+	/* on from entry 2, one at a time: the open one closes when its turn comes */
+	at = (unsigned int)__builtin_ctz(open_entries(t));
+	for (calls = 1; dp_flows_age(t, 2000, 1, NULL, NULL, NULL, NULL) == 0; calls++)
+		assert_true(calls < 8);
+	assert_int_equal(calls, (at + 8 - 2) % 8 + 1);
+	/* a budget past the table's size is one lap */
+	k = key(1, 101);
+	assert_non_null(dp_flow_open(t, &k, CAP, 2000));
+	assert_int_equal(dp_flows_age(t, 3000, 100, NULL, NULL, NULL, NULL), 1);
+	assert_int_equal(open_entries(t), 0);
+	assert_int_equal(dp_flows_age(t, 2000, 0, NULL, NULL, NULL, NULL), 0);
 	dp_flows_free(t);
 }
 
@@ -440,6 +528,8 @@ main(void)
 		cmocka_unit_test(test_aging_closes_removed_vms_flows),
 		cmocka_unit_test(test_full_table_reclaims_idle_only),
 		cmocka_unit_test(test_reclaim_needs_credit),
+		cmocka_unit_test(test_aging_slices_wrap),
+		cmocka_unit_test(test_open_clears_entry),
 		cmocka_unit_test(test_tag_collisions),
 		cmocka_unit_test(test_index_fills_and_moves),
 		cmocka_unit_test(test_holds_cap),
