@@ -11,6 +11,7 @@
 #include "dp_frag.h"
 #include "dp_out.h"
 #include "sni/frame.h"
+#include "sni/frame_inplace.h"
 
 /*
  * A datagram namegate reassembled (l2_len marks its link header) that is longer than the
@@ -112,15 +113,58 @@ dp_out_from_kernel(struct dp_worker *w, struct rte_mbuf *m, unsigned int from)
 	dp_tx(w, from == DP_PORT_SLOW_UP ? DP_PORT_UPLINK : DP_PORT_VM, m);
 }
 
-void
-dp_out_block(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm, enum dp_reason r)
+/* m's counts as vm's (or the unknown VM's) frame blocked with r */
+static void
+dp_out_block_count(struct dp_worker *w, const struct rte_mbuf *m, uint16_t vm,
+    enum dp_reason r)
 {
 	struct dp_vm_stats *s = &w->vm_stats[vm];
 
 	s->egress_pkts[DP_BLOCKED]++;
 	s->egress_bytes[DP_BLOCKED] += rte_pktmbuf_pkt_len(m);
 	s->blocked[r]++;
+}
+
+void
+dp_out_block(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm, enum dp_reason r)
+{
+	dp_out_block_count(w, m, vm, r);
 	rte_pktmbuf_free(m);
+}
+
+/*
+ * Blocked frame m (decoded as p, counted) turned into its own ICMP port unreachable and
+ * sent back to its sender (port), when its buffer is m's alone, in one piece, with room
+ * before it for the new headers: false when not (m untouched), and the caller builds the
+ * reply in a buffer of its own. What a fresh buffer would not carry (offload requests, a
+ * reassembled datagram's link header length) is cleared.
+ */
+static bool
+dp_out_icmp_in_place(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
+    unsigned int port)
+{
+	uint16_t room = (uint16_t)frame_icmp_room(p);
+	int n;
+
+	if (!RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1 || m->nb_segs != 1 ||
+	    rte_pktmbuf_headroom(m) < room)
+		return false;
+	n = frame_icmp_unreach_in_place(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m),
+	    p);
+	if (n <= 0) {
+		rte_pktmbuf_free(m);	/* none may be sent: blocked all the same */
+		return true;
+	}
+	m->data_off = (uint16_t)(m->data_off - room);
+	m->data_len = (uint16_t)n;
+	m->pkt_len = (uint32_t)n;
+	m->ol_flags = 0;
+	m->tx_offload = 0;
+	m->packet_type = 0;
+	m->vlan_tci = 0;
+	m->vlan_tci_outer = 0;
+	dp_tx(w, port, m);
+	return true;
 }
 
 void
@@ -233,6 +277,15 @@ dp_fate_apply_any(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	bool replied;
 
 	dp_fate_note(w, p, vm, f);
+	if (f.act == DP_FATE_BLOCK && f.reply == DP_FATE_REPLY_ICMP) {
+		/* the blocked datagram goes no further: its buffer carries the reply */
+		dp_out_block_count(w, m, vm, (enum dp_reason)f.why);
+		if (dp_out_icmp_in_place(w, m, p, from_vm ? DP_PORT_VM : DP_PORT_UPLINK))
+			return;
+		dp_out_reply(w, m, p, from_vm, DP_FATE_REPLY_ICMP);
+		rte_pktmbuf_free(m);
+		return;
+	}
 	replied = f.reply != DP_FATE_REPLY_NONE &&
 	    dp_out_reply(w, m, p, from_vm, (enum dp_fate_reply)f.reply);
 	switch ((enum dp_fate_act)f.act) {
