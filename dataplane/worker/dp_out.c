@@ -133,25 +133,22 @@ dp_out_block(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm, enum dp_reaso
 }
 
 /*
- * Blocked frame m (decoded as p, counted) turned into its own ICMP port unreachable and
- * sent back to its sender (port), when its buffer is m's alone, in one piece, with room
- * before it for the new headers: false when not (m untouched), and the caller builds the
- * reply in a buffer of its own. What a fresh buffer would not carry (offload requests, a
- * reassembled datagram's link header length) is cleared.
+ * Blocked frame m (decoded as p, counted) turned into its own reply by fn, which writes it
+ * from room bytes before the frame, and sent back to its sender (port), when its buffer
+ * is m's alone, in one piece, with that room before it: false when not (m untouched), and
+ * the caller builds the reply in a buffer of its own. What a fresh buffer would not carry
+ * (offload requests, a reassembled datagram's link header length) is cleared.
  */
 static bool
-dp_out_icmp_in_place(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
-    unsigned int port)
+dp_out_reply_in_place(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
+    unsigned int port, uint16_t room, int (*fn)(uint8_t *, size_t, const struct pkt *))
 {
-	uint16_t room = (uint16_t)frame_icmp_room(p);
 	int n;
 
 	if (!RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1 || m->nb_segs != 1 ||
 	    rte_pktmbuf_headroom(m) < room)
 		return false;
-	n = frame_icmp_unreach_in_place(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m),
-	    p);
-	if (n <= 0) {
+	if ((n = fn(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m), p)) <= 0) {
 		rte_pktmbuf_free(m);	/* none may be sent: blocked all the same */
 		return true;
 	}
@@ -165,6 +162,40 @@ dp_out_icmp_in_place(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *
 	m->vlan_tci_outer = 0;
 	dp_tx(w, port, m);
 	return true;
+}
+
+/*
+ * Is f's reply to p (dp_out_reply()) one frame back to its sender, built with
+ * frame_icmp_unreach() or frame_tcp_rst()? A cut of a SYN is: none goes onward.
+ */
+static inline bool
+dp_out_back_only(struct dp_fate f, const struct pkt *p)
+{
+	return f.reply == DP_FATE_REPLY_ICMP || f.reply == DP_FATE_REPLY_RST ||
+	    (f.reply == DP_FATE_REPLY_CUT && (p->tcp_flags & PKT_TCP_SYN));
+}
+
+/*
+ * m blocked or discarded (f) with a reply back to its sender alone (dp_out_back_only()),
+ * which it carries itself where it can: it goes no further, so its buffer is free for the
+ * reply.
+ */
+static void
+dp_out_refuse_reply(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    bool from_vm, struct dp_fate f)
+{
+	unsigned int port = from_vm ? DP_PORT_VM : DP_PORT_UPLINK;
+	bool icmp = f.reply == DP_FATE_REPLY_ICMP;
+
+	if (f.act == DP_FATE_BLOCK)
+		dp_out_block_count(w, m, vm, (enum dp_reason)f.why);
+	else
+		w->vm_stats[vm].blocked[f.why]++;
+	if (dp_out_reply_in_place(w, m, p, port, icmp ? (uint16_t)frame_icmp_room(p) : 0,
+	    icmp ? frame_icmp_unreach_in_place : frame_tcp_rst_in_place))
+		return;
+	dp_out_reply(w, m, p, from_vm, (enum dp_fate_reply)f.reply);
+	rte_pktmbuf_free(m);
 }
 
 void
@@ -277,13 +308,8 @@ dp_fate_apply_any(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	bool replied;
 
 	dp_fate_note(w, p, vm, f);
-	if (f.act == DP_FATE_BLOCK && f.reply == DP_FATE_REPLY_ICMP) {
-		/* the blocked datagram goes no further: its buffer carries the reply */
-		dp_out_block_count(w, m, vm, (enum dp_reason)f.why);
-		if (dp_out_icmp_in_place(w, m, p, from_vm ? DP_PORT_VM : DP_PORT_UPLINK))
-			return;
-		dp_out_reply(w, m, p, from_vm, DP_FATE_REPLY_ICMP);
-		rte_pktmbuf_free(m);
+	if ((f.act == DP_FATE_BLOCK || f.act == DP_FATE_DISCARD) && dp_out_back_only(f, p)) {
+		dp_out_refuse_reply(w, m, p, vm, from_vm, f);
 		return;
 	}
 	replied = f.reply != DP_FATE_REPLY_NONE &&

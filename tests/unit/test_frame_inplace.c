@@ -1,9 +1,10 @@
 /*
- * frame_icmp_unreach_in_place() against frame_icmp_unreach(): for frames of every shape the
- * copying builder takes (IPv4 and IPv6, untagged, 802.1Q and QinQ, options, padding, quotes
- * cut at 576 and 1280) and those it refuses, the reply written over the frame is byte for
- * byte the one built into a buffer of its own, nothing is written before the room it asks
- * for, and a refused frame is left as it was.
+ * frame_icmp_unreach_in_place() and frame_tcp_rst_in_place() against frame_icmp_unreach()
+ * and frame_tcp_rst(): for frames of every shape the copying builders take (IPv4 and IPv6,
+ * untagged, 802.1Q and QinQ, options, padding, quotes cut at 576 and 1280, each TCP flag)
+ * and those they refuse, the reply written over the frame is byte for byte the one built
+ * into a buffer of its own, nothing is written before the room it asks for, and a refused
+ * frame is left as it was.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -47,6 +48,51 @@ check_in_place(const struct fc_frame *f)
 		return;
 	}
 	assert_memory_equal(in - room, out, (size_t)n);
+}
+
+/* f's RST in place, held to the copying builder's */
+static void
+check_rst_in_place(const struct fc_frame *f)
+{
+	static uint8_t buf[FC_FRAME_MAX], out[FC_FRAME_MAX];
+	struct pkt p;
+	int want, n;
+
+	memcpy(buf, f->b, f->len);
+	assert_int_equal(pkt_decode(buf, f->len, &p), f->st);
+	want = frame_tcp_rst(f->b, f->len, &f->p, out, sizeof(out));
+	n = frame_tcp_rst_in_place(buf, f->len, &p);
+	assert_int_equal(n, want);
+	if (n < 0)
+		assert_memory_equal(buf, f->b, f->len);
+	else
+		assert_memory_equal(buf, out, (size_t)n);
+}
+
+static void
+test_rst_in_place(void **state)
+{
+	static const uint8_t flags[] = { PKT_TCP_SYN, PKT_TCP_ACK, PKT_TCP_SYN | PKT_TCP_ACK,
+		PKT_TCP_FIN | PKT_TCP_ACK, PKT_TCP_RST, PKT_TCP_RST | PKT_TCP_ACK, 0 };
+	static uint8_t data[300];
+	struct fc_frame f;
+	(void)state;
+
+	for (uint8_t family = 4; family <= 6; family += 2)
+		for (unsigned int tags = 0; tags <= 2; tags++)
+			for (size_t k = 0; k < sizeof(flags); k++)
+				for (unsigned int v = 0; v < 4; v++) {
+					fc_frame_build(&f, &(struct fc_frame_spec){ .family = family,
+					    .tags = tags, .proto = PKT_PROTO_TCP, .sport = 50000,
+					    .dport = 443, .flags = flags[k], .seq = 1000 + v,
+					    .ack = 7000, .payload = data,
+					    .payload_len = (v & 1) ? 0 : 200,
+					    .ip_opts = v >> 1, .pad = (v & 2) ? 6 : 0 });
+					check_rst_in_place(&f);
+				}
+	fc_frame_build(&f, &(struct fc_frame_spec){ .family = 4, .proto = PKT_PROTO_UDP,
+	    .sport = 1, .dport = 443 });
+	check_rst_in_place(&f);
 }
 
 static void
@@ -101,6 +147,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_in_place_shapes),
 		cmocka_unit_test(test_in_place_refused),
+		cmocka_unit_test(test_rst_in_place),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

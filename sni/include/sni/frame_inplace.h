@@ -1,7 +1,7 @@
 /*
  * A reply built in the buffer of the frame it answers, where that frame goes no further:
- * the ICMP port unreachable for a blocked datagram quotes the datagram where it lies, so
- * it takes no second buffer, no copy of the quote and no free of the first.
+ * it takes no second buffer and no free of the first. The ICMP port unreachable for a
+ * blocked datagram quotes the datagram where it lies, without a copy.
  */
 #ifndef SNI_FRAME_INPLACE_H
 #define SNI_FRAME_INPLACE_H
@@ -21,5 +21,11 @@ size_t frame_icmp_room(const struct pkt *p);
  * none (then nothing was written).
  */
 int frame_icmp_unreach_in_place(uint8_t *in, size_t len, const struct pkt *p);
+
+/*
+ * frame_tcp_rst() for the segment in (len bytes, decoded as p), written over it from in:
+ * the RST's length, or -1 where frame_tcp_rst() gives none (then nothing was written).
+ */
+int frame_tcp_rst_in_place(uint8_t *in, size_t len, const struct pkt *p);
 
 #endif
