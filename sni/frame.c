@@ -5,6 +5,7 @@
  */
 #include <string.h>
 
+#include "sni/csum.h"
 #include "sni/frame.h"
 #include "sni/frame_inplace.h"
 #include "frame_int.h"
@@ -41,6 +42,27 @@ frame_l3_len(const struct pkt *p)
 	return p->family == 4 ? FRAME_IPV4_HDR_LEN : FRAME_IPV6_HDR_LEN;
 }
 
+/* v as sni/csum.h's sums add it: a 16-bit word in network order, loaded */
+static inline uint64_t
+frame_csum_be16(uint16_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return __builtin_bswap16(v);
+#else
+	return v;
+#endif
+}
+
+/*
+ * The checksum field's value (for wr16()) of what acc, a sni/csum.h sum, summed: one sum
+ * of host-order words folded once, where frame_csum_add() folds and swaps each piece.
+ */
+static inline uint16_t
+frame_csum_field(uint64_t acc)
+{
+	return (uint16_t)~frame_csum_be16(csum_fold(acc));
+}
+
 /*
  * Ethernet (with in's tags) and IP headers for l4_len bytes of proto; returns the offset of
  * the transport header. reply: back to p's sender, MACs and addresses swapped; otherwise
@@ -70,7 +92,7 @@ frame_put_hdrs(const uint8_t *in, size_t l2, const struct pkt *p, bool reply, ui
 		wr16(ip + 10, 0);
 		memcpy(ip + 12, src, 4);
 		memcpy(ip + 16, dst, 4);
-		wr16(ip + 10, frame_csum_fold(frame_csum_add(0, ip, FRAME_IPV4_HDR_LEN)));
+		wr16(ip + 10, frame_csum_field(csum_sum(ip, FRAME_IPV4_HDR_LEN, 0)));
 		return l2 + FRAME_IPV4_HDR_LEN;
 	}
 	/* ver 6 tc 0 flow 0 | payload_len | next | hop_limit | src | dst */
@@ -90,16 +112,16 @@ frame_put_hdrs(const uint8_t *in, size_t l2, const struct pkt *p, bool reply, ui
 uint16_t
 frame_l4_csum(const uint8_t *ip, uint8_t family, uint8_t proto, const uint8_t *l4, size_t l4_len)
 {
-	uint32_t sum = 0;
+	uint64_t acc = csum_sum(l4, l4_len, 0);	/* the only piece that may be odd: last */
 
-	if (family == 6) {
-		sum = frame_csum_add(sum, ip + 8, 32);
-		sum += (uint32_t)(l4_len >> 16) + (uint32_t)(l4_len & 0xffff) + proto;
-	} else if (proto != FRAME_PROTO_ICMP) {
-		sum = frame_csum_add(sum, ip + 12, 8);
-		sum += (uint32_t)l4_len + proto;
-	}
-	return frame_csum_fold(frame_csum_add(sum, l4, l4_len));
+	if (family == 6)
+		acc = csum_sum(ip + 8, 32, acc);
+	else if (proto != FRAME_PROTO_ICMP)
+		acc = csum_sum(ip + 12, 8, acc);
+	if (family == 6 || proto != FRAME_PROTO_ICMP)
+		acc = csum_add(acc, frame_csum_be16((uint16_t)(l4_len >> 16)) +
+		    frame_csum_be16((uint16_t)l4_len) + frame_csum_be16(proto));
+	return frame_csum_field(acc);
 }
 
 void
