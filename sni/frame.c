@@ -1,11 +1,13 @@
 /*
- * Frames namegate sends on its own behalf: TCP RSTs, ICMP port unreachable, and (in
- * frame_dns.c) DNS refusals. Each builder sizes the whole frame first and writes only
+ * Frames namegate sends on its own behalf: TCP RSTs, and (in frame_icmp.c and frame_dns.c)
+ * ICMP port unreachable and DNS refusals. Each builder sizes the whole frame first and writes only
  * once it knows the frame fits, so a short out is never touched.
  */
 #include <string.h>
 
+#include "sni/csum.h"
 #include "sni/frame.h"
+#include "sni/frame_inplace.h"
 #include "frame_int.h"
 #include "sni/rd.h"
 
@@ -13,11 +15,6 @@
 #define ETH_P_8021AD	0x88a8
 #define IPV4_DF		0x4000
 #define DP_HOP_LIMIT	64
-
-#define ICMP4_UNREACH		3
-#define ICMP4_UNREACH_PORT	3
-#define ICMP6_UNREACH		1
-#define ICMP6_UNREACH_PORT	4
 
 /*
  * Ethernet II, then up to PKT_VLAN_MAX 802.1Q/802.1ad tags, as pkt_decode() reads them.
@@ -43,6 +40,27 @@ size_t
 frame_l3_len(const struct pkt *p)
 {
 	return p->family == 4 ? FRAME_IPV4_HDR_LEN : FRAME_IPV6_HDR_LEN;
+}
+
+/* v as sni/csum.h's sums add it: a 16-bit word in network order, loaded */
+static inline uint64_t
+frame_csum_be16(uint16_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return __builtin_bswap16(v);
+#else
+	return v;
+#endif
+}
+
+/*
+ * The checksum field's value (for wr16()) of what acc, a sni/csum.h sum, summed: one sum
+ * of host-order words folded once, where frame_csum_add() folds and swaps each piece.
+ */
+static inline uint16_t
+frame_csum_field(uint64_t acc)
+{
+	return (uint16_t)~frame_csum_be16(csum_fold(acc));
 }
 
 /*
@@ -74,7 +92,7 @@ frame_put_hdrs(const uint8_t *in, size_t l2, const struct pkt *p, bool reply, ui
 		wr16(ip + 10, 0);
 		memcpy(ip + 12, src, 4);
 		memcpy(ip + 16, dst, 4);
-		wr16(ip + 10, frame_csum_fold(frame_csum_add(0, ip, FRAME_IPV4_HDR_LEN)));
+		wr16(ip + 10, frame_csum_field(csum_sum(ip, FRAME_IPV4_HDR_LEN, 0)));
 		return l2 + FRAME_IPV4_HDR_LEN;
 	}
 	/* ver 6 tc 0 flow 0 | payload_len | next | hop_limit | src | dst */
@@ -94,16 +112,16 @@ frame_put_hdrs(const uint8_t *in, size_t l2, const struct pkt *p, bool reply, ui
 uint16_t
 frame_l4_csum(const uint8_t *ip, uint8_t family, uint8_t proto, const uint8_t *l4, size_t l4_len)
 {
-	uint32_t sum = 0;
+	uint64_t acc = csum_sum(l4, l4_len, 0);	/* the only piece that may be odd: last */
 
-	if (family == 6) {
-		sum = frame_csum_add(sum, ip + 8, 32);
-		sum += (uint32_t)(l4_len >> 16) + (uint32_t)(l4_len & 0xffff) + proto;
-	} else if (proto != FRAME_PROTO_ICMP) {
-		sum = frame_csum_add(sum, ip + 12, 8);
-		sum += (uint32_t)l4_len + proto;
-	}
-	return frame_csum_fold(frame_csum_add(sum, l4, l4_len));
+	if (family == 6)
+		acc = csum_sum(ip + 8, 32, acc);
+	else if (proto != FRAME_PROTO_ICMP)
+		acc = csum_sum(ip + 12, 8, acc);
+	if (family == 6 || proto != FRAME_PROTO_ICMP)
+		acc = csum_add(acc, frame_csum_be16((uint16_t)(l4_len >> 16)) +
+		    frame_csum_be16((uint16_t)l4_len) + frame_csum_be16(proto));
+	return frame_csum_field(acc);
 }
 
 void
@@ -231,63 +249,18 @@ frame_tcp_prefix(const uint8_t *in, size_t len, const struct pkt *p, size_t keep
 	return frame_tcp_keep(in, len, p, keep, out, cap);
 }
 
-static bool
-frame_icmp_forbidden(const struct pkt *p)
-{
-	static const uint8_t any6[16], loop6[16] = { [15] = 1 };
-
-	if (p->family == 4)
-		return p->dst[0] >= 224 || p->src[0] >= 224 || p->src[0] == 0 || p->src[0] == 127;
-	return p->dst[0] == 0xff || p->src[0] == 0xff || memcmp(p->src, any6, 16) == 0 ||
-	    memcmp(p->src, loop6, 16) == 0;
-}
-
 /*
- * ICMPv4 (RFC 792) / ICMPv6 (RFC 4443 s3.1) destination unreachable:
- *   u8 type | u8 code | u16 checksum | u32 unused (0) | as much of the invoking packet as fits
+ * The RST is no longer than the segment (its headers have no options): written from the
+ * frame's start once its link header, all the builder reads of the frame, is set aside.
  */
 int
-frame_icmp_unreach(const uint8_t *in, size_t len, const struct pkt *p, uint8_t *out, size_t cap)
+frame_tcp_rst_in_place(uint8_t *in, size_t len, const struct pkt *p)
 {
-	struct rd r;
-	uint16_t ip_len;
-	size_t l2, l4, quote, limit, n;
-	uint8_t proto;
+	uint8_t head[14 + 4 * PKT_VLAN_MAX];
+	size_t n = len < sizeof(head) ? len : sizeof(head);
 
-	if ((p->proto != PKT_PROTO_TCP && p->proto != PKT_PROTO_UDP) || p->fragment ||
-	    frame_icmp_forbidden(p) || (l2 = frame_l2_len(in, len, p)) == 0)
-		return -1;
-	/* The invoking packet ends at its IP length: bytes past it are link padding. */
-	r = rd_make(in + l2, len - l2);
-	if (p->family == 4) {
-		if (!rd_skip(&r, 2) || !rd_u16(&r, &ip_len))
-			return -1;
-		quote = ip_len;
-		limit = FRAME_ICMP4_QUOTE_TOTAL - FRAME_IPV4_HDR_LEN - FRAME_ICMP_HDR_LEN;
-		proto = FRAME_PROTO_ICMP;
-	} else {
-		if (!rd_skip(&r, 4) || !rd_u16(&r, &ip_len))
-			return -1;
-		quote = (size_t)FRAME_IPV6_HDR_LEN + ip_len;
-		limit = FRAME_ICMP6_QUOTE_TOTAL - FRAME_IPV6_HDR_LEN - FRAME_ICMP_HDR_LEN;
-		proto = FRAME_PROTO_ICMPV6;
-	}
-	if (quote > len - l2 || quote < frame_l3_len(p))
-		return -1;
-	if (quote > limit)
-		quote = limit;
-	n = l2 + frame_l3_len(p) + FRAME_ICMP_HDR_LEN + quote;
-	if (n > cap)
-		return -1;
-	l4 = frame_put_hdrs(in, l2, p, true, proto, FRAME_ICMP_HDR_LEN + quote, out);
-	out[l4] = p->family == 4 ? ICMP4_UNREACH : ICMP6_UNREACH;
-	out[l4 + 1] = p->family == 4 ? ICMP4_UNREACH_PORT : ICMP6_UNREACH_PORT;
-	wr16(out + l4 + 2, 0);
-	wr32(out + l4 + 4, 0);
-	memcpy(out + l4 + FRAME_ICMP_HDR_LEN, in + l2, quote);
-	wr16(out + l4 + 2, frame_l4_csum(out + l2, p->family, proto, out + l4,
-	    FRAME_ICMP_HDR_LEN + quote));
-	return (int)n;
+	memcpy(head, in, n);
+	return frame_tcp_rst(head, n, p, in, len);
 }
 
 /*

@@ -11,6 +11,7 @@
 #include "dp_frag.h"
 #include "dp_out.h"
 #include "sni/frame.h"
+#include "sni/frame_inplace.h"
 
 /*
  * A datagram namegate reassembled (l2_len marks its link header) that is longer than the
@@ -112,14 +113,88 @@ dp_out_from_kernel(struct dp_worker *w, struct rte_mbuf *m, unsigned int from)
 	dp_tx(w, from == DP_PORT_SLOW_UP ? DP_PORT_UPLINK : DP_PORT_VM, m);
 }
 
-void
-dp_out_block(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm, enum dp_reason r)
+/* m's counts as vm's (or the unknown VM's) frame blocked with r */
+static void
+dp_out_block_count(struct dp_worker *w, const struct rte_mbuf *m, uint16_t vm,
+    enum dp_reason r)
 {
 	struct dp_vm_stats *s = &w->vm_stats[vm];
 
 	s->egress_pkts[DP_BLOCKED]++;
 	s->egress_bytes[DP_BLOCKED] += rte_pktmbuf_pkt_len(m);
 	s->blocked[r]++;
+}
+
+void
+dp_out_block(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm, enum dp_reason r)
+{
+	dp_out_block_count(w, m, vm, r);
+	rte_pktmbuf_free(m);
+}
+
+/*
+ * Blocked frame m (decoded as p, counted) turned into its own reply by fn, which writes it
+ * from room bytes before the frame, and sent back to its sender (port), when its buffer
+ * is m's alone, in one piece, with that room before it: false when not (m untouched), and
+ * the caller builds the reply in a buffer of its own. What a fresh buffer would not carry
+ * (offload requests, a reassembled datagram's link header length) is cleared.
+ */
+static bool
+dp_out_reply_in_place(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
+    unsigned int port, uint16_t room, int (*fn)(uint8_t *, size_t, const struct pkt *))
+{
+	int n;
+
+	if (!RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1 || m->nb_segs != 1 ||
+	    rte_pktmbuf_headroom(m) < room)
+		return false;
+	if ((n = fn(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m), p)) <= 0) {
+		rte_pktmbuf_free(m);	/* none may be sent: blocked all the same */
+		return true;
+	}
+	m->data_off = (uint16_t)(m->data_off - room);
+	m->data_len = (uint16_t)n;
+	m->pkt_len = (uint32_t)n;
+	m->ol_flags = 0;
+	m->tx_offload = 0;
+	m->packet_type = 0;
+	m->vlan_tci = 0;
+	m->vlan_tci_outer = 0;
+	dp_tx(w, port, m);
+	return true;
+}
+
+/*
+ * Is f's reply to p (dp_out_reply()) one frame back to its sender, built with
+ * frame_icmp_unreach() or frame_tcp_rst()? A cut of a SYN is: none goes onward.
+ */
+static inline bool
+dp_out_back_only(struct dp_fate f, const struct pkt *p)
+{
+	return f.reply == DP_FATE_REPLY_ICMP || f.reply == DP_FATE_REPLY_RST ||
+	    (f.reply == DP_FATE_REPLY_CUT && (p->tcp_flags & PKT_TCP_SYN));
+}
+
+/*
+ * m blocked or discarded (f) with a reply back to its sender alone (dp_out_back_only()),
+ * which it carries itself where it can: it goes no further, so its buffer is free for the
+ * reply.
+ */
+static void
+dp_out_refuse_reply(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    bool from_vm, struct dp_fate f)
+{
+	unsigned int port = from_vm ? DP_PORT_VM : DP_PORT_UPLINK;
+	bool icmp = f.reply == DP_FATE_REPLY_ICMP;
+
+	if (f.act == DP_FATE_BLOCK)
+		dp_out_block_count(w, m, vm, (enum dp_reason)f.why);
+	else
+		w->vm_stats[vm].blocked[f.why]++;
+	if (dp_out_reply_in_place(w, m, p, port, icmp ? (uint16_t)frame_icmp_room(p) : 0,
+	    icmp ? frame_icmp_unreach_in_place : frame_tcp_rst_in_place))
+		return;
+	dp_out_reply(w, m, p, from_vm, (enum dp_fate_reply)f.reply);
 	rte_pktmbuf_free(m);
 }
 
@@ -233,6 +308,10 @@ dp_fate_apply_any(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	bool replied;
 
 	dp_fate_note(w, p, vm, f);
+	if ((f.act == DP_FATE_BLOCK || f.act == DP_FATE_DISCARD) && dp_out_back_only(f, p)) {
+		dp_out_refuse_reply(w, m, p, vm, from_vm, f);
+		return;
+	}
 	replied = f.reply != DP_FATE_REPLY_NONE &&
 	    dp_out_reply(w, m, p, from_vm, (enum dp_fate_reply)f.reply);
 	switch ((enum dp_fate_act)f.act) {
