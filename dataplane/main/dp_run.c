@@ -33,6 +33,7 @@
 #include "ctl_webhook.h"
 #include "ctl_approval.h"
 #include "dp_bind.h"
+#include "dp_commit.h"
 #include "ctl_budgets.h"
 #include "dp_control.h"
 #include "dp_eal.h"
@@ -198,6 +199,11 @@ dp_ctx_setup(struct dp_ctx *ctx, const struct pol_config *cfg)
 	if ((rc = dp_hash_init()) != 0) {	/* before any table a VM's keys land in */
 		fprintf(stderr, "namegate: no random hash key: %s\n", strerror(-rc));
 		return -1;
+	}
+	if ((rc = dp_commit_eal_memory()) != 0 && rc != -EINVAL) {
+		fprintf(stderr, "namegate: cannot back EAL's memory (-m) at start: %s\n",
+		    strerror(-rc));
+		return -ENOMEM;
 	}
 	ctx->tsc_hz = rte_get_tsc_hz();
 	ctx->tsc_start = rte_get_tsc_cycles();
