@@ -28,6 +28,7 @@
 
 #include "bench_stat.h"
 #include "dp_bind.h"
+#include "dp_commit.h"
 #include "dp_flow.h"
 #include "dp_gen.h"
 #include "dp_hash.h"
@@ -266,8 +267,9 @@ main(void)
 	int rc;
 
 	snprintf(prefix, sizeof(prefix), "ngscale%d", (int)getpid());
+	/* the memory as the daemon has it: backed at start (dp_ctx_setup) */
 	if (rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) < 0 ||
-	    dp_hash_init() != 0) {
+	    dp_hash_init() != 0 || dp_commit_eal_memory() != 0) {
 		fprintf(stderr, "bench_scale: EAL: %s\n", rte_strerror(rte_errno));
 		return 1;
 	}
