@@ -311,86 +311,6 @@ test_query_label_not_a_hosts(void **state)
 	}
 }
 
-/*
- * dp_dns_host_text() as it was, byte by byte: each label's bytes checked, then joined.
- * What the word-at-a-time check must answer.
- */
-static int
-t_host_text_ref(const uint8_t *name, size_t len, char *out, size_t outlen)
-{
-	for (size_t i = 0; i < len && name[i] != 0; i += (size_t)name[i] + 1) {
-		size_t end = i + 1 + name[i] < len ? i + 1 + name[i] : len;
-
-		for (size_t j = i + 1; j < end; j++) {
-			uint8_t c = name[j];
-
-			if (!((uint8_t)((c | 0x20) - 'a') <= 'z' - 'a' || (uint8_t)(c - '0') <= 9 ||
-			    c == '-' || c == '_'))
-				return -1;
-		}
-	}
-	if (len == 0 || (len < 2 ? 1 : len - 2) >= outlen)
-		return -1;
-	if (len < 2) {
-		memcpy(out, ".", 2);
-		return 1;
-	}
-	memcpy(out, name + 1, len - 2);
-	for (size_t i = name[0]; i < len - 2; i += 1 + (size_t)name[i + 1])
-		out[i] = '.';
-	out[len - 2] = '\0';
-	return (int)(len - 2);
-}
-
-/*
- * Names of 1 to 9 labels of 1 to 40 bytes, most bytes host bytes and the rest the bytes
- * next to their ranges ('/', ':', '@', '[', '`', '{', ',', '^'), '.', NUL, DEL and bytes
- * with the high bit: the word-at-a-time check answers as the byte-by-byte one, and
- * writes the same text; the root and names that do not fit too.
- */
-static void
-test_host_text_as_bytewise(void **state)
-{
-	static const uint8_t odd[] = { '/', ':', '@', '[', '`', '{', ',', '^', '.', 0, 0x7f,
-		0x80, 0xad, 0xc1, 0xff, '-' + 0x80, 'a' + 0x80 };
-	static const char host[] = "abcxyzABCXYZ0189-_";
-	char got[DNS_NAME_TEXT_MAX], want[DNS_NAME_TEXT_MAX];
-	unsigned int ok = 0;
-	uint8_t name[DNS_NAME_WIRE_MAX];
-
-	(void)state;
-	srand(20251206);
-	for (unsigned int k = 0; k < 200000; k++) {
-		size_t len = 0, labels = 1 + (size_t)rand() % 9, outlen;
-		int g, r;
-
-		for (size_t l = 0; l < labels && len + 42 < sizeof(name); l++) {
-			size_t n = 1 + (size_t)rand() % (rand() % 4 == 0 ? 40 : 6);
-
-			name[len++] = (uint8_t)n;
-			for (size_t i = 0; i < n; i++)
-				name[len++] = rand() % 60 == 0 ? odd[(size_t)rand() % sizeof(odd)] :
-				    (uint8_t)host[(size_t)rand() % (sizeof(host) - 1)];
-		}
-		name[len++] = 0;
-		if (k % 1000 == 0)
-			len = 1;		/* the root */
-		outlen = k % 97 == 0 ? len - 1 : sizeof(got);	/* too small for some */
-		memset(got, 'x', sizeof(got));
-		memset(want, 'x', sizeof(want));
-		got[0] = want[0] = '\0';
-		g = dp_dns_host_text(name, len, got, outlen);
-		r = t_host_text_ref(name, len, want, outlen);
-		assert_int_equal(g, r);
-		assert_int_equal(got[0] == '\0', r < 0);
-		if (r > 0) {
-			assert_memory_equal(got, want, (size_t)r + 1);
-			ok++;
-		}
-	}
-	assert_true(ok > 10000 && ok < 190000);	/* both answers, many times */
-}
-
 /* A reload between query and answer: the answer binds under the new policy, not the old. */
 static void
 test_reload_between_query_and_answer(void **state)
@@ -526,7 +446,6 @@ main(void)
 		cmocka_unit_test(test_answer_binds_the_judged_name),
 		cmocka_unit_test(test_query_label_not_a_hosts),
 		cmocka_unit_test(test_answer_own_addresses_not_bound),
-		cmocka_unit_test(test_host_text_as_bytewise),
 		cmocka_unit_test(test_taken_id_keeps_the_first),
 		cmocka_unit_test(test_many_apart),
 		/* last: a new policy */
