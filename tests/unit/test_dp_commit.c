@@ -13,10 +13,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <rte_eal.h>
 #include <rte_memory.h>
 
 #include "dp_commit.h"
+#include "t_eal.h"
 
 struct t_pages {
 	size_t pages, resident;
@@ -72,21 +72,9 @@ test_every_page_backed(void **state)
 int
 main(void)
 {
-	char prefix[32];
-	char *argv[] = {
-		(char *)"test_dp_commit", (char *)"--no-huge", (char *)"-m", (char *)"64",
-		(char *)"--no-pci", (char *)"--file-prefix", prefix, (char *)"-l", (char *)"0",
-		(char *)"--log-level", (char *)"*:error", NULL,
-	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_page_backed),
 	};
-	int rc;
 
-	snprintf(prefix, sizeof(prefix), "test_dp_commit_%d", (int)getpid());
-	if (rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) < 0)
-		return 1;
-	rc = cmocka_run_group_tests(tests, NULL, NULL);
-	rte_eal_cleanup();
-	return rc;
+	return T_EAL_RUN("test_dp_commit", "64", tests);
 }

@@ -11,10 +11,10 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-#include <rte_eal.h>
 
 #include "dp_dns_budget.h"
 #include "dp_hash.h"
+#include "t_eal.h"
 
 /* What dp_name_budget_charge() does for a new name: roll, and count it if there is room. */
 static bool
@@ -273,12 +273,6 @@ test_names_suffixes(void **state)
 int
 main(void)
 {
-	char prefix[32];
-	char *argv[] = {
-		(char *)"test_dp_dns_budget", (char *)"--no-huge", (char *)"-m", (char *)"128",
-		(char *)"--no-pci", (char *)"--file-prefix", prefix, (char *)"-l", (char *)"0",
-		(char *)"--log-level", (char *)"*:error", NULL,
-	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_window_weights),
 		cmocka_unit_test(test_window_bounds),
@@ -287,14 +281,8 @@ main(void)
 		cmocka_unit_test(test_names_full_region),
 		cmocka_unit_test(test_names_suffixes),
 	};
-	int rc;
 
-	snprintf(prefix, sizeof(prefix), "t_dnsb_%d", (int)getpid());
-	if (rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) < 0)
+	if (t_eal_init("test_dp_dns_budget", "128") != 0 || dp_hash_init() != 0)
 		return 1;
-	if (dp_hash_init() != 0)
-		return 1;
-	rc = cmocka_run_group_tests(tests, NULL, NULL);
-	rte_eal_cleanup();
-	return rc;
+	return t_eal_done(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -15,12 +15,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <rte_eal.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
 #include "dp_frag.h"
 #include "frame_check.h"
+#include "t_eal.h"
 
 #define NORMAL_MBUFS	512
 #define BIG_TEST_MBUFS	4
@@ -250,12 +250,6 @@ test_segments_age_limits(void **state)
 int
 main(void)
 {
-	char prefix[32];
-	char *argv[] = {
-		(char *)"test_dp_frag", (char *)"--no-huge", (char *)"-m", (char *)"256",
-		(char *)"--no-pci", (char *)"--file-prefix", prefix, (char *)"-l", (char *)"0",
-		(char *)"--log-level", (char *)"*:error", NULL,
-	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trips),
 		cmocka_unit_test(test_split_refused),
@@ -263,8 +257,7 @@ main(void)
 	};
 	int rc;
 
-	snprintf(prefix, sizeof(prefix), "test_dp_frag_%d", (int)getpid());
-	if (rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) < 0)
+	if (t_eal_init("test_dp_frag", "256") != 0)
 		return 1;
 	normal = rte_pktmbuf_pool_create("t_normal", NORMAL_MBUFS, 0, 0,
 	    RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
@@ -275,6 +268,5 @@ main(void)
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
 	rte_mempool_free(big_test);
 	rte_mempool_free(normal);
-	rte_eal_cleanup();
-	return rc;
+	return t_eal_done(rc);
 }

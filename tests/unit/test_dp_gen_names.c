@@ -16,12 +16,12 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include <rte_eal.h>
 #include <rte_malloc.h>
 
 #include "dp.h"
 #include "dp_gen.h"
 #include "dp_hash.h"
+#include "t_eal.h"
 
 #define T_NAMES_MAX	8191
 #define T_ROUNDS	10
@@ -63,21 +63,9 @@ test_every_name_fits_whatever_the_secret(void **state)
 int
 main(void)
 {
-	char prefix[40];
-	char *eal[] = {
-		(char *)"test_dp_gen_names", (char *)"--no-huge", (char *)"-m", (char *)"256",
-		(char *)"--no-pci", (char *)"--file-prefix", prefix, (char *)"-l", (char *)"0",
-		(char *)"--log-level", (char *)"*:error", NULL,
-	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_name_fits_whatever_the_secret),
 	};
-	int rc;
 
-	snprintf(prefix, sizeof(prefix), "test_dp_gen_names_%d", (int)getpid());
-	if (rte_eal_init((int)(sizeof(eal) / sizeof(eal[0])) - 1, eal) < 0)
-		return 1;
-	rc = cmocka_run_group_tests(tests, NULL, NULL);
-	rte_eal_cleanup();
-	return rc;
+	return T_EAL_RUN("test_dp_gen_names", "256", tests);
 }

@@ -20,13 +20,12 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include <rte_eal.h>
-
 #include "dp.h"
 #include "dp_gen.h"
 #include "dp_gen_build.h"
 #include "dp_hash.h"
 #include "policy/load.h"
+#include "t_eal.h"
 
 #define T_RANDOM	4096	/* random addresses a generation is asked, each family */
 #define T_MAX_VMS	4096	/* the most VMs a case configures (dataplane.max_vms) */
@@ -323,12 +322,6 @@ test_every_slot_4096(void **state)
 int
 main(void)
 {
-	char prefix[40];
-	char *eal[] = {
-		(char *)"test_dp_gen_vm_addr", (char *)"--no-huge", (char *)"-m", (char *)"256",
-		(char *)"--no-pci", (char *)"--file-prefix", prefix, (char *)"-l", (char *)"0",
-		(char *)"--log-level", (char *)"*:error", NULL,
-	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_vm_key_frame),
 		cmocka_unit_test(test_no_vms),
@@ -337,12 +330,6 @@ main(void)
 		cmocka_unit_test(test_every_slot),
 		cmocka_unit_test(test_every_slot_4096),
 	};
-	int rc;
 
-	snprintf(prefix, sizeof(prefix), "test_dp_gen_vm_addr_%d", (int)getpid());
-	if (rte_eal_init((int)(sizeof(eal) / sizeof(eal[0])) - 1, eal) < 0)
-		return 1;
-	rc = cmocka_run_group_tests(tests, NULL, NULL);
-	rte_eal_cleanup();
-	return rc;
+	return T_EAL_RUN("test_dp_gen_vm_addr", "256", tests);
 }

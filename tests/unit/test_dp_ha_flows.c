@@ -14,11 +14,10 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include <rte_eal.h>
-
 #include "dp_flow.h"
 #include "dp_ha_flows.h"
 #include "dp_hash.h"
+#include "t_eal.h"
 
 static struct dp_ha_flow
 rec(uint16_t vm, uint16_t port, uint32_t v)
@@ -155,25 +154,14 @@ test_expire(void **state)
 int
 main(void)
 {
-	char prefix[64];
-	char *argv[] = {
-		(char *)"test_dp_ha_flows", (char *)"--no-huge", (char *)"-m", (char *)"64",
-		(char *)"--no-pci", (char *)"--file-prefix", prefix, (char *)"-l", (char *)"0",
-		(char *)"--log-level", (char *)"*:error", NULL,
-	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_put_get_del),
 		cmocka_unit_test(test_share_and_size),
 		cmocka_unit_test(test_walk_in_steps),
 		cmocka_unit_test(test_expire),
 	};
-	int rc;
 
-	snprintf(prefix, sizeof(prefix), "test_dp_ha_flows_%d", (int)getpid());
-	if (rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) < 0 ||
-	    dp_hash_init() != 0)
+	if (t_eal_init("test_dp_ha_flows", "64") != 0 || dp_hash_init() != 0)
 		return 1;
-	rc = cmocka_run_group_tests(tests, NULL, NULL);
-	rte_eal_cleanup();
-	return rc;
+	return t_eal_done(cmocka_run_group_tests(tests, NULL, NULL));
 }
