@@ -2,51 +2,25 @@
  * Grants on the control loop: every change (grant, revoke, expiry, reload) ends in one new
  * generation built from the configuration with the live grants on top, put out through
  * the plane as a reload puts one out, so the workers need nothing new: they judge a flow
- * opened under a grant against the generation without it and cut it.
+ * opened under a grant against the generation without it and cut it. The HA peer's and
+ * the fleet store's side is ctl_grants_peer.c; the control socket's commands are
+ * ctl_grants_cmd.c.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include <json-c/json.h>
-
 #include "api/dp_plane.h"
 #include "ctl_events.h"
 #include "ctl_grants_int.h"
 #include "ctl_grants_live.h"
+#include "ctl_grants_live_int.h"
 #include "ctl_sock.h"
 #include "policy/load.h"
 
-/* namegate_vm_grants: a copy the scrape thread reads under its own lock */
-struct ctl_grants_gauge {
-	pthread_mutex_t lock;
-	size_t n;
-	char (*vm)[POL_VM_NAME_MAX + 1];
-	uint32_t *live;
-};
-
-struct ctl_grants_live {
-	struct pol_config *const *cfgp;	/* the configuration in force */
-	struct ctl_events *events;	/* NULL: no event log */
-	const struct dp_plane *plane;
-	struct ctl_grants *table;
-	struct ctl_overlay ov;		/* what the running generation was built from */
-	struct ctl_grants_gauge gauge;
-	int64_t ticked;			/* the second of the last tick */
-	bool stale;			/* the table changed, the generation has not yet */
-	bool closing;			/* a grant ended, no generation has yet been put out */
-	/* a fleet's store (ctl_grants_live_set_store()): its name, and who hears revokes */
-	const char *fleet;
-	ctl_grants_revoked_fn *revoked;
-	void *revoked_arg;
-	ctl_grants_pair_fn *pair;	/* the HA peer's (ctl_grants_live_set_pair()) */
-	void *pair_arg;
-};
-
-static int64_t
+int64_t
 ctl_gl_now(void)
 {
 	struct timespec ts;
@@ -56,7 +30,7 @@ ctl_gl_now(void)
 }
 
 /* by: the client that made or revoked it; NULL when the daemon ended it itself. */
-static void
+void
 ctl_gl_event(struct ctl_grants_live *gr, const char *event, const struct ctl_grant *g,
     const struct ctl_peer *by)
 {
@@ -148,7 +122,7 @@ ctl_gl_close_all(struct ctl_grants_live *gr, FILE *err)
  * takes effect whatever room there is (the plane, ctl_gl_close_all()). 0; 1 when
  * only the closing is in force; -errno when nothing changed.
  */
-static int
+int
 ctl_gl_apply(struct ctl_grants_live *gr, bool closing, FILE *err)
 {
 	struct ctl_overlay ov;
@@ -169,7 +143,7 @@ ctl_gl_apply(struct ctl_grants_live *gr, bool closing, FILE *err)
  * ctl_gl_apply() for a change of the table, remembering what is not yet in force: a
  * closing stays one until a generation is out, the live grants stale until all are in.
  */
-static int
+int
 ctl_gl_put(struct ctl_grants_live *gr, bool closing, FILE *err)
 {
 	int rc;
@@ -182,7 +156,7 @@ ctl_gl_put(struct ctl_grants_live *gr, bool closing, FILE *err)
 	return rc;
 }
 
-static void
+void
 ctl_gl_save(struct ctl_grants_live *gr)
 {
 	char err[512];
@@ -303,198 +277,6 @@ ctl_grants_live_make(struct ctl_grants_live *gr, const char *vm, const char *hos
 	return 0;
 }
 
-void
-ctl_grants_live_set_pair(struct ctl_grants_live *gr, ctl_grants_pair_fn *fn, void *arg)
-{
-	gr->pair = fn;
-	gr->pair_arg = arg;
-}
-
-void
-ctl_grants_live_each(const struct ctl_grants_live *gr, ctl_grants_pair_fn *fn, void *arg)
-{
-	int64_t now = ctl_gl_now();
-
-	for (size_t i = 0; gr->fleet == NULL && i < ctl_grants_tomb_count(gr->table); i++) {
-		const struct ctl_grant_tomb *t = ctl_grants_tomb_at(gr->table, i);
-
-		if (t->until > now)	/* the revokes first: the peer may have missed them */
-			fn(arg, t->vm, t->host, 0);
-	}
-	for (size_t i = 0; gr->fleet == NULL && i < ctl_grants_count(gr->table); i++) {
-		const struct ctl_grant *g = ctl_grants_at(gr->table, i);
-
-		if (!g->fleet && g->expires > now)
-			fn(arg, g->vm, g->host, (uint32_t)(g->expires - now));
-	}
-}
-
-/* The peer's revoke: every grant of vm for host ends. */
-static int
-ctl_gl_peer_revoke(struct ctl_grants_live *gr, const char *vm, const char *host)
-{
-	size_t ended = 0;
-
-	for (size_t i = 0; i < ctl_grants_count(gr->table);) {
-		const struct ctl_grant *g = ctl_grants_at(gr->table, i);
-		struct ctl_grant gone;
-
-		if (g->fleet || strcmp(g->vm, vm) != 0 || strcmp(g->host, host) != 0) {
-			i++;
-			continue;
-		}
-		ctl_grants_revoke(gr->table, g->id, &gone);
-		ctl_gl_event(gr, "grant_revoked", &gone, NULL);
-		ended++;
-	}
-	if (ended == 0)
-		return 0;
-	ctl_gl_save(gr);
-	if (ctl_gl_put(gr, true, stderr) < 0)
-		fputs("namegate: grants: the peer's revoke could not be put in force; retrying\n",
-		    stderr);
-	return 0;
-}
-
-int
-ctl_grants_live_peer(struct ctl_grants_live *gr, const char *vm, const char *host,
-    uint32_t left, bool resync, char *why, size_t whylen)
-{
-	int64_t now = ctl_gl_now(), tomb_until = 0;
-	struct ctl_grant g;
-	char dur[16], err[512];
-	int rc;
-
-	if (gr->fleet != NULL) {
-		snprintf(why, whylen, "grants come from fleet %s's store", gr->fleet);
-		return -EPERM;
-	}
-	if (left == 0)
-		return ctl_gl_peer_revoke(gr, vm, host);
-	if (resync && ctl_grants_tomb_live(gr->table, vm, host, now)) {
-		/* revoked here while the peer did not hear: the revoke wins, on both boxes */
-		if (gr->pair != NULL)
-			gr->pair(gr->pair_arg, vm, host, 0);
-		snprintf(why, whylen, "revoked here while the peer could not hear it; the revoke "
-		    "is sent back");
-		return -ECANCELED;
-	}
-	for (size_t i = 0; i < ctl_grants_count(gr->table); i++) {
-		const struct ctl_grant *o = ctl_grants_at(gr->table, i);
-
-		if (!o->fleet && o->expires > now && strcmp(o->vm, vm) == 0 &&
-		    strcmp(o->host, host) == 0)
-			return 0;	/* the resync of one this box has */
-	}
-	snprintf(dur, sizeof(dur), "%u", left);
-	if ((rc = ctl_grants_add(gr->table, *gr->cfgp, vm, host, dur, NULL, now, &g, why,
-	    whylen)) < 0)
-		return rc;
-	/* made since the revoke here (not a resync): a new decision, once it is made */
-	for (size_t i = 0; i < ctl_grants_tomb_count(gr->table); i++) {
-		const struct ctl_grant_tomb *t = ctl_grants_tomb_at(gr->table, i);
-
-		if (strcmp(t->vm, vm) == 0 && strcmp(t->host, host) == 0)
-			tomb_until = t->until;
-	}
-	(void)ctl_grants_tomb_clear(gr->table, vm, host);
-	if ((rc = ctl_grants_save(gr->table, err, sizeof(err))) < 0) {
-		ctl_grants_revoke(gr->table, g.id, NULL);
-		(void)ctl_grants_tomb_add(gr->table, vm, host, tomb_until, now);
-		snprintf(why, whylen, "not saved: %s", err);
-		return rc;
-	}
-	if ((rc = ctl_gl_apply(gr, false, stderr)) < 0) {
-		ctl_grants_revoke(gr->table, g.id, NULL);
-		(void)ctl_grants_tomb_add(gr->table, vm, host, tomb_until, now);
-		ctl_gl_save(gr);
-		snprintf(why, whylen, "no generation with it: %s", strerror(-rc));
-		return rc;
-	}
-	ctl_gl_event(gr, "grant", &g, NULL);
-	return 0;
-}
-
-void
-ctl_grants_live_set_store(struct ctl_grants_live *gr, const char *fleet,
-    ctl_grants_revoked_fn *fn, void *arg)
-{
-	gr->fleet = fleet;
-	gr->revoked = fn;
-	gr->revoked_arg = arg;
-}
-
-/* Is a fleet grant with id among want's n? */
-static bool
-ctl_gl_wanted(const struct ctl_grant *want, size_t n, uint64_t id)
-{
-	for (size_t i = 0; i < n; i++)
-		if (want[i].id == id)
-			return true;
-	return false;
-}
-
-static const struct ctl_grant *
-ctl_gl_find_fleet(const struct ctl_grants *t, uint64_t id)
-{
-	for (size_t i = 0; i < ctl_grants_count(t); i++) {
-		const struct ctl_grant *g = ctl_grants_at(t, i);
-
-		if (g->fleet && g->id == id)
-			return g;
-	}
-	return NULL;
-}
-
-int
-ctl_grants_live_store_sync(struct ctl_grants_live *gr, const struct ctl_grant *want, size_t n,
-    FILE *err)
-{
-	const struct pol_config *cfg = *gr->cfgp;
-	size_t ended = 0, added = 0;
-	int64_t now = ctl_gl_now();
-	char why[512];
-
-	for (size_t i = 0; i < ctl_grants_count(gr->table);) {
-		const struct ctl_grant *g = ctl_grants_at(gr->table, i);
-		struct ctl_grant gone;
-
-		if (!g->fleet || ctl_gl_wanted(want, n, g->id)) {
-			i++;
-			continue;
-		}
-		ctl_grants_revoke(gr->table, g->id, &gone);
-		ctl_gl_event(gr, "grant_revoked", &gone, NULL);
-		ended++;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct ctl_grant g = want[i];
-		struct ctl_peer maker = { .uid = (uint32_t)g.uid };
-		int rc;
-
-		snprintf(maker.user, sizeof(maker.user), "%s", g.user);
-		if (ctl_gl_find_fleet(gr->table, g.id) != NULL || g.expires <= now ||
-		    pol_config_vm(cfg, g.vm) == NULL)
-			continue;	/* in force, over, or for a VM behind another gateway */
-		g.fleet = true;
-		if ((rc = ctl_grant_check(&g, cfg, why, sizeof(why))) < 0 ||
-		    (rc = ctl_grants_put(gr->table, &g)) < 0) {
-			fprintf(err, "namegate: fleet: grant %" PRIu64 " not taken: %s\n", g.id,
-			    rc == -EINVAL ? why : strerror(-rc));
-			continue;
-		}
-		ctl_gl_event(gr, "grant", &g, g.uid >= 0 ? &maker : NULL);
-		added++;
-	}
-	if (ended + added == 0)
-		return 0;
-	ctl_gl_save(gr);
-	if (ctl_gl_put(gr, ended > 0, err) < 0)
-		fputs("namegate: fleet: the store's grants could not be put in force; retrying\n",
-		    err);
-	return (int)(ended + added);
-}
-
 int
 ctl_grants_live_overlay(const struct ctl_grants_live *gr, const struct pol_config *next,
     struct ctl_overlay *ov)
@@ -537,85 +319,6 @@ ctl_grants_live_render(struct ctl_grants_live *gr, FILE *out)
 	pthread_mutex_unlock(&ga->lock);
 }
 
-/* One grant as the control socket shows it; NULL when out of memory. */
-static struct json_object *
-ctl_gl_json(const struct ctl_grant *g, int64_t now)
-{
-	struct json_object *o = json_object_new_object();
-	char created[32], until[32];
-
-	if (o == NULL)
-		return NULL;
-	ctl_grant_time(g->created, created, sizeof(created));
-	ctl_grant_time(g->expires, until, sizeof(until));
-	if (json_object_object_add(o, "id", json_object_new_uint64(g->id)) < 0 ||
-	    json_object_object_add(o, "vm", json_object_new_string(g->vm)) < 0 ||
-	    json_object_object_add(o, "host", json_object_new_string(g->host)) < 0 ||
-	    json_object_object_add(o, "created", json_object_new_string(created)) < 0 ||
-	    json_object_object_add(o, "until", json_object_new_string(until)) < 0 ||
-	    json_object_object_add(o, "expires", json_object_new_int64(g->expires)) < 0 ||
-	    json_object_object_add(o, "left", json_object_new_int64(g->expires > now ?
-	    g->expires - now : 0)) < 0 ||
-	    json_object_object_add(o, "reason", json_object_new_string(g->reason)) < 0 ||
-	    (g->uid >= 0 && (json_object_object_add(o, "uid", json_object_new_int64(g->uid)) < 0 ||
-	    json_object_object_add(o, "user", json_object_new_string(g->user)) < 0))) {
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
-}
-
-static int
-ctl_gl_cs_grant(FILE *out, const struct ctl_req *req, void *arg)
-{
-	const struct ctl_grants_live *gr = arg;
-	struct ctl_grant g;
-	char why[512];
-	int rc;
-
-	if (gr->fleet != NULL) {
-		fprintf(out, "this gateway takes its grants from fleet %s's store: namegatectl "
-		    "grant writes them there with an operator's credentials", gr->fleet);
-		return -EPERM;
-	}
-	if ((rc = ctl_grants_live_make(arg, req->vm, req->host, req->dur, req->reason, req->peer,
-	    &g, why, sizeof(why))) < 0) {
-		fputs(why, out);
-		return rc;
-	}
-	return ctl_sock_reply_json(out, NULL, ctl_gl_json(&g, ctl_gl_now()));
-}
-
-static int
-ctl_gl_cs_list(FILE *out, const struct ctl_req *req, void *arg)
-{
-	const char *vm = req->vm;
-	struct ctl_grants_live *gr = arg;
-	struct json_object *list = json_object_new_array();
-	int64_t now = ctl_gl_now();
-	size_t n;
-
-	if (vm != NULL && pol_config_vm(*gr->cfgp, vm) == NULL) {
-		json_object_put(list);
-		fprintf(out, "unknown VM '%s'", vm);
-		return -ENOENT;
-	}
-	n = ctl_grants_count(gr->table);
-	for (size_t i = 0; list != NULL && i < n; i++) {
-		const struct ctl_grant *g = ctl_grants_at(gr->table, i);
-		struct json_object *o;
-
-		if (vm != NULL && strcmp(g->vm, vm) != 0)
-			continue;
-		if ((o = ctl_gl_json(g, now)) == NULL || json_object_array_add(list, o) < 0) {
-			json_object_put(o);
-			json_object_put(list);
-			return -ENOMEM;
-		}
-	}
-	return ctl_sock_reply_json(out, "grants", list);
-}
-
 int
 ctl_grants_live_revoke(struct ctl_grants_live *gr, uint64_t id, const struct ctl_peer *by,
     struct ctl_grant *out)
@@ -638,45 +341,4 @@ ctl_grants_live_revoke(struct ctl_grants_live *gr, uint64_t id, const struct ctl
 		return -EAGAIN;
 	}
 	return 0;
-}
-
-static int
-ctl_gl_cs_revoke(FILE *out, const struct ctl_req *req, void *arg)
-{
-	const char *id = req->id;
-	struct ctl_grants_live *gr = arg;
-	struct ctl_grant g;
-	char *end;
-	uint64_t v;
-	int rc;
-
-	errno = 0;
-	v = strtoull(id, &end, 10);
-	if (id[0] < '0' || id[0] > '9' || *end != '\0' || errno != 0 || v == 0) {
-		fprintf(out, "bad grant id \"%.32s\" (a number from namegatectl grants)", id);
-		return -EINVAL;
-	}
-	if ((rc = ctl_grants_live_revoke(gr, v, req->peer, &g)) == -ENOENT) {
-		fprintf(out, "no live grant %" PRIu64, v);
-		return rc;
-	}
-	if (rc == -EAGAIN) {
-		fprintf(out, "grant %" PRIu64 " revoked, but no generation without it is in "
-		    "force yet (retried every second)", v);
-		return rc;
-	}
-	return ctl_sock_reply_json(out, "revoked", ctl_gl_json(&g, ctl_gl_now()));
-}
-
-static const struct ctl_cmd ctl_gl_cmds[] = {
-	{ "grant", CTL_ARG_VM | CTL_ARG_VM_REQ | CTL_ARG_HOST | CTL_ARG_FOR, ctl_gl_cs_grant },
-	{ "grants", CTL_ARG_VM, ctl_gl_cs_list },
-	{ "revoke", CTL_ARG_ID, ctl_gl_cs_revoke },
-};
-
-int
-ctl_grants_live_serve(struct ctl_grants_live *gr, struct ctl_sock *s)
-{
-	return ctl_sock_serve(s, ctl_gl_cmds, sizeof(ctl_gl_cmds) / sizeof(ctl_gl_cmds[0]),
-	    gr);
 }
