@@ -12,7 +12,6 @@
  * so the reassembled frame is buf[IPFRAG_HDR_ROOM - hdr_len - pre_len .. ROOM + total).
  * A fragment is judged as a whole before anything is written.
  */
-#include <errno.h>
 #include <stdbool.h>
 #include <string.h>
 

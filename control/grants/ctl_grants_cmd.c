@@ -9,7 +9,6 @@
 
 #include <json-c/json.h>
 
-#include "ctl_grants_int.h"
 #include "ctl_grants_live.h"
 #include "ctl_grants_live_int.h"
 #include "ctl_sock.h"

@@ -14,7 +14,6 @@
 
 #include "api/dp_plane.h"
 #include "ctl_events.h"
-#include "ctl_grants_int.h"
 #include "ctl_grants_live.h"
 #include "ctl_grants_live_int.h"
 #include "ctl_sock.h"

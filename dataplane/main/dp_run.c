@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <stdio.h>
@@ -15,12 +14,7 @@
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
-#include <rte_ethdev.h>
 #include <rte_launch.h>
-#include <rte_lcore.h>
-#include <rte_malloc.h>
-#include <rte_mbuf.h>
-#include <rte_rcu_qsbr.h>
 
 #include "ctl_base.h"
 #include "ctl_events.h"
@@ -39,7 +33,6 @@
 #include "dp_hasync.h"
 #include "dp_ctlsock.h"
 #include "ctl_mirror.h"
-#include "dp_gen.h"
 #include "ctl_grants_live.h"
 #include "ctl_names.h"
 #include "ctl_reload.h"

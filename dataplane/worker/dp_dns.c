@@ -13,7 +13,6 @@
 #include "dp_dns_int.h"
 #include "dp_evt.h"
 #include "dp_out.h"
-#include "sni/copy8.h"
 #include "sni/dns.h"
 #include "sni/frame.h"
 

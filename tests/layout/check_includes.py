@@ -26,7 +26,7 @@ LIBC = {
 POSIX = {
     "arpa/inet.h", "endian.h", "fcntl.h", "getopt.h", "grp.h", "libgen.h", "net/if.h",
     "netdb.h", "netinet/in.h", "netinet/tcp.h", "poll.h", "pthread.h", "pwd.h", "signal.h", "sys/eventfd.h",
-    "sys/ioctl.h",
+    "sys/ioctl.h", "sys/mman.h",
     "sys/random.h", "sys/socket.h", "sys/stat.h", "sys/syscall.h", "sys/time.h", "sys/types.h",
     "sys/un.h", "unistd.h",
 }

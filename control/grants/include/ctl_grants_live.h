@@ -9,6 +9,7 @@
 #ifndef CTL_GRANTS_LIVE_H
 #define CTL_GRANTS_LIVE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
