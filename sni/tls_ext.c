@@ -162,24 +162,29 @@ tls_ext_rare_add(struct tls_ext_seen *seen, uint64_t *bits, uint16_t type)
 enum sni_status
 tls_hello_exts(struct rd exts, const uint8_t *floor, struct tls_hello *out)
 {
-	const uint8_t *p = exts.p;
-	size_t left = exts.len;
+	/*
+	 * Addresses as integers: one extension's length may take p past the vector's end
+	 * (by at most 4 + 65535), which the walk then only compares. last: where the last
+	 * type and length that fit would start (below p when none does: p is no buffer's
+	 * first four bytes' address).
+	 */
+	uintptr_t p = (uintptr_t)exts.p, end = p + exts.len, last = end - 4;
 	struct tls_ext_seen seen;
 	uint64_t low = 0;	/* the types below 64 seen: a register, not seen's memory */
 	uint64_t rare_bits = 0;	/* tls_ext_rare_add()'s filter of the short list */
 	const uint8_t *at[64];	/* where each of them starts (read for those seen only) */
 
 	seen.nrare = 0;
-	/* an extension's type and length, four bytes, checked once by the loop's test */
-	while (left >= 4) {
-		uint32_t hdr = rd_be32(p);	/* one load: the type, then the length */
+	/*
+	 * An extension's type and length, four bytes, there while p <= last. One whose
+	 * data runs past the vector leaves p past end, which ends the loop and fails the test
+	 * after it: every way to fail is SNI_MALFORMED, and nothing it noted on the way (its
+	 * place, its type as seen) is read once the walk has failed.
+	 */
+	while (p <= last) {
+		uint32_t hdr = rd_be32((const uint8_t *)p);	/* the type, then the length */
 		uint16_t type = (uint16_t)(hdr >> 16);
-		size_t n = hdr & 0xffff;
 
-		left -= 4;
-		if (n > left)
-			return SNI_MALFORMED;
-		left -= n;
 		if (type >= 64) {
 			if (!tls_ext_rare_add(&seen, &rare_bits, type))
 				return SNI_MALFORMED;
@@ -189,11 +194,11 @@ tls_hello_exts(struct rd exts, const uint8_t *floor, struct tls_hello *out)
 			if (low >> type & 1)
 				return SNI_MALFORMED;
 			low ^= UINT64_C(1) << type;	/* the bit was clear */
-			at[type] = p;
+			at[type] = (const uint8_t *)p;
 		}
-		p += 4 + n;
+		p += 4 + (hdr & 0xffff);
 	}
-	if (left != 0)		/* less than a type and a length at the end */
+	if (p != end)		/* less than a type and a length at the end, or an overrun */
 		return SNI_MALFORMED;
 	/*
 	 * The two read, once the walk is done: every way to fail is SNI_MALFORMED, so the order

@@ -6,6 +6,12 @@
 #include <string.h>
 #include <sys/random.h>
 
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#include <smmintrin.h>
+#include <immintrin.h>	// IWYU pragma: keep (PCLMULQDQ; its own wmmintrin.h is no layout header)
+#endif
+
 #include "dp_hash.h"
 
 static uint64_t dp_hash_k0, dp_hash_k1;
@@ -159,13 +165,34 @@ dp_nh_block(const uint8_t *p, const uint64_t *k)
 	return (unsigned __int128)(dp_ld64(p) + k[0]) * (dp_ld64(p + 8) + k[1]);
 }
 
+/*
+ * The last block of a message of len bytes whose whole blocks end at i < len, zero-padded,
+ * as two little-endian words.
+ */
+static inline void
+dp_digest_tail(const uint8_t *p, size_t len, size_t i, uint64_t tail[2])
+{
+	if (len >= 16) {
+		/* from the 16 bytes that end the message, shifted */
+		unsigned __int128 last = (unsigned __int128)dp_ld64(p + len - 8) << 64 |
+		    dp_ld64(p + len - 16);
+
+		last >>= 8 * (16 - (len - i));
+		tail[0] = (uint64_t)last;
+		tail[1] = (uint64_t)(last >> 64);
+	} else {
+		tail[0] = dp_le64(p + i, len - i < 8 ? len - i : 8);
+		tail[1] = len - i > 8 ? dp_le64(p + i + 8, len - i - 8) : 0;
+	}
+}
+
 struct dp_digest
-dp_hash_digest_keyed(const uint64_t *nh_key, uint64_t k0, uint64_t k1, const void *buf,
+dp_hash_digest_nh(const uint64_t *nh_key, uint64_t k0, uint64_t k1, const void *buf,
     size_t len)
 {
 	const uint8_t *p = buf;
 	unsigned __int128 sum = len;	/* RFC 4418 s5.2.3: the length added to NH's sum */
-	uint64_t tail[2] = { 0, 0 };
+	uint64_t tail[2];
 	size_t i;
 
 	if (len > DP_HASH_NH_BYTES)
@@ -179,21 +206,82 @@ dp_hash_digest_keyed(const uint64_t *nh_key, uint64_t k0, uint64_t k1, const voi
 #pragma GCC unroll 8
 	for (i = 0; i + 16 <= len; i += 16)
 		sum += dp_nh_block(p + i, nh_key + i / 8);
-	if (i < len && len >= 16) {
-		/* the last block zero-padded: from the 16 bytes that end the message, shifted */
-		unsigned __int128 last = (unsigned __int128)dp_ld64(p + len - 8) << 64 |
-		    dp_ld64(p + len - 16);
-
-		last >>= 8 * (16 - (len - i));
-		tail[0] = (uint64_t)last;
-		tail[1] = (uint64_t)(last >> 64);
-	} else if (i < len) {
-		tail[0] = dp_le64(p + i, len - i < 8 ? len - i : 8);
-		tail[1] = len - i > 8 ? dp_le64(p + i + 8, len - i - 8) : 0;
-	}
-	if (i < len)		/* the length tells a zero-padded block from one with zeros */
+	if (i < len) {		/* the length tells a zero-padded block from one with zeros */
+		dp_digest_tail(p, len, i, tail);
 		sum += (unsigned __int128)(tail[0] + nh_key[i / 8]) * (tail[1] + nh_key[i / 8 + 1]);
+	}
 	return (struct dp_digest){ .lo = (uint64_t)sum, .hi = (uint64_t)(sum >> 64) };
+}
+
+#if defined(__x86_64__)
+/*
+ * CLNH: NH with the carry-less product and XOR for its sums, as dp_hash.h says; AVX's
+ * three-operand forms let each key block be an unaligned operand of its XOR, four
+ * instructions a block where NH takes seven.
+ */
+__attribute__((target("avx,pclmul"))) static struct dp_digest
+dp_hash_clnh_run(const uint64_t *nh_key, const uint8_t *p, size_t len)
+{
+	__m128i sum = _mm_cvtsi64_si128((long long)len), x;
+	uint64_t tail[2];
+	size_t i;
+
+#pragma GCC unroll 8
+	for (i = 0; i + 16 <= len; i += 16) {
+		x = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(p + i)),
+		    _mm_loadu_si128((const __m128i *)(const void *)(nh_key + i / 8)));
+		sum = _mm_xor_si128(sum, _mm_clmulepi64_si128(x, x, 0x01));
+	}
+	if (i < len) {
+		dp_digest_tail(p, len, i, tail);
+		x = _mm_set_epi64x((long long)(tail[1] ^ nh_key[i / 8 + 1]),
+		    (long long)(tail[0] ^ nh_key[i / 8]));
+		sum = _mm_xor_si128(sum, _mm_clmulepi64_si128(x, x, 0x01));
+	}
+	return (struct dp_digest){ .lo = (uint64_t)_mm_cvtsi128_si64(sum),
+	    .hi = (uint64_t)_mm_extract_epi64(sum, 1) };
+}
+
+static bool dp_hash_clmul;	/* the CPU has AVX and PCLMULQDQ: dp_hash_digest is CLNH */
+
+__attribute__((constructor)) static void
+dp_hash_clmul_probe(void)
+{
+	__builtin_cpu_init();
+	dp_hash_clmul = __builtin_cpu_supports("avx") && __builtin_cpu_supports("pclmul");
+}
+#endif
+
+bool
+dp_hash_has_clnh(void)
+{
+#if defined(__x86_64__)
+	return dp_hash_clmul;
+#else
+	return false;
+#endif
+}
+
+struct dp_digest
+dp_hash_digest_clnh(const uint64_t *nh_key, uint64_t k0, uint64_t k1, const void *buf,
+    size_t len)
+{
+	if (len > DP_HASH_NH_BYTES)
+		return (struct dp_digest){ .lo = dp_siphash24(k0, k1, buf, len) };
+#if defined(__x86_64__)
+	return dp_hash_clnh_run(nh_key, buf, len);
+#else
+	(void)nh_key;
+	return (struct dp_digest){ 0 };	/* never called: dp_hash_has_clnh() is false */
+#endif
+}
+
+struct dp_digest
+dp_hash_digest_keyed(const uint64_t *nh_key, uint64_t k0, uint64_t k1, const void *buf,
+    size_t len)
+{
+	return dp_hash_has_clnh() ? dp_hash_digest_clnh(nh_key, k0, k1, buf, len) :
+	    dp_hash_digest_nh(nh_key, k0, k1, buf, len);
 }
 
 struct dp_digest

@@ -1,6 +1,7 @@
 /*
  * dp_hash: SipHash-2-4 against the reference vectors, the start-time key, the judged-bytes
- * digest (NH, its 128-bit sum kept) and the keyed CRC flow hash.
+ * digest (NH, its 128-bit sum kept, or CLNH where the CPU multiplies carry-less) and the
+ * keyed CRC flow hash.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -61,10 +62,14 @@ test_key_is_drawn(void **state)
 /* A fixed NH key for the digest cases: words of one pattern, so the cases repeat. */
 static uint64_t test_nh_key[DP_HASH_NH_BYTES / 8];
 
+/* The digest's form under test: NH, CLNH (where the CPU has it), or the one in use. */
+static struct dp_digest (*test_form)(const uint64_t *, uint64_t, uint64_t, const void *,
+    size_t) = dp_hash_digest_keyed;
+
 static struct dp_digest
 digest(const void *buf, size_t len)
 {
-	return dp_hash_digest_keyed(test_nh_key, 1, 2, buf, len);
+	return test_form(test_nh_key, 1, 2, buf, len);
 }
 
 /* Two digests told apart: the cases below each compare one pair. */
@@ -80,12 +85,11 @@ differ(struct dp_digest a, struct dp_digest b)
  * of the last block), cut the tail. Each must change the digest; the same bytes must not.
  */
 static void
-test_digest_tells_contents_apart(void **state)
+digest_tells_contents_apart(void)
 {
 	uint8_t msg[600], alt[600];
 	struct dp_digest d;
 
-	(void)state;
 	for (size_t i = 0; i < sizeof(test_nh_key) / sizeof(test_nh_key[0]); i++)
 		test_nh_key[i] = UINT64_C(0x9e3779b97f4a7c15) * (i + 1);
 	for (size_t i = 0; i < sizeof(msg); i++)
@@ -106,6 +110,19 @@ test_digest_tells_contents_apart(void **state)
 	assert_true(differ(digest(alt, 18), digest(alt, 17)));	/* a zero byte more */
 	assert_true(differ(digest(msg, sizeof(msg) - 1), d));
 	assert_true(differ(digest(msg, 0), digest(alt + 17, 1)));
+}
+
+static void
+test_digest_tells_contents_apart(void **state)
+{
+	(void)state;
+	test_form = dp_hash_digest_nh;
+	digest_tells_contents_apart();
+	if (dp_hash_has_clnh()) {
+		test_form = dp_hash_digest_clnh;
+		digest_tells_contents_apart();
+	}
+	test_form = dp_hash_digest_keyed;
 }
 
 /* Past the key's length the digest is SipHash of the whole; every length still works. */
@@ -145,6 +162,25 @@ test_bytes_state_is_the_key(void **state)
 	}
 }
 
+/* The fixed key, and the message the reference cases digest at every length. */
+static void
+test_key_and_msg(uint8_t *msg, size_t n)
+{
+	for (size_t i = 0; i < sizeof(test_nh_key) / sizeof(test_nh_key[0]); i++)
+		test_nh_key[i] = UINT64_C(0x9e3779b97f4a7c15) * (i + 1);
+	for (size_t i = 0; i < n; i++)
+		msg[i] = (uint8_t)(i * 13 + 5);
+}
+
+/* The block at b of msg's first len bytes, zero-padded, a byte at a time: two words. */
+static void
+test_block(const uint8_t *msg, size_t len, size_t b, uint64_t w[2])
+{
+	w[0] = w[1] = 0;
+	for (size_t j = 0; j < 16 && b + j < len; j++)
+		w[j / 8] |= (uint64_t)msg[b + j] << (8 * (j % 8));
+}
+
 /*
  * NH as RFC 4418 s5.2.3 writes it, a byte at a time: the digest's four-block turns and its
  * shifted last load must give the same sum for every length and every place of a block.
@@ -155,24 +191,66 @@ test_digest_is_nh(void **state)
 	uint8_t msg[300];
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(test_nh_key) / sizeof(test_nh_key[0]); i++)
-		test_nh_key[i] = UINT64_C(0x9e3779b97f4a7c15) * (i + 1);
-	for (size_t i = 0; i < sizeof(msg); i++)
-		msg[i] = (uint8_t)(i * 13 + 5);
+	test_key_and_msg(msg, sizeof(msg));
 	for (size_t len = 0; len <= sizeof(msg); len++) {
 		unsigned __int128 sum = len;
-		struct dp_digest d = digest(msg, len);
+		struct dp_digest d = dp_hash_digest_nh(test_nh_key, 1, 2, msg, len);
 
 		for (size_t b = 0; b < len; b += 16) {
-			uint64_t w[2] = { 0, 0 };
+			uint64_t w[2];
 
-			for (size_t j = 0; j < 16 && b + j < len; j++)
-				w[j / 8] |= (uint64_t)msg[b + j] << (8 * (j % 8));
+			test_block(msg, len, b, w);
 			sum += (unsigned __int128)(w[0] + test_nh_key[b / 8]) *
 			    (w[1] + test_nh_key[b / 8 + 1]);
 		}
 		assert_int_equal(d.lo, (uint64_t)sum);
 		assert_int_equal(d.hi, (uint64_t)(sum >> 64));
+	}
+}
+
+/* The carry-less product of two 64-bit words, a bit at a time, into p[0] (low), p[1]. */
+static void
+clmul_ref(uint64_t a, uint64_t b, uint64_t p[2])
+{
+	p[0] = p[1] = 0;
+	for (int i = 0; i < 64; i++)
+		if (b >> i & 1) {
+			p[0] ^= a << i;
+			p[1] ^= i == 0 ? 0 : a >> (64 - i);
+		}
+}
+
+/*
+ * CLNH as dp_hash.h writes it, a byte at a time and a bit at a time: the XOR of
+ * (m0 ^ k0) * (m1 ^ k1) carry-less over the zero-padded blocks, the length XORed in; and
+ * the digest in use is CLNH exactly where the CPU has it, NH elsewhere.
+ */
+static void
+test_digest_is_clnh(void **state)
+{
+	uint8_t msg[300];
+
+	(void)state;
+	test_key_and_msg(msg, sizeof(msg));
+	for (size_t len = 0; len <= sizeof(msg); len++) {
+		struct dp_digest d = dp_hash_has_clnh() ?
+		    dp_hash_digest_clnh(test_nh_key, 1, 2, msg, len) :
+		    dp_hash_digest_nh(test_nh_key, 1, 2, msg, len);
+		uint64_t sum[2] = { len, 0 }, pr[2];
+
+		assert_true(dp_digest_eq(dp_hash_digest_keyed(test_nh_key, 1, 2, msg, len), d));
+		if (!dp_hash_has_clnh())
+			continue;
+		for (size_t b = 0; b < len; b += 16) {
+			uint64_t w[2];
+
+			test_block(msg, len, b, w);
+			clmul_ref(w[0] ^ test_nh_key[b / 8], w[1] ^ test_nh_key[b / 8 + 1], pr);
+			sum[0] ^= pr[0];
+			sum[1] ^= pr[1];
+		}
+		assert_int_equal(d.lo, sum[0]);
+		assert_int_equal(d.hi, sum[1]);
 	}
 }
 
@@ -206,6 +284,7 @@ main(void)
 		cmocka_unit_test(test_digest_tells_contents_apart),
 		cmocka_unit_test(test_digest_long_and_short),
 		cmocka_unit_test(test_digest_is_nh),
+		cmocka_unit_test(test_digest_is_clnh),
 		cmocka_unit_test(test_bytes_state_is_the_key),
 		cmocka_unit_test(test_crc_hash_is_keyed),
 	};

@@ -325,6 +325,44 @@ test_malformed_extension_length(void **state)
 	tf_expect_hello(&h, SNI_MALFORMED);
 }
 
+/*
+ * The last extension's length runs past the block by 1 to 65535 bytes: a valid server_name
+ * (whose place the walk notes), a type past 63 and an ALPN. The walk leaves its cursor past
+ * the end and must fail there, never judge what it noted.
+ */
+static void
+test_malformed_extension_overrun(void **state)
+{
+	static const unsigned int over[] = { 1, 2, 3, 4, 5, 8, 255, 256, 4096 };
+	static const uint16_t types[] = { 0x0000, 0x0010, 0x0a0a, 0xfe0d };
+
+	(void)state;
+	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++)
+		for (size_t i = 0; i < sizeof(over) / sizeof(over[0]); i++) {
+			struct tf_hello h;
+			unsigned int len;
+			size_t at;
+
+			tf_hello_begin(&h);
+			tf_ext_common(&h.m);
+			at = h.m.n;
+			if (types[t] == 0x0000)
+				tf_ext_sni(&h.m, "allowed.example");
+			else if (types[t] == 0x0010)
+				tf_ext_hex(&h.m, 0x0010, "0003 02 6832");
+			else
+				tf_ext_hex(&h.m, types[t], "00");
+			/* its length, as written, and over more */
+			len = (unsigned int)(h.m.b[at + 2] << 8 | h.m.b[at + 3]) +
+			    over[i];
+
+			h.m.b[at + 2] = (uint8_t)(len >> 8);
+			h.m.b[at + 3] = (uint8_t)len;
+			tf_hello_end(&h);
+			tf_expect_hello(&h, SNI_MALFORMED);
+		}
+}
+
 static void
 test_malformed_duplicate_server_name(void **state)
 {
@@ -516,6 +554,7 @@ main(void)
 		cmocka_unit_test(test_malformed_extensions_length),
 		cmocka_unit_test(test_malformed_trailing_after_extensions),
 		cmocka_unit_test(test_malformed_extension_length),
+		cmocka_unit_test(test_malformed_extension_overrun),
 		cmocka_unit_test(test_malformed_duplicate_server_name),
 		cmocka_unit_test(test_malformed_duplicate_extension),
 		cmocka_unit_test(test_malformed_sni_second_entry),
