@@ -67,6 +67,7 @@ dp_hold_take(struct dp_worker *w, struct dp_flow *f, uint32_t *ref, uint32_t bas
 	h->base = base;
 	h->judged = 0;
 	h->trickled = 0;
+	h->passed = 0;
 	h->nfolds = 0;
 	h->from_peer = from_peer;
 	reasm_init(&h->r, base, h->buf, sizeof(h->buf));
@@ -128,7 +129,7 @@ void
 dp_hold_release(struct dp_worker *w, struct dp_hold *h, uint32_t upto)
 {
 	const struct dp_flow *f = h->flow;
-	uint32_t sent = 0;
+	uint32_t sent = h->passed;	/* the server has those bytes, from their copies */
 	uint16_t kept = 0;
 
 	dp_hold_sort(h);
@@ -199,8 +200,13 @@ dp_hold_trickle_with(struct dp_worker *w, struct dp_hold *h, uint32_t from, uint
 		n = dp_out_build(w, DP_PORT_UPLINK, dp_hold_prefix_build, &c);
 		if (n < 0)
 			return;		/* no buffer: the client sends it again, nothing is lost */
-		if (n > 0)
+		if (n > 0) {
+			/* went whole and in order, nothing of it left for its release to send */
+			if (h->passed == h->off[i] && end == h->end[i] &&
+			    !(c.p->tcp_flags & PKT_TCP_FIN))
+				h->passed = end;
 			h->trickled = end;
+		}
 	}
 }
 

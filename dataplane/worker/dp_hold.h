@@ -37,6 +37,11 @@ struct dp_hold {
 	bool from_peer;			/* the server's direction: released toward the VM */
 	uint32_t judged;		/* DNS: stream bytes [0, judged) are whole, judged messages */
 	uint32_t trickled;		/* unjudged bytes before this offset went on as copies */
+	/*
+	 * Of those, the held segments that end by this offset went on whole, each as its
+	 * copy, none with a FIN (a copy carries none): a release does not send them again.
+	 */
+	uint32_t passed;
 	uint8_t nfolds;
 	uint8_t fold_len[DP_HOLD_FOLDS];	/* DNS: a question name the VM spelled with */
 	uint32_t fold_at[DP_HOLD_FOLDS];	/* capitals, at these stream offsets: lower case */

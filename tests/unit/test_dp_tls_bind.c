@@ -156,6 +156,51 @@ test_other_unbound_name_judged_by_binding(void **state)
 	assert_int_equal(t_denied(), denied + 2);
 }
 
+/*
+ * A connection from sport whose hello (naming sni) comes in two segments, the first cut
+ * bytes with fin1's flags: what the uplink sent for it, in frames.
+ */
+static uint64_t
+t_split_sent(uint16_t sport, const char *sni, size_t cut, uint8_t flags1)
+{
+	static struct tf_msg stream;
+	uint64_t before = w->port_pkts[DP_PORT_UPLINK][1];
+	struct tf_hello h;
+	struct rte_mbuf *m;
+
+	tf_hello_begin(&h);
+	tf_ext_sni(&h.m, sni);
+	tf_ext_common(&h.m);
+	tf_hello_end(&h);
+	stream.n = 0;
+	tf_wrap(&stream, &h.m, 1);
+	assert_true(cut < stream.n);
+	m = t_tcp(sport, 1000, PKT_TCP_SYN, NULL, 0);
+	dp_burst_vm(w, &m, 1);
+	m = t_tcp(sport, 1001, flags1, stream.b, cut);
+	dp_burst_vm(w, &m, 1);
+	m = t_tcp(sport, 1001 + (uint32_t)cut, PKT_TCP_ACK | PKT_TCP_PSH, stream.b + cut,
+	    stream.n - cut);
+	dp_burst_vm(w, &m, 1);
+	dp_tx_flush(w);
+	return w->port_pkts[DP_PORT_UPLINK][1] - before;
+}
+
+/*
+ * A hello's first segment, which cannot complete it, goes on at once as a copy (a slow
+ * writer waits for its ACK); once the hello is allowed, the release sends the rest, not
+ * that segment again: the SYN, the copy and the second segment. A first segment with a
+ * FIN goes again (its copy carries no FIN, and the FIN must reach the server).
+ */
+static void
+test_split_hello_first_segment_sent_once(void **state)
+{
+	(void)state;
+	t_bind("a.example");
+	assert_int_equal(t_split_sent(42300, "a.example", 60, PKT_TCP_ACK), 3);
+	assert_int_equal(t_split_sent(42301, "a.example", 60, PKT_TCP_ACK | PKT_TCP_FIN), 4);
+}
+
 int
 main(void)
 {
@@ -163,6 +208,7 @@ main(void)
 		cmocka_unit_test(test_bound_name_passes),
 		cmocka_unit_test(test_other_bound_name_judged_by_policy),
 		cmocka_unit_test(test_other_unbound_name_judged_by_binding),
+		cmocka_unit_test(test_split_hello_first_segment_sent_once),
 	};
 
 	return dpf_run("test_dp_tls_bind", t_config, &ctx, &w, tests,
