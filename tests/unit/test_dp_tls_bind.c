@@ -68,18 +68,12 @@ t_tcp(uint16_t sport, uint32_t seq, uint8_t flags, const uint8_t *payload, size_
 	    .payload = payload, .len = len });
 }
 
-/*
- * A connection from sport to t_server:443 whose hello names sni: the SYN, then the hello
- * in one segment. Returns the flow, or NULL when the hello closed it.
- */
-static struct dp_flow *
-t_connect(uint16_t sport, const char *sni)
+/* A ClientHello naming sni, in one TLS record: the stream's bytes (until the next call). */
+static const struct tf_msg *
+t_hello(const char *sni)
 {
 	static struct tf_msg stream;
-	struct dp_flow_key k = { .vm = 0, .family = 4, .proto = 6, .vm_port = sport,
-		.peer_port = 443, .peer = { 203, 0, 113, 5 } };
 	struct tf_hello h;
-	struct rte_mbuf *m;
 
 	tf_hello_begin(&h);
 	tf_ext_sni(&h.m, sni);
@@ -87,10 +81,25 @@ t_connect(uint16_t sport, const char *sni)
 	tf_hello_end(&h);
 	stream.n = 0;
 	tf_wrap(&stream, &h.m, 1);
+	return &stream;
+}
+
+/*
+ * A connection from sport to t_server:443 whose hello names sni: the SYN, then the hello
+ * in one segment. Returns the flow, or NULL when the hello closed it.
+ */
+static struct dp_flow *
+t_connect(uint16_t sport, const char *sni)
+{
+	struct dp_flow_key k = { .vm = 0, .family = 4, .proto = 6, .vm_port = sport,
+		.peer_port = 443, .peer = { 203, 0, 113, 5 } };
+	const struct tf_msg *stream = t_hello(sni);
+	struct rte_mbuf *m;
+
 	m = t_tcp(sport, 1000, PKT_TCP_SYN, NULL, 0);
 	dp_burst_vm(w, &m, 1);
 	assert_non_null(dp_flow_lookup(w->flows, &k));
-	m = t_tcp(sport, 1001, PKT_TCP_ACK | PKT_TCP_PSH, stream.b, stream.n);
+	m = t_tcp(sport, 1001, PKT_TCP_ACK | PKT_TCP_PSH, stream->b, stream->n);
 	dp_burst_vm(w, &m, 1);
 	dp_tx_flush(w);
 	return dp_flow_lookup(w->flows, &k);
@@ -158,29 +167,22 @@ test_other_unbound_name_judged_by_binding(void **state)
 
 /*
  * A connection from sport whose hello (naming sni) comes in two segments, the first cut
- * bytes with fin1's flags: what the uplink sent for it, in frames.
+ * bytes with flags1: what the uplink sent for it, in frames.
  */
 static uint64_t
 t_split_sent(uint16_t sport, const char *sni, size_t cut, uint8_t flags1)
 {
-	static struct tf_msg stream;
 	uint64_t before = w->port_pkts[DP_PORT_UPLINK][1];
-	struct tf_hello h;
+	const struct tf_msg *stream = t_hello(sni);
 	struct rte_mbuf *m;
 
-	tf_hello_begin(&h);
-	tf_ext_sni(&h.m, sni);
-	tf_ext_common(&h.m);
-	tf_hello_end(&h);
-	stream.n = 0;
-	tf_wrap(&stream, &h.m, 1);
-	assert_true(cut < stream.n);
+	assert_true(cut < stream->n);
 	m = t_tcp(sport, 1000, PKT_TCP_SYN, NULL, 0);
 	dp_burst_vm(w, &m, 1);
-	m = t_tcp(sport, 1001, flags1, stream.b, cut);
+	m = t_tcp(sport, 1001, flags1, stream->b, cut);
 	dp_burst_vm(w, &m, 1);
-	m = t_tcp(sport, 1001 + (uint32_t)cut, PKT_TCP_ACK | PKT_TCP_PSH, stream.b + cut,
-	    stream.n - cut);
+	m = t_tcp(sport, 1001 + (uint32_t)cut, PKT_TCP_ACK | PKT_TCP_PSH, stream->b + cut,
+	    stream->n - cut);
 	dp_burst_vm(w, &m, 1);
 	dp_tx_flush(w);
 	return w->port_pkts[DP_PORT_UPLINK][1] - before;
