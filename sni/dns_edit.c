@@ -64,7 +64,7 @@ edit_shape_write(struct dns_edit *e, const struct dns_edit_rr *rr,
 		return false;
 	for (unsigned int i = 0; i < s->names; i++) {
 		at = dns_off(e->o, &r);
-		if (dns_name_read(e->o, &r, NULL, &wire_len) != DNS_OK)
+		if (dns_name_read(e->o, &r, &wire_len) != DNS_OK)
 			goto bad;
 		if (!dns_edit_name(e, at))
 			return false;
