@@ -193,7 +193,9 @@ test_full_ring_refuses_the_answer(void **state)
 	/* the main lcore takes the ring's events; asked again, the answer binds and goes */
 	t_drain();
 	id = t_ask("a");
+	atomic_store(&ctx.main_asleep, true);	/* the answer's events wake it */
 	t_answer(id, "a", 3);
+	assert_false(atomic_load(&ctx.main_asleep));
 	assert_int_equal(dp_binds_count(ctx.binds, 0), 3);
 	assert_int_equal(rte_ring_count(w->bind_evts), 3);	/* one event per binding */
 	assert_int_equal(w->tx[DP_PORT_VM].n, 1);
