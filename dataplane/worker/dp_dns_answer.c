@@ -108,14 +108,16 @@ dp_dns_keep(void *arg, const struct dns_addr *d)
 	struct dp_dns_learner *l = arg;
 	struct dp_worker *w = l->w;
 	const struct dp_gen *g = l->g;
-	struct pol_addr addr = { .family = d->family };
+	struct pol_addr addr;
 	uint32_t ttl = d->ttl;
 	uint64_t expires;
 	int rc;
 
 	if (!l->named)
 		return false;
-	memcpy(addr.a, d->addr, d->family == 4 ? 4 : 16);
+	/* an IPv4 address comes with its last twelve bytes zero (the parser, the editor) */
+	addr.family = d->family;
+	memcpy(addr.a, d->addr, sizeof(addr.a));
 	if (!dp_dns_bindable(g, l->v, d)) {
 		w->vm_stats[l->vm].blocked[DP_REASON_REBIND]++;
 		return false;
