@@ -64,7 +64,7 @@ edit_shape_write(struct dns_edit *e, const struct dns_edit_rr *rr,
 		return false;
 	for (unsigned int i = 0; i < s->names; i++) {
 		at = dns_off(e->o, &r);
-		if (dns_name_read(e->o, &r, NULL, &wire_len) != DNS_OK)
+		if (dns_name_read(e->o, &r, &wire_len) != DNS_OK)
 			goto bad;
 		if (!dns_edit_name(e, at))
 			return false;
@@ -341,6 +341,16 @@ edit_offer_plain(struct dns_edit *e, const struct dns_msg *m, struct edit_replay
 	return edit_kept_all(r, m->nb_addrs);
 }
 
+/* May the plain shortcut take m (len bytes, into cap)? The scan, which it skips, says so. */
+static inline bool
+edit_plain_ok(const struct dns_msg *m, size_t len, size_t cap, unsigned int flags,
+    const uint8_t *scratch, size_t scratch_len)
+{
+	return m->plain && len < DNS_PTR_REACH && len <= cap && scratch != NULL &&
+	    scratch_len >= len && (flags & DNS_EDIT_REBUILD) == 0 &&
+	    ((flags & DNS_EDIT_SAME_LEN) == 0 || m->msg_len == len);
+}
+
 enum dns_edit_status
 dns_edit_parsed(uint8_t *msg, size_t len, const struct dns_msg *m, size_t cap,
     unsigned int flags, dns_keep_fn keep, void *arg, uint8_t *scratch, size_t scratch_len,
@@ -360,22 +370,26 @@ dns_edit_parsed(uint8_t *msg, size_t len, const struct dns_msg *m, size_t cap,
 	*st = (struct dns_edit_stats){ 0 };
 	if (!m->qr || !m->has_question)
 		return DNS_EDIT_MALFORMED;
-	/* Never longer than it came: the client's EDNS UDP size (or 512) holds it. */
-	e = (struct dns_edit){
-		.o = scratch, .olen = len, .w = msg, .cap = len, .map = map,
-		.map_len = len < DNS_PTR_REACH ? len : DNS_PTR_REACH,
-		.flags = flags, .keep = keep, .arg = arg, .st = st,
-	};
-	/* what the scan would find of a plain message, the parser found: it checks, and is same */
-	if (m->plain && len < DNS_PTR_REACH && len <= cap && scratch != NULL &&
-	    scratch_len >= len && (flags & DNS_EDIT_REBUILD) == 0 &&
-	    ((flags & DNS_EDIT_SAME_LEN) == 0 || m->msg_len == len)) {
+	/*
+	 * What the scan would find of a plain message, the parser found: it checks, and is
+	 * same. Only keep() and the counts are the shortcut's; the rest of e is set after.
+	 */
+	e.keep = keep;
+	e.arg = arg;
+	e.st = st;
+	if (edit_plain_ok(m, len, cap, flags, scratch, scratch_len)) {
 		if (edit_offer_plain(&e, m, &replay)) {
 			*out_len = m->msg_len;
 			return DNS_EDIT_OK;
 		}
 		asked = true;
 	}
+	/* Never longer than it came: the client's EDNS UDP size (or 512) holds it. */
+	e = (struct dns_edit){
+		.o = scratch, .olen = len, .w = msg, .cap = len, .map = map,
+		.map_len = len < DNS_PTR_REACH ? len : DNS_PTR_REACH,
+		.flags = flags, .keep = keep, .arg = arg, .st = st,
+	};
 	if (!dns_edit_scan(msg, len, m, flags, &s))
 		return DNS_EDIT_MALFORMED;
 	if (len > cap || scratch == NULL || scratch_len < len || s.too_many)

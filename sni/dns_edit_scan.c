@@ -81,7 +81,7 @@ dns_edit_rr_read(const uint8_t *o, struct rd *r, struct dns_edit_rr *rr)
 	size_t wire_len;
 
 	rr->owner = dns_off(o, r);
-	if (dns_name_read(o, r, NULL, &wire_len) != DNS_OK)
+	if (dns_name_read(o, r, &wire_len) != DNS_OK)
 		return false;
 	rr->fixed = dns_off(o, r);
 	if (!rd_u16(r, &rr->type) || !rd_u16(r, &rr->class) || !rd_u32(r, &rr->ttl) ||
@@ -138,7 +138,7 @@ scan_shape(struct dns_edit_scan *s, const uint8_t *o, const struct dns_edit_rr *
 	}
 	for (unsigned int i = 0; i < sh->names; i++) {
 		at = dns_off(o, &r);
-		if (dns_name_read(o, &r, NULL, &wire_len) != DNS_OK)
+		if (dns_name_read(o, &r, &wire_len) != DNS_OK)
 			return false;
 		if (s->same && !scan_name(s, o, at))
 			s->same = false;

@@ -59,22 +59,15 @@ dns_off(const uint8_t *msg, const struct rd *r)
  * reserves them and RFC 6891 s5 retired the extended labels that used 0b01. The
  * uncompressed length, root label included, may not exceed 255 (RFC 1035 s3.1).
  *
- * With out non-NULL (DNS_NAME_WIRE_MAX bytes), the name is copied there uncompressed and
- * lower-cased, run by run (copy8()). *wire_len gets the uncompressed length. With labels
- * non-NULL (a message shorter than DNS_PTR_REACH), its in-place labels are marked there
- * as they are read, as (void)dns_name_mark() would mark them, without a second walk.
+ * *wire_len gets the uncompressed length, *hops the pointers followed.
  */
 static inline __attribute__((always_inline)) enum dns_status
-dns_name_read_marking(const uint8_t *msg, struct rd *r, uint8_t *out, size_t *wire_len,
-    uint64_t *labels)
+dns_name_read_hops(const uint8_t *msg, struct rd *r, size_t *wire_len, unsigned int *hops)
 {
 	struct rd cur = *r;
 	size_t seq_start = dns_off(msg, r);
 	size_t wire = 0;
-	/* the in-place run being read, copied out whole at its end: most names are one run */
-	const uint8_t *run = cur.p;
-	size_t run_at = 0;
-	unsigned int hops = 0;
+	unsigned int n = 0;
 	bool jumped = false;
 	uint8_t b, lo;
 
@@ -84,7 +77,7 @@ dns_name_read_marking(const uint8_t *msg, struct rd *r, uint8_t *out, size_t *wi
 		if ((b & 0xc0) == 0xc0) {
 			size_t target;
 
-			if (!rd_u8(&cur, &lo) || ++hops > DNS_PTR_HOPS_MAX)
+			if (!rd_u8(&cur, &lo) || ++n > DNS_PTR_HOPS_MAX)
 				return DNS_MALFORMED;
 			target = (size_t)(b & 0x3f) << 8 | lo;
 			if (target >= seq_start || target < DNS_HDR_LEN)
@@ -93,38 +86,30 @@ dns_name_read_marking(const uint8_t *msg, struct rd *r, uint8_t *out, size_t *wi
 				*r = cur;
 				jumped = true;
 			}
-			if (out != NULL)
-				copy8(out + run_at, run, wire - run_at, true);
 			cur = rd_make(msg + target, seq_start - target);
-			run = cur.p;
-			run_at = wire;
 			seq_start = target;
 			continue;
 		}
 		if ((b & 0xc0) != 0)
 			return DNS_MALFORMED;
-		if (labels != NULL && !jumped) {
-			size_t at = dns_off(msg, &cur) - 1;
-
-			labels[at / 64] |= 1ull << (at % 64);
-		}
 		if ((wire += 1 + (size_t)b) > DNS_NAME_WIRE_MAX || !rd_skip(&cur, b))
 			return DNS_MALFORMED;
 		if (b == 0)
 			break;
 	}
-	if (out != NULL)
-		copy8(out + run_at, run, wire - run_at, true);
 	if (!jumped)
 		*r = cur;
 	*wire_len = wire;
+	*hops = n;
 	return DNS_OK;
 }
 
 static inline enum dns_status
-dns_name_read(const uint8_t *msg, struct rd *r, uint8_t *out, size_t *wire_len)
+dns_name_read(const uint8_t *msg, struct rd *r, size_t *wire_len)
 {
-	return dns_name_read_marking(msg, r, out, wire_len, NULL);
+	unsigned int hops;
+
+	return dns_name_read_hops(msg, r, wire_len, &hops);
 }
 
 /*

@@ -14,6 +14,7 @@
 #include "sni/dns.h"
 #include "sni/rd.h"
 #include "dns_int.h"
+#include "dns_owner.h"
 
 /* An answer record that chain-following may need: a CNAME, or an A/AAAA of class IN. */
 struct dns_rr {
@@ -29,6 +30,7 @@ struct dns_rr {
  */
 struct dns_plain {
 	bool ok;
+	bool q_marked;		/* the lone question's labels are marked in labels */
 	unsigned int addrs;
 	uint64_t labels[DNS_PTR_REACH / 64];
 };
@@ -38,6 +40,33 @@ struct dns_link {
 	size_t name;
 	uint32_t ttl;
 };
+
+/*
+ * The name of a lone question, at the end of the header: as dns_name_read_hops() reads it,
+ * copied out lower-cased and its labels marked (as dns_name_mark() would), in one walk. A
+ * pointer there could only go back into the header, which no pointer may, so any byte
+ * above 63 ends it malformed; so does a label past the message or past 255 bytes.
+ */
+static inline enum dns_status
+dns_question_name(const uint8_t *msg, struct rd *r, uint8_t *out, size_t *wire_len,
+    uint64_t *labels)
+{
+	const size_t n = r->len < DNS_NAME_WIRE_MAX ? r->len : DNS_NAME_WIRE_MAX;
+	const size_t off = dns_off(msg, r);
+	size_t at = 0;
+	uint8_t b;
+
+	do {
+		if (at >= n || (b = r->p[at]) > 63 || at + 1 + b > n)
+			return DNS_MALFORMED;
+		if (labels != NULL)
+			labels[(off + at) / 64] |= 1ull << ((off + at) % 64);
+		at += 1 + (size_t)b;
+	} while (b != 0);
+	copy8(out, r->p, at, true);
+	*wire_len = at;
+	return rd_skip(r, at) ? DNS_OK : DNS_MALFORMED;
+}
 
 /*
  * Question (RFC 1035 s4.1.2): name | u16 qtype | u16 qclass. Only a lone question is kept:
@@ -50,20 +79,23 @@ dns_questions(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_
 	size_t wire_len;
 	uint16_t qtype, qclass;
 
+	if (out->qdcount == 1) {
+		/* its labels marked as they are read (dns_name_mark()) */
+		pl->q_marked = pl->ok;
+		if (dns_question_name(msg, r, out->qname, &wire_len,
+		    pl->ok ? pl->labels : NULL) != DNS_OK || r->len < 4)
+			return DNS_MALFORMED;
+		out->has_question = true;
+		out->qname_len = (uint8_t)wire_len;
+		out->qtype = rd_be16(r->p);
+		out->qclass = rd_be16(r->p + 2);
+		out->question_end = dns_off(msg, r) + 4;
+		return rd_skip(r, 4) ? DNS_OK : DNS_MALFORMED;
+	}
 	for (unsigned int i = 0; i < out->qdcount; i++) {
-		uint8_t *name = out->qdcount == 1 ? out->qname : NULL;
-		/* the lone question's labels marked as they are read (dns_name_mark()) */
-		uint64_t *labels = out->qdcount == 1 && pl->ok ? pl->labels : NULL;
-
-		if (dns_name_read_marking(msg, r, name, &wire_len, labels) != DNS_OK ||
+		if (dns_name_read(msg, r, &wire_len) != DNS_OK ||
 		    !rd_u16(r, &qtype) || !rd_u16(r, &qclass))
 			return DNS_MALFORMED;
-		if (out->qdcount == 1) {
-			out->has_question = true;
-			out->qname_len = (uint8_t)wire_len;
-			out->qtype = qtype;
-			out->qclass = qclass;
-		}
 	}
 	out->question_end = dns_off(msg, r);
 	return DNS_OK;
@@ -84,7 +116,7 @@ dns_plain_soa(struct dns_plain *pl, const uint8_t *msg, struct rd r)
 		return true;
 	for (int i = 0; i < 2; i++) {
 		at = dns_off(msg, &r);
-		if (dns_name_read(msg, &r, NULL, &wire_len) != DNS_OK ||
+		if (dns_name_read(msg, &r, &wire_len) != DNS_OK ||
 		    !dns_name_mark(pl->labels, msg, at))
 			return false;
 	}
@@ -93,16 +125,17 @@ dns_plain_soa(struct dns_plain *pl, const uint8_t *msg, struct rd r)
 
 /*
  * A record's part in whether the response is plain: its names and its type. An owner that
- * is a pointer to the question (owner_q) points at a marked label: the lone question's
- * labels were marked while pl->ok held, and it never holds again once it fails.
+ * is a pointer to the question, or the pointer an earlier owner was (owner_seen), points
+ * at a marked label: the lone question's labels were marked while pl->ok held, the
+ * earlier owner's target was found marked, and pl->ok never holds again once it fails.
  */
 static void
-dns_plain_rr(struct dns_plain *pl, const uint8_t *msg, size_t owner, bool owner_q,
+dns_plain_rr(struct dns_plain *pl, const uint8_t *msg, size_t owner, bool owner_seen,
     uint16_t type, const struct rd *rdata)
 {
 	if (!pl->ok)
 		return;
-	if (!owner_q && !dns_name_mark(pl->labels, msg, owner)) {
+	if (!owner_seen && !dns_name_mark(pl->labels, msg, owner)) {
 		pl->ok = false;
 		return;
 	}
@@ -130,20 +163,6 @@ dns_plain_rr(struct dns_plain *pl, const uint8_t *msg, size_t owner, bool owner_
 	}
 }
 
-/*
- * Is the name at *r a pointer to the question's name, and if so skip it? That name was read
- * in place (a pointer in it could only go back into the header), so dns_name_read() would
- * find it valid with qname_len bytes again, a hop within the limit: the usual owner, 0xc00c,
- * is not walked once more. With more than one question no length was kept: walked.
- */
-static inline bool
-dns_owner_is_question(struct rd *r, const struct dns_msg *out)
-{
-	if (!out->has_question || r->len < 2 || r->p[0] != (0xc0 | DNS_HDR_LEN >> 8) ||
-	    r->p[1] != (DNS_HDR_LEN & 0xff))
-		return false;
-	return rd_skip(r, 2);
-}
 /* A record's type, class, TTL and RDATA: the ten fixed bytes bounds-checked at once. */
 static inline bool
 dns_rr_fixed(struct rd *r, uint16_t *type, uint16_t *class, uint32_t *ttl, struct rd *rdata)
@@ -170,21 +189,24 @@ dns_rrs(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_rr *ke
 {
 	const unsigned int an = out->ancount, add_from = an + out->nscount;
 	const unsigned int total = add_from + out->arcount;
+	struct dns_owners o = {
+		.qname_len = out->has_question ? out->qname_len : 0,
+		.q_end = (uint16_t)(pl->q_marked ? DNS_HDR_LEN + out->qname_len : 0),
+		.labels = pl->labels,
+	};
 
 	for (unsigned int i = 0; i < total; i++) {
 		size_t owner = dns_off(msg, r);
 		size_t owner_len, target_len;
+		unsigned int hops;
 		uint16_t type, class;
 		uint32_t ttl;
 		struct rd rdata;
+		enum dns_owner_how how = dns_owner_read(msg, r, &o, &owner_len);
 
-		bool owner_q = dns_owner_is_question(r, out);
-
-		if (owner_q)
-			owner_len = out->qname_len;
-		else if (dns_name_read(msg, r, NULL, &owner_len) != DNS_OK)
+		if (how == DNS_OWNER_BAD)
 			return DNS_MALFORMED;
-		else if (i < an && (msg[owner] & 0xc0) != 0xc0)
+		if (how == DNS_OWNER_READ && i < an && (msg[owner] & 0xc0) != 0xc0)
 			out->an_owners_inline++;	/* 16 bits: a record takes 11 bytes or more */
 		if (!dns_rr_fixed(r, &type, &class, &ttl, &rdata))
 			return DNS_MALFORMED;
@@ -200,9 +222,12 @@ dns_rrs(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_rr *ke
 		case DNS_TYPE_CNAME: {
 			struct rd target = rdata;
 
-			if (dns_name_read(msg, &target, NULL, &target_len) != DNS_OK ||
+			if (dns_name_read_hops(msg, &target, &target_len, &hops) != DNS_OK ||
 			    target.len != 0)
 				return DNS_MALFORMED;
+			/* the owner of the addresses that follow, usually */
+			dns_owners_learn(&o, dns_off(msg, &rdata), dns_off(msg, &target),
+			    target_len, hops);
 			break;
 		}
 		case DNS_TYPE_OPT:
@@ -216,7 +241,7 @@ dns_rrs(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_rr *ke
 		default:
 			break;
 		}
-		dns_plain_rr(pl, msg, owner, owner_q, type, &rdata);
+		dns_plain_rr(pl, msg, owner, how == DNS_OWNER_SEEN, type, &rdata);
 		/* Only the first DNS_ANSWERS_MAX answers count for the chain; all are checked. */
 		if (i >= an || i >= DNS_ANSWERS_MAX || class != DNS_CLASS_IN ||
 		    (type != DNS_TYPE_A && type != DNS_TYPE_AAAA && type != DNS_TYPE_CNAME))
@@ -357,10 +382,15 @@ dns_msg_parse(const uint8_t *buf, size_t len, struct dns_msg *out)
 	unsigned int nb_rrs = 0;
 	struct dns_plain pl;
 
-	if (!rd_u16(&r, &out->id) || !rd_u16(&r, &out->flags) || !rd_u16(&r, &out->qdcount) ||
-	    !rd_u16(&r, &out->ancount) || !rd_u16(&r, &out->nscount) ||
-	    !rd_u16(&r, &out->arcount))
+	if (len < DNS_HDR_LEN)
 		return DNS_MALFORMED;
+	out->id = rd_be16(buf);
+	out->flags = rd_be16(buf + 2);
+	out->qdcount = rd_be16(buf + 4);
+	out->ancount = rd_be16(buf + 6);
+	out->nscount = rd_be16(buf + 8);
+	out->arcount = rd_be16(buf + 10);
+	rd_skip(&r, DNS_HDR_LEN);
 	out->qr = (out->flags & 0x8000) != 0;
 	out->opcode = (uint8_t)(out->flags >> 11 & 0xf);
 	out->rcode = (uint8_t)(out->flags & 0xf);
@@ -375,6 +405,7 @@ dns_msg_parse(const uint8_t *buf, size_t len, struct dns_msg *out)
 	out->an_owners_inline = 0;
 	out->plain = false;
 	pl.ok = out->qr && out->ancount <= DNS_ANSWERS_MAX && len < DNS_PTR_REACH;
+	pl.q_marked = false;
 	pl.addrs = 0;
 	/* word by word: a message's few words cost less than a call */
 	for (size_t i = 0; pl.ok && i <= len / 64; i++)

@@ -8,6 +8,7 @@
 #include "sni/csum.h"
 #include "sni/frame.h"
 #include "sni/frame_inplace.h"
+#include "sni/frame_rebind.h"
 #include "frame_int.h"
 #include "sni/rd.h"
 
@@ -261,39 +262,6 @@ frame_tcp_rst_in_place(uint8_t *in, size_t len, const struct pkt *p)
 
 	memcpy(head, in, n);
 	return frame_tcp_rst(head, n, p, in, len);
-}
-
-/*
- * The IPv4 prefixes DNS may never bind (SPEC s4 step 3), as compares on the address's
- * word: an IPv4 answer's address costs no table walk and no stack frame.
- */
-static inline bool
-frame_rebind4(const uint8_t *addr)
-{
-	uint32_t a = (uint32_t)addr[0] << 24 | (uint32_t)addr[1] << 16 |
-	    (uint32_t)addr[2] << 8 | addr[3];
-
-	return (a >> 24) == 0x00 ||	/* "this network", RFC 1122 s3.2.1.3 */
-	    (a >> 24) == 0x7f ||	/* loopback */
-	    (a >> 16) == 0xa9fe ||	/* link local, RFC 3927 */
-	    (a >> 28) == 0xe ||		/* multicast */
-	    a == 0xffffffff;		/* limited broadcast */
-}
-
-/*
- * The IPv6 prefixes DNS may never bind, as compares on the address's bytes (the first
- * fifteen read as two words): no table walk, no memcmp() call.
- */
-static inline bool
-frame_rebind6(const uint8_t *addr)
-{
-	uint64_t head, tail;
-
-	memcpy(&head, addr, 8);
-	memcpy(&tail, addr + 7, 8);
-	return (head == 0 && tail == 0 && addr[15] <= 1) ||	/* unspecified, loopback */
-	    (addr[0] == 0xfe && (addr[1] & 0xc0) == 0x80) ||	/* link local, fe80::/10 */
-	    addr[0] == 0xff;					/* multicast */
 }
 
 /* Where RFC 6052 s2.2 puts the IPv4 address after a NAT64 prefix of 48, 56, 64, 96 bits. */

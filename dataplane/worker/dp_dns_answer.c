@@ -14,17 +14,26 @@
 #include "dp_gen.h"
 #include "sni/dns.h"
 #include "sni/frame.h"
+#include "sni/frame_rebind.h"
 
-/* The name an answer's addresses are bound to, and what binding them has come to. */
+/*
+ * The name an answer's addresses are bound to, and what binding them has come to; what
+ * every address needs of the worker and its generation is found once an answer.
+ */
 struct dp_dns_learner {
 	struct dp_worker *w;
+	const struct dp_gen *g;
+	const struct dp_vm *v;
+	struct dp_binds *binds;
 	uint16_t vm;
 	bool named;			/* a NOERROR answer to a question with a name */
 	bool limited;			/* the VM's share ran out (one event per answer) */
 	bool refused;			/* no room for the bindings' events: the answer goes not */
 	unsigned int reserved;		/* bindings whose room the answer's check found */
+	unsigned int bound;		/* events put: the main lcore is woken once after */
 	uint64_t hash;
 	struct pol_ports ports;
+	struct dp_evt_binder evt;
 	int n;
 	char name[DNS_NAME_TEXT_MAX];
 };
@@ -62,20 +71,32 @@ dp_dns_room(struct dp_dns_learner *l, unsigned int n)
  * May d be bound at all? Not a resolver's address, which opens DNS only and only to port
  * 53; nor one DNS may never bind (frame_addr_rebind()) or a VM's own, unless an address
  * pattern allows it (SPEC s4.3). Either, itself or through one of the IPv4 addresses it
- * embeds (NAT64, 6to4, Teredo, ...: frame_addr_embedded_v4()), found once for both.
+ * embeds (NAT64, 6to4, Teredo, ...: frame_addr_embedded_v4()), found once for both: the
+ * compares frame_addr_rebind() makes, asked here of the addresses found.
  */
 static bool
 dp_dns_bindable(const struct dp_gen *g, const struct dp_vm *v, const struct dns_addr *d)
 {
 	uint8_t v4[FRAME_EMBEDDED_V4_MAX][4];
-	size_t n = d->family == 6 ? frame_addr_embedded_v4(d->addr, v4, FRAME_EMBEDDED_V4_MAX) : 0;
 	uint8_t kind = dp_gen_addr_kind(g, d->family, d->addr);
+	bool rebind;
 
-	for (size_t i = 0; i < n; i++)
-		kind |= dp_gen_addr_kind(g, 4, v4[i]);
+	if (d->family == 4) {
+		rebind = frame_rebind4(d->addr);
+	} else if (d->family == 6) {
+		size_t n = frame_addr_embedded_v4(d->addr, v4, FRAME_EMBEDDED_V4_MAX);
+
+		rebind = frame_rebind6(d->addr);
+		for (size_t i = 0; i < n; i++) {
+			kind |= dp_gen_addr_kind(g, 4, v4[i]);
+			rebind |= frame_rebind4(v4[i]);
+		}
+	} else {
+		rebind = true;		/* what cannot be classified is never bound */
+	}
 	if (kind & DP_ADDR_RESOLVER)
 		return false;
-	return !(frame_addr_rebind(d->family, d->addr) || (kind & DP_ADDR_VM)) ||
+	return !(rebind || (kind & DP_ADDR_VM)) ||
 	    pol_match_addr(g->set, v->policy, d->addr, d->family == 4 ? 4 : 16, POL_PROTO_ANY, 0,
 	    NULL) == POL_ALLOW;
 }
@@ -86,20 +107,23 @@ dp_dns_keep(void *arg, const struct dns_addr *d)
 {
 	struct dp_dns_learner *l = arg;
 	struct dp_worker *w = l->w;
-	const struct dp_gen *g = w->gen;
-	const struct dp_vm *v = &g->vms[l->vm];
-	struct pol_addr addr = { .family = d->family };
+	const struct dp_gen *g = l->g;
+	struct pol_addr addr;
 	uint32_t ttl = d->ttl;
+	uint64_t expires;
 	int rc;
 
 	if (!l->named)
 		return false;
-	memcpy(addr.a, d->addr, d->family == 4 ? 4 : 16);
-	if (!dp_dns_bindable(g, v, d)) {
+	/* an IPv4 address comes with its last twelve bytes zero (the parser, the editor) */
+	addr.family = d->family;
+	memcpy(addr.a, d->addr, sizeof(addr.a));
+	if (!dp_dns_bindable(g, l->v, d)) {
 		w->vm_stats[l->vm].blocked[DP_REASON_REBIND]++;
 		return false;
 	}
 	ttl = ttl < g->min_ttl ? g->min_ttl : ttl > g->max_ttl ? g->max_ttl : ttl;
+	expires = w->now + ttl;
 	/*
 	 * The answer's check found room for its chain's addresses all at once, and only this
 	 * worker fills its ring: each of them has its room. Any more (hints, addresses past
@@ -109,7 +133,7 @@ dp_dns_keep(void *arg, const struct dns_addr *d)
 		l->reserved--;
 	else if (!dp_dns_room(l, 1))
 		return false;
-	rc = dp_bind_learn(w->ctx->binds, l->vm, &addr, l->hash, &l->ports, g->id, w->now + ttl,
+	rc = dp_bind_learn(l->binds, l->vm, &addr, l->hash, &l->ports, g->id, expires,
 	    g->max_bindings_per_vm);
 	if (rc == -EDQUOT) {
 		/* the VM's own share is full: its further addresses open nothing */
@@ -125,7 +149,8 @@ dp_dns_keep(void *arg, const struct dns_addr *d)
 		w->drops[DP_DROP_TABLE_FULL]++;
 		return false;
 	}
-	dp_evt_bind(w, l->vm, &addr, l->name, (size_t)l->n, ttl, w->now + ttl, &l->ports);
+	dp_evt_bind_quiet(w, &l->evt, &addr, ttl, expires);
+	l->bound++;
 	return true;
 }
 
@@ -155,8 +180,12 @@ dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a,
 
 	/* field by field: the name's 1 KiB is written by dns_name_to_text(), not zeroed */
 	l.w = w;
+	l.g = g;
+	l.v = &g->vms[vm];
+	l.binds = w->ctx->binds;
 	l.vm = vm;
 	l.limited = l.refused = false;
+	l.bound = 0;
 	l.hash = 0;
 	memset(&l.ports, 0, sizeof(l.ports));
 
@@ -176,10 +205,14 @@ dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a,
 	l.reserved = 0;
 	if (l.named && dp_dns_room(&l, a->nb_addrs))
 		l.reserved = a->nb_addrs;
+	if (l.named)
+		dp_evt_binder_init(&l.evt, vm, g->id, l.name, (size_t)l.n, &l.ports);
 	/* a was parsed from msg: the editor does not parse it again */
 	rc = l.refused ? DNS_EDIT_OK : dns_edit_parsed(msg, len, a, cap, (g->ech_strip ?
 	    DNS_EDIT_STRIP_ECH : 0) | (same_len ? DNS_EDIT_SAME_LEN : 0), dp_dns_keep, &l,
 	    w->dns_scratch, DP_DNS_SCRATCH, out_len, &st);
+	if (l.bound > 0)
+		dp_main_wake(w->ctx);
 	*refused = l.refused;
 	if (rewritten != NULL)
 		*rewritten = !l.refused && st.rewritten != 0;

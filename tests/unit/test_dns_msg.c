@@ -153,6 +153,15 @@ static const struct dns_case cases[] = {
 	OK("label63", QQ "Q " L63 ".example 1", L63 ".example", 0, "", 0, 0),
 	/* 3 * 64 + 62 + 1 */
 	OK("name255", QQ "Q " L189 "." L61 " 1", L189 "." L61, 0, "", 0, 0),
+	/*
+	 * owners through a pointer to a name read before: a label of the question, a CNAME's
+	 * target (the names the parser does not walk again), and the same pointer once more
+	 */
+	OK("owner_question_suffix", RQ(2, 0, 1) "A @14 60 192.0.2.1; A @14 60 192.0.2.2; "
+	    "R @22 41 512 0 -", "a.example", 0, "", 512, 0),
+	OK("owner_cname_target_twice", RQ(4, 0, 0) "C @12 300 b.example; A @39 60 192.0.2.1; "
+	    "A @39 60 192.0.2.2; A @41 60 192.0.2.3", "a.example", 1,
+	    "192.0.2.1/60 192.0.2.2/60", 0, 0),
 	OK("real_938", REAL_938, "central.sonatype.com", 1,
 	    "199.232.230.191/60 199.232.20.105/60 151.101.98.62/60 146.75.79.71/60", 1232, 0),
 	BAD("short_header", "B 123401000001000000000000"),
@@ -163,6 +172,10 @@ static const struct dns_case cases[] = {
 	BAD("pointer_loop", RQ(2, 0, 0) "A @43 60 192.0.2.1; A @27 60 192.0.2.2"),
 	BAD("pointer_into_header", RQ(1, 0, 0) "A @4 60 192.0.2.1"),
 	BAD("qname_pointer", QQ "Q @0 1"),
+	/* into the text of the question's label: 'a' (97) read as a length */
+	BAD("owner_into_question_label", RQ(1, 0, 0) "A @13 60 192.0.2.1"),
+	/* into the text of a CNAME target's label: 'b' read as a length */
+	BAD("owner_into_cname_label", RQ(2, 0, 0) "C @12 300 b.example; A @40 60 192.0.2.1"),
 	/* 39: label of 2 that would swallow the owner's own pointer (40) and end at 42 */
 	BAD("pointer_target_overlaps", RQ(2, 0, 0) "R @12 65280 1 60 02; R @39 1 1 60 c0000201"),
 	BADB("hops_over", b_hops_over),

@@ -179,7 +179,9 @@ t_drain(void)
 static void
 test_full_ring_refuses_the_answer(void **state)
 {
+	static const uint8_t zero[12];
 	uint64_t vm_tx = w->port_pkts[DP_PORT_VM][1];
+	struct dp_evt out[4];
 	uint16_t id;
 
 	(void)state;
@@ -193,13 +195,21 @@ test_full_ring_refuses_the_answer(void **state)
 	/* the main lcore takes the ring's events; asked again, the answer binds and goes */
 	t_drain();
 	id = t_ask("a");
+	atomic_store(&ctx.main_asleep, true);	/* the answer's events wake it */
 	t_answer(id, "a", 3);
+	assert_false(atomic_load(&ctx.main_asleep));
 	assert_int_equal(dp_binds_count(ctx.binds, 0), 3);
 	assert_int_equal(rte_ring_count(w->bind_evts), 3);	/* one event per binding */
 	assert_int_equal(w->tx[DP_PORT_VM].n, 1);
 	dp_tx_flush(w);
 	assert_int_equal(w->drops[DP_DROP_BIND_QUEUE_FULL], 1);
-	assert_int_equal(t_drain(), 3);
+	/* each event's IPv4 address, and nothing in the twelve bytes past it */
+	assert_int_equal(dp_evt_drain(w, out, 4), 3);
+	for (unsigned int i = 0; i < 3; i++) {
+		assert_int_equal(out[i].family, 4);
+		assert_memory_equal(out[i].addr + 4, zero, sizeof(zero));
+	}
+	assert_int_equal(t_drain(), 0);
 }
 
 /* A VM holding its share is charged with vm_limit; its neighbour still binds. */

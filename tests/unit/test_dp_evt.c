@@ -183,7 +183,7 @@ test_records_whole(void **state)
 {
 	static const char long_name[] = "a-rather-long-name-that-fills-the-slot.example.org";
 	struct pol_addr a = { .family = 6 };
-	struct dp_evt out[2], zero[1];
+	struct dp_evt out[2], zero[1], want;
 	unsigned int cap = rte_ring_get_capacity(w.bind_evts);
 
 	(void)state;
@@ -193,6 +193,8 @@ test_records_whole(void **state)
 		dp_evt_bind(&w, 1, &a, long_name, sizeof(long_name) - 1, 60, 70, &every_port);
 		assert_int_equal(dp_evt_drain(&w, out, 1), 1);
 	}
+	/* and whatever a slot held, not just a bind record: the ring's slots follow its head */
+	memset(w.bind_evts + 1, 0xa5, (size_t)w.bind_evts->size * sizeof(struct dp_evt));
 	gen.id = 7;
 	dp_evt_bind(&w, 2, &a, "ex.com", 6, 300, 400, &every_port);
 	assert_int_equal(dp_evt_drain(&w, out, 2), 1);
@@ -209,6 +211,21 @@ test_records_whole(void **state)
 	assert_memory_equal(out[0].name, "ex.com", 6);
 	assert_memory_equal(out[0].name + 6, zero, sizeof(out[0].name) - 6);
 	assert_true(out[0].tsc != 0);
+	/* and every byte no field names (padding included) is zero */
+	memset(&want, 0, sizeof(want));
+	want.version = DP_API_VERSION;
+	want.type = DP_EVT_BIND;
+	want.vm = 2;
+	want.family = 6;
+	want.ttl = 300;
+	want.tsc = out[0].tsc;
+	want.expires = 400;
+	want.gen = 7;
+	want.ports.all = 1;
+	want.name_len = 6;
+	memcpy(want.addr, a.a, 16);
+	memcpy(want.name, "ex.com", 6);
+	assert_memory_equal(&out[0], &want, sizeof(want));
 
 	dp_evt_block(&w, 3, NULL, DP_REASON_NO_BINDING, true, "b.example", 9);
 	assert_int_equal(dp_evt_drain(&w, out, 2), 1);
@@ -221,6 +238,30 @@ test_records_whole(void **state)
 	assert_int_equal(out[0].name_len, 9);
 	assert_memory_equal(out[0].name, "b.example", 9);
 	gen.id = 1;
+}
+
+/*
+ * An answer's events (dp_evt_bind_quiet()) are dp_evt_bind()'s records, and wake no one:
+ * the answer's learner wakes the main lcore once, after its last.
+ */
+static void
+test_bind_quiet(void **state)
+{
+	struct pol_addr a = { .family = 4, .a = { 192, 0, 2, 1 } };
+	struct dp_evt_binder b;
+	struct dp_evt out[2];
+
+	(void)state;
+	atomic_store(&ctx.main_asleep, true);
+	dp_evt_binder_init(&b, 2, gen.id, "ex.com", 6, &every_port);
+	dp_evt_bind_quiet(&w, &b, &a, 300, 400);
+	assert_true(atomic_load(&ctx.main_asleep));
+	dp_evt_bind(&w, 2, &a, "ex.com", 6, 300, 400, &every_port);
+	assert_false(atomic_load(&ctx.main_asleep));
+	assert_int_equal(dp_evt_drain(&w, out, 2), 2);
+	assert_true(out[0].tsc != 0 && out[1].tsc != 0);
+	out[0].tsc = out[1].tsc = 0;
+	assert_memory_equal(&out[0], &out[1], sizeof(out[0]));
 }
 
 int
@@ -237,6 +278,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_room_for_many, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wake_once_per_sleep, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_records_whole, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bind_quiet, setup, teardown),
 	};
 	int rc;
 

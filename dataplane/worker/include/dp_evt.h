@@ -64,6 +64,28 @@ void dp_evt_bind(struct dp_worker *w, uint16_t vm, const struct pol_addr *addr,
     const char *name, size_t len, uint32_t ttl, uint64_t expires,
     const struct pol_ports *ports);
 
+/*
+ * What the binding events of one DNS answer share: its VM, the generation that judged its
+ * name, the name and the ports it opens (as the record carries them), found once.
+ */
+struct dp_evt_binder {
+	uint16_t vm;
+	uint8_t name_len;
+	uint32_t gen;
+	struct dp_evt_ports ports;
+	const char *name;		/* lives as long as the binder */
+};
+
+void dp_evt_binder_init(struct dp_evt_binder *b, uint16_t vm, uint32_t gen, const char *name,
+    size_t len, const struct pol_ports *ports);
+
+/*
+ * dp_evt_bind() of one of b's answer's addresses, without waking the main lcore: the
+ * caller does (dp_main_wake()) once the answer's last event is on the ring.
+ */
+void dp_evt_bind_quiet(struct dp_worker *w, const struct dp_evt_binder *b,
+    const struct pol_addr *addr, uint32_t ttl, uint64_t expires);
+
 /* The ports a binding under summary p opens, as its record and the slow path carry them. */
 /*
  * Worker w admitted a new question (name, len bytes; qtype) of vm under a wildcard whose
