@@ -283,10 +283,7 @@ dp_burst_lean(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr
 	}
 	fr->st = PKT_OK;
 	fr->fate = dp_fate(DP_FATE_CONTINUE);
-	if (!dp_lean_decode(fr->m, &fr->p)) {
-		dp_drop(w, fr->m, DP_DROP_MALFORMED);
-		return true;
-	}
+	dp_lean_decode(fr->m, &fr->p);
 	return false;
 }
 
