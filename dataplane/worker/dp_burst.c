@@ -347,13 +347,16 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 		if (fate.act == DP_FATE_DNS)
 			fate = from_vm ? dp_dns_query_udp(w, fr->m, &fr->p, fr->vm) :
 			    dp_dns_answer_udp(w, fr->m, &fr->p, fr->vm);
-		/* the fate nearly every frame of each direction has, inline: the rest, a call */
+		/*
+		 * the fate nearly every frame of each direction has, inline: the rest, a call
+		 * to what acts on any fate (dp_fate_apply() would ask these two again)
+		 */
 		if (from_vm && dp_fate_eq(fate, dp_fate(DP_FATE_EGRESS)))
 			dp_egress(w, fr->m, fr->vm, DP_ALLOWED);
 		else if (!from_vm && dp_fate_eq(fate, dp_fate(DP_FATE_INGRESS)))
 			dp_ingress(w, fr->m, fr->vm);
 		else
-			dp_fate_apply(w, fr->m, &fr->p, fr->vm, from_vm, fate);
+			dp_fate_apply_any(w, fr->m, &fr->p, fr->vm, from_vm, fate);
 	}
 }
 
