@@ -43,6 +43,24 @@ pkt_addr4(uint8_t addr[16], const uint8_t *ip4)
 }
 
 /*
+ * Both ports of a TCP or UDP header at l4 into *out (sport, then dport, each in host order)
+ * from one load: swapped whole, the source port lands high, so a rotation puts it first.
+ */
+static inline __attribute__((always_inline)) void
+pkt_fast_ports(const uint8_t *l4, struct pkt *out)
+{
+	uint32_t ports;
+
+	_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the ports' order in memory");
+	_Static_assert(offsetof(struct pkt, dport) == offsetof(struct pkt, sport) + 2,
+	    "the ports side by side");
+	memcpy(&ports, l4, 4);
+	ports = __builtin_bswap32(ports);
+	ports = ports << 16 | ports >> 16;
+	memcpy(&out->sport, &ports, 4);
+}
+
+/*
  * The transport header of a frame of the fast shape, its IP header's fields already in
  * *out: TCP or UDP whose lengths fit (l4_len bytes from l4 are inside the frame).
  */
@@ -59,8 +77,7 @@ pkt_fast_l4(const uint8_t *frame, const uint8_t *l4, uint16_t l4_len, struct pkt
 		off = l4[12] >> 4;
 		if (off < 5 || l4_len < off * 4u)
 			return false;
-		out->sport = rd_be16(l4);
-		out->dport = rd_be16(l4 + 2);
+		pkt_fast_ports(l4, out);
 		out->tcp_flags = l4[13];
 		out->tcp_wscale = PKT_WSCALE_NONE;	/* a SYN's: pkt_decode_syn() */
 		out->tcp_win = rd_be16(l4 + 14);
@@ -78,8 +95,7 @@ pkt_fast_l4(const uint8_t *frame, const uint8_t *l4, uint16_t l4_len, struct pkt
 		ulen = rd_be16(l4 + 4);
 		if (ulen < 8 || ulen > l4_len)
 			return false;
-		out->sport = rd_be16(l4);
-		out->dport = rd_be16(l4 + 2);
+		pkt_fast_ports(l4, out);
 		out->tcp_flags = 0;
 		out->tcp_wscale = 0;
 		out->tcp_win = 0;
