@@ -61,6 +61,23 @@ pkt_fast_ports(const uint8_t *l4, struct pkt *out)
 }
 
 /*
+ * A TCP header's sequence and ACK numbers at l4 + 4 into *out (seq, then ack, host order)
+ * from one load, likewise: swapped whole, the sequence number lands high.
+ */
+static inline __attribute__((always_inline)) void
+pkt_fast_seq_ack(const uint8_t *l4, struct pkt *out)
+{
+	uint64_t nums;
+
+	_Static_assert(offsetof(struct pkt, ack) == offsetof(struct pkt, seq) + 4,
+	    "the numbers side by side");
+	memcpy(&nums, l4 + 4, 8);
+	nums = __builtin_bswap64(nums);
+	nums = nums << 32 | nums >> 32;
+	memcpy(&out->seq, &nums, 8);
+}
+
+/*
  * The transport header of a frame of the fast shape, its IP header's fields already in
  * *out: TCP or UDP whose lengths fit (l4_len bytes from l4 are inside the frame).
  */
@@ -81,8 +98,7 @@ pkt_fast_l4(const uint8_t *frame, const uint8_t *l4, uint16_t l4_len, struct pkt
 		out->tcp_flags = l4[13];
 		out->tcp_wscale = PKT_WSCALE_NONE;	/* a SYN's: pkt_decode_syn() */
 		out->tcp_win = rd_be16(l4 + 14);
-		out->seq = rd_be32(l4 + 4);
-		out->ack = rd_be32(l4 + 8);
+		pkt_fast_seq_ack(l4, out);
 		out->payload = l4 + off * 4;
 		out->payload_len = l4_len - off * 4u;
 		return true;
