@@ -13,6 +13,7 @@
  */
 #include "dp_budget_dst.h"
 #include "dp_burst.h"
+#include "dp_burst_int.h"
 #include "dp_conn.h"
 #include "dp_decide.h"
 #include "dp_dns.h"
@@ -27,33 +28,6 @@
 #include "dp_tls.h"
 
 #define DP_BURST_PREFETCH	3
-
-/* One frame on its way through the stages. */
-struct dp_burst_frame {
-	struct rte_mbuf *m;		/* NULL: done with in the first stage */
-	struct dp_fate fate;		/* as far as the stateless stages decided (a lean
-					 * frame's, CONTINUE, stored once it leaves that path) */
-	enum pkt_status st;
-	uint16_t vm;
-	uint8_t key;			/* its flow key's index: set only for a lean frame or
-					 * while fate is CONTINUE */
-	bool lean;			/* dp_lean() took it: p is not filled, ln is */
-	struct dp_lean ln;
-	struct pkt p;
-};
-
-struct dp_burst {
-	struct dp_burst_frame fr[DP_BURST];
-	struct dp_flow_key keys[DP_BURST];
-	struct dp_flow *found[DP_BURST];
-	unsigned int nkeys;
-	uint64_t steady;		/* dp_conn_steady_key() */
-	uint32_t epoch;			/* the flow table's, as the last frame looked up saw it */
-	uint64_t clean;			/* epoch while no key is noted below; then above any */
-	uint8_t nmoved;			/* keys whose frames opened or closed flows: */
-	uint8_t moved[DP_BURST];
-	uint64_t moved_ports;		/* and their dp_burst_ports_bit()s (nmoved > 0) */
-};
 
 /* What becomes of fragment m once added to the table (fs): the table keeps a copy. */
 static inline struct dp_fate
@@ -240,67 +214,6 @@ dp_burst_decide_uplink(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf 
 	dp_burst_decide(w, b, pkts, n, false);
 }
 
-/*
- * A bit of k's ports, the same for equal keys: a frame that found no flow compares its key
- * with the noted ones only when one of them has its bit (a SYN's ports are its own).
- */
-static inline uint64_t
-dp_burst_ports_bit(const struct dp_flow_key *k)
-{
-	return UINT64_C(1) << ((k->vm_port ^ k->peer_port) & 63);
-}
-
-/*
- * The flow frame fr looked up to, or what it is now if an earlier frame of the burst
- * changed it. Only the connection stage opens a flow, and only for its frame's key; a
- * close is that frame's flow's, or an idle one an open reclaimed (any). So when the epoch
- * moved since the last frame looked up, that frame's key is noted, and a frame's answer
- * is looked up again only if its flow is no longer its key's (closed, or its entry reused)
- * or it found none and a noted key is its own. The frames that look up are those with a
- * key, in the order of their keys, so the last one before fr is key fr->key - 1.
- */
-static struct dp_flow *
-dp_burst_flow_moved(struct dp_worker *w, struct dp_burst *b, const struct dp_burst_frame *fr,
-    struct dp_flow *f, uint32_t epoch)
-{
-	const struct dp_flow_key *k = &b->keys[fr->key];
-
-	if (epoch != b->epoch) {
-		b->epoch = epoch;
-		if (fr->key > 0) {
-			/* the set starts with its first key: the burst's start clears nothing */
-			b->moved_ports = (b->nmoved == 0 ? 0 : b->moved_ports) |
-			    dp_burst_ports_bit(k - 1);
-			b->moved[b->nmoved++] = (uint8_t)(fr->key - 1);
-		}
-	}
-	if (b->nmoved == 0) {
-		b->clean = epoch;
-		return f;
-	}
-	b->clean = UINT64_MAX;
-	if (f != NULL)
-		return dp_flow_is(f, k) ? f : dp_flow_lookup(w->flows, k);
-	if (!(b->moved_ports & dp_burst_ports_bit(k)))
-		return NULL;
-	for (unsigned int i = 0; i < b->nmoved; i++)
-		if (dp_flow_key_eq(&b->keys[b->moved[i]], k))
-			return dp_flow_lookup(w->flows, k);
-	return NULL;
-}
-
-/* dp_burst_flow_moved(), inline (one compare) while no key is noted. */
-static inline struct dp_flow *
-dp_burst_flow(struct dp_worker *w, struct dp_burst *b, const struct dp_burst_frame *fr)
-{
-	struct dp_flow *f = b->found[fr->key];
-	uint32_t epoch = dp_flows_epoch(w->flows);
-
-	if (likely(epoch == b->clean))
-		return f;
-	return dp_burst_flow_moved(w, b, fr, f, epoch);
-}
-
 /* The bytes of a stream a module judges, from the VM: the module's fate for them. */
 static struct dp_fate
 dp_vm_stream(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
@@ -319,15 +232,37 @@ dp_vm_stream(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint1
 	return dp_tls_verify(w, p, f);	/* judged bytes, sent again */
 }
 
-/* The connection stage of frame fr, from the VM or the uplink: its fate. */
-static inline struct dp_fate
+/*
+ * The connection stage of frame fr, from the VM or the uplink: its fate. What is steady
+ * went on before (dp_burst_plain_steady()), and the general stage decides it alike.
+ */
+static __rte_always_inline struct dp_fate
 dp_burst_conn(struct dp_worker *w, struct dp_burst *b, const struct dp_burst_frame *fr,
     bool from_vm, struct dp_flow *found, struct dp_flow **f)
 {
 	if (!from_vm)
-		return dp_conn_uplink(w, &fr->p, &b->keys[fr->key], found, f, b->steady);
+		return dp_conn_uplink_any(w, &fr->p, &b->keys[fr->key], found, f);
 	dp_fate_note(w, &fr->p, fr->vm, fr->fate);	/* audited QUIC goes on to be admitted */
-	return dp_conn_vm(w, &fr->p, fr->vm, &b->keys[fr->key], found, f, b->steady);
+	return dp_conn_vm_any(w, &fr->p, fr->vm, &b->keys[fr->key], found, f);
+}
+
+/*
+ * A frame on flow f, from the VM (from_vm) or toward it, that is of f's steady state
+ * (dp_conn_steady()): what dp_conn_vm() or dp_conn_uplink() does to f, and the frame sent
+ * on, without a fate made and read again. From the VM: a TCP segment (tcp) at seq with
+ * payload_len bytes, or a datagram; toward it, a segment's flags, ACK and window.
+ */
+static __rte_always_inline void
+dp_burst_steady(struct dp_worker *w, const struct dp_burst_frame *fr, struct dp_flow *f,
+    bool from_vm, bool tcp, uint32_t seq, uint32_t payload_len, uint8_t flags, uint32_t ack,
+    uint16_t win)
+{
+	if (from_vm) {
+		dp_egress(w, fr->m, fr->vm, dp_conn_vm_steady(w, f, tcp, seq, payload_len));
+	} else {
+		dp_conn_uplink_steady(w, f, tcp, flags, ack, win);
+		dp_ingress(w, fr->m, fr->vm);
+	}
 }
 
 /*
@@ -338,28 +273,44 @@ static __rte_always_inline bool
 dp_burst_lean(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr,
     struct dp_flow *f, bool from_vm)
 {
-	if (from_vm && likely(f != NULL &&
-	    dp_conn_steady_flow(b->steady, f, true, fr->ln.payload_len))) {
-		dp_egress(w, fr->m, fr->vm,
-		    dp_conn_vm_steady(w, f, true, fr->ln.seq, fr->ln.payload_len));
-		return true;
-	}
-	if (!from_vm && likely(f != NULL && dp_conn_steady_flow(b->steady, f, false, 0))) {
-		dp_conn_uplink_steady(w, f, true, fr->ln.flags, fr->ln.ack, fr->ln.win);
-		dp_ingress(w, fr->m, fr->vm);
+	const struct dp_lean *l = &fr->ln;
+
+	if (likely(f != NULL && dp_conn_steady_flow(b->steady, f, from_vm,
+	    from_vm ? l->payload_len : 0))) {
+		dp_burst_steady(w, fr, f, from_vm, true, l->seq, l->payload_len, l->flags, l->ack,
+		    l->win);
 		return true;
 	}
 	fr->st = PKT_OK;
 	fr->fate = dp_fate(DP_FATE_CONTINUE);
-	if (!dp_lean_decode(fr->m, &fr->p)) {
-		dp_drop(w, fr->m, DP_DROP_MALFORMED);
-		return true;
-	}
+	dp_lean_decode(fr->m, &fr->p);
 	return false;
 }
 
-/* The last stage, frame by frame in arrival order: connections, then the fate acted on. */
-static void
+/*
+ * A decoded frame the stateless stages passed on as they found it (CONTINUE, nothing to
+ * note), on flow f: sent on when it is of f's steady state (true), as dp_burst_conn()
+ * would, without its fate made and read again; else false, for dp_burst_conn().
+ */
+static __rte_always_inline bool
+dp_burst_plain_steady(struct dp_worker *w, struct dp_burst *b, const struct dp_burst_frame *fr,
+    struct dp_flow *f, bool from_vm)
+{
+	const struct pkt *p = &fr->p;
+
+	if (f == NULL || !dp_fate_eq(fr->fate, dp_fate(DP_FATE_CONTINUE)) ||
+	    !dp_conn_steady(b->steady, f, p, from_vm))
+		return false;
+	dp_burst_steady(w, fr, f, from_vm, p->proto == PKT_PROTO_TCP, p->seq,
+	    (uint32_t)p->payload_len, p->tcp_flags, p->ack, p->tcp_win);
+	return true;
+}
+
+/*
+ * The last stage, frame by frame in arrival order: connections, then the fate acted on.
+ * Inline in each of dp_burst_vm() and _uplink(), where from_vm is a constant.
+ */
+static __rte_always_inline void
 dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_vm)
 {
 	struct dp_burst b;
@@ -379,9 +330,13 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 		if (fr->lean && dp_burst_lean(w, &b, fr, dp_burst_flow(w, &b, fr), from_vm))
 			continue;
 		f = NULL;	/* here: its address is taken, so set it where a frame needs it */
-		if ((fate = fr->fate).act == DP_FATE_CONTINUE)
-			fate = dp_burst_conn(w, &b, fr, from_vm, dp_burst_flow(w, &b, fr), &f);
-		else if (fate.act == DP_FATE_SLOW && from_vm)	/* no flow, budgets all the same */
+		if ((fate = fr->fate).act == DP_FATE_CONTINUE) {
+			struct dp_flow *found = dp_burst_flow(w, &b, fr);
+
+			if (dp_burst_plain_steady(w, &b, fr, found, from_vm))
+				continue;
+			fate = dp_burst_conn(w, &b, fr, from_vm, found, &f);
+		} else if (fate.act == DP_FATE_SLOW && from_vm)	/* no flow, budgets all the same */
 			fate = dp_budget_slow(w, &fr->p, fr->vm, rte_pktmbuf_pkt_len(fr->m));
 		if (fate.act == DP_FATE_STREAM) {	/* a fate that may cut or end f */
 			fate = from_vm ? dp_vm_stream(w, fr->m, &fr->p, fr->vm, f) :
@@ -392,13 +347,16 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 		if (fate.act == DP_FATE_DNS)
 			fate = from_vm ? dp_dns_query_udp(w, fr->m, &fr->p, fr->vm) :
 			    dp_dns_answer_udp(w, fr->m, &fr->p, fr->vm);
-		/* the fate nearly every frame of each direction has, inline: the rest, a call */
+		/*
+		 * the fate nearly every frame of each direction has, inline: the rest, a call
+		 * to what acts on any fate (dp_fate_apply() would ask these two again)
+		 */
 		if (from_vm && dp_fate_eq(fate, dp_fate(DP_FATE_EGRESS)))
 			dp_egress(w, fr->m, fr->vm, DP_ALLOWED);
 		else if (!from_vm && dp_fate_eq(fate, dp_fate(DP_FATE_INGRESS)))
 			dp_ingress(w, fr->m, fr->vm);
 		else
-			dp_fate_apply(w, fr->m, &fr->p, fr->vm, from_vm, fate);
+			dp_fate_apply_any(w, fr->m, &fr->p, fr->vm, from_vm, fate);
 	}
 }
 

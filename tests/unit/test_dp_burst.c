@@ -19,6 +19,7 @@
 
 #include "dp.h"
 #include "dp_burst.h"
+#include "dns_builder.h"
 #include "dp_ctx_fixture.h"
 #include "dp_flow.h"
 #include "dp_out.h"
@@ -33,8 +34,11 @@ static const char t_config[] =
 	"resolvers: [10.77.0.1]\n"
 	"policies:\n"
 	"  web: {allow: [\"198.51.100.0/24:8080\"]}\n"
+	"  quic: {allow: [\"198.51.100.0/24:443\"]}\n"
 	"vms:\n"
-	"  - {name: agent1, mac: \"02:00:00:00:00:01\", ipv4: 10.77.0.11, policy: web}\n";
+	"  - {name: agent1, mac: \"02:00:00:00:00:01\", ipv4: 10.77.0.11, policy: web}\n"
+	"  - {name: agent2, mac: \"02:00:00:00:00:02\", ipv4: 10.77.0.12, policy: quic,\n"
+	"     mode: audit}\n";
 
 static struct dp_ctx ctx = { .port = { RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS,
 	RTE_MAX_ETHPORTS } };
@@ -224,6 +228,40 @@ test_judged_flow_ack_not_inline(void **state)
 }
 
 /*
+ * An audited VM's QUIC datagram goes on to be admitted with its would-be block noted and
+ * counted, every one: the first opens its flow, the next ones find it steady, which the
+ * last stage sends on inline only for a frame with nothing to note.
+ */
+static void
+test_audited_quic_on_steady_flow(void **state)
+{
+	static const uint8_t gw[6] = { 2, 0, 0, 0, 0, 0xfe }, vm[6] = { 2, 0, 0, 0, 0, 2 };
+	static const uint8_t src[4] = { 10, 77, 0, 12 }, dst[4] = { 198, 51, 100, 7 };
+	struct dp_flow_key k = { .vm = 1, .family = 4, .proto = 17, .vm_port = 45000,
+		.peer_port = 443, .peer = { 198, 51, 100, 7 } };
+	uint64_t quic = w->vm_stats[1].blocked[DP_REASON_QUIC];
+	struct rte_mbuf *b[3];
+
+	(void)state;
+	for (unsigned int i = 0; i < 3; i++) {
+		struct mb f = { .len = 0 };
+
+		dpf_eth_ipv4(&f, vm, gw, PKT_PROTO_UDP, src, dst, 8 + 4);
+		mb_u16(&f, 45000);
+		mb_u16(&f, 443);
+		mb_u16(&f, 8 + 4);
+		mb_u16(&f, 0);		/* no checksum: IPv4 allows it */
+		mb_u32(&f, 0x40000000 | i);	/* a short header's first bytes */
+		b[i] = dpf_mbuf(&ctx, &f);
+	}
+	dp_burst_vm(w, b, 1);
+	assert_non_null(dp_flow_lookup(w->flows, &k));
+	dp_burst_vm(w, b + 1, 2);
+	assert_int_equal(t_sent(), 3);
+	assert_int_equal(w->vm_stats[1].blocked[DP_REASON_QUIC], quic + 3);
+}
+
+/*
  * The counters a burst adds up before it writes them: the VM port's received frames and
  * bytes, every frame's; the uplink's sent frames once the queue went out; agent1's
  * allowed frames, sent on by the loop's inline fate.
@@ -259,6 +297,7 @@ main(void)
 		cmocka_unit_test(test_burst_counts_exact),
 		cmocka_unit_test(test_judged_flow_data_not_inline),
 		cmocka_unit_test(test_judged_flow_ack_not_inline),
+		cmocka_unit_test(test_audited_quic_on_steady_flow),
 	};
 
 	return dpf_run("test_dp_burst", t_config, &ctx, &w, tests,

@@ -43,6 +43,41 @@ pkt_addr4(uint8_t addr[16], const uint8_t *ip4)
 }
 
 /*
+ * Both ports of a TCP or UDP header at l4 into *out (sport, then dport, each in host order)
+ * from one load: swapped whole, the source port lands high, so a rotation puts it first.
+ */
+static inline __attribute__((always_inline)) void
+pkt_fast_ports(const uint8_t *l4, struct pkt *out)
+{
+	uint32_t ports;
+
+	_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the ports' order in memory");
+	_Static_assert(offsetof(struct pkt, dport) == offsetof(struct pkt, sport) + 2,
+	    "the ports side by side");
+	memcpy(&ports, l4, 4);
+	ports = __builtin_bswap32(ports);
+	ports = ports << 16 | ports >> 16;
+	memcpy(&out->sport, &ports, 4);
+}
+
+/*
+ * A TCP header's sequence and ACK numbers at l4 + 4 into *out (seq, then ack, host order)
+ * from one load, likewise: swapped whole, the sequence number lands high.
+ */
+static inline __attribute__((always_inline)) void
+pkt_fast_seq_ack(const uint8_t *l4, struct pkt *out)
+{
+	uint64_t nums;
+
+	_Static_assert(offsetof(struct pkt, ack) == offsetof(struct pkt, seq) + 4,
+	    "the numbers side by side");
+	memcpy(&nums, l4 + 4, 8);
+	nums = __builtin_bswap64(nums);
+	nums = nums << 32 | nums >> 32;
+	memcpy(&out->seq, &nums, 8);
+}
+
+/*
  * The transport header of a frame of the fast shape, its IP header's fields already in
  * *out: TCP or UDP whose lengths fit (l4_len bytes from l4 are inside the frame).
  */
@@ -59,13 +94,11 @@ pkt_fast_l4(const uint8_t *frame, const uint8_t *l4, uint16_t l4_len, struct pkt
 		off = l4[12] >> 4;
 		if (off < 5 || l4_len < off * 4u)
 			return false;
-		out->sport = rd_be16(l4);
-		out->dport = rd_be16(l4 + 2);
+		pkt_fast_ports(l4, out);
 		out->tcp_flags = l4[13];
 		out->tcp_wscale = PKT_WSCALE_NONE;	/* a SYN's: pkt_decode_syn() */
 		out->tcp_win = rd_be16(l4 + 14);
-		out->seq = rd_be32(l4 + 4);
-		out->ack = rd_be32(l4 + 8);
+		pkt_fast_seq_ack(l4, out);
 		out->payload = l4 + off * 4;
 		out->payload_len = l4_len - off * 4u;
 		return true;
@@ -78,8 +111,7 @@ pkt_fast_l4(const uint8_t *frame, const uint8_t *l4, uint16_t l4_len, struct pkt
 		ulen = rd_be16(l4 + 4);
 		if (ulen < 8 || ulen > l4_len)
 			return false;
-		out->sport = rd_be16(l4);
-		out->dport = rd_be16(l4 + 2);
+		pkt_fast_ports(l4, out);
 		out->tcp_flags = 0;
 		out->tcp_wscale = 0;
 		out->tcp_win = 0;
