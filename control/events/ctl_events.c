@@ -1,45 +1,24 @@
 /*
  * The event log: JSON lines built in one reusable buffer and handed whole to ctl_logfile,
  * which writes a line whole or not at all. Per-VM token buckets live in an insertion-ordered
- * array indexed by a small open-addressing hash.
+ * array indexed by a small open-addressing hash. The control side's events are
+ * ctl_events_ctl.c's; namegatectl events (--follow) reads the log with ctl_events_follow.c.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <sys/socket.h>
 
 #include "ctl_base.h"
 #include "ctl_events.h"
+#include "ctl_events_int.h"
 #include "ctl_jsonl.h"
 #include "ctl_logfile.h"
 
 #define EV_NS			1000000000LL
-#define EV_FOLLOW_POLL_NS	(100 * 1000000LL)
-#define EV_FOLLOW_GRACE		30		/* idle polls a rotated-away file is still read */
-#define EV_READ_CHUNK		65536
-
-struct ev_vm {
-	char *name;
-	uint64_t tokens;	/* in token-nanoseconds: EV_NS of them make one event */
-	int64_t last_ns;	/* when tokens was last refilled */
-	uint64_t suppressed;	/* blocks counted, not logged, since the VM's last line */
-};
-
-struct ctl_events {
-	struct ctl_logfile *lf;
-	_Atomic uint64_t unbuilt;	/* lines lost before the write: no memory to build them */
-	uint32_t rate, burst;
-	struct ev_vm *vms;	/* in the order first seen, for a stable flush */
-	size_t nvms, capvms;
-	uint32_t *slots;	/* index into vms + 1; 0 is empty */
-	size_t nslots;		/* a power of two, at least twice nvms */
-	struct ctl_jsonl line;
-};
 
 static int64_t
 ev_ns(const struct timespec *ts)
@@ -48,8 +27,8 @@ ev_ns(const struct timespec *ts)
 }
 
 /* Starts a line: {"ts":...,"vm":...,"event":... (vm may be NULL). */
-static void
-ev_begin(struct ctl_events *ev, const struct timespec *now, const char *vm, const char *event)
+void
+ctl_ev_begin(struct ctl_events *ev, const struct timespec *now, const char *vm, const char *event)
 {
 	struct ctl_jsonl *b = &ev->line;
 
@@ -66,8 +45,8 @@ ev_begin(struct ctl_events *ev, const struct timespec *now, const char *vm, cons
 }
 
 /* Ends the line and appends it whole; 0 or -errno, the line lost and counted. */
-static int
-ev_end(struct ctl_events *ev)
+int
+ctl_ev_end(struct ctl_events *ev)
 {
 	struct ctl_jsonl *b = &ev->line;
 
@@ -141,8 +120,8 @@ ctl_events_lost(const struct ctl_events *ev)
 }
 
 /* Reopens when logrotate renamed or removed the file, looked at once a second at most. */
-static int
-ev_check_rotation(struct ctl_events *ev, const struct timespec *now)
+int
+ctl_ev_rotate(struct ctl_events *ev, const struct timespec *now)
 {
 	return ctl_logfile_check(ev->lf, ev_ns(now));
 }
@@ -262,8 +241,8 @@ ctl_events_log_block(struct ctl_events *ev, const struct timespec *now,
 		}
 		suppressed = v->suppressed;
 	}
-	(void)ev_check_rotation(ev, now);	/* on failure the old file still takes the line */
-	ev_begin(ev, now, b->vm, "block");
+	(void)ctl_ev_rotate(ev, now);	/* on failure the old file still takes the line */
+	ctl_ev_begin(ev, now, b->vm, "block");
 	ctl_jsonl_puts(&ev->line, ",\"reason\":");
 	ctl_jsonl_str(&ev->line, b->reason);
 	ctl_jsonl_puts(&ev->line, ",\"proto\":");
@@ -278,203 +257,37 @@ ctl_events_log_block(struct ctl_events *ev, const struct timespec *now,
 	}
 	if (suppressed > 0)
 		ctl_jsonl_printf(&ev->line, ",\"suppressed\":%llu", (unsigned long long)suppressed);
-	if ((rc = ev_end(ev)) == 0 && v != NULL)
+	if ((rc = ctl_ev_end(ev)) == 0 && v != NULL)
 		v->suppressed = 0;	/* reported; on failure the count waits for the next line */
 	return rc;
-}
-
-/* ,"uid":U,"pid":P,"user":N of who did it; nothing for NULL. */
-static void
-buf_who(struct ctl_jsonl *b, const struct ctl_ev_who *who)
-{
-	if (who == NULL)
-		return;
-	ctl_jsonl_printf(b, ",\"uid\":%u,\"pid\":%d,\"user\":", who->uid, who->pid);
-	ctl_jsonl_str(b, who->user != NULL ? who->user : "");
-}
-
-int
-ctl_events_log_policy_rejected(struct ctl_events *ev, const struct timespec *now,
-    uint64_t generation, const char *file, uint32_t line, uint32_t col, const char *message,
-    size_t errors, const struct ctl_ev_who *who)
-{
-	(void)ev_check_rotation(ev, now);
-	ev_begin(ev, now, NULL, "policy_rejected");
-	ctl_jsonl_printf(&ev->line, ",\"generation\":%llu,\"file\":", (unsigned long long)generation);
-	ctl_jsonl_str(&ev->line, file);
-	ctl_jsonl_printf(&ev->line, ",\"line\":%u,\"col\":%u,\"message\":", line, col);
-	ctl_jsonl_str(&ev->line, message);
-	ctl_jsonl_printf(&ev->line, ",\"errors\":%zu", errors);
-	buf_who(&ev->line, who);
-	return ev_end(ev);
-}
-
-int
-ctl_events_log_policy(struct ctl_events *ev, const struct timespec *now, uint64_t generation,
-    uint32_t vms, const char *file, const struct ctl_ev_who *who)
-{
-	(void)ev_check_rotation(ev, now);
-	ev_begin(ev, now, NULL, "policy");
-	ctl_jsonl_printf(&ev->line, ",\"generation\":%llu,\"vms\":%u", (unsigned long long)generation,
-	    vms);
-	if (file != NULL) {
-		ctl_jsonl_puts(&ev->line, ",\"file\":");
-		ctl_jsonl_str(&ev->line, file);
-	}
-	buf_who(&ev->line, who);
-	return ev_end(ev);
-}
-
-int
-ctl_events_log_fleet(struct ctl_events *ev, const struct timespec *now,
-    const struct ctl_ev_fleet *f)
-{
-	(void)ev_check_rotation(ev, now);
-	ev_begin(ev, now, NULL, f->event);
-	if (f->have_serial)
-		ctl_jsonl_printf(&ev->line, ",\"serial\":%llu", (unsigned long long)f->serial);
-	if (f->digest != NULL) {
-		ctl_jsonl_puts(&ev->line, ",\"digest\":");
-		ctl_jsonl_str(&ev->line, f->digest);
-	}
-	if (f->reason != NULL) {
-		ctl_jsonl_puts(&ev->line, ",\"reason\":");
-		ctl_jsonl_str(&ev->line, f->reason);
-	}
-	return ev_end(ev);
-}
-
-int
-ctl_events_log_grant(struct ctl_events *ev, const struct timespec *now,
-    const struct ctl_ev_grant *g)
-{
-	struct timespec until = { .tv_sec = (time_t)g->expires };
-	size_t at;
-
-	(void)ev_check_rotation(ev, now);
-	ev_begin(ev, now, g->vm, g->event);
-	ctl_jsonl_printf(&ev->line, ",\"id\":%llu,\"host\":", (unsigned long long)g->id);
-	ctl_jsonl_str(&ev->line, g->host);
-	ctl_jsonl_puts(&ev->line, ",\"until\":");
-	at = ev->line.len;
-	ctl_jsonl_ts(&ev->line, &until);
-	/* whole seconds: "...:00.000Z" loses its milliseconds */
-	if (!ev->line.oom && ev->line.len - at == 26) {
-		memmove(ev->line.p + ev->line.len - 6, ev->line.p + ev->line.len - 2, 2);
-		ev->line.len -= 4;
-	}
-	if (g->reason != NULL && g->reason[0] != '\0') {
-		ctl_jsonl_puts(&ev->line, ",\"reason\":");
-		ctl_jsonl_str(&ev->line, g->reason);
-	}
-	buf_who(&ev->line, g->who);
-	return ev_end(ev);
-}
-
-int
-ctl_events_log_grants_damaged(struct ctl_events *ev, const struct timespec *now,
-    const char *file, const char *error)
-{
-	(void)ev_check_rotation(ev, now);
-	ev_begin(ev, now, NULL, "grants_damaged");
-	ctl_jsonl_puts(&ev->line, ",\"file\":");
-	ctl_jsonl_str(&ev->line, file);
-	ctl_jsonl_puts(&ev->line, ",\"error\":");
-	ctl_jsonl_str(&ev->line, error);
-	return ev_end(ev);
-}
-
-int
-ctl_events_log_ha(struct ctl_events *ev, const struct timespec *now, const char *role,
-    const char *from, const char *instance)
-{
-	(void)ev_check_rotation(ev, now);
-	ev_begin(ev, now, NULL, "ha_role");
-	ctl_jsonl_puts(&ev->line, ",\"role\":");
-	ctl_jsonl_str(&ev->line, role);
-	ctl_jsonl_puts(&ev->line, ",\"from\":");
-	ctl_jsonl_str(&ev->line, from);
-	if (instance != NULL) {
-		ctl_jsonl_puts(&ev->line, ",\"instance\":");
-		ctl_jsonl_str(&ev->line, instance);
-	}
-	return ev_end(ev);
-}
-
-int
-ctl_events_log_ha_guard(struct ctl_events *ev, const struct timespec *now, const char *state,
-    const char *from, const char *reason)
-{
-	(void)ev_check_rotation(ev, now);
-	ev_begin(ev, now, NULL, "ha_guard");
-	ctl_jsonl_puts(&ev->line, ",\"state\":");
-	ctl_jsonl_str(&ev->line, state);
-	ctl_jsonl_puts(&ev->line, ",\"from\":");
-	ctl_jsonl_str(&ev->line, from);
-	ctl_jsonl_puts(&ev->line, ",\"reason\":");
-	ctl_jsonl_str(&ev->line, reason);
-	return ev_end(ev);
-}
-
-int
-ctl_events_log_budget(struct ctl_events *ev, const struct timespec *now,
-    const struct ctl_ev_budget *b)
-{
-	if (b->vm == NULL || b->rule == NULL || b->state == NULL)
-		return -EINVAL;
-	(void)ev_check_rotation(ev, now);
-	ev_begin(ev, now, b->vm, "budget");
-	ctl_jsonl_puts(&ev->line, ",\"state\":");
-	ctl_jsonl_str(&ev->line, b->state);
-	ctl_jsonl_puts(&ev->line, ",\"rule\":");
-	ctl_jsonl_str(&ev->line, b->rule);
-	ctl_jsonl_printf(&ev->line, ",\"used\":%llu,\"limit\":%llu,\"per\":%u",
-	    (unsigned long long)b->used, (unsigned long long)b->limit, b->per);
-	return ev_end(ev);
-}
-
-int
-ctl_events_log_approval(struct ctl_events *ev, const struct timespec *now, const char *event,
-    const char *vm, uint64_t id, const char *name, uint16_t qtype, uint64_t grant,
-    const struct ctl_ev_who *who)
-{
-	(void)ev_check_rotation(ev, now);
-	ev_begin(ev, now, vm, event);
-	ctl_jsonl_printf(&ev->line, ",\"id\":%llu,\"name\":", (unsigned long long)id);
-	ctl_jsonl_str(&ev->line, name);
-	ctl_jsonl_printf(&ev->line, ",\"type\":%u", (unsigned int)qtype);
-	if (grant != 0)
-		ctl_jsonl_printf(&ev->line, ",\"grant\":%llu", (unsigned long long)grant);
-	buf_who(&ev->line, who);
-	return ev_end(ev);
 }
 
 int
 ctl_events_log_start(struct ctl_events *ev, const struct timespec *now, const char *version)
 {
-	(void)ev_check_rotation(ev, now);
-	ev_begin(ev, now, NULL, "start");
+	(void)ctl_ev_rotate(ev, now);
+	ctl_ev_begin(ev, now, NULL, "start");
 	if (version != NULL) {
 		ctl_jsonl_puts(&ev->line, ",\"version\":");
 		ctl_jsonl_str(&ev->line, version);
 	}
 	ctl_jsonl_printf(&ev->line, ",\"pid\":%ld", (long)getpid());
-	return ev_end(ev);
+	return ctl_ev_end(ev);
 }
 
 int
 ctl_events_flush(struct ctl_events *ev, const struct timespec *now)
 {
-	int rc, first = ev_check_rotation(ev, now);
+	int rc, first = ctl_ev_rotate(ev, now);
 
 	for (size_t i = 0; i < ev->nvms; i++) {
 		struct ev_vm *v = &ev->vms[i];
 
 		if (v->suppressed == 0)
 			continue;
-		ev_begin(ev, now, v->name, "suppressed");
+		ctl_ev_begin(ev, now, v->name, "suppressed");
 		ctl_jsonl_printf(&ev->line, ",\"suppressed\":%llu", (unsigned long long)v->suppressed);
-		if ((rc = ev_end(ev)) == 0)
+		if ((rc = ctl_ev_end(ev)) == 0)
 			v->suppressed = 0;
 		else if (first == 0)
 			first = rc;
@@ -487,104 +300,7 @@ ctl_events_log_stop(struct ctl_events *ev, const struct timespec *now)
 {
 	int rc = ctl_events_flush(ev, now), rc2;
 
-	ev_begin(ev, now, NULL, "stop");
-	rc2 = ev_end(ev);
+	ctl_ev_begin(ev, now, NULL, "stop");
+	rc2 = ctl_ev_end(ev);
 	return rc != 0 ? rc : rc2;
-}
-
-/* Copies what fd has now to out: bytes copied, or -errno. */
-static ssize_t
-ev_copy(int fd, FILE *out, char *buf)
-{
-	ssize_t n, total = 0;
-
-	for (;;) {
-		if ((n = read(fd, buf, EV_READ_CHUNK)) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			break;
-		errno = 0;
-		if (fwrite(buf, 1, (size_t)n, out) != (size_t)n)
-			return errno != 0 ? -errno : -EIO;
-		total += n;
-	}
-	errno = 0;
-	if (total > 0 && fflush(out) != 0)
-		return errno != 0 ? -errno : -EIO;
-	return total;
-}
-
-/* True when path names a different file than fd (rotated); false if it is absent. */
-static bool
-ev_replaced(const char *path, int fd)
-{
-	struct stat a, b;
-
-	if (stat(path, &a) != 0 || fstat(fd, &b) != 0)
-		return false;
-	return a.st_dev != b.st_dev || a.st_ino != b.st_ino;
-}
-
-int
-ctl_events_follow(const char *path, FILE *out, bool follow, volatile sig_atomic_t *stop)
-{
-	const struct timespec nap = { .tv_sec = 0, .tv_nsec = EV_FOLLOW_POLL_NS };
-	int fd, oldfd = -1, old_idle = 0, nfd, rc = 0;
-	char *buf = NULL;
-	struct stat st;
-	ssize_t n;
-	off_t off;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -errno;
-	if ((buf = malloc(EV_READ_CHUNK)) == NULL) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	while (stop == NULL || !*stop) {
-		/*
-		 * The writer may append to a renamed file until it next checks the path (within
-		 * a second of its next event), so the old file is read until it has been quiet
-		 * for EV_FOLLOW_GRACE polls.
-		 */
-		if (oldfd >= 0) {
-			if ((n = ev_copy(oldfd, out, buf)) < 0) {
-				rc = (int)n;
-				goto out;
-			}
-			old_idle = n > 0 ? 0 : old_idle + 1;
-			if (old_idle >= EV_FOLLOW_GRACE) {
-				close(oldfd);
-				oldfd = -1;
-			}
-		}
-		if ((n = ev_copy(fd, out, buf)) < 0) {
-			rc = (int)n;
-			goto out;
-		}
-		if (!follow)
-			break;
-		/* copytruncate: the file shrank under us, so what is there now is new. */
-		if ((off = lseek(fd, 0, SEEK_CUR)) >= 0 && fstat(fd, &st) == 0 && st.st_size < off)
-			(void)lseek(fd, 0, SEEK_SET);
-		if (ev_replaced(path, fd) && (nfd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
-			if (oldfd >= 0)
-				close(oldfd);	/* rotated twice within the grace: drop it */
-			oldfd = fd;
-			old_idle = 0;
-			fd = nfd;
-			continue;
-		}
-		if (n == 0)
-			nanosleep(&nap, NULL);		/* EINTR is fine: *stop is checked next */
-	}
-out:
-	if (oldfd >= 0)
-		close(oldfd);
-	close(fd);
-	free(buf);
-	return rc;
 }
