@@ -77,4 +77,7 @@ bool ctl_conn_errorf(struct ctl_conn *c, const char *fmt, ...)
  */
 bool ctl_conn_request(struct ctl_sock *s, struct ctl_conn *c, const char *line, size_t len);
 
+/* Close l: its socket, and its file while it is still the one l made (ctl_sock_listen.c). */
+void ctl_listener_close(struct ctl_listener *l);
+
 #endif
