@@ -163,6 +163,10 @@ dns_plain_rr(struct dns_plain *pl, const uint8_t *msg, size_t owner, bool owner_
 	}
 }
 
+/* The types the chain reads (dns_chain()), a bit each. */
+#define DNS_CHAIN_TYPES	(1u << DNS_TYPE_A | 1u << DNS_TYPE_AAAA | 1u << DNS_TYPE_CNAME)
+_Static_assert(DNS_TYPE_AAAA < 32 && DNS_TYPE_CNAME < 32, "DNS_CHAIN_TYPES holds 32 bits");
+
 /* A record's type, class, TTL and RDATA: the ten fixed bytes bounds-checked at once. */
 static inline bool
 dns_rr_fixed(struct rd *r, uint16_t *type, uint16_t *class, uint32_t *ttl, struct rd *rdata)
@@ -189,6 +193,7 @@ dns_rrs(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_rr *ke
 {
 	const unsigned int an = out->ancount, add_from = an + out->nscount;
 	const unsigned int total = add_from + out->arcount;
+	const unsigned int an_keep = an < DNS_ANSWERS_MAX ? an : DNS_ANSWERS_MAX;
 	struct dns_owners o = {
 		.qname_len = out->has_question ? out->qname_len : 0,
 		.q_end = (uint16_t)(pl->q_marked ? DNS_HDR_LEN + out->qname_len : 0),
@@ -243,8 +248,8 @@ dns_rrs(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_rr *ke
 		}
 		dns_plain_rr(pl, msg, owner, how == DNS_OWNER_SEEN, type, &rdata);
 		/* Only the first DNS_ANSWERS_MAX answers count for the chain; all are checked. */
-		if (i >= an || i >= DNS_ANSWERS_MAX || class != DNS_CLASS_IN ||
-		    (type != DNS_TYPE_A && type != DNS_TYPE_AAAA && type != DNS_TYPE_CNAME))
+		if (i >= an_keep || class != DNS_CLASS_IN || type > 31 ||
+		    (DNS_CHAIN_TYPES >> type & 1) == 0)
 			continue;
 		keep[*nb_keep] = (struct dns_rr){
 			.owner = owner,

@@ -128,6 +128,14 @@ static const struct dns_case cases[] = {
 	/* one walk over the sections: each record read as its own section's */
 	OK("sections", RQ(1, 2, 1) "A @12 60 192.0.2.1; A @12 60 192.0.2.2; O 512; "
 	    "A @12 60 192.0.2.3", "a.example", 0, "192.0.2.1/60", 0, 0),
+	/*
+	 * types whose low bits are an address's or a CNAME's (A + 32, CNAME + 32, AAAA + 32,
+	 * A + 256): opaque records, on the chain's names, neither addresses nor links
+	 */
+	OK("chain_types_shifted", RQ(6, 0, 0) "R @12 33 1 60 c0000201; R @12 37 1 60 c0000202; "
+	    "R @12 60 1 60 20010db8000000000000000000000001; R @12 257 1 60 c0000203; "
+	    "R @12 37 1 60 0162076578616d706c6500; A @12 60 192.0.2.4", "a.example", 0,
+	    "192.0.2.4/60", 0, 0),
 	OK("loop", RQ(3, 0, 0) "C @12 100 b.example; C @39 100 @12; A @39 40 192.0.2.4",
 	    "a.example", 1, "192.0.2.4/40", 0, 0),
 	/* back to the question by a name written out (same first label length), then not */
