@@ -40,6 +40,37 @@ http_content_length(struct rd v, uint64_t *out)
 	}
 }
 
+/* A field value's byte (RFC 9110 s5.5): no CTL but HTAB; obs-text is let through. */
+static bool
+http_field_byte(uint8_t c)
+{
+	return (c >= 0x20 || c == '\t') && c != 0x7f;
+}
+
+/*
+ * Every byte of v a field value's: whole words with no byte below 0x20 and none 0x7f pass
+ * at once, a word with one (an HTAB, or a CTL) is asked byte by byte.
+ */
+static bool
+http_field_value_ok(struct rd v)
+{
+	size_t i = 0;
+	uint64_t w;
+
+	for (; i + 8 <= v.len; i += 8) {
+		memcpy(&w, v.p + i, 8);
+		if (!(http_below8(w, 0x20) | http_below8(w ^ (HTTP_ONES8 * 0x7f), 1)))
+			continue;
+		for (size_t k = i; k < i + 8; k++)
+			if (!http_field_byte(v.p[k]))
+				return false;
+	}
+	for (; i < v.len; i++)
+		if (!http_field_byte(v.p[i]))
+			return false;
+	return true;
+}
+
 enum http_field {
 	HTTP_F_OTHER,
 	HTTP_F_HOST,
@@ -57,22 +88,25 @@ enum http_field {
 static enum http_field
 http_field_kind(struct rd name)
 {
+#define HTTP_KNOWN(s, k)	{ s, sizeof(s) - 1, k }
 	static const struct {
 		const char *name;
+		size_t len;
 		enum http_field kind;
 	} known[] = {
-		{ "host", HTTP_F_HOST },
-		{ "content-length", HTTP_F_CONTENT_LENGTH },
-		{ "transfer-encoding", HTTP_F_TRANSFER_ENCODING },
-		{ "upgrade", HTTP_F_UPGRADE },
+		HTTP_KNOWN("host", HTTP_F_HOST),
+		HTTP_KNOWN("content-length", HTTP_F_CONTENT_LENGTH),
+		HTTP_KNOWN("transfer-encoding", HTTP_F_TRANSFER_ENCODING),
+		HTTP_KNOWN("upgrade", HTTP_F_UPGRADE),
 	};
+#undef HTTP_KNOWN
 
 	for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++) {
 		const char *s = known[k].name;
 		bool alias = false;
 		size_t i;
 
-		if (name.len != strlen(s))
+		if (name.len != known[k].len)
 			continue;
 		for (i = 0; i < name.len; i++) {
 			uint8_t c = http_lower(name.p[i]);
@@ -104,9 +138,8 @@ http_field_line(struct rd line, struct http_fields *f)
 	if (name.len == 0 || !rd_u8(&line, &c) || c != ':')
 		return false;
 	value = http_trim(line);
-	for (size_t i = 0; i < value.len; i++)	/* no CTL but HTAB (RFC 9110 s5.5) */
-		if ((value.p[i] < 0x20 && value.p[i] != '\t') || value.p[i] == 0x7f)
-			return false;
+	if (!http_field_value_ok(value))
+		return false;
 
 	switch (http_field_kind(name)) {
 	case HTTP_F_HOST:

@@ -89,6 +89,27 @@ http_trim(struct rd r)
 	return r;
 }
 
+/*
+ * Eight bytes at a time (memory order does not matter: each asks whether ANY byte of w
+ * is of a kind). http_below8(): some byte is below n (n <= 0x80); a byte's borrow can only
+ * set a flag above a byte that is itself below n, so the word's answer is exact.
+ */
+#define HTTP_ONES8	0x0101010101010101ull
+#define HTTP_HIGHS8	0x8080808080808080ull
+
+static inline uint64_t
+http_below8(uint64_t w, uint8_t n)
+{
+	return (w - HTTP_ONES8 * n) & ~w & HTTP_HIGHS8;
+}
+
+/* Some byte of w is 0x7f or above: (x & 0x7f) + 1 reaches 0x80 only from 0x7f, no carry. */
+static inline uint64_t
+http_high8(uint64_t w)
+{
+	return (w | ((w & ~HTTP_HIGHS8) + HTTP_ONES8)) & HTTP_HIGHS8;
+}
+
 /* ---- the request line (http_head_line.c) --------------------------------------------- */
 
 struct http_request_line {

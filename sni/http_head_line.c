@@ -13,6 +13,28 @@ http_vchar(uint8_t c)
 	return c > 0x20 && c < 0x7f;
 }
 
+/*
+ * Split off the longest VCHAR prefix of *r, as http_span() with http_vchar() does: whole
+ * words while none of their bytes is outside 0x21..0x7e, then byte by byte from the word
+ * that holds the first one that is.
+ */
+static void
+http_span_vchar(struct rd *r, struct rd *sub)
+{
+	size_t n = 0;
+	uint64_t w;
+
+	for (; n + 8 <= r->len; n += 8) {
+		memcpy(&w, r->p + n, 8);
+		if (http_below8(w, 0x21) | http_high8(w))
+			break;
+	}
+	while (n < r->len && http_vchar(r->p[n]))
+		n++;
+	*sub = rd_make(r->p, n);
+	rd_skip(r, n);
+}
+
 bool
 http_line(struct rd *s, struct rd *line)
 {
@@ -42,7 +64,7 @@ http_request_line(struct rd line, struct http_request_line *rl)
 	http_span(&line, http_tchar, &rl->method);
 	if (rl->method.len == 0 || !rd_u8(&line, &c) || c != ' ')
 		return false;
-	http_span(&line, http_vchar, &rl->target);
+	http_span_vchar(&line, &rl->target);
 	if (rl->target.len == 0)
 		return false;
 	if (line.len == 0) {
