@@ -18,23 +18,23 @@
 #define DP_HOP_LIMIT	64
 
 /*
- * Ethernet II, then up to PKT_VLAN_MAX 802.1Q/802.1ad tags, as pkt_decode() reads them.
- * Returns the header length, or 0 unless the ethertype after the tags is p's IP version.
+ * Ethernet II, then up to PKT_VLAN_MAX 802.1Q/802.1ad tags, as pkt_decode() read them into
+ * p: the header is the l3_off bytes p says, not walked again. The ethertype that ends it
+ * is still read from in, so that a p that is not in's does not send an IP header where
+ * in has none. Returns the header length, or 0 unless that ethertype is p's IP version.
  */
 size_t
 frame_l2_len(const uint8_t *in, size_t len, const struct pkt *p)
 {
-	struct rd r = rd_make(in, len);
+	size_t l2 = p->l3_off;
 	uint16_t type;
 
-	if (!rd_skip(&r, 12) || !rd_u16(&r, &type))
+	if (l2 < 14 || l2 > 14 + 4 * PKT_VLAN_MAX || l2 > len)
 		return 0;
-	for (unsigned int tags = 0; type == ETH_P_8021Q || type == ETH_P_8021AD; tags++)
-		if (tags == PKT_VLAN_MAX || !rd_skip(&r, 2) || !rd_u16(&r, &type))
-			return 0;
+	type = rd_be16(in + l2 - 2);
 	if ((p->family != 4 || type != FRAME_ETH_P_IPV4) && (p->family != 6 || type != FRAME_ETH_P_IPV6))
 		return 0;
-	return len - r.len;
+	return l2;
 }
 
 size_t

@@ -141,12 +141,40 @@ test_in_place_refused(void **state)
 	check_in_place(&f);
 }
 
+/*
+ * frame_l2_len() takes the link header's length from p (its l3_off), reading only the
+ * ethertype that ends it: a p whose l3_off is not the frame's (tags it does not have,
+ * more than PKT_VLAN_MAX, past the frame) gets no reply, and the frame is left as it was.
+ */
+static void
+test_in_place_l3_off(void **state)
+{
+	static const uint16_t wrong[] = { 0, 13, 18, 22, 26, 30, 60000 };
+	static uint8_t buf[ROOM + FC_FRAME_MAX], out[FC_FRAME_MAX];
+	uint8_t *in = buf + ROOM;
+	struct fc_frame f;
+	struct pkt p;
+	(void)state;
+
+	fc_frame_build(&f, &(struct fc_frame_spec){ .family = 4, .proto = PKT_PROTO_UDP,
+	    .sport = 50000, .dport = 443 });
+	for (size_t k = 0; k < sizeof(wrong) / sizeof(wrong[0]); k++) {
+		memcpy(in, f.b, f.len);
+		assert_int_equal(pkt_decode(in, f.len, &p), PKT_OK);
+		p.l3_off = wrong[k];
+		assert_int_equal(frame_icmp_unreach(f.b, f.len, &p, out, sizeof(out)), -1);
+		assert_int_equal(frame_icmp_unreach_in_place(in, f.len, &p), -1);
+		assert_memory_equal(in, f.b, f.len);
+	}
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_in_place_shapes),
 		cmocka_unit_test(test_in_place_refused),
+		cmocka_unit_test(test_in_place_l3_off),
 		cmocka_unit_test(test_rst_in_place),
 	};
 

@@ -307,6 +307,57 @@ test_head_bad_lines(void **state)
 	expect_bad(S("GET / HTTP/1.1\r\nHost: example.com\x00\r\n\r\n"));
 }
 
+/*
+ * The request-target and the field values are checked a word at a time: a byte of every
+ * kind at every place in a word (and in the tail after the last whole one) must be found,
+ * and an HTAB or obs-text in a value (a word that must be asked byte by byte) let through.
+ * The byte is put where snprintf() wrote a '~' (a NUL would end its string).
+ */
+static size_t
+word_head(char *buf, size_t cap, const char *path, const char *value, uint8_t c)
+{
+	int n = snprintf(buf, cap, "GET %s HTTP/1.1\r\nX-A: x%sx\r\nHost: a.example\r\n\r\n",
+	    path, value);
+	char *at = memchr(buf, '~', (size_t)n);
+
+	assert_non_null(at);
+	*at = (char)c;
+	return (size_t)n;
+}
+
+static void
+test_head_word_bytes(void **state)
+{
+	static const uint8_t bad_target[] = { 0x00, 0x09, 0x0d, 0x1f, 0x7f, 0x80, 0xff };
+	static const uint8_t bad_value[] = { 0x00, 0x01, 0x0b, 0x0d, 0x1f, 0x7f };
+	static const uint8_t good_value[] = { '\t', 0x80, 0xff, ' ', 0x7e };
+	char buf[256];
+
+	(void)state;
+	for (size_t at = 0; at < 20; at++) {
+		char path[24], value[24];
+		struct http_head h;
+
+		memset(path, 'a', sizeof(path));
+		memset(value, 'v', sizeof(value));
+		path[0] = '/';
+		path[21] = value[21] = '\0';
+		path[at + 1] = '~';
+		for (size_t k = 0; k < sizeof(bad_target); k++)
+			expect_bad((const uint8_t *)buf, word_head(buf, sizeof(buf), path, value,
+			    bad_target[k]));
+		path[at + 1] = 'a';
+		value[at] = '~';
+		for (size_t k = 0; k < sizeof(bad_value); k++)
+			expect_bad((const uint8_t *)buf, word_head(buf, sizeof(buf), path, value,
+			    bad_value[k]));
+		for (size_t k = 0; k < sizeof(good_value); k++)
+			expect_head((const uint8_t *)buf, word_head(buf, sizeof(buf), path, value,
+			    good_value[k]), "a.example", 0, &h);
+		value[at] = 'v';
+	}
+}
+
 static void
 test_head_bad_host(void **state)
 {
@@ -766,6 +817,7 @@ main(void)
 		cmocka_unit_test(test_head_host_ipv6),
 		cmocka_unit_test(test_head_bad_request_line),
 		cmocka_unit_test(test_head_bad_lines),
+		cmocka_unit_test(test_head_word_bytes),
 		cmocka_unit_test(test_head_bad_host),
 		cmocka_unit_test(test_head_bad_host_length),
 		cmocka_unit_test(test_head_bad_target),
