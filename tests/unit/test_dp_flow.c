@@ -70,6 +70,39 @@ test_burst_lookup_agrees(void **state)
 }
 
 /*
+ * A close drops the index's slot, leaving none that a lookup of the key would still find
+ * (dp_ft_find() compares keys, not in_use): closed in two orders and opened again, every
+ * key is found while open and not after.
+ */
+static void
+test_close_leaves_no_slot(void **state)
+{
+	struct dp_flows *t = dp_flows_create("t_close", CAP, 4, SOCKET_ID_ANY);
+	struct dp_flow_key keys[DP_BURST];
+	struct dp_flow *f[DP_BURST];
+
+	(void)state;
+	assert_non_null(t);
+	for (uint16_t i = 0; i < DP_BURST; i++)
+		keys[i] = key((uint16_t)(i % 4), (uint16_t)(2000 + i));
+	for (int round = 0; round < 3; round++) {
+		for (unsigned int i = 0; i < DP_BURST; i++)
+			assert_non_null(f[i] = dp_flow_open(t, &keys[i], CAP, 0));
+		for (unsigned int i = 0; i < DP_BURST; i++)
+			assert_ptr_equal(dp_flow_lookup(t, &keys[i]), f[i]);
+		for (unsigned int i = 0; i < DP_BURST; i += 2)
+			dp_flow_close(t, f[i]);
+		for (unsigned int i = 0; i < DP_BURST; i++)
+			assert_ptr_equal(dp_flow_lookup(t, &keys[i]), i % 2 == 0 ? NULL : f[i]);
+		for (unsigned int i = 1; i < DP_BURST; i += 2)
+			dp_flow_close(t, f[i]);
+		for (unsigned int i = 0; i < DP_BURST; i++)
+			assert_null(dp_flow_lookup(t, &keys[i]));
+	}
+	dp_flows_free(t);
+}
+
+/*
  * An entry opened again after its flow closed holds the new key, the time and nothing of
  * the old flow: every byte past them zero.
  */
@@ -344,6 +377,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_burst_lookup_agrees),
 		cmocka_unit_test(test_open_clears_entry),
+		cmocka_unit_test(test_close_leaves_no_slot),
 		cmocka_unit_test(test_tag_collisions),
 		cmocka_unit_test(test_index_fills_and_moves),
 		cmocka_unit_test(test_holds_cap),
