@@ -24,7 +24,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <rte_eal.h>
 #include <rte_malloc.h>
 #include <rte_rcu_qsbr.h>
 
@@ -33,6 +32,7 @@
 #include "dp_budget.h"
 #include "dp_gen.h"
 #include "dp_hash.h"
+#include "t_eal.h"
 
 #define T_CAP		4096	/* a table of 1,024 buckets: keys spread over many */
 #define T_NOW		10
@@ -446,12 +446,6 @@ test_key_same_slot(void **state)
 int
 main(void)
 {
-	char prefix[40];
-	char *eal[] = {
-		(char *)"test_dp_bind", (char *)"--no-huge", (char *)"-m", (char *)"256",
-		(char *)"--no-pci", (char *)"--file-prefix", prefix, (char *)"-l", (char *)"0",
-		(char *)"--log-level", (char *)"*:error", NULL,
-	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_bound_name_counts),
 		cmocka_unit_test(test_fills_to_cap),
@@ -464,8 +458,7 @@ main(void)
 	};
 	int rc;
 
-	snprintf(prefix, sizeof(prefix), "test_dp_bind_%d", (int)getpid());
-	if (rte_eal_init((int)(sizeof(eal) / sizeof(eal[0])) - 1, eal) < 0 || dp_hash_init() != 0)
+	if (t_eal_init("test_dp_bind", "256") != 0 || dp_hash_init() != 0)
 		return 1;
 	q = rte_zmalloc(NULL, rte_rcu_qsbr_get_memsize(2), RTE_CACHE_LINE_SIZE);
 	if (q == NULL || rte_rcu_qsbr_init(q, 2) != 0)
@@ -474,6 +467,5 @@ main(void)
 	rte_rcu_qsbr_thread_online(q, 0);
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
 	rte_free(q);
-	rte_eal_cleanup();
-	return rc;
+	return t_eal_done(rc);
 }

@@ -16,12 +16,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <rte_eal.h>
 #include <rte_malloc.h>
 
 #include "dp_dns_int.h"
 #include "dp_dns_pending.h"
 #include "dp_hash.h"
+#include "t_eal.h"
 
 #define T_CAP		64	/* 16 buckets of the index: full, keys spill to the other */
 #define T_VMS		4
@@ -305,20 +305,13 @@ test_v6_resolver_whole(void **state)
 int
 main(void)
 {
-	char prefix[40];
-	char *eal[] = {
-		(char *)"test_dp_dns_pending", (char *)"--no-huge", (char *)"-m", (char *)"64",
-		(char *)"--no-pci", (char *)"--file-prefix", prefix, (char *)"-l", (char *)"0",
-		(char *)"--log-level", (char *)"*:error", NULL,
-	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table_as_the_model),
 		cmocka_unit_test(test_full_table_finds_all),
 		cmocka_unit_test(test_v6_resolver_whole),
 	};
 
-	snprintf(prefix, sizeof(prefix), "test_dp_dns_pending_%d", (int)getpid());
-	if (rte_eal_init((int)(sizeof(eal) / sizeof(eal[0])) - 1, eal) < 0 || dp_hash_init() != 0)
+	if (t_eal_init("test_dp_dns_pending", "64") != 0 || dp_hash_init() != 0)
 		return 1;
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return t_eal_done(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -14,11 +14,11 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include <rte_eal.h>
 #include <rte_malloc.h>
 #include <rte_ring.h>
 
 #include "dp_evt.h"
+#include "t_eal.h"
 
 #define T_VMS	4
 
@@ -267,12 +267,6 @@ test_bind_quiet(void **state)
 int
 main(void)
 {
-	char prefix[32];
-	char *argv[] = {
-		(char *)"test_dp_evt", (char *)"--no-huge", (char *)"-m", (char *)"64",
-		(char *)"--no-pci", (char *)"--file-prefix", prefix, (char *)"-l", (char *)"0",
-		(char *)"--log-level", (char *)"*:error", NULL,
-	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_share, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_room_for_many, setup, teardown),
@@ -280,12 +274,6 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_records_whole, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bind_quiet, setup, teardown),
 	};
-	int rc;
 
-	snprintf(prefix, sizeof(prefix), "test_dp_evt_%d", (int)getpid());
-	if (rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) < 0)
-		return 1;
-	rc = cmocka_run_group_tests(tests, NULL, NULL);
-	rte_eal_cleanup();
-	return rc;
+	return T_EAL_RUN("test_dp_evt", "64", tests);
 }

@@ -18,13 +18,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <rte_eal.h>
 
 #include <rte_malloc.h>
 
 #include "dp_flow.h"
 #include "dp_flow_tab.h"
 #include "dp_hash.h"
+#include "t_eal.h"
 
 #define CAP	64
 
@@ -368,12 +368,6 @@ test_burst_equals_single(void **state)
 int
 main(void)
 {
-	char prefix[64];
-	char *argv[] = {
-		(char *)"test_dp_flow", (char *)"--no-huge", (char *)"-m", (char *)"128",
-		(char *)"--no-pci", (char *)"--file-prefix", prefix, (char *)"-l", (char *)"0",
-		(char *)"--log-level", (char *)"*:error", NULL,
-	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_burst_lookup_agrees),
 		cmocka_unit_test(test_open_clears_entry),
@@ -386,11 +380,9 @@ main(void)
 	};
 	int rc;
 
-	snprintf(prefix, sizeof(prefix), "test_dp_flow_%d", (int)getpid());
-	if (rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) < 0 ||
+	if (t_eal_init("test_dp_flow", "128") != 0 ||
 	    dp_hash_init() != 0)
 		return 1;
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
-	rte_eal_cleanup();
-	return rc;
+	return t_eal_done(rc);
 }

@@ -13,10 +13,9 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include <rte_eal.h>
-
 #include "dp_flow.h"
 #include "dp_hash.h"
+#include "t_eal.h"
 
 #define CAP	64
 
@@ -212,12 +211,6 @@ test_aging_slices_wrap(void **state)
 int
 main(void)
 {
-	char prefix[64];
-	char *argv[] = {
-		(char *)"test_dp_flow_age", (char *)"--no-huge", (char *)"-m", (char *)"128",
-		(char *)"--no-pci", (char *)"--file-prefix", prefix, (char *)"-l", (char *)"0",
-		(char *)"--log-level", (char *)"*:error", NULL,
-	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_aging_closes_idle),
 		cmocka_unit_test(test_aging_closes_removed_vms_flows),
@@ -227,11 +220,9 @@ main(void)
 	};
 	int rc;
 
-	snprintf(prefix, sizeof(prefix), "test_dp_flow_age_%d", (int)getpid());
-	if (rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) < 0 ||
+	if (t_eal_init("test_dp_flow_age", "128") != 0 ||
 	    dp_hash_init() != 0)
 		return 1;
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
-	rte_eal_cleanup();
-	return rc;
+	return t_eal_done(rc);
 }
