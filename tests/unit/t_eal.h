@@ -13,8 +13,11 @@ int t_eal_init(const char *name, const char *mem_mb);
 int t_eal_done(int rc);
 
 /* main()'s whole body for tests that need EAL and no more: its exit status. */
-#define T_EAL_RUN(name, mem_mb, tests) \
-	(t_eal_init((name), (mem_mb)) != 0 ? 1 : \
+#define T_EAL_RUN(name, mem_mb, tests) T_EAL_RUN_AFTER(name, mem_mb, tests, 0)
+
+/* The same with set-up once EAL runs (an expression, 0 when done, as dp_hash_init()). */
+#define T_EAL_RUN_AFTER(name, mem_mb, tests, setup) \
+	(t_eal_init((name), (mem_mb)) != 0 || (setup) != 0 ? 1 : \
 	    t_eal_done(cmocka_run_group_tests((tests), NULL, NULL)))
 
 #endif

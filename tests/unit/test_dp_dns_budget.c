@@ -282,7 +282,5 @@ main(void)
 		cmocka_unit_test(test_names_suffixes),
 	};
 
-	if (t_eal_init("test_dp_dns_budget", "128") != 0 || dp_hash_init() != 0)
-		return 1;
-	return t_eal_done(cmocka_run_group_tests(tests, NULL, NULL));
+	return T_EAL_RUN_AFTER("test_dp_dns_budget", "128", tests, dp_hash_init());
 }

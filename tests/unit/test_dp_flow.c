@@ -378,11 +378,6 @@ main(void)
 		cmocka_unit_test(test_per_vm_share),
 		cmocka_unit_test(test_burst_equals_single),
 	};
-	int rc;
 
-	if (t_eal_init("test_dp_flow", "128") != 0 ||
-	    dp_hash_init() != 0)
-		return 1;
-	rc = cmocka_run_group_tests(tests, NULL, NULL);
-	return t_eal_done(rc);
+	return T_EAL_RUN_AFTER("test_dp_flow", "128", tests, dp_hash_init());
 }

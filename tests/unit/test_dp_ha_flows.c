@@ -161,7 +161,5 @@ main(void)
 		cmocka_unit_test(test_expire),
 	};
 
-	if (t_eal_init("test_dp_ha_flows", "64") != 0 || dp_hash_init() != 0)
-		return 1;
-	return t_eal_done(cmocka_run_group_tests(tests, NULL, NULL));
+	return T_EAL_RUN_AFTER("test_dp_ha_flows", "64", tests, dp_hash_init());
 }
