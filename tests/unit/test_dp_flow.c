@@ -25,17 +25,9 @@
 #include "dp_flow_tab.h"
 #include "dp_hash.h"
 #include "t_eal.h"
+#include "t_flow_key.h"
 
 #define CAP	64
-
-static struct dp_flow_key
-key(uint16_t vm, uint16_t port)
-{
-	struct dp_flow_key k = { .vm = vm, .family = 4, .proto = 6, .vm_port = port,
-		.peer_port = 443, .peer = { 192, 0, 2, 1 } };
-
-	return k;
-}
 
 static void
 test_burst_lookup_agrees(void **state)
