@@ -33,7 +33,7 @@
 uint64_t
 dp_name_hash(const char *name, size_t len)
 {
-	return dp_hash_bytes(name, len);
+	return dp_hash_name(name, len);
 }
 
 struct dp_binds *

@@ -26,6 +26,44 @@ uint64_t dp_hash_bytes(const void *buf, size_t len);
 uint64_t dp_siphash24(uint64_t k0, uint64_t k1, const void *buf, size_t len);
 
 /*
+ * The hash that stands in for a host name (dp_name_hash(): bindings, flows, HA records,
+ * never shown to a VM, and the same for one name all the process long). A VM picks the
+ * names, and learns, each time a hello's SNI is compared with the name that bound the
+ * address, whether their hashes are equal: two names of its choosing must not collide
+ * short of a chance it cannot raise. A keyed PRF gives that; SipHash-2-4 (dp_hash_bytes)
+ * is one, at about 190 instructions for a 20-byte name.
+ *
+ * Where the CPU has AES-NI and PCLMULQDQ, and the name is at most DP_HASH_NAME_BYTES, the
+ * same property for about a third: the CLNH sum of the name (dp_hash_digest's, under a key
+ * of its own), then AES-128 of that sum under another key, its low 64 bits. The classic
+ * hash-then-encrypt PRF (Wegman and Carter; Shoup, 1996): two different names collide only
+ * when their CLNH sums do, at most 2^-63 whatever the names (equal lengths, dp_hash_digest's
+ * bound; different numbers of blocks: a block only one has is (a ^ k0)(b ^ k1), zero for
+ * one k0 at most given k1; one number of blocks but different lengths: the length XORed
+ * into the sum differs and every block term cancels or is a nonzero polynomial in the key,
+ * as above), or when AES, a permutation, maps two different sums to outputs whose low 64
+ * bits agree, 2^-64 for a pseudorandom permutation. Each test a VM makes through a cut or
+ * allowed connection is one such pair; the sums never leave the process, and what the AES
+ * layer shows of them (were a hash ever shown) is indistinguishable from random, so no
+ * answer tells the VM anything of the CLNH key beyond the pairs it tried. Longer names
+ * (HTTP Host past DP_HASH_NAME_BYTES) take SipHash; which form a name takes depends on
+ * its length alone, and the choice is made at the process's start.
+ */
+#define DP_HASH_NAME_BYTES	256	/* a DNS name's text is at most 253 */
+
+uint64_t dp_hash_name(const void *buf, size_t len);
+
+/*
+ * For the tests: the same under explicit keys (a CLNH key of DP_HASH_NAME_BYTES / 8 words,
+ * an AES-128 key, a SipHash key); AES-128 of one block (false: the CPU has no AES-NI);
+ * whether dp_hash_name takes the AES form at all.
+ */
+uint64_t dp_hash_name_keyed(const uint64_t *nh_key, const uint8_t aes_key[16], uint64_t k0,
+    uint64_t k1, const void *buf, size_t len);
+bool dp_hash_aes128(const uint8_t key[16], const uint8_t in[16], uint8_t out[16]);
+bool dp_hash_has_aes(void);
+
+/*
  * A keyed digest of len bytes, for telling later whether bytes sent again are the bytes
  * that were judged (a one-segment ClientHello namegate kept no copy of). The VM wrote
  * both, so it must not be able to make two contents of one length share a digest: NH over
