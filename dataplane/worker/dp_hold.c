@@ -196,8 +196,21 @@ dp_hold_trickle_with(struct dp_worker *w, struct dp_hold *h, uint32_t from, uint
 				continue;
 			c.p = &again;
 		}
-		/* copies: the segment stays held whole for the verdict */
-		n = dp_out_build(w, DP_PORT_UPLINK, dp_hold_prefix_build, &c);
+		if (c.m == m && c.keep == p->payload_len && !(p->tcp_flags & PKT_TCP_FIN)) {
+			/*
+			 * The frame in hand, whole and without a FIN: its copy would be its
+			 * bytes again. It goes itself, and the hold keeps a second reference
+			 * for the verdict, only ever read (a cut's templates) and freed: held
+			 * TLS segments are never written, and its release does not send it
+			 * again (passed, below) or sends it as it is.
+			 */
+			rte_mbuf_refcnt_update(h->segs[i], 1);
+			dp_tx(w, DP_PORT_UPLINK, h->segs[i]);
+			n = 1;
+		} else {
+			/* copies: the segment stays held whole for the verdict */
+			n = dp_out_build(w, DP_PORT_UPLINK, dp_hold_prefix_build, &c);
+		}
 		if (n < 0)
 			return;		/* no buffer: the client sends it again, nothing is lost */
 		if (n > 0) {

@@ -112,7 +112,8 @@ void dp_hold_release(struct dp_worker *w, struct dp_hold *h, uint32_t upto);
 /*
  * A slow writer (issue 23): send on, as copies cut short (frame_tcp_prefix(), never a FIN),
  * every held byte from from (or where the last copy stopped) up to upto, offsets from the
- * stream's first byte; the segments stay held whole for the verdict. The caller passes
+ * stream's first byte; the segments stay held whole for the verdict. (The frame in hand,
+ * whole and with no FIN, goes itself, the hold keeping a second reference to it.) The caller passes
  * what cannot complete the head or hello being judged, so the receiver acknowledges it
  * and the client writes on, while the bytes that complete it wait for the verdict. A cut
  * afterwards resets the server at h->trickled.

@@ -203,6 +203,36 @@ test_split_hello_first_segment_sent_once(void **state)
 	assert_int_equal(t_split_sent(42301, "a.example", 60, PKT_TCP_ACK | PKT_TCP_FIN), 4);
 }
 
+/*
+ * The first segment of a split hello goes on itself, the hold keeping a second reference
+ * to it: every buffer comes back to the pool once the hello is allowed (the release frees
+ * the hold's reference, the port's transmit the other) or refused (the cut's), none twice,
+ * none kept.
+ */
+static void
+test_split_hello_buffers_come_back(void **state)
+{
+	struct rte_mbuf *taken[8];	/* in use throughout: a buffer freed twice shows */
+	unsigned int before;
+	uint64_t denied;
+
+	(void)state;
+	t_bind("a.example");
+	dp_tx_flush(w);
+	assert_int_equal(rte_pktmbuf_alloc_bulk(ctx.pool, taken, 8), 0);
+	before = rte_mempool_in_use_count(ctx.pool);
+	assert_int_equal(t_split_sent(42310, "a.example", 60, PKT_TCP_ACK), 3);
+	assert_int_equal(rte_mempool_in_use_count(ctx.pool), before);
+	assert_int_equal(t_split_sent(42311, "a.example", 7, PKT_TCP_ACK | PKT_TCP_PSH), 3);
+	assert_int_equal(rte_mempool_in_use_count(ctx.pool), before);
+	/* refused: the cut reads the held first segment for its RST, then frees it */
+	denied = t_denied();
+	t_split_sent(42312, "c.example", 60, PKT_TCP_ACK);
+	assert_int_equal(t_denied(), denied + 2);
+	assert_int_equal(rte_mempool_in_use_count(ctx.pool), before);
+	rte_pktmbuf_free_bulk(taken, 8);
+}
+
 int
 main(void)
 {
@@ -211,6 +241,7 @@ main(void)
 		cmocka_unit_test(test_other_bound_name_judged_by_policy),
 		cmocka_unit_test(test_other_unbound_name_judged_by_binding),
 		cmocka_unit_test(test_split_hello_first_segment_sent_once),
+		cmocka_unit_test(test_split_hello_buffers_come_back),
 	};
 
 	return dpf_run("test_dp_tls_bind", t_config, &ctx, &w, tests,
