@@ -43,13 +43,14 @@ struct dns_link {
 
 /*
  * The name of a lone question, at the end of the header: as dns_name_read_hops() reads it,
- * copied out lower-cased and its labels marked (as dns_name_mark() would), in one walk. A
+ * copied out lower-cased (*upper: it held a capital) and its labels marked (as
+ * dns_name_mark() would), in one walk. A
  * pointer there could only go back into the header, which no pointer may, so any byte
  * above 63 ends it malformed; so does a label past the message or past 255 bytes.
  */
 static inline enum dns_status
 dns_question_name(const uint8_t *msg, struct rd *r, uint8_t *out, size_t *wire_len,
-    uint64_t *labels)
+    uint64_t *labels, bool *upper)
 {
 	const size_t n = r->len < DNS_NAME_WIRE_MAX ? r->len : DNS_NAME_WIRE_MAX;
 	const size_t off = dns_off(msg, r);
@@ -63,7 +64,7 @@ dns_question_name(const uint8_t *msg, struct rd *r, uint8_t *out, size_t *wire_l
 			labels[(off + at) / 64] |= 1ull << ((off + at) % 64);
 		at += 1 + (size_t)b;
 	} while (b != 0);
-	copy8(out, r->p, at, true);
+	*upper = copy8_upper(out, r->p, at, true);
 	*wire_len = at;
 	return rd_skip(r, at) ? DNS_OK : DNS_MALFORMED;
 }
@@ -83,7 +84,7 @@ dns_questions(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_
 		/* its labels marked as they are read (dns_name_mark()) */
 		pl->q_marked = pl->ok;
 		if (dns_question_name(msg, r, out->qname, &wire_len,
-		    pl->ok ? pl->labels : NULL) != DNS_OK || r->len < 4)
+		    pl->ok ? pl->labels : NULL, &out->qname_upper) != DNS_OK || r->len < 4)
 			return DNS_MALFORMED;
 		out->has_question = true;
 		out->qname_len = (uint8_t)wire_len;
@@ -401,6 +402,7 @@ dns_msg_parse(const uint8_t *buf, size_t len, struct dns_msg *out)
 	out->rcode = (uint8_t)(out->flags & 0xf);
 	out->has_question = false;
 	out->qname_len = 0;
+	out->qname_upper = false;
 	out->qtype = out->qclass = 0;
 	out->edns = false;
 	out->edns_udp_size = 0;
