@@ -210,6 +210,7 @@ dns_rrs(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_rr *ke
 		.q_end = (uint16_t)(pl->q_marked ? DNS_HDR_LEN + out->qname_len : 0),
 		.labels = pl->labels,
 	};
+	unsigned int nk = 0;	/* a register's, not *nb_keep's memory, a record */
 
 	for (unsigned int i = 0; i < total; i++) {
 		size_t owner = dns_off(msg, r);
@@ -264,14 +265,14 @@ dns_rrs(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_rr *ke
 		if (i >= an_keep || class != DNS_CLASS_IN || type > 31 ||
 		    (DNS_CHAIN_TYPES >> type & 1) == 0)
 			continue;
-		keep[*nb_keep] = (struct dns_rr){
+		keep[nk++] = (struct dns_rr){
 			.owner = owner,
 			.rdata = dns_off(msg, &rdata),
 			.ttl = dns_ttl(ttl),
 			.type = type,
 		};
-		(*nb_keep)++;
 	}
+	*nb_keep = nk;
 	return DNS_OK;
 }
 
