@@ -32,6 +32,7 @@ struct dns_plain {
 	bool ok;
 	bool q_marked;		/* the lone question's labels are marked in labels */
 	unsigned int addrs;
+	unsigned int cnames;	/* CNAME records, any section: none, no chain to follow */
 	uint64_t labels[DNS_PTR_REACH / 64];
 };
 
@@ -43,27 +44,34 @@ struct dns_link {
 
 /*
  * The name of a lone question, at the end of the header: as dns_name_read_hops() reads it,
- * copied out lower-cased and its labels marked (as dns_name_mark() would), in one walk. A
- * pointer there could only go back into the header, which no pointer may, so any byte
- * above 63 ends it malformed; so does a label past the message or past 255 bytes.
+ * copied out lower-cased (*upper: it held a capital) and its labels marked in labels (as
+ * dns_name_mark() would), in one walk. A pointer there could only go back into the header,
+ * which no pointer may, so any byte above 63 ends it malformed; so does a label past the
+ * message or past 255 bytes: a label other than the root must leave room for the length
+ * byte after it, the one test for both that it fits and that the next one can be read.
  */
 static inline enum dns_status
 dns_question_name(const uint8_t *msg, struct rd *r, uint8_t *out, size_t *wire_len,
-    uint64_t *labels)
+    uint64_t *labels, bool *upper)
 {
 	const size_t n = r->len < DNS_NAME_WIRE_MAX ? r->len : DNS_NAME_WIRE_MAX;
 	const size_t off = dns_off(msg, r);
 	size_t at = 0;
 	uint8_t b;
 
-	do {
-		if (at >= n || (b = r->p[at]) > 63 || at + 1 + b > n)
+	if (n == 0)
+		return DNS_MALFORMED;
+	for (;;) {
+		if ((b = r->p[at]) > 63)
 			return DNS_MALFORMED;
-		if (labels != NULL)
-			labels[(off + at) / 64] |= 1ull << ((off + at) % 64);
+		labels[(off + at) / 64] |= 1ull << ((off + at) % 64);
 		at += 1 + (size_t)b;
-	} while (b != 0);
-	copy8(out, r->p, at, true);
+		if (b == 0)
+			break;
+		if (at >= n)
+			return DNS_MALFORMED;
+	}
+	*upper = copy8_upper(out, r->p, at, true);
 	*wire_len = at;
 	return rd_skip(r, at) ? DNS_OK : DNS_MALFORMED;
 }
@@ -80,10 +88,13 @@ dns_questions(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_
 	uint16_t qtype, qclass;
 
 	if (out->qdcount == 1) {
-		/* its labels marked as they are read (dns_name_mark()) */
+		/*
+		 * its labels marked as they are read (dns_name_mark()); marked whatever pl->ok
+		 * says (no test a label), and read only while it holds
+		 */
 		pl->q_marked = pl->ok;
-		if (dns_question_name(msg, r, out->qname, &wire_len,
-		    pl->ok ? pl->labels : NULL) != DNS_OK || r->len < 4)
+		if (dns_question_name(msg, r, out->qname, &wire_len, pl->labels,
+		    &out->qname_upper) != DNS_OK || r->len < 4)
 			return DNS_MALFORMED;
 		out->has_question = true;
 		out->qname_len = (uint8_t)wire_len;
@@ -199,6 +210,7 @@ dns_rrs(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_rr *ke
 		.q_end = (uint16_t)(pl->q_marked ? DNS_HDR_LEN + out->qname_len : 0),
 		.labels = pl->labels,
 	};
+	unsigned int nk = 0;	/* a register's, not *nb_keep's memory, a record */
 
 	for (unsigned int i = 0; i < total; i++) {
 		size_t owner = dns_off(msg, r);
@@ -227,6 +239,8 @@ dns_rrs(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_rr *ke
 		case DNS_TYPE_CNAME: {
 			struct rd target = rdata;
 
+			pl->cnames++;
+
 			if (dns_name_read_hops(msg, &target, &target_len, &hops) != DNS_OK ||
 			    target.len != 0)
 				return DNS_MALFORMED;
@@ -251,14 +265,14 @@ dns_rrs(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_rr *ke
 		if (i >= an_keep || class != DNS_CLASS_IN || type > 31 ||
 		    (DNS_CHAIN_TYPES >> type & 1) == 0)
 			continue;
-		keep[*nb_keep] = (struct dns_rr){
+		keep[nk++] = (struct dns_rr){
 			.owner = owner,
 			.rdata = dns_off(msg, &rdata),
 			.ttl = dns_ttl(ttl),
 			.type = type,
 		};
-		(*nb_keep)++;
 	}
+	*nb_keep = nk;
 	return DNS_OK;
 }
 
@@ -325,13 +339,14 @@ dns_owner_is_last(const uint8_t *msg, size_t len, size_t off, const struct dns_l
  */
 static void
 dns_chain(const uint8_t *msg, size_t len, const struct dns_rr *rrs, unsigned int nb_rrs,
-    struct dns_msg *out)
+    bool cnames, struct dns_msg *out)
 {
 	struct dns_link chain[DNS_CHAIN_MAX + 1];
 	unsigned int n = 1;
 
 	chain[0] = (struct dns_link){ .name = DNS_HDR_LEN, .ttl = UINT32_MAX };
-	while (n <= DNS_CHAIN_MAX) {
+	/* no CNAME in the message: the chain is the question's name alone, unsearched */
+	while (cnames && n <= DNS_CHAIN_MAX) {
 		const struct dns_rr *cname = NULL;
 
 		for (unsigned int i = 0; i < nb_rrs && cname == NULL; i++) {
@@ -401,6 +416,7 @@ dns_msg_parse(const uint8_t *buf, size_t len, struct dns_msg *out)
 	out->rcode = (uint8_t)(out->flags & 0xf);
 	out->has_question = false;
 	out->qname_len = 0;
+	out->qname_upper = false;
 	out->qtype = out->qclass = 0;
 	out->edns = false;
 	out->edns_udp_size = 0;
@@ -411,7 +427,7 @@ dns_msg_parse(const uint8_t *buf, size_t len, struct dns_msg *out)
 	out->plain = false;
 	pl.ok = out->qr && out->ancount <= DNS_ANSWERS_MAX && len < DNS_PTR_REACH;
 	pl.q_marked = false;
-	pl.addrs = 0;
+	pl.addrs = pl.cnames = 0;
 	/* word by word: a message's few words cost less than a call */
 	for (size_t i = 0; pl.ok && i <= len / 64; i++)
 		pl.labels[i] = 0;
@@ -422,7 +438,7 @@ dns_msg_parse(const uint8_t *buf, size_t len, struct dns_msg *out)
 	out->msg_len = dns_off(buf, &r);
 
 	if (out->qr && out->has_question) {
-		dns_chain(buf, len, rrs, nb_rrs, out);
+		dns_chain(buf, len, rrs, nb_rrs, pl.cnames != 0, out);
 		/* every address record is one of addrs (so none past DNS_ADDRS_MAX either) */
 		out->plain = pl.ok && out->nb_addrs == pl.addrs;
 	}

@@ -142,8 +142,11 @@ dp_bind_write_end(struct dp_binding *e)
 	rte_spinlock_unlock(&e->lock);
 }
 
-/* Put name into e (writer side, e->lock held): refresh it, add it, or evict the oldest. */
-static void
+/*
+ * Put name into e (writer side, e->lock held): refresh it, add it, or evict the oldest.
+ * Inline: every address of every DNS answer comes here, and a call costs a fifth of it.
+ */
+static inline __attribute__((always_inline)) void
 dp_bind_put_name(struct dp_binding *e, uint64_t hash, const struct pol_ports *ports,
     uint32_t gen, uint64_t expires)
 {

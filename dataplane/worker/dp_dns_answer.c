@@ -219,6 +219,27 @@ dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a,
 	return rc;
 }
 
+/*
+ * Is the answer a spelled as e's VM asked already, with nothing for frame_dns_spell() to
+ * change? Its own first test, when it would be given only the question (the message as it
+ * came, no answer's owner in place): the VM asked in lower case (caps all zero) and the
+ * resolver's question holds no capital, as the parser found while it copied the name out
+ * (qname_upper) rather than a second walk of it. e matched a: their names are one length.
+ */
+static bool
+dp_dns_spelled(const struct dns_msg *a, const struct dp_pending_entry *e, bool rewritten)
+{
+	uint64_t any = 0, w;
+
+	if (rewritten || a->an_owners_inline != 0 || a->qname_upper)
+		return false;
+	for (size_t i = 0; i < DNS_CASE_BYTES; i += 8) {
+		memcpy(&w, e->caps + i, sizeof(w));
+		any |= w;
+	}
+	return any == 0;
+}
+
 struct dp_fate
 dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm)
 {
@@ -261,7 +282,7 @@ dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	 * whose owner starts in place, there is none, and the spelling is given only the
 	 * question (its walk ends there) rather than walk every answer to find that out.
 	 */
-	if (dp_dns_question_plain(&a))
+	if (dp_dns_question_plain(&a) && !dp_dns_spelled(&a, e, rewritten))
 		frame_dns_spell(dns - 8, dns, !rewritten && a.an_owners_inline == 0 ?
 		    a.question_end : len, e->qname_len, e->caps);
 	dp_pending_del(w->pending, e);

@@ -293,6 +293,38 @@ test_header_fields(void **state)
 	assert_int_equal(msg.qname[DNS_NAME_WIRE_MAX - 1], 0);
 }
 
+/*
+ * qname_upper: a capital anywhere in the question's name as it came, in a name shorter
+ * than a word (byte by byte), in a whole word or only in the tail word; '[' and '`' next
+ * to the capitals are none, and the copy is lower case whatever it says.
+ */
+static void
+test_qname_upper(void **state)
+{
+	static const struct {
+		const char *name;
+		bool upper;
+	} names[] = {
+		{ "a.b", false }, { "a.B", true }, { "[.`{", false }, { "pypi.org", false },
+		{ "Pypi.org", true }, { "pypi.orG", true }, { "abcdefgh.example", false },
+		{ "abcdefgh.examplE", true }, { "abcdefGh.example", true }, { "[`[`[`[`.x[`", false },
+	};
+	struct mb m;
+	struct dns_msg msg;
+	char spec[128], text[DNS_NAME_TEXT_MAX];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(spec, sizeof(spec), "H 8180 1 0 0 0; Q %s 1", names[i].name);
+		mb_spec(&m, spec);
+		assert_int_equal(dns_msg_parse(m.b, m.len, &msg), DNS_OK);
+		assert_int_equal(msg.qname_upper, names[i].upper);
+		assert_true(dns_name_to_text(msg.qname, msg.qname_len, text, sizeof(text)) >= 0);
+		for (size_t k = 0; text[k] != '\0'; k++)
+			assert_false(text[k] >= 'A' && text[k] <= 'Z');
+	}
+}
+
 static void
 test_addrs_max(void **state)
 {
@@ -368,6 +400,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cases),
 		cmocka_unit_test(test_header_fields),
+		cmocka_unit_test(test_qname_upper),
 		cmocka_unit_test(test_addrs_max),
 		cmocka_unit_test(test_tcp),
 	};

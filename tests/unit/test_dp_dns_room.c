@@ -272,6 +272,32 @@ test_answer_binds_the_judged_name(void **state)
 }
 
 /*
+ * The VM reads its question as it spelled it, whatever case the resolver's answer holds:
+ * asked in lower case and answered in capitals, the capitals go (the shortcut past the
+ * spelling, dp_dns_spelled(), must see them); asked in capitals, they come back.
+ */
+static void
+test_answer_spelled_as_asked(void **state)
+{
+	static const char *const case_[][3] = {
+		{ "spell", "SPELL", "spell" }, { "SpElL", "spell", "SpElL" },
+		{ "spell", "spell", "spell" },
+	};
+	struct pkt p;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(case_) / sizeof(case_[0]); i++) {
+		t_drain();
+		t_answer(t_ask(case_[i][0]), case_[i][1], 1);
+		assert_int_equal(w->tx[DP_PORT_VM].n, 1);
+		assert_int_equal(pkt_decode(rte_pktmbuf_mtod(w->tx[DP_PORT_VM].pkts[0],
+		    const uint8_t *), rte_pktmbuf_data_len(w->tx[DP_PORT_VM].pkts[0]), &p), PKT_OK);
+		assert_memory_equal(p.payload + DNS_HDR_LEN + 1, case_[i][2], 5);
+		dp_tx_flush(w);
+	}
+}
+
+/*
  * An answer giving the resolver's own address, or a VM's, binds neither (one probe of the
  * generation's address index answers both, dp_gen_addr_kind()): counted as rebind, and the
  * answer goes without it; the address after each (no VM's) still binds.
@@ -454,6 +480,7 @@ main(void)
 		cmocka_unit_test(test_full_ring_refuses_the_answer),
 		cmocka_unit_test(test_vm_share_charges_the_vm),
 		cmocka_unit_test(test_answer_binds_the_judged_name),
+		cmocka_unit_test(test_answer_spelled_as_asked),
 		cmocka_unit_test(test_query_label_not_a_hosts),
 		cmocka_unit_test(test_answer_own_addresses_not_bound),
 		cmocka_unit_test(test_taken_id_keeps_the_first),

@@ -15,32 +15,47 @@
 /*
  * The n bytes at from copied to to, with lower their ASCII letters lowered: a word at a
  * time, and for a tail the last eight again (the bytes both words hold are written twice,
- * the same). Shorter than a word, byte by byte. The two may not overlap.
+ * the same). Shorter than a word, byte by byte. The two may not overlap. With lower, true
+ * when a letter was upper case (a tail's bytes looked at twice: any is one); the copy's
+ * own test, a register's OR a word, where a second walk of the name would cost as much.
  */
-static inline void
-copy8(uint8_t *to, const uint8_t *from, size_t n, bool lower)
+static inline bool
+copy8_upper(uint8_t *to, const uint8_t *from, size_t n, bool lower)
 {
-	uint64_t w;
+	uint64_t w, up = 0, u;
 	size_t i = 0;
 
 	if (n < 8) {
 		for (; i < n; i++) {
 			uint8_t c = from[i];
+			bool big = lower && c >= 'A' && c <= 'Z';
 
-			to[i] = lower && c >= 'A' && c <= 'Z' ? (uint8_t)(c | 0x20) : c;
+			up |= big;
+			to[i] = big ? (uint8_t)(c | 0x20) : c;
 		}
-		return;
+		return up != 0;
 	}
 	for (; i + 8 <= n; i += 8) {
 		memcpy(&w, from + i, 8);
-		w = lower ? ascii_lower8(w) : w;
+		u = lower ? ascii_upper8(w) : 0;
+		up |= u;
+		w |= u >> 2;
 		memcpy(to + i, &w, 8);
 	}
 	if (i < n) {
 		memcpy(&w, from + n - 8, 8);
-		w = lower ? ascii_lower8(w) : w;
+		u = lower ? ascii_upper8(w) : 0;
+		up |= u;
+		w |= u >> 2;
 		memcpy(to + n - 8, &w, 8);
 	}
+	return up != 0;
+}
+
+static inline void
+copy8(uint8_t *to, const uint8_t *from, size_t n, bool lower)
+{
+	(void)copy8_upper(to, from, n, lower);
 }
 
 #endif

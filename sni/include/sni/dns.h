@@ -56,6 +56,7 @@ struct dns_msg {
 	bool has_question;
 	uint8_t qname[DNS_NAME_WIRE_MAX];	/* uncompressed wire form, lower-cased */
 	uint8_t qname_len;			/* bytes in qname, root label included */
+	bool qname_upper;			/* it held a capital as it came */
 	uint16_t qtype, qclass;
 	size_t question_end;			/* offset just past the question */
 
