@@ -42,7 +42,8 @@ pol_key_eq(const char *stored, const char *key, size_t len, uint8_t kind)
 	return true;
 }
 
-static const struct pol_slot *
+/* Inlined into each lookup: the probe is a name's one table access, often its only one. */
+static inline __attribute__((always_inline)) const struct pol_slot *
 pol_probe(const struct pol_set *s, uint64_t h, uint32_t policy, uint8_t kind, const char *key,
     size_t len)
 {
@@ -61,7 +62,7 @@ pol_probe(const struct pol_set *s, uint64_t h, uint32_t policy, uint8_t kind, co
  * The entry of one list of a key that applies to (proto, port), or NULL. A port-specific
  * entry is preferred to the any-port one, as the more precise explanation.
  */
-static const struct pol_prule *
+static inline __attribute__((always_inline)) const struct pol_prule *
 pol_group_find(const struct pol_prule *g, uint32_t n, uint8_t proto, uint16_t port,
     bool any_port_rule_only)
 {

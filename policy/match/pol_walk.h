@@ -55,7 +55,7 @@ pol_walk_word(const char *name, size_t len, size_t end)
  * outer dots bound a label that may be empty or too long (the label to the right of its
  * highest dot); one between two of its dots is empty only when they stand side by side.
  */
-static inline bool
+static inline __attribute__((always_inline)) bool
 pol_name_walk_exact(const char *name, size_t len, pol_walk_fn probe, void *arg)
 {
 	uint64_t h = POL_FNV_OFFSET;
@@ -88,9 +88,10 @@ pol_name_walk_exact(const char *name, size_t len, pol_walk_fn probe, void *arg)
  * POL_LABEL_MAX bytes, the wildcard key of the suffix after it (when wild); at last the
  * exact key of the whole name. A later probe is the more specific key. False, the walk
  * ended where it found it, for a name that is not a host name: empty, longer than
- * POL_NAME_MAX, or with a label empty or too long.
+ * POL_NAME_MAX, or with a label empty or too long. Inlined, so that a caller's probe is
+ * a direct call it can inline in turn, not one through a pointer a key.
  */
-static inline bool
+static inline __attribute__((always_inline)) bool
 pol_name_walk(const char *name, size_t len, bool wild, pol_walk_fn probe, void *arg)
 {
 	uint64_t h = POL_FNV_OFFSET;
