@@ -99,8 +99,11 @@ dp_dns_query_judge(struct dp_worker *w, uint16_t vm, const struct dns_msg *q, si
 		/* the answer's ports from the same walk: no second match of the name */
 		v = pol_match_name_and_ports(g->set, g->vms[vm].policy, name, (size_t)n,
 		    POL_PROTO_ANY, 0, &rule, &j->ports);
-		*j = (struct dp_dns_judged){ .valid = true, .text_len = (uint16_t)n,
-		    .gen = g->id, .ports = j->ports };
+		/* field by field: ports stay where the walk wrote them, not copied twice */
+		j->valid = true;
+		j->text_len = (uint16_t)n;
+		j->gen = g->id;
+		j->hash = 0;
 	}
 	if (v != POL_ALLOW)
 		return DP_REASON_DNS_DENIED;
