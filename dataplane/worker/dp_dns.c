@@ -96,8 +96,11 @@ dp_dns_query_judge(struct dp_worker *w, uint16_t vm, const struct dns_msg *q, si
 		v = pol_match_name(g->set, g->vms[vm].policy, name, (size_t)n, POL_PROTO_ANY, 0,
 		    &rule);
 	} else {
-		/* the answer's ports from the same walk: no second match of the name */
-		v = pol_match_name_and_ports(g->set, g->vms[vm].policy, name, (size_t)n,
+		/*
+		 * the answer's ports from the same walk: no second match of the name, whose
+		 * text is lower case (the parsers lowered q->qname)
+		 */
+		v = pol_match_lower_and_ports(g->set, g->vms[vm].policy, name, (size_t)n,
 		    POL_PROTO_ANY, 0, &rule, &j->ports);
 		/* field by field: ports stay where the walk wrote them, not copied twice */
 		j->valid = true;

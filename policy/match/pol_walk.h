@@ -50,6 +50,20 @@ pol_walk_word(const char *name, size_t len, size_t end)
 }
 
 /*
+ * The unfinished hash of the exact key of name (len bytes) that holds no upper-case letter,
+ * its labels unchecked: pol_match_lower_and_ports()'s, for a policy without wildcards.
+ */
+static inline __attribute__((always_inline)) uint64_t
+pol_hash_name_lower(const char *name, size_t len)
+{
+	uint64_t h = POL_FNV_OFFSET;
+
+	for (size_t end = len; end > 0; end = end >= 8 ? end - 8 : 0)
+		h = pol_hash_word_lower(h, pol_walk_word(name, len, end));
+	return h;
+}
+
+/*
  * pol_name_walk() for a policy without wildcards, whose one probe is the exact key: the
  * labels are checked a word's dots at a time, not dot by dot. Within a word only its
  * outer dots bound a label that may be empty or too long (the label to the right of its
