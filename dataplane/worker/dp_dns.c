@@ -75,8 +75,8 @@ dp_dns_question_plain(const struct dns_msg *q)
  * carry data (the class is 16 bits the VM chooses, and only IN names hosts). A question
  * a wildcard allows must also fit the suffix's budget of new questions.
  */
-enum dp_reason
-dp_dns_query_judge(struct dp_worker *w, uint16_t vm, const struct dns_msg *q, size_t len,
+static inline __attribute__((always_inline)) enum dp_reason
+dp_dns_query_judge_in(struct dp_worker *w, uint16_t vm, const struct dns_msg *q, size_t len,
     char *name, size_t namelen, struct dp_dns_judged *j)
 {
 	const struct dp_gen *g = w->gen;
@@ -111,6 +111,13 @@ dp_dns_query_judge(struct dp_worker *w, uint16_t vm, const struct dns_msg *q, si
 	if (v != POL_ALLOW)
 		return DP_REASON_DNS_DENIED;
 	return dp_dns_budget_judge(w, vm, rule, name, (size_t)n, q->qtype);
+}
+
+enum dp_reason
+dp_dns_query_judge(struct dp_worker *w, uint16_t vm, const struct dns_msg *q, size_t len,
+    char *name, size_t namelen, struct dp_dns_judged *j)
+{
+	return dp_dns_query_judge_in(w, vm, q, len, name, namelen, j);
 }
 
 /* May the query wait for approval? Its fate when it does, or was refused there. */
@@ -209,7 +216,8 @@ dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, u
 		/* not DNS: maybe a tunnel */
 		return dp_fate_block(DP_REASON_DNS_DENIED, DP_FATE_REPLY_NONE);
 	}
-	why = dp_dns_query_judge(w, vm, &q, p->payload_len, name, sizeof(name), &j);
+	/* judged inline: the datagram is the most queries' way, TCP's calls the same judge */
+	why = dp_dns_query_judge_in(w, vm, &q, p->payload_len, name, sizeof(name), &j);
 	if (why == DP_REASON_DNS_DENIED && name[0] != '\0' &&
 	    (fate = dp_dns_query_ask(w, m, p, vm, &q, name)).act != DP_FATE_CONTINUE)
 		return fate;	/* it waits for the operator (dp_dns_ask.c), or was refused */
