@@ -11,6 +11,7 @@
 #include "dp_dns_ask.h"
 #include "dp_dns_budget.h"
 #include "dp_dns_int.h"
+#include "dp_dns_qread.h"
 #include "dp_evt.h"
 #include "dp_out.h"
 #include "sni/dns.h"
@@ -211,7 +212,7 @@ dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, u
 	struct dns_msg q;
 	bool upper;
 
-	if (dp_dns_query_read(p->payload, p->payload_len, &q, &upper) != DNS_OK) {
+	if (dp_dns_query_read_in(p->payload, p->payload_len, &q, &upper) != DNS_OK) {
 		w->vm_stats[vm].dns_blocked++;
 		/* not DNS: maybe a tunnel */
 		return dp_fate_block(DP_REASON_DNS_DENIED, DP_FATE_REPLY_NONE);
