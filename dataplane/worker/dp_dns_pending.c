@@ -40,8 +40,11 @@ dp_pending_hash(const struct dp_pending *t, const struct dp_pending_key *k)
 	return dp_hash_crc_inline(k, sizeof(*k), t->ft.seed);
 }
 
-/* k's entry (h its hash), or NULL: in the first bucket, or the other one the tag names. */
-static struct dp_pending_entry *
+/*
+ * k's entry (h its hash), or NULL: in the first bucket, or the other one the tag names.
+ * Inlined into the query's insert and the answer's match, each once a query.
+ */
+static inline __attribute__((always_inline)) struct dp_pending_entry *
 dp_pending_find(const struct dp_pending *t, uint32_t h, const struct dp_pending_key *k)
 {
 	uint16_t tag = dp_ft_tag(h);
