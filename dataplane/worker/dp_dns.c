@@ -111,6 +111,12 @@ dp_dns_query_judge_in(struct dp_worker *w, uint16_t vm, const struct dns_msg *q,
 	}
 	if (v != POL_ALLOW)
 		return DP_REASON_DNS_DENIED;
+	/*
+	 * dp_dns_budget_judge()'s own first test, here to spare most queries the call: an
+	 * exact pattern allows one name, nothing to count
+	 */
+	if (g->names_per_suffix == 0 || rule == NULL || rule->kind != POL_NAME_WILD)
+		return DP_REASON_ALLOWED;
 	return dp_dns_budget_judge(w, vm, rule, name, (size_t)n, q->qtype);
 }
 
