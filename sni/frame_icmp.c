@@ -15,6 +15,13 @@
 #define ICMP6_UNREACH		1
 #define ICMP6_UNREACH_PORT	4
 
+/* The reply's IP and ICMP headers' length (frame_l3_len()'s, inline: no call a reply). */
+static inline size_t
+frame_icmp_hdrs(const struct pkt *p)
+{
+	return (p->family == 4 ? FRAME_IPV4_HDR_LEN : FRAME_IPV6_HDR_LEN) + FRAME_ICMP_HDR_LEN;
+}
+
 static bool
 frame_icmp_forbidden(const struct pkt *p)
 {
@@ -31,30 +38,29 @@ frame_icmp_forbidden(const struct pkt *p)
  * link header length in *l2, how much of its IP packet is quoted in *quote; false when
  * none may be sent.
  */
-static bool
+static inline __attribute__((always_inline)) bool
 frame_icmp_quote(const uint8_t *in, size_t len, const struct pkt *p, size_t *l2, size_t *quote)
 {
-	struct rd r;
-	uint16_t ip_len;
-	size_t limit;
+	size_t limit, at;
 
 	if ((p->proto != PKT_PROTO_TCP && p->proto != PKT_PROTO_UDP) || p->fragment ||
 	    frame_icmp_forbidden(p) || (*l2 = frame_l2_len(in, len, p)) == 0)
 		return false;
-	/* The invoking packet ends at its IP length: bytes past it are link padding. */
-	r = rd_make(in + *l2, len - *l2);
+	/*
+	 * The invoking packet ends at its IP length: bytes past it are link padding. The
+	 * length field is 2 bytes into an IPv4 header, 4 into an IPv6 one.
+	 */
+	at = p->family == 4 ? 2 : 4;
+	if (len - *l2 < at + 2)
+		return false;
+	*quote = rd_be16(in + *l2 + at);
 	if (p->family == 4) {
-		if (!rd_skip(&r, 2) || !rd_u16(&r, &ip_len))
-			return false;
-		*quote = ip_len;
 		limit = FRAME_ICMP4_QUOTE_TOTAL - FRAME_IPV4_HDR_LEN - FRAME_ICMP_HDR_LEN;
 	} else {
-		if (!rd_skip(&r, 4) || !rd_u16(&r, &ip_len))
-			return false;
-		*quote = (size_t)FRAME_IPV6_HDR_LEN + ip_len;
+		*quote += FRAME_IPV6_HDR_LEN;
 		limit = FRAME_ICMP6_QUOTE_TOTAL - FRAME_IPV6_HDR_LEN - FRAME_ICMP_HDR_LEN;
 	}
-	if (*quote > len - *l2 || *quote < frame_l3_len(p))
+	if (*quote > len - *l2 || *quote < frame_icmp_hdrs(p) - FRAME_ICMP_HDR_LEN)
 		return false;
 	if (*quote > limit)
 		*quote = limit;
@@ -65,7 +71,7 @@ frame_icmp_quote(const uint8_t *in, size_t len, const struct pkt *p, size_t *l2,
  * The reply's headers into out and quote bytes of in's IP packet after them, copied unless
  * they are there already (frame_icmp_unreach_in_place()); its length.
  */
-static int
+static inline __attribute__((always_inline)) int
 frame_icmp_put(const uint8_t *in, size_t l2, const struct pkt *p, size_t quote, uint8_t *out)
 {
 	uint8_t proto = p->family == 4 ? FRAME_PROTO_ICMP : FRAME_PROTO_ICMPV6;
@@ -108,7 +114,7 @@ _Static_assert(14 + 4 * PKT_VLAN_MAX <= FRAME_IPV4_HDR_LEN + FRAME_ICMP_HDR_LEN,
 size_t
 frame_icmp_room(const struct pkt *p)
 {
-	return frame_l3_len(p) + FRAME_ICMP_HDR_LEN;
+	return frame_icmp_hdrs(p);
 }
 
 int
@@ -118,5 +124,5 @@ frame_icmp_unreach_in_place(uint8_t *in, size_t len, const struct pkt *p)
 
 	if (!frame_icmp_quote(in, len, p, &l2, &quote))
 		return -1;
-	return frame_icmp_put(in, l2, p, quote, in - frame_icmp_room(p));
+	return frame_icmp_put(in, l2, p, quote, in - frame_icmp_hdrs(p));
 }

@@ -11,6 +11,7 @@
 #include "dp_dns_ask.h"
 #include "dp_dns_budget.h"
 #include "dp_dns_int.h"
+#include "dp_dns_qread.h"
 #include "dp_evt.h"
 #include "dp_out.h"
 #include "sni/dns.h"
@@ -75,8 +76,8 @@ dp_dns_question_plain(const struct dns_msg *q)
  * carry data (the class is 16 bits the VM chooses, and only IN names hosts). A question
  * a wildcard allows must also fit the suffix's budget of new questions.
  */
-enum dp_reason
-dp_dns_query_judge(struct dp_worker *w, uint16_t vm, const struct dns_msg *q, size_t len,
+static inline __attribute__((always_inline)) enum dp_reason
+dp_dns_query_judge_in(struct dp_worker *w, uint16_t vm, const struct dns_msg *q, size_t len,
     char *name, size_t namelen, struct dp_dns_judged *j)
 {
 	const struct dp_gen *g = w->gen;
@@ -96,15 +97,34 @@ dp_dns_query_judge(struct dp_worker *w, uint16_t vm, const struct dns_msg *q, si
 		v = pol_match_name(g->set, g->vms[vm].policy, name, (size_t)n, POL_PROTO_ANY, 0,
 		    &rule);
 	} else {
-		/* the answer's ports from the same walk: no second match of the name */
-		v = pol_match_name_and_ports(g->set, g->vms[vm].policy, name, (size_t)n,
+		/*
+		 * the answer's ports from the same walk: no second match of the name, whose
+		 * text is lower case (the parsers lowered q->qname)
+		 */
+		v = pol_match_lower_and_ports(g->set, g->vms[vm].policy, name, (size_t)n,
 		    POL_PROTO_ANY, 0, &rule, &j->ports);
-		*j = (struct dp_dns_judged){ .valid = true, .text_len = (uint16_t)n,
-		    .gen = g->id, .ports = j->ports };
+		/* field by field: ports stay where the walk wrote them, not copied twice */
+		j->valid = true;
+		j->text_len = (uint16_t)n;
+		j->gen = g->id;
+		j->hash = 0;
 	}
 	if (v != POL_ALLOW)
 		return DP_REASON_DNS_DENIED;
+	/*
+	 * dp_dns_budget_judge()'s own first test, here to spare most queries the call: an
+	 * exact pattern allows one name, nothing to count
+	 */
+	if (g->names_per_suffix == 0 || rule == NULL || rule->kind != POL_NAME_WILD)
+		return DP_REASON_ALLOWED;
 	return dp_dns_budget_judge(w, vm, rule, name, (size_t)n, q->qtype);
+}
+
+enum dp_reason
+dp_dns_query_judge(struct dp_worker *w, uint16_t vm, const struct dns_msg *q, size_t len,
+    char *name, size_t namelen, struct dp_dns_judged *j)
+{
+	return dp_dns_query_judge_in(w, vm, q, len, name, namelen, j);
 }
 
 /* May the query wait for approval? Its fate when it does, or was refused there. */
@@ -198,12 +218,13 @@ dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, u
 	struct dns_msg q;
 	bool upper;
 
-	if (dp_dns_query_read(p->payload, p->payload_len, &q, &upper) != DNS_OK) {
+	if (dp_dns_query_read_in(p->payload, p->payload_len, &q, &upper) != DNS_OK) {
 		w->vm_stats[vm].dns_blocked++;
 		/* not DNS: maybe a tunnel */
 		return dp_fate_block(DP_REASON_DNS_DENIED, DP_FATE_REPLY_NONE);
 	}
-	why = dp_dns_query_judge(w, vm, &q, p->payload_len, name, sizeof(name), &j);
+	/* judged inline: the datagram is the most queries' way, TCP's calls the same judge */
+	why = dp_dns_query_judge_in(w, vm, &q, p->payload_len, name, sizeof(name), &j);
 	if (why == DP_REASON_DNS_DENIED && name[0] != '\0' &&
 	    (fate = dp_dns_query_ask(w, m, p, vm, &q, name)).act != DP_FATE_CONTINUE)
 		return fate;	/* it waits for the operator (dp_dns_ask.c), or was refused */

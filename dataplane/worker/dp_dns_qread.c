@@ -1,135 +1,16 @@
 /*
  * A VM's query read for the fast path. Nearly every query has one shape: a header, one
  * question written out in place, and at most an OPT record whose owner is the root. That
- * shape is read here in one pass, and the name's letter case found as it is copied; any
- * other message goes to dns_msg_parse(), which reads every shape. For the shape read here
- * both fill struct dns_msg alike (test_dp_dns_qread holds them to it).
+ * shape is read in one pass (dp_dns_qread.h, inline for the datagram's path), and the
+ * name's letter case found as it is copied; any other message goes to dns_msg_parse(),
+ * which reads every shape. For the shape read there both fill struct dns_msg alike
+ * (test_dp_dns_qread holds them to it).
  */
-#include <string.h>
-
 #include "dp_dns_int.h"
-#include "sni/ascii8.h"
-#include "sni/rd.h"
-
-#define DP_LABEL_MAX	63	/* a larger length byte is a pointer or reserved: not read here */
-#define DP_OPT_FIXED	11	/* a root owner, type, class, TTL, RDLENGTH */
-
-/*
- * The name's n bytes at from copied to to, lowered (copy8()'s words), and whether any was
- * an upper-case letter.
- */
-static inline bool
-dp_dns_copy_lower(uint8_t *to, const uint8_t *from, size_t n)
-{
-	uint64_t w, up = 0;
-	size_t i = 0;
-
-	if (n < 8) {
-		for (; i < n; i++) {
-			bool big = (uint8_t)(from[i] - 'A') <= 'Z' - 'A';
-
-			to[i] = big ? (uint8_t)(from[i] | 0x20) : from[i];
-			up |= big;
-		}
-		return up != 0;
-	}
-	for (;; i += 8) {
-		if (i + 8 > n)
-			i = n - 8;	/* the tail as the last eight bytes, some lowered again */
-		memcpy(&w, from + i, 8);
-		up |= ascii_upper8(w);
-		w |= ascii_upper8(w) >> 2;
-		memcpy(to + i, &w, 8);
-		if (i + 8 == n)
-			return up != 0;
-	}
-}
-
-/*
- * The name at DNS_HDR_LEN of msg (len bytes) when it is written out in place, labels of at
- * most DP_LABEL_MAX bytes to the root, DNS_NAME_WIRE_MAX bytes at most: its length, else 0.
- */
-static inline size_t
-dp_dns_qname_len(const uint8_t *msg, size_t len)
-{
-	/* a length byte stands before lim, or the name is cut or too long: one test a label */
-	size_t off = DNS_HDR_LEN, lim = len < DNS_HDR_LEN + DNS_NAME_WIRE_MAX ? len :
-	    DNS_HDR_LEN + DNS_NAME_WIRE_MAX;
-
-	for (;;) {
-		uint8_t b;
-
-		if (off >= lim || (b = msg[off]) > DP_LABEL_MAX)
-			return 0;
-		off += 1 + (size_t)b;
-		if (b == 0)
-			return off - DNS_HDR_LEN;
-	}
-}
-
-/*
- * The OPT record at off (msg len bytes) with a root owner, whole: the offset past it, or
- * 0 for any other record, which dns_msg_parse() reads.
- */
-static inline size_t
-dp_dns_opt_end(const uint8_t *msg, size_t len, size_t off, struct dns_msg *q)
-{
-	size_t rdlen;
-
-	if (len - off < DP_OPT_FIXED || msg[off] != 0 || rd_be16(msg + off + 1) != DNS_TYPE_OPT)
-		return 0;
-	rdlen = rd_be16(msg + off + 9);
-	if (len - off - DP_OPT_FIXED < rdlen)
-		return 0;
-	q->edns = true;
-	q->edns_udp_size = rd_be16(msg + off + 3);
-	return off + DP_OPT_FIXED + rdlen;
-}
-
-/* The query shape of this file's head read into q, or false (q then unspecified). */
-static bool
-dp_dns_query_plain(const uint8_t *msg, size_t len, struct dns_msg *q, bool *upper)
-{
-	size_t name_len, off;
-
-	if (len < DNS_HDR_LEN || (msg[2] & 0x80) != 0 || rd_be16(msg + 4) != 1 ||
-	    rd_be16(msg + 6) != 0 || rd_be16(msg + 8) != 0 || rd_be16(msg + 10) > 1 ||
-	    (name_len = dp_dns_qname_len(msg, len)) == 0 ||
-	    len - DNS_HDR_LEN - name_len < 4)
-		return false;
-	off = DNS_HDR_LEN + name_len + 4;
-	q->edns = false;
-	q->edns_udp_size = 0;
-	q->question_end = off;
-	if (msg[11] == 1 && (off = dp_dns_opt_end(msg, len, off, q)) == 0)
-		return false;
-	q->msg_len = off;
-	q->id = rd_be16(msg);
-	q->flags = rd_be16(msg + 2);
-	q->qr = false;
-	q->opcode = (uint8_t)(q->flags >> 11 & 0xf);
-	q->rcode = (uint8_t)(q->flags & 0xf);
-	q->qdcount = 1;
-	q->ancount = q->nscount = 0;
-	q->arcount = msg[11];
-	q->has_question = true;
-	q->qname_len = (uint8_t)name_len;
-	*upper = dp_dns_copy_lower(q->qname, msg + DNS_HDR_LEN, name_len);
-	q->qtype = rd_be16(msg + DNS_HDR_LEN + name_len);
-	q->qclass = rd_be16(msg + DNS_HDR_LEN + name_len + 2);
-	q->nb_addrs = 0;
-	q->addrs_more = false;
-	q->chain_len = 0;
-	q->an_owners_inline = 0;
-	q->plain = false;
-	return true;
-}
+#include "dp_dns_qread.h"
 
 enum dns_status
 dp_dns_query_read(const uint8_t *msg, size_t len, struct dns_msg *q, bool *upper)
 {
-	if (dp_dns_query_plain(msg, len, q, upper))
-		return DNS_OK;
-	*upper = true;	/* not known: the caps are found from the message */
-	return dns_msg_parse(msg, len, q);
+	return dp_dns_query_read_in(msg, len, q, upper);
 }

@@ -9,42 +9,11 @@
 
 #include "pol_set.h"
 #include "pol_walk.h"
-#include "sni/ascii8.h"
 
-/* stored is already lower case; address keys (kind >= POL_ADDR4) compare as bytes. */
-static bool
-pol_key_eq(const char *stored, const char *key, size_t len, uint8_t kind)
-{
-	size_t i = 0;
-
-	if (kind == POL_ADDR4 || kind == POL_ADDR6)
-		return memcmp(stored, key, len) == 0;
-	/* a name is compared a word at a time, the probe's every hit ends in this compare */
-	for (; i + 8 <= len; i += 8) {
-		uint64_t sw, kw;
-
-		memcpy(&sw, stored + i, 8);
-		memcpy(&kw, key + i, 8);
-		if (sw != ascii_lower8(kw))	/* pol_fold() of each byte */
-			return false;
-	}
-	if (i < len && len >= 8) {
-		/* the tail as the last eight bytes, some compared already */
-		uint64_t sw, kw;
-
-		memcpy(&sw, stored + len - 8, 8);
-		memcpy(&kw, key + len - 8, 8);
-		return sw == ascii_lower8(kw);
-	}
-	for (; i < len; i++)
-		if ((uint8_t)stored[i] != pol_fold((uint8_t)key[i]))
-			return false;
-	return true;
-}
-
-static const struct pol_slot *
-pol_probe(const struct pol_set *s, uint64_t h, uint32_t policy, uint8_t kind, const char *key,
-    size_t len)
+/* Inlined into each lookup: the probe is a name's one table access, often its only one. */
+static inline __attribute__((always_inline)) const struct pol_slot *
+pol_probe_by(const struct pol_set *s, uint64_t h, uint32_t policy, uint8_t kind, const char *key,
+    size_t len, bool folded)
 {
 	for (uint32_t i = (uint32_t)h & s->mask;; i = (i + 1) & s->mask) {
 		const struct pol_slot *sl = &s->slot[i];
@@ -52,16 +21,24 @@ pol_probe(const struct pol_set *s, uint64_t h, uint32_t policy, uint8_t kind, co
 		if (sl->hash == 0)
 			return NULL;
 		if (sl->hash == h && sl->policy == policy && sl->kind == kind &&
-		    sl->key_len == len && pol_key_eq(s->keys + sl->key_off, key, len, kind))
+		    sl->key_len == len && pol_key_eq(s->keys + sl->key_off, key, len, kind,
+		    folded))
 			return sl;
 	}
+}
+
+static inline __attribute__((always_inline)) const struct pol_slot *
+pol_probe(const struct pol_set *s, uint64_t h, uint32_t policy, uint8_t kind, const char *key,
+    size_t len)
+{
+	return pol_probe_by(s, h, policy, kind, key, len, false);
 }
 
 /*
  * The entry of one list of a key that applies to (proto, port), or NULL. A port-specific
  * entry is preferred to the any-port one, as the more precise explanation.
  */
-static const struct pol_prule *
+static inline __attribute__((always_inline)) const struct pol_prule *
 pol_group_find(const struct pol_prule *g, uint32_t n, uint8_t proto, uint16_t port,
     bool any_port_rule_only)
 {
@@ -269,6 +246,31 @@ pol_match_name_and_ports(const struct pol_set *s, uint32_t policy, const char *n
 	if (!pol_name_walk(name, len, s->pol[policy].wild, pol_name_both_probe, &b))
 		return POL_BAD_NAME;
 	return pol_verdict_of(s, &b.q.acc, rule);
+}
+
+enum pol_verdict
+pol_match_lower_and_ports(const struct pol_set *s, uint32_t policy, const char *name,
+    size_t len, uint8_t proto, uint16_t port, const struct pol_rule **rule,
+    struct pol_ports *ports)
+{
+	struct pol_acc acc = { NULL, NULL };
+	const struct pol_slot *sl;
+
+	if (s == NULL || policy >= s->npol || s->pol[policy].wild)
+		return pol_match_name_and_ports(s, policy, name, len, proto, port, rule, ports);
+	/* the one probe, of the exact key: only a stored name, a host name's, can be hit */
+	*ports = (struct pol_ports){ .any = false };
+	if (rule != NULL)
+		*rule = NULL;
+	if (len > 0 && name[len - 1] == '.')
+		len--;
+	if (len == 0 || len > POL_NAME_MAX)
+		return POL_NO_MATCH;
+	sl = pol_probe_by(s, pol_hash_final(pol_hash_name_lower(name, len), policy,
+	    POL_NAME_EXACT), policy, POL_NAME_EXACT, name, len, true);
+	pol_consider(s, sl, proto, port, true, &acc);
+	pol_ports_fold(s, sl, ports);
+	return pol_verdict_of(s, &acc, rule);
 }
 
 bool

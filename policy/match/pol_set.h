@@ -68,6 +68,40 @@ pol_fold(uint8_t c)
 	return c >= 'A' && c <= 'Z' ? (uint8_t)(c | 0x20) : c;
 }
 
+/*
+ * Is key (len bytes) the stored key? stored is already lower case; address keys (kind >=
+ * POL_ADDR4) compare as bytes, and so does a name key the caller folded (no upper-case
+ * letter). Every probe's hit ends in this compare: a name is compared a word at a time.
+ */
+static inline __attribute__((always_inline)) bool
+pol_key_eq(const char *stored, const char *key, size_t len, uint8_t kind, bool folded)
+{
+	size_t i = 0;
+
+	if (kind == POL_ADDR4 || kind == POL_ADDR6)
+		return memcmp(stored, key, len) == 0;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t sw, kw;
+
+		memcpy(&sw, stored + i, 8);
+		memcpy(&kw, key + i, 8);
+		if (sw != (folded ? kw : ascii_lower8(kw)))	/* pol_fold() of each byte */
+			return false;
+	}
+	if (i < len && len >= 8) {
+		/* the tail as the last eight bytes, some compared already */
+		uint64_t sw, kw;
+
+		memcpy(&sw, stored + len - 8, 8);
+		memcpy(&kw, key + len - 8, 8);
+		return sw == (folded ? kw : ascii_lower8(kw));
+	}
+	for (; i < len; i++)
+		if ((uint8_t)stored[i] != (folded ? (uint8_t)key[i] : pol_fold((uint8_t)key[i])))
+			return false;
+	return true;
+}
+
 static inline uint64_t
 pol_hash_step(uint64_t h, uint8_t c)
 {
@@ -82,10 +116,17 @@ pol_hash_step(uint64_t h, uint8_t c)
  * The rotation carries a word's high bytes into the low ones the next multiply spreads.
  */
 static inline uint64_t
+pol_hash_word_lower(uint64_t h, uint64_t w)
+{
+	h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+	return h << 31 | h >> 33;
+}
+
+/* pol_hash_word_lower() is the step of a word with no upper-case letter, folded already. */
+static inline uint64_t
 pol_hash_word(uint64_t h, uint64_t w)
 {
-	h = (h ^ ascii_lower8(w)) * 0x9e3779b97f4a7c15ULL;
-	return h << 31 | h >> 33;
+	return pol_hash_word_lower(h, ascii_lower8(w));
 }
 
 /*

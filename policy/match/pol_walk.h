@@ -50,12 +50,26 @@ pol_walk_word(const char *name, size_t len, size_t end)
 }
 
 /*
+ * The unfinished hash of the exact key of name (len bytes) that holds no upper-case letter,
+ * its labels unchecked: pol_match_lower_and_ports()'s, for a policy without wildcards.
+ */
+static inline __attribute__((always_inline)) uint64_t
+pol_hash_name_lower(const char *name, size_t len)
+{
+	uint64_t h = POL_FNV_OFFSET;
+
+	for (size_t end = len; end > 0; end = end >= 8 ? end - 8 : 0)
+		h = pol_hash_word_lower(h, pol_walk_word(name, len, end));
+	return h;
+}
+
+/*
  * pol_name_walk() for a policy without wildcards, whose one probe is the exact key: the
  * labels are checked a word's dots at a time, not dot by dot. Within a word only its
  * outer dots bound a label that may be empty or too long (the label to the right of its
  * highest dot); one between two of its dots is empty only when they stand side by side.
  */
-static inline bool
+static inline __attribute__((always_inline)) bool
 pol_name_walk_exact(const char *name, size_t len, pol_walk_fn probe, void *arg)
 {
 	uint64_t h = POL_FNV_OFFSET;
@@ -88,9 +102,10 @@ pol_name_walk_exact(const char *name, size_t len, pol_walk_fn probe, void *arg)
  * POL_LABEL_MAX bytes, the wildcard key of the suffix after it (when wild); at last the
  * exact key of the whole name. A later probe is the more specific key. False, the walk
  * ended where it found it, for a name that is not a host name: empty, longer than
- * POL_NAME_MAX, or with a label empty or too long.
+ * POL_NAME_MAX, or with a label empty or too long. Inlined, so that a caller's probe is
+ * a direct call it can inline in turn, not one through a pointer a key.
  */
-static inline bool
+static inline __attribute__((always_inline)) bool
 pol_name_walk(const char *name, size_t len, bool wild, pol_walk_fn probe, void *arg)
 {
 	uint64_t h = POL_FNV_OFFSET;

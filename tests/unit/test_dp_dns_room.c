@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <setjmp.h>
 #include <cmocka.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include "dp.h"
 #include "dp_bind.h"
 #include "dp_ctx_fixture.h"
+#include "dp_dns_budget.h"
 #include "dp_evt.h"
 #include "dp_burst.h"
 #include "dp_dns_int.h"
@@ -370,6 +372,47 @@ test_reload_between_query_and_answer(void **state)
 }
 
 /*
+ * Under a budget of new names a suffix (this worker's share of it), a wildcard's next new
+ * name past it is refused (dns_budget): the VM gets the refusal, the resolver nothing; a
+ * name seen goes again, and so does an exact pattern's name, which is never counted.
+ */
+static void
+test_budget_counts_wildcard_names(void **state)
+{
+	struct pol_config *next = dpf_load(T_CONFIG("*.example.com\", \"x.example.com")
+	    "dns: {max_names_per_suffix: {count: 8, per: 1h}}\n");
+	struct ctl_names *names = ctl_names_create(64, 8);
+	uint64_t budget = w->vm_stats[0].blocked[DP_REASON_DNS_BUDGET];
+	struct mb d = { .len = 0 };
+	char label[16];
+
+	(void)state;
+	assert_non_null(names);
+	assert_int_equal(dpf_publish(&ctx, w, next, names), 0);
+	assert_true(w->gen->names_per_suffix > 0 && w->gen->names_per_suffix < 100);
+	/* the names the tests before asked were counted under the default budget */
+	dp_name_budget_forget(w->name_budget, 0);
+	t_drain();
+	/* each answered, so that no VM's share of the queries in flight is the limit */
+	for (uint32_t i = 0; i <= w->gen->names_per_suffix; i++) {
+		if (i < w->gen->names_per_suffix)
+			snprintf(label, sizeof(label), "b%u", (unsigned int)i);
+		else
+			memcpy(label, "x", 2);	/* its exact pattern: not counted */
+		t_answer(t_ask(label), label, 1);
+		dp_tx_flush(w);
+	}
+	t_query(&d, "new", 3);
+	dp_pipeline_vm(w, t_frame(t_vm_mac, t_res_mac, t_vm_ip, t_res_ip, 40000, 53, &d));
+	assert_int_equal(w->tx[DP_PORT_UPLINK].n, 0);
+	assert_int_equal(w->tx[DP_PORT_VM].n, 1);	/* the refusal */
+	dp_tx_flush(w);
+	assert_int_equal(w->vm_stats[0].blocked[DP_REASON_DNS_BUDGET], budget + 1);
+	(void)t_ask("b0");	/* seen */
+	ctl_names_free(names);	/* next stays: the generation holds it until the end */
+}
+
+/*
  * The table of queries in flight itself (dp_dns_pending.c): a key added again finds the
  * ID taken, leaving that query's entry as it was; an answer is matched by key and
  * question (test_dp_dns_pending.c holds the table to a model).
@@ -485,8 +528,9 @@ main(void)
 		cmocka_unit_test(test_answer_own_addresses_not_bound),
 		cmocka_unit_test(test_taken_id_keeps_the_first),
 		cmocka_unit_test(test_many_apart),
-		/* last: a new policy */
+		/* last: new policies */
 		cmocka_unit_test(test_reload_between_query_and_answer),
+		cmocka_unit_test(test_budget_counts_wildcard_names),
 	};
 
 	return dpf_run("test_dp_dns_room", T_CONFIG("*.example.com"), &ctx, &w, tests,

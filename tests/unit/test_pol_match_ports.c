@@ -216,11 +216,104 @@ test_copy_policy(void **state)
 	pol_set_free(t);
 }
 
+/*
+ * pol_match_lower_and_ports() on name (len bytes) against pol_match_name_and_ports(): for a
+ * name with no capital the same verdict, rule and summary, but POL_NO_MATCH for
+ * POL_BAD_NAME under a policy without wildcards; under such a policy a name with a capital
+ * matches nothing (fail closed), under one with wildcards the same again.
+ */
+static void
+lower_agrees(const struct pol_set *s, uint32_t pol, bool wild, const char *name, size_t len,
+    uint8_t proto, uint16_t port)
+{
+	const struct pol_rule *r1, *r2;
+	struct pol_ports p1, p2, none = { .any = false };
+	enum pol_verdict v1, v2;
+	bool capital = false;
+
+	for (size_t i = 0; i < len; i++)
+		capital |= name[i] >= 'A' && name[i] <= 'Z';
+	v1 = pol_match_name_and_ports(s, pol, name, len, proto, port, &r1, &p1);
+	v2 = pol_match_lower_and_ports(s, pol, name, len, proto, port, &r2, &p2);
+	if (!wild && capital) {
+		v1 = POL_NO_MATCH;
+		r1 = NULL;
+		p1 = none;
+	} else if (!wild && v1 == POL_BAD_NAME) {
+		v1 = POL_NO_MATCH;
+	}
+	if (v1 != v2)
+		fail_msg("'%.*s' wild %d: %s, want %s", (int)len, name, wild,
+		    pol_verdict_str(v2), pol_verdict_str(v1));
+	assert_ptr_equal(r1, r2);
+	ports_equal(&p1, &p2);
+}
+
+/* Every name of pats, and names made from their pieces, asked both ways. */
+static void
+test_lower_agrees(void **state)
+{
+	static const char *const pats[] = {
+		"a", "ab.c", "example.com", "www.example.com", "abcdefgh", "abcdefg.hijklmno",
+		"x.abcdefghijklmnop.example.org", "deny.example.com", "p-1_2.example.com",
+	};
+	static const char alpha[] = "abcdefghmnop.-_XE";
+	static const uint16_t ports[] = { 0, 22, 443 };
+	char name[300];
+	uint64_t r = 7;
+
+	(void)state;
+	for (int wild = 0; wild <= 1; wild++) {
+		struct pol_builder *b = builder_p();
+		struct pol_set *s;
+
+		for (size_t i = 0; i < sizeof(pats) / sizeof(pats[0]); i++)
+			add_name(b, 0, POL_NAME_EXACT, pats[i], (uint16_t)(i % 3 == 2 ? 443 : 0),
+			    strncmp(pats[i], "deny", 4) == 0 ? POL_LIST_DENY : POL_LIST_ALLOW);
+		add_name(b, 0, POL_NAME_EXACT, "example.com", 22, POL_LIST_DENY);
+		if (wild)
+			add_name(b, 0, POL_NAME_WILD, "example.com", 0, POL_LIST_ALLOW);
+		s = build(b);
+		for (size_t i = 0; i < sizeof(pats) / sizeof(pats[0]); i++) {
+			size_t n = strlen(pats[i]);
+
+			memcpy(name, pats[i], n);
+			name[n] = '.';
+			for (size_t k = 0; k < sizeof(ports) / sizeof(ports[0]); k++) {
+				uint8_t proto = ports[k] == 0 ? POL_PROTO_ANY : POL_PROTO_TCP;
+
+				lower_agrees(s, 0, wild, name, n, proto, ports[k]);
+				lower_agrees(s, 0, wild, name, n + 1, proto, ports[k]);
+				name[n - 1] ^= 0x20;	/* a capital, or a byte no name has */
+				lower_agrees(s, 0, wild, name, n, proto, ports[k]);
+				name[n - 1] ^= 0x20;
+			}
+		}
+		/* random names from a few bytes: dots side by side, labels long, names long */
+		for (int i = 0; i < 20000; i++) {
+			size_t n;
+
+			r ^= r << 13;
+			r ^= r >> 7;
+			r ^= r << 17;
+			n = i < 300 ? (size_t)i : r % 40;
+			for (size_t k = 0; k < n; k++)
+				name[k] = i < 300 ? (char)(k % 64 == 63 ? '.' : 'a') :
+				    alpha[(r >> (k % 56)) % (sizeof(alpha) - 1)];
+			lower_agrees(s, 0, wild, name, n, POL_PROTO_ANY, 0);
+		}
+		assert_int_equal(pol_match_lower_and_ports(s, 1, "a", 1, POL_PROTO_ANY, 0, NULL,
+		    &(struct pol_ports){ .any = true }), POL_NO_MATCH);
+		pol_set_free(s);
+	}
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_copy_policy),
+		cmocka_unit_test(test_lower_agrees),
 		cmocka_unit_test(test_ports_summary_agrees),
 		cmocka_unit_test(test_ports_summary_overflow),
 	};

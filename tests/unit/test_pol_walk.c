@@ -236,6 +236,45 @@ test_walk_random(void **state)
 	assert_true(compared >= 400000);
 }
 
+/*
+ * The probe's compare (pol_key_eq()), which alone tells apart two names of one hash: a
+ * name key equals its stored, lower-case key in any case (folded: lower case only), and
+ * is unequal when any one byte differs, at every length to past four words. The unkeyed
+ * hash lets a name be picked to collide, so the compare is all that stands in its way.
+ */
+static void
+test_key_eq(void **state)
+{
+	char stored[40], key[40];
+	uint64_t seed = 99;
+
+	(void)state;
+	for (size_t len = 0; len <= sizeof(stored); len++) {
+		for (size_t i = 0; i < len; i++)
+			stored[i] = (char)("ab.-_09yz"[rnd(&seed) % 9]);
+		memcpy(key, stored, len);
+		for (int folded = 0; folded <= 1; folded++) {
+			assert_true(pol_key_eq(stored, key, len, POL_NAME_EXACT, folded));
+			for (size_t i = 0; i < len; i++) {
+				key[i] ^= 0x01;	/* another byte, of any kind */
+				assert_false(pol_key_eq(stored, key, len, POL_NAME_WILD, folded));
+				key[i] ^= 0x01;
+				if (key[i] >= 'a' && key[i] <= 'z') {
+					key[i] ^= 0x20;	/* a capital: the same name unfolded */
+					assert_true(pol_key_eq(stored, key, len, POL_NAME_EXACT,
+					    folded) == !folded);
+					key[i] ^= 0x20;
+				}
+			}
+		}
+		for (size_t i = 0; i < len; i++) {
+			key[i] ^= 0x20;	/* an address key is bytes: no case */
+			assert_false(pol_key_eq(stored, key, len, POL_ADDR6, false));
+			key[i] ^= 0x20;
+		}
+	}
+}
+
 static void
 add_name(struct pol_builder *b, enum pol_kind kind, const char *name, unsigned int line)
 {
@@ -317,6 +356,7 @@ main(void)
 		cmocka_unit_test(test_walk_edges),
 		cmocka_unit_test(test_walk_random),
 		cmocka_unit_test(test_walk_matches),
+		cmocka_unit_test(test_key_eq),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

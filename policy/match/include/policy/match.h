@@ -202,6 +202,19 @@ enum pol_verdict pol_match_name_and_ports(const struct pol_set *s, uint32_t poli
     const char *name, size_t len, uint8_t proto, uint16_t port, const struct pol_rule **rule,
     struct pol_ports *ports);
 
+/*
+ * pol_match_name_and_ports() of a name with no upper-case letter (a DNS question's, which
+ * the parser lowered), for less: under a policy without wildcards, whose one key is the
+ * whole name, the name is neither folded nor its labels checked, as only a stored name,
+ * a host name's, can match. Then a name that is not a host name's is POL_NO_MATCH, not
+ * POL_BAD_NAME (both deny); every other verdict, rule and summary is the other's. A name
+ * that breaks the rule and holds a capital can only match less: no key is stored with
+ * one, and the exact key is the only one looked for (fail closed).
+ */
+enum pol_verdict pol_match_lower_and_ports(const struct pol_set *s, uint32_t policy,
+    const char *name, size_t len, uint8_t proto, uint16_t port, const struct pol_rule **rule,
+    struct pol_ports *ports);
+
 /* May a TCP/UDP connection to port go out under summary p? */
 bool pol_ports_allow(const struct pol_ports *p, uint16_t port);
 
