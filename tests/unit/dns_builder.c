@@ -34,3 +34,29 @@ mb_bytes(struct mb *m, const void *p, size_t n)
 	for (size_t i = 0; i < n; i++)
 		mb_u8(m, ((const uint8_t *)p)[i]);
 }
+
+void
+mb_question(struct mb *m, const char *label, size_t n)
+{
+	mb_u8(m, (unsigned int)n);
+	mb_bytes(m, label, n);
+	mb_u8(m, 7);
+	mb_bytes(m, "example", 7);
+	mb_u8(m, 3);
+	mb_bytes(m, "com", 3);
+	mb_u8(m, 0);
+	mb_u16(m, 1);			/* A */
+	mb_u16(m, 1);			/* IN */
+}
+
+void
+mb_query(struct mb *m, uint16_t id, const char *label, size_t n)
+{
+	mb_u16(m, id);
+	mb_u16(m, 0x0100);
+	mb_u16(m, 1);
+	mb_u16(m, 0);
+	mb_u16(m, 0);
+	mb_u16(m, 0);
+	mb_question(m, label, n);
+}

@@ -18,4 +18,9 @@ void mb_u16(struct mb *m, unsigned int v);
 void mb_u32(struct mb *m, uint32_t v);
 void mb_bytes(struct mb *m, const void *p, size_t n);
 
+/* The question label.example.com A IN, label n bytes as they are. */
+void mb_question(struct mb *m, const char *label, size_t n);
+/* A query (ID id, RD) for label (n bytes).example.com. */
+void mb_query(struct mb *m, uint16_t id, const char *label, size_t n);
+
 #endif

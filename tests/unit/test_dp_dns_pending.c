@@ -18,6 +18,7 @@
 
 #include <rte_malloc.h>
 
+#include "dns_builder.h"
 #include "dp_dns_int.h"
 #include "dp_dns_pending.h"
 #include "dp_hash.h"
@@ -27,6 +28,7 @@
 #define T_VMS		4
 #define T_SHARE		24	/* a VM's share: three VMs together fill the table */
 #define T_STEPS		20000
+#define T_MANY		(T_CAP / 2)	/* well within the index's room whatever the IDs */
 
 /* The model's entry: what the table was asked to remember, and the entry it gave. */
 struct t_model {
@@ -308,6 +310,108 @@ test_v6_resolver_whole(void **state)
 	dp_pending_free(t);
 }
 
+/*
+ * By hand, beside the model: a key added again finds the
+ * ID taken, leaving that query's entry as it was; an answer is matched by key and
+ * question.
+ */
+/* A query with ID id for label.example.com A, into d and parsed into *q. */
+static void
+t_parsed(struct mb *d, struct dns_msg *q, uint16_t id, const char *label)
+{
+	d->len = 0;
+	mb_query(d, id, label, strlen(label));
+	assert_int_equal(dns_msg_parse(d->b, d->len, q), DNS_OK);
+}
+
+/* The VM's query from sport to the resolver, and its answer coming back. */
+static void
+t_query_pkts(struct pkt *out, struct pkt *back, uint16_t sport)
+{
+	static const uint8_t vm[4] = { 10, 77, 0, 11 }, res[4] = { 10, 77, 0, 1 };
+
+	memset(out, 0, sizeof(*out));
+	out->family = 4;
+	out->proto = PKT_PROTO_UDP;
+	memcpy(out->src, vm, 4);
+	memcpy(out->dst, res, 4);
+	out->sport = sport;
+	out->dport = 53;
+	*back = *out;
+	memcpy(back->src, res, 4);
+	memcpy(back->dst, vm, 4);
+	back->sport = 53;
+	back->dport = sport;
+}
+
+/* Over TCP the VM's own ID is kept: the same key again is refused, the first untouched. */
+static void
+test_taken_id_keeps_the_first(void **state)
+{
+	struct dp_pending *t = dp_pending_create("t_pending_keep", T_CAP, 4, SOCKET_ID_ANY);
+	struct dp_pending_entry *e, *again;
+	struct pkt out, back;
+	enum dp_reason why;
+	struct dns_msg q, a;
+	struct mb d;
+
+	(void)state;
+	assert_non_null(t);
+	t_query_pkts(&out, &back, 40000);
+	t_parsed(&d, &q, 0x1234, "first");
+	assert_non_null(e = dp_pending_add(t, &out, 0, &q, d.b, 0, true, T_CAP, &why));
+	t_parsed(&d, &q, 0x1234, "second");
+	assert_null(again = dp_pending_add(t, &out, 0, &q, d.b, 0, true, T_CAP, &why));
+	assert_int_equal(why, DP_REASON_ALLOWED);
+	assert_int_equal(dp_pending_count(t, 0), 1);
+	/* the answer to the first still finds it; one to the second, nothing */
+	t_parsed(&d, &a, 0x1234, "first");
+	a.qr = true;
+	assert_ptr_equal(dp_pending_match(t, &back, 0, &a), e);
+	t_parsed(&d, &a, 0x1234, "second");
+	a.qr = true;
+	assert_null(dp_pending_match(t, &back, 0, &a));
+	dp_pending_del(t, e);
+	assert_int_equal(dp_pending_count(t, 0), 0);
+	/* and the key, gone, may be taken again */
+	assert_non_null(dp_pending_add(t, &out, 0, &q, d.b, 0, true, T_CAP, &why));
+	dp_pending_free(t);
+}
+
+/* Fresh random IDs: every query remembered apart, and each answer finds its own. */
+static void
+test_many_apart(void **state)
+{
+	struct dp_pending *t = dp_pending_create("t_pending_many", T_CAP, 4, SOCKET_ID_ANY);
+	struct dp_pending_entry *e[T_MANY];
+	struct pkt out, back;
+	enum dp_reason why;
+	struct dns_msg q;
+	struct mb d;
+
+	(void)state;
+	assert_non_null(t);
+	t_parsed(&d, &q, 0x4321, "many");
+	for (unsigned int i = 0; i < T_MANY; i++) {
+		t_query_pkts(&out, &back, (uint16_t)(30000 + i % 4));	/* IDs tell them apart */
+		assert_non_null(e[i] = dp_pending_add(t, &out, 1, &q, d.b, 0, false, T_CAP,
+		    &why));
+		assert_int_equal(e[i]->vm_id, 0x4321);
+		for (unsigned int j = 0; j < i; j++)
+			assert_ptr_not_equal(e[j], e[i]);
+	}
+	assert_int_equal(dp_pending_count(t, 1), T_MANY);
+	for (unsigned int i = 0; i < T_MANY; i++) {
+		struct dns_msg a = q;
+
+		t_query_pkts(&out, &back, (uint16_t)(30000 + i % 4));
+		a.qr = true;
+		a.id = e[i]->key.id;
+		assert_ptr_equal(dp_pending_match(t, &back, 1, &a), e[i]);
+	}
+	dp_pending_free(t);
+}
+
 int
 main(void)
 {
@@ -315,6 +419,8 @@ main(void)
 		cmocka_unit_test(test_table_as_the_model),
 		cmocka_unit_test(test_full_table_finds_all),
 		cmocka_unit_test(test_v6_resolver_whole),
+		cmocka_unit_test(test_taken_id_keeps_the_first),
+		cmocka_unit_test(test_many_apart),
 	};
 
 	return T_EAL_RUN_AFTER("test_dp_dns_pending", "64", tests, dp_hash_init());

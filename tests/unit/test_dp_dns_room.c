@@ -4,8 +4,7 @@
  * bind ring is dropped whole, counted (bind_queue_full, or vm_limit for a VM past its
  * share), binds nothing and never reaches the VM; asked again once there is room, it
  * binds, its events are queued, and it goes. And what it binds with: its query's
- * judgement of the name (struct dp_dns_judged), under the generation that made it only;
- * and the table of queries in flight those answers are matched in.
+ * judgement of the name (struct dp_dns_judged), under the generation that made it only.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,15 +26,11 @@
 #include "dp_evt.h"
 #include "dp_burst.h"
 #include "dp_dns_int.h"
-#include "dp_dns_pending.h"
 #include "dp_out.h"
 #include "dp_run.h"
 #include "policy/load.h"
 #include "sni/dns.h"
 #include "sni/pkt.h"
-
-#define T_CAP	64
-#define T_MANY	(T_CAP / 2)	/* well within the index's room whatever the IDs */
 
 #define T_CONFIG(pattern) \
 	"dataplane: {vm_port: net_null0, uplink_port: net_null1, max_bindings: 1024,\n" \
@@ -71,40 +66,6 @@ t_frame(const uint8_t *smac, const uint8_t *dmac, const uint8_t *sip, const uint
 	return dpf_mbuf(&ctx, &f);
 }
 
-/* The question label.example.com A IN, label n bytes as they are. */
-static void
-t_question_n(struct mb *d, const char *label, size_t n)
-{
-	mb_u8(d, (unsigned int)n);
-	mb_bytes(d, label, n);
-	mb_u8(d, 7);
-	mb_bytes(d, "example", 7);
-	mb_u8(d, 3);
-	mb_bytes(d, "com", 3);
-	mb_u8(d, 0);
-	mb_u16(d, 1);			/* A */
-	mb_u16(d, 1);			/* IN */
-}
-
-static void
-t_question(struct mb *d, const char *label)
-{
-	t_question_n(d, label, strlen(label));
-}
-
-/* A query (ID 0x1234, RD) for label (n bytes).example.com, into d. */
-static void
-t_query(struct mb *d, const char *label, size_t n)
-{
-	mb_u16(d, 0x1234);
-	mb_u16(d, 0x0100);
-	mb_u16(d, 1);
-	mb_u16(d, 0);
-	mb_u16(d, 0);
-	mb_u16(d, 0);
-	t_question_n(d, label, n);
-}
-
 /* The VM asks label.example.com; the ID namegate gave the query on its way out. */
 static uint16_t
 t_ask(const char *label)
@@ -114,7 +75,7 @@ t_ask(const char *label)
 	struct pkt p;
 	uint16_t id;
 
-	t_query(&d, label, strlen(label));
+	mb_query(&d, 0x1234, label, strlen(label));
 	dp_pipeline_vm(w, t_frame(t_vm_mac, t_res_mac, t_vm_ip, t_res_ip, 40000, 53, &d));
 	assert_int_equal(t->n, 1);
 	assert_int_equal(pkt_decode(rte_pktmbuf_mtod(t->pkts[0], const uint8_t *),
@@ -136,7 +97,7 @@ t_answer_at(uint16_t id, const char *label, unsigned int naddrs, uint32_t first)
 	mb_u16(&d, naddrs);
 	mb_u16(&d, 0);
 	mb_u16(&d, 0);
-	t_question(&d, label);
+	mb_question(&d, label, strlen(label));
 	for (unsigned int i = 0; i < naddrs; i++) {
 		mb_u16(&d, 0xc00c);
 		mb_u16(&d, 1);
@@ -340,7 +301,7 @@ test_query_label_not_a_hosts(void **state)
 	for (size_t i = 0; i < sizeof(labels) / sizeof(labels[0]); i++) {
 		struct mb d = { .len = 0 };
 
-		t_query(&d, labels[i], 3);
+		mb_query(&d, 0x1234, labels[i], 3);
 		dp_pipeline_vm(w, t_frame(t_vm_mac, t_res_mac, t_vm_ip, t_res_ip, 40000, 53, &d));
 		assert_int_equal(w->tx[DP_PORT_UPLINK].n, 0);
 		assert_int_equal(w->tx[DP_PORT_VM].n, 1);	/* the refusal */
@@ -402,7 +363,7 @@ test_budget_counts_wildcard_names(void **state)
 		t_answer(t_ask(label), label, 1);
 		dp_tx_flush(w);
 	}
-	t_query(&d, "new", 3);
+	mb_query(&d, 0x1234, "new", 3);
 	dp_pipeline_vm(w, t_frame(t_vm_mac, t_res_mac, t_vm_ip, t_res_ip, 40000, 53, &d));
 	assert_int_equal(w->tx[DP_PORT_UPLINK].n, 0);
 	assert_int_equal(w->tx[DP_PORT_VM].n, 1);	/* the refusal */
@@ -410,110 +371,6 @@ test_budget_counts_wildcard_names(void **state)
 	assert_int_equal(w->vm_stats[0].blocked[DP_REASON_DNS_BUDGET], budget + 1);
 	(void)t_ask("b0");	/* seen */
 	ctl_names_free(names);	/* next stays: the generation holds it until the end */
-}
-
-/*
- * The table of queries in flight itself (dp_dns_pending.c): a key added again finds the
- * ID taken, leaving that query's entry as it was; an answer is matched by key and
- * question (test_dp_dns_pending.c holds the table to a model).
- */
-/* A query with ID id for label.example.com A, into d and parsed into *q. */
-static void
-t_parsed(struct mb *d, struct dns_msg *q, uint16_t id, const char *label)
-{
-	d->len = 0;
-	t_query(d, label, strlen(label));
-	d->b[0] = (uint8_t)(id >> 8);
-	d->b[1] = (uint8_t)id;
-	assert_int_equal(dns_msg_parse(d->b, d->len, q), DNS_OK);
-}
-
-/* The VM's query from sport to the resolver, and its answer coming back. */
-static void
-t_pkts(struct pkt *out, struct pkt *back, uint16_t sport)
-{
-	static const uint8_t vm[4] = { 10, 77, 0, 11 }, res[4] = { 10, 77, 0, 1 };
-
-	memset(out, 0, sizeof(*out));
-	out->family = 4;
-	out->proto = PKT_PROTO_UDP;
-	memcpy(out->src, vm, 4);
-	memcpy(out->dst, res, 4);
-	out->sport = sport;
-	out->dport = 53;
-	*back = *out;
-	memcpy(back->src, res, 4);
-	memcpy(back->dst, vm, 4);
-	back->sport = 53;
-	back->dport = sport;
-}
-
-/* Over TCP the VM's own ID is kept: the same key again is refused, the first untouched. */
-static void
-test_taken_id_keeps_the_first(void **state)
-{
-	struct dp_pending *t = dp_pending_create("t_pending_keep", T_CAP, 4, SOCKET_ID_ANY);
-	struct dp_pending_entry *e, *again;
-	struct pkt out, back;
-	enum dp_reason why;
-	struct dns_msg q, a;
-	struct mb d;
-
-	(void)state;
-	assert_non_null(t);
-	t_pkts(&out, &back, 40000);
-	t_parsed(&d, &q, 0x1234, "first");
-	assert_non_null(e = dp_pending_add(t, &out, 0, &q, d.b, 0, true, T_CAP, &why));
-	t_parsed(&d, &q, 0x1234, "second");
-	assert_null(again = dp_pending_add(t, &out, 0, &q, d.b, 0, true, T_CAP, &why));
-	assert_int_equal(why, DP_REASON_ALLOWED);
-	assert_int_equal(dp_pending_count(t, 0), 1);
-	/* the answer to the first still finds it; one to the second, nothing */
-	t_parsed(&d, &a, 0x1234, "first");
-	a.qr = true;
-	assert_ptr_equal(dp_pending_match(t, &back, 0, &a), e);
-	t_parsed(&d, &a, 0x1234, "second");
-	a.qr = true;
-	assert_null(dp_pending_match(t, &back, 0, &a));
-	dp_pending_del(t, e);
-	assert_int_equal(dp_pending_count(t, 0), 0);
-	/* and the key, gone, may be taken again */
-	assert_non_null(dp_pending_add(t, &out, 0, &q, d.b, 0, true, T_CAP, &why));
-	dp_pending_free(t);
-}
-
-/* Fresh random IDs: every query remembered apart, and each answer finds its own. */
-static void
-test_many_apart(void **state)
-{
-	struct dp_pending *t = dp_pending_create("t_pending_many", T_CAP, 4, SOCKET_ID_ANY);
-	struct dp_pending_entry *e[T_MANY];
-	struct pkt out, back;
-	enum dp_reason why;
-	struct dns_msg q;
-	struct mb d;
-
-	(void)state;
-	assert_non_null(t);
-	t_parsed(&d, &q, 0x4321, "many");
-	for (unsigned int i = 0; i < T_MANY; i++) {
-		t_pkts(&out, &back, (uint16_t)(30000 + i % 4));	/* IDs tell them apart */
-		assert_non_null(e[i] = dp_pending_add(t, &out, 1, &q, d.b, 0, false, T_CAP,
-		    &why));
-		assert_int_equal(e[i]->vm_id, 0x4321);
-		for (unsigned int j = 0; j < i; j++)
-			assert_ptr_not_equal(e[j], e[i]);
-	}
-	assert_int_equal(dp_pending_count(t, 1), T_MANY);
-	for (unsigned int i = 0; i < T_MANY; i++) {
-		struct dns_msg a = q;
-
-		t_pkts(&out, &back, (uint16_t)(30000 + i % 4));
-		a.qr = true;
-		a.id = e[i]->key.id;
-		assert_ptr_equal(dp_pending_match(t, &back, 1, &a), e[i]);
-	}
-	dp_pending_free(t);
 }
 
 int
@@ -526,8 +383,6 @@ main(void)
 		cmocka_unit_test(test_answer_spelled_as_asked),
 		cmocka_unit_test(test_query_label_not_a_hosts),
 		cmocka_unit_test(test_answer_own_addresses_not_bound),
-		cmocka_unit_test(test_taken_id_keeps_the_first),
-		cmocka_unit_test(test_many_apart),
 		/* last: new policies */
 		cmocka_unit_test(test_reload_between_query_and_answer),
 		cmocka_unit_test(test_budget_counts_wildcard_names),
