@@ -267,7 +267,8 @@ dp_burst_steady(struct dp_worker *w, const struct dp_burst_frame *fr, struct dp_
 
 /*
  * A lean frame (dp_lean()) on flow f, from the VM (from_vm) or toward it: sent on when f
- * is steady for it (true); else decoded now into fr->p, to go the general way (false).
+ * is steady for it, or toward the VM when it is the server's ACK of f's judged bytes
+ * (true); else decoded now into fr->p, to go the general way (false).
  */
 static __rte_always_inline bool
 dp_burst_lean(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr,
@@ -279,6 +280,12 @@ dp_burst_lean(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr
 	    from_vm ? l->payload_len : 0))) {
 		dp_burst_steady(w, fr, f, from_vm, true, l->seq, l->payload_len, l->flags, l->ack,
 		    l->win);
+		return true;
+	}
+	/* the server's ACK of judged bytes: tracked as the general stage would, undecoded */
+	if (!from_vm && f != NULL && f->judged != 0 &&
+	    dp_conn_uplink_judged(w, b->steady, f, l->flags, l->ack, l->win)) {
+		dp_ingress(w, fr->m, fr->vm);
 		return true;
 	}
 	fr->st = PKT_OK;

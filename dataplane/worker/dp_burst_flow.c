@@ -2,16 +2,19 @@
  * The last stage's flow re-check (dp_burst_int.h): what a frame's lookup says once an
  * earlier frame of its burst opened or closed a flow.
  */
+#include <string.h>
+
 #include "dp_burst_int.h"
 
 /*
- * A bit of k's ports, the same for equal keys: a frame that found no flow compares its key
- * with the noted ones only when one of them has its bit (a SYN's ports are its own).
+ * One of 256 bits for k's ports, the same for equal keys: a frame that found no flow
+ * compares its key with the noted ones only when one of them has its bit (a SYN's ports
+ * are its own; a burst of SYNs, each noted, leaves most bits clear).
  */
-static inline uint64_t
+static inline unsigned int
 dp_burst_ports_bit(const struct dp_flow_key *k)
 {
-	return UINT64_C(1) << ((k->vm_port ^ k->peer_port) & 63);
+	return (k->vm_port ^ k->peer_port) & 255;
 }
 
 /*
@@ -28,13 +31,16 @@ dp_burst_flow_moved(struct dp_worker *w, struct dp_burst *b, const struct dp_bur
     struct dp_flow *f, uint32_t epoch)
 {
 	const struct dp_flow_key *k = &b->keys[fr->key];
+	unsigned int bit;
 
 	if (epoch != b->epoch) {
 		b->epoch = epoch;
 		if (fr->key > 0) {
+			bit = dp_burst_ports_bit(k - 1);
 			/* the set starts with its first key: the burst's start clears nothing */
-			b->moved_ports = (b->nmoved == 0 ? 0 : b->moved_ports) |
-			    dp_burst_ports_bit(k - 1);
+			if (b->nmoved == 0)
+				memset(b->moved_ports, 0, sizeof(b->moved_ports));
+			b->moved_ports[bit / 64] |= UINT64_C(1) << (bit % 64);
 			b->moved[b->nmoved++] = (uint8_t)(fr->key - 1);
 		}
 	}
@@ -45,7 +51,8 @@ dp_burst_flow_moved(struct dp_worker *w, struct dp_burst *b, const struct dp_bur
 	b->clean = UINT64_MAX;
 	if (f != NULL)
 		return dp_flow_is(f, k) ? f : dp_flow_lookup(w->flows, k);
-	if (!(b->moved_ports & dp_burst_ports_bit(k)))
+	bit = dp_burst_ports_bit(k);
+	if (!(b->moved_ports[bit / 64] & UINT64_C(1) << (bit % 64)))
 		return NULL;
 	for (unsigned int i = 0; i < b->nmoved; i++)
 		if (dp_flow_key_eq(&b->keys[b->moved[i]], k))

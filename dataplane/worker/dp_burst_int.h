@@ -40,7 +40,7 @@ struct dp_burst {
 	uint64_t clean;			/* epoch while no key is noted below; then above any */
 	uint8_t nmoved;			/* keys whose frames opened or closed flows: */
 	uint8_t moved[DP_BURST];
-	uint64_t moved_ports;		/* and their dp_burst_ports_bit()s (nmoved > 0) */
+	uint64_t moved_ports[4];	/* and their dp_burst_ports_bit()s (nmoved > 0) */
 };
 
 /*

@@ -489,5 +489,5 @@ dp_conn_uplink_any(struct dp_worker *w, const struct pkt *p, const struct dp_flo
 		dp_tls_peer_ack(w, f);
 	if (w->ctx->ha)
 		dp_ha_note(w, f);	/* its verdict final (the server has the hello), or its end */
-	return dp_fate(f->tls == DP_TLS_DNS ? DP_FATE_STREAM : DP_FATE_INGRESS);
+	return f->tls == DP_TLS_DNS ? dp_fate(DP_FATE_STREAM) : dp_fate(DP_FATE_INGRESS);
 }

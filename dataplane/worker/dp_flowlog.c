@@ -138,13 +138,11 @@ dp_flowlog_passed(const struct dp_flow *f, struct dp_flow_acct *a, void *arg)
 }
 
 void
-dp_flowlog_opened(struct dp_worker *w, struct dp_flow *f, const struct pkt *p,
+dp_flowlog_opened_rec(struct dp_worker *w, struct dp_flow *f, const struct pkt *p,
     uint8_t name_kind)
 {
 	struct dp_flow_acct *a = dp_flow_acct(w->flows, f);
 
-	if (w->flow_recs == NULL)
-		return;			/* no flow log: nothing reads the account */
 	a->start_tsc = a->reported_tsc = w->now_tsc;
 	a->name_kind = name_kind;
 	a->end_reason = DP_REASON_ALLOWED;	/* none: a cut or a would-be block says why */
@@ -219,15 +217,6 @@ dp_flowlog_refused(struct dp_worker *w, const struct pkt *p, const struct dp_flo
 	rec->bytes_out = dp_ip_bytes(p);
 	rec->packets_out = 1;
 	dp_flowlog_put(w);
-}
-
-void
-dp_flowlog_end(struct dp_worker *w, const struct dp_flow *f, uint8_t end)
-{
-	struct dp_flow_acct *a = dp_flow_acct(w->flows, f);
-
-	if (a->end == DP_FLOW_END_OPEN)
-		a->end = end;
 }
 
 uint32_t

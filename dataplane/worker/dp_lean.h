@@ -94,9 +94,13 @@ dp_lean(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key *k,
 	int32_t payload_len;
 	int slot;
 
-	/* the lengths checked below ask for at least this many bytes: read none before */
+	/*
+	 * the lengths checked below ask for at least this many bytes: read none before; the
+	 * flags next, so that a SYN, a FIN or an RST (a connection's ends: a good share of the
+	 * frames that are not lean) leaves at once
+	 */
 	if (m->nb_segs != 1 || len < DP_LEAN_L4 + 20 || rd_be16(frame + 12) != PKT_ETH_P_IPV4 ||
-	    ip[0] != 0x45)
+	    ip[0] != 0x45 || (th[13] & DP_LEAN_TCP_ENDS))
 		return -1;
 	/* TCP, not a fragment: the flags and offset's low 14 bits zero, in one load */
 	memcpy(&frag_ttl_proto, ip + 6, 4);
@@ -105,8 +109,7 @@ dp_lean(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key *k,
 	total = rd_be16(ip + 2);
 	/* the data offset at least 5 words, and no more than the segment holds */
 	payload_len = (int32_t)total - 20 - (th[12] >> 2 & 0x3c);	/* 4 * (th[12] >> 4) */
-	if (total > len - 14 || th[12] < 5 << 4 || payload_len < 0 ||
-	    (th[13] & DP_LEAN_TCP_ENDS))
+	if (total > len - 14 || th[12] < 5 << 4 || payload_len < 0)
 		return -1;
 	if ((slot = dp_gen_vm_by_mac(g, 0, from_vm ? frame + 6 : frame)) < 0)
 		return -1;

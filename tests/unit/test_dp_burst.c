@@ -5,7 +5,8 @@
  * looked up again; otherwise a repeated SYN would open its flow a second time (a slot and
  * a share of the VM's quota leaked for good), and a new SYN after an RST would meet the
  * closed flow. And a flow's steady frames, decided inline, are still judged anew after a
- * reload; a segment that only looks steady (dp_lean.h) on a flow with judged bytes is not.
+ * reload; a segment that only looks steady (dp_lean.h) on a flow with judged bytes is not,
+ * and the server's ACK of them lets them go.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -193,7 +194,8 @@ test_judged_flow_data_not_inline(void **state)
 
 /*
  * Toward the VM likewise: the server's ACK of a flow's judged bytes is no steady frame,
- * for it lets the flow forget them (dp_tls_peer_ack()); the lean path hands it on.
+ * for it lets the flow forget them (dp_tls_peer_ack()); the lean path does that too
+ * (dp_conn_uplink_judged()), or hands it on.
  */
 static void
 test_judged_flow_ack_not_inline(void **state)

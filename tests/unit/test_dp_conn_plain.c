@@ -166,11 +166,98 @@ test_plain_is_general(void **state)
 	assert_true(plain > ROUNDS / 8);	/* the plain path taken often, not only its edges */
 }
 
+/*
+ * The server's ACK of judged bytes on the lean path (dp_conn_uplink_judged(), dp_burst.c)
+ * held to dp_conn_uplink_any() likewise: on the flow given many states (every tls mode,
+ * judged bytes, another generation, a budget, an HA peer, where each stream stands) and
+ * segments of the lean shape toward the VM (no SYN, FIN or RST; any ACK, window, PSH,
+ * URG), each one it takes must get the same fate and leave the flow and its account as
+ * the general path does; each one it leaves, the flow as it was.
+ */
+static void
+test_uplink_judged_is_general(void **state)
+{
+	static const uint8_t flags[] = { PKT_TCP_ACK, PKT_TCP_PSH, PKT_TCP_URG };
+	struct dp_flow_key k;
+	struct dp_flow *f = t_open(&k), base, saved, after;
+	struct dp_flow_acct acct, acct_after;
+	struct rte_ring *recs = w->flow_recs;
+	uint64_t rng = UINT64_C(0xbb67ae8584caa73b);
+	unsigned int taken = 0, let_go = 0;
+
+	(void)state;
+	assert_non_null(f);
+	saved = *f;
+	acct = *dp_flow_acct(w->flows, f);
+	for (int r = 0; r < ROUNDS; r++) {
+		struct dp_flow *fp = NULL;
+		struct dp_fate general;
+		struct pkt p;
+		bool lean, ha;
+
+		base = saved;
+		t_draw_flow(&rng, &base);
+		if (rnd(&rng) % 2 == 0)
+			base.tls = DP_TLS_NONE;	/* the hello's verdict in: the shape it stands for */
+		if (rnd(&rng) % 8 == 0)
+			base.gen++;
+		if (rnd(&rng) % 8 == 0)
+			base.budgets = 1;
+		base.peer_synced = rnd(&rng) % 4 != 0;
+		base.peer_ack = base.isn + rnd(&rng) % 1200;
+		base.peer_wscale = (uint8_t)(rnd(&rng) % 15);
+		memset(&p, 0, sizeof(p));
+		p.family = 4;
+		p.proto = PKT_PROTO_TCP;
+		p.sport = 443;
+		p.dport = 41000;
+		p.tcp_flags = 0;
+		for (size_t i = 0; i < sizeof(flags); i++)
+			if (rnd(&rng) % 4 != 0)
+				p.tcp_flags |= flags[i];
+		p.seq = rnd(&rng);
+		p.ack = base.isn + rnd(&rng) % 2400 - 200;
+		p.tcp_win = (uint16_t)rnd(&rng);
+		ha = rnd(&rng) % 8 == 0;
+		w->ctx->ha = ha;
+		w->flow_recs = rnd(&rng) % 4 == 0 ? (struct rte_ring *)&recs : NULL;
+		*f = base;
+		*dp_flow_acct(w->flows, f) = acct;
+		lean = f->judged != 0 && dp_conn_uplink_judged(w, dp_conn_steady_key(w), f,
+		    p.tcp_flags, p.ack, p.tcp_win);
+		w->ctx->ha = false;
+		/* a budget (spent, it cuts) and an HA peer (told): the general path's alone */
+		assert_false(lean && (base.budgets != 0 || ha));
+		if (!lean) {
+			assert_memory_equal(&base, f, sizeof(base));
+			continue;
+		}
+		taken++;
+		let_go += f->judged == 0;
+		after = *f;
+		acct_after = *dp_flow_acct(w->flows, f);
+		*f = base;
+		*dp_flow_acct(w->flows, f) = acct;
+		general = dp_conn_uplink_any(w, &p, &k, f, &fp);
+		assert_true(dp_fate_eq(general, dp_fate(DP_FATE_INGRESS)));
+		assert_ptr_equal(fp, f);
+		assert_memory_equal(&after, f, sizeof(after));
+		assert_memory_equal(&acct_after, dp_flow_acct(w->flows, f), sizeof(acct_after));
+	}
+	w->flow_recs = recs;
+	*f = saved;
+	*dp_flow_acct(w->flows, f) = acct;
+	print_message("%u of %d taken, %u letting the judged bytes go\n", taken, ROUNDS, let_go);
+	/* taken often, and both ways: judged bytes kept, and let go */
+	assert_true(taken > ROUNDS / 16 && let_go > 0 && let_go < taken);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plain_is_general),
+		cmocka_unit_test(test_uplink_judged_is_general),
 	};
 
 	return dpf_run("test_dp_conn_plain", t_config, &ctx, &w, tests,

@@ -38,9 +38,21 @@ void dp_flowlog_passed(const struct dp_flow *f, struct dp_flow_acct *a, void *ar
 void dp_flowlog_adopted(struct dp_worker *w, struct dp_flow *f, const uint8_t *vm_addr,
     uint8_t name_kind);
 
-/* f, just opened by p (from its VM): its account started, the opening frame counted. */
-void dp_flowlog_opened(struct dp_worker *w, struct dp_flow *f, const struct pkt *p,
+/* dp_flowlog_opened() with a flow log. */
+void dp_flowlog_opened_rec(struct dp_worker *w, struct dp_flow *f, const struct pkt *p,
     uint8_t name_kind);
+
+/*
+ * f, just opened by p (from its VM): its account started, the opening frame counted.
+ * Without a flow log nothing reads the account: one test inline, every SYN makes it.
+ */
+static inline void
+dp_flowlog_opened(struct dp_worker *w, struct dp_flow *f, const struct pkt *p,
+    uint8_t name_kind)
+{
+	if (w->flow_recs != NULL)
+		dp_flowlog_opened_rec(w, f, p, name_kind);
+}
 
 /*
  * f is being cut for r: its record says so, and names the name it was refused for (an
@@ -61,8 +73,18 @@ void dp_flowlog_refused(struct dp_worker *w, const struct pkt *p, const struct d
  */
 uint32_t dp_flowlog_stop_from(struct dp_worker *w, uint32_t at);
 
-/* f ends as end (enum dp_flow_end), unless something said otherwise first. */
-void dp_flowlog_end(struct dp_worker *w, const struct dp_flow *f, uint8_t end);
+/*
+ * f ends as end (enum dp_flow_end), unless something said otherwise first. Inline: every
+ * FIN says it.
+ */
+static inline void
+dp_flowlog_end(struct dp_worker *w, const struct dp_flow *f, uint8_t end)
+{
+	struct dp_flow_acct *a = dp_flow_acct(w->flows, f);
+
+	if (a->end == DP_FLOW_END_OPEN)
+		a->end = end;
+}
 
 /*
  * Main lcore: take up to n records off worker w's ring into out, and count them as taken
