@@ -15,12 +15,9 @@
 #define ICMP6_UNREACH		1
 #define ICMP6_UNREACH_PORT	4
 
-/* The reply's IP and ICMP headers' length (frame_l3_len()'s, inline: no call a reply). */
-static inline size_t
-frame_icmp_hdrs(const struct pkt *p)
-{
-	return (p->family == 4 ? FRAME_IPV4_HDR_LEN : FRAME_IPV6_HDR_LEN) + FRAME_ICMP_HDR_LEN;
-}
+/* frame_icmp_room() (frame_inplace.h) counts the headers frame_icmp_put() writes. */
+_Static_assert(FRAME_IPV4_HDR_LEN == 20 && FRAME_IPV6_HDR_LEN == 40 && FRAME_ICMP_HDR_LEN == 8,
+    "frame_icmp_room() counts the headers frame_icmp_put() writes");
 
 static bool
 frame_icmp_forbidden(const struct pkt *p)
@@ -60,7 +57,7 @@ frame_icmp_quote(const uint8_t *in, size_t len, const struct pkt *p, size_t *l2,
 		*quote += FRAME_IPV6_HDR_LEN;
 		limit = FRAME_ICMP6_QUOTE_TOTAL - FRAME_IPV6_HDR_LEN - FRAME_ICMP_HDR_LEN;
 	}
-	if (*quote > len - *l2 || *quote < frame_icmp_hdrs(p) - FRAME_ICMP_HDR_LEN)
+	if (*quote > len - *l2 || *quote < frame_icmp_room(p) - FRAME_ICMP_HDR_LEN)
 		return false;
 	if (*quote > limit)
 		*quote = limit;
@@ -111,12 +108,6 @@ frame_icmp_unreach(const uint8_t *in, size_t len, const struct pkt *p, uint8_t *
 _Static_assert(14 + 4 * PKT_VLAN_MAX <= FRAME_IPV4_HDR_LEN + FRAME_ICMP_HDR_LEN,
     "the link header is read before the new headers cover it");
 
-size_t
-frame_icmp_room(const struct pkt *p)
-{
-	return frame_icmp_hdrs(p);
-}
-
 int
 frame_icmp_unreach_in_place(uint8_t *in, size_t len, const struct pkt *p)
 {
@@ -124,5 +115,5 @@ frame_icmp_unreach_in_place(uint8_t *in, size_t len, const struct pkt *p)
 
 	if (!frame_icmp_quote(in, len, p, &l2, &quote))
 		return -1;
-	return frame_icmp_put(in, l2, p, quote, in - frame_icmp_hdrs(p));
+	return frame_icmp_put(in, l2, p, quote, in - frame_icmp_room(p));
 }

@@ -288,6 +288,37 @@ test_burst_counts_exact(void **state)
 	assert_int_equal(w->port_pkts[DP_PORT_UPLINK][1], tx + 3);
 }
 
+/*
+ * A segment from the uplink on no flow, neither ACK nor RST (a stray FIN), is discarded
+ * without a word (dp_fate_apply_any()'s first case): counted as unsolicited once, its
+ * buffer back in the pool, nothing sent either way. A discard that audit mode counts
+ * (counted) is no silent one: counted twice, once as noted.
+ */
+static void
+test_silent_discard(void **state)
+{
+	static const uint8_t gw[6] = { 2, 0, 0, 0, 0, 0xfe }, vm[6] = { 2, 0, 0, 0, 0, 1 };
+	static const uint8_t src[4] = { 198, 51, 100, 7 }, dst[4] = { 10, 77, 0, 11 };
+	uint64_t stray = w->vm_stats[0].blocked[DP_REASON_UNSOLICITED];
+	unsigned int free_bufs = rte_mempool_avail_count(ctx.pool);
+	struct dp_fate counted = { .act = DP_FATE_DISCARD, .why = DP_REASON_UNSOLICITED,
+		.counted = true };
+	struct rte_mbuf *m;
+
+	(void)state;
+	m = dpf_tcp4(&ctx, &(struct dpf_tcp){ .smac = gw, .dmac = vm, .sip = src, .dip = dst,
+	    .sport = 8080, .dport = 45000, .seq = 1, .flags = PKT_TCP_FIN });
+	dp_burst_uplink(w, &m, 1);
+	assert_int_equal(w->vm_stats[0].blocked[DP_REASON_UNSOLICITED], stray + 1);
+	assert_int_equal(w->tx[DP_PORT_VM].n, 0);
+	assert_int_equal(t_sent(), 0);
+	assert_int_equal(rte_mempool_avail_count(ctx.pool), free_bufs);
+	m = t_tcp(45000, 1, PKT_TCP_ACK);
+	dp_fate_apply_any(w, m, NULL, 0, false, counted);
+	assert_int_equal(w->vm_stats[0].blocked[DP_REASON_UNSOLICITED], stray + 3);
+	assert_int_equal(rte_mempool_avail_count(ctx.pool), free_bufs);
+}
+
 int
 main(void)
 {
@@ -300,6 +331,7 @@ main(void)
 		cmocka_unit_test(test_judged_flow_data_not_inline),
 		cmocka_unit_test(test_judged_flow_ack_not_inline),
 		cmocka_unit_test(test_audited_quic_on_steady_flow),
+		cmocka_unit_test(test_silent_discard),
 	};
 
 	return dpf_run("test_dp_burst", t_config, &ctx, &w, tests,

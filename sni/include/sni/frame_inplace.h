@@ -11,8 +11,15 @@
 
 #include "sni/pkt.h"
 
-/* What frame_icmp_unreach_in_place() writes before the frame: the new IP and ICMP headers */
-size_t frame_icmp_room(const struct pkt *p);
+/*
+ * What frame_icmp_unreach_in_place() writes before the frame: the new IP (20 or 40 bytes)
+ * and ICMP (8) headers. Inline: the caller asks it for each blocked datagram it answers.
+ */
+static inline size_t
+frame_icmp_room(const struct pkt *p)
+{
+	return (p->family == 4 ? 20u : 40u) + 8u;
+}
 
 /*
  * frame_icmp_unreach() for the frame in (len bytes, decoded as p), written over it: the
