@@ -292,7 +292,8 @@ test_burst_counts_exact(void **state)
  * A segment from the uplink on no flow, neither ACK nor RST (a stray FIN), is discarded
  * without a word (dp_fate_apply_any()'s first case): counted as unsolicited once, its
  * buffer back in the pool, nothing sent either way. A discard that audit mode counts
- * (counted) is no silent one: counted twice, once as noted.
+ * (counted) is no silent one: counted twice, once as noted. A held frame (the other
+ * fate dp_fate_apply_any() acts on first) stays the module's, counted only if counted.
  */
 static void
 test_silent_discard(void **state)
@@ -317,6 +318,15 @@ test_silent_discard(void **state)
 	dp_fate_apply_any(w, m, NULL, 0, false, counted);
 	assert_int_equal(w->vm_stats[0].blocked[DP_REASON_UNSOLICITED], stray + 3);
 	assert_int_equal(rte_mempool_avail_count(ctx.pool), free_bufs);
+	/* held: the module keeps the buffer, counted only when the fate says so */
+	m = t_tcp(45000, 1, PKT_TCP_ACK);
+	dp_fate_apply_any(w, m, NULL, 0, true, dp_fate(DP_FATE_HELD));
+	counted.act = DP_FATE_HELD;
+	dp_fate_apply_any(w, m, NULL, 0, true, counted);
+	assert_int_equal(w->vm_stats[0].blocked[DP_REASON_UNSOLICITED], stray + 4);
+	assert_int_equal(rte_mempool_avail_count(ctx.pool), free_bufs - 1);
+	assert_int_equal(w->tx[DP_PORT_UPLINK].n, 0);
+	rte_pktmbuf_free(m);
 }
 
 int
