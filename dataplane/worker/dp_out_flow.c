@@ -109,6 +109,9 @@ void
 dp_out_flow_apply(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
     bool from_vm, struct dp_fate fate, struct dp_flow *f)
 {
+	/* a segment a module holds (most of a hello's), and no more: nothing to act on */
+	if (dp_fate_eq(fate, dp_fate(DP_FATE_HELD)))
+		return;
 	if (unlikely(fate.reply >= DP_FATE_REPLY_CUT_ACKED)) {
 		dp_out_flow_cut(w, m, p, vm, from_vm, fate, f);
 		return;

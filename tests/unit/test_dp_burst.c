@@ -24,6 +24,7 @@
 #include "dp_ctx_fixture.h"
 #include "dp_flow.h"
 #include "dp_out.h"
+#include "dp_out_flow.h"
 #include "dp_run.h"
 #include "policy/load.h"
 #include "sni/pkt.h"
@@ -54,6 +55,14 @@ t_tcp(uint16_t sport, uint32_t seq, uint8_t flags)
 
 	return dpf_tcp4(&ctx, &(struct dpf_tcp){ .smac = vm, .dmac = gw, .sip = src,
 	    .dip = dst, .sport = sport, .dport = 8080, .seq = seq, .flags = flags });
+}
+
+/* The flow key of agent1's connection from port to 198.51.100.7:8080. */
+static struct dp_flow_key
+t_key(uint16_t port)
+{
+	return (struct dp_flow_key){ .vm = 0, .family = 4, .proto = 6, .vm_port = port,
+		.peer_port = 8080, .peer = { 198, 51, 100, 7 } };
 }
 
 /* What left by the uplink since the last call, and the queue emptied. */
@@ -329,6 +338,40 @@ test_silent_discard(void **state)
 	rte_pktmbuf_free(m);
 }
 
+/*
+ * A held segment's fate on its flow (dp_out_flow_apply()): a bare HELD leaves the frame
+ * to its module and the flow as it was, at once; one that audit mode counts is counted,
+ * and one that ends the flow ends it.
+ */
+static void
+test_held_fate(void **state)
+{
+	const struct dp_flow_key k = t_key(46000);
+	struct rte_mbuf *m = t_tcp(46000, 1, PKT_TCP_SYN);
+	uint64_t counted = w->vm_stats[0].blocked[DP_REASON_NO_BINDING];
+	struct dp_fate held = dp_fate(DP_FATE_HELD);
+	struct dp_flow *f;
+
+	(void)state;
+	dp_burst_vm(w, &m, 1);
+	assert_int_equal(t_sent(), 1);
+	assert_non_null(f = dp_flow_lookup(w->flows, &k));
+	m = t_tcp(46000, 2, PKT_TCP_ACK);
+	dp_out_flow_apply(w, m, NULL, 0, true, held, f);
+	assert_ptr_equal(dp_flow_lookup(w->flows, &k), f);
+	assert_int_equal(w->vm_stats[0].blocked[DP_REASON_NO_BINDING], counted);
+	held.counted = true;
+	held.why = DP_REASON_NO_BINDING;
+	dp_out_flow_apply(w, m, NULL, 0, true, held, f);
+	assert_int_equal(w->vm_stats[0].blocked[DP_REASON_NO_BINDING], counted + 1);
+	held.counted = false;
+	held.end = true;
+	dp_out_flow_apply(w, m, NULL, 0, true, held, f);
+	assert_null(dp_flow_lookup(w->flows, &k));
+	assert_int_equal(t_sent(), 0);
+	rte_pktmbuf_free(m);
+}
+
 int
 main(void)
 {
@@ -342,6 +385,7 @@ main(void)
 		cmocka_unit_test(test_judged_flow_ack_not_inline),
 		cmocka_unit_test(test_audited_quic_on_steady_flow),
 		cmocka_unit_test(test_silent_discard),
+		cmocka_unit_test(test_held_fate),
 	};
 
 	return dpf_run("test_dp_burst", t_config, &ctx, &w, tests,
