@@ -75,19 +75,29 @@ csum_sum_sse2(const void *buf, size_t n, uint64_t acc)
 	return csum_sum(p, n, acc);	/* fewer than 16 bytes left */
 }
 
-/* v's words, flipped and added in pairs into 32-bit lanes */
+/*
+ * AVX2's two constants, the flip and the 1 of each word: csum_sum_avx2() loads them once
+ * through a pointer GCC cannot see through, as told their values it built each from an
+ * immediate in three instructions, at the start and again for the tail.
+ */
+static const uint16_t csum_k256[2][16] __attribute__((aligned(32))) = {
+	{ 0x8000, 0x8000, 0x8000, 0x8000, 0x8000, 0x8000, 0x8000, 0x8000,
+	  0x8000, 0x8000, 0x8000, 0x8000, 0x8000, 0x8000, 0x8000, 0x8000 },
+	{ 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 },
+};
+
+/* v's words, flipped (flip) and added in pairs (one) into 32-bit lanes */
 __attribute__((target("avx2"))) static inline __m256i
-csum_pairs256(__m256i v)
+csum_pairs256(__m256i v, __m256i flip, __m256i one)
 {
-	return _mm256_madd_epi16(_mm256_xor_si256(v, _mm256_set1_epi16((short)0x8000)),
-	    _mm256_set1_epi16(1));
+	return _mm256_madd_epi16(_mm256_xor_si256(v, flip), one);
 }
 
 /* the 32 bytes at p, their words in lanes */
 __attribute__((target("avx2"))) static inline __m256i
-csum_load256(const uint8_t *p)
+csum_load256(const uint8_t *p, __m256i flip, __m256i one)
 {
-	return csum_pairs256(_mm256_loadu_si256((const void *)p));
+	return csum_pairs256(_mm256_loadu_si256((const void *)p), flip, one);
 }
 
 /*
@@ -126,9 +136,14 @@ __attribute__((target("avx2"))) uint64_t
 csum_sum_avx2(const void *buf, size_t n, uint64_t acc)
 {
 	const uint8_t *p = buf, *end = p + n;
+	const uint16_t (*kk)[16] = csum_k256;
+	__m256i flip, one;
 
 	if (n < 32)
 		return csum_sum(p, n, acc);
+	__asm__("" : "+r"(kk));
+	flip = _mm256_load_si256((const void *)kk[0]);
+	one = _mm256_load_si256((const void *)kk[1]);
 	for (;;) {
 		__m256i s0 = _mm256_setzero_si256(), keep;
 		size_t vecs = (size_t)(end - p) / 32, left, even;
@@ -138,12 +153,13 @@ csum_sum_avx2(const void *buf, size_t n, uint64_t acc)
 			vecs = CSUM_VECS_AVX2;
 		stop = p + vecs * 32;
 		for (size_t k = vecs / 4; k > 0; k--, p += 128) {
-			s0 = _mm256_add_epi32(s0, _mm256_add_epi32(_mm256_add_epi32(csum_load256(p),
-			    csum_load256(p + 32)), _mm256_add_epi32(csum_load256(p + 64),
-			    csum_load256(p + 96))));
+			s0 = _mm256_add_epi32(s0, _mm256_add_epi32(_mm256_add_epi32(
+			    csum_load256(p, flip, one), csum_load256(p + 32, flip, one)),
+			    _mm256_add_epi32(csum_load256(p + 64, flip, one),
+			    csum_load256(p + 96, flip, one))));
 		}
 		for (; p < stop; p += 32)
-			s0 = _mm256_add_epi32(s0, csum_load256(p));
+			s0 = _mm256_add_epi32(s0, csum_load256(p, flip, one));
 		if ((left = (size_t)(end - p)) >= 32) {		/* a chunk, more after it */
 			acc = csum_lanes256(acc, s0, vecs * 16, 0);
 			continue;
@@ -151,7 +167,7 @@ csum_sum_avx2(const void *buf, size_t n, uint64_t acc)
 		even = left & ~(size_t)1;
 		keep = _mm256_loadu_si256((const void *)(csum_keep + even));
 		s0 = _mm256_add_epi32(s0, csum_pairs256(_mm256_and_si256(keep,
-		    _mm256_loadu_si256((const void *)(p + even - 32)))));
+		    _mm256_loadu_si256((const void *)(p + even - 32))), flip, one));
 		return csum_lanes256(acc, s0, vecs * 16 + 16, (left & 1) ? p[left - 1] : 0);
 	}
 }
