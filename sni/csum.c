@@ -147,19 +147,25 @@ csum_sum_avx2(const void *buf, size_t n, uint64_t acc)
 	for (;;) {
 		__m256i s0 = _mm256_setzero_si256(), keep;
 		size_t vecs = (size_t)(end - p) / 32, left, even;
-		const uint8_t *stop;
 
 		if (vecs > CSUM_VECS_AVX2)
 			vecs = CSUM_VECS_AVX2;
-		stop = p + vecs * 32;
 		for (size_t k = vecs / 4; k > 0; k--, p += 128) {
 			s0 = _mm256_add_epi32(s0, _mm256_add_epi32(_mm256_add_epi32(
 			    csum_load256(p, flip, one), csum_load256(p + 32, flip, one)),
 			    _mm256_add_epi32(csum_load256(p + 64, flip, one),
 			    csum_load256(p + 96, flip, one))));
 		}
-		for (; p < stop; p += 32)
+		/* the 0..3 whole vectors left: two, then one, with no loop to count them */
+		if (vecs & 2) {
+			s0 = _mm256_add_epi32(s0, _mm256_add_epi32(csum_load256(p, flip, one),
+			    csum_load256(p + 32, flip, one)));
+			p += 64;
+		}
+		if (vecs & 1) {
 			s0 = _mm256_add_epi32(s0, csum_load256(p, flip, one));
+			p += 32;
+		}
 		if ((left = (size_t)(end - p)) >= 32) {		/* a chunk, more after it */
 			acc = csum_lanes256(acc, s0, vecs * 16, 0);
 			continue;
