@@ -8,7 +8,8 @@
  * as itself less 32768, and 32768 per word is added back at the end. So the sums are exact
  * integers, and a step costs a flip, a multiply-add and an add. A lane gains between
  * -65536 and 65534 a vector, and the lanes of two vectors' halves are added once before
- * the sum, so none can wrap within CSUM_VECS vectors; longer buffers go in chunks of that.
+ * the sum, so none can wrap within CSUM_VECS vectors; longer buffers go in chunks of that
+ * (AVX2's, which adds all its lanes in the vector, in chunks of CSUM_VECS_AVX2).
  */
 #include <stdbool.h>
 
