@@ -166,32 +166,56 @@ sni_host_scan_vec(const uint8_t *name, size_t len, bool *upper)
 }
 
 #if defined(__x86_64__)
-/* host_in_range() on 32 bytes. */
+#define HOST_ROW4(b)	b, b, b, b
+#define HOST_ROW(b)	{ HOST_ROW4(b), HOST_ROW4(b), HOST_ROW4(b), HOST_ROW4(b), \
+			  HOST_ROW4(b), HOST_ROW4(b), HOST_ROW4(b), HOST_ROW4(b) }
+
+/* sni_host_scan_avx2()'s constants, a byte repeated over a vector each */
+enum { HOST_K20, HOST_KDOT, HOST_KDASH, HOST_KAZ, HOST_KAZ_LIM, HOST_K09, HOST_K09_LIM, HOST_KS };
+
+static const uint8_t host_rows[HOST_KS][32] __attribute__((aligned(32))) = {
+	[HOST_K20] = HOST_ROW(0x20),
+	[HOST_KDOT] = HOST_ROW('.'),
+	[HOST_KDASH] = HOST_ROW('-'),
+	/* host_in_range(): x - lo moved to the signed range, below hi - lo + 1 moved too */
+	[HOST_KAZ] = HOST_ROW((uint8_t)(-'a' - 128)),
+	[HOST_KAZ_LIM] = HOST_ROW((uint8_t)('z' - 'a' + 1 - 128)),
+	[HOST_K09] = HOST_ROW((uint8_t)(-'0' - 128)),
+	[HOST_K09_LIM] = HOST_ROW((uint8_t)('9' - '0' + 1 - 128)),
+};
+
+/* row i of k, a load: see sni_host_scan_avx2() */
 __attribute__((target("avx2"))) static inline __m256i
-host_in_range32(__m256i x, int lo, int hi)
+host_row(const uint8_t (*k)[32], unsigned int i)
 {
-	return _mm256_cmpgt_epi8(_mm256_set1_epi8((char)(hi - lo + 1 - 128)),
-	    _mm256_add_epi8(x, _mm256_set1_epi8((char)(-lo - 128))));
+	return _mm256_load_si256((const __m256i *)(const void *)k[i]);
 }
 
 /*
  * A name of 17..32 bytes with at least 32 bytes from floor to its end: host_chunk()'s
- * tests on the one 32-byte load that ends with it, where SSE2 takes two.
+ * tests on the one 32-byte load that ends with it, where SSE2 takes two. The constants
+ * are loaded from host_rows through a pointer the compiler cannot see through (the empty
+ * asm): told their values, GCC built each from an immediate in three instructions, where
+ * a load is one or none (an operand of the instruction that uses it).
  */
 __attribute__((target("avx2"))) static bool
 sni_host_scan_avx2(const uint8_t *name, size_t len, bool *upper)
 {
-	__m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(name + len - 32));
-	__m256i k20 = _mm256_set1_epi8(0x20);
-	__m256i letter = host_in_range32(_mm256_or_si256(x, k20), 'a', 'z');
-	__m256i dots = _mm256_cmpeq_epi8(x, _mm256_set1_epi8('.'));
-	__m256i ok = _mm256_or_si256(_mm256_or_si256(letter, dots),
-	    _mm256_or_si256(host_in_range32(x, '0', '9'), _mm256_cmpeq_epi8(x,
-	    _mm256_set1_epi8('-'))));
-	__m256i caps = _mm256_andnot_si256(_mm256_cmpeq_epi8(_mm256_and_si256(x, k20), k20),
-	    letter);
+	const uint8_t (*k)[32] = host_rows;
+	__m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(name + len - 32)), k20;
+	__m256i letter, dots, ok, caps;
 	unsigned int drop = 32 - (unsigned int)len;
 
+	__asm__("" : "+r"(k));
+	k20 = host_row(k, HOST_K20);
+	letter = _mm256_cmpgt_epi8(host_row(k, HOST_KAZ_LIM),
+	    _mm256_add_epi8(_mm256_or_si256(x, k20), host_row(k, HOST_KAZ)));
+	dots = _mm256_cmpeq_epi8(x, host_row(k, HOST_KDOT));
+	ok = _mm256_or_si256(_mm256_or_si256(letter, dots),
+	    _mm256_or_si256(_mm256_cmpgt_epi8(host_row(k, HOST_K09_LIM),
+	    _mm256_add_epi8(x, host_row(k, HOST_K09))), _mm256_cmpeq_epi8(x,
+	    host_row(k, HOST_KDASH))));
+	caps = _mm256_andnot_si256(_mm256_cmpeq_epi8(_mm256_and_si256(x, k20), k20), letter);
 	return host_masks_ok((uint64_t)(~(uint32_t)_mm256_movemask_epi8(ok) >> drop),
 	    (uint64_t)((uint32_t)_mm256_movemask_epi8(dots) >> drop),
 	    (uint64_t)((uint32_t)_mm256_movemask_epi8(caps) >> drop), len, upper);
