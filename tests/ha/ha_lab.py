@@ -619,11 +619,21 @@ class HaLab:
     def forwarded(self, r):
         """Frames box r sent out of its two ports, less its own (the beacons, a takeover's
         announcements: they go out through the exception path's queue): what it
-        forwarded."""
-        m = self.metrics(r)
-        return sum(m.get(f'namegate_port_packets_total{{port="{p}",dir="tx"}}', 0)
-                   for p in ("vm", "uplink")) - m.get(
-                       'namegate_port_packets_total{port="slow",dir="rx"}', 0)
+        forwarded. A worker counts its own frame in (slow rx) before it counts it out
+        (port tx, at its burst's flush), so a read between the two is short by that frame:
+        read until two reads agree."""
+        def once():
+            m = self.metrics(r)
+            return sum(m.get(f'namegate_port_packets_total{{port="{p}",dir="tx"}}', 0)
+                       for p in ("vm", "uplink")) - m.get(
+                           'namegate_port_packets_total{port="slow",dir="rx"}', 0)
+        last = once()
+        for _ in range(10):
+            now = once()
+            if now == last:
+                break
+            last = now
+        return last
 
     def vrrp_cut(self, cut):
         """Drops VRRP (IP protocol 112) on each box's HA link, both ways, or no longer:
