@@ -183,7 +183,14 @@ tls_hello_exts(struct rd exts, const uint8_t *floor, struct tls_hello *out)
 	 */
 	while (p <= last) {
 		uint32_t hdr = rd_be32((const uint8_t *)p);	/* the type, then the length */
-		uint16_t type = (uint16_t)(hdr >> 16);
+		uint16_t type;
+
+		/*
+		 * Told nothing of hdr, gcc takes nothing from the word it loaded before
+		 * swapping it, which cost a move an extension
+		 */
+		__asm__("" : "+r"(hdr));
+		type = (uint16_t)(hdr >> 16);
 
 		if (type >= 64) {
 			if (!tls_ext_rare_add(&seen, &rare_bits, type))
