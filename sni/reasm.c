@@ -27,12 +27,6 @@ reasm_status_str(enum reasm_status st)
 	return reasm_status_names[st];
 }
 
-void
-reasm_init(struct reasm *r, uint32_t isn, uint8_t *buf, uint32_t cap)
-{
-	*r = (struct reasm){ .buf = buf, .cap = cap, .isn = isn };
-}
-
 uint32_t
 reasm_contiguous(const struct reasm *r)
 {
