@@ -1,10 +1,9 @@
 /*
  * The binding table's readers (dp_bind.h): every worker, when a connection opens, and
- * when a hello or a Host names the peer. A lookup never blocks: it copies the entry's
- * names under its sequence count and judges the copy.
+ * when a hello or a Host names the peer. A lookup never blocks: it judges the entry's
+ * names where they are, under its sequence count, and again if a writer came between.
  */
 #include <stdatomic.h>
-#include <string.h>
 
 #include <rte_pause.h>
 
@@ -12,82 +11,79 @@
 #include "dp_budget.h"
 #include "dp_gen.h"
 
-/* One consistent copy of a binding's names and budgets. */
-struct dp_bind_view {
-	unsigned int n;
-	uint8_t budgets;
-	uint32_t budgets_gen;
-	struct dp_bind_name names[DP_BIND_NAMES];
-};
-
 /*
- * Copy e as one consistent snapshot (seqcount read side). Returns how many names, or 0
- * (and nothing copied) when the binding has expired. Inlined with dp_bind_view().
+ * A reader's pass over e's names, made in place: the sequence word when no writer is
+ * inside. What the pass reads may be torn by a writer that enters meanwhile; every loop
+ * over the entry is bounded by the arrays' sizes, never by a count read in the pass
+ * (pol_ports_allow() bounds its own), and the pass's result is used only once
+ * dp_bind_read_ok() says no writer entered. Copying the names first cost each connection's
+ * opening more than the reads.
  */
-static inline __attribute__((always_inline)) unsigned int
-dp_bind_snapshot(const struct dp_binding *e, struct dp_bind_view *out, uint64_t now)
+static inline unsigned int
+dp_bind_read_begin(const struct dp_binding *e)
 {
-	unsigned int s, n;
+	unsigned int s;
 
-	if (atomic_load_explicit(&e->expires, memory_order_relaxed) <= now)
-		return 0;
-	do {
-		while ((s = atomic_load_explicit(&e->seq, memory_order_acquire)) & 1)
-			rte_pause();
-		n = e->nnames;
-		if (n > DP_BIND_NAMES)
-			n = DP_BIND_NAMES;
-		for (unsigned int i = 0; i < n; i++)	/* whole names: no call, no third line */
-			out->names[i] = e->names[i];
-		out->budgets = e->budgets;
-		out->budgets_gen = e->budgets_gen;
-		atomic_thread_fence(memory_order_acquire);
-	} while (atomic_load_explicit(&e->seq, memory_order_relaxed) != s);
-	out->n = n;
-	return n;
+	while ((s = atomic_load_explicit(&e->seq, memory_order_acquire)) & 1)
+		rte_pause();
+	return s;
+}
+
+/* Did the pass begun at s read e whole, no writer in between? */
+static inline bool
+dp_bind_read_ok(const struct dp_binding *e, unsigned int s)
+{
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load_explicit(&e->seq, memory_order_relaxed) == s;
+}
+
+/* e's names, at most DP_BIND_NAMES whatever a torn count says */
+static inline unsigned int
+dp_bind_nnames(const struct dp_binding *e)
+{
+	return e->nnames < DP_BIND_NAMES ? e->nnames : DP_BIND_NAMES;
 }
 
 /*
- * vm's binding of addr as a snapshot in *v; false when there is none, or it expired.
- * Inlined: each connection's opening comes here, and the call cost it its spills.
+ * vm's live binding of addr, or NULL when there is none or it expired. Inlined: each
+ * connection's opening comes here, and the call cost it its spills.
  */
-static inline __attribute__((always_inline)) bool
-dp_bind_view(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr, uint64_t now,
-    struct dp_bind_view *v)
+static inline __attribute__((always_inline)) const struct dp_binding *
+dp_bind_live(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr, uint64_t now)
 {
 	struct dp_bind_key k;
-	struct dp_binding *e;
+	const struct dp_binding *e;
 
 	dp_bind_key_make(&k, vm, addr);
-	return (e = dp_bind_find(b, &k, dp_bind_hash(b, &k))) != NULL &&
-	    dp_bind_snapshot(e, v, now) > 0;
+	e = dp_bind_find(b, &k, dp_bind_hash(b, &k));
+	return e != NULL && atomic_load_explicit(&e->expires, memory_order_relaxed) > now ?
+	    e : NULL;
 }
 
-/* What generation g says of name i of v: its ports (NULL: no longer allowed). */
+/* What generation g says of name nm: its ports (NULL: no longer allowed). */
 static const struct pol_ports *
-dp_bind_ports(const struct dp_bind_view *v, unsigned int i, uint16_t vm, const struct dp_gen *g)
+dp_bind_ports(const struct dp_bind_name *nm, uint16_t vm, const struct dp_gen *g)
 {
 	/* learned under an older policy: what the current one says of the name */
-	return v->names[i].gen == g->id ? &v->names[i].ports :
-	    dp_gen_name_ports(g, vm, v->names[i].hash);
+	return nm->gen == g->id ? &nm->ports : dp_gen_name_ports(g, vm, nm->hash);
 }
 
 /*
- * The budgets of every name of v, under g, whatever its ports: the bytes go to the
- * address, whichever name the VM used. The binding is keyed by (VM, address) and holds
- * its names, so the union costs no lookup beyond the one that admits the flow; the
- * entry's own set adds the names it no longer keeps.
+ * The budgets of every name of e, under g, whatever its ports (inside a pass): the bytes
+ * go to the address, whichever name the VM used. The binding is keyed by (VM, address)
+ * and holds its names, so the union costs no lookup beyond the one that admits the flow;
+ * the entry's own set adds the names it no longer keeps.
  */
 static uint8_t
-dp_bind_view_names_budgets(const struct dp_bind_view *v, uint16_t vm, const struct dp_gen *g,
+dp_bind_names_budgets(const struct dp_binding *e, uint16_t vm, const struct dp_gen *g,
     uint64_t now)
 {
-	uint8_t set = v->budgets_gen == g->id ? v->budgets : 0;
+	uint8_t set = e->budgets_gen == g->id ? e->budgets : 0;
 
-	for (unsigned int i = 0; i < v->n; i++) {
-		const struct pol_ports *ports = dp_bind_ports(v, i, vm, g);
+	for (unsigned int i = 0, n = dp_bind_nnames(e); i < n; i++) {
+		const struct pol_ports *ports = dp_bind_ports(&e->names[i], vm, g);
 
-		if (v->names[i].expires > now && ports != NULL)
+		if (e->names[i].expires > now && ports != NULL)
 			set |= dp_budget_bit(ports->budget);
 	}
 	return set;
@@ -95,52 +91,128 @@ dp_bind_view_names_budgets(const struct dp_bind_view *v, uint16_t vm, const stru
 
 /* The same, where a VM without budgets pays one comparison and no call. */
 static inline uint8_t
-dp_bind_view_budgets(const struct dp_bind_view *v, uint16_t vm, const struct dp_gen *g,
+dp_bind_entry_budgets(const struct dp_binding *e, uint16_t vm, const struct dp_gen *g,
     uint64_t now)
 {
-	return g->vms[vm].budgets == 0 ? 0 : dp_bind_view_names_budgets(v, vm, g, now);
+	return g->vms[vm].budgets == 0 ? 0 : dp_bind_names_budgets(e, vm, g, now);
+}
+
+/*
+ * dp_bind_allows() in full: names learned under an older generation (judged by g's name
+ * table) and VMs with budgets. Apart, so that the common pass below makes no call.
+ */
+static __attribute__((noinline)) bool
+dp_bind_allows_any(const struct dp_binding *e, uint16_t vm, uint16_t port, uint64_t now,
+    const struct dp_gen *g, uint64_t *name_hash, uint8_t *budgets)
+{
+	unsigned int s, i, n;
+	uint64_t hash = 0;
+	uint8_t set = 0;
+
+	do {
+		s = dp_bind_read_begin(e);
+		for (i = 0, n = dp_bind_nnames(e); i < n; i++) {
+			const struct dp_bind_name *nm = &e->names[i];
+			const struct pol_ports *ports = dp_bind_ports(nm, vm, g);
+
+			if (nm->expires > now && ports != NULL && pol_ports_allow(ports, port)) {
+				hash = nm->hash;
+				set = dp_bind_entry_budgets(e, vm, g, now);
+				break;
+			}
+		}
+	} while (!dp_bind_read_ok(e, s));
+	if (i == n)
+		return false;
+	*name_hash = hash;
+	*budgets = set;
+	return true;
+}
+
+/* What the common pass makes of a binding */
+enum dp_bind_pass { DP_BIND_NO, DP_BIND_YES, DP_BIND_ANY };
+
+/*
+ * The common pass over e (inside a read): the first live name that allows port, in *i,
+ * when each name before it was learned under g; DP_BIND_ANY when one was not, which
+ * dp_bind_allows_any() judges. A name of g has the ports g's policy gave it: no call.
+ */
+static inline enum dp_bind_pass
+dp_bind_pass_common(const struct dp_binding *e, uint32_t gen, uint16_t port, uint64_t now,
+    unsigned int *i)
+{
+	for (unsigned int k = 0, n = dp_bind_nnames(e); k < n; k++) {
+		const struct dp_bind_name *nm = &e->names[k];
+
+		if (nm->gen != gen)
+			return DP_BIND_ANY;
+		if (nm->expires > now && pol_ports_allow(&nm->ports, port)) {
+			*i = k;
+			return DP_BIND_YES;
+		}
+	}
+	return DP_BIND_NO;
 }
 
 bool
 dp_bind_allows(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr, uint16_t port,
     uint64_t now, const struct dp_gen *g, uint64_t *name_hash, uint8_t *budgets)
 {
-	struct dp_bind_view v;
+	const struct dp_binding *e = dp_bind_live(b, vm, addr, now);
+	enum dp_bind_pass r;
+	unsigned int s, i = 0;
+	uint64_t hash;
 
-	if (!dp_bind_view(b, vm, addr, now, &v))
+	if (e == NULL)
 		return false;
-	for (unsigned int i = 0; i < v.n; i++) {
-		const struct pol_ports *ports = dp_bind_ports(&v, i, vm, g);
-
-		if (v.names[i].expires > now && ports != NULL && pol_ports_allow(ports, port)) {
-			*name_hash = v.names[i].hash;
-			*budgets = dp_bind_view_budgets(&v, vm, g, now);
-			return true;
-		}
-	}
-	return false;
+	if (g->vms[vm].budgets != 0)
+		return dp_bind_allows_any(e, vm, port, now, g, name_hash, budgets);
+	do {
+		s = dp_bind_read_begin(e);
+		r = dp_bind_pass_common(e, g->id, port, now, &i);
+		hash = e->names[i].hash;
+	} while (!dp_bind_read_ok(e, s));
+	if (r != DP_BIND_YES)
+		return r == DP_BIND_ANY && dp_bind_allows_any(e, vm, port, now, g, name_hash,
+		    budgets);
+	*name_hash = hash;
+	*budgets = 0;
+	return true;
 }
 
 uint8_t
 dp_bind_budgets(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr, uint64_t now,
     const struct dp_gen *g)
 {
-	struct dp_bind_view v;
+	const struct dp_binding *e = dp_bind_live(b, vm, addr, now);
+	unsigned int s;
+	uint8_t set;
 
-	return dp_bind_view(b, vm, addr, now, &v) ? dp_bind_view_budgets(&v, vm, g, now) : 0;
+	if (e == NULL)
+		return 0;
+	do {
+		s = dp_bind_read_begin(e);
+		set = dp_bind_entry_budgets(e, vm, g, now);
+	} while (!dp_bind_read_ok(e, s));
+	return set;
 }
 
 bool
 dp_bind_has_name(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr,
     uint64_t name_hash, uint64_t now)
 {
-	struct dp_bind_view v;
+	const struct dp_binding *e = dp_bind_live(b, vm, addr, now);
+	unsigned int s;
+	bool has;
 
-	if (!dp_bind_view(b, vm, addr, now, &v))
+	if (e == NULL)
 		return false;
-	for (unsigned int i = 0; i < v.n; i++)
-		if (v.names[i].hash == name_hash && v.names[i].expires > now)
-			return true;
-	return false;
+	do {
+		s = dp_bind_read_begin(e);
+		has = false;
+		for (unsigned int i = 0, n = dp_bind_nnames(e); i < n && !has; i++)
+			has = e->names[i].hash == name_hash && e->names[i].expires > now;
+	} while (!dp_bind_read_ok(e, s));
+	return has;
 }
 

@@ -187,6 +187,21 @@ dp_tls_first_sniff(const struct pkt *p, struct dp_flow *f)
 }
 
 /*
+ * dp_fate_pass() of f, as one of two words: built from f's flag, gcc assembled the fate a
+ * byte at a time where dp_tls_client() merges its fates.
+ */
+static inline struct dp_fate
+dp_tls_pass(const struct dp_flow *f)
+{
+	static const struct dp_fate pass[2] = {
+		{ .act = DP_FATE_EGRESS, .verdict = DP_ALLOWED },
+		{ .act = DP_FATE_EGRESS, .verdict = DP_WOULD_BLOCK },
+	};
+
+	return pass[f->would_block];
+}
+
+/*
  * A ClientHello whole in the first segment (the common case) is judged from the segment
  * itself and takes no hold buffer: allowed, it goes on, and a digest of its bytes stands
  * in for a copy until the server acknowledges them. STREAM when the segment holds no
@@ -232,7 +247,7 @@ dp_tls_first_segment(struct dp_worker *w, const struct pkt *p, uint16_t vm, stru
 	f->judged = (uint32_t)p->payload_len;
 	f->judged_digest = dp_hash_digest(p->payload, p->payload_len);
 	f->tls = DP_TLS_NONE;
-	return dp_fate_pass(f->would_block);
+	return dp_tls_pass(f);
 }
 
 /*

@@ -273,22 +273,6 @@ pol_match_lower_and_ports(const struct pol_set *s, uint32_t policy, const char *
 	return pol_verdict_of(s, &acc, rule);
 }
 
-bool
-pol_ports_allow(const struct pol_ports *p, uint16_t port)
-{
-	bool listed = false;
-
-	/* Deny ports that did not fit are unknown: nothing may pass (fail closed). */
-	if (p->deny_any || p->deny_more)
-		return false;
-	for (unsigned int i = 0; i < p->ndeny; i++)
-		if (p->deny[i] == port)
-			return false;
-	for (unsigned int i = 0; i < p->nallow && !listed; i++)
-		listed = p->allow[i] == port;
-	return p->any || listed;
-}
-
 /*
  * The verdict of policy's address rules of kind (addresses bits long, map the prefix
  * lengths it has) on addr: longest prefix first, so the first match of each list is the most

@@ -69,6 +69,47 @@ t_learn(struct dp_binds *b, uint16_t vm, const struct pol_addr *a, uint64_t name
 	assert_int_equal(dp_bind_learn(b, vm, a, name, &p, gen, bud != 0 ? 500 : 1000, 64), 0);
 }
 
+/*
+ * dp_bind_allows() judges names where they are: a VM without budgets takes the common
+ * pass, which trusts a name's own ports only when it was learned under g; a name of an
+ * older generation is judged by g's name table (this test's stub: no longer allowed).
+ */
+/* dp_bind_allows() for VM 0, which has no budgets: none in the answer either. */
+static bool
+t_allows(struct dp_binds *b, const struct pol_addr *a, uint16_t port, uint64_t now,
+    const struct dp_gen *g, uint64_t *hash)
+{
+	uint8_t set = 7;
+	bool ok = dp_bind_allows(b, 0, a, port, now, g, hash, &set);
+
+	assert_true(!ok || set == 0);
+	return ok;
+}
+
+static void
+test_allows_by_generation(void **state)
+{
+	struct dp_vm vm = { .present = true };
+	struct dp_gen g = { .id = 2, .vms = &vm };
+	struct dp_binds *b = dp_binds_create("t_allow", 16, 1, q, SOCKET_ID_ANY);
+	uint64_t hash = 0;
+
+	(void)state;
+	assert_non_null(b);
+	t_learn(b, 0, &t_shared, 11, 0, 1);	/* its own ports allow 443, g's table does not */
+	assert_false(t_allows(b, &t_shared, 443, 10, &g, &hash));
+	t_learn(b, 0, &t_shared, 12, 0, 2);
+	assert_true(t_allows(b, &t_shared, 443, 10, &g, &hash));
+	assert_int_equal(hash, 12);
+	assert_false(t_allows(b, &t_shared, 80, 10, &g, &hash));
+	assert_false(t_allows(b, &t_shared, 443, 1000, &g, &hash));
+	assert_false(t_allows(b, &t_other, 443, 10, &g, &hash));
+	g.id = 1;				/* now the first name is g's, and admits */
+	assert_true(t_allows(b, &t_shared, 443, 10, &g, &hash));
+	assert_int_equal(hash, 11);
+	dp_binds_free(b);
+}
+
 static void
 test_every_bound_name_counts(void **state)
 {
@@ -448,6 +489,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_bound_name_counts),
+		cmocka_unit_test(test_allows_by_generation),
 		cmocka_unit_test(test_fills_to_cap),
 		cmocka_unit_test(test_share_per_vm),
 		cmocka_unit_test(test_sweep_and_grace),

@@ -233,6 +233,30 @@ test_split_hello_buffers_come_back(void **state)
 	rte_pktmbuf_free_bulk(taken, 8);
 }
 
+/*
+ * A hello whole in its segment goes on counted as the flow's verdict says: allowed, or,
+ * for an audited VM whose SNI is refused, would_block (the verdict the segment's fate
+ * carries, dp_tls.c's dp_tls_pass()).
+ */
+static void
+test_whole_hello_counted_by_verdict(void **state)
+{
+	struct dp_vm *vm = (struct dp_vm *)(uintptr_t)&w->gen->vms[0];
+	const uint64_t *pkts = w->vm_stats[0].egress_pkts;
+	uint64_t allowed = pkts[DP_ALLOWED], would = pkts[DP_WOULD_BLOCK];
+
+	(void)state;
+	t_bind("a.example");
+	assert_non_null(t_connect(42400, "a.example"));
+	assert_int_equal(pkts[DP_ALLOWED], allowed + 2);	/* the SYN, the hello */
+	assert_int_equal(pkts[DP_WOULD_BLOCK], would);
+	vm->audit = true;
+	assert_non_null(t_connect(42401, "c.example"));
+	vm->audit = false;
+	assert_int_equal(pkts[DP_ALLOWED], allowed + 3);
+	assert_int_equal(pkts[DP_WOULD_BLOCK], would + 1);
+}
+
 int
 main(void)
 {
@@ -242,6 +266,7 @@ main(void)
 		cmocka_unit_test(test_other_unbound_name_judged_by_binding),
 		cmocka_unit_test(test_split_hello_first_segment_sent_once),
 		cmocka_unit_test(test_split_hello_buffers_come_back),
+		cmocka_unit_test(test_whole_hello_counted_by_verdict),
 	};
 
 	return dpf_run("test_dp_tls_bind", t_config, &ctx, &w, tests,

@@ -308,6 +308,42 @@ test_lower_agrees(void **state)
 	}
 }
 
+/*
+ * A summary whose counts a writer tore (dp_bind_view.c judges bindings in place): the
+ * lists are read within their arrays, whatever nallow and ndeny say. The bytes after each
+ * list hold the port, so a loop that ran on by the counts would find it there.
+ */
+static void
+test_ports_torn_counts(void **state)
+{
+	struct {
+		struct pol_ports p;
+		uint16_t after[4];
+	} t;
+
+	(void)state;
+	_Static_assert(offsetof(struct pol_ports, deny) ==
+	    offsetof(struct pol_ports, allow) + sizeof(t.p.allow), "deny follows allow");
+	memset(&t, 0, sizeof(t));
+	for (unsigned int i = 0; i < POL_PORTS_MAX; i++)
+		t.p.allow[i] = (uint16_t)(1 + i);
+	t.p.deny[0] = 443;		/* allow[POL_PORTS_MAX], were it read */
+	t.p.nallow = 255;
+	assert_false(pol_ports_allow(&t.p, 443));
+	assert_true(pol_ports_allow(&t.p, 1));
+
+	memset(&t, 0, sizeof(t));
+	assert_true(offsetof(__typeof__(t), after) == sizeof(t.p) &&
+	    offsetof(struct pol_ports, deny) + sizeof(t.p.deny) == sizeof(t.p));
+	t.p.any = true;
+	t.after[0] = 443;		/* deny[POL_PORTS_MAX], were it read */
+	t.p.ndeny = 255;
+	for (unsigned int i = 0; i < POL_PORTS_MAX; i++)
+		t.p.deny[i] = (uint16_t)(1 + i);
+	assert_true(pol_ports_allow(&t.p, 443));
+	assert_false(pol_ports_allow(&t.p, 6));
+}
+
 int
 main(void)
 {
@@ -316,6 +352,7 @@ main(void)
 		cmocka_unit_test(test_lower_agrees),
 		cmocka_unit_test(test_ports_summary_agrees),
 		cmocka_unit_test(test_ports_summary_overflow),
+		cmocka_unit_test(test_ports_torn_counts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

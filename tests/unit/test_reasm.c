@@ -331,6 +331,31 @@ test_full(void **state)
 	assert_int_equal(f.r.nb_ranges, 0);
 }
 
+/*
+ * reasm_init() on a stream already used (a hold's, taken again) leaves its old ranges in
+ * place: the new stream must read as a fresh one, its old bytes and ranges never seen.
+ */
+static void
+test_init_again(void **state)
+{
+	struct flow f;
+
+	(void)state;
+	flow_init(&f, 500);
+	for (uint32_t i = 0; i < REASM_RANGES_MAX; i++)
+		assert_int_equal(send_seg(&f, 1 + 3 * i, 1), REASM_OK);
+	reasm_init(&f.r, 7000, f.buf, CAP / 2);
+	assert_int_equal(f.r.isn, 7000);
+	assert_int_equal(reasm_contiguous(&f.r), 0);
+	assert_int_equal(send_seg(&f, 3, 2), REASM_OK);	/* a hole before it: not in order */
+	assert_int_equal(reasm_contiguous(&f.r), 0);
+	expect_ranges(&f, (const uint32_t[]){ 3, 5 }, 1);
+	assert_int_equal(send_seg(&f, 0, 3), REASM_OK);
+	expect_ranges(&f, (const uint32_t[]){ 0, 5 }, 1);
+	assert_int_equal(send_seg(&f, 5, CAP), REASM_FULL);	/* the new, smaller buffer */
+	expect_ranges(&f, (const uint32_t[]){ 0, CAP / 2 }, 1);
+}
+
 static void
 test_scattered(void **state)
 {
@@ -415,6 +440,7 @@ main(void)
 		cmocka_unit_test(test_before_isn),
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_scattered),
+		cmocka_unit_test(test_init_again),
 		cmocka_unit_test(test_consume),
 	};
 

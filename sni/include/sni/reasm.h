@@ -37,8 +37,19 @@ struct reasm {
 	struct reasm_range ranges[REASM_RANGES_MAX];	/* held bytes: sorted, disjoint, not adjacent */
 };
 
-/* Start an empty stream whose byte 0 has sequence number isn (the SYN's seq + 1). */
-void reasm_init(struct reasm *r, uint32_t isn, uint8_t *buf, uint32_t cap);
+/*
+ * Start an empty stream whose byte 0 has sequence number isn (the SYN's seq + 1). Inline,
+ * and only what an empty stream reads: no range past nb_ranges is ever read, so the eight
+ * are left as they are (a hold takes a stream for every hello split over segments).
+ */
+static inline void
+reasm_init(struct reasm *r, uint32_t isn, uint8_t *buf, uint32_t cap)
+{
+	r->buf = buf;
+	r->cap = cap;
+	r->isn = isn;
+	r->nb_ranges = 0;
+}
 
 /*
  * Add a segment's payload. Bytes before stream offset 0 (sequence numbers "behind" isn

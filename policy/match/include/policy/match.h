@@ -215,8 +215,30 @@ enum pol_verdict pol_match_lower_and_ports(const struct pol_set *s, uint32_t pol
     const char *name, size_t len, uint8_t proto, uint16_t port, const struct pol_rule **rule,
     struct pol_ports *ports);
 
-/* May a TCP/UDP connection to port go out under summary p? */
-bool pol_ports_allow(const struct pol_ports *p, uint16_t port);
+/*
+ * May a TCP/UDP connection to port go out under summary p? Inline: every connection a
+ * binding admits asks it, and the call cost its caller more than its few tests.
+ */
+static inline bool
+pol_ports_allow(const struct pol_ports *p, uint16_t port)
+{
+	bool listed = false;
+
+	/* Deny ports that did not fit are unknown: nothing may pass (fail closed). */
+	if (p->deny_any || p->deny_more)
+		return false;
+	/*
+	 * Within the lists whatever the counts say: a reader of a binding judges its ports in
+	 * place (dp_bind_view.c), where a writer may tear them, and drops such a verdict only
+	 * after it is made.
+	 */
+	for (unsigned int i = 0; i < p->ndeny && i < POL_PORTS_MAX; i++)
+		if (p->deny[i] == port)
+			return false;
+	for (unsigned int i = 0; i < p->nallow && i < POL_PORTS_MAX && !listed; i++)
+		listed = p->allow[i] == port;
+	return p->any || listed;
+}
 
 /* "allow", "deny", "no match", "bad name". */
 const char *pol_verdict_str(enum pol_verdict v);
