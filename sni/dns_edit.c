@@ -341,28 +341,76 @@ edit_offer_plain(struct dns_edit *e, const struct dns_msg *m, struct edit_replay
 	return edit_kept_all(r, m->nb_addrs);
 }
 
-/* May the plain shortcut take m (len bytes, into cap)? The scan, which it skips, says so. */
-static inline bool
-edit_plain_ok(const struct dns_msg *m, size_t len, size_t cap, unsigned int flags,
-    const uint8_t *scratch, size_t scratch_len)
+/*
+ * The edit past the plain shortcut: the scan, then the build. e holds the message (w, olen:
+ * len bytes), flags, keep() and st; asked, when not NULL, keep()'s answers to a plain
+ * message's addresses already, which the build is given again rather than ask twice.
+ */
+static enum dns_edit_status
+edit_rest(struct dns_edit *e, const struct dns_msg *m, size_t cap, uint8_t *scratch,
+    size_t scratch_len, size_t *out_len, const struct edit_replay *asked)
 {
-	return m->plain && len < DNS_PTR_REACH && len <= cap && scratch != NULL &&
-	    scratch_len >= len && (flags & DNS_EDIT_REBUILD) == 0 &&
-	    ((flags & DNS_EDIT_SAME_LEN) == 0 || m->msg_len == len);
+	uint16_t map[DNS_PTR_REACH];
+	struct edit_opt opt = { .found = false };
+	struct dns_edit_scan s;
+	struct edit_replay replay;
+	uint8_t *msg = e->w;
+	size_t len = e->olen;
+	enum dns_edit_status rc = DNS_EDIT_OK;
+
+	/* Never longer than it came: the client's EDNS UDP size (or 512) holds it. */
+	*e = (struct dns_edit){
+		.o = scratch, .olen = len, .w = msg, .cap = len, .map = map,
+		.map_len = len < DNS_PTR_REACH ? len : DNS_PTR_REACH,
+		.flags = e->flags, .keep = e->keep, .arg = e->arg, .st = e->st,
+	};
+	if (!dns_edit_scan(msg, len, m, e->flags, &s))
+		return DNS_EDIT_MALFORMED;
+	if (len > cap || scratch == NULL || scratch_len < len || s.too_many)
+		return DNS_EDIT_NO_ROOM;
+	e->chain = s.chain;
+	e->nb_chain = s.nb_chain;
+	/* never (what is plain is same), and keep() is not asked twice: fail closed */
+	if (asked != NULL && !s.same)
+		return DNS_EDIT_NO_ROOM;
+	if (asked != NULL) {
+		replay = *asked;
+	} else if (s.same && edit_offer_all(e, &s, msg, &replay)) {
+		*out_len = m->msg_len;
+		return DNS_EDIT_OK;
+	}
+	if (s.same) {
+		/* an address goes: the build asks again, and gets the same answers */
+		*e->st = (struct dns_edit_stats){ 0 };
+		replay.i = 0;
+		e->keep = edit_replay_keep;
+		e->arg = &replay;
+	}
+	memcpy(scratch, msg, len);
+	memset(map, 0, e->map_len * sizeof(map[0]));
+	if (!edit_build(e, m, &opt))
+		rc = e->bad ? DNS_EDIT_MALFORMED : DNS_EDIT_NO_ROOM;
+	else if ((e->flags & DNS_EDIT_SAME_LEN) != 0)
+		rc = edit_pad(e, &opt, len);
+	if (rc != DNS_EDIT_OK) {
+		memcpy(msg, scratch, len);
+		return rc;
+	}
+	*out_len = e->wlen;
+	e->st->rewritten = 1;
+	return DNS_EDIT_OK;
 }
+
+_Static_assert(DNS_EDIT_PLAIN_REACH == DNS_PTR_REACH, "dns_edit_plain() tests the parser's reach");
 
 enum dns_edit_status
 dns_edit_parsed(uint8_t *msg, size_t len, const struct dns_msg *m, size_t cap,
     unsigned int flags, dns_keep_fn keep, void *arg, uint8_t *scratch, size_t scratch_len,
     size_t *out_len, struct dns_edit_stats *st)
 {
-	uint16_t map[DNS_PTR_REACH];
 	struct dns_edit_stats none;
-	struct edit_opt opt = { .found = false };
-	struct dns_edit_scan s;
 	struct edit_replay replay;
 	struct dns_edit e;
-	enum dns_edit_status rc = DNS_EDIT_OK;
 	bool asked = false;
 
 	if (st == NULL)
@@ -377,51 +425,32 @@ dns_edit_parsed(uint8_t *msg, size_t len, const struct dns_msg *m, size_t cap,
 	e.keep = keep;
 	e.arg = arg;
 	e.st = st;
-	if (edit_plain_ok(m, len, cap, flags, scratch, scratch_len)) {
+	if (dns_edit_plain(m, len, cap, flags, scratch, scratch_len)) {
 		if (edit_offer_plain(&e, m, &replay)) {
 			*out_len = m->msg_len;
 			return DNS_EDIT_OK;
 		}
 		asked = true;
 	}
-	/* Never longer than it came: the client's EDNS UDP size (or 512) holds it. */
-	e = (struct dns_edit){
-		.o = scratch, .olen = len, .w = msg, .cap = len, .map = map,
-		.map_len = len < DNS_PTR_REACH ? len : DNS_PTR_REACH,
-		.flags = flags, .keep = keep, .arg = arg, .st = st,
-	};
-	if (!dns_edit_scan(msg, len, m, flags, &s))
-		return DNS_EDIT_MALFORMED;
-	if (len > cap || scratch == NULL || scratch_len < len || s.too_many)
-		return DNS_EDIT_NO_ROOM;
-	e.chain = s.chain;
-	e.nb_chain = s.nb_chain;
-	/* never (what is plain is same), and keep() is not asked twice: fail closed */
-	if (asked && !s.same)
-		return DNS_EDIT_NO_ROOM;
-	if (s.same && !asked && edit_offer_all(&e, &s, msg, &replay)) {
-		*out_len = m->msg_len;
-		return DNS_EDIT_OK;
-	}
-	if (s.same) {
-		/* an address goes: the build asks again, and gets the same answers */
-		*st = (struct dns_edit_stats){ 0 };
-		e.keep = edit_replay_keep;
-		e.arg = &replay;
-	}
-	memcpy(scratch, msg, len);
-	memset(map, 0, e.map_len * sizeof(map[0]));
-	if (!edit_build(&e, m, &opt))
-		rc = e.bad ? DNS_EDIT_MALFORMED : DNS_EDIT_NO_ROOM;
-	else if ((flags & DNS_EDIT_SAME_LEN) != 0)
-		rc = edit_pad(&e, &opt, len);
-	if (rc != DNS_EDIT_OK) {
-		memcpy(msg, scratch, len);
-		return rc;
-	}
-	*out_len = e.wlen;
-	st->rewritten = 1;
-	return DNS_EDIT_OK;
+	e.w = msg;
+	e.olen = len;
+	e.flags = flags;
+	return edit_rest(&e, m, cap, scratch, scratch_len, out_len, asked ? &replay : NULL);
+}
+
+enum dns_edit_status
+dns_edit_asked_rest(uint8_t *msg, size_t len, const struct dns_msg *m, size_t cap,
+    unsigned int flags, uint64_t kept, uint8_t *scratch, size_t scratch_len, size_t *out_len,
+    struct dns_edit_stats *st)
+{
+	struct dns_edit_stats none;
+	struct edit_replay asked = { .kept = kept };
+	struct dns_edit e = { .w = msg, .olen = len, .flags = flags, .st = st != NULL ? st : &none };
+
+	*e.st = (struct dns_edit_stats){ 0 };
+	if (!dns_edit_plain(m, len, cap, flags, scratch, scratch_len))
+		return DNS_EDIT_NO_ROOM;	/* not the caller's to ask: fail closed */
+	return edit_rest(&e, m, cap, scratch, scratch_len, out_len, &asked);
 }
 
 enum dns_edit_status

@@ -101,11 +101,13 @@ dp_dns_bindable(const struct dp_gen *g, const struct dp_vm *v, const struct dns_
 	    NULL) == POL_ALLOW;
 }
 
-/* dns_keep_fn: bind one address; false (it is removed from the answer) when it is not. */
-static bool
-dp_dns_keep(void *arg, const struct dns_addr *d)
+/*
+ * Bind one address; false (it is removed from the answer) when it is not. Inline in the
+ * loop over a plain answer's addresses (dp_dns_keep_all()), every address of most answers.
+ */
+static inline __attribute__((always_inline)) bool
+dp_dns_keep_one(struct dp_dns_learner *l, const struct dns_addr *d)
 {
-	struct dp_dns_learner *l = arg;
 	struct dp_worker *w = l->w;
 	const struct dp_gen *g = l->g;
 	struct pol_addr addr;
@@ -154,6 +156,25 @@ dp_dns_keep(void *arg, const struct dns_addr *d)
 	return true;
 }
 
+/* dns_keep_fn: dp_dns_keep_one(), for the editor to ask. */
+static bool
+dp_dns_keep(void *arg, const struct dns_addr *d)
+{
+	return dp_dns_keep_one(arg, d);
+}
+
+/* dp_dns_keep_one() of each of a plain answer's addresses (a->addrs): bit i, the i-th kept. */
+static uint64_t
+dp_dns_keep_all(struct dp_dns_learner *l, const struct dns_msg *a)
+{
+	uint64_t kept = 0;
+
+	for (unsigned int i = 0; i < a->nb_addrs; i++)
+		if (dp_dns_keep_one(l, &a->addrs[i]))
+			kept |= 1ull << i;
+	return kept;
+}
+
 /*
  * The text of the question name of a (out: DNS_NAME_TEXT_MAX bytes), or -1. When its query
  * e found it to print byte for byte (one character fewer than the wire form's bytes less
@@ -177,6 +198,7 @@ dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a,
 	struct dp_dns_learner l;
 	struct dns_edit_stats st;
 	enum dns_edit_status rc;
+	unsigned int flags;
 
 	/* field by field: the name's 1 KiB is written by dns_name_to_text(), not zeroed */
 	l.w = w;
@@ -207,10 +229,19 @@ dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a,
 		l.reserved = a->nb_addrs;
 	if (l.named)
 		dp_evt_binder_init(&l.evt, vm, g->id, l.name, (size_t)l.n, &l.ports);
-	/* a was parsed from msg: the editor does not parse it again */
-	rc = l.refused ? DNS_EDIT_OK : dns_edit_parsed(msg, len, a, cap, (g->ech_strip ?
-	    DNS_EDIT_STRIP_ECH : 0) | (same_len ? DNS_EDIT_SAME_LEN : 0), dp_dns_keep, &l,
-	    w->dns_scratch, DP_DNS_SCRATCH, out_len, &st);
+	/*
+	 * a was parsed from msg: the editor does not parse it again. A plain one's addresses
+	 * are a's, asked here one after the other, the editor told only when one goes.
+	 */
+	flags = (g->ech_strip ? DNS_EDIT_STRIP_ECH : 0) | (same_len ? DNS_EDIT_SAME_LEN : 0);
+	if (l.refused)
+		rc = DNS_EDIT_OK;
+	else if (dns_edit_plain(a, len, cap, flags, w->dns_scratch, DP_DNS_SCRATCH))
+		rc = dns_edit_asked(msg, len, a, cap, flags, dp_dns_keep_all(&l, a),
+		    w->dns_scratch, DP_DNS_SCRATCH, out_len, &st);
+	else
+		rc = dns_edit_parsed(msg, len, a, cap, flags, dp_dns_keep, &l, w->dns_scratch,
+		    DP_DNS_SCRATCH, out_len, &st);
 	if (l.bound > 0)
 		dp_main_wake(w->ctx);
 	*refused = l.refused;
