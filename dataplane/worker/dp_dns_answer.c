@@ -255,20 +255,14 @@ dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a,
  * change? Its own first test, when it would be given only the question (the message as it
  * came, no answer's owner in place): the VM asked in lower case (caps all zero) and the
  * resolver's question holds no capital, as the parser found while it copied the name out
- * (qname_upper) rather than a second walk of it. e matched a: their names are one length.
+ * (qname_upper) rather than a second walk of it; the caps are all zero when the query had
+ * no capital to find (!e->capped, as dp_pending_add() found), not read here. e matched a:
+ * their names are one length.
  */
 static bool
 dp_dns_spelled(const struct dns_msg *a, const struct dp_pending_entry *e, bool rewritten)
 {
-	uint64_t any = 0, w;
-
-	if (rewritten || a->an_owners_inline != 0 || a->qname_upper)
-		return false;
-	for (size_t i = 0; i < DNS_CASE_BYTES; i += 8) {
-		memcpy(&w, e->caps + i, sizeof(w));
-		any |= w;
-	}
-	return any == 0;
+	return !rewritten && a->an_owners_inline == 0 && !a->qname_upper && !e->capped;
 }
 
 struct dp_fate

@@ -45,6 +45,7 @@ struct dp_pending_entry {
 	uint8_t qname_len;
 	bool in_use;
 	bool would_block;		/* audit: the name was not allowed */
+	bool capped;			/* caps may hold a bit; false: all zero */
 	uint8_t qname[DNS_NAME_WIRE_MAX];	/* lower case, as it left */
 	uint8_t caps[DNS_CASE_BYTES];	/* the VM's spelling of it, restored in the answer */
 	struct dp_dns_judged judged;	/* over UDP; not valid over TCP */
