@@ -164,16 +164,24 @@ dns_plain_rr(struct dns_plain *pl, const uint8_t *msg, size_t owner, bool owner_
 #define DNS_CHAIN_TYPES	(1u << DNS_TYPE_A | 1u << DNS_TYPE_AAAA | 1u << DNS_TYPE_CNAME)
 _Static_assert(DNS_TYPE_AAAA < 32 && DNS_TYPE_CNAME < 32, "DNS_CHAIN_TYPES holds 32 bits");
 
-/* A record's type, class, TTL and RDATA: the ten fixed bytes bounds-checked at once. */
+/*
+ * A record's type, class, TTL and RDATA: the ten fixed bytes bounds-checked at once, then
+ * the RDATA against what follows them.
+ */
 static inline bool
 dns_rr_fixed(struct rd *r, uint16_t *type, uint16_t *class, uint32_t *ttl, struct rd *rdata)
 {
-	if (r->len < 10)
+	size_t n;
+
+	if (r->len < 10 || r->len - 10 < (n = rd_be16(r->p + 8)))
 		return false;
 	*type = rd_be16(r->p);
 	*class = rd_be16(r->p + 2);
 	*ttl = rd_be32(r->p + 4);
-	return rd_skip(r, 8) && rd_vec16(r, rdata);
+	*rdata = rd_make(r->p + 10, n);
+	r->p += 10 + n;
+	r->len -= 10 + n;
+	return true;
 }
 /*
  * Resource record (RFC 1035 s4.1.3):
