@@ -335,7 +335,9 @@ dns_msg_parse(const uint8_t *buf, size_t len, struct dns_msg *out)
 	out->msg_len = dns_off(buf, &r);
 
 	if (out->qr && out->has_question) {
-		dns_chain(buf, len, rrs, nb_rrs, pl.cnames != 0, out);
+		/* nothing kept for it (every address put already): no chain to follow */
+		if (nb_rrs != 0)
+			dns_chain(buf, len, rrs, nb_rrs, pl.cnames != 0, out);
 		/* every address record is one of addrs (so none past DNS_ADDRS_MAX either) */
 		out->plain = pl.ok && out->nb_addrs == pl.addrs;
 	}

@@ -38,19 +38,13 @@ struct dp_dns_learner {
 	char name[DNS_NAME_TEXT_MAX];
 };
 
-/*
- * Is there room on the bind ring for n more of the answer's bindings? If not, the whole
- * answer is refused (l->refused) and counted once: dropped, the VM's resolver asks again,
- * rather than a binding the fast path honours without nftables ever hearing of it.
- */
-static bool
-dp_dns_room(struct dp_dns_learner *l, unsigned int n)
+/* dp_dns_room() found no room: the answer refused, and counted, once. */
+static __attribute__((noinline)) bool
+dp_dns_no_room(struct dp_dns_learner *l, enum dp_evt_room room)
 {
 	struct dp_worker *w = l->w;
 
-	if (l->refused)
-		return false;
-	switch (dp_evt_bind_room(w, l->vm, n)) {
+	switch (room) {
 	case DP_EVT_ROOM_OK:
 		return true;
 	case DP_EVT_ROOM_VM_SHARE:
@@ -65,6 +59,24 @@ dp_dns_room(struct dp_dns_learner *l, unsigned int n)
 	}
 	l->refused = true;
 	return false;
+}
+
+/*
+ * Is there room on the bind ring for n more of the answer's bindings? If not, the whole
+ * answer is refused (l->refused) and counted once: dropped, the VM's resolver asks again,
+ * rather than a binding the fast path honours without nftables ever hearing of it. Inline:
+ * every answer asks once, and the room is almost always there.
+ */
+static inline __attribute__((always_inline)) bool
+dp_dns_room(struct dp_dns_learner *l, unsigned int n)
+{
+	enum dp_evt_room room;
+
+	if (l->refused)
+		return false;
+	if ((room = dp_evt_bind_room(l->w, l->vm, n)) == DP_EVT_ROOM_OK)
+		return true;
+	return dp_dns_no_room(l, room);
 }
 
 /*
