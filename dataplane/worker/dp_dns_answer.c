@@ -85,8 +85,9 @@ dp_dns_room(struct dp_dns_learner *l, unsigned int n)
  * pattern allows it (SPEC s4.3). Either, itself or through one of the IPv4 addresses it
  * embeds (NAT64, 6to4, Teredo, ...: frame_addr_embedded_v4()), found once for both: the
  * compares frame_addr_rebind() makes, asked here of the addresses found.
+ * Inline: asked of every address, where a call cost its spills.
  */
-static bool
+static inline __attribute__((always_inline)) bool
 dp_dns_bindable(const struct dp_gen *g, const struct dp_vm *v, const struct dns_addr *d)
 {
 	uint8_t v4[FRAME_EMBEDDED_V4_MAX][4];

@@ -14,7 +14,6 @@
 #include "dp_flow_tab.h"
 #include "dp_hash.h"
 #include "dp_mem.h"
-#include "sni/copy8.h"
 
 #define DP_ID_TRIES	4	/* fresh IDs tried when one is taken */
 
@@ -184,7 +183,7 @@ dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm, const str
 		e->qtype = q->qtype;
 		e->qclass = q->qclass;
 		e->qname_len = q->qname_len;
-		copy8(e->qname, q->qname, q->qname_len, false);	/* a name's words: no call */
+		memcpy(e->qname, q->qname, q->qname_len);
 		if (msg != NULL)
 			dns_name_caps(msg + DNS_HDR_LEN, q->qname_len, e->caps);
 		else
