@@ -13,7 +13,7 @@
  *     every name label by label through an old -> new offset map (dns_edit_name(), in
  *     dns_edit_write.c), keep()'s answers from pass 1 given again if it was asked there.
  *
- * With DNS_EDIT_SAME_LEN the bytes saved become EDNS Padding afterwards (edit_pad).
+ * With DNS_EDIT_SAME_LEN the bytes saved become EDNS Padding afterwards (dns_edit_pad.c).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -26,23 +26,12 @@
 #include "dns_edit_int.h"
 #include "dns_int.h"
 
-#define DNS_EDNS_PADDING	12	/* RFC 7830 s3 */
-#define DNS_TYPE_PAD		65280	/* the first private-use type (RFC 6895 s3.1) */
-#define DNS_PAD_RR_MIN		11	/* root owner | type | class | ttl | rdlength */
 #define DNS_MSG_MAX		0xffff	/* a UDP payload or a TCP-framed message, RFC 1035 s4.2.2 */
 
 enum edit_section {
 	EDIT_ANSWER,
 	EDIT_AUTHORITY,
 	EDIT_ADDITIONAL,
-};
-
-/* Where the EDNS OPT record went in the new message, for the padding. */
-struct edit_opt {
-	bool found;
-	size_t rdlen_at;	/* its RDLENGTH */
-	size_t end;		/* just past its RDATA */
-	unsigned int after;	/* records written after it */
 };
 
 static bool
@@ -110,7 +99,7 @@ edit_rr_write(struct dns_edit *e, const struct dns_edit_rr *rr, const uint32_t *
  * ipv4hint/ipv6hint likewise (dns_edit_svcb_write). Counts are written as they come out.
  */
 static bool
-edit_build(struct dns_edit *e, const struct dns_msg *m, struct edit_opt *opt)
+edit_build(struct dns_edit *e, const struct dns_msg *m, struct dns_edit_opt *opt)
 {
 	struct rd r = rd_make(e->o + m->question_end, m->msg_len - m->question_end);
 	const uint16_t counts[3] = { m->ancount, m->nscount, m->arcount };
@@ -148,7 +137,7 @@ edit_build(struct dns_edit *e, const struct dns_msg *m, struct edit_opt *opt)
 			if (opt->found)
 				opt->after++;
 			if (sec == EDIT_ADDITIONAL && rr.type == DNS_TYPE_OPT && !opt->found)
-				*opt = (struct edit_opt){ .found = true, .rdlen_at = rdlen_at,
+				*opt = (struct dns_edit_opt){ .found = true, .rdlen_at = rdlen_at,
 				    .end = e->wlen };
 		}
 		dns_edit_wr16(e->w + 6 + 2 * sec, kept);
@@ -158,136 +147,6 @@ edit_build(struct dns_edit *e, const struct dns_msg *m, struct edit_opt *opt)
 		return false;
 	}
 	return true;
-}
-
-/* Move the in-place pointer of the name at *p by d if it goes to ins or past; step over. */
-static bool
-edit_shift_name(struct dns_edit *e, size_t *p, size_t ins, size_t d)
-{
-	size_t q = *p, t;
-
-	while (q < e->wlen) {
-		uint8_t b = e->w[q];
-
-		if ((b & 0xc0) == 0xc0) {
-			if (q + 1 >= e->wlen)
-				return false;
-			if ((t = (size_t)(b & 0x3f) << 8 | e->w[q + 1]) >= ins) {
-				if ((t += d) >= DNS_PTR_REACH)
-					return false;
-				dns_edit_wr16(e->w + q, 0xc000 | t);
-			}
-			*p = q + 2;
-			return true;
-		}
-		q += 1 + (size_t)b;
-		if (b == 0) {
-			*p = q;
-			return true;
-		}
-	}
-	return false;
-}
-
-/*
- * d bytes went in at ins, inside the OPT RDATA: the n records from p on, which follow it,
- * may point at names past it. Their names are what edit_build() wrote, so they read.
- */
-static bool
-edit_shift(struct dns_edit *e, size_t p, unsigned int n, size_t ins, size_t d)
-{
-	for (unsigned int i = 0; i < n; i++) {
-		const struct dns_edit_shape *s;
-		uint16_t rdlen;
-		size_t q;
-
-		if (!edit_shift_name(e, &p, ins, d) || e->wlen - p < 10)
-			return false;
-		s = dns_edit_shape(dns_edit_rd16(e->w + p));
-		rdlen = dns_edit_rd16(e->w + p + 8);
-		p += 10;
-		if (s != NULL && rdlen != 0) {
-			q = p + s->pre;
-			for (unsigned int j = 0; j < s->strs && q < e->wlen; j++)
-				q += 1 + (size_t)e->w[q];
-			for (unsigned int j = 0; j < s->names; j++) {
-				if (!edit_shift_name(e, &q, ins, d))
-					return false;
-			}
-		}
-		p += rdlen;
-	}
-	return true;
-}
-
-/*
- * DNS_EDIT_SAME_LEN without an OPT record: the query had none, so RFC 6891 s7 forbids
- * adding one. The d bytes saved become one record of a private-use type, owned by the root,
- * at the end of the additional section: a record of a type it does not know is one a
- * client skips (RFC 3597), and nothing before it moves.
- */
-static enum dns_edit_status
-edit_pad_rr(struct dns_edit *e, size_t d)
-{
-	uint8_t *r = e->w + e->wlen;
-	uint16_t arcount = dns_edit_rd16(e->w + 10);
-
-	if (d < DNS_PAD_RR_MIN || d - DNS_PAD_RR_MIN > 0xffff || arcount == 0xffff)
-		return DNS_EDIT_NO_ROOM;
-	memset(r, 0, d);			/* the root, a TTL of 0, zero RDATA */
-	dns_edit_wr16(r + 1, DNS_TYPE_PAD);
-	dns_edit_wr16(r + 3, DNS_CLASS_IN);
-	dns_edit_wr16(r + 9, d - DNS_PAD_RR_MIN);
-	dns_edit_wr16(e->w + 10, arcount + 1u);
-	e->wlen += d;
-	return DNS_EDIT_OK;
-}
-
-/*
- * DNS_EDIT_SAME_LEN: the message is len - wlen bytes short. The first Padding option of
- * the OPT RDATA (RFC 7830: zero bytes, u16 code 12 | u16 length | padding) grows by that
- * much, or one is appended; an OPT whose options do not parse is not padded. len <= cap.
- */
-static enum dns_edit_status
-edit_pad(struct dns_edit *e, const struct edit_opt *opt, size_t len)
-{
-	uint8_t *w = e->w;
-	size_t d, rdlen, ins = 0, pad_at = 0;
-	struct rd r, v;
-	uint16_t code;
-
-	if (e->wlen > len)
-		return DNS_EDIT_NO_ROOM;
-	if ((d = len - e->wlen) == 0)
-		return DNS_EDIT_OK;
-	if (!opt->found)
-		return edit_pad_rr(e, d);
-	rdlen = dns_edit_rd16(w + opt->rdlen_at);
-	r = rd_make(w + opt->rdlen_at + 2, rdlen);
-	while (r.len > 0) {
-		if (!rd_u16(&r, &code) || !rd_vec16(&r, &v))
-			return DNS_EDIT_NO_ROOM;
-		if (code == DNS_EDNS_PADDING && pad_at == 0) {
-			pad_at = (size_t)(v.p - w) - 2;
-			ins = (size_t)(v.p - w) + v.len;
-		}
-	}
-	if (rdlen + d > 0xffff || (pad_at != 0 && dns_edit_rd16(w + pad_at) + d > 0xffff) ||
-	    (pad_at == 0 && d < 4))
-		return DNS_EDIT_NO_ROOM;
-	if (pad_at == 0)
-		ins = opt->end;
-	memmove(w + ins + d, w + ins, e->wlen - ins);
-	memset(w + ins, 0, d);
-	if (pad_at != 0) {
-		dns_edit_wr16(w + pad_at, dns_edit_rd16(w + pad_at) + d);
-	} else {
-		dns_edit_wr16(w + ins, DNS_EDNS_PADDING);
-		dns_edit_wr16(w + ins + 2, d - 4);
-	}
-	dns_edit_wr16(w + opt->rdlen_at, rdlen + d);
-	e->wlen += d;
-	return edit_shift(e, opt->end + d, opt->after, ins, d) ? DNS_EDIT_OK : DNS_EDIT_NO_ROOM;
 }
 
 /* keep()'s answers in pass 1, given again in the same order by the build. */
@@ -341,28 +200,76 @@ edit_offer_plain(struct dns_edit *e, const struct dns_msg *m, struct edit_replay
 	return edit_kept_all(r, m->nb_addrs);
 }
 
-/* May the plain shortcut take m (len bytes, into cap)? The scan, which it skips, says so. */
-static inline bool
-edit_plain_ok(const struct dns_msg *m, size_t len, size_t cap, unsigned int flags,
-    const uint8_t *scratch, size_t scratch_len)
+/*
+ * The edit past the plain shortcut: the scan, then the build. e holds the message (w, olen:
+ * len bytes), flags, keep() and st; asked, when not NULL, keep()'s answers to a plain
+ * message's addresses already, which the build is given again rather than ask twice.
+ */
+static enum dns_edit_status
+edit_rest(struct dns_edit *e, const struct dns_msg *m, size_t cap, uint8_t *scratch,
+    size_t scratch_len, size_t *out_len, const struct edit_replay *asked)
 {
-	return m->plain && len < DNS_PTR_REACH && len <= cap && scratch != NULL &&
-	    scratch_len >= len && (flags & DNS_EDIT_REBUILD) == 0 &&
-	    ((flags & DNS_EDIT_SAME_LEN) == 0 || m->msg_len == len);
+	uint16_t map[DNS_PTR_REACH];
+	struct dns_edit_opt opt = { .found = false };
+	struct dns_edit_scan s;
+	struct edit_replay replay;
+	uint8_t *msg = e->w;
+	size_t len = e->olen;
+	enum dns_edit_status rc = DNS_EDIT_OK;
+
+	/* Never longer than it came: the client's EDNS UDP size (or 512) holds it. */
+	*e = (struct dns_edit){
+		.o = scratch, .olen = len, .w = msg, .cap = len, .map = map,
+		.map_len = len < DNS_PTR_REACH ? len : DNS_PTR_REACH,
+		.flags = e->flags, .keep = e->keep, .arg = e->arg, .st = e->st,
+	};
+	if (!dns_edit_scan(msg, len, m, e->flags, &s))
+		return DNS_EDIT_MALFORMED;
+	if (len > cap || scratch == NULL || scratch_len < len || s.too_many)
+		return DNS_EDIT_NO_ROOM;
+	e->chain = s.chain;
+	e->nb_chain = s.nb_chain;
+	/* never (what is plain is same), and keep() is not asked twice: fail closed */
+	if (asked != NULL && !s.same)
+		return DNS_EDIT_NO_ROOM;
+	if (asked != NULL) {
+		replay = *asked;
+	} else if (s.same && edit_offer_all(e, &s, msg, &replay)) {
+		*out_len = m->msg_len;
+		return DNS_EDIT_OK;
+	}
+	if (s.same) {
+		/* an address goes: the build asks again, and gets the same answers */
+		*e->st = (struct dns_edit_stats){ 0 };
+		replay.i = 0;
+		e->keep = edit_replay_keep;
+		e->arg = &replay;
+	}
+	memcpy(scratch, msg, len);
+	memset(map, 0, e->map_len * sizeof(map[0]));
+	if (!edit_build(e, m, &opt))
+		rc = e->bad ? DNS_EDIT_MALFORMED : DNS_EDIT_NO_ROOM;
+	else if ((e->flags & DNS_EDIT_SAME_LEN) != 0)
+		rc = dns_edit_pad(e, &opt, len);
+	if (rc != DNS_EDIT_OK) {
+		memcpy(msg, scratch, len);
+		return rc;
+	}
+	*out_len = e->wlen;
+	e->st->rewritten = 1;
+	return DNS_EDIT_OK;
 }
+
+_Static_assert(DNS_EDIT_PLAIN_REACH == DNS_PTR_REACH, "dns_edit_plain() tests the parser's reach");
 
 enum dns_edit_status
 dns_edit_parsed(uint8_t *msg, size_t len, const struct dns_msg *m, size_t cap,
     unsigned int flags, dns_keep_fn keep, void *arg, uint8_t *scratch, size_t scratch_len,
     size_t *out_len, struct dns_edit_stats *st)
 {
-	uint16_t map[DNS_PTR_REACH];
 	struct dns_edit_stats none;
-	struct edit_opt opt = { .found = false };
-	struct dns_edit_scan s;
 	struct edit_replay replay;
 	struct dns_edit e;
-	enum dns_edit_status rc = DNS_EDIT_OK;
 	bool asked = false;
 
 	if (st == NULL)
@@ -377,51 +284,32 @@ dns_edit_parsed(uint8_t *msg, size_t len, const struct dns_msg *m, size_t cap,
 	e.keep = keep;
 	e.arg = arg;
 	e.st = st;
-	if (edit_plain_ok(m, len, cap, flags, scratch, scratch_len)) {
+	if (dns_edit_plain(m, len, cap, flags, scratch, scratch_len)) {
 		if (edit_offer_plain(&e, m, &replay)) {
 			*out_len = m->msg_len;
 			return DNS_EDIT_OK;
 		}
 		asked = true;
 	}
-	/* Never longer than it came: the client's EDNS UDP size (or 512) holds it. */
-	e = (struct dns_edit){
-		.o = scratch, .olen = len, .w = msg, .cap = len, .map = map,
-		.map_len = len < DNS_PTR_REACH ? len : DNS_PTR_REACH,
-		.flags = flags, .keep = keep, .arg = arg, .st = st,
-	};
-	if (!dns_edit_scan(msg, len, m, flags, &s))
-		return DNS_EDIT_MALFORMED;
-	if (len > cap || scratch == NULL || scratch_len < len || s.too_many)
-		return DNS_EDIT_NO_ROOM;
-	e.chain = s.chain;
-	e.nb_chain = s.nb_chain;
-	/* never (what is plain is same), and keep() is not asked twice: fail closed */
-	if (asked && !s.same)
-		return DNS_EDIT_NO_ROOM;
-	if (s.same && !asked && edit_offer_all(&e, &s, msg, &replay)) {
-		*out_len = m->msg_len;
-		return DNS_EDIT_OK;
-	}
-	if (s.same) {
-		/* an address goes: the build asks again, and gets the same answers */
-		*st = (struct dns_edit_stats){ 0 };
-		e.keep = edit_replay_keep;
-		e.arg = &replay;
-	}
-	memcpy(scratch, msg, len);
-	memset(map, 0, e.map_len * sizeof(map[0]));
-	if (!edit_build(&e, m, &opt))
-		rc = e.bad ? DNS_EDIT_MALFORMED : DNS_EDIT_NO_ROOM;
-	else if ((flags & DNS_EDIT_SAME_LEN) != 0)
-		rc = edit_pad(&e, &opt, len);
-	if (rc != DNS_EDIT_OK) {
-		memcpy(msg, scratch, len);
-		return rc;
-	}
-	*out_len = e.wlen;
-	st->rewritten = 1;
-	return DNS_EDIT_OK;
+	e.w = msg;
+	e.olen = len;
+	e.flags = flags;
+	return edit_rest(&e, m, cap, scratch, scratch_len, out_len, asked ? &replay : NULL);
+}
+
+enum dns_edit_status
+dns_edit_asked_rest(uint8_t *msg, size_t len, const struct dns_msg *m, size_t cap,
+    unsigned int flags, uint64_t kept, uint8_t *scratch, size_t scratch_len, size_t *out_len,
+    struct dns_edit_stats *st)
+{
+	struct dns_edit_stats none;
+	struct edit_replay asked = { .kept = kept };
+	struct dns_edit e = { .w = msg, .olen = len, .flags = flags, .st = st != NULL ? st : &none };
+
+	*e.st = (struct dns_edit_stats){ 0 };
+	if (!dns_edit_plain(m, len, cap, flags, scratch, scratch_len))
+		return DNS_EDIT_NO_ROOM;	/* not the caller's to ask: fail closed */
+	return edit_rest(&e, m, cap, scratch, scratch_len, out_len, &asked);
 }
 
 enum dns_edit_status

@@ -1,9 +1,9 @@
 /*
- * Internals of the DNS answer editor, shared by dns_edit.c (the passes over records, and
- * padding), dns_edit_svcb.c (HTTPS/SVCB RDATA) and dns_edit_write.c (the writer both use:
+ * Internals of the DNS answer editor, shared by dns_edit.c (the passes over records),
+ * dns_edit_pad.c (the padding of DNS_EDIT_SAME_LEN), dns_edit_svcb.c (HTTPS/SVCB RDATA) and dns_edit_write.c (the writer both use:
  * bytes, names, offered addresses), with dns_edit_scan.c (the first pass: the check, the
  * chain, and whether the message can change). Calls run one way: dns_edit.c ->
- * dns_edit_scan.c -> dns_edit_svcb.c -> dns_edit_write.c. Not for other callers.
+ * dns_edit_pad.c, dns_edit.c -> dns_edit_scan.c -> dns_edit_svcb.c -> dns_edit_write.c. Not for other callers.
  */
 #ifndef SNI_DNS_EDIT_INT_H
 #define SNI_DNS_EDIT_INT_H
@@ -95,6 +95,23 @@ dns_edit_wr16(uint8_t *b, size_t v)
 	b[0] = (uint8_t)(v >> 8);
 	b[1] = (uint8_t)v;
 }
+
+/* Where the EDNS OPT record went in the new message, for the padding. */
+struct dns_edit_opt {
+	bool found;
+	size_t rdlen_at;	/* its RDLENGTH */
+	size_t end;		/* just past its RDATA */
+	unsigned int after;	/* records written after it */
+};
+
+/* dns_edit_pad.c */
+
+/*
+ * DNS_EDIT_SAME_LEN: pad the new message (e->wlen bytes, opt where its OPT record went)
+ * back to len bytes; DNS_EDIT_NO_ROOM when it cannot be.
+ */
+enum dns_edit_status dns_edit_pad(struct dns_edit *e, const struct dns_edit_opt *opt,
+    size_t len);
 
 /* dns_edit_write.c */
 

@@ -9,20 +9,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "sni/dns.h"
 #include "sni/rd.h"
 #include "dns_int.h"
+#include "dns_chain.h"
 #include "dns_owner.h"
-
-/* An answer record that chain-following may need: a CNAME, or an A/AAAA of class IN. */
-struct dns_rr {
-	size_t owner;		/* offset of the owner name in the message */
-	size_t rdata;		/* offset of the RDATA: a name for CNAME, an address otherwise */
-	uint32_t ttl;		/* MSB already folded to 0 */
-	uint16_t type;
-};
 
 /*
  * What makes a response plain (struct dns_msg), as its records are read: the labels the
@@ -34,12 +26,6 @@ struct dns_plain {
 	unsigned int addrs;
 	unsigned int cnames;	/* CNAME records, any section: none, no chain to follow */
 	uint64_t labels[DNS_PTR_REACH / 64];
-};
-
-/* A name on the CNAME chain and the least TTL on the path from the question name to it. */
-struct dns_link {
-	size_t name;
-	uint32_t ttl;
 };
 
 /*
@@ -178,16 +164,24 @@ dns_plain_rr(struct dns_plain *pl, const uint8_t *msg, size_t owner, bool owner_
 #define DNS_CHAIN_TYPES	(1u << DNS_TYPE_A | 1u << DNS_TYPE_AAAA | 1u << DNS_TYPE_CNAME)
 _Static_assert(DNS_TYPE_AAAA < 32 && DNS_TYPE_CNAME < 32, "DNS_CHAIN_TYPES holds 32 bits");
 
-/* A record's type, class, TTL and RDATA: the ten fixed bytes bounds-checked at once. */
+/*
+ * A record's type, class, TTL and RDATA: the ten fixed bytes bounds-checked at once, then
+ * the RDATA against what follows them.
+ */
 static inline bool
 dns_rr_fixed(struct rd *r, uint16_t *type, uint16_t *class, uint32_t *ttl, struct rd *rdata)
 {
-	if (r->len < 10)
+	size_t n;
+
+	if (r->len < 10 || r->len - 10 < (n = rd_be16(r->p + 8)))
 		return false;
 	*type = rd_be16(r->p);
 	*class = rd_be16(r->p + 2);
 	*ttl = rd_be32(r->p + 4);
-	return rd_skip(r, 8) && rd_vec16(r, rdata);
+	*rdata = rd_make(r->p + 10, n);
+	r->p += 10 + n;
+	r->len -= 10 + n;
+	return true;
 }
 /*
  * Resource record (RFC 1035 s4.1.3):
@@ -211,10 +205,12 @@ dns_rrs(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_rr *ke
 		.labels = pl->labels,
 	};
 	unsigned int nk = 0;	/* a register's, not *nb_keep's memory, a record */
+	/* dns_chain() follows the chain from the lone question's name, its first link */
+	bool direct = out->qr && out->has_question;
 
 	for (unsigned int i = 0; i < total; i++) {
 		size_t owner = dns_off(msg, r);
-		size_t owner_len, target_len;
+		size_t owner_len, target_len = 0;
 		unsigned int hops;
 		uint16_t type, class;
 		uint32_t ttl;
@@ -265,128 +261,29 @@ dns_rrs(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_rr *ke
 		if (i >= an_keep || class != DNS_CLASS_IN || type > 31 ||
 		    (DNS_CHAIN_TYPES >> type & 1) == 0)
 			continue;
+		if (type != DNS_TYPE_CNAME) {
+			/*
+			 * An address owned by a pointer to the question's name is on the chain,
+			 * its first link (the chain's TTL, none yet): put in addrs at once, while
+			 * no address before it waits for the chain (answer order).
+			 */
+			if (direct && rd_be16(msg + owner) == (0xc000 | DNS_HDR_LEN)) {
+				dns_addr_put(out, type, rdata.p, dns_ttl(ttl));
+				continue;
+			}
+			direct = false;
+		}
 		keep[nk++] = (struct dns_rr){
 			.owner = owner,
 			.rdata = dns_off(msg, &rdata),
 			.ttl = dns_ttl(ttl),
 			.type = type,
+			.owner_len = (uint8_t)owner_len,
+			.target_len = (uint8_t)target_len,
 		};
 	}
 	*nb_keep = nk;
 	return DNS_OK;
-}
-
-/*
- * dns_chain_find() when no link is the target of the name's lone pointer: names compared.
- * Two names that both start in place with labels of other lengths differ (a new CNAME
- * target against the question, usually): no walk for those. Both were read already, so
- * their first bytes lie inside the message.
- */
-static int
-dns_chain_walk(const uint8_t *msg, size_t len, const struct dns_link *chain, unsigned int n,
-    size_t off)
-{
-	for (unsigned int k = 0; k < n; k++) {
-		uint8_t a = msg[chain[k].name], b = msg[off];
-
-		if ((a & 0xc0) == 0 && (b & 0xc0) == 0 && a != b)
-			continue;
-		if (dns_name_eq(msg, len, chain[k].name, off))
-			return (int)k;
-	}
-	return -1;
-}
-
-/* Index of the chain link whose name equals the name at off, or -1. */
-static inline int
-dns_chain_find(const uint8_t *msg, size_t len, const struct dns_link *chain, unsigned int n,
-    size_t off)
-{
-	size_t to = dns_name_ptr_at(msg, len, off);
-
-	for (unsigned int k = 0; to != 0 && k < n; k++) {
-		if (chain[k].name == to)
-			return (int)k;
-	}
-	return dns_chain_walk(msg, len, chain, n, off);
-}
-
-/*
- * Is the owner at off the name of the chain's last link (of n)? A pointer straight to it
- * is (the usual owner of a CNAME: the question's, or the previous target's); a pointer
- * straight to another link is not, the chain's names being pairwise unequal; any other
- * owner is compared.
- */
-static inline bool
-dns_owner_is_last(const uint8_t *msg, size_t len, size_t off, const struct dns_link *chain,
-    unsigned int n)
-{
-	size_t to = dns_name_ptr_at(msg, len, off);
-
-	for (unsigned int k = 0; to != 0 && k < n; k++) {
-		if (chain[k].name == to)
-			return k == n - 1;
-	}
-	return dns_name_eq(msg, len, off, chain[n - 1].name);
-}
-
-/*
- * Follow CNAMEs from the question name through the kept answers, in any order, then take
- * every A/AAAA whose owner is on the chain. An address for a name off the chain is ignored
- * whatever the response says: a resolver (or whoever forges its answer) cannot bind names
- * nobody asked for. The first CNAME of an owner wins (RFC 2181 s10.1 allows one); a
- * target already on the chain ends it, so a loop costs at most DNS_CHAIN_MAX steps.
- */
-static void
-dns_chain(const uint8_t *msg, size_t len, const struct dns_rr *rrs, unsigned int nb_rrs,
-    bool cnames, struct dns_msg *out)
-{
-	struct dns_link chain[DNS_CHAIN_MAX + 1];
-	unsigned int n = 1;
-
-	chain[0] = (struct dns_link){ .name = DNS_HDR_LEN, .ttl = UINT32_MAX };
-	/* no CNAME in the message: the chain is the question's name alone, unsearched */
-	while (cnames && n <= DNS_CHAIN_MAX) {
-		const struct dns_rr *cname = NULL;
-
-		for (unsigned int i = 0; i < nb_rrs && cname == NULL; i++) {
-			if (rrs[i].type == DNS_TYPE_CNAME &&
-			    dns_owner_is_last(msg, len, rrs[i].owner, chain, n))
-				cname = &rrs[i];
-		}
-		if (cname == NULL || dns_chain_find(msg, len, chain, n, cname->rdata) >= 0)
-			break;
-		chain[n] = (struct dns_link){
-			.name = cname->rdata,
-			.ttl = dns_min(chain[n - 1].ttl, cname->ttl),
-		};
-		n++;
-	}
-	out->chain_len = (uint8_t)(n - 1);
-
-	for (unsigned int i = 0; i < nb_rrs; i++) {
-		struct dns_addr *a;
-		int k;
-
-		if (rrs[i].type == DNS_TYPE_CNAME ||
-		    (k = dns_chain_find(msg, len, chain, n, rrs[i].owner)) < 0)
-			continue;
-		if (out->nb_addrs == DNS_ADDRS_MAX) {
-			out->addrs_more = true;
-			break;
-		}
-		a = &out->addrs[out->nb_addrs++];
-		/* each size a constant: copies the compiler writes out, no call */
-		if (rrs[i].type == DNS_TYPE_A) {
-			a->family = 4;
-			memset(a->addr, 0, sizeof(a->addr));
-			memcpy(a->addr, msg + rrs[i].rdata, 4);
-		} else {
-			a->family = 6;
-			memcpy(a->addr, msg + rrs[i].rdata, 16);
-		}
-		a->ttl = dns_min(rrs[i].ttl, chain[k].ttl);
-	}
 }
 
 /*
@@ -438,7 +335,9 @@ dns_msg_parse(const uint8_t *buf, size_t len, struct dns_msg *out)
 	out->msg_len = dns_off(buf, &r);
 
 	if (out->qr && out->has_question) {
-		dns_chain(buf, len, rrs, nb_rrs, pl.cnames != 0, out);
+		/* nothing kept for it (every address put already): no chain to follow */
+		if (nb_rrs != 0)
+			dns_chain(buf, len, rrs, nb_rrs, pl.cnames != 0, out);
 		/* every address record is one of addrs (so none past DNS_ADDRS_MAX either) */
 		out->plain = pl.ok && out->nb_addrs == pl.addrs;
 	}

@@ -38,19 +38,13 @@ struct dp_dns_learner {
 	char name[DNS_NAME_TEXT_MAX];
 };
 
-/*
- * Is there room on the bind ring for n more of the answer's bindings? If not, the whole
- * answer is refused (l->refused) and counted once: dropped, the VM's resolver asks again,
- * rather than a binding the fast path honours without nftables ever hearing of it.
- */
-static bool
-dp_dns_room(struct dp_dns_learner *l, unsigned int n)
+/* dp_dns_room() found no room: the answer refused, and counted, once. */
+static __attribute__((noinline)) bool
+dp_dns_no_room(struct dp_dns_learner *l, enum dp_evt_room room)
 {
 	struct dp_worker *w = l->w;
 
-	if (l->refused)
-		return false;
-	switch (dp_evt_bind_room(w, l->vm, n)) {
+	switch (room) {
 	case DP_EVT_ROOM_OK:
 		return true;
 	case DP_EVT_ROOM_VM_SHARE:
@@ -68,13 +62,32 @@ dp_dns_room(struct dp_dns_learner *l, unsigned int n)
 }
 
 /*
+ * Is there room on the bind ring for n more of the answer's bindings? If not, the whole
+ * answer is refused (l->refused) and counted once: dropped, the VM's resolver asks again,
+ * rather than a binding the fast path honours without nftables ever hearing of it. Inline:
+ * every answer asks once, and the room is almost always there.
+ */
+static inline __attribute__((always_inline)) bool
+dp_dns_room(struct dp_dns_learner *l, unsigned int n)
+{
+	enum dp_evt_room room;
+
+	if (l->refused)
+		return false;
+	if ((room = dp_evt_bind_room(l->w, l->vm, n)) == DP_EVT_ROOM_OK)
+		return true;
+	return dp_dns_no_room(l, room);
+}
+
+/*
  * May d be bound at all? Not a resolver's address, which opens DNS only and only to port
  * 53; nor one DNS may never bind (frame_addr_rebind()) or a VM's own, unless an address
  * pattern allows it (SPEC s4.3). Either, itself or through one of the IPv4 addresses it
  * embeds (NAT64, 6to4, Teredo, ...: frame_addr_embedded_v4()), found once for both: the
  * compares frame_addr_rebind() makes, asked here of the addresses found.
+ * Inline: asked of every address, where a call cost its spills.
  */
-static bool
+static inline __attribute__((always_inline)) bool
 dp_dns_bindable(const struct dp_gen *g, const struct dp_vm *v, const struct dns_addr *d)
 {
 	uint8_t v4[FRAME_EMBEDDED_V4_MAX][4];
@@ -101,11 +114,13 @@ dp_dns_bindable(const struct dp_gen *g, const struct dp_vm *v, const struct dns_
 	    NULL) == POL_ALLOW;
 }
 
-/* dns_keep_fn: bind one address; false (it is removed from the answer) when it is not. */
-static bool
-dp_dns_keep(void *arg, const struct dns_addr *d)
+/*
+ * Bind one address; false (it is removed from the answer) when it is not. Inline in the
+ * loop over a plain answer's addresses (dp_dns_keep_all()), every address of most answers.
+ */
+static inline __attribute__((always_inline)) bool
+dp_dns_keep_one(struct dp_dns_learner *l, const struct dns_addr *d)
 {
-	struct dp_dns_learner *l = arg;
 	struct dp_worker *w = l->w;
 	const struct dp_gen *g = l->g;
 	struct pol_addr addr;
@@ -154,6 +169,25 @@ dp_dns_keep(void *arg, const struct dns_addr *d)
 	return true;
 }
 
+/* dns_keep_fn: dp_dns_keep_one(), for the editor to ask. */
+static bool
+dp_dns_keep(void *arg, const struct dns_addr *d)
+{
+	return dp_dns_keep_one(arg, d);
+}
+
+/* dp_dns_keep_one() of each of a plain answer's addresses (a->addrs): bit i, the i-th kept. */
+static uint64_t
+dp_dns_keep_all(struct dp_dns_learner *l, const struct dns_msg *a)
+{
+	uint64_t kept = 0;
+
+	for (unsigned int i = 0; i < a->nb_addrs; i++)
+		if (dp_dns_keep_one(l, &a->addrs[i]))
+			kept |= 1ull << i;
+	return kept;
+}
+
 /*
  * The text of the question name of a (out: DNS_NAME_TEXT_MAX bytes), or -1. When its query
  * e found it to print byte for byte (one character fewer than the wire form's bytes less
@@ -177,6 +211,7 @@ dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a,
 	struct dp_dns_learner l;
 	struct dns_edit_stats st;
 	enum dns_edit_status rc;
+	unsigned int flags;
 
 	/* field by field: the name's 1 KiB is written by dns_name_to_text(), not zeroed */
 	l.w = w;
@@ -207,10 +242,19 @@ dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a,
 		l.reserved = a->nb_addrs;
 	if (l.named)
 		dp_evt_binder_init(&l.evt, vm, g->id, l.name, (size_t)l.n, &l.ports);
-	/* a was parsed from msg: the editor does not parse it again */
-	rc = l.refused ? DNS_EDIT_OK : dns_edit_parsed(msg, len, a, cap, (g->ech_strip ?
-	    DNS_EDIT_STRIP_ECH : 0) | (same_len ? DNS_EDIT_SAME_LEN : 0), dp_dns_keep, &l,
-	    w->dns_scratch, DP_DNS_SCRATCH, out_len, &st);
+	/*
+	 * a was parsed from msg: the editor does not parse it again. A plain one's addresses
+	 * are a's, asked here one after the other, the editor told only when one goes.
+	 */
+	flags = (g->ech_strip ? DNS_EDIT_STRIP_ECH : 0) | (same_len ? DNS_EDIT_SAME_LEN : 0);
+	if (l.refused)
+		rc = DNS_EDIT_OK;
+	else if (dns_edit_plain(a, len, cap, flags, w->dns_scratch, DP_DNS_SCRATCH))
+		rc = dns_edit_asked(msg, len, a, cap, flags, dp_dns_keep_all(&l, a),
+		    w->dns_scratch, DP_DNS_SCRATCH, out_len, &st);
+	else
+		rc = dns_edit_parsed(msg, len, a, cap, flags, dp_dns_keep, &l, w->dns_scratch,
+		    DP_DNS_SCRATCH, out_len, &st);
 	if (l.bound > 0)
 		dp_main_wake(w->ctx);
 	*refused = l.refused;
@@ -224,20 +268,14 @@ dp_dns_learn(struct dp_worker *w, uint16_t vm, const struct dns_msg *a,
  * change? Its own first test, when it would be given only the question (the message as it
  * came, no answer's owner in place): the VM asked in lower case (caps all zero) and the
  * resolver's question holds no capital, as the parser found while it copied the name out
- * (qname_upper) rather than a second walk of it. e matched a: their names are one length.
+ * (qname_upper) rather than a second walk of it; the caps are all zero when the query had
+ * no capital to find (!e->capped, as dp_pending_add() found), not read here. e matched a:
+ * their names are one length.
  */
 static bool
 dp_dns_spelled(const struct dns_msg *a, const struct dp_pending_entry *e, bool rewritten)
 {
-	uint64_t any = 0, w;
-
-	if (rewritten || a->an_owners_inline != 0 || a->qname_upper)
-		return false;
-	for (size_t i = 0; i < DNS_CASE_BYTES; i += 8) {
-		memcpy(&w, e->caps + i, sizeof(w));
-		any |= w;
-	}
-	return any == 0;
+	return !rewritten && a->an_owners_inline == 0 && !a->qname_upper && !e->capped;
 }
 
 struct dp_fate

@@ -6,10 +6,13 @@
 #define DP_DNS_INT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "dp.h"
 #include "dp_flow_tab.h"
+#include "sni/copy8.h"
 #include "sni/dns.h"
 #include "sni/dns_edit.h"
 #include "sni/pkt.h"
@@ -45,6 +48,7 @@ struct dp_pending_entry {
 	uint8_t qname_len;
 	bool in_use;
 	bool would_block;		/* audit: the name was not allowed */
+	bool capped;			/* caps may hold a bit; false: all zero */
 	uint8_t qname[DNS_NAME_WIRE_MAX];	/* lower case, as it left */
 	uint8_t caps[DNS_CASE_BYTES];	/* the VM's spelling of it, restored in the answer */
 	struct dp_dns_judged judged;	/* over UDP; not valid over TCP */
@@ -97,11 +101,42 @@ int dp_dns_host_text(const uint8_t *name, size_t len, char *out, size_t outlen);
 int dp_dns_host_text_words(const uint8_t *name, size_t len, char *out, size_t outlen);
 
 /*
+ * The text of name (uncompressed wire form, len bytes, at least the root), when no byte
+ * of it is escaped: its labels joined by dots, "." for the root, as dns_name_to_text()
+ * writes it, in out (more than len bytes). Its length, and in *dots how many dots it has
+ * between labels. Inline: every answer's name is joined, and the call was a fifth of it.
+ */
+static inline int
+dp_dns_join_count(const uint8_t *name, size_t len, char *out, size_t *dots)
+{
+	size_t n = len - 2, i;
+
+	*dots = 0;
+	if (len < 2) {
+		memcpy(out, ".", 2);
+		return 1;
+	}
+	copy8((uint8_t *)out, name + 1, n, false);	/* a name's words: no call */
+	for (i = name[0]; i < n; i += 1 + (size_t)name[i + 1]) {
+		out[i] = '.';
+		(*dots)++;
+	}
+	out[n] = '\0';
+	return (int)n;
+}
+
+/*
  * The text of name (wire form, len bytes, at least the root) when no byte of it is escaped
  * (dp_dns_host_text() found so): its labels joined by dots in out (more than len bytes).
  * Its length.
  */
-int dp_dns_join(const uint8_t *name, size_t len, char *out);
+static inline int
+dp_dns_join(const uint8_t *name, size_t len, char *out)
+{
+	size_t dots;
+
+	return dp_dns_join_count(name, len, out, &dots);
+}
 
 /*
  * dns_msg_parse() of a VM's query (msg, len bytes) into q, the usual shape (one question

@@ -188,6 +188,7 @@ dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm, const str
 			dns_name_caps(msg + DNS_HDR_LEN, q->qname_len, e->caps);
 		else
 			memset(e->caps, 0, sizeof(e->caps));	/* no capital to find */
+		e->capped = msg != NULL;
 		e->would_block = false;
 		e->judged.valid = false;
 		/* the index's own search for room failed: full, as a table is, near its cap */

@@ -9,7 +9,6 @@
 #endif
 
 #include "dp_dns_int.h"
-#include "sni/copy8.h"
 
 /*
  * A byte a host name's label may hold: a letter (either case: setting 0x20 makes it lower
@@ -103,39 +102,6 @@ dp_dns_text_scan(const char *text, size_t n, size_t *dots)
 	return bad;
 }
 #endif
-
-/*
- * The text of name (uncompressed wire form, len bytes, at least the root), when no byte
- * of it is escaped: its labels joined by dots, "." for the root, as dns_name_to_text()
- * writes it, in out (more than len bytes). Its length, and in *dots how many dots it has
- * between labels.
- */
-static int
-dp_dns_join_count(const uint8_t *name, size_t len, char *out, size_t *dots)
-{
-	size_t n = len - 2, i;
-
-	*dots = 0;
-	if (len < 2) {
-		memcpy(out, ".", 2);
-		return 1;
-	}
-	copy8((uint8_t *)out, name + 1, n, false);	/* a name's words: no call */
-	for (i = name[0]; i < n; i += 1 + (size_t)name[i + 1]) {
-		out[i] = '.';
-		(*dots)++;
-	}
-	out[n] = '\0';
-	return (int)n;
-}
-
-int
-dp_dns_join(const uint8_t *name, size_t len, char *out)
-{
-	size_t dots;
-
-	return dp_dns_join_count(name, len, out, &dots);
-}
 
 /*
  * The portable scan of dp_dns_host_text(): the text (n bytes, 8 or more) eight bytes at a

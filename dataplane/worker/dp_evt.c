@@ -87,20 +87,6 @@ dp_evt_name(struct dp_evt *e, const char *name, size_t len)
 	copy8((uint8_t *)e->name, (const uint8_t *)name, len, false);
 }
 
-enum dp_evt_room
-dp_evt_bind_room(struct dp_worker *w, uint16_t vm, unsigned int n)
-{
-	unsigned int free = rte_ring_free_count(w->bind_evts);
-	uint64_t inflight = w->vm_stats[vm].bind_queued -
-	    atomic_load_explicit(&w->bind_taken[vm], memory_order_relaxed);
-
-	if (free < n && inflight == 0)
-		return DP_EVT_ROOM_FULL;
-	if (free < n || inflight + n > free - n)
-		return DP_EVT_ROOM_VM_SHARE;
-	return DP_EVT_ROOM_OK;
-}
-
 void
 dp_evt_name_new(struct dp_worker *w, uint16_t vm, const char *name, size_t len,
     uint16_t qtype, size_t suffix_len)

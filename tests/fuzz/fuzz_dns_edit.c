@@ -43,7 +43,7 @@ struct keeper {
 
 static struct keeper kp, kp2, kp3;
 static uint8_t buf[65536 + GUARD], copy[65536 + GUARD], scratch[65536];
-static uint8_t rebuilt[65536 + GUARD];
+static uint8_t rebuilt[65536 + GUARD], asked[65536 + GUARD];
 
 static bool
 keep(void *arg, const struct dns_addr *a)
@@ -293,6 +293,31 @@ same_as_rebuilt(const uint8_t *msg, size_t len, unsigned int flags, uint64_t mas
 		    st3.rewritten == 1);
 }
 
+/*
+ * The edit just made (rc, n, st, buf) is the one dns_edit_asked() makes of m (msg parsed)
+ * when dns_edit_plain() takes it: keep()'s answers asked by the caller, the same bytes.
+ */
+static void
+same_as_asked(const uint8_t *msg, size_t len, const struct dns_msg *m, unsigned int flags,
+    uint64_t mask, enum dns_edit_status rc, size_t n, const struct dns_edit_stats *st)
+{
+	struct dns_edit_stats st4;
+	size_t n4 = 0;
+
+	if (!dns_edit_plain(m, len, len + GUARD, flags, scratch, len))
+		return;
+	CHECK(m->nb_addrs == kp.calls);
+	memset(asked, 0xa5, sizeof(asked));
+	memcpy(asked, msg, len);
+	CHECK(dns_edit_asked(asked, len, m, len + GUARD, flags,
+	    mask & ((1ull << m->nb_addrs) - 1), scratch, len, &n4, &st4) == rc);
+	CHECK(memcmp(asked, buf, len + GUARD) == 0);
+	if (rc == DNS_EDIT_OK)
+		CHECK(n4 == n && st4.addrs_kept == st->addrs_kept &&
+		    st4.addrs_removed == st->addrs_removed && st4.ech_removed == st->ech_removed &&
+		    st4.rewritten == st->rewritten);
+}
+
 static void
 one(const uint8_t *msg, size_t len, unsigned int flags, uint64_t mask)
 {
@@ -311,6 +336,8 @@ one(const uint8_t *msg, size_t len, unsigned int flags, uint64_t mask)
 	for (size_t i = len; i < len + GUARD; i++)
 		CHECK(buf[i] == 0xa5);
 	same_as_rebuilt(msg, len, flags, mask, rc, n, &st);
+	if (parsed)
+		same_as_asked(msg, len, &in, flags, mask, rc, n, &st);
 	if (!parsed)
 		CHECK(rc == DNS_EDIT_MALFORMED && kp.calls == 0);
 	if (rc == DNS_EDIT_MALFORMED)

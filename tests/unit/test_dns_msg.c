@@ -148,6 +148,12 @@ static const struct dns_case cases[] = {
 	    "192.0.2.1/585"),
 	OK("case_insensitive", RQ(2, 0, 0) "C A.EXAMPLE 300 Dualstack.Fastly.NET; "
 	    "A dualstack.fastly.Net 30 151.101.0.223", "a.example", 1, "151.101.0.223/30", 0, 0),
+	/*
+	 * b's A (its owner written out at 27) before a -> b, then a's own through a pointer
+	 * to the question: answer order, a's not put before the one that waited for the chain
+	 */
+	OK("address_waits_for_chain", RQ(3, 0, 0) "A b.example 50 192.0.2.1; C @12 300 @27; "
+	    "A @12 40 192.0.2.2", "a.example", 1, "192.0.2.1/50 192.0.2.2/40", 0, 0),
 	OK("ttl_msb", RQ(3, 0, 0) "A @12 0x80000010 192.0.2.1; C @12 0xffffffff b.example; "
 	    "A b.example 60 192.0.2.2", "a.example", 1, "192.0.2.1/0 192.0.2.2/0", 0, 0),
 	OK("trailing", SIMPLE "; B 6a756e6b21", "a.example", 0,

@@ -113,11 +113,79 @@ test_plain(void **state)
 	}
 }
 
+/* keep() by the bits of *arg: the i-th address asked is kept when bit i is set */
+static bool
+plain_keep_mask(void *arg, const struct dns_addr *a)
+{
+	uint64_t *mask = arg;
+	bool yes = (*mask & 1) != 0;
+
+	(void)a;
+	*mask >>= 1;
+	return yes;
+}
+
+/*
+ * dns_edit_asked(), keep()'s answers asked by its caller, edits a plain response as
+ * dns_edit_parsed() does asking keep() itself: the same bytes, length and counts, for every
+ * address kept, none, and every other one; a response that is not plain it refuses.
+ */
+static void
+test_asked(void **state)
+{
+	static const uint64_t masks[] = {
+		UINT64_MAX, 0, 0x5555555555555555ull, 0xaaaaaaaaaaaaaaaaull,
+	};
+
+	(void)state;
+	for (size_t c = 0; c < sizeof(plain_cases) / sizeof(plain_cases[0]); c++) {
+		const struct plain_case *t = &plain_cases[c];
+		static uint8_t scratch[sizeof(((struct mb *)0)->b)], mine[sizeof(scratch)];
+		static uint8_t theirs[sizeof(scratch)];
+		struct dns_edit_stats st, st2;
+		struct dns_msg msg;
+		struct mb m = { .len = 0 };
+
+		if (t->spec != NULL)
+			mb_spec(&m, t->spec);
+		else
+			t->build(&m);
+		assert_int_equal(dns_msg_parse(m.b, m.len, &msg), DNS_OK);
+		assert_int_equal(dns_edit_plain(&msg, m.len, m.len, 0, scratch, sizeof(scratch)),
+		    t->plain);
+		for (size_t k = 0; k < sizeof(masks) / sizeof(masks[0]); k++) {
+			uint64_t mask = masks[k], kept = masks[k] & ((1ull << msg.nb_addrs) - 1);
+			enum dns_edit_status rc;
+			size_t n = 0, n2 = 0;
+
+			print_message("asked case %s mask %zu\n", t->name, k);
+			memcpy(mine, m.b, m.len);
+			rc = dns_edit_asked(mine, m.len, &msg, m.len, 0, kept, scratch,
+			    sizeof(scratch), &n2, &st2);
+			if (!t->plain) {
+				assert_int_equal(rc, DNS_EDIT_NO_ROOM);
+				assert_memory_equal(mine, m.b, m.len);
+				continue;
+			}
+			memcpy(theirs, m.b, m.len);
+			assert_int_equal(dns_edit_parsed(theirs, m.len, &msg, m.len, 0,
+			    plain_keep_mask, &mask, scratch, sizeof(scratch), &n, &st), rc);
+			assert_int_equal(rc, DNS_EDIT_OK);
+			assert_int_equal(n2, n);
+			assert_memory_equal(mine, theirs, n);
+			assert_int_equal(st2.addrs_kept, st.addrs_kept);
+			assert_int_equal(st2.addrs_removed, st.addrs_removed);
+			assert_int_equal(st2.rewritten, st.rewritten);
+		}
+	}
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plain),
+		cmocka_unit_test(test_asked),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <sys/eventfd.h>
 
+#include <rte_ring.h>
+
 #include "api/dp_api.h"
 #include "dp.h"
 #include "dp_flow.h"
@@ -53,8 +55,21 @@ enum dp_evt_room {
  * this says stays true until it enqueues. A VM may have in flight at most as many as
  * the ring has free after them (so one VM alone takes half of it, two a third each...):
  * a VM that binds in a loop fills its own share, and a quiet neighbour still finds room.
+ * Inline: every DNS answer asks once.
  */
-enum dp_evt_room dp_evt_bind_room(struct dp_worker *w, uint16_t vm, unsigned int n);
+static inline enum dp_evt_room
+dp_evt_bind_room(struct dp_worker *w, uint16_t vm, unsigned int n)
+{
+	unsigned int free = rte_ring_free_count(w->bind_evts);
+	uint64_t inflight = w->vm_stats[vm].bind_queued -
+	    atomic_load_explicit(&w->bind_taken[vm], memory_order_relaxed);
+
+	if (free < n && inflight == 0)
+		return DP_EVT_ROOM_FULL;
+	if (free < n || inflight + n > free - n)
+		return DP_EVT_ROOM_VM_SHARE;
+	return DP_EVT_ROOM_OK;
+}
 
 /*
  * DNS bound addr for (vm, name) for ttl seconds, until expires (seconds since start). The

@@ -103,4 +103,52 @@ enum dns_edit_status dns_edit_parsed(uint8_t *msg, size_t len, const struct dns_
     size_t cap, unsigned int flags, dns_keep_fn keep, void *arg, uint8_t *scratch,
     size_t scratch_len, size_t *out_len, struct dns_edit_stats *st);
 
+/* The message length below which every offset is a compression pointer's (14 bits). */
+#define DNS_EDIT_PLAIN_REACH	0x4000
+
+/*
+ * May the caller ask keep() itself of a parsed message's addresses, m->addrs in order, and
+ * hand its answers to dns_edit_asked()? When m is plain (struct dns_msg) and the edit could
+ * write it anew in place: exactly when dns_edit_parsed() would take its shortcut. The
+ * caller's loop then makes no call through a pointer for each address.
+ */
+static inline bool
+dns_edit_plain(const struct dns_msg *m, size_t len, size_t cap, unsigned int flags,
+    const uint8_t *scratch, size_t scratch_len)
+{
+	return m->plain && len < DNS_EDIT_PLAIN_REACH && len <= cap && scratch != NULL &&
+	    scratch_len >= len && (flags & DNS_EDIT_REBUILD) == 0 &&
+	    ((flags & DNS_EDIT_SAME_LEN) == 0 || m->msg_len == len);
+}
+
+/* dns_edit_asked() when an address goes: the scan and the build (dns_edit.c). */
+enum dns_edit_status dns_edit_asked_rest(uint8_t *msg, size_t len, const struct dns_msg *m,
+    size_t cap, unsigned int flags, uint64_t kept, uint8_t *scratch, size_t scratch_len,
+    size_t *out_len, struct dns_edit_stats *st);
+
+/*
+ * dns_edit_parsed() of a message dns_edit_plain() took, whose addresses the caller asked
+ * keep() about already: bit i of kept is its answer for m->addrs[i] (at most
+ * DNS_ADDRS_MAX of them). The same result and counts, keep() not called again. Every one
+ * kept: msg is not written and *out_len is m->msg_len, with no call at all. A message
+ * dns_edit_plain() does not take is DNS_EDIT_NO_ROOM, msg as it was.
+ */
+static inline enum dns_edit_status
+dns_edit_asked(uint8_t *msg, size_t len, const struct dns_msg *m, size_t cap,
+    unsigned int flags, uint64_t kept, uint8_t *scratch, size_t scratch_len, size_t *out_len,
+    struct dns_edit_stats *st)
+{
+	_Static_assert(DNS_ADDRS_MAX < 64, "kept holds a bit an address");
+	/* the caller's test again, which the compiler folds into it: fail closed without */
+	if (dns_edit_plain(m, len, cap, flags, scratch, scratch_len) &&
+	    kept == (1ull << m->nb_addrs) - 1) {
+		if (st != NULL)
+			*st = (struct dns_edit_stats){ .addrs_kept = m->nb_addrs };
+		*out_len = m->msg_len;
+		return DNS_EDIT_OK;
+	}
+	return dns_edit_asked_rest(msg, len, m, cap, flags, kept, scratch, scratch_len, out_len,
+	    st);
+}
+
 #endif
