@@ -129,7 +129,7 @@ test_plain_is_general(void **state)
 	struct dp_flow_acct acct, acct_after;
 	struct rte_ring *recs = w->flow_recs;
 	uint64_t rng = UINT64_C(0x6a09e667f3bcc908);
-	unsigned int plain = 0;
+	unsigned int plain = 0, would_block = 0;
 
 	(void)state;
 	assert_non_null(f);
@@ -159,11 +159,17 @@ test_plain_is_general(void **state)
 		assert_ptr_equal(fp_any, fp_general);
 		assert_memory_equal(&after, f, sizeof(after));
 		assert_memory_equal(&acct_after, dp_flow_acct(w->flows, f), sizeof(acct_after));
+		/* an egress is the flow's verdict and nothing else, as its fields spell it */
+		if (any.act == DP_FATE_EGRESS) {
+			assert_true(dp_fate_eq(any, dp_fate_pass(after.would_block)));
+			would_block += after.would_block;
+		}
 	}
 	w->flow_recs = recs;
 	*f = saved;
 	*dp_flow_acct(w->flows, f) = acct;
 	assert_true(plain > ROUNDS / 8);	/* the plain path taken often, not only its edges */
+	assert_true(would_block > 0);
 }
 
 /*
