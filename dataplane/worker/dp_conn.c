@@ -25,58 +25,6 @@
 #define QUIC_PORT	443
 
 /*
- * A FIN or an RST on f (end: which): it is closing. The first word on how it ends stands:
- * an RST after a FIN ends a closed one.
- */
-static inline void
-dp_flow_track_end(struct dp_worker *w, struct dp_flow *f, uint8_t end)
-{
-	f->state = DP_FLOW_CLOSING;
-	dp_flowlog_end(w, f, end);
-}
-
-/*
- * What each side's segments say of the other's stream. From the peer: its SYN-ACK sets
- * the window scale (in force only if both SYNs offered it, RFC 7323 s2.2), and each ACK
- * moves RCV.NXT and the window, but never past what the VM has sent (an ACK for bytes not
- * sent is not one the client's stack takes, and could come from anyone). Inlined in both
- * callers: every frame of a flow comes here, and the call spilled their registers each time.
- */
-static inline __attribute__((always_inline)) void
-dp_flow_track(struct dp_worker *w, struct dp_flow *f, const struct pkt *p, bool from_vm)
-{
-	f->last_seen = w->now;
-	if (w->flow_recs != NULL)	/* counted for the flow log only: off, no per-frame cost */
-		dp_flow_count(dp_flow_acct(w->flows, f), from_vm, dp_ip_bytes(p), w->now_tsc);
-	if (p->proto != PKT_PROTO_TCP) {
-		if (!from_vm)
-			f->state = DP_FLOW_ESTABLISHED;
-		return;
-	}
-	if (p->tcp_flags & (PKT_TCP_FIN | PKT_TCP_RST))
-		dp_flow_track_end(w, f, (p->tcp_flags & PKT_TCP_RST) ? DP_FLOW_END_RST :
-		    DP_FLOW_END_FIN);
-	if (from_vm) {
-		dp_flow_vm_sent(f, p);
-		return;
-	}
-	/* a SYN-ACK acknowledges the SYN, and with TCP Fast Open some of its data too */
-	if ((p->tcp_flags & (PKT_TCP_SYN | PKT_TCP_ACK)) == (PKT_TCP_SYN | PKT_TCP_ACK) &&
-	    !f->peer_synced && !dp_seq_after(f->isn, p->ack) && !dp_seq_after(p->ack, f->vm_nxt)) {
-		if (f->state == DP_FLOW_SYN_SENT)
-			f->state = DP_FLOW_ESTABLISHED;
-		f->peer_synced = true;
-		f->peer_isn = p->seq + 1;
-		f->peer_wscale = f->vm_wscale != PKT_WSCALE_NONE &&
-		    p->tcp_wscale != PKT_WSCALE_NONE ? p->tcp_wscale : 0;
-		f->peer_ack = p->ack;
-		f->peer_wnd = p->tcp_win;	/* a SYN's window is never scaled */
-		return;
-	}
-	dp_flow_peer_acked(f, p);
-}
-
-/*
  * An RST: what the connection holds goes back to the pool at once, so that a VM resetting
  * its connections does not sit on buffers. The flow keeps its state: the RST may be one
  * the receiver ignores (RFC 5961), and what comes after is judged as before (a pending
@@ -449,20 +397,6 @@ dp_conn_vm_any(struct dp_worker *w, const struct pkt *p, uint16_t vm,
 }
 
 /*
- * Positive evidence of another protocol: the server spoke first (SMTP, FTP, POP3 greet
- * their clients), before the client sent a byte. HTTP and TLS servers never do. The
- * segment must be the server's first bytes, acknowledging the SYN alone: one that merely
- * claims the flow's addresses off the path would have to guess both numbers.
- */
-static bool
-dp_conn_server_first(const struct dp_flow *f, const struct pkt *p)
-{
-	return f->tls == DP_TLS_SNIFF && p->proto == PKT_PROTO_TCP && p->payload_len > 0 &&
-	    f->peer_synced && f->hold == 0 && f->vm_nxt == f->isn && p->seq == f->peer_isn &&
-	    (p->tcp_flags & PKT_TCP_ACK) && p->ack == f->isn;
-}
-
-/*
  * A segment from the uplink on no flow is refused. One that acknowledges something (a
  * server still in a connection namegate ended) is answered with an RST at its own
  * acknowledgement, the one sequence its stack takes: when the RST of a cut missed, as it
@@ -481,8 +415,8 @@ dp_conn_uplink_stray(const struct pkt *p)
 	return out;
 }
 
-struct dp_fate
-dp_conn_uplink_any(struct dp_worker *w, const struct pkt *p, const struct dp_flow_key *k,
+__attribute__((noinline)) struct dp_fate
+dp_conn_uplink_general(struct dp_worker *w, const struct pkt *p, const struct dp_flow_key *k,
     struct dp_flow *f, struct dp_flow **fp)
 {
 	/* after a takeover: a flow the peer had, if it reported it final */

@@ -225,13 +225,15 @@ dp_flow_open(struct dp_flows *t, const struct dp_flow_key *k, uint32_t max_per_v
 static inline __attribute__((always_inline)) void
 dp_flow_close_open(struct dp_flows *t, struct dp_flow *f)
 {
+	uint32_t idx = (uint32_t)(f - t->h.e);
+
 	if (t->closed != NULL)
 		t->closed(f, dp_flow_acct(t, f), t->report_arg);
-	dp_ft_delete(&t->ft, dp_ft_hash(&t->ft, &f->key), (uint32_t)(f - t->h.e));
+	dp_ft_delete(&t->ft, dp_ft_hash(&t->ft, &f->key), idx);
 	t->per_vm[f->key.vm]--;
 	t->h.epoch++;
 	f->in_use = false;
-	dp_slots_put(&t->slots, (uint32_t)(f - t->h.e));
+	dp_slots_put(&t->slots, idx);
 }
 
 void

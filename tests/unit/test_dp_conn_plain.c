@@ -23,6 +23,7 @@
 #include <rte_mbuf.h>
 
 #include "dp.h"
+#include "dp_budget.h"
 #include "dp_burst.h"
 #include "dp_conn.h"
 #include "dp_conn_int.h"
@@ -121,12 +122,59 @@ t_draw_frame(uint64_t *rng, const struct dp_flow *f, struct pkt *p)
 	p->tcp_win = (uint16_t)rnd(rng);
 }
 
+/* A flow stage's decision: dp_conn_uplink_any()'s shape (VM slot 0's, from the VM). */
+typedef struct dp_fate (*t_decide)(struct dp_worker *, const struct pkt *,
+    const struct dp_flow_key *, struct dp_flow *, struct dp_flow **);
+
+static struct dp_fate
+t_vm_any(struct dp_worker *wk, const struct pkt *p, const struct dp_flow_key *k,
+    struct dp_flow *f, struct dp_flow **fp)
+{
+	return dp_conn_vm_any(wk, p, 0, k, f, fp);
+}
+
+static struct dp_fate
+t_vm_general(struct dp_worker *wk, const struct pkt *p, const struct dp_flow_key *k,
+    struct dp_flow *f, struct dp_flow **fp)
+{
+	return dp_conn_vm_general(wk, p, 0, k, f, fp);
+}
+
+/*
+ * any and general each deciding p on f, f as base and its account as acct before each:
+ * the same fate, the same flow given back, the flow and its account left the same.
+ * Returns the fate; *after, the flow as any left it.
+ */
+static struct dp_fate
+t_same(t_decide any, t_decide general, const struct pkt *p, const struct dp_flow_key *k,
+    struct dp_flow *f, const struct dp_flow *base, const struct dp_flow_acct *acct,
+    struct dp_flow *after)
+{
+	struct dp_flow *fp_any = NULL, *fp_general = NULL;
+	struct dp_flow_acct acct_after;
+	struct dp_fate a, g;
+
+	*f = *base;
+	*dp_flow_acct(w->flows, f) = *acct;
+	a = any(w, p, k, f, &fp_any);
+	*after = *f;
+	acct_after = *dp_flow_acct(w->flows, f);
+	*f = *base;
+	*dp_flow_acct(w->flows, f) = *acct;
+	g = general(w, p, k, f, &fp_general);
+	assert_true(dp_fate_eq(a, g));
+	assert_ptr_equal(fp_any, fp_general);
+	assert_memory_equal(after, f, sizeof(*after));
+	assert_memory_equal(&acct_after, dp_flow_acct(w->flows, f), sizeof(acct_after));
+	return a;
+}
+
 static void
 test_plain_is_general(void **state)
 {
 	struct dp_flow_key k;
 	struct dp_flow *f = t_open(&k), base, saved, after;
-	struct dp_flow_acct acct, acct_after;
+	struct dp_flow_acct acct;
 	struct rte_ring *recs = w->flow_recs;
 	uint64_t rng = UINT64_C(0x6a09e667f3bcc908);
 	unsigned int plain = 0, would_block = 0;
@@ -136,8 +184,7 @@ test_plain_is_general(void **state)
 	saved = *f;
 	acct = *dp_flow_acct(w->flows, f);
 	for (int r = 0; r < ROUNDS; r++) {
-		struct dp_flow *fp_any = NULL, *fp_general = NULL;
-		struct dp_fate any, general;
+		struct dp_fate any;
 		struct pkt p;
 
 		base = saved;
@@ -147,18 +194,7 @@ test_plain_is_general(void **state)
 		w->flow_recs = rnd(&rng) % 4 == 0 ? (struct rte_ring *)&recs : NULL;
 		plain += p.proto == PKT_PROTO_TCP && w->flow_recs == NULL &&
 		    !(p.tcp_flags & (PKT_TCP_SYN | PKT_TCP_RST));
-		*f = base;
-		*dp_flow_acct(w->flows, f) = acct;
-		any = dp_conn_vm_any(w, &p, 0, &k, f, &fp_any);
-		after = *f;
-		acct_after = *dp_flow_acct(w->flows, f);
-		*f = base;
-		*dp_flow_acct(w->flows, f) = acct;
-		general = dp_conn_vm_general(w, &p, 0, &k, f, &fp_general);
-		assert_true(dp_fate_eq(any, general));
-		assert_ptr_equal(fp_any, fp_general);
-		assert_memory_equal(&after, f, sizeof(after));
-		assert_memory_equal(&acct_after, dp_flow_acct(w->flows, f), sizeof(acct_after));
+		any = t_same(t_vm_any, t_vm_general, &p, &k, f, &base, &acct, &after);
 		/* an egress is the flow's verdict and nothing else, as its fields spell it */
 		if (any.act == DP_FATE_EGRESS) {
 			assert_true(dp_fate_eq(any, dp_fate_pass(after.would_block)));
@@ -258,12 +294,101 @@ test_uplink_judged_is_general(void **state)
 	assert_true(taken > ROUNDS / 16 && let_go > 0 && let_go < taken);
 }
 
+/*
+ * dp_conn_uplink_any() decides the server's plain segments (its flow current, in no
+ * budget, nothing judged, no HTTP reader, no flow log or HA peer, no RST) without
+ * dp_conn_uplink_general(). Held to it likewise: on the flow given many states (every
+ * tls mode, judged bytes or none, the peer's SYN-ACK seen or not, where each stream and
+ * window stands, another generation, a spent budget, an HA peer) and many frames toward the
+ * VM (every mix of the TCP flags, SYN-ACKs acknowledging the SYN or not, window scales,
+ * data, UDP), with and without a flow log, both must give the same fate and leave the
+ * flow and its account the same.
+ */
+static void
+test_uplink_plain_is_general(void **state)
+{
+	static const uint8_t flags[] = { PKT_TCP_SYN, PKT_TCP_ACK, PKT_TCP_FIN, PKT_TCP_RST,
+		PKT_TCP_PSH, PKT_TCP_URG };
+	static uint8_t data[64];
+	uint64_t rng = UINT64_C(0x3c6ef372fe94f82b);
+	unsigned int plain = 0, synack = 0;
+	struct rte_ring *recs = w->flow_recs;
+	struct dp_flow_key k;
+	struct dp_flow *f = t_open(&k), base, saved, after;
+	struct dp_flow_acct acct;
+	struct dp_vm *vm = (struct dp_vm *)(uintptr_t)&w->gen->vms[0];
+	struct dp_budget_cell *cell = dp_budget_cell_of(w, 0, 0), cell_saved = *cell;
+	bool audit = vm->audit;
+
+	(void)state;
+	assert_non_null(f);
+	saved = *f;
+	acct = *dp_flow_acct(w->flows, f);
+	/* budget 1 spent, and the VM audited: a flow through it is marked, not cut */
+	atomic_store(&cell->allow, DP_BUDGET_PUBLISHED);
+	cell->epoch = 0;
+	vm->audit = true;
+	for (int r = 0; r < ROUNDS; r++) {
+		struct pkt p;
+
+		base = saved;
+		t_draw_flow(&rng, &base);
+		if (rnd(&rng) % 2 == 0)
+			base.judged = 0;
+		if (rnd(&rng) % 16 == 0)
+			base.gen++;
+		if (rnd(&rng) % 16 == 0)
+			base.budgets = 1;	/* spent: audited, the flow goes on as would_block */
+		base.http_phase = (uint8_t)(rnd(&rng) % 4);	/* a CONNECT's answer read */
+		base.peer_synced = rnd(&rng) % 2 == 0;
+		base.peer_isn = rnd(&rng);
+		base.peer_ack = base.isn + rnd(&rng) % 1200;
+		base.vm_wscale = (uint8_t)(rnd(&rng) % 4 == 0 ? PKT_WSCALE_NONE : rnd(&rng) % 15);
+		base.peer_wscale = (uint8_t)(rnd(&rng) % 15);
+		if (rnd(&rng) % 4 == 0)
+			base.vm_nxt = base.isn;		/* nothing sent: the server may speak first */
+		memset(&p, 0, sizeof(p));
+		p.family = 4;
+		p.proto = rnd(&rng) % 8 == 0 ? PKT_PROTO_UDP : PKT_PROTO_TCP;
+		p.sport = 443;
+		p.dport = 41000;
+		p.tcp_flags = PKT_TCP_ACK;
+		for (size_t i = 0; i < sizeof(flags); i++)
+			if (rnd(&rng) % 5 == 0)
+				p.tcp_flags ^= flags[i];
+		if (rnd(&rng) % 4 == 0)
+			p.tcp_flags = PKT_TCP_SYN | PKT_TCP_ACK;
+		p.seq = rnd(&rng) % 2 == 0 ? base.peer_isn : rnd(&rng);
+		p.ack = rnd(&rng) % 4 == 0 ? base.isn : base.isn + rnd(&rng) % 2400 - 200;
+		p.tcp_win = (uint16_t)rnd(&rng);
+		p.tcp_wscale = (uint8_t)(rnd(&rng) % 4 == 0 ? PKT_WSCALE_NONE : rnd(&rng) % 15);
+		p.payload = data;
+		p.payload_len = rnd(&rng) % 2 == 0 ? 0 : 1 + rnd(&rng) % sizeof(data);
+		w->ctx->ha = rnd(&rng) % 16 == 0;
+		w->flow_recs = rnd(&rng) % 4 == 0 ? (struct rte_ring *)&recs : NULL;
+		plain += !(p.tcp_flags & PKT_TCP_RST) &&
+		    base.judged == 0 && base.tls != DP_TLS_HTTP && base.gen == saved.gen &&
+		    base.budgets == 0 && !w->ctx->ha;
+		t_same(dp_conn_uplink_any, dp_conn_uplink_general, &p, &k, f, &base, &acct, &after);
+		w->ctx->ha = false;
+		synack += !base.peer_synced && after.peer_synced;
+	}
+	w->flow_recs = recs;
+	*f = saved;
+	*dp_flow_acct(w->flows, f) = acct;
+	*cell = cell_saved;
+	vm->audit = audit;
+	print_message("%u of %d plain, %u SYN-ACKs taken\n", plain, ROUNDS, synack);
+	assert_true(plain > ROUNDS / 16 && synack > 0);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plain_is_general),
 		cmocka_unit_test(test_uplink_judged_is_general),
+		cmocka_unit_test(test_uplink_plain_is_general),
 	};
 
 	return dpf_run("test_dp_conn_plain", t_config, &ctx, &w, tests,
