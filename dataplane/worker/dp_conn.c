@@ -317,11 +317,13 @@ dp_conn_vm_open(struct dp_worker *w, const struct pkt *p, uint16_t vm,
 	if (p->proto == PKT_PROTO_TCP && how == DP_ADMIT_BINDING) {
 		/* on a TLS port a hello must come; elsewhere the first bytes say what comes */
 		f->tls = dp_gen_is_tls_port(g, p->dport) ? DP_TLS_PENDING : DP_TLS_SNIFF;
-		return p->payload_len > 0 ? dp_fate(DP_FATE_STREAM) : dp_fate_egress(DP_ALLOWED);
+		return dp_conn_fate_word(p->payload_len > 0 ? DP_FATE_STREAM : DP_FATE_EGRESS,
+		    DP_ALLOWED);
 	}
 	if (p->proto == PKT_PROTO_TCP && how == DP_ADMIT_DNS) {
 		f->tls = DP_TLS_DNS;
-		return p->payload_len > 0 ? dp_fate(DP_FATE_STREAM) : dp_fate_egress(DP_ALLOWED);
+		return dp_conn_fate_word(p->payload_len > 0 ? DP_FATE_STREAM : DP_FATE_EGRESS,
+		    DP_ALLOWED);
 	}
 	if (p->proto == PKT_PROTO_TCP && p->payload_len > 0)
 		return (struct dp_fate){ .act = DP_FATE_STRIP, .reply = DP_FATE_REPLY_STRIP };

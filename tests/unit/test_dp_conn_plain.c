@@ -23,6 +23,7 @@
 #include <rte_mbuf.h>
 
 #include "dp.h"
+#include "dp_bind.h"
 #include "dp_budget.h"
 #include "dp_burst.h"
 #include "dp_conn.h"
@@ -31,6 +32,7 @@
 #include "dp_flow.h"
 #include "dp_out.h"
 #include "dp_run.h"
+#include "policy/match.h"
 #include "sni/pkt.h"
 
 #define ROUNDS	200000
@@ -41,7 +43,7 @@ static const char t_config[] =
 	"  max_flows_per_vm: 512, max_bindings: 1024}\n"
 	"slow_path: {enabled: false}\n"
 	"resolvers: [10.77.0.1]\n"
-	"policies: {web: {allow: [\"203.0.113.5:443\"]}}\n"
+	"policies: {web: {allow: [\"203.0.113.5:443\", \"a.example:443\", \"a.example:8080\"]}}\n"
 	"vms: [{name: agent1, mac: \"02:00:00:00:00:01\", ipv4: 10.77.0.11, policy: web}]\n";
 
 static struct dp_ctx ctx = { .port = { RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS,
@@ -382,6 +384,52 @@ test_uplink_plain_is_general(void **state)
 	assert_true(plain > ROUNDS / 16 && synack > 0);
 }
 
+/*
+ * A SYN's fate is its fields' and nothing else: sent on, allowed, or with data (Fast
+ * Open) to the module that judges the flow's first bytes. Opened by a binding on a TLS
+ * port and on another, and to the resolver (DNS over TCP), each without data and with.
+ */
+static void
+test_syn_fate(void **state)
+{
+	static const struct {
+		uint8_t dst[4];
+		uint16_t dport;
+		uint8_t tls;
+	} t[] = {
+		{ { 198, 51, 100, 7 }, 443, DP_TLS_PENDING },
+		{ { 198, 51, 100, 7 }, 8080, DP_TLS_SNIFF },
+		{ { 10, 77, 0, 1 }, 53, DP_TLS_DNS },
+	};
+	static const uint8_t data[16];
+	struct pol_addr a = { .family = 4, .a = { 198, 51, 100, 7 } };
+	struct pol_ports ports;
+
+	(void)state;
+	assert_true(pol_match_name_ports(w->gen->set, w->gen->vms[0].policy, "a.example", 9,
+	    &ports));
+	assert_int_equal(dp_bind_learn(w->ctx->binds, 0, &a, dp_name_hash("a.example", 9),
+	    &ports, w->gen->id, w->now + 300, 1024), 0);
+	for (unsigned int i = 0; i < 2 * sizeof(t) / sizeof(t[0]); i++) {
+		struct pkt p = { .family = 4, .proto = PKT_PROTO_TCP, .sport = (uint16_t)(42000 + i),
+			.dport = t[i / 2].dport, .tcp_flags = PKT_TCP_SYN, .seq = 77,
+			.tcp_wscale = PKT_WSCALE_NONE, .payload = data,
+			.payload_len = i % 2 ? sizeof(data) : 0 };
+		struct dp_flow_key k;
+		struct dp_flow *fp = NULL;
+		struct dp_fate fate;
+
+		memcpy(p.dst, t[i / 2].dst, 4);
+		dp_conn_key(&k, 0, &p, true);
+		fate = dp_conn_vm_general(w, &p, 0, &k, NULL, &fp);
+		assert_true(dp_fate_eq(fate, i % 2 ? dp_fate(DP_FATE_STREAM) :
+		    dp_fate_egress(DP_ALLOWED)));
+		assert_non_null(fp);
+		assert_int_equal(fp->tls, t[i / 2].tls);
+		dp_flow_close(w->flows, fp);
+	}
+}
+
 int
 main(void)
 {
@@ -389,6 +437,7 @@ main(void)
 		cmocka_unit_test(test_plain_is_general),
 		cmocka_unit_test(test_uplink_judged_is_general),
 		cmocka_unit_test(test_uplink_plain_is_general),
+		cmocka_unit_test(test_syn_fate),
 	};
 
 	return dpf_run("test_dp_conn_plain", t_config, &ctx, &w, tests,
