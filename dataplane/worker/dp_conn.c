@@ -362,7 +362,7 @@ dp_conn_vm_general(struct dp_worker *w, const struct pkt *p, uint16_t vm,
  * track and send to its judge or on? Its flow judged by the current generation and in no
  * budget, no flow log or HA peer to tell, and a TCP segment that neither opens (no
  * SYN: so not a reopening either) nor resets anything (a FIN only closes its side). Its
- * flow stage, the same as dp_conn_vm_known()'s, takes no call but a FIN's.
+ * flow stage, the same as dp_conn_vm_known()'s, takes no call.
  */
 static inline bool
 dp_conn_vm_plain(const struct dp_worker *w, const struct pkt *p, const struct dp_flow *f)
@@ -370,18 +370,6 @@ dp_conn_vm_plain(const struct dp_worker *w, const struct pkt *p, const struct dp
 	return f->gen == w->gen->id && f->budgets == 0 && p->proto == PKT_PROTO_TCP &&
 	    !(p->tcp_flags & (PKT_TCP_SYN | PKT_TCP_RST)) &&
 	    w->flow_recs == NULL && !w->ctx->ha;
-}
-
-/*
- * A plain frame's FIN, seen: the rest of its flow stage. Apart, so that the plain frames
- * without one need no stack frame for the flow log's call.
- */
-static __attribute__((noinline)) struct dp_fate
-dp_conn_vm_plain_fin(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
-{
-	dp_flow_track_end(w, f, DP_FLOW_END_FIN);
-	dp_flow_vm_sent(f, p);
-	return dp_conn_vm_judge(f, p);
 }
 
 struct dp_fate
@@ -392,8 +380,8 @@ dp_conn_vm_any(struct dp_worker *w, const struct pkt *p, uint16_t vm,
 		return dp_conn_vm_general(w, p, vm, k, f, fp);
 	*fp = f;
 	f->last_seen = w->now;
-	if (p->tcp_flags & PKT_TCP_FIN)
-		return dp_conn_vm_plain_fin(w, p, f);
+	if (p->tcp_flags & PKT_TCP_FIN)	/* the flow log's note of it takes no call */
+		dp_flow_track_end(w, f, DP_FLOW_END_FIN);
 	dp_flow_vm_sent(f, p);
 	return dp_conn_vm_judge(f, p);
 }

@@ -1,7 +1,7 @@
 /*
  * dp_conn_vm_any() decides a VM's plain frame (a TCP segment on its flow, neither opening
- * nor resetting anything, nothing else to tell) inline, without dp_conn_vm_general(); a
- * FIN's flow log note apart, not inlined. Held to the general path through the real
+ * nor resetting anything, nothing else to tell) inline, without dp_conn_vm_general(), a
+ * FIN's flow log note too. Held to the general path through the real
  * worker: on one real flow given many states (every tls mode, judged bytes or none,
  * would_block, where the VM's stream stands) and many frames (every mix of the TCP flags,
  * UDP, data or none, before or past the stream's end), with and without a flow log, both
