@@ -75,7 +75,7 @@ dp_admit(struct dp_worker *w, const struct pkt *p, uint16_t vm, uint64_t *name_h
     uint8_t *budgets)
 {
 	const struct dp_gen *g = w->gen;
-	struct pol_addr dst = { .family = p->family };
+	struct pol_addr dst;
 
 	if (p->dport == DNS_PORT && dp_gen_is_resolver(g, p->family, p->dst))
 		return DP_ADMIT_DNS;	/* DNS over TCP: filtered message by message */
@@ -84,7 +84,9 @@ dp_admit(struct dp_worker *w, const struct pkt *p, uint16_t vm, uint64_t *name_h
 		*budgets = dp_budget_dst(w, vm, p->family, p->dst);
 		return DP_ADMIT_ADDR;
 	}
-	memcpy(dst.a, p->dst, sizeof(dst.a));	/* an IPv4 address's tail is zero */
+	/* every byte written, none zeroed first: an IPv4 address's tail is zero already */
+	dst.family = p->family;
+	memcpy(dst.a, p->dst, sizeof(dst.a));
 	if (!dp_bind_allows(w->ctx->binds, vm, &dst, p->dport, w->now, g, name_hash, budgets))
 		return DP_ADMIT_NO;
 	*budgets |= dp_budget_bit(dp_budget_of_addr(g, vm, p->family, p->dst));
