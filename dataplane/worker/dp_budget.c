@@ -26,13 +26,12 @@ dp_budget_of_name(const struct dp_gen *g, uint16_t vm, const char *name, size_t 
 }
 
 uint8_t
-dp_budget_of_addr(const struct dp_gen *g, uint16_t vm, uint8_t family, const uint8_t *addr)
+dp_budget_of_addr_match(const struct dp_gen *g, uint16_t vm, uint8_t family,
+    const uint8_t *addr)
 {
 	const struct pol_rule *r = NULL;
 	enum pol_verdict v;
 
-	if (g->vms[vm].budgets == 0)
-		return 0;
 	v = pol_match_addr(g->budget_set, g->vms[vm].conf_policy, addr, family == 4 ? 4 : 16,
 	    POL_PROTO_ANY, 0, &r);
 	return dp_budget_rule(v, r);

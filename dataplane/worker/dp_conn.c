@@ -4,6 +4,7 @@
  * other's stream. It changes flow state (that is its job) but never a frame: it returns
  * the frame's fate, and dp_out.c acts on it.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "dp_bind.h"
@@ -22,58 +23,6 @@
 
 #define DNS_PORT	53
 #define QUIC_PORT	443
-
-/*
- * A FIN or an RST on f (end: which): it is closing. The first word on how it ends stands:
- * an RST after a FIN ends a closed one.
- */
-static inline void
-dp_flow_track_end(struct dp_worker *w, struct dp_flow *f, uint8_t end)
-{
-	f->state = DP_FLOW_CLOSING;
-	dp_flowlog_end(w, f, end);
-}
-
-/*
- * What each side's segments say of the other's stream. From the peer: its SYN-ACK sets
- * the window scale (in force only if both SYNs offered it, RFC 7323 s2.2), and each ACK
- * moves RCV.NXT and the window, but never past what the VM has sent (an ACK for bytes not
- * sent is not one the client's stack takes, and could come from anyone). Inlined in both
- * callers: every frame of a flow comes here, and the call spilled their registers each time.
- */
-static inline __attribute__((always_inline)) void
-dp_flow_track(struct dp_worker *w, struct dp_flow *f, const struct pkt *p, bool from_vm)
-{
-	f->last_seen = w->now;
-	if (w->flow_recs != NULL)	/* counted for the flow log only: off, no per-frame cost */
-		dp_flow_count(dp_flow_acct(w->flows, f), from_vm, dp_ip_bytes(p), w->now_tsc);
-	if (p->proto != PKT_PROTO_TCP) {
-		if (!from_vm)
-			f->state = DP_FLOW_ESTABLISHED;
-		return;
-	}
-	if (p->tcp_flags & (PKT_TCP_FIN | PKT_TCP_RST))
-		dp_flow_track_end(w, f, (p->tcp_flags & PKT_TCP_RST) ? DP_FLOW_END_RST :
-		    DP_FLOW_END_FIN);
-	if (from_vm) {
-		dp_flow_vm_sent(f, p);
-		return;
-	}
-	/* a SYN-ACK acknowledges the SYN, and with TCP Fast Open some of its data too */
-	if ((p->tcp_flags & (PKT_TCP_SYN | PKT_TCP_ACK)) == (PKT_TCP_SYN | PKT_TCP_ACK) &&
-	    !f->peer_synced && !dp_seq_after(f->isn, p->ack) && !dp_seq_after(p->ack, f->vm_nxt)) {
-		if (f->state == DP_FLOW_SYN_SENT)
-			f->state = DP_FLOW_ESTABLISHED;
-		f->peer_synced = true;
-		f->peer_isn = p->seq + 1;
-		f->peer_wscale = f->vm_wscale != PKT_WSCALE_NONE &&
-		    p->tcp_wscale != PKT_WSCALE_NONE ? p->tcp_wscale : 0;
-		f->peer_ack = p->ack;
-		f->peer_wnd = p->tcp_win;	/* a SYN's window is never scaled */
-		return;
-	}
-	dp_flow_peer_acked(f, p);
-}
 
 /*
  * An RST: what the connection holds goes back to the pool at once, so that a VM resetting
@@ -126,7 +75,7 @@ dp_admit(struct dp_worker *w, const struct pkt *p, uint16_t vm, uint64_t *name_h
     uint8_t *budgets)
 {
 	const struct dp_gen *g = w->gen;
-	struct pol_addr dst = { .family = p->family };
+	struct pol_addr dst;
 
 	if (p->dport == DNS_PORT && dp_gen_is_resolver(g, p->family, p->dst))
 		return DP_ADMIT_DNS;	/* DNS over TCP: filtered message by message */
@@ -135,7 +84,9 @@ dp_admit(struct dp_worker *w, const struct pkt *p, uint16_t vm, uint64_t *name_h
 		*budgets = dp_budget_dst(w, vm, p->family, p->dst);
 		return DP_ADMIT_ADDR;
 	}
-	memcpy(dst.a, p->dst, sizeof(dst.a));	/* an IPv4 address's tail is zero */
+	/* every byte written, none zeroed first: an IPv4 address's tail is zero already */
+	dst.family = p->family;
+	memcpy(dst.a, p->dst, sizeof(dst.a));
 	if (!dp_bind_allows(w->ctx->binds, vm, &dst, p->dport, w->now, g, name_hash, budgets))
 		return DP_ADMIT_NO;
 	*budgets |= dp_budget_bit(dp_budget_of_addr(g, vm, p->family, p->dst));
@@ -239,6 +190,22 @@ dp_conn_budget_cut(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
 	return out;
 }
 
+/*
+ * (struct dp_fate){ .act = act, .verdict = v }, made as the word it is: field by field,
+ * GCC assembled a variable verdict's fate in a dozen instructions.
+ */
+static inline struct dp_fate
+dp_conn_fate_word(enum dp_fate_act act, enum dp_verdict v)
+{
+	uint64_t word = (uint64_t)act << (8 * offsetof(struct dp_fate, act)) |
+	    (uint64_t)v << (8 * offsetof(struct dp_fate, verdict));
+	struct dp_fate out;
+
+	_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "a field's byte is its offset");
+	memcpy(&out, &word, sizeof(out));
+	return out;
+}
+
 /* A frame from the VM on f, f tracked: to a module that judges its bytes, or on. */
 static inline struct dp_fate
 dp_conn_vm_judge(const struct dp_flow *f, const struct pkt *p)
@@ -247,7 +214,7 @@ dp_conn_vm_judge(const struct dp_flow *f, const struct pkt *p)
 	    f->tls == DP_TLS_SNIFF || f->tls == DP_TLS_HTTP || f->judged != 0)) ||
 	    dp_quic_flow_watched(f, p))
 		return dp_fate(DP_FATE_STREAM);
-	return dp_fate_egress(f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
+	return dp_conn_fate_word(DP_FATE_EGRESS, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
 }
 
 /*
@@ -352,11 +319,13 @@ dp_conn_vm_open(struct dp_worker *w, const struct pkt *p, uint16_t vm,
 	if (p->proto == PKT_PROTO_TCP && how == DP_ADMIT_BINDING) {
 		/* on a TLS port a hello must come; elsewhere the first bytes say what comes */
 		f->tls = dp_gen_is_tls_port(g, p->dport) ? DP_TLS_PENDING : DP_TLS_SNIFF;
-		return p->payload_len > 0 ? dp_fate(DP_FATE_STREAM) : dp_fate_egress(DP_ALLOWED);
+		return dp_conn_fate_word(p->payload_len > 0 ? DP_FATE_STREAM : DP_FATE_EGRESS,
+		    DP_ALLOWED);
 	}
 	if (p->proto == PKT_PROTO_TCP && how == DP_ADMIT_DNS) {
 		f->tls = DP_TLS_DNS;
-		return p->payload_len > 0 ? dp_fate(DP_FATE_STREAM) : dp_fate_egress(DP_ALLOWED);
+		return dp_conn_fate_word(p->payload_len > 0 ? DP_FATE_STREAM : DP_FATE_EGRESS,
+		    DP_ALLOWED);
 	}
 	if (p->proto == PKT_PROTO_TCP && p->payload_len > 0)
 		return (struct dp_fate){ .act = DP_FATE_STRIP, .reply = DP_FATE_REPLY_STRIP };
@@ -395,7 +364,7 @@ dp_conn_vm_general(struct dp_worker *w, const struct pkt *p, uint16_t vm,
  * track and send to its judge or on? Its flow judged by the current generation and in no
  * budget, no flow log or HA peer to tell, and a TCP segment that neither opens (no
  * SYN: so not a reopening either) nor resets anything (a FIN only closes its side). Its
- * flow stage, the same as dp_conn_vm_known()'s, takes no call but a FIN's.
+ * flow stage, the same as dp_conn_vm_known()'s, takes no call.
  */
 static inline bool
 dp_conn_vm_plain(const struct dp_worker *w, const struct pkt *p, const struct dp_flow *f)
@@ -403,18 +372,6 @@ dp_conn_vm_plain(const struct dp_worker *w, const struct pkt *p, const struct dp
 	return f->gen == w->gen->id && f->budgets == 0 && p->proto == PKT_PROTO_TCP &&
 	    !(p->tcp_flags & (PKT_TCP_SYN | PKT_TCP_RST)) &&
 	    w->flow_recs == NULL && !w->ctx->ha;
-}
-
-/*
- * A plain frame's FIN, seen: the rest of its flow stage. Apart, so that the plain frames
- * without one need no stack frame for the flow log's call.
- */
-static __attribute__((noinline)) struct dp_fate
-dp_conn_vm_plain_fin(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
-{
-	dp_flow_track_end(w, f, DP_FLOW_END_FIN);
-	dp_flow_vm_sent(f, p);
-	return dp_conn_vm_judge(f, p);
 }
 
 struct dp_fate
@@ -425,24 +382,10 @@ dp_conn_vm_any(struct dp_worker *w, const struct pkt *p, uint16_t vm,
 		return dp_conn_vm_general(w, p, vm, k, f, fp);
 	*fp = f;
 	f->last_seen = w->now;
-	if (p->tcp_flags & PKT_TCP_FIN)
-		return dp_conn_vm_plain_fin(w, p, f);
+	if (p->tcp_flags & PKT_TCP_FIN)	/* the flow log's note of it takes no call */
+		dp_flow_track_end(w, f, DP_FLOW_END_FIN);
 	dp_flow_vm_sent(f, p);
 	return dp_conn_vm_judge(f, p);
-}
-
-/*
- * Positive evidence of another protocol: the server spoke first (SMTP, FTP, POP3 greet
- * their clients), before the client sent a byte. HTTP and TLS servers never do. The
- * segment must be the server's first bytes, acknowledging the SYN alone: one that merely
- * claims the flow's addresses off the path would have to guess both numbers.
- */
-static bool
-dp_conn_server_first(const struct dp_flow *f, const struct pkt *p)
-{
-	return f->tls == DP_TLS_SNIFF && p->proto == PKT_PROTO_TCP && p->payload_len > 0 &&
-	    f->peer_synced && f->hold == 0 && f->vm_nxt == f->isn && p->seq == f->peer_isn &&
-	    (p->tcp_flags & PKT_TCP_ACK) && p->ack == f->isn;
 }
 
 /*
@@ -464,8 +407,8 @@ dp_conn_uplink_stray(const struct pkt *p)
 	return out;
 }
 
-struct dp_fate
-dp_conn_uplink_any(struct dp_worker *w, const struct pkt *p, const struct dp_flow_key *k,
+__attribute__((noinline)) struct dp_fate
+dp_conn_uplink_general(struct dp_worker *w, const struct pkt *p, const struct dp_flow_key *k,
     struct dp_flow *f, struct dp_flow **fp)
 {
 	/* after a takeover: a flow the peer had, if it reported it final */

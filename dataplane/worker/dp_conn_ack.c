@@ -1,12 +1,14 @@
 /*
- * The server's ACK of a flow's judged bytes, on the lean path (dp_burst.c): the one frame
- * of nearly every connection toward the VM that is not steady only because the flow still
- * keeps what was judged of its first bytes. What dp_conn_uplink_any() would do to it,
- * without its frame decoded for it (test_dp_conn_plain holds the two to one answer).
+ * The server's segments that take no call: its ACK of a flow's judged bytes, on the lean
+ * path (dp_burst.c), the one frame of nearly every connection toward the VM that is not
+ * steady only because the flow still keeps what was judged of its first bytes; and its
+ * plain segments on the general path (its SYN-ACK, its FIN). What
+ * dp_conn_uplink_general() would do to each (test_dp_conn_plain holds them to one answer).
  */
 #include <string.h>
 
 #include "dp_conn.h"
+#include "dp_conn_int.h"
 #include "dp_tls.h"
 
 bool
@@ -25,4 +27,60 @@ dp_conn_uplink_judged(struct dp_worker *w, uint64_t steady, struct dp_flow *f, u
 	dp_conn_uplink_steady(w, f, true, flags, ack, win);
 	dp_tls_peer_ack(w, f);	/* all of them acknowledged: let them go */
 	return true;
+}
+
+/*
+ * Is p, toward the VM on its flow f, a plain segment: one that dp_conn_uplink_general()
+ * would only track (the flow log's counts included) and send on, or to DNS over TCP's
+ * judge, letting judged bytes go once the server has them all? Its flow judged by the
+ * current generation and in no budget, no HTTP reader, no HA peer to tell, and a datagram
+ * or a TCP segment that resets nothing (a FIN only closes its side).
+ */
+static inline bool
+dp_conn_uplink_plain(const struct dp_worker *w, const struct pkt *p, const struct dp_flow *f)
+{
+	return f->gen == w->gen->id && f->budgets == 0 && f->tls != DP_TLS_HTTP &&
+	    !(p->tcp_flags & PKT_TCP_RST) && !w->ctx->ha;
+}
+
+/* A plain segment tracked on f. */
+static inline __attribute__((always_inline)) void
+dp_conn_uplink_track(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
+{
+	dp_flow_track(w, f, p, false);
+	if (dp_conn_server_first(f, p))
+		f->tls = DP_TLS_NONE;
+}
+
+/* Its fate once tracked, by the tls mode f is left in (DNS over TCP: its judge's). */
+static inline struct dp_fate
+dp_conn_uplink_fate(const struct dp_flow *f)
+{
+	return f->tls == DP_TLS_DNS ? dp_fate(DP_FATE_STREAM) : dp_fate(DP_FATE_INGRESS);
+}
+
+/*
+ * A plain segment on a flow that keeps judged bytes: tracked, then they go once the
+ * server has them all. Apart, so that the plain segments without them, most of them,
+ * take no call and no stack frame.
+ */
+static __attribute__((noinline)) struct dp_fate
+dp_conn_uplink_plain_judged(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
+{
+	dp_conn_uplink_track(w, p, f);
+	dp_tls_peer_ack(w, f);	/* DNS over TCP's judged bytes let go: its judge's no more */
+	return dp_conn_uplink_fate(f);
+}
+
+struct dp_fate
+dp_conn_uplink_any(struct dp_worker *w, const struct pkt *p, const struct dp_flow_key *k,
+    struct dp_flow *f, struct dp_flow **fp)
+{
+	if (f == NULL || !dp_conn_uplink_plain(w, p, f))
+		return dp_conn_uplink_general(w, p, k, f, fp);
+	*fp = f;
+	if (f->judged != 0)
+		return dp_conn_uplink_plain_judged(w, p, f);
+	dp_conn_uplink_track(w, p, f);
+	return dp_conn_uplink_fate(f);
 }

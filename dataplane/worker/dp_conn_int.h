@@ -1,6 +1,7 @@
 /*
- * dp_conn.c's general path of a VM's frame, apart from the plain frames dp_conn_vm_any()
- * decides inline: for the test that holds the two to one answer.
+ * What dp_conn.c and dp_conn_ack.c share: how a segment moves its flow's TCP state, and
+ * the general paths that decide any frame, which the plain ones decided inline are held
+ * to (test_dp_conn_plain).
  */
 #ifndef DP_CONN_INT_H
 #define DP_CONN_INT_H
@@ -8,12 +9,84 @@
 #include <stdint.h>
 
 #include "dp.h"
+#include "dp_conn.h"
 #include "dp_fate.h"
 #include "dp_flow.h"
+#include "dp_flowlog.h"
 #include "sni/pkt.h"
+
+/*
+ * A FIN or an RST on f (end: which): it is closing. The first word on how it ends stands:
+ * an RST after a FIN ends a closed one.
+ */
+static inline void
+dp_flow_track_end(struct dp_worker *w, struct dp_flow *f, uint8_t end)
+{
+	f->state = DP_FLOW_CLOSING;
+	dp_flowlog_end(w, f, end);
+}
+
+/*
+ * What each side's segments say of the other's stream. From the peer: its SYN-ACK sets
+ * the window scale (in force only if both SYNs offered it, RFC 7323 s2.2), and each ACK
+ * moves RCV.NXT and the window, but never past what the VM has sent (an ACK for bytes not
+ * sent is not one the client's stack takes, and could come from anyone). Inlined in both
+ * callers: every frame of a flow comes here, and the call spilled their registers each time.
+ */
+static inline __attribute__((always_inline)) void
+dp_flow_track(struct dp_worker *w, struct dp_flow *f, const struct pkt *p, bool from_vm)
+{
+	f->last_seen = w->now;
+	if (w->flow_recs != NULL)	/* counted for the flow log only: off, no per-frame cost */
+		dp_flow_count(dp_flow_acct(w->flows, f), from_vm, dp_ip_bytes(p), w->now_tsc);
+	if (p->proto != PKT_PROTO_TCP) {
+		if (!from_vm)
+			f->state = DP_FLOW_ESTABLISHED;
+		return;
+	}
+	if (p->tcp_flags & (PKT_TCP_FIN | PKT_TCP_RST))
+		dp_flow_track_end(w, f, (p->tcp_flags & PKT_TCP_RST) ? DP_FLOW_END_RST :
+		    DP_FLOW_END_FIN);
+	if (from_vm) {
+		dp_flow_vm_sent(f, p);
+		return;
+	}
+	/* a SYN-ACK acknowledges the SYN, and with TCP Fast Open some of its data too */
+	if ((p->tcp_flags & (PKT_TCP_SYN | PKT_TCP_ACK)) == (PKT_TCP_SYN | PKT_TCP_ACK) &&
+	    !f->peer_synced && !dp_seq_after(f->isn, p->ack) && !dp_seq_after(p->ack, f->vm_nxt)) {
+		if (f->state == DP_FLOW_SYN_SENT)
+			f->state = DP_FLOW_ESTABLISHED;
+		f->peer_synced = true;
+		f->peer_isn = p->seq + 1;
+		f->peer_wscale = f->vm_wscale != PKT_WSCALE_NONE &&
+		    p->tcp_wscale != PKT_WSCALE_NONE ? p->tcp_wscale : 0;
+		f->peer_ack = p->ack;
+		f->peer_wnd = p->tcp_win;	/* a SYN's window is never scaled */
+		return;
+	}
+	dp_flow_peer_acked(f, p);
+}
+
+/*
+ * Positive evidence of another protocol: the server spoke first (SMTP, FTP, POP3 greet
+ * their clients), before the client sent a byte. HTTP and TLS servers never do. The
+ * segment must be the server's first bytes, acknowledging the SYN alone: one that merely
+ * claims the flow's addresses off the path would have to guess both numbers.
+ */
+static inline bool
+dp_conn_server_first(const struct dp_flow *f, const struct pkt *p)
+{
+	return f->tls == DP_TLS_SNIFF && p->proto == PKT_PROTO_TCP && p->payload_len > 0 &&
+	    f->peer_synced && f->hold == 0 && f->vm_nxt == f->isn && p->seq == f->peer_isn &&
+	    (p->tcp_flags & PKT_TCP_ACK) && p->ack == f->isn;
+}
 
 /* dp_conn_vm_any() as it decides any frame, plain ones included. */
 struct dp_fate dp_conn_vm_general(struct dp_worker *w, const struct pkt *p, uint16_t vm,
+    const struct dp_flow_key *k, struct dp_flow *f, struct dp_flow **fp);
+
+/* dp_conn_uplink_any() as it decides any frame, plain ones included. */
+struct dp_fate dp_conn_uplink_general(struct dp_worker *w, const struct pkt *p,
     const struct dp_flow_key *k, struct dp_flow *f, struct dp_flow **fp);
 
 #endif

@@ -136,19 +136,42 @@ dp_ft_make_room(struct dp_ft *ft, uint32_t b1, uint32_t b2, uint32_t *b)
 	return -1;
 }
 
+/* Place idx with tag in slot s of bucket bk: its index first, then the tag (release). */
+static inline void
+dp_ft_place(struct dp_ft_bucket *bk, int s, uint16_t tag, uint32_t idx)
+{
+	__atomic_store_n(&bk->idx[s], idx, __ATOMIC_RELAXED);
+	__atomic_store_n(&bk->tag[s], tag, __ATOMIC_RELEASE);
+}
+
+/* dp_ft_insert() when the key's first bucket, b1, is full. */
+static __attribute__((noinline)) int
+dp_ft_insert_far(struct dp_ft *ft, uint32_t b1, uint16_t tag, uint32_t idx)
+{
+	uint32_t b2 = dp_ft_alt(ft, b1, tag), b;
+	int s;
+
+	if ((s = dp_ft_free_slot(&ft->b[b2])) >= 0)
+		b = b2;
+	else if ((s = dp_ft_make_room(ft, b1, b2, &b)) < 0)
+		return -ENOSPC;
+	dp_ft_place(&ft->b[b], s, tag, idx);
+	return 0;
+}
+
+/*
+ * Most keys find room in their first bucket: that case apart, so that it takes no stack
+ * frame and leaves the other bucket uncomputed.
+ */
 int
 dp_ft_insert(struct dp_ft *ft, uint32_t h, uint32_t idx)
 {
-	uint16_t tag = dp_ft_tag(h);
-	uint32_t b = dp_ft_first(ft, h), b2 = dp_ft_alt(ft, b, tag);
+	struct dp_ft_bucket *bk = &ft->b[dp_ft_first(ft, h)];
 	int s;
 
-	if ((s = dp_ft_free_slot(&ft->b[b])) < 0 && (s = dp_ft_free_slot(&ft->b[b2])) >= 0)
-		b = b2;
-	if (s < 0 && (s = dp_ft_make_room(ft, dp_ft_first(ft, h), b2, &b)) < 0)
-		return -ENOSPC;
-	__atomic_store_n(&ft->b[b].idx[s], idx, __ATOMIC_RELAXED);
-	__atomic_store_n(&ft->b[b].tag[s], tag, __ATOMIC_RELEASE);
+	if ((s = dp_ft_free_slot(bk)) < 0)
+		return dp_ft_insert_far(ft, dp_ft_first(ft, h), dp_ft_tag(h), idx);
+	dp_ft_place(bk, s, dp_ft_tag(h), idx);
 	return 0;
 }
 

@@ -109,15 +109,6 @@ dp_gen_is_resolver(const struct dp_gen *g, uint8_t family, const uint8_t *addr)
 	return false;
 }
 
-bool
-dp_gen_is_tls_port(const struct dp_gen *g, uint16_t port)
-{
-	for (unsigned int i = 0; i < g->ntls_ports; i++)
-		if (g->tls_ports[i] == port)
-			return true;
-	return false;
-}
-
 uint64_t
 dp_gen_mem(uint32_t names, uint16_t max_vms)
 {

@@ -1,7 +1,7 @@
 /*
  * dp_conn_vm_any() decides a VM's plain frame (a TCP segment on its flow, neither opening
- * nor resetting anything, nothing else to tell) inline, without dp_conn_vm_general(); a
- * FIN's flow log note apart, not inlined. Held to the general path through the real
+ * nor resetting anything, nothing else to tell) inline, without dp_conn_vm_general(), a
+ * FIN's flow log note too. Held to the general path through the real
  * worker: on one real flow given many states (every tls mode, judged bytes or none,
  * would_block, where the VM's stream stands) and many frames (every mix of the TCP flags,
  * UDP, data or none, before or past the stream's end), with and without a flow log, both
@@ -23,6 +23,8 @@
 #include <rte_mbuf.h>
 
 #include "dp.h"
+#include "dp_bind.h"
+#include "dp_budget.h"
 #include "dp_burst.h"
 #include "dp_conn.h"
 #include "dp_conn_int.h"
@@ -30,6 +32,7 @@
 #include "dp_flow.h"
 #include "dp_out.h"
 #include "dp_run.h"
+#include "policy/match.h"
 #include "sni/pkt.h"
 
 #define ROUNDS	200000
@@ -40,7 +43,7 @@ static const char t_config[] =
 	"  max_flows_per_vm: 512, max_bindings: 1024}\n"
 	"slow_path: {enabled: false}\n"
 	"resolvers: [10.77.0.1]\n"
-	"policies: {web: {allow: [\"203.0.113.5:443\"]}}\n"
+	"policies: {web: {allow: [\"203.0.113.5:443\", \"a.example:443\", \"a.example:8080\"]}}\n"
 	"vms: [{name: agent1, mac: \"02:00:00:00:00:01\", ipv4: 10.77.0.11, policy: web}]\n";
 
 static struct dp_ctx ctx = { .port = { RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS,
@@ -121,23 +124,69 @@ t_draw_frame(uint64_t *rng, const struct dp_flow *f, struct pkt *p)
 	p->tcp_win = (uint16_t)rnd(rng);
 }
 
+/* A flow stage's decision: dp_conn_uplink_any()'s shape (VM slot 0's, from the VM). */
+typedef struct dp_fate (*t_decide)(struct dp_worker *, const struct pkt *,
+    const struct dp_flow_key *, struct dp_flow *, struct dp_flow **);
+
+static struct dp_fate
+t_vm_any(struct dp_worker *wk, const struct pkt *p, const struct dp_flow_key *k,
+    struct dp_flow *f, struct dp_flow **fp)
+{
+	return dp_conn_vm_any(wk, p, 0, k, f, fp);
+}
+
+static struct dp_fate
+t_vm_general(struct dp_worker *wk, const struct pkt *p, const struct dp_flow_key *k,
+    struct dp_flow *f, struct dp_flow **fp)
+{
+	return dp_conn_vm_general(wk, p, 0, k, f, fp);
+}
+
+/*
+ * any and general each deciding p on f, f as base and its account as acct before each:
+ * the same fate, the same flow given back, the flow and its account left the same.
+ * Returns the fate; *after, the flow as any left it.
+ */
+static struct dp_fate
+t_same(t_decide any, t_decide general, const struct pkt *p, const struct dp_flow_key *k,
+    struct dp_flow *f, const struct dp_flow *base, const struct dp_flow_acct *acct,
+    struct dp_flow *after)
+{
+	struct dp_flow *fp_any = NULL, *fp_general = NULL;
+	struct dp_flow_acct acct_after;
+	struct dp_fate a, g;
+
+	*f = *base;
+	*dp_flow_acct(w->flows, f) = *acct;
+	a = any(w, p, k, f, &fp_any);
+	*after = *f;
+	acct_after = *dp_flow_acct(w->flows, f);
+	*f = *base;
+	*dp_flow_acct(w->flows, f) = *acct;
+	g = general(w, p, k, f, &fp_general);
+	assert_true(dp_fate_eq(a, g));
+	assert_ptr_equal(fp_any, fp_general);
+	assert_memory_equal(after, f, sizeof(*after));
+	assert_memory_equal(&acct_after, dp_flow_acct(w->flows, f), sizeof(acct_after));
+	return a;
+}
+
 static void
 test_plain_is_general(void **state)
 {
 	struct dp_flow_key k;
 	struct dp_flow *f = t_open(&k), base, saved, after;
-	struct dp_flow_acct acct, acct_after;
+	struct dp_flow_acct acct;
 	struct rte_ring *recs = w->flow_recs;
 	uint64_t rng = UINT64_C(0x6a09e667f3bcc908);
-	unsigned int plain = 0;
+	unsigned int plain = 0, would_block = 0;
 
 	(void)state;
 	assert_non_null(f);
 	saved = *f;
 	acct = *dp_flow_acct(w->flows, f);
 	for (int r = 0; r < ROUNDS; r++) {
-		struct dp_flow *fp_any = NULL, *fp_general = NULL;
-		struct dp_fate any, general;
+		struct dp_fate any;
 		struct pkt p;
 
 		base = saved;
@@ -147,23 +196,18 @@ test_plain_is_general(void **state)
 		w->flow_recs = rnd(&rng) % 4 == 0 ? (struct rte_ring *)&recs : NULL;
 		plain += p.proto == PKT_PROTO_TCP && w->flow_recs == NULL &&
 		    !(p.tcp_flags & (PKT_TCP_SYN | PKT_TCP_RST));
-		*f = base;
-		*dp_flow_acct(w->flows, f) = acct;
-		any = dp_conn_vm_any(w, &p, 0, &k, f, &fp_any);
-		after = *f;
-		acct_after = *dp_flow_acct(w->flows, f);
-		*f = base;
-		*dp_flow_acct(w->flows, f) = acct;
-		general = dp_conn_vm_general(w, &p, 0, &k, f, &fp_general);
-		assert_true(dp_fate_eq(any, general));
-		assert_ptr_equal(fp_any, fp_general);
-		assert_memory_equal(&after, f, sizeof(after));
-		assert_memory_equal(&acct_after, dp_flow_acct(w->flows, f), sizeof(acct_after));
+		any = t_same(t_vm_any, t_vm_general, &p, &k, f, &base, &acct, &after);
+		/* an egress is the flow's verdict and nothing else, as its fields spell it */
+		if (any.act == DP_FATE_EGRESS) {
+			assert_true(dp_fate_eq(any, dp_fate_pass(after.would_block)));
+			would_block += after.would_block;
+		}
 	}
 	w->flow_recs = recs;
 	*f = saved;
 	*dp_flow_acct(w->flows, f) = acct;
 	assert_true(plain > ROUNDS / 8);	/* the plain path taken often, not only its edges */
+	assert_true(would_block > 0);
 }
 
 /*
@@ -252,12 +296,148 @@ test_uplink_judged_is_general(void **state)
 	assert_true(taken > ROUNDS / 16 && let_go > 0 && let_go < taken);
 }
 
+/*
+ * dp_conn_uplink_any() decides the server's plain segments (its flow current, in no
+ * budget, nothing judged, no HTTP reader, no flow log or HA peer, no RST) without
+ * dp_conn_uplink_general(). Held to it likewise: on the flow given many states (every
+ * tls mode, judged bytes or none, the peer's SYN-ACK seen or not, where each stream and
+ * window stands, another generation, a spent budget, an HA peer) and many frames toward the
+ * VM (every mix of the TCP flags, SYN-ACKs acknowledging the SYN or not, window scales,
+ * data, UDP), with and without a flow log, both must give the same fate and leave the
+ * flow and its account the same.
+ */
+static void
+test_uplink_plain_is_general(void **state)
+{
+	static const uint8_t flags[] = { PKT_TCP_SYN, PKT_TCP_ACK, PKT_TCP_FIN, PKT_TCP_RST,
+		PKT_TCP_PSH, PKT_TCP_URG };
+	static uint8_t data[64];
+	uint64_t rng = UINT64_C(0x3c6ef372fe94f82b);
+	unsigned int plain = 0, synack = 0;
+	struct rte_ring *recs = w->flow_recs;
+	struct dp_flow_key k;
+	struct dp_flow *f = t_open(&k), base, saved, after;
+	struct dp_flow_acct acct;
+	struct dp_vm *vm = (struct dp_vm *)(uintptr_t)&w->gen->vms[0];
+	struct dp_budget_cell *cell = dp_budget_cell_of(w, 0, 0), cell_saved = *cell;
+	bool audit = vm->audit;
+
+	(void)state;
+	assert_non_null(f);
+	saved = *f;
+	acct = *dp_flow_acct(w->flows, f);
+	/* budget 1 spent, and the VM audited: a flow through it is marked, not cut */
+	atomic_store(&cell->allow, DP_BUDGET_PUBLISHED);
+	cell->epoch = 0;
+	vm->audit = true;
+	for (int r = 0; r < ROUNDS; r++) {
+		struct pkt p;
+
+		base = saved;
+		t_draw_flow(&rng, &base);
+		if (rnd(&rng) % 2 == 0)
+			base.judged = 0;
+		if (rnd(&rng) % 16 == 0)
+			base.gen++;
+		if (rnd(&rng) % 16 == 0)
+			base.budgets = 1;	/* spent: audited, the flow goes on as would_block */
+		base.http_phase = (uint8_t)(rnd(&rng) % 4);	/* a CONNECT's answer read */
+		base.peer_synced = rnd(&rng) % 2 == 0;
+		base.peer_isn = rnd(&rng);
+		base.peer_ack = base.isn + rnd(&rng) % 1200;
+		base.vm_wscale = (uint8_t)(rnd(&rng) % 4 == 0 ? PKT_WSCALE_NONE : rnd(&rng) % 15);
+		base.peer_wscale = (uint8_t)(rnd(&rng) % 15);
+		if (rnd(&rng) % 4 == 0)
+			base.vm_nxt = base.isn;		/* nothing sent: the server may speak first */
+		memset(&p, 0, sizeof(p));
+		p.family = 4;
+		p.proto = rnd(&rng) % 8 == 0 ? PKT_PROTO_UDP : PKT_PROTO_TCP;
+		p.sport = 443;
+		p.dport = 41000;
+		p.tcp_flags = PKT_TCP_ACK;
+		for (size_t i = 0; i < sizeof(flags); i++)
+			if (rnd(&rng) % 5 == 0)
+				p.tcp_flags ^= flags[i];
+		if (rnd(&rng) % 4 == 0)
+			p.tcp_flags = PKT_TCP_SYN | PKT_TCP_ACK;
+		p.seq = rnd(&rng) % 2 == 0 ? base.peer_isn : rnd(&rng);
+		p.ack = rnd(&rng) % 4 == 0 ? base.isn : base.isn + rnd(&rng) % 2400 - 200;
+		p.tcp_win = (uint16_t)rnd(&rng);
+		p.tcp_wscale = (uint8_t)(rnd(&rng) % 4 == 0 ? PKT_WSCALE_NONE : rnd(&rng) % 15);
+		p.payload = data;
+		p.payload_len = rnd(&rng) % 2 == 0 ? 0 : 1 + rnd(&rng) % sizeof(data);
+		w->ctx->ha = rnd(&rng) % 16 == 0;
+		w->flow_recs = rnd(&rng) % 4 == 0 ? (struct rte_ring *)&recs : NULL;
+		plain += !(p.tcp_flags & PKT_TCP_RST) &&
+		    base.judged == 0 && base.tls != DP_TLS_HTTP && base.gen == saved.gen &&
+		    base.budgets == 0 && !w->ctx->ha;
+		t_same(dp_conn_uplink_any, dp_conn_uplink_general, &p, &k, f, &base, &acct, &after);
+		w->ctx->ha = false;
+		synack += !base.peer_synced && after.peer_synced;
+	}
+	w->flow_recs = recs;
+	*f = saved;
+	*dp_flow_acct(w->flows, f) = acct;
+	*cell = cell_saved;
+	vm->audit = audit;
+	print_message("%u of %d plain, %u SYN-ACKs taken\n", plain, ROUNDS, synack);
+	assert_true(plain > ROUNDS / 16 && synack > 0);
+}
+
+/*
+ * A SYN's fate is its fields' and nothing else: sent on, allowed, or with data (Fast
+ * Open) to the module that judges the flow's first bytes. Opened by a binding on a TLS
+ * port and on another, and to the resolver (DNS over TCP), each without data and with.
+ */
+static void
+test_syn_fate(void **state)
+{
+	static const struct {
+		uint8_t dst[4];
+		uint16_t dport;
+		uint8_t tls;
+	} t[] = {
+		{ { 198, 51, 100, 7 }, 443, DP_TLS_PENDING },
+		{ { 198, 51, 100, 7 }, 8080, DP_TLS_SNIFF },
+		{ { 10, 77, 0, 1 }, 53, DP_TLS_DNS },
+	};
+	static const uint8_t data[16];
+	struct pol_addr a = { .family = 4, .a = { 198, 51, 100, 7 } };
+	struct pol_ports ports;
+
+	(void)state;
+	assert_true(pol_match_name_ports(w->gen->set, w->gen->vms[0].policy, "a.example", 9,
+	    &ports));
+	assert_int_equal(dp_bind_learn(w->ctx->binds, 0, &a, dp_name_hash("a.example", 9),
+	    &ports, w->gen->id, w->now + 300, 1024), 0);
+	for (unsigned int i = 0; i < 2 * sizeof(t) / sizeof(t[0]); i++) {
+		struct pkt p = { .family = 4, .proto = PKT_PROTO_TCP, .sport = (uint16_t)(42000 + i),
+			.dport = t[i / 2].dport, .tcp_flags = PKT_TCP_SYN, .seq = 77,
+			.tcp_wscale = PKT_WSCALE_NONE, .payload = data,
+			.payload_len = i % 2 ? sizeof(data) : 0 };
+		struct dp_flow_key k;
+		struct dp_flow *fp = NULL;
+		struct dp_fate fate;
+
+		memcpy(p.dst, t[i / 2].dst, 4);
+		dp_conn_key(&k, 0, &p, true);
+		fate = dp_conn_vm_general(w, &p, 0, &k, NULL, &fp);
+		assert_true(dp_fate_eq(fate, i % 2 ? dp_fate(DP_FATE_STREAM) :
+		    dp_fate_egress(DP_ALLOWED)));
+		assert_non_null(fp);
+		assert_int_equal(fp->tls, t[i / 2].tls);
+		dp_flow_close(w->flows, fp);
+	}
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plain_is_general),
 		cmocka_unit_test(test_uplink_judged_is_general),
+		cmocka_unit_test(test_uplink_plain_is_general),
+		cmocka_unit_test(test_syn_fate),
 	};
 
 	return dpf_run("test_dp_conn_plain", t_config, &ctx, &w, tests,

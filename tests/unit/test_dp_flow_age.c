@@ -200,6 +200,40 @@ test_aging_slices_wrap(void **state)
 	dp_flows_free(t);
 }
 
+/*
+ * A sweep finds an open flow wherever it is among free entries: each of a 10-entry
+ * table's (free ones are skipped four at a time, and 10 is no multiple of 4), the sweep
+ * starting at each of the first four entries, and past the array's end.
+ */
+static void
+test_aging_finds_each_entry(void **state)
+{
+	struct dp_flow_key k;
+	struct dp_flow *f[10];
+
+	(void)state;
+	for (unsigned int start = 0; start < 4; start++)
+		for (unsigned int at = 0; at < 10; at++) {
+			struct dp_flows *t = dp_flows_create("t_each", 10, 4, SOCKET_ID_ANY);
+
+			assert_non_null(t);
+			for (uint16_t i = 0; i < 10; i++) {
+				k = key(1, i);
+				assert_non_null(f[i] = dp_flow_open(t, &k, CAP, 0));
+				assert_ptr_equal(f[i], dp_flows_entry(t, i));
+			}
+			for (unsigned int i = 0; i < 10; i++)
+				if (i != at)
+					dp_flow_close(t, f[i]);
+			/* the cursor to start: nothing idle at 0 */
+			assert_int_equal(dp_flows_age(t, 0, start, NULL, NULL, NULL, NULL), 0);
+			assert_int_equal(dp_flows_age(t, 1000, 10, NULL, NULL, NULL, NULL), 1);
+			assert_int_equal(dp_flows_count(t, 1), 0);
+			assert_false(f[at]->in_use);
+			dp_flows_free(t);
+		}
+}
+
 int
 main(void)
 {
@@ -209,6 +243,7 @@ main(void)
 		cmocka_unit_test(test_full_table_reclaims_idle_only),
 		cmocka_unit_test(test_reclaim_needs_credit),
 		cmocka_unit_test(test_aging_slices_wrap),
+		cmocka_unit_test(test_aging_finds_each_entry),
 	};
 
 	return T_EAL_RUN_AFTER("test_dp_flow_age", "128", tests, dp_hash_init());

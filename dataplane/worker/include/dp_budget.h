@@ -137,7 +137,17 @@ dp_budget_set_spent(const struct dp_worker *w, uint16_t vm, uint8_t set)
  * (len bytes, canonical or not: matched as the policy matches it) or to the address.
  */
 uint8_t dp_budget_of_name(const struct dp_gen *g, uint16_t vm, const char *name, size_t len);
-uint8_t dp_budget_of_addr(const struct dp_gen *g, uint16_t vm, uint8_t family,
+uint8_t dp_budget_of_addr_match(const struct dp_gen *g, uint16_t vm, uint8_t family,
     const uint8_t *addr);
+
+/*
+ * dp_budget_of_addr_match(), a VM whose policy has no budget told inline: every flow it
+ * opens by a binding asks.
+ */
+static inline uint8_t
+dp_budget_of_addr(const struct dp_gen *g, uint16_t vm, uint8_t family, const uint8_t *addr)
+{
+	return g->vms[vm].budgets == 0 ? 0 : dp_budget_of_addr_match(g, vm, family, addr);
+}
 
 #endif

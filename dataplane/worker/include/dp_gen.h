@@ -98,8 +98,15 @@ dp_gen_vm_by_mac(const struct dp_gen *g, uint16_t vlan, const uint8_t *mac)
 /* Is addr one of the configured resolvers? */
 bool dp_gen_is_resolver(const struct dp_gen *g, uint8_t family, const uint8_t *addr);
 
-/* Is port one of tls_ports? */
-bool dp_gen_is_tls_port(const struct dp_gen *g, uint16_t port);
+/* Is port one of tls_ports? Inlined: every SYN admitted by a binding asks. */
+static inline bool
+dp_gen_is_tls_port(const struct dp_gen *g, uint16_t port)
+{
+	for (unsigned int i = 0; i < g->ntls_ports; i++)
+		if (g->tls_ports[i] == port)
+			return true;
+	return false;
+}
 
 /*
  * Index the addresses of g's present VMs for dp_gen_is_vm_addr(), once its VMs are in
