@@ -98,8 +98,9 @@ dp_rx_csums4_len_ok(const uint8_t *ip, uint8_t proto, uint32_t len)
 
 /*
  * dp_rx_csums4_len_ok() for a TCP segment of at least 20 bytes (total, the IPv4 total
- * length, at least 40), the lean path's (dp_lean.h): inline, each sum tested without a
- * fold (csum_ok()). The segment's sum runs from the source address, total - 12 bytes: the
+ * length, at least 40), the lean path's (dp_lean.h) and that of every other TCP segment
+ * pkt_decode_fast() takes over IPv4 (dp_rx_csums_plain_ok()): inline, each sum tested
+ * without a fold (csum_ok()); csum_sum() was a call for a short segment. The segment's sum runs from the source address, total - 12 bytes: the
  * first 24 always, then what is left of them, a short rest in at most two words and a
  * tail, the tail one load that ends at the packet's end (csum_tail(): 28 bytes come
  * before it). Each word added with its own carry (csum_add()): inlined in the burst loop,
@@ -195,6 +196,9 @@ dp_rx_csums_plain_ok(const struct rte_mbuf *m, const uint8_t *frame, const struc
 {
 	uint64_t fl = m->ol_flags & (RTE_MBUF_F_RX_IP_CKSUM_MASK | RTE_MBUF_F_RX_L4_CKSUM_MASK);
 
+	/* TCP: at least 20 bytes (pkt_fast_l4()), summed inline as the lean path does */
+	if (p->family == 4 && fl == 0 && p->proto == PKT_PROTO_TCP)
+		return dp_rx_csums4_tcp_ok(frame + p->l3_off, (uint32_t)p->l4_len + 20);
 	if (p->family == 4 && fl == 0)
 		return dp_rx_csums4_ok(frame + p->l3_off, p);
 	if (p->family == 6 && (fl & RTE_MBUF_F_RX_L4_CKSUM_MASK) == 0)
