@@ -169,12 +169,13 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 	const struct dp_gen *g = w->gen;	/* swapped between bursts only (dp_worker.c) */
 	uint64_t bytes = 0;
 
-	for (uint16_t i = 0; i < n; i++, fr++) {
+	for (struct rte_mbuf **pm = pkts, **end = pkts + n; pm != end; pm++, fr++) {
 		int slot;
 
-		if (i + DP_BURST_PREFETCH < n)
-			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + DP_BURST_PREFETCH], void *));
-		fr->m = pkts[i];
+		/* by pointer: an index and its bound took a counter kept in memory */
+		if (end - pm > DP_BURST_PREFETCH)
+			rte_prefetch0(rte_pktmbuf_mtod(pm[DP_BURST_PREFETCH], void *));
+		fr->m = *pm;
 		bytes += rte_pktmbuf_pkt_len(fr->m);
 		slot = dp_lean(g, fr->m, key, &fr->ln, from_vm);
 		if ((fr->lean = slot >= 0)) {	/* its fate CONTINUE, stored if it is not steady */

@@ -70,6 +70,16 @@ dp_rx_l4_csum_ok(const struct rte_mbuf *m, const struct pkt *p)
 	return csum_ok(sum);
 }
 
+/*
+ * csum_sum() of n >= 8 bytes with its short case inline: out of line (GCC's choice for a
+ * function this size) it was a call for every short segment off the lean path.
+ */
+static __rte_always_inline uint64_t
+dp_rx_sum(const uint8_t *buf, size_t n, uint64_t acc)
+{
+	return n < CSUM_VEC_MIN ? csum_sum_short(buf, n, acc) : csum_sum_long(buf, n, acc);
+}
+
 /* The header checksum of an IPv4 header without options at ip. */
 static inline bool
 dp_rx_ip4_head_ok(const uint8_t *ip)
@@ -98,8 +108,9 @@ dp_rx_csums4_len_ok(const uint8_t *ip, uint8_t proto, uint32_t len)
 
 /*
  * dp_rx_csums4_len_ok() for a TCP segment of at least 20 bytes (total, the IPv4 total
- * length, at least 40), the lean path's (dp_lean.h): inline, each sum tested without a
- * fold (csum_ok()). The segment's sum runs from the source address, total - 12 bytes: the
+ * length, at least 40), the lean path's (dp_lean.h) and that of every other TCP segment
+ * pkt_decode_fast() takes over IPv4 (dp_rx_csums_plain_ok()): inline, each sum tested
+ * without a fold (csum_ok()); csum_sum() was a call for a short segment. The segment's sum runs from the source address, total - 12 bytes: the
  * first 24 always, then what is left of them, a short rest in at most two words and a
  * tail, the tail one load that ends at the packet's end (csum_tail(): 28 bytes come
  * before it). Each word added with its own carry (csum_add()): inlined in the burst loop,
@@ -161,7 +172,7 @@ dp_rx_csum6_ok(const uint8_t *ip, const struct pkt *p)
 			return false;	/* no checksum: IPv6 does not allow it (RFC 8200 s8.1) */
 		len = (uint32_t)p->payload_len + 8;
 	}
-	return csum_ok(csum_sum(ip + 8, 32 + len,
+	return csum_ok(dp_rx_sum(ip + 8, 32 + len,
 	    (uint64_t)htobe16((uint16_t)len) + htobe16(p->proto)));
 }
 
@@ -195,6 +206,9 @@ dp_rx_csums_plain_ok(const struct rte_mbuf *m, const uint8_t *frame, const struc
 {
 	uint64_t fl = m->ol_flags & (RTE_MBUF_F_RX_IP_CKSUM_MASK | RTE_MBUF_F_RX_L4_CKSUM_MASK);
 
+	/* TCP: at least 20 bytes (pkt_fast_l4()), summed inline as the lean path does */
+	if (p->family == 4 && fl == 0 && p->proto == PKT_PROTO_TCP)
+		return dp_rx_csums4_tcp_ok(frame + p->l3_off, (uint32_t)p->l4_len + 20);
 	if (p->family == 4 && fl == 0)
 		return dp_rx_csums4_ok(frame + p->l3_off, p);
 	if (p->family == 6 && (fl & RTE_MBUF_F_RX_L4_CKSUM_MASK) == 0)
