@@ -207,3 +207,81 @@ csum_sum_long(const void *buf, size_t n, uint64_t acc)
 {
 	return csum_long(buf, n, acc);
 }
+
+/* acc plus the quads (a constant: unrolled) 4-byte words at p, in one carry chain */
+static inline uint64_t
+csum_add_quads(uint64_t acc, const uint8_t *p, unsigned int quads)
+{
+	uint32_t w4 = 0;
+
+	if (quads & 1)
+		memcpy(&w4, p + 8 * (quads / 2), 4);
+#ifdef __x86_64__
+	unsigned long long s = acc;
+	unsigned char c = 0;
+
+	if (quads & 1)
+		c = __builtin_ia32_addcarryx_u64(c, s, w4, &s);
+#pragma GCC unroll 16
+	for (unsigned int i = 0; i < quads / 2; i++)
+		c = __builtin_ia32_addcarryx_u64(c, s, csum_word(p + 8 * i), &s);
+	return (uint64_t)s + c;		/* at most 2^64 - 2 plus 1: no carry out */
+#else
+	acc = csum_add_words(acc, p, quads / 2);
+	return quads & 1 ? csum_add(acc, w4) : acc;
+#endif
+}
+
+/*
+ * The last n & 3 bytes of the n (>= 4) at p as a word whose first bytes they are, zero
+ * past them: csum_tail() from a 4-byte load, its shift of 32 - 8 * (n & 3) the 32-bit
+ * shift's own count of 8 * n's negation.
+ */
+static inline uint32_t
+csum_tail4(const uint8_t *p, size_t n)
+{
+	uint32_t w;
+
+	memcpy(&w, p + n - 4, 4);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return w << ((0 - 8 * (unsigned int)n) & 31);
+#else
+	return w >> ((0 - 8 * (unsigned int)n) & 31);
+#endif
+}
+
+#define CSUM_QUADS(k)	case k: acc = csum_add_quads(acc, p, k); break
+
+/*
+ * A short length's 4-byte words in a run of adds of their own, reached by one jump on
+ * n / 4 (a jump table), then the last n & 3 bytes in one load; long ones go on to the
+ * CPU's vectors.
+ */
+uint64_t
+csum_sum_any(const void *buf, size_t n, uint64_t acc)
+{
+	const uint8_t *p = buf;
+	unsigned int q;
+
+	_Static_assert(CSUM_VEC_MIN == 128, "a case for each 4 bytes below it");
+	if (n >= CSUM_VEC_MIN)
+		return csum_long(buf, n, acc);
+	q = (unsigned int)(n >> 2);
+	__asm__("" : "+r"(q));	/* else GCC tests n < 128 again; masked, q needs no test */
+	switch (q & 31) {
+	case 0:
+	case 1:
+		return csum_sum_tiny(p, n, acc);
+	CSUM_QUADS(2); CSUM_QUADS(3); CSUM_QUADS(4); CSUM_QUADS(5); CSUM_QUADS(6);
+	CSUM_QUADS(7); CSUM_QUADS(8); CSUM_QUADS(9); CSUM_QUADS(10); CSUM_QUADS(11);
+	CSUM_QUADS(12); CSUM_QUADS(13); CSUM_QUADS(14); CSUM_QUADS(15); CSUM_QUADS(16);
+	CSUM_QUADS(17); CSUM_QUADS(18); CSUM_QUADS(19); CSUM_QUADS(20); CSUM_QUADS(21);
+	CSUM_QUADS(22); CSUM_QUADS(23); CSUM_QUADS(24); CSUM_QUADS(25); CSUM_QUADS(26);
+	CSUM_QUADS(27); CSUM_QUADS(28); CSUM_QUADS(29); CSUM_QUADS(30); CSUM_QUADS(31);
+	default:
+		__builtin_unreachable();
+	}
+	if (n & 3)
+		acc = csum_add(acc, csum_tail4(p, n));
+	return acc;
+}
