@@ -4,9 +4,14 @@
  * to 600 bytes and every alignment, lengths around the vectors' widths, a buffer of all
  * ones long enough to need the kernels' chunks (where a lane could wrap), sums
  * continued from an accumulator, the short straight-line sum word for word, and the test
- * of a received sum (csum_ok()) against the fold.
+ * of a received sum (csum_ok()) against the fold. The long sums are also held exactly
+ * (zero told from 0xffff) at random lengths to 9000 from every alignment, on random bytes,
+ * all ones and all zeros, around the length where AVX2's 32-bit total could wrap, and with
+ * the buffer's first or last byte against an unmapped page.
  */
 #include <setjmp.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -124,6 +129,110 @@ test_lanes_never_wrap(void **state)
 	for (int k = 0; k < 3; k++)
 		assert_same_sum(csum_fold(kernels[k](buf, n - 1, 0)), fc_ref_sum(buf, n - 1, 0));
 	free(buf);
+}
+
+/* every vectorised sum this CPU runs, and the inline one that hands long ones over */
+static size_t
+long_kernels(sum_fn k[4])
+{
+	size_t n = 0;
+
+	k[n++] = sum_inline;
+	k[n++] = csum_sum_long;
+	k[n++] = csum_sum_sse2;
+	if (csum_has_avx2())
+		k[n++] = csum_sum_avx2;
+	return n;
+}
+
+/* each kernel's sum of the n bytes at b is exactly the reference's, zero told from 0xffff */
+static void
+assert_exact_sums(const uint8_t *b, size_t n)
+{
+	sum_fn k[4];
+	size_t nk = long_kernels(k);
+	uint16_t want = fc_ref_sum(b, n, 0);
+
+	for (size_t i = 0; i < nk; i++)
+		if (wire(csum_fold(k[i](b, n, 0))) != want)
+			fail_msg("kernel %zu, %zu bytes at %p: 0x%04x, want 0x%04x", i, n,
+			    (const void *)b, wire(csum_fold(k[i](b, n, 0))), want);
+}
+
+/*
+ * Random lengths to 9000 from every alignment to 64, on random bytes, all ones (each word
+ * the most it can be) and all zeros (the sum that must stay 0, not 0xffff).
+ */
+static void
+test_long_exact(void **state)
+{
+	static uint8_t buf[9000 + 64];
+
+	(void)state;
+	for (int fill = 0; fill < 3; fill++) {
+		for (size_t i = 0; i < sizeof(buf); i++)
+			buf[i] = fill == 0 ? (uint8_t)fc_rnd(&rng) : fill == 1 ? 0xff : 0;
+		for (size_t t = 0; t < 2000; t++)
+			assert_exact_sums(buf + t % 64, fc_rnd(&rng) % 9001);
+		for (size_t len = 8990; len <= 9000; len++)
+			assert_exact_sums(buf + 64 - (len & 63), len);
+	}
+}
+
+/*
+ * AVX2's lanes add up modulo 2^32, right while the words' sum fits: at CSUM_AVX2_MAX all
+ * ones come within a word of 2^32, and longer buffers go in passes of that. Lengths around
+ * it and its multiples, of all ones, all zeros and ones with a few zero words.
+ */
+static void
+test_long_bound(void **state)
+{
+	size_t cap = 3 * CSUM_AVX2_MAX + 64;
+	uint8_t *buf = malloc(cap);
+
+	(void)state;
+	assert_non_null(buf);
+	for (int fill = 0; fill < 3; fill++) {
+		memset(buf, fill == 1 ? 0 : 0xff, cap);
+		if (fill == 2)
+			for (size_t i = 5; i < cap; i += 4099)
+				buf[i] = 0;
+		for (size_t m = 1; m <= 2; m++)
+			for (size_t d = 0; d <= 66; d++) {
+				assert_exact_sums(buf, m * CSUM_AVX2_MAX - 33 + d);
+				assert_exact_sums(buf + 1, m * CSUM_AVX2_MAX - 33 + d);
+			}
+	}
+	free(buf);
+}
+
+/*
+ * No sum reads outside its buffer: each length to 700 and some longer ones, ending at an
+ * unmapped page and starting just after one, from each alignment to 32 (a read past either
+ * end faults).
+ */
+static void
+test_long_in_bounds(void **state)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), span = 4 * page;
+	uint8_t *map = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	    -1, 0);
+	uint8_t *lo, *hi;
+
+	(void)state;
+	assert_true(map != MAP_FAILED && span - 2 * page >= 3000);
+	assert_int_equal(mprotect(map, page, PROT_NONE), 0);
+	assert_int_equal(mprotect(map + span - page, page, PROT_NONE), 0);
+	lo = map + page;
+	hi = map + span - page;
+	for (size_t i = 0; i < span - 2 * page; i++)
+		lo[i] = (uint8_t)fc_rnd(&rng);
+	for (size_t len = 0; len <= 3000; len += len < 700 ? 1 : 97)
+		for (size_t a = 0; a < 32; a++) {
+			assert_exact_sums(hi - len - a, len);
+			assert_exact_sums(lo + a, len);
+		}
+	assert_int_equal(munmap(map, span), 0);
 }
 
 /* acc plus n bytes at b two at a time, as host-order words (the odd last one zero-padded) */
@@ -244,6 +353,9 @@ main(void)
 		cmocka_unit_test(test_sse2_sum),
 		cmocka_unit_test(test_avx2_sum),
 		cmocka_unit_test(test_lanes_never_wrap),
+		cmocka_unit_test(test_long_exact),
+		cmocka_unit_test(test_long_bound),
+		cmocka_unit_test(test_long_in_bounds),
 		cmocka_unit_test(test_continued),
 		cmocka_unit_test(test_short_sum),
 		cmocka_unit_test(test_ok_is_fold),

@@ -31,6 +31,9 @@ csum_add(uint64_t a, uint64_t b)
 /* acc plus the sum of n bytes at buf, vectorised (csum.c): for n >= CSUM_VEC_MIN */
 uint64_t csum_sum_long(const void *buf, size_t n, uint64_t acc);
 
+/* csum_sum() of a length not known at build time (csum.c) */
+uint64_t csum_sum_any(const void *buf, size_t n, uint64_t acc);
+
 /* the 8-byte word at p */
 static inline uint64_t
 csum_word(const uint8_t *p)
@@ -121,23 +124,14 @@ csum_sum_short(const void *buf, size_t n, uint64_t acc)
 	return acc;
 }
 
-/*
- * acc plus the one's-complement sum of the n bytes at buf, taken as 16-bit words from
- * buf's first byte (an odd last byte is the first byte of a word padded with zero).
- * Below CSUM_VEC_MIN, no loop: a run of adds for each bit of n (every frame's headers
- * and short segments come here, and a loop's counting cost as much as its adds).
- */
+/* csum_sum() of n < 8 bytes: a word of each size n holds */
 static inline uint64_t
-csum_sum(const void *buf, size_t n, uint64_t acc)
+csum_sum_tiny(const void *buf, size_t n, uint64_t acc)
 {
 	const uint8_t *p = buf;
 	uint32_t w4;
 	uint16_t w2;
 
-	if (n >= CSUM_VEC_MIN)
-		return csum_sum_long(buf, n, acc);
-	if (n >= 8)
-		return csum_sum_short(buf, n, acc);
 	if (n & 4) {
 		memcpy(&w4, p, 4);
 		acc = csum_add(acc, w4);
@@ -156,6 +150,26 @@ csum_sum(const void *buf, size_t n, uint64_t acc)
 #endif
 	}
 	return acc;
+}
+
+/*
+ * acc plus the one's-complement sum of the n bytes at buf, taken as 16-bit words from
+ * buf's first byte (an odd last byte is the first byte of a word padded with zero).
+ * Below CSUM_VEC_MIN, no loop: a length known at build time (a header's) folds to its
+ * run of adds here; any other goes to csum_sum_any(), one jump to its length's run
+ * (every frame's short segments come there, and a loop's or a test per bit's counting
+ * cost as much as the adds).
+ */
+static inline uint64_t
+csum_sum(const void *buf, size_t n, uint64_t acc)
+{
+	if (!__builtin_constant_p(n))
+		return csum_sum_any(buf, n, acc);
+	if (n >= CSUM_VEC_MIN)
+		return csum_sum_long(buf, n, acc);
+	if (n >= 8)
+		return csum_sum_short(buf, n, acc);
+	return csum_sum_tiny(buf, n, acc);
 }
 
 /*
