@@ -36,7 +36,9 @@ def _start(request, max_vms, nidle):
 
 def test_4096_vms_start_and_forward(request):
     lab, _, _ = _start(request, NVMS, NVMS - 2)
-    assert f"ready: {NVMS} VMs" in lab.namegate_output()[0]
+    # the workers forward (the lab's probe passes) a moment before the main thread says so
+    wait_until(lambda: f"ready: {NVMS} VMs" in lab.namegate_output()[0], 10,
+               "the daemon's ready line")
     with nc.Delta(lab) as d:
         r = lab.curl("vm1", "https://pypi.org/")
     assert r.ok, r.stderr
