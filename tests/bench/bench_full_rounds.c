@@ -9,6 +9,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#ifdef BENCH_HAVE_CALLGRIND
+#include <valgrind/callgrind.h>
+#else
+#define CALLGRIND_START_INSTRUMENTATION
+#endif
+
 #include "bench_full.h"
 
 #define BENCH_CLOSED_IDLE	11	/* seconds: past a closed connection's timeout (10 s) */
@@ -106,6 +112,12 @@ bench_rounds(struct bench *b, const struct bench_trace *t, const char *name,
 	    (unsigned long)warm.syns_out, (unsigned long)warm.answers_in,
 	    (unsigned long)warm.bind_evts);
 	if (instr) {
+		/*
+		 * callgrind counts calls while it collects no cost, and no request zeroes the
+		 * counts: bench_instr.py starts it with instrumentation off, so that a call count
+		 * (its DNS messages) holds this pass's calls and not the warm pass's too.
+		 */
+		CALLGRIND_START_INSTRUMENTATION;
 		b->instr = true;
 		if (bench_loop_pass(l, b->instr_drv, t->first_timed, t->n,
 		    b->instr_drv == BENCH_NG ? last : &p) != 0)

@@ -57,8 +57,11 @@ def total(path):
 
 
 def callgrind(argv, env, out_file, pattern):
-    """argv under callgrind, collecting only where it toggles; its output's pattern match."""
+    """argv under callgrind, collecting only where it toggles; its output's pattern match.
+    bench_full starts the instrumentation itself at its measured pass (callgrind counts calls
+    even where it collects no cost, so calls_into() would count the warm pass's too)."""
     argv = ["valgrind", "--tool=callgrind", "--collect-atstart=no",
+            *(["--instr-atstart=no"] if argv[0] == BENCH else []),
             "--compress-strings=no", "--compress-pos=no",    # names and lines spelled out
             f"--callgrind-out-file={out_file}", *argv]
     p = subprocess.run(argv, env=dict(os.environ, **env), stdout=subprocess.PIPE,
