@@ -39,17 +39,25 @@ struct tls_ext_seen {
 static bool
 tls_ext_sni(struct rd ext, const uint8_t *floor, struct tls_hello *out)
 {
-	struct rd list, host;
-	uint8_t type;
+	size_t n = ext.len;
+	const uint8_t *host;
 	bool upper;
 
-	if (!rd_vec16(&ext, &list) || ext.len != 0 || !rd_u8(&list, &type) ||
-	    type != TLS_NAME_HOST || !rd_vec16(&list, &host) || list.len != 0 ||
-	    !sni_host_scan(floor, host.p, host.len, &upper))
+	/*
+	 * Each length must be what follows it fills: list_len n - 2, and len n - 5 after a
+	 * name_type of 0. The first four bytes are compared as one word with what they must
+	 * be (n < 2^16: the high byte of len is (n - 5) >> 8), the fifth as a byte.
+	 */
+	if (n < 5 || rd_be32(ext.p) != ((uint32_t)(n - 2) << 16 | TLS_NAME_HOST << 8 |
+	    (uint32_t)(n - 5) >> 8) || ext.p[4] != (uint8_t)(n - 5))
 		return false;
-	if (host.p[host.len - 1] == '.')
-		host.len--;
-	out->sni = (struct sni_name){ .p = host.p, .len = host.len };
+	host = ext.p + 5;
+	n -= 5;
+	if (!sni_host_scan(floor, host, n, &upper))
+		return false;
+	if (host[n - 1] == '.')
+		n--;
+	out->sni = (struct sni_name){ .p = host, .len = n };
 	out->sni_lower = !upper;
 	return true;
 }
