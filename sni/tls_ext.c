@@ -216,18 +216,21 @@ tls_hello_exts(struct rd exts, const uint8_t *floor, struct tls_hello *out)
 	 */
 	while (p <= last) {
 		uint32_t hdr = rd_be32((const uint8_t *)p);	/* the type, then the length */
-		uint64_t type;	/* a word: an index and BTS's operand as it is */
 
 		/*
 		 * Told nothing of hdr, gcc takes nothing from the word it loaded before
 		 * swapping it, which cost a move an extension
 		 */
 		__asm__("" : "+r"(hdr));
-		type = hdr >> 16;
-
-		if (type >= 64) {
-			rare[nrare++] = (uint16_t)type;
+		if (hdr >= UINT32_C(64) << 16) {
+			rare[nrare++] = (uint16_t)(hdr >> 16);
 		} else {
+			/*
+			 * Below 64, the type is its second byte: one load, where taking it
+			 * from hdr is a copy and a shift. A word: an index and BTS's operand.
+			 */
+			uint64_t type = ((const uint8_t *)p)[1];
+
 			if (tls_ext_low_add(&low, type))
 				return SNI_MALFORMED;
 			at[type] = (const uint8_t *)p;
