@@ -14,18 +14,15 @@
 #define TLS_EXT_ECH		0xfe0d
 #define TLS_NAME_HOST		0
 
-#define TLS_EXT_RARE		8	/* types past 63 kept in a list before the set */
+#define TLS_EXT_RARE	8	/* types past 63 checked pairwise, up to this many */
+#define TLS_EXT_MAX	(TLS_HELLO_MAX / 4)	/* the most extensions a vector can hold */
 
 /*
- * Extension types past 63 seen in one hello (those below, nearly all a client sends, are
- * bits of a word the walk keeps). The few others (GREASE, renegotiation_info, ECH) go in a
- * short list; past TLS_EXT_RARE of them, in a 2^16-bit set whose 64-bit words are cleared
- * only when first touched (live says which), so that a hello stuffed with thousands of
- * extensions still costs O(1) per extension, and the common one clears nothing of it.
+ * The types past 63 of a hello with more than TLS_EXT_RARE of them: a 2^16-bit set whose
+ * 64-bit words are cleared only when first touched (live says which), so that a hello
+ * stuffed with thousands of extensions still costs O(1) per extension.
  */
 struct tls_ext_seen {
-	unsigned int nrare;		/* in rare[], or TLS_EXT_RARE + 1: the set is in use */
-	uint16_t rare[TLS_EXT_RARE];
 	uint64_t live[1024 / 64];
 	uint64_t word[65536 / 64];
 };
@@ -42,17 +39,25 @@ struct tls_ext_seen {
 static bool
 tls_ext_sni(struct rd ext, const uint8_t *floor, struct tls_hello *out)
 {
-	struct rd list, host;
-	uint8_t type;
+	size_t n = ext.len;
+	const uint8_t *host;
 	bool upper;
 
-	if (!rd_vec16(&ext, &list) || ext.len != 0 || !rd_u8(&list, &type) ||
-	    type != TLS_NAME_HOST || !rd_vec16(&list, &host) || list.len != 0 ||
-	    !sni_host_scan(floor, host.p, host.len, &upper))
+	/*
+	 * Each length must be what follows it fills: list_len n - 2, and len n - 5 after a
+	 * name_type of 0. The first four bytes are compared as one word with what they must
+	 * be (n < 2^16: the high byte of len is (n - 5) >> 8), the fifth as a byte.
+	 */
+	if (n < 5 || rd_be32(ext.p) != ((uint32_t)(n - 2) << 16 | TLS_NAME_HOST << 8 |
+	    (uint32_t)(n - 5) >> 8) || ext.p[4] != (uint8_t)(n - 5))
 		return false;
-	if (host.p[host.len - 1] == '.')
-		host.len--;
-	out->sni = (struct sni_name){ .p = host.p, .len = host.len };
+	host = ext.p + 5;
+	n -= 5;
+	if (!sni_host_scan(floor, host, n, &upper))
+		return false;
+	if (host[n - 1] == '.')
+		n--;
+	out->sni = (struct sni_name){ .p = host, .len = n };
 	out->sni_lower = !upper;
 	return true;
 }
@@ -91,7 +96,7 @@ tls_ext_data(const uint8_t *ext)
 }
 
 /* Into the set; false when type was already in it. */
-static bool
+static inline bool
 tls_ext_set_add(struct tls_ext_seen *seen, uint16_t type)
 {
 	unsigned int w = type >> 6;
@@ -107,47 +112,30 @@ tls_ext_set_add(struct tls_ext_seen *seen, uint16_t type)
 	return true;
 }
 
-/* A type past 63 with the list full: false when it is in the list, else the set from now on. */
+/* tls_ext_rare_check() past TLS_EXT_RARE types: through the set, whose frame only it needs. */
 static __attribute__((noinline)) bool
-tls_ext_rare_spill(struct tls_ext_seen *seen, uint16_t type)
+tls_ext_rare_many(const uint16_t *rare, size_t n, struct tls_hello *out)
 {
-	for (unsigned int i = 0; i < TLS_EXT_RARE; i++)
-		if (seen->rare[i] == type)
+	struct tls_ext_seen seen;
+
+	memset(seen.live, 0, sizeof(seen.live));
+	for (size_t i = 0; i < n; i++) {
+		if (rare[i] == TLS_EXT_ECH)
+			out->ech = true;
+		if (!tls_ext_set_add(&seen, rare[i]))
 			return false;
-	memset(seen->live, 0, sizeof(seen->live));
-	seen->nrare = TLS_EXT_RARE + 1;
-	for (unsigned int i = 0; i < TLS_EXT_RARE; i++)
-		tls_ext_set_add(seen, seen->rare[i]);
-	return tls_ext_set_add(seen, type);
+	}
+	return true;
 }
 
-/*
- * A type past 63; false when it was seen already. *bits: bit type % 64 of each type in
- * the short list, so that a type whose bit is clear is new without a scan (GREASE,
- * renegotiation_info and ECH take different bits); a shared bit only costs the scan.
- */
-static inline bool
-tls_ext_rare_add(struct tls_ext_seen *seen, uint64_t *bits, uint16_t type)
+/* Whether rare[i] is among rare[0..i). */
+static __attribute__((noinline)) bool
+tls_ext_rare_scan(const uint16_t *rare, size_t i)
 {
-	uint64_t bit = UINT64_C(1) << (type & 63);
-	unsigned int n = seen->nrare, i = 0;
-
-	if (n < TLS_EXT_RARE && (*bits & bit) == 0) {
-		*bits |= bit;
-		seen->rare[n] = type;
-		seen->nrare = n + 1;
-		return true;
-	}
-	*bits |= bit;
-	if (n >= TLS_EXT_RARE)
-		return n > TLS_EXT_RARE ? tls_ext_set_add(seen, type) :
-		    tls_ext_rare_spill(seen, type);
-	/* put in place first: the scan then needs no bound, it stops there at the latest */
-	seen->rare[n] = type;
-	while (seen->rare[i] != type)
-		i++;
-	seen->nrare = n + (i == n);
-	return i == n;
+	for (size_t j = 0; j < i; j++)
+		if (rare[j] == rare[i])
+			return true;
+	return false;
 }
 
 /*
@@ -170,6 +158,31 @@ tls_ext_low_add(uint64_t *low, uint64_t type)
 }
 
 /*
+ * The n types past 63 the walk listed (GREASE, renegotiation_info, ECH, ALPS: nearly
+ * always a few): false when one is there twice. Checked after the walk, whose loop then
+ * only lists them. Each takes a bit of a word, the top 6 bits of its product with a
+ * multiplier found to give those a client sends (all 16 GREASE values, 0xff01, 0xfe0d,
+ * 0x4469, 0x44cd) bits of their own, so that a type whose bit is clear is new without a
+ * scan; a shared bit only costs the scan.
+ */
+static inline bool
+tls_ext_rare_check(const uint16_t *rare, size_t n, struct tls_hello *out)
+{
+	uint64_t bits = 0;
+
+	if (n > TLS_EXT_RARE)
+		return tls_ext_rare_many(rare, n, out);
+	for (size_t i = 0; i < n; i++) {
+		if (rare[i] == TLS_EXT_ECH)
+			out->ech = true;
+		if (tls_ext_low_add(&bits, (uint32_t)(rare[i] * UINT32_C(0x129ac)) >> 26) &&
+		    tls_ext_rare_scan(rare, i))
+			return false;
+	}
+	return true;
+}
+
+/*
  * extensions (RFC 8446 s4.2), filling their vector exactly:
  *
  *   { u16 extension_type | u16 len | extension_data (len) }*
@@ -188,12 +201,13 @@ tls_hello_exts(struct rd exts, const uint8_t *floor, struct tls_hello *out)
 	 * first four bytes' address).
 	 */
 	uintptr_t p = (uintptr_t)exts.p, end = p + exts.len, last = end - 4;
-	struct tls_ext_seen seen;
-	uint64_t low = 0;	/* the types below 64 seen: a register, not seen's memory */
-	uint64_t rare_bits = 0;	/* tls_ext_rare_add()'s filter of the short list */
+	uint64_t low = 0;	/* the types below 64 seen: a register, not memory */
 	const uint8_t *at[64];	/* where each of them starts (read for those seen only) */
+	uint16_t rare[TLS_EXT_MAX];	/* the others, in order, checked after the walk */
+	size_t nrare = 0;
 
-	seen.nrare = 0;
+	if (exts.len > TLS_EXT_MAX * 4)	/* never from a hello within TLS_HELLO_MAX */
+		return SNI_MALFORMED;
 	/*
 	 * An extension's type and length, four bytes, there while p <= last. One whose
 	 * data runs past the vector leaves p past end, which ends the loop and fails the test
@@ -202,21 +216,21 @@ tls_hello_exts(struct rd exts, const uint8_t *floor, struct tls_hello *out)
 	 */
 	while (p <= last) {
 		uint32_t hdr = rd_be32((const uint8_t *)p);	/* the type, then the length */
-		uint64_t type;	/* a word: an index and BTS's operand as it is */
 
 		/*
 		 * Told nothing of hdr, gcc takes nothing from the word it loaded before
 		 * swapping it, which cost a move an extension
 		 */
 		__asm__("" : "+r"(hdr));
-		type = hdr >> 16;
-
-		if (type >= 64) {
-			if (!tls_ext_rare_add(&seen, &rare_bits, (uint16_t)type))
-				return SNI_MALFORMED;
-			if (type == TLS_EXT_ECH)
-				out->ech = true;
+		if (hdr >= UINT32_C(64) << 16) {
+			rare[nrare++] = (uint16_t)(hdr >> 16);
 		} else {
+			/*
+			 * Below 64, the type is its second byte: one load, where taking it
+			 * from hdr is a copy and a shift. A word: an index and BTS's operand.
+			 */
+			uint64_t type = ((const uint8_t *)p)[1];
+
 			if (tls_ext_low_add(&low, type))
 				return SNI_MALFORMED;
 			at[type] = (const uint8_t *)p;
@@ -224,6 +238,8 @@ tls_hello_exts(struct rd exts, const uint8_t *floor, struct tls_hello *out)
 		p += 4 + (hdr & 0xffff);
 	}
 	if (p != end)		/* less than a type and a length at the end, or an overrun */
+		return SNI_MALFORMED;
+	if (!tls_ext_rare_check(rare, nrare, out))
 		return SNI_MALFORMED;
 	/*
 	 * The two read, once the walk is done: every way to fail is SNI_MALFORMED, so the order

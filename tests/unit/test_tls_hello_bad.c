@@ -395,6 +395,37 @@ test_malformed_duplicate_extension(void **state)
 	}
 }
 
+/*
+ * Types past 63 are listed by the walk and checked after it: a few through a word of
+ * hashed bits (two types may share a bit: 0x1ef6 and ECH do), many through a set.
+ */
+static void
+test_rare_extension_duplicates(void **state)
+{
+	static const uint16_t few[] = { 0x1ef6, 0x0a0a, 0xff01, 0x4469 };
+	struct tf_hello h;
+
+	(void)state;
+	for (int dup = 0; dup < 2; dup++) {		/* sharing a bit is no duplicate */
+		tf_hello_begin(&h);
+		tf_ext_sni(&h.m, "example.com");
+		for (size_t i = 0; i < sizeof(few) / sizeof(few[0]); i++)
+			tf_ext_hex(&h.m, few[i], "");
+		tf_ext_hex(&h.m, dup ? few[0] : 0xfe0d, "");
+		tf_hello_end(&h);
+		tf_expect_hello(&h, dup ? SNI_MALFORMED : SNI_FOUND);
+	}
+	for (int dup = 0; dup < 2; dup++) {		/* past the pairwise few */
+		tf_hello_begin(&h);
+		tf_ext_sni(&h.m, "example.com");
+		for (uint16_t t = 0; t < 40; t++)
+			tf_ext_hex(&h.m, (uint16_t)(0x1000 + 97 * t), "");
+		tf_ext_hex(&h.m, dup ? 0x1000 + 97 * 39 : 0xfe0d, "");
+		tf_hello_end(&h);
+		tf_expect_hello(&h, dup ? SNI_MALFORMED : SNI_FOUND);
+	}
+}
+
 static void
 test_malformed_sni_second_entry(void **state)
 {
@@ -557,6 +588,7 @@ main(void)
 		cmocka_unit_test(test_malformed_extension_overrun),
 		cmocka_unit_test(test_malformed_duplicate_server_name),
 		cmocka_unit_test(test_malformed_duplicate_extension),
+		cmocka_unit_test(test_rare_extension_duplicates),
 		cmocka_unit_test(test_malformed_sni_second_entry),
 		cmocka_unit_test(test_malformed_sni_name_type),
 		cmocka_unit_test(test_malformed_sni_empty_name),
