@@ -198,7 +198,7 @@ dp_dns_query_send(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	}
 	/* p->payload points into m: the rewrites are in place */
 	dns = (uint8_t *)(uintptr_t)p->payload;
-	frame_dns_rewrite_id(dns - 8, dns, e->key.id);
+	frame_dns_udp_set_id(dns, e->key.id);
 	/*
 	 * lower case: the resolver sees one question however the VM spelled it. A question
 	 * with no capital (its caps all zero) and no answer records is lower case already.
