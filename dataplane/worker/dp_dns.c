@@ -60,17 +60,6 @@ dp_dns_refuse(struct dp_worker *w, const struct rte_mbuf *m, const struct pkt *p
 }
 
 /*
- * Is q's question name written out at DNS_HDR_LEN, where its case is folded and restored
- * in place? A query has nothing before its question to point at, so a name in one that
- * does not is no name a resolver expects.
- */
-bool
-dp_dns_question_plain(const struct dns_msg *q)
-{
-	return q->question_end == DNS_HDR_LEN + (size_t)q->qname_len + 4;
-}
-
-/*
  * Is the question of q allowed for vm? Only a plain query (opcode 0) with exactly one
  * question of class IN and nothing after the message may leave: every other shape could
  * carry data (the class is 16 bits the VM chooses, and only IN names hosts). A question
