@@ -168,6 +168,14 @@ bool dns_edit_scan(const uint8_t *o, size_t olen, const struct dns_msg *m, unsig
 bool dns_edit_svcb_check(const uint8_t *p, size_t len);
 
 /*
+ * rr's RDATA (already checked) in the scan s while s->same holds (see dns_edit_svcb.c):
+ * s->same false when it would change whatever keep() says, else its hints listed in
+ * s->addrs. flags: dns_edit()'s; answer: rr is in the answer section.
+ */
+void dns_edit_svcb_scan(struct dns_edit_scan *s, const uint8_t *o, const struct dns_edit_rr *rr,
+    unsigned int flags, bool answer);
+
+/*
  * Write rr's RDATA (already checked) edited: hints offered when chain_ttl is not NULL (rr
  * is in the answer, of class IN and owned by a chain name; *chain_ttl is that name's TTL),
  * ech removed when asked. False when out of room.

@@ -232,7 +232,8 @@ dns_edit_scan(const uint8_t *o, size_t olen, const struct dns_msg *m, unsigned i
 		if (rr.type == DNS_TYPE_SVCB || rr.type == DNS_TYPE_HTTPS) {
 			if (!dns_edit_svcb_check(o + rr.rdata, rr.rdlen))
 				return false;
-			s->same = false;	/* hints offered in the RDATA, ech stripped */
+			/* hints listed in s->addrs in record order, as the build offers them */
+			dns_edit_svcb_scan(s, o, &rr, flags, answer);
 		} else if ((sh = dns_edit_shape(rr.type)) != NULL && !scan_shape(s, o, &rr, sh)) {
 			return false;
 		}

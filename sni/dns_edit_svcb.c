@@ -33,6 +33,53 @@ svcb_target(struct rd *r)
 }
 
 /*
+ * The scan's part (dns_edit_scan()) in a record the check passed: whether the build would
+ * write it as it is unless keep() refuses one of its hints. A ServiceMode record with no
+ * ech to strip is: its TargetName is marked as dns_edit_name() maps it, and its hints are
+ * listed to be offered in the order dns_edit_svcb_write() offers them, param by param,
+ * with the record's owner, which the scan then finds on the chain (off it, they go). Any
+ * other record changes: its params dropped (AliasMode), its ech stripped, or its hints
+ * removed unoffered (not in the answer, or not of class IN).
+ */
+void
+dns_edit_svcb_scan(struct dns_edit_scan *s, const uint8_t *o, const struct dns_edit_rr *rr,
+    unsigned int flags, bool answer)
+{
+	struct rd r = rd_make(o + rr->rdata, rr->rdlen), v;
+	uint16_t prio, key;
+
+	if (!s->same)
+		return;
+	if (!rd_u16(&r, &prio) || !dns_name_mark(s->labels, o, rr->rdata + 2) ||
+	    !svcb_target(&r) || (prio == 0 && r.len > 0)) {
+		s->same = false;
+		return;
+	}
+	while (r.len > 0) {
+		if (!rd_u16(&r, &key) || !rd_vec16(&r, &v) ||
+		    (key == DNS_SVC_ECH && (flags & DNS_EDIT_STRIP_ECH) != 0)) {
+			s->same = false;
+			return;
+		}
+		if (key != DNS_SVC_IPV4HINT && key != DNS_SVC_IPV6HINT)
+			continue;
+		if (!answer || rr->class != DNS_CLASS_IN) {
+			s->same = false;
+			return;
+		}
+		for (size_t i = 0, n = key == DNS_SVC_IPV4HINT ? 4 : 16; i < v.len; i += n) {
+			if (s->nb_addrs == DNS_ANSWERS_MAX) {
+				s->same = false;
+				return;
+			}
+			s->addrs[s->nb_addrs++] = (struct dns_edit_addr){ .owner = rr->owner,
+			    .rdata = dns_off(o, &v) + i, .ttl = dns_ttl(rr->ttl),
+			    .family = n == 4 ? 4 : 6 };
+		}
+	}
+}
+
+/*
  * mandatory (RFC 9460 s8): a non-empty list of u16 keys in strictly increasing order, not
  * listing mandatory itself.
  */

@@ -60,17 +60,6 @@ dp_dns_refuse(struct dp_worker *w, const struct rte_mbuf *m, const struct pkt *p
 }
 
 /*
- * Is q's question name written out at DNS_HDR_LEN, where its case is folded and restored
- * in place? A query has nothing before its question to point at, so a name in one that
- * does not is no name a resolver expects.
- */
-bool
-dp_dns_question_plain(const struct dns_msg *q)
-{
-	return q->question_end == DNS_HDR_LEN + (size_t)q->qname_len + 4;
-}
-
-/*
  * Is the question of q allowed for vm? Only a plain query (opcode 0) with exactly one
  * question of class IN and nothing after the message may leave: every other shape could
  * carry data (the class is 16 bits the VM chooses, and only IN names hosts). A question
@@ -198,7 +187,7 @@ dp_dns_query_send(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	}
 	/* p->payload points into m: the rewrites are in place */
 	dns = (uint8_t *)(uintptr_t)p->payload;
-	frame_dns_rewrite_id(dns - 8, dns, e->key.id);
+	frame_dns_udp_set_id(dns, e->key.id);
 	/*
 	 * lower case: the resolver sees one question however the VM spelled it. A question
 	 * with no capital (its caps all zero) and no answer records is lower case already.

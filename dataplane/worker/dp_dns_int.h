@@ -81,7 +81,18 @@ struct dp_pending {
 struct dp_pending_entry *dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm,
     const struct dns_msg *q, const uint8_t *msg, uint64_t now, bool keep_id,
     uint32_t max_per_vm, enum dp_reason *why);
-void dp_pending_del(struct dp_pending *t, struct dp_pending_entry *e);
+
+/* Forget e (in t): every answer forgets its query. Inline: the call was a fifth of it. */
+static inline void
+dp_pending_del(struct dp_pending *t, struct dp_pending_entry *e)
+{
+	uint32_t i = (uint32_t)(e - t->e);
+
+	dp_ft_delete(&t->ft, e->hash, i);
+	t->free[t->nfree++] = i;
+	e->in_use = false;
+	t->per_vm[e->key.vm]--;
+}
 
 /* The query the answer a (in p, from a resolver to vm) answers: ID, ports, question. */
 struct dp_pending_entry *dp_pending_match(struct dp_pending *t, const struct pkt *p,
@@ -106,7 +117,7 @@ int dp_dns_host_text_words(const uint8_t *name, size_t len, char *out, size_t ou
  * writes it, in out (more than len bytes). Its length, and in *dots how many dots it has
  * between labels. Inline: every answer's name is joined, and the call was a fifth of it.
  */
-static inline int
+static inline __attribute__((always_inline)) int
 dp_dns_join_count(const uint8_t *name, size_t len, char *out, size_t *dots)
 {
 	size_t n = len - 2, i;
@@ -147,8 +158,17 @@ dp_dns_join(const uint8_t *name, size_t len, char *out)
 enum dns_status dp_dns_query_read(const uint8_t *msg, size_t len, struct dns_msg *q,
     bool *upper);
 
-/* Is q's question name written out in full at DNS_HDR_LEN (no pointer), query or answer? */
-bool dp_dns_question_plain(const struct dns_msg *q);
+/*
+ * Is q's question name written out in full at DNS_HDR_LEN (no pointer), query or answer?
+ * A query has nothing before its question to point at, so a name in one that does not is
+ * no name a resolver expects; in an answer, its case is restored in place. Inline: every
+ * query and every answer asks.
+ */
+static inline bool
+dp_dns_question_plain(const struct dns_msg *q)
+{
+	return q->question_end == DNS_HDR_LEN + (size_t)q->qname_len + 4;
+}
 
 /*
  * Is q (len bytes) a query vm may send on worker w? Only a plain query (opcode 0) with

@@ -100,17 +100,6 @@ dp_pending_free(struct dp_pending *t)
 	rte_free(t);
 }
 
-void
-dp_pending_del(struct dp_pending *t, struct dp_pending_entry *e)
-{
-	uint32_t i = (uint32_t)(e - t->e);
-
-	dp_ft_delete(&t->ft, e->hash, i);
-	t->free[t->nfree++] = i;
-	e->in_use = false;
-	t->per_vm[e->key.vm]--;
-}
-
 unsigned int
 dp_pending_age(struct dp_pending *t, uint64_t now, unsigned int budget)
 {

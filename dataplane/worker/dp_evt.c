@@ -3,9 +3,6 @@
  */
 #include <stdio.h>
 #include <string.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 #include <rte_cycles.h>
 #include <rte_ring.h>
@@ -27,47 +24,6 @@ dp_evt_ring_create(const char *kind, unsigned int id, int socket)
 	snprintf(name, sizeof(name), "ng_%s_%u", kind, id);
 	return rte_ring_create_elem(name, sizeof(struct dp_evt), DP_EVT_RING, socket,
 	    RING_F_SP_ENQ | RING_F_SC_DEQ);
-}
-
-/*
- * Every byte of a slot zeroed, sixteen a store: gcc writes a memset() of a record as rep
- * stosq, 41 steps where 21 stores do. The zero comes out of an empty asm, which gcc cannot
- * see into, so that it does not fold the stores back into that memset().
- */
-static inline __attribute__((always_inline)) void
-dp_evt_zero(struct dp_evt *e)
-{
-	uint8_t *p = (uint8_t *)e;
-#ifdef __SSE2__
-	__m128i z = _mm_setzero_si128();
-
-	__asm__("" : "+x"(z));
-#pragma GCC unroll 32
-	for (size_t i = 0; i + 16 <= sizeof(*e); i += 16)
-		_mm_storeu_si128((__m128i *)(void *)(p + i), z);
-	memset(p + sizeof(*e) / 16 * 16, 0, sizeof(*e) % 16);
-#else
-	memset(p, 0, sizeof(*e));
-#endif
-}
-
-/*
- * A record written where it goes: a slot of ring r, zeroed (no byte of an earlier record
- * reaches the main lcore), or NULL, counted, when the ring is full. dp_evt_put() hands it
- * over. The rings have one producer, so the slot is the worker's until then, and whole:
- * a ring of records never wraps inside one.
- */
-static inline __attribute__((always_inline)) struct dp_evt *
-dp_evt_slot(struct dp_worker *w, struct rte_ring *r)
-{
-	struct rte_ring_zc_data zcd;
-
-	if (rte_ring_enqueue_zc_bulk_elem_start(r, sizeof(struct dp_evt), 1, &zcd, NULL) != 1) {
-		w->evt_dropped++;
-		return NULL;
-	}
-	dp_evt_zero(zcd.ptr1);
-	return zcd.ptr1;
 }
 
 static inline __attribute__((always_inline)) void
@@ -148,30 +104,6 @@ dp_evt_binder_init(struct dp_evt_binder *b, uint16_t vm, uint32_t gen, const cha
 	b->name = name;
 	b->name_len = (uint8_t)(len > DP_EVT_NAME_MAX ? DP_EVT_NAME_MAX : len);
 	dp_evt_ports_fill(ports, &b->ports);
-}
-
-void
-dp_evt_bind_quiet(struct dp_worker *w, const struct dp_evt_binder *b,
-    const struct pol_addr *addr, uint32_t ttl, uint64_t expires)
-{
-	struct dp_evt *e;
-
-	w->vm_stats[b->vm].bind_queued++;
-	if ((e = dp_evt_slot(w, w->bind_evts)) == NULL)
-		return;
-	e->version = DP_API_VERSION;
-	e->type = DP_EVT_BIND;
-	e->vm = b->vm;
-	e->family = addr->family;
-	e->ttl = ttl;
-	e->tsc = rte_get_tsc_cycles();
-	e->expires = expires;
-	e->gen = b->gen;
-	e->ports = b->ports;
-	memcpy(e->addr, addr->a, sizeof(e->addr));
-	e->name_len = b->name_len;
-	copy8((uint8_t *)e->name, (const uint8_t *)b->name, b->name_len, false);
-	rte_ring_enqueue_zc_elem_finish(w->bind_evts, 1);
 }
 
 void

@@ -1,6 +1,6 @@
 /*
  * dns_edit() on HTTPS/SVCB RDATA (hints offered and removed, ech stripped, mandatory kept
- * valid, AliasMode) and DNS_EDIT_SAME_LEN (EDNS Padding grown or appended, or a record of
+ * valid, AliasMode, a record nothing changes left unwritten) and DNS_EDIT_SAME_LEN (EDNS Padding grown or appended, or a record of
  * a private-use type when there is no OPT), each result read again by dns_msg_parse() and
  * ldns.
  */
@@ -84,6 +84,93 @@ test_https(void **state)
 	assert_int_equal(out.len, rd + 3 + sizeof(alpn));
 	assert_memory_equal(out.b + rd + 3, alpn, sizeof(alpn));
 	assert_int_equal(st.addrs_removed, 4);
+}
+
+/* edit() of in with flags keeping every address: rewritten or not, after calls to keep(). */
+static void
+t_edit_all(const struct mb *in, unsigned int flags, uint32_t rewritten, unsigned int calls)
+{
+	struct keeper k = { 0 };
+	struct dns_edit_stats st;
+	struct mb out;
+
+	assert_int_equal(edit(in, &out, flags, &k, &st), DNS_EDIT_OK);
+	assert_int_equal(st.rewritten, rewritten);
+	assert_int_equal(k.calls, calls);
+	if (rewritten == 0) {
+		assert_int_equal(out.len, in->len);
+		assert_memory_equal(out.b, in->b, in->len);
+	}
+}
+
+/*
+ * A message only keep() could change is not written (dns_edit_scan()): an HTTPS record of
+ * the question with hints, each kept, is left as it came, keep() asked of its hints in
+ * order. Written anew when anything else would change it: ech stripped, AliasMode params,
+ * hints of a record off the chain (in the additional section) or of a record not of class
+ * IN, a hint refused, an address owned by the TargetName (off the chain).
+ */
+static void
+test_https_unchanged(void **state)
+{
+	struct mb in, out, p = { .len = 0 };
+	struct keeper k = { 0 };
+	struct dns_edit_stats st;
+	size_t rd;
+
+	(void)state;
+	params(&p, alpn, sizeof(alpn));
+	params(&p, v4hint, sizeof(v4hint));
+	params(&p, v6hint, sizeof(v6hint));
+	mb_resp(&in, "a.example", DNS_TYPE_HTTPS, 2, 0, 0);
+	mb_https(&in, "", 12, 1, p.b, p.len);
+	rd = in.len - p.len - 1;			/* its TargetName, "." */
+	mb_a(&in, "", (long)rd, 60, "192.0.2.9");
+	t_edit_all(&in, DNS_EDIT_STRIP_ECH, 1, 4);
+	mb_resp(&in, "a.example", DNS_TYPE_HTTPS, 1, 0, 0);
+	mb_https(&in, "", 12, 1, p.b, p.len);
+	t_edit_all(&in, DNS_EDIT_STRIP_ECH, 0, 4);
+	assert_int_equal(edit(&in, &out, 0, &k, &st), DNS_EDIT_OK);
+	assert_int_equal(st.addrs_kept, 4);
+	assert_int_equal(k.seen[2].addr[3], 3);
+	assert_int_equal(k.seen[3].family, 6);
+	assert_int_equal(k.seen[3].ttl, 300);
+
+	/* one refused: written anew, keep() asked once each all the same */
+	memset(&k, 0, sizeof(k));
+	keeper_refuse(&k, 3);
+	assert_int_equal(edit(&in, &out, 0, &k, &st), DNS_EDIT_OK);
+	assert_int_equal(st.rewritten, 1);
+	assert_int_equal(k.calls, 4);
+	assert_int_equal(out.len, in.len - 20);
+
+	/* ech with STRIP_ECH; and without, the record is left as it is */
+	p.len = 0;
+	params(&p, v4hint, sizeof(v4hint));
+	params(&p, ech, sizeof(ech));
+	mb_resp(&in, "a.example", DNS_TYPE_HTTPS, 1, 0, 0);
+	mb_https(&in, "", 12, 1, p.b, p.len);
+	t_edit_all(&in, DNS_EDIT_STRIP_ECH, 1, 3);
+	t_edit_all(&in, 0, 0, 3);
+
+	/* AliasMode with a param; and with none, left as it is */
+	mb_resp(&in, "a.example", DNS_TYPE_HTTPS, 1, 0, 0);
+	mb_https(&in, "", 12, 0, alpn, sizeof(alpn));
+	t_edit_all(&in, 0, 1, 0);
+	mb_resp(&in, "a.example", DNS_TYPE_HTTPS, 1, 0, 0);
+	mb_https(&in, "", 12, 0, alpn, 0);
+	t_edit_all(&in, 0, 0, 0);
+
+	/* hints of a record in the additional section, never offered: they go */
+	mb_resp(&in, "a.example", DNS_TYPE_HTTPS, 0, 0, 1);
+	mb_https(&in, "", 12, 1, v4hint, sizeof(v4hint));
+	t_edit_all(&in, 0, 1, 0);
+
+	/* and of one in the answer not of class IN */
+	mb_resp(&in, "a.example", DNS_TYPE_HTTPS, 1, 0, 0);
+	mb_https(&in, "", 12, 1, v4hint, sizeof(v4hint));
+	in.b[DNS_HDR_LEN + 11 + 4 + 2 + 2 + 1] = 3;	/* class CH */
+	t_edit_all(&in, 0, 1, 0);
 }
 
 /*
@@ -331,6 +418,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_https),
+		cmocka_unit_test(test_https_unchanged),
 		cmocka_unit_test(test_mandatory),
 		cmocka_unit_test(test_same_len_opt),
 		cmocka_unit_test(test_same_len_opt_middle),

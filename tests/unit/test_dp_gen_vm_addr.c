@@ -6,6 +6,7 @@
  * table (an IPv4 address's key bytes read as IPv6, neighbours, random ones). The same table
  * holds the resolvers for dp_gen_addr_kind(): its every answer is the scan's and
  * dp_gen_is_resolver()'s, with resolvers that are VMs' addresses too and ones that are not.
+ * The filter in front of that table has a bit for each of its entries and no other.
  * And the (VLAN, MAC) index: each VM found by its MAC as a frame holds it, no other MAC found.
  */
 #include <stdarg.h>
@@ -203,6 +204,32 @@ t_longest_run(const struct dp_gen *g)
 }
 
 /*
+ * The filter in front of the table (vm_addr_seen): every entry's bit is set, or the inline
+ * dp_gen_addr_kind() would answer 0 for a VM's address without a probe; and no more bits
+ * than entries, or it would spare an answer no probe. Its bits set.
+ */
+static unsigned int
+t_seen(const struct dp_gen *g)
+{
+	unsigned int entries = 0, set = 0;
+
+	for (uint32_t i = 0; i <= g->vm_addr_mask; i++) {
+		uint8_t family = g->vm_addr_family[i] & 0x0f;
+		uint32_t b;
+
+		if (family == 0)
+			continue;
+		entries++;
+		b = dp_gen_addr_seen_bit(family, (const uint8_t *)g->vm_addrs[i].w);
+		assert_true(g->vm_addr_seen[b / 64] >> (b % 64) & 1);
+	}
+	for (size_t w = 0; w < DP_ADDR_SEEN_BITS / 64; w++)
+		set += (unsigned int)__builtin_popcountll(g->vm_addr_seen[w]);
+	assert_true(set <= entries);
+	return set;
+}
+
+/*
  * dp_gen_vm_by_mac() reads a MAC in a frame with one 8-byte load: each present VM's MAC,
  * followed by two random bytes (an ethertype, the next MAC), finds its slot; on another
  * VLAN none, and one bit off only a VM whose MAC that is.
@@ -255,6 +282,8 @@ t_counts(uint32_t n)
 
 	assert_int_equal(dp_hash_init(), 0);	/* a fresh secret, as at a start */
 	assert_non_null(g = dp_gen_create(cfg, 1, 1, NULL, NULL));
+	/* a bit for each VM's two addresses and each resolver at most */
+	assert_true(t_seen(g) <= 2 * n + cfg->nresolvers);
 	t = t_ask_all(g, cfg);
 	assert_true(n == 0 ? t.yes == 0 : t.yes > n / 2);
 	t_by_mac(g);
@@ -273,6 +302,7 @@ t_counts(uint32_t n)
 		kept++;
 	}
 	assert_int_equal(kept, fewer->nvms);
+	assert_true(t_seen(next) <= 2 * n + fewer->nresolvers);
 	t = t_ask_all(next, cfg);
 	assert_true(n == 0 ? t.yes == 0 : t.yes > n / 6);
 	dp_gen_free(next);

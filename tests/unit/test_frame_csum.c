@@ -151,9 +151,12 @@ test_csum_update16_random(void **state)
 
 /* ---- DNS ID rewrite ---- */
 
-/* Every ID in turn on one datagram, the checksum compared with a recomputation each time. */
+/*
+ * Every ID in turn on one datagram, the checksum compared with a recomputation each time;
+ * set: by frame_dns_udp_set_id(), the dataplane's inline one, which returns no old ID.
+ */
 static void
-check_rewrite_all(uint8_t family)
+check_rewrite_all(uint8_t family, bool set)
 {
 	uint8_t query[64];
 	struct fc_frame f;
@@ -173,7 +176,10 @@ check_rewrite_all(uint8_t family)
 		uint16_t id = (uint16_t)(k * 40503u + 1), expect;
 		uint8_t copy[FC_FRAME_MAX];
 
-		assert_int_equal(frame_dns_rewrite_id(udp, udp + 8, id), prev);
+		if (set)
+			frame_dns_udp_set_id(udp + 8, id);
+		else
+			assert_int_equal(frame_dns_rewrite_id(udp, udp + 8, id), prev);
 		prev = id;
 		assert_int_equal(fc_r16(udp + 8), id);
 		memcpy(copy, udp, l4_len);
@@ -195,8 +201,10 @@ static void
 test_dns_rewrite_id_udp(void **state)
 {
 	(void)state;
-	check_rewrite_all(4);
-	check_rewrite_all(6);
+	check_rewrite_all(4, false);
+	check_rewrite_all(6, false);
+	check_rewrite_all(4, true);
+	check_rewrite_all(6, true);
 }
 
 static void
@@ -217,6 +225,9 @@ test_dns_rewrite_id_udp_nocsum(void **state)
 
 		assert_int_equal(frame_dns_rewrite_id(udp, udp + 8, id), old);
 		assert_int_equal(fc_r16(udp + 8), id);
+		assert_int_equal(fc_r16(udp + 6), 0);
+		frame_dns_udp_set_id(udp + 8, (uint16_t)~id);
+		assert_int_equal(fc_r16(udp + 8), (uint16_t)~id);
 		assert_int_equal(fc_r16(udp + 6), 0);
 	}
 }

@@ -61,6 +61,12 @@ struct dp_vm {
 	uint8_t budgets;	/* its policy's egress budgets: 0, no flow of it counts */
 };
 
+/*
+ * Bits of a filter over the address table's addresses, by their last twelve bits: an
+ * address whose bit is clear is in no entry, and most of an answer's take no probe.
+ */
+#define DP_ADDR_SEEN_BITS	4096
+
 /* A VM's address as dp_gen_is_vm_addr() keys it: network order, an IPv4 one zero-padded. */
 struct dp_vm_addr {
 	uint64_t w[2];
@@ -83,6 +89,7 @@ struct dp_gen {
 	uint8_t *vm_addr_family;	/* and the family of each, and DP_ADDR_*: 0, empty */
 	uint32_t vm_addr_seed;		/* secret: where an address's probe starts */
 	uint32_t vm_addr_mask;		/* its entries less 1: 4 x an IPv4 and an IPv6 a slot */
+	uint64_t vm_addr_seen[DP_ADDR_SEEN_BITS / 64];	/* dp_gen_addr_seen_bit()s of its addresses */
 	struct rte_hash *names;		/* (slot, name hash) -> names_ports index */
 	struct pol_ports *names_ports;
 	uint32_t nnames, names_cap;

@@ -120,7 +120,37 @@ bool dp_gen_is_vm_addr(const struct dp_gen *g, uint8_t family, const uint8_t *ad
 #define DP_ADDR_VM		0x10	/* dp_gen_is_vm_addr() */
 #define DP_ADDR_RESOLVER	0x20	/* dp_gen_is_resolver() */
 
-/* What addr is, both questions in one probe: DP_ADDR_VM and DP_ADDR_RESOLVER, or 0. */
-uint8_t dp_gen_addr_kind(const struct dp_gen *g, uint8_t family, const uint8_t *addr);
+/* dp_gen_addr_kind() past its filter: the table probed. */
+uint8_t dp_gen_addr_probe(const struct dp_gen *g, uint8_t family, const uint8_t *addr);
+
+/*
+ * addr's bit in vm_addr_seen (family 4: four bytes, 6: sixteen): its last twelve bits, which
+ * the configured VMs' addresses spread over and an answer's rarely share. Not a secret: a bit
+ * an answer finds set costs it the probe, whose runs it still cannot choose.
+ */
+static inline uint32_t
+dp_gen_addr_seen_bit(uint8_t family, const uint8_t *addr)
+{
+	size_t n = family == 4 ? 4 : 16;
+
+	return ((uint32_t)addr[n - 2] << 8 | addr[n - 1]) % DP_ADDR_SEEN_BITS;
+}
+
+/*
+ * What addr is, both questions in one probe: DP_ADDR_VM and DP_ADDR_RESOLVER, or 0. Inline:
+ * every address of every answer asks, and most are answered by their filter bit alone.
+ */
+static inline uint8_t
+dp_gen_addr_kind(const struct dp_gen *g, uint8_t family, const uint8_t *addr)
+{
+	uint32_t b;
+
+	if (family != 4 && family != 6)
+		return 0;
+	b = dp_gen_addr_seen_bit(family, addr);
+	if ((g->vm_addr_seen[b / 64] >> (b % 64) & 1) == 0)
+		return 0;
+	return dp_gen_addr_probe(g, family, addr);
+}
 
 #endif
