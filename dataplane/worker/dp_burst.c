@@ -333,18 +333,20 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 		dp_burst_decide_uplink(w, &b, pkts, n);
 	for (uint16_t i = 0; i < n; i++) {
 		struct dp_burst_frame *fr = &b.fr[i];
-		struct dp_flow *f;
+		struct dp_flow *f, *found = NULL;
 		struct dp_fate fate;
 
 		if (fr->m == NULL)
 			continue;
-		/* a lean frame not sent on looks its flow up again below: the same answer */
-		if (fr->lean && dp_burst_lean(w, &b, fr, dp_burst_flow(w, &b, fr), from_vm))
-			continue;
+		if (fr->lean) {		/* one not sent on goes below with the flow it found */
+			found = dp_burst_flow(w, &b, fr);
+			if (dp_burst_lean(w, &b, fr, found, from_vm))
+				continue;
+		} else if (fr->fate.act == DP_FATE_CONTINUE) {
+			found = dp_burst_flow(w, &b, fr);
+		}
 		f = NULL;	/* here: its address is taken, so set it where a frame needs it */
 		if ((fate = fr->fate).act == DP_FATE_CONTINUE) {
-			struct dp_flow *found = dp_burst_flow(w, &b, fr);
-
 			if (dp_burst_plain_steady(w, &b, fr, found, from_vm))
 				continue;
 			fate = dp_burst_conn(w, &b, fr, from_vm, found, &f);
