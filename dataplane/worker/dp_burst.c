@@ -6,9 +6,9 @@
  * came, meets its connection (and the module that judges a stream's bytes, which returns a
  * fate too) and its fate is acted on (dp_out.c). State changes
  * happen only in the last stage and in arrival order, so a burst decides exactly what the
- * same frames one at a time would: a lookup that a flow opened or closed earlier in the
- * burst may have made stale is done again (dp_burst_flow). A TCP segment of the commonest
- * shape goes through with its key and what a steady flow reads of it, no struct pkt
+ * same frames one at a time would: each lookup is finished when its frame is reached
+ * (dp_burst_flow), after what earlier frames opened or closed. A TCP segment of the
+ * commonest shape goes through with its key and what a steady flow reads of it, no struct pkt
  * (dp_lean.h), and is decoded in full only if its flow turns out not to be steady.
  */
 #include "dp_budget_dst.h"
@@ -196,10 +196,8 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 	/* the port's receive counts once a burst, in a register until then */
 	w->port_pkts[port][0] += n;
 	w->port_bytes[port][0] += bytes;
-	dp_flow_lookup_burst(w->flows, b->keys, b->nkeys, b->found);
-	b->clean = b->epoch = dp_flows_epoch(w->flows);
+	dp_flow_lookup_start(w->flows, b->keys, b->nkeys, b->found, b->hash);
 	b->steady = dp_conn_steady_key(w);
-	b->nmoved = 0;
 }
 
 static void
@@ -213,6 +211,12 @@ dp_burst_decide_uplink(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf 
     uint16_t n)
 {
 	dp_burst_decide(w, b, pkts, n, false);
+}
+
+__attribute__((noinline)) struct dp_flow *
+dp_burst_flow_find(struct dp_worker *w, const struct dp_burst *b, unsigned int key)
+{
+	return dp_flow_lookup_hashed(w->flows, &b->keys[key], b->hash[key]);
 }
 
 /* The bytes of a stream a module judges, from the VM: the module's fate for them. */
@@ -329,18 +333,20 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 		dp_burst_decide_uplink(w, &b, pkts, n);
 	for (uint16_t i = 0; i < n; i++) {
 		struct dp_burst_frame *fr = &b.fr[i];
-		struct dp_flow *f;
+		struct dp_flow *f, *found = NULL;
 		struct dp_fate fate;
 
 		if (fr->m == NULL)
 			continue;
-		/* a lean frame not sent on looks its flow up again below: the same answer */
-		if (fr->lean && dp_burst_lean(w, &b, fr, dp_burst_flow(w, &b, fr), from_vm))
-			continue;
+		if (fr->lean) {		/* one not sent on goes below with the flow it found */
+			found = dp_burst_flow(w, &b, fr);
+			if (dp_burst_lean(w, &b, fr, found, from_vm))
+				continue;
+		} else if (fr->fate.act == DP_FATE_CONTINUE) {
+			found = dp_burst_flow(w, &b, fr);
+		}
 		f = NULL;	/* here: its address is taken, so set it where a frame needs it */
 		if ((fate = fr->fate).act == DP_FATE_CONTINUE) {
-			struct dp_flow *found = dp_burst_flow(w, &b, fr);
-
 			if (dp_burst_plain_steady(w, &b, fr, found, from_vm))
 				continue;
 			fate = dp_burst_conn(w, &b, fr, from_vm, found, &f);

@@ -1,7 +1,4 @@
-/*
- * The burst's own state (dp_burst.c), shared with the flow re-check of its last stage
- * (dp_burst_flow.c).
- */
+/* The burst's own state (dp_burst.c). */
 #ifndef DP_BURST_INT_H
 #define DP_BURST_INT_H
 
@@ -33,33 +30,29 @@ struct dp_burst_frame {
 struct dp_burst {
 	struct dp_burst_frame fr[DP_BURST];
 	struct dp_flow_key keys[DP_BURST];
-	struct dp_flow *found[DP_BURST];
+	struct dp_flow *found[DP_BURST];	/* dp_flow_lookup_start()'s, unconfirmed */
+	uint32_t hash[DP_BURST];
 	unsigned int nkeys;
 	uint64_t steady;		/* dp_conn_steady_key() */
-	uint32_t epoch;			/* the flow table's, as the last frame looked up saw it */
-	uint64_t clean;			/* epoch while no key is noted below; then above any */
-	uint8_t nmoved;			/* keys whose frames opened or closed flows: */
-	uint8_t moved[DP_BURST];
-	uint64_t moved_ports[4];	/* and their dp_burst_ports_bit()s (nmoved > 0) */
 };
 
-/*
- * dp_burst_flow(), once the flow table's epoch moved since the burst's lookups (epoch):
- * what frame fr's lookup (f) says now.
- */
-struct dp_flow *dp_burst_flow_moved(struct dp_worker *w, struct dp_burst *b,
-    const struct dp_burst_frame *fr, struct dp_flow *f, uint32_t epoch);
+/* dp_burst_flow() when the entry the lookup named is not the frame's key's (or none was). */
+struct dp_flow *dp_burst_flow_find(struct dp_worker *w, const struct dp_burst *b,
+    unsigned int key);
 
-/* dp_burst_flow_moved(), inline (one compare) while no key is noted. */
-static inline struct dp_flow *
-dp_burst_flow(struct dp_worker *w, struct dp_burst *b, const struct dp_burst_frame *fr)
+/*
+ * The flow of frame fr, which has a key, as the table has it now: confirmed when the frame
+ * is reached, not before, so that whatever an earlier frame of the burst opened or closed
+ * is seen, and the entry's line has had the stages between to arrive.
+ */
+static __rte_always_inline struct dp_flow *
+dp_burst_flow(struct dp_worker *w, const struct dp_burst *b, const struct dp_burst_frame *fr)
 {
 	struct dp_flow *f = b->found[fr->key];
-	uint32_t epoch = dp_flows_epoch(w->flows);
 
-	if (likely(epoch == b->clean))
+	if (likely(f != NULL && dp_flow_entry_is(f, &b->keys[fr->key])))
 		return f;
-	return dp_burst_flow_moved(w, b, fr, f, epoch);
+	return dp_burst_flow_find(w, b, fr->key);
 }
 
 #endif

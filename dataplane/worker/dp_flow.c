@@ -85,20 +85,25 @@ dp_flow_lookup(struct dp_flows *t, const struct dp_flow_key *k)
 	return dp_ft_find(&t->ft, dp_ft_hash(&t->ft, k), t->h.e, k);
 }
 
+struct dp_flow *
+dp_flow_lookup_hashed(struct dp_flows *t, const struct dp_flow_key *k, uint32_t h)
+{
+	return dp_ft_find(&t->ft, h, t->h.e, k);
+}
+
 /*
- * Three passes, so that each waits on no line it asked for in the same pass: every key
+ * Two passes, so that neither waits on a line it asked for in the same pass: every key
  * hashed and its first bucket fetched; the tags compared and the entry of the first that
- * matches fetched (the second bucket when none does); the keys compared. Anything else
- * (a tag that matched another key, a key in its second bucket) the plain lookup finishes.
+ * matches fetched (the second bucket when none does). The keys' compare is the caller's,
+ * later still (dp_flow_entry_is(), dp_flow_lookup_hashed()).
  */
 void
-dp_flow_lookup_burst(struct dp_flows *t, const struct dp_flow_key *restrict keys, unsigned int n,
-    struct dp_flow **restrict out)
+dp_flow_lookup_start(struct dp_flows *t, const struct dp_flow_key *restrict keys,
+    unsigned int n, struct dp_flow **restrict out, uint32_t *restrict h)
 {
 	const struct dp_ft *ft = &t->ft;
 	const struct dp_ft_bucket *first[DP_BURST];
 	struct dp_flow *e = t->h.e;
-	uint32_t h[DP_BURST];
 
 	for (unsigned int i = 0; i < n; i++) {
 		h[i] = dp_ft_hash(ft, &keys[i]);
@@ -117,9 +122,18 @@ dp_flow_lookup_burst(struct dp_flows *t, const struct dp_flow_key *restrict keys
 			rte_prefetch0(&ft->b[dp_ft_alt(ft, dp_ft_first(ft, h[i]), tag)]);
 		}
 	}
+}
+
+void
+dp_flow_lookup_burst(struct dp_flows *t, const struct dp_flow_key *restrict keys, unsigned int n,
+    struct dp_flow **restrict out)
+{
+	uint32_t h[DP_BURST];
+
+	dp_flow_lookup_start(t, keys, n, out, h);
 	for (unsigned int i = 0; i < n; i++)
-		if (out[i] == NULL || !dp_ft_entry_is(out[i], &keys[i]))
-			out[i] = dp_ft_find(ft, h[i], e, &keys[i]);
+		if (out[i] == NULL || !dp_flow_entry_is(out[i], &keys[i]))
+			out[i] = dp_flow_lookup_hashed(t, &keys[i], h[i]);
 }
 
 void
@@ -209,7 +223,6 @@ dp_flow_open(struct dp_flows *t, const struct dp_flow_key *k, uint32_t max_per_v
 		return NULL;
 	}
 	t->per_vm[k->vm]++;
-	t->h.epoch++;
 	f = &t->h.e[idx];
 	dp_flow_init(f, k);
 	f->last_seen = now;
@@ -231,7 +244,6 @@ dp_flow_close_open(struct dp_flows *t, struct dp_flow *f)
 		t->closed(f, dp_flow_acct(t, f), t->report_arg);
 	dp_ft_delete(&t->ft, dp_ft_hash(&t->ft, &f->key), idx);
 	t->per_vm[f->key.vm]--;
-	t->h.epoch++;
 	f->in_use = false;
 	dp_slots_put(&t->slots, idx);
 }

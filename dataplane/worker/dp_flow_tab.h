@@ -30,9 +30,6 @@
 #include <string.h>
 
 #include <emmintrin.h>
-#ifdef __SSE4_1__
-#include <smmintrin.h>
-#endif
 
 #include "dp_flow.h"
 #include "dp_hash.h"
@@ -149,25 +146,6 @@ dp_ft_key_eq(const struct dp_flow_key *a, const struct dp_flow_key *b)
 	__m128i hi = _mm_cmpeq_epi8(_mm_loadu_si128(x + 1), _mm_loadu_si128(y + 1));
 
 	return _mm_movemask_epi8(_mm_and_si128(lo, hi)) == 0xffff;
-}
-
-/*
- * dp_ft_key_eq() for f, an entry of a table's array (which is cache-line aligned, its
- * 128-byte entries too), so that its key's halves are read as the operands of the XORs.
- */
-static inline bool
-dp_ft_entry_is(const struct dp_flow *f, const struct dp_flow_key *k)
-{
-#ifdef __SSE4_1__
-	const __m128i *x = (const __m128i *)(const void *)&f->key;
-	const __m128i *y = (const __m128i *)(const void *)k;
-	__m128i d = _mm_or_si128(_mm_xor_si128(_mm_load_si128(x), _mm_loadu_si128(y)),
-	    _mm_xor_si128(_mm_load_si128(x + 1), _mm_loadu_si128(y + 1)));
-
-	return _mm_testz_si128(d, d) != 0;
-#else
-	return dp_ft_key_eq(&f->key, k);
-#endif
 }
 
 /* k's entry among the slots of bucket b that match tag, or NULL. */

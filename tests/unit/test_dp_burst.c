@@ -98,9 +98,8 @@ test_repeated_syn_in_one_burst(void **state)
 }
 
 /*
- * The same with SYNs between: each opens a flow, so the repeat finds its key among
- * several noted ones, some of whose ports differ only above the bits the burst sorts
- * them by (64 apart), as the SYN after it does.
+ * The same with SYNs between: each opens a flow before the repeat is reached, some of
+ * them on ports 64 apart, so the repeat must find its own among several new ones.
  */
 static void
 test_repeated_syn_among_others(void **state)

@@ -12,6 +12,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#ifdef __SSE4_1__
+#include <smmintrin.h>
+#endif
+
 #include "dp.h"
 #include "dp_hash.h"
 #include "sni/http.h"
@@ -141,13 +145,11 @@ struct dp_flow_acct {
 };
 
 /*
- * The first members of struct dp_flows: public so that a flow's account and the epoch are
- * read inline.
+ * The first members of struct dp_flows: public so that a flow's account is found inline.
  */
 struct dp_flows_head {
 	struct dp_flow *e;
 	struct dp_flow_acct *acct;
-	uint32_t epoch;			/* moves on every open and close */
 };
 
 static inline struct dp_flow_acct *
@@ -187,6 +189,25 @@ dp_flow_is(const struct dp_flow *f, const struct dp_flow_key *k)
 	return f->in_use && dp_flow_key_eq(&f->key, k);
 }
 
+/*
+ * dp_flow_is() for f, an entry of the table's array (which is cache-line aligned, its
+ * 128-byte entries too), so that its key's halves are read as the operands of the XORs.
+ */
+static inline bool
+dp_flow_entry_is(const struct dp_flow *f, const struct dp_flow_key *k)
+{
+#ifdef __SSE4_1__
+	const __m128i *x = (const __m128i *)(const void *)&f->key;
+	const __m128i *y = (const __m128i *)(const void *)k;
+	__m128i d = _mm_or_si128(_mm_xor_si128(_mm_load_si128(x), _mm_loadu_si128(y)),
+	    _mm_xor_si128(_mm_load_si128(x + 1), _mm_loadu_si128(y + 1)));
+
+	return f->in_use && _mm_testz_si128(d, d) != 0;
+#else
+	return dp_flow_is(f, k);
+#endif
+}
+
 /* What let a flow open; a reload judges it again on the same grounds. */
 enum dp_admission { DP_ADMIT_NO, DP_ADMIT_DNS, DP_ADMIT_ADDR, DP_ADMIT_BINDING };
 
@@ -203,18 +224,27 @@ struct dp_flow *dp_flow_lookup(struct dp_flows *t, const struct dp_flow_key *k);
 /*
  * Look n keys (n <= DP_BURST) up at once, their buckets prefetched together: out[i] is
  * keys[i]'s flow or NULL. What it returns holds until the table next changes: a flow
- * opened or closed since (dp_flows_epoch() moved) may make an answer stale, an open only
- * its own key's (a NULL), a close only its own flow's (dp_flow_is() then false).
+ * opened or closed since may make an answer stale, an open only its own key's (a NULL),
+ * a close only its own flow's (dp_flow_is() then false).
  */
 void dp_flow_lookup_burst(struct dp_flows *t, const struct dp_flow_key *keys, unsigned int n,
     struct dp_flow **out);
 
-/* A number that moves whenever a flow opens or closes. */
-static inline uint32_t
-dp_flows_epoch(const struct dp_flows *t)
-{
-	return ((const struct dp_flows_head *)(const void *)t)->epoch;
-}
+/*
+ * dp_flow_lookup_burst() but for its last step, the keys' compare, which waits on each
+ * entry's line: out[i] is the entry keys[i]'s first bucket names under its tag (fetched
+ * meanwhile), unread, or NULL; h[i] is the key's hash. The caller finishes one when its
+ * answer is wanted, and the answer is then the table's as it is, whatever opened or closed
+ * since: out[i] when dp_flow_entry_is() (an entry open under a key is that key's flow, keys
+ * being unique in the table, so a closed or reused entry fails the same test as a tag
+ * that matched another key), else dp_flow_lookup_hashed(keys[i], h[i]).
+ */
+void dp_flow_lookup_start(struct dp_flows *t, const struct dp_flow_key *keys, unsigned int n,
+    struct dp_flow **out, uint32_t *h);
+
+/* dp_flow_lookup() of k, whose hash dp_flow_lookup_start() gave as h. */
+struct dp_flow *dp_flow_lookup_hashed(struct dp_flows *t, const struct dp_flow_key *k,
+    uint32_t h);
 
 /*
  * What frees an idle flow's other resources (its held bytes) before the flow goes: used
