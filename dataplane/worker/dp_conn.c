@@ -79,7 +79,8 @@ dp_admit(struct dp_worker *w, const struct pkt *p, uint16_t vm, uint64_t *name_h
 
 	if (p->dport == DNS_PORT && dp_gen_is_resolver(g, p->family, p->dst))
 		return DP_ADMIT_DNS;	/* DNS over TCP: filtered message by message */
-	if (pol_match_addr(g->set, g->vms[vm].policy, p->dst, p->family == 4 ? 4 : 16,
+	if ((g->vms[vm].addrs & dp_vm_addrs_bit(p->family)) &&
+	    pol_match_addr(g->set, g->vms[vm].policy, p->dst, p->family == 4 ? 4 : 16,
 	    p->proto, p->dport, NULL) == POL_ALLOW) {
 		*budgets = dp_budget_dst(w, vm, p->family, p->dst);
 		return DP_ADMIT_ADDR;
