@@ -75,6 +75,7 @@ dp_admit(struct dp_worker *w, const struct pkt *p, uint16_t vm, uint64_t *name_h
     uint8_t *budgets)
 {
 	const struct dp_gen *g = w->gen;
+	struct dp_bind_allow by;
 	struct pol_addr dst;
 
 	if (p->dport == DNS_PORT && dp_gen_is_resolver(g, p->family, p->dst))
@@ -88,9 +89,11 @@ dp_admit(struct dp_worker *w, const struct pkt *p, uint16_t vm, uint64_t *name_h
 	/* every byte written, none zeroed first: an IPv4 address's tail is zero already */
 	dst.family = p->family;
 	memcpy(dst.a, p->dst, sizeof(dst.a));
-	if (!dp_bind_allows(w->ctx->binds, vm, &dst, p->dport, w->now, g, name_hash, budgets))
+	by = dp_bind_allows(w->ctx->binds, vm, &dst, p->dport, w->now, g);
+	if (!by.allowed)
 		return DP_ADMIT_NO;
-	*budgets |= dp_budget_bit(dp_budget_of_addr(g, vm, p->family, p->dst));
+	*name_hash = by.name_hash;
+	*budgets = by.budgets | dp_budget_bit(dp_budget_of_addr(g, vm, p->family, p->dst));
 	return DP_ADMIT_BINDING;
 }
 
