@@ -58,7 +58,8 @@ dp_worker_unhold(struct dp_flow *f, void *arg)
 static __attribute__((noinline)) void
 dp_worker_closed_report(const struct dp_flow *f, struct dp_flow_acct *a, struct dp_worker *w)
 {
-	dp_ha_end(w, f);
+	if (dp_ha_told(f))
+		dp_ha_end(w, f);
 	if (w->flow_recs != NULL)
 		dp_flowlog_closed(f, a, w);
 }
