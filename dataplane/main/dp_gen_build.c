@@ -201,7 +201,10 @@ dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers,
 		*v = (struct dp_vm){ .name = pv->name, .present = true, .id = pv->id,
 			.policy = pv->policy, .conf_policy = pv->ask_policy,
 			.audit = pv->mode == POL_MODE_AUDIT,
-			.budgets = (uint8_t)pol_config_budgets(cfg, pv->ask_policy) };
+			.budgets = (uint8_t)pol_config_budgets(cfg, pv->ask_policy),
+			.addrs = (uint8_t)((pol_policy_has_addrs(cfg->set, pv->policy, 4) ?
+			    dp_vm_addrs_bit(4) : 0) | (pol_policy_has_addrs(cfg->set, pv->policy,
+			    16) ? dp_vm_addrs_bit(6) : 0)) };
 		dp_gen_vm_index_add(g, dp_gen_vm_key(pv->id.vlan, pv->id.mac), slot);
 	}
 	g->vms[DP_VM_UNKNOWN(g)] = (struct dp_vm){ .name = "unknown", .present = true };

@@ -101,9 +101,9 @@ dp_bind_entry_budgets(const struct dp_binding *e, uint16_t vm, const struct dp_g
  * dp_bind_allows() in full: names learned under an older generation (judged by g's name
  * table) and VMs with budgets. Apart, so that the common pass below makes no call.
  */
-static __attribute__((noinline)) bool
+static __attribute__((noinline)) struct dp_bind_allow
 dp_bind_allows_any(const struct dp_binding *e, uint16_t vm, uint16_t port, uint64_t now,
-    const struct dp_gen *g, uint64_t *name_hash, uint8_t *budgets)
+    const struct dp_gen *g)
 {
 	unsigned int s, i, n;
 	uint64_t hash = 0;
@@ -123,10 +123,8 @@ dp_bind_allows_any(const struct dp_binding *e, uint16_t vm, uint16_t port, uint6
 		}
 	} while (!dp_bind_read_ok(e, s));
 	if (i == n)
-		return false;
-	*name_hash = hash;
-	*budgets = set;
-	return true;
+		return (struct dp_bind_allow){ .allowed = false };
+	return (struct dp_bind_allow){ .name_hash = hash, .budgets = set, .allowed = true };
 }
 
 /* What the common pass makes of a binding */
@@ -154,9 +152,9 @@ dp_bind_pass_common(const struct dp_binding *e, uint32_t gen, uint16_t port, uin
 	return DP_BIND_NO;
 }
 
-bool
+struct dp_bind_allow
 dp_bind_allows(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr, uint16_t port,
-    uint64_t now, const struct dp_gen *g, uint64_t *name_hash, uint8_t *budgets)
+    uint64_t now, const struct dp_gen *g)
 {
 	const struct dp_binding *e = dp_bind_live(b, vm, addr, now);
 	enum dp_bind_pass r;
@@ -164,20 +162,18 @@ dp_bind_allows(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr, uin
 	uint64_t hash;
 
 	if (e == NULL)
-		return false;
+		return (struct dp_bind_allow){ .allowed = false };
 	if (g->vms[vm].budgets != 0)
-		return dp_bind_allows_any(e, vm, port, now, g, name_hash, budgets);
+		return dp_bind_allows_any(e, vm, port, now, g);
 	do {
 		s = dp_bind_read_begin(e);
 		r = dp_bind_pass_common(e, g->id, port, now, &i);
 		hash = e->names[i].hash;
 	} while (!dp_bind_read_ok(e, s));
 	if (r != DP_BIND_YES)
-		return r == DP_BIND_ANY && dp_bind_allows_any(e, vm, port, now, g, name_hash,
-		    budgets);
-	*name_hash = hash;
-	*budgets = 0;
-	return true;
+		return r == DP_BIND_ANY ? dp_bind_allows_any(e, vm, port, now, g) :
+		    (struct dp_bind_allow){ .allowed = false };
+	return (struct dp_bind_allow){ .name_hash = hash, .allowed = true };
 }
 
 uint8_t

@@ -75,11 +75,13 @@ dp_admit(struct dp_worker *w, const struct pkt *p, uint16_t vm, uint64_t *name_h
     uint8_t *budgets)
 {
 	const struct dp_gen *g = w->gen;
+	struct dp_bind_allow by;
 	struct pol_addr dst;
 
 	if (p->dport == DNS_PORT && dp_gen_is_resolver(g, p->family, p->dst))
 		return DP_ADMIT_DNS;	/* DNS over TCP: filtered message by message */
-	if (pol_match_addr(g->set, g->vms[vm].policy, p->dst, p->family == 4 ? 4 : 16,
+	if ((g->vms[vm].addrs & dp_vm_addrs_bit(p->family)) &&
+	    pol_match_addr(g->set, g->vms[vm].policy, p->dst, p->family == 4 ? 4 : 16,
 	    p->proto, p->dport, NULL) == POL_ALLOW) {
 		*budgets = dp_budget_dst(w, vm, p->family, p->dst);
 		return DP_ADMIT_ADDR;
@@ -87,9 +89,11 @@ dp_admit(struct dp_worker *w, const struct pkt *p, uint16_t vm, uint64_t *name_h
 	/* every byte written, none zeroed first: an IPv4 address's tail is zero already */
 	dst.family = p->family;
 	memcpy(dst.a, p->dst, sizeof(dst.a));
-	if (!dp_bind_allows(w->ctx->binds, vm, &dst, p->dport, w->now, g, name_hash, budgets))
+	by = dp_bind_allows(w->ctx->binds, vm, &dst, p->dport, w->now, g);
+	if (!by.allowed)
 		return DP_ADMIT_NO;
-	*budgets |= dp_budget_bit(dp_budget_of_addr(g, vm, p->family, p->dst));
+	*name_hash = by.name_hash;
+	*budgets = by.budgets | dp_budget_bit(dp_budget_of_addr(g, vm, p->family, p->dst));
 	return DP_ADMIT_BINDING;
 }
 

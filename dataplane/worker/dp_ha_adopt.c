@@ -27,7 +27,7 @@ dp_ha_report(struct dp_worker *w, struct dp_flow *f)
 void
 dp_ha_end(struct dp_worker *w, const struct dp_flow *f)
 {
-	if (f->ha == DP_FLOW_HA_SYNCED)
+	if (dp_ha_told(f))
 		dp_evt_flow(w, DP_EVT_FLOW_END, f);
 }
 

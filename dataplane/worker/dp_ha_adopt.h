@@ -59,6 +59,13 @@ dp_ha_refresh(struct dp_worker *w, struct dp_flow *f)
 		dp_ha_report(w, f);
 }
 
+/* Was the peer told of f, so that its end must follow (dp_ha_end())? */
+static inline bool
+dp_ha_told(const struct dp_flow *f)
+{
+	return f->ha == DP_FLOW_HA_SYNCED;
+}
+
 /* f is closing or closed: its end to the peer, if the peer was told of it. */
 void dp_ha_end(struct dp_worker *w, const struct dp_flow *f);
 

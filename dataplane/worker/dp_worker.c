@@ -54,6 +54,16 @@ dp_worker_unhold(struct dp_flow *f, void *arg)
 	dp_hold_put(w, &f->peer_hold);
 }
 
+/* dp_worker_closed() with something to report: apart, so that the rest take no stack frame */
+static __attribute__((noinline)) void
+dp_worker_closed_report(const struct dp_flow *f, struct dp_flow_acct *a, struct dp_worker *w)
+{
+	if (dp_ha_told(f))
+		dp_ha_end(w, f);
+	if (w->flow_recs != NULL)
+		dp_flowlog_closed(f, a, w);
+}
+
 /*
  * A flow closes: its end to the HA peer if the pair knows it, and its record to the flow
  * log if there is one. Registered always (with dp_worker_passed): ha: is known only after
@@ -64,9 +74,8 @@ dp_worker_closed(const struct dp_flow *f, struct dp_flow_acct *a, void *arg)
 {
 	struct dp_worker *w = arg;
 
-	dp_ha_end(w, f);
-	if (w->flow_recs != NULL)
-		dp_flowlog_closed(f, a, arg);
+	if (dp_ha_told(f) || w->flow_recs != NULL)
+		dp_worker_closed_report(f, a, w);
 }
 
 /*

@@ -325,6 +325,19 @@ pol_match_addr(const struct pol_set *s, uint32_t policy, const uint8_t *addr, si
 	return POL_BAD_NAME;
 }
 
+bool
+pol_policy_has_addrs(const struct pol_set *s, uint32_t policy, size_t alen)
+{
+	const struct pol_policy *pol;
+
+	if (s == NULL || policy >= s->npol)
+		return false;
+	pol = &s->pol[policy];
+	if (alen == 4)
+		return pol->plen4 != 0;
+	return alen == 16 && (pol->plen6[0] | pol->plen6[1] | pol->plen6[2]) != 0;
+}
+
 const char *
 pol_verdict_str(enum pol_verdict v)
 {

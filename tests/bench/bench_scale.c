@@ -114,14 +114,12 @@ static double
 scale_bind_pass(struct dp_binds *b, uint32_t n, const struct dp_gen *g)
 {
 	struct pol_addr a;
-	uint64_t hash;
-	uint8_t budgets;
 	unsigned int admitted = 0;
 	double t0 = bench_now_ns();
 
 	for (uint32_t k = 0; k < SCALE_OPS; k++) {
 		scale_addr(&a, bench_rnd(&rng) & (n - 1));
-		admitted += dp_bind_allows(b, 0, &a, SCALE_PORT, 1, g, &hash, &budgets);
+		admitted += dp_bind_allows(b, 0, &a, SCALE_PORT, 1, g).allowed;
 	}
 	t0 = (bench_now_ns() - t0) / SCALE_OPS;
 	return admitted == SCALE_OPS ? t0 : -1;

@@ -79,11 +79,12 @@ static bool
 t_allows(struct dp_binds *b, const struct pol_addr *a, uint16_t port, uint64_t now,
     const struct dp_gen *g, uint64_t *hash)
 {
-	uint8_t set = 7;
-	bool ok = dp_bind_allows(b, 0, a, port, now, g, hash, &set);
+	struct dp_bind_allow by = dp_bind_allows(b, 0, a, port, now, g);
 
-	assert_true(!ok || set == 0);
-	return ok;
+	if (by.allowed)
+		*hash = by.name_hash;
+	assert_true(!by.allowed || by.budgets == 0);
+	return by.allowed;
 }
 
 static void
@@ -117,8 +118,7 @@ test_every_bound_name_counts(void **state)
 		{ .present = true, .budgets = 2 } };
 	struct dp_gen g = { .id = 1, .vms = vms };
 	struct dp_binds *b = dp_binds_create("t_binds", 16, 2, q, SOCKET_ID_ANY);
-	uint64_t hash = 0;
-	uint8_t set = 0;
+	struct dp_bind_allow by;
 
 	(void)state;
 	assert_non_null(b);
@@ -126,9 +126,10 @@ test_every_bound_name_counts(void **state)
 	t_learn(b, 0, &t_shared, 11, 0, 1);
 	assert_int_equal(dp_bind_budgets(b, 0, &t_shared, 10, &g), 0);
 	t_learn(b, 0, &t_shared, 12, 2, 1);
-	assert_true(dp_bind_allows(b, 0, &t_shared, 443, 10, &g, &hash, &set));
-	assert_int_equal(hash, 11);		/* the first name still admits */
-	assert_int_equal(set, dp_budget_bit(2));
+	by = dp_bind_allows(b, 0, &t_shared, 443, 10, &g);
+	assert_true(by.allowed);
+	assert_int_equal(by.name_hash, 11);	/* the first name still admits */
+	assert_int_equal(by.budgets, dp_budget_bit(2));
 	/* more names push the budgeted one out: its budget stays with the address */
 	for (uint64_t n = 13; n < 15; n++)
 		t_learn(b, 0, &t_shared, n, 0, 1);

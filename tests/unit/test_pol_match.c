@@ -235,6 +235,9 @@ check_one_family(const char *addr, unsigned int plen, enum pol_list list, enum p
 	assert_int_equal(r->line, 1);
 	assert_int_equal(addr_v(s, 0, other, POL_PROTO_TCP, 443, &r), POL_NO_MATCH);
 	assert_null(r);
+	/* what pol_policy_has_addrs() says of each family: asked once, it stands for this */
+	assert_true(pol_policy_has_addrs(s, 0, strchr(addr, ':') != NULL ? 16 : 4));
+	assert_false(pol_policy_has_addrs(s, 0, strchr(other, ':') != NULL ? 16 : 4));
 	pol_set_free(s);
 }
 
@@ -265,6 +268,9 @@ test_addresses_one_family(void **state)
 	assert_null(r);
 	assert_int_equal(pol_match_addr(s, 0, (const uint8_t *)"abcdefgh", 8, POL_PROTO_TCP, 1,
 	    NULL), POL_BAD_NAME);
+	assert_false(pol_policy_has_addrs(s, 0, 4) || pol_policy_has_addrs(s, 0, 16) ||
+	    pol_policy_has_addrs(s, 0, 8) || pol_policy_has_addrs(s, 1, 4) ||
+	    pol_policy_has_addrs(NULL, 0, 4));
 	pol_set_free(s);
 }
 

@@ -59,7 +59,19 @@ struct dp_vm {
 	uint32_t conf_policy;
 	bool audit;
 	uint8_t budgets;	/* its policy's egress budgets: 0, no flow of it counts */
+	/*
+	 * The families its policy has address patterns of (dp_vm_addrs_bit()): a connection
+	 * to an address of any other asks no address match, which could only say no match.
+	 */
+	uint8_t addrs;
 };
+
+/* A family's bit in struct dp_vm's addrs: 4 for IPv4, anything else IPv6. */
+static inline uint8_t
+dp_vm_addrs_bit(uint8_t family)
+{
+	return family == 4 ? 1 : 2;
+}
 
 /*
  * Bits of a filter over the address table's addresses, by their last twelve bits: an

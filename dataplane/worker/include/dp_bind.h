@@ -40,13 +40,19 @@ int dp_bind_learn(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr,
     uint64_t name_hash, const struct pol_ports *ports, uint32_t gen, uint64_t expires,
     uint32_t max_per_vm);
 
+/* dp_bind_allows()'s answer: two words, returned in registers, not through the stack */
+struct dp_bind_allow {
+	uint64_t name_hash;		/* allowed: the name that allowed it */
+	uint8_t budgets;		/* allowed: what dp_bind_budgets() says */
+	bool allowed;
+};
+
 /*
  * Is there a live binding of addr for vm through a name whose rules, in generation g,
- * allow port? Names learned under an older generation are judged by g's name table. On
- * true, *name_hash is the name that allowed it and *budgets what dp_bind_budgets() says.
+ * allow port? Names learned under an older generation are judged by g's name table.
  */
-bool dp_bind_allows(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr, uint16_t port,
-    uint64_t now, const struct dp_gen *g, uint64_t *name_hash, uint8_t *budgets);
+struct dp_bind_allow dp_bind_allows(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr,
+    uint16_t port, uint64_t now, const struct dp_gen *g);
 
 /*
  * The egress budgets (a set, dp_budget.h) of every name bound to addr for vm, whatever

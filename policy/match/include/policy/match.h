@@ -165,6 +165,13 @@ enum pol_verdict pol_match_addr(const struct pol_set *s, uint32_t policy, const 
     size_t alen, uint8_t proto, uint16_t port, const struct pol_rule **rule);
 
 /*
+ * Has policy address patterns of the family of alen (4 or 16)? Without one, pol_match_addr()
+ * says POL_NO_MATCH to every address of it, so a caller that asks often may ask this once.
+ * False for an unknown policy or alen.
+ */
+bool pol_policy_has_addrs(const struct pol_set *s, uint32_t policy, size_t alen);
+
+/*
  * What the rules for one name say about ports, for a fast path that has the name only when
  * its DNS answer passes and must judge connections to the address later: TCP or UDP to
  * port p is allowed exactly when pol_ports_allow(p), which agrees with pol_match_name() for
