@@ -38,6 +38,7 @@ struct dp_flows {
 	void (*closed)(const struct dp_flow *, struct dp_flow_acct *, void *);
 	void (*passed)(struct dp_flow *, struct dp_flow_acct *, void *);
 	void *report_arg;
+	bool closed_every;		/* else closed only for a flow the HA peer was told of */
 };
 
 struct dp_flows *
@@ -240,7 +241,8 @@ dp_flow_close_open(struct dp_flows *t, struct dp_flow *f)
 {
 	uint32_t idx = (uint32_t)(f - t->h.e);
 
-	if (t->closed != NULL)
+	/* most flows have nothing to report: no indirect call for them */
+	if (t->closed != NULL && (t->closed_every || f->ha == DP_FLOW_HA_SYNCED))
 		t->closed(f, dp_flow_acct(t, f), t->report_arg);
 	dp_ft_delete(&t->ft, dp_ft_hash(&t->ft, &f->key), idx);
 	t->per_vm[f->key.vm]--;
@@ -357,9 +359,11 @@ dp_flows_age(struct dp_flows *t, uint64_t now, unsigned int budget, uint64_t *cl
 void
 dp_flows_on_report(struct dp_flows *t,
     void (*closed)(const struct dp_flow *, struct dp_flow_acct *, void *),
-    void (*passed)(struct dp_flow *, struct dp_flow_acct *, void *), void *arg)
+    void (*passed)(struct dp_flow *, struct dp_flow_acct *, void *), void *arg,
+    bool closed_every)
 {
 	t->closed = closed;
+	t->closed_every = closed_every;
 	t->passed = passed;
 	t->report_arg = arg;
 }

@@ -54,28 +54,21 @@ dp_worker_unhold(struct dp_flow *f, void *arg)
 	dp_hold_put(w, &f->peer_hold);
 }
 
-/* dp_worker_closed() with something to report: apart, so that the rest take no stack frame */
-static __attribute__((noinline)) void
-dp_worker_closed_report(const struct dp_flow *f, struct dp_flow_acct *a, struct dp_worker *w)
-{
-	if (dp_ha_told(f))
-		dp_ha_end(w, f);
-	if (w->flow_recs != NULL)
-		dp_flowlog_closed(f, a, w);
-}
-
 /*
  * A flow closes: its end to the HA peer if the pair knows it, and its record to the flow
  * log if there is one. Registered always (with dp_worker_passed): ha: is known only after
- * the workers are made.
+ * the workers are made. The table calls it only for a flow with something to report
+ * (dp_flows_on_report()).
  */
 static void
 dp_worker_closed(const struct dp_flow *f, struct dp_flow_acct *a, void *arg)
 {
 	struct dp_worker *w = arg;
 
-	if (dp_ha_told(f) || w->flow_recs != NULL)
-		dp_worker_closed_report(f, a, w);
+	if (dp_ha_told(f))
+		dp_ha_end(w, f);
+	if (w->flow_recs != NULL)
+		dp_flowlog_closed(f, a, w);
 }
 
 /*
@@ -126,7 +119,8 @@ dp_worker_create(struct dp_ctx *ctx, unsigned int id, unsigned int lcore,
 	w->flows = dp_flows_create(name, max_flows ? max_flows : 1, nvms, socket);
 	if (w->flows != NULL) {
 		dp_flows_on_release(w->flows, dp_worker_unhold, w);
-		dp_flows_on_report(w->flows, dp_worker_closed, dp_worker_passed, w);
+		dp_flows_on_report(w->flows, dp_worker_closed, dp_worker_passed, w,
+		    ctx->flow_log_ring > 0);
 	}
 	snprintf(name, sizeof(name), "ng_pending_%u", id);
 	w->pending = dp_pending_create(name, DP_PENDING_CAP, nvms, socket);

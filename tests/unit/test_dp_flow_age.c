@@ -2,7 +2,8 @@
  * dp_flow aging under a real EAL (--no-huge, no devices): a sweep closes idle flows (a SYN
  * that never sent a byte too) and those of VMs the configuration removed, slice by slice
  * from where the last slice stopped, wrapping round the table's end; a full table reclaims
- * an idle flow on open, within the credit aging gave, never a live one.
+ * an idle flow on open, within the credit aging gave, never a live one; the closed report
+ * is called only for a flow that has something to report.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -234,6 +235,43 @@ test_aging_finds_each_entry(void **state)
 		}
 }
 
+static unsigned int reported;
+
+static void
+count_closed(const struct dp_flow *f, struct dp_flow_acct *a, void *arg)
+{
+	(void)f;
+	(void)a;
+	(void)arg;
+	reported++;
+}
+
+/*
+ * The closed report: with no flow log, only a flow the HA peer was told of has an end to
+ * report, and the others close without the call; with one (closed_every), every flow.
+ */
+static void
+test_aging_reports_only_what_reports(void **state)
+{
+	(void)state;
+	for (int every = 0; every < 2; every++) {
+		struct dp_flows *t = dp_flows_create("t_report", CAP, 4, SOCKET_ID_ANY);
+		struct dp_flow_key k[3] = { key(1, 1), key(1, 2), key(1, 3) };
+		struct dp_flow *f[3];
+
+		assert_non_null(t);
+		dp_flows_on_report(t, count_closed, NULL, NULL, every != 0);
+		for (int i = 0; i < 3; i++)
+			assert_non_null(f[i] = dp_flow_open(t, &k[i], CAP, 100));
+		f[1]->ha = DP_FLOW_HA_SYNCED;
+		f[2]->ha = DP_FLOW_HA_ENDED;	/* its end already told */
+		reported = 0;
+		assert_int_equal(dp_flows_age(t, 1000, CAP, NULL, NULL, NULL, NULL), 3);
+		assert_int_equal(reported, every ? 3 : 1);
+		dp_flows_free(t);
+	}
+}
+
 int
 main(void)
 {
@@ -244,6 +282,7 @@ main(void)
 		cmocka_unit_test(test_reclaim_needs_credit),
 		cmocka_unit_test(test_aging_slices_wrap),
 		cmocka_unit_test(test_aging_finds_each_entry),
+		cmocka_unit_test(test_aging_reports_only_what_reports),
 	};
 
 	return T_EAL_RUN_AFTER("test_dp_flow_age", "128", tests, dp_hash_init());

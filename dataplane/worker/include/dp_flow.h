@@ -255,11 +255,14 @@ void dp_flows_on_release(struct dp_flows *t, void (*release)(struct dp_flow *, v
 
 /*
  * What reports a flow as it closes (its account says how it ended: dp_flowlog.h), and an
- * open one as aging passes it (interim records). NULL: nothing.
+ * open one as aging passes it (interim records). NULL: nothing. closed is called for every
+ * flow when closed_every (a flow log), else only for one the HA peer was told of
+ * (DP_FLOW_HA_SYNCED): the others have nothing to report, and most flows close so.
  */
 void dp_flows_on_report(struct dp_flows *t,
     void (*closed)(const struct dp_flow *, struct dp_flow_acct *, void *),
-    void (*passed)(struct dp_flow *, struct dp_flow_acct *, void *), void *arg);
+    void (*passed)(struct dp_flow *, struct dp_flow_acct *, void *), void *arg,
+    bool closed_every);
 
 /*
  * Open a flow for k, counted against its VM. NULL when the VM has max_per_vm flows open
