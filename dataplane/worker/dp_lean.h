@@ -26,7 +26,7 @@
 #include "sni/pkt_fast.h"
 #include "sni/rd.h"
 
-#define DP_LEAN_L4		(14 + 20)	/* untagged, IPv4 without options */
+#define DP_LEAN_L4		(14 + 20)	/* untagged (a tag: 4 more), IPv4, no options */
 #define DP_LEAN_TCP_ENDS	(PKT_TCP_SYN | PKT_TCP_FIN | PKT_TCP_RST)
 
 /* What the steady stage reads of a lean frame, besides its key and its VM. */
@@ -69,24 +69,16 @@ dp_lean_key(struct dp_flow_key *k, uint16_t vm, const uint8_t *th, const uint8_t
 }
 
 /*
- * Frame m from the VM port (from_vm) or the uplink, if it is of the lean shape: one
- * segment, untagged, IPv4 without options and not a fragment, TCP whose lengths fit and
- * that neither opens nor ends anything (every frame pkt_decode_fast() takes of this shape
- * decodes alike), its checksums right (in software as dp_rx_csums4_ok(), or both marked
- * good by the port), from (to) the VM its source (destination) MAC names, one configured
- * without a VLAN, and from the VM, with that VM's IPv4 source address. For such a frame
- * the general first stage says DP_RX_PLAIN, then CONTINUE with this key
- * (dp_decide_vm_plain() or _uplink_plain(), dp_conn_key()). Returns the VM's slot, its
- * flow key in *k and the rest in *l (seq and payload_len from the VM, the others toward
- * it); -1 for any other frame (then *k and *l are scratch). Inline where from_vm is a
- * constant.
+ * dp_lean() of a frame at least DP_LEAN_L4 + 20 bytes long whose IPv4 header is tag bytes
+ * further than an untagged one's: 0 or 4, a constant, so that an untagged frame (most)
+ * pays nothing for the tagged ones.
  */
 static __rte_always_inline int
-dp_lean(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key *k,
-    struct dp_lean *l, bool from_vm)
+dp_lean_at(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key *k,
+    struct dp_lean *l, bool from_vm, size_t tag)
 {
 	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
-	const uint8_t *ip = frame + 14, *th = frame + DP_LEAN_L4;
+	const uint8_t *ip = frame + 14 + tag, *th = ip + 20;
 	uint64_t fl = m->ol_flags & (RTE_MBUF_F_RX_IP_CKSUM_MASK | RTE_MBUF_F_RX_L4_CKSUM_MASK);
 	size_t len = rte_pktmbuf_data_len(m);
 	const struct dp_vm *v;
@@ -95,12 +87,12 @@ dp_lean(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key *k,
 	int slot;
 
 	/*
-	 * the lengths checked below ask for at least this many bytes: read none before; the
-	 * flags next, so that a SYN, a FIN or an RST (a connection's ends: a good share of the
-	 * frames that are not lean) leaves at once
+	 * (an untagged frame's type and version dp_lean() read); the flags early, so that a
+	 * SYN, a FIN or an RST (a connection's ends: a good share of the frames that are not
+	 * lean) leaves at once
 	 */
-	if (m->nb_segs != 1 || len < DP_LEAN_L4 + 20 || rd_be16(frame + 12) != PKT_ETH_P_IPV4 ||
-	    ip[0] != 0x45 || (th[13] & DP_LEAN_TCP_ENDS))
+	if ((tag != 0 && (len < DP_LEAN_L4 + 20 + tag || rd_be16(ip - 2) != PKT_ETH_P_IPV4 ||
+	    ip[0] != 0x45)) || (th[13] & DP_LEAN_TCP_ENDS))
 		return -1;
 	/* TCP, not a fragment: the flags and offset's low 14 bits zero, in one load */
 	memcpy(&frag_ttl_proto, ip + 6, 4);
@@ -109,12 +101,14 @@ dp_lean(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key *k,
 	total = rd_be16(ip + 2);
 	/* the data offset at least 5 words, and no more than the segment holds */
 	payload_len = (int32_t)total - 20 - (th[12] >> 2 & 0x3c);	/* 4 * (th[12] >> 4) */
-	if (total > len - 14 || th[12] < 5 << 4 || payload_len < 0)
+	if (total > len - 14 - tag || th[12] < 5 << 4 || payload_len < 0)
 		return -1;
-	if ((slot = dp_gen_vm_by_mac(g, 0, from_vm ? frame + 6 : frame)) < 0)
+	/* the (vlan, MAC) index holds each VM under its own VLAN: one a tag found is its */
+	if ((slot = dp_gen_vm_by_mac(g, tag != 0 ? rd_be16(frame + 14) & 0x0fff : 0,
+	    from_vm ? frame + 6 : frame)) < 0)
 		return -1;
 	v = &g->vms[slot];
-	if (v->id.vlan != 0 ||
+	if ((tag == 0 && v->id.vlan != 0) ||
 	    (from_vm && (!v->id.has4 || memcmp(ip + 12, v->id.ip4, 4) != 0)))
 		return -1;
 	dp_lean_key(k, (uint16_t)slot, th, from_vm ? ip + 16 : ip + 12, from_vm);
@@ -133,30 +127,65 @@ dp_lean(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key *k,
 }
 
 /*
+ * Frame m from the VM port (from_vm) or the uplink, if it is of the lean shape: one
+ * segment, untagged or with one 802.1Q tag (a VLAN's VMs' every frame has it), IPv4
+ * without options and not a fragment, TCP whose lengths fit and that neither opens nor
+ * ends anything (every frame pkt_decode_fast() takes of this shape decodes alike), its
+ * checksums right (in software as dp_rx_csums4_ok(), or both marked good by the port),
+ * from (to) the VM its source (destination) MAC and tag name, untagged only for one
+ * configured without a VLAN (dp_vlan_tags_ok()), and from the VM, with that VM's IPv4
+ * source address. For such a frame the general first stage says DP_RX_PLAIN, then
+ * CONTINUE with this key (dp_decide_vm_plain() or _uplink_plain(), dp_conn_key()).
+ * Returns the VM's slot, its flow key in *k and the rest in *l (seq and payload_len from
+ * the VM, the others toward it); -1 for any other frame (then *k and *l are scratch).
+ * Inline where from_vm is a constant.
+ */
+static __rte_always_inline int
+dp_lean(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key *k,
+    struct dp_lean *l, bool from_vm)
+{
+	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t type_ver;
+
+	/*
+	 * the lengths dp_lean_at() checks ask for at least this many bytes: read none before;
+	 * an untagged frame's ethertype and IPv4 version and header length in one load
+	 */
+	if (m->nb_segs != 1 || rte_pktmbuf_data_len(m) < DP_LEAN_L4 + 20)
+		return -1;
+	memcpy(&type_ver, frame + 12, 4);
+	if (likely((be32toh(type_ver) & 0xffffff00) == ((uint32_t)PKT_ETH_P_IPV4 << 16 | 0x4500)))
+		return dp_lean_at(g, m, k, l, from_vm, 0);
+	return rd_be16(frame + 12) == PKT_ETH_P_8021Q ? dp_lean_at(g, m, k, l, from_vm, 4) : -1;
+}
+
+/*
  * The struct pkt the general path would have made of a lean frame m, for one whose flow
  * is not steady after all: what pkt_decode_fast() writes of it, from the bytes dp_lean()
- * checked (untagged IPv4 without options, not a fragment, TCP whose lengths fit), with
- * none of its checks asked again (test_dp_lean holds the two equal, field by field).
+ * checked (at most one tag, IPv4 without options, not a fragment, TCP whose lengths fit),
+ * with none of its checks asked again (test_dp_lean holds the two equal, field by field).
+ * Inline: as a call (which the tag's branches made of it) it cost ~100 Ir a connection.
  */
-static inline void
+static __rte_always_inline void
 dp_lean_decode(const struct rte_mbuf *m, struct pkt *p)
 {
 	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
-	const uint8_t *ip = frame + 14, *th = frame + DP_LEAN_L4;
+	bool tagged = rd_be16(frame + 12) == PKT_ETH_P_8021Q;
+	const uint8_t *ip = frame + 14 + 4 * tagged, *th = ip + 20;
 	uint16_t l4_len = (uint16_t)(rd_be16(ip + 2) - 20), off = (uint16_t)(th[12] >> 4) * 4;
 
 	p->dst_mac = frame;
 	p->src_mac = frame + 6;
-	p->vlan = 0;
-	p->nb_vlans = 0;
+	p->vlan = tagged ? rd_be16(frame + 14) & 0x0fff : 0;
+	p->nb_vlans = tagged;
 	p->hop_limit = ip[8];
 	p->ethertype = PKT_ETH_P_IPV4;
-	p->l3_off = 14;
+	p->l3_off = (uint16_t)(ip - frame);
 	p->family = 4;
 	p->proto = PKT_PROTO_TCP;
 	p->fragment = false;
 	p->src_route = false;
-	p->l4_off = DP_LEAN_L4;
+	p->l4_off = (uint16_t)(th - frame);
 	p->l4_len = l4_len;
 	pkt_addr4(p->src, ip + 12);
 	pkt_addr4(p->dst, ip + 16);

@@ -3,12 +3,13 @@
  * one it stands for: random frames and every edge its checks draw (tags, IPv4 options,
  * fragments, lengths that do not fit, wrong checksums, what the port says of them, SYN,
  * FIN, RST, another's source, an unknown MAC, a VM with a VLAN, one without IPv4, IPv6,
- * UDP) go through both, each way. A frame the lean path takes must be one the general
- * first stage (dp_rx_decode(), the VM by MAC, dp_decide_vm_plain() or _uplink_plain(),
- * dp_conn_key()) lets go on with the same VM and key, decoding as dp_lean_decode() says;
- * and on any flow the lean steady stage must do what dp_conn_vm() or dp_conn_uplink()
- * does: the same flows steady, the same verdict, the flow left the same; the others left
- * alone for the general way.
+ * UDP), untagged and behind a VM's own 802.1Q tag (then also another VLAN, another inner
+ * type, a priority), go through both, each way. A frame the lean path takes must be one the
+ * general first stage (dp_rx_decode(), the VM by MAC, dp_decide_vm_plain() or
+ * _uplink_plain(), dp_conn_key()) lets go on with the same VM and key, decoding as
+ * dp_lean_decode() says; and on any flow the lean steady stage must do what dp_conn_vm() or
+ * dp_conn_uplink() does: the same flows steady, the same verdict, the flow left the same;
+ * the others left alone for the general way.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -104,20 +105,21 @@ t_gen(const struct fc_frame *f)
 	t_vm(T_VM_TAGGED, mac_tagged, 10, true, f->p.src);
 }
 
-/* The IPv4 and TCP checksums of an untagged frame made right again after an edit. */
+/* The IPv4 and TCP checksums of a frame, untagged or with one tag, made right after an edit. */
 static void
 t_fix_sums(uint8_t *b, size_t len)
 {
-	uint8_t *ip = b + 14, *th;
+	size_t l2 = fc_r16(b + 12) == 0x8100 ? 18 : 14;
+	uint8_t *ip = b + l2, *th;
 	size_t ihl = (size_t)(ip[0] & 0xf) * 4, tl;
 
-	if (fc_r16(b + 12) != 0x0800 || ihl < 20 || 14 + ihl > len)
+	if (fc_r16(ip - 2) != 0x0800 || ihl < 20 || l2 + ihl > len)
 		return;
 	fc_w16(ip + 10, 0);
 	fc_w16(ip + 10, fc_ref_csum(ip, ihl, 0));
 	th = ip + ihl;
 	tl = fc_r16(ip + 2) >= ihl ? fc_r16(ip + 2) - ihl : 0;
-	if (ip[9] != PKT_PROTO_TCP || tl < 18 || 14 + ihl + tl > len)
+	if (ip[9] != PKT_PROTO_TCP || tl < 18 || l2 + ihl + tl > len)
 		return;
 	fc_w16(th + 16, 0);
 	fc_w16(th + 16, fc_ref_csum(th, tl, fc_ref_pseudo(ip, 4, PKT_PROTO_TCP, tl)));
@@ -133,8 +135,9 @@ static const uint64_t t_ol[] = { 0, 0, 0, 0,
 
 /*
  * Frame i: mostly the lean shape (an ACK with or without data), else edited at one of
- * the places a lean check looks, its sums made right again or not. Toward the VM (up),
- * its MACs the other way round.
+ * the places a lean check looks, its sums made right again or not; a third of them with
+ * the 802.1Q tag of the VM on VLAN 10, each edit then at its place past the tag. Toward
+ * the VM (up), its MACs the other way round.
  */
 static void
 t_frame(uint64_t *rng, struct fc_frame *f, size_t *len, uint64_t *ol, bool up)
@@ -143,11 +146,12 @@ t_frame(uint64_t *rng, struct fc_frame *f, size_t *len, uint64_t *ol, bool up)
 		PKT_TCP_SYN | PKT_TCP_ACK, PKT_TCP_FIN | PKT_TCP_ACK };
 	static uint8_t payload[1400];
 	uint32_t r = fc_rnd(rng), edit = fc_rnd(rng) % 48;
+	bool tagged = fc_rnd(rng) % 3 == 0 || (edit >= 33 && edit <= 35);
 	struct fc_frame_spec s = { .family = 4, .proto = PKT_PROTO_TCP,
 		.sport = (uint16_t)fc_rnd(rng), .dport = 443, .flags = PKT_TCP_ACK,
 		.seq = fc_rnd(rng), .ack = fc_rnd(rng), .payload = payload,
 		.payload_len = r % 3 == 0 ? 0 : fc_rnd(rng) % sizeof(payload) };
-	uint8_t *ip = f->b + 14, *th = ip + 20, *vm_mac = f->b + (up ? 0 : 6), mac[6];
+	uint8_t *ip = f->b + 14 + 4 * tagged, *th = ip + 20, *vm_mac = f->b + (up ? 0 : 6), mac[6];
 
 	for (size_t i = 0; i < s.payload_len; i++)
 		payload[i] = (uint8_t)fc_rnd(rng);
@@ -164,6 +168,8 @@ t_frame(uint64_t *rng, struct fc_frame *f, size_t *len, uint64_t *ol, bool up)
 	case 9: s.pad = 1 + fc_rnd(rng) % 30; break;
 	case 10: s.src = (const uint8_t *)"\x0a\x0a\x00\x0c"; break;
 	}
+	if (tagged && s.tags == 0)
+		s.tags = 1;
 	fc_frame_build(f, &s);
 	if (up) {
 		memcpy(mac, f->b, 6);
@@ -171,6 +177,8 @@ t_frame(uint64_t *rng, struct fc_frame *f, size_t *len, uint64_t *ol, bool up)
 		memcpy(f->b + 6, mac, 6);
 	}
 	*len = f->len;
+	if (tagged)
+		memcpy(vm_mac, mac_tagged, 6);
 	*ol = t_ol[fc_rnd(rng) % (sizeof(t_ol) / sizeof(t_ol[0]))];
 	switch (edit) {
 	case 11: memcpy(vm_mac, mac_vlan, 6); break;
@@ -190,6 +198,9 @@ t_frame(uint64_t *rng, struct fc_frame *f, size_t *len, uint64_t *ol, bool up)
 	case 23: ip[9] = (uint8_t)fc_rnd(rng); break;
 	case 24: fc_w16(f->b + 12, (uint16_t)fc_rnd(rng)); break;
 	case 25: f->b[12 + fc_rnd(rng) % 2] ^= 0x80; break;
+	case 33: fc_w16(f->b + 16, (uint16_t)fc_rnd(rng)); break;		/* inner type */
+	case 34: fc_w16(f->b + 14, (uint16_t)fc_rnd(rng)); break;		/* another VLAN */
+	case 35: fc_w16(f->b + 14, (uint16_t)((fc_rnd(rng) & 0xf000) | 10)); break; /* PCP, DEI */
 	case 26: f->b[fc_rnd(rng) % f->len] ^= (uint8_t)(1 + fc_rnd(rng) % 255); break;
 	case 27: ip[12 + fc_rnd(rng) % 4] ^= 1; break;			/* source */
 	case 28: ip[16 + fc_rnd(rng) % 4] ^= 1; break;			/* destination: lean */
@@ -294,7 +305,7 @@ static void
 t_lean_is_general(bool up)
 {
 	uint64_t rng = up ? 0x0b1ea4 : 0x1ea4;
-	unsigned int took = 0, steady = 0, general = 0;
+	unsigned int took = 0, tagged = 0, steady = 0, general = 0;
 	struct fc_frame f;
 	size_t len;
 	uint64_t ol;
@@ -318,6 +329,7 @@ t_lean_is_general(bool up)
 		if (slot < 0)
 			continue;
 		took++;
+		tagged += fc_r16(f.b + 12) == 0x8100;
 		if (!goes_on)
 			fail_msg("frame %u: lean took one the general path stops", i);
 		assert_int_equal(slot, vm);
@@ -336,10 +348,11 @@ t_lean_is_general(bool up)
 		t_steady_same(&rng, &p, &lean_k, &ln, up, &steady);
 		t_steady_same(&rng, &p, &lean_k, &ln, up, &steady);
 	}
-	print_message("%s: %u frames, %u lean, %u go on, %u steady\n", up ? "uplink" : "VM port",
-	    T_FRAMES, took, general, steady);
-	/* many frames are of the lean shape, not every one that goes on */
+	print_message("%s: %u frames, %u lean (%u tagged), %u go on, %u steady\n",
+	    up ? "uplink" : "VM port", T_FRAMES, took, tagged, general, steady);
+	/* many frames are of the lean shape, tagged or not, not every one that goes on */
 	assert_true(took > T_FRAMES / 8 && took < general);
+	assert_true(tagged > took / 5 && tagged < took / 2);
 	assert_true(steady > took / 2 && steady < 2 * took);
 }
 
