@@ -23,9 +23,10 @@ With $BENCH_NDPI (meson sets it when nDPI is there): nDPI's instructions per hel
 same first 1,000 hellos, collected around each flow's handling (bench_ndpi BENCH_INSTR),
 and RESULT conn_vs_ndpi_instr= (nDPI's per hello over namegate's per connection).
 instr_per_dns_msg= (the mix's DNS messages over UDP: the instructions spent inside the DNS
-path's two entry points, callees included, per call). small64, mix and conn also as NAME_offload= (BENCH_CSUM_OFFLOAD: the frames marked
-checksum-good, as an offloading NIC marks them). Skips with a message (exit 0) when valgrind
-is absent.
+path's two entry points, callees included, per call). small64, mix, conn, the DNS message
+and the lifecycle also as NAME_offload= (BENCH_CSUM_OFFLOAD: the frames marked
+checksum-good, as an offloading NIC marks them; instr_per_flow_aged and the flow log's
+line read no checksum). Skips with a message (exit 0) when valgrind is absent.
 
 instr_ratio_mix_vs_csum= namegate's instructions per packet on the mix over the csum
 baseline driver's (testpmd's csum engine, bench_base_csum.c) on the same frames:
@@ -116,12 +117,23 @@ def offloaded(name, mode, workdir, per_conn=False):
     print(f"RESULT {name}_offload={ir / (conns if per_conn else frames):.0f}", flush=True)
 
 
-def lifecycle(workdir, flow_log=False):
+def dns_offloaded(workdir):
+    """The RESULT line instr_per_dns_msg_offload: the DNS path's instructions per message
+    in offloaded()'s mix run (the output file it left)."""
+    msgs, ir_dns = calls_into(os.path.join(workdir, "callgrind.mix.0.1.out"), DNS_ENTRIES)
+    if msgs == 0:
+        raise SystemExit("the mix with offload handed no DNS message to the DNS path")
+    print(f"INFO mix offload DNS messages={msgs} Ir inside the DNS path={ir_dns}")
+    print(f"RESULT instr_per_dns_msg_offload={ir_dns / msgs:.0f}", flush=True)
+
+
+def lifecycle(workdir, flow_log=False, offload=False):
     """Connections lived whole: Ir up to the sweep (dumped, file .1), the sweep's, conns,
     flows the sweep aged. flow_log: with the flow log on (BENCH_FLOWLOG: to /dev/null), the
-    sweep also writing the records it made."""
-    out_file = os.path.join(workdir, "callgrind.lifecycle%s.out" % (".fl" if flow_log else ""))
-    env = {"BENCH_INSTR": "1"}
+    sweep also writing the records it made. offload: the frames marked checksum-good."""
+    out_file = os.path.join(workdir, "callgrind.lifecycle%s%s.out" % (
+        ".fl" if flow_log else "", ".offload" if offload else ""))
+    env = {"BENCH_INSTR": "1", "BENCH_CSUM_OFFLOAD": "1" if offload else "0"}
     if flow_log:
         env["BENCH_FLOWLOG"] = "1"
     m = callgrind([BENCH, "lifecycle", TRAFFIC], env, out_file,
@@ -174,6 +186,7 @@ def main():
               flush=True)
         offloaded("instr_per_pkt_mix_full", "mix", work)
         print("INFO goal: instr_per_pkt_mix_full <= 600 (<= 500 with checksum offload)")
+        dns_offloaded(work)
         ir_many, frames_many, _ = instructions("mix", work, vms=1000)
         print(f"INFO mix with 1000 VMs Ir={ir_many} frames={frames_many}")
         print("INFO goal: instr_mix_1000vms_vs_16vms <= 1.02")
@@ -197,6 +210,13 @@ def main():
         print(f"RESULT instr_per_conn_lifecycle={(ir + ir_age) / conns:.0f}")
         print("INFO goal: instr_per_conn_lifecycle <= 3500, then 2500")
         print(f"RESULT instr_per_flow_aged={ir_age / aged:.0f}", flush=True)
+        ir_off, ir_age_off, conns_off, aged_off = lifecycle(work, offload=True)
+        print(f"INFO lifecycle offload Ir={ir_off} sweep_Ir={ir_age_off} "
+              f"connections={conns_off} aged={aged_off}")
+        if (conns_off, aged_off) != (conns, aged):
+            raise SystemExit("the run with checksum offload saw other connections")
+        print(f"RESULT instr_per_conn_lifecycle_offload={(ir_off + ir_age_off) / conns:.0f}",
+              flush=True)
         ir_fl, ir_age_fl, conns_fl, aged_fl = lifecycle(work, flow_log=True)
         print(f"INFO lifecycle with the flow log Ir={ir_fl} sweep_Ir={ir_age_fl} "
               f"connections={conns_fl} aged={aged_fl}")
