@@ -14,6 +14,7 @@
 #include "sni/rd.h"
 #include "dns_int.h"
 #include "dns_chain.h"
+#include "dns_fast.h"
 #include "dns_owner.h"
 
 /*
@@ -165,25 +166,6 @@ dns_plain_rr(struct dns_plain *pl, const uint8_t *msg, size_t owner, bool owner_
 _Static_assert(DNS_TYPE_AAAA < 32 && DNS_TYPE_CNAME < 32, "DNS_CHAIN_TYPES holds 32 bits");
 
 /*
- * A record's type, class, TTL and RDATA: the ten fixed bytes bounds-checked at once, then
- * the RDATA against what follows them.
- */
-static inline bool
-dns_rr_fixed(struct rd *r, uint16_t *type, uint16_t *class, uint32_t *ttl, struct rd *rdata)
-{
-	size_t n;
-
-	if (r->len < 10 || r->len - 10 < (n = rd_be16(r->p + 8)))
-		return false;
-	*type = rd_be16(r->p);
-	*class = rd_be16(r->p + 2);
-	*ttl = rd_be32(r->p + 4);
-	*rdata = rd_make(r->p + 10, n);
-	r->p += 10 + n;
-	r->len -= 10 + n;
-	return true;
-}
-/*
  * Resource record (RFC 1035 s4.1.3):
  *   name | u16 type | u16 class | u32 ttl | u16 rdlength | rdata
  * RDATA must fill RDLENGTH exactly where we know its shape: A is 4 bytes (RFC 1035 s3.4.1),
@@ -287,12 +269,43 @@ dns_rrs(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_rr *ke
 }
 
 /*
+ * The records past the question the short way (dns_fast_rrs()), when the header and the
+ * question allow the usual shape: *r past them and out complete, or false with *r, *pl
+ * and out's answer fields as they were, for dns_rrs() to read them as though it had not
+ * been tried. Their labels marked since are unmarked, and the question's marked again.
+ */
+static bool
+dns_fast_try(const uint8_t *msg, size_t len, struct rd *r, struct dns_msg *out,
+    struct dns_plain *pl)
+{
+	struct rd f = *r;
+
+	if (!pl->ok || !out->has_question || out->nscount != 0 || out->arcount > 1)
+		return false;
+	if (dns_fast_rrs(msg, len, &f, out, pl->labels)) {
+		*r = f;
+		out->msg_len = dns_off(msg, r);
+		out->plain = true;
+		return true;
+	}
+	out->nb_addrs = 0;
+	out->addrs_more = false;
+	out->chain_len = 0;
+	out->edns = false;
+	out->edns_udp_size = 0;
+	for (size_t i = 0; i <= len / 64; i++)
+		pl->labels[i] = 0;
+	dns_name_mark(pl->labels, msg, DNS_HDR_LEN);
+	return false;
+}
+
+/*
  * Header (RFC 1035 s4.1.1):
  *   u16 id | u16 flags (qr 1, opcode 4, aa tc rd ra z ad cd, rcode 4) |
  *   u16 qdcount | u16 ancount | u16 nscount | u16 arcount
  */
-enum dns_status
-dns_msg_parse(const uint8_t *buf, size_t len, struct dns_msg *out)
+static inline __attribute__((always_inline)) enum dns_status
+dns_msg_read(const uint8_t *buf, size_t len, struct dns_msg *out, bool fast)
 {
 	struct rd r = rd_make(buf, len);
 	struct dns_rr rrs[DNS_ANSWERS_MAX];
@@ -329,8 +342,11 @@ dns_msg_parse(const uint8_t *buf, size_t len, struct dns_msg *out)
 	for (size_t i = 0; pl.ok && i <= len / 64; i++)
 		pl.labels[i] = 0;
 
-	if (dns_questions(buf, &r, out, &pl) != DNS_OK ||
-	    dns_rrs(buf, &r, out, rrs, &nb_rrs, &pl) != DNS_OK)
+	if (dns_questions(buf, &r, out, &pl) != DNS_OK)
+		return DNS_MALFORMED;
+	if (fast && dns_fast_try(buf, len, &r, out, &pl))
+		return DNS_OK;
+	if (dns_rrs(buf, &r, out, rrs, &nb_rrs, &pl) != DNS_OK)
 		return DNS_MALFORMED;
 	out->msg_len = dns_off(buf, &r);
 
@@ -342,6 +358,18 @@ dns_msg_parse(const uint8_t *buf, size_t len, struct dns_msg *out)
 		out->plain = pl.ok && out->nb_addrs == pl.addrs;
 	}
 	return DNS_OK;
+}
+
+enum dns_status
+dns_msg_parse(const uint8_t *buf, size_t len, struct dns_msg *out)
+{
+	return dns_msg_read(buf, len, out, true);
+}
+
+enum dns_status
+dns_msg_parse_full(const uint8_t *buf, size_t len, struct dns_msg *out)
+{
+	return dns_msg_read(buf, len, out, false);
 }
 
 /*
