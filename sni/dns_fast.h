@@ -2,7 +2,8 @@
  * The usual response, read the short way: after its lone question, answers that follow
  * the CNAME chain in order, each owned by a lone pointer to the chain's last name (the
  * question's, 0xc00c, then each CNAME's target where it stands), of class IN and type A,
- * AAAA or CNAME; nothing in authority; an OPT alone in additional. Internal to dns_msg.c.
+ * AAAA or CNAME, or of a type neither reads nor the editor keeps (HTTPS: not plain); an SOA
+ * alone in authority; an OPT alone in additional. Internal to dns_msg.c.
  *
  * What it finds is what dns_rrs() and dns_chain() find of such a message:
  * - an owner that is a pointer to the question is seen (dns_owner_read()); one to a
@@ -17,7 +18,8 @@
  *   ends the chain or not as dns_chain_find() says here of the same links;
  * - every address is on the link its owner points at, with the chain's TTL so far, and
  *   in answer order: the question's come before any CNAME, dns_rrs()'s direct ones;
- * - the response is plain: no name points at an unmarked label, no address off the chain.
+ * - the response is plain unless an answer is opaque: no name points at an unmarked
+ *   label, no address is off the chain.
  * Anything else, or what it is not sure of (a name it reads badly, more addresses than
  * DNS_ADDRS_MAX, a chain past DNS_CHAIN_MAX), is left to the full reader: false, with
  * out's answer fields and labels no longer as they were. It never finds a message
@@ -54,42 +56,43 @@ dns_fast_cname(const uint8_t *msg, size_t len, struct rd rdata, uint32_t ttl,
 }
 
 /*
- * The records after the question at *r of a response read up to it (dns_msg_parse():
- * header, lone question, labels marked, shorter than DNS_PTR_REACH, ancount within
- * DNS_ANSWERS_MAX), when they are of the usual shape: its chain and addresses into out.
+ * An answer of a type the chain does not read and the editor writes anew (HTTPS, SVCB,
+ * names it does not read: dns_plain_rr()): the response is no longer plain, nothing else.
  */
 static inline bool
-dns_fast_rrs(const uint8_t *msg, size_t len, struct rd *r, struct dns_msg *out,
-    uint64_t *labels)
+dns_fast_opaque(uint16_t type)
 {
-	struct dns_link chain[DNS_CHAIN_MAX + 1];
-	unsigned int n = 1;
+	return type != DNS_TYPE_A && type != DNS_TYPE_AAAA && type != DNS_TYPE_CNAME &&
+	    type != DNS_TYPE_SOA && type != DNS_TYPE_OPT;
+}
+
+/*
+ * The SOA alone in authority (a negative answer's), its owner read in full (what
+ * dns_owner_read() finds through a name it knows is what this finds) and its names marked
+ * as dns_plain_rr() marks them; false for one dns_soa_mark() does not find plain.
+ */
+static inline bool
+dns_fast_soa(const uint8_t *msg, struct rd *r, uint64_t *labels)
+{
+	size_t owner = dns_off(msg, r), owner_len;
+	unsigned int hops;
 	uint16_t type, class;
 	uint32_t ttl;
 	struct rd rdata;
 
-	chain[0] = (struct dns_link){ .name = DNS_HDR_LEN, .ttl = UINT32_MAX,
-		.len = out->qname_len };
-	for (unsigned int i = 0; i < out->ancount; i++) {
-		if (r->len < 2 || rd_be16(r->p) != (0xc000 | chain[n - 1].name))
-			return false;
-		rd_skip(r, 2);
-		if (!dns_rr_fixed(r, &type, &class, &ttl, &rdata) || class != DNS_CLASS_IN)
-			return false;
-		ttl = dns_min(dns_ttl(ttl), chain[n - 1].ttl);
-		if ((type == DNS_TYPE_A && rdata.len == 4) ||
-		    (type == DNS_TYPE_AAAA && rdata.len == 16)) {
-			if (!dns_addr_put(out, type, rdata.p, ttl))
-				return false;
-		} else if (type != DNS_TYPE_CNAME ||
-		    !dns_fast_cname(msg, len, rdata, ttl, labels, chain, &n)) {
-			return false;
-		}
-	}
-	out->chain_len = (uint8_t)(n - 1);
-	if (out->arcount == 0)
-		return true;
-	/* the OPT: the root, then its fixed fields; its RDATA is no part of the answer */
+	return dns_name_read_hops(msg, r, &owner_len, &hops) == DNS_OK &&
+	    dns_name_mark(labels, msg, owner) && dns_rr_fixed(r, &type, &class, &ttl, &rdata) &&
+	    type == DNS_TYPE_SOA && dns_soa_mark(labels, msg, rdata);
+}
+
+/* The OPT alone in additional: the root, its fixed fields; its RDATA no part of the answer. */
+static inline bool
+dns_fast_opt(struct rd *r, struct dns_msg *out)
+{
+	uint16_t type, class;
+	uint32_t ttl;
+	struct rd rdata;
+
 	if (r->len < 1 || r->p[0] != 0)
 		return false;
 	rd_skip(r, 1);
@@ -98,6 +101,52 @@ dns_fast_rrs(const uint8_t *msg, size_t len, struct rd *r, struct dns_msg *out,
 	out->edns = true;
 	out->edns_udp_size = class;
 	return true;
+}
+
+/*
+ * The records after the question at *r of a response read up to it (dns_msg_parse():
+ * header, lone question, labels marked, shorter than DNS_PTR_REACH, ancount within
+ * DNS_ANSWERS_MAX, nscount and arcount at most 1), when they are of the usual shape: its
+ * chain and addresses into out, *plain false when an answer is opaque.
+ */
+static inline bool
+dns_fast_rrs(const uint8_t *msg, size_t len, struct rd *r, struct dns_msg *out,
+    uint64_t *labels, bool *plain)
+{
+	struct dns_link chain[DNS_CHAIN_MAX + 1];
+	unsigned int n = 1;
+	size_t last = DNS_HDR_LEN;	/* chain[n - 1].name, in a register */
+	uint16_t type, class;
+	uint32_t ttl;
+	struct rd rdata;
+
+	chain[0] = (struct dns_link){ .name = DNS_HDR_LEN, .ttl = UINT32_MAX,
+		.len = out->qname_len };
+	*plain = true;
+	for (unsigned int i = 0; i < out->ancount; i++) {
+		if (r->len < 2 || rd_be16(r->p) != (0xc000 | last))
+			return false;
+		rd_skip(r, 2);
+		if (!dns_rr_fixed(r, &type, &class, &ttl, &rdata))
+			return false;
+		ttl = dns_min(dns_ttl(ttl), chain[n - 1].ttl);
+		if (class == DNS_CLASS_IN && ((type == DNS_TYPE_A && rdata.len == 4) ||
+		    (type == DNS_TYPE_AAAA && rdata.len == 16))) {
+			if (!dns_addr_put(out, type, rdata.p, ttl))
+				return false;
+		} else if (class == DNS_CLASS_IN && type == DNS_TYPE_CNAME) {
+			if (!dns_fast_cname(msg, len, rdata, ttl, labels, chain, &n))
+				return false;
+			last = chain[n - 1].name;
+		} else if (dns_fast_opaque(type)) {
+			*plain = false;
+		} else {
+			return false;
+		}
+	}
+	out->chain_len = (uint8_t)(n - 1);
+	return (out->nscount == 0 || dns_fast_soa(msg, r, labels)) &&
+	    (out->arcount == 0 || dns_fast_opt(r, out));
 }
 
 #endif

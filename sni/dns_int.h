@@ -231,6 +231,29 @@ dns_name_mark(uint64_t *labels, const uint8_t *msg, size_t off)
 }
 
 /*
+ * An SOA's RDATA (RFC 1035 s3.3.13) as the editor's scan reads it (dns_edit_shape()):
+ * empty, or MNAME and RNAME, each marked in labels as the editor would write it
+ * (dns_name_mark()), then exactly five u32. False for one the scan would find malformed or
+ * write anew: the scan then decides. The SOA of a negative answer (NXDOMAIN, NODATA) is
+ * then no reason to scan it.
+ */
+static inline bool
+dns_soa_mark(uint64_t *labels, const uint8_t *msg, struct rd r)
+{
+	size_t at, wire_len;
+
+	if (r.len == 0)
+		return true;
+	for (int i = 0; i < 2; i++) {
+		at = dns_off(msg, &r);
+		if (dns_name_read(msg, &r, &wire_len) != DNS_OK ||
+		    !dns_name_mark(labels, msg, at))
+			return false;
+	}
+	return r.len == 20;
+}
+
+/*
  * A record's type, class, TTL and RDATA: the ten fixed bytes bounds-checked at once, then
  * the RDATA against what follows them.
  */

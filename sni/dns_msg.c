@@ -66,9 +66,10 @@ dns_question_name(const uint8_t *msg, struct rd *r, uint8_t *out, size_t *wire_l
 /*
  * Question (RFC 1035 s4.1.2): name | u16 qtype | u16 qclass. Only a lone question is kept:
  * with two, which one a resolver answers is its choice, so has_question stays false and
- * the dataplane refuses the query.
+ * the dataplane refuses the query. Inline: one call a message, whose spills cost more than
+ * it does.
  */
-static enum dns_status
+static inline __attribute__((always_inline)) enum dns_status
 dns_questions(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_plain *pl)
 {
 	size_t wire_len;
@@ -100,28 +101,6 @@ dns_questions(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_
 }
 
 /*
- * An SOA's RDATA (RFC 1035 s3.3.13) as the editor's scan reads it (dns_edit_shape()):
- * empty, or MNAME and RNAME, each marked as the editor would write it, then exactly five
- * u32. False for one the scan would find malformed or write anew: the scan then decides.
- * The SOA of a negative answer (NXDOMAIN, NODATA) is then no reason to scan it.
- */
-static bool
-dns_plain_soa(struct dns_plain *pl, const uint8_t *msg, struct rd r)
-{
-	size_t at, wire_len;
-
-	if (r.len == 0)
-		return true;
-	for (int i = 0; i < 2; i++) {
-		at = dns_off(msg, &r);
-		if (dns_name_read(msg, &r, &wire_len) != DNS_OK ||
-		    !dns_name_mark(pl->labels, msg, at))
-			return false;
-	}
-	return r.len == 20;
-}
-
-/*
  * A record's part in whether the response is plain: its names and its type. An owner that
  * is a pointer to the question, or the pointer an earlier owner was (owner_seen), points
  * at a marked label: the lone question's labels were marked while pl->ok held, the
@@ -150,7 +129,7 @@ dns_plain_rr(struct dns_plain *pl, const uint8_t *msg, size_t owner, bool owner_
 		pl->ok = dns_name_mark(pl->labels, msg, dns_off(msg, rdata));
 		break;
 	case DNS_TYPE_SOA:
-		pl->ok = dns_plain_soa(pl, msg, *rdata);
+		pl->ok = dns_soa_mark(pl->labels, msg, *rdata);
 		break;
 	case DNS_TYPE_OPT:
 		break;
@@ -279,13 +258,14 @@ dns_fast_try(const uint8_t *msg, size_t len, struct rd *r, struct dns_msg *out,
     struct dns_plain *pl)
 {
 	struct rd f = *r;
+	bool plain;
 
-	if (!pl->ok || !out->has_question || out->nscount != 0 || out->arcount > 1)
+	if (!pl->ok || !out->has_question || out->nscount > 1 || out->arcount > 1)
 		return false;
-	if (dns_fast_rrs(msg, len, &f, out, pl->labels)) {
+	if (dns_fast_rrs(msg, len, &f, out, pl->labels, &plain)) {
 		*r = f;
 		out->msg_len = dns_off(msg, r);
-		out->plain = true;
+		out->plain = plain;
 		return true;
 	}
 	out->nb_addrs = 0;

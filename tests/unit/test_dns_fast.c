@@ -85,6 +85,7 @@ static const struct fast_case fast_cases[] = {
 	{ "target_junk", RQ(1, 0, 0) "R @12 5 1 60 0162c00e00", NULL },
 	{ "target_empty", RQ(1, 0, 0) "R @12 5 1 60 -", NULL },
 	{ "class_ch", RQ(1, 0, 0) "R @12 1 3 60 c0000201", NULL },
+	{ "cname_class_ch", RQ(2, 0, 0) "R @12 5 3 60 0162c00e; A @39 60 192.0.2.1", NULL },
 	{ "a_len5", RQ(1, 0, 0) "R @12 1 1 60 c000020101", NULL },
 	{ "aaaa_len4", RQ(1, 0, 0) "R @12 28 1 60 c0000201", NULL },
 	{ "https", RQ(2, 0, 0) "R @12 65 1 60 000100; A @12 60 192.0.2.1", NULL },
@@ -101,6 +102,28 @@ static const struct fast_case fast_cases[] = {
 	{ "two_opt", RQ(1, 0, 2) "A @12 60 192.0.2.1; O 512; O 512", NULL },
 	{ "soa", "H 8183 1 0 1 0; Q nope.example 1; R @17 6 1 900 026e73c0110a686f73"
 	    "746d6173746572c0110000000100000002000000030000000400000005", NULL },
+	{ "soa_inline", RQ(0, 1, 1) "R @14 6 1 60 026e73076578616d706c65000a686f73746d6173"
+	    "746572c02a0000000100000002000000030000000400000005; O 1232", NULL },
+	{ "soa_after_cname", RQ(1, 1, 0) "C @12 60 b@14; R @14 6 1 60 c027c00e0000000100000002"
+	    "000000030000000400000005", NULL },
+	{ "soa_empty", RQ(0, 1, 0) "R @14 6 1 60 -", NULL },
+	{ "soa_short", RQ(0, 1, 0) "R @14 6 1 60 c00ec00e000000010000000200000003000000"
+	    "04", NULL },
+	{ "soa_into_rdata", RQ(1, 1, 0) "A @12 60 1.98.0.0; R @14 6 1 60 c027c00e000000010000"
+	    "00020000000300000004" "00000005", NULL },
+	/* an owner pointing at a name in an A's RDATA: well formed, no label written before */
+	{ "soa_owner_unmarked", RQ(1, 1, 0) "A @12 60 1.98.0.0; R @39 6 1 60 -", NULL },
+	{ "soa_owner_forward", RQ(0, 1, 0) "R @40 6 1 60 -", NULL },
+	/* an NS shaped like an SOA: a name the parser does not read */
+	{ "ns_authority", RQ(0, 1, 0) "R @14 2 1 60 c00ec00e0000000100000002000000030000000400"
+	    "000005", NULL },
+	{ "two_authority", RQ(0, 2, 0) "R @14 6 1 60 -; R @14 6 1 60 -", NULL },
+	{ "https_cname", RQ(3, 0, 0) "C @12 60 b.example; R @39 65 1 60 000100; "
+	    "A @39 60 192.0.2.1", NULL },
+	{ "txt_class_ch", RQ(2, 0, 0) "R @12 16 3 60 00; A @12 60 192.0.2.1", NULL },
+	{ "soa_in_answer", RQ(1, 0, 0) "R @12 6 1 60 c00cc00c00000001000000020000000300000004"
+	    "00000005", NULL },
+	{ "opt_in_answer", RQ(1, 0, 0) "R @12 41 512 0 -", NULL },
 	{ "query", QQ "Q pypi.org 1", NULL },
 	{ "two_questions", "H 8180 2 1 0 0; Q a.example 1; Q b.example 1; A @12 60 192.0.2.1",
 	    NULL },
