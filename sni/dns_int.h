@@ -44,6 +44,12 @@ dns_off(const uint8_t *msg, const struct rd *r)
 }
 
 /*
+ * dns_msg_parse() without its short way for the usual response (dns_fast.h): every
+ * record read by the full reader. For the tests, which hold the two to one result.
+ */
+enum dns_status dns_msg_parse_full(const uint8_t *buf, size_t len, struct dns_msg *out);
+
+/*
  * Read the name at *r, which sits inside msg, and advance *r past the part
  * stored in place: the labels up to the root label or the first compression pointer.
  *
@@ -222,6 +228,49 @@ dns_name_mark(uint64_t *labels, const uint8_t *msg, size_t off)
 			return true;
 		off += 1 + (size_t)b;
 	}
+}
+
+/*
+ * An SOA's RDATA (RFC 1035 s3.3.13) as the editor's scan reads it (dns_edit_shape()):
+ * empty, or MNAME and RNAME, each marked in labels as the editor would write it
+ * (dns_name_mark()), then exactly five u32. False for one the scan would find malformed or
+ * write anew: the scan then decides. The SOA of a negative answer (NXDOMAIN, NODATA) is
+ * then no reason to scan it.
+ */
+static inline bool
+dns_soa_mark(uint64_t *labels, const uint8_t *msg, struct rd r)
+{
+	size_t at, wire_len;
+
+	if (r.len == 0)
+		return true;
+	for (int i = 0; i < 2; i++) {
+		at = dns_off(msg, &r);
+		if (dns_name_read(msg, &r, &wire_len) != DNS_OK ||
+		    !dns_name_mark(labels, msg, at))
+			return false;
+	}
+	return r.len == 20;
+}
+
+/*
+ * A record's type, class, TTL and RDATA: the ten fixed bytes bounds-checked at once, then
+ * the RDATA against what follows them.
+ */
+static inline bool
+dns_rr_fixed(struct rd *r, uint16_t *type, uint16_t *class, uint32_t *ttl, struct rd *rdata)
+{
+	size_t n;
+
+	if (r->len < 10 || r->len - 10 < (n = rd_be16(r->p + 8)))
+		return false;
+	*type = rd_be16(r->p);
+	*class = rd_be16(r->p + 2);
+	*ttl = rd_be32(r->p + 4);
+	*rdata = rd_make(r->p + 10, n);
+	r->p += 10 + n;
+	r->len -= 10 + n;
+	return true;
 }
 
 static inline uint32_t

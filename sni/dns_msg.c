@@ -14,6 +14,7 @@
 #include "sni/rd.h"
 #include "dns_int.h"
 #include "dns_chain.h"
+#include "dns_fast.h"
 #include "dns_owner.h"
 
 /*
@@ -65,9 +66,10 @@ dns_question_name(const uint8_t *msg, struct rd *r, uint8_t *out, size_t *wire_l
 /*
  * Question (RFC 1035 s4.1.2): name | u16 qtype | u16 qclass. Only a lone question is kept:
  * with two, which one a resolver answers is its choice, so has_question stays false and
- * the dataplane refuses the query.
+ * the dataplane refuses the query. Inline: one call a message, whose spills cost more than
+ * it does.
  */
-static enum dns_status
+static inline __attribute__((always_inline)) enum dns_status
 dns_questions(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_plain *pl)
 {
 	size_t wire_len;
@@ -99,28 +101,6 @@ dns_questions(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_
 }
 
 /*
- * An SOA's RDATA (RFC 1035 s3.3.13) as the editor's scan reads it (dns_edit_shape()):
- * empty, or MNAME and RNAME, each marked as the editor would write it, then exactly five
- * u32. False for one the scan would find malformed or write anew: the scan then decides.
- * The SOA of a negative answer (NXDOMAIN, NODATA) is then no reason to scan it.
- */
-static bool
-dns_plain_soa(struct dns_plain *pl, const uint8_t *msg, struct rd r)
-{
-	size_t at, wire_len;
-
-	if (r.len == 0)
-		return true;
-	for (int i = 0; i < 2; i++) {
-		at = dns_off(msg, &r);
-		if (dns_name_read(msg, &r, &wire_len) != DNS_OK ||
-		    !dns_name_mark(pl->labels, msg, at))
-			return false;
-	}
-	return r.len == 20;
-}
-
-/*
  * A record's part in whether the response is plain: its names and its type. An owner that
  * is a pointer to the question, or the pointer an earlier owner was (owner_seen), points
  * at a marked label: the lone question's labels were marked while pl->ok held, the
@@ -149,7 +129,7 @@ dns_plain_rr(struct dns_plain *pl, const uint8_t *msg, size_t owner, bool owner_
 		pl->ok = dns_name_mark(pl->labels, msg, dns_off(msg, rdata));
 		break;
 	case DNS_TYPE_SOA:
-		pl->ok = dns_plain_soa(pl, msg, *rdata);
+		pl->ok = dns_soa_mark(pl->labels, msg, *rdata);
 		break;
 	case DNS_TYPE_OPT:
 		break;
@@ -164,25 +144,6 @@ dns_plain_rr(struct dns_plain *pl, const uint8_t *msg, size_t owner, bool owner_
 #define DNS_CHAIN_TYPES	(1u << DNS_TYPE_A | 1u << DNS_TYPE_AAAA | 1u << DNS_TYPE_CNAME)
 _Static_assert(DNS_TYPE_AAAA < 32 && DNS_TYPE_CNAME < 32, "DNS_CHAIN_TYPES holds 32 bits");
 
-/*
- * A record's type, class, TTL and RDATA: the ten fixed bytes bounds-checked at once, then
- * the RDATA against what follows them.
- */
-static inline bool
-dns_rr_fixed(struct rd *r, uint16_t *type, uint16_t *class, uint32_t *ttl, struct rd *rdata)
-{
-	size_t n;
-
-	if (r->len < 10 || r->len - 10 < (n = rd_be16(r->p + 8)))
-		return false;
-	*type = rd_be16(r->p);
-	*class = rd_be16(r->p + 2);
-	*ttl = rd_be32(r->p + 4);
-	*rdata = rd_make(r->p + 10, n);
-	r->p += 10 + n;
-	r->len -= 10 + n;
-	return true;
-}
 /*
  * Resource record (RFC 1035 s4.1.3):
  *   name | u16 type | u16 class | u32 ttl | u16 rdlength | rdata
@@ -287,12 +248,44 @@ dns_rrs(const uint8_t *msg, struct rd *r, struct dns_msg *out, struct dns_rr *ke
 }
 
 /*
+ * The records past the question the short way (dns_fast_rrs()), when the header and the
+ * question allow the usual shape: *r past them and out complete, or false with *r, *pl
+ * and out's answer fields as they were, for dns_rrs() to read them as though it had not
+ * been tried. Their labels marked since are unmarked, and the question's marked again.
+ */
+static bool
+dns_fast_try(const uint8_t *msg, size_t len, struct rd *r, struct dns_msg *out,
+    struct dns_plain *pl)
+{
+	struct rd f = *r;
+	bool plain;
+
+	if (!pl->ok || !out->has_question || out->nscount > 1 || out->arcount > 1)
+		return false;
+	if (dns_fast_rrs(msg, len, &f, out, pl->labels, &plain)) {
+		*r = f;
+		out->msg_len = dns_off(msg, r);
+		out->plain = plain;
+		return true;
+	}
+	out->nb_addrs = 0;
+	out->addrs_more = false;
+	out->chain_len = 0;
+	out->edns = false;
+	out->edns_udp_size = 0;
+	for (size_t i = 0; i <= len / 64; i++)
+		pl->labels[i] = 0;
+	dns_name_mark(pl->labels, msg, DNS_HDR_LEN);
+	return false;
+}
+
+/*
  * Header (RFC 1035 s4.1.1):
  *   u16 id | u16 flags (qr 1, opcode 4, aa tc rd ra z ad cd, rcode 4) |
  *   u16 qdcount | u16 ancount | u16 nscount | u16 arcount
  */
-enum dns_status
-dns_msg_parse(const uint8_t *buf, size_t len, struct dns_msg *out)
+static inline __attribute__((always_inline)) enum dns_status
+dns_msg_read(const uint8_t *buf, size_t len, struct dns_msg *out, bool fast)
 {
 	struct rd r = rd_make(buf, len);
 	struct dns_rr rrs[DNS_ANSWERS_MAX];
@@ -329,8 +322,11 @@ dns_msg_parse(const uint8_t *buf, size_t len, struct dns_msg *out)
 	for (size_t i = 0; pl.ok && i <= len / 64; i++)
 		pl.labels[i] = 0;
 
-	if (dns_questions(buf, &r, out, &pl) != DNS_OK ||
-	    dns_rrs(buf, &r, out, rrs, &nb_rrs, &pl) != DNS_OK)
+	if (dns_questions(buf, &r, out, &pl) != DNS_OK)
+		return DNS_MALFORMED;
+	if (fast && dns_fast_try(buf, len, &r, out, &pl))
+		return DNS_OK;
+	if (dns_rrs(buf, &r, out, rrs, &nb_rrs, &pl) != DNS_OK)
 		return DNS_MALFORMED;
 	out->msg_len = dns_off(buf, &r);
 
@@ -342,6 +338,18 @@ dns_msg_parse(const uint8_t *buf, size_t len, struct dns_msg *out)
 		out->plain = pl.ok && out->nb_addrs == pl.addrs;
 	}
 	return DNS_OK;
+}
+
+enum dns_status
+dns_msg_parse(const uint8_t *buf, size_t len, struct dns_msg *out)
+{
+	return dns_msg_read(buf, len, out, true);
+}
+
+enum dns_status
+dns_msg_parse_full(const uint8_t *buf, size_t len, struct dns_msg *out)
+{
+	return dns_msg_read(buf, len, out, false);
 }
 
 /*

@@ -4,7 +4,9 @@
  * against invariants, parsed twice (the result must not change), cut to its msg_len (the
  * same) and one byte shorter (malformed), and its address set is compared with a small
  * reference that decompresses every name and follows the chain by plain memcmp, so the
- * in-place name comparison is checked against the obvious one. Any violation aborts.
+ * in-place name comparison is checked against the obvious one. The full reader alone
+ * (dns_msg_parse_full(), no short way for the usual response) must find all the same,
+ * to the last field. Any violation aborts.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -14,6 +16,7 @@
 
 #include "sni/dns.h"
 #include "sni/rd.h"
+#include "dns_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -207,6 +210,14 @@ same(const struct dns_msg *a, const struct dns_msg *b)
 	return true;
 }
 
+/* same(), and the fields the case and the editor read: the short way's result is the full one */
+static bool
+same_all(const struct dns_msg *a, const struct dns_msg *b)
+{
+	return same(a, b) && a->qname_upper == b->qname_upper &&
+	    a->an_owners_inline == b->an_owners_inline && a->plain == b->plain;
+}
+
 static void
 check(const uint8_t *data, size_t size, const struct dns_msg *m)
 {
@@ -285,6 +296,9 @@ one(const uint8_t *data, size_t size)
 	enum dns_status st = dns_msg_parse(data, size, &a);
 
 	CHECK(st == DNS_OK || st == DNS_MALFORMED);
+	CHECK(dns_msg_parse_full(data, size, &b) == st);
+	if (st == DNS_OK)
+		CHECK(same_all(&a, &b));
 	if (size < DNS_HDR_LEN)
 		CHECK(st == DNS_MALFORMED);
 	if (st != DNS_OK)
