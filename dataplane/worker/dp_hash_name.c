@@ -80,20 +80,19 @@ dp_hash_name_run(const __m128i rk[11], const uint64_t *nh_key, const uint8_t *p,
 		    _mm_loadu_si128((const __m128i *)(const void *)nh_key));
 		sum = _mm_xor_si128(sum, _mm_clmulepi64_si128(x, x, 0x01));
 	} else if (len > 16) {
-		for (; i + 16 <= len; i += 16) {
+		/* the whole blocks before the last (one, to 32 bytes: the loop's one turn) */
+		for (; i + 16 < len; i += 16) {
 			x = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(p + i)),
 			    _mm_loadu_si128((const __m128i *)(const void *)(nh_key + i / 8)));
 			sum = _mm_xor_si128(sum, _mm_clmulepi64_si128(x, x, 0x01));
 		}
-		if (i < len) {
-			/* the 16 bytes that end the name, moved down over those a block took */
-			x = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)
-			    (p + len - 16)), _mm_loadu_si128((const __m128i *)(const void *)
-			    (dp_name_shift + 16 - (len - i))));
-			x = _mm_xor_si128(x, _mm_loadu_si128((const __m128i *)(const void *)
-			    (nh_key + i / 8)));
-			sum = _mm_xor_si128(sum, _mm_clmulepi64_si128(x, x, 0x01));
-		}
+		/* the 16 bytes that end the name, moved down over those a block took (if any) */
+		x = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)
+		    (p + len - 16)), _mm_loadu_si128((const __m128i *)(const void *)
+		    (dp_name_shift + 16 - (len - i))));
+		x = _mm_xor_si128(x, _mm_loadu_si128((const __m128i *)(const void *)
+		    (nh_key + i / 8)));
+		sum = _mm_xor_si128(sum, _mm_clmulepi64_si128(x, x, 0x01));
 	}
 	return (uint64_t)_mm_cvtsi128_si64(dp_aes_encrypt(rk, sum));
 }
