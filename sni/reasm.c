@@ -27,14 +27,6 @@ reasm_status_str(enum reasm_status st)
 	return reasm_status_names[st];
 }
 
-uint32_t
-reasm_contiguous(const struct reasm *r)
-{
-	if (r->nb_ranges == 0 || r->ranges[0].start != 0)
-		return 0;
-	return r->ranges[0].end;
-}
-
 /*
  * Where a segment lands, by sequence number compared with isn as RFC 1982 serial numbers
  * (so a stream that starts just below 2^32 wraps to offset 0 and on):
@@ -47,33 +39,13 @@ reasm_contiguous(const struct reasm *r)
  * A segment may straddle either edge; only its part inside the window is held. Bytes
  * behind isn are the SYN's sequence number or earlier, which carry no stream data.
  */
-/*
- * The common segment: the stream's next bytes, in order, after what it holds from offset 0
- * (or its first bytes), and within the buffer. What the general path makes of it, without
- * its walk over the ranges: nothing held overlaps it, and its one range grows.
- */
-static inline bool
-reasm_next(const struct reasm *r, uint32_t off, size_t len)
-{
-	uint32_t held = r->nb_ranges == 0 ? 0 : r->ranges[0].end;
-
-	return r->nb_ranges <= 1 && (r->nb_ranges == 0 || r->ranges[0].start == 0) &&
-	    off == held && len > 0 && len <= r->cap - off;
-}
-
 enum reasm_status
-reasm_add(struct reasm *r, uint32_t seq, const uint8_t *data, size_t len)
+reasm_add_any(struct reasm *r, uint32_t seq, const uint8_t *data, size_t len)
 {
 	uint32_t off = seq - r->isn, start, end;
 	uint32_t first, last, lo, hi;
 	bool full = false;
 
-	if (reasm_next(r, off, len)) {
-		memcpy(r->buf + off, data, len);
-		r->ranges[0] = (struct reasm_range){ .start = 0, .end = off + (uint32_t)len };
-		r->nb_ranges = 1;
-		return REASM_OK;
-	}
 	if (off > REASM_AHEAD_MAX) {
 		uint32_t behind = r->isn - seq;
 

@@ -128,16 +128,6 @@ tls_ext_rare_many(const uint16_t *rare, size_t n, struct tls_hello *out)
 	return true;
 }
 
-/* Whether rare[i] is among rare[0..i). */
-static __attribute__((noinline)) bool
-tls_ext_rare_scan(const uint16_t *rare, size_t i)
-{
-	for (size_t j = 0; j < i; j++)
-		if (rare[j] == rare[i])
-			return true;
-	return false;
-}
-
 /*
  * Bit type (below 64) of *low set; true when it was set already. On x86-64 one BTS, whose
  * carry is the old bit: the test, then the set, cost the walk an instruction more on each
@@ -158,27 +148,44 @@ tls_ext_low_add(uint64_t *low, uint64_t type)
 }
 
 /*
+ * The bit of the 64 a type past 63 takes for the duplicate check: the top 6 bits of its
+ * product with a multiplier found to give those a client sends (all 16 GREASE values,
+ * 0xff01, 0xfe0d, 0x4469, 0x44cd) bits of their own, so that a hello whose types take
+ * distinct bits has no duplicate without a scan; a shared bit only costs the scan.
+ */
+#define TLS_EXT_RARE_BIT(type)	((uint32_t)((type) * UINT32_C(0x129ac)) >> 26)
+
+/* Whether type is among rare[0..n). */
+static __attribute__((noinline)) bool
+tls_ext_rare_has(const uint16_t *rare, size_t n, uint16_t type)
+{
+	for (size_t i = 0; i < n; i++)
+		if (rare[i] == type)
+			return true;
+	return false;
+}
+
+/*
  * The n types past 63 the walk listed (GREASE, renegotiation_info, ECH, ALPS: nearly
- * always a few): false when one is there twice. Checked after the walk, whose loop then
- * only lists them. Each takes a bit of a word, the top 6 bits of its product with a
- * multiplier found to give those a client sends (all 16 GREASE values, 0xff01, 0xfe0d,
- * 0x4469, 0x44cd) bits of their own, so that a type whose bit is clear is new without a
- * scan; a shared bit only costs the scan.
+ * always a few), bits their set of TLS_EXT_RARE_BIT()s, clash whether two took one, and
+ * by_bit[b] the type that took bit b: false when a type is there twice, which only a clash
+ * allows. ECH flagged: without a clash, the one type that took ECH's bit says.
  */
 static inline bool
-tls_ext_rare_check(const uint16_t *rare, size_t n, struct tls_hello *out)
+tls_ext_rare_check(const uint16_t *rare, size_t n, uint64_t bits, bool clash,
+    const uint16_t *by_bit, struct tls_hello *out)
 {
-	uint64_t bits = 0;
-
 	if (n > TLS_EXT_RARE)
 		return tls_ext_rare_many(rare, n, out);
-	for (size_t i = 0; i < n; i++) {
-		if (rare[i] == TLS_EXT_ECH)
-			out->ech = true;
-		if (tls_ext_low_add(&bits, (uint32_t)(rare[i] * UINT32_C(0x129ac)) >> 26) &&
-		    tls_ext_rare_scan(rare, i))
-			return false;
+	if (clash) {
+		for (size_t i = 1; i < n; i++)
+			if (tls_ext_rare_has(rare, i, rare[i]))
+				return false;
 	}
+	if ((bits >> TLS_EXT_RARE_BIT(TLS_EXT_ECH) & 1) &&
+	    (clash ? tls_ext_rare_has(rare, n, TLS_EXT_ECH) :
+	    by_bit[TLS_EXT_RARE_BIT(TLS_EXT_ECH)] == TLS_EXT_ECH))
+		out->ech = true;
 	return true;
 }
 
@@ -202,6 +209,9 @@ tls_hello_exts(struct rd exts, const uint8_t *floor, struct tls_hello *out)
 	 */
 	uintptr_t p = (uintptr_t)exts.p, end = p + exts.len, last = end - 4;
 	uint64_t low = 0;	/* the types below 64 seen: a register, not memory */
+	uint64_t bits = 0;	/* the TLS_EXT_RARE_BIT()s of the others */
+	bool clash = false;	/* two of those took one bit */
+	uint16_t by_bit[64];	/* the type that took each (read for bits set only) */
 	const uint8_t *at[64];	/* where each of them starts (read for those seen only) */
 	uint16_t rare[TLS_EXT_MAX];	/* the others, in order, checked after the walk */
 	size_t nrare = 0;
@@ -223,7 +233,11 @@ tls_hello_exts(struct rd exts, const uint8_t *floor, struct tls_hello *out)
 		 */
 		__asm__("" : "+r"(hdr));
 		if (hdr >= UINT32_C(64) << 16) {
+			uint32_t bit = TLS_EXT_RARE_BIT(hdr >> 16);
+
 			rare[nrare++] = (uint16_t)(hdr >> 16);
+			by_bit[bit] = (uint16_t)(hdr >> 16);
+			clash |= tls_ext_low_add(&bits, bit);
 		} else {
 			/*
 			 * Below 64, the type is its second byte: one load, where taking it
@@ -239,7 +253,7 @@ tls_hello_exts(struct rd exts, const uint8_t *floor, struct tls_hello *out)
 	}
 	if (p != end)		/* less than a type and a length at the end, or an overrun */
 		return SNI_MALFORMED;
-	if (!tls_ext_rare_check(rare, nrare, out))
+	if (!tls_ext_rare_check(rare, nrare, bits, clash, by_bit, out))
 		return SNI_MALFORMED;
 	/*
 	 * The two read, once the walk is done: every way to fail is SNI_MALFORMED, so the order

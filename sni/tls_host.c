@@ -20,7 +20,7 @@
 #if defined(__SSE2__) && defined(__x86_64__)
 #include <immintrin.h>
 
-static bool host_avx2;		/* the CPU has AVX2: a 17..32-byte name is one load */
+static bool host_avx2;		/* the CPU has AVX2: a name of up to 32 bytes is one load */
 
 __attribute__((constructor)) static void
 host_avx2_probe(void)
@@ -192,8 +192,9 @@ host_row(const uint8_t (*k)[32], unsigned int i)
 }
 
 /*
- * A name of 17..32 bytes with at least 32 bytes from floor to its end: host_chunk()'s
- * tests on the one 32-byte load that ends with it, where SSE2 takes two. The constants
+ * A name of 1..32 bytes with at least 32 bytes from floor to its end: host_chunk()'s
+ * tests on the one 32-byte load that ends with it, where SSE2 takes two past 16 bytes and
+ * builds its constants at 16 or fewer (an SNI has the hello before it). The constants
  * are loaded from host_rows through a pointer the compiler cannot see through (the empty
  * asm): told their values, GCC built each from an immediate in three instructions, where
  * a load is one or none (an operand of the instruction that uses it).
@@ -232,7 +233,7 @@ sni_host_scan(const uint8_t *floor, const uint8_t *name, size_t len, bool *upper
 		return false;
 #if defined(__SSE2__)
 #if defined(__x86_64__)
-	if (len > 16 && len <= 32 && (size_t)(name - floor) + len >= 32 && host_avx2)
+	if (len <= 32 && (size_t)(name - floor) + len >= 32 && host_avx2)
 		return sni_host_scan_avx2(name, len, upper);
 #endif
 	if (len <= SNI_LABEL_MAX && (size_t)(name - floor) + len >= 16)

@@ -1,7 +1,6 @@
 /*
- * SipHash-2-4 and the process's hash secrets.
+ * SipHash-2-4, the digests of judged bytes (NH, CLNH) and the process's hash secrets.
  */
-#include <endian.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/random.h>
@@ -12,18 +11,14 @@
 #include <immintrin.h>	// IWYU pragma: keep (PCLMULQDQ; its own wmmintrin.h is no layout header)
 #endif
 
-#include "dp_aes.h"
 #include "dp_hash.h"
+#include "dp_hash_int.h"
 
 static uint64_t dp_hash_k0, dp_hash_k1;
 static uint64_t dp_hash_sip[4];	/* SipHash's state under (k0, k1) before any message */
 static uint32_t dp_hash_rte_seed;
 uint64_t dp_hash_crc_words[DP_HASH_CRC_WORDS];
 static uint64_t dp_hash_nh_key[DP_HASH_NH_BYTES / 8];
-static uint64_t dp_hash_name_nh[DP_HASH_NAME_BYTES / 8];	/* dp_hash_name()'s CLNH key */
-static uint8_t dp_hash_name_aes[16];		/* and its AES-128 key */
-
-static void dp_hash_name_setup(const uint8_t aes_key[16]);
 
 /* The state a key starts SipHash in (its initialisation, the same for every message). */
 static void
@@ -47,13 +42,9 @@ dp_hash_init(void)
 	dp_siphash24_start(dp_hash_k0, dp_hash_k1, dp_hash_sip);
 	dp_hash_rte_seed = (uint32_t)key[2];
 	memcpy(dp_hash_crc_words, key + 3, sizeof(dp_hash_crc_words));
-	if (getrandom(dp_hash_nh_key, sizeof(dp_hash_nh_key), 0) != (ssize_t)sizeof(dp_hash_nh_key) ||
-	    getrandom(dp_hash_name_nh, sizeof(dp_hash_name_nh), 0) != (ssize_t)sizeof(dp_hash_name_nh) ||
-	    getrandom(dp_hash_name_aes, sizeof(dp_hash_name_aes), 0) !=
-	    (ssize_t)sizeof(dp_hash_name_aes))
+	if (getrandom(dp_hash_nh_key, sizeof(dp_hash_nh_key), 0) != (ssize_t)sizeof(dp_hash_nh_key))
 		return -errno;
-	dp_hash_name_setup(dp_hash_name_aes);
-	return 0;
+	return dp_hash_name_init();
 }
 
 uint32_t
@@ -99,16 +90,6 @@ dp_le64(const uint8_t *p, size_t n)
 	for (size_t i = 0; i < n; i++)
 		w |= (uint64_t)p[i] << (8 * i);
 	return w;
-}
-
-/* The little-endian 64-bit word at p: one load. */
-static inline uint64_t
-dp_ld64(const uint8_t *p)
-{
-	uint64_t w;
-
-	memcpy(&w, p, 8);
-	return le64toh(w);
 }
 
 /* SipHash-2-4 of the message from the key's state v (changed). */
@@ -223,41 +204,107 @@ dp_hash_digest_nh(const uint64_t *nh_key, uint64_t k0, uint64_t k1, const void *
 }
 
 #if defined(__x86_64__)
+/* CLNH's term of one block: (m0 ^ k0) * (m1 ^ k1) carry-less, x the block XOR its key. */
+#define DP_CLNH_TERM(x)	_mm_clmulepi64_si128((x), (x), 0x01)
+
+/* The CLNH sum with the block at p (16 bytes), its key at k. */
+__attribute__((target("avx,pclmul"))) static inline __m128i
+dp_clnh_block(__m128i sum, const uint8_t *p, const uint64_t *k)
+{
+	__m128i x = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)p),
+	    _mm_loadu_si128((const __m128i *)(const void *)k));
+
+	return _mm_xor_si128(sum, DP_CLNH_TERM(x));
+}
+
+/* The digest from the CLNH sum of the whole blocks before i, len - i < 16 bytes left. */
+__attribute__((target("avx,pclmul"))) static inline struct dp_digest
+dp_clnh_end(__m128i sum, const uint64_t *nh_key, const uint8_t *p, size_t len, size_t i)
+{
+	uint64_t tail[2];
+	__m128i x;
+
+	if (i < len) {
+		dp_digest_tail(p, len, i, tail);
+		x = _mm_set_epi64x((long long)(tail[1] ^ nh_key[i / 8 + 1]),
+		    (long long)(tail[0] ^ nh_key[i / 8]));
+		sum = _mm_xor_si128(sum, DP_CLNH_TERM(x));
+	}
+	return (struct dp_digest){ .lo = (uint64_t)_mm_cvtsi128_si64(sum),
+	    .hi = (uint64_t)_mm_extract_epi64(sum, 1) };
+}
+
 /*
- * CLNH: NH with the carry-less product and XOR for its sums, as dp_hash.h says; AVX's
+ * CLNH, as dp_hash.h says: NH with the carry-less product and XOR for its sums. AVX's
  * three-operand forms let each key block be an unaligned operand of its XOR, four
  * instructions a block where NH takes seven.
  */
 __attribute__((target("avx,pclmul"))) static struct dp_digest
 dp_hash_clnh_run(const uint64_t *nh_key, const uint8_t *p, size_t len)
 {
-	__m128i sum = _mm_cvtsi64_si128((long long)len), x;
-	uint64_t tail[2];
+	__m128i sum = _mm_cvtsi64_si128((long long)len);
 	size_t i;
 
 #pragma GCC unroll 8
-	for (i = 0; i + 16 <= len; i += 16) {
-		x = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(p + i)),
-		    _mm_loadu_si128((const __m128i *)(const void *)(nh_key + i / 8)));
-		sum = _mm_xor_si128(sum, _mm_clmulepi64_si128(x, x, 0x01));
+	for (i = 0; i + 16 <= len; i += 16)
+		sum = dp_clnh_block(sum, p + i, nh_key + i / 8);
+	return dp_clnh_end(sum, nh_key, p, len, i);
+}
+
+/*
+ * 32 bytes at p XOR 32 at k, each loaded unaligned in one instruction: gcc's generic tune
+ * splits such a load in two (a load and an insert of the upper half), and gcc will not
+ * inline dp_digest_tail() into a function tuned otherwise.
+ */
+__attribute__((target("avx2"))) static inline __m256i
+dp_clnh_xor32(const uint8_t *p, const uint64_t *k)
+{
+	struct dp_b32 { uint8_t b[32]; };
+	__m256i x;
+
+	__asm__("vmovdqu %1, %0\n\tvpxor %2, %0, %0" : "=&x"(x) :
+	    "m"(*(const struct dp_b32 *)(const void *)p),
+	    "m"(*(const struct dp_b32 *)(const void *)k));
+	return x;
+}
+
+/*
+ * The same where the CPU has AVX2: two blocks a step, one 32-byte load XORed with their
+ * key in one instruction, the upper block moved down for its product: seven instructions
+ * for two blocks where one at a time takes eight. Blocks are XORed into the sum in
+ * another order, which XOR does not see.
+ */
+__attribute__((target("avx2,pclmul"))) static struct dp_digest
+dp_hash_clnh_run2(const uint64_t *nh_key, const uint8_t *p, size_t len)
+{
+	__m128i sum = _mm_cvtsi64_si128((long long)len), lo, hi;
+	__m256i x;
+	size_t i;
+
+#pragma GCC unroll 4
+	for (i = 0; i + 32 <= len; i += 32) {
+		x = dp_clnh_xor32(p + i, nh_key + i / 8);
+		lo = _mm256_castsi256_si128(x);
+		lo = DP_CLNH_TERM(lo);
+		hi = _mm256_extracti128_si256(x, 1);
+		sum = _mm_xor_si128(_mm_xor_si128(sum, lo), DP_CLNH_TERM(hi));
 	}
-	if (i < len) {
-		dp_digest_tail(p, len, i, tail);
-		x = _mm_set_epi64x((long long)(tail[1] ^ nh_key[i / 8 + 1]),
-		    (long long)(tail[0] ^ nh_key[i / 8]));
-		sum = _mm_xor_si128(sum, _mm_clmulepi64_si128(x, x, 0x01));
+	if (i + 16 <= len) {
+		sum = dp_clnh_block(sum, p + i, nh_key + i / 8);
+		i += 16;
 	}
-	return (struct dp_digest){ .lo = (uint64_t)_mm_cvtsi128_si64(sum),
-	    .hi = (uint64_t)_mm_extract_epi64(sum, 1) };
+	return dp_clnh_end(sum, nh_key, p, len, i);
 }
 
 static bool dp_hash_clmul;	/* the CPU has AVX and PCLMULQDQ: dp_hash_digest is CLNH */
+static bool dp_hash_clmul2;	/* and AVX2: two blocks a step */
 
 __attribute__((constructor)) static void
 dp_hash_clmul_probe(void)
 {
 	__builtin_cpu_init();
 	dp_hash_clmul = __builtin_cpu_supports("avx") && __builtin_cpu_supports("pclmul");
+	dp_hash_clmul2 = dp_hash_clmul && __builtin_cpu_supports("avx2");
 }
 #endif
 
@@ -278,157 +325,12 @@ dp_hash_digest_clnh(const uint64_t *nh_key, uint64_t k0, uint64_t k1, const void
 	if (len > DP_HASH_NH_BYTES)
 		return (struct dp_digest){ .lo = dp_siphash24(k0, k1, buf, len) };
 #if defined(__x86_64__)
-	return dp_hash_clnh_run(nh_key, buf, len);
+	return dp_hash_clmul2 ? dp_hash_clnh_run2(nh_key, buf, len) :
+	    dp_hash_clnh_run(nh_key, buf, len);
 #else
 	(void)nh_key;
 	return (struct dp_digest){ 0 };	/* never called: dp_hash_has_clnh() is false */
 #endif
-}
-
-/*
- * dp_hash_name() (dp_hash.h says why it is a PRF): the name's CLNH sum under its own key,
- * then that sum encrypted with AES-128 under another, its low 64 bits kept. AES-NI's
- * rounds are one instruction each; the key is expanded once, at dp_hash_init().
- */
-#if defined(__x86_64__)
-static bool dp_hash_aesni;	/* dp_hash_clmul, and the CPU has AES-NI: dp_hash_name is this */
-static __m128i dp_hash_name_rk[11];	/* the name key's AES-128 round keys */
-
-__attribute__((constructor)) static void
-dp_hash_aes_probe(void)
-{
-	__builtin_cpu_init();
-	dp_hash_aesni = __builtin_cpu_supports("avx") && __builtin_cpu_supports("pclmul") &&
-	    __builtin_cpu_supports("aes");
-}
-
-/*
- * A name of 1..16 bytes as one zero-padded block, the words dp_digest_tail() makes of it,
- * from loads within it that overlap: no byte before or after it is read.
- */
-static inline __m128i
-dp_name_block(const uint8_t *p, size_t len)
-{
-	uint64_t m0, m1 = 0;
-	uint32_t a, b;
-
-	if (len >= 8) {
-		m0 = dp_ld64(p);
-		if (len > 8)
-			m1 = dp_ld64(p + len - 8) >> (8 * (16 - len));
-	} else if (len >= 4) {
-		memcpy(&a, p, 4);
-		memcpy(&b, p + len - 4, 4);
-		m0 = le32toh(a) | (uint64_t)le32toh(b) << (8 * (len - 4));
-	} else {
-		m0 = p[0] | (uint64_t)p[len / 2] << (8 * (len / 2)) |
-		    (uint64_t)p[len - 1] << (8 * (len - 1));
-	}
-	return _mm_set_epi64x((long long)m1, (long long)m0);
-}
-
-/* PSHUFB masks: from byte s on, bytes s.. moved to 0.., zeros (0x80) in the rest */
-static const uint8_t dp_name_shift[32] = {
-	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
-	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
-	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
-};
-
-/* CLNH of the name (dp_hash_clnh_run()'s sum), then AES-128 of it. len <= DP_HASH_NAME_BYTES. */
-__attribute__((target("avx,aes,pclmul,ssse3"))) static uint64_t
-dp_hash_name_run(const __m128i rk[11], const uint64_t *nh_key, const uint8_t *p, size_t len)
-{
-	__m128i sum = _mm_cvtsi64_si128((long long)len), x;
-	size_t i = 0;
-
-	if (len > 0 && len <= 16) {
-		x = _mm_xor_si128(dp_name_block(p, len),
-		    _mm_loadu_si128((const __m128i *)(const void *)nh_key));
-		sum = _mm_xor_si128(sum, _mm_clmulepi64_si128(x, x, 0x01));
-	} else if (len > 16) {
-		for (; i + 16 <= len; i += 16) {
-			x = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(p + i)),
-			    _mm_loadu_si128((const __m128i *)(const void *)(nh_key + i / 8)));
-			sum = _mm_xor_si128(sum, _mm_clmulepi64_si128(x, x, 0x01));
-		}
-		if (i < len) {
-			/* the 16 bytes that end the name, moved down over those a block took */
-			x = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)
-			    (p + len - 16)), _mm_loadu_si128((const __m128i *)(const void *)
-			    (dp_name_shift + 16 - (len - i))));
-			x = _mm_xor_si128(x, _mm_loadu_si128((const __m128i *)(const void *)
-			    (nh_key + i / 8)));
-			sum = _mm_xor_si128(sum, _mm_clmulepi64_si128(x, x, 0x01));
-		}
-	}
-	return (uint64_t)_mm_cvtsi128_si64(dp_aes_encrypt(rk, sum));
-}
-#endif
-
-static void
-dp_hash_name_setup(const uint8_t aes_key[16])
-{
-#if defined(__x86_64__)
-	if (dp_hash_aesni)
-		dp_aes_expand(aes_key, dp_hash_name_rk);
-#else
-	(void)aes_key;
-#endif
-}
-
-bool
-dp_hash_has_aes(void)
-{
-#if defined(__x86_64__)
-	return dp_hash_aesni;
-#else
-	return false;
-#endif
-}
-
-bool
-dp_hash_aes128(const uint8_t key[16], const uint8_t in[16], uint8_t out[16])
-{
-#if defined(__x86_64__)
-	__m128i rk[11];
-
-	if (!dp_hash_aesni)
-		return false;
-	dp_aes_expand(key, rk);
-	_mm_storeu_si128((__m128i *)(void *)out,
-	    dp_aes_encrypt(rk, _mm_loadu_si128((const __m128i *)(const void *)in)));
-	return true;
-#else
-	(void)key, (void)in, (void)out;
-	return false;
-#endif
-}
-
-uint64_t
-dp_hash_name_keyed(const uint64_t *nh_key, const uint8_t aes_key[16], uint64_t k0, uint64_t k1,
-    const void *buf, size_t len)
-{
-#if defined(__x86_64__)
-	__m128i rk[11];
-
-	if (dp_hash_aesni && len <= DP_HASH_NAME_BYTES) {
-		dp_aes_expand(aes_key, rk);
-		return dp_hash_name_run(rk, nh_key, buf, len);
-	}
-#else
-	(void)nh_key, (void)aes_key;
-#endif
-	return dp_siphash24(k0, k1, buf, len);
-}
-
-uint64_t
-dp_hash_name(const void *buf, size_t len)
-{
-#if defined(__x86_64__)
-	if (dp_hash_aesni && len <= DP_HASH_NAME_BYTES)
-		return dp_hash_name_run(dp_hash_name_rk, dp_hash_name_nh, buf, len);
-#endif
-	return dp_hash_bytes(buf, len);
 }
 
 struct dp_digest
@@ -442,5 +344,10 @@ dp_hash_digest_keyed(const uint64_t *nh_key, uint64_t k0, uint64_t k1, const voi
 struct dp_digest
 dp_hash_digest(const void *buf, size_t len)
 {
+#if defined(__x86_64__)
+	/* every allowed one-segment hello: dp_hash_digest_keyed()'s choice, made first */
+	if (dp_hash_clmul2 && len <= DP_HASH_NH_BYTES)
+		return dp_hash_clnh_run2(dp_hash_nh_key, buf, len);
+#endif
 	return dp_hash_digest_keyed(dp_hash_nh_key, dp_hash_k0, dp_hash_k1, buf, len);
 }

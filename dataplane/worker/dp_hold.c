@@ -88,23 +88,6 @@ dp_hold_put_taken(struct dp_worker *w, uint32_t *ref)
 	*ref = 0;
 }
 
-bool
-dp_hold_push(const struct dp_worker *w, struct dp_hold *h, struct rte_mbuf *m, uint32_t off,
-    uint32_t end)
-{
-	/*
-	 * A datagram namegate reassembled into one of the worker's few large buffers is never
-	 * held: held, a VM's share of holds could pin them all, and no neighbour could then
-	 * send a large fragmented datagram. Real stacks do not fragment TCP (PMTUD sets DF).
-	 */
-	if (h->nsegs == DP_HOLD_SEGS || m->pool != w->ctx->pool)
-		return false;
-	h->off[h->nsegs] = off;
-	h->end[h->nsegs] = end;
-	h->segs[h->nsegs++] = m;
-	return true;
-}
-
 /* Sequence order from the stream's first byte (offsets, so wraparound is already gone). */
 void
 dp_hold_sort_many(struct dp_hold *h)

@@ -97,10 +97,25 @@ dp_hold_put(struct dp_worker *w, uint32_t *ref)
 
 /*
  * Hold m, whose payload is stream bytes [off, end). False, m not taken, when full, or when
- * m is a large reassembled datagram (the caller cuts the flow: fail closed).
+ * m is a large reassembled datagram (the caller cuts the flow: fail closed). Inline: each
+ * segment of a held hello comes here.
  */
-bool dp_hold_push(const struct dp_worker *w, struct dp_hold *h, struct rte_mbuf *m,
-    uint32_t off, uint32_t end);
+static inline bool
+dp_hold_push(const struct dp_worker *w, struct dp_hold *h, struct rte_mbuf *m, uint32_t off,
+    uint32_t end)
+{
+	/*
+	 * A datagram namegate reassembled into one of the worker's few large buffers is never
+	 * held: held, a VM's share of holds could pin them all, and no neighbour could then
+	 * send a large fragmented datagram. Real stacks do not fragment TCP (PMTUD sets DF).
+	 */
+	if (h->nsegs == DP_HOLD_SEGS || m->pool != w->ctx->pool)
+		return false;
+	h->off[h->nsegs] = off;
+	h->end[h->nsegs] = end;
+	h->segs[h->nsegs++] = m;
+	return true;
+}
 
 /*
  * Send on, in sequence order, every held segment that ends at or before upto (every one

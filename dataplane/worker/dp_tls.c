@@ -11,6 +11,7 @@
 #include "dp_flowlog.h"
 #include "dp_hash.h"
 #include "dp_hold.h"
+#include "dp_out.h"
 #include "dp_out_flow.h"
 #include "dp_http.h"
 #include "dp_tls.h"
@@ -294,6 +295,19 @@ dp_tls_verdict(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, uint16
 }
 
 /*
+ * dp_hold_trickle_with() of a split hello's first segment m (n bytes, no FIN), alone in
+ * the fresh hold h from the stream's first byte, without its walk: m goes itself.
+ */
+static inline void
+dp_tls_trickle_first(struct dp_worker *w, struct dp_hold *h, struct rte_mbuf *m, uint32_t n)
+{
+	rte_mbuf_refcnt_update(m, 1);
+	dp_tx(w, DP_PORT_UPLINK, m);
+	h->passed = n;
+	h->trickled = n;
+}
+
+/*
  * m (decoded as p, its first byte seq) into the hold h, and the hello judged once whole.
  * short_hello: m alone, into a fresh h, was parsed already and is a hello's start; what h
  * holds now is m's bytes or a prefix of them, a hello's start too (a status other than
@@ -327,7 +341,10 @@ dp_tls_hold(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16
 	if (rs == REASM_FULL)		/* no whole hello within the bound */
 		return dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS, NULL, 0, DP_FATE_HELD);
 	/* a slow writer: what cannot complete the hello goes on */
-	dp_hold_trickle_with(w, h, 0, (uint32_t)reasm_contiguous(&h->r), m, p);
+	if (short_hello && p->payload_len != 0 && !(p->tcp_flags & PKT_TCP_FIN))
+		dp_tls_trickle_first(w, h, m, (uint32_t)p->payload_len);
+	else
+		dp_hold_trickle_with(w, h, 0, (uint32_t)reasm_contiguous(&h->r), m, p);
 	return dp_fate(DP_FATE_HELD);
 }
 

@@ -234,6 +234,43 @@ test_split_hello_buffers_come_back(void **state)
 }
 
 /*
+ * A refused split hello: the server had the first segment (its trickle, cut bytes), so its
+ * RST is at the first byte it did not get, 1001 + cut, not at the held segment's 1001.
+ */
+static void
+test_split_hello_cut_where_the_server_stands(void **state)
+{
+	const struct tf_msg *stream;
+	struct dp_txbuf *up = &w->tx[DP_PORT_UPLINK];
+	struct rte_mbuf *m;
+	unsigned int rsts = 0;
+	const size_t cut = 60;
+	struct pkt p;
+
+	(void)state;
+	t_bind("a.example");
+	stream = t_hello("c.example");		/* allowed on 443, never resolved: denied */
+	m = t_tcp(42320, 1000, PKT_TCP_SYN, NULL, 0);
+	dp_burst_vm(w, &m, 1);
+	m = t_tcp(42320, 1001, PKT_TCP_ACK, stream->b, cut);
+	dp_burst_vm(w, &m, 1);
+	dp_tx_flush(w);
+	m = t_tcp(42320, 1001 + (uint32_t)cut, PKT_TCP_ACK | PKT_TCP_PSH, stream->b + cut,
+	    stream->n - cut);
+	dp_burst_vm(w, &m, 1);
+	for (uint16_t i = 0; i < up->n; i++) {
+		assert_int_equal(pkt_decode(rte_pktmbuf_mtod(up->pkts[i], const uint8_t *),
+		    rte_pktmbuf_data_len(up->pkts[i]), &p), PKT_OK);
+		if (p.tcp_flags & PKT_TCP_RST) {
+			assert_int_equal(p.seq, 1001 + cut);
+			rsts++;
+		}
+	}
+	assert_int_equal(rsts, 1);
+	dp_tx_flush(w);
+}
+
+/*
  * A hello whole in its segment goes on counted as the flow's verdict says: allowed, or,
  * for an audited VM whose SNI is refused, would_block (the verdict the segment's fate
  * carries, dp_tls.c's dp_tls_pass()).
@@ -266,6 +303,7 @@ main(void)
 		cmocka_unit_test(test_other_unbound_name_judged_by_binding),
 		cmocka_unit_test(test_split_hello_first_segment_sent_once),
 		cmocka_unit_test(test_split_hello_buffers_come_back),
+		cmocka_unit_test(test_split_hello_cut_where_the_server_stands),
 		cmocka_unit_test(test_whole_hello_counted_by_verdict),
 	};
 

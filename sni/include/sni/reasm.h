@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define REASM_RANGES_MAX 8
 
@@ -51,15 +52,43 @@ reasm_init(struct reasm *r, uint32_t isn, uint8_t *buf, uint32_t cap)
 	r->nb_ranges = 0;
 }
 
+/* reasm_add() of a segment that is not the stream's next bytes: the walk over the ranges. */
+enum reasm_status reasm_add_any(struct reasm *r, uint32_t seq, const uint8_t *data, size_t len);
+
 /*
  * Add a segment's payload. Bytes before stream offset 0 (sequence numbers "behind" isn
  * in serial-number arithmetic, RFC 1982) are ignored. Conflicts are checked before
  * anything is copied, so a rejected segment leaves the stream as it was.
+ *
+ * Inline for the common segment (a split hello's two take it): the stream's next bytes,
+ * in order after what it holds from offset 0 (or its first bytes), within the buffer.
+ * Nothing held overlaps them and the one range grows: what reasm_add_any() makes of them,
+ * without its walk, its overlap tests and its merge.
  */
-enum reasm_status reasm_add(struct reasm *r, uint32_t seq, const uint8_t *data, size_t len);
+static inline enum reasm_status
+reasm_add(struct reasm *r, uint32_t seq, const uint8_t *data, size_t len)
+{
+	uint32_t off = seq - r->isn;
+	uint32_t held = r->nb_ranges == 0 ? 0 : r->ranges[0].end;
+
+	if (r->nb_ranges <= 1 && (r->nb_ranges == 0 || r->ranges[0].start == 0) &&
+	    off == held && len > 0 && len <= r->cap - off) {
+		memcpy(r->buf + off, data, len);
+		r->ranges[0] = (struct reasm_range){ .start = 0, .end = off + (uint32_t)len };
+		r->nb_ranges = 1;
+		return REASM_OK;
+	}
+	return reasm_add_any(r, seq, data, len);
+}
 
 /* Bytes held in order from offset 0: buf[0 .. reasm_contiguous()) is the stream so far. */
-uint32_t reasm_contiguous(const struct reasm *r);
+static inline uint32_t
+reasm_contiguous(const struct reasm *r)
+{
+	if (r->nb_ranges == 0 || r->ranges[0].start != 0)
+		return 0;
+	return r->ranges[0].end;
+}
 
 /*
  * Drop the first n in-order bytes (n <= reasm_contiguous()): what follows moves to the

@@ -1,0 +1,168 @@
+/*
+ * The name hash, dp_hash_name(): CLNH then AES-128 where the CPU has them, SipHash
+ * elsewhere (dp_hash.h says why it is a PRF).
+ */
+#include <endian.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/random.h>
+
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#include <immintrin.h>	// IWYU pragma: keep (PCLMULQDQ; its own wmmintrin.h is no layout header)
+#endif
+
+#include "dp_aes.h"
+#include "dp_hash.h"
+#include "dp_hash_int.h"
+
+static uint64_t dp_hash_name_nh[DP_HASH_NAME_BYTES / 8];	/* dp_hash_name()'s CLNH key */
+static uint8_t dp_hash_name_aes[16];		/* and its AES-128 key */
+
+/*
+ * dp_hash_name() (dp_hash.h says why it is a PRF): the name's CLNH sum under its own key,
+ * then that sum encrypted with AES-128 under another, its low 64 bits kept. AES-NI's
+ * rounds are one instruction each; the key is expanded once, at dp_hash_init().
+ */
+#if defined(__x86_64__)
+static bool dp_hash_aesni;	/* dp_hash_clmul, and the CPU has AES-NI: dp_hash_name is this */
+static __m128i dp_hash_name_rk[11];	/* the name key's AES-128 round keys */
+
+__attribute__((constructor)) static void
+dp_hash_aes_probe(void)
+{
+	__builtin_cpu_init();
+	dp_hash_aesni = __builtin_cpu_supports("avx") && __builtin_cpu_supports("pclmul") &&
+	    __builtin_cpu_supports("aes");
+}
+
+/*
+ * A name of 1..16 bytes as one zero-padded block, the words dp_digest_tail() makes of it,
+ * from loads within it that overlap: no byte before or after it is read.
+ */
+static inline __m128i
+dp_name_block(const uint8_t *p, size_t len)
+{
+	uint64_t m0, m1 = 0;
+	uint32_t a, b;
+
+	if (len >= 8) {
+		m0 = dp_ld64(p);
+		if (len > 8)
+			m1 = dp_ld64(p + len - 8) >> (8 * (16 - len));
+	} else if (len >= 4) {
+		memcpy(&a, p, 4);
+		memcpy(&b, p + len - 4, 4);
+		m0 = le32toh(a) | (uint64_t)le32toh(b) << (8 * (len - 4));
+	} else {
+		m0 = p[0] | (uint64_t)p[len / 2] << (8 * (len / 2)) |
+		    (uint64_t)p[len - 1] << (8 * (len - 1));
+	}
+	return _mm_set_epi64x((long long)m1, (long long)m0);
+}
+
+/* PSHUFB masks: from byte s on, bytes s.. moved to 0.., zeros (0x80) in the rest */
+static const uint8_t dp_name_shift[32] = {
+	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+};
+
+/* CLNH of the name (dp_hash_clnh_run()'s sum), then AES-128 of it. len <= DP_HASH_NAME_BYTES. */
+__attribute__((target("avx,aes,pclmul,ssse3"))) static uint64_t
+dp_hash_name_run(const __m128i rk[11], const uint64_t *nh_key, const uint8_t *p, size_t len)
+{
+	__m128i sum = _mm_cvtsi64_si128((long long)len), x;
+	size_t i = 0;
+
+	if (len > 0 && len <= 16) {
+		x = _mm_xor_si128(dp_name_block(p, len),
+		    _mm_loadu_si128((const __m128i *)(const void *)nh_key));
+		sum = _mm_xor_si128(sum, _mm_clmulepi64_si128(x, x, 0x01));
+	} else if (len > 16) {
+		/* the whole blocks before the last (one, to 32 bytes: the loop's one turn) */
+		for (; i + 16 < len; i += 16) {
+			x = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(p + i)),
+			    _mm_loadu_si128((const __m128i *)(const void *)(nh_key + i / 8)));
+			sum = _mm_xor_si128(sum, _mm_clmulepi64_si128(x, x, 0x01));
+		}
+		/* the 16 bytes that end the name, moved down over those a block took (if any) */
+		x = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)
+		    (p + len - 16)), _mm_loadu_si128((const __m128i *)(const void *)
+		    (dp_name_shift + 16 - (len - i))));
+		x = _mm_xor_si128(x, _mm_loadu_si128((const __m128i *)(const void *)
+		    (nh_key + i / 8)));
+		sum = _mm_xor_si128(sum, _mm_clmulepi64_si128(x, x, 0x01));
+	}
+	return (uint64_t)_mm_cvtsi128_si64(dp_aes_encrypt(rk, sum));
+}
+#endif
+
+int
+dp_hash_name_init(void)
+{
+	if (getrandom(dp_hash_name_nh, sizeof(dp_hash_name_nh), 0) != (ssize_t)sizeof(dp_hash_name_nh) ||
+	    getrandom(dp_hash_name_aes, sizeof(dp_hash_name_aes), 0) !=
+	    (ssize_t)sizeof(dp_hash_name_aes))
+		return -errno;
+#if defined(__x86_64__)
+	if (dp_hash_aesni)
+		dp_aes_expand(dp_hash_name_aes, dp_hash_name_rk);
+#endif
+	return 0;
+}
+
+bool
+dp_hash_has_aes(void)
+{
+#if defined(__x86_64__)
+	return dp_hash_aesni;
+#else
+	return false;
+#endif
+}
+
+bool
+dp_hash_aes128(const uint8_t key[16], const uint8_t in[16], uint8_t out[16])
+{
+#if defined(__x86_64__)
+	__m128i rk[11];
+
+	if (!dp_hash_aesni)
+		return false;
+	dp_aes_expand(key, rk);
+	_mm_storeu_si128((__m128i *)(void *)out,
+	    dp_aes_encrypt(rk, _mm_loadu_si128((const __m128i *)(const void *)in)));
+	return true;
+#else
+	(void)key, (void)in, (void)out;
+	return false;
+#endif
+}
+
+uint64_t
+dp_hash_name_keyed(const uint64_t *nh_key, const uint8_t aes_key[16], uint64_t k0, uint64_t k1,
+    const void *buf, size_t len)
+{
+#if defined(__x86_64__)
+	__m128i rk[11];
+
+	if (dp_hash_aesni && len <= DP_HASH_NAME_BYTES) {
+		dp_aes_expand(aes_key, rk);
+		return dp_hash_name_run(rk, nh_key, buf, len);
+	}
+#else
+	(void)nh_key, (void)aes_key;
+#endif
+	return dp_siphash24(k0, k1, buf, len);
+}
+
+uint64_t
+dp_hash_name(const void *buf, size_t len)
+{
+#if defined(__x86_64__)
+	if (dp_hash_aesni && len <= DP_HASH_NAME_BYTES)
+		return dp_hash_name_run(dp_hash_name_rk, dp_hash_name_nh, buf, len);
+#endif
+	return dp_hash_bytes(buf, len);
+}
