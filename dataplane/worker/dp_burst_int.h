@@ -43,7 +43,8 @@ struct dp_flow *dp_burst_flow_find(struct dp_worker *w, const struct dp_burst *b
 /*
  * The flow of frame fr, which has a key, as the table has it now: confirmed when the frame
  * is reached, not before, so that whatever an earlier frame of the burst opened or closed
- * is seen, and the entry's line has had the stages between to arrive.
+ * is seen, and the entry's line has had the stages between to arrive. A key the lookup
+ * found absent is looked up again only if a key of its bit opened since.
  */
 static __rte_always_inline struct dp_flow *
 dp_burst_flow(struct dp_worker *w, const struct dp_burst *b, const struct dp_burst_frame *fr)
@@ -52,6 +53,8 @@ dp_burst_flow(struct dp_worker *w, const struct dp_burst *b, const struct dp_bur
 
 	if (likely(f != NULL && dp_flow_entry_is(f, &b->keys[fr->key])))
 		return f;
+	if (f == NULL && dp_flow_still_absent(w->flows, b->hash[fr->key]))
+		return NULL;
 	return dp_burst_flow_find(w, b, fr->key);
 }
 

@@ -83,16 +83,26 @@ dp_conn_steady_key(const struct dp_worker *w)
 }
 
 /*
+ * Are flow f's gen, tls and budgets the word key says (dp_conn_steady_key()): judged by
+ * the current generation, no module's, in no budget, no flow log?
+ */
+static inline bool
+dp_conn_steady_word(uint64_t key, const struct dp_flow *f)
+{
+	uint64_t word;
+
+	memcpy(&word, &f->gen, sizeof(word));
+	return ((word ^ key) << 16) == 0;
+}
+
+/*
  * What dp_conn_steady() asks of flow f, for a frame with payload_len bytes of data: all
  * but that the frame neither opens nor ends anything (the lean path's frames never do).
  */
 static inline bool
 dp_conn_steady_flow(uint64_t key, const struct dp_flow *f, bool from_vm, size_t payload_len)
 {
-	uint64_t word;
-
-	memcpy(&word, &f->gen, sizeof(word));
-	return ((word ^ key) << 16) == 0 && (f->judged == 0 || (from_vm && payload_len == 0));
+	return dp_conn_steady_word(key, f) && (f->judged == 0 || (from_vm && payload_len == 0));
 }
 
 /*

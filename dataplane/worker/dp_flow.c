@@ -93,35 +93,47 @@ dp_flow_lookup_hashed(struct dp_flows *t, const struct dp_flow_key *k, uint32_t 
 }
 
 /*
- * Two passes, so that neither waits on a line it asked for in the same pass: every key
- * hashed and its first bucket fetched; the tags compared and the entry of the first that
- * matches fetched (the second bucket when none does). The keys' compare is the caller's,
- * later still (dp_flow_entry_is(), dp_flow_lookup_hashed()).
+ * Passes, so that none waits on a line it asked for in the same pass: every key hashed
+ * and its first bucket fetched; the tags compared and the entry of the first that matches
+ * fetched, or the second bucket when none does; for those (few: a key not in the table,
+ * or moved), the second bucket's tags. The keys' compare is the caller's, later still
+ * (dp_flow_entry_is(), dp_flow_lookup_hashed()).
  */
 void
 dp_flow_lookup_start(struct dp_flows *t, const struct dp_flow_key *restrict keys,
     unsigned int n, struct dp_flow **restrict out, uint32_t *restrict h)
 {
-	const struct dp_ft *ft = &t->ft;
-	const struct dp_ft_bucket *first[DP_BURST];
+	const struct dp_ft ft_copy = t->ft, *ft = &ft_copy;	/* its fields in registers */
+	const struct dp_ft_bucket *bucket[DP_BURST];
+	uint8_t miss[DP_BURST];
 	struct dp_flow *e = t->h.e;
+	unsigned int misses = 0;
 
+	t->h.opened = 0;
 	for (unsigned int i = 0; i < n; i++) {
 		h[i] = dp_ft_hash(ft, &keys[i]);
-		first[i] = &ft->b[dp_ft_first(ft, h[i])];
-		rte_prefetch0(first[i]);
+		bucket[i] = &ft->b[dp_ft_first(ft, h[i])];
+		rte_prefetch0(bucket[i]);
 	}
 	for (unsigned int i = 0; i < n; i++) {
 		uint16_t tag = dp_ft_tag(h[i]);
-		uint64_t m = dp_ft_match_pairs(first[i], tag);
+		uint64_t m = dp_ft_match_pairs(bucket[i], tag);
 
 		if (m != 0) {
-			out[i] = &e[dp_ft_idx_at(first[i], (unsigned int)__builtin_ctzll(m))];
+			out[i] = &e[dp_ft_idx_at(bucket[i], (unsigned int)__builtin_ctzll(m))];
 			rte_prefetch0(out[i]);
 		} else {
-			out[i] = NULL;
-			rte_prefetch0(&ft->b[dp_ft_alt(ft, dp_ft_first(ft, h[i]), tag)]);
+			bucket[i] = &ft->b[dp_ft_alt(ft, dp_ft_first(ft, h[i]), tag)];
+			rte_prefetch0(bucket[i]);
+			miss[misses++] = (uint8_t)i;
 		}
+	}
+	for (unsigned int j = 0; j < misses; j++) {
+		unsigned int i = miss[j];
+		uint64_t m = dp_ft_match_pairs(bucket[i], dp_ft_tag(h[i]));
+
+		out[i] = m != 0 ? &e[dp_ft_idx_at(bucket[i], (unsigned int)__builtin_ctzll(m))] :
+		    NULL;
 	}
 }
 
@@ -132,8 +144,8 @@ dp_flow_lookup_burst(struct dp_flows *t, const struct dp_flow_key *restrict keys
 	uint32_t h[DP_BURST];
 
 	dp_flow_lookup_start(t, keys, n, out, h);
-	for (unsigned int i = 0; i < n; i++)
-		if (out[i] == NULL || !dp_flow_entry_is(out[i], &keys[i]))
+	for (unsigned int i = 0; i < n; i++)	/* a NULL is absent: nothing opened between */
+		if (out[i] != NULL && !dp_flow_entry_is(out[i], &keys[i]))
 			out[i] = dp_flow_lookup_hashed(t, &keys[i], h[i]);
 }
 
@@ -209,7 +221,7 @@ dp_flow_open(struct dp_flows *t, const struct dp_flow_key *k, uint32_t max_per_v
     uint64_t now)
 {
 	struct dp_flow *f;
-	uint32_t idx;
+	uint32_t idx, h;
 
 	if (k->vm > t->nvms || t->per_vm[k->vm] >= max_per_vm)
 		return NULL;
@@ -219,10 +231,12 @@ dp_flow_open(struct dp_flows *t, const struct dp_flow_key *k, uint32_t max_per_v
 			return NULL;
 	}
 	/* taken before the insert and given back on its failure: the stack as it was */
-	if (dp_ft_insert(&t->ft, dp_ft_hash(&t->ft, k), idx) != 0) {
+	h = dp_ft_hash(&t->ft, k);
+	if (dp_ft_insert(&t->ft, h, idx) != 0) {
 		dp_slots_put(&t->slots, idx);
 		return NULL;
 	}
+	t->h.opened |= dp_flow_opened_bit(h);
 	t->per_vm[k->vm]++;
 	f = &t->h.e[idx];
 	dp_flow_init(f, k);

@@ -1,6 +1,7 @@
 /*
  * The lean path of a frame (dp_burst.c): the shape nearly every frame of an open TCP
- * connection has, told from the frame's bytes without filling a struct pkt. What it reads
+ * connection has, over IPv4 or IPv6, told from the frame's bytes without filling a struct
+ * pkt. What it reads
  * is all the steady flow stage needs (the inline case of dp_conn_vm() and
  * dp_conn_uplink()): the flow key, and from the VM the sequence number and the payload's
  * length, toward it the ACK, the window and the flags. A frame of that shape whose flow
@@ -27,6 +28,10 @@
 #include "sni/rd.h"
 
 #define DP_LEAN_L4		(14 + 20)	/* untagged (a tag: 4 more), IPv4, no options */
+#define DP_LEAN6_L4		(14 + 40)	/* untagged, IPv6 */
+/* an ethertype and the two bytes after it: IPv4 without options, or IPv6 (the version) */
+#define DP_LEAN_TYPE_IPV4	((uint32_t)PKT_ETH_P_IPV4 << 16 | 0x4500)
+#define DP_LEAN_TYPE_IPV6	((uint32_t)PKT_ETH_P_IPV6 << 16 | 0x6000)
 #define DP_LEAN_TCP_ENDS	(PKT_TCP_SYN | PKT_TCP_FIN | PKT_TCP_RST)
 
 /* What the steady stage reads of a lean frame, besides its key and its VM. */
@@ -39,15 +44,15 @@ struct dp_lean {
 };
 
 /*
- * The flow key dp_conn_key() makes of an IPv4 TCP segment of VM vm (th, its header; peer,
- * the other end's address), as its four words: the ports' four bytes in one load, each
- * port's bytes swapped into host order and the two put in the key's order by a rotation
- * (from the VM, its own port is the source: the first in the frame, the first in the
- * key).
+ * The flow key dp_conn_key() makes of a TCP segment of VM vm over IPv4 or IPv6 (family;
+ * th, its header; peer, the other end's address), as its four words: the ports' four
+ * bytes in one load, each port's bytes swapped into host order and the two put in the
+ * key's order by a rotation (from the VM, its own port is the source: the first in the
+ * frame, the first in the key).
  */
 static __rte_always_inline void
-dp_lean_key(struct dp_flow_key *k, uint16_t vm, const uint8_t *th, const uint8_t *peer,
-    bool from_vm)
+dp_lean_key(struct dp_flow_key *k, uint16_t vm, uint8_t family, const uint8_t *th,
+    const uint8_t *peer, bool from_vm)
 {
 	uint32_t ports, addr;
 	uint64_t words[4];
@@ -57,15 +62,58 @@ dp_lean_key(struct dp_flow_key *k, uint16_t vm, const uint8_t *th, const uint8_t
 	    offsetof(struct dp_flow_key, peer_port) == 6 &&
 	    offsetof(struct dp_flow_key, peer) == 8, "the key's words' layout");
 	memcpy(&ports, th, 4);
-	memcpy(&addr, peer, 4);
+	if (family == 4) {			/* an IPv4 address's tail is zero */
+		memcpy(&addr, peer, 4);
+		words[1] = addr;
+		words[2] = 0;
+	} else {
+		memcpy(&words[1], peer, 8);
+		memcpy(&words[2], peer + 8, 8);
+	}
+	words[3] = 0;
 	ports = __builtin_bswap32(ports);	/* host order: destination low, source high */
 	if (from_vm)
 		ports = ports << 16 | ports >> 16;
-	words[0] = (uint64_t)ports << 32 | (uint32_t)PKT_PROTO_TCP << 24 | 4u << 16 | vm;
-	words[1] = addr;				/* an IPv4 address's tail is zero */
-	words[2] = 0;
-	words[3] = 0;
+	words[0] = (uint64_t)ports << 32 | (uint32_t)PKT_PROTO_TCP << 24 |
+	    (uint32_t)family << 16 | vm;
 	memcpy(k, words, sizeof(words));
+}
+
+/*
+ * What dp_lean_at() and dp_lean6_at() ask past the IP and TCP headers of a segment of
+ * family (its source address at src, the destination's right after it; th its TCP header,
+ * its payload payload_len bytes): the VM of its MAC and tag, and from the VM its own
+ * source address; then its key and what the steady stage reads into *k and *l. The VM's
+ * slot, or -1.
+ */
+static __rte_always_inline int
+dp_lean_vm(const struct dp_gen *g, const uint8_t *frame, size_t tag, bool from_vm,
+    uint8_t family, const uint8_t *src, const uint8_t *th, int32_t payload_len,
+    struct dp_flow_key *k, struct dp_lean *l)
+{
+	size_t alen = family == 4 ? 4 : 16;
+	const struct dp_vm *v;
+	int slot;
+
+	/* the (vlan, MAC) index holds each VM under its own VLAN: one a tag found is its */
+	if ((slot = dp_gen_vm_by_mac(g, tag != 0 ? rd_be16(frame + 14) & 0x0fff : 0,
+	    from_vm ? frame + 6 : frame)) < 0)
+		return -1;
+	v = &g->vms[slot];
+	if ((tag == 0 && v->id.vlan != 0) || (from_vm && (family == 4 ?
+	    !v->id.has4 || memcmp(src, v->id.ip4, 4) != 0 :
+	    !v->id.has6 || memcmp(src, v->id.ip6, 16) != 0)))
+		return -1;
+	dp_lean_key(k, (uint16_t)slot, family, th, from_vm ? src + alen : src, from_vm);
+	if (from_vm) {
+		l->seq = rd_be32(th + 4);
+		l->payload_len = (uint16_t)payload_len;
+	} else {
+		l->ack = rd_be32(th + 8);
+		l->win = rd_be16(th + 14);
+		l->flags = th[13];
+	}
+	return slot;
 }
 
 /*
@@ -81,18 +129,16 @@ dp_lean_at(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key 
 	const uint8_t *ip = frame + 14 + tag, *th = ip + 20;
 	uint64_t fl = m->ol_flags & (RTE_MBUF_F_RX_IP_CKSUM_MASK | RTE_MBUF_F_RX_L4_CKSUM_MASK);
 	size_t len = rte_pktmbuf_data_len(m);
-	const struct dp_vm *v;
 	uint32_t total, frag_ttl_proto;
 	int32_t payload_len;
 	int slot;
 
 	/*
-	 * (an untagged frame's type and version dp_lean() read); the flags early, so that a
+	 * (the type, version and header length dp_lean() read); the flags early, so that a
 	 * SYN, a FIN or an RST (a connection's ends: a good share of the frames that are not
 	 * lean) leaves at once
 	 */
-	if ((tag != 0 && (len < DP_LEAN_L4 + 20 + tag || rd_be16(ip - 2) != PKT_ETH_P_IPV4 ||
-	    ip[0] != 0x45)) || (th[13] & DP_LEAN_TCP_ENDS))
+	if ((tag != 0 && len < DP_LEAN_L4 + 20 + tag) || (th[13] & DP_LEAN_TCP_ENDS))
 		return -1;
 	/* TCP, not a fragment: the flags and offset's low 14 bits zero, in one load */
 	memcpy(&frag_ttl_proto, ip + 6, 4);
@@ -103,23 +149,8 @@ dp_lean_at(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key 
 	payload_len = (int32_t)total - 20 - (th[12] >> 2 & 0x3c);	/* 4 * (th[12] >> 4) */
 	if (total > len - 14 - tag || th[12] < 5 << 4 || payload_len < 0)
 		return -1;
-	/* the (vlan, MAC) index holds each VM under its own VLAN: one a tag found is its */
-	if ((slot = dp_gen_vm_by_mac(g, tag != 0 ? rd_be16(frame + 14) & 0x0fff : 0,
-	    from_vm ? frame + 6 : frame)) < 0)
+	if ((slot = dp_lean_vm(g, frame, tag, from_vm, 4, ip + 12, th, payload_len, k, l)) < 0)
 		return -1;
-	v = &g->vms[slot];
-	if ((tag == 0 && v->id.vlan != 0) ||
-	    (from_vm && (!v->id.has4 || memcmp(ip + 12, v->id.ip4, 4) != 0)))
-		return -1;
-	dp_lean_key(k, (uint16_t)slot, th, from_vm ? ip + 16 : ip + 12, from_vm);
-	if (from_vm) {
-		l->seq = rd_be32(th + 4);
-		l->payload_len = (uint16_t)payload_len;
-	} else {
-		l->ack = rd_be32(th + 8);
-		l->win = rd_be16(th + 14);
-		l->flags = th[13];
-	}
 	/* last, so that little else is live across the sum; the port's word first */
 	if (fl == (RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD))
 		return slot;
@@ -127,18 +158,65 @@ dp_lean_at(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key 
 }
 
 /*
+ * dp_lean() of an IPv6 frame at least DP_LEAN_L4 + 20 bytes long (its type and version
+ * read) whose IPv6 header is tag bytes (0 or 4, a constant) further than an untagged
+ * one's: the checks of dp_lean_at() on IPv6's fields. The next header TCP (no extension
+ * header), its payload length within the frame; the port's word says L4 good (IPv6 has no
+ * header checksum) or nothing, else the sum in software as dp_rx_csum6_ok().
+ */
+static __rte_always_inline int
+dp_lean6_at(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key *k,
+    struct dp_lean *l, bool from_vm, size_t tag)
+{
+	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
+	const uint8_t *ip = frame + 14 + tag, *th = ip + 40;
+	uint64_t fl = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
+	size_t len = rte_pktmbuf_data_len(m);
+	int32_t payload_len;
+	uint32_t plen;
+	int slot;
+
+	if (len < DP_LEAN6_L4 + 20 + tag || ip[6] != PKT_PROTO_TCP || (th[13] & DP_LEAN_TCP_ENDS))
+		return -1;
+	plen = rd_be16(ip + 4);
+	/* the data offset at least 5 words, and no more than the segment holds */
+	payload_len = (int32_t)plen - (th[12] >> 2 & 0x3c);
+	if (plen > len - DP_LEAN6_L4 - tag || th[12] < 5 << 4 || payload_len < 0)
+		return -1;
+	if ((slot = dp_lean_vm(g, frame, tag, from_vm, 6, ip + 8, th, payload_len, k, l)) < 0)
+		return -1;
+	if (fl == RTE_MBUF_F_RX_L4_CKSUM_GOOD)
+		return slot;
+	/* the pseudo-header's addresses lie just before the segment: one sum from them on */
+	return fl == 0 && csum_ok(dp_rx_sum(ip + 8, 32 + plen,
+	    (uint64_t)htobe16((uint16_t)plen) + htobe16(PKT_PROTO_TCP))) ? slot : -1;
+}
+
+/*
+ * Are the four bytes word (as loaded from the frame) type under mask (both in network
+ * order)? Compared as they lie, the constants swapped instead: a swapped word the
+ * compiler keeps for the next compare costs every frame two instructions.
+ */
+static __rte_always_inline bool
+dp_lean_type_is(uint32_t word, uint32_t type, uint32_t mask)
+{
+	return (word & __builtin_bswap32(mask)) == __builtin_bswap32(type);
+}
+
+/*
  * Frame m from the VM port (from_vm) or the uplink, if it is of the lean shape: one
  * segment, untagged or with one 802.1Q tag (a VLAN's VMs' every frame has it), IPv4
- * without options and not a fragment, TCP whose lengths fit and that neither opens nor
- * ends anything (every frame pkt_decode_fast() takes of this shape decodes alike), its
- * checksums right (in software as dp_rx_csums4_ok(), or both marked good by the port),
- * from (to) the VM its source (destination) MAC and tag name, untagged only for one
- * configured without a VLAN (dp_vlan_tags_ok()), and from the VM, with that VM's IPv4
- * source address. For such a frame the general first stage says DP_RX_PLAIN, then
- * CONTINUE with this key (dp_decide_vm_plain() or _uplink_plain(), dp_conn_key()).
- * Returns the VM's slot, its flow key in *k and the rest in *l (seq and payload_len from
- * the VM, the others toward it); -1 for any other frame (then *k and *l are scratch).
- * Inline where from_vm is a constant.
+ * without options and not a fragment or IPv6 without extension headers, TCP whose
+ * lengths fit and that neither opens nor ends anything (every frame pkt_decode_fast()
+ * takes of this shape decodes alike), its checksums right (in software as
+ * dp_rx_csums4_ok() or dp_rx_csum6_ok(), or marked good by the port), from (to) the VM
+ * its source (destination) MAC and tag name, untagged only for one configured without a
+ * VLAN (dp_vlan_tags_ok()), and from the VM, with that VM's source address. For such a
+ * frame the general first stage says DP_RX_PLAIN, then CONTINUE with this key
+ * (dp_decide_vm_plain() or _uplink_plain(), dp_conn_key()). Returns the VM's slot, its
+ * flow key in *k and the rest in *l (seq and payload_len from the VM, the others toward
+ * it); -1 for any other frame (then *k and *l are scratch). Inline where from_vm is a
+ * constant.
  */
 static __rte_always_inline int
 dp_lean(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key *k,
@@ -149,46 +227,68 @@ dp_lean(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key *k,
 
 	/*
 	 * the lengths dp_lean_at() checks ask for at least this many bytes: read none before;
-	 * an untagged frame's ethertype and IPv4 version and header length in one load
+	 * an untagged frame's ethertype and IP version (and IPv4 header length) in one load,
+	 * then a tagged one's, past its tag (the length covers both)
 	 */
 	if (m->nb_segs != 1 || rte_pktmbuf_data_len(m) < DP_LEAN_L4 + 20)
 		return -1;
 	memcpy(&type_ver, frame + 12, 4);
-	if (likely((be32toh(type_ver) & 0xffffff00) == ((uint32_t)PKT_ETH_P_IPV4 << 16 | 0x4500)))
+	if (likely(dp_lean_type_is(type_ver, DP_LEAN_TYPE_IPV4, 0xffffff00)))
 		return dp_lean_at(g, m, k, l, from_vm, 0);
-	return rd_be16(frame + 12) == PKT_ETH_P_8021Q ? dp_lean_at(g, m, k, l, from_vm, 4) : -1;
+	if (dp_lean_type_is(type_ver, DP_LEAN_TYPE_IPV6, 0xfffff000))
+		return dp_lean6_at(g, m, k, l, from_vm, 0);
+	if (rd_be16(frame + 12) != PKT_ETH_P_8021Q)
+		return -1;
+	memcpy(&type_ver, frame + 16, 4);
+	if (dp_lean_type_is(type_ver, DP_LEAN_TYPE_IPV4, 0xffffff00))
+		return dp_lean_at(g, m, k, l, from_vm, 4);
+	if (dp_lean_type_is(type_ver, DP_LEAN_TYPE_IPV6, 0xfffff000))
+		return dp_lean6_at(g, m, k, l, from_vm, 4);
+	return -1;
 }
 
 /*
  * The struct pkt the general path would have made of a lean frame m, for one whose flow
  * is not steady after all: what pkt_decode_fast() writes of it, from the bytes dp_lean()
- * checked (at most one tag, IPv4 without options, not a fragment, TCP whose lengths fit),
- * with none of its checks asked again (test_dp_lean holds the two equal, field by field).
- * Inline: as a call (which the tag's branches made of it) it cost ~100 Ir a connection.
+ * checked (at most one tag, IPv4 without options and not a fragment or IPv6 without
+ * extension headers, TCP whose lengths fit), with none of its checks asked again
+ * (test_dp_lean holds the two equal, field by field). Inline: as a call (which the tag's
+ * branches made of it) it cost ~100 Ir a connection.
  */
 static __rte_always_inline void
 dp_lean_decode(const struct rte_mbuf *m, struct pkt *p)
 {
 	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
 	bool tagged = rd_be16(frame + 12) == PKT_ETH_P_8021Q;
-	const uint8_t *ip = frame + 14 + 4 * tagged, *th = ip + 20;
-	uint16_t l4_len = (uint16_t)(rd_be16(ip + 2) - 20), off = (uint16_t)(th[12] >> 4) * 4;
+	const uint8_t *ip = frame + 14 + 4 * tagged;
+	bool v6 = ip[0] >> 4 == 6;
+	const uint8_t *th = ip + (v6 ? 40 : 20);
+	uint16_t l4_len = v6 ? rd_be16(ip + 4) : (uint16_t)(rd_be16(ip + 2) - 20);
+	uint16_t off = (uint16_t)(th[12] >> 4) * 4;
 
 	p->dst_mac = frame;
 	p->src_mac = frame + 6;
 	p->vlan = tagged ? rd_be16(frame + 14) & 0x0fff : 0;
 	p->nb_vlans = tagged;
-	p->hop_limit = ip[8];
-	p->ethertype = PKT_ETH_P_IPV4;
 	p->l3_off = (uint16_t)(ip - frame);
-	p->family = 4;
 	p->proto = PKT_PROTO_TCP;
 	p->fragment = false;
 	p->src_route = false;
 	p->l4_off = (uint16_t)(th - frame);
 	p->l4_len = l4_len;
-	pkt_addr4(p->src, ip + 12);
-	pkt_addr4(p->dst, ip + 16);
+	if (v6) {
+		p->hop_limit = ip[7];
+		p->ethertype = PKT_ETH_P_IPV6;
+		p->family = 6;
+		memcpy(p->src, ip + 8, 16);
+		memcpy(p->dst, ip + 24, 16);
+	} else {
+		p->hop_limit = ip[8];
+		p->ethertype = PKT_ETH_P_IPV4;
+		p->family = 4;
+		pkt_addr4(p->src, ip + 12);
+		pkt_addr4(p->dst, ip + 16);
+	}
 	p->sport = rd_be16(th);
 	p->dport = rd_be16(th + 2);
 	p->tcp_flags = th[13];

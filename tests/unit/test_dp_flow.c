@@ -80,7 +80,10 @@ test_burst_lookup_confirmed_late(void **state)
 	assert_memory_equal(&out[0]->key, &keys[0], sizeof(keys[0]));	/* left as it was */
 	assert_false(dp_flow_entry_is(out[0], &keys[0]));
 	assert_null(dp_flow_lookup_hashed(t, &keys[0], h[0]));
+	assert_null(out[1]);			/* in neither bucket */
+	assert_true(dp_flow_still_absent(t, h[1]));
 	g = dp_flow_open(t, &keys[1], CAP, 0);
+	assert_false(dp_flow_still_absent(t, h[1]));	/* so looked up again: found */
 	assert_ptr_equal(dp_flow_lookup_hashed(t, &keys[1], h[1]), g);
 	dp_flow_close(t, f2);
 	assert_ptr_equal(dp_flow_open(t, &other, CAP, 0), out[2]);	/* the same entry */
@@ -386,12 +389,53 @@ test_burst_equals_single(void **state)
 	dp_flows_free(t);
 }
 
+/*
+ * A table filled to its capacity holds some keys in their second bucket: the burst's
+ * lookup names an entry for each present key (a NULL would say it is absent), and a NULL
+ * for an absent one is the table's answer.
+ */
+static void
+test_burst_lookup_second_bucket(void **state)
+{
+	const uint32_t cap = 409;	/* 64 buckets of 8, four fifths full */
+	struct dp_flows *t = dp_flows_create("t_second", cap, 2, SOCKET_ID_ANY);
+	struct dp_flow_key keys[DP_BURST];
+	struct dp_flow *out[DP_BURST];
+	uint32_t h[DP_BURST];
+
+	(void)state;
+	assert_non_null(t);
+	for (uint32_t i = 0; i < cap; i++) {
+		struct dp_flow_key k = scattered(i);
+
+		assert_non_null(dp_flow_open(t, &k, UINT32_MAX, 0));
+	}
+	for (uint32_t at = 0; at < 2 * cap; at += DP_BURST) {
+		for (uint32_t i = 0; i < DP_BURST; i++)
+			keys[i] = scattered(at + i);		/* from cap on: absent */
+		dp_flow_lookup_start(t, keys, DP_BURST, out, h);
+		for (uint32_t i = 0; i < DP_BURST; i++) {
+			struct dp_flow *f = dp_flow_lookup(t, &keys[i]);
+
+			assert_true((f != NULL) == (at + i < cap));
+			if (out[i] == NULL)
+				assert_null(f);
+			else if (!dp_flow_entry_is(out[i], &keys[i]))
+				assert_ptr_equal(dp_flow_lookup_hashed(t, &keys[i], h[i]), f);
+			else
+				assert_ptr_equal(out[i], f);
+		}
+	}
+	dp_flows_free(t);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_burst_lookup_agrees),
 		cmocka_unit_test(test_burst_lookup_confirmed_late),
+		cmocka_unit_test(test_burst_lookup_second_bucket),
 		cmocka_unit_test(test_open_clears_entry),
 		cmocka_unit_test(test_close_leaves_no_slot),
 		cmocka_unit_test(test_tag_collisions),

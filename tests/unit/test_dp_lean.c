@@ -1,15 +1,16 @@
 /*
  * The lean path of a frame from the VM port or the uplink (dp_lean.h) held to the general
- * one it stands for: random frames and every edge its checks draw (tags, IPv4 options,
- * fragments, lengths that do not fit, wrong checksums, what the port says of them, SYN,
- * FIN, RST, another's source, an unknown MAC, a VM with a VLAN, one without IPv4, IPv6,
- * UDP), untagged and behind a VM's own 802.1Q tag (then also another VLAN, another inner
- * type, a priority), go through both, each way. A frame the lean path takes must be one the
- * general first stage (dp_rx_decode(), the VM by MAC, dp_decide_vm_plain() or
- * _uplink_plain(), dp_conn_key()) lets go on with the same VM and key, decoding as
- * dp_lean_decode() says; and on any flow the lean steady stage must do what dp_conn_vm() or
- * dp_conn_uplink() does: the same flows steady, the same verdict, the flow left the same;
- * the others left alone for the general way.
+ * one it stands for: random frames over IPv4 and IPv6 and every edge its checks draw
+ * (tags, IPv4 options, an IPv6 extension header, fragments, lengths that do not fit, the
+ * version, the protocol or next header, wrong checksums, what the port says of them, SYN,
+ * FIN, RST, another's source, an unknown MAC, a VM with a VLAN, one without the frame's
+ * family's address, UDP), untagged and behind a VM's own 802.1Q tag (then also another
+ * VLAN, another inner type, a priority), go through both, each way. A frame the lean path
+ * takes must be one the general first stage (dp_rx_decode(), the VM by MAC,
+ * dp_decide_vm_plain() or _uplink_plain(), dp_conn_key()) lets go on with the same VM and
+ * key, decoding as dp_lean_decode() says; and on any flow the lean steady stage must do
+ * what dp_conn_vm() or dp_conn_uplink() does: the same flows steady, the same verdict, the
+ * flow left the same; the others left alone for the general way.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -73,15 +74,17 @@ dp_conn_uplink_any(struct dp_worker *w, const struct pkt *p, const struct dp_flo
 }
 
 static void
-t_vm(uint16_t slot, const uint8_t *mac, uint16_t vlan, bool has4, const uint8_t *ip4)
+t_vm(uint16_t slot, const uint8_t *mac, uint16_t vlan, bool has, const uint8_t *ip4,
+    const uint8_t *ip6)
 {
 	uint64_t key = dp_gen_vm_key(vlan, mac);
 	uint32_t i = (uint32_t)((key * gen.vm_index_mul) >> gen.vm_index_shift);
 
 	vms[slot] = (struct dp_vm){ .name = "vm", .present = true, .id.vlan = vlan,
-		.id.has4 = has4 };
+		.id.has4 = has, .id.has6 = has };
 	memcpy(vms[slot].id.mac, mac, 6);
-	memcpy(vms[slot].id.ip4, ip4, 4);	/* there but not its own, unless has4 */
+	memcpy(vms[slot].id.ip4, ip4, 4);	/* there but not its own, unless has */
+	memcpy(vms[slot].id.ip6, ip6, 16);
 	while (index_keys[i] != DP_VM_INDEX_EMPTY)
 		i = (i + 1) & gen.vm_index_mask;
 	index_keys[i] = key;
@@ -90,22 +93,41 @@ t_vm(uint16_t slot, const uint8_t *mac, uint16_t vlan, bool has4, const uint8_t 
 
 /*
  * The frames' own VM; one with a VLAN found untagged (no configuration indexes it so: the
- * lean path asks all the same); one without IPv4; one on VLAN 10, the tag the frames have
- * when tagged (fc_frame_build()). Each holds the frames' IPv4 source as its address.
+ * lean path asks all the same); one without addresses; one on VLAN 10, the tag the frames
+ * have when tagged (fc_frame_build()). Each holds the frames' IPv4 and IPv6 sources as
+ * its addresses (f, an IPv4 frame).
  */
 static void
 t_gen(const struct fc_frame *f)
 {
+	struct fc_frame f6;
+
+	fc_frame_build(&f6, &(struct fc_frame_spec){ .family = 6, .proto = PKT_PROTO_TCP });
 	for (unsigned int i = 0; i < T_INDEX; i++)
 		index_keys[i] = DP_VM_INDEX_EMPTY;
-	t_vm(T_VM, f->b + 6, 0, true, f->p.src);
-	t_vm(T_VM_VLAN, mac_vlan, 0, true, f->p.src);
+	t_vm(T_VM, f->b + 6, 0, true, f->p.src, f6.p.src);
+	t_vm(T_VM_VLAN, mac_vlan, 0, true, f->p.src, f6.p.src);
 	vms[T_VM_VLAN].id.vlan = 20;	/* found untagged, configured with a VLAN */
-	t_vm(T_VM_NO4, mac_no4, 0, false, f->p.src);
-	t_vm(T_VM_TAGGED, mac_tagged, 10, true, f->p.src);
+	t_vm(T_VM_NO4, mac_no4, 0, false, f->p.src, f6.p.src);
+	t_vm(T_VM_TAGGED, mac_tagged, 10, true, f->p.src, f6.p.src);
 }
 
-/* The IPv4 and TCP checksums of a frame, untagged or with one tag, made right after an edit. */
+/* An IPv6 frame's TCP checksum (its header at ip) made right after an edit. */
+static void
+t_fix_sum6(uint8_t *ip, size_t room)
+{
+	size_t tl = fc_r16(ip + 4);
+
+	if (ip[6] != PKT_PROTO_TCP || tl < 18 || 40 + tl > room)
+		return;
+	fc_w16(ip + 56, 0);
+	fc_w16(ip + 56, fc_ref_csum(ip + 40, tl, fc_ref_pseudo(ip, 6, PKT_PROTO_TCP, tl)));
+}
+
+/*
+ * The IPv4 and TCP (or IPv6's TCP) checksums of a frame, untagged or with one tag, made
+ * right after an edit.
+ */
 static void
 t_fix_sums(uint8_t *b, size_t len)
 {
@@ -113,6 +135,8 @@ t_fix_sums(uint8_t *b, size_t len)
 	uint8_t *ip = b + l2, *th;
 	size_t ihl = (size_t)(ip[0] & 0xf) * 4, tl;
 
+	if (fc_r16(ip - 2) == 0x86dd && l2 + 40 <= len)
+		t_fix_sum6(ip, len - l2);
 	if (fc_r16(ip - 2) != 0x0800 || ihl < 20 || l2 + ihl > len)
 		return;
 	fc_w16(ip + 10, 0);
@@ -135,9 +159,10 @@ static const uint64_t t_ol[] = { 0, 0, 0, 0,
 
 /*
  * Frame i: mostly the lean shape (an ACK with or without data), else edited at one of
- * the places a lean check looks, its sums made right again or not; a third of them with
- * the 802.1Q tag of the VM on VLAN 10, each edit then at its place past the tag. Toward
- * the VM (up), its MACs the other way round.
+ * the places a lean check looks, its sums made right again or not; a third of them over
+ * IPv6, a third with the 802.1Q tag of the VM on VLAN 10, each edit then at its place
+ * past the tag and in its family's header. Toward the VM (up), its MACs the other way
+ * round.
  */
 static void
 t_frame(uint64_t *rng, struct fc_frame *f, size_t *len, uint64_t *ol, bool up)
@@ -147,11 +172,13 @@ t_frame(uint64_t *rng, struct fc_frame *f, size_t *len, uint64_t *ol, bool up)
 	static uint8_t payload[1400];
 	uint32_t r = fc_rnd(rng), edit = fc_rnd(rng) % 48;
 	bool tagged = fc_rnd(rng) % 3 == 0 || (edit >= 33 && edit <= 35);
-	struct fc_frame_spec s = { .family = 4, .proto = PKT_PROTO_TCP,
+	struct fc_frame_spec s = { .family = fc_rnd(rng) % 3 == 0 ? 6 : 4, .proto = PKT_PROTO_TCP,
 		.sport = (uint16_t)fc_rnd(rng), .dport = 443, .flags = PKT_TCP_ACK,
 		.seq = fc_rnd(rng), .ack = fc_rnd(rng), .payload = payload,
 		.payload_len = r % 3 == 0 ? 0 : fc_rnd(rng) % sizeof(payload) };
-	uint8_t *ip = f->b + 14 + 4 * tagged, *th = ip + 20, *vm_mac = f->b + (up ? 0 : 6), mac[6];
+	uint8_t *ip = f->b + 14 + 4 * tagged, *vm_mac = f->b + (up ? 0 : 6), mac[6];
+	bool v6 = s.family == 6;
+	uint8_t *th;
 
 	for (size_t i = 0; i < s.payload_len; i++)
 		payload[i] = (uint8_t)fc_rnd(rng);
@@ -162,7 +189,7 @@ t_frame(uint64_t *rng, struct fc_frame *f, size_t *len, uint64_t *ol, bool up)
 	case 31: case 32: s.tags = 1; break;
 	case 4: s.ip_opts = 1 + fc_rnd(rng) % 10; break;
 	case 5: s.mf = true; break;
-	case 6: s.family = 6; break;
+	case 6: s.family = v6 ? 4 : 6; v6 = !v6; break;		/* the other one */
 	case 7: s.proto = PKT_PROTO_UDP; break;
 	case 8: s.proto = FC_PROTO_ICMP; break;
 	case 9: s.pad = 1 + fc_rnd(rng) % 30; break;
@@ -171,6 +198,7 @@ t_frame(uint64_t *rng, struct fc_frame *f, size_t *len, uint64_t *ol, bool up)
 	if (tagged && s.tags == 0)
 		s.tags = 1;
 	fc_frame_build(f, &s);
+	th = ip + (v6 ? 40 : 20);
 	if (up) {
 		memcpy(mac, f->b, 6);
 		memcpy(f->b, f->b + 6, 6);
@@ -186,24 +214,33 @@ t_frame(uint64_t *rng, struct fc_frame *f, size_t *len, uint64_t *ol, bool up)
 	case 13: memcpy(vm_mac, mac_unknown, 6); break;
 	case 31: memcpy(vm_mac, mac_tagged, 6); break;		/* its own tag */
 	case 32: f->b[14] = f->b[15] = 0; break;			/* a priority tag */
-	case 14: fc_w16(ip + 6, (uint16_t)(fc_rnd(rng) & 0x3fff)); break;	/* offset */
-	case 15: fc_w16(ip + 6, 0x4000); break;				/* DF: lean */
-	case 16: fc_w16(ip + 2, (uint16_t)(fc_r16(ip + 2) + 1 + fc_rnd(rng) % 8)); break;
-	case 17: fc_w16(ip + 2, (uint16_t)(fc_rnd(rng) % (fc_r16(ip + 2) + 1))); break;
+	case 14:	/* IPv4's fragment offset; IPv6's flow label (lean) */
+		if (v6)
+			fc_w16(ip + 2, (uint16_t)fc_rnd(rng));
+		else
+			fc_w16(ip + 6, (uint16_t)(fc_rnd(rng) & 0x3fff));
+		break;
+	case 15: fc_w16(ip + 6 - 6 * v6, v6 ? 0x6b00 : 0x4000); break;	/* DF, class: lean */
+	case 16:	/* the IP length past the frame, or short of the segment */
+		fc_w16(ip + 2 + 2 * v6, (uint16_t)(fc_r16(ip + 2 + 2 * v6) + 1 + fc_rnd(rng) % 8));
+		break;
+	case 17:
+		fc_w16(ip + 2 + 2 * v6, (uint16_t)(fc_rnd(rng) % (fc_r16(ip + 2 + 2 * v6) + 1)));
+		break;
 	case 18: th[12] = (uint8_t)(fc_rnd(rng) << 4); break;		/* data offset */
 	case 19: th[12] = (uint8_t)((5 + fc_rnd(rng) % 11) << 4); break;
 	case 20: *len = fc_rnd(rng) % (f->len + 1); break;		/* cut short */
-	case 21: ip[0] = (uint8_t)(0x40 | fc_rnd(rng) % 16); break;
+	case 21: ip[0] = (uint8_t)((v6 ? 0x60 : 0x40) | fc_rnd(rng) % 16); break;
 	case 22: ip[0] = (uint8_t)fc_rnd(rng); break;
-	case 23: ip[9] = (uint8_t)fc_rnd(rng); break;
+	case 23: ip[v6 ? 6 : 9] = (uint8_t)fc_rnd(rng); break;		/* protocol */
 	case 24: fc_w16(f->b + 12, (uint16_t)fc_rnd(rng)); break;
 	case 25: f->b[12 + fc_rnd(rng) % 2] ^= 0x80; break;
 	case 33: fc_w16(f->b + 16, (uint16_t)fc_rnd(rng)); break;		/* inner type */
 	case 34: fc_w16(f->b + 14, (uint16_t)fc_rnd(rng)); break;		/* another VLAN */
 	case 35: fc_w16(f->b + 14, (uint16_t)((fc_rnd(rng) & 0xf000) | 10)); break; /* PCP, DEI */
 	case 26: f->b[fc_rnd(rng) % f->len] ^= (uint8_t)(1 + fc_rnd(rng) % 255); break;
-	case 27: ip[12 + fc_rnd(rng) % 4] ^= 1; break;			/* source */
-	case 28: ip[16 + fc_rnd(rng) % 4] ^= 1; break;			/* destination: lean */
+	case 27: ip[v6 ? 8 + fc_rnd(rng) % 16 : 12 + fc_rnd(rng) % 4] ^= 1; break; /* source */
+	case 28: ip[v6 ? 24 + fc_rnd(rng) % 16 : 16 + fc_rnd(rng) % 4] ^= 1; break; /* dst: lean */
 	}
 	if (edit != 26 && fc_rnd(rng) % 4 != 0)
 		t_fix_sums(f->b, f->len);
@@ -305,7 +342,7 @@ static void
 t_lean_is_general(bool up)
 {
 	uint64_t rng = up ? 0x0b1ea4 : 0x1ea4;
-	unsigned int took = 0, tagged = 0, steady = 0, general = 0;
+	unsigned int took = 0, tagged = 0, v6 = 0, steady = 0, general = 0;
 	struct fc_frame f;
 	size_t len;
 	uint64_t ol;
@@ -330,6 +367,7 @@ t_lean_is_general(bool up)
 			continue;
 		took++;
 		tagged += fc_r16(f.b + 12) == 0x8100;
+		v6 += lean_k.family == 6;
 		if (!goes_on)
 			fail_msg("frame %u: lean took one the general path stops", i);
 		assert_int_equal(slot, vm);
@@ -348,11 +386,12 @@ t_lean_is_general(bool up)
 		t_steady_same(&rng, &p, &lean_k, &ln, up, &steady);
 		t_steady_same(&rng, &p, &lean_k, &ln, up, &steady);
 	}
-	print_message("%s: %u frames, %u lean (%u tagged), %u go on, %u steady\n",
-	    up ? "uplink" : "VM port", T_FRAMES, took, tagged, general, steady);
-	/* many frames are of the lean shape, tagged or not, not every one that goes on */
+	print_message("%s: %u frames, %u lean (%u tagged, %u IPv6), %u go on, %u steady\n",
+	    up ? "uplink" : "VM port", T_FRAMES, took, tagged, v6, general, steady);
+	/* many frames are of the lean shape, tagged or not, either family, not every one */
 	assert_true(took > T_FRAMES / 8 && took < general);
 	assert_true(tagged > took / 5 && tagged < took / 2);
+	assert_true(v6 > took / 5 && v6 < 2 * took / 3);
 	assert_true(steady > took / 2 && steady < 2 * took);
 }
 

@@ -150,7 +150,33 @@ struct dp_flow_acct {
 struct dp_flows_head {
 	struct dp_flow *e;
 	struct dp_flow_acct *acct;
+	uint64_t opened;		/* dp_flow_opened_bit() of each key opened since the
+					 * last dp_flow_lookup_start() */
 };
+
+/*
+ * The bit of dp_flows_head.opened that a key of hash h sets as it opens: a key whose bit
+ * is clear has not opened since (two keys may share one, 64 of them).
+ */
+static inline uint64_t
+dp_flow_opened_bit(uint32_t h)
+{
+	return UINT64_C(1) << (h >> 26);
+}
+
+/*
+ * A key of hash h that dp_flow_lookup_start() found in neither of its buckets (a NULL):
+ * is it absent still? Yes unless a key with its bit opened since (a close, or another
+ * key's open and the moves it made, cannot make a key present). A burst's flowless frames
+ * (a SYN, a stray segment) are told so without their key looked up again.
+ */
+static inline bool
+dp_flow_still_absent(const struct dp_flows *t, uint32_t h)
+{
+	const struct dp_flows_head *head = (const struct dp_flows_head *)(const void *)t;
+
+	return (head->opened & dp_flow_opened_bit(h)) == 0;
+}
 
 static inline struct dp_flow_acct *
 dp_flow_acct(struct dp_flows *t, const struct dp_flow *f)
@@ -232,12 +258,14 @@ void dp_flow_lookup_burst(struct dp_flows *t, const struct dp_flow_key *keys, un
 
 /*
  * dp_flow_lookup_burst() but for its last step, the keys' compare, which waits on each
- * entry's line: out[i] is the entry keys[i]'s first bucket names under its tag (fetched
- * meanwhile), unread, or NULL; h[i] is the key's hash. The caller finishes one when its
- * answer is wanted, and the answer is then the table's as it is, whatever opened or closed
- * since: out[i] when dp_flow_entry_is() (an entry open under a key is that key's flow, keys
+ * entry's line: out[i] is the entry keys[i]'s first bucket (else its other one) names
+ * under its tag (fetched meanwhile), unread, or NULL when neither bucket has its tag (no
+ * entry for the key); h[i] is the key's hash. The caller finishes one when its answer is
+ * wanted, and the answer is then the table's as it is, whatever opened or closed since:
+ * out[i] when dp_flow_entry_is() (an entry open under a key is that key's flow, keys
  * being unique in the table, so a closed or reused entry fails the same test as a tag
- * that matched another key), else dp_flow_lookup_hashed(keys[i], h[i]).
+ * that matched another key), NULL for a NULL while dp_flow_still_absent(), else
+ * dp_flow_lookup_hashed(keys[i], h[i]). Clears the opened bits: one caller at a time.
  */
 void dp_flow_lookup_start(struct dp_flows *t, const struct dp_flow_key *keys, unsigned int n,
     struct dp_flow **out, uint32_t *h);
