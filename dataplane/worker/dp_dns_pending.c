@@ -141,7 +141,7 @@ dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm, const str
 	uint32_t h, i;
 
 	*why = DP_REASON_ALLOWED;
-	if (vm > t->nvms || t->per_vm[vm] >= max_per_vm) {
+	if (vm > t->nvms || t->per_vm[vm].n >= max_per_vm) {
 		*why = DP_REASON_VM_LIMIT;
 		return NULL;
 	}
@@ -184,7 +184,8 @@ dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm, const str
 		if (dp_ft_insert(&t->ft, h, i) != 0)
 			return NULL;
 		t->nfree--;
-		t->per_vm[vm]++;
+		t->per_vm[vm].n++;
+		t->per_vm[vm].last = i;
 		e->in_use = true;
 		return e;
 	}
@@ -223,6 +224,20 @@ dp_dns_same_question(const struct dp_pending_entry *e, const struct dns_msg *a)
 	    a->qname_len == e->qname_len && dp_dns_same_name(a->qname, e->qname, e->qname_len);
 }
 
+const struct dp_dns_judged *
+dp_pending_again(const struct dp_pending *t, uint16_t vm, const struct dns_msg *q, uint32_t gen)
+{
+	const struct dp_pending_entry *e;
+
+	if (vm > t->nvms)
+		return NULL;
+	/* the entry may have been answered since, and hold another VM's query now */
+	e = &t->e[t->per_vm[vm].last];
+	return e->in_use && e->key.vm == vm && e->judged.valid && e->judged.again &&
+	    e->judged.gen == gen && e->qname_len == q->qname_len &&
+	    dp_dns_same_name(e->qname, q->qname, q->qname_len) ? &e->judged : NULL;
+}
+
 struct dp_pending_entry *
 dp_pending_match(struct dp_pending *t, const struct pkt *p, uint16_t vm, const struct dns_msg *a)
 {
@@ -254,5 +269,5 @@ dp_pending_mem(uint32_t cap, uint16_t nvms)
 uint32_t
 dp_pending_count(const struct dp_pending *t, uint16_t vm)
 {
-	return vm <= t->nvms ? t->per_vm[vm] : 0;
+	return vm <= t->nvms ? t->per_vm[vm].n : 0;
 }
