@@ -136,9 +136,11 @@ struct dp_pending_entry *
 dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm, const struct dns_msg *q,
     const uint8_t *msg, uint64_t now, bool keep_id, uint32_t max_per_vm, enum dp_reason *why)
 {
+	struct dp_ft_bucket *first;
 	struct dp_pending_entry *e;
 	struct dp_pending_key k;
 	uint32_t h, i;
+	int s;
 
 	*why = DP_REASON_ALLOWED;
 	if (vm > t->nvms || t->per_vm[vm].n >= max_per_vm) {
@@ -180,8 +182,13 @@ dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm, const str
 		e->capped = msg != NULL;
 		e->would_block = false;
 		e->judged.valid = false;
-		/* the index's own search for room failed: full, as a table is, near its cap */
-		if (dp_ft_insert(&t->ft, h, i) != 0)
+		/*
+		 * in the first bucket, which the search read, when it has room; else the
+		 * index's own search for room, whose failure is a full table, near its cap
+		 */
+		if ((s = dp_ft_free_slot(first = &t->ft.b[dp_ft_first(&t->ft, h)])) >= 0)
+			dp_ft_place(first, s, dp_ft_tag(h), i);
+		else if (dp_ft_insert(&t->ft, h, i) != 0)
 			return NULL;
 		t->nfree--;
 		t->per_vm[vm].n++;
