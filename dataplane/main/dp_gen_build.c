@@ -101,11 +101,7 @@ dp_gen_share(uint32_t quota, unsigned int nworkers)
 static void
 dp_gen_settings(struct dp_gen *g, const struct pol_config *cfg, unsigned int nworkers)
 {
-	for (size_t i = 0; i < cfg->nresolvers; i++) {
-		g->resolvers[i].family = cfg->resolvers[i].family;
-		memcpy(g->resolvers[i].a, cfg->resolvers[i].a, 16);
-	}
-	g->nresolvers = (unsigned int)cfg->nresolvers;
+	dp_gen_resolvers_set(g, cfg->resolvers, cfg->nresolvers);
 	memcpy(g->tls_ports, cfg->tls_ports, cfg->ntls_ports * sizeof(g->tls_ports[0]));
 	g->ntls_ports = (unsigned int)cfg->ntls_ports;
 	g->min_ttl = cfg->dns_min_ttl;

@@ -60,10 +60,20 @@ dp_dns_refuse(struct dp_worker *w, const struct rte_mbuf *m, const struct pkt *p
 }
 
 /*
- * Is the question of q allowed for vm? Only a plain query (opcode 0) with exactly one
- * question of class IN and nothing after the message may leave: every other shape could
- * carry data (the class is 16 bits the VM chooses, and only IN names hosts). A question
- * a wildcard allows must also fit the suffix's budget of new questions.
+ * Only a plain query (opcode 0) with exactly one question of class IN and nothing after
+ * the message (len bytes) may leave: every other shape could carry data (the class is 16
+ * bits the VM chooses, and only IN names hosts).
+ */
+static inline bool
+dp_dns_query_shaped(const struct dns_msg *q, size_t len)
+{
+	return !q->qr && q->opcode == 0 && q->has_question && q->msg_len == len &&
+	    q->qclass == DNS_CLASS_IN && dp_dns_question_plain(q);
+}
+
+/*
+ * Is the question of q allowed for vm? Only a query of the shape above, and a question a
+ * wildcard allows must also fit the suffix's budget of new questions.
  */
 static inline __attribute__((always_inline)) enum dp_reason
 dp_dns_query_judge_in(struct dp_worker *w, uint16_t vm, const struct dns_msg *q, size_t len,
@@ -76,10 +86,9 @@ dp_dns_query_judge_in(struct dp_worker *w, uint16_t vm, const struct dns_msg *q,
 
 	name[0] = '\0';	/* the caller's event names it whatever we return */
 	if (j != NULL)
-		j->valid = false;
+		j->valid = j->again = false;
 	/* a name that is not a host's is denied unnamed, as it is written in no text */
-	if (q->qr || q->opcode != 0 || !q->has_question || q->msg_len != len ||
-	    q->qclass != DNS_CLASS_IN || !dp_dns_question_plain(q) ||
+	if (!dp_dns_query_shaped(q, len) ||
 	    (n = dp_dns_host_text(q->qname, q->qname_len, name, namelen)) <= 0)
 		return DP_REASON_DNS_DENIED;
 	if (j == NULL) {
@@ -104,8 +113,11 @@ dp_dns_query_judge_in(struct dp_worker *w, uint16_t vm, const struct dns_msg *q,
 	 * dp_dns_budget_judge()'s own first test, here to spare most queries the call: an
 	 * exact pattern allows one name, nothing to count
 	 */
-	if (g->names_per_suffix == 0 || rule == NULL || rule->kind != POL_NAME_WILD)
+	if (g->names_per_suffix == 0 || rule == NULL || rule->kind != POL_NAME_WILD) {
+		if (j != NULL)
+			j->again = true;	/* nothing counted: the name's next query alike */
 		return DP_REASON_ALLOWED;
+	}
 	return dp_dns_budget_judge(w, vm, rule, name, (size_t)n, q->qtype);
 }
 
@@ -159,8 +171,9 @@ dp_dns_query_refuse(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p
 
 /*
  * The query q in m remembered and sent on, rewritten: with an ID of namegate's own. j (and
- * the name's text): its judgement, kept for the answer with the name's hash and budget.
- * upper: the name may hold an upper-case letter (dp_dns_query_read()).
+ * the name's text): its judgement, kept for the answer with the name's hash and budget,
+ * which name NULL says j holds already. upper: the name may hold an upper-case letter
+ * (dp_dns_query_read()).
  */
 static struct dp_fate
 dp_dns_query_send(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
@@ -181,9 +194,12 @@ dp_dns_query_send(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	e->would_block = !allowed;
 	if (j->valid) {
 		e->judged = *j;
-		e->judged.hash = dp_name_hash(name, j->text_len);
-		/* connections through the binding count in the name's budget */
-		e->judged.ports.budget = dp_budget_of_name(w->gen, vm, name, j->text_len);
+		if (name != NULL) {
+			e->judged.hash = dp_name_hash(name, j->text_len);
+			/* connections through the binding count in the name's budget */
+			e->judged.ports.budget = dp_budget_of_name(w->gen, vm, name,
+			    j->text_len);
+		}
 	}
 	/* p->payload points into m: the rewrites are in place */
 	dns = (uint8_t *)(uintptr_t)p->payload;
@@ -200,6 +216,7 @@ dp_dns_query_send(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 struct dp_fate
 dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm)
 {
+	const struct dp_dns_judged *again;
 	char name[DNS_NAME_TEXT_MAX];
 	struct dp_dns_judged j;
 	struct dp_fate fate;
@@ -212,16 +229,28 @@ dp_dns_query_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, u
 		/* not DNS: maybe a tunnel */
 		return dp_fate_block(DP_REASON_DNS_DENIED, DP_FATE_REPLY_NONE);
 	}
-	/* judged inline: the datagram is the most queries' way, TCP's calls the same judge */
-	why = dp_dns_query_judge_in(w, vm, &q, p->payload_len, name, sizeof(name), &j);
-	if (why == DP_REASON_DNS_DENIED && name[0] != '\0' &&
-	    (fate = dp_dns_query_ask(w, m, p, vm, &q, name)).act != DP_FATE_CONTINUE)
-		return fate;	/* it waits for the operator (dp_dns_ask.c), or was refused */
+	/*
+	 * the VM's last question again (the AAAA after the A): its judgement stands, name
+	 * text, policy, hash and budget alike, under the generation that made it
+	 */
+	if ((again = dp_pending_again(w->pending, vm, &q, w->gen->id)) != NULL &&
+	    dp_dns_query_shaped(&q, p->payload_len)) {
+		j = *again;
+		why = DP_REASON_ALLOWED;
+	} else {
+		again = NULL;
+		/* judged inline: the datagram is the most queries' way, TCP's calls the same */
+		why = dp_dns_query_judge_in(w, vm, &q, p->payload_len, name, sizeof(name), &j);
+		if (why == DP_REASON_DNS_DENIED && name[0] != '\0' &&
+		    (fate = dp_dns_query_ask(w, m, p, vm, &q, name)).act != DP_FATE_CONTINUE)
+			return fate;	/* it waits for approval (dp_dns_ask.c), or was refused */
+	}
 	if (why == DP_REASON_ALLOWED)
 		w->vm_stats[vm].dns_allowed++;
 	else if ((fate = dp_dns_query_refuse(w, m, p, vm, &q, name, why)).act != DP_FATE_CONTINUE)
 		return fate;
-	return dp_dns_query_send(w, m, p, vm, &q, why == DP_REASON_ALLOWED, &j, name, upper);
+	return dp_dns_query_send(w, m, p, vm, &q, why == DP_REASON_ALLOWED, &j,
+	    again == NULL ? name : NULL, upper);
 }
 
 /*

@@ -33,6 +33,7 @@ struct dp_pending_key {
  */
 struct dp_dns_judged {
 	bool valid;
+	bool again;			/* allowed, nothing counted: allowed again under gen */
 	uint16_t text_len;		/* dns_name_to_text()'s */
 	uint32_t gen;
 	uint64_t hash;			/* dp_name_hash() of the text */
@@ -54,6 +55,12 @@ struct dp_pending_entry {
 	struct dp_dns_judged judged;	/* over UDP; not valid over TCP */
 };
 
+/* A VM's queries in flight on a worker, and the entry of the last one remembered. */
+struct dp_pending_vm {
+	uint32_t n;
+	uint32_t last;
+};
+
 /*
  * The flow table's index (dp_flow_tab.h) over an array of entries: a lookup reads a bucket
  * line or two and the entry, where rte_hash cost the fast path three times as much.
@@ -67,7 +74,7 @@ struct dp_pending {
 	uint64_t rand;			/* rte_rand()'s bits not yet taken as IDs */
 	unsigned int rand_left;		/* IDs in them: four a call */
 	uint16_t nvms;
-	uint32_t *per_vm;		/* queries in flight, by VM slot */
+	struct dp_pending_vm *per_vm;	/* by VM slot */
 };
 
 /*
@@ -91,12 +98,20 @@ dp_pending_del(struct dp_pending *t, struct dp_pending_entry *e)
 	dp_ft_delete(&t->ft, e->hash, i);
 	t->free[t->nfree++] = i;
 	e->in_use = false;
-	t->per_vm[e->key.vm]--;
+	t->per_vm[e->key.vm].n--;
 }
 
 /* The query the answer a (in p, from a resolver to vm) answers: ID, ports, question. */
 struct dp_pending_entry *dp_pending_match(struct dp_pending *t, const struct pkt *p,
     uint16_t vm, const struct dns_msg *a);
+
+/*
+ * The judgement of vm's last query remembered (over UDP), when it is still in flight and
+ * asked q's question name, and says the name is allowed again under generation gen
+ * (judged.again): the A and the AAAA question of one name come side by side. Else NULL.
+ */
+const struct dp_dns_judged *dp_pending_again(const struct dp_pending *t, uint16_t vm,
+    const struct dns_msg *q, uint32_t gen);
 
 /* Spelling caps of all zeroes: the name in lower case, as every query leaves. */
 extern const uint8_t dp_dns_lower[DNS_CASE_BYTES];

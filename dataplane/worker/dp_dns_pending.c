@@ -136,12 +136,14 @@ struct dp_pending_entry *
 dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm, const struct dns_msg *q,
     const uint8_t *msg, uint64_t now, bool keep_id, uint32_t max_per_vm, enum dp_reason *why)
 {
+	struct dp_ft_bucket *first;
 	struct dp_pending_entry *e;
 	struct dp_pending_key k;
 	uint32_t h, i;
+	int s;
 
 	*why = DP_REASON_ALLOWED;
-	if (vm > t->nvms || t->per_vm[vm] >= max_per_vm) {
+	if (vm > t->nvms || t->per_vm[vm].n >= max_per_vm) {
 		*why = DP_REASON_VM_LIMIT;
 		return NULL;
 	}
@@ -180,11 +182,17 @@ dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm, const str
 		e->capped = msg != NULL;
 		e->would_block = false;
 		e->judged.valid = false;
-		/* the index's own search for room failed: full, as a table is, near its cap */
-		if (dp_ft_insert(&t->ft, h, i) != 0)
+		/*
+		 * in the first bucket, which the search read, when it has room; else the
+		 * index's own search for room, whose failure is a full table, near its cap
+		 */
+		if ((s = dp_ft_free_slot(first = &t->ft.b[dp_ft_first(&t->ft, h)])) >= 0)
+			dp_ft_place(first, s, dp_ft_tag(h), i);
+		else if (dp_ft_insert(&t->ft, h, i) != 0)
 			return NULL;
 		t->nfree--;
-		t->per_vm[vm]++;
+		t->per_vm[vm].n++;
+		t->per_vm[vm].last = i;
 		e->in_use = true;
 		return e;
 	}
@@ -223,6 +231,20 @@ dp_dns_same_question(const struct dp_pending_entry *e, const struct dns_msg *a)
 	    a->qname_len == e->qname_len && dp_dns_same_name(a->qname, e->qname, e->qname_len);
 }
 
+const struct dp_dns_judged *
+dp_pending_again(const struct dp_pending *t, uint16_t vm, const struct dns_msg *q, uint32_t gen)
+{
+	const struct dp_pending_entry *e;
+
+	if (vm > t->nvms)
+		return NULL;
+	/* the entry may have been answered since, and hold another VM's query now */
+	e = &t->e[t->per_vm[vm].last];
+	return e->in_use && e->key.vm == vm && e->judged.valid && e->judged.again &&
+	    e->judged.gen == gen && e->qname_len == q->qname_len &&
+	    dp_dns_same_name(e->qname, q->qname, q->qname_len) ? &e->judged : NULL;
+}
+
 struct dp_pending_entry *
 dp_pending_match(struct dp_pending *t, const struct pkt *p, uint16_t vm, const struct dns_msg *a)
 {
@@ -254,5 +276,5 @@ dp_pending_mem(uint32_t cap, uint16_t nvms)
 uint32_t
 dp_pending_count(const struct dp_pending *t, uint16_t vm)
 {
-	return vm <= t->nvms ? t->per_vm[vm] : 0;
+	return vm <= t->nvms ? t->per_vm[vm].n : 0;
 }

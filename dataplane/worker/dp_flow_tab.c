@@ -49,15 +49,6 @@ dp_ft_fini(struct dp_ft *ft)
 	ft->b = NULL;
 }
 
-/* The first free slot of bucket b, or -1. */
-static inline int
-dp_ft_free_slot(const struct dp_ft_bucket *b)
-{
-	uint32_t m = dp_ft_match(b, 0);
-
-	return m != 0 ? __builtin_ctz(m) / 2 : -1;
-}
-
 /* A bucket the search reached: from slot slot of node parent's bucket (-1: a root). */
 struct dp_ft_node {
 	uint32_t bucket;
@@ -134,14 +125,6 @@ dp_ft_make_room(struct dp_ft *ft, uint32_t b1, uint32_t b2, uint32_t *b)
 		}
 	}
 	return -1;
-}
-
-/* Place idx with tag in slot s of bucket bk: its index first, then the tag (release). */
-static inline void
-dp_ft_place(struct dp_ft_bucket *bk, int s, uint16_t tag, uint32_t idx)
-{
-	__atomic_store_n(&bk->idx[s], idx, __ATOMIC_RELAXED);
-	__atomic_store_n(&bk->tag[s], tag, __ATOMIC_RELEASE);
 }
 
 /* dp_ft_insert() when the key's first bucket, b1, is full. */

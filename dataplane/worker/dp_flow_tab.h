@@ -138,6 +138,23 @@ dp_ft_idx_at(const struct dp_ft_bucket *b, unsigned int bit)
 	return idx;
 }
 
+/* The first free slot of bucket b, or -1. */
+static inline int
+dp_ft_free_slot(const struct dp_ft_bucket *b)
+{
+	uint32_t m = dp_ft_match(b, 0);
+
+	return m != 0 ? __builtin_ctz(m) / 2 : -1;
+}
+
+/* Place idx with tag in slot s of bucket bk: its index first, then the tag (release). */
+static inline void
+dp_ft_place(struct dp_ft_bucket *bk, int s, uint16_t tag, uint32_t idx)
+{
+	__atomic_store_n(&bk->idx[s], idx, __ATOMIC_RELAXED);
+	__atomic_store_n(&bk->tag[s], tag, __ATOMIC_RELEASE);
+}
+
 static inline bool
 dp_ft_key_eq(const struct dp_flow_key *a, const struct dp_flow_key *b)
 {

@@ -93,20 +93,19 @@ dp_gen_free(struct dp_gen *g)
 	rte_free(g);
 }
 
-/* Sizes the compiler sees, so that no call is made: asked for every DNS answer address. */
-static bool
-dp_addr_eq(uint8_t family, const uint8_t *a, const uint8_t *b)
+void
+dp_gen_resolvers_set(struct dp_gen *g, const struct pol_addr *r, size_t n)
 {
-	return family == 4 ? memcmp(a, b, 4) == 0 : memcmp(a, b, 16) == 0;
-}
-
-bool
-dp_gen_is_resolver(const struct dp_gen *g, uint8_t family, const uint8_t *addr)
-{
-	for (unsigned int i = 0; i < g->nresolvers; i++)
-		if (g->resolvers[i].family == family && dp_addr_eq(family, g->resolvers[i].a, addr))
-			return true;
-	return false;
+	g->nresolvers4 = g->nresolvers6 = 0;
+	for (size_t i = 0; i < n; i++) {
+		g->resolvers[i].family = r[i].family;
+		memcpy(g->resolvers[i].a, r[i].a, 16);
+		if (r[i].family == 4)
+			memcpy(&g->resolvers4[g->nresolvers4++], r[i].a, 4);
+		else if (r[i].family == 6)
+			memcpy(g->resolvers6[g->nresolvers6++], r[i].a, 16);
+	}
+	g->nresolvers = (unsigned int)n;
 }
 
 uint64_t

@@ -131,6 +131,21 @@ dpf_mbuf(const struct dp_ctx *ctx, const struct mb *f)
 }
 
 struct rte_mbuf *
+dpf_udp4(const struct dp_ctx *ctx, const uint8_t *smac, const uint8_t *dmac, const uint8_t *sip,
+    const uint8_t *dip, uint16_t sport, uint16_t dport, const struct mb *d)
+{
+	struct mb f = { .len = 0 };
+
+	dpf_eth_ipv4(&f, smac, dmac, 17, sip, dip, 8 + d->len);
+	mb_u16(&f, sport);
+	mb_u16(&f, dport);
+	mb_u16(&f, (unsigned int)(8 + d->len));
+	mb_u16(&f, 0);
+	mb_bytes(&f, d->b, d->len);
+	return dpf_mbuf(ctx, &f);
+}
+
+struct rte_mbuf *
 dpf_tcp4(const struct dp_ctx *ctx, const struct dpf_tcp *t)
 {
 	struct mb f = { .len = 0 };

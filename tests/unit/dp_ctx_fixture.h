@@ -27,6 +27,13 @@ void dpf_eth_ipv4(struct mb *f, const uint8_t *smac, const uint8_t *dmac, uint8_
 /* f's bytes as a frame in an mbuf of ctx's pool. */
 struct rte_mbuf *dpf_mbuf(const struct dp_ctx *ctx, const struct mb *f);
 
+/*
+ * Ethernet, IPv4, UDP (no checksum: IPv4 allows it) from (smac, sip, sport) to (dmac, dip,
+ * dport) around the payload d, as a frame in an mbuf of ctx's pool.
+ */
+struct rte_mbuf *dpf_udp4(const struct dp_ctx *ctx, const uint8_t *smac, const uint8_t *dmac,
+    const uint8_t *sip, const uint8_t *dip, uint16_t sport, uint16_t dport, const struct mb *d);
+
 /* A TCP segment without options over IPv4, checksums right. */
 struct dpf_tcp {
 	const uint8_t *smac, *dmac, *sip, *dip;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "dp_decide.h"
+#include "dp_gen.h"
 
 #define VM_PLAIN	0
 #define VM_AUDIT	1
@@ -30,6 +31,8 @@ static const uint8_t mac_plain[6] = { 2, 0, 0, 0, 0, 1 }, mac_audit[6] = { 2, 0,
 static void
 gen_init(bool on_block_reset, bool quic_inspect)
 {
+	struct pol_addr resolver = { .family = 0 };
+
 	memset(vms, 0, sizeof(vms));
 	memset(&gen, 0, sizeof(gen));
 	vms[VM_PLAIN] = (struct dp_vm){ .name = "plain", .present = true, .id.has4 = true };
@@ -42,9 +45,9 @@ gen_init(bool on_block_reset, bool quic_inspect)
 	gen.vms = vms;
 	gen.max_vms = T_MAX_VMS;
 	gen.nvms = 2;
-	gen.resolvers[0].family = 4;
-	memcpy(gen.resolvers[0].a, ip_resolver, 4);
-	gen.nresolvers = 1;
+	resolver.family = 4;
+	memcpy(resolver.a, ip_resolver, 4);
+	dp_gen_resolvers_set(&gen, &resolver, 1);
 	gen.on_block_reset = on_block_reset;
 	gen.quic_inspect = quic_inspect;
 }

@@ -55,15 +55,7 @@ static struct rte_mbuf *
 t_frame(const uint8_t *smac, const uint8_t *dmac, const uint8_t *sip, const uint8_t *dip,
     uint16_t sport, uint16_t dport, const struct mb *d)
 {
-	struct mb f = { .len = 0 };
-
-	dpf_eth_ipv4(&f, smac, dmac, 17, sip, dip, 8 + d->len);
-	mb_u16(&f, sport);
-	mb_u16(&f, dport);
-	mb_u16(&f, 8 + d->len);
-	mb_u16(&f, 0);
-	mb_bytes(&f, d->b, d->len);
-	return dpf_mbuf(&ctx, &f);
+	return dpf_udp4(&ctx, smac, dmac, sip, dip, sport, dport, d);
 }
 
 /* The VM asks label.example.com; the ID namegate gave the query on its way out. */

@@ -107,6 +107,10 @@ struct dp_gen {
 	uint32_t nnames, names_cap;
 	struct pol_addr resolvers[DP_RESOLVERS_MAX];
 	unsigned int nresolvers;
+	/* the same by family, as words (dp_gen_resolvers_set()): every DNS datagram asks */
+	uint32_t resolvers4[DP_RESOLVERS_MAX];
+	uint64_t resolvers6[DP_RESOLVERS_MAX][2];
+	uint8_t nresolvers4, nresolvers6;
 	uint16_t tls_ports[DP_TLS_PORTS_MAX];
 	unsigned int ntls_ports;
 	uint32_t min_ttl, max_ttl;

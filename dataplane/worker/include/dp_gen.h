@@ -95,8 +95,34 @@ dp_gen_vm_by_mac(const struct dp_gen *g, uint16_t vlan, const uint8_t *mac)
 	}
 }
 
-/* Is addr one of the configured resolvers? */
-bool dp_gen_is_resolver(const struct dp_gen *g, uint8_t family, const uint8_t *addr);
+/* g's resolvers: the n of r, and each in its family's words. */
+void dp_gen_resolvers_set(struct dp_gen *g, const struct pol_addr *r, size_t n);
+
+/*
+ * Is addr (family 4: four bytes, 6: sixteen) one of the configured resolvers? Inline, a
+ * word compare each: every DNS datagram asks, both ways.
+ */
+static inline bool
+dp_gen_is_resolver(const struct dp_gen *g, uint8_t family, const uint8_t *addr)
+{
+	uint64_t a6[2];
+	uint32_t a4;
+
+	if (family == 4) {
+		memcpy(&a4, addr, 4);
+		for (unsigned int i = 0; i < g->nresolvers4; i++)
+			if (g->resolvers4[i] == a4)
+				return true;
+		return false;
+	}
+	if (family != 6)
+		return false;
+	memcpy(a6, addr, 16);
+	for (unsigned int i = 0; i < g->nresolvers6; i++)
+		if (((g->resolvers6[i][0] ^ a6[0]) | (g->resolvers6[i][1] ^ a6[1])) == 0)
+			return true;
+	return false;
+}
 
 /* Is port one of tls_ports? Inlined: every SYN admitted by a binding asks. */
 static inline bool
