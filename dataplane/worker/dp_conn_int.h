@@ -82,8 +82,8 @@ dp_conn_server_first(const struct dp_flow *f, const struct pkt *p)
 }
 
 /* dp_conn_vm_any() as it decides any frame, plain ones included. */
-struct dp_fate dp_conn_vm_general(struct dp_worker *w, const struct pkt *p, uint16_t vm,
-    const struct dp_flow_key *k, struct dp_flow *f, struct dp_flow **fp);
+struct dp_fate dp_conn_vm_general(struct dp_worker *w, const struct pkt *p,
+    const struct dp_flow_key *k, uint32_t h, struct dp_flow *f, struct dp_flow **fp);
 
 /* dp_conn_uplink_any() as it decides any frame, plain ones included. */
 struct dp_fate dp_conn_uplink_general(struct dp_worker *w, const struct pkt *p,

@@ -204,9 +204,22 @@ dp_flow_init(struct dp_flow *f, const struct dp_flow_key *k)
 	_mm_storeu_si128(&v[7], z);
 }
 
+uint32_t
+dp_flow_hash(const struct dp_flows *t, const struct dp_flow_key *k)
+{
+	return dp_ft_hash(&t->ft, k);
+}
+
 struct dp_flow *
 dp_flow_open(struct dp_flows *t, const struct dp_flow_key *k, uint32_t max_per_vm,
     uint64_t now)
+{
+	return dp_flow_open_hashed(t, k, dp_ft_hash(&t->ft, k), max_per_vm, now);
+}
+
+struct dp_flow *
+dp_flow_open_hashed(struct dp_flows *t, const struct dp_flow_key *k, uint32_t h,
+    uint32_t max_per_vm, uint64_t now)
 {
 	struct dp_flow *f;
 	uint32_t idx;
@@ -219,7 +232,7 @@ dp_flow_open(struct dp_flows *t, const struct dp_flow_key *k, uint32_t max_per_v
 			return NULL;
 	}
 	/* taken before the insert and given back on its failure: the stack as it was */
-	if (dp_ft_insert(&t->ft, dp_ft_hash(&t->ft, k), idx) != 0) {
+	if (dp_ft_insert(&t->ft, h, idx) != 0) {
 		dp_slots_put(&t->slots, idx);
 		return NULL;
 	}

@@ -272,6 +272,16 @@ void dp_flows_on_report(struct dp_flows *t,
 struct dp_flow *dp_flow_open(struct dp_flows *t, const struct dp_flow_key *k,
     uint32_t max_per_vm, uint64_t now);
 
+/*
+ * dp_flow_open() of k, whose hash h is dp_flow_hash()'s (a burst's, from
+ * dp_flow_lookup_start()): a connection's opening hashes its key once.
+ */
+struct dp_flow *dp_flow_open_hashed(struct dp_flows *t, const struct dp_flow_key *k, uint32_t h,
+    uint32_t max_per_vm, uint64_t now);
+
+/* k's hash in t, as dp_flow_lookup_start() gives it. */
+uint32_t dp_flow_hash(const struct dp_flows *t, const struct dp_flow_key *k);
+
 /* Close f now (an RST). */
 void dp_flow_close(struct dp_flows *t, struct dp_flow *f);
 
