@@ -387,8 +387,8 @@ dp_conn_vm_any(struct dp_worker *w, const struct pkt *p, const struct dp_flow_ke
 		return dp_conn_vm_general(w, p, k, h, f, fp);
 	*fp = f;
 	f->last_seen = w->now;
-	if (p->tcp_flags & PKT_TCP_FIN)	/* the flow log's note of it takes no call */
-		dp_flow_track_end(w, f, DP_FLOW_END_FIN);
+	if (p->tcp_flags & PKT_TCP_FIN)	/* no flow log (plain) to note it */
+		dp_flow_track_end(w, f, DP_FLOW_END_FIN, false);
 	dp_flow_vm_sent(f, p);
 	return dp_conn_vm_judge(f, p);
 }

@@ -145,6 +145,8 @@ dp_flows_on_release(struct dp_flows *t, void (*release)(struct dp_flow *, void *
 }
 
 static inline bool dp_flow_idle(const struct dp_flow *f, uint64_t now);
+static inline void dp_flow_close_open(struct dp_flows *t, struct dp_flow *f,
+    enum dp_flow_end end);
 
 /* How f ended, unless something said so first (a FIN, an RST, a cut). */
 static void
@@ -173,8 +175,8 @@ dp_flows_reclaim(struct dp_flows *t, uint64_t now)
 			continue;
 		if (t->release != NULL)
 			t->release(f, t->release_arg);
-		dp_flow_end_as(t, f, DP_FLOW_END_IDLE);
-		dp_flow_close(t, f);
+		if (f->in_use)
+			dp_flow_close_open(t, f, DP_FLOW_END_IDLE);
 		return;
 	}
 }
@@ -241,22 +243,28 @@ dp_flow_open_hashed(struct dp_flows *t, const struct dp_flow_key *k, uint32_t h,
 	dp_flow_init(f, k);
 	f->last_seen = now;
 	f->in_use = true;
-	t->h.acct[idx] = (struct dp_flow_acct){ 0 };
+	/* its account is the flow log's to start (dp_flowlog_opened()): without one, nobody's */
 	return f;
 }
 
 /*
- * Close f, which is open. Inlined in aging's loop too, where a call cost each flow aged
- * its spills.
+ * Close f, which is open, as end (DP_FLOW_END_OPEN: as whatever said so first, else idle).
+ * Inlined in aging's loop too, where a call cost each flow aged its spills.
  */
 static inline __attribute__((always_inline)) void
-dp_flow_close_open(struct dp_flows *t, struct dp_flow *f)
+dp_flow_close_open(struct dp_flows *t, struct dp_flow *f, enum dp_flow_end end)
 {
 	uint32_t idx = (uint32_t)(f - t->h.e);
 
-	/* most flows have nothing to report: no indirect call for them */
-	if (t->closed != NULL && (t->closed_every || f->ha == DP_FLOW_HA_SYNCED))
+	/*
+	 * most flows have nothing to report: no indirect call for them, and their account
+	 * (only a flow log keeps one: dp_flowlog_opened()) is not touched
+	 */
+	if (t->closed != NULL && (t->closed_every || f->ha == DP_FLOW_HA_SYNCED)) {
+		if (end != DP_FLOW_END_OPEN)
+			dp_flow_end_as(t, f, end);
 		t->closed(f, dp_flow_acct(t, f), t->report_arg);
+	}
 	dp_ft_delete(&t->ft, dp_ft_hash(&t->ft, &f->key), idx);
 	t->per_vm[f->key.vm]--;
 	f->in_use = false;
@@ -267,7 +275,7 @@ void
 dp_flow_close(struct dp_flows *t, struct dp_flow *f)
 {
 	if (f->in_use)
-		dp_flow_close_open(t, f);
+		dp_flow_close_open(t, f, DP_FLOW_END_OPEN);
 }
 
 static inline uint64_t
@@ -312,10 +320,12 @@ static bool
 dp_flows_age_one(struct dp_flows *t, struct dp_flow *f, uint64_t now, uint64_t *closed_per_vm,
     const struct dp_gen *g, void (*release)(struct dp_flow *, void *), void *arg)
 {
+	enum dp_flow_end end;
+
 	if (dp_flow_orphan(f, g)) {
-		dp_flow_end_as(t, f, DP_FLOW_END_GONE);
+		end = DP_FLOW_END_GONE;
 	} else if (dp_flow_idle(f, now)) {
-		dp_flow_end_as(t, f, DP_FLOW_END_IDLE);
+		end = DP_FLOW_END_IDLE;
 	} else {
 		if (t->passed != NULL)
 			t->passed(f, dp_flow_acct(t, f), t->report_arg);
@@ -326,7 +336,7 @@ dp_flows_age_one(struct dp_flows *t, struct dp_flow *f, uint64_t now, uint64_t *
 	if (closed_per_vm != NULL)
 		closed_per_vm[f->key.vm]++;
 	if (f->in_use)		/* the release's (dp_flows_on_release()) to free, not to close */
-		dp_flow_close_open(t, f);
+		dp_flow_close_open(t, f, end);
 	return true;
 }
 

@@ -257,7 +257,9 @@ void dp_flows_on_release(struct dp_flows *t, void (*release)(struct dp_flow *, v
  * What reports a flow as it closes (its account says how it ended: dp_flowlog.h), and an
  * open one as aging passes it (interim records). NULL: nothing. closed is called for every
  * flow when closed_every (a flow log), else only for one the HA peer was told of
- * (DP_FLOW_HA_SYNCED): the others have nothing to report, and most flows close so.
+ * (DP_FLOW_HA_SYNCED): the others have nothing to report, and most flows close so. The
+ * accounts are the flow log's (dp_flowlog_opened()): without one they are neither kept
+ * nor read (the one closed is given is then stale).
  */
 void dp_flows_on_report(struct dp_flows *t,
     void (*closed)(const struct dp_flow *, struct dp_flow_acct *, void *),
