@@ -247,8 +247,9 @@ struct dp_flow *dp_flow_lookup_hashed(struct dp_flows *t, const struct dp_flow_k
     uint32_t h);
 
 /*
- * What frees an idle flow's other resources (its held bytes) before the flow goes: used
- * when dp_flow_open() reclaims idle flows to make room.
+ * What frees an idle flow's other resources (its held bytes: called only for a flow whose
+ * hold or peer_hold is set) before the flow goes: used when dp_flow_open() reclaims idle
+ * flows to make room.
  */
 void dp_flows_on_release(struct dp_flows *t, void (*release)(struct dp_flow *, void *),
     void *arg);
@@ -292,7 +293,7 @@ void dp_flow_close(struct dp_flows *t, struct dp_flow *f);
  * has, scanning from where the last call stopped. Returns how many were closed;
  * *closed_per_vm (nvms entries, may be NULL) counts them by VM. A flow whose hello is
  * pending is left to its judge; release (may be NULL) frees what another idle flow holds
- * before it closes.
+ * before it closes (called only for one whose hold or peer_hold is set).
  */
 unsigned int dp_flows_age(struct dp_flows *t, uint64_t now, unsigned int budget,
     uint64_t *closed_per_vm, const struct dp_gen *g, void (*release)(struct dp_flow *, void *),
