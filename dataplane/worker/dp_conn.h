@@ -191,10 +191,11 @@ dp_conn_uplink_steady(struct dp_worker *w, struct dp_flow *f, bool tcp, uint8_t 
 
 /*
  * A TCP segment toward the VM that neither opens nor ends anything (flags, ACK and window),
- * on flow f, which has judged bytes (so is not steady): when f is steady but for them
- * (steady: dp_conn_steady_key()) and no HA peer is told of flows, what dp_conn_uplink_any()
- * does to f (tracked, the judged bytes let go once the server has them all) and true, the
- * frame to go on toward the VM; else false, f untouched.
+ * on flow f, which has judged bytes (so is not steady): when f is steady but for them and
+ * a copy of them kept to compare (DP_TLS_VERIFY) (steady: dp_conn_steady_key()) and no HA
+ * peer is told of flows, what dp_conn_uplink_any() does to f (tracked, the judged bytes
+ * let go once the server has them all) and true, the frame to go on toward the VM; else
+ * false, f untouched.
  */
 bool dp_conn_uplink_judged(struct dp_worker *w, uint64_t steady, struct dp_flow *f,
     uint8_t flags, uint32_t ack, uint16_t win);
