@@ -306,8 +306,8 @@ dp_flow_idle_limit(const struct dp_flow *f)
 static inline bool
 dp_flow_idle(const struct dp_flow *f, uint64_t now)
 {
-	return f->in_use && !((f->tls == DP_TLS_PENDING || f->tls == DP_TLS_SNIFF) &&
-	    f->hold != 0) && now - f->last_seen >= dp_flow_idle_limit(f);
+	return f->in_use && !(f->hold != 0 && (f->tls == DP_TLS_PENDING ||
+	    f->tls == DP_TLS_SNIFF)) && now - f->last_seen >= dp_flow_idle_limit(f);
 }
 
 /*
@@ -319,7 +319,7 @@ static bool
 dp_flow_orphan(const struct dp_flow *f, const struct dp_gen *g)
 {
 	return f->in_use && g != NULL && f->key.vm <= g->max_vms && !g->vms[f->key.vm].present &&
-	    !((f->tls == DP_TLS_PENDING || f->tls == DP_TLS_SNIFF) && f->hold != 0);
+	    !(f->hold != 0 && (f->tls == DP_TLS_PENDING || f->tls == DP_TLS_SNIFF));
 }
 
 /*
