@@ -229,15 +229,26 @@ dp_flow_open(struct dp_flows *t, const struct dp_flow_key *k, uint32_t max_per_v
 	return dp_flow_open_hashed(t, k, dp_ft_hash(&t->ft, k), max_per_vm, now);
 }
 
-struct dp_flow *
-dp_flow_open_hashed(struct dp_flows *t, const struct dp_flow_key *k, uint32_t h,
-    uint32_t max_per_vm, uint64_t now)
+/* Entry idx, indexed for k, as k's open flow. */
+static inline struct dp_flow *
+dp_flow_opened(struct dp_flows *t, const struct dp_flow_key *k, uint32_t idx, uint64_t now)
 {
-	struct dp_flow *f;
+	struct dp_flow *f = &t->h.e[idx];
+
+	t->per_vm[k->vm]++;
+	dp_flow_init(f, k);
+	f->last_seen = now;
+	f->in_use = true;
+	/* its account is the flow log's to start (dp_flowlog_opened()): without one, nobody's */
+	return f;
+}
+
+/* dp_flow_open_hashed() past its VM's share, when no entry is free or k's first bucket full. */
+static __attribute__((noinline)) struct dp_flow *
+dp_flow_open_far(struct dp_flows *t, const struct dp_flow_key *k, uint32_t h, uint64_t now)
+{
 	uint32_t idx;
 
-	if (k->vm > t->nvms || t->per_vm[k->vm] >= max_per_vm)
-		return NULL;
 	if (!dp_slots_get(&t->slots, &idx)) {
 		dp_flows_reclaim(t, now);
 		if (!dp_slots_get(&t->slots, &idx))
@@ -248,13 +259,28 @@ dp_flow_open_hashed(struct dp_flows *t, const struct dp_flow_key *k, uint32_t h,
 		dp_slots_put(&t->slots, idx);
 		return NULL;
 	}
-	t->per_vm[k->vm]++;
-	f = &t->h.e[idx];
-	dp_flow_init(f, k);
-	f->last_seen = now;
-	f->in_use = true;
-	/* its account is the flow log's to start (dp_flowlog_opened()): without one, nobody's */
-	return f;
+	return dp_flow_opened(t, k, idx, now);
+}
+
+/*
+ * The common case apart, a free entry and room in k's first bucket: it calls nothing, so
+ * it keeps nothing on the stack across a call.
+ */
+struct dp_flow *
+dp_flow_open_hashed(struct dp_flows *t, const struct dp_flow_key *k, uint32_t h,
+    uint32_t max_per_vm, uint64_t now)
+{
+	struct dp_ft_bucket *bk = &t->ft.b[dp_ft_first(&t->ft, h)];
+	uint32_t idx;
+	int s;
+
+	if (k->vm > t->nvms || t->per_vm[k->vm] >= max_per_vm)
+		return NULL;
+	if (!dp_slots_peek(&t->slots, &idx) || (s = dp_ft_free_slot(bk)) < 0)
+		return dp_flow_open_far(t, k, h, now);
+	dp_slots_take(&t->slots);
+	dp_ft_place(bk, s, dp_ft_tag(h), idx);
+	return dp_flow_opened(t, k, idx, now);
 }
 
 /*
