@@ -248,7 +248,7 @@ dp_burst_conn(struct dp_worker *w, struct dp_burst *b, const struct dp_burst_fra
 	if (!from_vm)
 		return dp_conn_uplink_any(w, &fr->p, &b->keys[fr->key], found, f);
 	dp_fate_note(w, &fr->p, fr->vm, fr->fate);	/* audited QUIC goes on to be admitted */
-	return dp_conn_vm_any(w, &fr->p, fr->vm, &b->keys[fr->key], found, f);
+	return dp_conn_vm_any(w, &fr->p, &b->keys[fr->key], b->hash[fr->key], found, f);
 }
 
 /*

@@ -248,7 +248,7 @@ dp_conn_vm_known(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
  */
 static struct dp_fate
 dp_conn_refused(struct dp_worker *w, const struct pkt *p, const struct dp_flow_key *k,
-    enum dp_reason r)
+    uint32_t h, enum dp_reason r)
 {
 	const struct dp_vm *v = &w->gen->vms[k->vm];
 	struct dp_fate refused = dp_fate_refuse(v, r, dp_fate_refusal(w->gen, p));
@@ -258,7 +258,7 @@ dp_conn_refused(struct dp_worker *w, const struct pkt *p, const struct dp_flow_k
 		dp_flowlog_refused(w, p, k, (uint8_t)r, false);
 		return refused;
 	}
-	if ((f = dp_flow_open(w->flows, k, w->gen->max_flows_per_vm, w->now)) == NULL) {
+	if ((f = dp_flow_open_hashed(w->flows, k, h, w->gen->max_flows_per_vm, w->now)) == NULL) {
 		dp_flowlog_refused(w, p, k, (uint8_t)r, true);
 		return refused;
 	}
@@ -272,15 +272,16 @@ dp_conn_refused(struct dp_worker *w, const struct pkt *p, const struct dp_flow_k
 }
 
 /*
- * A new connection from vm: admitted (SPEC s4 step 4) and remembered, then its first bytes
- * go to the module that judges them: a ClientHello on a TLS port, DNS to a resolver, a
- * QUIC Initial. What nobody judges never rides on a SYN.
+ * A new connection from k's VM: admitted (SPEC s4 step 4) and remembered (h: k's hash),
+ * then its first bytes go to the module that judges them: a ClientHello on a TLS port, DNS
+ * to a resolver, a QUIC Initial. What nobody judges never rides on a SYN.
  */
 static struct dp_fate
-dp_conn_vm_open(struct dp_worker *w, const struct pkt *p, uint16_t vm,
-    const struct dp_flow_key *k, struct dp_flow **fp)
+dp_conn_vm_open(struct dp_worker *w, const struct pkt *p, const struct dp_flow_key *k,
+    uint32_t h, struct dp_flow **fp)
 {
 	const struct dp_gen *g = w->gen;
+	uint16_t vm = k->vm;
 	const struct dp_vm *v = &g->vms[vm];
 	enum dp_admission how;
 	struct dp_flow *f;
@@ -298,14 +299,14 @@ dp_conn_vm_open(struct dp_worker *w, const struct pkt *p, uint16_t vm,
 		return dp_fate_refuse(v, DP_REASON_UNSOLICITED, dp_fate_refusal(g, p));
 	}
 	if (p->dport == DNS_PORT && !dp_gen_is_resolver(g, p->family, p->dst))
-		return dp_conn_refused(w, p, k, DP_REASON_DNS_DENIED);
+		return dp_conn_refused(w, p, k, h, DP_REASON_DNS_DENIED);
 	if ((how = dp_admit(w, p, vm, &name_hash, &budgets)) == DP_ADMIT_NO)
-		return dp_conn_refused(w, p, k, DP_REASON_NO_BINDING);
+		return dp_conn_refused(w, p, k, h, DP_REASON_NO_BINDING);
 	/* spent in the window: nothing new through the budget until the window frees */
 	if (budgets != 0 && dp_budget_set_spent(w, vm, budgets))
-		return dp_conn_refused(w, p, k, DP_REASON_BUDGET);
+		return dp_conn_refused(w, p, k, h, DP_REASON_BUDGET);
 	/* no room to remember it: blocked even in audit mode (fail closed) */
-	if ((f = dp_flow_open(w->flows, k, g->max_flows_per_vm, w->now)) == NULL) {
+	if ((f = dp_flow_open_hashed(w->flows, k, h, g->max_flows_per_vm, w->now)) == NULL) {
 		dp_flowlog_refused(w, p, k, DP_REASON_FLOW_LIMIT, false);
 		return dp_fate_block(DP_REASON_FLOW_LIMIT, dp_fate_refusal(g, p));
 	}
@@ -349,8 +350,8 @@ dp_conn_vm_open(struct dp_worker *w, const struct pkt *p, uint16_t vm,
 
 /* Not inlined in dp_conn_vm_any(), so that a plain frame pays none of its stack frame. */
 __attribute__((noinline)) struct dp_fate
-dp_conn_vm_general(struct dp_worker *w, const struct pkt *p, uint16_t vm,
-    const struct dp_flow_key *k, struct dp_flow *f, struct dp_flow **fp)
+dp_conn_vm_general(struct dp_worker *w, const struct pkt *p, const struct dp_flow_key *k,
+    uint32_t h, struct dp_flow *f, struct dp_flow **fp)
 {
 	if (f != NULL) {
 		if (!dp_flow_reopened(f, p)) {
@@ -360,7 +361,7 @@ dp_conn_vm_general(struct dp_worker *w, const struct pkt *p, uint16_t vm,
 		dp_flowlog_end(w, f, DP_FLOW_END_REPLACED);
 		dp_flow_end(w, f);	/* its verdict was that connection's, not this one's */
 	}
-	return dp_conn_vm_open(w, p, vm, k, fp);
+	return dp_conn_vm_open(w, p, k, h, fp);
 }
 
 /*
@@ -379,15 +380,15 @@ dp_conn_vm_plain(const struct dp_worker *w, const struct pkt *p, const struct dp
 }
 
 struct dp_fate
-dp_conn_vm_any(struct dp_worker *w, const struct pkt *p, uint16_t vm,
-    const struct dp_flow_key *k, struct dp_flow *f, struct dp_flow **fp)
+dp_conn_vm_any(struct dp_worker *w, const struct pkt *p, const struct dp_flow_key *k,
+    uint32_t h, struct dp_flow *f, struct dp_flow **fp)
 {
 	if (f == NULL || !dp_conn_vm_plain(w, p, f))
-		return dp_conn_vm_general(w, p, vm, k, f, fp);
+		return dp_conn_vm_general(w, p, k, h, f, fp);
 	*fp = f;
 	f->last_seen = w->now;
-	if (p->tcp_flags & PKT_TCP_FIN)	/* the flow log's note of it takes no call */
-		dp_flow_track_end(w, f, DP_FLOW_END_FIN);
+	if (p->tcp_flags & PKT_TCP_FIN)	/* no flow log (plain) to note it */
+		dp_flow_track_end(w, f, DP_FLOW_END_FIN, false);
 	dp_flow_vm_sent(f, p);
 	return dp_conn_vm_judge(f, p);
 }

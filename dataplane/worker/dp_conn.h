@@ -125,11 +125,12 @@ dp_conn_steady(uint64_t key, const struct dp_flow *f, const struct pkt *p, bool 
 }
 
 /*
- * A TCP or UDP datagram from VM vm that no earlier stage decided, with key k and f, the
- * flow k looked up to (NULL: none).
+ * A TCP or UDP datagram from k's VM that no earlier stage decided, with key k, its hash h
+ * (dp_flow_hash()'s: a flow it opens is indexed by it) and f, the flow k looked up to
+ * (NULL: none).
  */
-struct dp_fate dp_conn_vm_any(struct dp_worker *w, const struct pkt *p, uint16_t vm,
-    const struct dp_flow_key *k, struct dp_flow *f, struct dp_flow **fp);
+struct dp_fate dp_conn_vm_any(struct dp_worker *w, const struct pkt *p,
+    const struct dp_flow_key *k, uint32_t h, struct dp_flow *f, struct dp_flow **fp);
 
 /*
  * A TCP or UDP datagram from the uplink toward its VM, with key k and f, the flow k looked
@@ -173,11 +174,11 @@ dp_conn_vm_steady(struct dp_worker *w, struct dp_flow *f, bool tcp, uint32_t seq
  * dp_conn_steady_key(w).
  */
 static inline struct dp_fate
-dp_conn_vm(struct dp_worker *w, const struct pkt *p, uint16_t vm, const struct dp_flow_key *k,
+dp_conn_vm(struct dp_worker *w, const struct pkt *p, const struct dp_flow_key *k, uint32_t h,
     struct dp_flow *f, struct dp_flow **fp, uint64_t steady)
 {
 	if (f == NULL || !dp_conn_steady(steady, f, p, true))
-		return dp_conn_vm_any(w, p, vm, k, f, fp);
+		return dp_conn_vm_any(w, p, k, h, f, fp);
 	/* *fp as it was: an egress needs no flow */
 	return dp_fate_egress(dp_conn_vm_steady(w, f, p->proto == PKT_PROTO_TCP, p->seq,
 	    (uint32_t)p->payload_len));
@@ -200,10 +201,11 @@ dp_conn_uplink_steady(struct dp_worker *w, struct dp_flow *f, bool tcp, uint8_t 
 
 /*
  * A TCP segment toward the VM that neither opens nor ends anything (flags, ACK and window),
- * on flow f, which has judged bytes (so is not steady): when f is steady but for them
- * (steady: dp_conn_steady_key()) and no HA peer is told of flows, what dp_conn_uplink_any()
- * does to f (tracked, the judged bytes let go once the server has them all) and true, the
- * frame to go on toward the VM; else false, f untouched.
+ * on flow f, which has judged bytes (so is not steady): when f is steady but for them and
+ * a copy of them kept to compare (DP_TLS_VERIFY) (steady: dp_conn_steady_key()) and no HA
+ * peer is told of flows, what dp_conn_uplink_any() does to f (tracked, the judged bytes
+ * let go once the server has them all) and true, the frame to go on toward the VM; else
+ * false, f untouched.
  */
 bool dp_conn_uplink_judged(struct dp_worker *w, uint64_t steady, struct dp_flow *f,
     uint8_t flags, uint32_t ack, uint16_t win);

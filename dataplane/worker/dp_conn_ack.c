@@ -18,11 +18,15 @@ dp_conn_uplink_judged(struct dp_worker *w, uint64_t steady, struct dp_flow *f, u
 	uint64_t word;
 
 	/*
-	 * steady but for its judged bytes: its generation's, no module's, in no budget, no
-	 * flow log; and no HA peer, which hears when the server has the hello (dp_ha_note())
+	 * steady but for its judged bytes: its generation's, no module's (or the copy of a
+	 * released hello kept to compare, DP_TLS_VERIFY: what the server acknowledges lets it
+	 * go, as here), in no budget, no flow log; and no HA peer, which hears when the server
+	 * has the hello (dp_ha_note())
 	 */
+	_Static_assert(DP_TLS_NONE == 0 && (DP_TLS_VERIFY & (DP_TLS_VERIFY - 1)) == 0,
+	    "VERIFY is one bit: masked, only NONE and VERIFY read as NONE");
 	memcpy(&word, &f->gen, sizeof(word));
-	if (((word ^ steady) << 16) != 0 || w->ctx->ha)
+	if (((word ^ steady) & ~((uint64_t)DP_TLS_VERIFY << 32)) << 16 != 0 || w->ctx->ha)
 		return false;
 	dp_conn_uplink_steady(w, f, true, flags, ack, win);
 	dp_tls_peer_ack(w, f);	/* all of them acknowledged: let them go */

@@ -17,13 +17,15 @@
 
 /*
  * A FIN or an RST on f (end: which): it is closing. The first word on how it ends stands:
- * an RST after a FIN ends a closed one.
+ * an RST after a FIN ends a closed one. log: w has a flow log (w->flow_recs, read by the
+ * caller before its stores, which the compiler cannot tell from w's).
  */
 static inline void
-dp_flow_track_end(struct dp_worker *w, struct dp_flow *f, uint8_t end)
+dp_flow_track_end(struct dp_worker *w, struct dp_flow *f, uint8_t end, bool log)
 {
 	f->state = DP_FLOW_CLOSING;
-	dp_flowlog_end(w, f, end);
+	if (log)
+		dp_flowlog_end_rec(w, f, end);
 }
 
 /*
@@ -36,8 +38,10 @@ dp_flow_track_end(struct dp_worker *w, struct dp_flow *f, uint8_t end)
 static inline __attribute__((always_inline)) void
 dp_flow_track(struct dp_worker *w, struct dp_flow *f, const struct pkt *p, bool from_vm)
 {
+	bool log = w->flow_recs != NULL;
+
 	f->last_seen = w->now;
-	if (w->flow_recs != NULL)	/* counted for the flow log only: off, no per-frame cost */
+	if (log)	/* counted for the flow log only: off, no per-frame cost */
 		dp_flow_count(dp_flow_acct(w->flows, f), from_vm, dp_ip_bytes(p), w->now_tsc);
 	if (p->proto != PKT_PROTO_TCP) {
 		if (!from_vm)
@@ -46,7 +50,7 @@ dp_flow_track(struct dp_worker *w, struct dp_flow *f, const struct pkt *p, bool 
 	}
 	if (p->tcp_flags & (PKT_TCP_FIN | PKT_TCP_RST))
 		dp_flow_track_end(w, f, (p->tcp_flags & PKT_TCP_RST) ? DP_FLOW_END_RST :
-		    DP_FLOW_END_FIN);
+		    DP_FLOW_END_FIN, log);
 	if (from_vm) {
 		dp_flow_vm_sent(f, p);
 		return;
@@ -82,8 +86,8 @@ dp_conn_server_first(const struct dp_flow *f, const struct pkt *p)
 }
 
 /* dp_conn_vm_any() as it decides any frame, plain ones included. */
-struct dp_fate dp_conn_vm_general(struct dp_worker *w, const struct pkt *p, uint16_t vm,
-    const struct dp_flow_key *k, struct dp_flow *f, struct dp_flow **fp);
+struct dp_fate dp_conn_vm_general(struct dp_worker *w, const struct pkt *p,
+    const struct dp_flow_key *k, uint32_t h, struct dp_flow *f, struct dp_flow **fp);
 
 /* dp_conn_uplink_any() as it decides any frame, plain ones included. */
 struct dp_fate dp_conn_uplink_general(struct dp_worker *w, const struct pkt *p,

@@ -158,6 +158,18 @@ dp_flows_on_release(struct dp_flows *t, void (*release)(struct dp_flow *, void *
 
 static inline bool dp_flow_idle(const struct dp_flow *f, uint64_t now);
 
+/*
+ * Does f hold bytes, its client's or its peer's, for the release (dp_flows_on_release())
+ * to free? Most flows aged hold none, and pay no indirect call for them.
+ */
+static inline bool
+dp_flow_holds(const struct dp_flow *f)
+{
+	return (f->hold | f->peer_hold) != 0;
+}
+static inline void dp_flow_close_open(struct dp_flows *t, struct dp_flow *f,
+    enum dp_flow_end end);
+
 /* How f ended, unless something said so first (a FIN, an RST, a cut). */
 static void
 dp_flow_end_as(struct dp_flows *t, const struct dp_flow *f, enum dp_flow_end end)
@@ -183,10 +195,10 @@ dp_flows_reclaim(struct dp_flows *t, uint64_t now)
 		t->cursor = t->cursor + 1 == t->cap ? 0 : t->cursor + 1;
 		if (!dp_flow_idle(f, now))
 			continue;
-		if (t->release != NULL)
+		if (t->release != NULL && dp_flow_holds(f))
 			t->release(f, t->release_arg);
-		dp_flow_end_as(t, f, DP_FLOW_END_IDLE);
-		dp_flow_close(t, f);
+		if (f->in_use)
+			dp_flow_close_open(t, f, DP_FLOW_END_IDLE);
 		return;
 	}
 }
@@ -216,48 +228,93 @@ dp_flow_init(struct dp_flow *f, const struct dp_flow_key *k)
 	_mm_storeu_si128(&v[7], z);
 }
 
+uint32_t
+dp_flow_hash(const struct dp_flows *t, const struct dp_flow_key *k)
+{
+	return dp_ft_hash(&t->ft, k);
+}
+
 struct dp_flow *
 dp_flow_open(struct dp_flows *t, const struct dp_flow_key *k, uint32_t max_per_vm,
     uint64_t now)
 {
-	struct dp_flow *f;
-	uint32_t idx, h;
+	return dp_flow_open_hashed(t, k, dp_ft_hash(&t->ft, k), max_per_vm, now);
+}
 
-	if (k->vm > t->nvms || t->per_vm[k->vm] >= max_per_vm)
-		return NULL;
+/* Entry idx, indexed for k, as k's open flow. */
+static inline struct dp_flow *
+dp_flow_opened(struct dp_flows *t, const struct dp_flow_key *k, uint32_t idx, uint32_t h,
+    uint64_t now)
+{
+	struct dp_flow *f = &t->h.e[idx];
+
+	t->h.opened |= dp_flow_opened_bit(h);
+	t->per_vm[k->vm]++;
+	dp_flow_init(f, k);
+	f->last_seen = now;
+	f->in_use = true;
+	/* its account is the flow log's to start (dp_flowlog_opened()): without one, nobody's */
+	return f;
+}
+
+/* dp_flow_open_hashed() past its VM's share, when no entry is free or k's first bucket full. */
+static __attribute__((noinline)) struct dp_flow *
+dp_flow_open_far(struct dp_flows *t, const struct dp_flow_key *k, uint32_t h, uint64_t now)
+{
+	uint32_t idx;
+
 	if (!dp_slots_get(&t->slots, &idx)) {
 		dp_flows_reclaim(t, now);
 		if (!dp_slots_get(&t->slots, &idx))
 			return NULL;
 	}
 	/* taken before the insert and given back on its failure: the stack as it was */
-	h = dp_ft_hash(&t->ft, k);
 	if (dp_ft_insert(&t->ft, h, idx) != 0) {
 		dp_slots_put(&t->slots, idx);
 		return NULL;
 	}
-	t->h.opened |= dp_flow_opened_bit(h);
-	t->per_vm[k->vm]++;
-	f = &t->h.e[idx];
-	dp_flow_init(f, k);
-	f->last_seen = now;
-	f->in_use = true;
-	t->h.acct[idx] = (struct dp_flow_acct){ 0 };
-	return f;
+	return dp_flow_opened(t, k, idx, h, now);
 }
 
 /*
- * Close f, which is open. Inlined in aging's loop too, where a call cost each flow aged
- * its spills.
+ * The common case apart, a free entry and room in k's first bucket: it calls nothing, so
+ * it keeps nothing on the stack across a call.
+ */
+struct dp_flow *
+dp_flow_open_hashed(struct dp_flows *t, const struct dp_flow_key *k, uint32_t h,
+    uint32_t max_per_vm, uint64_t now)
+{
+	struct dp_ft_bucket *bk = &t->ft.b[dp_ft_first(&t->ft, h)];
+	uint32_t idx;
+	int s;
+
+	if (k->vm > t->nvms || t->per_vm[k->vm] >= max_per_vm)
+		return NULL;
+	if (!dp_slots_peek(&t->slots, &idx) || (s = dp_ft_free_slot(bk)) < 0)
+		return dp_flow_open_far(t, k, h, now);
+	dp_slots_take(&t->slots);
+	dp_ft_place(bk, s, dp_ft_tag(h), idx);
+	return dp_flow_opened(t, k, idx, h, now);
+}
+
+/*
+ * Close f, which is open, as end (DP_FLOW_END_OPEN: as whatever said so first, else idle).
+ * Inlined in aging's loop too, where a call cost each flow aged its spills.
  */
 static inline __attribute__((always_inline)) void
-dp_flow_close_open(struct dp_flows *t, struct dp_flow *f)
+dp_flow_close_open(struct dp_flows *t, struct dp_flow *f, enum dp_flow_end end)
 {
 	uint32_t idx = (uint32_t)(f - t->h.e);
 
-	/* most flows have nothing to report: no indirect call for them */
-	if (t->closed != NULL && (t->closed_every || f->ha == DP_FLOW_HA_SYNCED))
+	/*
+	 * most flows have nothing to report: no indirect call for them, and their account
+	 * (only a flow log keeps one: dp_flowlog_opened()) is not touched
+	 */
+	if (t->closed != NULL && (t->closed_every || f->ha == DP_FLOW_HA_SYNCED)) {
+		if (end != DP_FLOW_END_OPEN)
+			dp_flow_end_as(t, f, end);
 		t->closed(f, dp_flow_acct(t, f), t->report_arg);
+	}
 	dp_ft_delete(&t->ft, dp_ft_hash(&t->ft, &f->key), idx);
 	t->per_vm[f->key.vm]--;
 	f->in_use = false;
@@ -268,7 +325,7 @@ void
 dp_flow_close(struct dp_flows *t, struct dp_flow *f)
 {
 	if (f->in_use)
-		dp_flow_close_open(t, f);
+		dp_flow_close_open(t, f, DP_FLOW_END_OPEN);
 }
 
 static inline uint64_t
@@ -289,8 +346,8 @@ dp_flow_idle_limit(const struct dp_flow *f)
 static inline bool
 dp_flow_idle(const struct dp_flow *f, uint64_t now)
 {
-	return f->in_use && !((f->tls == DP_TLS_PENDING || f->tls == DP_TLS_SNIFF) &&
-	    f->hold != 0) && now - f->last_seen >= dp_flow_idle_limit(f);
+	return f->in_use && !(f->hold != 0 && (f->tls == DP_TLS_PENDING ||
+	    f->tls == DP_TLS_SNIFF)) && now - f->last_seen >= dp_flow_idle_limit(f);
 }
 
 /*
@@ -302,7 +359,7 @@ static bool
 dp_flow_orphan(const struct dp_flow *f, const struct dp_gen *g)
 {
 	return f->in_use && g != NULL && f->key.vm <= g->max_vms && !g->vms[f->key.vm].present &&
-	    !((f->tls == DP_TLS_PENDING || f->tls == DP_TLS_SNIFF) && f->hold != 0);
+	    !(f->hold != 0 && (f->tls == DP_TLS_PENDING || f->tls == DP_TLS_SNIFF));
 }
 
 /*
@@ -313,21 +370,23 @@ static bool
 dp_flows_age_one(struct dp_flows *t, struct dp_flow *f, uint64_t now, uint64_t *closed_per_vm,
     const struct dp_gen *g, void (*release)(struct dp_flow *, void *), void *arg)
 {
+	enum dp_flow_end end;
+
 	if (dp_flow_orphan(f, g)) {
-		dp_flow_end_as(t, f, DP_FLOW_END_GONE);
+		end = DP_FLOW_END_GONE;
 	} else if (dp_flow_idle(f, now)) {
-		dp_flow_end_as(t, f, DP_FLOW_END_IDLE);
+		end = DP_FLOW_END_IDLE;
 	} else {
 		if (t->passed != NULL)
 			t->passed(f, dp_flow_acct(t, f), t->report_arg);
 		return false;
 	}
-	if (release != NULL)
+	if (release != NULL && dp_flow_holds(f))
 		release(f, arg);
 	if (closed_per_vm != NULL)
 		closed_per_vm[f->key.vm]++;
 	if (f->in_use)		/* the release's (dp_flows_on_release()) to free, not to close */
-		dp_flow_close_open(t, f);
+		dp_flow_close_open(t, f, end);
 	return true;
 }
 

@@ -127,8 +127,7 @@ dp_ft_make_room(struct dp_ft *ft, uint32_t b1, uint32_t b2, uint32_t *b)
 	return -1;
 }
 
-/* dp_ft_insert() when the key's first bucket, b1, is full. */
-static __attribute__((noinline)) int
+int
 dp_ft_insert_far(struct dp_ft *ft, uint32_t b1, uint16_t tag, uint32_t idx)
 {
 	uint32_t b2 = dp_ft_alt(ft, b1, tag), b;
@@ -142,35 +141,3 @@ dp_ft_insert_far(struct dp_ft *ft, uint32_t b1, uint16_t tag, uint32_t idx)
 	return 0;
 }
 
-/*
- * Most keys find room in their first bucket: that case apart, so that it takes no stack
- * frame and leaves the other bucket uncomputed.
- */
-int
-dp_ft_insert(struct dp_ft *ft, uint32_t h, uint32_t idx)
-{
-	struct dp_ft_bucket *bk = &ft->b[dp_ft_first(ft, h)];
-	int s;
-
-	if ((s = dp_ft_free_slot(bk)) < 0)
-		return dp_ft_insert_far(ft, dp_ft_first(ft, h), dp_ft_tag(h), idx);
-	dp_ft_place(bk, s, dp_ft_tag(h), idx);
-	return 0;
-}
-
-void
-dp_ft_delete(struct dp_ft *ft, uint32_t h, uint32_t idx)
-{
-	uint16_t tag = dp_ft_tag(h);
-	uint32_t b = dp_ft_first(ft, h);
-
-	for (int i = 0; i < 2; i++, b = dp_ft_alt(ft, b, tag))
-		for (uint32_t m = dp_ft_match(&ft->b[b], tag); m != 0; m &= m - 1) {
-			unsigned int s = (unsigned int)__builtin_ctz(m) / 2;
-
-			if (ft->b[b].idx[s] == idx) {
-				__atomic_store_n(&ft->b[b].tag[s], 0, __ATOMIC_RELAXED);
-				return;
-			}
-		}
-}

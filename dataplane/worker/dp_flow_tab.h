@@ -59,14 +59,6 @@ uint32_t dp_ft_buckets(uint32_t cap);
 int dp_ft_init(struct dp_ft *ft, uint32_t cap, uint32_t seed, int socket);
 void dp_ft_fini(struct dp_ft *ft);
 
-/*
- * Index idx under hash h (its key not in the table). -ENOSPC when neither bucket nor a
- * bounded search for a chain of moves to a free slot found room.
- */
-int dp_ft_insert(struct dp_ft *ft, uint32_t h, uint32_t idx);
-
-/* Drop idx's slot (h its key's hash). */
-void dp_ft_delete(struct dp_ft *ft, uint32_t h, uint32_t idx);
 
 /* A flow key's hash: its last word is always zero and tells no two keys apart. */
 static inline uint32_t
@@ -138,23 +130,6 @@ dp_ft_idx_at(const struct dp_ft_bucket *b, unsigned int bit)
 	return idx;
 }
 
-/* The first free slot of bucket b, or -1. */
-static inline int
-dp_ft_free_slot(const struct dp_ft_bucket *b)
-{
-	uint32_t m = dp_ft_match(b, 0);
-
-	return m != 0 ? __builtin_ctz(m) / 2 : -1;
-}
-
-/* Place idx with tag in slot s of bucket bk: its index first, then the tag (release). */
-static inline void
-dp_ft_place(struct dp_ft_bucket *bk, int s, uint16_t tag, uint32_t idx)
-{
-	__atomic_store_n(&bk->idx[s], idx, __ATOMIC_RELAXED);
-	__atomic_store_n(&bk->tag[s], tag, __ATOMIC_RELEASE);
-}
-
 static inline bool
 dp_ft_key_eq(const struct dp_flow_key *a, const struct dp_flow_key *b)
 {
@@ -190,6 +165,62 @@ dp_ft_find(const struct dp_ft *ft, uint32_t h, struct dp_flow *e, const struct d
 	if ((f = dp_ft_find_in(&ft->b[b], tag, e, k)) != NULL)
 		return f;
 	return dp_ft_find_in(&ft->b[dp_ft_alt(ft, b, tag)], tag, e, k);
+}
+
+/* The first free slot of bucket b, or -1. */
+static inline int
+dp_ft_free_slot(const struct dp_ft_bucket *b)
+{
+	uint32_t m = dp_ft_match(b, 0);
+
+	return m != 0 ? __builtin_ctz(m) / 2 : -1;
+}
+
+/* Place idx with tag in slot s of bucket bk: its index first, then the tag (release). */
+static inline void
+dp_ft_place(struct dp_ft_bucket *bk, int s, uint16_t tag, uint32_t idx)
+{
+	__atomic_store_n(&bk->idx[s], idx, __ATOMIC_RELAXED);
+	__atomic_store_n(&bk->tag[s], tag, __ATOMIC_RELEASE);
+}
+
+/* dp_ft_insert() when the key's first bucket, b1, is full. */
+int dp_ft_insert_far(struct dp_ft *ft, uint32_t b1, uint16_t tag, uint32_t idx);
+
+/*
+ * Index idx under hash h (its key not in the table). -ENOSPC when neither bucket nor a
+ * bounded search for a chain of moves to a free slot found room. Most keys find room in
+ * their first bucket: that case inline (each connection's opening inserts its flow), the
+ * other apart, so that it takes no stack frame and leaves the other bucket uncomputed.
+ */
+static inline int
+dp_ft_insert(struct dp_ft *ft, uint32_t h, uint32_t idx)
+{
+	struct dp_ft_bucket *bk = &ft->b[dp_ft_first(ft, h)];
+	int s;
+
+	if ((s = dp_ft_free_slot(bk)) < 0)
+		return dp_ft_insert_far(ft, dp_ft_first(ft, h), dp_ft_tag(h), idx);
+	dp_ft_place(bk, s, dp_ft_tag(h), idx);
+	return 0;
+}
+
+/* Drop idx's slot (h its key's hash). Inline: aging drops each flow it closes. */
+static inline void
+dp_ft_delete(struct dp_ft *ft, uint32_t h, uint32_t idx)
+{
+	uint16_t tag = dp_ft_tag(h);
+	uint32_t b = dp_ft_first(ft, h);
+
+	for (int i = 0; i < 2; i++, b = dp_ft_alt(ft, b, tag))
+		for (uint32_t m = dp_ft_match(&ft->b[b], tag); m != 0; m &= m - 1) {
+			unsigned int s = (unsigned int)__builtin_ctz(m) / 2;
+
+			if (ft->b[b].idx[s] == idx) {
+				__atomic_store_n(&ft->b[b].tag[s], 0, __ATOMIC_RELAXED);
+				return;
+			}
+		}
 }
 
 #endif

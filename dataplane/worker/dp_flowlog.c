@@ -143,11 +143,12 @@ dp_flowlog_opened_rec(struct dp_worker *w, struct dp_flow *f, const struct pkt *
 {
 	struct dp_flow_acct *a = dp_flow_acct(w->flows, f);
 
-	a->start_tsc = a->reported_tsc = w->now_tsc;
-	a->name_kind = name_kind;
-	a->end_reason = DP_REASON_ALLOWED;	/* none: a cut or a would-be block says why */
+	/* whole (the slot's last flow left it), the opening frame counted (dp_flow_count()); no
+	 * end_reason yet: a cut or a would-be block says why */
+	*a = (struct dp_flow_acct){ .start_tsc = w->now_tsc, .last_tsc = w->now_tsc,
+		.bytes = { dp_ip_bytes(p) }, .packets = { 1 }, .reported_tsc = w->now_tsc,
+		.end_reason = DP_REASON_ALLOWED, .name_kind = name_kind };
 	memcpy(a->vm_addr, p->src, sizeof(a->vm_addr));
-	dp_flow_count(a, true, dp_ip_bytes(p), w->now_tsc);
 }
 
 void
@@ -158,6 +159,7 @@ dp_flowlog_adopted(struct dp_worker *w, struct dp_flow *f, const uint8_t *vm_add
 
 	if (w->flow_recs == NULL)
 		return;
+	*a = (struct dp_flow_acct){ 0 };
 	a->start_tsc = a->reported_tsc = w->now_tsc;
 	a->name_kind = name_kind;
 	a->end_reason = DP_REASON_ALLOWED;
@@ -169,6 +171,8 @@ dp_flowlog_cut(struct dp_worker *w, const struct dp_flow *f, uint8_t r)
 {
 	struct dp_flow_acct *a = dp_flow_acct(w->flows, f);
 
+	if (w->flow_recs == NULL)
+		return;
 	if (a->end == DP_FLOW_END_OPEN || a->end == DP_FLOW_END_FIN) {
 		a->end = DP_FLOW_END_CUT;
 		a->end_reason = r;

@@ -48,12 +48,19 @@ dp_slots_peek(const struct dp_slots *s, uint32_t *idx)
 	return true;
 }
 
+/* Take the index dp_slots_peek() just gave. */
+static inline void
+dp_slots_take(struct dp_slots *s)
+{
+	s->n--;
+}
+
 static inline bool
 dp_slots_get(struct dp_slots *s, uint32_t *idx)
 {
 	if (!dp_slots_peek(s, idx))
 		return false;
-	s->n--;
+	dp_slots_take(s);
 	return true;
 }
 

@@ -141,14 +141,14 @@ static struct dp_fate
 t_vm_any(struct dp_worker *wk, const struct pkt *p, const struct dp_flow_key *k,
     struct dp_flow *f, struct dp_flow **fp)
 {
-	return dp_conn_vm_any(wk, p, 0, k, f, fp);
+	return dp_conn_vm_any(wk, p, k, dp_flow_hash(wk->flows, k), f, fp);
 }
 
 static struct dp_fate
 t_vm_general(struct dp_worker *wk, const struct pkt *p, const struct dp_flow_key *k,
     struct dp_flow *f, struct dp_flow **fp)
 {
-	return dp_conn_vm_general(wk, p, 0, k, f, fp);
+	return dp_conn_vm_general(wk, p, k, dp_flow_hash(wk->flows, k), f, fp);
 }
 
 /*
@@ -430,7 +430,7 @@ test_syn_fate(void **state)
 
 		memcpy(p.dst, t[i / 2].dst, 4);
 		dp_conn_key(&k, 0, &p, true);
-		fate = dp_conn_vm_general(w, &p, 0, &k, NULL, &fp);
+		fate = dp_conn_vm_general(w, &p, &k, dp_flow_hash(w->flows, &k), NULL, &fp);
 		assert_true(dp_fate_eq(fate, i % 2 ? dp_fate(DP_FATE_STREAM) :
 		    dp_fate_egress(DP_ALLOWED)));
 		assert_non_null(fp);
@@ -487,7 +487,7 @@ test_syn_by_address(void **state)
 
 		memcpy(p.dst, t[i].dst, sizeof(p.dst));
 		dp_conn_key(&k, vm, &p, true);
-		fate = dp_conn_vm_general(w, &p, vm, &k, NULL, &fp);
+		fate = dp_conn_vm_general(w, &p, &k, dp_flow_hash(w->flows, &k), NULL, &fp);
 		if (!t[i].allowed) {
 			assert_null(fp);
 			assert_int_equal(fate.why, DP_REASON_NO_BINDING);
@@ -511,7 +511,7 @@ t_syn(uint16_t vm, uint16_t sport, const uint8_t *dst, struct dp_flow **fp)
 	memcpy(p.dst, dst, 4);
 	dp_conn_key(&k, vm, &p, true);
 	*fp = NULL;
-	return dp_conn_vm_general(w, &p, vm, &k, NULL, fp);
+	return dp_conn_vm_general(w, &p, &k, dp_flow_hash(w->flows, &k), NULL, fp);
 }
 
 /* name bound to dst for VM vm as its DNS answer binds it: its ports and its budget. */

@@ -3,7 +3,8 @@
  * net_null ports, a flow log on): the HA peer hears the end of a flow it was told of and
  * nothing of one it never was; the flow log has every closed flow's final record. Most
  * flows need neither, so the worker asks before it does anything (dp_worker_closed()):
- * each half of that question left out fails one half here.
+ * each half of that question left out fails one half here. Without a flow log the worker
+ * keeps no account; with one, each flow's starts afresh and says how it ended.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -162,12 +163,50 @@ test_aged_record_to_the_log(void **state)
 	assert_int_equal(t_events(DP_EVT_FLOW_END, &port), 0);
 }
 
+/*
+ * Every flow aged out, and the flow log's last final record (the ring emptied after it):
+ * the flow of port, ended as end, with these packets from the VM and toward it.
+ */
+static void
+t_aged_as(uint16_t port, uint8_t end, uint64_t out, uint64_t in)
+{
+	struct dp_flow_rec r, last = { .final = 0 };
+
+	t_age_all();
+	while (rte_ring_dequeue_elem(w->flow_recs, &r, sizeof(r)) == 0)
+		if (r.final)
+			last = r;
+	assert_true(last.final);
+	assert_int_equal(last.vm_port, port);
+	assert_int_equal(last.end, end);
+	assert_int_equal(last.packets_out, out);
+	assert_int_equal(last.packets_in, in);
+}
+
+/*
+ * No HA peer: a flow that a FIN from each side closed ends as "fin", counted both ways;
+ * the next flow, in the entry the first left (the table hands the last freed out first),
+ * starts an account of its own: not the first's FIN, nor its counts.
+ */
+static void
+test_fin_then_fresh_account(void **state)
+{
+	(void)state;
+	t_open(40300, true);
+	t_tcp(true, 40300, 1001, 7001, PKT_TCP_ACK | PKT_TCP_FIN);
+	t_tcp(false, 40300, 7001, 1002, PKT_TCP_ACK | PKT_TCP_FIN);
+	t_aged_as(40300, DP_FLOW_END_FIN, 2, 2);
+	t_open(40301, false);
+	t_aged_as(40301, DP_FLOW_END_IDLE, 1, 0);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_aged_end_to_the_peer, t_ha_alone, t_log_alone),
 		cmocka_unit_test(test_aged_record_to_the_log),
+		cmocka_unit_test(test_fin_then_fresh_account),
 	};
 
 	return dpf_run("test_dp_flow_closed", t_config, &ctx, &w, tests,

@@ -53,12 +53,12 @@ dp_drop(struct dp_worker *w, struct rte_mbuf *m, enum dp_drop d)
 
 /* The general flow stage: not steady. Marks that it was asked, and leaves the flow be. */
 struct dp_fate
-dp_conn_vm_any(struct dp_worker *w, const struct pkt *p, uint16_t vm,
-    const struct dp_flow_key *k, struct dp_flow *f, struct dp_flow **fp)
+dp_conn_vm_any(struct dp_worker *w, const struct pkt *p, const struct dp_flow_key *k,
+    uint32_t h, struct dp_flow *f, struct dp_flow **fp)
 {
 	(void)w;
 	(void)p;
-	(void)vm;
+	(void)h;
 	(void)k;
 	(void)f;
 	(void)fp;
@@ -70,7 +70,7 @@ struct dp_fate
 dp_conn_uplink_any(struct dp_worker *w, const struct pkt *p, const struct dp_flow_key *k,
     struct dp_flow *f, struct dp_flow **fp)
 {
-	return dp_conn_vm_any(w, p, 0, k, f, fp);
+	return dp_conn_vm_any(w, p, k, 0, f, fp);
 }
 
 static void
@@ -323,7 +323,7 @@ t_steady_same(uint64_t *rng, const struct pkt *p, const struct dp_flow_key *k,
 	memcpy(&gen_f, &lean_f, sizeof(gen_f));
 	any_called = false;
 	fate = up ? dp_conn_uplink(&w, p, k, &gen_f, &fp, key) :
-	    dp_conn_vm(&w, p, k->vm, k, &gen_f, &fp, key);
+	    dp_conn_vm(&w, p, k, 0, &gen_f, &fp, key);
 	lean = dp_conn_steady_flow(key, &lean_f, !up, up ? 0 : ln->payload_len);
 	assert_int_equal(lean, !any_called);
 	if (lean && up) {

@@ -275,8 +275,9 @@ struct dp_flow *dp_flow_lookup_hashed(struct dp_flows *t, const struct dp_flow_k
     uint32_t h);
 
 /*
- * What frees an idle flow's other resources (its held bytes) before the flow goes: used
- * when dp_flow_open() reclaims idle flows to make room.
+ * What frees an idle flow's other resources (its held bytes: called only for a flow whose
+ * hold or peer_hold is set) before the flow goes: used when dp_flow_open() reclaims idle
+ * flows to make room.
  */
 void dp_flows_on_release(struct dp_flows *t, void (*release)(struct dp_flow *, void *),
     void *arg);
@@ -285,7 +286,9 @@ void dp_flows_on_release(struct dp_flows *t, void (*release)(struct dp_flow *, v
  * What reports a flow as it closes (its account says how it ended: dp_flowlog.h), and an
  * open one as aging passes it (interim records). NULL: nothing. closed is called for every
  * flow when closed_every (a flow log), else only for one the HA peer was told of
- * (DP_FLOW_HA_SYNCED): the others have nothing to report, and most flows close so.
+ * (DP_FLOW_HA_SYNCED): the others have nothing to report, and most flows close so. The
+ * accounts are the flow log's (dp_flowlog_opened()): without one they are neither kept
+ * nor read (the one closed is given is then stale).
  */
 void dp_flows_on_report(struct dp_flows *t,
     void (*closed)(const struct dp_flow *, struct dp_flow_acct *, void *),
@@ -300,6 +303,16 @@ void dp_flows_on_report(struct dp_flows *t,
 struct dp_flow *dp_flow_open(struct dp_flows *t, const struct dp_flow_key *k,
     uint32_t max_per_vm, uint64_t now);
 
+/*
+ * dp_flow_open() of k, whose hash h is dp_flow_hash()'s (a burst's, from
+ * dp_flow_lookup_start()): a connection's opening hashes its key once.
+ */
+struct dp_flow *dp_flow_open_hashed(struct dp_flows *t, const struct dp_flow_key *k, uint32_t h,
+    uint32_t max_per_vm, uint64_t now);
+
+/* k's hash in t, as dp_flow_lookup_start() gives it. */
+uint32_t dp_flow_hash(const struct dp_flows *t, const struct dp_flow_key *k);
+
 /* Close f now (an RST). */
 void dp_flow_close(struct dp_flows *t, struct dp_flow *f);
 
@@ -308,7 +321,7 @@ void dp_flow_close(struct dp_flows *t, struct dp_flow *f);
  * has, scanning from where the last call stopped. Returns how many were closed;
  * *closed_per_vm (nvms entries, may be NULL) counts them by VM. A flow whose hello is
  * pending is left to its judge; release (may be NULL) frees what another idle flow holds
- * before it closes.
+ * before it closes (called only for one whose hold or peer_hold is set).
  */
 unsigned int dp_flows_age(struct dp_flows *t, uint64_t now, unsigned int budget,
     uint64_t *closed_per_vm, const struct dp_gen *g, void (*release)(struct dp_flow *, void *),

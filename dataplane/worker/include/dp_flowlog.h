@@ -43,8 +43,9 @@ void dp_flowlog_opened_rec(struct dp_worker *w, struct dp_flow *f, const struct 
     uint8_t name_kind);
 
 /*
- * f, just opened by p (from its VM): its account started, the opening frame counted.
- * Without a flow log nothing reads the account: one test inline, every SYN makes it.
+ * f, just opened by p (from its VM): its account started afresh, the opening frame
+ * counted. Without a flow log nothing reads the account, and nothing keeps it (the flow
+ * table leaves it as the slot's last flow left it): one test inline, every SYN makes it.
  */
 static inline void
 dp_flowlog_opened(struct dp_worker *w, struct dp_flow *f, const struct pkt *p,
@@ -73,17 +74,26 @@ void dp_flowlog_refused(struct dp_worker *w, const struct pkt *p, const struct d
  */
 uint32_t dp_flowlog_stop_from(struct dp_worker *w, uint32_t at);
 
-/*
- * f ends as end (enum dp_flow_end), unless something said otherwise first. Inline: every
- * FIN says it.
- */
+/* dp_flowlog_end() with a flow log. */
 static inline void
-dp_flowlog_end(struct dp_worker *w, const struct dp_flow *f, uint8_t end)
+dp_flowlog_end_rec(struct dp_worker *w, const struct dp_flow *f, uint8_t end)
 {
 	struct dp_flow_acct *a = dp_flow_acct(w->flows, f);
 
 	if (a->end == DP_FLOW_END_OPEN)
 		a->end = end;
+}
+
+/*
+ * f ends as end (enum dp_flow_end), unless something said otherwise first. Inline: every
+ * FIN says it. Without a flow log the account is nobody's (dp_flowlog_opened()): its line
+ * is not touched.
+ */
+static inline void
+dp_flowlog_end(struct dp_worker *w, const struct dp_flow *f, uint8_t end)
+{
+	if (w->flow_recs != NULL)
+		dp_flowlog_end_rec(w, f, end);
 }
 
 /*
