@@ -291,7 +291,7 @@ dp_burst_lean(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr
 	 * the server's ACK of judged bytes: tracked as the general stage would, undecoded
 	 * (the call only for a flow steady but for them: most with judged bytes are not yet)
 	 */
-	if (!from_vm && f != NULL && f->judged != 0 && dp_conn_steady_word(b->steady, f) &&
+	if (!from_vm && f != NULL && f->judged != 0 && dp_conn_judged_word(b->steady, f) &&
 	    dp_conn_uplink_judged(w, b->steady, f, l->flags, l->ack, l->win)) {
 		dp_ingress(w, fr->m, fr->vm);
 		return true;

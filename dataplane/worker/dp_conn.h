@@ -96,6 +96,22 @@ dp_conn_steady_word(uint64_t key, const struct dp_flow *f)
 }
 
 /*
+ * dp_conn_steady_word(), but for f's tls, which may also be DP_TLS_VERIFY (a released
+ * hello's copy kept to compare, which the server's ACK lets go): what
+ * dp_conn_uplink_judged() asks of a flow with judged bytes.
+ */
+static inline bool
+dp_conn_judged_word(uint64_t key, const struct dp_flow *f)
+{
+	uint64_t word;
+
+	_Static_assert(DP_TLS_NONE == 0 && (DP_TLS_VERIFY & (DP_TLS_VERIFY - 1)) == 0,
+	    "VERIFY is one bit: masked, only NONE and VERIFY read as NONE");
+	memcpy(&word, &f->gen, sizeof(word));
+	return (((word ^ key) & ~((uint64_t)DP_TLS_VERIFY << 32)) << 16) == 0;
+}
+
+/*
  * What dp_conn_steady() asks of flow f, for a frame with payload_len bytes of data: all
  * but that the frame neither opens nor ends anything (the lean path's frames never do).
  */

@@ -15,18 +15,13 @@ bool
 dp_conn_uplink_judged(struct dp_worker *w, uint64_t steady, struct dp_flow *f, uint8_t flags,
     uint32_t ack, uint16_t win)
 {
-	uint64_t word;
-
 	/*
 	 * steady but for its judged bytes: its generation's, no module's (or the copy of a
 	 * released hello kept to compare, DP_TLS_VERIFY: what the server acknowledges lets it
 	 * go, as here), in no budget, no flow log; and no HA peer, which hears when the server
 	 * has the hello (dp_ha_note())
 	 */
-	_Static_assert(DP_TLS_NONE == 0 && (DP_TLS_VERIFY & (DP_TLS_VERIFY - 1)) == 0,
-	    "VERIFY is one bit: masked, only NONE and VERIFY read as NONE");
-	memcpy(&word, &f->gen, sizeof(word));
-	if (((word ^ steady) & ~((uint64_t)DP_TLS_VERIFY << 32)) << 16 != 0 || w->ctx->ha)
+	if (!dp_conn_judged_word(steady, f) || w->ctx->ha)
 		return false;
 	dp_conn_uplink_steady(w, f, true, flags, ack, win);
 	dp_tls_peer_ack(w, f);	/* all of them acknowledged: let them go */
