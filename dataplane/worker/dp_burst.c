@@ -9,7 +9,8 @@
  * same frames one at a time would: each lookup is finished when its frame is reached
  * (dp_burst_flow), after what earlier frames opened or closed. A TCP segment of the
  * commonest shape goes through with its key and what a steady flow reads of it, no struct pkt
- * (dp_lean.h), and is decoded in full only if its flow turns out not to be steady.
+ * (dp_lean.h), and is decoded in full only if its flow turns out not to be steady (or it
+ * opens or ends one).
  */
 #include "dp_budget_dst.h"
 #include "dp_burst.h"
@@ -273,7 +274,8 @@ dp_burst_steady(struct dp_worker *w, const struct dp_burst_frame *fr, struct dp_
 /*
  * A lean frame (dp_lean()) on flow f, from the VM (from_vm) or toward it: sent on when f
  * is steady for it, or toward the VM when it is the server's ACK of f's judged bytes
- * (true); else decoded now into fr->p, to go the general way (false).
+ * (true); else (a SYN, a FIN or an RST among them) decoded now into fr->p, to go the
+ * general way (false).
  */
 static __rte_always_inline bool
 dp_burst_lean(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr,
@@ -281,8 +283,7 @@ dp_burst_lean(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr
 {
 	const struct dp_lean *l = &fr->ln;
 
-	if (likely(f != NULL && dp_conn_steady_flow(b->steady, f, from_vm,
-	    from_vm ? l->payload_len : 0))) {
+	if (likely(f != NULL && dp_lean_steady(b->steady, f, l, from_vm))) {
 		dp_burst_steady(w, fr, f, from_vm, true, l->seq, l->payload_len, l->flags, l->ack,
 		    l->win);
 		return true;
@@ -291,7 +292,8 @@ dp_burst_lean(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr
 	 * the server's ACK of judged bytes: tracked as the general stage would, undecoded
 	 * (the call only for a flow steady but for them: most with judged bytes are not yet)
 	 */
-	if (!from_vm && f != NULL && f->judged != 0 && dp_conn_steady_word(b->steady, f) &&
+	if (!from_vm && f != NULL && f->judged != 0 && !(l->flags & DP_LEAN_TCP_ENDS) &&
+	    dp_conn_steady_word(b->steady, f) &&
 	    dp_conn_uplink_judged(w, b->steady, f, l->flags, l->ack, l->win)) {
 		dp_ingress(w, fr->m, fr->vm);
 		return true;
