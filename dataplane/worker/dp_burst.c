@@ -181,7 +181,7 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 		slot = dp_lean(g, fr->m, key, &fr->ln, from_vm);
 		if ((fr->lean = slot >= 0)) {	/* its fate CONTINUE, stored if it is not steady */
 			fr->vm = (uint16_t)slot;
-			fr->key = (uint8_t)(key++ - b->keys);
+			key++;
 			continue;
 		}
 		if (!(from_vm ? dp_burst_vm_decide(w, fr) : dp_burst_uplink_decide(w, fr))) {
@@ -190,7 +190,6 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 		}
 		if (fr->fate.act != DP_FATE_CONTINUE)
 			continue;
-		fr->key = (uint8_t)(key - b->keys);
 		dp_conn_key(key++, fr->vm, &fr->p, from_vm);
 	}
 	b->nkeys = (unsigned int)(key - b->keys);
@@ -330,6 +329,7 @@ dp_burst_plain_steady(struct dp_worker *w, struct dp_burst *b, const struct dp_b
 static __rte_always_inline void
 dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_vm)
 {
+	unsigned int key = 0;	/* the next frame with a key has this one (dp_burst_decide()) */
 	struct dp_burst b;
 
 	if (from_vm)
@@ -344,10 +344,12 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 		if (fr->m == NULL)
 			continue;
 		if (fr->lean) {		/* one not sent on goes below with the flow it found */
+			fr->key = (uint8_t)key++;
 			found = dp_burst_flow(w, &b, fr);
 			if (dp_burst_lean(w, &b, fr, found, from_vm))
 				continue;
 		} else if (fr->fate.act == DP_FATE_CONTINUE) {
+			fr->key = (uint8_t)key++;
 			found = dp_burst_flow(w, &b, fr);
 		}
 		f = NULL;	/* here: its address is taken, so set it where a frame needs it */

@@ -20,8 +20,10 @@ struct dp_burst_frame {
 					 * frame's, CONTINUE, stored once it leaves that path) */
 	enum pkt_status st;
 	uint16_t vm;
-	uint8_t key;			/* its flow key's index: set only for a lean frame or
-					 * while fate is CONTINUE */
+	uint8_t key;			/* its flow key's index, for a lean frame or one whose
+					 * fate is CONTINUE: set in the last stage, which
+					 * counts them as the first did (a store there, not a
+					 * pointer's difference to keep in the first) */
 	bool lean;			/* dp_lean() took it: p is not filled, ln is */
 	struct dp_lean ln;
 	struct pkt p;
