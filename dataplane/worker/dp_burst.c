@@ -354,7 +354,8 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 		}
 		f = NULL;	/* here: its address is taken, so set it where a frame needs it */
 		if ((fate = fr->fate).act == DP_FATE_CONTINUE) {
-			if (dp_burst_plain_steady(w, &b, fr, found, from_vm))
+			/* a lean frame here is not steady: dp_burst_lean() asked */
+			if (!fr->lean && dp_burst_plain_steady(w, &b, fr, found, from_vm))
 				continue;
 			fate = dp_burst_conn(w, &b, fr, from_vm, found, &f);
 		} else if (fate.act == DP_FATE_SLOW && from_vm)	/* no flow, budgets all the same */
