@@ -273,12 +273,12 @@ dp_burst_steady(struct dp_worker *w, const struct dp_burst_frame *fr, struct dp_
 /*
  * A lean frame (dp_lean()) on flow f, from the VM (from_vm) or toward it: sent on when f
  * is steady for it, or toward the VM when it is the server's ACK of f's judged bytes
- * (true); else (a SYN, a FIN or an RST among them) decoded now into fr->p, to go the
- * general way (false).
+ * (true); else (a SYN, a FIN or an RST among them) decoded now into fr->p, with its key's
+ * index key, to go the general way (false).
  */
 static __rte_always_inline bool
 dp_burst_lean(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr,
-    struct dp_flow *f, bool from_vm)
+    struct dp_flow *f, bool from_vm, unsigned int key)
 {
 	const struct dp_lean *l = &fr->ln;
 
@@ -297,6 +297,7 @@ dp_burst_lean(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr
 		dp_ingress(w, fr->m, fr->vm);
 		return true;
 	}
+	fr->key = (uint8_t)key;
 	fr->st = PKT_OK;
 	fr->fate = dp_fate(DP_FATE_CONTINUE);
 	dp_lean_decode(fr->m, &fr->p);
@@ -344,9 +345,8 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 		if (fr->m == NULL)
 			continue;
 		if (fr->lean) {		/* one not sent on goes below with the flow it found */
-			fr->key = (uint8_t)key++;
-			found = dp_burst_flow(w, &b, fr);
-			if (dp_burst_lean(w, &b, fr, found, from_vm))
+			found = dp_burst_flow_at(w, &b, key);
+			if (dp_burst_lean(w, &b, fr, found, from_vm, key++))
 				continue;
 		} else if (fr->fate.act == DP_FATE_CONTINUE) {
 			fr->key = (uint8_t)key++;
