@@ -80,6 +80,13 @@ dp_lean_key(struct dp_flow_key *k, uint16_t vm, uint8_t family, const uint8_t *t
 	memcpy(k, words, sizeof(words));
 }
 
+/* Is a or b negative? One test of both (an OR's sign) for two compares and branches. */
+static __rte_always_inline bool
+dp_lean_neg(int32_t a, int32_t b)
+{
+	return (a | b) < 0;
+}
+
 /*
  * What dp_lean_at() and dp_lean6_at() ask past the IP and TCP headers of a segment of
  * family (its source address at src, the destination's right after it; th its TCP header,
@@ -131,7 +138,7 @@ dp_lean_at(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key 
 	uint64_t fl = m->ol_flags & (RTE_MBUF_F_RX_IP_CKSUM_MASK | RTE_MBUF_F_RX_L4_CKSUM_MASK);
 	size_t len = rte_pktmbuf_data_len(m);
 	uint32_t total, frag_ttl_proto;
-	int32_t payload_len;
+	int32_t payload_len, hlen;
 	int slot;
 
 	/* (the type, version and header length dp_lean() read) */
@@ -143,8 +150,9 @@ dp_lean_at(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key 
 		return -1;
 	total = rd_be16(ip + 2);
 	/* the data offset at least 5 words, and no more than the segment holds */
-	payload_len = (int32_t)total - 20 - (th[12] >> 2 & 0x3c);	/* 4 * (th[12] >> 4) */
-	if (total > len - 14 - tag || th[12] < 5 << 4 || payload_len < 0)
+	hlen = th[12] >> 2 & 0x3c;					/* 4 * (th[12] >> 4) */
+	payload_len = (int32_t)total - 20 - hlen;
+	if (total > len - 14 - tag || dp_lean_neg(payload_len, hlen - 20))
 		return -1;
 	if ((slot = dp_lean_vm(g, frame, tag, from_vm, 4, ip + 12, th, payload_len, k, l)) < 0)
 		return -1;
@@ -169,7 +177,7 @@ dp_lean6_at(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key
 	const uint8_t *ip = frame + 14 + tag, *th = ip + 40;
 	uint64_t fl = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
 	size_t len = rte_pktmbuf_data_len(m);
-	int32_t payload_len;
+	int32_t payload_len, hlen;
 	uint32_t plen;
 	int slot;
 
@@ -177,8 +185,9 @@ dp_lean6_at(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key
 		return -1;
 	plen = rd_be16(ip + 4);
 	/* the data offset at least 5 words, and no more than the segment holds */
-	payload_len = (int32_t)plen - (th[12] >> 2 & 0x3c);
-	if (plen > len - DP_LEAN6_L4 - tag || th[12] < 5 << 4 || payload_len < 0)
+	hlen = th[12] >> 2 & 0x3c;
+	payload_len = (int32_t)plen - hlen;
+	if (plen > len - DP_LEAN6_L4 - tag || dp_lean_neg(payload_len, hlen - 20))
 		return -1;
 	if ((slot = dp_lean_vm(g, frame, tag, from_vm, 6, ip + 8, th, payload_len, k, l)) < 0)
 		return -1;
