@@ -166,6 +166,9 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 {
 	unsigned int port = from_vm ? DP_PORT_VM : DP_PORT_UPLINK;
 	struct dp_flow_key *key = b->keys;	/* the next key (an index cost a spill) */
+	/* the frames before it have one DP_BURST_PREFETCH further to prefetch: one compare */
+	struct rte_mbuf **prefetch_end = n > DP_BURST_PREFETCH ? pkts + n - DP_BURST_PREFETCH :
+	    pkts;
 	struct dp_burst_frame *fr = b->fr;
 	const struct dp_gen *g = w->gen;	/* swapped between bursts only (dp_worker.c) */
 	uint64_t bytes = 0;
@@ -174,7 +177,7 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 		int slot;
 
 		/* by pointer: an index and its bound took a counter kept in memory */
-		if (end - pm > DP_BURST_PREFETCH)
+		if (pm < prefetch_end)
 			rte_prefetch0(rte_pktmbuf_mtod(pm[DP_BURST_PREFETCH], void *));
 		fr->m = *pm;
 		bytes += rte_pktmbuf_pkt_len(fr->m);
