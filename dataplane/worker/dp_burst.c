@@ -9,7 +9,8 @@
  * same frames one at a time would: each lookup is finished when its frame is reached
  * (dp_burst_flow), after what earlier frames opened or closed. A TCP segment of the
  * commonest shape goes through with its key and what a steady flow reads of it, no struct pkt
- * (dp_lean.h), and is decoded in full only if its flow turns out not to be steady.
+ * (dp_lean.h), and is decoded in full only if its flow turns out not to be steady (or it
+ * opens or ends one).
  */
 #include "dp_budget_dst.h"
 #include "dp_burst.h"
@@ -165,6 +166,9 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 {
 	unsigned int port = from_vm ? DP_PORT_VM : DP_PORT_UPLINK;
 	struct dp_flow_key *key = b->keys;	/* the next key (an index cost a spill) */
+	/* the frames before it have one DP_BURST_PREFETCH further to prefetch: one compare */
+	struct rte_mbuf **prefetch_end = n > DP_BURST_PREFETCH ? pkts + n - DP_BURST_PREFETCH :
+	    pkts;
 	struct dp_burst_frame *fr = b->fr;
 	const struct dp_gen *g = w->gen;	/* swapped between bursts only (dp_worker.c) */
 	uint64_t bytes = 0;
@@ -173,14 +177,14 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 		int slot;
 
 		/* by pointer: an index and its bound took a counter kept in memory */
-		if (end - pm > DP_BURST_PREFETCH)
+		if (pm < prefetch_end)
 			rte_prefetch0(rte_pktmbuf_mtod(pm[DP_BURST_PREFETCH], void *));
 		fr->m = *pm;
 		bytes += rte_pktmbuf_pkt_len(fr->m);
 		slot = dp_lean(g, fr->m, key, &fr->ln, from_vm);
 		if ((fr->lean = slot >= 0)) {	/* its fate CONTINUE, stored if it is not steady */
 			fr->vm = (uint16_t)slot;
-			fr->key = (uint8_t)(key++ - b->keys);
+			key++;
 			continue;
 		}
 		if (!(from_vm ? dp_burst_vm_decide(w, fr) : dp_burst_uplink_decide(w, fr))) {
@@ -189,7 +193,6 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 		}
 		if (fr->fate.act != DP_FATE_CONTINUE)
 			continue;
-		fr->key = (uint8_t)(key - b->keys);
 		dp_conn_key(key++, fr->vm, &fr->p, from_vm);
 	}
 	b->nkeys = (unsigned int)(key - b->keys);
@@ -273,16 +276,16 @@ dp_burst_steady(struct dp_worker *w, const struct dp_burst_frame *fr, struct dp_
 /*
  * A lean frame (dp_lean()) on flow f, from the VM (from_vm) or toward it: sent on when f
  * is steady for it, or toward the VM when it is the server's ACK of f's judged bytes
- * (true); else decoded now into fr->p, to go the general way (false).
+ * (true); else (a SYN, a FIN or an RST among them) decoded now into fr->p, with its key's
+ * index key, to go the general way (false).
  */
 static __rte_always_inline bool
 dp_burst_lean(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr,
-    struct dp_flow *f, bool from_vm)
+    struct dp_flow *f, bool from_vm, unsigned int key)
 {
 	const struct dp_lean *l = &fr->ln;
 
-	if (likely(f != NULL && dp_conn_steady_flow(b->steady, f, from_vm,
-	    from_vm ? l->payload_len : 0))) {
+	if (likely(f != NULL && dp_lean_steady(b->steady, f, l, from_vm))) {
 		dp_burst_steady(w, fr, f, from_vm, true, l->seq, l->payload_len, l->flags, l->ack,
 		    l->win);
 		return true;
@@ -291,11 +294,13 @@ dp_burst_lean(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr
 	 * the server's ACK of judged bytes: tracked as the general stage would, undecoded
 	 * (the call only for a flow steady but for them: most with judged bytes are not yet)
 	 */
-	if (!from_vm && f != NULL && f->judged != 0 && dp_conn_judged_word(b->steady, f) &&
+	if (!from_vm && f != NULL && f->judged != 0 && !(l->flags & DP_LEAN_TCP_ENDS) &&
+	    dp_conn_judged_word(b->steady, f) &&
 	    dp_conn_uplink_judged(w, b->steady, f, l->flags, l->ack, l->win)) {
 		dp_ingress(w, fr->m, fr->vm);
 		return true;
 	}
+	fr->key = (uint8_t)key;
 	fr->st = PKT_OK;
 	fr->fate = dp_fate(DP_FATE_CONTINUE);
 	dp_lean_decode(fr->m, &fr->p);
@@ -328,6 +333,7 @@ dp_burst_plain_steady(struct dp_worker *w, struct dp_burst *b, const struct dp_b
 static __rte_always_inline void
 dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_vm)
 {
+	unsigned int key = 0;	/* the next frame with a key has this one (dp_burst_decide()) */
 	struct dp_burst b;
 
 	if (from_vm)
@@ -342,15 +348,17 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 		if (fr->m == NULL)
 			continue;
 		if (fr->lean) {		/* one not sent on goes below with the flow it found */
-			found = dp_burst_flow(w, &b, fr);
-			if (dp_burst_lean(w, &b, fr, found, from_vm))
+			found = dp_burst_flow_at(w, &b, key);
+			if (dp_burst_lean(w, &b, fr, found, from_vm, key++))
 				continue;
 		} else if (fr->fate.act == DP_FATE_CONTINUE) {
+			fr->key = (uint8_t)key++;
 			found = dp_burst_flow(w, &b, fr);
 		}
 		f = NULL;	/* here: its address is taken, so set it where a frame needs it */
 		if ((fate = fr->fate).act == DP_FATE_CONTINUE) {
-			if (dp_burst_plain_steady(w, &b, fr, found, from_vm))
+			/* a lean frame here is not steady: dp_burst_lean() asked */
+			if (!fr->lean && dp_burst_plain_steady(w, &b, fr, found, from_vm))
 				continue;
 			fate = dp_burst_conn(w, &b, fr, from_vm, found, &f);
 		} else if (fate.act == DP_FATE_SLOW && from_vm)	/* no flow, budgets all the same */

@@ -20,8 +20,10 @@ struct dp_burst_frame {
 					 * frame's, CONTINUE, stored once it leaves that path) */
 	enum pkt_status st;
 	uint16_t vm;
-	uint8_t key;			/* its flow key's index: set only for a lean frame or
-					 * while fate is CONTINUE */
+	uint8_t key;			/* its flow key's index, for a lean frame or one whose
+					 * fate is CONTINUE: set in the last stage, which
+					 * counts them as the first did (a store there, not a
+					 * pointer's difference to keep in the first) */
 	bool lean;			/* dp_lean() took it: p is not filled, ln is */
 	struct dp_lean ln;
 	struct pkt p;
@@ -47,15 +49,22 @@ struct dp_flow *dp_burst_flow_find(struct dp_worker *w, const struct dp_burst *b
  * found absent is looked up again only if a key of its bit opened since.
  */
 static __rte_always_inline struct dp_flow *
+dp_burst_flow_at(struct dp_worker *w, const struct dp_burst *b, unsigned int key)
+{
+	struct dp_flow *f = b->found[key];
+
+	if (likely(f != NULL && dp_flow_entry_is(f, &b->keys[key])))
+		return f;
+	if (f == NULL && dp_flow_still_absent(w->flows, b->hash[key]))
+		return NULL;
+	return dp_burst_flow_find(w, b, key);
+}
+
+/* dp_burst_flow_at() of frame fr's key */
+static __rte_always_inline struct dp_flow *
 dp_burst_flow(struct dp_worker *w, const struct dp_burst *b, const struct dp_burst_frame *fr)
 {
-	struct dp_flow *f = b->found[fr->key];
-
-	if (likely(f != NULL && dp_flow_entry_is(f, &b->keys[fr->key])))
-		return f;
-	if (f == NULL && dp_flow_still_absent(w->flows, b->hash[fr->key]))
-		return NULL;
-	return dp_burst_flow_find(w, b, fr->key);
+	return dp_burst_flow_at(w, b, fr->key);
 }
 
 #endif

@@ -113,7 +113,7 @@ dp_conn_judged_word(uint64_t key, const struct dp_flow *f)
 
 /*
  * What dp_conn_steady() asks of flow f, for a frame with payload_len bytes of data: all
- * but that the frame neither opens nor ends anything (the lean path's frames never do).
+ * but that the frame neither opens nor ends anything (dp_lean_steady() asks that apart).
  */
 static inline bool
 dp_conn_steady_flow(uint64_t key, const struct dp_flow *f, bool from_vm, size_t payload_len)

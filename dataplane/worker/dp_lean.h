@@ -1,13 +1,13 @@
 /*
- * The lean path of a frame (dp_burst.c): the shape nearly every frame of an open TCP
+ * The lean path of a frame (dp_burst.c): the shape nearly every frame of a TCP
  * connection has, over IPv4 or IPv6, told from the frame's bytes without filling a struct
- * pkt. What it reads
- * is all the steady flow stage needs (the inline case of dp_conn_vm() and
- * dp_conn_uplink()): the flow key, and from the VM the sequence number and the payload's
- * length, toward it the ACK, the window and the flags. A frame of that shape whose flow
- * is not steady is decoded fully then and goes the general way; a frame of any other
- * shape goes the general way from the start. test_dp_lean holds each answer to the
- * general path's.
+ * pkt. What it reads is all the steady flow stage needs (the inline case of dp_conn_vm()
+ * and dp_conn_uplink()): the flow key, the flags, and from the VM the sequence number and
+ * the payload's length, toward it the ACK and the window. A frame of that shape whose flow
+ * is not steady, or that opens or ends its connection (a SYN, a FIN, an RST: never
+ * steady), is decoded fully then from what was checked and goes the general way, neither
+ * checked nor looked up again; a frame of any other shape goes the general way from the
+ * start. test_dp_lean holds each answer to the general path's.
  */
 #ifndef DP_LEAN_H
 #define DP_LEAN_H
@@ -21,6 +21,7 @@
 #include <rte_mbuf.h>
 
 #include "dp.h"
+#include "dp_conn.h"
 #include "dp_flow.h"
 #include "dp_gen.h"
 #include "dp_rx.h"
@@ -40,7 +41,7 @@ struct dp_lean {
 	uint16_t payload_len;
 	uint16_t win;			/* toward it: what the peer acknowledges */
 	uint32_t ack;
-	uint8_t flags;
+	uint8_t flags;			/* either way (a SYN, FIN or RST: not steady) */
 };
 
 /*
@@ -79,6 +80,13 @@ dp_lean_key(struct dp_flow_key *k, uint16_t vm, uint8_t family, const uint8_t *t
 	memcpy(k, words, sizeof(words));
 }
 
+/* Is a or b negative? One test of both (an OR's sign) for two compares and branches. */
+static __rte_always_inline bool
+dp_lean_neg(int32_t a, int32_t b)
+{
+	return (a | b) < 0;
+}
+
 /*
  * What dp_lean_at() and dp_lean6_at() ask past the IP and TCP headers of a segment of
  * family (its source address at src, the destination's right after it; th its TCP header,
@@ -105,13 +113,13 @@ dp_lean_vm(const struct dp_gen *g, const uint8_t *frame, size_t tag, bool from_v
 	    !v->id.has6 || memcmp(src, v->id.ip6, 16) != 0)))
 		return -1;
 	dp_lean_key(k, (uint16_t)slot, family, th, from_vm ? src + alen : src, from_vm);
+	l->flags = th[13];
 	if (from_vm) {
 		l->seq = rd_be32(th + 4);
 		l->payload_len = (uint16_t)payload_len;
 	} else {
 		l->ack = rd_be32(th + 8);
 		l->win = rd_be16(th + 14);
-		l->flags = th[13];
 	}
 	return slot;
 }
@@ -130,15 +138,11 @@ dp_lean_at(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key 
 	uint64_t fl = m->ol_flags & (RTE_MBUF_F_RX_IP_CKSUM_MASK | RTE_MBUF_F_RX_L4_CKSUM_MASK);
 	size_t len = rte_pktmbuf_data_len(m);
 	uint32_t total, frag_ttl_proto;
-	int32_t payload_len;
+	int32_t payload_len, hlen;
 	int slot;
 
-	/*
-	 * (the type, version and header length dp_lean() read); the flags early, so that a
-	 * SYN, a FIN or an RST (a connection's ends: a good share of the frames that are not
-	 * lean) leaves at once
-	 */
-	if ((tag != 0 && len < DP_LEAN_L4 + 20 + tag) || (th[13] & DP_LEAN_TCP_ENDS))
+	/* (the type, version and header length dp_lean() read) */
+	if (tag != 0 && len < DP_LEAN_L4 + 20 + tag)
 		return -1;
 	/* TCP, not a fragment: the flags and offset's low 14 bits zero, in one load */
 	memcpy(&frag_ttl_proto, ip + 6, 4);
@@ -146,8 +150,9 @@ dp_lean_at(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key 
 		return -1;
 	total = rd_be16(ip + 2);
 	/* the data offset at least 5 words, and no more than the segment holds */
-	payload_len = (int32_t)total - 20 - (th[12] >> 2 & 0x3c);	/* 4 * (th[12] >> 4) */
-	if (total > len - 14 - tag || th[12] < 5 << 4 || payload_len < 0)
+	hlen = th[12] >> 2 & 0x3c;					/* 4 * (th[12] >> 4) */
+	payload_len = (int32_t)total - 20 - hlen;
+	if (total > len - 14 - tag || dp_lean_neg(payload_len, hlen - 20))
 		return -1;
 	if ((slot = dp_lean_vm(g, frame, tag, from_vm, 4, ip + 12, th, payload_len, k, l)) < 0)
 		return -1;
@@ -172,16 +177,17 @@ dp_lean6_at(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key
 	const uint8_t *ip = frame + 14 + tag, *th = ip + 40;
 	uint64_t fl = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
 	size_t len = rte_pktmbuf_data_len(m);
-	int32_t payload_len;
+	int32_t payload_len, hlen;
 	uint32_t plen;
 	int slot;
 
-	if (len < DP_LEAN6_L4 + 20 + tag || ip[6] != PKT_PROTO_TCP || (th[13] & DP_LEAN_TCP_ENDS))
+	if (len < DP_LEAN6_L4 + 20 + tag || ip[6] != PKT_PROTO_TCP)
 		return -1;
 	plen = rd_be16(ip + 4);
 	/* the data offset at least 5 words, and no more than the segment holds */
-	payload_len = (int32_t)plen - (th[12] >> 2 & 0x3c);
-	if (plen > len - DP_LEAN6_L4 - tag || th[12] < 5 << 4 || payload_len < 0)
+	hlen = th[12] >> 2 & 0x3c;
+	payload_len = (int32_t)plen - hlen;
+	if (plen > len - DP_LEAN6_L4 - tag || dp_lean_neg(payload_len, hlen - 20))
 		return -1;
 	if ((slot = dp_lean_vm(g, frame, tag, from_vm, 6, ip + 8, th, payload_len, k, l)) < 0)
 		return -1;
@@ -207,16 +213,15 @@ dp_lean_type_is(uint32_t word, uint32_t type, uint32_t mask)
  * Frame m from the VM port (from_vm) or the uplink, if it is of the lean shape: one
  * segment, untagged or with one 802.1Q tag (a VLAN's VMs' every frame has it), IPv4
  * without options and not a fragment or IPv6 without extension headers, TCP whose
- * lengths fit and that neither opens nor ends anything (every frame pkt_decode_fast()
- * takes of this shape decodes alike), its checksums right (in software as
- * dp_rx_csums4_ok() or dp_rx_csum6_ok(), or marked good by the port), from (to) the VM
- * its source (destination) MAC and tag name, untagged only for one configured without a
- * VLAN (dp_vlan_tags_ok()), and from the VM, with that VM's source address. For such a
- * frame the general first stage says DP_RX_PLAIN, then CONTINUE with this key
- * (dp_decide_vm_plain() or _uplink_plain(), dp_conn_key()). Returns the VM's slot, its
- * flow key in *k and the rest in *l (seq and payload_len from the VM, the others toward
- * it); -1 for any other frame (then *k and *l are scratch). Inline where from_vm is a
- * constant.
+ * lengths fit (a SYN, a FIN or an RST too: dp_lean_steady() tells them), its checksums
+ * right (in software as dp_rx_csums4_ok() or dp_rx_csum6_ok(), or marked good by the
+ * port), from (to) the VM its source (destination) MAC and tag name, untagged only for
+ * one configured without a VLAN (dp_vlan_tags_ok()), and from the VM, with that VM's
+ * source address. For such a frame the general first stage says DP_RX_PLAIN, then
+ * CONTINUE with this key (dp_decide_vm_plain() or _uplink_plain(), dp_conn_key()).
+ * Returns the VM's slot, its flow key in *k and the rest in *l (flags; seq and
+ * payload_len from the VM, the others toward it); -1 for any other frame (then *k and *l
+ * are scratch). Inline where from_vm is a constant.
  */
 static __rte_always_inline int
 dp_lean(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key *k,
@@ -248,11 +253,23 @@ dp_lean(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key *k,
 }
 
 /*
+ * Is lean frame l, on flow f, of f's steady state (dp_conn_steady(), with the steady word
+ * key): f steady for it, and the frame neither opens nor ends anything?
+ */
+static __rte_always_inline bool
+dp_lean_steady(uint64_t key, const struct dp_flow *f, const struct dp_lean *l, bool from_vm)
+{
+	return dp_conn_steady_flow(key, f, from_vm, from_vm ? l->payload_len : 0) &&
+	    !(l->flags & DP_LEAN_TCP_ENDS);
+}
+
+/*
  * The struct pkt the general path would have made of a lean frame m, for one whose flow
- * is not steady after all: what pkt_decode_fast() writes of it, from the bytes dp_lean()
- * checked (at most one tag, IPv4 without options and not a fragment or IPv6 without
- * extension headers, TCP whose lengths fit), with none of its checks asked again
- * (test_dp_lean holds the two equal, field by field). Inline: as a call (which the tag's
+ * is not steady after all (or a SYN, a FIN, an RST): what pkt_decode_fast() writes of it
+ * (and pkt_decode_syn() of a SYN, as dp_rx_decode()), from the bytes dp_lean() checked
+ * (at most one tag, IPv4 without options and not a fragment or IPv6 without extension
+ * headers, TCP whose lengths fit), with none of its checks asked again (test_dp_lean
+ * holds the two equal, field by field). Inline: as a call (which the tag's
  * branches made of it) it cost ~100 Ir a connection.
  */
 static __rte_always_inline void
@@ -292,12 +309,14 @@ dp_lean_decode(const struct rte_mbuf *m, struct pkt *p)
 	p->sport = rd_be16(th);
 	p->dport = rd_be16(th + 2);
 	p->tcp_flags = th[13];
-	p->tcp_wscale = PKT_WSCALE_NONE;	/* a SYN's, and no lean frame is one */
+	p->tcp_wscale = PKT_WSCALE_NONE;	/* a SYN's: read below */
 	p->tcp_win = rd_be16(th + 14);
 	p->seq = rd_be32(th + 4);
 	p->ack = rd_be32(th + 8);
 	p->payload = th + off;
 	p->payload_len = (size_t)(l4_len - off);
+	if (unlikely(th[13] & PKT_TCP_SYN))
+		pkt_decode_syn(frame, p);
 }
 
 #endif

@@ -201,6 +201,36 @@ test_judged_flow_data_not_inline(void **state)
 }
 
 /*
+ * A flow of agent1's from port to 198.51.100.7:8080 opened (the server's SYN-ACK in
+ * *from_peer, which is left as the server's next segment, seq 901, ACK 7101) with 100
+ * judged bytes: the flow.
+ */
+static struct dp_flow *
+t_judged_flow(uint16_t port, struct dpf_tcp *from_peer)
+{
+	static const uint8_t gw[6] = { 2, 0, 0, 0, 0, 0xfe }, vm[6] = { 2, 0, 0, 0, 0, 1 };
+	static const uint8_t src[4] = { 10, 77, 0, 11 }, dst[4] = { 198, 51, 100, 7 };
+	struct dp_flow_key k = t_key(port);
+	struct rte_mbuf *m = t_tcp(port, 7000, PKT_TCP_SYN);
+	struct dp_flow *f;
+
+	*from_peer = (struct dpf_tcp){ .smac = gw, .dmac = vm, .sip = dst, .dip = src,
+		.sport = 8080, .dport = port, .seq = 900, .ack = 7001,
+		.flags = PKT_TCP_SYN | PKT_TCP_ACK };
+	dp_burst_vm(w, &m, 1);
+	m = dpf_tcp4(&ctx, from_peer);
+	dp_burst_uplink(w, &m, 1);
+	assert_non_null(f = dp_flow_lookup(w->flows, &k));
+	assert_true(f->peer_synced);
+	f->tls = DP_TLS_NONE;
+	f->judged = 100;
+	f->vm_nxt = 7101;
+	from_peer->seq = 901;
+	from_peer->ack = 7101;
+	return f;
+}
+
+/*
  * Toward the VM likewise: the server's ACK of a flow's judged bytes is no steady frame,
  * for it lets the flow forget them (dp_tls_peer_ack()); the lean path does that too
  * (dp_conn_uplink_judged()), or hands it on.
@@ -208,32 +238,36 @@ test_judged_flow_data_not_inline(void **state)
 static void
 test_judged_flow_ack_not_inline(void **state)
 {
-	static const uint8_t gw[6] = { 2, 0, 0, 0, 0, 0xfe }, vm[6] = { 2, 0, 0, 0, 0, 1 };
-	static const uint8_t src[4] = { 10, 77, 0, 11 }, dst[4] = { 198, 51, 100, 7 };
-	struct dp_flow_key k = { .vm = 0, .family = 4, .proto = 6, .vm_port = 44100,
-		.peer_port = 8080, .peer = { 198, 51, 100, 7 } };
-	struct dpf_tcp from_peer = { .smac = gw, .dmac = vm, .sip = dst, .dip = src,
-		.sport = 8080, .dport = 44100, .seq = 900, .ack = 7001,
-		.flags = PKT_TCP_SYN | PKT_TCP_ACK };
-	struct rte_mbuf *m = t_tcp(44100, 7000, PKT_TCP_SYN);
-	struct dp_flow *f;
+	struct dpf_tcp from_peer;
+	struct dp_flow *f = t_judged_flow(44100, &from_peer);
+	struct rte_mbuf *m;
 
 	(void)state;
-	dp_burst_vm(w, &m, 1);
-	m = dpf_tcp4(&ctx, &from_peer);
-	dp_burst_uplink(w, &m, 1);
-	assert_non_null(f = dp_flow_lookup(w->flows, &k));
-	assert_true(f->peer_synced);
-	f->tls = DP_TLS_NONE;
-	f->judged = 100;
-	f->vm_nxt = 7101;
-	from_peer.seq = 901;
-	from_peer.ack = 7101;
 	from_peer.flags = PKT_TCP_ACK;
 	m = dpf_tcp4(&ctx, &from_peer);
 	dp_burst_uplink(w, &m, 1);
 	assert_int_equal(f->judged, 0);
 	assert_int_equal(f->peer_ack, 7101);
+	t_sent();
+}
+
+/*
+ * But the server's FIN with that ACK, which the lean path takes too, is no plain ACK: it
+ * goes the general way, which closes the flow's side (and lets the judged bytes go).
+ */
+static void
+test_judged_flow_fin_general(void **state)
+{
+	struct dpf_tcp from_peer;
+	struct dp_flow *f = t_judged_flow(44102, &from_peer);
+	struct rte_mbuf *m;
+
+	(void)state;
+	from_peer.flags = PKT_TCP_FIN | PKT_TCP_ACK;
+	m = dpf_tcp4(&ctx, &from_peer);
+	dp_burst_uplink(w, &m, 1);
+	assert_int_equal(f->judged, 0);
+	assert_int_equal(f->state, DP_FLOW_CLOSING);
 	t_sent();
 }
 
@@ -382,6 +416,7 @@ main(void)
 		cmocka_unit_test(test_burst_counts_exact),
 		cmocka_unit_test(test_judged_flow_data_not_inline),
 		cmocka_unit_test(test_judged_flow_ack_not_inline),
+		cmocka_unit_test(test_judged_flow_fin_general),
 		cmocka_unit_test(test_audited_quic_on_steady_flow),
 		cmocka_unit_test(test_silent_discard),
 		cmocka_unit_test(test_held_fate),

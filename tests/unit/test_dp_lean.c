@@ -2,15 +2,16 @@
  * The lean path of a frame from the VM port or the uplink (dp_lean.h) held to the general
  * one it stands for: random frames over IPv4 and IPv6 and every edge its checks draw
  * (tags, IPv4 options, an IPv6 extension header, fragments, lengths that do not fit, the
- * version, the protocol or next header, wrong checksums, what the port says of them, SYN,
- * FIN, RST, another's source, an unknown MAC, a VM with a VLAN, one without the frame's
- * family's address, UDP), untagged and behind a VM's own 802.1Q tag (then also another
- * VLAN, another inner type, a priority), go through both, each way. A frame the lean path
- * takes must be one the general first stage (dp_rx_decode(), the VM by MAC,
- * dp_decide_vm_plain() or _uplink_plain(), dp_conn_key()) lets go on with the same VM and
- * key, decoding as dp_lean_decode() says; and on any flow the lean steady stage must do
- * what dp_conn_vm() or dp_conn_uplink() does: the same flows steady, the same verdict, the
- * flow left the same; the others left alone for the general way.
+ * version, the protocol or next header, wrong checksums, what the port says of them, SYN
+ * (its window scale), FIN, RST, another's source, an unknown MAC, a VM with a VLAN, one
+ * without the frame's family's address, UDP), untagged and behind a VM's own 802.1Q tag
+ * (then also another VLAN, another inner type, a priority), go through both, each way. A
+ * frame the lean path takes must be one the general first stage (dp_rx_decode(), the VM
+ * by MAC, dp_decide_vm_plain() or _uplink_plain(), dp_conn_key()) lets go on with the same
+ * VM and key, decoding as dp_lean_decode() says; and on any flow the lean steady stage
+ * must do what dp_conn_vm() or dp_conn_uplink() does: the same flows steady (never a SYN,
+ * a FIN or an RST), the same verdict, the flow left the same; the others left alone for
+ * the general way.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -194,6 +195,12 @@ t_frame(uint64_t *rng, struct fc_frame *f, size_t *len, uint64_t *ol, bool up)
 	case 8: s.proto = FC_PROTO_ICMP; break;
 	case 9: s.pad = 1 + fc_rnd(rng) % 30; break;
 	case 10: s.src = (const uint8_t *)"\x0a\x0a\x00\x0c"; break;
+	case 36:	/* a SYN (or SYN-ACK) whose options (data offset below) scale */
+		s.flags = ends[fc_rnd(rng) % 2 ? 0 : 3];
+		s.payload_len = 4 + fc_rnd(rng) % 64;
+		memcpy(payload, "\x01\x03\x03", 3);
+		payload[3] = (uint8_t)(fc_rnd(rng) % 20);
+		break;
 	}
 	if (tagged && s.tags == 0)
 		s.tags = 1;
@@ -241,6 +248,7 @@ t_frame(uint64_t *rng, struct fc_frame *f, size_t *len, uint64_t *ol, bool up)
 	case 26: f->b[fc_rnd(rng) % f->len] ^= (uint8_t)(1 + fc_rnd(rng) % 255); break;
 	case 27: ip[v6 ? 8 + fc_rnd(rng) % 16 : 12 + fc_rnd(rng) % 4] ^= 1; break; /* source */
 	case 28: ip[v6 ? 24 + fc_rnd(rng) % 16 : 16 + fc_rnd(rng) % 4] ^= 1; break; /* dst: lean */
+	case 36: th[12] = 6 << 4; break;
 	}
 	if (edit != 26 && fc_rnd(rng) % 4 != 0)
 		t_fix_sums(f->b, f->len);
@@ -324,7 +332,7 @@ t_steady_same(uint64_t *rng, const struct pkt *p, const struct dp_flow_key *k,
 	any_called = false;
 	fate = up ? dp_conn_uplink(&w, p, k, &gen_f, &fp, key) :
 	    dp_conn_vm(&w, p, k, 0, &gen_f, &fp, key);
-	lean = dp_conn_steady_flow(key, &lean_f, !up, up ? 0 : ln->payload_len);
+	lean = dp_lean_steady(key, &lean_f, ln, !up);
 	assert_int_equal(lean, !any_called);
 	if (lean && up) {
 		dp_conn_uplink_steady(&w, &lean_f, true, ln->flags, ln->ack, ln->win);
@@ -342,7 +350,7 @@ static void
 t_lean_is_general(bool up)
 {
 	uint64_t rng = up ? 0x0b1ea4 : 0x1ea4;
-	unsigned int took = 0, tagged = 0, v6 = 0, steady = 0, general = 0;
+	unsigned int took = 0, tagged = 0, v6 = 0, steady = 0, general = 0, ends = 0, scaled = 0;
 	struct fc_frame f;
 	size_t len;
 	uint64_t ol;
@@ -368,14 +376,15 @@ t_lean_is_general(bool up)
 		took++;
 		tagged += fc_r16(f.b + 12) == 0x8100;
 		v6 += lean_k.family == 6;
+		ends += (ln.flags & DP_LEAN_TCP_ENDS) != 0;
 		if (!goes_on)
 			fail_msg("frame %u: lean took one the general path stops", i);
 		assert_int_equal(slot, vm);
 		assert_memory_equal(&lean_k, &gen_k, sizeof(lean_k));
+		assert_int_equal(ln.flags, p.tcp_flags);
 		if (up) {
 			assert_int_equal(ln.ack, p.ack);
 			assert_int_equal(ln.win, p.tcp_win);
-			assert_int_equal(ln.flags, p.tcp_flags);
 		} else {
 			assert_int_equal(ln.seq, p.seq);
 			assert_int_equal(ln.payload_len, p.payload_len);
@@ -383,16 +392,20 @@ t_lean_is_general(bool up)
 		memset(&lp, 0, sizeof(lp));
 		dp_lean_decode(&m, &lp);
 		assert_memory_equal(&lp, &p, sizeof(lp));
+		scaled += lp.tcp_wscale != PKT_WSCALE_NONE;
 		t_steady_same(&rng, &p, &lean_k, &ln, up, &steady);
 		t_steady_same(&rng, &p, &lean_k, &ln, up, &steady);
 	}
-	print_message("%s: %u frames, %u lean (%u tagged, %u IPv6), %u go on, %u steady\n",
-	    up ? "uplink" : "VM port", T_FRAMES, took, tagged, v6, general, steady);
+	print_message("%s: %u frames, %u lean (%u tagged, %u IPv6, %u SYN, FIN or RST, %u scaled),"
+	    " %u go on, %u steady\n", up ? "uplink" : "VM port", T_FRAMES, took, tagged, v6, ends,
+	    scaled, general, steady);
 	/* many frames are of the lean shape, tagged or not, either family, not every one */
 	assert_true(took > T_FRAMES / 8 && took < general);
 	assert_true(tagged > took / 5 && tagged < took / 2);
 	assert_true(v6 > took / 5 && v6 < 2 * took / 3);
 	assert_true(steady > took / 2 && steady < 2 * took);
+	/* a connection's ends too, a SYN's window scale read */
+	assert_true(ends > took / 50 && scaled > took / 200);
 }
 
 static void
