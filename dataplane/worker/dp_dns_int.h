@@ -142,7 +142,7 @@ dp_dns_join_count(const uint8_t *name, size_t len, char *out, size_t *dots)
 		memcpy(out, ".", 2);
 		return 1;
 	}
-	copy8((uint8_t *)out, name + 1, n, false);	/* a name's words: no call */
+	copy16((uint8_t *)out, name + 1, n);	/* a name's words: no call */
 	for (i = name[0]; i < n; i += 1 + (size_t)name[i + 1]) {
 		out[i] = '.';
 		(*dots)++;

@@ -397,6 +397,29 @@ test_copy_lower(void **state)
 			}
 }
 
+/*
+ * copy16() of every length up to five blocks and a tail, under and past a block, into a
+ * buffer of random bytes: the n bytes as they were, none past them written.
+ */
+static void
+test_copy16(void **state)
+{
+	uint8_t from[96], to[96], want[96];
+
+	(void)state;
+
+	for (size_t n = 0; n <= 90; n++) {
+		for (size_t i = 0; i < sizeof(from); i++) {
+			from[i] = (uint8_t)(rnd() >> 7);
+			to[i] = (uint8_t)(rnd() >> 7);
+		}
+		memcpy(want, to, sizeof(to));
+		memcpy(want, from, n);
+		copy16(to, from, n);
+		assert_memory_equal(to, want, sizeof(to));
+	}
+}
+
 int
 main(void)
 {
@@ -412,6 +435,7 @@ main(void)
 		cmocka_unit_test(test_spell_csum_copies),
 		cmocka_unit_test(test_has_upper),
 		cmocka_unit_test(test_copy_lower),
+		cmocka_unit_test(test_copy16),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

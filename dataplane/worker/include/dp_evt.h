@@ -168,7 +168,7 @@ dp_evt_bind_quiet(struct dp_worker *w, const struct dp_evt_binder *b,
 	e->ports = b->ports;
 	memcpy(e->addr, addr->a, sizeof(e->addr));
 	e->name_len = b->name_len;
-	copy8((uint8_t *)e->name, (const uint8_t *)b->name, b->name_len, false);
+	copy16((uint8_t *)e->name, (const uint8_t *)b->name, b->name_len);
 	rte_ring_enqueue_zc_elem_finish(w->bind_evts, 1);
 }
 

@@ -58,4 +58,23 @@ copy8(uint8_t *to, const uint8_t *from, size_t n, bool lower)
 	(void)copy8_upper(to, from, n, lower);
 }
 
+/*
+ * copy8() without lowering, sixteen bytes at a time from sixteen on: half the steps for
+ * the names of twenty-odd bytes an event carries. Nothing read or written past n bytes.
+ */
+static inline void
+copy16(uint8_t *to, const uint8_t *from, size_t n)
+{
+	size_t i;
+
+	if (n < 16) {
+		copy8(to, from, n, false);
+		return;
+	}
+	for (i = 0; i + 16 <= n; i += 16)
+		memcpy(to + i, from + i, 16);
+	if (i < n)
+		memcpy(to + n - 16, from + n - 16, 16);
+}
+
 #endif
