@@ -1,6 +1,7 @@
 /*
  * JSON lines (ctl_jsonl.h).
  */
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -152,87 +153,7 @@ ctl_jsonl_proto(struct ctl_jsonl *b, uint8_t proto)
 	}
 }
 
-/* v in decimal at out: its length. */
-static size_t
-ctl_jsonl_dec8(char *out, uint8_t v)
-{
-	size_t n = 0;
-
-	if (v >= 100)
-		out[n++] = (char)('0' + v / 100);
-	if (v >= 10)
-		out[n++] = (char)('0' + v / 10 % 10);
-	out[n++] = (char)('0' + v % 10);
-	return n;
-}
-
-/* The first (longest, the first of equals) run of two or more zero words of w: *len 0 if none. */
-static int
-ctl_jsonl_zeros(const uint16_t *w, int *len)
-{
-	int best = -1, at = 0;
-
-	*len = 0;
-	for (int i = 0; i <= 8; i++) {
-		if (i < 8 && w[i] == 0)
-			continue;
-		if (i - at > *len && i - at >= 2) {
-			best = at;
-			*len = i - at;
-		}
-		at = i + 1;
-	}
-	return best;
-}
-
-/*
- * IPv6 address a at out (INET6_ADDRSTRLEN bytes), as glibc's inet_ntop() spells it (RFC
- * 5952's form: lower-case hex words without leading zeros, the longest run of two or more
- * zero words as "::", an IPv4-mapped or -compatible address's last four bytes dotted):
- * its length. By hand: inet_ntop's sprintf per word was most of an IPv6 flow log line.
- */
-static size_t
-ctl_jsonl_ip6(char *out, const uint8_t *a)
-{
-	static const char hex[] = "0123456789abcdef";
-	uint16_t w[8];
-	size_t n = 0;
-	int zlen, z;
-
-	for (int i = 0; i < 8; i++)
-		w[i] = (uint16_t)(a[2 * i] << 8 | a[2 * i + 1]);
-	z = ctl_jsonl_zeros(w, &zlen);
-	for (int i = 0; i < 8; i++) {
-		if (z >= 0 && i >= z && i < z + zlen) {
-			if (i == z)
-				out[n++] = ':';
-			continue;
-		}
-		if (i != 0)
-			out[n++] = ':';
-		if (i == 6 && z == 0 && (zlen == 6 || (zlen == 5 && w[5] == 0xffff))) {
-			for (int k = 12; k < 16; k++) {
-				n += ctl_jsonl_dec8(out + n, a[k]);
-				if (k < 15)
-					out[n++] = '.';
-			}
-			return n;
-		}
-		for (int sh = 12, lead = 1; sh >= 0; sh -= 4) {
-			unsigned int d = w[i] >> sh & 0xf;
-
-			if (lead && d == 0 && sh > 0)
-				continue;
-			lead = 0;
-			out[n++] = hex[d];
-		}
-	}
-	if (z >= 0 && z + zlen == 8)
-		out[n++] = ':';
-	return n;
-}
-
-/* Addresses spelled here, not by inet_ntop: a flow log line has two of them. */
+/* IPv4 spelled here, not by inet_ntop: a flow log line has two of them. */
 void
 ctl_jsonl_endpoint(struct ctl_jsonl *b, int family, const uint8_t *addr, uint16_t port)
 {
@@ -246,8 +167,8 @@ ctl_jsonl_endpoint(struct ctl_jsonl *b, int family, const uint8_t *addr, uint16_
 				ctl_jsonl_putn(b, ".", 1);
 			ctl_jsonl_u64(b, addr[i]);
 		}
-	} else if (family == AF_INET6) {
-		ctl_jsonl_putn(b, a, ctl_jsonl_ip6(a, addr));
+	} else if (inet_ntop(family, addr, a, sizeof(a)) != NULL) {
+		ctl_jsonl_puts(b, a);
 	} else {
 		b->oom = true;		/* no family to spell: the line is not written */
 	}

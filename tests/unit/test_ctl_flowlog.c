@@ -1,7 +1,6 @@
 /*
  * control/events/ctl_flowlog.c: the flow log's line. Exactly the documented shape (the
- * man page's example), valid JSON whatever bytes a name holds (a VM makes SNIs up), and
- * IPv6 endpoints spelled as inet_ntop() spells them.
+ * man page's example), and valid JSON whatever bytes a name holds: a VM makes SNIs up.
  */
 #include <arpa/inet.h>
 #include <setjmp.h>
@@ -114,67 +113,12 @@ test_a_name_of_any_bytes_stays_one_valid_line(void **state)
 	ctl_jsonl_free(&b);
 }
 
-/* ctl_jsonl_endpoint() of IPv6 address a, no port: as inet_ntop() spells it, quoted. */
-static void
-t_ip6_as_inet_ntop(struct ctl_jsonl *b, const uint8_t *a)
-{
-	char want[INET6_ADDRSTRLEN + 2] = "\"";
-
-	assert_non_null(inet_ntop(AF_INET6, a, want + 1, INET6_ADDRSTRLEN));
-	strcat(want, "\"");
-	ctl_jsonl_reset(b);
-	ctl_jsonl_endpoint(b, AF_INET6, a, 0);
-	assert_false(b->oom);
-	if (b->len != strlen(want) || memcmp(b->p, want, b->len) != 0)
-		fail_msg("%.*s, not %s", (int)b->len, b->p, want);
-}
-
-/*
- * IPv6 addresses are spelled by hand, as inet_ntop() spells them: every address whose
- * words are each 0, 1, 0xffff or 0x0ab0 (every place and length of a zero run, ties
- * among runs, the IPv4-mapped and -compatible forms, leading zeros within a word), then
- * random ones; and with a port, in brackets.
- */
-static void
-test_ipv6_as_inet_ntop(void **state)
-{
-	static const uint16_t words[] = { 0, 1, 0xffff, 0x0ab0 };
-	struct ctl_jsonl b = { 0 };
-	uint64_t rng = 0x9e3779b97f4a7c15u;
-	uint8_t a[16];
-
-	(void)state;
-	for (uint32_t c = 0; c < 1u << 16; c++) {
-		for (int i = 0; i < 8; i++) {
-			a[2 * i] = (uint8_t)(words[c >> (2 * i) & 3] >> 8);
-			a[2 * i + 1] = (uint8_t)words[c >> (2 * i) & 3];
-		}
-		t_ip6_as_inet_ntop(&b, a);
-	}
-	for (int n = 0; n < 100000; n++) {
-		for (int i = 0; i < 16; i++) {
-			rng = rng * 6364136223846793005u + 1442695040888963407u;
-			a[i] = (uint8_t)(rng >> 56);
-		}
-		if (n % 3 == 0)
-			memset(a, 0, (size_t)(rng >> 8) % 12);
-		t_ip6_as_inet_ntop(&b, a);
-	}
-	ctl_jsonl_reset(&b);
-	inet_pton(AF_INET6, "2001:db8::1", a);
-	ctl_jsonl_endpoint(&b, AF_INET6, a, 443);
-	assert_int_equal(b.len, strlen("\"[2001:db8::1]:443\""));
-	assert_memory_equal(b.p, "\"[2001:db8::1]:443\"", b.len);
-	ctl_jsonl_free(&b);
-}
-
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_the_documented_line),
 		cmocka_unit_test(test_a_name_of_any_bytes_stays_one_valid_line),
-		cmocka_unit_test(test_ipv6_as_inet_ntop),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
