@@ -96,20 +96,27 @@ dp_hold_put(struct dp_worker *w, uint32_t *ref)
 }
 
 /*
- * Hold m, whose payload is stream bytes [off, end). False, m not taken, when full, or when
- * m is a large reassembled datagram (the caller cuts the flow: fail closed). Inline: each
- * segment of a held hello comes here.
+ * Would dp_hold_push() take m into h? Not when h is full, nor when m is a datagram namegate
+ * reassembled into one of the worker's few large buffers: held, a VM's share of holds could
+ * pin them all, and no neighbour could then send a large fragmented datagram. Real stacks
+ * do not fragment TCP (PMTUD sets DF).
+ */
+static inline bool
+dp_hold_pushable(const struct dp_worker *w, const struct dp_hold *h, const struct rte_mbuf *m)
+{
+	return h->nsegs != DP_HOLD_SEGS && m->pool == w->ctx->pool;
+}
+
+/*
+ * Hold m, whose payload is stream bytes [off, end). False, m not taken, when it may not be
+ * (dp_hold_pushable(): the caller cuts the flow, fail closed). Inline: each segment of a
+ * held hello comes here.
  */
 static inline bool
 dp_hold_push(const struct dp_worker *w, struct dp_hold *h, struct rte_mbuf *m, uint32_t off,
     uint32_t end)
 {
-	/*
-	 * A datagram namegate reassembled into one of the worker's few large buffers is never
-	 * held: held, a VM's share of holds could pin them all, and no neighbour could then
-	 * send a large fragmented datagram. Real stacks do not fragment TCP (PMTUD sets DF).
-	 */
-	if (h->nsegs == DP_HOLD_SEGS || m->pool != w->ctx->pool)
+	if (!dp_hold_pushable(w, h, m))
 		return false;
 	h->off[h->nsegs] = off;
 	h->end[h->nsegs] = end;

@@ -20,6 +20,15 @@
 #include "sni/reasm.h"
 #include "sni/tls.h"
 
+/* The bytes h holds, judged and sent: kept until the server acknowledges them. */
+static inline void
+dp_tls_verify_held(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
+{
+	f->judged = reasm_contiguous(&h->r);
+	f->tls = DP_TLS_VERIFY;
+	h->started = w->now;
+}
+
 /* Allowed: send what was held, and keep the judged bytes until the server acknowledges. */
 void
 dp_tls_release(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
@@ -30,9 +39,7 @@ dp_tls_release(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
 		dp_hold_put(w, &f->hold);
 		return;
 	}
-	f->judged = reasm_contiguous(&h->r);
-	f->tls = DP_TLS_VERIFY;
-	h->started = w->now;
+	dp_tls_verify_held(w, h, f);
 }
 
 /*
@@ -280,18 +287,51 @@ dp_tls_sniff(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, struc
 	return dp_fate(DP_FATE_HELD);
 }
 
-/* The verdict on the whole hello in h (st its parse status), acted on: m is held in h. */
+/*
+ * Does m, which completes the hello in h, follow one held segment that went on whole (a
+ * split hello's second segment)? Then the hello's release would let go of that segment and
+ * send m: dp_tls_verdict() does so without holding m. (m brings bytes past those held
+ * before, the last parse's prefix, so past what went on: the release would not free it.)
+ * m may be held: a refusal holds it, as every other path does before its verdict.
+ */
+static inline bool
+dp_tls_after_passed(const struct dp_worker *w, const struct dp_hold *h,
+    const struct rte_mbuf *m)
+{
+	return h->nsegs == 1 && h->off[0] < h->end[0] && h->end[0] <= h->passed &&
+	    dp_hold_pushable(w, h, m);
+}
+
+/*
+ * The verdict on the whole hello in h (st its parse status), acted on. m, bytes [off, end),
+ * is held in h already (NULL), or completes the hello after a segment that went on
+ * (dp_tls_after_passed()): allowed, m goes on as the release would send it and the
+ * segment is let go of, m never held; refused, m is held first, as any hello's last
+ * segment is.
+ */
 static struct dp_fate
 dp_tls_verdict(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, uint16_t vm,
-    enum sni_status st, const struct tls_hello *hello)
+    enum sni_status st, const struct tls_hello *hello, struct rte_mbuf *m, uint32_t off,
+    uint32_t end)
 {
 	enum dp_reason r = dp_tls_judge_hello(w, f, vm, st, hello);
 
-	if (r != DP_REASON_ALLOWED)
+	if (r != DP_REASON_ALLOWED) {
+		if (m != NULL)
+			dp_hold_push(w, h, m, off, end);	/* pushable: dp_tls_after_passed() */
 		return dp_tls_refuse(w, h, f, r, st == SNI_FOUND ? (const char *)hello->sni.p :
 		    NULL, st == SNI_FOUND ? hello->sni.len : 0, DP_FATE_HELD);
-	dp_tls_release(w, h, f);
-	return dp_fate(DP_FATE_HELD);
+	}
+	if (m == NULL) {
+		dp_tls_release(w, h, f);
+	} else {
+		/* dp_hold_release(): the segment's bytes went on, m goes, as the verdict says */
+		dp_out_free(h->segs[0]);
+		h->nsegs = 0;
+		dp_egress(w, m, h->vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
+		dp_tls_verify_held(w, h, f);
+	}
+	return dp_fate(DP_FATE_HELD);	/* m taken: held and released, or sent */
 }
 
 /*
@@ -323,6 +363,7 @@ dp_tls_hold(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16
 	struct tls_hello hello;
 	struct dp_fate fate;
 	enum sni_status st;
+	bool after;
 
 	if (rs == REASM_CONFLICT || rs == REASM_SCATTERED)
 		return dp_tls_refuse(w, h, f, rs == REASM_CONFLICT ? DP_REASON_REWRITE :
@@ -334,10 +375,11 @@ dp_tls_hold(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16
 	    w->holds->scratch, sizeof(w->holds->scratch), &hello);
 	if (st == SNI_NEED_MORE && (p->tcp_flags & PKT_TCP_SYN) && rs != REASM_FULL)
 		return dp_tls_syn_strip();
-	if (!dp_hold_push(w, h, m, off, end))
+	after = st != SNI_NEED_MORE && dp_tls_after_passed(w, h, m);
+	if (!after && !dp_hold_push(w, h, m, off, end))
 		return dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS, NULL, 0, DP_FATE_FREE);
 	if (st != SNI_NEED_MORE)
-		return dp_tls_verdict(w, h, f, vm, st, &hello);
+		return dp_tls_verdict(w, h, f, vm, st, &hello, after ? m : NULL, off, end);
 	if (rs == REASM_FULL)		/* no whole hello within the bound */
 		return dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS, NULL, 0, DP_FATE_HELD);
 	/* a slow writer: what cannot complete the hello goes on */

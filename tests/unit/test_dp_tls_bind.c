@@ -166,26 +166,41 @@ test_other_unbound_name_judged_by_binding(void **state)
 }
 
 /*
- * A connection from sport whose hello (naming sni) comes in two segments, the first cut
- * bytes with flags1: what the uplink sent for it, in frames.
+ * A connection from sport whose hello (naming sni) comes in segments cut at cuts[0 .. n)
+ * (ascending), the first with flags1, the last through last (NULL: dp_burst_vm() alone)
+ * when it is to be made otherwise: what the uplink sent for it, in frames.
  */
 static uint64_t
-t_split_sent(uint16_t sport, const char *sni, size_t cut, uint8_t flags1)
+t_pieces_sent(uint16_t sport, const char *sni, const size_t *cuts, size_t n, uint8_t flags1,
+    struct rte_mbuf *(*last)(struct rte_mbuf *))
 {
 	uint64_t before = w->port_pkts[DP_PORT_UPLINK][1];
 	const struct tf_msg *stream = t_hello(sni);
 	struct rte_mbuf *m;
+	size_t from = 0;
 
-	assert_true(cut < stream->n);
 	m = t_tcp(sport, 1000, PKT_TCP_SYN, NULL, 0);
 	dp_burst_vm(w, &m, 1);
-	m = t_tcp(sport, 1001, flags1, stream->b, cut);
-	dp_burst_vm(w, &m, 1);
-	m = t_tcp(sport, 1001 + (uint32_t)cut, PKT_TCP_ACK | PKT_TCP_PSH, stream->b + cut,
-	    stream->n - cut);
-	dp_burst_vm(w, &m, 1);
+	for (size_t i = 0; i <= n; i++) {
+		size_t to = i < n ? cuts[i] : stream->n;
+
+		assert_true(from < to && to <= stream->n);
+		m = t_tcp(sport, 1001 + (uint32_t)from, i == 0 ? flags1 : PKT_TCP_ACK | PKT_TCP_PSH,
+		    stream->b + from, to - from);
+		if (i == n && last != NULL)
+			m = last(m);
+		dp_burst_vm(w, &m, 1);
+		from = to;
+	}
 	dp_tx_flush(w);
 	return w->port_pkts[DP_PORT_UPLINK][1] - before;
+}
+
+/* The same for a hello in two segments, the first cut bytes. */
+static uint64_t
+t_split_sent(uint16_t sport, const char *sni, size_t cut, uint8_t flags1)
+{
+	return t_pieces_sent(sport, sni, &cut, 1, flags1, NULL);
 }
 
 /*
@@ -270,6 +285,70 @@ test_split_hello_cut_where_the_server_stands(void **state)
 	dp_tx_flush(w);
 }
 
+static struct rte_mempool *t_other;	/* a pool not the worker's (t_in_other()) */
+
+/* m, copied into a buffer of another pool (as a datagram namegate reassembled is). */
+static struct rte_mbuf *
+t_in_other(struct rte_mbuf *m)
+{
+	struct rte_mbuf *o = rte_pktmbuf_alloc(t_other);
+
+	assert_non_null(o);
+	memcpy(rte_pktmbuf_append(o, rte_pktmbuf_data_len(m)), rte_pktmbuf_mtod(m, void *),
+	    rte_pktmbuf_data_len(m));
+	rte_pktmbuf_free(m);
+	return o;
+}
+
+/*
+ * The segment that completes a split hello after a first one that went on whole is sent,
+ * not held, once the hello is allowed; the first is let go of (dp_tls.c's
+ * dp_tls_after_passed()). Only then: with two held before it (a hello in three segments),
+ * the release lets go of both, every buffer back; with a FIN on the first, the release
+ * sends that one again (test_split_hello_first_segment_sent_once), and one wholly behind
+ * the stream's first byte (no bytes of it held) too; a completing segment that may not be
+ * held (a reassembled datagram's buffer) is refused as not TLS, as ever.
+ */
+static void
+test_split_hello_completed_after_passed(void **state)
+{
+	static const size_t cuts[2] = { 30, 70 };
+	struct rte_mbuf *taken[8];	/* in use throughout: a buffer freed twice shows */
+	uint64_t not_tls = w->vm_stats[0].blocked[DP_REASON_NOT_TLS], sent;
+	const struct tf_msg *stream;
+	unsigned int before;
+	struct rte_mbuf *m;
+
+	(void)state;
+	t_bind("a.example");
+	dp_tx_flush(w);
+	assert_int_equal(rte_pktmbuf_alloc_bulk(ctx.pool, taken, 8), 0);
+	before = rte_mempool_in_use_count(ctx.pool);
+	assert_int_equal(t_pieces_sent(42330, "a.example", cuts, 2, PKT_TCP_ACK, NULL), 4);
+	assert_int_equal(rte_mempool_in_use_count(ctx.pool), before);
+	t_other = rte_pktmbuf_pool_create("t_other", 63, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+	    SOCKET_ID_ANY);
+	assert_non_null(t_other);
+	/* the SYN, the first segment and the cut's RST; the second neither held nor sent */
+	assert_int_equal(t_pieces_sent(42331, "a.example", cuts, 1, PKT_TCP_ACK, t_in_other), 3);
+	assert_int_equal(w->vm_stats[0].blocked[DP_REASON_NOT_TLS], not_tls + 1);
+	assert_int_equal(rte_mempool_in_use_count(ctx.pool), before);
+	assert_int_equal(rte_mempool_in_use_count(t_other), 0);
+	rte_mempool_free(t_other);
+	stream = t_hello("a.example");
+	sent = w->port_pkts[DP_PORT_UPLINK][1];
+	/* held first, a segment wholly behind the stream's first byte goes at the release */
+	m = t_tcp(42332, 1000, PKT_TCP_SYN, NULL, 0);
+	dp_burst_vm(w, &m, 1);
+	m = t_tcp(42332, 990, PKT_TCP_ACK, stream->b, 11);
+	dp_burst_vm(w, &m, 1);
+	m = t_tcp(42332, 1001, PKT_TCP_ACK | PKT_TCP_PSH, stream->b, stream->n);
+	dp_burst_vm(w, &m, 1);
+	dp_tx_flush(w);
+	assert_int_equal(w->port_pkts[DP_PORT_UPLINK][1] - sent, 3);
+	rte_pktmbuf_free_bulk(taken, 8);
+}
+
 /*
  * A hello whole in its segment goes on counted as the flow's verdict says: allowed, or,
  * for an audited VM whose SNI is refused, would_block (the verdict the segment's fate
@@ -304,6 +383,7 @@ main(void)
 		cmocka_unit_test(test_split_hello_first_segment_sent_once),
 		cmocka_unit_test(test_split_hello_buffers_come_back),
 		cmocka_unit_test(test_split_hello_cut_where_the_server_stands),
+		cmocka_unit_test(test_split_hello_completed_after_passed),
 		cmocka_unit_test(test_whole_hello_counted_by_verdict),
 	};
 
