@@ -6,13 +6,11 @@
 
 #include "dp_bind.h"
 #include "dp_budget.h"
-#include "dp_dns.h"
 #include "dp_evt.h"
 #include "dp_flowlog.h"
 #include "dp_hash.h"
 #include "dp_hold.h"
 #include "dp_out.h"
-#include "dp_out_flow.h"
 #include "dp_http.h"
 #include "dp_tls.h"
 #include "sni/copy8.h"
@@ -148,13 +146,6 @@ dp_tls_refuse(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, enum dp
 	}
 	dp_flowlog_name(w, f, name, len, DP_FLOW_NAME_SNI);
 	return dp_fate_cut_held(act, r, DP_FATE_REPLY_CUT_HELD);
-}
-
-/* A refusal reached without a frame (a timeout): the cut made at once. */
-static void
-dp_tls_refuse_now(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, enum dp_reason r)
-{
-	dp_out_flow_settle(w, f, dp_tls_refuse(w, h, f, r, NULL, 0, DP_FATE_HELD));
 }
 
 /*
@@ -410,87 +401,4 @@ dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 	if (p->tcp_flags & PKT_TCP_URG)
 		return dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS, NULL, 0, DP_FATE_FREE);
 	return dp_tls_hold(w, m, p, vm, f, h, seq, short_hello);
-}
-
-/*
- * A segment that rewrites judged bytes: RST to the VM, and to the server at the sequence
- * number its last ACK asked for, which it accepts (RFC 5961 s3.2) whatever this segment says.
- */
-static inline struct dp_fate
-dp_tls_rewrite_cut(void)
-{
-	struct dp_fate fate = dp_fate_block(DP_REASON_REWRITE, DP_FATE_REPLY_CUT_ACKED);
-
-	fate.end = true;
-	return fate;
-}
-
-struct dp_fate
-dp_tls_verify(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
-{
-	uint32_t seq = p->seq + ((p->tcp_flags & PKT_TCP_SYN) != 0);
-	int64_t at = dp_hold_offset(f->isn, seq), clamp;
-	struct dp_hold *h;
-
-	if (at >= (int64_t)f->judged)
-		return dp_fate_pass(f->would_block);	/* past what was judged: goes on */
-	if (!dp_hold_in_window(f, seq, (uint32_t)p->payload_len))
-		return dp_fate_drop(DP_DROP_OUT_OF_WINDOW);
-	if ((h = dp_hold_at(w, f->hold)) != NULL) {
-		clamp = (int64_t)f->judged - at;
-		if (reasm_add(&h->r, seq, p->payload, clamp < (int64_t)p->payload_len ?
-		    (size_t)clamp : p->payload_len) != REASM_CONFLICT)
-			return dp_fate_pass(f->would_block);
-	} else if (at == 0 && p->payload_len >= f->judged &&
-	    dp_digest_eq(f->judged_digest, dp_hash_digest(p->payload, f->judged))) {
-		/* the judged hello again, from its first byte: the same bytes */
-		return dp_fate_pass(f->would_block);
-	}
-	/* no copy to compare with, and not all of it acknowledged: fail closed */
-	return dp_tls_rewrite_cut();
-}
-
-void
-dp_tls_peer_ack(struct dp_worker *w, struct dp_flow *f)
-{
-	/*
-	 * The server has every judged byte and ignores them if they come again: nothing to
-	 * compare from now on (and no offset to misread once the sequence numbers wrap).
-	 */
-	if (f->tls != DP_TLS_PENDING && f->tls != DP_TLS_SNIFF &&
-	    (int32_t)(f->peer_ack - (f->isn + f->judged)) >= 0) {
-		dp_hold_put(w, &f->hold);
-		f->tls = DP_TLS_NONE;
-		f->judged = 0;
-	}
-}
-
-void
-dp_tls_expire(struct dp_worker *w)
-{
-	struct dp_holds *hs = w->holds;
-
-	/* few holds are busy at once; a slice per round keeps the loop's cost flat */
-	for (uint32_t n = 0; n < 64 && n < hs->n; n++) {
-		struct dp_hold *h = &hs->h[hs->cursor];
-		struct dp_flow *f = h->flow;
-
-		hs->cursor = hs->cursor + 1 == hs->n ? 0 : hs->cursor + 1;
-		if (f == NULL)
-			continue;
-		if (f->tls == DP_TLS_PENDING && w->now - h->started >= DP_HOLD_SECONDS) {
-			dp_tls_refuse_now(w, h, f, DP_REASON_NOT_TLS);
-		} else if (f->tls == DP_TLS_SNIFF && w->now - h->started >= DP_HOLD_SECONDS) {
-			/* first bytes that never said what they are: not judged, so not sent */
-			dp_tls_refuse_now(w, h, f, DP_REASON_HOST_DENIED);
-		} else if (f->tls == DP_TLS_HTTP) {
-			dp_http_expire(w, h);
-		} else if (f->tls == DP_TLS_DNS) {
-			dp_dns_tcp_expire(w, h);
-		} else if (f->tls == DP_TLS_VERIFY && w->now - h->started >= DP_VERIFY_SECONDS) {
-			/* unacknowledged for this long: what overlaps the judged bytes is cut */
-			dp_hold_put(w, &f->hold);
-			f->tls = DP_TLS_NONE;
-		}
-	}
 }
