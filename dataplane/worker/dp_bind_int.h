@@ -1,6 +1,7 @@
 /*
  * What the binding table's two sides share (dp_bind.h): its entries and their index, and
- * the lock-free lookup. dp_bind.c creates, learns and sweeps; dp_bind_view.c reads.
+ * the lock-free lookup. dp_bind.c creates, learns and sweeps; dp_bind_view.c reads, and
+ * dp_bind_allow.h, where a connection opens, asks its common question inline.
  */
 #ifndef DP_BIND_INT_H
 #define DP_BIND_INT_H
@@ -11,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <rte_pause.h>
 #include <rte_rcu_qsbr.h>
 #include <rte_spinlock.h>
 
@@ -76,23 +78,29 @@ struct dp_binds {
 /*
  * The key's three words built in registers: stored field by field, gcc staged the key on
  * the stack and read its words back for the hash and the comparison. Little-endian words,
- * the fields' bytes in order (x86, as dp_flow_tab.h's SSE).
+ * the fields' bytes in order (x86, as dp_flow_tab.h's SSE). a: the address's 16 bytes.
  */
 static inline void
-dp_bind_key_make(struct dp_bind_key *k, uint16_t vm, const struct pol_addr *addr)
+dp_bind_key_of(struct dp_bind_key *k, uint16_t vm, uint8_t family, const uint8_t *a)
 {
-	uint64_t w[3] = { (uint64_t)vm | (uint64_t)addr->family << 16, 0, 0 };
+	uint64_t w[3] = { (uint64_t)vm | (uint64_t)family << 16, 0, 0 };
 	uint32_t four;
 
 	_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "key words in field order");
-	memcpy(&four, addr->a, sizeof(four));
+	memcpy(&four, a, sizeof(four));
 	w[0] |= (uint64_t)four << 32;
-	if (addr->family != 4) {	/* an IPv4 key is its four bytes, whatever follows */
-		memcpy(&w[1], addr->a + 4, sizeof(w[1]));
-		memcpy(&four, addr->a + 12, sizeof(four));
+	if (family != 4) {	/* an IPv4 key is its four bytes, whatever follows */
+		memcpy(&w[1], a + 4, sizeof(w[1]));
+		memcpy(&four, a + 12, sizeof(four));
 		w[2] = four;
 	}
 	memcpy(k, w, sizeof(w));
+}
+
+static inline void
+dp_bind_key_make(struct dp_bind_key *k, uint16_t vm, const struct pol_addr *addr)
+{
+	dp_bind_key_of(k, vm, addr->family, addr->a);
 }
 
 static inline uint32_t
@@ -159,6 +167,32 @@ dp_bind_find(const struct dp_binds *b, const struct dp_bind_key *k, uint32_t h)
 		atomic_thread_fence(memory_order_acquire);
 	} while (__atomic_load_n(&ft->moved, __ATOMIC_RELAXED) != moved);
 	return NULL;
+}
+
+/*
+ * A reader's pass over e's names, made in place: the sequence word when no writer is
+ * inside. What the pass reads may be torn by a writer that enters meanwhile; every loop
+ * over the entry is bounded by the arrays' sizes, never by a count read in the pass
+ * (pol_ports_allow() bounds its own), and the pass's result is used only once
+ * dp_bind_read_ok() says no writer entered. Copying the names first cost each connection's
+ * opening more than the reads.
+ */
+static inline unsigned int
+dp_bind_read_begin(const struct dp_binding *e)
+{
+	unsigned int s;
+
+	while ((s = atomic_load_explicit(&e->seq, memory_order_acquire)) & 1)
+		rte_pause();
+	return s;
+}
+
+/* Did the pass begun at s read e whole, no writer in between? */
+static inline bool
+dp_bind_read_ok(const struct dp_binding *e, unsigned int s)
+{
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load_explicit(&e->seq, memory_order_relaxed) == s;
 }
 
 #endif
