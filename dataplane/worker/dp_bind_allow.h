@@ -66,8 +66,13 @@ dp_bind_allows_inline(struct dp_binds *b, uint16_t vm, uint8_t family, const uin
 	bool yes;
 
 	dp_bind_key_of(&k, vm, family, a);
-	h = dp_bind_hash(b, &k);
-	e = dp_bind_find_in(b, &b->ft.b[dp_ft_first(&b->ft, h)], dp_ft_tag(h), &k);
+	if (family == 4) {	/* one word to hash and compare (dp_bind_hash()) */
+		h = dp_hash_crc_inline(&k, 8, b->ft.seed);
+		e = dp_bind_find_in(b, &b->ft.b[dp_ft_first(&b->ft, h)], dp_ft_tag(h), &k, true);
+	} else {
+		h = dp_hash_crc_inline(&k, sizeof(k), b->ft.seed);
+		e = dp_bind_find_in(b, &b->ft.b[dp_ft_first(&b->ft, h)], dp_ft_tag(h), &k, false);
+	}
 	if (e == NULL || g->vms[vm].budgets != 0)
 		return dp_bind_allows_far(b, vm, family, a, port, now, g);
 	nm = &e->names[0];

@@ -103,10 +103,15 @@ dp_bind_key_make(struct dp_bind_key *k, uint16_t vm, const struct pol_addr *addr
 	dp_bind_key_of(k, vm, addr->family, addr->a);
 }
 
+/*
+ * An IPv4 key's hash is its first word's: its other two are zero in every IPv4 key
+ * (dp_bind_key_of()), and CRC over constant words maps the state one to one, so hashing
+ * them too would part no two keys that collide without them.
+ */
 static inline uint32_t
 dp_bind_hash(const struct dp_binds *b, const struct dp_bind_key *k)
 {
-	return dp_hash_crc_inline(k, sizeof(*k), b->ft.seed);
+	return dp_hash_crc_inline(k, k->family == 4 ? 8 : sizeof(*k), b->ft.seed);
 }
 
 /* Word i of k: loaded straight from the entry, where copying the key whole staged it */
@@ -127,10 +132,14 @@ dp_bind_key_eq(const struct dp_bind_key *a, const struct dp_bind_key *b)
 	    (dp_bind_key_word(a, 2) ^ dp_bind_key_word(b, 2))) == 0;
 }
 
-/* The entry holding k among the slots of bucket bk tagged tag, or NULL. */
+/*
+ * The entry holding k among the slots of bucket bk tagged tag, or NULL. v4: k is an IPv4
+ * key (a constant where inlined), told by its first word alone, which holds the family:
+ * an entry's equal to it is an IPv4 key's, whose other words are zero as k's are.
+ */
 static inline __attribute__((always_inline)) struct dp_binding *
 dp_bind_find_in(const struct dp_binds *b, const struct dp_ft_bucket *bk, uint16_t tag,
-    const struct dp_bind_key *k)
+    const struct dp_bind_key *k, bool v4)
 {
 	uint32_t m = dp_ft_match(bk, tag);
 
@@ -141,7 +150,8 @@ dp_bind_find_in(const struct dp_binds *b, const struct dp_ft_bucket *bk, uint16_
 		    ((const uint8_t *)bk->idx + 2 * (size_t)__builtin_ctz(m));
 		struct dp_binding *e = &b->e[__atomic_load_n(at, __ATOMIC_RELAXED)];
 
-		if (dp_bind_key_eq(&e->key, k))
+		if (v4 ? dp_bind_key_word(&e->key, 0) == dp_bind_key_word(k, 0) :
+		    dp_bind_key_eq(&e->key, k))
 			return e;
 	}
 	return NULL;
@@ -161,8 +171,8 @@ dp_bind_find(const struct dp_binds *b, const struct dp_bind_key *k, uint32_t h)
 
 	do {
 		moved = __atomic_load_n(&ft->moved, __ATOMIC_ACQUIRE);
-		if ((e = dp_bind_find_in(b, &ft->b[b1], tag, k)) != NULL ||
-		    (e = dp_bind_find_in(b, &ft->b[dp_ft_alt(ft, b1, tag)], tag, k)) != NULL)
+		if ((e = dp_bind_find_in(b, &ft->b[b1], tag, k, false)) != NULL ||
+		    (e = dp_bind_find_in(b, &ft->b[dp_ft_alt(ft, b1, tag)], tag, k, false)) != NULL)
 			return e;
 		atomic_thread_fence(memory_order_acquire);
 	} while (__atomic_load_n(&ft->moved, __ATOMIC_RELAXED) != moved);

@@ -228,7 +228,7 @@ test_allows_other_bucket(void **state)
 
 		dp_bind_key_make(&k, 0, &keys[i]);
 		h = dp_bind_hash(b, &k);
-		far += dp_bind_find_in(b, &b->ft.b[first], dp_ft_tag(h), &k) == NULL;
+		far += dp_bind_find_in(b, &b->ft.b[first], dp_ft_tag(h), &k, false) == NULL;
 		assert_true(t_allows(b, &keys[i], 443, T_NOW, &g, &hash));
 		assert_int_equal(hash, 100 + i);
 	}
@@ -551,13 +551,16 @@ test_key_every_byte(void **state)
 	dp_binds_free(b);
 }
 
-/* Key i of a run differing from each other in word w only (IPv6: every word is address). */
+/*
+ * Key i of a run differing from each other in word w only (IPv6: every word is address);
+ * w 3: IPv4 keys, the first word's address bytes.
+ */
 static struct pol_addr
 t_word_key(unsigned int w, uint32_t i)
 {
-	struct pol_addr a = { .family = 6, .a = { 0x20, 0x01, 0x0d, 0xb8, 1, 2, 3, 4, 5, 6, 7, 8,
-		9, 10, 11, 12 } };
-	unsigned int at = w == 0 ? 0 : w == 1 ? 4 : 12;	/* key offset 8w is address 8w - 4 */
+	struct pol_addr a = { .family = w == 3 ? 4 : 6, .a = { 0x20, 0x01, 0x0d, 0xb8, 1, 2, 3,
+		4, 5, 6, 7, 8, 9, 10, 11, 12 } };
+	unsigned int at = w == 0 || w == 3 ? 0 : w == 1 ? 4 : 12;	/* key offset 8w: 8w - 4 */
 	uint32_t v = i * UINT32_C(0x9e3779b1);	/* all 32 bits: CRC is linear, 16 may not collide */
 
 	memcpy(&a.a[at], &v, sizeof(v));
@@ -567,13 +570,18 @@ t_word_key(unsigned int w, uint32_t i)
 /*
  * Two keys one word apart that share a bucket and a tag: only the comparison of whole keys
  * tells their entries apart. For each word, such a pair is bound to two names, and each key
- * finds its own. The pair is found by birthday among keys of this table's seed.
+ * finds its own, through the lookup and through the opening's inline one (which tells an
+ * IPv4 key by its first word). The pair is found by birthday among keys of this table's
+ * seed.
  */
 static void
 test_key_same_slot(void **state)
 {
+	struct dp_vm vms[6] = { [5] = { .present = true } };
+	struct dp_gen g = { .id = 1, .vms = vms };
+
 	(void)state;
-	for (unsigned int w = 0; w < 3; w++) {
+	for (unsigned int w = 0; w < 4; w++) {
 		struct dp_binds *b = dp_binds_create("t_slot", 64, 8, q, SOCKET_ID_ANY);
 		uint32_t *seen, nslots, first = 0, second = 0;
 		struct pol_ports p = t_ports(0);
@@ -606,6 +614,8 @@ test_key_same_slot(void **state)
 		assert_false(dp_bind_has_name(b, 5, &a1, 222, T_NOW));
 		assert_true(dp_bind_has_name(b, 5, &a2, 222, T_NOW));
 		assert_false(dp_bind_has_name(b, 5, &a2, 111, T_NOW));
+		assert_int_equal(dp_bind_allows(b, 5, &a1, 443, T_NOW, &g).name_hash, 111);
+		assert_int_equal(dp_bind_allows(b, 5, &a2, 443, T_NOW, &g).name_hash, 222);
 		dp_binds_free(b);
 	}
 }
