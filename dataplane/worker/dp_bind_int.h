@@ -1,6 +1,7 @@
 /*
  * What the binding table's two sides share (dp_bind.h): its entries and their index, and
- * the lock-free lookup. dp_bind.c creates, learns and sweeps; dp_bind_view.c reads.
+ * the lock-free lookup. dp_bind.c creates, learns and sweeps; dp_bind_view.c reads, and
+ * dp_bind_allow.h, where a connection opens, asks its common question inline.
  */
 #ifndef DP_BIND_INT_H
 #define DP_BIND_INT_H
@@ -11,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <rte_pause.h>
 #include <rte_rcu_qsbr.h>
 #include <rte_spinlock.h>
 
@@ -76,29 +78,40 @@ struct dp_binds {
 /*
  * The key's three words built in registers: stored field by field, gcc staged the key on
  * the stack and read its words back for the hash and the comparison. Little-endian words,
- * the fields' bytes in order (x86, as dp_flow_tab.h's SSE).
+ * the fields' bytes in order (x86, as dp_flow_tab.h's SSE). a: the address's 16 bytes.
  */
 static inline void
-dp_bind_key_make(struct dp_bind_key *k, uint16_t vm, const struct pol_addr *addr)
+dp_bind_key_of(struct dp_bind_key *k, uint16_t vm, uint8_t family, const uint8_t *a)
 {
-	uint64_t w[3] = { (uint64_t)vm | (uint64_t)addr->family << 16, 0, 0 };
+	uint64_t w[3] = { (uint64_t)vm | (uint64_t)family << 16, 0, 0 };
 	uint32_t four;
 
 	_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "key words in field order");
-	memcpy(&four, addr->a, sizeof(four));
+	memcpy(&four, a, sizeof(four));
 	w[0] |= (uint64_t)four << 32;
-	if (addr->family != 4) {	/* an IPv4 key is its four bytes, whatever follows */
-		memcpy(&w[1], addr->a + 4, sizeof(w[1]));
-		memcpy(&four, addr->a + 12, sizeof(four));
+	if (family != 4) {	/* an IPv4 key is its four bytes, whatever follows */
+		memcpy(&w[1], a + 4, sizeof(w[1]));
+		memcpy(&four, a + 12, sizeof(four));
 		w[2] = four;
 	}
 	memcpy(k, w, sizeof(w));
 }
 
+static inline void
+dp_bind_key_make(struct dp_bind_key *k, uint16_t vm, const struct pol_addr *addr)
+{
+	dp_bind_key_of(k, vm, addr->family, addr->a);
+}
+
+/*
+ * An IPv4 key's hash is its first word's: its other two are zero in every IPv4 key
+ * (dp_bind_key_of()), and CRC over constant words maps the state one to one, so hashing
+ * them too would part no two keys that collide without them.
+ */
 static inline uint32_t
 dp_bind_hash(const struct dp_binds *b, const struct dp_bind_key *k)
 {
-	return dp_hash_crc_inline(k, sizeof(*k), b->ft.seed);
+	return dp_hash_crc_inline(k, k->family == 4 ? 8 : sizeof(*k), b->ft.seed);
 }
 
 /* Word i of k: loaded straight from the entry, where copying the key whole staged it */
@@ -119,10 +132,14 @@ dp_bind_key_eq(const struct dp_bind_key *a, const struct dp_bind_key *b)
 	    (dp_bind_key_word(a, 2) ^ dp_bind_key_word(b, 2))) == 0;
 }
 
-/* The entry holding k among the slots of bucket bk tagged tag, or NULL. */
+/*
+ * The entry holding k among the slots of bucket bk tagged tag, or NULL. v4: k is an IPv4
+ * key (a constant where inlined), told by its first word alone, which holds the family:
+ * an entry's equal to it is an IPv4 key's, whose other words are zero as k's are.
+ */
 static inline __attribute__((always_inline)) struct dp_binding *
 dp_bind_find_in(const struct dp_binds *b, const struct dp_ft_bucket *bk, uint16_t tag,
-    const struct dp_bind_key *k)
+    const struct dp_bind_key *k, bool v4)
 {
 	uint32_t m = dp_ft_match(bk, tag);
 
@@ -133,7 +150,8 @@ dp_bind_find_in(const struct dp_binds *b, const struct dp_ft_bucket *bk, uint16_
 		    ((const uint8_t *)bk->idx + 2 * (size_t)__builtin_ctz(m));
 		struct dp_binding *e = &b->e[__atomic_load_n(at, __ATOMIC_RELAXED)];
 
-		if (dp_bind_key_eq(&e->key, k))
+		if (v4 ? dp_bind_key_word(&e->key, 0) == dp_bind_key_word(k, 0) :
+		    dp_bind_key_eq(&e->key, k))
 			return e;
 	}
 	return NULL;
@@ -153,12 +171,38 @@ dp_bind_find(const struct dp_binds *b, const struct dp_bind_key *k, uint32_t h)
 
 	do {
 		moved = __atomic_load_n(&ft->moved, __ATOMIC_ACQUIRE);
-		if ((e = dp_bind_find_in(b, &ft->b[b1], tag, k)) != NULL ||
-		    (e = dp_bind_find_in(b, &ft->b[dp_ft_alt(ft, b1, tag)], tag, k)) != NULL)
+		if ((e = dp_bind_find_in(b, &ft->b[b1], tag, k, false)) != NULL ||
+		    (e = dp_bind_find_in(b, &ft->b[dp_ft_alt(ft, b1, tag)], tag, k, false)) != NULL)
 			return e;
 		atomic_thread_fence(memory_order_acquire);
 	} while (__atomic_load_n(&ft->moved, __ATOMIC_RELAXED) != moved);
 	return NULL;
+}
+
+/*
+ * A reader's pass over e's names, made in place: the sequence word when no writer is
+ * inside. What the pass reads may be torn by a writer that enters meanwhile; every loop
+ * over the entry is bounded by the arrays' sizes, never by a count read in the pass
+ * (pol_ports_allow() bounds its own), and the pass's result is used only once
+ * dp_bind_read_ok() says no writer entered. Copying the names first cost each connection's
+ * opening more than the reads.
+ */
+static inline unsigned int
+dp_bind_read_begin(const struct dp_binding *e)
+{
+	unsigned int s;
+
+	while ((s = atomic_load_explicit(&e->seq, memory_order_acquire)) & 1)
+		rte_pause();
+	return s;
+}
+
+/* Did the pass begun at s read e whole, no writer in between? */
+static inline bool
+dp_bind_read_ok(const struct dp_binding *e, unsigned int s)
+{
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load_explicit(&e->seq, memory_order_relaxed) == s;
 }
 
 #endif

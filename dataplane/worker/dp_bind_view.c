@@ -5,37 +5,10 @@
  */
 #include <stdatomic.h>
 
-#include <rte_pause.h>
-
+#include "dp_bind_allow.h"
 #include "dp_bind_int.h"
 #include "dp_budget.h"
 #include "dp_gen.h"
-
-/*
- * A reader's pass over e's names, made in place: the sequence word when no writer is
- * inside. What the pass reads may be torn by a writer that enters meanwhile; every loop
- * over the entry is bounded by the arrays' sizes, never by a count read in the pass
- * (pol_ports_allow() bounds its own), and the pass's result is used only once
- * dp_bind_read_ok() says no writer entered. Copying the names first cost each connection's
- * opening more than the reads.
- */
-static inline unsigned int
-dp_bind_read_begin(const struct dp_binding *e)
-{
-	unsigned int s;
-
-	while ((s = atomic_load_explicit(&e->seq, memory_order_acquire)) & 1)
-		rte_pause();
-	return s;
-}
-
-/* Did the pass begun at s read e whole, no writer in between? */
-static inline bool
-dp_bind_read_ok(const struct dp_binding *e, unsigned int s)
-{
-	atomic_thread_fence(memory_order_acquire);
-	return atomic_load_explicit(&e->seq, memory_order_relaxed) == s;
-}
 
 /* e's names, at most DP_BIND_NAMES whatever a torn count says */
 static inline unsigned int
@@ -45,19 +18,27 @@ dp_bind_nnames(const struct dp_binding *e)
 }
 
 /*
- * vm's live binding of addr, or NULL when there is none or it expired. Inlined: each
- * connection's opening comes here, and the call cost it its spills.
+ * vm's live binding of the address family, a (its 16 bytes), or NULL when there is none
+ * or it expired. Inlined: each connection's opening comes here, and the call cost it its
+ * spills.
  */
 static inline __attribute__((always_inline)) const struct dp_binding *
-dp_bind_live(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr, uint64_t now)
+dp_bind_live_of(struct dp_binds *b, uint16_t vm, uint8_t family, const uint8_t *a,
+    uint64_t now)
 {
 	struct dp_bind_key k;
 	const struct dp_binding *e;
 
-	dp_bind_key_make(&k, vm, addr);
+	dp_bind_key_of(&k, vm, family, a);
 	e = dp_bind_find(b, &k, dp_bind_hash(b, &k));
 	return e != NULL && atomic_load_explicit(&e->expires, memory_order_relaxed) > now ?
 	    e : NULL;
+}
+
+static inline __attribute__((always_inline)) const struct dp_binding *
+dp_bind_live(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr, uint64_t now)
+{
+	return dp_bind_live_of(b, vm, addr->family, addr->a, now);
 }
 
 /* What generation g says of name nm: its ports (NULL: no longer allowed). */
@@ -153,10 +134,10 @@ dp_bind_pass_common(const struct dp_binding *e, uint32_t gen, uint16_t port, uin
 }
 
 struct dp_bind_allow
-dp_bind_allows(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr, uint16_t port,
-    uint64_t now, const struct dp_gen *g)
+dp_bind_allows_far(struct dp_binds *b, uint16_t vm, uint8_t family, const uint8_t *a,
+    uint16_t port, uint64_t now, const struct dp_gen *g)
 {
-	const struct dp_binding *e = dp_bind_live(b, vm, addr, now);
+	const struct dp_binding *e = dp_bind_live_of(b, vm, family, a, now);
 	enum dp_bind_pass r;
 	unsigned int s, i = 0;
 	uint64_t hash;
@@ -174,6 +155,13 @@ dp_bind_allows(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr, uin
 		return r == DP_BIND_ANY ? dp_bind_allows_any(e, vm, port, now, g) :
 		    (struct dp_bind_allow){ .allowed = false };
 	return (struct dp_bind_allow){ .name_hash = hash, .allowed = true };
+}
+
+struct dp_bind_allow
+dp_bind_allows(struct dp_binds *b, uint16_t vm, const struct pol_addr *addr, uint16_t port,
+    uint64_t now, const struct dp_gen *g)
+{
+	return dp_bind_allows_inline(b, vm, addr->family, addr->a, port, now, g);
 }
 
 uint8_t

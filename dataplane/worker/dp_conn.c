@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "dp_bind.h"
+#include "dp_bind_allow.h"
 #include "dp_budget.h"
 #include "dp_budget_dst.h"
 #include "dp_conn.h"
@@ -76,7 +76,6 @@ dp_admit(struct dp_worker *w, const struct pkt *p, uint16_t vm, uint64_t *name_h
 {
 	const struct dp_gen *g = w->gen;
 	struct dp_bind_allow by;
-	struct pol_addr dst;
 
 	if (p->dport == DNS_PORT && dp_gen_is_resolver(g, p->family, p->dst))
 		return DP_ADMIT_DNS;	/* DNS over TCP: filtered message by message */
@@ -86,10 +85,7 @@ dp_admit(struct dp_worker *w, const struct pkt *p, uint16_t vm, uint64_t *name_h
 		*budgets = dp_budget_dst(w, vm, p->family, p->dst);
 		return DP_ADMIT_ADDR;
 	}
-	/* every byte written, none zeroed first: an IPv4 address's tail is zero already */
-	dst.family = p->family;
-	memcpy(dst.a, p->dst, sizeof(dst.a));
-	by = dp_bind_allows(w->ctx->binds, vm, &dst, p->dport, w->now, g);
+	by = dp_bind_allows_inline(w->ctx->binds, vm, p->family, p->dst, p->dport, w->now, g);
 	if (!by.allowed)
 		return DP_ADMIT_NO;
 	*name_hash = by.name_hash;
