@@ -58,7 +58,7 @@ dns_question_name(const uint8_t *msg, struct rd *r, uint8_t *out, size_t *wire_l
 		if (at >= n)
 			return DNS_MALFORMED;
 	}
-	*upper = copy8_upper(out, r->p, at, true);
+	*upper = copy16_lower(out, r->p, at);
 	*wire_len = at;
 	return rd_skip(r, at) ? DNS_OK : DNS_MALFORMED;
 }

@@ -11,6 +11,7 @@
 #include "dp_dns_ask.h"
 #include "dp_dns_budget.h"
 #include "dp_dns_int.h"
+#include "dp_dns_pending_add.h"
 #include "dp_dns_qread.h"
 #include "dp_evt.h"
 #include "dp_out.h"
@@ -184,7 +185,7 @@ dp_dns_query_send(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	enum dp_reason why;
 	uint8_t *dns;
 
-	if ((e = dp_pending_add(w->pending, p, vm, q, upper ? p->payload : NULL, w->now, false,
+	if ((e = dp_pending_add_in(w->pending, p, vm, q, upper ? p->payload : NULL, w->now, false,
 	    w->gen->max_pending_per_vm, &why)) == NULL) {
 		/* the VM asks again; at its quota the cost is its own, never a neighbour's */
 		dp_dns_refuse(w, m, p, q, DNS_RCODE_SERVFAIL);

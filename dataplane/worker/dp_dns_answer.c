@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dp_bind.h"
+#include "dp_bind_learn.h"
 #include "dp_budget.h"
 #include "dp_dns.h"
 #include "dp_dns_int.h"
@@ -148,7 +149,7 @@ dp_dns_keep_one(struct dp_dns_learner *l, const struct dns_addr *d)
 		l->reserved--;
 	else if (!dp_dns_room(l, 1))
 		return false;
-	rc = dp_bind_learn(l->binds, l->vm, &addr, l->hash, &l->ports, g->id, expires,
+	rc = dp_bind_learn_in(l->binds, l->vm, &addr, l->hash, &l->ports, g->id, expires,
 	    g->max_bindings_per_vm);
 	if (rc == -EDQUOT) {
 		/* the VM's own share is full: its further addresses open nothing */

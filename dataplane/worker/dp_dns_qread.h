@@ -6,76 +6,13 @@
 #define DP_DNS_QREAD_H
 
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
-#include "sni/ascii8.h"
+#include "sni/copy8.h"
 #include "sni/dns.h"
 #include "sni/rd.h"
 
 #define DP_LABEL_MAX	63	/* a larger length byte is a pointer or reserved: not read here */
 #define DP_OPT_FIXED	11	/* a root owner, type, class, TTL, RDLENGTH */
-
-#if defined(__SSE2__)
-/*
- * Sixteen bytes at from lowered to to: the high bit of each that was an upper-case letter
- * (in the sixteen bits returned). 'A'..'Z' moved to the bottom of the signed range is
- * what compares below it.
- */
-static inline uint32_t
-dp_dns_lower16(uint8_t *to, const uint8_t *from)
-{
-	__m128i x = _mm_loadu_si128((const __m128i *)(const void *)from);
-	__m128i big = _mm_cmplt_epi8(_mm_add_epi8(x, _mm_set1_epi8((char)(-'A' - 128))),
-	    _mm_set1_epi8((char)('Z' - 'A' + 1 - 128)));
-
-	_mm_storeu_si128((__m128i *)(void *)to,
-	    _mm_or_si128(x, _mm_and_si128(big, _mm_set1_epi8(0x20))));
-	return (uint32_t)_mm_movemask_epi8(big);
-}
-#endif
-
-/*
- * The name's n bytes at from copied to to, lowered, and whether any was an upper-case
- * letter: sixteen bytes at a time where SSE2 is (the tail as the last sixteen, some
- * lowered again), else and below sixteen bytes copy8()'s words.
- */
-static inline bool
-dp_dns_copy_lower(uint8_t *to, const uint8_t *from, size_t n)
-{
-	uint64_t w, up = 0;
-	size_t i = 0;
-
-	if (n < 8) {
-		for (; i < n; i++) {
-			bool big = (uint8_t)(from[i] - 'A') <= 'Z' - 'A';
-
-			to[i] = big ? (uint8_t)(from[i] | 0x20) : from[i];
-			up |= big;
-		}
-		return up != 0;
-	}
-#if defined(__SSE2__)
-	if (n >= 16) {
-		uint32_t big = 0;
-
-		for (; i + 16 < n; i += 16)
-			big |= dp_dns_lower16(to + i, from + i);
-		return (big | dp_dns_lower16(to + n - 16, from + n - 16)) != 0;
-	}
-#endif
-	for (;; i += 8) {
-		if (i + 8 > n)
-			i = n - 8;	/* the tail as the last eight bytes, some lowered again */
-		memcpy(&w, from + i, 8);
-		up |= ascii_upper8(w);
-		w |= ascii_upper8(w) >> 2;
-		memcpy(to + i, &w, 8);
-		if (i + 8 == n)
-			return up != 0;
-	}
-}
 
 /*
  * The name at DNS_HDR_LEN of msg (len bytes) when it is written out in place, labels of at
@@ -146,7 +83,7 @@ dp_dns_query_plain(const uint8_t *msg, size_t len, struct dns_msg *q, bool *uppe
 	q->arcount = msg[11];
 	q->has_question = true;
 	q->qname_len = (uint8_t)name_len;
-	*upper = dp_dns_copy_lower(q->qname, msg + DNS_HDR_LEN, name_len);
+	*upper = copy16_lower(q->qname, msg + DNS_HDR_LEN, name_len);
 	q->qtype = rd_be16(msg + DNS_HDR_LEN + name_len);
 	q->qclass = rd_be16(msg + DNS_HDR_LEN + name_len + 2);
 	q->nb_addrs = 0;

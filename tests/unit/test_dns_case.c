@@ -371,29 +371,37 @@ test_has_upper(void **state)
 }
 
 /*
- * Every byte value at every place of every length up to three words and a tail, copied
- * lower case: no byte of the copy's buffer past its length written.
+ * Every byte value at every place of every length up to three blocks and a tail, copied
+ * lower case by copy8() and by copy16_lower() (the parser's and the query reader's
+ * question name): no byte of the copy's buffer past its length written, and
+ * copy16_lower() true exactly when one was an upper-case letter.
  */
 static void
 test_copy_lower(void **state)
 {
-	uint8_t from[32], to[32], want[32];
+	uint8_t from[64], to[64], to16[64], want[64];
 
 	(void)state;
 
 	for (unsigned int c = 0; c < 256; c++)
-		for (size_t n = 1; n <= 27; n++)
+		for (size_t n = 1; n <= 52; n++)
 			for (size_t at = 0; at < n; at++) {
+				bool up = false;
+
 				for (size_t i = 0; i < sizeof(from); i++) {
 					from[i] = (uint8_t)(rnd() >> 7);
-					to[i] = (uint8_t)(rnd() >> 7);
+					to[i] = to16[i] = (uint8_t)(rnd() >> 7);
 				}
 				from[at] = (uint8_t)c;
 				memcpy(want, to, sizeof(to));
-				for (size_t i = 0; i < n; i++)
+				for (size_t i = 0; i < n; i++) {
 					want[i] = dns_lower(from[i]);
+					up |= from[i] >= 'A' && from[i] <= 'Z';
+				}
 				copy8(to, from, n, true);
 				assert_memory_equal(to, want, sizeof(to));
+				assert_int_equal(copy16_lower(to16, from, n), up);
+				assert_memory_equal(to16, want, sizeof(to16));
 			}
 }
 

@@ -9,6 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "sni/ascii8.h"
 
@@ -75,6 +78,48 @@ copy16(uint8_t *to, const uint8_t *from, size_t n)
 		memcpy(to + i, from + i, 16);
 	if (i < n)
 		memcpy(to + n - 16, from + n - 16, 16);
+}
+
+#if defined(__SSE2__)
+/*
+ * Sixteen bytes at from lowered to to: the high bit of each that was an upper-case letter
+ * (in the sixteen bits returned). 'A'..'Z' moved to the bottom of the signed range is
+ * what compares below it.
+ */
+static inline uint32_t
+copy16_lower_block(uint8_t *to, const uint8_t *from)
+{
+	__m128i x = _mm_loadu_si128((const __m128i *)(const void *)from);
+	__m128i big = _mm_cmplt_epi8(_mm_add_epi8(x, _mm_set1_epi8((char)(-'A' - 128))),
+	    _mm_set1_epi8((char)('Z' - 'A' + 1 - 128)));
+
+	_mm_storeu_si128((__m128i *)(void *)to,
+	    _mm_or_si128(x, _mm_and_si128(big, _mm_set1_epi8(0x20))));
+	return (uint32_t)_mm_movemask_epi8(big);
+}
+#endif
+
+/*
+ * copy8_upper() with lower: the n bytes at from copied to to, lowered, and whether any was
+ * an upper-case letter; sixteen bytes at a time where SSE2 is (the tail as the last
+ * sixteen, some lowered again), else and below sixteen bytes copy8_upper()'s words. The
+ * names of twenty-odd bytes a DNS message asks for take two steps, where words took three
+ * and a tail. Nothing read or written past either's n bytes.
+ */
+static inline bool
+copy16_lower(uint8_t *to, const uint8_t *from, size_t n)
+{
+#if defined(__SSE2__)
+	if (n >= 16) {
+		uint32_t big = 0;
+		size_t i = 0;
+
+		for (; i + 16 < n; i += 16)
+			big |= copy16_lower_block(to + i, from + i);
+		return (big | copy16_lower_block(to + n - 16, from + n - 16)) != 0;
+	}
+#endif
+	return copy8_upper(to, from, n, true);
 }
 
 #endif
