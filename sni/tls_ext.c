@@ -36,7 +36,7 @@ struct tls_ext_seen {
  * filter that picks "the first" can disagree with the server about which name counts.
  * One trailing dot is accepted and left out of out->sni, which aliases the message.
  */
-static bool
+static inline __attribute__((always_inline)) bool
 tls_ext_sni(struct rd ext, const uint8_t *floor, struct tls_hello *out)
 {
 	size_t n = ext.len;
@@ -69,22 +69,30 @@ tls_ext_sni(struct rd ext, const uint8_t *floor, struct tls_hello *out)
  *
  * The first TLS_ALPN_MAX ids are kept in the client's order; out->alpn[] aliases the message.
  */
-static bool
+static inline __attribute__((always_inline)) bool
 tls_ext_alpn(struct rd ext, struct tls_hello *out)
 {
-	struct rd list, id;
+	const uint8_t *q, *end;
+	unsigned int n = 0;
 
-	if (!rd_vec16(&ext, &list) || ext.len != 0 || list.len == 0)
+	if (ext.len < 2 || rd_be16(ext.p) != ext.len - 2 || ext.len == 2)
 		return false;
-	while (list.len > 0) {
-		if (!rd_vec8(&list, &id) || id.len == 0)
+	/*
+	 * q walks the ids' length bytes up to end, where the last id must end; an id of 0
+	 * bytes, or one past end, fails. Kept in registers, the count is stored once.
+	 */
+	for (q = ext.p + 2, end = ext.p + ext.len; q < end;) {
+		size_t k = *q;
+
+		if (k == 0 || (size_t)(end - q) <= k)
 			return false;
-		if (out->nb_alpn == TLS_ALPN_MAX) {
+		if (n < TLS_ALPN_MAX)
+			out->alpn[n++] = (struct sni_name){ .p = q + 1, .len = k };
+		else
 			out->alpn_more = true;
-			continue;
-		}
-		out->alpn[out->nb_alpn++] = (struct sni_name){ .p = id.p, .len = id.len };
+		q += 1 + k;
 	}
+	out->nb_alpn = (uint8_t)n;
 	return true;
 }
 
@@ -148,6 +156,22 @@ tls_ext_low_add(uint64_t *low, uint64_t type)
 }
 
 /*
+ * The extension at ext, of a type below 64, noted in *low and at[]; true when its type was
+ * seen already. Below 64, the type is its second byte: one load, where taking it from the
+ * swapped header word is a copy and a shift. A word: an index and BTS's operand.
+ */
+static inline __attribute__((always_inline)) bool
+tls_ext_low_note(uint64_t *low, const uint8_t **at, const uint8_t *ext)
+{
+	uint64_t type = ext[1];
+
+	if (tls_ext_low_add(low, type))
+		return true;
+	at[type] = ext;
+	return false;
+}
+
+/*
  * The bit of the 64 a type past 63 takes for the duplicate check: the top 6 bits of its
  * product with a multiplier found to give those a client sends (all 16 GREASE values,
  * 0xff01, 0xfe0d, 0x4469, 0x44cd) bits of their own, so that a hello whose types take
@@ -190,6 +214,23 @@ tls_ext_rare_check(const uint16_t *rare, size_t n, uint64_t bits, bool clash,
 }
 
 /*
+ * The two extensions read, once the walk is done (low: the types below 64 seen, at[]
+ * where each starts): every way to fail is SNI_MALFORMED, so the order of the checks does
+ * not matter, and the loop keeps no test for them.
+ */
+static inline __attribute__((always_inline)) enum sni_status
+tls_ext_read(uint64_t low, const uint8_t *const *at, const uint8_t *floor, struct tls_hello *out)
+{
+	if ((low >> TLS_EXT_ALPN & 1) && !tls_ext_alpn(tls_ext_data(at[TLS_EXT_ALPN]), out))
+		return SNI_MALFORMED;
+	if ((low >> TLS_EXT_SERVER_NAME & 1) == 0)
+		return SNI_ABSENT;
+	if (!tls_ext_sni(tls_ext_data(at[TLS_EXT_SERVER_NAME]), floor, out))
+		return SNI_MALFORMED;
+	return SNI_FOUND;
+}
+
+/*
  * extensions (RFC 8446 s4.2), filling their vector exactly:
  *
  *   { u16 extension_type | u16 len | extension_data (len) }*
@@ -198,8 +239,8 @@ tls_ext_rare_check(const uint16_t *rare, size_t n, uint64_t bits, bool clash,
  * server judge different values, and no client sends duplicates. ECH (draft-ietf-tls-esni
  * s5) is only flagged: the outer hello's SNI is what gets judged.
  */
-enum sni_status
-tls_hello_exts(struct rd exts, const uint8_t *floor, struct tls_hello *out)
+static __attribute__((noinline)) enum sni_status
+tls_hello_exts_general(struct rd exts, const uint8_t *floor, struct tls_hello *out)
 {
 	/*
 	 * Addresses as integers: one extension's length may take p past the vector's end
@@ -238,16 +279,8 @@ tls_hello_exts(struct rd exts, const uint8_t *floor, struct tls_hello *out)
 			rare[nrare++] = (uint16_t)(hdr >> 16);
 			by_bit[bit] = (uint16_t)(hdr >> 16);
 			clash |= tls_ext_low_add(&bits, bit);
-		} else {
-			/*
-			 * Below 64, the type is its second byte: one load, where taking it
-			 * from hdr is a copy and a shift. A word: an index and BTS's operand.
-			 */
-			uint64_t type = ((const uint8_t *)p)[1];
-
-			if (tls_ext_low_add(&low, type))
-				return SNI_MALFORMED;
-			at[type] = (const uint8_t *)p;
+		} else if (tls_ext_low_note(&low, at, (const uint8_t *)p)) {
+			return SNI_MALFORMED;
 		}
 		p += 4 + (hdr & 0xffff);
 	}
@@ -255,15 +288,47 @@ tls_hello_exts(struct rd exts, const uint8_t *floor, struct tls_hello *out)
 		return SNI_MALFORMED;
 	if (!tls_ext_rare_check(rare, nrare, bits, clash, by_bit, out))
 		return SNI_MALFORMED;
-	/*
-	 * The two read, once the walk is done: every way to fail is SNI_MALFORMED, so the order
-	 * of the checks does not matter, and the loop keeps no test for them.
-	 */
-	if ((low >> TLS_EXT_ALPN & 1) && !tls_ext_alpn(tls_ext_data(at[TLS_EXT_ALPN]), out))
+	return tls_ext_read(low, at, floor, out);
+}
+
+/*
+ * The walk as most hellos let it go: the types past 63 only take their bits, with no list
+ * of them. While no two of those share a bit, none is there twice and ECH is the type that
+ * took ECH's bit; the first shared bit hands the whole vector to the general walk, which
+ * lists them and decides (a shared bit is no duplicate yet). Whatever this walk answers,
+ * the general one answers of the same vector: it fails where that one fails, at a
+ * duplicate below 64 or at the end test, and reads the two extensions after the walk
+ * the same way.
+ */
+enum sni_status
+tls_hello_exts(struct rd exts, const uint8_t *floor, struct tls_hello *out)
+{
+	uintptr_t p = (uintptr_t)exts.p, end = p + exts.len, last = end - 4;
+	uint64_t low = 0, bits = 0;
+	uint16_t by_bit[64];	/* the type that took each bit (read for bits set only) */
+	const uint8_t *at[64];	/* where each type below 64 starts (read for those seen only) */
+
+	if (exts.len > TLS_EXT_MAX * 4)
+		return tls_hello_exts_general(exts, floor, out);
+	while (p <= last) {
+		uint32_t hdr = rd_be32((const uint8_t *)p);
+
+		__asm__("" : "+r"(hdr));	/* as in tls_hello_exts_general() */
+		if (__builtin_expect(hdr >= UINT32_C(64) << 16, 0)) {	/* 2 in 13 */
+			uint32_t bit = TLS_EXT_RARE_BIT(hdr >> 16);
+
+			by_bit[bit] = (uint16_t)(hdr >> 16);
+			if (tls_ext_low_add(&bits, bit))
+				return tls_hello_exts_general(exts, floor, out);
+		} else if (tls_ext_low_note(&low, at, (const uint8_t *)p)) {
+			return SNI_MALFORMED;
+		}
+		p += 4 + (hdr & 0xffff);
+	}
+	if (p != end)
 		return SNI_MALFORMED;
-	if ((low >> TLS_EXT_SERVER_NAME & 1) == 0)
-		return SNI_ABSENT;
-	if (!tls_ext_sni(tls_ext_data(at[TLS_EXT_SERVER_NAME]), floor, out))
-		return SNI_MALFORMED;
-	return SNI_FOUND;
+	if ((bits >> TLS_EXT_RARE_BIT(TLS_EXT_ECH) & 1) &&
+	    by_bit[TLS_EXT_RARE_BIT(TLS_EXT_ECH)] == TLS_EXT_ECH)
+		out->ech = true;
+	return tls_ext_read(low, at, floor, out);
 }

@@ -180,7 +180,7 @@ tls_hello_gather(const uint8_t *buf, size_t len, uint8_t *scratch, size_t scratc
  *
  * Nothing may follow the extensions inside the message.
  */
-static enum sni_status
+static inline __attribute__((always_inline)) enum sni_status
 tls_hello_fields(struct rd body, const uint8_t *floor, struct tls_hello *out)
 {
 	const uint8_t *p = body.p;

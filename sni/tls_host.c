@@ -118,6 +118,20 @@ host_chunk(const uint8_t *p, uint32_t *bad, uint32_t *dot, uint32_t *up)
 }
 
 /*
+ * Whether the dots of a name of len bytes, 1..62, at the bits of dot (none past len) are
+ * in place: not first, not last, no two together. With the name's ends taken as dots one
+ * bit beyond it (bit 0 and bit len + 1 of dot shifted up by one), any of the three makes
+ * two neighbouring bits.
+ */
+static inline bool
+host_dots_ok(uint64_t dot, size_t len)
+{
+	uint64_t d = dot << 1 | 1 | UINT64_C(2) << len;
+
+	return (d & d >> 1) == 0;
+}
+
+/*
  * The verdict on a name of len bytes, 1..63, from its masks (bit i for byte i; bits past
  * len are ignored): a byte no name has; a leading or a last dot ("a.." less its root
  * dot); "..". *upper: whether it has capitals.
@@ -206,6 +220,7 @@ sni_host_scan_avx2(const uint8_t *name, size_t len, bool *upper)
 	__m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(name + len - 32)), k20;
 	__m256i letter, dots, ok, caps;
 	unsigned int drop = 32 - (unsigned int)len;
+	uint32_t bad, dot;
 
 	__asm__("" : "+r"(k));
 	k20 = host_row(k, HOST_K20);
@@ -217,9 +232,16 @@ sni_host_scan_avx2(const uint8_t *name, size_t len, bool *upper)
 	    _mm256_add_epi8(x, host_row(k, HOST_K09))), _mm256_cmpeq_epi8(x,
 	    host_row(k, HOST_KDASH))));
 	caps = _mm256_andnot_si256(_mm256_cmpeq_epi8(_mm256_and_si256(x, k20), k20), letter);
-	return host_masks_ok((uint64_t)(~(uint32_t)_mm256_movemask_epi8(ok) >> drop),
-	    (uint64_t)((uint32_t)_mm256_movemask_epi8(dots) >> drop),
-	    (uint64_t)((uint32_t)_mm256_movemask_epi8(caps) >> drop), len, upper);
+	/*
+	 * The masks shifted down by drop have no bit past len: host_masks_ok()'s tests
+	 * without its mask of the name's bits, the dots' three as one (host_dots_ok())
+	 */
+	bad = ~(uint32_t)_mm256_movemask_epi8(ok) >> drop;
+	dot = (uint32_t)_mm256_movemask_epi8(dots) >> drop;
+	if (bad != 0 || !host_dots_ok(dot, len))
+		return false;
+	*upper = (uint32_t)_mm256_movemask_epi8(caps) >> drop != 0;
+	return true;
 }
 #endif
 #endif

@@ -203,6 +203,12 @@ dp_hash_digest_nh(const uint64_t *nh_key, uint64_t k0, uint64_t k1, const void *
 	return (struct dp_digest){ .lo = (uint64_t)sum, .hi = (uint64_t)(sum >> 64) };
 }
 
+const uint8_t dp_hash_shift[32] = {
+	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+};
+
 #if defined(__x86_64__)
 /* CLNH's term of one block: (m0 ^ k0) * (m1 ^ k1) carry-less, x the block XOR its key. */
 #define DP_CLNH_TERM(x)	_mm_clmulepi64_si128((x), (x), 0x01)
@@ -274,7 +280,7 @@ dp_clnh_xor32(const uint8_t *p, const uint64_t *k)
  * for two blocks where one at a time takes eight. Blocks are XORed into the sum in
  * another order, which XOR does not see.
  */
-__attribute__((target("avx2,pclmul"))) static struct dp_digest
+__attribute__((target("avx2,pclmul,ssse3"))) static struct dp_digest
 dp_hash_clnh_run2(const uint64_t *nh_key, const uint8_t *p, size_t len)
 {
 	__m128i sum = _mm_cvtsi64_si128((long long)len), lo, hi;
@@ -292,6 +298,20 @@ dp_hash_clnh_run2(const uint64_t *nh_key, const uint8_t *p, size_t len)
 	if (i + 16 <= len) {
 		sum = dp_clnh_block(sum, p + i, nh_key + i / 8);
 		i += 16;
+	}
+	if (i < len && len >= 16) {
+		/*
+		 * The last block zero-padded (dp_digest_tail()'s words): the 16 bytes that end
+		 * the message, moved down over those a block took, in one shuffle where the
+		 * words took some twenty instructions
+		 */
+		lo = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)
+		    (p + len - 16)), _mm_loadu_si128((const __m128i *)(const void *)
+		    (dp_hash_shift + 16 - (len - i))));
+		lo = _mm_xor_si128(lo, _mm_loadu_si128((const __m128i *)(const void *)
+		    (nh_key + i / 8)));
+		sum = _mm_xor_si128(sum, DP_CLNH_TERM(lo));
+		i = len;
 	}
 	return dp_clnh_end(sum, nh_key, p, len, i);
 }

@@ -18,6 +18,12 @@ dp_ld64(const uint8_t *p)
 	return le64toh(w);
 }
 
+/*
+ * PSHUFB masks: from byte s on (dp_hash_shift + s), bytes s.. moved to 0.., zeros (0x80)
+ * in the rest: the last n bytes of a 16-byte load, zero-padded, from dp_hash_shift + 16 - n.
+ */
+extern const uint8_t dp_hash_shift[32];
+
 /* Draw dp_hash_name()'s keys and expand its AES key (dp_hash_init()). 0, or -errno. */
 int dp_hash_name_init(void);
 

@@ -61,13 +61,6 @@ dp_name_block(const uint8_t *p, size_t len)
 	return _mm_set_epi64x((long long)m1, (long long)m0);
 }
 
-/* PSHUFB masks: from byte s on, bytes s.. moved to 0.., zeros (0x80) in the rest */
-static const uint8_t dp_name_shift[32] = {
-	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
-	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
-	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
-};
-
 /* CLNH of the name (dp_hash_clnh_run()'s sum), then AES-128 of it. len <= DP_HASH_NAME_BYTES. */
 __attribute__((target("avx,aes,pclmul,ssse3"))) static uint64_t
 dp_hash_name_run(const __m128i rk[11], const uint64_t *nh_key, const uint8_t *p, size_t len)
@@ -89,7 +82,7 @@ dp_hash_name_run(const __m128i rk[11], const uint64_t *nh_key, const uint8_t *p,
 		/* the 16 bytes that end the name, moved down over those a block took (if any) */
 		x = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)
 		    (p + len - 16)), _mm_loadu_si128((const __m128i *)(const void *)
-		    (dp_name_shift + 16 - (len - i))));
+		    (dp_hash_shift + 16 - (len - i))));
 		x = _mm_xor_si128(x, _mm_loadu_si128((const __m128i *)(const void *)
 		    (nh_key + i / 8)));
 		sum = _mm_xor_si128(sum, _mm_clmulepi64_si128(x, x, 0x01));
