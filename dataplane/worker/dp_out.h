@@ -30,8 +30,24 @@ dp_fate_note(struct dp_worker *w, const struct pkt *p, uint16_t vm, struct dp_fa
 void dp_fate_apply_any(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
     uint16_t vm, bool from_vm, struct dp_fate f);
 
-/* Send the queued frames of every port (the end of a burst). */
-void dp_tx_flush(struct dp_worker *w);
+/* Send the frames queued for port (dp_tx()), at least one. */
+void dp_tx_send(struct dp_worker *w, unsigned int port);
+
+/*
+ * Send the queued frames of both ports (the end of a poll). Inline, each port's queue
+ * tested here: a poll's one call, and its loop over ports that never queue, cost more than
+ * the two tests.
+ */
+static inline void
+dp_tx_flush(struct dp_worker *w)
+{
+	_Static_assert(DP_PORT_VM < DP_TX_PORTS && DP_PORT_UPLINK < DP_TX_PORTS,
+	    "dp_tx() queues for both data ports");
+	if (w->tx[DP_PORT_VM].n != 0)
+		dp_tx_send(w, DP_PORT_VM);
+	if (w->tx[DP_PORT_UPLINK].n != 0)
+		dp_tx_send(w, DP_PORT_UPLINK);
+}
 
 /*
  * m, a datagram namegate reassembled (l2_len marks its link header) longer than port's
@@ -55,8 +71,8 @@ dp_tx(struct dp_worker *w, unsigned int port, struct rte_mbuf *m)
 	}
 	w->port_bytes[port][1] += rte_pktmbuf_pkt_len(m);	/* its count: once sent */
 	t->pkts[t->n++] = m;
-	if (t->n == DP_BURST)
-		dp_tx_flush(w);
+	if (t->n == DP_BURST)	/* this port's alone: the other's queue fills on */
+		dp_tx_send(w, port);
 }
 
 /* Count an allowed frame from vm and send it to the uplink. */
