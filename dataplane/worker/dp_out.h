@@ -93,6 +93,12 @@ dp_ingress(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm)
 	struct dp_vm_stats *s = &w->vm_stats[vm];
 
 	s->ingress_pkts++;
+	/*
+	 * the two counters side by side: GCC made them one vector add, building the vector
+	 * (3 instructions more than two adds to memory); an empty asm on the first keeps
+	 * them two
+	 */
+	__asm__("" : "+m"(s->ingress_pkts));
 	s->ingress_bytes += rte_pktmbuf_pkt_len(m);
 	dp_tx(w, DP_PORT_VM, m);
 }
