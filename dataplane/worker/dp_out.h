@@ -62,9 +62,11 @@ void dp_tx_refragment(struct dp_worker *w, unsigned int port, struct rte_mbuf *m
 static inline void
 dp_tx(struct dp_worker *w, unsigned int port, struct rte_mbuf *m)
 {
+	/* l2_len (set: a datagram namegate reassembled) tested in place, not extracted first */
+	const uint64_t l2_mask = ((UINT64_C(1) << RTE_MBUF_L2_LEN_BITS) - 1) << RTE_MBUF_L2_LEN_OFS;
 	struct dp_txbuf *t = &w->tx[port];
 
-	if (unlikely(m->l2_len != 0) &&
+	if (unlikely((m->tx_offload & l2_mask) != 0) &&
 	    rte_pktmbuf_pkt_len(m) - m->l2_len > w->ctx->mtu[port]) {
 		dp_tx_refragment(w, port, m);
 		return;

@@ -405,6 +405,49 @@ test_held_fate(void **state)
 	rte_pktmbuf_free(m);
 }
 
+/*
+ * dp_tx() of a datagram namegate reassembled (l2_len marks its link header): past the
+ * port's MTU it leaves in fragments, none past the MTU; within it, or any frame with no
+ * l2_len however long, whole. Fails when dp_tx() reads l2_len wrong (never, or always).
+ */
+static void
+test_tx_refragments_reassembled(void **state)
+{
+	static const uint8_t payload[1600];
+	uint16_t mtu = ctx.mtu[DP_PORT_UPLINK];
+	struct dp_txbuf *t = &w->tx[DP_PORT_UPLINK];
+	static const uint8_t gw[6] = { 2, 0, 0, 0, 0, 0xfe }, vm[6] = { 2, 0, 0, 0, 0, 1 };
+	static const uint8_t src[4] = { 10, 77, 0, 11 }, dst[4] = { 198, 51, 100, 7 };
+	struct rte_mbuf *m;
+	unsigned int n;
+
+	(void)state;
+	assert_true(mtu < 14 + 20 + 20 + sizeof(payload));
+	m = dpf_tcp4(&ctx, &(struct dpf_tcp){ .smac = vm, .dmac = gw, .sip = src, .dip = dst,
+	    .sport = 47000, .dport = 8080, .seq = 1, .flags = PKT_TCP_ACK, .payload = payload,
+	    .len = sizeof(payload) });
+	m->l2_len = 14;
+	dp_tx(w, DP_PORT_UPLINK, m);
+	assert_true((n = t->n) >= 2);
+	for (unsigned int i = 0; i < n; i++)
+		assert_true(rte_pktmbuf_pkt_len(t->pkts[i]) - 14 <= mtu);
+	assert_int_equal(t_sent(), n);
+	/* the same frame, not reassembled: whole */
+	m = t_tcp(47000, 1, PKT_TCP_ACK);
+	assert_non_null(rte_pktmbuf_append(m, (uint16_t)(mtu + 100 - rte_pktmbuf_pkt_len(m))));
+	dp_tx(w, DP_PORT_UPLINK, m);
+	assert_int_equal(t->n, 1);
+	assert_ptr_equal(t->pkts[0], m);
+	assert_int_equal(t_sent(), 1);
+	/* reassembled, within the MTU: whole */
+	m = t_tcp(47000, 1, PKT_TCP_ACK);
+	m->l2_len = 14;
+	dp_tx(w, DP_PORT_UPLINK, m);
+	assert_int_equal(t->n, 1);
+	assert_ptr_equal(t->pkts[0], m);
+	assert_int_equal(t_sent(), 1);
+}
+
 int
 main(void)
 {
@@ -420,6 +463,7 @@ main(void)
 		cmocka_unit_test(test_audited_quic_on_steady_flow),
 		cmocka_unit_test(test_silent_discard),
 		cmocka_unit_test(test_held_fate),
+		cmocka_unit_test(test_tx_refragments_reassembled),
 	};
 
 	return dpf_run("test_dp_burst", t_config, &ctx, &w, tests,
