@@ -46,22 +46,17 @@ dp_tx_refragment(struct dp_worker *w, unsigned int port, struct rte_mbuf *m)
 }
 
 void
-dp_tx_flush(struct dp_worker *w)
+dp_tx_send(struct dp_worker *w, unsigned int port)
 {
-	for (unsigned int port = 0; port < DP_PORTS; port++) {
-		struct dp_txbuf *t = &w->tx[port];
-		uint16_t sent;
+	struct dp_txbuf *t = &w->tx[port];
+	uint16_t sent = rte_eth_tx_burst(w->ctx->port[port], (uint16_t)w->id, t->pkts, t->n);
 
-		if (t->n == 0)
-			continue;
-		sent = rte_eth_tx_burst(w->ctx->port[port], (uint16_t)w->id, t->pkts, t->n);
-		w->port_pkts[port][1] += sent;	/* counted a burst at a time, as sent */
-		if (sent < t->n) {
-			w->drops[DP_DROP_TX_FULL] += t->n - sent;
-			rte_pktmbuf_free_bulk(&t->pkts[sent], t->n - sent);
-		}
-		t->n = 0;
+	w->port_pkts[port][1] += sent;	/* counted a burst at a time, as sent */
+	if (sent < t->n) {
+		w->drops[DP_DROP_TX_FULL] += t->n - sent;
+		rte_pktmbuf_free_bulk(&t->pkts[sent], t->n - sent);
 	}
+	t->n = 0;
 }
 
 /*

@@ -221,18 +221,24 @@ dp_worker_free(struct dp_worker *w)
 	rte_free(w);
 }
 
-/* A burst from port, through fn whole. */
-static uint16_t
-dp_worker_rx_burst(struct dp_worker *w, unsigned int port,
-    void (*fn)(struct dp_worker *, struct rte_mbuf **, uint16_t))
+/*
+ * A burst from port (a constant: inline in the poll, each port's stage called directly,
+ * not through a pointer), through its stages whole.
+ */
+static __rte_always_inline uint16_t
+dp_worker_rx_burst(struct dp_worker *w, unsigned int port)
 {
 	struct rte_mbuf *pkts[DP_BURST];
 	uint16_t n = rte_eth_rx_burst(w->ctx->port[port], (uint16_t)w->id, pkts, DP_BURST), k = n;
 
 	if (unlikely(w->ctx->ha) && n > 0)	/* the pair's beacons out, before any judgement */
 		k = dp_ha_take_beacons(w, pkts, n, port);
-	if (k > 0 && dp_ha_gate(w, pkts, k, port))
-		fn(w, pkts, k);
+	if (k == 0 || !dp_ha_gate(w, pkts, k, port))
+		return n;
+	if (port == DP_PORT_VM)
+		dp_burst_vm(w, pkts, k);
+	else
+		dp_burst_uplink(w, pkts, k);
 	return n;
 }
 
@@ -259,8 +265,8 @@ dp_worker_poll(struct dp_worker *w)
 		dp_ha_stalled(w, tsc - w->now_tsc);	/* shut before this poll's frames */
 	w->now_tsc = tsc;
 	w->now = (w->now_tsc - w->ctx->tsc_start) / w->ctx->tsc_hz;
-	n = dp_worker_rx_burst(w, DP_PORT_VM, dp_burst_vm);
-	n += dp_worker_rx_burst(w, DP_PORT_UPLINK, dp_burst_uplink);
+	n = dp_worker_rx_burst(w, DP_PORT_VM);
+	n += dp_worker_rx_burst(w, DP_PORT_UPLINK);
 	if (w->ctx->slow_path || w->ctx->ha)	/* the kernel's frames, and a takeover's */
 		n += dp_slow_back(w);
 	dp_tx_flush(w);

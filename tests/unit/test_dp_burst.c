@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include <rte_mbuf.h>
+#include <rte_ring.h>
 
 #include "dp.h"
 #include "dp_burst.h"
@@ -46,15 +47,22 @@ static struct dp_ctx ctx = { .port = { RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS, RTE_M
 	RTE_MAX_ETHPORTS } };
 static struct dp_worker *w;
 
+/* A TCP segment from agent1's MAC and source address src, to 198.51.100.7:8080. */
+static struct rte_mbuf *
+t_tcp_from(const uint8_t *src, uint16_t sport, uint32_t seq, uint8_t flags)
+{
+	static const uint8_t gw[6] = { 2, 0, 0, 0, 0, 0xfe }, vm[6] = { 2, 0, 0, 0, 0, 1 };
+	static const uint8_t dst[4] = { 198, 51, 100, 7 };
+
+	return dpf_tcp4(&ctx, &(struct dpf_tcp){ .smac = vm, .dmac = gw, .sip = src,
+	    .dip = dst, .sport = sport, .dport = 8080, .seq = seq, .flags = flags });
+}
+
 /* A TCP segment from agent1's port sport to 198.51.100.7:8080, checksums right. */
 static struct rte_mbuf *
 t_tcp(uint16_t sport, uint32_t seq, uint8_t flags)
 {
-	static const uint8_t gw[6] = { 2, 0, 0, 0, 0, 0xfe }, vm[6] = { 2, 0, 0, 0, 0, 1 };
-	static const uint8_t src[4] = { 10, 77, 0, 11 }, dst[4] = { 198, 51, 100, 7 };
-
-	return dpf_tcp4(&ctx, &(struct dpf_tcp){ .smac = vm, .dmac = gw, .sip = src,
-	    .dip = dst, .sport = sport, .dport = 8080, .seq = seq, .flags = flags });
+	return t_tcp_from((const uint8_t[4]){ 10, 77, 0, 11 }, sport, seq, flags);
 }
 
 /* The flow key of agent1's connection from port to 198.51.100.7:8080. */
@@ -405,6 +413,69 @@ test_held_fate(void **state)
 	rte_pktmbuf_free(m);
 }
 
+/*
+ * dp_tx() of a datagram namegate reassembled (l2_len marks its link header): past the
+ * port's MTU it leaves in fragments, none past the MTU; within it, or any frame with no
+ * l2_len however long, whole. Fails when dp_tx() reads l2_len wrong (never, or always).
+ */
+static void
+test_tx_refragments_reassembled(void **state)
+{
+	static const uint8_t payload[1600];
+	uint16_t mtu = ctx.mtu[DP_PORT_UPLINK];
+	struct dp_txbuf *t = &w->tx[DP_PORT_UPLINK];
+	static const uint8_t gw[6] = { 2, 0, 0, 0, 0, 0xfe }, vm[6] = { 2, 0, 0, 0, 0, 1 };
+	static const uint8_t src[4] = { 10, 77, 0, 11 }, dst[4] = { 198, 51, 100, 7 };
+	struct rte_mbuf *m;
+	unsigned int n;
+
+	(void)state;
+	assert_true(mtu < 14 + 20 + 20 + sizeof(payload));
+	m = dpf_tcp4(&ctx, &(struct dpf_tcp){ .smac = vm, .dmac = gw, .sip = src, .dip = dst,
+	    .sport = 47000, .dport = 8080, .seq = 1, .flags = PKT_TCP_ACK, .payload = payload,
+	    .len = sizeof(payload) });
+	m->l2_len = 14;
+	dp_tx(w, DP_PORT_UPLINK, m);
+	assert_true((n = t->n) >= 2);
+	for (unsigned int i = 0; i < n; i++)
+		assert_true(rte_pktmbuf_pkt_len(t->pkts[i]) - 14 <= mtu);
+	assert_int_equal(t_sent(), n);
+	/* the same frame, not reassembled: whole */
+	m = t_tcp(47000, 1, PKT_TCP_ACK);
+	assert_non_null(rte_pktmbuf_append(m, (uint16_t)(mtu + 100 - rte_pktmbuf_pkt_len(m))));
+	dp_tx(w, DP_PORT_UPLINK, m);
+	assert_int_equal(t->n, 1);
+	assert_ptr_equal(t->pkts[0], m);
+	assert_int_equal(t_sent(), 1);
+	/* reassembled, within the MTU: whole */
+	m = t_tcp(47000, 1, PKT_TCP_ACK);
+	m->l2_len = 14;
+	dp_tx(w, DP_PORT_UPLINK, m);
+	assert_int_equal(t->n, 1);
+	assert_ptr_equal(t->pkts[0], m);
+	assert_int_equal(t_sent(), 1);
+}
+
+/*
+ * A frame the stateless stages block with an event and no audit count (a spoofed source
+ * from agent1's MAC): the event is on the ring and the block counted, the frame gone.
+ * Fails when dp_fate_note() takes a fate with log alone for one with nothing to note.
+ */
+static void
+test_block_event_noted(void **state)
+{
+	uint64_t spoofed = w->vm_stats[0].blocked[DP_REASON_SPOOFED];
+	unsigned int evts = rte_ring_count(w->evts);
+	struct rte_mbuf *m = t_tcp_from((const uint8_t[4]){ 10, 77, 0, 99 }, 48000, 1,
+	    PKT_TCP_SYN);
+
+	(void)state;
+	dp_burst_vm(w, &m, 1);
+	assert_int_equal(w->vm_stats[0].blocked[DP_REASON_SPOOFED], spoofed + 1);
+	assert_int_equal(rte_ring_count(w->evts), evts + 1);
+	assert_int_equal(t_sent(), 0);
+}
+
 int
 main(void)
 {
@@ -420,6 +491,8 @@ main(void)
 		cmocka_unit_test(test_audited_quic_on_steady_flow),
 		cmocka_unit_test(test_silent_discard),
 		cmocka_unit_test(test_held_fate),
+		cmocka_unit_test(test_tx_refragments_reassembled),
+		cmocka_unit_test(test_block_event_noted),
 	};
 
 	return dpf_run("test_dp_burst", t_config, &ctx, &w, tests,

@@ -28,6 +28,8 @@
 #define DP_PORT_SLOW_VM		2	/* exception path TAP, VM side of the kernel bridge */
 #define DP_PORT_SLOW_UP		3	/* exception path TAP, uplink side */
 #define DP_PORTS		4
+/* dp_tx() queues for DP_PORT_VM and DP_PORT_UPLINK: a TAP's frames go by slow_out */
+#define DP_TX_PORTS		2
 /*
  * VM slots: dataplane.max_vms of them (sized once at start, a reload keeps the running
  * number), and one more, max_vms itself, for the counters of frames from no VM.
@@ -206,7 +208,7 @@ struct __rte_cache_aligned dp_worker {
 	uint64_t port_pkts[DP_PORTS][2];	/* [port][0 = rx, 1 = tx] */
 	uint64_t port_bytes[DP_PORTS][2];
 
-	struct dp_txbuf tx[DP_PORTS];
+	struct dp_txbuf tx[DP_TX_PORTS];
 	struct rte_ring *evts;		/* to the main lcore: api/dp_api.h block records */
 	struct rte_ring *bind_evts;	/* and binding records, on a ring of their own */
 	struct rte_ring *peer_names;	/* from the main lcore: the HA peer's new names */

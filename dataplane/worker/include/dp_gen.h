@@ -87,10 +87,11 @@ dp_gen_vm_by_mac(const struct dp_gen *g, uint16_t vlan, const uint8_t *mac)
 	for (;;) {
 		uint64_t e = g->vm_keys[i];
 
-		if (e == DP_VM_INDEX_EMPTY)
-			return -1;
+		/* the key first: most probes find theirs, and no key is the empty one */
 		if (e == k)
 			return g->vm_slots[i];
+		if (e == DP_VM_INDEX_EMPTY)
+			return -1;
 		i = (i + 1) & g->vm_index_mask;
 	}
 }
