@@ -333,8 +333,9 @@ dp_burst_lean(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr
 		dp_ingress(w, fr->m, fr->vm);
 		return true;
 	}
-	if (f != NULL && (from_vm ? dp_burst_lean_conn_vm(w, fr, f) :
-	    dp_burst_lean_conn_uplink(w, fr, f)))
+	/* (not a hello: data on a flow something judges, which the VM's call would refuse) */
+	if (f != NULL && (from_vm ? (l->payload_len == 0 || f->tls == DP_TLS_NONE) &&
+	    dp_burst_lean_conn_vm(w, fr, f) : dp_burst_lean_conn_uplink(w, fr, f)))
 		return true;
 	fr->key = (uint8_t)key;
 	fr->st = PKT_OK;
