@@ -10,12 +10,13 @@
  * (dp_burst_flow), after what earlier frames opened or closed. A TCP segment of the
  * commonest shape goes through with its key and what a steady flow reads of it, no struct pkt
  * (dp_lean.h), and is decoded in full only if its flow turns out not to be steady (or it
- * opens or ends one).
+ * opens or ends one) and its flow stage needs more than that (dp_conn_lean.h).
  */
 #include "dp_budget_dst.h"
 #include "dp_burst.h"
 #include "dp_burst_int.h"
 #include "dp_conn.h"
+#include "dp_conn_lean.h"
 #include "dp_decide.h"
 #include "dp_dns.h"
 #include "dp_frag.h"
@@ -274,10 +275,42 @@ dp_burst_steady(struct dp_worker *w, const struct dp_burst_frame *fr, struct dp_
 }
 
 /*
+ * A lean frame from the VM on flow f, not steady for it: its flow stage decided from what
+ * the lean check read (dp_conn_vm_lean()) and the frame sent on (true), or f left
+ * untouched (false). A call, as its uplink twin: inline, or handing its fate on to the
+ * loop's, it cost the loop of steady frames registers.
+ */
+static __attribute__((noinline)) bool
+dp_burst_lean_conn_vm(struct dp_worker *w, const struct dp_burst_frame *fr, struct dp_flow *f)
+{
+	const struct dp_lean *l = &fr->ln;
+	enum dp_verdict v = dp_conn_vm_lean(w, f, fr->m, l->flags, l->seq, l->payload_len);
+
+	if (v == DP_CONN_LEAN_NO)
+		return false;
+	dp_egress(w, fr->m, fr->vm, v);
+	return true;
+}
+
+/* A lean frame toward the VM on flow f, not steady for it: likewise (dp_conn_uplink_lean()). */
+static __attribute__((noinline)) bool
+dp_burst_lean_conn_uplink(struct dp_worker *w, const struct dp_burst_frame *fr,
+    struct dp_flow *f)
+{
+	const struct dp_lean *l = &fr->ln;
+
+	if (!dp_conn_uplink_lean(w, f, fr->m, l->flags, l->ack, l->win))
+		return false;
+	dp_ingress(w, fr->m, fr->vm);
+	return true;
+}
+
+/*
  * A lean frame (dp_lean()) on flow f, from the VM (from_vm) or toward it: sent on when f
- * is steady for it, or toward the VM when it is the server's ACK of f's judged bytes
- * (true); else (a SYN, a FIN or an RST among them) decoded now into fr->p, with its key's
- * index key, to go the general way (false).
+ * is steady for it, or toward the VM when it is the server's ACK of f's judged bytes, or
+ * when its flow stage needs nothing the lean check did not read (true); else (a SYN, a
+ * hello among them) decoded now into fr->p, with its key's index key, to go the general
+ * way (false).
  */
 static __rte_always_inline bool
 dp_burst_lean(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr,
@@ -300,6 +333,10 @@ dp_burst_lean(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr
 		dp_ingress(w, fr->m, fr->vm);
 		return true;
 	}
+	/* (not a hello: data on a flow something judges, which the VM's call would refuse) */
+	if (f != NULL && (from_vm ? (l->payload_len == 0 || f->tls == DP_TLS_NONE) &&
+	    dp_burst_lean_conn_vm(w, fr, f) : dp_burst_lean_conn_uplink(w, fr, f)))
+		return true;
 	fr->key = (uint8_t)key;
 	fr->st = PKT_OK;
 	fr->fate = dp_fate(DP_FATE_CONTINUE);

@@ -34,15 +34,25 @@ dp_seq_after(uint32_t a, uint32_t b)
 	return (int32_t)(a - b) > 0;
 }
 
-/* What a TCP segment from the VM says of its own stream: how far it has sent. */
+/*
+ * What a TCP segment from the VM (its flags, its sequence number, payload_len bytes of
+ * data) says of its own stream: how far it has sent.
+ */
 static inline void
-dp_flow_vm_sent(struct dp_flow *f, const struct pkt *p)
+dp_flow_vm_sent_by(struct dp_flow *f, uint8_t tcp_flags, uint32_t seq, uint32_t payload_len)
 {
-	uint32_t end = p->seq + (uint32_t)p->payload_len + ((p->tcp_flags & PKT_TCP_SYN) != 0) +
-	    ((p->tcp_flags & PKT_TCP_FIN) != 0);
+	uint32_t end = seq + payload_len + ((tcp_flags & PKT_TCP_SYN) != 0) +
+	    ((tcp_flags & PKT_TCP_FIN) != 0);
 
 	if (dp_seq_after(end, f->vm_nxt))
 		f->vm_nxt = end;
+}
+
+/* dp_flow_vm_sent_by() of segment p */
+static inline void
+dp_flow_vm_sent(struct dp_flow *f, const struct pkt *p)
+{
+	dp_flow_vm_sent_by(f, p->tcp_flags, p->seq, (uint32_t)p->payload_len);
 }
 
 /*

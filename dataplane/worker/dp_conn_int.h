@@ -29,6 +29,36 @@ dp_flow_track_end(struct dp_worker *w, struct dp_flow *f, uint8_t end, bool log)
 }
 
 /*
+ * Is a segment from the peer with these flags and ACK number its SYN-ACK, the first f
+ * sees? It acknowledges the SYN, and with TCP Fast Open some of its data too.
+ */
+static inline bool
+dp_flow_is_synack(const struct dp_flow *f, uint8_t tcp_flags, uint32_t ack)
+{
+	return (tcp_flags & (PKT_TCP_SYN | PKT_TCP_ACK)) == (PKT_TCP_SYN | PKT_TCP_ACK) &&
+	    !f->peer_synced && !dp_seq_after(f->isn, ack) && !dp_seq_after(ack, f->vm_nxt);
+}
+
+/*
+ * The peer's SYN-ACK on f (dp_flow_is_synack()): its sequence number, ACK, window and
+ * window scale option (PKT_WSCALE_NONE: none), which is in force only if the VM's SYN
+ * offered one too (RFC 7323 s2.2).
+ */
+static inline void
+dp_flow_peer_synced(struct dp_flow *f, uint32_t seq, uint32_t ack, uint16_t tcp_win,
+    uint8_t tcp_wscale)
+{
+	if (f->state == DP_FLOW_SYN_SENT)
+		f->state = DP_FLOW_ESTABLISHED;
+	f->peer_synced = true;
+	f->peer_isn = seq + 1;
+	f->peer_wscale = f->vm_wscale != PKT_WSCALE_NONE && tcp_wscale != PKT_WSCALE_NONE ?
+	    tcp_wscale : 0;
+	f->peer_ack = ack;
+	f->peer_wnd = tcp_win;		/* a SYN's window is never scaled */
+}
+
+/*
  * What each side's segments say of the other's stream. From the peer: its SYN-ACK sets
  * the window scale (in force only if both SYNs offered it, RFC 7323 s2.2), and each ACK
  * moves RCV.NXT and the window, but never past what the VM has sent (an ACK for bytes not
@@ -55,17 +85,8 @@ dp_flow_track(struct dp_worker *w, struct dp_flow *f, const struct pkt *p, bool 
 		dp_flow_vm_sent(f, p);
 		return;
 	}
-	/* a SYN-ACK acknowledges the SYN, and with TCP Fast Open some of its data too */
-	if ((p->tcp_flags & (PKT_TCP_SYN | PKT_TCP_ACK)) == (PKT_TCP_SYN | PKT_TCP_ACK) &&
-	    !f->peer_synced && !dp_seq_after(f->isn, p->ack) && !dp_seq_after(p->ack, f->vm_nxt)) {
-		if (f->state == DP_FLOW_SYN_SENT)
-			f->state = DP_FLOW_ESTABLISHED;
-		f->peer_synced = true;
-		f->peer_isn = p->seq + 1;
-		f->peer_wscale = f->vm_wscale != PKT_WSCALE_NONE &&
-		    p->tcp_wscale != PKT_WSCALE_NONE ? p->tcp_wscale : 0;
-		f->peer_ack = p->ack;
-		f->peer_wnd = p->tcp_win;	/* a SYN's window is never scaled */
+	if (dp_flow_is_synack(f, p->tcp_flags, p->ack)) {
+		dp_flow_peer_synced(f, p->seq, p->ack, p->tcp_win, p->tcp_wscale);
 		return;
 	}
 	dp_flow_peer_acked(f, p);

@@ -5,9 +5,11 @@
  * and dp_conn_uplink()): the flow key, the flags, and from the VM the sequence number and
  * the payload's length, toward it the ACK and the window. A frame of that shape whose flow
  * is not steady, or that opens or ends its connection (a SYN, a FIN, an RST: never
- * steady), is decoded fully then from what was checked and goes the general way, neither
- * checked nor looked up again; a frame of any other shape goes the general way from the
- * start. test_dp_lean holds each answer to the general path's.
+ * steady), has its flow stage from these fields too when that needs no more of it
+ * (dp_conn_lean.h: a FIN, a SYN-ACK, whose TCP header dp_lean_th() finds), else is
+ * decoded fully then from what was checked and goes the general way, neither checked nor
+ * looked up again; a frame of any other shape goes the general way from the start.
+ * test_dp_lean holds each answer to the general path's.
  */
 #ifndef DP_LEAN_H
 #define DP_LEAN_H
@@ -261,6 +263,36 @@ dp_lean_steady(uint64_t key, const struct dp_flow *f, const struct dp_lean *l, b
 {
 	return dp_conn_steady_flow(key, f, from_vm, from_vm ? l->payload_len : 0) &&
 	    !(l->flags & DP_LEAN_TCP_ENDS);
+}
+
+/* The IP header of lean frame m: past at most one tag, as dp_lean() checked. */
+static __rte_always_inline const uint8_t *
+dp_lean_ip(const struct rte_mbuf *m)
+{
+	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
+
+	return frame + (rd_be16(frame + 12) == PKT_ETH_P_8021Q ? 18 : 14);
+}
+
+/*
+ * The TCP header of lean frame m: past an IPv4 header without options or an IPv6 header
+ * without extension headers, as dp_lean() checked.
+ */
+static __rte_always_inline const uint8_t *
+dp_lean_th(const struct rte_mbuf *m)
+{
+	const uint8_t *ip = dp_lean_ip(m);
+
+	return ip + (ip[0] >> 4 == 6 ? 40 : 20);
+}
+
+/* The IP packet's length of lean frame m, headers and all (dp_ip_bytes()). */
+static __rte_always_inline uint32_t
+dp_lean_ip_bytes(const struct rte_mbuf *m)
+{
+	const uint8_t *ip = dp_lean_ip(m);
+
+	return ip[0] >> 4 == 6 ? 40u + rd_be16(ip + 4) : rd_be16(ip + 2);
 }
 
 /*

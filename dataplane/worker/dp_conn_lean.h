@@ -1,0 +1,120 @@
+/*
+ * The flow stage of a lean frame (dp_lean.h) whose flow is not steady for it, decided from
+ * the fields the lean check read and the frame's bytes it checked: a connection's FIN
+ * either way, the server's SYN-ACK, the VM's ACK before its first bytes are judged, and
+ * with a flow log (no flow is steady then) nearly every frame. What dp_conn_vm_any() or
+ * dp_conn_uplink_any() would do to each, without the frame decoded into a struct pkt for
+ * them (test_dp_conn_lean holds them to one answer); anything else is left untouched to
+ * the general way.
+ */
+#ifndef DP_CONN_LEAN_H
+#define DP_CONN_LEAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "dp.h"
+#include "dp_conn.h"
+#include "dp_conn_int.h"
+#include "dp_flow.h"
+#include "dp_lean.h"
+#include "sni/pkt.h"
+#include "sni/pkt_fast.h"
+#include "sni/rd.h"
+
+#define DP_CONN_LEAN_NO	DP_VERDICT_MAX	/* dp_conn_vm_lean(): the general way's */
+
+/*
+ * Is f current and in no budget, with no HA peer to tell (which hears of each end): what
+ * the flow stage of either direction decides on without a call?
+ */
+static inline bool
+dp_conn_lean_plain(const struct dp_worker *w, const struct dp_flow *f)
+{
+	return f->gen == w->gen->id && f->budgets == 0 && !w->ctx->ha;
+}
+
+/*
+ * What dp_flow_track() does first to f for lean frame m from the VM (from_vm) or toward
+ * it with these flags: it was seen, counted for the flow log (log: w has one), and a FIN
+ * closes it. The lean frames it is asked of have no RST.
+ */
+static inline void
+dp_conn_lean_track(struct dp_worker *w, struct dp_flow *f, const struct rte_mbuf *m,
+    uint8_t flags, bool from_vm)
+{
+	bool log = w->flow_recs != NULL;
+
+	f->last_seen = w->now;
+	if (log)
+		dp_flow_count(dp_flow_acct(w->flows, f), from_vm, dp_lean_ip_bytes(m), w->now_tsc);
+	if (flags & PKT_TCP_FIN)
+		dp_flow_track_end(w, f, DP_FLOW_END_FIN, log);
+}
+
+/*
+ * Lean frame m from the VM (its flags, sequence number and payload_len bytes of data) on
+ * its flow f, not steady for it: when dp_conn_vm_any() would only track it and send it on,
+ * that done to f and the verdict it egresses with; else DP_CONN_LEAN_NO, f untouched, for
+ * the general way. That is dp_conn_vm_known() (no SYN, so no reopening either) on a
+ * current flow in no budget, no HA peer, no RST (which lets held bytes go), and its judge
+ * sending the segment on: without data, unless DNS over TCP frames the stream; with data,
+ * only on a flow nothing judges (no module's, no judged prefix to repeat).
+ */
+static inline enum dp_verdict
+dp_conn_vm_lean(struct dp_worker *w, struct dp_flow *f, const struct rte_mbuf *m,
+    uint8_t flags, uint32_t seq, uint32_t payload_len)
+{
+	if (!dp_conn_lean_plain(w, f) || (flags & (PKT_TCP_SYN | PKT_TCP_RST)) ||
+	    (payload_len == 0 ? f->tls == DP_TLS_DNS : f->tls != DP_TLS_NONE || f->judged != 0))
+		return DP_CONN_LEAN_NO;
+	dp_conn_lean_track(w, f, m, flags, true);
+	dp_flow_vm_sent_by(f, flags, seq, payload_len);
+	return f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED;
+}
+
+/*
+ * The window scale option of a SYN whose TCP header th the lean check took (its options
+ * within the frame): what pkt_decode_syn() reads, handed the header as a frame of its own.
+ */
+static inline uint8_t
+dp_conn_lean_wscale(const uint8_t *th)
+{
+	struct pkt p;
+
+	p.l4_off = 0;
+	pkt_decode_syn(th, &p);
+	return p.tcp_wscale;
+}
+
+/*
+ * Lean frame m toward the VM (its flags, ACK and window) on its flow f, not steady for
+ * it: when dp_conn_uplink_any() would only track it and send it on toward the VM, that
+ * done to f and true; else false, f untouched. That is its plain path (a current flow in
+ * no budget, no HA peer, no RST) without judged bytes to let go, and none of the modules
+ * that read the server's bytes: the HTTP reader, DNS over TCP's judge, nor a sniffed
+ * flow, whose server may speak first (dp_conn_server_first()). Its TCP header is read
+ * only for a SYN-ACK: its sequence number and window scale.
+ */
+static inline bool
+dp_conn_uplink_lean(struct dp_worker *w, struct dp_flow *f, const struct rte_mbuf *m,
+    uint8_t flags, uint32_t ack, uint16_t win)
+{
+	const uint8_t *th;
+
+	if (!dp_conn_lean_plain(w, f) || (flags & PKT_TCP_RST) || f->judged != 0 ||
+	    f->tls == DP_TLS_HTTP || f->tls == DP_TLS_DNS || f->tls == DP_TLS_SNIFF)
+		return false;
+	dp_conn_lean_track(w, f, m, flags, false);
+	if (!dp_flow_is_synack(f, flags, ack)) {
+		dp_flow_peer_acked_by(f, flags, ack, win);
+		return true;
+	}
+	th = dp_lean_th(m);
+	dp_flow_peer_synced(f, rd_be32(th + 4), ack, win, dp_conn_lean_wscale(th));
+	return true;
+}
+
+#endif
