@@ -116,23 +116,22 @@ dp_flow_lookup_start(struct dp_flows *t, const struct dp_flow_key *restrict keys
 		rte_prefetch0(bucket[i]);
 	}
 	for (unsigned int i = 0; i < n; i++) {
-		uint16_t tag = dp_ft_tag(h[i]);
-		uint64_t m = dp_ft_match_pairs(bucket[i], tag);
+		uint32_t m = dp_ft_match_pairs_vec(bucket[i], dp_ft_tag_vec(h[i]));
 
-		if (m != 0) {
-			out[i] = &e[dp_ft_idx_at(bucket[i], (unsigned int)__builtin_ctzll(m))];
+		if (likely(m != 0)) {
+			out[i] = &e[dp_ft_idx_at(bucket[i], dp_ft_low_bit(m))];
 			rte_prefetch0(out[i]);
 		} else {
-			bucket[i] = &ft->b[dp_ft_alt(ft, dp_ft_first(ft, h[i]), tag)];
+			bucket[i] = &ft->b[dp_ft_alt(ft, dp_ft_first(ft, h[i]), dp_ft_tag(h[i]))];
 			rte_prefetch0(bucket[i]);
 			miss[misses++] = (uint8_t)i;
 		}
 	}
 	for (unsigned int j = 0; j < misses; j++) {
 		unsigned int i = miss[j];
-		uint64_t m = dp_ft_match_pairs(bucket[i], dp_ft_tag(h[i]));
+		uint32_t m = dp_ft_match_pairs_vec(bucket[i], dp_ft_tag_vec(h[i]));
 
-		out[i] = m != 0 ? &e[dp_ft_idx_at(bucket[i], (unsigned int)__builtin_ctzll(m))] :
+		out[i] = m != 0 ? &e[dp_ft_idx_at(bucket[i], dp_ft_low_bit(m))] :
 		    NULL;
 	}
 }

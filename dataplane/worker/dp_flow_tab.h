@@ -30,6 +30,9 @@
 #include <string.h>
 
 #include <emmintrin.h>
+#ifdef __SSE4_1__
+#include <smmintrin.h>
+#endif
 
 #include "dp_flow.h"
 #include "dp_hash.h"
@@ -96,15 +99,38 @@ dp_ft_alt(const struct dp_ft *ft, uint32_t b, uint16_t tag)
 }
 
 /*
+ * dp_ft_tag(h) in each of eight words, from h as it is: its high half spread by a
+ * shuffle, 0 made 1 by an unsigned max (no scalar shift and select before it).
+ */
+static inline __m128i
+dp_ft_tag_vec(uint32_t h)
+{
+#ifdef __SSE4_1__
+	__m128i v = _mm_shuffle_epi8(_mm_cvtsi32_si128((int)h), _mm_set1_epi16(0x0302));
+
+	return _mm_max_epu16(v, _mm_set1_epi16(1));
+#else
+	return _mm_set1_epi16((short)dp_ft_tag(h));
+#endif
+}
+
+/* dp_ft_match_pairs() of a tag dp_ft_tag_vec() spread. */
+static inline uint32_t
+dp_ft_match_pairs_vec(const struct dp_ft_bucket *b, __m128i tag)
+{
+	__m128i tags = _mm_load_si128((const __m128i *)(const void *)b->tag);
+
+	return (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi16(tags, tag));
+}
+
+/*
  * Slots of bucket b whose tag is tag: bits 2 * slot and 2 * slot + 1 set for each, for a
  * caller that needs only whether one matches and the first (__builtin_ctz(): 2 * slot).
  */
 static inline uint32_t
 dp_ft_match_pairs(const struct dp_ft_bucket *b, uint16_t tag)
 {
-	__m128i tags = _mm_load_si128((const __m128i *)(const void *)b->tag);
-
-	return (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi16(tags, _mm_set1_epi16((short)tag)));
+	return dp_ft_match_pairs_vec(b, _mm_set1_epi16((short)tag));
 }
 
 /*
@@ -118,15 +144,28 @@ dp_ft_match(const struct dp_ft_bucket *b, uint16_t tag)
 }
 
 /*
+ * The lowest set bit of m, nonzero, as a 64-bit word: gcc widens __builtin_ctz()'s int
+ * with an instruction of its own before it can index with it.
+ */
+static inline uint64_t
+dp_ft_low_bit(uint32_t m)
+{
+	uint64_t bit;
+
+	__asm__("bsfl %1, %k0" : "=r"(bit) : "rm"(m) : "cc");
+	return bit;
+}
+
+/*
  * The index in the slot of bit, the low bit of its pair in a match (an even number): the
  * byte offset of idx[bit / 2] is bit * 2, one scaled load with no shift before it.
  */
 static inline uint32_t
-dp_ft_idx_at(const struct dp_ft_bucket *b, unsigned int bit)
+dp_ft_idx_at(const struct dp_ft_bucket *b, uint64_t bit)
 {
 	uint32_t idx;
 
-	memcpy(&idx, (const uint8_t *)b->idx + 2 * (size_t)bit, sizeof(idx));
+	memcpy(&idx, (const uint8_t *)b->idx + 2 * bit, sizeof(idx));
 	return idx;
 }
 
