@@ -95,9 +95,10 @@ dp_flow_lookup_hashed(struct dp_flows *t, const struct dp_flow_key *k, uint32_t 
 /*
  * Passes, so that none waits on a line it asked for in the same pass: every key hashed
  * and its first bucket fetched; the tags compared and the entry of the first that matches
- * fetched, or the second bucket when none does; for those (few: a key not in the table,
- * or moved), the second bucket's tags. The keys' compare is the caller's, later still
- * (dp_flow_entry_is(), dp_flow_lookup_hashed()).
+ * fetched, or, when none does and a key of that bucket ever spilled to its other one, the
+ * second bucket; for those (few: a key not in the table, or moved), the second bucket's
+ * tags. The keys' compare is the caller's, later still (dp_flow_entry_is(),
+ * dp_flow_lookup_hashed()).
  */
 void
 dp_flow_lookup_start(struct dp_flows *t, const struct dp_flow_key *restrict keys,
@@ -121,6 +122,8 @@ dp_flow_lookup_start(struct dp_flows *t, const struct dp_flow_key *restrict keys
 		if (likely(m != 0)) {
 			out[i] = &e[dp_ft_idx_at(bucket[i], dp_ft_low_bit(m))];
 			rte_prefetch0(out[i]);
+		} else if (bucket[i]->spilled == 0) {
+			out[i] = NULL;
 		} else {
 			bucket[i] = &ft->b[dp_ft_alt(ft, dp_ft_first(ft, h[i]), dp_ft_tag(h[i]))];
 			rte_prefetch0(bucket[i]);

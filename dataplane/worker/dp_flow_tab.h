@@ -44,7 +44,13 @@
 struct dp_ft_bucket {
 	uint16_t tag[DP_FT_WAYS];	/* 0: the slot is free */
 	uint32_t idx[DP_FT_WAYS];	/* the entry in the flow array */
-	uint8_t pad[16];
+	/*
+	 * Nonzero once a key whose first bucket this may be was placed in, or moved to, its
+	 * other bucket; never cleared. While zero, a key not among this bucket's tags is in
+	 * neither (dp_flow_lookup_start() reads one line for it).
+	 */
+	uint16_t spilled;
+	uint8_t pad[14];
 } __attribute__((aligned(64)));
 _Static_assert(sizeof(struct dp_ft_bucket) == 64, "a bucket is one cache line");
 
