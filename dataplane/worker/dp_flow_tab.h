@@ -250,19 +250,24 @@ dp_ft_insert(struct dp_ft *ft, uint32_t h, uint32_t idx)
 	return 0;
 }
 
-/* Drop idx's slot (h its key's hash). Inline: aging drops each flow it closes. */
+/*
+ * Drop idx's slot (h its key's hash). Inline: aging drops each flow it closes. A match's
+ * bit (2 * slot) is the byte offset of the slot's tag and half that of its index.
+ */
 static inline void
 dp_ft_delete(struct dp_ft *ft, uint32_t h, uint32_t idx)
 {
-	uint16_t tag = dp_ft_tag(h);
+	__m128i tag = dp_ft_tag_vec(h);
 	uint32_t b = dp_ft_first(ft, h);
 
-	for (int i = 0; i < 2; i++, b = dp_ft_alt(ft, b, tag))
-		for (uint32_t m = dp_ft_match(&ft->b[b], tag); m != 0; m &= m - 1) {
-			unsigned int s = (unsigned int)__builtin_ctz(m) / 2;
+	for (int i = 0; i < 2; i++, b = dp_ft_alt(ft, b, dp_ft_tag(h)))
+		for (uint32_t m = dp_ft_match_pairs_vec(&ft->b[b], tag) & 0x5555u; m != 0;
+		    m &= m - 1) {
+			uint64_t bit = dp_ft_low_bit(m);
 
-			if (ft->b[b].idx[s] == idx) {
-				__atomic_store_n(&ft->b[b].tag[s], 0, __ATOMIC_RELAXED);
+			if (dp_ft_idx_at(&ft->b[b], bit) == idx) {
+				__atomic_store_n((uint16_t *)(void *)((uint8_t *)ft->b[b].tag + bit),
+				    0, __ATOMIC_RELAXED);
 				return;
 			}
 		}
