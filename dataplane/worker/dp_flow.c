@@ -27,6 +27,8 @@
 struct dp_flows {
 	struct dp_flows_head h;		/* the entries and their accounts: first (dp_flow.h) */
 	struct dp_ft ft;
+	uint32_t *hash;			/* each open entry's key's hash: its close finds its slot
+					 * without hashing the key again */
 	struct dp_slots slots;
 	uint32_t cap;
 	uint32_t cursor;		/* aging */
@@ -57,7 +59,9 @@ dp_flows_create(const char *name, uint32_t cap, uint16_t nvms, int socket)
 	    RTE_CACHE_LINE_SIZE, socket);
 	t->per_vm = rte_zmalloc_socket("dp_flow_vm", (size_t)(nvms + 1) * sizeof(t->per_vm[0]),
 	    0, socket);
-	if (t->h.e == NULL || t->h.acct == NULL || t->per_vm == NULL ||
+	t->hash = rte_malloc_socket("dp_flow_hash", (size_t)cap * sizeof(t->hash[0]),
+	    RTE_CACHE_LINE_SIZE, socket);
+	if (t->h.e == NULL || t->h.acct == NULL || t->per_vm == NULL || t->hash == NULL ||
 	    dp_ft_init(&t->ft, cap, dp_hash_seed(), socket) != 0 ||
 	    dp_slots_init(&t->slots, cap, socket) != 0) {
 		dp_flows_free(t);
@@ -74,6 +78,7 @@ dp_flows_free(struct dp_flows *t)
 		return;
 	dp_ft_fini(&t->ft);
 	rte_free(t->per_vm);
+	rte_free(t->hash);
 	dp_slots_fini(&t->slots);
 	rte_free(t->h.e);
 	rte_free(t->h.acct);
@@ -95,9 +100,10 @@ dp_flow_lookup_hashed(struct dp_flows *t, const struct dp_flow_key *k, uint32_t 
 /*
  * Passes, so that none waits on a line it asked for in the same pass: every key hashed
  * and its first bucket fetched; the tags compared and the entry of the first that matches
- * fetched, or the second bucket when none does; for those (few: a key not in the table,
- * or moved), the second bucket's tags. The keys' compare is the caller's, later still
- * (dp_flow_entry_is(), dp_flow_lookup_hashed()).
+ * fetched, or, when none does and a key of that bucket ever spilled to its other one, the
+ * second bucket; for those (few: a key not in the table, or moved), the second bucket's
+ * tags. The keys' compare is the caller's, later still (dp_flow_entry_is(),
+ * dp_flow_lookup_hashed()).
  */
 void
 dp_flow_lookup_start(struct dp_flows *t, const struct dp_flow_key *restrict keys,
@@ -116,23 +122,24 @@ dp_flow_lookup_start(struct dp_flows *t, const struct dp_flow_key *restrict keys
 		rte_prefetch0(bucket[i]);
 	}
 	for (unsigned int i = 0; i < n; i++) {
-		uint16_t tag = dp_ft_tag(h[i]);
-		uint64_t m = dp_ft_match_pairs(bucket[i], tag);
+		uint32_t m = dp_ft_match_pairs_vec(bucket[i], dp_ft_tag_vec(h[i]));
 
-		if (m != 0) {
-			out[i] = &e[dp_ft_idx_at(bucket[i], (unsigned int)__builtin_ctzll(m))];
+		if (likely(m != 0)) {
+			out[i] = &e[dp_ft_idx_at(bucket[i], dp_ft_low_bit(m))];
 			rte_prefetch0(out[i]);
+		} else if (bucket[i]->spilled == 0) {
+			out[i] = NULL;
 		} else {
-			bucket[i] = &ft->b[dp_ft_alt(ft, dp_ft_first(ft, h[i]), tag)];
+			bucket[i] = &ft->b[dp_ft_alt(ft, dp_ft_first(ft, h[i]), dp_ft_tag(h[i]))];
 			rte_prefetch0(bucket[i]);
 			miss[misses++] = (uint8_t)i;
 		}
 	}
 	for (unsigned int j = 0; j < misses; j++) {
 		unsigned int i = miss[j];
-		uint64_t m = dp_ft_match_pairs(bucket[i], dp_ft_tag(h[i]));
+		uint32_t m = dp_ft_match_pairs_vec(bucket[i], dp_ft_tag_vec(h[i]));
 
-		out[i] = m != 0 ? &e[dp_ft_idx_at(bucket[i], (unsigned int)__builtin_ctzll(m))] :
+		out[i] = m != 0 ? &e[dp_ft_idx_at(bucket[i], dp_ft_low_bit(m))] :
 		    NULL;
 	}
 }
@@ -168,7 +175,7 @@ dp_flow_holds(const struct dp_flow *f)
 	return (f->hold | f->peer_hold) != 0;
 }
 static inline void dp_flow_close_open(struct dp_flows *t, struct dp_flow *f,
-    enum dp_flow_end end);
+    enum dp_flow_end end, bool aging);
 
 /* How f ended, unless something said so first (a FIN, an RST, a cut). */
 static void
@@ -198,7 +205,7 @@ dp_flows_reclaim(struct dp_flows *t, uint64_t now)
 		if (t->release != NULL && dp_flow_holds(f))
 			t->release(f, t->release_arg);
 		if (f->in_use)
-			dp_flow_close_open(t, f, DP_FLOW_END_IDLE);
+			dp_flow_close_open(t, f, DP_FLOW_END_IDLE, false);
 		return;
 	}
 }
@@ -249,6 +256,7 @@ dp_flow_opened(struct dp_flows *t, const struct dp_flow_key *k, uint32_t idx, ui
 	struct dp_flow *f = &t->h.e[idx];
 
 	t->h.opened |= dp_flow_opened_bit(h);
+	t->hash[idx] = h;
 	t->per_vm[k->vm]++;
 	dp_flow_init(f, k);
 	f->last_seen = now;
@@ -297,12 +305,14 @@ dp_flow_open_hashed(struct dp_flows *t, const struct dp_flow_key *k, uint32_t h,
 	return dp_flow_opened(t, k, idx, h, now);
 }
 
+static inline void dp_flows_cursor_past(struct dp_flows *t, const struct dp_flow *f);
+
 /*
  * Close f, which is open, as end (DP_FLOW_END_OPEN: as whatever said so first, else idle).
- * Inlined in aging's loop too, where a call cost each flow aged its spills.
+ * Inlined in aging's loop too (aging), where a call cost each flow aged its spills.
  */
 static inline __attribute__((always_inline)) void
-dp_flow_close_open(struct dp_flows *t, struct dp_flow *f, enum dp_flow_end end)
+dp_flow_close_open(struct dp_flows *t, struct dp_flow *f, enum dp_flow_end end, bool aging)
 {
 	uint32_t idx = (uint32_t)(f - t->h.e);
 
@@ -311,11 +321,13 @@ dp_flow_close_open(struct dp_flows *t, struct dp_flow *f, enum dp_flow_end end)
 	 * (only a flow log keeps one: dp_flowlog_opened()) is not touched
 	 */
 	if (t->closed != NULL && (t->closed_every || f->ha == DP_FLOW_HA_SYNCED)) {
+		if (aging)
+			dp_flows_cursor_past(t, f);
 		if (end != DP_FLOW_END_OPEN)
 			dp_flow_end_as(t, f, end);
 		t->closed(f, dp_flow_acct(t, f), t->report_arg);
 	}
-	dp_ft_delete(&t->ft, dp_ft_hash(&t->ft, &f->key), idx);
+	dp_ft_delete(&t->ft, t->hash[idx], idx);
 	t->per_vm[f->key.vm]--;
 	f->in_use = false;
 	dp_slots_put(&t->slots, idx);
@@ -325,7 +337,7 @@ void
 dp_flow_close(struct dp_flows *t, struct dp_flow *f)
 {
 	if (f->in_use)
-		dp_flow_close_open(t, f, DP_FLOW_END_OPEN);
+		dp_flow_close_open(t, f, DP_FLOW_END_OPEN, false);
 }
 
 static inline uint64_t
@@ -363,9 +375,18 @@ dp_flow_orphan(const struct dp_flow *f, const struct dp_gen *g)
 }
 
 /*
- * Aging's judgement of f, an open flow: closed (true), or passed on to the report. The
- * cursor is stored before anything is called, as the callbacks may read it.
+ * The aging cursor past f, stored before aging calls anything (a release, a report), as
+ * the callbacks may read it; a flow closed with nothing called leaves it to the end.
  */
+static inline void
+dp_flows_cursor_past(struct dp_flows *t, const struct dp_flow *f)
+{
+	uint32_t cur = (uint32_t)(f - t->h.e) + 1;
+
+	t->cursor = cur == t->cap ? 0 : cur;
+}
+
+/* Aging's judgement of f, an open flow: closed (true), or passed on to the report. */
 static bool
 dp_flows_age_one(struct dp_flows *t, struct dp_flow *f, uint64_t now, uint64_t *closed_per_vm,
     const struct dp_gen *g, void (*release)(struct dp_flow *, void *), void *arg)
@@ -377,16 +398,21 @@ dp_flows_age_one(struct dp_flows *t, struct dp_flow *f, uint64_t now, uint64_t *
 	} else if (dp_flow_idle(f, now)) {
 		end = DP_FLOW_END_IDLE;
 	} else {
-		if (t->passed != NULL)
+		if (t->passed != NULL) {
+			dp_flows_cursor_past(t, f);
 			t->passed(f, dp_flow_acct(t, f), t->report_arg);
+		}
 		return false;
 	}
-	if (release != NULL && dp_flow_holds(f))
+	if (release != NULL && dp_flow_holds(f)) {
+		dp_flows_cursor_past(t, f);
 		release(f, arg);
+	}
 	if (closed_per_vm != NULL)
 		closed_per_vm[f->key.vm]++;
-	if (f->in_use)		/* the release's (dp_flows_on_release()) to free, not to close */
-		dp_flow_close_open(t, f, end);
+	if (f->in_use) {	/* the release's (dp_flows_on_release()) to free, not to close */
+		dp_flow_close_open(t, f, end, true);
+	}
 	return true;
 }
 
@@ -402,25 +428,22 @@ dp_flows_age(struct dp_flows *t, uint64_t now, unsigned int budget, uint64_t *cl
 	    t->reclaim_credit + budget;
 	/*
 	 * In runs up to the array's end, the cursor in a register: most entries of a table
-	 * sized for its peak are free, and each costs a load and a test.
+	 * sized for its peak are free, and each costs a load and a test. An open entry is
+	 * asked first (one test), a free one whether the three after it are free too.
 	 */
 	while (left > 0) {
 		struct dp_flow *f = &t->h.e[cur], *end;
 
 		end = &t->h.e[t->cap - cur < left ? t->cap : cur + left];
 		left -= (unsigned int)(end - f);
-		for (; f < end; f++) {
-			/* four free ones at a time: a table sized for its peak is mostly free */
-			while (end - f >= 4 && !(f[0].in_use | f[1].in_use | f[2].in_use |
-			    f[3].in_use))
+		while (f < end) {
+			if (f->in_use)
+				closed += dp_flows_age_one(t, f++, now, closed_per_vm, g, release,
+				    arg);
+			else if (end - f >= 4 && !(f[1].in_use | f[2].in_use | f[3].in_use))
 				f += 4;
-			if (f == end)
-				break;
-			if (!f->in_use)
-				continue;
-			cur = (uint32_t)(f - t->h.e) + 1;
-			t->cursor = cur == t->cap ? 0 : cur;
-			closed += dp_flows_age_one(t, f, now, closed_per_vm, g, release, arg);
+			else
+				f++;
 		}
 		cur = (uint32_t)(end - t->h.e);
 		cur = cur == t->cap ? 0 : cur;
@@ -478,6 +501,7 @@ dp_flows_mem(uint32_t cap, uint16_t nvms)
 	    dp_mem_alloc((uint64_t)cap * sizeof(struct dp_flow)) +
 	    dp_mem_alloc((uint64_t)cap * sizeof(struct dp_flow_acct)) +
 	    dp_mem_alloc((uint64_t)(nvms + 1) * sizeof(uint32_t)) +
+	    dp_mem_alloc((uint64_t)cap * sizeof(uint32_t)) +	/* the keys' hashes */
 	    dp_mem_alloc((uint64_t)dp_ft_buckets(cap) * sizeof(struct dp_ft_bucket)) +
 	    dp_mem_alloc((uint64_t)cap * sizeof(uint32_t));	/* the free slots */
 }

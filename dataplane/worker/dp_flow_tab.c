@@ -69,6 +69,8 @@ dp_ft_move(struct dp_ft *ft, uint32_t from, unsigned int fs, uint32_t to, unsign
 
 	if (tag == 0 || t->tag[ts] != 0 || dp_ft_alt(ft, from, tag) != to)
 		return false;
+	/* from may be the key's first bucket (which of its two is not known): said so first */
+	__atomic_store_n(&f->spilled, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&t->idx[ts], f->idx[fs], __ATOMIC_RELAXED);
 	__atomic_store_n(&t->tag[ts], tag, __ATOMIC_RELEASE);
 	/* in both buckets now: a reader that misses it in the second sees the count move */
@@ -133,6 +135,8 @@ dp_ft_insert_far(struct dp_ft *ft, uint32_t b1, uint16_t tag, uint32_t idx)
 	uint32_t b2 = dp_ft_alt(ft, b1, tag), b;
 	int s;
 
+	/* the key goes to b2, or a key of b1 is moved for it: before either, b1 says so */
+	__atomic_store_n(&ft->b[b1].spilled, 1, __ATOMIC_RELAXED);
 	if ((s = dp_ft_free_slot(&ft->b[b2])) >= 0)
 		b = b2;
 	else if ((s = dp_ft_make_room(ft, b1, b2, &b)) < 0)

@@ -30,6 +30,9 @@
 #include <string.h>
 
 #include <emmintrin.h>
+#ifdef __SSE4_1__
+#include <smmintrin.h>
+#endif
 
 #include "dp_flow.h"
 #include "dp_hash.h"
@@ -41,7 +44,13 @@
 struct dp_ft_bucket {
 	uint16_t tag[DP_FT_WAYS];	/* 0: the slot is free */
 	uint32_t idx[DP_FT_WAYS];	/* the entry in the flow array */
-	uint8_t pad[16];
+	/*
+	 * Nonzero once a key whose first bucket this may be was placed in, or moved to, its
+	 * other bucket; never cleared. While zero, a key not among this bucket's tags is in
+	 * neither (dp_flow_lookup_start() reads one line for it).
+	 */
+	uint16_t spilled;
+	uint8_t pad[14];
 } __attribute__((aligned(64)));
 _Static_assert(sizeof(struct dp_ft_bucket) == 64, "a bucket is one cache line");
 
@@ -96,15 +105,38 @@ dp_ft_alt(const struct dp_ft *ft, uint32_t b, uint16_t tag)
 }
 
 /*
+ * dp_ft_tag(h) in each of eight words, from h as it is: its high half spread by a
+ * shuffle, 0 made 1 by an unsigned max (no scalar shift and select before it).
+ */
+static inline __m128i
+dp_ft_tag_vec(uint32_t h)
+{
+#ifdef __SSE4_1__
+	__m128i v = _mm_shuffle_epi8(_mm_cvtsi32_si128((int)h), _mm_set1_epi16(0x0302));
+
+	return _mm_max_epu16(v, _mm_set1_epi16(1));
+#else
+	return _mm_set1_epi16((short)dp_ft_tag(h));
+#endif
+}
+
+/* dp_ft_match_pairs() of a tag dp_ft_tag_vec() spread. */
+static inline uint32_t
+dp_ft_match_pairs_vec(const struct dp_ft_bucket *b, __m128i tag)
+{
+	__m128i tags = _mm_load_si128((const __m128i *)(const void *)b->tag);
+
+	return (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi16(tags, tag));
+}
+
+/*
  * Slots of bucket b whose tag is tag: bits 2 * slot and 2 * slot + 1 set for each, for a
  * caller that needs only whether one matches and the first (__builtin_ctz(): 2 * slot).
  */
 static inline uint32_t
 dp_ft_match_pairs(const struct dp_ft_bucket *b, uint16_t tag)
 {
-	__m128i tags = _mm_load_si128((const __m128i *)(const void *)b->tag);
-
-	return (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi16(tags, _mm_set1_epi16((short)tag)));
+	return dp_ft_match_pairs_vec(b, _mm_set1_epi16((short)tag));
 }
 
 /*
@@ -118,15 +150,28 @@ dp_ft_match(const struct dp_ft_bucket *b, uint16_t tag)
 }
 
 /*
+ * The lowest set bit of m, nonzero, as a 64-bit word: gcc widens __builtin_ctz()'s int
+ * with an instruction of its own before it can index with it.
+ */
+static inline uint64_t
+dp_ft_low_bit(uint32_t m)
+{
+	uint64_t bit;
+
+	__asm__("bsfl %1, %k0" : "=r"(bit) : "rm"(m) : "cc");
+	return bit;
+}
+
+/*
  * The index in the slot of bit, the low bit of its pair in a match (an even number): the
  * byte offset of idx[bit / 2] is bit * 2, one scaled load with no shift before it.
  */
 static inline uint32_t
-dp_ft_idx_at(const struct dp_ft_bucket *b, unsigned int bit)
+dp_ft_idx_at(const struct dp_ft_bucket *b, uint64_t bit)
 {
 	uint32_t idx;
 
-	memcpy(&idx, (const uint8_t *)b->idx + 2 * (size_t)bit, sizeof(idx));
+	memcpy(&idx, (const uint8_t *)b->idx + 2 * bit, sizeof(idx));
 	return idx;
 }
 
@@ -205,19 +250,24 @@ dp_ft_insert(struct dp_ft *ft, uint32_t h, uint32_t idx)
 	return 0;
 }
 
-/* Drop idx's slot (h its key's hash). Inline: aging drops each flow it closes. */
+/*
+ * Drop idx's slot (h its key's hash). Inline: aging drops each flow it closes. A match's
+ * bit (2 * slot) is the byte offset of the slot's tag and half that of its index.
+ */
 static inline void
 dp_ft_delete(struct dp_ft *ft, uint32_t h, uint32_t idx)
 {
-	uint16_t tag = dp_ft_tag(h);
+	__m128i tag = dp_ft_tag_vec(h);
 	uint32_t b = dp_ft_first(ft, h);
 
-	for (int i = 0; i < 2; i++, b = dp_ft_alt(ft, b, tag))
-		for (uint32_t m = dp_ft_match(&ft->b[b], tag); m != 0; m &= m - 1) {
-			unsigned int s = (unsigned int)__builtin_ctz(m) / 2;
+	for (int i = 0; i < 2; i++, b = dp_ft_alt(ft, b, dp_ft_tag(h)))
+		for (uint32_t m = dp_ft_match_pairs_vec(&ft->b[b], tag) & 0x5555u; m != 0;
+		    m &= m - 1) {
+			uint64_t bit = dp_ft_low_bit(m);
 
-			if (ft->b[b].idx[s] == idx) {
-				__atomic_store_n(&ft->b[b].tag[s], 0, __ATOMIC_RELAXED);
+			if (dp_ft_idx_at(&ft->b[b], bit) == idx) {
+				__atomic_store_n((uint16_t *)(void *)((uint8_t *)ft->b[b].tag + bit),
+				    0, __ATOMIC_RELAXED);
 				return;
 			}
 		}

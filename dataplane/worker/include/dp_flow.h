@@ -259,8 +259,9 @@ void dp_flow_lookup_burst(struct dp_flows *t, const struct dp_flow_key *keys, un
 /*
  * dp_flow_lookup_burst() but for its last step, the keys' compare, which waits on each
  * entry's line: out[i] is the entry keys[i]'s first bucket (else its other one) names
- * under its tag (fetched meanwhile), unread, or NULL when neither bucket has its tag (no
- * entry for the key); h[i] is the key's hash. The caller finishes one when its answer is
+ * under its tag (fetched meanwhile), unread, or NULL when the key has no entry (neither
+ * bucket has its tag, or the first has not and no key ever spilled from it to its other
+ * bucket: dp_ft_bucket.spilled); h[i] is the key's hash. The caller finishes one when its answer is
  * wanted, and the answer is then the table's as it is, whatever opened or closed since:
  * out[i] when dp_flow_entry_is() (an entry open under a key is that key's flow, keys
  * being unique in the table, so a closed or reused entry fails the same test as a tag
