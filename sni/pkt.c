@@ -318,6 +318,12 @@ pkt_decode_syn(const uint8_t *frame, struct pkt *out)
 	return PKT_OK;
 }
 
+uint8_t
+pkt_tcp_syn_wscale(const uint8_t *th)
+{
+	return pkt_tcp_wscale(th);
+}
+
 enum pkt_status
 pkt_decode(const uint8_t *frame, size_t len, struct pkt *out)
 {

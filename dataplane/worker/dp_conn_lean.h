@@ -76,27 +76,14 @@ dp_conn_vm_lean(struct dp_worker *w, struct dp_flow *f, const struct rte_mbuf *m
 }
 
 /*
- * The window scale option of a SYN whose TCP header th the lean check took (its options
- * within the frame): what pkt_decode_syn() reads, handed the header as a frame of its own.
- */
-static inline uint8_t
-dp_conn_lean_wscale(const uint8_t *th)
-{
-	struct pkt p;
-
-	p.l4_off = 0;
-	pkt_decode_syn(th, &p);
-	return p.tcp_wscale;
-}
-
-/*
  * Lean frame m toward the VM (its flags, ACK and window) on its flow f, not steady for
  * it: when dp_conn_uplink_any() would only track it and send it on toward the VM, that
  * done to f and true; else false, f untouched. That is its plain path (a current flow in
  * no budget, no HA peer, no RST) without judged bytes to let go, and none of the modules
  * that read the server's bytes: the HTTP reader, DNS over TCP's judge, nor a sniffed
  * flow, whose server may speak first (dp_conn_server_first()). Its TCP header is read
- * only for a SYN-ACK: its sequence number and window scale.
+ * only for a SYN-ACK: its sequence number and window scale (pkt_tcp_syn_wscale(), the
+ * header's options within the frame the lean check took).
  */
 static inline bool
 dp_conn_uplink_lean(struct dp_worker *w, struct dp_flow *f, const struct rte_mbuf *m,
@@ -113,7 +100,7 @@ dp_conn_uplink_lean(struct dp_worker *w, struct dp_flow *f, const struct rte_mbu
 		return true;
 	}
 	th = dp_lean_th(m);
-	dp_flow_peer_synced(f, rd_be32(th + 4), ack, win, dp_conn_lean_wscale(th));
+	dp_flow_peer_synced(f, rd_be32(th + 4), ack, win, pkt_tcp_syn_wscale(th));
 	return true;
 }
 

@@ -298,7 +298,7 @@ dp_lean_ip_bytes(const struct rte_mbuf *m)
 /*
  * The struct pkt the general path would have made of a lean frame m, for one whose flow
  * is not steady after all (or a SYN, a FIN, an RST): what pkt_decode_fast() writes of it
- * (and pkt_decode_syn() of a SYN, as dp_rx_decode()), from the bytes dp_lean() checked
+ * (and pkt_decode_syn()'s window scale of a SYN, as dp_rx_decode()), from the bytes dp_lean() checked
  * (at most one tag, IPv4 without options and not a fragment or IPv6 without extension
  * headers, TCP whose lengths fit), with none of its checks asked again (test_dp_lean
  * holds the two equal, field by field). Inline: as a call (which the tag's
@@ -341,14 +341,13 @@ dp_lean_decode(const struct rte_mbuf *m, struct pkt *p)
 	p->sport = rd_be16(th);
 	p->dport = rd_be16(th + 2);
 	p->tcp_flags = th[13];
-	p->tcp_wscale = PKT_WSCALE_NONE;	/* a SYN's: read below */
 	p->tcp_win = rd_be16(th + 14);
 	p->seq = rd_be32(th + 4);
 	p->ack = rd_be32(th + 8);
 	p->payload = th + off;
 	p->payload_len = (size_t)(l4_len - off);
-	if (unlikely(th[13] & PKT_TCP_SYN))
-		pkt_decode_syn(frame, p);
+	p->tcp_wscale = unlikely(th[13] & PKT_TCP_SYN) ? pkt_tcp_syn_wscale(th) :
+	    PKT_WSCALE_NONE;
 }
 
 #endif

@@ -30,6 +30,12 @@ enum pkt_status pkt_decode_walk(const uint8_t *frame, size_t len, struct pkt *ou
 enum pkt_status pkt_decode_syn(const uint8_t *frame, struct pkt *out);
 
 /*
+ * The window scale of a SYN whose TCP header th a caller checked (its options within the
+ * frame): pkt_decode_syn()'s read, for one that has the header but no struct pkt to fill.
+ */
+uint8_t pkt_tcp_syn_wscale(const uint8_t *th);
+
+/*
  * An IPv4 address (4 bytes at ip4) as the 16 bytes of struct pkt's, zero past it, written
  * whole (GCC: two 8-byte stores) rather than zeroed and then copied into
  */
