@@ -74,18 +74,30 @@ dp_hold_take(struct dp_worker *w, struct dp_flow *f, uint32_t *ref, uint32_t bas
 	return h;
 }
 
+/*
+ * Free the segments h still holds (h is free already: they are only freed). Out of line: a
+ * released hello's hold holds none when it is put, and the loop's call made
+ * dp_hold_put_taken() save registers for it.
+ */
+static __attribute__((noinline)) void
+dp_hold_free_segs(struct dp_hold *h)
+{
+	for (uint16_t i = 0; i < h->nsegs; i++)
+		dp_out_free(h->segs[i]);
+	h->nsegs = 0;
+}
+
 void
 dp_hold_put_taken(struct dp_worker *w, uint32_t *ref)
 {
 	struct dp_hold *h = dp_hold_at(w, *ref);
 
-	for (uint16_t i = 0; i < h->nsegs; i++)
-		dp_out_free(h->segs[i]);
-	h->nsegs = 0;
 	h->flow = NULL;
 	w->holds->per_vm[h->vm]--;
 	dp_slots_put(&w->holds->slots, *ref - 1);
 	*ref = 0;
+	if (h->nsegs != 0)	/* last, a tail call: nothing here is live across it */
+		dp_hold_free_segs(h);
 }
 
 /* Sequence order from the stream's first byte (offsets, so wraparound is already gone). */

@@ -350,7 +350,9 @@ dp_tls_hold(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16
 {
 	int64_t at = dp_hold_offset(f->isn, seq), to = at + (int64_t)p->payload_len;
 	uint32_t off = at < 0 ? 0 : (uint32_t)at, end = to < 0 ? 0 : (uint32_t)to;
-	enum reasm_status rs = reasm_add(&h->r, seq, p->payload, p->payload_len);
+	/* short_hello: h was taken for m, which starts the stream */
+	enum reasm_status rs = short_hello ? reasm_add_first(&h->r, p->payload, p->payload_len) :
+	    reasm_add(&h->r, seq, p->payload, p->payload_len);
 	struct tls_hello hello;
 	struct dp_fate fate;
 	enum sni_status st;

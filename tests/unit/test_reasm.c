@@ -424,6 +424,23 @@ test_consume(void **state)
 	assert_int_equal(reasm_add(&f.r, isn + 40 + CAP, stream + 40 + CAP, 1), REASM_FULL);
 }
 
+/* A fresh stream's first bytes: empty, within the buffer, past it. */
+static void
+test_add_first(void **state)
+{
+	struct flow f;
+
+	(void)state;
+	flow_init(&f, 77);
+	assert_int_equal(reasm_add_first(&f.r, stream, 0), REASM_OK);
+	assert_int_equal(f.r.nb_ranges, 0);
+	assert_int_equal(reasm_add_first(&f.r, stream, 20), REASM_OK);
+	expect_ranges(&f, (const uint32_t[]){ 0, 20 }, 1);
+	flow_init(&f, 77);
+	assert_int_equal(reasm_add_first(&f.r, stream, CAP + 1), REASM_FULL);
+	expect_ranges(&f, (const uint32_t[]){ 0, CAP }, 1);
+}
+
 int
 main(void)
 {
@@ -442,6 +459,7 @@ main(void)
 		cmocka_unit_test(test_scattered),
 		cmocka_unit_test(test_init_again),
 		cmocka_unit_test(test_consume),
+		cmocka_unit_test(test_add_first),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -81,6 +81,22 @@ reasm_add(struct reasm *r, uint32_t seq, const uint8_t *data, size_t len)
 	return reasm_add_any(r, seq, data, len);
 }
 
+/*
+ * reasm_add() of a fresh stream's first bytes (nothing held yet, seq the stream's isn): a
+ * split hello's first segment, without reasm_add()'s tests of what is held.
+ */
+static inline enum reasm_status
+reasm_add_first(struct reasm *r, const uint8_t *data, size_t len)
+{
+	if (len > 0 && len <= r->cap) {
+		memcpy(r->buf, data, len);
+		r->ranges[0] = (struct reasm_range){ .start = 0, .end = (uint32_t)len };
+		r->nb_ranges = 1;
+		return REASM_OK;
+	}
+	return reasm_add_any(r, r->isn, data, len);
+}
+
 /* Bytes held in order from offset 0: buf[0 .. reasm_contiguous()) is the stream so far. */
 static inline uint32_t
 reasm_contiguous(const struct reasm *r)
