@@ -59,9 +59,10 @@ dp_flow_lookup_start(struct dp_flows *t, const struct dp_flow_key *restrict keys
 	}
 	for (ptrdiff_t i = -(ptrdiff_t)n; i != 0; i++) {
 		uint32_t m = dp_ft_match_pairs_vec(bucket[i], dp_ft_tag_vec_at(&h[i]));
+		uint64_t bit;
 
-		if (likely(m != 0)) {
-			out[i] = &e[dp_ft_idx_at(bucket[i], dp_ft_low_bit(m))];
+		if (likely(dp_ft_low_bit_if(m, &bit))) {
+			out[i] = &e[dp_ft_idx_at(bucket[i], bit)];
 			rte_prefetch0(out[i]);
 		} else if (bucket[i]->spilled == 0) {
 			out[i] = NULL;

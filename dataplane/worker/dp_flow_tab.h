@@ -176,6 +176,19 @@ dp_ft_low_bit(uint32_t m)
 }
 
 /*
+ * Whether m has a bit set and, if so, its lowest in *bit, as dp_ft_low_bit(): bsf's zero
+ * flag answers the first, so that the burst's lookup tests no match before it.
+ */
+static inline bool
+dp_ft_low_bit_if(uint32_t m, uint64_t *bit)
+{
+	bool none;
+
+	__asm__("bsfl %2, %k0" : "=r"(*bit), "=@ccz"(none) : "rm"(m));
+	return !none;
+}
+
+/*
  * The index in the slot of bit, the low bit of its pair in a match (an even number): the
  * byte offset of idx[bit / 2] is bit * 2, one scaled load with no shift before it.
  */
