@@ -20,6 +20,7 @@
 #include "dp_decide.h"
 #include "dp_dns.h"
 #include "dp_frag.h"
+#include "dp_flow_look.h"
 #include "dp_gen.h"
 #include "dp_out_flow.h"
 #include "dp_http.h"

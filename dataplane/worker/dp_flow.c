@@ -8,11 +8,11 @@
 
 #include <rte_errno.h>
 #include <rte_malloc.h>
-#include <rte_prefetch.h>
 
 #include "api/dp_api.h"
 #include "dp_hash.h"
 #include "dp_flow.h"
+#include "dp_flow_look.h"
 #include "dp_flow_tab.h"
 #include "dp_mem.h"
 #include "dp_slots.h"
@@ -42,6 +42,9 @@ struct dp_flows {
 	void *report_arg;
 	bool closed_every;		/* else closed only for a flow the HA peer was told of */
 };
+_Static_assert(offsetof(struct dp_flows, h) == offsetof(struct dp_flows_look, h) &&
+    offsetof(struct dp_flows, ft) == offsetof(struct dp_flows_look, ft),
+    "the burst's lookup reads the table through struct dp_flows_look");
 
 struct dp_flows *
 dp_flows_create(const char *name, uint32_t cap, uint16_t nvms, int socket)
@@ -95,53 +98,6 @@ struct dp_flow *
 dp_flow_lookup_hashed(struct dp_flows *t, const struct dp_flow_key *k, uint32_t h)
 {
 	return dp_ft_find(&t->ft, h, t->h.e, k);
-}
-
-/*
- * Passes, so that none waits on a line it asked for in the same pass: every key hashed
- * and its first bucket fetched; the tags compared and the entry of the first that matches
- * fetched, or, when none does and a key of that bucket ever spilled to its other one, the
- * second bucket; for those (few: a key not in the table, or moved), the second bucket's
- * tags. The keys' compare is the caller's, later still (dp_flow_entry_is(),
- * dp_flow_lookup_hashed()).
- */
-void
-dp_flow_lookup_start(struct dp_flows *t, const struct dp_flow_key *restrict keys,
-    unsigned int n, struct dp_flow **restrict out, uint32_t *restrict h)
-{
-	const struct dp_ft ft_copy = t->ft, *ft = &ft_copy;	/* its fields in registers */
-	const struct dp_ft_bucket *bucket[DP_BURST];
-	uint8_t miss[DP_BURST];
-	struct dp_flow *e = t->h.e;
-	unsigned int misses = 0;
-
-	t->h.opened = 0;
-	for (unsigned int i = 0; i < n; i++) {
-		h[i] = dp_ft_hash(ft, &keys[i]);
-		bucket[i] = &ft->b[dp_ft_first(ft, h[i])];
-		rte_prefetch0(bucket[i]);
-	}
-	for (unsigned int i = 0; i < n; i++) {
-		uint32_t m = dp_ft_match_pairs_vec(bucket[i], dp_ft_tag_vec(h[i]));
-
-		if (likely(m != 0)) {
-			out[i] = &e[dp_ft_idx_at(bucket[i], dp_ft_low_bit(m))];
-			rte_prefetch0(out[i]);
-		} else if (bucket[i]->spilled == 0) {
-			out[i] = NULL;
-		} else {
-			bucket[i] = &ft->b[dp_ft_alt(ft, dp_ft_first(ft, h[i]), dp_ft_tag(h[i]))];
-			rte_prefetch0(bucket[i]);
-			miss[misses++] = (uint8_t)i;
-		}
-	}
-	for (unsigned int j = 0; j < misses; j++) {
-		unsigned int i = miss[j];
-		uint32_t m = dp_ft_match_pairs_vec(bucket[i], dp_ft_tag_vec(h[i]));
-
-		out[i] = m != 0 ? &e[dp_ft_idx_at(bucket[i], dp_ft_low_bit(m))] :
-		    NULL;
-	}
 }
 
 void

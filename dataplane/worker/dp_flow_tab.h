@@ -120,6 +120,19 @@ dp_ft_tag_vec(uint32_t h)
 #endif
 }
 
+/* dp_ft_tag_vec(*h), the hash loaded into the vector register (no scalar move between). */
+static inline __m128i
+dp_ft_tag_vec_at(const uint32_t *h)
+{
+#ifdef __SSE4_1__
+	__m128i v = _mm_shuffle_epi8(_mm_loadu_si32(h), _mm_set1_epi16(0x0302));
+
+	return _mm_max_epu16(v, _mm_set1_epi16(1));
+#else
+	return _mm_set1_epi16((short)dp_ft_tag(*h));
+#endif
+}
+
 /* dp_ft_match_pairs() of a tag dp_ft_tag_vec() spread. */
 static inline uint32_t
 dp_ft_match_pairs_vec(const struct dp_ft_bucket *b, __m128i tag)
@@ -160,6 +173,19 @@ dp_ft_low_bit(uint32_t m)
 
 	__asm__("bsfl %1, %k0" : "=r"(bit) : "rm"(m) : "cc");
 	return bit;
+}
+
+/*
+ * Whether m has a bit set and, if so, its lowest in *bit, as dp_ft_low_bit(): bsf's zero
+ * flag answers the first, so that the burst's lookup tests no match before it.
+ */
+static inline bool
+dp_ft_low_bit_if(uint32_t m, uint64_t *bit)
+{
+	bool none;
+
+	__asm__("bsfl %2, %k0" : "=r"(*bit), "=@ccz"(none) : "rm"(m));
+	return !none;
 }
 
 /*

@@ -22,6 +22,7 @@
 #include <rte_malloc.h>
 
 #include "dp_flow.h"
+#include "dp_flow_look.h"
 #include "dp_flow_tab.h"
 #include "dp_hash.h"
 #include "t_eal.h"

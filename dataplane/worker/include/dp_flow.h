@@ -256,20 +256,7 @@ struct dp_flow *dp_flow_lookup(struct dp_flows *t, const struct dp_flow_key *k);
 void dp_flow_lookup_burst(struct dp_flows *t, const struct dp_flow_key *keys, unsigned int n,
     struct dp_flow **out);
 
-/*
- * dp_flow_lookup_burst() but for its last step, the keys' compare, which waits on each
- * entry's line: out[i] is the entry keys[i]'s first bucket (else its other one) names
- * under its tag (fetched meanwhile), unread, or NULL when the key has no entry (neither
- * bucket has its tag, or the first has not and no key ever spilled from it to its other
- * bucket: dp_ft_bucket.spilled); h[i] is the key's hash. The caller finishes one when its answer is
- * wanted, and the answer is then the table's as it is, whatever opened or closed since:
- * out[i] when dp_flow_entry_is() (an entry open under a key is that key's flow, keys
- * being unique in the table, so a closed or reused entry fails the same test as a tag
- * that matched another key), NULL for a NULL while dp_flow_still_absent(), else
- * dp_flow_lookup_hashed(keys[i], h[i]). Clears the opened bits: one caller at a time.
- */
-void dp_flow_lookup_start(struct dp_flows *t, const struct dp_flow_key *keys, unsigned int n,
-    struct dp_flow **out, uint32_t *h);
+/* dp_flow_lookup_start(), the burst's lookup but for the keys' compare: dp_flow_look.h. */
 
 /* dp_flow_lookup() of k, whose hash dp_flow_lookup_start() gave as h. */
 struct dp_flow *dp_flow_lookup_hashed(struct dp_flows *t, const struct dp_flow_key *k,
