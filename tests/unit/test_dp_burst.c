@@ -17,71 +17,15 @@
 #include <string.h>
 
 #include <rte_mbuf.h>
-#include <rte_ring.h>
 
 #include "dp.h"
 #include "dp_burst.h"
 #include "dns_builder.h"
 #include "dp_ctx_fixture.h"
 #include "dp_flow.h"
-#include "dp_out.h"
-#include "dp_out_flow.h"
 #include "dp_run.h"
-#include "policy/load.h"
 #include "sni/pkt.h"
-
-static const char t_config[] =
-	"dataplane: {vm_port: net_null0, uplink_port: net_null1, max_bindings: 1024,\n"
-	"  max_flows: 4096, max_flows_per_vm: 1024}\n"
-	"slow_path: {enabled: false}\n"
-	"resolvers: [10.77.0.1]\n"
-	"policies:\n"
-	"  web: {allow: [\"198.51.100.0/24:8080\"]}\n"
-	"  quic: {allow: [\"198.51.100.0/24:443\"]}\n"
-	"vms:\n"
-	"  - {name: agent1, mac: \"02:00:00:00:00:01\", ipv4: 10.77.0.11, policy: web}\n"
-	"  - {name: agent2, mac: \"02:00:00:00:00:02\", ipv4: 10.77.0.12, policy: quic,\n"
-	"     mode: audit}\n";
-
-static struct dp_ctx ctx = { .port = { RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS,
-	RTE_MAX_ETHPORTS } };
-static struct dp_worker *w;
-
-/* A TCP segment from agent1's MAC and source address src, to 198.51.100.7:8080. */
-static struct rte_mbuf *
-t_tcp_from(const uint8_t *src, uint16_t sport, uint32_t seq, uint8_t flags)
-{
-	static const uint8_t gw[6] = { 2, 0, 0, 0, 0, 0xfe }, vm[6] = { 2, 0, 0, 0, 0, 1 };
-	static const uint8_t dst[4] = { 198, 51, 100, 7 };
-
-	return dpf_tcp4(&ctx, &(struct dpf_tcp){ .smac = vm, .dmac = gw, .sip = src,
-	    .dip = dst, .sport = sport, .dport = 8080, .seq = seq, .flags = flags });
-}
-
-/* A TCP segment from agent1's port sport to 198.51.100.7:8080, checksums right. */
-static struct rte_mbuf *
-t_tcp(uint16_t sport, uint32_t seq, uint8_t flags)
-{
-	return t_tcp_from((const uint8_t[4]){ 10, 77, 0, 11 }, sport, seq, flags);
-}
-
-/* The flow key of agent1's connection from port to 198.51.100.7:8080. */
-static struct dp_flow_key
-t_key(uint16_t port)
-{
-	return (struct dp_flow_key){ .vm = 0, .family = 4, .proto = 6, .vm_port = port,
-		.peer_port = 8080, .peer = { 198, 51, 100, 7 } };
-}
-
-/* What left by the uplink since the last call, and the queue emptied. */
-static unsigned int
-t_sent(void)
-{
-	unsigned int n = w->tx[DP_PORT_UPLINK].n;
-
-	dp_tx_flush(w);
-	return n;
-}
+#include "t_burst.h"
 
 /* Burst b of n SYNs from agent1: every one sent, opened flows opened. */
 static void
@@ -338,144 +282,6 @@ test_burst_counts_exact(void **state)
 	assert_int_equal(w->port_pkts[DP_PORT_UPLINK][1], tx + 3);
 }
 
-/*
- * A segment from the uplink on no flow, neither ACK nor RST (a stray FIN), is discarded
- * without a word (dp_fate_apply_any()'s first case): counted as unsolicited once, its
- * buffer back in the pool, nothing sent either way. A discard that audit mode counts
- * (counted) is no silent one: counted twice, once as noted. A held frame (the other
- * fate dp_fate_apply_any() acts on first) stays the module's, counted only if counted.
- */
-static void
-test_silent_discard(void **state)
-{
-	static const uint8_t gw[6] = { 2, 0, 0, 0, 0, 0xfe }, vm[6] = { 2, 0, 0, 0, 0, 1 };
-	static const uint8_t src[4] = { 198, 51, 100, 7 }, dst[4] = { 10, 77, 0, 11 };
-	uint64_t stray = w->vm_stats[0].blocked[DP_REASON_UNSOLICITED];
-	unsigned int free_bufs = rte_mempool_avail_count(ctx.pool);
-	struct dp_fate counted = { .act = DP_FATE_DISCARD, .why = DP_REASON_UNSOLICITED,
-		.counted = true };
-	struct rte_mbuf *m;
-
-	(void)state;
-	m = dpf_tcp4(&ctx, &(struct dpf_tcp){ .smac = gw, .dmac = vm, .sip = src, .dip = dst,
-	    .sport = 8080, .dport = 45000, .seq = 1, .flags = PKT_TCP_FIN });
-	dp_burst_uplink(w, &m, 1);
-	assert_int_equal(w->vm_stats[0].blocked[DP_REASON_UNSOLICITED], stray + 1);
-	assert_int_equal(w->tx[DP_PORT_VM].n, 0);
-	assert_int_equal(t_sent(), 0);
-	assert_int_equal(rte_mempool_avail_count(ctx.pool), free_bufs);
-	m = t_tcp(45000, 1, PKT_TCP_ACK);
-	dp_fate_apply_any(w, m, NULL, 0, false, counted);
-	assert_int_equal(w->vm_stats[0].blocked[DP_REASON_UNSOLICITED], stray + 3);
-	assert_int_equal(rte_mempool_avail_count(ctx.pool), free_bufs);
-	/* held: the module keeps the buffer, counted only when the fate says so */
-	m = t_tcp(45000, 1, PKT_TCP_ACK);
-	dp_fate_apply_any(w, m, NULL, 0, true, dp_fate(DP_FATE_HELD));
-	counted.act = DP_FATE_HELD;
-	dp_fate_apply_any(w, m, NULL, 0, true, counted);
-	assert_int_equal(w->vm_stats[0].blocked[DP_REASON_UNSOLICITED], stray + 4);
-	assert_int_equal(rte_mempool_avail_count(ctx.pool), free_bufs - 1);
-	assert_int_equal(w->tx[DP_PORT_UPLINK].n, 0);
-	rte_pktmbuf_free(m);
-}
-
-/*
- * A held segment's fate on its flow (dp_out_flow_apply()): a bare HELD leaves the frame
- * to its module and the flow as it was, at once; one that audit mode counts is counted,
- * and one that ends the flow ends it.
- */
-static void
-test_held_fate(void **state)
-{
-	const struct dp_flow_key k = t_key(46000);
-	struct rte_mbuf *m = t_tcp(46000, 1, PKT_TCP_SYN);
-	uint64_t counted = w->vm_stats[0].blocked[DP_REASON_NO_BINDING];
-	struct dp_fate held = dp_fate(DP_FATE_HELD);
-	struct dp_flow *f;
-
-	(void)state;
-	dp_burst_vm(w, &m, 1);
-	assert_int_equal(t_sent(), 1);
-	assert_non_null(f = dp_flow_lookup(w->flows, &k));
-	m = t_tcp(46000, 2, PKT_TCP_ACK);
-	dp_out_flow_apply(w, m, NULL, 0, true, held, f);
-	assert_ptr_equal(dp_flow_lookup(w->flows, &k), f);
-	assert_int_equal(w->vm_stats[0].blocked[DP_REASON_NO_BINDING], counted);
-	held.counted = true;
-	held.why = DP_REASON_NO_BINDING;
-	dp_out_flow_apply(w, m, NULL, 0, true, held, f);
-	assert_int_equal(w->vm_stats[0].blocked[DP_REASON_NO_BINDING], counted + 1);
-	held.counted = false;
-	held.end = true;
-	dp_out_flow_apply(w, m, NULL, 0, true, held, f);
-	assert_null(dp_flow_lookup(w->flows, &k));
-	assert_int_equal(t_sent(), 0);
-	rte_pktmbuf_free(m);
-}
-
-/*
- * dp_tx() of a datagram namegate reassembled (l2_len marks its link header): past the
- * port's MTU it leaves in fragments, none past the MTU; within it, or any frame with no
- * l2_len however long, whole. Fails when dp_tx() reads l2_len wrong (never, or always).
- */
-static void
-test_tx_refragments_reassembled(void **state)
-{
-	static const uint8_t payload[1600];
-	uint16_t mtu = ctx.mtu[DP_PORT_UPLINK];
-	struct dp_txbuf *t = &w->tx[DP_PORT_UPLINK];
-	static const uint8_t gw[6] = { 2, 0, 0, 0, 0, 0xfe }, vm[6] = { 2, 0, 0, 0, 0, 1 };
-	static const uint8_t src[4] = { 10, 77, 0, 11 }, dst[4] = { 198, 51, 100, 7 };
-	struct rte_mbuf *m;
-	unsigned int n;
-
-	(void)state;
-	assert_true(mtu < 14 + 20 + 20 + sizeof(payload));
-	m = dpf_tcp4(&ctx, &(struct dpf_tcp){ .smac = vm, .dmac = gw, .sip = src, .dip = dst,
-	    .sport = 47000, .dport = 8080, .seq = 1, .flags = PKT_TCP_ACK, .payload = payload,
-	    .len = sizeof(payload) });
-	m->l2_len = 14;
-	dp_tx(w, DP_PORT_UPLINK, m);
-	assert_true((n = t->n) >= 2);
-	for (unsigned int i = 0; i < n; i++)
-		assert_true(rte_pktmbuf_pkt_len(t->pkts[i]) - 14 <= mtu);
-	assert_int_equal(t_sent(), n);
-	/* the same frame, not reassembled: whole */
-	m = t_tcp(47000, 1, PKT_TCP_ACK);
-	assert_non_null(rte_pktmbuf_append(m, (uint16_t)(mtu + 100 - rte_pktmbuf_pkt_len(m))));
-	dp_tx(w, DP_PORT_UPLINK, m);
-	assert_int_equal(t->n, 1);
-	assert_ptr_equal(t->pkts[0], m);
-	assert_int_equal(t_sent(), 1);
-	/* reassembled, within the MTU: whole */
-	m = t_tcp(47000, 1, PKT_TCP_ACK);
-	m->l2_len = 14;
-	dp_tx(w, DP_PORT_UPLINK, m);
-	assert_int_equal(t->n, 1);
-	assert_ptr_equal(t->pkts[0], m);
-	assert_int_equal(t_sent(), 1);
-}
-
-/*
- * A frame the stateless stages block with an event and no audit count (a spoofed source
- * from agent1's MAC): the event is on the ring and the block counted, the frame gone.
- * Fails when dp_fate_note() takes a fate with log alone for one with nothing to note.
- */
-static void
-test_block_event_noted(void **state)
-{
-	uint64_t spoofed = w->vm_stats[0].blocked[DP_REASON_SPOOFED];
-	unsigned int evts = rte_ring_count(w->evts);
-	struct rte_mbuf *m = t_tcp_from((const uint8_t[4]){ 10, 77, 0, 99 }, 48000, 1,
-	    PKT_TCP_SYN);
-
-	(void)state;
-	dp_burst_vm(w, &m, 1);
-	assert_int_equal(w->vm_stats[0].blocked[DP_REASON_SPOOFED], spoofed + 1);
-	assert_int_equal(rte_ring_count(w->evts), evts + 1);
-	assert_int_equal(t_sent(), 0);
-}
-
 int
 main(void)
 {
@@ -489,10 +295,6 @@ main(void)
 		cmocka_unit_test(test_judged_flow_ack_not_inline),
 		cmocka_unit_test(test_judged_flow_fin_general),
 		cmocka_unit_test(test_audited_quic_on_steady_flow),
-		cmocka_unit_test(test_silent_discard),
-		cmocka_unit_test(test_held_fate),
-		cmocka_unit_test(test_tx_refragments_reassembled),
-		cmocka_unit_test(test_block_event_noted),
 	};
 
 	return dpf_run("test_dp_burst", t_config, &ctx, &w, tests,
