@@ -280,7 +280,7 @@ dp_clnh_xor32(const uint8_t *p, const uint64_t *k)
  * for two blocks where one at a time takes eight. Blocks are XORed into the sum in
  * another order, which XOR does not see.
  */
-__attribute__((target("avx2,pclmul,ssse3"))) static struct dp_digest
+__attribute__((target("avx2,pclmul,ssse3"), always_inline)) static inline struct dp_digest
 dp_hash_clnh_run2(const uint64_t *nh_key, const uint8_t *p, size_t len)
 {
 	__m128i sum = _mm_cvtsi64_si128((long long)len), lo, hi;
@@ -316,8 +316,24 @@ dp_hash_clnh_run2(const uint64_t *nh_key, const uint8_t *p, size_t len)
 	return dp_clnh_end(sum, nh_key, p, len, i);
 }
 
+/* dp_hash_clnh_run2() as a call, for dp_hash_digest_clnh(), which is built for any CPU. */
+__attribute__((target("avx2,pclmul,ssse3"))) static struct dp_digest
+dp_hash_clnh_run2_keyed(const uint64_t *nh_key, const uint8_t *p, size_t len)
+{
+	return dp_hash_clnh_run2(nh_key, p, len);
+}
+
 static bool dp_hash_clmul;	/* the CPU has AVX and PCLMULQDQ: dp_hash_digest is CLNH */
 static bool dp_hash_clmul2;	/* and AVX2: two blocks a step */
+
+/* dp_hash_digest() where the CPU has AVX2 too: two blocks a step, the start-time keys. */
+__attribute__((target("avx2,pclmul,ssse3"))) static struct dp_digest
+dp_hash_digest_avx2(const void *buf, size_t len)
+{
+	if (len > DP_HASH_NH_BYTES)
+		return (struct dp_digest){ .lo = dp_hash_bytes(buf, len) };
+	return dp_hash_clnh_run2(dp_hash_nh_key, buf, len);
+}
 
 __attribute__((constructor)) static void
 dp_hash_clmul_probe(void)
@@ -325,6 +341,8 @@ dp_hash_clmul_probe(void)
 	__builtin_cpu_init();
 	dp_hash_clmul = __builtin_cpu_supports("avx") && __builtin_cpu_supports("pclmul");
 	dp_hash_clmul2 = dp_hash_clmul && __builtin_cpu_supports("avx2");
+	if (dp_hash_clmul2)
+		dp_hash_digest_fn = dp_hash_digest_avx2;
 }
 #endif
 
@@ -345,7 +363,7 @@ dp_hash_digest_clnh(const uint64_t *nh_key, uint64_t k0, uint64_t k1, const void
 	if (len > DP_HASH_NH_BYTES)
 		return (struct dp_digest){ .lo = dp_siphash24(k0, k1, buf, len) };
 #if defined(__x86_64__)
-	return dp_hash_clmul2 ? dp_hash_clnh_run2(nh_key, buf, len) :
+	return dp_hash_clmul2 ? dp_hash_clnh_run2_keyed(nh_key, buf, len) :
 	    dp_hash_clnh_run(nh_key, buf, len);
 #else
 	(void)nh_key;
@@ -361,13 +379,11 @@ dp_hash_digest_keyed(const uint64_t *nh_key, uint64_t k0, uint64_t k1, const voi
 	    dp_hash_digest_nh(nh_key, k0, k1, buf, len);
 }
 
-struct dp_digest
-dp_hash_digest(const void *buf, size_t len)
+/* dp_hash_digest()'s form before dp_hash_clmul_probe(), and where the CPU has no AVX2. */
+static struct dp_digest
+dp_hash_digest_any(const void *buf, size_t len)
 {
-#if defined(__x86_64__)
-	/* every allowed one-segment hello: dp_hash_digest_keyed()'s choice, made first */
-	if (dp_hash_clmul2 && len <= DP_HASH_NH_BYTES)
-		return dp_hash_clnh_run2(dp_hash_nh_key, buf, len);
-#endif
 	return dp_hash_digest_keyed(dp_hash_nh_key, dp_hash_k0, dp_hash_k1, buf, len);
 }
+
+struct dp_digest (*dp_hash_digest_fn)(const void *buf, size_t len) = dp_hash_digest_any;

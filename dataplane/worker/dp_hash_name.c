@@ -28,14 +28,6 @@ static uint8_t dp_hash_name_aes[16];		/* and its AES-128 key */
 static bool dp_hash_aesni;	/* dp_hash_clmul, and the CPU has AES-NI: dp_hash_name is this */
 static __m128i dp_hash_name_rk[11];	/* the name key's AES-128 round keys */
 
-__attribute__((constructor)) static void
-dp_hash_aes_probe(void)
-{
-	__builtin_cpu_init();
-	dp_hash_aesni = __builtin_cpu_supports("avx") && __builtin_cpu_supports("pclmul") &&
-	    __builtin_cpu_supports("aes");
-}
-
 /*
  * A name of 1..16 bytes as one zero-padded block, the words dp_digest_tail() makes of it,
  * from loads within it that overlap: no byte before or after it is read.
@@ -61,8 +53,11 @@ dp_name_block(const uint8_t *p, size_t len)
 	return _mm_set_epi64x((long long)m1, (long long)m0);
 }
 
-/* CLNH of the name (dp_hash_clnh_run()'s sum), then AES-128 of it. len <= DP_HASH_NAME_BYTES. */
-__attribute__((target("avx,aes,pclmul,ssse3"))) static uint64_t
+/*
+ * CLNH of the name (dp_hash_clnh_run()'s sum), then AES-128 of it. len <= DP_HASH_NAME_BYTES.
+ * Inline in dp_hash_name_ni(), the form dp_hash_name() calls: no second call a name.
+ */
+__attribute__((target("avx,aes,pclmul,ssse3"), always_inline)) static inline uint64_t
 dp_hash_name_run(const __m128i rk[11], const uint64_t *nh_key, const uint8_t *p, size_t len)
 {
 	__m128i sum = _mm_cvtsi64_si128((long long)len), x;
@@ -88,6 +83,35 @@ dp_hash_name_run(const __m128i rk[11], const uint64_t *nh_key, const uint8_t *p,
 		sum = _mm_xor_si128(sum, _mm_clmulepi64_si128(x, x, 0x01));
 	}
 	return (uint64_t)_mm_cvtsi128_si64(dp_aes_encrypt(rk, sum));
+}
+#endif
+
+#if defined(__x86_64__)
+/* dp_hash_name_run() as a call, for dp_hash_name_keyed(), which is built for any CPU. */
+__attribute__((target("avx,aes,pclmul,ssse3"))) static uint64_t
+dp_hash_name_run_keyed(const __m128i rk[11], const uint64_t *nh_key, const uint8_t *p,
+    size_t len)
+{
+	return dp_hash_name_run(rk, nh_key, p, len);
+}
+
+/* dp_hash_name() where the CPU has AES-NI and PCLMULQDQ: SipHash past DP_HASH_NAME_BYTES. */
+__attribute__((target("avx,aes,pclmul,ssse3"))) static uint64_t
+dp_hash_name_ni(const void *buf, size_t len)
+{
+	if (len > DP_HASH_NAME_BYTES)
+		return dp_hash_bytes(buf, len);
+	return dp_hash_name_run(dp_hash_name_rk, dp_hash_name_nh, buf, len);
+}
+
+__attribute__((constructor)) static void
+dp_hash_aes_probe(void)
+{
+	__builtin_cpu_init();
+	dp_hash_aesni = __builtin_cpu_supports("avx") && __builtin_cpu_supports("pclmul") &&
+	    __builtin_cpu_supports("aes");
+	if (dp_hash_aesni)
+		dp_hash_name_fn = dp_hash_name_ni;
 }
 #endif
 
@@ -142,7 +166,7 @@ dp_hash_name_keyed(const uint64_t *nh_key, const uint8_t aes_key[16], uint64_t k
 
 	if (dp_hash_aesni && len <= DP_HASH_NAME_BYTES) {
 		dp_aes_expand(aes_key, rk);
-		return dp_hash_name_run(rk, nh_key, buf, len);
+		return dp_hash_name_run_keyed(rk, nh_key, buf, len);
 	}
 #else
 	(void)nh_key, (void)aes_key;
@@ -150,12 +174,4 @@ dp_hash_name_keyed(const uint64_t *nh_key, const uint8_t aes_key[16], uint64_t k
 	return dp_siphash24(k0, k1, buf, len);
 }
 
-uint64_t
-dp_hash_name(const void *buf, size_t len)
-{
-#if defined(__x86_64__)
-	if (dp_hash_aesni && len <= DP_HASH_NAME_BYTES)
-		return dp_hash_name_run(dp_hash_name_rk, dp_hash_name_nh, buf, len);
-#endif
-	return dp_hash_bytes(buf, len);
-}
+uint64_t (*dp_hash_name_fn)(const void *buf, size_t len) = dp_hash_bytes;

@@ -51,7 +51,14 @@ uint64_t dp_siphash24(uint64_t k0, uint64_t k1, const void *buf, size_t len);
  */
 #define DP_HASH_NAME_BYTES	256	/* a DNS name's text is at most 253 */
 
-uint64_t dp_hash_name(const void *buf, size_t len);
+/* Its form for the CPU, chosen once at start (a constructor in dp_hash_name.c). */
+extern uint64_t (*dp_hash_name_fn)(const void *buf, size_t len);
+
+static inline uint64_t
+dp_hash_name(const void *buf, size_t len)
+{
+	return dp_hash_name_fn(buf, len);
+}
 
 /*
  * For the tests: the same under explicit keys (a CLNH key of DP_HASH_NAME_BYTES / 8 words,
@@ -90,7 +97,17 @@ struct dp_digest {
 	uint64_t lo, hi;
 };
 
-struct dp_digest dp_hash_digest(const void *buf, size_t len);
+/*
+ * Its form for the CPU, chosen once at start (a constructor in dp_hash.c): every digest,
+ * one for each allowed one-segment hello, is one call that asks nothing of the CPU.
+ */
+extern struct dp_digest (*dp_hash_digest_fn)(const void *buf, size_t len);
+
+static inline struct dp_digest
+dp_hash_digest(const void *buf, size_t len)
+{
+	return dp_hash_digest_fn(buf, len);
+}
 
 /* The same under an explicit NH key (DP_HASH_NH_BYTES / 8 words) and SipHash key. */
 struct dp_digest dp_hash_digest_keyed(const uint64_t *nh_key, uint64_t k0, uint64_t k1,
