@@ -83,19 +83,21 @@ dp_tls_judge_policy(struct dp_worker *w, struct dp_flow *f, uint16_t vm, const c
 	return DP_REASON_ALLOWED;
 }
 
-/* The SNI name (len bytes in lower case) judged: the binding's word on it, or the policy's. */
+/*
+ * The SNI name n (in lower case) judged: the binding's word on it, or the policy's. n is
+ * read again past the hash: the common case keeps neither of its words across the call.
+ */
 static inline enum dp_reason
-dp_tls_judge_lower(struct dp_worker *w, struct dp_flow *f, uint16_t vm, const char *name,
-    size_t len)
+dp_tls_judge_lower(struct dp_worker *w, struct dp_flow *f, uint16_t vm, const struct sni_name *n)
 {
-	uint64_t hash = dp_name_hash(name, len);
+	uint64_t hash = dp_name_hash((const char *)n->p, n->len);
 
 	/* the name's budget is in f's already: the binding's names gave theirs at the open */
 	if (dp_tls_bound_name(f, w->gen, hash)) {
 		dp_flow_acct(w->flows, f)->name_kind = DP_FLOW_NAME_SNI;
 		return DP_REASON_ALLOWED;
 	}
-	return dp_tls_judge_policy(w, f, vm, name, len, hash);
+	return dp_tls_judge_policy(w, f, vm, (const char *)n->p, n->len, hash);
 }
 
 /* An SNI with capitals: bindings and budgets know names in lower case. */
@@ -103,9 +105,10 @@ static __attribute__((noinline)) enum dp_reason
 dp_tls_judge_folded(struct dp_worker *w, struct dp_flow *f, uint16_t vm, const struct sni_name *sni)
 {
 	char lower[SNI_HOST_MAX + 1];
+	struct sni_name n = { .p = (const uint8_t *)lower, .len = sni->len };
 
 	copy8((uint8_t *)lower, sni->p, sni->len, true);
-	return dp_tls_judge_lower(w, f, vm, lower, sni->len);
+	return dp_tls_judge_lower(w, f, vm, &n);
 }
 
 /*
@@ -123,7 +126,7 @@ dp_tls_judge_hello(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni
 	/* ECH: judged on the outer SNI, the only name visible (SPEC s4.5) */
 	if (!hello->sni_lower)
 		return dp_tls_judge_folded(w, f, vm, &hello->sni);
-	return dp_tls_judge_lower(w, f, vm, (const char *)hello->sni.p, hello->sni.len);
+	return dp_tls_judge_lower(w, f, vm, &hello->sni);
 }
 
 enum dp_reason
@@ -200,39 +203,39 @@ dp_tls_pass(const struct dp_flow *f)
 	return pass[f->would_block];
 }
 
+static struct dp_fate dp_tls_stream(struct dp_worker *w, struct rte_mbuf *m,
+    const struct pkt *p, uint16_t vm, struct dp_flow *f, bool short_hello);
+
 /*
- * A ClientHello whole in the first segment (the common case) is judged from the segment
- * itself and takes no hold buffer: allowed, it goes on, and a digest of its bytes stands
- * in for a copy until the server acknowledges them. STREAM when the segment holds no
- * whole hello: the held path decides (*short_hello: the segment is a hello's start).
+ * The first segment of f's stream, alone (dp_tls_client() asked): a ClientHello whole in
+ * it (the common case) is judged from the segment itself and takes no hold buffer:
+ * allowed, it goes on, and a digest of its bytes stands in for a copy until the server
+ * acknowledges them. A segment that holds no whole hello goes the held way
+ * (dp_tls_stream(), short_hello: the segment is a hello's start). A call of its own: the
+ * hello on its stack and what lives across its calls are none of the held path's. (vm is
+ * a slot, below UINT16_MAX: as an unsigned int gcc kept it once, not again extended.)
  */
-static struct dp_fate
-dp_tls_first_segment(struct dp_worker *w, const struct pkt *p, uint16_t vm, struct dp_flow *f,
-    uint32_t seq, bool *short_hello)
+static __attribute__((noinline)) struct dp_fate
+dp_tls_first_segment(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
+    unsigned int vm, struct dp_flow *f)
 {
-	const struct dp_gen *g = w->gen;
 	struct tls_hello hello;
 	struct dp_fate fate;
 	enum sni_status st;
 	enum dp_reason r;
 
-	if (f->hold != 0 || seq != f->isn || (p->tcp_flags & PKT_TCP_URG) ||
-	    !dp_hold_in_window(f, seq, (uint32_t)p->payload_len))
-		return dp_fate(DP_FATE_STREAM);
 	if (f->tls == DP_TLS_SNIFF &&
 	    (fate = dp_tls_first_sniff(p, f)).act != DP_FATE_CONTINUE)
-		return fate;
+		return fate.act == DP_FATE_STREAM ? dp_tls_stream(w, m, p, vm, f, false) : fate;
 	st = tls_hello_parse(p->payload, p->payload_len, w->holds->scratch,
 	    sizeof(w->holds->scratch), &hello);
-	if (st == SNI_NEED_MORE) {
-		*short_hello = true;
-		return dp_fate(DP_FATE_STREAM);
-	}
+	if (st == SNI_NEED_MORE)
+		return dp_tls_stream(w, m, p, vm, f, true);
 	r = dp_tls_judge_hello(w, f, vm, st, &hello);
 	if (r != DP_REASON_ALLOWED) {
-		dp_evt_block(w, vm, p, r, g->vms[vm].audit, st == SNI_FOUND ?
+		dp_evt_block(w, vm, p, r, w->gen->vms[vm].audit, st == SNI_FOUND ?
 		    (const char *)hello.sni.p : NULL, st == SNI_FOUND ? hello.sni.len : 0);
-		if (!g->vms[vm].audit) {
+		if (!w->gen->vms[vm].audit) {
 			if (st == SNI_FOUND)
 				dp_flowlog_name(w, f, (const char *)hello.sni.p, hello.sni.len,
 				    DP_FLOW_NAME_SNI);
@@ -383,17 +386,17 @@ dp_tls_hold(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16
 	return dp_fate(DP_FATE_HELD);
 }
 
-struct dp_fate
-dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
-    struct dp_flow *f)
+/*
+ * m (decoded as p) into f's hold, taken if f has none, and the hello judged once whole.
+ * short_hello: m starts the stream and was parsed alone, a hello's start (dp_tls_hold()).
+ */
+static __attribute__((noinline)) struct dp_fate
+dp_tls_stream(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    struct dp_flow *f, bool short_hello)
 {
 	uint32_t seq = p->seq + ((p->tcp_flags & PKT_TCP_SYN) != 0);
-	bool short_hello = false;
-	struct dp_fate fate = dp_tls_first_segment(w, p, vm, f, seq, &short_hello);
 	struct dp_hold *h;
 
-	if (fate.act != DP_FATE_STREAM)
-		return fate;
 	if (!dp_hold_in_window(f, seq, (uint32_t)p->payload_len))
 		return dp_fate_drop(DP_DROP_OUT_OF_WINDOW);
 	if ((h = dp_hold_at(w, f->hold)) == NULL &&
@@ -403,4 +406,17 @@ dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 	if (p->tcp_flags & PKT_TCP_URG)
 		return dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS, NULL, 0, DP_FATE_FREE);
 	return dp_tls_hold(w, m, p, vm, f, h, seq, short_hello);
+}
+
+struct dp_fate
+dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    struct dp_flow *f)
+{
+	uint32_t seq = p->seq + ((p->tcp_flags & PKT_TCP_SYN) != 0);
+
+	/* the stream's first segment, nothing held, no urgent data, within the window */
+	if (f->hold == 0 && seq == f->isn && !(p->tcp_flags & PKT_TCP_URG) &&
+	    dp_hold_in_window(f, seq, (uint32_t)p->payload_len))
+		return dp_tls_first_segment(w, m, p, vm, f);
+	return dp_tls_stream(w, m, p, vm, f, false);
 }
