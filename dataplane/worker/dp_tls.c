@@ -386,25 +386,44 @@ dp_tls_hold(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16
 	return dp_fate(DP_FATE_HELD);
 }
 
+/* f's hold, taken if f has none; NULL: no room for one. */
+static inline struct dp_hold *
+dp_tls_hold_of(struct dp_worker *w, struct dp_flow *f)
+{
+	struct dp_hold *h = dp_hold_at(w, f->hold);
+
+	return h != NULL ? h : dp_hold_take(w, f, &f->hold, f->isn, false);
+}
+
 /*
- * m (decoded as p) into f's hold, taken if f has none, and the hello judged once whole.
- * short_hello: m starts the stream and was parsed alone, a hello's start (dp_tls_hold()).
+ * Urgent data, delivered out of band, could skip what was judged: refused, as what f
+ * holds (a hold taken for it if f has none). Apart from dp_tls_stream(): the flag, known
+ * clear there, no longer rides along into the fates it returns.
+ */
+static __attribute__((noinline)) struct dp_fate
+dp_tls_urgent(struct dp_worker *w, struct dp_flow *f)
+{
+	struct dp_hold *h = dp_tls_hold_of(w, f);
+
+	if (h == NULL)
+		return dp_fate_cut(DP_REASON_VM_LIMIT);	/* no room to judge it first: closed */
+	return dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS, NULL, 0, DP_FATE_FREE);
+}
+
+/*
+ * m (decoded as p, within the window, no urgent data: dp_tls_client() asked) into f's
+ * hold, taken if f has none, and the hello judged once whole. short_hello: m starts the
+ * stream and was parsed alone, a hello's start (dp_tls_hold()).
  */
 static __attribute__((noinline)) struct dp_fate
 dp_tls_stream(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
     struct dp_flow *f, bool short_hello)
 {
 	uint32_t seq = p->seq + ((p->tcp_flags & PKT_TCP_SYN) != 0);
-	struct dp_hold *h;
+	struct dp_hold *h = dp_tls_hold_of(w, f);
 
-	if (!dp_hold_in_window(f, seq, (uint32_t)p->payload_len))
-		return dp_fate_drop(DP_DROP_OUT_OF_WINDOW);
-	if ((h = dp_hold_at(w, f->hold)) == NULL &&
-	    (h = dp_hold_take(w, f, &f->hold, f->isn, false)) == NULL)
+	if (h == NULL)
 		return dp_fate_cut(DP_REASON_VM_LIMIT);	/* no room to judge it first: closed */
-	/* urgent data is delivered out of band and could skip what was judged */
-	if (p->tcp_flags & PKT_TCP_URG)
-		return dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS, NULL, 0, DP_FATE_FREE);
 	return dp_tls_hold(w, m, p, vm, f, h, seq, short_hello);
 }
 
@@ -414,9 +433,13 @@ dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 {
 	uint32_t seq = p->seq + ((p->tcp_flags & PKT_TCP_SYN) != 0);
 
-	/* the stream's first segment, nothing held, no urgent data, within the window */
-	if (f->hold == 0 && seq == f->isn && !(p->tcp_flags & PKT_TCP_URG) &&
-	    dp_hold_in_window(f, seq, (uint32_t)p->payload_len))
+	/* what the receiver would drop is neither judged nor held: asked once, for every way */
+	if (!dp_hold_in_window(f, seq, (uint32_t)p->payload_len))
+		return dp_fate_drop(DP_DROP_OUT_OF_WINDOW);
+	if (p->tcp_flags & PKT_TCP_URG)
+		return dp_tls_urgent(w, f);
+	/* the stream's first segment, nothing held */
+	if (f->hold == 0 && seq == f->isn)
 		return dp_tls_first_segment(w, m, p, vm, f);
 	return dp_tls_stream(w, m, p, vm, f, false);
 }

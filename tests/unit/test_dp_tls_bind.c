@@ -373,6 +373,35 @@ test_whole_hello_counted_by_verdict(void **state)
 	assert_int_equal(pkts[DP_WOULD_BLOCK], would + 1);
 }
 
+/*
+ * Urgent data is delivered out of band and could skip what was judged: a first segment
+ * with URG is refused (as not TLS), never let on, though its hello is whole and its name
+ * bound. Fails with dp_tls_client()'s URG check removed (it passes as any first segment).
+ */
+static void
+test_urgent_first_segment_refused(void **state)
+{
+	struct dp_flow_key k = { .vm = 0, .family = 4, .proto = 6, .vm_port = 42500,
+		.peer_port = 443, .peer = { 203, 0, 113, 5 } };
+	const uint64_t *pkts = w->vm_stats[0].egress_pkts;
+	uint64_t allowed = pkts[DP_ALLOWED];
+	const struct tf_msg *stream;
+	struct rte_mbuf *m;
+	struct dp_flow *f;
+
+	(void)state;
+	t_bind("a.example");
+	stream = t_hello("a.example");
+	m = t_tcp(42500, 1000, PKT_TCP_SYN, NULL, 0);
+	dp_burst_vm(w, &m, 1);
+	m = t_tcp(42500, 1001, PKT_TCP_ACK | PKT_TCP_PSH | PKT_TCP_URG, stream->b, stream->n);
+	dp_burst_vm(w, &m, 1);
+	dp_tx_flush(w);
+	assert_int_equal(pkts[DP_ALLOWED], allowed + 1);	/* the SYN alone */
+	f = dp_flow_lookup(w->flows, &k);
+	assert_true(f == NULL || f->judged == 0);
+}
+
 int
 main(void)
 {
@@ -385,6 +414,7 @@ main(void)
 		cmocka_unit_test(test_split_hello_cut_where_the_server_stands),
 		cmocka_unit_test(test_split_hello_completed_after_passed),
 		cmocka_unit_test(test_whole_hello_counted_by_verdict),
+		cmocka_unit_test(test_urgent_first_segment_refused),
 	};
 
 	return dpf_run("test_dp_tls_bind", t_config, &ctx, &w, tests,
