@@ -309,9 +309,9 @@ dp_burst_lean_conn_uplink(struct dp_worker *w, const struct dp_burst_frame *fr,
 /*
  * A lean frame (dp_lean()) on flow f, from the VM (from_vm) or toward it: sent on when f
  * is steady for it, or toward the VM when it is the server's ACK of f's judged bytes, or
- * when its flow stage needs nothing the lean check did not read (true); else (a SYN, a
- * hello among them) decoded now into fr->p, with its key's index key, to go the general
- * way (false).
+ * when its flow stage needs nothing the lean check did not read (true: the VM's opening
+ * SYN too, dp_burst_lean_syn()); else (a hello among them) decoded now into fr->p, with
+ * its key's index key, to go the general way (false).
  */
 static __rte_always_inline bool
 dp_burst_lean(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr,
@@ -335,8 +335,9 @@ dp_burst_lean(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr
 		return true;
 	}
 	/* (not a hello: data on a flow something judges, which the VM's call would refuse) */
-	if (f != NULL && (from_vm ? (l->payload_len == 0 || f->tls == DP_TLS_NONE) &&
-	    dp_burst_lean_conn_vm(w, fr, f) : dp_burst_lean_conn_uplink(w, fr, f)))
+	if (f != NULL ? (from_vm ? (l->payload_len == 0 || f->tls == DP_TLS_NONE) &&
+	    dp_burst_lean_conn_vm(w, fr, f) : dp_burst_lean_conn_uplink(w, fr, f)) :
+	    from_vm && dp_burst_lean_syn(w, b, fr, key))
 		return true;
 	fr->key = (uint8_t)key;
 	fr->st = PKT_OK;

@@ -43,6 +43,14 @@ struct dp_flow *dp_burst_flow_find(struct dp_worker *w, const struct dp_burst *b
     unsigned int key);
 
 /*
+ * A lean frame fr from the VM on no flow, key its index key: a SYN that opens one as
+ * dp_conn_vm_syn_admits() and _open() decide (dp_conn_syn.h), sent on, or refused for
+ * want of room (true); else false, nothing touched. A call, as the other lean stages.
+ */
+bool dp_burst_lean_syn(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr,
+    unsigned int key);
+
+/*
  * The flow of frame fr, which has a key, as the table has it now: confirmed when the frame
  * is reached, not before, so that whatever an earlier frame of the burst opened or closed
  * is seen, and the entry's line has had the stages between to arrive. A key the lookup

@@ -131,6 +131,20 @@ dpf_mbuf(const struct dp_ctx *ctx, const struct mb *f)
 }
 
 struct rte_mbuf *
+dpf_mbuf_copy(const struct dp_ctx *ctx, const struct rte_mbuf *m)
+{
+	struct rte_mbuf *out = rte_pktmbuf_alloc(ctx->pool);
+
+	assert_non_null(out);
+	memcpy(rte_pktmbuf_mtod(out, uint8_t *), rte_pktmbuf_mtod(m, const uint8_t *),
+	    rte_pktmbuf_data_len(m));
+	out->data_len = rte_pktmbuf_data_len(m);
+	out->pkt_len = rte_pktmbuf_data_len(m);
+	out->ol_flags = m->ol_flags;
+	return out;
+}
+
+struct rte_mbuf *
 dpf_udp4(const struct dp_ctx *ctx, const uint8_t *smac, const uint8_t *dmac, const uint8_t *sip,
     const uint8_t *dip, uint16_t sport, uint16_t dport, const struct mb *d)
 {

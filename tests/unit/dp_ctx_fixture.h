@@ -28,6 +28,12 @@ void dpf_eth_ipv4(struct mb *f, const uint8_t *smac, const uint8_t *dmac, uint8_
 struct rte_mbuf *dpf_mbuf(const struct dp_ctx *ctx, const struct mb *f);
 
 /*
+ * The frame of m (one segment, its buffer anywhere: a test's own) in an mbuf of ctx's
+ * pool, its receive flags (the port's checksum marks) kept.
+ */
+struct rte_mbuf *dpf_mbuf_copy(const struct dp_ctx *ctx, const struct rte_mbuf *m);
+
+/*
  * Ethernet, IPv4, UDP (no checksum: IPv4 allows it) from (smac, sip, sport) to (dmac, dip,
  * dport) around the payload d, as a frame in an mbuf of ctx's pool.
  */

@@ -1,0 +1,36 @@
+/*
+ * The lean stage of the VM's SYN on no flow (dp_conn_syn.h) inside the burst: apart from
+ * dp_burst.c, a call as the other lean stages are, so that the loop of steady frames keeps
+ * its registers.
+ */
+#include "dp_burst_int.h"
+#include "dp_conn_syn.h"
+#include "dp_lean.h"
+#include "dp_out.h"
+
+/* Lean frame fr from the VM, refused as fate says: decoded for the refusal, acted on. */
+static __attribute__((noinline, cold)) void
+dp_burst_lean_refuse(struct dp_worker *w, struct dp_burst_frame *fr, struct dp_fate fate)
+{
+	dp_lean_decode(fr->m, &fr->p);
+	dp_fate_apply_any(w, fr->m, &fr->p, fr->vm, true, fate);
+}
+
+/* The flow's hash and the SYN's sequence number read after the binding lookup, not kept. */
+bool
+dp_burst_lean_syn(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr,
+    unsigned int key)
+{
+	const struct dp_flow_key *k = &b->keys[key];
+	struct dp_bind_allow by;
+	struct dp_fate fate;
+
+	if (!dp_conn_vm_syn_admits(w, k, fr->ln.flags, fr->ln.payload_len, &by))
+		return false;
+	fate = dp_conn_vm_syn_open(w, fr->m, k, b->hash[key], fr->ln.seq, by);
+	if (likely(fate.act == DP_FATE_EGRESS))
+		dp_egress(w, fr->m, fr->vm, DP_ALLOWED);
+	else
+		dp_burst_lean_refuse(w, fr, fate);
+	return true;
+}

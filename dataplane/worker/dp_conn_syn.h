@@ -1,0 +1,85 @@
+/*
+ * A connection's opening SYN from the VM, decided from the lean frame's fields (dp_lean.h)
+ * and its key, not decoded into a struct pkt: the commonest opening, a new flow admitted by
+ * the first name bound to the peer's address, is what dp_conn_vm_any() would make of it,
+ * and the frame goes out. Anything else is left untouched to the general way
+ * (test_dp_conn_syn holds the two to one answer).
+ */
+#ifndef DP_CONN_SYN_H
+#define DP_CONN_SYN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "dp.h"
+#include "dp_bind_allow.h"
+#include "dp_conn.h"
+#include "dp_fate.h"
+#include "dp_flow.h"
+#include "dp_gen.h"
+#include "dp_lean.h"
+#include "sni/pkt.h"
+#include "sni/pkt_fast.h"
+
+#define DP_CONN_SYN_DNS_PORT	53	/* a resolver's, or refused: dp_conn_vm_open() asks */
+
+/*
+ * Is a lean frame from the VM with these flags and payload_len bytes of data, keyed k,
+ * on no flow, one dp_conn_vm_open() opens by a binding and sends on, without a budget
+ * (if it finds room for the flow)? The name that admits it in *by. That is a bare SYN
+ * (no ACK, RST or data: a Fast Open's is judged) to a port other than DNS's, from a VM
+ * with no budget nor address pattern of the family (which the address match would ask
+ * first), no flow log (which records the opening from the decoded frame), and the
+ * binding lookup's yes (it gives a budget only to a VM with budgets). The lookup only
+ * reads, so asking it again on the general way changes nothing.
+ */
+static inline bool
+dp_conn_vm_syn_admits(struct dp_worker *w, const struct dp_flow_key *k, uint8_t flags,
+    uint32_t payload_len, struct dp_bind_allow *by)
+{
+	const struct dp_vm *v = &w->gen->vms[k->vm];
+
+	if ((flags & (PKT_TCP_SYN | PKT_TCP_ACK | PKT_TCP_RST)) != PKT_TCP_SYN ||
+	    payload_len != 0 || k->peer_port == DP_CONN_SYN_DNS_PORT ||
+	    (v->budgets | (v->addrs & dp_vm_addrs_bit(k->family))) != 0 ||
+	    w->flow_recs != NULL)
+		return false;
+	*by = dp_bind_allows_inline(w->ctx->binds, k->vm, k->family, k->peer, k->peer_port,
+	    w->now, w->gen);
+	return by->allowed;
+}
+
+/*
+ * Lean frame m from the VM (its sequence number seq), keyed k (hash h), admitted by by
+ * (dp_conn_vm_syn_admits()): its flow opened as dp_conn_vm_open() opens it and
+ * DP_FATE_EGRESS (DP_ALLOWED); or, with no room for the flow, its DP_FLOW_LIMIT block,
+ * nothing touched.
+ */
+static inline struct dp_fate
+dp_conn_vm_syn_open(struct dp_worker *w, const struct rte_mbuf *m, const struct dp_flow_key *k,
+    uint32_t h, uint32_t seq, struct dp_bind_allow by)
+{
+	const struct dp_gen *g = w->gen;
+	struct dp_flow *f;
+
+	/* no room to remember it: blocked even in audit mode (fail closed), a TCP refusal */
+	if ((f = dp_flow_open_hashed(w->flows, k, h, g->max_flows_per_vm, w->now)) == NULL)
+		return dp_fate_block(DP_REASON_FLOW_LIMIT, g->on_block_reset ? DP_FATE_REPLY_RST :
+		    DP_FATE_REPLY_NONE);
+	f->gen = g->id;
+	f->how = DP_ADMIT_BINDING;
+	f->name_hash = by.name_hash;
+	f->name_bound = true;
+	f->isn = seq + 1;
+	f->vm_nxt = f->isn;
+	f->peer_ack = f->isn;
+	/* its TCP header past the IP header of its key's family (dp_lean() checked it) */
+	f->vm_wscale = pkt_tcp_syn_wscale(dp_lean_ip(m) + (k->family == 4 ? 20 : 40));
+	/* on a TLS port a hello must come; elsewhere the first bytes say what comes */
+	f->tls = dp_gen_is_tls_port(g, k->peer_port) ? DP_TLS_PENDING : DP_TLS_SNIFF;
+	return dp_fate_egress(DP_ALLOWED);
+}
+
+#endif
