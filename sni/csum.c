@@ -263,7 +263,8 @@ csum_tail4(const uint8_t *p, size_t n)
 /*
  * A short length's 128-byte block in a carry chain, then its 4-byte words in a run
  * of adds of their own, reached by one jump on n / 4 (a jump table), then the last n & 3
- * bytes in one load; long ones go on to the CPU's vectors.
+ * bytes in one load; long ones go on to the CPU's vectors, asked first (a received
+ * segment's long sum, a hello's, is the common call: one compare to its kernel).
  */
 uint64_t
 csum_sum_any(const void *buf, size_t n, uint64_t acc)
@@ -272,9 +273,9 @@ csum_sum_any(const void *buf, size_t n, uint64_t acc)
 	unsigned int q;
 
 	_Static_assert(CSUM_VEC_MIN == 128, "a case for each 4 bytes below it");
+	if (n >= CSUM_ANY_VEC_MIN)
+		return csum_long(buf, n, acc);
 	if (n >= CSUM_VEC_MIN) {
-		if (n >= CSUM_ANY_VEC_MIN)
-			return csum_long(buf, n, acc);
 		_Static_assert(CSUM_ANY_VEC_MIN == 2 * CSUM_VEC_MIN, "one block");
 		acc = csum_add_quads(acc, p, CSUM_VEC_MIN / 4);
 		p += CSUM_VEC_MIN;

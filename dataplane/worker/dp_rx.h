@@ -108,35 +108,45 @@ dp_rx_csums4_len_ok(const uint8_t *ip, uint8_t proto, uint32_t len)
 
 /*
  * dp_rx_csums4_len_ok() for a TCP segment of at least 20 bytes (total, the IPv4 total
- * length, at least 40), the lean path's (dp_lean.h) and that of every other TCP segment
- * pkt_decode_fast() takes over IPv4 (dp_rx_csums_plain_ok()): inline, each sum tested
- * without a fold (csum_ok()); csum_sum() was a call for a short segment. The segment's sum runs from the source address, total - 12 bytes: the
- * first 24 always, then what is left of them, a short rest in at most two words and a
- * tail, the tail one load that ends at the packet's end (csum_tail(): 28 bytes come
- * before it). Each word added with its own carry (csum_add()): inlined in the burst loop,
- * csum_add_words()' carry chain kept its sum in memory between steps.
+ * length as ip[2..3] holds it, at least 40), the lean path's (dp_lean.h) and that of every
+ * other TCP segment pkt_decode_fast() takes over IPv4 (dp_rx_csums_plain_ok()): inline,
+ * each sum tested without a fold (csum_ok()); csum_sum() was a call for a short segment.
+ * The segment's sum runs from the source address: the 28 bytes to the end of the TCP
+ * header's fixed part always (three words in a carry chain, csum_add4w(), and its last 4
+ * bytes), then the options and payload, total - 40 bytes: a short rest in at most two
+ * words and a tail, the tail one load that ends at the packet's end (csum_tail(): 32 bytes
+ * come before it). A bare segment (an ACK, a FIN) has no rest to dispatch on.
+ *
+ * The pseudo-header's length, total - 20 in network order, is the total length field as
+ * it lies less 20 in network order: a byte swap is a multiplication by 256 modulo 65535,
+ * which the one's-complement sum is taken modulo, so it is linear there (0xffff - x is
+ * -x there, kept positive). No swap of total for it.
  */
 static __rte_always_inline bool
 dp_rx_csums4_tcp_ok(const uint8_t *ip, uint32_t total)
 {
-	uint32_t tail_word, rest = total - 36;
+	uint32_t tail_word, csum_urg, rest = total - 40;
+	uint16_t total_field;
 	uint64_t sum;
 
 	memcpy(&tail_word, ip + 16, 4);
-	if (!csum_ok(csum_add(csum_add(tail_word, csum_word(ip)), csum_word(ip + 8))))
+	if (!csum_ok(csum_add3(tail_word, csum_word(ip), csum_word(ip + 8))))
 		return false;
-	sum = (uint64_t)htobe16((uint16_t)(total - 20)) + htobe16(PKT_PROTO_TCP);
-	sum = csum_add(csum_add(csum_add(sum, csum_word(ip + 12)), csum_word(ip + 20)),
-	    csum_word(ip + 28));
+	memcpy(&total_field, ip + 2, 2);
+	memcpy(&csum_urg, ip + 36, 4);		/* the TCP checksum and urgent pointer */
+	/* below 2^34: no carry to bring around */
+	sum = (uint64_t)total_field + (0xffffu - htobe16(20)) + htobe16(PKT_PROTO_TCP) +
+	    csum_urg;
+	sum = csum_add4w(sum, csum_word(ip + 12), csum_word(ip + 20), csum_word(ip + 28));
 	if (rest >= 32) {
-		sum = csum_sum(ip + 36, rest, sum);
+		sum = csum_sum(ip + 40, rest, sum);
 	} else {
 		if (rest & 16)
-			sum = csum_add(csum_add(sum, csum_word(ip + 36)), csum_word(ip + 44));
+			sum = csum_add3(sum, csum_word(ip + 40), csum_word(ip + 48));
 		if (rest & 8)
-			sum = csum_add(sum, csum_word(ip + 36 + (rest & 16)));
+			sum = csum_add(sum, csum_word(ip + 40 + (rest & 16)));
 		if (rest & 7)
-			sum = csum_add(sum, csum_tail(ip + 12, total - 12));
+			sum = csum_add(sum, csum_tail(ip + 32, total - 32));
 	}
 	return csum_ok(sum);	/* one test for both ways: a branch on it, not a flag kept */
 }

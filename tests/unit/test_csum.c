@@ -3,11 +3,12 @@
  * sharing no code with csum.c): the inline sum and each vectorised kernel, at every length
  * to 600 bytes and every alignment, lengths around the vectors' widths, a buffer of all
  * ones long enough to need the kernels' chunks (where a lane could wrap), sums
- * continued from an accumulator, the short straight-line sum word for word, and the test
- * of a received sum (csum_ok()) against the fold. The long sums are also held exactly
- * (zero told from 0xffff) at random lengths to 9000 from every alignment, on random bytes,
- * all ones and all zeros, around the length where AVX2's 32-bit total could wrap, and with
- * the buffer's first or last byte against an unmapped page.
+ * continued from an accumulator, the short straight-line sum word for word, the test
+ * of a received sum (csum_ok()) against the fold, and the chained adds against
+ * csum_add(). The long sums are also held exactly (zero told from 0xffff) at random
+ * lengths to 9000 from every alignment, on random bytes, all ones and all zeros, around
+ * the length where AVX2's 32-bit total could wrap, and with the buffer's first or last
+ * byte against an unmapped page.
  */
 #include <setjmp.h>
 #include <sys/mman.h>
@@ -344,6 +345,41 @@ test_ok_is_fold(void **state)
 	assert_true(csum_ok(UINT64_MAX) && csum_ok(65535) && !csum_ok(0) && !csum_ok(65534));
 }
 
+/*
+ * csum_add3() and csum_add4w(), one carry chain each, against nested csum_add()s, value
+ * for value: words at and around zero and the top (every carry out, and a carry into a
+ * sum of all ones), and random words.
+ */
+static void
+test_add_chains(void **state)
+{
+	static const uint64_t edge[] = { 0, 1, 2, 0x8000000000000000ull, UINT64_MAX / 2,
+	    UINT64_MAX - 1, UINT64_MAX };
+	const size_t n = sizeof(edge) / sizeof(edge[0]);
+
+	(void)state;
+	for (size_t a = 0; a < n; a++)
+		for (size_t b = 0; b < n; b++)
+			for (size_t c = 0; c < n; c++)
+				for (size_t d = 0; d < n; d++) {
+					uint64_t abc = csum_add(csum_add(edge[a], edge[b]), edge[c]);
+
+					assert_true(csum_add3(edge[a], edge[b], edge[c]) == abc);
+					assert_true(csum_add4w(edge[a], edge[b], edge[c], edge[d]) ==
+					    csum_add(abc, edge[d]));
+				}
+	for (int i = 0; i < 1000000; i++) {
+		uint64_t w[4];
+
+		for (int k = 0; k < 4; k++)
+			w[k] = (uint64_t)fc_rnd(&rng) << 32 | fc_rnd(&rng);
+		assert_true(csum_add3(w[0], w[1], w[2]) ==
+		    csum_add(csum_add(w[0], w[1]), w[2]));
+		assert_true(csum_add4w(w[0], w[1], w[2], w[3]) ==
+		    csum_add(csum_add(csum_add(w[0], w[1]), w[2]), w[3]));
+	}
+}
+
 int
 main(void)
 {
@@ -359,6 +395,7 @@ main(void)
 		cmocka_unit_test(test_continued),
 		cmocka_unit_test(test_short_sum),
 		cmocka_unit_test(test_ok_is_fold),
+		cmocka_unit_test(test_add_chains),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

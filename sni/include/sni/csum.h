@@ -28,6 +28,44 @@ csum_add(uint64_t a, uint64_t b)
 	return s + (s < b);
 }
 
+/*
+ * a + b + c and a + b + c + d with end-around carry, each as one carry chain (add, adc,
+ * then the carry out added back): nested csum_add()s cost a compare per word, as GCC
+ * carries each sum's carry into the next add and must then ask the sum for its own. One
+ * variable takes every step's sum: GCC keeps an addcarry's result in memory, and the
+ * same one stored once at the end costs less than one stored a step.
+ */
+static inline uint64_t
+csum_add3(uint64_t a, uint64_t b, uint64_t c)
+{
+#ifdef __x86_64__
+	unsigned long long s;
+	unsigned char cy;
+
+	cy = __builtin_ia32_addcarryx_u64(0, a, b, &s);
+	cy = __builtin_ia32_addcarryx_u64(cy, s, c, &s);
+	return (uint64_t)s + cy;	/* at most 2^64 - 2 plus 1: no carry out */
+#else
+	return csum_add(csum_add(a, b), c);
+#endif
+}
+
+static inline uint64_t
+csum_add4w(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
+{
+#ifdef __x86_64__
+	unsigned long long s;
+	unsigned char cy;
+
+	cy = __builtin_ia32_addcarryx_u64(0, a, b, &s);
+	cy = __builtin_ia32_addcarryx_u64(cy, s, c, &s);
+	cy = __builtin_ia32_addcarryx_u64(cy, s, d, &s);
+	return (uint64_t)s + cy;
+#else
+	return csum_add(csum_add(csum_add(a, b), c), d);
+#endif
+}
+
 /* acc plus the sum of n bytes at buf, vectorised (csum.c): for n >= CSUM_VEC_MIN */
 uint64_t csum_sum_long(const void *buf, size_t n, uint64_t acc);
 
