@@ -22,7 +22,7 @@ dp_conn_uplink_judged(struct dp_worker *w, struct dp_flow *f, uint8_t flags, uin
 	if (w->ctx->ha)
 		return false;
 	dp_conn_uplink_steady(w, f, true, flags, ack, win);
-	dp_tls_peer_ack(w, f);	/* all of them acknowledged: let them go */
+	dp_tls_peer_ack_judged(w, f);	/* its tls NONE or VERIFY: all acknowledged, they go */
 	return true;
 }
 
