@@ -15,7 +15,6 @@
 #define TCP_OPT_EOL	0
 #define TCP_OPT_NOP	1
 #define TCP_OPT_WSCALE	3
-#define TCP_WSCALE_MAX	14	/* RFC 7323 s2.3: larger values are taken as 14 */
 
 /*
  * A SYN's window scale (RFC 7323 s2): options are kind | len | body, but for EOL and NOP,
@@ -39,47 +38,26 @@ pkt_tcp_wscale_walk(const uint8_t *o, size_t len)
 		if (end - o < 2 || (n = o[1]) < 2 || n > (size_t)(end - o))
 			break;
 		if (o[0] == TCP_OPT_WSCALE && n == 3)
-			return o[2] > TCP_WSCALE_MAX ? TCP_WSCALE_MAX : o[2];
+			return o[2] > PKT_TCP_WSCALE_MAX ? PKT_TCP_WSCALE_MAX : o[2];
 		o += n;
 	}
 	return PKT_WSCALE_NONE;
 }
 
-static inline uint8_t
-pkt_wscale_clamp(uint8_t v)
-{
-	return v > TCP_WSCALE_MAX ? TCP_WSCALE_MAX : v;
-}
-
 /*
- * The window scale of the SYN whose TCP header (its length checked) is at h:
- * pkt_tcp_wscale_walk() over its options, the two layouts nearly every SYN has told by
- * their fixed bytes first: the walk would step over the same well-formed options to the
- * same window scale. Linux: MSS, SACK-permitted, timestamps, NOP, window scale; BSD,
- * Windows and this bench: MSS, NOP, window scale (what follows it is not read). The
- * header's length asked of its offset byte whole (off:4 rsv:4, so off >= 7 is the byte
- * >= 0x70), a layout's last word read once, little-endian (its first byte lowest).
- * Inlined in both callers, the walk not: a SYN and a SYN-ACK each paid a call for a few
- * compares.
+ * The window scale of the SYN whose TCP header (its length checked) is at h: its two
+ * common layouts read in place (pkt_tcp_wscale_known()), else pkt_tcp_wscale_walk() over
+ * its options. Inlined in both callers, the walk not: a SYN and a SYN-ACK each paid a
+ * call for a few compares.
  */
 static inline __attribute__((always_inline)) uint8_t
 pkt_tcp_wscale(const uint8_t *h)
 {
-	uint8_t off = h[12];
-	uint32_t w;
+	uint8_t ws;
 
-	_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "a word's first byte lowest");
-	if (off >= 0x70 && rd_be16(h + 20) == 0x0204) {		/* MSS, in 8 bytes or more */
-		memcpy(&w, h + 24, sizeof(w));
-		if ((w & 0xffffff) == 0x030301)			/* NOP, window scale */
-			return pkt_wscale_clamp((uint8_t)(w >> 24));
-		if (w == 0x0a080204 && off >= 0xa0) {		/* SACK-permitted, timestamps */
-			memcpy(&w, h + 36, sizeof(w));
-			if ((w & 0xffffff) == 0x030301)
-				return pkt_wscale_clamp((uint8_t)(w >> 24));
-		}
-	}
-	return pkt_tcp_wscale_walk(h + 20, (off >> 4) * 4u - 20);
+	if (pkt_tcp_wscale_known(h, &ws))
+		return ws;
+	return pkt_tcp_wscale_walk(h + 20, (h[12] >> 4) * 4u - 20);
 }
 
 /*

@@ -293,23 +293,25 @@ dp_burst_lean_conn_vm(struct dp_worker *w, const struct dp_burst_frame *fr, stru
 	return true;
 }
 
-/* A lean frame toward the VM on flow f, not steady for it: likewise (dp_conn_uplink_lean()). */
+/*
+ * A lean frame toward the VM on flow f, not steady for it: its flow stage decided from
+ * what the lean check read (dp_conn_uplink_lean(): true, the frame to go on toward the
+ * VM), or f left untouched (false). A call, as its VM twin; the frame sent on by the
+ * loop, so that the call's common paths call nothing and keep no register of the loop's.
+ */
 static __attribute__((noinline)) bool
 dp_burst_lean_conn_uplink(struct dp_worker *w, const struct dp_burst_frame *fr,
     struct dp_flow *f)
 {
 	const struct dp_lean *l = &fr->ln;
 
-	if (!dp_conn_uplink_lean(w, f, fr->m, l->flags, l->ack, l->win))
-		return false;
-	dp_ingress(w, fr->m, fr->vm);
-	return true;
+	return dp_conn_uplink_lean(w, f, fr->m, l->flags, l->ack, l->win);
 }
 
 /*
  * A lean frame (dp_lean()) on flow f, from the VM (from_vm) or toward it: sent on when f
- * is steady for it, or toward the VM when it is the server's ACK of f's judged bytes, or
- * when its flow stage needs nothing the lean check did not read (true: the VM's opening
+ * is steady for it, or when its flow stage needs nothing the lean check did not read
+ * (true; toward the VM, the server's ACK of f's judged bytes among them; the VM's opening
  * SYN too, dp_burst_lean_syn()); else (a hello among them) decoded now into fr->p, with
  * its key's index key, to go the general way (false).
  */
@@ -330,15 +332,18 @@ dp_burst_lean(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr
 	 */
 	if (!from_vm && f != NULL && f->judged != 0 && !(l->flags & DP_LEAN_TCP_ENDS) &&
 	    dp_conn_judged_word(b->steady, f) &&
-	    dp_conn_uplink_judged(w, b->steady, f, l->flags, l->ack, l->win)) {
+	    dp_conn_uplink_judged(w, f, l->flags, l->ack, l->win)) {
 		dp_ingress(w, fr->m, fr->vm);
 		return true;
 	}
 	/* (not a hello: data on a flow something judges, which the VM's call would refuse) */
 	if (f != NULL ? (from_vm ? (l->payload_len == 0 || f->tls == DP_TLS_NONE) &&
 	    dp_burst_lean_conn_vm(w, fr, f) : dp_burst_lean_conn_uplink(w, fr, f)) :
-	    from_vm && dp_burst_lean_syn(w, b, fr, key))
+	    from_vm && dp_burst_lean_syn(w, b, fr, key)) {
+		if (!from_vm)	/* the VM's calls sent their frames on */
+			dp_ingress(w, fr->m, fr->vm);
 		return true;
+	}
 	fr->key = (uint8_t)key;
 	fr->st = PKT_OK;
 	fr->fate = dp_fate(DP_FATE_CONTINUE);

@@ -12,19 +12,17 @@
 #include "dp_tls.h"
 
 bool
-dp_conn_uplink_judged(struct dp_worker *w, uint64_t steady, struct dp_flow *f, uint8_t flags,
-    uint32_t ack, uint16_t win)
+dp_conn_uplink_judged(struct dp_worker *w, struct dp_flow *f, uint8_t flags, uint32_t ack,
+    uint16_t win)
 {
 	/*
-	 * steady but for its judged bytes: its generation's, no module's (or the copy of a
-	 * released hello kept to compare, DP_TLS_VERIFY: what the server acknowledges lets it
-	 * go, as here), in no budget, no flow log; and no HA peer, which hears when the server
-	 * has the hello (dp_ha_note())
+	 * steady but for its judged bytes (the caller asked dp_conn_judged_word()); and no HA
+	 * peer, which hears when the server has the hello (dp_ha_note())
 	 */
-	if (!dp_conn_judged_word(steady, f) || w->ctx->ha)
+	if (w->ctx->ha)
 		return false;
 	dp_conn_uplink_steady(w, f, true, flags, ack, win);
-	dp_tls_peer_ack(w, f);	/* all of them acknowledged: let them go */
+	dp_tls_peer_ack_judged(w, f);	/* its tls NONE or VERIFY: all acknowledged, they go */
 	return true;
 }
 

@@ -20,6 +20,7 @@
 #include "dp_conn_int.h"
 #include "dp_flow.h"
 #include "dp_lean.h"
+#include "dp_tls.h"
 #include "sni/pkt.h"
 #include "sni/pkt_fast.h"
 #include "sni/rd.h"
@@ -77,30 +78,38 @@ dp_conn_vm_lean(struct dp_worker *w, struct dp_flow *f, const struct rte_mbuf *m
 
 /*
  * Lean frame m toward the VM (its flags, ACK and window) on its flow f, not steady for
- * it: when dp_conn_uplink_any() would only track it and send it on toward the VM, that
- * done to f and true; else false, f untouched. That is its plain path (a current flow in
- * no budget, no HA peer, no RST) without judged bytes to let go, and none of the modules
- * that read the server's bytes: the HTTP reader, DNS over TCP's judge, nor a sniffed
- * flow, whose server may speak first (dp_conn_server_first()). Its TCP header is read
- * only for a SYN-ACK: its sequence number and window scale (pkt_tcp_syn_wscale(), the
- * header's options within the frame the lean check took).
+ * it: when dp_conn_uplink_any() would only track it, let judged bytes go once the server
+ * has them all (dp_tls_peer_ack()), and send it on toward the VM, that done to f and
+ * true; else false, f untouched. That is its plain path (a current flow in no budget, no
+ * HA peer, no RST) without the modules that read the server's bytes: the HTTP reader, DNS
+ * over TCP's judge, nor a sniffed flow, whose server may speak first
+ * (dp_conn_server_first()). Its TCP header is read only for a SYN-ACK: its sequence
+ * number and window scale, in one of the layouts pkt_tcp_wscale_known() reads (any other,
+ * rare, goes the general way: here, the walk's call would cost every frame the registers
+ * it saves).
  */
 static inline bool
 dp_conn_uplink_lean(struct dp_worker *w, struct dp_flow *f, const struct rte_mbuf *m,
     uint8_t flags, uint32_t ack, uint16_t win)
 {
 	const uint8_t *th;
+	uint8_t wscale;
 
-	if (!dp_conn_lean_plain(w, f) || (flags & PKT_TCP_RST) || f->judged != 0 ||
+	if (!dp_conn_lean_plain(w, f) || (flags & PKT_TCP_RST) ||
 	    f->tls == DP_TLS_HTTP || f->tls == DP_TLS_DNS || f->tls == DP_TLS_SNIFF)
 		return false;
-	dp_conn_lean_track(w, f, m, flags, false);
 	if (!dp_flow_is_synack(f, flags, ack)) {
+		dp_conn_lean_track(w, f, m, flags, false);
 		dp_flow_peer_acked_by(f, flags, ack, win);
-		return true;
+	} else {
+		th = dp_lean_th(m);
+		if (!pkt_tcp_wscale_known(th, &wscale))
+			return false;
+		dp_conn_lean_track(w, f, m, flags, false);
+		dp_flow_peer_synced(f, rd_be32(th + 4), ack, win, wscale);
 	}
-	th = dp_lean_th(m);
-	dp_flow_peer_synced(f, rd_be32(th + 4), ack, win, pkt_tcp_syn_wscale(th));
+	if (f->judged != 0)
+		dp_tls_peer_ack(w, f);
 	return true;
 }
 

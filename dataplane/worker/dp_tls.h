@@ -14,6 +14,7 @@
 #include "dp.h"
 #include "dp_fate.h"
 #include "dp_flow.h"
+#include "dp_hold.h"
 #include "dp_reason.h"
 #include "sni/pkt.h"
 #include "sni/tls.h"
@@ -37,6 +38,22 @@ struct dp_fate dp_tls_verify(struct dp_worker *w, const struct pkt *p, struct dp
 
 /* The server's ACK of f moved: once it covers the judged bytes, their copy is freed. */
 void dp_tls_peer_ack(struct dp_worker *w, struct dp_flow *f);
+
+/*
+ * dp_tls_peer_ack() of a flow f that reads no hello (its tls neither PENDING nor SNIFF),
+ * inline: the server has every judged byte and ignores them if they come again, so there
+ * is nothing to compare from now on (and no offset to misread once the sequence numbers
+ * wrap).
+ */
+static inline void
+dp_tls_peer_ack_judged(struct dp_worker *w, struct dp_flow *f)
+{
+	if ((int32_t)(f->peer_ack - (f->isn + f->judged)) >= 0) {
+		dp_hold_put(w, &f->hold);
+		f->tls = DP_TLS_NONE;
+		f->judged = 0;
+	}
+}
 
 /*
  * What the QUIC path (dp_quic_flow.c) shares with TCP's. dp_tls_judge: the verdict on a

@@ -59,16 +59,8 @@ dp_tls_verify(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
 void
 dp_tls_peer_ack(struct dp_worker *w, struct dp_flow *f)
 {
-	/*
-	 * The server has every judged byte and ignores them if they come again: nothing to
-	 * compare from now on (and no offset to misread once the sequence numbers wrap).
-	 */
-	if (f->tls != DP_TLS_PENDING && f->tls != DP_TLS_SNIFF &&
-	    (int32_t)(f->peer_ack - (f->isn + f->judged)) >= 0) {
-		dp_hold_put(w, &f->hold);
-		f->tls = DP_TLS_NONE;
-		f->judged = 0;
-	}
+	if (f->tls != DP_TLS_PENDING && f->tls != DP_TLS_SNIFF)
+		dp_tls_peer_ack_judged(w, f);
 }
 
 void

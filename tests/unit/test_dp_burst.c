@@ -204,8 +204,9 @@ test_judged_flow_ack_not_inline(void **state)
 }
 
 /*
- * But the server's FIN with that ACK, which the lean path takes too, is no plain ACK: it
- * goes the general way, which closes the flow's side (and lets the judged bytes go).
+ * And the server's FIN with that ACK, no plain ACK, which the lean path's flow stage takes
+ * (dp_conn_uplink_lean()): it closes the flow's side and lets the judged bytes go, as the
+ * general way does.
  */
 static void
 test_judged_flow_fin_general(void **state)
@@ -220,6 +221,28 @@ test_judged_flow_fin_general(void **state)
 	dp_burst_uplink(w, &m, 1);
 	assert_int_equal(f->judged, 0);
 	assert_int_equal(f->state, DP_FLOW_CLOSING);
+	t_sent();
+}
+
+/*
+ * The server's ACK of judged bytes on a flow another generation judged: the lean path's
+ * call for judged bytes is asked only of a flow steady but for them, so this one goes the
+ * general way, which judges it again under the current generation (and moves it there).
+ */
+static void
+test_judged_flow_ack_older_generation(void **state)
+{
+	struct dpf_tcp from_peer;
+	struct dp_flow *f = t_judged_flow(44104, &from_peer);
+	struct rte_mbuf *m;
+
+	(void)state;
+	f->gen = w->gen->id - 1;
+	from_peer.flags = PKT_TCP_ACK;
+	m = dpf_tcp4(&ctx, &from_peer);
+	dp_burst_uplink(w, &m, 1);
+	assert_int_equal(f->gen, w->gen->id);
+	assert_int_equal(f->judged, 0);
 	t_sent();
 }
 
@@ -294,6 +317,7 @@ main(void)
 		cmocka_unit_test(test_judged_flow_data_not_inline),
 		cmocka_unit_test(test_judged_flow_ack_not_inline),
 		cmocka_unit_test(test_judged_flow_fin_general),
+		cmocka_unit_test(test_judged_flow_ack_older_generation),
 		cmocka_unit_test(test_audited_quic_on_steady_flow),
 	};
 

@@ -6,7 +6,8 @@
  * VM's window scale offered or not, a CONNECT's answer awaited) and segments of the lean
  * shape each way (every mix of the TCP flags, SYN-ACKs acknowledging the SYN or not with
  * a window scale option in each layout or none, data or none), with and without a flow
- * log or an HA peer. What the lean check reads of each frame (dp_lean()) must get from
+ * log or an HA peer; toward the VM, on flows with judged bytes too, which the server's
+ * ACK of them all lets go. What the lean check reads of each frame (dp_lean()) must get from
  * dp_conn_vm_lean() or dp_conn_uplink_lean() the fate that dp_conn_vm_any() or
  * dp_conn_uplink_any() gives the decoded frame, the flow and its account left the same;
  * or the flow left untouched. And through the burst, a connection's ends go so.
@@ -191,7 +192,7 @@ t_flags(uint64_t *rng)
 
 /* What the lean stage took: counts of each kind, for the test's bounds. */
 struct t_took {
-	unsigned int vm, up, fin, synack, scaled;
+	unsigned int vm, up, fin, synack, scaled, let_go;
 };
 
 /*
@@ -233,6 +234,7 @@ t_same(struct rte_mbuf *m, bool up, const struct dp_flow_key *k, struct dp_flow 
 	took->fin += (l.flags & PKT_TCP_FIN) != 0;
 	took->synack += !base->peer_synced && f->peer_synced;
 	took->scaled += !base->peer_synced && f->peer_synced && f->peer_wscale != 0;
+	took->let_go += base->judged != 0 && f->judged == 0;
 	after = *f;
 	acct_after = *dp_flow_acct(w->flows, f);
 	*f = *base;
@@ -286,10 +288,15 @@ test_lean_is_general(void **state)
 	*dp_flow_acct(w->flows, f) = acct;
 	dp_flow_close(w->flows, f);
 	print_message("%d frames: %u from the VM and %u toward it taken, %u FINs, %u SYN-ACKs"
-	    " (%u scaled)\n", ROUNDS, took.vm, took.up, took.fin, took.synack, took.scaled);
-	/* taken often each way, a connection's ends and the SYN-ACK's scale among them */
+	    " (%u scaled), %u letting judged bytes go\n", ROUNDS, took.vm, took.up, took.fin,
+	    took.synack, took.scaled, took.let_go);
+	/*
+	 * taken often each way, a connection's ends, the SYN-ACK's scale and the server's ACK
+	 * of judged bytes among them
+	 */
 	assert_true(took.vm > ROUNDS / 32 && took.up > ROUNDS / 32);
 	assert_true(took.fin > ROUNDS / 64 && took.synack > ROUNDS / 256 && took.scaled > 0);
+	assert_true(took.let_go > ROUNDS / 256);
 }
 
 /*

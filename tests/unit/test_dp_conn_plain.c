@@ -276,8 +276,8 @@ test_uplink_judged_is_general(void **state)
 		w->flow_recs = rnd(&rng) % 4 == 0 ? (struct rte_ring *)&recs : NULL;
 		*f = base;
 		*dp_flow_acct(w->flows, f) = acct;
-		lean = f->judged != 0 && dp_conn_uplink_judged(w, dp_conn_steady_key(w), f,
-		    p.tcp_flags, p.ack, p.tcp_win);
+		lean = f->judged != 0 && dp_conn_judged_word(dp_conn_steady_key(w), f) &&
+		    dp_conn_uplink_judged(w, f, p.tcp_flags, p.ack, p.tcp_win);
 		w->ctx->ha = false;
 		/* a budget (spent, it cuts) and an HA peer (told): the general path's alone */
 		assert_false(lean && (base.budgets != 0 || ha));
