@@ -341,7 +341,7 @@ dp_burst_lean(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr
 	fr->key = (uint8_t)key;
 	fr->st = PKT_OK;
 	fr->fate = dp_fate(DP_FATE_CONTINUE);
-	dp_lean_decode(fr->m, &fr->p);
+	dp_lean_decode(fr->m, l, &fr->p, from_vm);
 	return false;
 }
 
