@@ -296,6 +296,38 @@ dp_lean_ip_bytes(const struct rte_mbuf *m)
 }
 
 /*
+ * The fields of p from vlan to l4_len, those of a lean frame's IP header (a TCP segment,
+ * not a fragment, no source route), as two words in two stores: field by field, a store
+ * each; for untagged IPv4, all but hop_limit and l4_len constants.
+ */
+static __rte_always_inline void
+dp_lean_decode_ip(struct pkt *p, uint16_t vlan, bool tagged, uint8_t hop_limit, bool v6,
+    uint16_t l3_off, uint16_t l4_off, uint16_t l4_len)
+{
+	uint64_t l2_l3, l4;
+
+	_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&
+	    offsetof(struct pkt, nb_vlans) == offsetof(struct pkt, vlan) + 2 &&
+	    offsetof(struct pkt, hop_limit) == offsetof(struct pkt, vlan) + 3 &&
+	    offsetof(struct pkt, ethertype) == offsetof(struct pkt, vlan) + 4 &&
+	    offsetof(struct pkt, l3_off) == offsetof(struct pkt, vlan) + 6 &&
+	    offsetof(struct pkt, family) == offsetof(struct pkt, vlan) + 8 &&
+	    offsetof(struct pkt, proto) == offsetof(struct pkt, vlan) + 9 &&
+	    offsetof(struct pkt, fragment) == offsetof(struct pkt, vlan) + 10 &&
+	    offsetof(struct pkt, src_route) == offsetof(struct pkt, vlan) + 11 &&
+	    offsetof(struct pkt, l4_off) == offsetof(struct pkt, vlan) + 12 &&
+	    offsetof(struct pkt, l4_len) == offsetof(struct pkt, vlan) + 14,
+	    "vlan to l4_len: two words");
+	l2_l3 = vlan | (uint64_t)tagged << 16 | (uint64_t)hop_limit << 24 |
+	    (uint64_t)(v6 ? PKT_ETH_P_IPV6 : PKT_ETH_P_IPV4) << 32 | (uint64_t)l3_off << 48;
+	/* fragment and src_route false: zero bytes */
+	l4 = (v6 ? 6u : 4u) | (uint64_t)PKT_PROTO_TCP << 8 | (uint64_t)l4_off << 32 |
+	    (uint64_t)l4_len << 48;
+	memcpy(&p->vlan, &l2_l3, 8);
+	memcpy((uint8_t *)&p->vlan + 8, &l4, 8);
+}
+
+/*
  * dp_lean_decode() of lean frame frame whose IP header is tag bytes (0 or 4) past an
  * untagged one's, IPv6 (v6) or IPv4, l what dp_lean() read of it from the VM (from_vm) or
  * toward it. What it reads of the frame, first: the fields between the stores are then
@@ -320,17 +352,8 @@ dp_lean_decode_as(const uint8_t *frame, const struct dp_lean *l, struct pkt *p, 
 		pkt_addr4(p->src, ip + 12);
 		pkt_addr4(p->dst, ip + 16);
 	}
-	p->vlan = vlan;
-	p->nb_vlans = tag != 0;
-	p->hop_limit = hop_limit;
-	p->ethertype = v6 ? PKT_ETH_P_IPV6 : PKT_ETH_P_IPV4;
-	p->l3_off = (uint16_t)(14 + tag);
-	p->family = v6 ? 6 : 4;
-	p->proto = PKT_PROTO_TCP;
-	p->fragment = false;
-	p->src_route = false;
-	p->l4_off = (uint16_t)(th - frame);
-	p->l4_len = l4_len;
+	dp_lean_decode_ip(p, vlan, tag != 0, hop_limit, v6, (uint16_t)(14 + tag),
+	    (uint16_t)(th - frame), l4_len);
 	pkt_fast_ports(th, p);
 	p->tcp_flags = l->flags;
 	p->tcp_wscale = unlikely(l->flags & PKT_TCP_SYN) ? pkt_tcp_syn_wscale(th) :
