@@ -184,7 +184,7 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 		fr->m = *pm;
 		bytes += rte_pktmbuf_pkt_len(fr->m);
 		slot = dp_lean(g, fr->m, key, &fr->ln, from_vm);
-		if ((fr->lean = slot >= 0)) {	/* its fate CONTINUE, stored if it is not steady */
+		if ((fr->lean = slot >= 0)) {	/* its fate CONTINUE, never stored */
 			fr->vm = (uint16_t)slot;
 			key++;
 			continue;
@@ -243,16 +243,17 @@ dp_vm_stream(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint1
 }
 
 /*
- * The connection stage of frame fr, from the VM or the uplink: its fate. What is steady
- * went on before (dp_burst_plain_steady()), and the general stage decides it alike.
+ * The connection stage of frame fr, from the VM or the uplink, whose fate so far is fate
+ * (CONTINUE): its fate. What is steady went on before (dp_burst_plain_steady(),
+ * dp_burst_lean()), and the general stage decides it alike.
  */
 static __rte_always_inline struct dp_fate
 dp_burst_conn(struct dp_worker *w, struct dp_burst *b, const struct dp_burst_frame *fr,
-    bool from_vm, struct dp_flow *found, struct dp_flow **f)
+    bool from_vm, struct dp_fate fate, struct dp_flow *found, struct dp_flow **f)
 {
 	if (!from_vm)
 		return dp_conn_uplink_any(w, &fr->p, &b->keys[fr->key], found, f);
-	dp_fate_note(w, &fr->p, fr->vm, fr->fate);	/* audited QUIC goes on to be admitted */
+	dp_fate_note(w, &fr->p, fr->vm, fate);	/* audited QUIC goes on to be admitted */
 	return dp_conn_vm_any(w, &fr->p, &b->keys[fr->key], b->hash[fr->key], found, f);
 }
 
@@ -313,7 +314,8 @@ dp_burst_lean_conn_uplink(struct dp_worker *w, const struct dp_burst_frame *fr,
  * is steady for it, or when its flow stage needs nothing the lean check did not read
  * (true; toward the VM, the server's ACK of f's judged bytes among them; the VM's opening
  * SYN too, dp_burst_lean_syn()); else (a hello among them) decoded now into fr->p, with
- * its key's index key, to go the general way (false).
+ * its key's index key, to go the general way (false), its fate CONTINUE with nothing to
+ * note (not stored: the caller knows it).
  */
 static __rte_always_inline bool
 dp_burst_lean(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr,
@@ -345,9 +347,7 @@ dp_burst_lean(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr
 		return true;
 	}
 	fr->key = (uint8_t)key;
-	fr->st = PKT_OK;
-	fr->fate = dp_fate(DP_FATE_CONTINUE);
-	dp_lean_decode(fr->m, &fr->p);
+	dp_lean_decode(fr->m, l, &fr->p, from_vm);
 	return false;
 }
 
@@ -391,22 +391,25 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 
 		if (fr->m == NULL)
 			continue;
-		if (fr->lean) {		/* one not sent on goes below with the flow it found */
+		/* f: its address is taken, so set where a frame needs it, past what went on */
+		if (fr->lean) {		/* one not sent on goes to its flow stage with the flow found */
 			found = dp_burst_flow_at(w, &b, key);
 			if (dp_burst_lean(w, &b, fr, found, from_vm, key++))
 				continue;
-		} else if (fr->fate.act == DP_FATE_CONTINUE) {
-			fr->key = (uint8_t)key++;
-			found = dp_burst_flow(w, &b, fr);
+			f = NULL;
+			fate = dp_burst_conn(w, &b, fr, from_vm, dp_fate(DP_FATE_CONTINUE), found, &f);
+		} else {
+			f = NULL;
+			if ((fate = fr->fate).act == DP_FATE_CONTINUE) {
+				fr->key = (uint8_t)key++;
+				found = dp_burst_flow(w, &b, fr);
+				if (dp_burst_plain_steady(w, &b, fr, found, from_vm))
+					continue;
+				fate = dp_burst_conn(w, &b, fr, from_vm, fate, found, &f);
+			} else if (fate.act == DP_FATE_SLOW && from_vm) {	/* no flow, budgets too */
+				fate = dp_budget_slow(w, &fr->p, fr->vm, rte_pktmbuf_pkt_len(fr->m));
+			}
 		}
-		f = NULL;	/* here: its address is taken, so set it where a frame needs it */
-		if ((fate = fr->fate).act == DP_FATE_CONTINUE) {
-			/* a lean frame here is not steady: dp_burst_lean() asked */
-			if (!fr->lean && dp_burst_plain_steady(w, &b, fr, found, from_vm))
-				continue;
-			fate = dp_burst_conn(w, &b, fr, from_vm, found, &f);
-		} else if (fate.act == DP_FATE_SLOW && from_vm)	/* no flow, budgets all the same */
-			fate = dp_budget_slow(w, &fr->p, fr->vm, rte_pktmbuf_pkt_len(fr->m));
 		if (fate.act == DP_FATE_STREAM) {	/* a fate that may cut or end f */
 			fate = from_vm ? dp_vm_stream(w, fr->m, &fr->p, fr->vm, f) :
 			    dp_dns_tcp_server(w, fr->m, &fr->p, fr->vm, f);

@@ -17,8 +17,9 @@
 struct dp_burst_frame {
 	struct rte_mbuf *m;		/* NULL: done with in the first stage */
 	struct dp_fate fate;		/* as far as the stateless stages decided (a lean
-					 * frame's, CONTINUE, stored once it leaves that path) */
-	enum pkt_status st;
+					 * frame's, CONTINUE, is never stored) */
+	enum pkt_status st;		/* the decode's, for the stateless stages (not a
+					 * lean frame's) */
 	uint16_t vm;
 	uint8_t key;			/* its flow key's index, for a lean frame or one whose
 					 * fate is CONTINUE: set in the last stage, which

@@ -12,7 +12,7 @@
 static __attribute__((noinline, cold)) void
 dp_burst_lean_refuse(struct dp_worker *w, struct dp_burst_frame *fr, struct dp_fate fate)
 {
-	dp_lean_decode(fr->m, &fr->p);
+	dp_lean_decode(fr->m, &fr->ln, &fr->p, true);
 	dp_fate_apply_any(w, fr->m, &fr->p, fr->vm, true, fate);
 }
 

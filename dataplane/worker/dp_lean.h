@@ -296,58 +296,97 @@ dp_lean_ip_bytes(const struct rte_mbuf *m)
 }
 
 /*
- * The struct pkt the general path would have made of a lean frame m, for one whose flow
- * is not steady after all (or a SYN, a FIN, an RST): what pkt_decode_fast() writes of it
- * (and pkt_decode_syn()'s window scale of a SYN, as dp_rx_decode()), from the bytes dp_lean() checked
- * (at most one tag, IPv4 without options and not a fragment or IPv6 without extension
- * headers, TCP whose lengths fit), with none of its checks asked again (test_dp_lean
- * holds the two equal, field by field). Inline: as a call (which the tag's
- * branches made of it) it cost ~100 Ir a connection.
+ * The fields of p from vlan to l4_len, those of a lean frame's IP header (a TCP segment,
+ * not a fragment, no source route), as two words in two stores: field by field, a store
+ * each; for untagged IPv4, all but hop_limit and l4_len constants.
  */
 static __rte_always_inline void
-dp_lean_decode(const struct rte_mbuf *m, struct pkt *p)
+dp_lean_decode_ip(struct pkt *p, uint16_t vlan, bool tagged, uint8_t hop_limit, bool v6,
+    uint16_t l3_off, uint16_t l4_off, uint16_t l4_len)
 {
-	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
-	bool tagged = rd_be16(frame + 12) == PKT_ETH_P_8021Q;
-	const uint8_t *ip = frame + 14 + 4 * tagged;
-	bool v6 = ip[0] >> 4 == 6;
-	const uint8_t *th = ip + (v6 ? 40 : 20);
+	uint64_t l2_l3, l4;
+
+	_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&
+	    offsetof(struct pkt, nb_vlans) == offsetof(struct pkt, vlan) + 2 &&
+	    offsetof(struct pkt, hop_limit) == offsetof(struct pkt, vlan) + 3 &&
+	    offsetof(struct pkt, ethertype) == offsetof(struct pkt, vlan) + 4 &&
+	    offsetof(struct pkt, l3_off) == offsetof(struct pkt, vlan) + 6 &&
+	    offsetof(struct pkt, family) == offsetof(struct pkt, vlan) + 8 &&
+	    offsetof(struct pkt, proto) == offsetof(struct pkt, vlan) + 9 &&
+	    offsetof(struct pkt, fragment) == offsetof(struct pkt, vlan) + 10 &&
+	    offsetof(struct pkt, src_route) == offsetof(struct pkt, vlan) + 11 &&
+	    offsetof(struct pkt, l4_off) == offsetof(struct pkt, vlan) + 12 &&
+	    offsetof(struct pkt, l4_len) == offsetof(struct pkt, vlan) + 14,
+	    "vlan to l4_len: two words");
+	l2_l3 = vlan | (uint64_t)tagged << 16 | (uint64_t)hop_limit << 24 |
+	    (uint64_t)(v6 ? PKT_ETH_P_IPV6 : PKT_ETH_P_IPV4) << 32 | (uint64_t)l3_off << 48;
+	/* fragment and src_route false: zero bytes */
+	l4 = (v6 ? 6u : 4u) | (uint64_t)PKT_PROTO_TCP << 8 | (uint64_t)l4_off << 32 |
+	    (uint64_t)l4_len << 48;
+	memcpy(&p->vlan, &l2_l3, 8);
+	memcpy((uint8_t *)&p->vlan + 8, &l4, 8);
+}
+
+/*
+ * dp_lean_decode() of lean frame frame whose IP header is tag bytes (0 or 4) past an
+ * untagged one's, IPv6 (v6) or IPv4, l what dp_lean() read of it from the VM (from_vm) or
+ * toward it. What it reads of the frame, first: the fields between the stores are then
+ * constants for a constant shape, stored several in one.
+ */
+static __rte_always_inline void
+dp_lean_decode_as(const uint8_t *frame, const struct dp_lean *l, struct pkt *p, bool from_vm,
+    size_t tag, bool v6)
+{
+	const uint8_t *ip = frame + 14 + tag, *th = ip + (v6 ? 40 : 20);
+	uint16_t vlan = tag != 0 ? rd_be16(frame + 14) & 0x0fff : 0;
+	uint8_t hop_limit = v6 ? ip[7] : ip[8];
 	uint16_t l4_len = v6 ? rd_be16(ip + 4) : (uint16_t)(rd_be16(ip + 2) - 20);
 	uint16_t off = (uint16_t)(th[12] >> 4) * 4;
 
 	p->dst_mac = frame;
 	p->src_mac = frame + 6;
-	p->vlan = tagged ? rd_be16(frame + 14) & 0x0fff : 0;
-	p->nb_vlans = tagged;
-	p->l3_off = (uint16_t)(ip - frame);
-	p->proto = PKT_PROTO_TCP;
-	p->fragment = false;
-	p->src_route = false;
-	p->l4_off = (uint16_t)(th - frame);
-	p->l4_len = l4_len;
 	if (v6) {
-		p->hop_limit = ip[7];
-		p->ethertype = PKT_ETH_P_IPV6;
-		p->family = 6;
 		memcpy(p->src, ip + 8, 16);
 		memcpy(p->dst, ip + 24, 16);
 	} else {
-		p->hop_limit = ip[8];
-		p->ethertype = PKT_ETH_P_IPV4;
-		p->family = 4;
 		pkt_addr4(p->src, ip + 12);
 		pkt_addr4(p->dst, ip + 16);
 	}
-	p->sport = rd_be16(th);
-	p->dport = rd_be16(th + 2);
-	p->tcp_flags = th[13];
-	p->tcp_win = rd_be16(th + 14);
-	p->seq = rd_be32(th + 4);
-	p->ack = rd_be32(th + 8);
-	p->payload = th + off;
-	p->payload_len = (size_t)(l4_len - off);
-	p->tcp_wscale = unlikely(th[13] & PKT_TCP_SYN) ? pkt_tcp_syn_wscale(th) :
+	dp_lean_decode_ip(p, vlan, tag != 0, hop_limit, v6, (uint16_t)(14 + tag),
+	    (uint16_t)(th - frame), l4_len);
+	pkt_fast_ports(th, p);
+	p->tcp_flags = l->flags;
+	p->tcp_wscale = unlikely(l->flags & PKT_TCP_SYN) ? pkt_tcp_syn_wscale(th) :
 	    PKT_WSCALE_NONE;
+	p->tcp_win = from_vm ? rd_be16(th + 14) : l->win;
+	pkt_fast_seq_ack(th, p);
+	p->payload = th + off;
+	p->payload_len = from_vm ? l->payload_len : (size_t)(l4_len - off);
+}
+
+/*
+ * The struct pkt the general path would have made of a lean frame m from the VM (from_vm)
+ * or toward it, for one whose flow is not steady after all (or a SYN, a FIN, an RST), l
+ * what dp_lean() read of it: what pkt_decode_fast() writes of it (and pkt_decode_syn()'s
+ * window scale of a SYN, as dp_rx_decode()), from the bytes dp_lean() checked (at most one
+ * tag, IPv4 without options and not a fragment or IPv6 without extension headers, TCP
+ * whose lengths fit), with none of its checks asked again (test_dp_lean holds the two
+ * equal, field by field). Untagged IPv4 (its ethertype says so of a lean frame), nearly
+ * every one, by its constants; the rest by the tag and version read. Inline: as a call
+ * (which the tag's branches made of it) it cost ~100 Ir a connection.
+ */
+static __rte_always_inline void
+dp_lean_decode(const struct rte_mbuf *m, const struct dp_lean *l, struct pkt *p, bool from_vm)
+{
+	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
+	bool tagged;
+
+	if (likely(rd_be16(frame + 12) == PKT_ETH_P_IPV4)) {
+		dp_lean_decode_as(frame, l, p, from_vm, 0, false);
+		return;
+	}
+	tagged = rd_be16(frame + 12) == PKT_ETH_P_8021Q;
+	dp_lean_decode_as(frame, l, p, from_vm, 4 * tagged, frame[14 + 4 * tagged] >> 4 == 6);
 }
 
 #endif

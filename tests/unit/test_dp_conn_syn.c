@@ -277,7 +277,7 @@ t_same(struct rte_mbuf *m, uint16_t vm, struct t_took *took)
 	} else {
 		took->full++;
 	}
-	dp_lean_decode(m, &p);
+	dp_lean_decode(m, &l, &p, true);
 	general = dp_conn_vm_any(w, &p, &k, h, NULL, &fp);
 	assert_true(dp_fate_eq(lean, general));
 	assert_memory_equal(&stats, &w->vm_stats[vm], sizeof(stats));

@@ -391,7 +391,7 @@ t_lean_is_general(bool up)
 			assert_int_equal(ln.payload_len, p.payload_len);
 		}
 		memset(&lp, 0, sizeof(lp));
-		dp_lean_decode(&m, &lp);
+		dp_lean_decode(&m, &ln, &lp, !up);
 		assert_memory_equal(&lp, &p, sizeof(lp));
 		assert_ptr_equal(dp_lean_th(&m), f.b + p.l4_off);
 		assert_int_equal(dp_lean_ip_bytes(&m), dp_ip_bytes(&p));
