@@ -41,7 +41,8 @@ struct dp_flows {
 	void (*closed)(const struct dp_flow *, struct dp_flow_acct *, void *);
 	void (*passed)(struct dp_flow *, struct dp_flow_acct *, void *);
 	void *report_arg;
-	bool closed_every;		/* else closed only for a flow the HA peer was told of */
+	uint8_t closed_ha;		/* bit ha set: a flow of that enum dp_flow_ha is reported
+					 * closed (all: closed_every; none: no closed) */
 };
 _Static_assert(offsetof(struct dp_flows, h) == offsetof(struct dp_flows_look, h) &&
     offsetof(struct dp_flows, ft) == offsetof(struct dp_flows_look, ft),
@@ -287,7 +288,7 @@ dp_flow_close_open(struct dp_flows *t, struct dp_flow *f, enum dp_flow_end end, 
 	 * most flows have nothing to report: no indirect call for them, and their account
 	 * (only a flow log keeps one: dp_flowlog_opened()) is not touched
 	 */
-	if (t->closed != NULL && (t->closed_every || f->ha == DP_FLOW_HA_SYNCED)) {
+	if ((t->closed_ha >> (f->ha & 7)) & 1) {
 		if (aging)
 			dp_flows_cursor_past(t, f);
 		if (end != DP_FLOW_END_OPEN)
@@ -427,7 +428,9 @@ dp_flows_on_report(struct dp_flows *t,
     bool closed_every)
 {
 	t->closed = closed;
-	t->closed_every = closed_every;
+	/* what the close asks of each flow, one test: closed and closed_every made one word */
+	_Static_assert(DP_FLOW_HA_ENDED < 8, "a flow's ha is a bit of closed_ha");
+	t->closed_ha = closed == NULL ? 0 : closed_every ? 0xff : 1u << DP_FLOW_HA_SYNCED;
 	t->passed = passed;
 	t->report_arg = arg;
 }
