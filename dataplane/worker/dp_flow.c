@@ -27,8 +27,9 @@
 struct dp_flows {
 	struct dp_flows_head h;		/* the entries and their accounts: first (dp_flow.h) */
 	struct dp_ft ft;
-	uint32_t *hash;			/* each open entry's key's hash: its close finds its slot
-					 * without hashing the key again */
+	uint32_t *at;			/* each open entry's slot's place in the index
+					 * (dp_ft_place_bit()): its close drops it there
+					 * unless a move took it on */
 	struct dp_slots slots;
 	uint32_t cap;
 	uint32_t cursor;		/* aging */
@@ -40,7 +41,8 @@ struct dp_flows {
 	void (*closed)(const struct dp_flow *, struct dp_flow_acct *, void *);
 	void (*passed)(struct dp_flow *, struct dp_flow_acct *, void *);
 	void *report_arg;
-	bool closed_every;		/* else closed only for a flow the HA peer was told of */
+	uint8_t closed_ha;		/* bit ha set: a flow of that enum dp_flow_ha is reported
+					 * closed (all: closed_every; none: no closed) */
 };
 _Static_assert(offsetof(struct dp_flows, h) == offsetof(struct dp_flows_look, h) &&
     offsetof(struct dp_flows, ft) == offsetof(struct dp_flows_look, ft),
@@ -62,9 +64,9 @@ dp_flows_create(const char *name, uint32_t cap, uint16_t nvms, int socket)
 	    RTE_CACHE_LINE_SIZE, socket);
 	t->per_vm = rte_zmalloc_socket("dp_flow_vm", (size_t)(nvms + 1) * sizeof(t->per_vm[0]),
 	    0, socket);
-	t->hash = rte_malloc_socket("dp_flow_hash", (size_t)cap * sizeof(t->hash[0]),
+	t->at = rte_malloc_socket("dp_flow_at", (size_t)cap * sizeof(t->at[0]),
 	    RTE_CACHE_LINE_SIZE, socket);
-	if (t->h.e == NULL || t->h.acct == NULL || t->per_vm == NULL || t->hash == NULL ||
+	if (t->h.e == NULL || t->h.acct == NULL || t->per_vm == NULL || t->at == NULL ||
 	    dp_ft_init(&t->ft, cap, dp_hash_seed(), socket) != 0 ||
 	    dp_slots_init(&t->slots, cap, socket) != 0) {
 		dp_flows_free(t);
@@ -81,7 +83,7 @@ dp_flows_free(struct dp_flows *t)
 		return;
 	dp_ft_fini(&t->ft);
 	rte_free(t->per_vm);
-	rte_free(t->hash);
+	rte_free(t->at);
 	dp_slots_fini(&t->slots);
 	rte_free(t->h.e);
 	rte_free(t->h.acct);
@@ -204,15 +206,15 @@ dp_flow_open(struct dp_flows *t, const struct dp_flow_key *k, uint32_t max_per_v
 	return dp_flow_open_hashed(t, k, dp_ft_hash(&t->ft, k), max_per_vm, now);
 }
 
-/* Entry idx, indexed for k, as k's open flow. */
+/* Entry idx, indexed for k (h its hash) in the slot at place at, as k's open flow. */
 static inline struct dp_flow *
 dp_flow_opened(struct dp_flows *t, const struct dp_flow_key *k, uint32_t idx, uint32_t h,
-    uint64_t now)
+    uint32_t at, uint64_t now)
 {
 	struct dp_flow *f = &t->h.e[idx];
 
 	t->h.opened |= dp_flow_opened_bit(h);
-	t->hash[idx] = h;
+	t->at[idx] = at;
 	t->per_vm[k->vm]++;
 	dp_flow_init(f, k);
 	f->last_seen = now;
@@ -237,7 +239,7 @@ dp_flow_open_far(struct dp_flows *t, const struct dp_flow_key *k, uint32_t h, ui
 		dp_slots_put(&t->slots, idx);
 		return NULL;
 	}
-	return dp_flow_opened(t, k, idx, h, now);
+	return dp_flow_opened(t, k, idx, h, dp_ft_place_of(&t->ft, h, idx), now);
 }
 
 /*
@@ -248,20 +250,30 @@ struct dp_flow *
 dp_flow_open_hashed(struct dp_flows *t, const struct dp_flow_key *k, uint32_t h,
     uint32_t max_per_vm, uint64_t now)
 {
-	struct dp_ft_bucket *bk = &t->ft.b[dp_ft_first(&t->ft, h)];
-	uint32_t idx;
-	int s;
+	uint32_t b = dp_ft_first(&t->ft, h), idx;
+	struct dp_ft_bucket *bk = &t->ft.b[b];
+	uint64_t bit;
 
 	if (k->vm > t->nvms || t->per_vm[k->vm] >= max_per_vm)
 		return NULL;
-	if (!dp_slots_peek(&t->slots, &idx) || (s = dp_ft_free_slot(bk)) < 0)
+	if (!dp_slots_peek(&t->slots, &idx) || !dp_ft_low_bit_if(dp_ft_match(bk, 0), &bit))
 		return dp_flow_open_far(t, k, h, now);
 	dp_slots_take(&t->slots);
-	dp_ft_place(bk, s, dp_ft_tag(h), idx);
-	return dp_flow_opened(t, k, idx, h, now);
+	dp_ft_place_bit(bk, bit, dp_ft_tag(h), idx);
+	return dp_flow_opened(t, k, idx, h, b * (uint32_t)sizeof(*bk) + (uint32_t)bit, now);
 }
 
 static inline void dp_flows_cursor_past(struct dp_flows *t, const struct dp_flow *f);
+
+/*
+ * Drop the slot of f (entry idx) that a move took from the place f kept: found by its
+ * key's hash (rare: a key moves only when an insert finds both its buckets full).
+ */
+static __attribute__((noinline)) void
+dp_flow_unindex_moved(struct dp_flows *t, const struct dp_flow *f, uint32_t idx)
+{
+	dp_ft_delete(&t->ft, dp_ft_hash(&t->ft, &f->key), idx);
+}
 
 /*
  * Close f, which is open, as end (DP_FLOW_END_OPEN: as whatever said so first, else idle).
@@ -276,14 +288,15 @@ dp_flow_close_open(struct dp_flows *t, struct dp_flow *f, enum dp_flow_end end, 
 	 * most flows have nothing to report: no indirect call for them, and their account
 	 * (only a flow log keeps one: dp_flowlog_opened()) is not touched
 	 */
-	if (t->closed != NULL && (t->closed_every || f->ha == DP_FLOW_HA_SYNCED)) {
+	if ((t->closed_ha >> (f->ha & 7)) & 1) {
 		if (aging)
 			dp_flows_cursor_past(t, f);
 		if (end != DP_FLOW_END_OPEN)
 			dp_flow_end_as(t, f, end);
 		t->closed(f, dp_flow_acct(t, f), t->report_arg);
 	}
-	dp_ft_delete(&t->ft, t->hash[idx], idx);
+	if (unlikely(!dp_ft_delete_at(&t->ft, t->at[idx], idx)))
+		dp_flow_unindex_moved(t, f, idx);
 	t->per_vm[f->key.vm]--;
 	f->in_use = false;
 	dp_slots_put(&t->slots, idx);
@@ -415,7 +428,9 @@ dp_flows_on_report(struct dp_flows *t,
     bool closed_every)
 {
 	t->closed = closed;
-	t->closed_every = closed_every;
+	/* what the close asks of each flow, one test: closed and closed_every made one word */
+	_Static_assert(DP_FLOW_HA_ENDED < 8, "a flow's ha is a bit of closed_ha");
+	t->closed_ha = closed == NULL ? 0 : closed_every ? 0xff : 1u << DP_FLOW_HA_SYNCED;
 	t->passed = passed;
 	t->report_arg = arg;
 }
@@ -457,7 +472,7 @@ dp_flows_mem(uint32_t cap, uint16_t nvms)
 	    dp_mem_alloc((uint64_t)cap * sizeof(struct dp_flow)) +
 	    dp_mem_alloc((uint64_t)cap * sizeof(struct dp_flow_acct)) +
 	    dp_mem_alloc((uint64_t)(nvms + 1) * sizeof(uint32_t)) +
-	    dp_mem_alloc((uint64_t)cap * sizeof(uint32_t)) +	/* the keys' hashes */
+	    dp_mem_alloc((uint64_t)cap * sizeof(uint32_t)) +	/* the slots' places */
 	    dp_mem_alloc((uint64_t)dp_ft_buckets(cap) * sizeof(struct dp_ft_bucket)) +
 	    dp_mem_alloc((uint64_t)cap * sizeof(uint32_t));	/* the free slots */
 }

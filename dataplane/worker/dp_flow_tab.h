@@ -277,8 +277,36 @@ dp_ft_insert(struct dp_ft *ft, uint32_t h, uint32_t idx)
 }
 
 /*
- * Drop idx's slot (h its key's hash). Inline: aging drops each flow it closes. A match's
- * bit (2 * slot) is the byte offset of the slot's tag and half that of its index.
+ * The place of idx's slot in bucket b, whose tags tag matches: its tag's byte offset from
+ * the first bucket's (dp_ft_place_bit()); UINT32_MAX when b does not hold it. A match's bit
+ * (2 * slot) is the byte offset of the slot's tag and half that of its index.
+ */
+static inline uint32_t
+dp_ft_place_in(const struct dp_ft *ft, uint32_t b, __m128i tag, uint32_t idx)
+{
+	for (uint32_t m = dp_ft_match_pairs_vec(&ft->b[b], tag) & 0x5555u; m != 0; m &= m - 1) {
+		uint64_t bit = dp_ft_low_bit(m);
+
+		if (dp_ft_idx_at(&ft->b[b], bit) == idx)
+			return b * (uint32_t)sizeof(ft->b[0]) + (uint32_t)bit;
+	}
+	return UINT32_MAX;
+}
+
+/* The place of idx's slot (h its key's hash), UINT32_MAX when neither bucket holds it. */
+static inline uint32_t
+dp_ft_place_of(const struct dp_ft *ft, uint32_t h, uint32_t idx)
+{
+	uint32_t b = dp_ft_first(ft, h), at = dp_ft_place_in(ft, b, dp_ft_tag_vec(h), idx);
+
+	if (at != UINT32_MAX)
+		return at;
+	return dp_ft_place_in(ft, dp_ft_alt(ft, b, dp_ft_tag(h)), dp_ft_tag_vec(h), idx);
+}
+
+/*
+ * Drop idx's slot (h its key's hash). Inline: the DNS queries' drop, and a moved flow's.
+ * A match's bit (2 * slot) is the byte offset of the slot's tag and half that of its index.
  */
 static inline void
 dp_ft_delete(struct dp_ft *ft, uint32_t h, uint32_t idx)
@@ -297,6 +325,43 @@ dp_ft_delete(struct dp_ft *ft, uint32_t h, uint32_t idx)
 				return;
 			}
 		}
+}
+
+/*
+ * dp_ft_place() into bucket bk's slot of bit (2 * slot, as dp_ft_idx_at()'s): its place,
+ * its tag's byte offset from the first bucket's, is bk's plus bit. A flow keeps its slot's
+ * place, so that its close drops the slot without a search (dp_ft_delete_at()).
+ */
+static inline void
+dp_ft_place_bit(struct dp_ft_bucket *bk, uint64_t bit, uint16_t tag, uint32_t idx)
+{
+	__atomic_store_n((uint32_t *)(void *)((uint8_t *)bk->idx + 2 * bit), idx,
+	    __ATOMIC_RELAXED);
+	__atomic_store_n((uint16_t *)(void *)((uint8_t *)bk->tag + bit), tag, __ATOMIC_RELEASE);
+}
+
+/*
+ * Drop idx's slot if it is at place at (dp_ft_place_bit()): true; else false and nothing
+ * dropped (a move took its key to the key's other bucket: the slot is free, or another
+ * key's). A slot in use holds one entry's index, no other slot that one's, so a nonzero
+ * tag with idx beside it is idx's slot; a free slot keeps the index it last held.
+ */
+static inline bool
+dp_ft_delete_at(struct dp_ft *ft, uint32_t at, uint32_t idx)
+{
+	uint8_t *tag = (uint8_t *)ft->b + at;
+	uint32_t held;
+	uint16_t t;
+
+	/* idx[s] lies 2 s bytes further into the bucket than tag[s]: at % 64 past it */
+	_Static_assert(sizeof(struct dp_ft_bucket) == 64 && offsetof(struct dp_ft_bucket, idx) ==
+	    DP_FT_WAYS * sizeof(uint16_t), "a slot's index is found from its tag's place");
+	memcpy(&held, tag + offsetof(struct dp_ft_bucket, idx) + (at & 63), sizeof(held));
+	memcpy(&t, tag, sizeof(t));
+	if (t == 0 || held != idx)
+		return false;
+	__atomic_store_n((uint16_t *)(void *)tag, 0, __ATOMIC_RELAXED);
+	return true;
 }
 
 #endif

@@ -276,6 +276,35 @@ test_aging_reports_only_what_reports(void **state)
 	}
 }
 
+/*
+ * A table filled to the load its index is sized for (80 % of its slots: some keys go to
+ * their other bucket), aged out whole: each flow's slot is dropped where the flow keeps
+ * it to be, so no key is found afterwards and the table takes them all again.
+ */
+static void
+test_aging_drops_moved_slots(void **state)
+{
+	const uint32_t cap = 1638;	/* 256 buckets of 8: 2,048 slots */
+	struct dp_flows *t = dp_flows_create("t_moved", cap, 2, SOCKET_ID_ANY);
+	struct dp_flow_key k;
+
+	(void)state;
+	assert_non_null(t);
+	for (int round = 0; round < 2; round++) {
+		for (uint16_t i = 0; i < cap; i++) {
+			k = key(1, (uint16_t)(1 + i));
+			assert_non_null(dp_flow_open(t, &k, cap, 1000 * (uint64_t)round));
+		}
+		assert_int_equal(dp_flows_age(t, 1000 * (uint64_t)round + 100, cap, NULL, NULL,
+		    NULL, NULL), cap);
+		for (uint16_t i = 0; i < cap; i++) {
+			k = key(1, (uint16_t)(1 + i));
+			assert_null(dp_flow_lookup(t, &k));
+		}
+	}
+	dp_flows_free(t);
+}
+
 int
 main(void)
 {
@@ -287,6 +316,7 @@ main(void)
 		cmocka_unit_test(test_aging_slices_wrap),
 		cmocka_unit_test(test_aging_finds_each_entry),
 		cmocka_unit_test(test_aging_reports_only_what_reports),
+		cmocka_unit_test(test_aging_drops_moved_slots),
 	};
 
 	return T_EAL_RUN_AFTER("test_dp_flow_age", "128", tests, dp_hash_init());

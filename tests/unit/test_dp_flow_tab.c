@@ -92,44 +92,92 @@ test_spill_to_second(void **state)
 	dp_ft_fini(&ft);
 }
 
+/* The buckets of the scene move_scene() builds: the new key's first and other, and more. */
+struct scene {
+	uint32_t p, x, q, y;
+	uint32_t h[3 * DP_FT_WAYS + 1], n;
+};
+
 /*
  * A new key's first bucket P and other bucket X both full, P's keys' other bucket Q full
  * too, X's keys' other bucket Y empty: room is made by moving a key of X, whose first
- * bucket X is, to Y. X must say so (the new key's own first, P, says so anyway).
+ * bucket X is, to Y. Entry i is indexed under h[i]; the new key is the last, n - 1.
  */
+static void
+move_scene(struct dp_ft *ft, struct scene *sc)
+{
+	uint16_t tn, tp, tq, tx;
+
+	init_index(ft);
+	sc->p = 0;
+	sc->n = 0;
+	tn = tag_away(ft, sc->p, &sc->p, 1);
+	sc->x = dp_ft_alt(ft, sc->p, tn);
+	tp = tag_away(ft, sc->p, (uint32_t[]){ sc->p, sc->x }, 2);
+	sc->q = dp_ft_alt(ft, sc->p, tp);
+	tx = tag_away(ft, sc->x, (uint32_t[]){ sc->p, sc->x, sc->q }, 3);
+	sc->y = dp_ft_alt(ft, sc->x, tx);
+	tq = tag_away(ft, sc->q, (uint32_t[]){ sc->p, sc->x, sc->q, sc->y }, 4);
+	for (uint32_t i = 0; i < DP_FT_WAYS; i++) {
+		sc->h[sc->n] = hash_of(sc->p, tp);
+		assert_int_equal(dp_ft_insert(ft, sc->h[sc->n], sc->n), 0), sc->n++;
+		sc->h[sc->n] = hash_of(sc->q, tq);
+		assert_int_equal(dp_ft_insert(ft, sc->h[sc->n], sc->n), 0), sc->n++;
+		sc->h[sc->n] = hash_of(sc->x, tx);
+		assert_int_equal(dp_ft_insert(ft, sc->h[sc->n], sc->n), 0), sc->n++;
+	}
+	assert_int_equal(ft->b[sc->x].spilled | ft->b[sc->p].spilled | ft->b[sc->q].spilled, 0);
+	sc->h[sc->n] = hash_of(sc->p, tn);
+	assert_int_equal(dp_ft_insert(ft, sc->h[sc->n], sc->n), 0), sc->n++;
+	assert_true(in_bucket(ft, sc->x, tn, sc->n - 1));	/* the new key took X's room */
+	assert_int_equal(dp_ft_free_slot(&ft->b[sc->y]), 1);	/* and one of X's is in Y */
+}
+
+/* X must say that one of its keys left (the new key's own first, P, says so anyway). */
 static void
 test_spill_by_move(void **state)
 {
-	const uint32_t p = 0;
 	struct dp_ft ft;
-	uint32_t h[3 * DP_FT_WAYS + 1], n = 0, x, q, y;
-	uint16_t tn, tp, tq, tx;
+	struct scene sc;
 
 	(void)state;
-	init_index(&ft);
-	tn = tag_away(&ft, p, &p, 1);
-	x = dp_ft_alt(&ft, p, tn);
-	tp = tag_away(&ft, p, (uint32_t[]){ p, x }, 2);
-	q = dp_ft_alt(&ft, p, tp);
-	tx = tag_away(&ft, x, (uint32_t[]){ p, x, q }, 3);
-	y = dp_ft_alt(&ft, x, tx);
-	tq = tag_away(&ft, q, (uint32_t[]){ p, x, q, y }, 4);
-	for (uint32_t i = 0; i < DP_FT_WAYS; i++) {
-		h[n] = hash_of(p, tp);
-		assert_int_equal(dp_ft_insert(&ft, h[n], n), 0), n++;
-		h[n] = hash_of(q, tq);
-		assert_int_equal(dp_ft_insert(&ft, h[n], n), 0), n++;
-		h[n] = hash_of(x, tx);
-		assert_int_equal(dp_ft_insert(&ft, h[n], n), 0), n++;
-	}
-	assert_int_equal(ft.b[x].spilled | ft.b[p].spilled | ft.b[q].spilled, 0);
-	h[n] = hash_of(p, tn);
-	assert_int_equal(dp_ft_insert(&ft, h[n], n), 0), n++;
-	assert_true(in_bucket(&ft, x, tn, n - 1));		/* the new key took X's room */
-	assert_int_equal(dp_ft_free_slot(&ft.b[y]), 1);		/* and one of X's is in Y */
-	assert_int_not_equal(ft.b[x].spilled, 0);
-	assert_spills_marked(&ft, h, n);
-	assert_int_equal(ft.b[q].spilled | ft.b[y].spilled, 0);
+	move_scene(&ft, &sc);
+	assert_int_not_equal(ft.b[sc.x].spilled, 0);
+	assert_spills_marked(&ft, sc.h, sc.n);
+	assert_int_equal(ft.b[sc.q].spilled | ft.b[sc.y].spilled, 0);
+	dp_ft_fini(&ft);
+}
+
+/*
+ * dp_ft_delete_at() drops a slot only where it still is: the place a key left for its
+ * other bucket (another key's slot now) is refused, as is a slot already dropped (free,
+ * though it still holds the index); the key is dropped where it went, found by its hash.
+ */
+static void
+test_delete_at_where_it_is(void **state)
+{
+	uint32_t moved, left, new_at;
+	struct dp_ft ft;
+	struct scene sc;
+
+	(void)state;
+	move_scene(&ft, &sc);
+	moved = ft.b[sc.y].idx[0];
+	new_at = dp_ft_place_of(&ft, sc.h[sc.n - 1], sc.n - 1);
+	assert_int_equal(new_at / sizeof(ft.b[0]), sc.x);
+	/* the new key took the slot the moved one left: the moved one's place once */
+	left = new_at;
+	assert_false(dp_ft_delete_at(&ft, left, moved));
+	assert_true(in_bucket(&ft, sc.x, dp_ft_tag(sc.h[sc.n - 1]), sc.n - 1));
+	assert_true(dp_ft_delete_at(&ft, new_at, sc.n - 1));
+	assert_false(in_bucket(&ft, sc.x, dp_ft_tag(sc.h[sc.n - 1]), sc.n - 1));
+	assert_false(dp_ft_delete_at(&ft, new_at, sc.n - 1));
+	assert_int_equal(dp_ft_place_of(&ft, sc.h[moved], moved) / sizeof(ft.b[0]), sc.y);
+	dp_ft_delete(&ft, sc.h[moved], moved);
+	assert_int_equal(dp_ft_place_of(&ft, sc.h[moved], moved), UINT32_MAX);
+	for (uint32_t i = 0; i < sc.n - 1; i++)
+		if (i != moved)
+			assert_true(dp_ft_place_of(&ft, sc.h[i], i) != UINT32_MAX);
 	dp_ft_fini(&ft);
 }
 
@@ -139,6 +187,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_spill_to_second),
 		cmocka_unit_test(test_spill_by_move),
+		cmocka_unit_test(test_delete_at_where_it_is),
 	};
 
 	return T_EAL_RUN_AFTER("test_dp_flow_tab", "64", tests, dp_hash_init());
