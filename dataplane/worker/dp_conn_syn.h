@@ -32,8 +32,9 @@
  * (no ACK, RST or data: a Fast Open's is judged) to a port other than DNS's, from a VM
  * with no budget nor address pattern of the family (which the address match would ask
  * first), no flow log (which records the opening from the decoded frame), and the
- * binding lookup's yes (it gives a budget only to a VM with budgets). The lookup only
- * reads, so asking it again on the general way changes nothing.
+ * binding lookup's yes in its common case (dp_bind_allows_common(), for a VM without
+ * budgets, tested here already); what only its whole way answers goes the general way,
+ * which asks it all. The lookup only reads, so asking it again there changes nothing.
  */
 static inline bool
 dp_conn_vm_syn_admits(struct dp_worker *w, const struct dp_flow_key *k, uint8_t flags,
@@ -46,9 +47,8 @@ dp_conn_vm_syn_admits(struct dp_worker *w, const struct dp_flow_key *k, uint8_t 
 	    (v->budgets | (v->addrs & dp_vm_addrs_bit(k->family))) != 0 ||
 	    w->flow_recs != NULL)
 		return false;
-	*by = dp_bind_allows_inline(w->ctx->binds, k->vm, k->family, k->peer, k->peer_port,
-	    w->now, w->gen);
-	return by->allowed;
+	return dp_bind_allows_common(w->ctx->binds, k->vm, k->family, k->peer, k->peer_port,
+	    w->now, w->gen, by);
 }
 
 /*
