@@ -45,17 +45,19 @@ dp_bind_ports_all(const struct pol_ports *p)
 }
 
 /*
- * dp_bind_allows() of the address family, a (its 16 bytes). The common case: vm has no
- * budgets, the key is in its first bucket, and its first name, learned under g and live,
- * allows port. Then the first name is the one the common pass (dp_bind_pass_common())
+ * dp_bind_allows() of the address family, a (its 16 bytes), for a VM the caller has seen
+ * has no budgets (a budget's account is the whole way's), in its common case: the key is in
+ * its first bucket, and its first name, learned under g and live, allows port. Then the first name is the one the common pass (dp_bind_pass_common())
  * would find, and the binding is live: e->expires, the latest of its names', is no
  * earlier than the first's, each name put in the same write that extends it
  * (dp_bind_put_name()). A live entry always has a first name: its creation puts one
- * before the index has it. Anything else goes the whole way, from the lookup on.
+ * before the index has it. Its answer (allowed) into *by and true; anything else false,
+ * for the whole way, from the lookup on. A caller that leaves the whole way to a path of
+ * its own keeps no arguments of the far call across the lookup.
  */
-static inline __attribute__((always_inline)) struct dp_bind_allow
-dp_bind_allows_inline(struct dp_binds *b, uint16_t vm, uint8_t family, const uint8_t *a,
-    uint16_t port, uint64_t now, const struct dp_gen *g)
+static inline __attribute__((always_inline)) bool
+dp_bind_allows_common(struct dp_binds *b, uint16_t vm, uint8_t family, const uint8_t *a,
+    uint16_t port, uint64_t now, const struct dp_gen *g, struct dp_bind_allow *by)
 {
 	const struct dp_binding *e;
 	const struct dp_bind_name *nm;
@@ -73,8 +75,8 @@ dp_bind_allows_inline(struct dp_binds *b, uint16_t vm, uint8_t family, const uin
 		h = dp_hash_crc_inline(&k, sizeof(k), b->ft.seed);
 		e = dp_bind_find_in(b, &b->ft.b[dp_ft_first(&b->ft, h)], dp_ft_tag(h), &k, false);
 	}
-	if (e == NULL || g->vms[vm].budgets != 0)
-		return dp_bind_allows_far(b, vm, family, a, port, now, g);
+	if (e == NULL)
+		return false;
 	nm = &e->names[0];
 	do {
 		s = dp_bind_read_begin(e);
@@ -83,8 +85,22 @@ dp_bind_allows_inline(struct dp_binds *b, uint16_t vm, uint8_t family, const uin
 		hash = nm->hash;
 	} while (!dp_bind_read_ok(e, s));
 	if (!yes)
-		return dp_bind_allows_far(b, vm, family, a, port, now, g);
-	return (struct dp_bind_allow){ .name_hash = hash, .allowed = true };
+		return false;
+	*by = (struct dp_bind_allow){ .name_hash = hash, .allowed = true };
+	return true;
+}
+
+/* dp_bind_allows() of the address family, a: its common case inline, the rest called. */
+static inline __attribute__((always_inline)) struct dp_bind_allow
+dp_bind_allows_inline(struct dp_binds *b, uint16_t vm, uint8_t family, const uint8_t *a,
+    uint16_t port, uint64_t now, const struct dp_gen *g)
+{
+	struct dp_bind_allow by;
+
+	if (g->vms[vm].budgets == 0 &&
+	    dp_bind_allows_common(b, vm, family, a, port, now, g, &by))
+		return by;
+	return dp_bind_allows_far(b, vm, family, a, port, now, g);
 }
 
 #endif

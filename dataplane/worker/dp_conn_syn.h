@@ -32,8 +32,9 @@
  * (no ACK, RST or data: a Fast Open's is judged) to a port other than DNS's, from a VM
  * with no budget nor address pattern of the family (which the address match would ask
  * first), no flow log (which records the opening from the decoded frame), and the
- * binding lookup's yes (it gives a budget only to a VM with budgets). The lookup only
- * reads, so asking it again on the general way changes nothing.
+ * binding lookup's yes in its common case (dp_bind_allows_common(), for a VM without
+ * budgets, tested here already); what only its whole way answers goes the general way,
+ * which asks it all. The lookup only reads, so asking it again there changes nothing.
  */
 static inline bool
 dp_conn_vm_syn_admits(struct dp_worker *w, const struct dp_flow_key *k, uint8_t flags,
@@ -46,9 +47,8 @@ dp_conn_vm_syn_admits(struct dp_worker *w, const struct dp_flow_key *k, uint8_t 
 	    (v->budgets | (v->addrs & dp_vm_addrs_bit(k->family))) != 0 ||
 	    w->flow_recs != NULL)
 		return false;
-	*by = dp_bind_allows_inline(w->ctx->binds, k->vm, k->family, k->peer, k->peer_port,
-	    w->now, w->gen);
-	return by->allowed;
+	return dp_bind_allows_common(w->ctx->binds, k->vm, k->family, k->peer, k->peer_port,
+	    w->now, w->gen, by);
 }
 
 /*
@@ -62,7 +62,9 @@ dp_conn_vm_syn_open(struct dp_worker *w, const struct rte_mbuf *m, const struct 
     uint32_t h, uint32_t seq, struct dp_bind_allow by)
 {
 	const struct dp_gen *g = w->gen;
+	const uint8_t *th;
 	struct dp_flow *f;
+	uint8_t ws;
 
 	/* no room to remember it: blocked even in audit mode (fail closed), a TCP refusal */
 	if ((f = dp_flow_open_hashed(w->flows, k, h, g->max_flows_per_vm, w->now)) == NULL)
@@ -75,8 +77,12 @@ dp_conn_vm_syn_open(struct dp_worker *w, const struct rte_mbuf *m, const struct 
 	f->isn = seq + 1;
 	f->vm_nxt = f->isn;
 	f->peer_ack = f->isn;
-	/* its TCP header past the IP header of its key's family (dp_lean() checked it) */
-	f->vm_wscale = pkt_tcp_syn_wscale(dp_lean_ip(m) + (k->family == 4 ? 20 : 40));
+	/*
+	 * its TCP header past the IP header of its key's family (dp_lean() checked it): the
+	 * common layouts read here, the call's walk only for the others
+	 */
+	th = dp_lean_ip(m) + (k->family == 4 ? 20 : 40);
+	f->vm_wscale = pkt_tcp_wscale_known(th, &ws) ? ws : pkt_tcp_syn_wscale(th);
 	/* on a TLS port a hello must come; elsewhere the first bytes say what comes */
 	f->tls = dp_gen_is_tls_port(g, k->peer_port) ? DP_TLS_PENDING : DP_TLS_SNIFF;
 	return dp_fate_egress(DP_ALLOWED);

@@ -127,18 +127,25 @@ t_bind_all(void)
 	}
 }
 
-/* A SYN's options into o, in one of the layouts stacks send, or garbage, or none. */
+/*
+ * A SYN's options into o, in one of the layouts stacks send (the two read in place,
+ * pkt_tcp_wscale_known(), and one only the walk reads), or garbage, or none.
+ */
 static size_t
 t_syn_opts(uint64_t *rng, uint8_t *o)
 {
 	static const uint8_t linux_[] = { 2, 4, 5, 0xb4, 4, 2, 8, 10, 1, 2, 3, 4, 5, 6, 7, 8,
 		1, 3, 3, 7 };
 
-	switch (fc_rnd(rng) % 4) {
+	switch (fc_rnd(rng) % 5) {
 	case 0:
 		memcpy(o, linux_, sizeof(linux_));
 		o[19] = (uint8_t)(fc_rnd(rng) % 16);
 		return sizeof(linux_);
+	case 4:		/* BSD's and Windows': MSS, NOP, window scale */
+		memcpy(o, (const uint8_t[]){ 2, 4, 5, 0xb4, 1, 3, 3, (uint8_t)(fc_rnd(rng) % 16) },
+		    8);
+		return 8;
 	case 1:		/* the scale first, then the end of the list */
 		memcpy(o, (const uint8_t[]){ 3, 3, (uint8_t)(fc_rnd(rng) % 16), 0 }, 4);
 		return 4;
