@@ -3,19 +3,11 @@
  * fixed array, a stack of free indexes, and an aging cursor that walks the array a slice
  * at a time. When the table is full, opening a flow walks the cursor on itself to reclaim
  * an idle one, so reclaiming keeps up with the connection rate, not only with the clock.
+ * Here the hot path: lookups, opens, closes and aging; the table is made, and read by the
+ * control side, in dp_flows_make.c.
  */
-#include <errno.h>
-
-#include <rte_errno.h>
-#include <rte_malloc.h>
-
 #include "api/dp_api.h"
-#include "dp_hash.h"
-#include "dp_flow.h"
-#include "dp_flow_look.h"
-#include "dp_flow_tab.h"
-#include "dp_mem.h"
-#include "dp_slots.h"
+#include "dp_flow_int.h"
 
 /* Idle timeouts (seconds) by state; TCP established is long, as conntrack's default. */
 #define DP_FLOW_IDLE_SYN	30
@@ -23,72 +15,6 @@
 #define DP_FLOW_IDLE_UDP	120
 #define DP_FLOW_IDLE_CLOSING	10
 #define DP_FLOW_RECLAIM_SCAN	64	/* entries one open may examine for an idle flow */
-
-struct dp_flows {
-	struct dp_flows_head h;		/* the entries and their accounts: first (dp_flow.h) */
-	struct dp_ft ft;
-	uint32_t *at;			/* each open entry's slot's place in the index
-					 * (dp_ft_place_bit()): its close drops it there
-					 * unless a move took it on */
-	struct dp_slots slots;
-	uint32_t cap;
-	uint32_t cursor;		/* aging */
-	uint32_t reclaim_credit;	/* entries opens may still examine: dp_flows_age refills */
-	uint16_t nvms;
-	uint32_t *per_vm;
-	void (*release)(struct dp_flow *, void *);
-	void *release_arg;
-	void (*closed)(const struct dp_flow *, struct dp_flow_acct *, void *);
-	void (*passed)(struct dp_flow *, struct dp_flow_acct *, void *);
-	void *report_arg;
-	uint8_t closed_ha;		/* bit ha set: a flow of that enum dp_flow_ha is reported
-					 * closed (all: closed_every; none: no closed) */
-};
-_Static_assert(offsetof(struct dp_flows, h) == offsetof(struct dp_flows_look, h) &&
-    offsetof(struct dp_flows, ft) == offsetof(struct dp_flows_look, ft),
-    "the burst's lookup reads the table through struct dp_flows_look");
-
-struct dp_flows *
-dp_flows_create(const char *name, uint32_t cap, uint16_t nvms, int socket)
-{
-	struct dp_flows *t;
-
-	(void)name;		/* rte_malloc's names need not be unique */
-	if ((t = rte_zmalloc_socket("dp_flows", sizeof(*t), RTE_CACHE_LINE_SIZE, socket)) == NULL)
-		return NULL;
-	t->cap = cap;
-	t->nvms = nvms;
-	t->h.e = rte_zmalloc_socket("dp_flow_entries", (size_t)cap * sizeof(t->h.e[0]),
-	    RTE_CACHE_LINE_SIZE, socket);
-	t->h.acct = rte_zmalloc_socket("dp_flow_accts", (size_t)cap * sizeof(t->h.acct[0]),
-	    RTE_CACHE_LINE_SIZE, socket);
-	t->per_vm = rte_zmalloc_socket("dp_flow_vm", (size_t)(nvms + 1) * sizeof(t->per_vm[0]),
-	    0, socket);
-	t->at = rte_malloc_socket("dp_flow_at", (size_t)cap * sizeof(t->at[0]),
-	    RTE_CACHE_LINE_SIZE, socket);
-	if (t->h.e == NULL || t->h.acct == NULL || t->per_vm == NULL || t->at == NULL ||
-	    dp_ft_init(&t->ft, cap, dp_hash_seed(), socket) != 0 ||
-	    dp_slots_init(&t->slots, cap, socket) != 0) {
-		dp_flows_free(t);
-		rte_errno = ENOMEM;
-		return NULL;
-	}
-	return t;
-}
-
-void
-dp_flows_free(struct dp_flows *t)
-{
-	if (t == NULL)
-		return;
-	dp_ft_fini(&t->ft);
-	rte_free(t->per_vm);
-	rte_free(t->at);
-	dp_slots_fini(&t->slots);
-	rte_free(t->h.e);
-	rte_free(t->h.acct);
-	rte_free(t);
-}
 
 struct dp_flow *
 dp_flow_lookup(struct dp_flows *t, const struct dp_flow_key *k)
@@ -112,13 +38,6 @@ dp_flow_lookup_burst(struct dp_flows *t, const struct dp_flow_key *restrict keys
 	for (unsigned int i = 0; i < n; i++)	/* a NULL is absent: nothing opened between */
 		if (out[i] != NULL && !dp_flow_entry_is(out[i], &keys[i]))
 			out[i] = dp_flow_lookup_hashed(t, &keys[i], h[i]);
-}
-
-void
-dp_flows_on_release(struct dp_flows *t, void (*release)(struct dp_flow *, void *), void *arg)
-{
-	t->release = release;
-	t->release_arg = arg;
 }
 
 static inline bool dp_flow_idle(const struct dp_flow *f, uint64_t now);
@@ -419,60 +338,4 @@ dp_flows_age(struct dp_flows *t, uint64_t now, unsigned int budget, uint64_t *cl
 	}
 	t->cursor = cur;
 	return closed;
-}
-
-void
-dp_flows_on_report(struct dp_flows *t,
-    void (*closed)(const struct dp_flow *, struct dp_flow_acct *, void *),
-    void (*passed)(struct dp_flow *, struct dp_flow_acct *, void *), void *arg,
-    bool closed_every)
-{
-	t->closed = closed;
-	/* what the close asks of each flow, one test: closed and closed_every made one word */
-	_Static_assert(DP_FLOW_HA_ENDED < 8, "a flow's ha is a bit of closed_ha");
-	t->closed_ha = closed == NULL ? 0 : closed_every ? 0xff : 1u << DP_FLOW_HA_SYNCED;
-	t->passed = passed;
-	t->report_arg = arg;
-}
-
-const struct dp_flow *
-dp_flows_entry(const struct dp_flows *t, uint32_t i)
-{
-	return &t->h.e[i];
-}
-
-uint32_t
-dp_flows_cap(const struct dp_flows *t)
-{
-	return t->cap;
-}
-
-uint32_t
-dp_flows_count(const struct dp_flows *t, uint16_t vm)
-{
-	return vm <= t->nvms ? t->per_vm[vm] : 0;
-}
-
-void
-dp_flows_walk(struct dp_flows *t, uint16_t vm, void (*fn)(const struct dp_flow *, void *),
-    void *arg)
-{
-	for (uint32_t i = 0; i < t->cap; i++) {
-		struct dp_flow f = t->h.e[i];	/* a copy: the worker may rewrite the entry */
-
-		if (f.in_use && f.key.vm == vm)
-			fn(&f, arg);
-	}
-}
-
-uint64_t
-dp_flows_mem(uint32_t cap, uint16_t nvms)
-{
-	return dp_mem_alloc(sizeof(struct dp_flows)) +
-	    dp_mem_alloc((uint64_t)cap * sizeof(struct dp_flow)) +
-	    dp_mem_alloc((uint64_t)cap * sizeof(struct dp_flow_acct)) +
-	    dp_mem_alloc((uint64_t)(nvms + 1) * sizeof(uint32_t)) +
-	    dp_mem_alloc((uint64_t)cap * sizeof(uint32_t)) +	/* the slots' places */
-	    dp_mem_alloc((uint64_t)dp_ft_buckets(cap) * sizeof(struct dp_ft_bucket)) +
-	    dp_mem_alloc((uint64_t)cap * sizeof(uint32_t));	/* the free slots */
 }
