@@ -313,9 +313,9 @@ dp_burst_lean_conn_uplink(struct dp_worker *w, const struct dp_burst_frame *fr,
  * A lean frame (dp_lean()) on flow f, from the VM (from_vm) or toward it: sent on when f
  * is steady for it, or when its flow stage needs nothing the lean check did not read
  * (true; toward the VM, the server's ACK of f's judged bytes among them; the VM's opening
- * SYN too, dp_burst_lean_syn()); else (a hello among them) decoded now into fr->p, with
- * its key's index key, to go the general way (false), its fate CONTINUE with nothing to
- * note (not stored: the caller knows it).
+ * SYN too, dp_burst_lean_syn(), and a pending hello, dp_burst_lean_hello()); else decoded
+ * now into fr->p, with its key's index key, to go the general way (false), its fate
+ * CONTINUE with nothing to note (not stored: the caller knows it).
  */
 static __rte_always_inline bool
 dp_burst_lean(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr,
@@ -338,9 +338,10 @@ dp_burst_lean(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr
 		dp_ingress(w, fr->m, fr->vm);
 		return true;
 	}
-	/* (not a hello: data on a flow something judges, which the VM's call would refuse) */
-	if (f != NULL ? (from_vm ? (l->payload_len == 0 || f->tls == DP_TLS_NONE) &&
-	    dp_burst_lean_conn_vm(w, fr, f) : dp_burst_lean_conn_uplink(w, fr, f)) :
+	/* data on a flow something judges the VM's call would refuse: a pending hello's stage */
+	if (f != NULL ? (from_vm ? (l->payload_len == 0 || f->tls == DP_TLS_NONE ?
+	    dp_burst_lean_conn_vm(w, fr, f) : f->tls == DP_TLS_PENDING &&
+	    dp_burst_lean_hello(w, fr, f)) : dp_burst_lean_conn_uplink(w, fr, f)) :
 	    from_vm && dp_burst_lean_syn(w, b, fr, key)) {
 		if (!from_vm)	/* the VM's calls sent their frames on */
 			dp_ingress(w, fr->m, fr->vm);

@@ -52,6 +52,14 @@ bool dp_burst_lean_syn(struct dp_worker *w, struct dp_burst *b, struct dp_burst_
     unsigned int key);
 
 /*
+ * A lean frame fr from the VM with data on flow f, whose hello is pending: its flow stage
+ * and the TLS stage's fate as dp_conn_vm_any() and dp_tls_client() decide them, acted on
+ * (true); false, nothing touched, when its flow stage is not a plain one
+ * (dp_burst_hello.c).
+ */
+bool dp_burst_lean_hello(struct dp_worker *w, struct dp_burst_frame *fr, struct dp_flow *f);
+
+/*
  * The flow of frame fr, which has a key, as the table has it now: confirmed when the frame
  * is reached, not before, so that whatever an earlier frame of the burst opened or closed
  * is seen, and the entry's line has had the stages between to arrive. A key the lookup

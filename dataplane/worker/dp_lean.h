@@ -286,6 +286,15 @@ dp_lean_th(const struct rte_mbuf *m)
 	return ip + (ip[0] >> 4 == 6 ? 40 : 20);
 }
 
+/* The payload of lean frame m, past its TCP header's options. */
+static __rte_always_inline const uint8_t *
+dp_lean_payload(const struct rte_mbuf *m)
+{
+	const uint8_t *th = dp_lean_th(m);
+
+	return th + (th[12] >> 4) * 4;
+}
+
 /* The IP packet's length of lean frame m, headers and all (dp_ip_bytes()). */
 static __rte_always_inline uint32_t
 dp_lean_ip_bytes(const struct rte_mbuf *m)

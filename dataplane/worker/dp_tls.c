@@ -4,16 +4,15 @@
  */
 #include <string.h>
 
-#include "dp_bind.h"
-#include "dp_budget.h"
 #include "dp_evt.h"
 #include "dp_flowlog.h"
 #include "dp_hash.h"
 #include "dp_hold.h"
 #include "dp_out.h"
 #include "dp_http.h"
+#include "dp_lean.h"
 #include "dp_tls.h"
-#include "sni/copy8.h"
+#include "dp_tls_judge.h"
 #include "sni/http.h"
 #include "sni/reasm.h"
 #include "sni/tls.h"
@@ -38,77 +37,6 @@ dp_tls_release(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
 		return;
 	}
 	dp_tls_verify_held(w, h, f);
-}
-
-/*
- * Does the binding that admitted f vouch for an SNI hashing to hash? When the SNI is the
- * name the lookup found (f->name_bound), and f stands on the generation that judged it:
- * that generation's policy allowed the name on f's port (pol_ports_allow() never allows
- * what pol_match_name() would not), and the name had resolved to the address, as strict
- * asks. A reload moves f to a new generation only once its name passed there
- * (dp_conn_current), so the verdict is never an older policy's. Any other SNI is judged
- * in full: what vouches for one name says nothing of another.
- */
-static inline bool
-dp_tls_bound_name(const struct dp_flow *f, const struct dp_gen *g, uint64_t hash)
-{
-	return f->name_bound && f->how == DP_ADMIT_BINDING && f->gen == g->id &&
-	    f->name_hash == hash;
-}
-
-/*
- * The SNI name (len bytes, lower case, hashing to hash) of a flow its binding does not
- * vouch for, judged in full by the policy and, strict, the bindings. Not inlined: the
- * bound name, the common case, needs none of this path's stack frame.
- */
-static __attribute__((noinline)) enum dp_reason
-dp_tls_judge_policy(struct dp_worker *w, struct dp_flow *f, uint16_t vm, const char *name,
-    size_t len, uint64_t hash)
-{
-	const struct dp_gen *g = w->gen;
-	struct pol_addr dst = { .family = f->key.family };
-
-	if (pol_match_name(g->set, g->vms[vm].policy, name, len, f->key.proto, f->key.peer_port,
-	    NULL) != POL_ALLOW)
-		return DP_REASON_SNI_DENIED;
-	memcpy(dst.a, f->key.peer, sizeof(f->key.peer));
-	if (g->sni_strict && !dp_bind_has_name(w->ctx->binds, vm, &dst, hash, w->now))
-		return DP_REASON_SNI_DENIED;	/* the name never resolved to this address */
-	/* from now on the flow stands on its SNI: a reload judges that name */
-	f->name_hash = hash;
-	f->name_bound = g->sni_strict;		/* loose: allowed, not known to be bound */
-	dp_flow_acct(w->flows, f)->name_kind = DP_FLOW_NAME_SNI;
-	/* the name's budget joins those of the address: no name takes the flow out of one */
-	f->budgets |= dp_budget_bit(dp_budget_of_name(g, vm, name, len));
-	return DP_REASON_ALLOWED;
-}
-
-/*
- * The SNI name n (in lower case) judged: the binding's word on it, or the policy's. n is
- * read again past the hash: the common case keeps neither of its words across the call.
- */
-static inline enum dp_reason
-dp_tls_judge_lower(struct dp_worker *w, struct dp_flow *f, uint16_t vm, const struct sni_name *n)
-{
-	uint64_t hash = dp_name_hash((const char *)n->p, n->len);
-
-	/* the name's budget is in f's already: the binding's names gave theirs at the open */
-	if (dp_tls_bound_name(f, w->gen, hash)) {
-		dp_flow_acct(w->flows, f)->name_kind = DP_FLOW_NAME_SNI;
-		return DP_REASON_ALLOWED;
-	}
-	return dp_tls_judge_policy(w, f, vm, (const char *)n->p, n->len, hash);
-}
-
-/* An SNI with capitals: bindings and budgets know names in lower case. */
-static __attribute__((noinline)) enum dp_reason
-dp_tls_judge_folded(struct dp_worker *w, struct dp_flow *f, uint16_t vm, const struct sni_name *sni)
-{
-	char lower[SNI_HOST_MAX + 1];
-	struct sni_name n = { .p = (const uint8_t *)lower, .len = sni->len };
-
-	copy8((uint8_t *)lower, sni->p, sni->len, true);
-	return dp_tls_judge_lower(w, f, vm, &n);
 }
 
 /*
@@ -211,28 +139,38 @@ static struct dp_fate dp_tls_stream(struct dp_worker *w, struct rte_mbuf *m,
  * it (the common case) is judged from the segment itself and takes no hold buffer:
  * allowed, it goes on, and a digest of its bytes stands in for a copy until the server
  * acknowledges them. A segment that holds no whole hello goes the held way
- * (dp_tls_stream(), short_hello: the segment is a hello's start). A call of its own: the
- * hello on its stack and what lives across its calls are none of the held path's. (vm is
- * a slot, below UINT16_MAX: as an unsigned int gcc kept it once, not again extended.)
+ * (dp_tls_stream(), short_hello: the segment is a hello's start). Inline in a call of its
+ * own for each kind of segment: the hello on its stack and what lives across its calls
+ * are none of the held path's. l: m is a lean frame on a flow whose hello is pending
+ * (dp_tls_client_lean()), its payload_len bytes of payload read from the frame, and out
+ * (p) filled from l before any other way needs it; NULL: p is decoded. (vm is a slot,
+ * below UINT16_MAX: as an unsigned int gcc kept it once, not again extended.)
  */
-static __attribute__((noinline)) struct dp_fate
-dp_tls_first_segment(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
-    unsigned int vm, struct dp_flow *f)
+static __rte_always_inline struct dp_fate
+dp_tls_first_as(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, struct pkt *out,
+    const struct dp_lean *l, unsigned int vm, struct dp_flow *f)
 {
+	const uint8_t *payload = l != NULL ? dp_lean_payload(m) : p->payload;
+	size_t payload_len = l != NULL ? l->payload_len : p->payload_len;
 	struct tls_hello hello;
 	struct dp_fate fate;
 	enum sni_status st;
 	enum dp_reason r;
 
-	if (f->tls == DP_TLS_SNIFF &&
+	if (l == NULL && f->tls == DP_TLS_SNIFF &&
 	    (fate = dp_tls_first_sniff(p, f)).act != DP_FATE_CONTINUE)
 		return fate.act == DP_FATE_STREAM ? dp_tls_stream(w, m, p, vm, f, false) : fate;
-	st = tls_hello_parse(p->payload, p->payload_len, w->holds->scratch,
+	st = tls_hello_parse(payload, payload_len, w->holds->scratch,
 	    sizeof(w->holds->scratch), &hello);
-	if (st == SNI_NEED_MORE)
+	if (st == SNI_NEED_MORE) {
+		if (l != NULL)		/* the held way reads p */
+			dp_lean_decode(m, l, out, true);
 		return dp_tls_stream(w, m, p, vm, f, true);
+	}
 	r = dp_tls_judge_hello(w, f, vm, st, &hello);
 	if (r != DP_REASON_ALLOWED) {
+		if (l != NULL)		/* the event and the cut read p */
+			dp_lean_decode(m, l, out, true);
 		dp_evt_block(w, vm, p, r, w->gen->vms[vm].audit, st == SNI_FOUND ?
 		    (const char *)hello.sni.p : NULL, st == SNI_FOUND ? hello.sni.len : 0);
 		if (!w->gen->vms[vm].audit) {
@@ -246,10 +184,24 @@ dp_tls_first_segment(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *
 		w->vm_stats[vm].blocked[r]++;
 		f->would_block = true;
 	}
-	f->judged = (uint32_t)p->payload_len;
-	f->judged_digest = dp_hash_digest(p->payload, p->payload_len);
+	f->judged = (uint32_t)payload_len;
+	f->judged_digest = dp_hash_digest(payload, payload_len);
 	f->tls = DP_TLS_NONE;
 	return dp_tls_pass(f);
+}
+
+static __attribute__((noinline)) struct dp_fate
+dp_tls_first_segment(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
+    unsigned int vm, struct dp_flow *f)
+{
+	return dp_tls_first_as(w, m, p, NULL, NULL, vm, f);
+}
+
+static __attribute__((noinline)) struct dp_fate
+dp_tls_first_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
+    struct pkt *p, unsigned int vm, struct dp_flow *f)
+{
+	return dp_tls_first_as(w, m, p, p, l, vm, f);
 }
 
 /*
@@ -442,4 +394,15 @@ dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 	if (f->hold == 0 && seq == f->isn)
 		return dp_tls_first_segment(w, m, p, vm, f);
 	return dp_tls_stream(w, m, p, vm, f, false);
+}
+
+struct dp_fate
+dp_tls_client_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
+    struct pkt *p, uint16_t vm, struct dp_flow *f)
+{
+	if (likely(f->hold == 0 && l->seq == f->isn && !(l->flags & PKT_TCP_URG) &&
+	    dp_hold_in_window(f, l->seq, l->payload_len)))
+		return dp_tls_first_lean(w, m, l, p, vm, f);
+	dp_lean_decode(m, l, p, true);
+	return dp_tls_client(w, m, p, vm, f);
 }

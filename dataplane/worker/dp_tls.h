@@ -20,6 +20,7 @@
 #include "sni/tls.h"
 
 struct dp_hold;
+struct dp_lean;
 
 /*
  * A client segment m with payload on flow f, whose verdict is still pending: held, and
@@ -27,6 +28,15 @@ struct dp_hold;
  */
 struct dp_fate dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
     uint16_t vm, struct dp_flow *f);
+
+/*
+ * dp_tls_client() of lean frame m (dp_lean.h) from the VM, l what the lean check read of
+ * it (no SYN), on a flow whose hello is pending: the stream's first segment judged from
+ * the frame's payload, any other decoded into p first and taken the general way. p is
+ * decoded for every fate but a pass (EGRESS), which needs nothing of it.
+ */
+struct dp_fate dp_tls_client_lean(struct dp_worker *w, struct rte_mbuf *m,
+    const struct dp_lean *l, struct pkt *p, uint16_t vm, struct dp_flow *f);
 
 /*
  * A client segment p with payload on TCP flow f whose hello was judged: may it pass? Bytes

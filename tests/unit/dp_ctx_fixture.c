@@ -14,6 +14,8 @@
 
 #include "dns_builder.h"
 #include "dp.h"
+#include "dp_bind.h"
+#include "dp_hash.h"
 #include "dp_ctx_fixture.h"
 #include "dp_publish.h"
 #include "policy/load.h"
@@ -177,4 +179,17 @@ dpf_tcp4(const struct dp_ctx *ctx, const struct dpf_tcp *t)
 		mb_bytes(&f, t->payload, t->len);
 	frame_tcp_csum_set(f.b + 14, 4, f.b + 34, 20 + t->len);
 	return dpf_mbuf(ctx, &f);
+}
+
+void
+dpf_bind4(struct dp_worker *w, uint16_t vm, const uint8_t *ip4, const char *name)
+{
+	struct pol_addr a = { .family = 4 };
+	struct pol_ports ports;
+
+	memcpy(a.a, ip4, 4);
+	assert_true(pol_match_name_ports(w->gen->set, w->gen->vms[vm].policy, name, strlen(name),
+	    &ports));
+	assert_int_equal(dp_bind_learn(w->ctx->binds, vm, &a, dp_name_hash(name, strlen(name)),
+	    &ports, w->gen->id, w->now + 300, 1024), 0);
 }

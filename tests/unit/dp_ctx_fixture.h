@@ -53,6 +53,12 @@ struct dpf_tcp {
 /* t as a frame in an mbuf of ctx's pool. */
 struct rte_mbuf *dpf_tcp4(const struct dp_ctx *ctx, const struct dpf_tcp *t);
 
+/*
+ * Bind IPv4 address ip4 for VM slot vm of w to name (for 300 s), with the ports its
+ * policy gives the name: as a DNS answer naming it would.
+ */
+void dpf_bind4(struct dp_worker *w, uint16_t vm, const uint8_t *ip4, const char *name);
+
 /* A configuration from text, asserted to load (its errors on stderr when not). */
 struct pol_config *dpf_load(const char *text);
 

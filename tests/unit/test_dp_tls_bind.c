@@ -46,14 +46,7 @@ static const uint8_t t_server[4] = { 203, 0, 113, 5 };
 static void
 t_bind(const char *name)
 {
-	struct pol_addr a = { .family = 4 };
-	struct pol_ports ports;
-
-	memcpy(a.a, t_server, 4);
-	assert_true(pol_match_name_ports(w->gen->set, w->gen->vms[0].policy, name, strlen(name),
-	    &ports));
-	assert_int_equal(dp_bind_learn(w->ctx->binds, 0, &a, dp_name_hash(name, strlen(name)),
-	    &ports, w->gen->id, w->now + 300, 1024), 0);
+	dpf_bind4(w, 0, t_server, name);
 }
 
 /* A TCP segment from agent1's port sport to t_server:443 with payload, checksums right. */

@@ -1,0 +1,63 @@
+/*
+ * An SNI judged (dp_tls.c's hello verdicts): the binding's word on the name, inline, or
+ * the policy's, a call (dp_tls_judge.c), as is a name with capitals, lowered first.
+ */
+#ifndef DP_TLS_JUDGE_H
+#define DP_TLS_JUDGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api/dp_api.h"
+#include "dp.h"
+#include "dp_bind.h"
+#include "dp_flow.h"
+#include "dp_reason.h"
+#include "sni/tls.h"
+
+/*
+ * The SNI name (len bytes, lower case, hashing to hash) of a flow its binding does not
+ * vouch for, judged in full by the policy and, strict, the bindings. Not inlined: the
+ * bound name, the common case, needs none of this path's stack frame.
+ */
+enum dp_reason dp_tls_judge_policy(struct dp_worker *w, struct dp_flow *f, uint16_t vm,
+    const char *name, size_t len, uint64_t hash);
+
+/* An SNI with capitals: bindings and budgets know names in lower case. */
+enum dp_reason dp_tls_judge_folded(struct dp_worker *w, struct dp_flow *f, uint16_t vm,
+    const struct sni_name *sni);
+
+/*
+ * Does the binding that admitted f vouch for an SNI hashing to hash? When the SNI is the
+ * name the lookup found (f->name_bound), and f stands on the generation that judged it:
+ * that generation's policy allowed the name on f's port (pol_ports_allow() never allows
+ * what pol_match_name() would not), and the name had resolved to the address, as strict
+ * asks. A reload moves f to a new generation only once its name passed there
+ * (dp_conn_current), so the verdict is never an older policy's. Any other SNI is judged
+ * in full: what vouches for one name says nothing of another.
+ */
+static inline bool
+dp_tls_bound_name(const struct dp_flow *f, const struct dp_gen *g, uint64_t hash)
+{
+	return f->name_bound && f->how == DP_ADMIT_BINDING && f->gen == g->id &&
+	    f->name_hash == hash;
+}
+
+/*
+ * The SNI name n (in lower case) judged: the binding's word on it, or the policy's. n is
+ * read again past the hash: the common case keeps neither of its words across the call.
+ */
+static inline enum dp_reason
+dp_tls_judge_lower(struct dp_worker *w, struct dp_flow *f, uint16_t vm, const struct sni_name *n)
+{
+	uint64_t hash = dp_name_hash((const char *)n->p, n->len);
+
+	/* the name's budget is in f's already: the binding's names gave theirs at the open */
+	if (dp_tls_bound_name(f, w->gen, hash)) {
+		dp_flow_acct(w->flows, f)->name_kind = DP_FLOW_NAME_SNI;
+		return DP_REASON_ALLOWED;
+	}
+	return dp_tls_judge_policy(w, f, vm, (const char *)n->p, n->len, hash);
+}
+
+#endif
