@@ -133,6 +133,8 @@ dp_tls_pass(const struct dp_flow *f)
 
 static struct dp_fate dp_tls_stream(struct dp_worker *w, struct rte_mbuf *m,
     const struct pkt *p, uint16_t vm, struct dp_flow *f, bool short_hello);
+static struct dp_fate dp_tls_stream_lean(struct dp_worker *w, struct rte_mbuf *m,
+    const struct dp_lean *l, struct pkt *p, uint16_t vm, struct dp_flow *f, bool short_hello);
 
 /*
  * The first segment of f's stream, alone (dp_tls_client() asked): a ClientHello whole in
@@ -162,11 +164,9 @@ dp_tls_first_as(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, st
 		return fate.act == DP_FATE_STREAM ? dp_tls_stream(w, m, p, vm, f, false) : fate;
 	st = tls_hello_parse(payload, payload_len, w->holds->scratch,
 	    sizeof(w->holds->scratch), &hello);
-	if (st == SNI_NEED_MORE) {
-		if (l != NULL)		/* the held way reads p */
-			dp_lean_decode(m, l, out, true);
-		return dp_tls_stream(w, m, p, vm, f, true);
-	}
+	if (st == SNI_NEED_MORE)
+		return l != NULL ? dp_tls_stream_lean(w, m, l, out, vm, f, true) :
+		    dp_tls_stream(w, m, p, vm, f, true);
 	r = dp_tls_judge_hello(w, f, vm, st, &hello);
 	if (r != DP_REASON_ALLOWED) {
 		if (l != NULL)		/* the event and the cut read p */
@@ -297,17 +297,23 @@ dp_tls_trickle_first(struct dp_worker *w, struct dp_hold *h, struct rte_mbuf *m,
  * m (decoded as p, its first byte seq) into the hold h, and the hello judged once whole.
  * short_hello: m alone, into a fresh h, was parsed already and is a hello's start; what h
  * holds now is m's bytes or a prefix of them, a hello's start too (a status other than
- * SNI_NEED_MORE never changes as a stream grows), so it is not parsed again.
+ * SNI_NEED_MORE never changes as a stream grows), so it is not parsed again. l: m is a
+ * lean frame on a flow whose hello is pending (dp_tls_stream_lean()), read from l and
+ * decoded into out (p) only where the trickle reads p; NULL: p is decoded.
  */
-static struct dp_fate
-dp_tls_hold(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
-    struct dp_flow *f, struct dp_hold *h, uint32_t seq, bool short_hello)
+static __rte_always_inline struct dp_fate
+dp_tls_hold_as(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, struct pkt *out,
+    const struct dp_lean *l, uint16_t vm, struct dp_flow *f, struct dp_hold *h, uint32_t seq,
+    bool short_hello)
 {
-	int64_t at = dp_hold_offset(f->isn, seq), to = at + (int64_t)p->payload_len;
+	const uint8_t *payload = l != NULL ? dp_lean_payload(m) : p->payload;
+	size_t payload_len = l != NULL ? l->payload_len : p->payload_len;
+	uint8_t flags = l != NULL ? l->flags : p->tcp_flags;
+	int64_t at = dp_hold_offset(f->isn, seq), to = at + (int64_t)payload_len;
 	uint32_t off = at < 0 ? 0 : (uint32_t)at, end = to < 0 ? 0 : (uint32_t)to;
 	/* short_hello: h was taken for m, which starts the stream */
-	enum reasm_status rs = short_hello ? reasm_add_first(&h->r, p->payload, p->payload_len) :
-	    reasm_add(&h->r, seq, p->payload, p->payload_len);
+	enum reasm_status rs = short_hello ? reasm_add_first(&h->r, payload, payload_len) :
+	    reasm_add(&h->r, seq, payload, payload_len);
 	struct tls_hello hello;
 	struct dp_fate fate;
 	enum sni_status st;
@@ -316,12 +322,12 @@ dp_tls_hold(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16
 	if (rs == REASM_CONFLICT || rs == REASM_SCATTERED)
 		return dp_tls_refuse(w, h, f, rs == REASM_CONFLICT ? DP_REASON_REWRITE :
 		    DP_REASON_NOT_TLS, NULL, 0, DP_FATE_FREE);
-	if (f->tls == DP_TLS_SNIFF &&
+	if (l == NULL && f->tls == DP_TLS_SNIFF &&
 	    (fate = dp_tls_sniff(w, m, p, f, h, off, end, rs)).act != DP_FATE_CONTINUE)
 		return fate;
 	st = short_hello ? SNI_NEED_MORE : tls_hello_parse(h->buf, reasm_contiguous(&h->r),
 	    w->holds->scratch, sizeof(w->holds->scratch), &hello);
-	if (st == SNI_NEED_MORE && (p->tcp_flags & PKT_TCP_SYN) && rs != REASM_FULL)
+	if (st == SNI_NEED_MORE && (flags & PKT_TCP_SYN) && rs != REASM_FULL)
 		return dp_tls_syn_strip();
 	after = st != SNI_NEED_MORE && dp_tls_after_passed(w, h, m);
 	if (!after && !dp_hold_push(w, h, m, off, end))
@@ -331,10 +337,13 @@ dp_tls_hold(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16
 	if (rs == REASM_FULL)		/* no whole hello within the bound */
 		return dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS, NULL, 0, DP_FATE_HELD);
 	/* a slow writer: what cannot complete the hello goes on */
-	if (short_hello && p->payload_len != 0 && !(p->tcp_flags & PKT_TCP_FIN))
-		dp_tls_trickle_first(w, h, m, (uint32_t)p->payload_len);
-	else
+	if (short_hello && payload_len != 0 && !(flags & PKT_TCP_FIN)) {
+		dp_tls_trickle_first(w, h, m, (uint32_t)payload_len);
+	} else {
+		if (l != NULL)		/* the trickle reads p */
+			dp_lean_decode(m, l, out, true);
 		dp_hold_trickle_with(w, h, 0, (uint32_t)reasm_contiguous(&h->r), m, p);
+	}
 	return dp_fate(DP_FATE_HELD);
 }
 
@@ -376,7 +385,25 @@ dp_tls_stream(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 
 	if (h == NULL)
 		return dp_fate_cut(DP_REASON_VM_LIMIT);	/* no room to judge it first: closed */
-	return dp_tls_hold(w, m, p, vm, f, h, seq, short_hello);
+	return dp_tls_hold_as(w, m, p, NULL, NULL, vm, f, h, seq, short_hello);
+}
+
+/*
+ * dp_tls_stream() of a lean frame (l) on a flow whose hello is pending, no SYN: the hello's
+ * start or what follows it. A fate other than held (a refusal's: the event and the cut
+ * read p) decodes m into p; one held (m taken: sent, held or both) needs none.
+ */
+static __attribute__((noinline)) struct dp_fate
+dp_tls_stream_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
+    struct pkt *p, uint16_t vm, struct dp_flow *f, bool short_hello)
+{
+	struct dp_hold *h = dp_tls_hold_of(w, f);
+	struct dp_fate fate = h == NULL ? dp_fate_cut(DP_REASON_VM_LIMIT) :
+	    dp_tls_hold_as(w, m, p, p, l, vm, f, h, l->seq, short_hello);
+
+	if (!dp_fate_eq(fate, dp_fate(DP_FATE_HELD)))
+		dp_lean_decode(m, l, p, true);
+	return fate;
 }
 
 struct dp_fate
@@ -400,9 +427,9 @@ struct dp_fate
 dp_tls_client_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
     struct pkt *p, uint16_t vm, struct dp_flow *f)
 {
-	if (likely(f->hold == 0 && l->seq == f->isn && !(l->flags & PKT_TCP_URG) &&
-	    dp_hold_in_window(f, l->seq, l->payload_len)))
-		return dp_tls_first_lean(w, m, l, p, vm, f);
+	if (likely(!(l->flags & PKT_TCP_URG) && dp_hold_in_window(f, l->seq, l->payload_len)))
+		return f->hold == 0 && l->seq == f->isn ? dp_tls_first_lean(w, m, l, p, vm, f) :
+		    dp_tls_stream_lean(w, m, l, p, vm, f, false);
 	dp_lean_decode(m, l, p, true);
 	return dp_tls_client(w, m, p, vm, f);
 }

@@ -3,7 +3,8 @@
  * held to the general way it stands for, through the real worker: on a flow whose hello
  * is pending, given many states (another generation, a budget, would_block, an audited
  * VM, the peer's SYN-ACK seen or not, where the window stands, the stream's first byte
- * or another), with and without a flow log or an HA peer, segments of the lean shape
+ * or another, a split hello's first part held, no hold left to take), with and without a
+ * flow log or an HA peer, segments of the lean shape
  * (every mix of the TCP flags: SYN, RST, FIN with data, URG) carrying a whole hello
  * naming a bound name, one in capitals, a name the policy refuses, a hello's start only,
  * or no TLS at all. When the lean stage takes one, dp_conn_vm_any(), dp_tls_client() and
@@ -168,6 +169,22 @@ t_general(struct rte_mbuf *m, const struct dp_flow_key *k, struct dp_flow *f)
 	dp_out_flow_apply(w, m, &p, 0, true, fate, f);
 }
 
+/*
+ * A split hello's first n bytes (at f's ISN, through the general TLS stage) into f's hold
+ * ahead of a round's segment, the hold's trickle sent: what the second segment finds.
+ */
+static void
+t_prefix(struct dp_flow *f, const struct tf_msg *h, size_t n)
+{
+	struct rte_mbuf *m = t_tcp(443, f->isn, PKT_TCP_ACK, h->b, n);
+	struct pkt p;
+
+	assert_int_equal(pkt_decode(rte_pktmbuf_mtod(m, const uint8_t *),
+	    rte_pktmbuf_data_len(m), &p), PKT_OK);
+	dp_out_flow_apply(w, m, &p, 0, true, dp_tls_client(w, m, &p, 0, f), f);
+	dp_tx_flush(w);
+}
+
 struct t_took {
 	unsigned int taken, passed, held, cut, decoded_first;
 };
@@ -229,6 +246,11 @@ test_lean_hello_is_general(void **state)
 		uint8_t payload[1500], fl = PKT_TCP_ACK;
 		size_t len = t_payload(&rng, payload, hellos, 4);
 		bool held = fc_rnd(&rng) % 8 == 0;	/* a hold taken before: not the first */
+		/* or a split hello's first part held: the round's segment is its rest, or not */
+		const struct tf_msg *sh = &hellos[fc_rnd(&rng) % 4];
+		size_t split = fc_rnd(&rng) % 3 == 0 ? 10 + fc_rnd(&rng) % 60 : 0;
+		bool full = fc_rnd(&rng) % 16 == 0;
+		uint32_t holds;
 		uint32_t seq;
 		bool taken;
 
@@ -246,6 +268,13 @@ test_lean_hello_is_general(void **state)
 		b.vm_nxt = b.isn + fc_rnd(&rng) % 3;
 		b.last_seen = fc_rnd(&rng);
 		seq = fc_rnd(&rng) % 4 == 0 ? b.isn + fc_rnd(&rng) % 100 - 50 : b.isn;
+		if (split != 0 && fc_rnd(&rng) % 4 != 0) {
+			memcpy(payload, sh->b + split, sh->n - split);
+			len = fc_rnd(&rng) % 4 == 0 ? 1 + fc_rnd(&rng) % (sh->n - split) :
+			    sh->n - split;
+			seq = fc_rnd(&rng) % 4 == 0 ? seq + (uint32_t)split :
+			    b.isn + (uint32_t)split;
+		}
 		vm->audit = fc_rnd(&rng) % 4 == 0;
 		w->ctx->ha = fc_rnd(&rng) % 16 == 0;
 		w->flow_recs = fc_rnd(&rng) % 4 == 0 ? recs : NULL;
@@ -254,6 +283,11 @@ test_lean_hello_is_general(void **state)
 		f = t_set(&k, &b, &acct);
 		if (held)
 			assert_non_null(dp_hold_take(w, f, &f->hold, f->isn, false));
+		if (split != 0)
+			t_prefix(f, sh, split);
+		holds = w->holds->per_vm[0];
+		if (full)		/* no hold to take: the VM has all its own */
+			w->holds->per_vm[0] = w->gen->max_holds_per_vm;
 		t_snap(&before, &k, NULL);
 		fr.m = t_tcp(443, seq, fl, payload, len);
 		fr.vm = 0;
@@ -262,10 +296,13 @@ test_lean_hello_is_general(void **state)
 		memset(&fr.p, 0xa5, sizeof(fr.p));	/* nothing read of it unless decoded */
 		taken = dp_burst_lean_hello(w, &fr, f);
 		t_snap(&lean, &k, &before);
+		if (full)		/* less what the run put */
+			w->holds->per_vm[0] -= w->gen->max_holds_per_vm - holds;
 		if (!taken) {
 			assert_true(lean.present);
 			b.hold = lean.f.hold;	/* (the one taken before) */
-			assert_memory_equal(&lean.f, &b, sizeof(b));
+			if (split == 0)
+				assert_memory_equal(&lean.f, &b, sizeof(b));
 			assert_int_equal(lean.tx_up + lean.tx_vm, 0);
 			rte_pktmbuf_free(fr.m);
 			t_clean(&k);
@@ -283,10 +320,17 @@ test_lean_hello_is_general(void **state)
 		f = t_set(&k, &b, &acct);
 		if (held)
 			assert_non_null(dp_hold_take(w, f, &f->hold, f->isn, false));
+		if (split != 0)
+			t_prefix(f, sh, split);
+		holds = w->holds->per_vm[0];
+		if (full)		/* no hold to take: the VM has all its own */
+			w->holds->per_vm[0] = w->gen->max_holds_per_vm;
 		t_snap(&before, &k, NULL);
 		m = t_tcp(443, seq, fl, payload, len);
 		t_general(m, &k, f);
 		t_snap(&general, &k, &before);
+		if (full)		/* less what the run put */
+			w->holds->per_vm[0] -= w->gen->max_holds_per_vm - holds;
 		t_clean(&k);
 		assert_memory_equal(&lean, &general, sizeof(lean));
 	}
