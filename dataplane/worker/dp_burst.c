@@ -323,10 +323,19 @@ dp_burst_lean(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr
 {
 	const struct dp_lean *l = &fr->ln;
 
-	if (likely(f != NULL && dp_lean_steady(b->steady, f, l, from_vm))) {
-		dp_burst_steady(w, fr, f, from_vm, true, l->seq, l->payload_len, l->flags, l->ack,
-		    l->win);
-		return true;
+	if (likely(f != NULL && dp_conn_steady_flow(b->steady, f, from_vm,
+	    from_vm ? l->payload_len : 0))) {
+		if (likely(!(l->flags & DP_LEAN_TCP_ENDS))) {	/* dp_lean_steady() */
+			dp_burst_steady(w, fr, f, from_vm, true, l->seq, l->payload_len, l->flags,
+			    l->ack, l->win);
+			return true;
+		}
+		/* a FIN that only closes its side: steady but for that (and its sequence number) */
+		if (dp_conn_lean_fin(w, f, l->flags)) {
+			dp_burst_steady(w, fr, f, from_vm, true, l->seq, l->payload_len + 1u,
+			    l->flags, l->ack, l->win);
+			return true;
+		}
 	}
 	/*
 	 * the server's ACK of judged bytes: tracked as the general stage would, undecoded

@@ -56,6 +56,23 @@ dp_conn_lean_track(struct dp_worker *w, struct dp_flow *f, const struct rte_mbuf
 }
 
 /*
+ * A lean frame with these flags on flow f, which is steady for it but for its flags
+ * (dp_conn_steady_flow()): is it a FIN that only closes its side (no SYN, no RST), with no
+ * HA peer to hear of the end? Then f closing (dp_flow_track_end(); no flow log, as f is
+ * steady) and true: the rest of its flow stage is a steady frame's (dp_conn_vm_steady(),
+ * the FIN's sequence number counted; dp_conn_uplink_steady()), which is all that
+ * dp_conn_vm_any() or dp_conn_uplink_any() does to it. Else false, f untouched.
+ */
+static inline bool
+dp_conn_lean_fin(const struct dp_worker *w, struct dp_flow *f, uint8_t flags)
+{
+	if ((flags & (PKT_TCP_SYN | PKT_TCP_FIN | PKT_TCP_RST)) != PKT_TCP_FIN || w->ctx->ha)
+		return false;
+	f->state = DP_FLOW_CLOSING;
+	return true;
+}
+
+/*
  * Lean frame m from the VM (its flags, sequence number and payload_len bytes of data) on
  * its flow f, not steady for it: when dp_conn_vm_any() would only track it and send it on,
  * that done to f and the verdict it egresses with; else DP_CONN_LEAN_NO, f untouched, for

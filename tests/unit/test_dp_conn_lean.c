@@ -7,7 +7,8 @@
  * shape each way (every mix of the TCP flags, SYN-ACKs acknowledging the SYN or not with
  * a window scale option in each layout or none, data or none), with and without a flow
  * log or an HA peer; toward the VM, on flows with judged bytes too, which the server's
- * ACK of them all lets go. What the lean check reads of each frame (dp_lean()) must get from
+ * ACK of them all lets go; a FIN on a flow steady but for it by the burst's steady stage
+ * (dp_conn_lean_fin()). What the lean check reads of each frame (dp_lean()) must get from
  * dp_conn_vm_lean() or dp_conn_uplink_lean() the fate that dp_conn_vm_any() or
  * dp_conn_uplink_any() gives the decoded frame, the flow and its account left the same;
  * or the flow left untouched. And through the burst, a connection's ends go so.
@@ -192,7 +193,7 @@ t_flags(uint64_t *rng)
 
 /* What the lean stage took: counts of each kind, for the test's bounds. */
 struct t_took {
-	unsigned int vm, up, fin, synack, scaled, let_go;
+	unsigned int vm, up, fin, synack, scaled, let_go, steady_fin;
 };
 
 /*
@@ -216,7 +217,14 @@ t_same(struct rte_mbuf *m, bool up, const struct dp_flow_key *k, struct dp_flow 
 	assert_memory_equal(&lk, k, sizeof(lk));
 	*f = *base;
 	*dp_flow_acct(w->flows, f) = *acct;
-	if (up) {
+	if (dp_conn_steady_flow(dp_conn_steady_key(w), f, !up, up ? 0 : l.payload_len) &&
+	    dp_conn_lean_fin(w, f, l.flags)) {	/* the burst's steady FIN */
+		took->steady_fin++;
+		if (up)
+			dp_conn_uplink_steady(w, f, true, l.flags, l.ack, l.win);
+		lean = up ? dp_fate(DP_FATE_INGRESS) :
+		    dp_fate_egress(dp_conn_vm_steady(w, f, true, l.seq, l.payload_len + 1u));
+	} else if (up) {
 		lean = dp_conn_uplink_lean(w, f, m, l.flags, l.ack, l.win) ?
 		    dp_fate(DP_FATE_INGRESS) : dp_fate(DP_FATE_CONTINUE);
 	} else {
@@ -288,15 +296,15 @@ test_lean_is_general(void **state)
 	*dp_flow_acct(w->flows, f) = acct;
 	dp_flow_close(w->flows, f);
 	print_message("%d frames: %u from the VM and %u toward it taken, %u FINs, %u SYN-ACKs"
-	    " (%u scaled), %u letting judged bytes go\n", ROUNDS, took.vm, took.up, took.fin,
-	    took.synack, took.scaled, took.let_go);
+	    " (%u scaled), %u letting judged bytes go, %u FINs steady but for that\n", ROUNDS, took.vm,
+	    took.up, took.fin, took.synack, took.scaled, took.let_go, took.steady_fin);
 	/*
 	 * taken often each way, a connection's ends, the SYN-ACK's scale and the server's ACK
 	 * of judged bytes among them
 	 */
 	assert_true(took.vm > ROUNDS / 32 && took.up > ROUNDS / 32);
 	assert_true(took.fin > ROUNDS / 64 && took.synack > ROUNDS / 256 && took.scaled > 0);
-	assert_true(took.let_go > ROUNDS / 256);
+	assert_true(took.let_go > ROUNDS / 256 && took.steady_fin > ROUNDS / 256);
 }
 
 /*
