@@ -19,7 +19,6 @@
 #include "dp_conn_lean.h"
 #include "dp_decide.h"
 #include "dp_dns.h"
-#include "dp_frag.h"
 #include "dp_flow_look.h"
 #include "dp_gen.h"
 #include "dp_out_flow.h"
@@ -31,56 +30,6 @@
 #include "dp_tls.h"
 
 #define DP_BURST_PREFETCH	3
-
-/* What becomes of fragment m once added to the table (fs): the table keeps a copy. */
-static inline struct dp_fate
-dp_reassembled(enum ipfrag_status fs)
-{
-	switch (fs) {
-	case IPFRAG_NEED_MORE:
-	case IPFRAG_COMPLETE:
-		return dp_fate(DP_FATE_FREE);
-	case IPFRAG_OWNER_LIMIT:
-		return dp_fate_block(DP_REASON_VM_LIMIT, DP_FATE_REPLY_NONE);
-	case IPFRAG_TABLE_FULL:
-		return dp_fate_drop(DP_DROP_TABLE_FULL);
-	default:			/* overlapping, oversized, malformed: fail closed */
-		return dp_fate_drop(DP_DROP_FRAG_BAD);
-	}
-}
-
-/*
- * A fragment from or to vm: held (a copy) until its datagram is whole, which then takes
- * the path an unfragmented one would, decoded and checksummed whole. Returns the
- * datagram when m completed it, or NULL (m consumed, counted if dropped).
- */
-static struct rte_mbuf *
-dp_reassemble(struct dp_worker *w, struct rte_mbuf *m, struct pkt *p, enum pkt_status *st,
-    uint16_t vm)
-{
-	enum ipfrag_status fs;
-	struct rte_mbuf *whole;
-
-	whole = dp_frag_add(w->frags, m, p->l3_off, vm, w->now, &fs);
-	dp_fate_apply(w, m, p, vm, true, dp_reassembled(fs));
-	if (fs != IPFRAG_COMPLETE)
-		return NULL;
-	if (whole == NULL) {
-		w->drops[DP_DROP_NO_MBUF]++;
-		return NULL;
-	}
-	whole->l2_len = p->l3_off;	/* refragmented on the way out if need be */
-	if ((*st = pkt_decode(rte_pktmbuf_mtod(whole, const uint8_t *),
-	    rte_pktmbuf_data_len(whole), p)) == PKT_MALFORMED) {
-		dp_drop(w, whole, DP_DROP_MALFORMED);
-		return NULL;
-	}
-	if (*st == PKT_OK && !p->src_route && !dp_rx_l4_csum_ok(whole, p)) {
-		dp_drop(w, whole, DP_DROP_BAD_CSUM);
-		return NULL;
-	}
-	return whole;
-}
 
 /*
  * The frame decoded and checksummed, and whose it is: the VM of its source MAC from the
@@ -99,16 +48,6 @@ dp_burst_in(struct dp_worker *w, struct dp_burst_frame *fr, unsigned int port, i
 	*slot = dp_gen_vm_by_mac(w->gen, p->vlan, port == DP_PORT_VM ? p->src_mac : p->dst_mac);
 	fr->vm = *slot < 0 ? DP_VM_UNKNOWN(w->gen) : (uint16_t)*slot;
 	return got;
-}
-
-/* A fragment's datagram, once whole, in fr and decided on from there; false until then. */
-static inline bool
-dp_burst_whole(struct dp_worker *w, struct dp_burst_frame *fr)
-{
-	if ((fr->m = dp_reassemble(w, fr->m, &fr->p, &fr->st, fr->vm)) == NULL)
-		return false;
-	fr->fate = dp_fate(DP_FATE_CONTINUE);
-	return true;
 }
 
 /* The stateless stages of a frame from the VM port; false when nothing is left to do. */

@@ -84,4 +84,7 @@ dp_burst_flow(struct dp_worker *w, const struct dp_burst *b, const struct dp_bur
 	return dp_burst_flow_at(w, b, fr->key);
 }
 
+/* A fragment's datagram, once whole, in fr to decide on; false until then (dp_burst_frag.c) */
+bool dp_burst_whole(struct dp_worker *w, struct dp_burst_frame *fr);
+
 #endif
