@@ -209,6 +209,39 @@ t_payload(uint64_t *rng, uint8_t *out, const struct tf_msg *hellos, size_t nb)
 	}
 }
 
+/* How a round's flow stands before its segment, the same for both ways. */
+struct t_shape {
+	bool held;			/* a hold taken before: not the first */
+	bool full;			/* every hold the VM may take taken */
+	const struct tf_msg *sh;	/* a split hello whose first split bytes are held */
+	size_t split;
+};
+
+/* Flow k set to base and acct, then as s says; the VM's hold count before in *holds. */
+static struct dp_flow *
+t_ready(const struct dp_flow_key *k, const struct dp_flow *base,
+    const struct dp_flow_acct *acct, const struct t_shape *s, uint32_t *holds)
+{
+	struct dp_flow *f = t_set(k, base, acct);
+
+	if (s->held)
+		assert_non_null(dp_hold_take(w, f, &f->hold, f->isn, false));
+	if (s->split != 0)
+		t_prefix(f, s->sh, s->split);
+	*holds = w->holds->per_vm[0];
+	if (s->full)		/* no hold to take: the VM has all its own */
+		w->holds->per_vm[0] = w->gen->max_holds_per_vm;
+	return f;
+}
+
+/* The VM's hold count after a run from t_ready(), less what it put there for s->full. */
+static void
+t_unfill(const struct t_shape *s, uint32_t holds)
+{
+	if (s->full)
+		w->holds->per_vm[0] -= w->gen->max_holds_per_vm - holds;
+}
+
 static void
 test_lean_hello_is_general(void **state)
 {
@@ -250,6 +283,7 @@ test_lean_hello_is_general(void **state)
 		const struct tf_msg *sh = &hellos[fc_rnd(&rng) % 4];
 		size_t split = fc_rnd(&rng) % 3 == 0 ? 10 + fc_rnd(&rng) % 60 : 0;
 		bool full = fc_rnd(&rng) % 16 == 0;
+		const struct t_shape shape = { held, full, sh, split };
 		uint32_t holds;
 		uint32_t seq;
 		bool taken;
@@ -280,14 +314,7 @@ test_lean_hello_is_general(void **state)
 		w->flow_recs = fc_rnd(&rng) % 4 == 0 ? recs : NULL;
 
 		/* the lean way */
-		f = t_set(&k, &b, &acct);
-		if (held)
-			assert_non_null(dp_hold_take(w, f, &f->hold, f->isn, false));
-		if (split != 0)
-			t_prefix(f, sh, split);
-		holds = w->holds->per_vm[0];
-		if (full)		/* no hold to take: the VM has all its own */
-			w->holds->per_vm[0] = w->gen->max_holds_per_vm;
+		f = t_ready(&k, &b, &acct, &shape, &holds);
 		t_snap(&before, &k, NULL);
 		fr.m = t_tcp(443, seq, fl, payload, len);
 		fr.vm = 0;
@@ -296,8 +323,7 @@ test_lean_hello_is_general(void **state)
 		memset(&fr.p, 0xa5, sizeof(fr.p));	/* nothing read of it unless decoded */
 		taken = dp_burst_lean_hello(w, &fr, f);
 		t_snap(&lean, &k, &before);
-		if (full)		/* less what the run put */
-			w->holds->per_vm[0] -= w->gen->max_holds_per_vm - holds;
+		t_unfill(&shape, holds);
 		if (!taken) {
 			assert_true(lean.present);
 			b.hold = lean.f.hold;	/* (the one taken before) */
@@ -317,20 +343,12 @@ test_lean_hello_is_general(void **state)
 		t_clean(&k);
 
 		/* the general way, from the same state */
-		f = t_set(&k, &b, &acct);
-		if (held)
-			assert_non_null(dp_hold_take(w, f, &f->hold, f->isn, false));
-		if (split != 0)
-			t_prefix(f, sh, split);
-		holds = w->holds->per_vm[0];
-		if (full)		/* no hold to take: the VM has all its own */
-			w->holds->per_vm[0] = w->gen->max_holds_per_vm;
+		f = t_ready(&k, &b, &acct, &shape, &holds);
 		t_snap(&before, &k, NULL);
 		m = t_tcp(443, seq, fl, payload, len);
 		t_general(m, &k, f);
 		t_snap(&general, &k, &before);
-		if (full)		/* less what the run put */
-			w->holds->per_vm[0] -= w->gen->max_holds_per_vm - holds;
+		t_unfill(&shape, holds);
 		t_clean(&k);
 		assert_memory_equal(&lean, &general, sizeof(lean));
 	}
