@@ -46,14 +46,15 @@ dp_bind_ports_all(const struct pol_ports *p)
 
 /*
  * dp_bind_allows() of the address family, a (its 16 bytes), for a VM the caller has seen
- * has no budgets (a budget's account is the whole way's), in its common case: the key is in
- * its first bucket, and its first name, learned under g and live, allows port. Then the first name is the one the common pass (dp_bind_pass_common())
- * would find, and the binding is live: e->expires, the latest of its names', is no
- * earlier than the first's, each name put in the same write that extends it
- * (dp_bind_put_name()). A live entry always has a first name: its creation puts one
- * before the index has it. Its answer (allowed) into *by and true; anything else false,
- * for the whole way, from the lookup on. A caller that leaves the whole way to a path of
- * its own keeps no arguments of the far call across the lookup.
+ * has no budgets (a budget's account is the whole way's), in its common case: the key is
+ * in its first bucket, and its first name, learned under g and live, allows port. Then
+ * the first name is the one the common pass (dp_bind_pass_common()) would find, and the
+ * binding is live: e->expires, the latest of its names', is no earlier than the first's,
+ * each name put in the same write that extends it (dp_bind_put_name()). A live entry
+ * always has a first name: its creation puts one before the index has it. Its answer
+ * (allowed) into *by and true; anything else false, for the whole way, from the lookup
+ * on. A caller that leaves the whole way to a path of its own keeps no arguments of the
+ * far call across the lookup.
  */
 static inline __attribute__((always_inline)) bool
 dp_bind_allows_common(struct dp_binds *b, uint16_t vm, uint8_t family, const uint8_t *a,

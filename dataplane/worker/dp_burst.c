@@ -340,8 +340,11 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 
 		if (fr->m == NULL)
 			continue;
-		/* f: its address is taken, so set where a frame needs it, past what went on */
-		if (fr->lean) {		/* one not sent on goes to its flow stage with the flow found */
+		/*
+		 * f: its address is taken, so set where a frame needs it, past what went on;
+		 * a lean frame not sent on goes to its flow stage with the flow found
+		 */
+		if (fr->lean) {
 			found = dp_burst_flow_at(w, &b, key);
 			if (dp_burst_lean(w, &b, fr, found, from_vm, key++))
 				continue;
