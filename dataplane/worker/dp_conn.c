@@ -46,10 +46,7 @@ dp_flow_tcp_start(struct dp_flow *f, const struct pkt *p)
 {
 	if (p->proto != PKT_PROTO_TCP)
 		return;
-	f->isn = p->seq + 1;
-	f->vm_nxt = f->isn + (uint32_t)p->payload_len;	/* a Fast Open SYN's data */
-	f->peer_ack = f->isn;
-	f->vm_wscale = p->tcp_wscale;
+	dp_flow_tcp_begin(f, p->seq, (uint32_t)p->payload_len, p->tcp_wscale);
 }
 
 /*

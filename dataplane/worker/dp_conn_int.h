@@ -16,6 +16,20 @@
 #include "sni/pkt.h"
 
 /*
+ * A TCP flow's sequence space starts at its SYN (sequence number seq, its window scale
+ * wscale): a Fast Open SYN's payload_len bytes of data are sent already. The general open
+ * and the lean SYN's (dp_conn_syn.h) both start it here.
+ */
+static inline void
+dp_flow_tcp_begin(struct dp_flow *f, uint32_t seq, uint32_t payload_len, uint8_t wscale)
+{
+	f->isn = seq + 1;
+	f->vm_nxt = f->isn + payload_len;
+	f->peer_ack = f->isn;
+	f->vm_wscale = wscale;
+}
+
+/*
  * A FIN or an RST on f (end: which): it is closing. The first word on how it ends stands:
  * an RST after a FIN ends a closed one. log: w has a flow log (w->flow_recs, read by the
  * caller before its stores, which the compiler cannot tell from w's).

@@ -16,6 +16,7 @@
 #include "dp.h"
 #include "dp_bind_allow.h"
 #include "dp_conn.h"
+#include "dp_conn_int.h"
 #include "dp_fate.h"
 #include "dp_flow.h"
 #include "dp_gen.h"
@@ -74,15 +75,12 @@ dp_conn_vm_syn_open(struct dp_worker *w, const struct rte_mbuf *m, const struct 
 	f->how = DP_ADMIT_BINDING;
 	f->name_hash = by.name_hash;
 	f->name_bound = true;
-	f->isn = seq + 1;
-	f->vm_nxt = f->isn;
-	f->peer_ack = f->isn;
 	/*
 	 * its TCP header past the IP header of its key's family (dp_lean() checked it): the
 	 * common layouts read here, the call's walk only for the others
 	 */
 	th = dp_lean_ip(m) + (k->family == 4 ? 20 : 40);
-	f->vm_wscale = pkt_tcp_wscale_known(th, &ws) ? ws : pkt_tcp_syn_wscale(th);
+	dp_flow_tcp_begin(f, seq, 0, pkt_tcp_wscale_known(th, &ws) ? ws : pkt_tcp_syn_wscale(th));
 	/* on a TLS port a hello must come; elsewhere the first bytes say what comes */
 	f->tls = dp_gen_is_tls_port(g, k->peer_port) ? DP_TLS_PENDING : DP_TLS_SNIFF;
 	return dp_fate_egress(DP_ALLOWED);
