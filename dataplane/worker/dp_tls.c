@@ -14,6 +14,7 @@
 #include "dp_tls_held.h"
 #include "dp_tls_judge.h"
 #include "sni/http.h"
+#include "sni/reasm.h"
 #include "sni/tls.h"
 
 /* Allowed: send what was held, and keep the judged bytes until the server acknowledges. */
@@ -217,16 +218,35 @@ dp_tls_verdict(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, uint16
 }
 
 /*
+ * A split hello's first segment (lean, f holding nothing): into a hold taken for it. One
+ * with bytes, within the buffer, no FIN and pushable (nearly all) is what dp_tls_hold_as()
+ * makes of it, without its tests: held, copied, and sent on itself (dp_tls_trickle_first()).
+ */
+static __attribute__((noinline)) struct dp_fate
+dp_tls_hold_first_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
+    struct pkt *p, uint16_t vm, struct dp_flow *f)
+{
+	struct dp_hold *h = dp_hold_take(w, f, &f->hold, f->isn, false);
+	uint32_t n = l->payload_len;
+
+	if (h == NULL || n == 0 || n > sizeof(h->buf) || (l->flags & PKT_TCP_FIN) ||
+	    !dp_hold_push(w, h, m, 0, n))
+		return dp_tls_hold_first_any(w, m, l, p, vm, f, h);
+	reasm_add_first(&h->r, dp_lean_payload(m), n);
+	dp_tls_trickle_first(w, h, m, n);
+	return dp_fate(DP_FATE_HELD);
+}
+
+/*
  * dp_tls_stream() of a lean frame (l) on a flow whose hello is pending, no SYN: the hello's
- * start (short_hello: f holds nothing, a hold is taken for it) or what follows it, each
- * way a call of its own (dp_tls_held.h).
+ * start (short_hello: f holds nothing) or what follows it, each way a call of its own.
  */
 static inline struct dp_fate
 dp_tls_stream_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
     struct pkt *p, uint16_t vm, struct dp_flow *f, bool short_hello)
 {
-	return short_hello ? dp_tls_hold_first_any(w, m, l, p, vm, f,
-	    dp_hold_take(w, f, &f->hold, f->isn, false)) : dp_tls_stream_more_any(w, m, l, p, vm, f);
+	return short_hello ? dp_tls_hold_first_lean(w, m, l, p, vm, f) :
+	    dp_tls_stream_more_any(w, m, l, p, vm, f);
 }
 
 struct dp_fate
