@@ -238,6 +238,41 @@ dp_tls_hold_first_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_
 }
 
 /*
+ * What follows a split hello's start (lean). Bytes in order after a first segment that
+ * went on whole (dp_tls_after_passed(): nearly every second segment) take dp_tls_hold_as()'s
+ * way without its tests: copied in, and the hello judged once whole, or m held and what
+ * cannot complete it trickled (m is pushable). A fate other than held decodes m into p.
+ */
+static __attribute__((noinline)) struct dp_fate
+dp_tls_stream_more_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
+    struct pkt *p, uint16_t vm, struct dp_flow *f)
+{
+	struct dp_hold *h = dp_hold_at(w, f->hold);
+	int64_t at = dp_hold_offset(f->isn, l->seq), to = at + (int64_t)l->payload_len;
+	uint32_t off = at < 0 ? 0 : (uint32_t)at, end = to < 0 ? 0 : (uint32_t)to;
+	struct tls_hello hello;
+	struct dp_fate fate;
+	enum sni_status st;
+
+	if (h == NULL || !dp_tls_after_passed(w, h, m) ||
+	    !reasm_is_next(&h->r, l->seq, l->payload_len))
+		return dp_tls_stream_more_any(w, m, l, p, vm, f);
+	reasm_add_next(&h->r, l->seq, dp_lean_payload(m), l->payload_len);
+	st = tls_hello_parse(h->buf, reasm_contiguous(&h->r), w->holds->scratch,
+	    sizeof(w->holds->scratch), &hello);
+	if (st == SNI_NEED_MORE) {
+		dp_hold_push(w, h, m, off, end);
+		dp_lean_decode(m, l, p, true);	/* the trickle reads p */
+		dp_hold_trickle_with(w, h, 0, reasm_contiguous(&h->r), m, p);
+		return dp_fate(DP_FATE_HELD);
+	}
+	fate = dp_tls_verdict_as(w, h, f, vm, st, &hello, m, off, end);
+	if (!dp_fate_eq(fate, dp_fate(DP_FATE_HELD)))
+		dp_lean_decode(m, l, p, true);
+	return fate;
+}
+
+/*
  * dp_tls_stream() of a lean frame (l) on a flow whose hello is pending, no SYN: the hello's
  * start (short_hello: f holds nothing) or what follows it, each way a call of its own.
  */
@@ -246,7 +281,7 @@ dp_tls_stream_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean
     struct pkt *p, uint16_t vm, struct dp_flow *f, bool short_hello)
 {
 	return short_hello ? dp_tls_hold_first_lean(w, m, l, p, vm, f) :
-	    dp_tls_stream_more_any(w, m, l, p, vm, f);
+	    dp_tls_stream_more_lean(w, m, l, p, vm, f);
 }
 
 struct dp_fate
