@@ -9,22 +9,13 @@
 #include "dp_hash.h"
 #include "dp_hold.h"
 #include "dp_out.h"
-#include "dp_http.h"
 #include "dp_lean.h"
 #include "dp_tls.h"
+#include "dp_tls_held.h"
 #include "dp_tls_judge.h"
 #include "sni/http.h"
 #include "sni/reasm.h"
 #include "sni/tls.h"
-
-/* The bytes h holds, judged and sent: kept until the server acknowledges them. */
-static inline void
-dp_tls_verify_held(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
-{
-	f->judged = reasm_contiguous(&h->r);
-	f->tls = DP_TLS_VERIFY;
-	h->started = w->now;
-}
 
 /* Allowed: send what was held, and keep the judged bytes until the server acknowledges. */
 void
@@ -80,17 +71,6 @@ dp_tls_refuse(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, enum dp
 }
 
 /*
- * The hello is not whole in the data of a SYN (TCP Fast Open): the server gets the SYN
- * without it and acknowledges none of it, so the client sends the bytes again after the
- * handshake; what the SYN carried stays in the reassembler to be compared with them.
- */
-static inline struct dp_fate
-dp_tls_syn_strip(void)
-{
-	return (struct dp_fate){ .act = DP_FATE_STRIP, .reply = DP_FATE_REPLY_STRIP };
-}
-
-/*
  * The first bytes on a sniffed port, shown in the first segment: a hello goes on to be
  * judged (CONTINUE, f->tls pending); SSH, the one other protocol first bytes prove, goes
  * on with its first bytes kept to compare. STREAM: the held path decides (HTTP, too few
@@ -131,8 +111,6 @@ dp_tls_pass(const struct dp_flow *f)
 	return pass[f->would_block];
 }
 
-static struct dp_fate dp_tls_stream(struct dp_worker *w, struct rte_mbuf *m,
-    const struct pkt *p, uint16_t vm, struct dp_flow *f, bool short_hello);
 static struct dp_fate dp_tls_stream_lean(struct dp_worker *w, struct rte_mbuf *m,
     const struct dp_lean *l, struct pkt *p, uint16_t vm, struct dp_flow *f, bool short_hello);
 
@@ -204,59 +182,9 @@ dp_tls_first_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean 
 	return dp_tls_first_as(w, m, p, p, l, vm, f);
 }
 
-/*
- * Held first bytes of a flow on a port that is not a TLS port: what are they? A hello goes
- * on to be judged (CONTINUE); an SSH identification line, the one other protocol first
- * bytes prove, is released with its first bytes kept to compare, like an allowed hello; all
- * else becomes an HTTP flow, judged as requests. Otherwise m's fate.
- */
-static struct dp_fate
-dp_tls_sniff(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, struct dp_flow *f,
-    struct dp_hold *h, uint32_t off, uint32_t end, enum reasm_status rs)
-{
-	enum http_first first = http_classify(h->buf, reasm_contiguous(&h->r));
-
-	if (first == HTTP_FIRST_TLS) {
-		f->tls = DP_TLS_PENDING;
-		return dp_fate(DP_FATE_CONTINUE);
-	}
-	if (p->tcp_flags & PKT_TCP_SYN && rs != REASM_FULL)
-		return dp_tls_syn_strip();	/* judged when the client sends it again */
-	if (!dp_hold_push(w, h, m, off, end))
-		return dp_tls_refuse(w, h, f, DP_REASON_HOST_DENIED, NULL, 0, DP_FATE_FREE);
-	if (first == HTTP_FIRST_HTTP)
-		return dp_http_adopt(w, h, f);
-	if (first == HTTP_FIRST_SSH)
-		dp_tls_release(w, h, f);
-	else if (rs == REASM_FULL)
-		return dp_tls_refuse(w, h, f, DP_REASON_HOST_DENIED, NULL, 0, DP_FATE_HELD);
-	return dp_fate(DP_FATE_HELD);
-}
-
-/*
- * Does m, which completes the hello in h, follow one held segment that went on whole (a
- * split hello's second segment)? Then the hello's release would let go of that segment and
- * send m: dp_tls_verdict() does so without holding m. (m brings bytes past those held
- * before, the last parse's prefix, so past what went on: the release would not free it.)
- * m may be held: a refusal holds it, as every other path does before its verdict.
- */
-static inline bool
-dp_tls_after_passed(const struct dp_worker *w, const struct dp_hold *h,
-    const struct rte_mbuf *m)
-{
-	return h->nsegs == 1 && h->off[0] < h->end[0] && h->end[0] <= h->passed &&
-	    dp_hold_pushable(w, h, m);
-}
-
-/*
- * The verdict on the whole hello in h (st its parse status), acted on. m, bytes [off, end),
- * is held in h already (NULL), or completes the hello after a segment that went on
- * (dp_tls_after_passed()): allowed, m goes on as the release would send it and the
- * segment is let go of, m never held; refused, m is held first, as any hello's last
- * segment is.
- */
-static struct dp_fate
-dp_tls_verdict(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, uint16_t vm,
+/* dp_tls_verdict(), inline in the lean way of a split hello's second segment. */
+static __rte_always_inline struct dp_fate
+dp_tls_verdict_as(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, uint16_t vm,
     enum sni_status st, const struct tls_hello *hello, struct rte_mbuf *m, uint32_t off,
     uint32_t end)
 {
@@ -280,130 +208,80 @@ dp_tls_verdict(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, uint16
 	return dp_fate(DP_FATE_HELD);	/* m taken: held and released, or sent */
 }
 
-/*
- * dp_hold_trickle_with() of a split hello's first segment m (n bytes, no FIN), alone in
- * the fresh hold h from the stream's first byte, without its walk: m goes itself.
- */
-static inline void
-dp_tls_trickle_first(struct dp_worker *w, struct dp_hold *h, struct rte_mbuf *m, uint32_t n)
+
+struct dp_fate
+dp_tls_verdict(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, uint16_t vm,
+    enum sni_status st, const struct tls_hello *hello, struct rte_mbuf *m, uint32_t off,
+    uint32_t end)
 {
-	rte_mbuf_refcnt_update(m, 1);
-	dp_tx(w, DP_PORT_UPLINK, m);
-	h->passed = n;
-	h->trickled = n;
+	return dp_tls_verdict_as(w, h, f, vm, st, hello, m, off, end);
 }
 
 /*
- * m (decoded as p, its first byte seq) into the hold h, and the hello judged once whole.
- * short_hello: m alone, into a fresh h, was parsed already and is a hello's start; what h
- * holds now is m's bytes or a prefix of them, a hello's start too (a status other than
- * SNI_NEED_MORE never changes as a stream grows), so it is not parsed again. l: m is a
- * lean frame on a flow whose hello is pending (dp_tls_stream_lean()), read from l and
- * decoded into out (p) only where the trickle reads p; NULL: p is decoded.
+ * A split hello's first segment (lean, f holding nothing): into a hold taken for it. One
+ * with bytes, within the buffer, no FIN and pushable (nearly all) is what dp_tls_hold_as()
+ * makes of it, without its tests: held, copied, and sent on itself (dp_tls_trickle_first()).
  */
-static __rte_always_inline struct dp_fate
-dp_tls_hold_as(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, struct pkt *out,
-    const struct dp_lean *l, uint16_t vm, struct dp_flow *f, struct dp_hold *h, uint32_t seq,
-    bool short_hello)
+static __attribute__((noinline)) struct dp_fate
+dp_tls_hold_first_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
+    struct pkt *p, uint16_t vm, struct dp_flow *f)
 {
-	const uint8_t *payload = l != NULL ? dp_lean_payload(m) : p->payload;
-	size_t payload_len = l != NULL ? l->payload_len : p->payload_len;
-	uint8_t flags = l != NULL ? l->flags : p->tcp_flags;
-	int64_t at = dp_hold_offset(f->isn, seq), to = at + (int64_t)payload_len;
-	uint32_t off = at < 0 ? 0 : (uint32_t)at, end = to < 0 ? 0 : (uint32_t)to;
-	/* short_hello: h was taken for m, which starts the stream */
-	enum reasm_status rs = short_hello ? reasm_add_first(&h->r, payload, payload_len) :
-	    reasm_add(&h->r, seq, payload, payload_len);
-	struct tls_hello hello;
-	struct dp_fate fate;
-	enum sni_status st;
-	bool after;
+	struct dp_hold *h = dp_hold_take(w, f, &f->hold, f->isn, false);
+	uint32_t n = l->payload_len;
 
-	if (rs == REASM_CONFLICT || rs == REASM_SCATTERED)
-		return dp_tls_refuse(w, h, f, rs == REASM_CONFLICT ? DP_REASON_REWRITE :
-		    DP_REASON_NOT_TLS, NULL, 0, DP_FATE_FREE);
-	if (l == NULL && f->tls == DP_TLS_SNIFF &&
-	    (fate = dp_tls_sniff(w, m, p, f, h, off, end, rs)).act != DP_FATE_CONTINUE)
-		return fate;
-	st = short_hello ? SNI_NEED_MORE : tls_hello_parse(h->buf, reasm_contiguous(&h->r),
-	    w->holds->scratch, sizeof(w->holds->scratch), &hello);
-	if (st == SNI_NEED_MORE && (flags & PKT_TCP_SYN) && rs != REASM_FULL)
-		return dp_tls_syn_strip();
-	after = st != SNI_NEED_MORE && dp_tls_after_passed(w, h, m);
-	if (!after && !dp_hold_push(w, h, m, off, end))
-		return dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS, NULL, 0, DP_FATE_FREE);
-	if (st != SNI_NEED_MORE)
-		return dp_tls_verdict(w, h, f, vm, st, &hello, after ? m : NULL, off, end);
-	if (rs == REASM_FULL)		/* no whole hello within the bound */
-		return dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS, NULL, 0, DP_FATE_HELD);
-	/* a slow writer: what cannot complete the hello goes on */
-	if (short_hello && payload_len != 0 && !(flags & PKT_TCP_FIN)) {
-		dp_tls_trickle_first(w, h, m, (uint32_t)payload_len);
-	} else {
-		if (l != NULL)		/* the trickle reads p */
-			dp_lean_decode(m, l, out, true);
-		dp_hold_trickle_with(w, h, 0, (uint32_t)reasm_contiguous(&h->r), m, p);
-	}
+	if (h == NULL || n == 0 || n > sizeof(h->buf) || (l->flags & PKT_TCP_FIN) ||
+	    !dp_hold_push(w, h, m, 0, n))
+		return dp_tls_hold_first_any(w, m, l, p, vm, f, h);
+	reasm_add_first(&h->r, dp_lean_payload(m), n);
+	dp_tls_trickle_first(w, h, m, n);
 	return dp_fate(DP_FATE_HELD);
 }
 
-/* f's hold, taken if f has none; NULL: no room for one. */
-static inline struct dp_hold *
-dp_tls_hold_of(struct dp_worker *w, struct dp_flow *f)
+/*
+ * What follows a split hello's start (lean). Bytes in order after a first segment that
+ * went on whole (dp_tls_after_passed(): nearly every second segment) take dp_tls_hold_as()'s
+ * way without its tests: copied in, and the hello judged once whole, or m held and what
+ * cannot complete it trickled (m is pushable). A fate other than held decodes m into p.
+ */
+static __attribute__((noinline)) struct dp_fate
+dp_tls_stream_more_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
+    struct pkt *p, uint16_t vm, struct dp_flow *f)
 {
 	struct dp_hold *h = dp_hold_at(w, f->hold);
+	int64_t at = dp_hold_offset(f->isn, l->seq), to = at + (int64_t)l->payload_len;
+	uint32_t off = at < 0 ? 0 : (uint32_t)at, end = to < 0 ? 0 : (uint32_t)to;
+	struct tls_hello hello;
+	struct dp_fate fate;
+	enum sni_status st;
 
-	return h != NULL ? h : dp_hold_take(w, f, &f->hold, f->isn, false);
-}
-
-/*
- * Urgent data, delivered out of band, could skip what was judged: refused, as what f
- * holds (a hold taken for it if f has none). Apart from dp_tls_stream(): the flag, known
- * clear there, no longer rides along into the fates it returns.
- */
-static __attribute__((noinline)) struct dp_fate
-dp_tls_urgent(struct dp_worker *w, struct dp_flow *f)
-{
-	struct dp_hold *h = dp_tls_hold_of(w, f);
-
-	if (h == NULL)
-		return dp_fate_cut(DP_REASON_VM_LIMIT);	/* no room to judge it first: closed */
-	return dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS, NULL, 0, DP_FATE_FREE);
-}
-
-/*
- * m (decoded as p, within the window, no urgent data: dp_tls_client() asked) into f's
- * hold, taken if f has none, and the hello judged once whole. short_hello: m starts the
- * stream and was parsed alone, a hello's start (dp_tls_hold()).
- */
-static __attribute__((noinline)) struct dp_fate
-dp_tls_stream(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
-    struct dp_flow *f, bool short_hello)
-{
-	uint32_t seq = p->seq + ((p->tcp_flags & PKT_TCP_SYN) != 0);
-	struct dp_hold *h = dp_tls_hold_of(w, f);
-
-	if (h == NULL)
-		return dp_fate_cut(DP_REASON_VM_LIMIT);	/* no room to judge it first: closed */
-	return dp_tls_hold_as(w, m, p, NULL, NULL, vm, f, h, seq, short_hello);
+	if (h == NULL || !dp_tls_after_passed(w, h, m) ||
+	    !reasm_is_next(&h->r, l->seq, l->payload_len))
+		return dp_tls_stream_more_any(w, m, l, p, vm, f);
+	reasm_add_next(&h->r, l->seq, dp_lean_payload(m), l->payload_len);
+	st = tls_hello_parse(h->buf, reasm_contiguous(&h->r), w->holds->scratch,
+	    sizeof(w->holds->scratch), &hello);
+	if (st == SNI_NEED_MORE) {
+		dp_hold_push(w, h, m, off, end);
+		dp_lean_decode(m, l, p, true);	/* the trickle reads p */
+		dp_hold_trickle_with(w, h, 0, reasm_contiguous(&h->r), m, p);
+		return dp_fate(DP_FATE_HELD);
+	}
+	fate = dp_tls_verdict_as(w, h, f, vm, st, &hello, m, off, end);
+	if (!dp_fate_eq(fate, dp_fate(DP_FATE_HELD)))
+		dp_lean_decode(m, l, p, true);
+	return fate;
 }
 
 /*
  * dp_tls_stream() of a lean frame (l) on a flow whose hello is pending, no SYN: the hello's
- * start or what follows it. A fate other than held (a refusal's: the event and the cut
- * read p) decodes m into p; one held (m taken: sent, held or both) needs none.
+ * start (short_hello: f holds nothing) or what follows it, each way a call of its own.
  */
-static __attribute__((noinline)) struct dp_fate
+static inline struct dp_fate
 dp_tls_stream_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
     struct pkt *p, uint16_t vm, struct dp_flow *f, bool short_hello)
 {
-	struct dp_hold *h = dp_tls_hold_of(w, f);
-	struct dp_fate fate = h == NULL ? dp_fate_cut(DP_REASON_VM_LIMIT) :
-	    dp_tls_hold_as(w, m, p, p, l, vm, f, h, l->seq, short_hello);
-
-	if (!dp_fate_eq(fate, dp_fate(DP_FATE_HELD)))
-		dp_lean_decode(m, l, p, true);
-	return fate;
+	return short_hello ? dp_tls_hold_first_lean(w, m, l, p, vm, f) :
+	    dp_tls_stream_more_lean(w, m, l, p, vm, f);
 }
 
 struct dp_fate

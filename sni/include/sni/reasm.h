@@ -56,26 +56,43 @@ reasm_init(struct reasm *r, uint32_t isn, uint8_t *buf, uint32_t cap)
 enum reasm_status reasm_add_any(struct reasm *r, uint32_t seq, const uint8_t *data, size_t len);
 
 /*
- * Add a segment's payload. Bytes before stream offset 0 (sequence numbers "behind" isn
- * in serial-number arithmetic, RFC 1982) are ignored. Conflicts are checked before
- * anything is copied, so a rejected segment leaves the stream as it was.
- *
- * Inline for the common segment (a split hello's two take it): the stream's next bytes,
- * in order after what it holds from offset 0 (or its first bytes), within the buffer.
- * Nothing held overlaps them and the one range grows: what reasm_add_any() makes of them,
- * without its walk, its overlap tests and its merge.
+ * Are len bytes at seq the stream's next ones, in order after what it holds from offset 0
+ * (or its first bytes), within the buffer? Nothing held overlaps them, and reasm_add() of
+ * them (the common segment: a split hello's two) only copies them and grows the one range.
  */
-static inline enum reasm_status
-reasm_add(struct reasm *r, uint32_t seq, const uint8_t *data, size_t len)
+static inline bool
+reasm_is_next(const struct reasm *r, uint32_t seq, size_t len)
 {
 	uint32_t off = seq - r->isn;
 	uint32_t held = r->nb_ranges == 0 ? 0 : r->ranges[0].end;
 
-	if (r->nb_ranges <= 1 && (r->nb_ranges == 0 || r->ranges[0].start == 0) &&
-	    off == held && len > 0 && len <= r->cap - off) {
-		memcpy(r->buf + off, data, len);
-		r->ranges[0] = (struct reasm_range){ .start = 0, .end = off + (uint32_t)len };
-		r->nb_ranges = 1;
+	return r->nb_ranges <= 1 && (r->nb_ranges == 0 || r->ranges[0].start == 0) &&
+	    off == held && len > 0 && len <= r->cap - off;
+}
+
+/* reasm_add() of bytes reasm_is_next() says are the next: what reasm_add_any() makes of them. */
+static inline void
+reasm_add_next(struct reasm *r, uint32_t seq, const uint8_t *data, size_t len)
+{
+	uint32_t off = seq - r->isn;
+
+	memcpy(r->buf + off, data, len);
+	r->ranges[0] = (struct reasm_range){ .start = 0, .end = off + (uint32_t)len };
+	r->nb_ranges = 1;
+}
+
+/*
+ * Add a segment's payload. Bytes before stream offset 0 (sequence numbers "behind" isn
+ * in serial-number arithmetic, RFC 1982) are ignored. Conflicts are checked before
+ * anything is copied, so a rejected segment leaves the stream as it was. Inline for the
+ * stream's next bytes (reasm_is_next()), without reasm_add_any()'s walk, its overlap tests
+ * and its merge.
+ */
+static inline enum reasm_status
+reasm_add(struct reasm *r, uint32_t seq, const uint8_t *data, size_t len)
+{
+	if (reasm_is_next(r, seq, len)) {
+		reasm_add_next(r, seq, data, len);
 		return REASM_OK;
 	}
 	return reasm_add_any(r, seq, data, len);

@@ -1,0 +1,98 @@
+/*
+ * What dp_tls.c and dp_tls_held.c share: a hello that is not whole in its stream's first
+ * segment goes the held way (dp_tls_held.c), its segments held and reassembled until it
+ * is judged once whole.
+ */
+#ifndef DP_TLS_HELD_H
+#define DP_TLS_HELD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "dp.h"
+#include "dp_fate.h"
+#include "dp_flow.h"
+#include "dp_hold.h"
+#include "dp_out.h"
+#include "sni/pkt.h"
+#include "sni/reasm.h"
+#include "sni/tls.h"
+
+struct dp_lean;
+
+/* The bytes h holds, judged and sent: kept until the server acknowledges them. */
+static inline void
+dp_tls_verify_held(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
+{
+	f->judged = reasm_contiguous(&h->r);
+	f->tls = DP_TLS_VERIFY;
+	h->started = w->now;
+}
+
+/*
+ * Does m, which completes the hello in h, follow one held segment that went on whole (a
+ * split hello's second segment)? Then the hello's release would let go of that segment and
+ * send m: dp_tls_verdict() does so without holding m. (m brings bytes past those held
+ * before, the last parse's prefix, so past what went on: the release would not free it.)
+ * m may be held: a refusal holds it, as every other path does before its verdict.
+ */
+static inline bool
+dp_tls_after_passed(const struct dp_worker *w, const struct dp_hold *h,
+    const struct rte_mbuf *m)
+{
+	return h->nsegs == 1 && h->off[0] < h->end[0] && h->end[0] <= h->passed &&
+	    dp_hold_pushable(w, h, m);
+}
+
+/*
+ * dp_hold_trickle_with() of a split hello's first segment m (n bytes, no FIN), alone in
+ * the fresh hold h from the stream's first byte, without its walk: m goes itself.
+ */
+static inline void
+dp_tls_trickle_first(struct dp_worker *w, struct dp_hold *h, struct rte_mbuf *m, uint32_t n)
+{
+	rte_mbuf_refcnt_update(m, 1);
+	dp_tx(w, DP_PORT_UPLINK, m);
+	h->passed = n;
+	h->trickled = n;
+}
+
+/*
+ * The verdict on the whole hello in h (st its parse status), acted on. m, bytes [off, end),
+ * is held in h already (NULL), or completes the hello after a segment that went on
+ * (dp_tls_after_passed()): allowed, m goes on as the release would send it and the
+ * segment is let go of, m never held; refused, m is held first, as any hello's last
+ * segment is.
+ */
+struct dp_fate dp_tls_verdict(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f,
+    uint16_t vm, enum sni_status st, const struct tls_hello *hello, struct rte_mbuf *m,
+    uint32_t off, uint32_t end);
+
+/*
+ * m (decoded as p, within the window, no urgent data: dp_tls_client() asked) into f's
+ * hold, taken if f has none, and the hello judged once whole. short_hello: m starts the
+ * stream and was parsed alone, a hello's start (dp_tls_hold_as()).
+ */
+struct dp_fate dp_tls_stream(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
+    uint16_t vm, struct dp_flow *f, bool short_hello);
+
+/*
+ * The general way of dp_tls_stream_lean() (dp_tls.c), for the lean frames its own does
+ * not take: a hello's start into f's hold h, just taken (NULL: none was free), and what
+ * follows it. A fate other than held (a refusal's: the event and the cut read p) decodes m
+ * into p; one held (m taken: sent, held or both) needs none.
+ */
+struct dp_fate dp_tls_hold_first_any(struct dp_worker *w, struct rte_mbuf *m,
+    const struct dp_lean *l, struct pkt *p, uint16_t vm, struct dp_flow *f, struct dp_hold *h);
+struct dp_fate dp_tls_stream_more_any(struct dp_worker *w, struct rte_mbuf *m,
+    const struct dp_lean *l, struct pkt *p, uint16_t vm, struct dp_flow *f);
+
+/*
+ * Urgent data, delivered out of band, could skip what was judged: refused, as what f
+ * holds (a hold taken for it if f has none).
+ */
+struct dp_fate dp_tls_urgent(struct dp_worker *w, struct dp_flow *f);
+
+#endif
