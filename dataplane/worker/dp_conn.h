@@ -108,7 +108,7 @@ dp_conn_steady_word(uint64_t key, const struct dp_flow *f)
 /*
  * dp_conn_steady_word(), but for f's tls, which may also be DP_TLS_VERIFY (a released
  * hello's copy kept to compare, which the server's ACK lets go): what the burst asks of a
- * flow with judged bytes before dp_conn_uplink_judged().
+ * flow with judged bytes before dp_conn_uplink_judged() (dp_conn_lean.h).
  */
 static inline bool
 dp_conn_judged_word(uint64_t key, const struct dp_flow *f)
@@ -224,17 +224,6 @@ dp_conn_uplink_steady(struct dp_worker *w, struct dp_flow *f, bool tcp, uint8_t 
 	else
 		f->state = DP_FLOW_ESTABLISHED;
 }
-
-/*
- * A TCP segment toward the VM that neither opens nor ends anything (flags, ACK and window),
- * on flow f, which has judged bytes (so is not steady) and is steady but for them and a
- * copy of them kept to compare (DP_TLS_VERIFY): dp_conn_judged_word(), which the caller
- * asked. When no HA peer is told of flows, what dp_conn_uplink_any() does to f (tracked,
- * the judged bytes let go once the server has them all) and true, the frame to go on
- * toward the VM; else false, f untouched.
- */
-bool dp_conn_uplink_judged(struct dp_worker *w, struct dp_flow *f, uint8_t flags, uint32_t ack,
-    uint16_t win);
 
 /* dp_conn_uplink_any(), likewise. */
 static inline struct dp_fate

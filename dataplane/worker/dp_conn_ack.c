@@ -1,30 +1,14 @@
 /*
- * The server's segments that take no call: its ACK of a flow's judged bytes, on the lean
- * path (dp_burst.c), the one frame of nearly every connection toward the VM that is not
- * steady only because the flow still keeps what was judged of its first bytes; and its
- * plain segments on the general path (its SYN-ACK, its FIN). What
- * dp_conn_uplink_general() would do to each (test_dp_conn_plain holds them to one answer).
+ * The server's plain segments on the general path (its SYN-ACK, its FIN), which take no
+ * call: what dp_conn_uplink_general() would do to each (test_dp_conn_plain holds them to
+ * one answer). Its ACK of a flow's judged bytes on the lean path: dp_conn_uplink_judged()
+ * (dp_conn_lean.h).
  */
 #include <string.h>
 
 #include "dp_conn.h"
 #include "dp_conn_int.h"
 #include "dp_tls.h"
-
-bool
-dp_conn_uplink_judged(struct dp_worker *w, struct dp_flow *f, uint8_t flags, uint32_t ack,
-    uint16_t win)
-{
-	/*
-	 * steady but for its judged bytes (the caller asked dp_conn_judged_word()); and no HA
-	 * peer, which hears when the server has the hello (dp_ha_note())
-	 */
-	if (w->ctx->ha)
-		return false;
-	dp_conn_uplink_steady(w, f, true, flags, ack, win);
-	dp_tls_peer_ack_judged(w, f);	/* its tls NONE or VERIFY: all acknowledged, they go */
-	return true;
-}
 
 /*
  * Is p, toward the VM on its flow f, a plain segment: one that dp_conn_uplink_general()

@@ -1,11 +1,11 @@
 /*
  * The flow stage of a lean frame (dp_lean.h) whose flow is not steady for it, decided from
  * the fields the lean check read and the frame's bytes it checked: a connection's FIN
- * either way, the server's SYN-ACK, the VM's ACK before its first bytes are judged, and
- * with a flow log (no flow is steady then) nearly every frame. What dp_conn_vm_any() or
- * dp_conn_uplink_any() would do to each, without the frame decoded into a struct pkt for
- * them (test_dp_conn_lean holds them to one answer); anything else is left untouched to
- * the general way.
+ * either way, the server's SYN-ACK and its ACK of judged bytes, the VM's ACK before its
+ * first bytes are judged, and with a flow log (no flow is steady then) nearly every
+ * frame. What dp_conn_vm_any() or dp_conn_uplink_any() would do to each, without the
+ * frame decoded into a struct pkt for them (test_dp_conn_lean and test_dp_conn_plain hold
+ * them to one answer); anything else is left untouched to the general way.
  */
 #ifndef DP_CONN_LEAN_H
 #define DP_CONN_LEAN_H
@@ -91,6 +91,27 @@ dp_conn_vm_lean(struct dp_worker *w, struct dp_flow *f, const struct rte_mbuf *m
 	dp_conn_lean_track(w, f, m, flags, true);
 	dp_flow_vm_sent_by(f, flags, seq, payload_len);
 	return f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED;
+}
+
+/*
+ * A TCP segment toward the VM that neither opens nor ends anything (flags, ACK and window),
+ * on flow f, which has judged bytes (so is not steady) and is steady but for them and a
+ * copy of them kept to compare (DP_TLS_VERIFY): dp_conn_judged_word(), which the caller
+ * asked. When no HA peer is told of flows, what dp_conn_uplink_any() does to f (tracked,
+ * the judged bytes let go once the server has them all) and true, the frame to go on
+ * toward the VM; else false, f untouched. The server's ACK of the hello, one frame of
+ * nearly every connection: inline in the burst, where a call cost it as much as its body.
+ */
+static __rte_always_inline bool
+dp_conn_uplink_judged(struct dp_worker *w, struct dp_flow *f, uint8_t flags, uint32_t ack,
+    uint16_t win)
+{
+	/* and no HA peer, which hears when the server has the hello (dp_ha_note()) */
+	if (w->ctx->ha)
+		return false;
+	dp_conn_uplink_steady(w, f, true, flags, ack, win);
+	dp_tls_peer_ack_judged(w, f);	/* its tls NONE or VERIFY: all acknowledged, they go */
+	return true;
 }
 
 /*

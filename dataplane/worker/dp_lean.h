@@ -276,13 +276,17 @@ dp_lean_ip(const struct rte_mbuf *m)
 
 /*
  * The TCP header of lean frame m: past an IPv4 header without options or an IPv6 header
- * without extension headers, as dp_lean() checked.
+ * without extension headers, as dp_lean() checked. Untagged IPv4, nearly every frame, by
+ * its ethertype alone (a lean frame's 0x0800 says so, as dp_lean_decode() reads it).
  */
 static __rte_always_inline const uint8_t *
 dp_lean_th(const struct rte_mbuf *m)
 {
-	const uint8_t *ip = dp_lean_ip(m);
+	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *), *ip;
 
+	if (likely(rd_be16(frame + 12) == PKT_ETH_P_IPV4))
+		return frame + DP_LEAN_L4;
+	ip = dp_lean_ip(m);
 	return ip + (ip[0] >> 4 == 6 ? 40 : 20);
 }
 

@@ -28,6 +28,7 @@
 #include "dp_burst.h"
 #include "dp_conn.h"
 #include "dp_conn_int.h"
+#include "dp_conn_lean.h"
 #include "dp_ctx_fixture.h"
 #include "dp_flow.h"
 #include "dp_out.h"
