@@ -218,6 +218,7 @@ dp_flow_close_open(struct dp_flows *t, struct dp_flow *f, enum dp_flow_end end, 
 		dp_flow_unindex_moved(t, f, idx);
 	t->per_vm[f->key.vm]--;
 	f->in_use = false;
+	f->key.zero = DP_FLOW_KEY_CLOSED;	/* no key matches it now: dp_flow_entry_is() */
 	dp_slots_put(&t->slots, idx);
 }
 

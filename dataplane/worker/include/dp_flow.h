@@ -216,8 +216,15 @@ dp_flow_is(const struct dp_flow *f, const struct dp_flow_key *k)
 }
 
 /*
+ * A closed entry's key's tail (dp_flow_close()): no key has it (their tail is zero), so a
+ * closed entry matches none and its key alone says whether it is open under a key.
+ */
+#define DP_FLOW_KEY_CLOSED	1
+
+/*
  * dp_flow_is() for f, an entry of the table's array (which is cache-line aligned, its
- * 128-byte entries too), so that its key's halves are read as the operands of the XORs.
+ * 128-byte entries too), so that its key's halves are read as the operands of the XORs;
+ * k's tail zero. Open is not asked apart: a closed entry's tail is DP_FLOW_KEY_CLOSED.
  */
 static inline bool
 dp_flow_entry_is(const struct dp_flow *f, const struct dp_flow_key *k)
@@ -228,7 +235,7 @@ dp_flow_entry_is(const struct dp_flow *f, const struct dp_flow_key *k)
 	__m128i d = _mm_or_si128(_mm_xor_si128(_mm_load_si128(x), _mm_loadu_si128(y)),
 	    _mm_xor_si128(_mm_load_si128(x + 1), _mm_loadu_si128(y + 1)));
 
-	return f->in_use && _mm_testz_si128(d, d) != 0;
+	return _mm_testz_si128(d, d) != 0;
 #else
 	return dp_flow_is(f, k);
 #endif
