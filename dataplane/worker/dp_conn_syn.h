@@ -19,6 +19,7 @@
 #include "dp_conn_int.h"
 #include "dp_fate.h"
 #include "dp_flow.h"
+#include "dp_flow_int.h"
 #include "dp_gen.h"
 #include "dp_lean.h"
 #include "sni/pkt.h"
@@ -68,7 +69,7 @@ dp_conn_vm_syn_open(struct dp_worker *w, const struct rte_mbuf *m, const struct 
 	uint8_t ws;
 
 	/* no room to remember it: blocked even in audit mode (fail closed), a TCP refusal */
-	if ((f = dp_flow_open_hashed(w->flows, k, h, g->max_flows_per_vm, w->now)) == NULL)
+	if ((f = dp_flow_open_near(w->flows, k, h, g->max_flows_per_vm, w->now)) == NULL)
 		return dp_fate_block(DP_REASON_FLOW_LIMIT, g->on_block_reset ? DP_FATE_REPLY_RST :
 		    DP_FATE_REPLY_NONE);
 	f->gen = g->id;

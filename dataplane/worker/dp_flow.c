@@ -87,31 +87,6 @@ dp_flows_reclaim(struct dp_flows *t, uint64_t now)
 	}
 }
 
-/*
- * f as k's and zero beyond, in sixteen-byte stores: the initializer took gcc to a rep
- * stosq, sixteen instructions as counted for eight.
- */
-static inline void
-dp_flow_init(struct dp_flow *f, const struct dp_flow_key *k)
-{
-	__m128i *v = (__m128i *)(void *)f;
-	const __m128i *kv = (const __m128i *)(const void *)k;
-
-	__m128i z = _mm_setzero_si128();
-
-	_Static_assert(sizeof(*f) == 8 * sizeof(*v) && sizeof(*k) == 2 * sizeof(*v),
-	    "a flow is eight vectors, its key two");
-	/* one by one: a loop of them gcc turns back into the memset */
-	_mm_storeu_si128(&v[0], _mm_loadu_si128(&kv[0]));
-	_mm_storeu_si128(&v[1], _mm_loadu_si128(&kv[1]));
-	_mm_storeu_si128(&v[2], z);
-	_mm_storeu_si128(&v[3], z);
-	_mm_storeu_si128(&v[4], z);
-	_mm_storeu_si128(&v[5], z);
-	_mm_storeu_si128(&v[6], z);
-	_mm_storeu_si128(&v[7], z);
-}
-
 uint32_t
 dp_flow_hash(const struct dp_flows *t, const struct dp_flow_key *k)
 {
@@ -125,25 +100,7 @@ dp_flow_open(struct dp_flows *t, const struct dp_flow_key *k, uint32_t max_per_v
 	return dp_flow_open_hashed(t, k, dp_ft_hash(&t->ft, k), max_per_vm, now);
 }
 
-/* Entry idx, indexed for k (h its hash) in the slot at place at, as k's open flow. */
-static inline struct dp_flow *
-dp_flow_opened(struct dp_flows *t, const struct dp_flow_key *k, uint32_t idx, uint32_t h,
-    uint32_t at, uint64_t now)
-{
-	struct dp_flow *f = &t->h.e[idx];
-
-	t->h.opened |= dp_flow_opened_bit(h);
-	t->at[idx] = at;
-	t->per_vm[k->vm]++;
-	dp_flow_init(f, k);
-	f->last_seen = now;
-	f->in_use = true;
-	/* its account is the flow log's to start (dp_flowlog_opened()): without one, nobody's */
-	return f;
-}
-
-/* dp_flow_open_hashed() past its VM's share, when no entry is free or k's first bucket full. */
-static __attribute__((noinline)) struct dp_flow *
+struct dp_flow *
 dp_flow_open_far(struct dp_flows *t, const struct dp_flow_key *k, uint32_t h, uint64_t now)
 {
 	uint32_t idx;
@@ -161,25 +118,11 @@ dp_flow_open_far(struct dp_flows *t, const struct dp_flow_key *k, uint32_t h, ui
 	return dp_flow_opened(t, k, idx, h, dp_ft_place_of(&t->ft, h, idx), now);
 }
 
-/*
- * The common case apart, a free entry and room in k's first bucket: it calls nothing, so
- * it keeps nothing on the stack across a call.
- */
 struct dp_flow *
 dp_flow_open_hashed(struct dp_flows *t, const struct dp_flow_key *k, uint32_t h,
     uint32_t max_per_vm, uint64_t now)
 {
-	uint32_t b = dp_ft_first(&t->ft, h), idx;
-	struct dp_ft_bucket *bk = &t->ft.b[b];
-	uint64_t bit;
-
-	if (k->vm > t->nvms || t->per_vm[k->vm] >= max_per_vm)
-		return NULL;
-	if (!dp_slots_peek(&t->slots, &idx) || !dp_ft_low_bit_if(dp_ft_match(bk, 0), &bit))
-		return dp_flow_open_far(t, k, h, now);
-	dp_slots_take(&t->slots);
-	dp_ft_place_bit(bk, bit, dp_ft_tag(h), idx);
-	return dp_flow_opened(t, k, idx, h, b * (uint32_t)sizeof(*bk) + (uint32_t)bit, now);
+	return dp_flow_open_near(t, k, h, max_per_vm, now);
 }
 
 static inline void dp_flows_cursor_past(struct dp_flows *t, const struct dp_flow *f);
