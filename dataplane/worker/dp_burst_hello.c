@@ -15,7 +15,8 @@
  * dp_conn_vm_any() of a hello on a plain flow (dp_conn_lean_plain(), no SYN nor RST: so
  * no reopening) is the tracking dp_conn_vm_lean() does and the fate STREAM, which
  * dp_vm_stream() takes to dp_tls_client(); then dp_out_flow_apply() acts on its fate: a
- * pass is sent on as it would send it, any other fate acted on from the frame decoded.
+ * pass is sent on as it would send it, a segment held (most of a split hello's) needs
+ * nothing, as there, and any other fate is acted on from the frame decoded.
  */
 bool
 dp_burst_lean_hello(struct dp_worker *w, struct dp_burst_frame *fr, struct dp_flow *f)
@@ -32,7 +33,7 @@ dp_burst_lean_hello(struct dp_worker *w, struct dp_burst_frame *fr, struct dp_fl
 	bare.verdict = DP_ALLOWED;
 	if (likely(dp_fate_eq(bare, dp_fate(DP_FATE_EGRESS))))
 		dp_egress(w, fr->m, fr->vm, (enum dp_verdict)fate.verdict);
-	else
+	else if (!dp_fate_eq(fate, dp_fate(DP_FATE_HELD)))	/* held (m taken): nothing to do */
 		dp_out_flow_apply(w, fr->m, &fr->p, fr->vm, true, fate, f);
 	return true;
 }

@@ -423,13 +423,34 @@ dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 	return dp_tls_stream(w, m, p, vm, f, false);
 }
 
+/* dp_tls_client_lean() of a segment past the hello's start, or of its first held */
+static __attribute__((noinline)) struct dp_fate
+dp_tls_next_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
+    struct pkt *p, unsigned int vm, struct dp_flow *f)
+{
+	return dp_tls_stream_lean(w, m, l, p, (uint16_t)vm, f, false);
+}
+
+/* dp_tls_client_lean() of a segment out of the window or with urgent data: decoded */
+static __attribute__((noinline)) struct dp_fate
+dp_tls_client_decoded(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
+    struct pkt *p, unsigned int vm, struct dp_flow *f)
+{
+	dp_lean_decode(m, l, p, true);
+	return dp_tls_client(w, m, p, (uint16_t)vm, f);
+}
+
+/*
+ * Each way a call of one signature, its last: the checks keep no register across a call,
+ * so the function makes no stack frame (the frame it made cost a hello some twenty).
+ */
 struct dp_fate
 dp_tls_client_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
     struct pkt *p, uint16_t vm, struct dp_flow *f)
 {
-	if (likely(!(l->flags & PKT_TCP_URG) && dp_hold_in_window(f, l->seq, l->payload_len)))
-		return f->hold == 0 && l->seq == f->isn ? dp_tls_first_lean(w, m, l, p, vm, f) :
-		    dp_tls_stream_lean(w, m, l, p, vm, f, false);
-	dp_lean_decode(m, l, p, true);
-	return dp_tls_client(w, m, p, vm, f);
+	if (unlikely((l->flags & PKT_TCP_URG) || !dp_hold_in_window(f, l->seq, l->payload_len)))
+		return dp_tls_client_decoded(w, m, l, p, vm, f);
+	if (f->hold == 0 && l->seq == f->isn)
+		return dp_tls_first_lean(w, m, l, p, vm, f);
+	return dp_tls_next_lean(w, m, l, p, vm, f);
 }
