@@ -9,6 +9,7 @@
 #include "dp_hash.h"
 #include "dp_hold.h"
 #include "dp_out.h"
+#include "dp_out_flow.h"
 #include "dp_http.h"
 #include "dp_lean.h"
 #include "dp_tls.h"
@@ -197,11 +198,30 @@ dp_tls_first_segment(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *
 	return dp_tls_first_as(w, m, p, NULL, NULL, vm, f);
 }
 
-static __attribute__((noinline)) struct dp_fate
+/*
+ * The fate of lean frame m from the VM (decoded as p for any fate but a pass or HELD)
+ * acted on as dp_out_flow_apply() would: a pass sent on inline, a held segment (m taken)
+ * left as it is. True: what dp_tls_client_lean() returns, the lean stage's last call.
+ */
+static __rte_always_inline bool
+dp_tls_lean_act(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    struct dp_fate fate, struct dp_flow *f)
+{
+	struct dp_fate bare = fate;
+
+	bare.verdict = DP_ALLOWED;	/* one compare of 8 bytes: the fate and nothing else */
+	if (likely(dp_fate_eq(bare, dp_fate(DP_FATE_EGRESS))))
+		dp_egress(w, m, vm, (enum dp_verdict)fate.verdict);
+	else if (!dp_fate_eq(fate, dp_fate(DP_FATE_HELD)))
+		dp_out_flow_apply(w, m, p, vm, true, fate, f);
+	return true;
+}
+
+static __attribute__((noinline)) bool
 dp_tls_first_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
     struct pkt *p, unsigned int vm, struct dp_flow *f)
 {
-	return dp_tls_first_as(w, m, p, p, l, vm, f);
+	return dp_tls_lean_act(w, m, p, (uint16_t)vm, dp_tls_first_as(w, m, p, p, l, vm, f), f);
 }
 
 /*
@@ -424,27 +444,30 @@ dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 }
 
 /* dp_tls_client_lean() of a segment past the hello's start, or of its first held */
-static __attribute__((noinline)) struct dp_fate
+static __attribute__((noinline)) bool
 dp_tls_next_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
     struct pkt *p, unsigned int vm, struct dp_flow *f)
 {
-	return dp_tls_stream_lean(w, m, l, p, (uint16_t)vm, f, false);
+	return dp_tls_lean_act(w, m, p, (uint16_t)vm,
+	    dp_tls_stream_lean(w, m, l, p, (uint16_t)vm, f, false), f);
 }
 
 /* dp_tls_client_lean() of a segment out of the window or with urgent data: decoded */
-static __attribute__((noinline)) struct dp_fate
+static __attribute__((noinline)) bool
 dp_tls_client_decoded(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
     struct pkt *p, unsigned int vm, struct dp_flow *f)
 {
 	dp_lean_decode(m, l, p, true);
-	return dp_tls_client(w, m, p, (uint16_t)vm, f);
+	return dp_tls_lean_act(w, m, p, (uint16_t)vm, dp_tls_client(w, m, p, (uint16_t)vm, f),
+	    f);
 }
 
 /*
- * Each way a call of one signature, its last: the checks keep no register across a call,
- * so the function makes no stack frame (the frame it made cost a hello some twenty).
+ * Each way a call of one signature, its last, which acts on its own fate: the checks
+ * keep no register across a call, so neither this function nor the lean stage that calls
+ * it last makes a stack frame for a fate to come back through.
  */
-struct dp_fate
+bool
 dp_tls_client_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
     struct pkt *p, uint16_t vm, struct dp_flow *f)
 {
