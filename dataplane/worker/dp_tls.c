@@ -40,31 +40,6 @@ dp_tls_release(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
 	dp_tls_verify_held(w, h, f);
 }
 
-/*
- * The verdict on a whole ClientHello, or DP_REASON_ALLOWED when it may pass. Inlined in
- * TCP's two paths to it, which every hello on a TLS port takes; QUIC calls dp_tls_judge().
- */
-static inline __attribute__((always_inline)) enum dp_reason
-dp_tls_judge_hello(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni_status st,
-    const struct tls_hello *hello)
-{
-	if (st == SNI_ABSENT)
-		return DP_REASON_NO_SNI;
-	if (st != SNI_FOUND || hello->sni.len > SNI_HOST_MAX)
-		return DP_REASON_NOT_TLS;
-	/* ECH: judged on the outer SNI, the only name visible (SPEC s4.5) */
-	if (!hello->sni_lower)
-		return dp_tls_judge_folded(w, f, vm, &hello->sni);
-	return dp_tls_judge_lower(w, f, vm, &hello->sni);
-}
-
-enum dp_reason
-dp_tls_judge(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni_status st,
-    const struct tls_hello *hello)
-{
-	return dp_tls_judge_hello(w, f, vm, st, hello);
-}
-
 struct dp_fate
 dp_tls_refuse(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, enum dp_reason r,
     const char *name, size_t len, enum dp_fate_act act)
@@ -199,9 +174,8 @@ dp_tls_first_segment(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *
 }
 
 /*
- * The fate of lean frame m from the VM (decoded as p for any fate but a pass or HELD)
- * acted on as dp_out_flow_apply() would: a pass sent on inline, a held segment (m taken)
- * left as it is. True: what dp_tls_client_lean() returns, the lean stage's last call.
+ * The fate of lean frame m from the VM (p decoded for any fate but a pass or HELD) acted
+ * on as dp_out_flow_apply() would, a pass inline. True: dp_tls_client_lean()'s answer.
  */
 static __rte_always_inline bool
 dp_tls_lean_act(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
@@ -463,9 +437,8 @@ dp_tls_client_decoded(struct dp_worker *w, struct rte_mbuf *m, const struct dp_l
 }
 
 /*
- * Each way a call of one signature, its last, which acts on its own fate: the checks
- * keep no register across a call, so neither this function nor the lean stage that calls
- * it last makes a stack frame for a fate to come back through.
+ * Each way a last call of one signature that acts on its own fate: neither this function
+ * nor the lean stage that calls it last makes a stack frame for a fate to come back.
  */
 bool
 dp_tls_client_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
