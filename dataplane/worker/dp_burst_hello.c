@@ -11,7 +11,7 @@
 
 /*
  * dp_conn_vm_any() of a hello on a plain flow (dp_conn_lean_plain(), no SYN nor RST: so
- * no reopening) is the tracking dp_conn_vm_lean() does and the fate STREAM, which
+ * no reopening; no URG) is the tracking dp_conn_vm_lean() does and the fate STREAM, which
  * dp_vm_stream() takes to dp_tls_client(); then dp_out_flow_apply() acts on its fate,
  * which dp_tls_client_lean() does as it would: a pass is sent on as it would send it, a
  * segment held (most of a split hello's) needs nothing, and any other fate is acted on
@@ -22,7 +22,8 @@ dp_burst_lean_hello(struct dp_worker *w, struct dp_burst_frame *fr, struct dp_fl
 {
 	const struct dp_lean *l = &fr->ln;
 
-	if (!dp_conn_lean_plain(w, f) || (l->flags & (PKT_TCP_SYN | PKT_TCP_RST)))
+	/* urgent data too, refused by dp_tls_client() (rare): the general way's, one test */
+	if (!dp_conn_lean_plain(w, f) || (l->flags & (PKT_TCP_SYN | PKT_TCP_RST | PKT_TCP_URG)))
 		return false;
 	dp_conn_lean_track(w, f, fr->m, l->flags, true);
 	dp_flow_vm_sent_by(f, l->flags, l->seq, l->payload_len);

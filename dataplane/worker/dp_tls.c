@@ -426,7 +426,7 @@ dp_tls_next_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *
 	    dp_tls_stream_lean(w, m, l, p, (uint16_t)vm, f, false), f);
 }
 
-/* dp_tls_client_lean() of a segment out of the window or with urgent data: decoded */
+/* dp_tls_client_lean() of a segment out of the window: decoded */
 static __attribute__((noinline)) bool
 dp_tls_client_decoded(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
     struct pkt *p, unsigned int vm, struct dp_flow *f)
@@ -444,7 +444,7 @@ bool
 dp_tls_client_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
     struct pkt *p, uint16_t vm, struct dp_flow *f)
 {
-	if (unlikely((l->flags & PKT_TCP_URG) || !dp_hold_in_window(f, l->seq, l->payload_len)))
+	if (unlikely(!dp_hold_in_window(f, l->seq, l->payload_len)))
 		return dp_tls_client_decoded(w, m, l, p, vm, f);
 	if (f->hold == 0 && l->seq == f->isn)
 		return dp_tls_first_lean(w, m, l, p, vm, f);
