@@ -181,10 +181,12 @@ static __rte_always_inline bool
 dp_tls_lean_act(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
     struct dp_fate fate, struct dp_flow *f)
 {
-	struct dp_fate bare = fate;
-
-	bare.verdict = DP_ALLOWED;	/* one compare of 8 bytes: the fate and nothing else */
-	if (likely(dp_fate_eq(bare, dp_fate(DP_FATE_EGRESS))))
+	/*
+	 * the two passes compared whole: with the verdict cleared in a copy, gcc put the fate
+	 * that two ways make together again a byte at a time
+	 */
+	if (likely(dp_fate_eq(fate, dp_fate_egress(DP_ALLOWED)) ||
+	    dp_fate_eq(fate, dp_fate_egress(DP_WOULD_BLOCK))))
 		dp_egress(w, m, vm, (enum dp_verdict)fate.verdict);
 	else if (!dp_fate_eq(fate, dp_fate(DP_FATE_HELD)))
 		dp_out_flow_apply(w, m, p, vm, true, fate, f);
