@@ -7,33 +7,25 @@
 #include "dp_burst_int.h"
 #include "dp_conn_lean.h"
 #include "dp_lean.h"
-#include "dp_out.h"
-#include "dp_out_flow.h"
 #include "dp_tls.h"
 
 /*
  * dp_conn_vm_any() of a hello on a plain flow (dp_conn_lean_plain(), no SYN nor RST: so
- * no reopening) is the tracking dp_conn_vm_lean() does and the fate STREAM, which
- * dp_vm_stream() takes to dp_tls_client(); then dp_out_flow_apply() acts on its fate: a
- * pass is sent on as it would send it, a segment held (a split hello's two) left as it
- * leaves one, any other fate acted on from the frame decoded.
+ * no reopening; no URG) is the tracking dp_conn_vm_lean() does and the fate STREAM, which
+ * dp_vm_stream() takes to dp_tls_client(); then dp_out_flow_apply() acts on its fate,
+ * which dp_tls_client_lean() does as it would: a pass is sent on as it would send it, a
+ * segment held (most of a split hello's) needs nothing, and any other fate is acted on
+ * from the frame decoded. Its call is the last: this stage makes no stack frame for it.
  */
 bool
 dp_burst_lean_hello(struct dp_worker *w, struct dp_burst_frame *fr, struct dp_flow *f)
 {
 	const struct dp_lean *l = &fr->ln;
-	struct dp_fate fate, bare;
 
-	if (!dp_conn_lean_plain(w, f) || (l->flags & (PKT_TCP_SYN | PKT_TCP_RST)))
+	/* urgent data too, refused by dp_tls_client() (rare): the general way's, one test */
+	if (!dp_conn_lean_plain(w, f) || (l->flags & (PKT_TCP_SYN | PKT_TCP_RST | PKT_TCP_URG)))
 		return false;
 	dp_conn_lean_track(w, f, fr->m, l->flags, true);
 	dp_flow_vm_sent_by(f, l->flags, l->seq, l->payload_len);
-	fate = dp_tls_client_lean(w, fr->m, l, &fr->p, fr->vm, f);
-	bare = fate;
-	bare.verdict = DP_ALLOWED;
-	if (likely(dp_fate_eq(bare, dp_fate(DP_FATE_EGRESS))))
-		dp_egress(w, fr->m, fr->vm, (enum dp_verdict)fate.verdict);
-	else if (!dp_fate_eq(fate, dp_fate(DP_FATE_HELD)))	/* held: nothing to act on */
-		dp_out_flow_apply(w, fr->m, &fr->p, fr->vm, true, fate, f);
-	return true;
+	return dp_tls_client_lean(w, fr->m, l, &fr->p, fr->vm, f);	/* acted on there */
 }

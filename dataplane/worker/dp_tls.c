@@ -9,6 +9,7 @@
 #include "dp_hash.h"
 #include "dp_hold.h"
 #include "dp_out.h"
+#include "dp_out_flow.h"
 #include "dp_lean.h"
 #include "dp_tls.h"
 #include "dp_tls_held.h"
@@ -28,31 +29,6 @@ dp_tls_release(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
 		return;
 	}
 	dp_tls_verify_held(w, h, f);
-}
-
-/*
- * The verdict on a whole ClientHello, or DP_REASON_ALLOWED when it may pass. Inlined in
- * TCP's two paths to it, which every hello on a TLS port takes; QUIC calls dp_tls_judge().
- */
-static inline __attribute__((always_inline)) enum dp_reason
-dp_tls_judge_hello(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni_status st,
-    const struct tls_hello *hello)
-{
-	if (st == SNI_ABSENT)
-		return DP_REASON_NO_SNI;
-	if (st != SNI_FOUND || hello->sni.len > SNI_HOST_MAX)
-		return DP_REASON_NOT_TLS;
-	/* ECH: judged on the outer SNI, the only name visible (SPEC s4.5) */
-	if (!hello->sni_lower)
-		return dp_tls_judge_folded(w, f, vm, &hello->sni);
-	return dp_tls_judge_lower(w, f, vm, &hello->sni);
-}
-
-enum dp_reason
-dp_tls_judge(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni_status st,
-    const struct tls_hello *hello)
-{
-	return dp_tls_judge_hello(w, f, vm, st, hello);
 }
 
 struct dp_fate
@@ -175,11 +151,31 @@ dp_tls_first_segment(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *
 	return dp_tls_first_as(w, m, p, NULL, NULL, vm, f);
 }
 
-static __attribute__((noinline)) struct dp_fate
+/*
+ * The fate of lean frame m from the VM (p decoded for any fate but a pass or HELD) acted
+ * on as dp_out_flow_apply() would, a pass inline. True: dp_tls_client_lean()'s answer.
+ */
+static __rte_always_inline bool
+dp_tls_lean_act(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    struct dp_fate fate, struct dp_flow *f)
+{
+	/*
+	 * the two passes compared whole: with the verdict cleared in a copy, gcc put the fate
+	 * that two ways make together again a byte at a time
+	 */
+	if (likely(dp_fate_eq(fate, dp_fate_egress(DP_ALLOWED)) ||
+	    dp_fate_eq(fate, dp_fate_egress(DP_WOULD_BLOCK))))
+		dp_egress(w, m, vm, (enum dp_verdict)fate.verdict);
+	else if (!dp_fate_eq(fate, dp_fate(DP_FATE_HELD)))
+		dp_out_flow_apply(w, m, p, vm, true, fate, f);
+	return true;
+}
+
+static __attribute__((noinline)) bool
 dp_tls_first_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
     struct pkt *p, unsigned int vm, struct dp_flow *f)
 {
-	return dp_tls_first_as(w, m, p, p, l, vm, f);
+	return dp_tls_lean_act(w, m, p, (uint16_t)vm, dp_tls_first_as(w, m, p, p, l, vm, f), f);
 }
 
 /* dp_tls_verdict(), inline in the lean way of a split hello's second segment. */
@@ -301,13 +297,36 @@ dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 	return dp_tls_stream(w, m, p, vm, f, false);
 }
 
-struct dp_fate
+/* dp_tls_client_lean() of a segment past the hello's start, or of its first held */
+static __attribute__((noinline)) bool
+dp_tls_next_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
+    struct pkt *p, unsigned int vm, struct dp_flow *f)
+{
+	return dp_tls_lean_act(w, m, p, (uint16_t)vm,
+	    dp_tls_stream_lean(w, m, l, p, (uint16_t)vm, f, false), f);
+}
+
+/* dp_tls_client_lean() of a segment out of the window: decoded */
+static __attribute__((noinline)) bool
+dp_tls_client_decoded(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
+    struct pkt *p, unsigned int vm, struct dp_flow *f)
+{
+	dp_lean_decode(m, l, p, true);
+	return dp_tls_lean_act(w, m, p, (uint16_t)vm, dp_tls_client(w, m, p, (uint16_t)vm, f),
+	    f);
+}
+
+/*
+ * Each way a last call of one signature that acts on its own fate: neither this function
+ * nor the lean stage that calls it last makes a stack frame for a fate to come back.
+ */
+bool
 dp_tls_client_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
     struct pkt *p, uint16_t vm, struct dp_flow *f)
 {
-	if (likely(!(l->flags & PKT_TCP_URG) && dp_hold_in_window(f, l->seq, l->payload_len)))
-		return f->hold == 0 && l->seq == f->isn ? dp_tls_first_lean(w, m, l, p, vm, f) :
-		    dp_tls_stream_lean(w, m, l, p, vm, f, false);
-	dp_lean_decode(m, l, p, true);
-	return dp_tls_client(w, m, p, vm, f);
+	if (unlikely(!dp_hold_in_window(f, l->seq, l->payload_len)))
+		return dp_tls_client_decoded(w, m, l, p, vm, f);
+	if (f->hold == 0 && l->seq == f->isn)
+		return dp_tls_first_lean(w, m, l, p, vm, f);
+	return dp_tls_next_lean(w, m, l, p, vm, f);
 }

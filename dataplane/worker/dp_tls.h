@@ -31,12 +31,13 @@ struct dp_fate dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const stru
 
 /*
  * dp_tls_client() of lean frame m (dp_lean.h) from the VM, l what the lean check read of
- * it (no SYN), on a flow whose hello is pending: a segment within the window and without
- * URG is judged or held from the frame's payload, any other decoded into p first and taken
- * the general way. p is decoded for every fate but a pass (EGRESS) or HELD (m taken),
- * which need nothing of it.
+ * it (no SYN, no URG), on a flow whose hello is pending, and its fate acted on as
+ * dp_out_flow_apply() would: a segment within the window is judged or held from the
+ * frame's payload, any other decoded into p first and taken the general way. p is
+ * decoded for every fate but a pass (EGRESS) or HELD (m taken), which need nothing of it.
+ * Returns true: m is taken.
  */
-struct dp_fate dp_tls_client_lean(struct dp_worker *w, struct rte_mbuf *m,
+bool dp_tls_client_lean(struct dp_worker *w, struct rte_mbuf *m,
     const struct dp_lean *l, struct pkt *p, uint16_t vm, struct dp_flow *f);
 
 /*

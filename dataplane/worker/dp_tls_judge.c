@@ -1,7 +1,8 @@
-/* The SNI judged by the policy, and a name with capitals lowered (dp_tls_judge.h). */
+/* The SNI judged by the policy, a name with capitals lowered, a hello judged (dp_tls_judge.h). */
 #include <string.h>
 
 #include "dp_budget.h"
+#include "dp_tls.h"
 #include "dp_tls_judge.h"
 #include "sni/copy8.h"
 
@@ -35,4 +36,11 @@ dp_tls_judge_folded(struct dp_worker *w, struct dp_flow *f, uint16_t vm, const s
 
 	copy8((uint8_t *)lower, sni->p, sni->len, true);
 	return dp_tls_judge_lower(w, f, vm, &n);
+}
+
+enum dp_reason
+dp_tls_judge(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni_status st,
+    const struct tls_hello *hello)
+{
+	return dp_tls_judge_hello(w, f, vm, st, hello);
 }

@@ -1,6 +1,7 @@
 /*
  * An SNI judged (dp_tls.c's hello verdicts): the binding's word on the name, inline, or
- * the policy's, a call (dp_tls_judge.c), as is a name with capitals, lowered first.
+ * the policy's, a call (dp_tls_judge.c), as is a name with capitals, lowered first; and
+ * the verdict on a whole hello made of it.
  */
 #ifndef DP_TLS_JUDGE_H
 #define DP_TLS_JUDGE_H
@@ -58,6 +59,24 @@ dp_tls_judge_lower(struct dp_worker *w, struct dp_flow *f, uint16_t vm, const st
 		return DP_REASON_ALLOWED;
 	}
 	return dp_tls_judge_policy(w, f, vm, (const char *)n->p, n->len, hash);
+}
+
+/*
+ * The verdict on a whole ClientHello, or DP_REASON_ALLOWED when it may pass. Inlined in
+ * TCP's two paths to it, which every hello on a TLS port takes; QUIC calls dp_tls_judge().
+ */
+static inline __attribute__((always_inline)) enum dp_reason
+dp_tls_judge_hello(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni_status st,
+    const struct tls_hello *hello)
+{
+	if (st == SNI_ABSENT)
+		return DP_REASON_NO_SNI;
+	if (st != SNI_FOUND || hello->sni.len > SNI_HOST_MAX)
+		return DP_REASON_NOT_TLS;
+	/* ECH: judged on the outer SNI, the only name visible (SPEC s4.5) */
+	if (!hello->sni_lower)
+		return dp_tls_judge_folded(w, f, vm, &hello->sni);
+	return dp_tls_judge_lower(w, f, vm, &hello->sni);
 }
 
 #endif

@@ -335,7 +335,7 @@ test_lean_hello_is_general(void **state)
 			continue;
 		}
 		assert_false(b.gen != w->gen->id || b.budgets != 0 || w->ctx->ha ||
-		    (fl & (PKT_TCP_SYN | PKT_TCP_RST)));
+		    (fl & (PKT_TCP_SYN | PKT_TCP_RST | PKT_TCP_URG)));
 		took.taken++;
 		took.passed += lean.egress[DP_ALLOWED] + lean.egress[DP_WOULD_BLOCK] != 0;
 		took.cut += !lean.present;
