@@ -105,14 +105,18 @@ dp_lean_vm(const struct dp_gen *g, const uint8_t *frame, size_t tag, bool from_v
 	const struct dp_vm *v;
 	int slot;
 
-	/* the (vlan, MAC) index holds each VM under its own VLAN: one a tag found is its */
+	/*
+	 * The (vlan, MAC) index holds each VM under its own VLAN only (dp_gen_build.c;
+	 * test_dp_gen_vm_addr asks each VLAN's VM untagged): the VM an untagged frame finds is
+	 * configured without one, and one a tag found is that tag's. dp_vlan_tags_ok()'s
+	 * question, for the one tag at most a lean frame has.
+	 */
 	if ((slot = dp_gen_vm_by_mac(g, tag != 0 ? rd_be16(frame + 14) & 0x0fff : 0,
 	    from_vm ? frame + 6 : frame)) < 0)
 		return -1;
 	v = &g->vms[slot];
-	if ((tag == 0 && v->id.vlan != 0) || (from_vm && (family == 4 ?
-	    !v->id.has4 || memcmp(src, v->id.ip4, 4) != 0 :
-	    !v->id.has6 || memcmp(src, v->id.ip6, 16) != 0)))
+	if (from_vm && (family == 4 ? !v->id.has4 || memcmp(src, v->id.ip4, 4) != 0 :
+	    !v->id.has6 || memcmp(src, v->id.ip6, 16) != 0))
 		return -1;
 	dp_lean_key(k, (uint16_t)slot, family, th, from_vm ? src + alen : src, from_vm);
 	l->flags = th[13];

@@ -73,7 +73,8 @@ t_ask(const struct dp_gen *g, uint8_t family, const uint8_t *addr, struct t_tall
  * VM i of a configuration: a fifth IPv4 only, a fifth IPv6 only, a fifth neither, the rest
  * both. Sequential addresses (as operators number VMs) in the usual prefixes, every
  * seventh VM's IPv6 address the bytes of its IPv4 one then zeros (the same key words as
- * that IPv4 address), and every eleventh sharing VM 0's addresses.
+ * that IPv4 address), and every eleventh sharing VM 0's addresses. Every third is on a
+ * VLAN (100-108).
  */
 static void
 t_vm(struct pol_vm *v, uint32_t i, char *name, size_t cap)
@@ -83,7 +84,8 @@ t_vm(struct pol_vm *v, uint32_t i, char *name, size_t cap)
 	snprintf(name, cap, "vm%u", i);
 	*v = (struct pol_vm){ .name = name, .id = { .mac = { 0x02, 0, 0, 0, (uint8_t)(i >> 8),
 		(uint8_t)i }, .has4 = i % 5 != 1 && i % 5 != 2, .has6 = i % 5 != 0 && i % 5 != 2,
-		.ip4 = { 10, 20, (uint8_t)(a >> 8), (uint8_t)a } } };
+		.ip4 = { 10, 20, (uint8_t)(a >> 8), (uint8_t)a },
+		.vlan = (uint16_t)(i % 3 == 2 ? 100 + i % 9 : 0) } };
 	if (i % 7 == 3) {
 		memcpy(v->id.ip6, v->id.ip4, 4);
 	} else {
@@ -232,7 +234,7 @@ t_seen(const struct dp_gen *g)
 /*
  * dp_gen_vm_by_mac() reads a MAC in a frame with one 8-byte load: each present VM's MAC,
  * followed by two random bytes (an ethertype, the next MAC), finds its slot; on another
- * VLAN none, and one bit off only a VM whose MAC that is.
+ * VLAN (untagged, for a VM with one) none, and one bit off only a VM whose MAC that is.
  */
 static void
 t_by_mac(const struct dp_gen *g)
@@ -249,6 +251,9 @@ t_by_mac(const struct dp_gen *g)
 		assert_int_equal(dp_gen_vm_by_mac(g, g->vms[s].id.vlan, frame), s);
 		assert_int_equal(dp_gen_vm_by_mac(g, (uint16_t)(g->vms[s].id.vlan ^ 1), frame),
 		    -1);
+		/* untagged, a VLAN's VM is no VM: the lean check (dp_lean_vm()) asks no more */
+		if (g->vms[s].id.vlan != 0)
+			assert_int_equal(dp_gen_vm_by_mac(g, 0, frame), -1);
 		frame[rand() % 6] ^= (uint8_t)(1u << (rand() % 8));
 		other = dp_gen_vm_by_mac(g, g->vms[s].id.vlan, frame);
 		assert_true(other == -1 || memcmp(g->vms[other].id.mac, frame, 6) == 0);

@@ -108,8 +108,7 @@ t_gen(const struct fc_frame *f)
 	for (unsigned int i = 0; i < T_INDEX; i++)
 		index_keys[i] = DP_VM_INDEX_EMPTY;
 	t_vm(T_VM, f->b + 6, 0, true, f->p.src, f6.p.src);
-	t_vm(T_VM_VLAN, mac_vlan, 0, true, f->p.src, f6.p.src);
-	vms[T_VM_VLAN].id.vlan = 20;	/* found untagged, configured with a VLAN */
+	t_vm(T_VM_VLAN, mac_vlan, 20, true, f->p.src, f6.p.src);	/* not found untagged */
 	t_vm(T_VM_NO4, mac_no4, 0, false, f->p.src, f6.p.src);
 	t_vm(T_VM_TAGGED, mac_tagged, 10, true, f->p.src, f6.p.src);
 }
