@@ -208,7 +208,10 @@ csum_sum_long(const void *buf, size_t n, uint64_t acc)
 	return csum_long(buf, n, acc);
 }
 
-/* acc plus the quads (a constant: unrolled) 4-byte words at p, in one carry chain */
+/*
+ * acc plus the quads (a constant: unrolled) 4-byte words at p, in one carry chain: out of
+ * line, GCC stores the chain's sum once, at its end (inline in the burst, once a step)
+ */
 static inline uint64_t
 csum_add_quads(uint64_t acc, const uint8_t *p, unsigned int quads)
 {

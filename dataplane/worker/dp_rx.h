@@ -72,12 +72,14 @@ dp_rx_l4_csum_ok(const struct rte_mbuf *m, const struct pkt *p)
 
 /*
  * csum_sum() of n >= 8 bytes with its short case inline: out of line (GCC's choice for a
- * function this size) it was a call for every short segment off the lean path.
+ * function this size) it was a call for every short segment off the lean path. A long
+ * one goes to csum_sum_any(), whose carry chain takes 128..255 bytes for less than the
+ * vectors' setup and reduction (an IPv6 segment of a 200-byte payload).
  */
 static __rte_always_inline uint64_t
 dp_rx_sum(const uint8_t *buf, size_t n, uint64_t acc)
 {
-	return n < CSUM_VEC_MIN ? csum_sum_short(buf, n, acc) : csum_sum_long(buf, n, acc);
+	return n < CSUM_VEC_MIN ? csum_sum_short(buf, n, acc) : csum_sum_any(buf, n, acc);
 }
 
 /* The header checksum of an IPv4 header without options at ip. */
@@ -112,10 +114,12 @@ dp_rx_csums4_len_ok(const uint8_t *ip, uint8_t proto, uint32_t len)
  * other TCP segment pkt_decode_fast() takes over IPv4 (dp_rx_csums_plain_ok()): inline,
  * each sum tested without a fold (csum_ok()); csum_sum() was a call for a short segment.
  * The segment's sum runs from the source address: the 28 bytes to the end of the TCP
- * header's fixed part always (three words in a carry chain, csum_add4w(), and its last 4
- * bytes), then the options and payload, total - 40 bytes: a short rest in at most two
- * words and a tail, the tail one load that ends at the packet's end (csum_tail(): 32 bytes
- * come before it). A bare segment (an ACK, a FIN) has no rest to dispatch on.
+ * header's fixed part always (three words, csum_add4w(), and its last 4 bytes), then the
+ * options and payload, total - 40 bytes: a short rest in a tail and at most two words,
+ * the tail one load that ends at the packet's end (csum_tail(): 32 bytes come before it).
+ * The tail first: its add then leads to this copy's own word tests, where after them GCC
+ * merged the copies' tails (tagged, untagged) into one block reached and left by jumps.
+ * A bare segment (an ACK, a FIN) has no rest to dispatch on.
  *
  * The pseudo-header's length, total - 20 in network order, is the total length field as
  * it lies less 20 in network order: a byte swap is a multiplication by 256 modulo 65535,
@@ -139,14 +143,14 @@ dp_rx_csums4_tcp_ok(const uint8_t *ip, uint32_t total)
 	    csum_urg;
 	sum = csum_add4w(sum, csum_word(ip + 12), csum_word(ip + 20), csum_word(ip + 28));
 	if (rest >= 32) {
-		sum = csum_sum(ip + 40, rest, sum);
+		sum = csum_sum_any(ip + 40, rest, sum);	/* never a constant: no csum_sum() */
 	} else {
+		if (rest & 7)
+			sum = csum_add(sum, csum_tail(ip + 32, total - 32));
 		if (rest & 16)
 			sum = csum_add3(sum, csum_word(ip + 40), csum_word(ip + 48));
 		if (rest & 8)
 			sum = csum_add(sum, csum_word(ip + 40 + (rest & 16)));
-		if (rest & 7)
-			sum = csum_add(sum, csum_tail(ip + 32, total - 32));
 	}
 	return csum_ok(sum);	/* one test for both ways: a branch on it, not a flag kept */
 }

@@ -29,41 +29,35 @@ csum_add(uint64_t a, uint64_t b)
 }
 
 /*
- * a + b + c and a + b + c + d with end-around carry, each as one carry chain (add, adc,
- * then the carry out added back): nested csum_add()s cost a compare per word, as GCC
- * carries each sum's carry into the next add and must then ask the sum for its own. One
- * variable takes every step's sum: GCC keeps an addcarry's result in memory, and the
- * same one stored once at the end costs less than one stored a step.
+ * csum_add(), its sum then kept as it is: told nothing of it, GCC folds the adc $0 into
+ * the next add and must then compare for that add's own carry, a compare a word.
+ */
+static inline uint64_t
+csum_add_step(uint64_t a, uint64_t b)
+{
+	uint64_t s = csum_add(a, b);
+
+	__asm__("" : "+r"(s));
+	return s;
+}
+
+/*
+ * a + b + c and a + b + c + d with end-around carry, an add and an adc $0 a word. The
+ * add-with-carry builtin's chain (add, adc..., then adc $0) is an instruction a word
+ * shorter, but GCC 12 keeps its sum in memory: a store each step, and inside the burst
+ * loop the slot's address reloaded from the stack first, which cost more than the adc $0s.
  */
 static inline uint64_t
 csum_add3(uint64_t a, uint64_t b, uint64_t c)
 {
-#ifdef __x86_64__
-	unsigned long long s;
-	unsigned char cy;
-
-	cy = __builtin_ia32_addcarryx_u64(0, a, b, &s);
-	cy = __builtin_ia32_addcarryx_u64(cy, s, c, &s);
-	return (uint64_t)s + cy;	/* at most 2^64 - 2 plus 1: no carry out */
-#else
-	return csum_add(csum_add(a, b), c);
-#endif
+	return csum_add(csum_add_step(a, b), c);
 }
 
 static inline uint64_t
 csum_add4w(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
 {
-#ifdef __x86_64__
-	unsigned long long s;
-	unsigned char cy;
-
-	cy = __builtin_ia32_addcarryx_u64(0, a, b, &s);
-	cy = __builtin_ia32_addcarryx_u64(cy, s, c, &s);
-	cy = __builtin_ia32_addcarryx_u64(cy, s, d, &s);
-	return (uint64_t)s + cy;
-#else
-	return csum_add(csum_add(csum_add(a, b), c), d);
-#endif
+	__asm__("" : "+r"(a));	/* a sum of small terms, else merged into the first add */
+	return csum_add(csum_add_step(csum_add_step(a, b), c), d);
 }
 
 /* acc plus the sum of n bytes at buf, vectorised (csum.c): for n >= CSUM_VEC_MIN */
@@ -82,28 +76,14 @@ csum_word(const uint8_t *p)
 	return w;
 }
 
-/*
- * acc plus the words (a constant: unrolled) 8-byte words at p. On x86-64 one carry chain
- * (add, adc, ..., then the carry out added back): csum_add()'s compare per word is what
- * GCC makes of the carry otherwise.
- */
+/* acc plus the words (a constant: unrolled) 8-byte words at p, csum_add3()'s way */
 static inline uint64_t
 csum_add_words(uint64_t acc, const uint8_t *p, unsigned int words)
 {
-#ifdef __x86_64__
-	unsigned long long s = acc;
-	unsigned char c = 0;
-
 #pragma GCC unroll 8
 	for (unsigned int i = 0; i < words; i++)
-		c = __builtin_ia32_addcarryx_u64(c, s, csum_word(p + 8 * i), &s);
-	return (uint64_t)s + c;		/* at most 2^64 - 2 plus 1: no carry out */
-#else
-#pragma GCC unroll 8
-	for (unsigned int i = 0; i < words; i++)
-		acc = csum_add(acc, csum_word(p + 8 * i));
+		acc = csum_add_step(acc, csum_word(p + 8 * i));
 	return acc;
-#endif
 }
 
 /* acc plus the four 8-byte words at p */
