@@ -117,8 +117,11 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 	for (struct rte_mbuf **pm = pkts, **end = pkts + n; pm != end; pm++, fr++) {
 		int slot;
 
-		/* by pointer: an index and its bound took a counter kept in memory */
-		if (pm < prefetch_end)
+		/*
+		 * by pointer: an index and its bound took a counter kept in memory; likely,
+		 * all but a burst's last few: out of line, each frame paid a jump back
+		 */
+		if (likely(pm < prefetch_end))
 			rte_prefetch0(rte_pktmbuf_mtod(pm[DP_BURST_PREFETCH], void *));
 		fr->m = *pm;
 		bytes += rte_pktmbuf_pkt_len(fr->m);
