@@ -81,6 +81,35 @@ dp_hold_at(const struct dp_worker *w, uint32_t ref)
 struct dp_hold *dp_hold_take(struct dp_worker *w, struct dp_flow *f, uint32_t *ref,
     uint32_t base, bool from_peer);
 
+/* dp_hold_take() inline, for a split hello's first segment (dp_tls.c), which takes one. */
+static __rte_always_inline struct dp_hold *
+dp_hold_take_inline(struct dp_worker *w, struct dp_flow *f, uint32_t *ref, uint32_t base,
+    bool from_peer)
+{
+	struct dp_holds *hs = w->holds;
+	struct dp_hold *h;
+	uint32_t slot;
+
+	if (f->key.vm > hs->nvms || hs->per_vm[f->key.vm] >= w->gen->max_holds_per_vm ||
+	    !dp_slots_get(&hs->slots, &slot))
+		return NULL;
+	hs->per_vm[f->key.vm]++;
+	*ref = slot + 1;
+	h = dp_hold_at(w, *ref);
+	h->flow = f;
+	h->vm = f->key.vm;
+	h->started = w->now;
+	h->nsegs = 0;
+	h->base = base;
+	h->judged = 0;
+	h->trickled = 0;
+	h->passed = 0;
+	h->nfolds = 0;
+	h->from_peer = from_peer;
+	reasm_init(&h->r, base, h->buf, sizeof(h->buf));
+	return h;
+}
+
 /* dp_hold_put() of a ref that has a buffer. */
 void dp_hold_put_taken(struct dp_worker *w, uint32_t *ref);
 

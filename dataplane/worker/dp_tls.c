@@ -87,8 +87,8 @@ dp_tls_pass(const struct dp_flow *f)
 	return pass[f->would_block];
 }
 
-static struct dp_fate dp_tls_stream_lean(struct dp_worker *w, struct rte_mbuf *m,
-    const struct dp_lean *l, struct pkt *p, uint16_t vm, struct dp_flow *f, bool short_hello);
+static struct dp_fate dp_tls_hold_first_lean(struct dp_worker *w, struct rte_mbuf *m,
+    const struct dp_lean *l, struct pkt *p, struct dp_flow *f, const uint8_t *payload);
 
 /*
  * The first segment of f's stream, alone (dp_tls_client() asked): a ClientHello whole in
@@ -119,7 +119,7 @@ dp_tls_first_as(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, st
 	st = tls_hello_parse(payload, payload_len, w->holds->scratch,
 	    sizeof(w->holds->scratch), &hello);
 	if (st == SNI_NEED_MORE)
-		return l != NULL ? dp_tls_stream_lean(w, m, l, out, vm, f, true) :
+		return l != NULL ? dp_tls_hold_first_lean(w, m, l, out, f, payload) :
 		    dp_tls_stream(w, m, p, vm, f, true);
 	r = dp_tls_judge_hello(w, f, vm, st, &hello);
 	if (r != DP_REASON_ALLOWED) {
@@ -214,21 +214,23 @@ dp_tls_verdict(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, uint16
 }
 
 /*
- * A split hello's first segment (lean, f holding nothing): into a hold taken for it. One
- * with bytes, within the buffer, no FIN and pushable (nearly all) is what dp_tls_hold_as()
- * makes of it, without its tests: held, copied, and sent on itself (dp_tls_trickle_first()).
+ * A split hello's first segment (lean, f holding nothing; its payload at payload, which
+ * dp_tls_first_as() parsed): into a hold taken for it. One with bytes, within the buffer,
+ * no FIN and pushable (nearly all) is what dp_tls_hold_as() makes of it, without its tests:
+ * held, copied, and sent on itself (dp_tls_trickle_first()). Six arguments, all in
+ * registers: the VM is f's (dp_hold_take() holds f for it too), read where it is needed.
  */
 static __attribute__((noinline)) struct dp_fate
 dp_tls_hold_first_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
-    struct pkt *p, uint16_t vm, struct dp_flow *f)
+    struct pkt *p, struct dp_flow *f, const uint8_t *payload)
 {
-	struct dp_hold *h = dp_hold_take(w, f, &f->hold, f->isn, false);
+	struct dp_hold *h = dp_hold_take_inline(w, f, &f->hold, f->isn, false);
 	uint32_t n = l->payload_len;
 
 	if (h == NULL || n == 0 || n > sizeof(h->buf) || (l->flags & PKT_TCP_FIN) ||
 	    !dp_hold_push(w, h, m, 0, n))
-		return dp_tls_hold_first_any(w, m, l, p, vm, f, h);
-	reasm_add_first(&h->r, dp_lean_payload(m), n);
+		return dp_tls_hold_first_any(w, m, l, p, f->key.vm, f, h);
+	reasm_add_first(&h->r, payload, n);
 	dp_tls_trickle_first(w, h, m, n);
 	return dp_fate(DP_FATE_HELD);
 }
@@ -268,18 +270,6 @@ dp_tls_stream_more_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp
 	return fate;
 }
 
-/*
- * dp_tls_stream() of a lean frame (l) on a flow whose hello is pending, no SYN: the hello's
- * start (short_hello: f holds nothing) or what follows it, each way a call of its own.
- */
-static inline struct dp_fate
-dp_tls_stream_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
-    struct pkt *p, uint16_t vm, struct dp_flow *f, bool short_hello)
-{
-	return short_hello ? dp_tls_hold_first_lean(w, m, l, p, vm, f) :
-	    dp_tls_stream_more_lean(w, m, l, p, vm, f);
-}
-
 struct dp_fate
 dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
     struct dp_flow *f)
@@ -303,7 +293,7 @@ dp_tls_next_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *
     struct pkt *p, unsigned int vm, struct dp_flow *f)
 {
 	return dp_tls_lean_act(w, m, p, (uint16_t)vm,
-	    dp_tls_stream_lean(w, m, l, p, (uint16_t)vm, f, false), f);
+	    dp_tls_stream_more_lean(w, m, l, p, (uint16_t)vm, f), f);
 }
 
 /* dp_tls_client_lean() of a segment out of the window: decoded */

@@ -57,8 +57,9 @@ dp_tls_sniff(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, struc
  * short_hello: m alone, into a fresh h, was parsed already and is a hello's start; what h
  * holds now is m's bytes or a prefix of them, a hello's start too (a status other than
  * SNI_NEED_MORE never changes as a stream grows), so it is not parsed again. l: m is a
- * lean frame on a flow whose hello is pending (dp_tls_stream_lean()), read from l and
- * decoded into out (p) only where the trickle reads p; NULL: p is decoded.
+ * lean frame on a flow whose hello is pending (dp_tls_hold_first_lean() or
+ * dp_tls_stream_more_lean()), read from l and decoded into out (p) only where the trickle
+ * reads p; NULL: p is decoded.
  */
 static __rte_always_inline struct dp_fate
 dp_tls_hold_as(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, struct pkt *out,
@@ -142,8 +143,8 @@ dp_tls_stream(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 }
 
 /*
- * dp_tls_stream_lean() of a lean frame (l) into h (f's hold; NULL: none to take): a
- * hello's start (short_hello, h taken for it) or what follows it.
+ * The general way of a lean frame (l) into h (f's hold; NULL: none to take): a hello's
+ * start (short_hello, h taken for it) or what follows it.
  */
 static __rte_always_inline struct dp_fate
 dp_tls_stream_lean_as(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,

@@ -79,10 +79,11 @@ struct dp_fate dp_tls_stream(struct dp_worker *w, struct rte_mbuf *m, const stru
     uint16_t vm, struct dp_flow *f, bool short_hello);
 
 /*
- * The general way of dp_tls_stream_lean() (dp_tls.c), for the lean frames its own does
- * not take: a hello's start into f's hold h, just taken (NULL: none was free), and what
- * follows it. A fate other than held (a refusal's: the event and the cut read p) decodes m
- * into p; one held (m taken: sent, held or both) needs none.
+ * The general way of dp_tls_hold_first_lean() and dp_tls_stream_more_lean() (dp_tls.c),
+ * for the lean frames their own do not take: a hello's start into f's hold h, just taken
+ * (NULL: none was free), and what follows it. A fate other than held (a refusal's: the
+ * event and the cut read p) decodes m into p; one held (m taken: sent, held or both) needs
+ * none.
  */
 struct dp_fate dp_tls_hold_first_any(struct dp_worker *w, struct rte_mbuf *m,
     const struct dp_lean *l, struct pkt *p, uint16_t vm, struct dp_flow *f, struct dp_hold *h);
