@@ -72,19 +72,21 @@ tls_ext_sni(struct rd ext, const uint8_t *floor, struct tls_hello *out)
 static inline __attribute__((always_inline)) bool
 tls_ext_alpn(struct rd ext, struct tls_hello *out)
 {
-	const uint8_t *q, *end;
+	const uint8_t *q, *last;
 	unsigned int n = 0;
 
-	if (ext.len < 2 || rd_be16(ext.p) != ext.len - 2 || ext.len == 2)
+	/* an empty list (list_len 0, ext.len 2) fails with the too short */
+	if (ext.len < 3 || rd_be16(ext.p) != ext.len - 2)
 		return false;
 	/*
-	 * q walks the ids' length bytes up to end, where the last id must end; an id of 0
-	 * bytes, or one past end, fails. Kept in registers, the count is stored once.
+	 * q walks the ids' length bytes up to last, the byte where the last id must end; an
+	 * id of 0 bytes, or one past last, fails: k - 1 wraps for 0, so one unsigned compare
+	 * asks 1 <= k <= last - q. Kept in registers, the count is stored once.
 	 */
-	for (q = ext.p + 2, end = ext.p + ext.len; q < end;) {
+	for (q = ext.p + 2, last = ext.p + ext.len - 1; q <= last;) {
 		size_t k = *q;
 
-		if (k == 0 || (size_t)(end - q) <= k)
+		if (k - 1 >= (size_t)(last - q))
 			return false;
 		if (n < TLS_ALPN_MAX)
 			out->alpn[n++] = (struct sni_name){ .p = q + 1, .len = k };

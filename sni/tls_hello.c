@@ -196,7 +196,8 @@ tls_hello_fields(struct rd body, const uint8_t *floor, struct tls_hello *out)
 	if (len < at + 2 || (n = rd_be16(p + at)) == 0 || n % 2 != 0)
 		return SNI_MALFORMED;
 	at += 2 + n;				/* past the cipher suites */
-	if (len <= at || p[at] == 0 || len - at - 1 < p[at])
+	/* 1 <= methods <= len - at - 1, in one compare: methods - 1 wraps for 0 */
+	if (len <= at || (size_t)p[at] - 1 >= len - at - 1)
 		return SNI_MALFORMED;
 	at += 1 + (size_t)p[at];		/* past the compression methods */
 	if (len == at)

@@ -277,6 +277,12 @@ test_malformed_compression(void **state)
 	tf_ext_sni(&h.m, "example.com");
 	tf_hello_end(&h);
 	tf_expect_hello(&h, SNI_MALFORMED);
+	/* the methods end where the message does, then one byte past it */
+	tf_hello_begin_with(&h, 32, 2, 2);
+	tf_hello_end_no_exts(&h);
+	tf_expect_hello(&h, SNI_ABSENT);
+	h.m.b[h.exts_at - 3]++;
+	tf_expect_hello(&h, SNI_MALFORMED);
 }
 
 /* The extensions' length disagrees with the message, both ways. */
