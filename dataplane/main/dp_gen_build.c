@@ -138,7 +138,7 @@ dp_gen_settings(struct dp_gen *g, const struct pol_config *cfg, unsigned int nwo
 static void
 dp_gen_vm_index_add(struct dp_gen *g, uint64_t k, int slot)
 {
-	uint32_t i = (uint32_t)((k * g->vm_index_mul) >> g->vm_index_shift);
+	uint64_t i = dp_gen_vm_index_at(g, k);
 
 	while (g->vm_keys[i] != DP_VM_INDEX_EMPTY && g->vm_keys[i] != k)
 		i = (i + 1) & g->vm_index_mask;
@@ -172,7 +172,6 @@ dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers,
 	g->max_vms = prev != NULL ? prev->max_vms : (uint16_t)cfg->max_vms;
 	bits = dp_gen_index_bits(g->max_vms);
 	g->vm_index_mask = (uint32_t)((1ull << bits) - 1);
-	g->vm_index_shift = (uint8_t)(64 - bits);
 	g->vms = rte_zmalloc("dp_vms", ((size_t)g->max_vms + 1) * sizeof(g->vms[0]), 0);
 	g->vm_keys = rte_malloc("dp_vm_keys", ((size_t)g->vm_index_mask + 1) *
 	    sizeof(g->vm_keys[0]), RTE_CACHE_LINE_SIZE);

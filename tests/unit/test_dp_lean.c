@@ -37,7 +37,7 @@ static uint64_t index_keys[T_INDEX];
 static uint16_t index_slots[T_INDEX];
 static struct dp_gen gen = { .vms = vms, .max_vms = T_NVMS, .nvms = T_NVMS,
 	.vm_keys = index_keys, .vm_slots = index_slots, .vm_index_mul = 0x9e3779b97f4a7c15ull,
-	.vm_index_mask = T_INDEX - 1, .vm_index_shift = 58 };
+	.vm_index_mask = T_INDEX - 1 };
 static const uint8_t mac_vlan[6] = { 2, 0, 0, 0, 0, 0x20 }, mac_no4[6] = { 2, 0, 0, 0, 0, 0x30 };
 static const uint8_t mac_unknown[6] = { 2, 0, 0, 0, 0, 0x40 };
 static const uint8_t mac_tagged[6] = { 2, 0, 0, 0, 0, 0x50 };
@@ -80,7 +80,7 @@ t_vm(uint16_t slot, const uint8_t *mac, uint16_t vlan, bool has, const uint8_t *
     const uint8_t *ip6)
 {
 	uint64_t key = dp_gen_vm_key(vlan, mac);
-	uint32_t i = (uint32_t)((key * gen.vm_index_mul) >> gen.vm_index_shift);
+	uint64_t i = dp_gen_vm_index_at(&gen, key);
 
 	vms[slot] = (struct dp_vm){ .name = "vm", .present = true, .id.vlan = vlan,
 		.id.has4 = has, .id.has6 = has };

@@ -72,6 +72,18 @@ dp_gen_vm_key_frame(uint16_t vlan, const uint8_t *mac)
 }
 
 /*
+ * Where k's probe starts: the high word of k times a secret odd multiplier, its low bits.
+ * The product's middle bits, each of which every bit of k moves, as the top bits of its low
+ * word were; the high word comes with the multiply and is masked in place, where the top
+ * bits took a load of their shift count, a shift by it and a widening of the index.
+ */
+static inline uint64_t
+dp_gen_vm_index_at(const struct dp_gen *g, uint64_t k)
+{
+	return (uint64_t)((unsigned __int128)k * g->vm_index_mul >> 64) & g->vm_index_mask;
+}
+
+/*
  * The VM with this (vlan, MAC), or -1: every frame asks, so it is a probe of a small
  * open-addressed table rather than a general hash. Only configured VMs are in it, so what
  * a VM writes in its frames picks where a probe starts (behind a secret multiplier), never
@@ -82,13 +94,13 @@ static inline int
 dp_gen_vm_by_mac(const struct dp_gen *g, uint16_t vlan, const uint8_t *mac)
 {
 	uint64_t k = dp_gen_vm_key_frame(vlan, mac);
-	uint32_t i = (uint32_t)((k * g->vm_index_mul) >> g->vm_index_shift);
+	uint64_t i = dp_gen_vm_index_at(g, k);
 
 	for (;;) {
 		uint64_t e = g->vm_keys[i];
 
 		/* the key first: most probes find theirs, and no key is the empty one */
-		if (e == k)
+		if (__builtin_expect(e == k, 1))
 			return g->vm_slots[i];
 		if (e == DP_VM_INDEX_EMPTY)
 			return -1;
