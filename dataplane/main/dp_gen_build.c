@@ -172,6 +172,7 @@ dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers,
 	g->max_vms = prev != NULL ? prev->max_vms : (uint16_t)cfg->max_vms;
 	bits = dp_gen_index_bits(g->max_vms);
 	g->vm_index_mask = (uint32_t)((1ull << bits) - 1);
+	g->vm_index_shift = (uint8_t)(64 - bits);
 	g->vms = rte_zmalloc("dp_vms", ((size_t)g->max_vms + 1) * sizeof(g->vms[0]), 0);
 	g->vm_keys = rte_malloc("dp_vm_keys", ((size_t)g->vm_index_mask + 1) *
 	    sizeof(g->vm_keys[0]), RTE_CACHE_LINE_SIZE);

@@ -337,6 +337,54 @@ test_16_vms(void **state)
 	t_counts(16);
 }
 
+/* The longest run of taken entries in the (vlan, MAC) index: the most steps its probe takes. */
+static uint32_t
+t_longest_mac_run(const struct dp_gen *g)
+{
+	uint32_t longest = 0, run = 0;
+
+	for (uint32_t i = 0; i < 2 * (g->vm_index_mask + 1); i++) {
+		run = g->vm_keys[i & g->vm_index_mask] != DP_VM_INDEX_EMPTY ? run + 1 : 0;
+		longest = run > longest ? run : longest;
+	}
+	return longest;
+}
+
+/*
+ * 1,000 VMs with one MAC, each on a VLAN of its own (1-1000: clones, one a tenant), then
+ * with MACs that differ in their first bytes only: each VM is found, and the index's runs
+ * stay short. A probe start taken from the product's high word alone put the first
+ * 1,000 in one run.
+ */
+static void
+test_mac_index_spread(void **state)
+{
+	struct pol_config *cfg = t_config(1000, 1);
+	struct dp_gen *g;
+
+	(void)state;
+	assert_int_equal(dp_hash_init(), 0);
+	for (int shape = 0; shape < 2; shape++) {
+		for (uint32_t i = 0; i < cfg->nvms; i++) {
+			uint8_t *mac = cfg->vms[i].id.mac;
+
+			memcpy(mac, "\x52\x54\x00\x12\x34\x56", 6);
+			mac[0] = shape == 0 ? 0x52 : (uint8_t)(i << 1);	/* unicast */
+			mac[1] = shape == 0 ? 0x54 : (uint8_t)(i >> 7);
+			cfg->vms[i].id.vlan = shape == 0 ? (uint16_t)(1 + i) : 0;
+		}
+		assert_non_null(g = dp_gen_create(cfg, 1, 1, NULL, NULL));
+		for (uint16_t sl = 0; sl < g->nvms; sl++)
+			if (g->vms[sl].present)
+				assert_int_equal(dp_gen_vm_by_mac(g, g->vms[sl].id.vlan,
+				    g->vms[sl].id.mac), sl);
+		print_message("shape %d: longest (vlan, MAC) run %u\n", shape, t_longest_mac_run(g));
+		assert_true(t_longest_mac_run(g) <= 24);
+		dp_gen_free(g);
+	}
+	t_config_free(cfg);
+}
+
 /* Every slot of the default max_vms: the table at its fullest, for several secrets. */
 static void
 test_every_slot(void **state)
@@ -363,6 +411,7 @@ main(void)
 		cmocka_unit_test(test_one_vm),
 		cmocka_unit_test(test_16_vms),
 		cmocka_unit_test(test_every_slot),
+		cmocka_unit_test(test_mac_index_spread),
 		cmocka_unit_test(test_every_slot_4096),
 	};
 

@@ -37,7 +37,7 @@ static uint64_t index_keys[T_INDEX];
 static uint16_t index_slots[T_INDEX];
 static struct dp_gen gen = { .vms = vms, .max_vms = T_NVMS, .nvms = T_NVMS,
 	.vm_keys = index_keys, .vm_slots = index_slots, .vm_index_mul = 0x9e3779b97f4a7c15ull,
-	.vm_index_mask = T_INDEX - 1 };
+	.vm_index_mask = T_INDEX - 1, .vm_index_shift = 58 };
 static const uint8_t mac_vlan[6] = { 2, 0, 0, 0, 0, 0x20 }, mac_no4[6] = { 2, 0, 0, 0, 0, 0x30 };
 static const uint8_t mac_unknown[6] = { 2, 0, 0, 0, 0, 0x40 };
 static const uint8_t mac_tagged[6] = { 2, 0, 0, 0, 0, 0x50 };

@@ -98,6 +98,7 @@ struct dp_gen {
 	uint16_t *vm_slots;		/* and the VM slot of each */
 	uint64_t vm_index_mul;		/* odd, secret: where a key's probe starts */
 	uint32_t vm_index_mask;		/* a power of two less 1: 4 x max_vms and more */
+	uint8_t vm_index_shift;		/* 64 - log2(vm_index_mask + 1) */
 	struct dp_vm_addr *vm_addrs;	/* present VMs' addresses, open addressing */
 	uint8_t *vm_addr_family;	/* and the family of each, and DP_ADDR_*: 0, empty */
 	uint32_t vm_addr_seed;		/* secret: where an address's probe starts */

@@ -72,15 +72,15 @@ dp_gen_vm_key_frame(uint16_t vlan, const uint8_t *mac)
 }
 
 /*
- * Where k's probe starts: the high word of k times a secret odd multiplier, its low bits.
- * The product's middle bits, each of which every bit of k moves, as the top bits of its low
- * word were; the high word comes with the multiply and is masked in place, where the top
- * bits took a load of their shift count, a shift by it and a widening of the index.
+ * Where k's probe starts: the top bits of k times a secret odd multiplier (multiply-shift),
+ * which every bit of k moves. The high word of the product alone, masked, was three
+ * instructions where this is five, but it moves little with k's low bits (its VLAN): one
+ * MAC on VLANs 1-1000 took 1,000 entries in a row (test_dp_gen_vm_addr).
  */
 static inline uint64_t
 dp_gen_vm_index_at(const struct dp_gen *g, uint64_t k)
 {
-	return (uint64_t)((unsigned __int128)k * g->vm_index_mul >> 64) & g->vm_index_mask;
+	return (k * g->vm_index_mul) >> g->vm_index_shift;
 }
 
 /*
