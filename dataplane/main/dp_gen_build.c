@@ -131,19 +131,78 @@ dp_gen_settings(struct dp_gen *g, const struct pol_config *cfg, unsigned int nwo
 	g->max_asks_per_vm = dp_gen_share(cfg->approval_max_per_vm, nworkers);
 }
 
+#define DP_VM_INDEX_TRIES	32	/* multipliers dp_gen_vm_index_build() draws at most */
+
+/* A configured VM's (vlan, MAC) key and its slot, kept so the index can be built again. */
+struct dp_gen_vm_entry {
+	uint64_t key;
+	uint16_t slot;
+};
+
 /*
  * (vlan, MAC) key k to slot. The loader refuses two VMs with one MAC; should a key come
  * twice anyway, the later VM has it, as a hash table's update would.
  */
 static void
-dp_gen_vm_index_add(struct dp_gen *g, uint64_t k, int slot)
+dp_gen_vm_index_add(struct dp_gen *g, uint64_t k, uint16_t slot)
 {
 	uint64_t i = dp_gen_vm_index_at(g, k);
 
 	while (g->vm_keys[i] != DP_VM_INDEX_EMPTY && g->vm_keys[i] != k)
 		i = (i + 1) & g->vm_index_mask;
 	g->vm_keys[i] = k;
-	g->vm_slots[i] = (uint16_t)slot;
+	g->vm_slots[i] = slot;
+}
+
+/* The index filled with multiplier mul; returns its longest run of taken entries. */
+static uint32_t
+dp_gen_vm_index_fill(struct dp_gen *g, const struct dp_gen_vm_entry *e, size_t n, uint64_t mul)
+{
+	uint32_t size = g->vm_index_mask + 1, start = 0, run = 0, longest = 0;
+
+	/* DP_VM_INDEX_EMPTY */
+	memset(g->vm_keys, 0xff, (size_t)size * sizeof(g->vm_keys[0]));
+	g->vm_index_mul = mul;
+	for (size_t j = 0; j < n; j++)
+		dp_gen_vm_index_add(g, e[j].key, e[j].slot);
+	/* at most a quarter full, so there is an empty entry to start from */
+	while (g->vm_keys[start] != DP_VM_INDEX_EMPTY)
+		start++;
+	for (uint32_t j = 1; j <= size; j++) {
+		run = g->vm_keys[(start + j) & g->vm_index_mask] != DP_VM_INDEX_EMPTY ? run + 1 : 0;
+		longest = run > longest ? run : longest;
+	}
+	return longest;
+}
+
+/*
+ * Multiply-shift spreads any two keys well, but not every set of them: keys in a
+ * progression (MACs numbered in their last bytes, one MAC on VLANs 1-1000) fall into long
+ * runs under a few multipliers in a hundred, and one of 200 put 334 of 1,000 in a row.
+ * Only configured VMs are in the index, so its runs are known here, before any frame
+ * probes it: a multiplier is drawn again while the longest run is over bits + 4 (where
+ * random places stay at a quarter full nearly always), and the best of the tries kept.
+ */
+static void
+dp_gen_vm_index_build(struct dp_gen *g, const struct dp_gen_vm_entry *e, size_t n,
+    unsigned int bits)
+{
+	uint32_t best = UINT32_MAX, longest = UINT32_MAX;
+	uint64_t best_mul = 1, mul = 1;
+
+	for (uint32_t t = 0; t < DP_VM_INDEX_TRIES && best > bits + 4; t++) {
+		/* not the address index's input: a secret of its own (dp_gen_addr.c) */
+		const uint32_t in[3] = { g->id, 2, t };
+
+		mul = dp_hash_bytes(in, sizeof(in)) | 1;
+		longest = dp_gen_vm_index_fill(g, e, n, mul);
+		if (longest < best) {
+			best = longest;
+			best_mul = mul;
+		}
+	}
+	if (best_mul != mul)
+		dp_gen_vm_index_fill(g, e, n, best_mul);
 }
 
 _Static_assert(DP_RESOLVERS_MAX >= POL_RESOLVERS_MAX && DP_TLS_PORTS_MAX >= POL_TLS_PORTS_MAX,
@@ -154,6 +213,7 @@ dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers,
     const struct dp_gen *prev, const struct dp_vmslots *slots)
 {
 	struct dp_gen_prev by_name = { 0 };
+	struct dp_gen_vm_entry *entries = NULL;
 	uint16_t cursor = 0;
 	unsigned int bits;
 	struct dp_gen *g;
@@ -178,12 +238,10 @@ dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers,
 	    sizeof(g->vm_keys[0]), RTE_CACHE_LINE_SIZE);
 	g->vm_slots = rte_malloc("dp_vm_slots", ((size_t)g->vm_index_mask + 1) *
 	    sizeof(g->vm_slots[0]), 0);
-	if (g->vms == NULL || g->vm_keys == NULL || g->vm_slots == NULL ||
+	entries = malloc(((size_t)cfg->nvms + 1) * sizeof(entries[0]));
+	if (g->vms == NULL || g->vm_keys == NULL || g->vm_slots == NULL || entries == NULL ||
 	    dp_gen_prev_index(&by_name, prev) != 0)
 		goto fail;
-	/* DP_VM_INDEX_EMPTY */
-	memset(g->vm_keys, 0xff, ((size_t)g->vm_index_mask + 1) * sizeof(g->vm_keys[0]));
-	g->vm_index_mul = dp_hash_bytes(&g->id, sizeof(g->id)) | 1;
 	for (size_t i = 0; i < cfg->nvms; i++) {
 		const struct pol_vm *pv = &cfg->vms[i];
 		int slot = dp_gen_prev_slot(&by_name, pv->name);
@@ -201,16 +259,20 @@ dp_gen_create(const struct pol_config *cfg, uint32_t id, unsigned int nworkers,
 			.addrs = (uint8_t)((pol_policy_has_addrs(cfg->set, pv->policy, 4) ?
 			    dp_vm_addrs_bit(4) : 0) | (pol_policy_has_addrs(cfg->set, pv->policy,
 			    16) ? dp_vm_addrs_bit(6) : 0)) };
-		dp_gen_vm_index_add(g, dp_gen_vm_key(pv->id.vlan, pv->id.mac), slot);
+		entries[i] = (struct dp_gen_vm_entry){ .key = dp_gen_vm_key(pv->id.vlan, pv->id.mac),
+			.slot = (uint16_t)slot };
 	}
+	dp_gen_vm_index_build(g, entries, cfg->nvms, bits);
 	g->vms[DP_VM_UNKNOWN(g)] = (struct dp_vm){ .name = "unknown", .present = true };
 	dp_gen_settings(g, cfg, nworkers);
 	/* after the settings: the resolvers are indexed with the VMs' addresses */
 	if (dp_gen_vm_addrs_init(g) != 0)
 		goto fail;
+	free(entries);
 	free(by_name.e);
 	return g;
 fail:
+	free(entries);
 	free(by_name.e);
 	dp_gen_free(g);
 	if (rte_errno == 0)

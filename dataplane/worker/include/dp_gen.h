@@ -75,7 +75,8 @@ dp_gen_vm_key_frame(uint16_t vlan, const uint8_t *mac)
  * Where k's probe starts: the top bits of k times a secret odd multiplier (multiply-shift),
  * which every bit of k moves. The high word of the product alone, masked, was three
  * instructions where this is five, but it moves little with k's low bits (its VLAN): one
- * MAC on VLANs 1-1000 took 1,000 entries in a row (test_dp_gen_vm_addr).
+ * MAC on VLANs 1-1000 took 1,000 entries in a row (test_dp_gen_vm_addr). The builder
+ * draws the multiplier again where it leaves a long run (dp_gen_vm_index_build()).
  */
 static inline uint64_t
 dp_gen_vm_index_at(const struct dp_gen *g, uint64_t k)
