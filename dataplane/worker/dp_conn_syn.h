@@ -77,10 +77,10 @@ dp_conn_vm_syn_open(struct dp_worker *w, const struct rte_mbuf *m, const struct 
 	f->name_hash = by.name_hash;
 	f->name_bound = true;
 	/*
-	 * its TCP header past the IP header of its key's family (dp_lean() checked it): the
+	 * its TCP header (dp_lean() checked it; untagged IPv4 by its ethertype alone): the
 	 * common layouts read here, the call's walk only for the others
 	 */
-	th = dp_lean_ip(m) + (k->family == 4 ? 20 : 40);
+	th = dp_lean_th(m);
 	dp_flow_tcp_begin(f, seq, 0, pkt_tcp_wscale_known(th, &ws) ? ws : pkt_tcp_syn_wscale(th));
 	/* on a TLS port a hello must come; elsewhere the first bytes say what comes */
 	f->tls = dp_gen_is_tls_port(g, k->peer_port) ? DP_TLS_PENDING : DP_TLS_SNIFF;

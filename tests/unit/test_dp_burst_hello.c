@@ -5,9 +5,9 @@
  * VM, the peer's SYN-ACK seen or not, where the window stands, the stream's first byte
  * or another, a split hello's first part held, no hold left to take), with and without a
  * flow log or an HA peer, segments of the lean shape
- * (every mix of the TCP flags: SYN, RST, FIN with data, URG) carrying a whole hello
- * naming a bound name, one in capitals, a name the policy refuses, a hello's start only,
- * or no TLS at all. When the lean stage takes one, dp_conn_vm_any(), dp_tls_client() and
+ * (every mix of the TCP flags: SYN, RST, FIN with data, URG; at times in a buffer of
+ * another pool, which no hold takes) carrying a whole hello naming a bound name, one in
+ * capitals, a name the policy refuses, a hello's start only, or no TLS at all. When the lean stage takes one, dp_conn_vm_any(), dp_tls_client() and
  * dp_out_flow_apply() on its decoding must leave the flow, its account, the VM's counters,
  * the drops and the frames sent each way alike; when not, nothing is touched. And
  * through the burst, a split hello on a pending flow, and a hello or SSH on a sniffed port.
@@ -72,6 +72,25 @@ t_tcp(uint16_t dport, uint32_t seq, uint8_t flags, const uint8_t *payload, size_
 	t.payload = payload;
 	t.len = len;
 	return dpf_tcp4(&ctx, &t);
+}
+
+/*
+ * m copied into a buffer of another pool than the port's (a reassembled datagram's, say),
+ * which no hold may take (dp_hold_pushable()); m freed.
+ */
+static struct rte_mbuf *
+t_foreign(struct rte_mbuf *m)
+{
+	static struct dp_ctx other;
+	struct rte_mbuf *out;
+
+	if (other.pool == NULL)
+		other.pool = rte_pktmbuf_pool_create("t_foreign", 63, 0, 0,
+		    RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	assert_non_null(other.pool);
+	out = dpf_mbuf_copy(&other, m);
+	rte_pktmbuf_free(m);
+	return out;
 }
 
 /* A ClientHello naming sni, in one TLS record, into *out. */
@@ -283,6 +302,7 @@ test_lean_hello_is_general(void **state)
 		const struct tf_msg *sh = &hellos[fc_rnd(&rng) % 4];
 		size_t split = fc_rnd(&rng) % 3 == 0 ? 10 + fc_rnd(&rng) % 60 : 0;
 		bool full = fc_rnd(&rng) % 16 == 0;
+		bool foreign = fc_rnd(&rng) % 16 == 0;	/* a buffer no hold may take */
 		const struct t_shape shape = { held, full, sh, split };
 		uint32_t holds;
 		uint32_t seq;
@@ -317,6 +337,8 @@ test_lean_hello_is_general(void **state)
 		f = t_ready(&k, &b, &acct, &shape, &holds);
 		t_snap(&before, &k, NULL);
 		fr.m = t_tcp(443, seq, fl, payload, len);
+		if (foreign)
+			fr.m = t_foreign(fr.m);
 		fr.vm = 0;
 		assert_int_equal(dp_lean(w->gen, fr.m, &lk, &fr.ln, true), 0);
 		assert_memory_equal(&lk, &k, sizeof(k));
@@ -346,6 +368,8 @@ test_lean_hello_is_general(void **state)
 		f = t_ready(&k, &b, &acct, &shape, &holds);
 		t_snap(&before, &k, NULL);
 		m = t_tcp(443, seq, fl, payload, len);
+		if (foreign)
+			m = t_foreign(m);
 		t_general(m, &k, f);
 		t_snap(&general, &k, &before);
 		t_unfill(&shape, holds);

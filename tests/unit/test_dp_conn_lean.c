@@ -11,7 +11,8 @@
  * (dp_conn_lean_fin()). What the lean check reads of each frame (dp_lean()) must get from
  * dp_conn_vm_lean() or dp_conn_uplink_lean() the fate that dp_conn_vm_any() or
  * dp_conn_uplink_any() gives the decoded frame, the flow and its account left the same;
- * or the flow left untouched. And through the burst, a connection's ends go so.
+ * or the flow left untouched. And through the burst, a connection's ends go so, and a FIN
+ * with RST lets go of what its flow holds.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -29,6 +30,7 @@
 #include "dp_conn_lean.h"
 #include "dp_ctx_fixture.h"
 #include "dp_flow.h"
+#include "dp_hold.h"
 #include "dp_lean.h"
 #include "dp_out.h"
 #include "frame_check.h"
@@ -355,12 +357,56 @@ test_burst_ends(void **state)
 	dp_tx_flush(w);
 }
 
+/*
+ * Through the burst: a FIN with RST on a flow steady but for its flags, each way, is not
+ * the steady FIN (dp_conn_lean_fin()): the general stage lets go of what the flow holds
+ * (dp_flow_unhold()), here a buffer taken for the frame's own stream, and closes it.
+ */
+static void
+test_burst_fin_rst(void **state)
+{
+	static uint8_t b[T_LEN];
+	uint64_t rng = 11;
+	struct dp_flow_key k;
+	struct rte_mbuf m, *mb;
+	struct dp_flow *f;
+	uint32_t held;
+
+	(void)state;
+	for (int up = 0; up <= 1; up++) {
+		f = t_open(&k);
+		assert_non_null(f);
+		assert_true(dp_conn_steady_flow(dp_conn_steady_key(w), f, true, 0));
+		f->peer_synced = true;
+		f->peer_isn = 800;
+		f->peer_ack = 5001;
+		f->peer_wnd = 65535;
+		f->state = DP_FLOW_ESTABLISHED;
+		held = w->holds->per_vm[0];
+		assert_non_null(dp_hold_take(w, f, up ? &f->peer_hold : &f->hold,
+		    up ? 801 : 5001, up));
+		t_frame(&rng, b, &m, up, PKT_TCP_FIN | PKT_TCP_RST | PKT_TCP_ACK, up ? 801 : 5001,
+		    up ? 5001 : 801, 0);
+		mb = dpf_mbuf_copy(&ctx, &m);
+		if (up)
+			dp_burst_uplink(w, &mb, 1);
+		else
+			dp_burst_vm(w, &mb, 1);
+		assert_int_equal(f->state, DP_FLOW_CLOSING);
+		assert_int_equal(f->hold, 0);
+		assert_int_equal(f->peer_hold, 0);
+		assert_int_equal(w->holds->per_vm[0], held);
+		dp_tx_flush(w);
+	}
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lean_is_general),
 		cmocka_unit_test(test_burst_ends),
+		cmocka_unit_test(test_burst_fin_rst),
 	};
 
 	return dpf_run("test_dp_conn_lean", t_config, &ctx, &w, tests,
