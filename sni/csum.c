@@ -225,7 +225,7 @@ csum_add_quads(uint64_t acc, const uint8_t *p, unsigned int quads)
 
 	if (quads & 1)
 		c = __builtin_ia32_addcarryx_u64(c, s, w4, &s);
-#pragma GCC unroll 16
+#pragma GCC unroll 32
 	for (unsigned int i = 0; i < quads / 2; i++)
 		c = __builtin_ia32_addcarryx_u64(c, s, csum_word(p + 8 * i), &s);
 	return (uint64_t)s + c;		/* at most 2^64 - 2 plus 1: no carry out */
@@ -253,7 +253,11 @@ csum_tail4(const uint8_t *p, size_t n)
 #endif
 }
 
-#define CSUM_QUADS(k)	case k: acc = csum_add_quads(acc, p, k); break
+/* csum_sum_any()'s cases: CSUM_QUADSk(j) those of j to j + k - 1 words of 4 bytes */
+#define CSUM_QUADS(k)	case (k): acc = csum_add_quads(acc, p, (k)); break
+#define CSUM_QUADS2(k)	CSUM_QUADS(k); CSUM_QUADS((k) + 1)
+#define CSUM_QUADS4(k)	CSUM_QUADS2(k); CSUM_QUADS2((k) + 2)
+#define CSUM_QUADS8(k)	CSUM_QUADS4(k); CSUM_QUADS4((k) + 4)
 
 /*
  * Below this many bytes the carry chains of csum_sum_any() cost less than a vectorised
@@ -264,10 +268,12 @@ csum_tail4(const uint8_t *p, size_t n)
 #define CSUM_ANY_VEC_MIN	256
 
 /*
- * A short length's 128-byte block in a carry chain, then its 4-byte words in a run
- * of adds of their own, reached by one jump on n / 4 (a jump table), then the last n & 3
- * bytes in one load; long ones go on to the CPU's vectors, asked first (a received
- * segment's long sum, a hello's, is the common call: one compare to its kernel).
+ * A short length's 4-byte words in one carry chain of their own, reached by one jump on
+ * n / 4 (a jump table of a case for each 4 bytes below CSUM_ANY_VEC_MIN), then the last
+ * n & 3 bytes in one load; long ones go on to the CPU's vectors, asked first (a received
+ * segment's long sum, a hello's, is the common call: one compare to its kernel). One
+ * chain from 128 bytes too, not a 128-byte one before the table's: no second compare, no
+ * carry brought around between them, no pointer and length moved on.
  */
 uint64_t
 csum_sum_any(const void *buf, size_t n, uint64_t acc)
@@ -275,27 +281,17 @@ csum_sum_any(const void *buf, size_t n, uint64_t acc)
 	const uint8_t *p = buf;
 	unsigned int q;
 
-	_Static_assert(CSUM_VEC_MIN == 128, "a case for each 4 bytes below it");
 	if (n >= CSUM_ANY_VEC_MIN)
 		return csum_long(buf, n, acc);
-	if (n >= CSUM_VEC_MIN) {
-		_Static_assert(CSUM_ANY_VEC_MIN == 2 * CSUM_VEC_MIN, "one block");
-		acc = csum_add_quads(acc, p, CSUM_VEC_MIN / 4);
-		p += CSUM_VEC_MIN;
-		n -= CSUM_VEC_MIN;
-	}
 	q = (unsigned int)(n >> 2);
-	__asm__("" : "+r"(q));	/* else GCC tests n < 128 again; masked, q needs no test */
-	switch (q & 31) {
+	__asm__("" : "+r"(q));	/* else GCC tests n < 256 again; masked, q needs no test */
+	_Static_assert(CSUM_ANY_VEC_MIN == 256, "a case for each 4 bytes below it");
+	switch (q & 63) {
 	case 0:
 	case 1:
 		return csum_sum_tiny(p, n, acc);
-	CSUM_QUADS(2); CSUM_QUADS(3); CSUM_QUADS(4); CSUM_QUADS(5); CSUM_QUADS(6);
-	CSUM_QUADS(7); CSUM_QUADS(8); CSUM_QUADS(9); CSUM_QUADS(10); CSUM_QUADS(11);
-	CSUM_QUADS(12); CSUM_QUADS(13); CSUM_QUADS(14); CSUM_QUADS(15); CSUM_QUADS(16);
-	CSUM_QUADS(17); CSUM_QUADS(18); CSUM_QUADS(19); CSUM_QUADS(20); CSUM_QUADS(21);
-	CSUM_QUADS(22); CSUM_QUADS(23); CSUM_QUADS(24); CSUM_QUADS(25); CSUM_QUADS(26);
-	CSUM_QUADS(27); CSUM_QUADS(28); CSUM_QUADS(29); CSUM_QUADS(30); CSUM_QUADS(31);
+	CSUM_QUADS2(2); CSUM_QUADS4(4); CSUM_QUADS8(8); CSUM_QUADS8(16);
+	CSUM_QUADS8(24); CSUM_QUADS8(32); CSUM_QUADS8(40); CSUM_QUADS8(48); CSUM_QUADS8(56);
 	default:
 		__builtin_unreachable();
 	}

@@ -215,12 +215,20 @@ const uint8_t dp_hash_shift[32] = {
 
 /* The CLNH sum with the block at p (16 bytes), its key at k. */
 __attribute__((target("avx,pclmul"))) static inline __m128i
-dp_clnh_block(__m128i sum, const uint8_t *p, const uint64_t *k)
+dp_clnh_block(__m128i sum, const uint8_t *p, const void *k)
 {
 	__m128i x = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)p),
 	    _mm_loadu_si128((const __m128i *)(const void *)k));
 
 	return _mm_xor_si128(sum, DP_CLNH_TERM(x));
+}
+
+/* The digest that is the CLNH sum sum. */
+__attribute__((target("avx,pclmul"))) static inline struct dp_digest
+dp_clnh_digest(__m128i sum)
+{
+	return (struct dp_digest){ .lo = (uint64_t)_mm_cvtsi128_si64(sum),
+	    .hi = (uint64_t)_mm_extract_epi64(sum, 1) };
 }
 
 /* The digest from the CLNH sum of the whole blocks before i, len - i < 16 bytes left. */
@@ -236,8 +244,7 @@ dp_clnh_end(__m128i sum, const uint64_t *nh_key, const uint8_t *p, size_t len, s
 		    (long long)(tail[0] ^ nh_key[i / 8]));
 		sum = _mm_xor_si128(sum, DP_CLNH_TERM(x));
 	}
-	return (struct dp_digest){ .lo = (uint64_t)_mm_cvtsi128_si64(sum),
-	    .hi = (uint64_t)_mm_extract_epi64(sum, 1) };
+	return dp_clnh_digest(sum);
 }
 
 /*
@@ -263,20 +270,20 @@ dp_hash_clnh_run(const uint64_t *nh_key, const uint8_t *p, size_t len)
  * inline dp_digest_tail() into a function tuned otherwise.
  */
 __attribute__((target("avx2"))) static inline __m256i
-dp_clnh_xor32(const uint8_t *p, const uint64_t *k)
+dp_clnh_xor32(const uint8_t *p, const void *k)
 {
 	struct dp_b32 { uint8_t b[32]; };
 	__m256i x;
 
 	__asm__("vmovdqu %1, %0\n\tvpxor %2, %0, %0" : "=&x"(x) :
 	    "m"(*(const struct dp_b32 *)(const void *)p),
-	    "m"(*(const struct dp_b32 *)(const void *)k));
+	    "m"(*(const struct dp_b32 *)k));
 	return x;
 }
 
 /* The CLNH sum with the two blocks at p (32 bytes), their key at k. */
 __attribute__((target("avx2,pclmul"), always_inline)) static inline __m128i
-dp_clnh_pair(__m128i sum, const uint8_t *p, const uint64_t *k)
+dp_clnh_pair(__m128i sum, const uint8_t *p, const void *k)
 {
 	__m256i x = dp_clnh_xor32(p, k);
 	__m128i lo = DP_CLNH_TERM(_mm256_castsi256_si128(x));
@@ -289,42 +296,57 @@ dp_clnh_pair(__m128i sum, const uint8_t *p, const uint64_t *k)
  * The same where the CPU has AVX2: two blocks a step, one 32-byte load XORed with their
  * key in one instruction, the upper block moved down for its product: seven instructions
  * for two blocks where one at a time takes eight. Blocks are XORed into the sum in
- * another order, which XOR does not see. Eight blocks a turn, then two a turn: gcc's
- * unrolling of the one loop first counted its turns, some twenty instructions a digest.
+ * another order, which XOR does not see. Eight blocks a turn, counted by an index to 0
+ * from the end of the whole turns (message and key at one offset from their ends), then
+ * four, two and one block by the bits of len, as csum_sum_avx2() does: a loop of two a
+ * turn and its own count cost some twenty instructions a digest more.
  */
 __attribute__((target("avx2,pclmul,ssse3"), always_inline)) static inline struct dp_digest
 dp_hash_clnh_run2(const uint64_t *nh_key, const uint8_t *p, size_t len)
 {
 	__m128i sum = _mm_cvtsi64_si128((long long)len), lo;
-	size_t i;
+	size_t whole = len & ~(size_t)127;
+	const uint8_t *k = (const uint8_t *)nh_key + whole;
+	ptrdiff_t i = -(ptrdiff_t)whole;
 
-	for (i = 0; i + 128 <= len; i += 128) {
-		sum = dp_clnh_pair(sum, p + i, nh_key + i / 8);
-		sum = dp_clnh_pair(sum, p + i + 32, nh_key + i / 8 + 4);
-		sum = dp_clnh_pair(sum, p + i + 64, nh_key + i / 8 + 8);
-		sum = dp_clnh_pair(sum, p + i + 96, nh_key + i / 8 + 12);
+	p += whole;
+	for (; i != 0; i += 128) {
+		__asm__("" : "+r"(i));	/* an index to 0 that ends the loop, not a compare */
+		sum = dp_clnh_pair(sum, p + i, k + i);
+		sum = dp_clnh_pair(sum, p + i + 32, k + i + 32);
+		sum = dp_clnh_pair(sum, p + i + 64, k + i + 64);
+		sum = dp_clnh_pair(sum, p + i + 96, k + i + 96);
 	}
-	for (; i + 32 <= len; i += 32)
-		sum = dp_clnh_pair(sum, p + i, nh_key + i / 8);
-	if (i + 16 <= len) {
-		sum = dp_clnh_block(sum, p + i, nh_key + i / 8);
-		i += 16;
+	if (len & 64) {
+		sum = dp_clnh_pair(sum, p, k);
+		sum = dp_clnh_pair(sum, p + 32, k + 32);
+		p += 64;
+		k += 64;
 	}
-	if (i < len && len >= 16) {
-		/*
-		 * The last block zero-padded (dp_digest_tail()'s words): the 16 bytes that end
-		 * the message, moved down over those a block took, in one shuffle where the
-		 * words took some twenty instructions
-		 */
-		lo = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)
-		    (p + len - 16)), _mm_loadu_si128((const __m128i *)(const void *)
-		    (dp_hash_shift + 16 - (len - i))));
-		lo = _mm_xor_si128(lo, _mm_loadu_si128((const __m128i *)(const void *)
-		    (nh_key + i / 8)));
-		sum = _mm_xor_si128(sum, DP_CLNH_TERM(lo));
-		i = len;
+	if (len & 32) {
+		sum = dp_clnh_pair(sum, p, k);
+		p += 32;
+		k += 32;
 	}
-	return dp_clnh_end(sum, nh_key, p, len, i);
+	if (len & 16) {
+		sum = dp_clnh_block(sum, p, k);
+		p += 16;
+		k += 16;
+	}
+	if ((len & 15) == 0)
+		return dp_clnh_digest(sum);
+	if (len < 16)		/* no block before it: the words of dp_digest_tail() */
+		return dp_clnh_end(sum, nh_key, p, len, 0);
+	/*
+	 * The last block zero-padded (dp_digest_tail()'s words): the 16 bytes that end the
+	 * message, moved down over those a block took, in one shuffle where the words took
+	 * some twenty instructions
+	 */
+	lo = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)
+	    (p + (len & 15) - 16)), _mm_loadu_si128((const __m128i *)(const void *)
+	    (dp_hash_shift + 16 - (len & 15))));
+	lo = _mm_xor_si128(lo, _mm_loadu_si128((const __m128i *)(const void *)k));
+	return dp_clnh_digest(_mm_xor_si128(sum, DP_CLNH_TERM(lo)));
 }
 
 /* dp_hash_clnh_run2() as a call, for dp_hash_digest_clnh(), which is built for any CPU. */
