@@ -343,11 +343,10 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 		struct dp_flow *f, *found = NULL;
 		struct dp_fate fate;
 
-		if (fr->m == NULL)
-			continue;
 		/*
 		 * f: its address is taken, so set where a frame needs it, past what went on;
-		 * a lean frame not sent on goes to its flow stage with the flow found
+		 * a lean frame (never one done with) not sent on goes to its flow stage with
+		 * the flow found
 		 */
 		if (fr->lean) {
 			found = dp_burst_flow(w, l = lk++);
@@ -356,6 +355,8 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 			f = NULL;
 			fate = dp_burst_conn(w, fr, l, from_vm, dp_fate(DP_FATE_CONTINUE), found,
 			    &f);
+		} else if (fr->m == NULL) {
+			continue;
 		} else {
 			f = NULL;
 			if ((fate = fr->fate).act == DP_FATE_CONTINUE) {
