@@ -107,23 +107,23 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 {
 	unsigned int port = from_vm ? DP_PORT_VM : DP_PORT_UPLINK;
 	struct dp_flow_lookup *l = b->look;	/* the next key's (an index cost a spill) */
-	/* the frames before it have one DP_BURST_PREFETCH further to prefetch: one compare */
-	struct rte_mbuf **prefetch_end = n > DP_BURST_PREFETCH ? pkts + n - DP_BURST_PREFETCH :
-	    pkts;
+	struct rte_mbuf **end = pkts + n;
 	struct dp_burst_frame *fr = b->fr;
 	const struct dp_gen *g = w->gen;	/* swapped between bursts only (dp_worker.c) */
 	uint64_t bytes = 0;
 
-	for (struct rte_mbuf **pm = pkts, **end = pkts + n; pm != end; pm++, fr++) {
+	/*
+	 * the frames counted from -n up to 0 from the burst's end: the increment is the
+	 * loop's test, and whether a frame has one DP_BURST_PREFETCH further to prefetch is
+	 * a compare with a constant, where a pointer to the last such frame was kept in memory
+	 */
+	for (ptrdiff_t i = -(ptrdiff_t)n; i != 0; i++, fr++) {
 		int slot;
 
-		/*
-		 * by pointer: an index and its bound took a counter kept in memory; likely,
-		 * all but a burst's last few: out of line, each frame paid a jump back
-		 */
-		if (likely(pm < prefetch_end))
-			rte_prefetch0(rte_pktmbuf_mtod(pm[DP_BURST_PREFETCH], void *));
-		fr->m = *pm;
+		/* likely, all but a burst's last few: out of line, each frame paid a jump back */
+		if (likely(i < -DP_BURST_PREFETCH))
+			rte_prefetch0(rte_pktmbuf_mtod(end[i + DP_BURST_PREFETCH], void *));
+		fr->m = end[i];
 		bytes += rte_pktmbuf_pkt_len(fr->m);
 		slot = dp_lean(g, fr->m, &l->key, &fr->ln, from_vm);
 		if ((fr->lean = slot >= 0)) {	/* its fate CONTINUE, never stored */
