@@ -106,29 +106,29 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
     bool from_vm)
 {
 	unsigned int port = from_vm ? DP_PORT_VM : DP_PORT_UPLINK;
-	struct dp_flow_key *key = b->keys;	/* the next key (an index cost a spill) */
-	/* the frames before it have one DP_BURST_PREFETCH further to prefetch: one compare */
-	struct rte_mbuf **prefetch_end = n > DP_BURST_PREFETCH ? pkts + n - DP_BURST_PREFETCH :
-	    pkts;
+	struct dp_flow_lookup *l = b->look;	/* the next key's (an index cost a spill) */
+	struct rte_mbuf **end = pkts + n;
 	struct dp_burst_frame *fr = b->fr;
 	const struct dp_gen *g = w->gen;	/* swapped between bursts only (dp_worker.c) */
 	uint64_t bytes = 0;
 
-	for (struct rte_mbuf **pm = pkts, **end = pkts + n; pm != end; pm++, fr++) {
+	/*
+	 * the frames counted from -n up to 0 from the burst's end: the increment is the
+	 * loop's test, and whether a frame has one DP_BURST_PREFETCH further to prefetch is
+	 * a compare with a constant, where a pointer to the last such frame was kept in memory
+	 */
+	for (ptrdiff_t i = -(ptrdiff_t)n; i != 0; i++, fr++) {
 		int slot;
 
-		/*
-		 * by pointer: an index and its bound took a counter kept in memory; likely,
-		 * all but a burst's last few: out of line, each frame paid a jump back
-		 */
-		if (likely(pm < prefetch_end))
-			rte_prefetch0(rte_pktmbuf_mtod(pm[DP_BURST_PREFETCH], void *));
-		fr->m = *pm;
+		/* likely, all but a burst's last few: out of line, each frame paid a jump back */
+		if (likely(i < -DP_BURST_PREFETCH))
+			rte_prefetch0(rte_pktmbuf_mtod(end[i + DP_BURST_PREFETCH], void *));
+		fr->m = end[i];
 		bytes += rte_pktmbuf_pkt_len(fr->m);
-		slot = dp_lean(g, fr->m, key, &fr->ln, from_vm);
+		slot = dp_lean(g, fr->m, &l->key, &fr->ln, from_vm);
 		if ((fr->lean = slot >= 0)) {	/* its fate CONTINUE, never stored */
 			fr->vm = (uint16_t)slot;
-			key++;
+			l++;
 			continue;
 		}
 		if (!(from_vm ? dp_burst_vm_decide(w, fr) : dp_burst_uplink_decide(w, fr))) {
@@ -137,13 +137,13 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 		}
 		if (fr->fate.act != DP_FATE_CONTINUE)
 			continue;
-		dp_conn_key(key++, fr->vm, &fr->p, from_vm);
+		dp_conn_key(&(l++)->key, fr->vm, &fr->p, from_vm);
 	}
-	b->nkeys = (unsigned int)(key - b->keys);
+	b->nkeys = (unsigned int)(l - b->look);
 	/* the port's receive counts once a burst, in a register until then */
 	w->port_pkts[port][0] += n;
 	w->port_bytes[port][0] += bytes;
-	dp_flow_lookup_start(w->flows, b->keys, b->nkeys, b->found, b->hash);
+	dp_flow_lookup_start(w->flows, b->look, b->nkeys);
 	b->steady = dp_conn_steady_key(w);
 }
 
@@ -161,9 +161,9 @@ dp_burst_decide_uplink(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf 
 }
 
 __attribute__((noinline)) struct dp_flow *
-dp_burst_flow_find(struct dp_worker *w, const struct dp_burst *b, unsigned int key)
+dp_burst_flow_find(struct dp_worker *w, const struct dp_flow_lookup *l)
 {
-	return dp_flow_lookup_hashed(w->flows, &b->keys[key], b->hash[key]);
+	return dp_flow_lookup_hashed(w->flows, &l->key, l->hash);
 }
 
 /* The bytes of a stream a module judges, from the VM: the module's fate for them. */
@@ -186,17 +186,18 @@ dp_vm_stream(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint1
 
 /*
  * The connection stage of frame fr, from the VM or the uplink, whose fate so far is fate
- * (CONTINUE): its fate. What is steady went on before (dp_burst_plain_steady(),
- * dp_burst_lean()), and the general stage decides it alike.
+ * (CONTINUE) and whose key's lookup is l: its fate. What is steady went on before
+ * (dp_burst_plain_steady(), dp_burst_lean()), and the general stage decides it alike.
  */
 static __rte_always_inline struct dp_fate
-dp_burst_conn(struct dp_worker *w, struct dp_burst *b, const struct dp_burst_frame *fr,
-    bool from_vm, struct dp_fate fate, struct dp_flow *found, struct dp_flow **f)
+dp_burst_conn(struct dp_worker *w, const struct dp_burst_frame *fr,
+    const struct dp_flow_lookup *l, bool from_vm, struct dp_fate fate, struct dp_flow *found,
+    struct dp_flow **f)
 {
 	if (!from_vm)
-		return dp_conn_uplink_any(w, &fr->p, &b->keys[fr->key], found, f);
+		return dp_conn_uplink_any(w, &fr->p, &l->key, found, f);
 	dp_fate_note(w, &fr->p, fr->vm, fate);	/* audited QUIC goes on to be admitted */
-	return dp_conn_vm_any(w, &fr->p, &b->keys[fr->key], b->hash[fr->key], found, f);
+	return dp_conn_vm_any(w, &fr->p, &l->key, l->hash, found, f);
 }
 
 /*
@@ -255,13 +256,13 @@ dp_burst_lean_conn_uplink(struct dp_worker *w, const struct dp_burst_frame *fr,
  * A lean frame (dp_lean()) on flow f, from the VM (from_vm) or toward it: sent on when f
  * is steady for it, or when its flow stage needs nothing the lean check did not read
  * (true; toward the VM, the server's ACK of f's judged bytes among them; the VM's opening
- * SYN too, dp_burst_lean_syn(), and a pending hello, dp_burst_lean_hello()); else decoded
- * now into fr->p, with its key's index key, to go the general way (false), its fate
- * CONTINUE with nothing to note (not stored: the caller knows it).
+ * SYN too, dp_burst_lean_syn(), with its key's lookup lk, and a pending hello,
+ * dp_burst_lean_hello()); else decoded now into fr->p to go the general way (false), its
+ * fate CONTINUE with nothing to note (not stored: the caller knows it).
  */
 static __rte_always_inline bool
-dp_burst_lean(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr,
-    struct dp_flow *f, bool from_vm, unsigned int key)
+dp_burst_lean(struct dp_worker *w, const struct dp_burst *b, struct dp_burst_frame *fr,
+    struct dp_flow *f, bool from_vm, const struct dp_flow_lookup *lk)
 {
 	const struct dp_lean *l = &fr->ln;
 
@@ -293,12 +294,11 @@ dp_burst_lean(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr
 	if (f != NULL ? (from_vm ? (l->payload_len == 0 || f->tls == DP_TLS_NONE ?
 	    dp_burst_lean_conn_vm(w, fr, f) : f->tls == DP_TLS_PENDING &&
 	    dp_burst_lean_hello(w, fr, f)) : dp_burst_lean_conn_uplink(w, fr, f)) :
-	    from_vm && dp_burst_lean_syn(w, b, fr, key)) {
+	    from_vm && dp_burst_lean_syn(w, fr, lk)) {
 		if (!from_vm)	/* the VM's calls sent their frames on */
 			dp_ingress(w, fr->m, fr->vm);
 		return true;
 	}
-	fr->key = (uint8_t)key;
 	dp_lean_decode(fr->m, l, &fr->p, from_vm);
 	return false;
 }
@@ -329,8 +329,9 @@ dp_burst_plain_steady(struct dp_worker *w, struct dp_burst *b, const struct dp_b
 static __rte_always_inline void
 dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_vm)
 {
-	unsigned int key = 0;	/* the next frame with a key has this one (dp_burst_decide()) */
 	struct dp_burst b;
+	/* the next frame with a key has this one's (dp_burst_decide()) */
+	const struct dp_flow_lookup *lk = b.look;
 
 	if (from_vm)
 		dp_burst_decide_vm(w, &b, pkts, n);
@@ -338,29 +339,31 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 		dp_burst_decide_uplink(w, &b, pkts, n);
 	for (uint16_t i = 0; i < n; i++) {
 		struct dp_burst_frame *fr = &b.fr[i];
+		const struct dp_flow_lookup *l;
 		struct dp_flow *f, *found = NULL;
 		struct dp_fate fate;
 
-		if (fr->m == NULL)
-			continue;
 		/*
 		 * f: its address is taken, so set where a frame needs it, past what went on;
-		 * a lean frame not sent on goes to its flow stage with the flow found
+		 * a lean frame (never one done with) not sent on goes to its flow stage with
+		 * the flow found
 		 */
 		if (fr->lean) {
-			found = dp_burst_flow_at(w, &b, key);
-			if (dp_burst_lean(w, &b, fr, found, from_vm, key++))
+			found = dp_burst_flow(w, l = lk++);
+			if (dp_burst_lean(w, &b, fr, found, from_vm, l))
 				continue;
 			f = NULL;
-			fate = dp_burst_conn(w, &b, fr, from_vm, dp_fate(DP_FATE_CONTINUE), found, &f);
+			fate = dp_burst_conn(w, fr, l, from_vm, dp_fate(DP_FATE_CONTINUE), found,
+			    &f);
+		} else if (fr->m == NULL) {
+			continue;
 		} else {
 			f = NULL;
 			if ((fate = fr->fate).act == DP_FATE_CONTINUE) {
-				fr->key = (uint8_t)key++;
-				found = dp_burst_flow(w, &b, fr);
+				found = dp_burst_flow(w, l = lk++);
 				if (dp_burst_plain_steady(w, &b, fr, found, from_vm))
 					continue;
-				fate = dp_burst_conn(w, &b, fr, from_vm, fate, found, &f);
+				fate = dp_burst_conn(w, fr, l, from_vm, fate, found, &f);
 			} else if (fate.act == DP_FATE_SLOW && from_vm) {	/* no flow, budgets too */
 				fate = dp_budget_slow(w, &fr->p, fr->vm, rte_pktmbuf_pkt_len(fr->m));
 			}

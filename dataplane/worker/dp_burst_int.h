@@ -21,10 +21,6 @@ struct dp_burst_frame {
 	enum pkt_status st;		/* the decode's, for the stateless stages (not a
 					 * lean frame's) */
 	uint16_t vm;
-	uint8_t key;			/* its flow key's index, for a lean frame or one whose
-					 * fate is CONTINUE: set in the last stage, which
-					 * counts them as the first did (a store there, not a
-					 * pointer's difference to keep in the first) */
 	bool lean;			/* dp_lean() took it: p is not filled, ln is */
 	struct dp_lean ln;
 	struct pkt p;
@@ -32,24 +28,22 @@ struct dp_burst_frame {
 
 struct dp_burst {
 	struct dp_burst_frame fr[DP_BURST];
-	struct dp_flow_key keys[DP_BURST];
-	struct dp_flow *found[DP_BURST];	/* dp_flow_lookup_start()'s, unconfirmed */
-	uint32_t hash[DP_BURST];
+	/* a lean frame's or one whose fate is CONTINUE, in the order of the frames */
+	struct dp_flow_lookup look[DP_BURST];
 	unsigned int nkeys;
 	uint64_t steady;		/* dp_conn_steady_key() */
 };
 
-/* dp_burst_flow() when the entry the lookup named is not the frame's key's (or none was). */
-struct dp_flow *dp_burst_flow_find(struct dp_worker *w, const struct dp_burst *b,
-    unsigned int key);
+/* dp_burst_flow() when the entry lookup l named is not its key's (or none was). */
+struct dp_flow *dp_burst_flow_find(struct dp_worker *w, const struct dp_flow_lookup *l);
 
 /*
- * A lean frame fr from the VM on no flow, key its index key: a SYN that opens one as
+ * A lean frame fr from the VM on no flow, l its key's lookup: a SYN that opens one as
  * dp_conn_vm_syn_admits() and _open() decide (dp_conn_syn.h), sent on, or refused for
  * want of room (true); else false, nothing touched. A call, as the other lean stages.
  */
-bool dp_burst_lean_syn(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr,
-    unsigned int key);
+bool dp_burst_lean_syn(struct dp_worker *w, struct dp_burst_frame *fr,
+    const struct dp_flow_lookup *l);
 
 /*
  * A lean frame fr from the VM with data on flow f, whose hello is pending: its flow stage
@@ -60,28 +54,21 @@ bool dp_burst_lean_syn(struct dp_worker *w, struct dp_burst *b, struct dp_burst_
 bool dp_burst_lean_hello(struct dp_worker *w, struct dp_burst_frame *fr, struct dp_flow *f);
 
 /*
- * The flow of frame fr, which has a key, as the table has it now: confirmed when the frame
- * is reached, not before, so that whatever an earlier frame of the burst opened or closed
- * is seen, and the entry's line has had the stages between to arrive. A key the lookup
- * found absent is looked up again only if a key of its bit opened since.
+ * The flow of a frame's key, looked up by l, as the table has it now: confirmed when the
+ * frame is reached, not before, so that whatever an earlier frame of the burst opened or
+ * closed is seen, and the entry's line has had the stages between to arrive. A key the
+ * lookup found absent is looked up again only if a key of its bit opened since.
  */
 static __rte_always_inline struct dp_flow *
-dp_burst_flow_at(struct dp_worker *w, const struct dp_burst *b, unsigned int key)
+dp_burst_flow(struct dp_worker *w, const struct dp_flow_lookup *l)
 {
-	struct dp_flow *f = b->found[key];
+	struct dp_flow *f = l->found;
 
-	if (likely(f != NULL && dp_flow_entry_is(f, &b->keys[key])))
+	if (likely(f != NULL && dp_flow_entry_is(f, &l->key)))
 		return f;
-	if (f == NULL && dp_flow_still_absent(w->flows, b->hash[key]))
+	if (f == NULL && dp_flow_still_absent(w->flows, l->hash))
 		return NULL;
-	return dp_burst_flow_find(w, b, key);
-}
-
-/* dp_burst_flow_at() of frame fr's key */
-static __rte_always_inline struct dp_flow *
-dp_burst_flow(struct dp_worker *w, const struct dp_burst *b, const struct dp_burst_frame *fr)
-{
-	return dp_burst_flow_at(w, b, fr->key);
+	return dp_burst_flow_find(w, l);
 }
 
 /* A fragment's datagram, once whole, in fr to decide on; false until then (dp_burst_frag.c) */

@@ -18,16 +18,15 @@ dp_burst_lean_refuse(struct dp_worker *w, struct dp_burst_frame *fr, struct dp_f
 
 /* The flow's hash and the SYN's sequence number read after the binding lookup, not kept. */
 bool
-dp_burst_lean_syn(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame *fr,
-    unsigned int key)
+dp_burst_lean_syn(struct dp_worker *w, struct dp_burst_frame *fr, const struct dp_flow_lookup *l)
 {
-	const struct dp_flow_key *k = &b->keys[key];
+	const struct dp_flow_key *k = &l->key;
 	struct dp_bind_allow by;
 	struct dp_fate fate;
 
 	if (!dp_conn_vm_syn_admits(w, k, fr->ln.flags, fr->ln.payload_len, &by))
 		return false;
-	fate = dp_conn_vm_syn_open(w, fr->m, k, b->hash[key], fr->ln.seq, by);
+	fate = dp_conn_vm_syn_open(w, fr->m, k, l->hash, fr->ln.seq, by);
 	if (likely(fate.act == DP_FATE_EGRESS))
 		dp_egress(w, fr->m, fr->vm, DP_ALLOWED);
 	else

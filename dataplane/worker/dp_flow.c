@@ -32,12 +32,16 @@ void
 dp_flow_lookup_burst(struct dp_flows *t, const struct dp_flow_key *restrict keys, unsigned int n,
     struct dp_flow **restrict out)
 {
-	uint32_t h[DP_BURST];
+	struct dp_flow_lookup l[DP_BURST];
 
-	dp_flow_lookup_start(t, keys, n, out, h);
-	for (unsigned int i = 0; i < n; i++)	/* a NULL is absent: nothing opened between */
+	for (unsigned int i = 0; i < n; i++)
+		l[i].key = keys[i];
+	dp_flow_lookup_start(t, l, n);
+	for (unsigned int i = 0; i < n; i++) {	/* a NULL is absent: nothing opened between */
+		out[i] = l[i].found;
 		if (out[i] != NULL && !dp_flow_entry_is(out[i], &keys[i]))
-			out[i] = dp_flow_lookup_hashed(t, &keys[i], h[i]);
+			out[i] = dp_flow_lookup_hashed(t, &keys[i], l[i].hash);
+	}
 }
 
 static inline bool dp_flow_idle(const struct dp_flow *f, uint64_t now);

@@ -20,63 +20,60 @@ struct dp_flows_look {
 
 /*
  * dp_flow_lookup_burst() but for its last step, the keys' compare, which waits on each
- * entry's line: out[i] is the entry keys[i]'s first bucket (else its other one) names
- * under its tag (fetched meanwhile), unread, or NULL when the key has no entry (neither
- * bucket has its tag, or the first has not and no key ever spilled from it to its other
- * bucket: dp_ft_bucket.spilled); h[i] is the key's hash. The caller finishes one when its
- * answer is wanted, and the answer is then the table's as it is, whatever opened or closed
- * since: out[i] when dp_flow_entry_is() (an entry open under a key is that key's flow, keys
- * being unique in the table, so a closed or reused entry fails the same test as a tag
- * that matched another key), NULL for a NULL while dp_flow_still_absent(), else
- * dp_flow_lookup_hashed(keys[i], h[i]). Clears the opened bits: one caller at a time.
+ * entry's line: for each of the n lookups l[i], found is the entry its key's first bucket
+ * (else its other one) names under its tag (fetched meanwhile), unread, or NULL when the
+ * key has no entry (neither bucket has its tag, or the first has not and no key ever
+ * spilled from it to its other bucket: dp_ft_bucket.spilled); hash is the key's hash. The
+ * caller finishes one when its answer is wanted, and the answer is then the table's as it
+ * is, whatever opened or closed since: found when dp_flow_entry_is() (an entry open under
+ * a key is that key's flow, keys being unique in the table, so a closed or reused entry
+ * fails the same test as a tag that matched another key), NULL for a NULL while
+ * dp_flow_still_absent(), else dp_flow_lookup_hashed(key, hash). Clears the opened bits:
+ * one caller at a time.
  *
  * Passes, so that none waits on a line it asked for in the same pass: every key hashed
  * and its first bucket fetched; the tags compared and the entry of the first that matches
  * fetched, or, when none does and a key of that bucket ever spilled to its other one, the
  * second bucket; for those (few: a key not in the table, or moved), the second bucket's
- * tags. The first two count an index from -n up to 0 (its increment is the loop's test)
- * over arrays addressed from their ends; the last counts its misses down.
+ * tags. Each lookup keeps the bucket it reads next in place of its answer.
  */
 static __rte_always_inline void
-dp_flow_lookup_start(struct dp_flows *t, const struct dp_flow_key *restrict keys,
-    unsigned int n, struct dp_flow **restrict out, uint32_t *restrict h)
+dp_flow_lookup_start(struct dp_flows *t, struct dp_flow_lookup *l, unsigned int n)
 {
-	struct dp_flows_look *l = (struct dp_flows_look *)(void *)t;
-	const struct dp_ft ft_copy = l->ft, *ft = &ft_copy;	/* its fields in registers */
-	const struct dp_ft_bucket *bucket_at[DP_BURST], **bucket = bucket_at + n;
-	uint8_t miss[DP_BURST];
-	struct dp_flow *e = l->h.e;
+	struct dp_flows_look *look = (struct dp_flows_look *)(void *)t;
+	const struct dp_ft ft_copy = look->ft, *ft = &ft_copy;	/* its fields in registers */
+	struct dp_flow_lookup *miss[DP_BURST], *end = l + n;
+	struct dp_flow *e = look->h.e;
 	unsigned int misses = 0;
 
-	l->h.opened = 0;
-	keys += n;
-	out += n;
-	h += n;
-	for (ptrdiff_t i = -(ptrdiff_t)n; i != 0; i++) {
-		h[i] = dp_ft_hash(ft, &keys[i]);
-		bucket[i] = &ft->b[dp_ft_first(ft, h[i])];
-		rte_prefetch0(bucket[i]);
+	look->h.opened = 0;
+	for (struct dp_flow_lookup *a = l; a != end; a++) {
+		a->hash = dp_ft_hash(ft, &a->key);
+		a->bucket = &ft->b[dp_ft_first(ft, a->hash)];
+		rte_prefetch0(a->bucket);
 	}
-	for (ptrdiff_t i = -(ptrdiff_t)n; i != 0; i++) {
-		uint32_t m = dp_ft_match_pairs_vec(bucket[i], dp_ft_tag_vec_at(&h[i]));
+	for (struct dp_flow_lookup *a = l; a != end; a++) {
+		const struct dp_ft_bucket *b = a->bucket;
+		uint32_t m = dp_ft_match_pairs_vec(b, dp_ft_tag_vec_at(&a->hash));
 		uint64_t bit;
 
 		if (likely(dp_ft_low_bit_if(m, &bit))) {
-			out[i] = &e[dp_ft_idx_at(bucket[i], bit)];
-			rte_prefetch0(out[i]);
-		} else if (bucket[i]->spilled == 0) {
-			out[i] = NULL;
+			a->found = &e[dp_ft_idx_at(b, bit)];
+			rte_prefetch0(a->found);
+		} else if (b->spilled == 0) {
+			a->found = NULL;
 		} else {
-			bucket[i] = &ft->b[dp_ft_alt(ft, dp_ft_first(ft, h[i]), dp_ft_tag(h[i]))];
-			rte_prefetch0(bucket[i]);
-			miss[misses++] = (uint8_t)(n + i);
+			a->bucket = &ft->b[dp_ft_alt(ft, dp_ft_first(ft, a->hash),
+			    dp_ft_tag(a->hash))];
+			rte_prefetch0(a->bucket);
+			miss[misses++] = a;
 		}
 	}
 	while (misses != 0) {
-		ptrdiff_t i = (ptrdiff_t)miss[--misses] - (ptrdiff_t)n;
-		uint32_t m = dp_ft_match_pairs_vec(bucket[i], dp_ft_tag_vec_at(&h[i]));
+		struct dp_flow_lookup *a = miss[--misses];
+		uint32_t m = dp_ft_match_pairs_vec(a->bucket, dp_ft_tag_vec_at(&a->hash));
 
-		out[i] = m != 0 ? &e[dp_ft_idx_at(bucket[i], dp_ft_low_bit(m))] : NULL;
+		a->found = m != 0 ? &e[dp_ft_idx_at(a->bucket, dp_ft_low_bit(m))] : NULL;
 	}
 }
 

@@ -64,7 +64,9 @@ static void
 test_burst_lookup_confirmed_late(void **state)
 {
 	struct dp_flows *t = dp_flows_create("t_late", CAP, 4, SOCKET_ID_ANY);
-	struct dp_flow_key keys[3] = { key(1, 2000), key(1, 2001), key(1, 2002) };
+	struct dp_flow_lookup l[3] = { { .key = key(1, 2000) }, { .key = key(1, 2001) },
+		{ .key = key(1, 2002) } };
+	const struct dp_flow_key keys[3] = { l[0].key, l[1].key, l[2].key };
 	struct dp_flow_key other = key(2, 2003);
 	struct dp_flow *out[3], *f0, *f2, *g;
 	uint32_t h[3];
@@ -73,7 +75,11 @@ test_burst_lookup_confirmed_late(void **state)
 	assert_non_null(t);
 	assert_non_null(f0 = dp_flow_open(t, &keys[0], CAP, 0));
 	assert_non_null(f2 = dp_flow_open(t, &keys[2], CAP, 0));
-	dp_flow_lookup_start(t, keys, 3, out, h);
+	dp_flow_lookup_start(t, l, 3);
+	for (int i = 0; i < 3; i++) {
+		out[i] = l[i].found;
+		h[i] = l[i].hash;
+	}
 	assert_ptr_equal(out[0], f0);
 	assert_true(dp_flow_entry_is(out[0], &keys[0]));
 	assert_null(dp_flow_lookup_hashed(t, &keys[1], h[1]));
@@ -401,9 +407,7 @@ test_burst_lookup_second_bucket(void **state)
 {
 	const uint32_t cap = 409;	/* 64 buckets of 8, four fifths full */
 	struct dp_flows *t = dp_flows_create("t_second", cap, 2, SOCKET_ID_ANY);
-	struct dp_flow_key keys[DP_BURST];
-	struct dp_flow *out[DP_BURST];
-	uint32_t h[DP_BURST];
+	struct dp_flow_lookup l[DP_BURST];
 
 	(void)state;
 	assert_non_null(t);
@@ -414,18 +418,19 @@ test_burst_lookup_second_bucket(void **state)
 	}
 	for (uint32_t at = 0; at < 2 * cap; at += DP_BURST) {
 		for (uint32_t i = 0; i < DP_BURST; i++)
-			keys[i] = scattered(at + i);		/* from cap on: absent */
-		dp_flow_lookup_start(t, keys, DP_BURST, out, h);
+			l[i].key = scattered(at + i);		/* from cap on: absent */
+		dp_flow_lookup_start(t, l, DP_BURST);
 		for (uint32_t i = 0; i < DP_BURST; i++) {
-			struct dp_flow *f = dp_flow_lookup(t, &keys[i]);
+			struct dp_flow *f = dp_flow_lookup(t, &l[i].key);
 
 			assert_true((f != NULL) == (at + i < cap));
-			if (out[i] == NULL)
+			assert_int_equal(l[i].hash, dp_flow_hash(t, &l[i].key));
+			if (l[i].found == NULL)
 				assert_null(f);
-			else if (!dp_flow_entry_is(out[i], &keys[i]))
-				assert_ptr_equal(dp_flow_lookup_hashed(t, &keys[i], h[i]), f);
+			else if (!dp_flow_entry_is(l[i].found, &l[i].key))
+				assert_ptr_equal(dp_flow_lookup_hashed(t, &l[i].key, l[i].hash), f);
 			else
-				assert_ptr_equal(out[i], f);
+				assert_ptr_equal(l[i].found, f);
 		}
 	}
 	dp_flows_free(t);

@@ -263,7 +263,22 @@ struct dp_flow *dp_flow_lookup(struct dp_flows *t, const struct dp_flow_key *k);
 void dp_flow_lookup_burst(struct dp_flows *t, const struct dp_flow_key *keys, unsigned int n,
     struct dp_flow **out);
 
-/* dp_flow_lookup_start(), the burst's lookup but for the keys' compare: dp_flow_look.h. */
+struct dp_ft_bucket;
+
+/*
+ * A key a burst looks up, and what dp_flow_lookup_start() (dp_flow_look.h, the burst's
+ * lookup but for the keys' compare) made of it: one array of these, so that one pointer
+ * finds a frame's key, entry and hash, where three arrays took an index and an address
+ * made of it for each.
+ */
+struct dp_flow_lookup {
+	struct dp_flow_key key;
+	union {
+		struct dp_flow *found;		/* its answer, unconfirmed */
+		const struct dp_ft_bucket *bucket;	/* while it looks: the bucket read next */
+	};
+	uint32_t hash;
+};
 
 /* dp_flow_lookup() of k, whose hash dp_flow_lookup_start() gave as h. */
 struct dp_flow *dp_flow_lookup_hashed(struct dp_flows *t, const struct dp_flow_key *k,

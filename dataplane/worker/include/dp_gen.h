@@ -97,15 +97,22 @@ dp_gen_vm_by_mac(const struct dp_gen *g, uint16_t vlan, const uint8_t *mac)
 	uint64_t k = dp_gen_vm_key_frame(vlan, mac);
 	uint64_t i = dp_gen_vm_index_at(g, k);
 
+	/*
+	 * most probes find their key first, compared where it lies; the rest go on from the
+	 * next entry, not asking whether the first was empty (a key whose first entry is
+	 * empty is in no entry, and is not found past it either)
+	 */
+	if (__builtin_expect(g->vm_keys[i] == k, 1))
+		return g->vm_slots[i];
 	for (;;) {
-		uint64_t e = g->vm_keys[i];
+		uint64_t e;
 
-		/* the key first: most probes find theirs, and no key is the empty one */
-		if (__builtin_expect(e == k, 1))
+		i = (i + 1) & g->vm_index_mask;
+		e = g->vm_keys[i];
+		if (e == k)	/* no key is the empty one */
 			return g->vm_slots[i];
 		if (e == DP_VM_INDEX_EMPTY)
 			return -1;
-		i = (i + 1) & g->vm_index_mask;
 	}
 }
 
