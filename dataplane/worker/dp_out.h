@@ -61,10 +61,22 @@ dp_tx_flush(struct dp_worker *w)
 }
 
 /*
- * m, a datagram namegate reassembled (l2_len marks its link header) longer than port's
- * MTU, queued in fragments (dp_tx()).
+ * m, a datagram namegate reassembled (l2_len marks its link header), queued for port
+ * (dp_tx()): whole when it fits port's MTU, else in fragments that do.
  */
-void dp_tx_refragment(struct dp_worker *w, unsigned int port, struct rte_mbuf *m);
+void dp_tx_reassembled(struct dp_worker *w, unsigned int port, struct rte_mbuf *m);
+
+/* m counted and queued for port as it is: dp_tx() past its test. */
+static inline void
+dp_tx_queue(struct dp_worker *w, unsigned int port, struct rte_mbuf *m)
+{
+	struct dp_txbuf *t = &w->tx[port];
+
+	w->port_bytes[port][1] += rte_pktmbuf_pkt_len(m);	/* its count: once sent */
+	t->pkts[t->n++] = m;
+	if (t->n == DP_BURST)	/* this port's alone: the other's queue fills on */
+		dp_tx_send(w, port);
+}
 
 /*
  * Queue m for port (DP_PORT_VM or DP_PORT_UPLINK); sent by dp_tx_flush or when full.
@@ -75,17 +87,16 @@ dp_tx(struct dp_worker *w, unsigned int port, struct rte_mbuf *m)
 {
 	/* l2_len (set: a datagram namegate reassembled) tested in place, not extracted first */
 	const uint64_t l2_mask = ((UINT64_C(1) << RTE_MBUF_L2_LEN_BITS) - 1) << RTE_MBUF_L2_LEN_OFS;
-	struct dp_txbuf *t = &w->tx[port];
 
-	if (unlikely((m->tx_offload & l2_mask) != 0) &&
-	    rte_pktmbuf_pkt_len(m) - m->l2_len > w->ctx->mtu[port]) {
-		dp_tx_refragment(w, port, m);
+	/*
+	 * the MTU's test in the call too: inline, the frame's length was kept for it in a
+	 * second register, one copy more on every frame sent
+	 */
+	if (unlikely((m->tx_offload & l2_mask) != 0)) {
+		dp_tx_reassembled(w, port, m);
 		return;
 	}
-	w->port_bytes[port][1] += rte_pktmbuf_pkt_len(m);	/* its count: once sent */
-	t->pkts[t->n++] = m;
-	if (t->n == DP_BURST)	/* this port's alone: the other's queue fills on */
-		dp_tx_send(w, port);
+	dp_tx_queue(w, port, m);
 }
 
 /* Count an allowed frame from vm and send it to the uplink. */
