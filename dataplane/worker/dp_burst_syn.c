@@ -29,7 +29,7 @@ dp_burst_lean_syn(struct dp_worker *w, struct dp_burst *b, struct dp_burst_frame
 		return false;
 	fate = dp_conn_vm_syn_open(w, fr->m, k, b->hash[key], fr->ln.seq, by);
 	if (likely(fate.act == DP_FATE_EGRESS))
-		dp_egress(w, fr->m, fr->vm, DP_ALLOWED);
+		dp_egress_own(w, fr->m, fr->vm, DP_ALLOWED);
 	else
 		dp_burst_lean_refuse(w, fr, fate);
 	return true;
