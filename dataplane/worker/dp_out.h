@@ -97,21 +97,30 @@ dp_tx_is_reassembled(const struct rte_mbuf *m)
 }
 
 /*
- * Queue m for port (DP_PORT_VM or DP_PORT_UPLINK); sent by dp_tx_flush or when full.
- * Inline with what follows: nearly every frame ends here.
+ * Queue m for port (DP_PORT_VM or DP_PORT_UPLINK); sent by dp_tx_flush or when full (a
+ * burst's own frame, own: dp_tx_own()). Inline with what follows: nearly every frame ends
+ * here.
  */
-static inline void
-dp_tx(struct dp_worker *w, unsigned int port, struct rte_mbuf *m)
+static __rte_always_inline void
+dp_tx_as(struct dp_worker *w, unsigned int port, struct rte_mbuf *m, bool own)
 {
 	/*
 	 * the MTU's test in the call too: inline, the frame's length was kept for it in a
 	 * second register, one copy more on every frame sent
 	 */
-	if (unlikely(dp_tx_is_reassembled(m))) {
+	if (unlikely(dp_tx_is_reassembled(m)))
 		dp_tx_reassembled(w, port, m);
-		return;
-	}
-	dp_tx_queue(w, port, m);
+	else if (own)
+		dp_tx_put(w, port, m);
+	else
+		dp_tx_queue(w, port, m);
+}
+
+/* dp_tx_as() of any frame but a burst's own. */
+static inline void
+dp_tx(struct dp_worker *w, unsigned int port, struct rte_mbuf *m)
+{
+	dp_tx_as(w, port, m, false);
 }
 
 /*
@@ -123,11 +132,7 @@ dp_tx(struct dp_worker *w, unsigned int port, struct rte_mbuf *m)
 static __rte_always_inline void
 dp_tx_own(struct dp_worker *w, unsigned int port, struct rte_mbuf *m)
 {
-	if (unlikely(dp_tx_is_reassembled(m))) {
-		dp_tx_reassembled(w, port, m);
-		return;
-	}
-	dp_tx_put(w, port, m);
+	dp_tx_as(w, port, m, true);
 }
 
 /* The end of a burst that sent its own frames to port (dp_tx_own()): a full queue sent. */
