@@ -31,8 +31,12 @@ struct dp_burst_frame {
 };
 
 struct dp_burst {
-	struct dp_burst_frame fr[DP_BURST];
+	/*
+	 * first: a frame's key is found by its index shifted (32 bytes), with no offset
+	 * to add as well
+	 */
 	struct dp_flow_key keys[DP_BURST];
+	struct dp_burst_frame fr[DP_BURST];
 	struct dp_flow *found[DP_BURST];	/* dp_flow_lookup_start()'s, unconfirmed */
 	uint32_t hash[DP_BURST];
 	unsigned int nkeys;
