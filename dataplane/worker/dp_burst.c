@@ -212,10 +212,10 @@ dp_burst_steady(struct dp_worker *w, const struct dp_burst_frame *fr, struct dp_
     uint16_t win)
 {
 	if (from_vm) {
-		dp_egress(w, fr->m, fr->vm, dp_conn_vm_steady(w, f, tcp, seq, payload_len));
+		dp_egress_own(w, fr->m, fr->vm, dp_conn_vm_steady(w, f, tcp, seq, payload_len));
 	} else {
 		dp_conn_uplink_steady(w, f, tcp, flags, ack, win);
-		dp_ingress(w, fr->m, fr->vm);
+		dp_ingress_own(w, fr->m, fr->vm);
 	}
 }
 
@@ -233,7 +233,7 @@ dp_burst_lean_conn_vm(struct dp_worker *w, const struct dp_burst_frame *fr, stru
 
 	if (v == DP_CONN_LEAN_NO)
 		return false;
-	dp_egress(w, fr->m, fr->vm, v);
+	dp_egress_own(w, fr->m, fr->vm, v);
 	return true;
 }
 
@@ -287,7 +287,7 @@ dp_burst_lean(struct dp_worker *w, const struct dp_burst *b, struct dp_burst_fra
 	if (!from_vm && f != NULL && f->judged != 0 && !(l->flags & DP_LEAN_TCP_ENDS) &&
 	    dp_conn_judged_word(b->steady, f) &&
 	    dp_conn_uplink_judged(w, f, l->flags, l->ack, l->win)) {
-		dp_ingress(w, fr->m, fr->vm);
+		dp_ingress_own(w, fr->m, fr->vm);
 		return true;
 	}
 	/* data on a flow something judges the VM's call would refuse: a pending hello's stage */
@@ -296,7 +296,7 @@ dp_burst_lean(struct dp_worker *w, const struct dp_burst *b, struct dp_burst_fra
 	    dp_burst_lean_hello(w, fr, f)) : dp_burst_lean_conn_uplink(w, fr, f)) :
 	    from_vm && dp_burst_lean_syn(w, fr, lk)) {
 		if (!from_vm)	/* the VM's calls sent their frames on */
-			dp_ingress(w, fr->m, fr->vm);
+			dp_ingress_own(w, fr->m, fr->vm);
 		return true;
 	}
 	dp_lean_decode(fr->m, l, &fr->p, from_vm);
@@ -382,12 +382,13 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 		 * to what acts on any fate (dp_fate_apply() would ask these two again)
 		 */
 		if (from_vm && dp_fate_eq(fate, dp_fate(DP_FATE_EGRESS)))
-			dp_egress(w, fr->m, fr->vm, DP_ALLOWED);
+			dp_egress_own(w, fr->m, fr->vm, DP_ALLOWED);
 		else if (!from_vm && dp_fate_eq(fate, dp_fate(DP_FATE_INGRESS)))
-			dp_ingress(w, fr->m, fr->vm);
+			dp_ingress_own(w, fr->m, fr->vm);
 		else
 			dp_fate_apply_any(w, fr->m, &fr->p, fr->vm, from_vm, fate);
 	}
+	dp_tx_burst_end(w, from_vm ? DP_PORT_UPLINK : DP_PORT_VM);	/* its own frames' port */
 }
 
 void

@@ -28,7 +28,7 @@ dp_burst_lean_syn(struct dp_worker *w, struct dp_burst_frame *fr, const struct d
 		return false;
 	fate = dp_conn_vm_syn_open(w, fr->m, k, l->hash, fr->ln.seq, by);
 	if (likely(fate.act == DP_FATE_EGRESS))
-		dp_egress(w, fr->m, fr->vm, DP_ALLOWED);
+		dp_egress_own(w, fr->m, fr->vm, DP_ALLOWED);
 	else
 		dp_burst_lean_refuse(w, fr, fate);
 	return true;

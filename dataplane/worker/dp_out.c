@@ -40,9 +40,12 @@ dp_refragment(struct dp_worker *w, unsigned int port, struct rte_mbuf *m,
 }
 
 void
-dp_tx_refragment(struct dp_worker *w, unsigned int port, struct rte_mbuf *m)
+dp_tx_reassembled(struct dp_worker *w, unsigned int port, struct rte_mbuf *m)
 {
-	dp_refragment(w, port, m, dp_tx);
+	if (rte_pktmbuf_pkt_len(m) - m->l2_len <= w->ctx->mtu[port])
+		dp_tx_queue(w, port, m);
+	else
+		dp_refragment(w, port, m, dp_tx);
 }
 
 void

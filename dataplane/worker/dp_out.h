@@ -61,47 +61,117 @@ dp_tx_flush(struct dp_worker *w)
 }
 
 /*
- * m, a datagram namegate reassembled (l2_len marks its link header) longer than port's
- * MTU, queued in fragments (dp_tx()).
+ * m, a datagram namegate reassembled (l2_len marks its link header), queued for port
+ * (dp_tx()): whole when it fits port's MTU, else in fragments that do.
  */
-void dp_tx_refragment(struct dp_worker *w, unsigned int port, struct rte_mbuf *m);
+void dp_tx_reassembled(struct dp_worker *w, unsigned int port, struct rte_mbuf *m);
+
+/* m counted and queued for port as it is, in room the caller knows of (struct dp_txbuf). */
+static __rte_always_inline void
+dp_tx_put(struct dp_worker *w, unsigned int port, struct rte_mbuf *m)
+{
+	struct dp_txbuf *t = &w->tx[port];
+
+	w->port_bytes[port][1] += rte_pktmbuf_pkt_len(m);	/* its count: once sent */
+	t->pkts[t->n++] = m;
+}
+
+/* m counted and queued for port as it is, the queue sent once full: dp_tx() past its test. */
+static inline void
+dp_tx_queue(struct dp_worker *w, unsigned int port, struct rte_mbuf *m)
+{
+	dp_tx_put(w, port, m);
+	/* past DP_BURST only by a burst's own frames (dp_tx_own()); this port's alone */
+	if (w->tx[port].n >= DP_BURST)
+		dp_tx_send(w, port);
+}
+
+/* Whether m is a datagram namegate reassembled (l2_len set), to fit port's MTU. */
+static __rte_always_inline bool
+dp_tx_is_reassembled(const struct rte_mbuf *m)
+{
+	/* l2_len tested in place, not extracted first */
+	const uint64_t l2_mask = ((UINT64_C(1) << RTE_MBUF_L2_LEN_BITS) - 1) << RTE_MBUF_L2_LEN_OFS;
+
+	return (m->tx_offload & l2_mask) != 0;
+}
 
 /*
- * Queue m for port (DP_PORT_VM or DP_PORT_UPLINK); sent by dp_tx_flush or when full.
- * Inline with what follows: nearly every frame ends here.
+ * Queue m for port (DP_PORT_VM or DP_PORT_UPLINK); sent by dp_tx_flush or when full (a
+ * burst's own frame, own: dp_tx_own()). Inline with what follows: nearly every frame ends
+ * here.
  */
+static __rte_always_inline void
+dp_tx_as(struct dp_worker *w, unsigned int port, struct rte_mbuf *m, bool own)
+{
+	/*
+	 * the MTU's test in the call too: inline, the frame's length was kept for it in a
+	 * second register, one copy more on every frame sent
+	 */
+	if (unlikely(dp_tx_is_reassembled(m)))
+		dp_tx_reassembled(w, port, m);
+	else if (own)
+		dp_tx_put(w, port, m);
+	else
+		dp_tx_queue(w, port, m);
+}
+
+/* dp_tx_as() of any frame but a burst's own. */
 static inline void
 dp_tx(struct dp_worker *w, unsigned int port, struct rte_mbuf *m)
 {
-	/* l2_len (set: a datagram namegate reassembled) tested in place, not extracted first */
-	const uint64_t l2_mask = ((UINT64_C(1) << RTE_MBUF_L2_LEN_BITS) - 1) << RTE_MBUF_L2_LEN_OFS;
-	struct dp_txbuf *t = &w->tx[port];
+	dp_tx_as(w, port, m, false);
+}
 
-	if (unlikely((m->tx_offload & l2_mask) != 0) &&
-	    rte_pktmbuf_pkt_len(m) - m->l2_len > w->ctx->mtu[port]) {
-		dp_tx_refragment(w, port, m);
-		return;
-	}
-	w->port_bytes[port][1] += rte_pktmbuf_pkt_len(m);	/* its count: once sent */
-	t->pkts[t->n++] = m;
-	if (t->n == DP_BURST)	/* this port's alone: the other's queue fills on */
+/*
+ * dp_tx() for m, a frame of the burst being run (dp_burst.c), sent on as its own fate, the
+ * last thing done with it: queued without asking whether the queue is full. A burst has
+ * at most DP_BURST frames, and outside a burst a queue holds fewer than DP_BURST (dp_tx()
+ * sends at DP_BURST, dp_tx_burst_end() after the burst): there is room (DP_TX_ROOM).
+ */
+static __rte_always_inline void
+dp_tx_own(struct dp_worker *w, unsigned int port, struct rte_mbuf *m)
+{
+	dp_tx_as(w, port, m, true);
+}
+
+/* The end of a burst that sent its own frames to port (dp_tx_own()): a full queue sent. */
+static __rte_always_inline void
+dp_tx_burst_end(struct dp_worker *w, unsigned int port)
+{
+	if (w->tx[port].n >= DP_BURST)
 		dp_tx_send(w, port);
+}
+
+/* vm's counts of frame m, sent to the uplink counted as v. */
+static __rte_always_inline void
+dp_egress_count(struct dp_worker *w, const struct rte_mbuf *m, uint16_t vm, enum dp_verdict v)
+{
+	struct dp_vm_stats *s = &w->vm_stats[vm];
+
+	s->egress_pkts[v]++;
+	s->egress_bytes[v] += rte_pktmbuf_pkt_len(m);
 }
 
 /* Count an allowed frame from vm and send it to the uplink. */
 static inline void
 dp_egress(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm, enum dp_verdict v)
 {
-	struct dp_vm_stats *s = &w->vm_stats[vm];
-
-	s->egress_pkts[v]++;
-	s->egress_bytes[v] += rte_pktmbuf_pkt_len(m);
+	dp_egress_count(w, m, vm, v);
 	dp_tx(w, DP_PORT_UPLINK, m);
 }
 
-/* Count a frame for vm and send it to the VM port. */
-static inline void
-dp_ingress(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm)
+/* dp_egress() of a burst's own frame (dp_tx_own()). */
+static __rte_always_inline void
+dp_egress_own(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm, enum dp_verdict v)
+{
+	dp_egress_count(w, m, vm, v);
+	dp_tx_own(w, DP_PORT_UPLINK, m);
+}
+
+/* vm's counts of frame m, sent to the VM port. */
+static __rte_always_inline void
+dp_ingress_count(struct dp_worker *w, const struct rte_mbuf *m, uint16_t vm)
 {
 	struct dp_vm_stats *s = &w->vm_stats[vm];
 
@@ -113,7 +183,22 @@ dp_ingress(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm)
 	 */
 	__asm__("" : "+m"(s->ingress_pkts));
 	s->ingress_bytes += rte_pktmbuf_pkt_len(m);
+}
+
+/* Count a frame for vm and send it to the VM port. */
+static inline void
+dp_ingress(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm)
+{
+	dp_ingress_count(w, m, vm);
 	dp_tx(w, DP_PORT_VM, m);
+}
+
+/* dp_ingress() of a burst's own frame (dp_tx_own()). */
+static __rte_always_inline void
+dp_ingress_own(struct dp_worker *w, struct rte_mbuf *m, uint16_t vm)
+{
+	dp_ingress_count(w, m, vm);
+	dp_tx_own(w, DP_PORT_VM, m);
 }
 
 /*

@@ -23,6 +23,7 @@
 #include "dns_builder.h"
 #include "dp_ctx_fixture.h"
 #include "dp_flow.h"
+#include "dp_out.h"
 #include "dp_run.h"
 #include "sni/pkt.h"
 #include "t_burst.h"
@@ -305,6 +306,31 @@ test_burst_counts_exact(void **state)
 	assert_int_equal(w->port_pkts[DP_PORT_UPLINK][1], tx + 3);
 }
 
+/*
+ * A burst's own frames sent on go into the uplink's queue without a test of its room
+ * (dp_tx_own()): with DP_BURST - 1 others queued before it, a burst of DP_BURST allowed
+ * frames fits, and the burst's end sends them all, so that the next burst finds room again.
+ */
+static void
+test_burst_tx_room(void **state)
+{
+	struct rte_mbuf *b[DP_BURST];
+	uint64_t tx, allowed = w->vm_stats[0].egress_pkts[DP_ALLOWED];
+
+	(void)state;
+	t_sent();
+	tx = w->port_pkts[DP_PORT_UPLINK][1];
+	for (unsigned int i = 0; i < DP_BURST - 1; i++)
+		dp_tx(w, DP_PORT_UPLINK, t_tcp((uint16_t)(44000 + i), 1, PKT_TCP_SYN));
+	assert_int_equal(w->tx[DP_PORT_UPLINK].n, DP_BURST - 1);
+	for (unsigned int i = 0; i < DP_BURST; i++)
+		b[i] = t_tcp((uint16_t)(44100 + i), 1, PKT_TCP_SYN);
+	dp_burst_vm(w, b, DP_BURST);
+	assert_int_equal(w->vm_stats[0].egress_pkts[DP_ALLOWED], allowed + DP_BURST);
+	assert_int_equal(w->tx[DP_PORT_UPLINK].n, 0);
+	assert_int_equal(w->port_pkts[DP_PORT_UPLINK][1], tx + 2 * DP_BURST - 1);
+}
+
 int
 main(void)
 {
@@ -314,6 +340,7 @@ main(void)
 		cmocka_unit_test(test_reopen_in_one_burst),
 		cmocka_unit_test(test_steady_frame_of_older_generation),
 		cmocka_unit_test(test_burst_counts_exact),
+		cmocka_unit_test(test_burst_tx_room),
 		cmocka_unit_test(test_judged_flow_data_not_inline),
 		cmocka_unit_test(test_judged_flow_ack_not_inline),
 		cmocka_unit_test(test_judged_flow_fin_general),

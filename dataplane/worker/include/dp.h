@@ -158,9 +158,15 @@ struct dp_flowlog_stash {
 	char name[DP_FLOWLOG_NAME_MAX + 1];
 };
 
+/*
+ * A port's queue. dp_tx() sends it once it holds DP_BURST frames; a burst's own frames sent
+ * on (dp_tx_own(), at most DP_BURST) go in past that unasked, and the burst's end sends
+ * what they filled (dp_tx_burst_end()): room for both.
+ */
+#define DP_TX_ROOM		(2 * DP_BURST)
 struct dp_txbuf {
 	uint16_t n;
-	struct rte_mbuf *pkts[DP_BURST];
+	struct rte_mbuf *pkts[DP_TX_ROOM];
 };
 
 #define DP_DNS_SCRATCH	65536	/* the largest DNS message, over TCP or reassembled UDP */
