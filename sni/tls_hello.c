@@ -283,11 +283,13 @@ tls_hello_v2(const uint8_t *buf, size_t len, struct tls_hello *out)
 	return SNI_ABSENT;
 }
 
-/* What a parse that found a hello sets first: alpn[] past nb_alpn is read by nobody. */
+/*
+ * What a parse that found a hello sets first: alpn[] past nb_alpn is read by nobody, nor
+ * sni but on SNI_FOUND, which sets it.
+ */
 static inline void
 tls_hello_clear(struct tls_hello *out, size_t stream_len)
 {
-	out->sni = (struct sni_name){ NULL, 0 };
 	out->sni_lower = false;
 	out->nb_alpn = 0;
 	out->alpn_more = false;
