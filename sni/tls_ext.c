@@ -72,8 +72,8 @@ tls_ext_sni(struct rd ext, const uint8_t *floor, struct tls_hello *out)
 static inline __attribute__((always_inline)) bool
 tls_ext_alpn(struct rd ext, struct tls_hello *out)
 {
+	struct sni_name *id = out->alpn, *const ids_end = out->alpn + TLS_ALPN_MAX;
 	const uint8_t *q, *last;
-	unsigned int n = 0;
 
 	/* an empty list (list_len 0, ext.len 2) fails with the too short */
 	if (ext.len < 3 || rd_be16(ext.p) != ext.len - 2)
@@ -81,20 +81,23 @@ tls_ext_alpn(struct rd ext, struct tls_hello *out)
 	/*
 	 * q walks the ids' length bytes up to last, the byte where the last id must end; an
 	 * id of 0 bytes, or one past last, fails: k - 1 wraps for 0, so one unsigned compare
-	 * asks 1 <= k <= last - q. Kept in registers, the count is stored once.
+	 * asks 1 <= k <= last - q. The ids are stored through a pointer that walks alpn[],
+	 * whose place is their count, stored once.
 	 */
-	for (q = ext.p + 2, last = ext.p + ext.len - 1; q <= last;) {
+	q = ext.p + 2;
+	last = ext.p + ext.len - 1;	/* not before q, as ext.len >= 3: one id at least */
+	do {
 		size_t k = *q;
 
 		if (k - 1 >= (size_t)(last - q))
 			return false;
-		if (n < TLS_ALPN_MAX)
-			out->alpn[n++] = (struct sni_name){ .p = q + 1, .len = k };
+		if (id < ids_end)
+			*id++ = (struct sni_name){ .p = q + 1, .len = k };
 		else
 			out->alpn_more = true;
 		q += 1 + k;
-	}
-	out->nb_alpn = (uint8_t)n;
+	} while (q <= last);
+	out->nb_alpn = (uint8_t)(id - out->alpn);
 	return true;
 }
 
