@@ -184,7 +184,7 @@ sni_host_scan_vec(const uint8_t *name, size_t len, bool *upper)
 #define HOST_ROW(b)	{ HOST_ROW4(b), HOST_ROW4(b), HOST_ROW4(b), HOST_ROW4(b), \
 			  HOST_ROW4(b), HOST_ROW4(b), HOST_ROW4(b), HOST_ROW4(b) }
 
-/* sni_host_scan_avx2()'s constants, a byte repeated over a vector each */
+/* host_judge_avx2()'s constants, a byte repeated over a vector each */
 enum { HOST_K20, HOST_KDOT, HOST_KDASH, HOST_KAZ, HOST_KAZ_LIM, HOST_K09, HOST_K09_LIM, HOST_KS };
 
 static const uint8_t host_rows[HOST_KS][32] __attribute__((aligned(32))) = {
@@ -198,7 +198,7 @@ static const uint8_t host_rows[HOST_KS][32] __attribute__((aligned(32))) = {
 	[HOST_K09_LIM] = HOST_ROW((uint8_t)('9' - '0' + 1 - 128)),
 };
 
-/* row i of k, a load: see sni_host_scan_avx2() */
+/* row i of k, a load: see host_judge_avx2() */
 __attribute__((target("avx2"))) static inline __m256i
 host_row(const uint8_t (*k)[32], unsigned int i)
 {
@@ -206,15 +206,15 @@ host_row(const uint8_t (*k)[32], unsigned int i)
 }
 
 /*
- * A name of 1..32 bytes with at least 32 bytes from floor to its end: host_chunk()'s
- * tests on the one 32-byte load that ends with it, where SSE2 takes two past 16 bytes and
- * builds its constants at 16 or fewer (an SNI has the hello before it). The constants
- * are loaded from host_rows through a pointer the compiler cannot see through (the empty
- * asm): told their values, GCC built each from an immediate in three instructions, where
- * a load is one or none (an operand of the instruction that uses it).
+ * A name of 1..32 bytes with at least 32 bytes from its buffer's start to its end:
+ * host_chunk()'s tests on the one 32-byte load that ends with it, where SSE2 takes two
+ * past 16 bytes and builds its constants at 16 or fewer. *lower: no capitals. The
+ * constants are loaded from host_rows through a pointer the compiler cannot see through
+ * (the empty asm): told their values, GCC built each from an immediate in three
+ * instructions, where a load is one or none (an operand of the instruction that uses it).
  */
-__attribute__((target("avx2"))) static bool
-sni_host_scan_avx2(const uint8_t *name, size_t len, bool *upper)
+__attribute__((target("avx2"))) static enum sni_status
+host_judge_avx2(const uint8_t *name, size_t len, bool *lower)
 {
 	const uint8_t (*k)[32] = host_rows;
 	__m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(name + len - 32)), k20;
@@ -239,31 +239,81 @@ sni_host_scan_avx2(const uint8_t *name, size_t len, bool *upper)
 	bad = ~(uint32_t)_mm256_movemask_epi8(ok) >> drop;
 	dot = (uint32_t)_mm256_movemask_epi8(dots) >> drop;
 	if (bad != 0 || !host_dots_ok(dot, len))
-		return false;
-	*upper = (uint32_t)_mm256_movemask_epi8(caps) >> drop != 0;
-	return true;
+		return SNI_MALFORMED;
+	*lower = (uint32_t)_mm256_movemask_epi8(caps) >> drop == 0;
+	return SNI_FOUND;
 }
 #endif
 #endif
 
+/*
+ * host_judge_far() but by AVX2: a longer name, or a CPU without it (a call of its own, so
+ * that the AVX2 way keeps no frame).
+ */
+static __attribute__((noinline)) enum sni_status
+host_judge_rest(const uint8_t *name, size_t len, bool *lower)
+{
+	bool upper, ok;
+
+#if defined(__SSE2__)
+	if (len <= SNI_LABEL_MAX)
+		ok = sni_host_scan_vec(name, len, &upper);
+	else
+#endif
+		ok = sni_host_scan_bytes(name, len, &upper);
+	if (!ok)
+		return SNI_MALFORMED;
+	*lower = !upper;
+	return SNI_FOUND;
+}
+
+/*
+ * name without its root dot, 1..SNI_HOST_MAX bytes, with at least 32 bytes from its
+ * buffer's start to its end: SNI_FOUND with *lower when it is a host name.
+ */
+static inline enum sni_status
+host_judge_far(const uint8_t *name, size_t len, bool *lower)
+{
+#if defined(__SSE2__) && defined(__x86_64__)
+	if (len <= 32 && host_avx2)
+		return host_judge_avx2(name, len, lower);
+#endif
+	return host_judge_rest(name, len, lower);
+}
+
 bool
 sni_host_scan(const uint8_t *floor, const uint8_t *name, size_t len, bool *upper)
 {
+	bool lower;
+
 	if (len > 0 && name[len - 1] == '.')
 		len--;
 	if (len == 0 || len > SNI_HOST_MAX)
 		return false;
+	if ((size_t)(name - floor) + len >= 32) {
+		if (host_judge_far(name, len, &lower) != SNI_FOUND)
+			return false;
+		*upper = !lower;
+		return true;
+	}
 #if defined(__SSE2__)
-#if defined(__x86_64__)
-	if (len <= 32 && (size_t)(name - floor) + len >= 32 && host_avx2)
-		return sni_host_scan_avx2(name, len, upper);
-#endif
 	if (len <= SNI_LABEL_MAX && (size_t)(name - floor) + len >= 16)
 		return sni_host_scan_vec(name, len, upper);
 #else
 	(void)floor;
 #endif
 	return sni_host_scan_bytes(name, len, upper);
+}
+
+enum sni_status
+tls_host_judge(const uint8_t *host, size_t n, struct tls_hello *out)
+{
+	if (n > 0 && host[n - 1] == '.')
+		n--;
+	if (n - 1 >= SNI_HOST_MAX)	/* 0 wraps */
+		return SNI_MALFORMED;
+	out->sni = (struct sni_name){ .p = host, .len = n };
+	return host_judge_far(host, n, &out->sni_lower);
 }
 
 bool
