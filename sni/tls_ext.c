@@ -35,13 +35,12 @@ struct tls_ext_seen {
  * Exactly one entry: RFC 6066 forbids two of one type and defines no other type, and a
  * filter that picks "the first" can disagree with the server about which name counts.
  * One trailing dot is accepted and left out of out->sni, which aliases the message.
+ * SNI_FOUND or SNI_MALFORMED.
  */
-static inline __attribute__((always_inline)) bool
-tls_ext_sni(struct rd ext, const uint8_t *floor, struct tls_hello *out)
+static inline __attribute__((always_inline)) enum sni_status
+tls_ext_sni(struct rd ext, struct tls_hello *out)
 {
 	size_t n = ext.len;
-	const uint8_t *host;
-	bool upper;
 
 	/*
 	 * Each length must be what follows it fills: list_len n - 2, and len n - 5 after a
@@ -50,16 +49,8 @@ tls_ext_sni(struct rd ext, const uint8_t *floor, struct tls_hello *out)
 	 */
 	if (n < 5 || rd_be32(ext.p) != ((uint32_t)(n - 2) << 16 | TLS_NAME_HOST << 8 |
 	    (uint32_t)(n - 5) >> 8) || ext.p[4] != (uint8_t)(n - 5))
-		return false;
-	host = ext.p + 5;
-	n -= 5;
-	if (!sni_host_scan(floor, host, n, &upper))
-		return false;
-	if (host[n - 1] == '.')
-		n--;
-	out->sni = (struct sni_name){ .p = host, .len = n };
-	out->sni_lower = !upper;
-	return true;
+		return SNI_MALFORMED;
+	return tls_host_judge(ext.p + 5, n - 5, out);
 }
 
 /*
@@ -72,8 +63,8 @@ tls_ext_sni(struct rd ext, const uint8_t *floor, struct tls_hello *out)
 static inline __attribute__((always_inline)) bool
 tls_ext_alpn(struct rd ext, struct tls_hello *out)
 {
+	struct sni_name *id = out->alpn, *const ids_end = out->alpn + TLS_ALPN_MAX;
 	const uint8_t *q, *last;
-	unsigned int n = 0;
 
 	/* an empty list (list_len 0, ext.len 2) fails with the too short */
 	if (ext.len < 3 || rd_be16(ext.p) != ext.len - 2)
@@ -81,20 +72,23 @@ tls_ext_alpn(struct rd ext, struct tls_hello *out)
 	/*
 	 * q walks the ids' length bytes up to last, the byte where the last id must end; an
 	 * id of 0 bytes, or one past last, fails: k - 1 wraps for 0, so one unsigned compare
-	 * asks 1 <= k <= last - q. Kept in registers, the count is stored once.
+	 * asks 1 <= k <= last - q. The ids are stored through a pointer that walks alpn[],
+	 * whose place is their count, stored once.
 	 */
-	for (q = ext.p + 2, last = ext.p + ext.len - 1; q <= last;) {
+	q = ext.p + 2;
+	last = ext.p + ext.len - 1;	/* not before q, as ext.len >= 3: one id at least */
+	do {
 		size_t k = *q;
 
 		if (k - 1 >= (size_t)(last - q))
 			return false;
-		if (n < TLS_ALPN_MAX)
-			out->alpn[n++] = (struct sni_name){ .p = q + 1, .len = k };
+		if (id < ids_end)
+			*id++ = (struct sni_name){ .p = q + 1, .len = k };
 		else
 			out->alpn_more = true;
 		q += 1 + k;
-	}
-	out->nb_alpn = (uint8_t)n;
+	} while (q <= last);
+	out->nb_alpn = (uint8_t)(id - out->alpn);
 	return true;
 }
 
@@ -221,15 +215,13 @@ tls_ext_rare_check(const uint16_t *rare, size_t n, uint64_t bits, bool clash,
  * not matter, and the loop keeps no test for them.
  */
 static inline __attribute__((always_inline)) enum sni_status
-tls_ext_read(uint64_t low, const uint8_t *const *at, const uint8_t *floor, struct tls_hello *out)
+tls_ext_read(uint64_t low, const uint8_t *const *at, struct tls_hello *out)
 {
 	if ((low >> TLS_EXT_ALPN & 1) && !tls_ext_alpn(tls_ext_data(at[TLS_EXT_ALPN]), out))
 		return SNI_MALFORMED;
 	if ((low >> TLS_EXT_SERVER_NAME & 1) == 0)
 		return SNI_ABSENT;
-	if (!tls_ext_sni(tls_ext_data(at[TLS_EXT_SERVER_NAME]), floor, out))
-		return SNI_MALFORMED;
-	return SNI_FOUND;
+	return tls_ext_sni(tls_ext_data(at[TLS_EXT_SERVER_NAME]), out);
 }
 
 /*
@@ -242,7 +234,7 @@ tls_ext_read(uint64_t low, const uint8_t *const *at, const uint8_t *floor, struc
  * s5) is only flagged: the outer hello's SNI is what gets judged.
  */
 static __attribute__((noinline)) enum sni_status
-tls_hello_exts_general(struct rd exts, const uint8_t *floor, struct tls_hello *out)
+tls_hello_exts_general(struct rd exts, struct tls_hello *out)
 {
 	/*
 	 * Addresses as integers: one extension's length may take p past the vector's end
@@ -290,7 +282,7 @@ tls_hello_exts_general(struct rd exts, const uint8_t *floor, struct tls_hello *o
 		return SNI_MALFORMED;
 	if (!tls_ext_rare_check(rare, nrare, bits, clash, by_bit, out))
 		return SNI_MALFORMED;
-	return tls_ext_read(low, at, floor, out);
+	return tls_ext_read(low, at, out);
 }
 
 /*
@@ -303,7 +295,7 @@ tls_hello_exts_general(struct rd exts, const uint8_t *floor, struct tls_hello *o
  * the same way.
  */
 enum sni_status
-tls_hello_exts(struct rd exts, const uint8_t *floor, struct tls_hello *out)
+tls_hello_exts(struct rd exts, struct tls_hello *out)
 {
 	uintptr_t p = (uintptr_t)exts.p, end = p + exts.len, last = end - 4;
 	uint64_t low = 0, bits = 0;
@@ -311,7 +303,7 @@ tls_hello_exts(struct rd exts, const uint8_t *floor, struct tls_hello *out)
 	const uint8_t *at[64];	/* where each type below 64 starts (read for those seen only) */
 
 	if (exts.len > TLS_EXT_MAX * 4)
-		return tls_hello_exts_general(exts, floor, out);
+		return tls_hello_exts_general(exts, out);
 	while (p <= last) {
 		uint32_t hdr = rd_be32((const uint8_t *)p);
 
@@ -321,7 +313,7 @@ tls_hello_exts(struct rd exts, const uint8_t *floor, struct tls_hello *out)
 
 			by_bit[bit] = (uint16_t)(hdr >> 16);
 			if (tls_ext_low_add(&bits, bit))
-				return tls_hello_exts_general(exts, floor, out);
+				return tls_hello_exts_general(exts, out);
 		} else if (tls_ext_low_note(&low, at, (const uint8_t *)p)) {
 			return SNI_MALFORMED;
 		}
@@ -332,5 +324,5 @@ tls_hello_exts(struct rd exts, const uint8_t *floor, struct tls_hello *out)
 	if ((bits >> TLS_EXT_RARE_BIT(TLS_EXT_ECH) & 1) &&
 	    by_bit[TLS_EXT_RARE_BIT(TLS_EXT_ECH)] == TLS_EXT_ECH)
 		out->ech = true;
-	return tls_ext_read(low, at, floor, out);
+	return tls_ext_read(low, at, out);
 }

@@ -181,7 +181,7 @@ tls_hello_gather(const uint8_t *buf, size_t len, uint8_t *scratch, size_t scratc
  * Nothing may follow the extensions inside the message.
  */
 static inline __attribute__((always_inline)) enum sni_status
-tls_hello_fields(struct rd body, const uint8_t *floor, struct tls_hello *out)
+tls_hello_fields(struct rd body, struct tls_hello *out)
 {
 	const uint8_t *p = body.p;
 	size_t len = body.len, at = TLS_FIXED, n;
@@ -204,21 +204,20 @@ tls_hello_fields(struct rd body, const uint8_t *floor, struct tls_hello *out)
 		return SNI_ABSENT;
 	if (len - at < 2 || len - at - 2 != rd_be16(p + at))
 		return SNI_MALFORMED;
-	return tls_hello_exts(rd_make(p + at + 2, len - at - 2), floor, out);
+	return tls_hello_exts(rd_make(p + at + 2, len - at - 2), out);
 }
 
-/* The message m, its header checked; floor: its first byte, where host names load from. */
+/* The message m, its header checked. */
 static enum sni_status
 tls_hello_body(struct rd m, struct tls_hello *out)
 {
-	const uint8_t *floor = m.p;
 	struct rd body;
 	uint8_t type;
 
 	if (!rd_u8(&m, &type) || type != TLS_HS_CLIENT_HELLO || !rd_vec24(&m, &body) ||
 	    m.len != 0)
 		return SNI_MALFORMED;
-	return tls_hello_fields(body, floor, out);
+	return tls_hello_fields(body, out);
 }
 
 /*
@@ -283,11 +282,13 @@ tls_hello_v2(const uint8_t *buf, size_t len, struct tls_hello *out)
 	return SNI_ABSENT;
 }
 
-/* What a parse that found a hello sets first: alpn[] past nb_alpn is read by nobody. */
+/*
+ * What a parse that found a hello sets first: alpn[] past nb_alpn is read by nobody, nor
+ * sni but on SNI_FOUND, which sets it.
+ */
 static inline void
 tls_hello_clear(struct tls_hello *out, size_t stream_len)
 {
-	out->sni = (struct sni_name){ NULL, 0 };
 	out->sni_lower = false;
 	out->nb_alpn = 0;
 	out->alpn_more = false;
@@ -324,5 +325,5 @@ tls_hello_parse(const uint8_t *buf, size_t len, uint8_t *scratch, size_t scratch
 	if (one != TLS_ONE_WHOLE)
 		return tls_hello_parse_general(buf, len, scratch, scratch_len, out);
 	tls_hello_clear(out, TLS_RECORD_HDR + TLS_HS_HDR + body.len);
-	return tls_hello_fields(body, buf + TLS_RECORD_HDR, out);
+	return tls_hello_fields(body, out);
 }

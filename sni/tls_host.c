@@ -4,10 +4,11 @@
  * dropped, and only the bytes RFC 952 LDH allows.
  *
  * Every connection's SNI is checked here, so a short name (most are) is judged 16 bytes
- * at a time with SSE2, x86-64's baseline: which bytes are allowed, which are dots, which
- * are capitals, as bit masks; a name of at most 63 bytes holds no label too long, so the
- * dots' places settle the rest. Longer names, and names too close to their buffer's start
- * for a 16-byte load that ends with them, go a byte at a time.
+ * at a time with SSE2, x86-64's baseline, or up to 32 in one load with AVX2: which bytes
+ * are allowed, which are dots, which are capitals, as bit masks; a name of at most 63
+ * bytes holds no label too long, so the dots' places settle the rest. Longer names, and
+ * names too close to their buffer's start for a load that ends with them, go a byte at a
+ * time.
  */
 #include <string.h>
 
@@ -180,25 +181,46 @@ sni_host_scan_vec(const uint8_t *name, size_t len, bool *upper)
 }
 
 #if defined(__x86_64__)
+/*
+ * What a byte may be, for the AVX2 scan: the AND of a row for its low nibble and one for
+ * its high nibble (PSHUFB looks each up in a 16-byte table), one bit for each run of
+ * allowed bytes under one high nibble, so a byte no name has is 0 (one from 0x80 up looks
+ * up 0, PSHUFB's rule). A dot takes the sign bit, which PMOVMSKB gathers; capitals are
+ * the two classes over HOST_C_DASH as signed bytes.
+ */
+#define HOST_C_AO	1	/* 'a'..'o': high nibble 6, low 1..f */
+#define HOST_C_PZ	2	/* 'p'..'z': 7, 0..a */
+#define HOST_C_DIGIT	4	/* 3, 0..9 */
+#define HOST_C_DASH	8	/* 0x2d */
+#define HOST_C_CAP_AO	32	/* 'A'..'O': 4, 1..f */
+#define HOST_C_CAP_PZ	64	/* 'P'..'Z': 5, 0..a */
+#define HOST_C_DOT	128	/* 0x2e */
+
+#define HOST_LO(l)	(((l) >= 1 ? HOST_C_AO | HOST_C_CAP_AO : 0) |			\
+			 ((l) <= 0xa ? HOST_C_PZ | HOST_C_CAP_PZ : 0) |			\
+			 ((l) <= 9 ? HOST_C_DIGIT : 0) | ((l) == 0xd ? HOST_C_DASH : 0) |	\
+			 ((l) == 0xe ? HOST_C_DOT : 0))
+#define HOST_HI(h)	((h) == 2 ? HOST_C_DASH | HOST_C_DOT : (h) == 3 ? HOST_C_DIGIT :	\
+			 (h) == 4 ? HOST_C_CAP_AO : (h) == 5 ? HOST_C_CAP_PZ :		\
+			 (h) == 6 ? HOST_C_AO : (h) == 7 ? HOST_C_PZ : 0)
+#define HOST_NIBBLES(f)	f(0), f(1), f(2), f(3), f(4), f(5), f(6), f(7), f(8), f(9), f(10),	\
+			f(11), f(12), f(13), f(14), f(15)
 #define HOST_ROW4(b)	b, b, b, b
 #define HOST_ROW(b)	{ HOST_ROW4(b), HOST_ROW4(b), HOST_ROW4(b), HOST_ROW4(b), \
 			  HOST_ROW4(b), HOST_ROW4(b), HOST_ROW4(b), HOST_ROW4(b) }
 
-/* sni_host_scan_avx2()'s constants, a byte repeated over a vector each */
-enum { HOST_K20, HOST_KDOT, HOST_KDASH, HOST_KAZ, HOST_KAZ_LIM, HOST_K09, HOST_K09_LIM, HOST_KS };
+/* host_judge_avx2()'s constants: a byte over a vector, or a nibble's table in each half */
+enum { HOST_K0F, HOST_KLO, HOST_KHI, HOST_KZERO, HOST_KCAPS, HOST_KS };
 
 static const uint8_t host_rows[HOST_KS][32] __attribute__((aligned(32))) = {
-	[HOST_K20] = HOST_ROW(0x20),
-	[HOST_KDOT] = HOST_ROW('.'),
-	[HOST_KDASH] = HOST_ROW('-'),
-	/* host_in_range(): x - lo moved to the signed range, below hi - lo + 1 moved too */
-	[HOST_KAZ] = HOST_ROW((uint8_t)(-'a' - 128)),
-	[HOST_KAZ_LIM] = HOST_ROW((uint8_t)('z' - 'a' + 1 - 128)),
-	[HOST_K09] = HOST_ROW((uint8_t)(-'0' - 128)),
-	[HOST_K09_LIM] = HOST_ROW((uint8_t)('9' - '0' + 1 - 128)),
+	[HOST_K0F] = HOST_ROW(0x0f),
+	[HOST_KLO] = { HOST_NIBBLES(HOST_LO), HOST_NIBBLES(HOST_LO) },
+	[HOST_KHI] = { HOST_NIBBLES(HOST_HI), HOST_NIBBLES(HOST_HI) },
+	[HOST_KZERO] = HOST_ROW(0),
+	[HOST_KCAPS] = HOST_ROW(HOST_C_DASH),
 };
 
-/* row i of k, a load: see sni_host_scan_avx2() */
+/* row i of k, a load: see host_judge_avx2() */
 __attribute__((target("avx2"))) static inline __m256i
 host_row(const uint8_t (*k)[32], unsigned int i)
 {
@@ -206,64 +228,109 @@ host_row(const uint8_t (*k)[32], unsigned int i)
 }
 
 /*
- * A name of 1..32 bytes with at least 32 bytes from floor to its end: host_chunk()'s
- * tests on the one 32-byte load that ends with it, where SSE2 takes two past 16 bytes and
- * builds its constants at 16 or fewer (an SNI has the hello before it). The constants
- * are loaded from host_rows through a pointer the compiler cannot see through (the empty
- * asm): told their values, GCC built each from an immediate in three instructions, where
- * a load is one or none (an operand of the instruction that uses it).
+ * A name of 1..32 bytes with at least 32 bytes from its buffer's start to its end: the
+ * classes of the one 32-byte load that ends with it, where SSE2 takes two past 16 bytes
+ * and tests ranges. *lower: no capitals. The constants are loaded from host_rows through
+ * a pointer the compiler cannot see through (the empty asm): told their values, GCC built
+ * each from an immediate in three instructions, where a load is one or none (an operand
+ * of the instruction that uses it).
  */
-__attribute__((target("avx2"))) static bool
-sni_host_scan_avx2(const uint8_t *name, size_t len, bool *upper)
+__attribute__((target("avx2"))) static enum sni_status
+host_judge_avx2(const uint8_t *name, size_t len, bool *lower)
 {
 	const uint8_t (*k)[32] = host_rows;
-	__m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(name + len - 32)), k20;
-	__m256i letter, dots, ok, caps;
+	__m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(name + len - 32)), c;
 	unsigned int drop = 32 - (unsigned int)len;
 	uint32_t bad, dot;
 
 	__asm__("" : "+r"(k));
-	k20 = host_row(k, HOST_K20);
-	letter = _mm256_cmpgt_epi8(host_row(k, HOST_KAZ_LIM),
-	    _mm256_add_epi8(_mm256_or_si256(x, k20), host_row(k, HOST_KAZ)));
-	dots = _mm256_cmpeq_epi8(x, host_row(k, HOST_KDOT));
-	ok = _mm256_or_si256(_mm256_or_si256(letter, dots),
-	    _mm256_or_si256(_mm256_cmpgt_epi8(host_row(k, HOST_K09_LIM),
-	    _mm256_add_epi8(x, host_row(k, HOST_K09))), _mm256_cmpeq_epi8(x,
-	    host_row(k, HOST_KDASH))));
-	caps = _mm256_andnot_si256(_mm256_cmpeq_epi8(_mm256_and_si256(x, k20), k20), letter);
+	c = _mm256_and_si256(_mm256_shuffle_epi8(host_row(k, HOST_KLO), x),
+	    _mm256_shuffle_epi8(host_row(k, HOST_KHI),
+	    _mm256_and_si256(_mm256_srli_epi16(x, 4), host_row(k, HOST_K0F))));
 	/*
 	 * The masks shifted down by drop have no bit past len: host_masks_ok()'s tests
 	 * without its mask of the name's bits, the dots' three as one (host_dots_ok())
 	 */
-	bad = ~(uint32_t)_mm256_movemask_epi8(ok) >> drop;
-	dot = (uint32_t)_mm256_movemask_epi8(dots) >> drop;
+	bad = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, host_row(k, HOST_KZERO))) >>
+	    drop;
+	dot = (uint32_t)_mm256_movemask_epi8(c) >> drop;
 	if (bad != 0 || !host_dots_ok(dot, len))
-		return false;
-	*upper = (uint32_t)_mm256_movemask_epi8(caps) >> drop != 0;
-	return true;
+		return SNI_MALFORMED;
+	*lower = (uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(c,
+	    host_row(k, HOST_KCAPS))) >> drop == 0;
+	return SNI_FOUND;
 }
 #endif
 #endif
 
+/*
+ * host_judge_far() but by AVX2: a longer name, or a CPU without it (a call of its own, so
+ * that the AVX2 way keeps no frame).
+ */
+static __attribute__((noinline)) enum sni_status
+host_judge_rest(const uint8_t *name, size_t len, bool *lower)
+{
+	bool upper, ok;
+
+#if defined(__SSE2__)
+	if (len <= SNI_LABEL_MAX)
+		ok = sni_host_scan_vec(name, len, &upper);
+	else
+#endif
+		ok = sni_host_scan_bytes(name, len, &upper);
+	if (!ok)
+		return SNI_MALFORMED;
+	*lower = !upper;
+	return SNI_FOUND;
+}
+
+/*
+ * name without its root dot, 1..SNI_HOST_MAX bytes, with at least 32 bytes from its
+ * buffer's start to its end: SNI_FOUND with *lower when it is a host name.
+ */
+static inline enum sni_status
+host_judge_far(const uint8_t *name, size_t len, bool *lower)
+{
+#if defined(__SSE2__) && defined(__x86_64__)
+	if (len <= 32 && host_avx2)
+		return host_judge_avx2(name, len, lower);
+#endif
+	return host_judge_rest(name, len, lower);
+}
+
 bool
 sni_host_scan(const uint8_t *floor, const uint8_t *name, size_t len, bool *upper)
 {
+	bool lower;
+
 	if (len > 0 && name[len - 1] == '.')
 		len--;
 	if (len == 0 || len > SNI_HOST_MAX)
 		return false;
+	if ((size_t)(name - floor) + len >= 32) {
+		if (host_judge_far(name, len, &lower) != SNI_FOUND)
+			return false;
+		*upper = !lower;
+		return true;
+	}
 #if defined(__SSE2__)
-#if defined(__x86_64__)
-	if (len <= 32 && (size_t)(name - floor) + len >= 32 && host_avx2)
-		return sni_host_scan_avx2(name, len, upper);
-#endif
 	if (len <= SNI_LABEL_MAX && (size_t)(name - floor) + len >= 16)
 		return sni_host_scan_vec(name, len, upper);
 #else
 	(void)floor;
 #endif
 	return sni_host_scan_bytes(name, len, upper);
+}
+
+enum sni_status
+tls_host_judge(const uint8_t *host, size_t n, struct tls_hello *out)
+{
+	if (n > 0 && host[n - 1] == '.')
+		n--;
+	if (n - 1 >= SNI_HOST_MAX)	/* 0 wraps */
+		return SNI_MALFORMED;
+	out->sni = (struct sni_name){ .p = host, .len = n };
+	return host_judge_far(host, n, &out->sni_lower);
 }
 
 bool

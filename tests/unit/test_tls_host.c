@@ -1,7 +1,7 @@
 /*
- * sni_host_scan (tls_host.c): its 16-byte path must say what its byte-at-a-time path says
- * of every name it takes, capitals included, wherever the name sits after its buffer's
- * start (the last load of a short name reaches before it).
+ * sni_host_scan and tls_host_judge (tls_host.c): their vector paths must say what the
+ * byte-at-a-time path says of every name they take, capitals included, wherever the name
+ * sits after its buffer's start (the last load of a short name reaches before it).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -32,6 +32,31 @@ agree(const uint8_t *buf, size_t len)
 		    up_byte);
 }
 
+/* pad dots (what precedes must not count), then a name of len bytes: labels of 3 */
+static void
+name_fill(uint8_t *buf, size_t pad, size_t len)
+{
+	memset(buf, '.', pad);
+	for (size_t i = 0; i < len; i++)
+		buf[pad + i] = i % 4 == 3 ? '.' : (uint8_t)('a' + i % 26);
+}
+
+/* check(buf, len) with each byte value at each place of buf[pad, pad + len) in turn */
+static void
+each_byte_everywhere(uint8_t *buf, size_t pad, size_t len,
+    void (*check)(const uint8_t *buf, size_t len))
+{
+	for (size_t at = 0; at < len; at++) {
+		uint8_t keep = buf[pad + at];
+
+		for (unsigned int c = 0; c < 256; c++) {
+			buf[pad + at] = (uint8_t)c;
+			check(buf, len);
+		}
+		buf[pad + at] = keep;
+	}
+}
+
 /* Every byte value at every place of names of 1..70 bytes, labels of 3 and a dot. */
 static void
 test_every_byte_everywhere(void **state)
@@ -40,18 +65,8 @@ test_every_byte_everywhere(void **state)
 
 	(void)state;
 	for (size_t len = 1; len <= 70; len++) {
-		memset(buf, '.', PAD);		/* what precedes must not count */
-		for (size_t i = 0; i < len; i++)
-			buf[PAD + i] = i % 4 == 3 ? '.' : (uint8_t)('a' + i % 26);
-		for (size_t at = 0; at < len; at++) {
-			uint8_t keep = buf[PAD + at];
-
-			for (unsigned int c = 0; c < 256; c++) {
-				buf[PAD + at] = (uint8_t)c;
-				agree(buf, len);
-			}
-			buf[PAD + at] = keep;
-		}
+		name_fill(buf, PAD, len);
+		each_byte_everywhere(buf, PAD, len, agree);
 	}
 }
 
@@ -122,6 +137,79 @@ test_floor_distance(void **state)
 			}
 }
 
+/*
+ * tls_host_judge() of buf[TLS_HOST_AT, TLS_HOST_AT + n), buf a heap block of exactly that
+ * much (the fewest bytes a hello has before its host: a load before it is one a checker
+ * sees): what the bytes say of the name less its root dot, out->sni that name, and
+ * out->sni_lower no capitals.
+ */
+static void
+judge_agrees(const uint8_t *buf, size_t n)
+{
+	const uint8_t *host = buf + TLS_HOST_AT;
+	size_t len = n > 0 && host[n - 1] == '.' ? n - 1 : n;
+	struct tls_hello out;
+	bool upper = false, ok;
+	enum sni_status st;
+
+	memset(&out, 0xa5, sizeof(out));
+	st = tls_host_judge(host, n, &out);
+	ok = len > 0 && len <= SNI_HOST_MAX && sni_host_scan_bytes(host, len, &upper);
+	if (st != (ok ? SNI_FOUND : SNI_MALFORMED))
+		fail_msg("n %zu: %s, bytes %d", n, sni_status_str(st), ok);
+	if (ok && (out.sni.p != host || out.sni.len != len || out.sni_lower != !upper))
+		fail_msg("n %zu: sni %zu bytes at +%td, lower %d, want %zu, lower %d", n,
+		    out.sni.len, out.sni.p - host, out.sni_lower, len, !upper);
+}
+
+/* A block of TLS_HOST_AT + n bytes: '.' before the name, labels of 3 in it. */
+static uint8_t *
+judge_block(size_t n)
+{
+	uint8_t *buf = malloc(TLS_HOST_AT + n);
+
+	assert_non_null(buf);
+	name_fill(buf, TLS_HOST_AT, n);
+	return buf;
+}
+
+/* The server_name judge: every byte value at every place, with and without a root dot. */
+static void
+test_judge_every_byte_everywhere(void **state)
+{
+	(void)state;
+	for (size_t n = 0; n <= 72; n++) {
+		uint8_t *buf = judge_block(n);
+
+		each_byte_everywhere(buf, TLS_HOST_AT, n, judge_agrees);
+		judge_agrees(buf, n);
+		free(buf);
+	}
+}
+
+/* The judge's length bounds: 1..253 bytes, one root dot more. */
+static void
+test_judge_lengths(void **state)
+{
+	static const size_t lens[] = { 0, 1, 2, 31, 32, 33, 63, 64, 252, 253, 254, 255, 256 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		uint8_t *buf = judge_block(lens[i]);
+		struct tls_hello out;
+
+		judge_agrees(buf, lens[i]);
+		if (lens[i] > 0) {
+			buf[TLS_HOST_AT + lens[i] - 1] = '.';
+			judge_agrees(buf, lens[i]);
+			assert_int_equal(tls_host_judge(buf + TLS_HOST_AT, lens[i], &out),
+			    lens[i] >= 2 && lens[i] <= SNI_HOST_MAX + 1 && lens[i] % 4 != 1 ?
+			    SNI_FOUND : SNI_MALFORMED);
+		}
+		free(buf);
+	}
+}
+
 int
 main(void)
 {
@@ -129,6 +217,8 @@ main(void)
 		cmocka_unit_test(test_every_byte_everywhere),
 		cmocka_unit_test(test_dots_and_labels),
 		cmocka_unit_test(test_floor_distance),
+		cmocka_unit_test(test_judge_every_byte_everywhere),
+		cmocka_unit_test(test_judge_lengths),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

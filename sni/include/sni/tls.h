@@ -28,14 +28,15 @@ struct sni_name {
 	size_t len;
 };
 
+/* The four one-byte fields side by side: a parse clears them in one store. */
 struct tls_hello {
 	struct sni_name sni;			/* SNI_FOUND only */
 	bool sni_lower;				/* and it has no capitals (false: it may) */
-	struct sni_name alpn[TLS_ALPN_MAX];	/* the first nb_alpn: ids in the client's order */
 	uint8_t nb_alpn;
 	bool alpn_more;				/* more than TLS_ALPN_MAX were offered */
 	bool ech;				/* carries encrypted_client_hello (0xfe0d) */
 	size_t stream_len;			/* stream bytes up to the end of the hello's last record */
+	struct sni_name alpn[TLS_ALPN_MAX];	/* the first nb_alpn: ids in the client's order */
 };
 
 /*
