@@ -391,7 +391,8 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 		else
 			dp_fate_apply_any(w, fr->m, &fr->p, fr->vm, from_vm, fate);
 	}
-	dp_tx_burst_end(w, from_vm ? DP_PORT_UPLINK : DP_PORT_VM);	/* its own frames' port */
+	/* its own frames' port */
+	dp_tx_burst_end(w, from_vm ? DP_PORT_UPLINK : DP_PORT_VM);
 }
 
 void

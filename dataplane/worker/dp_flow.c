@@ -37,7 +37,8 @@ dp_flow_lookup_burst(struct dp_flows *t, const struct dp_flow_key *restrict keys
 	for (unsigned int i = 0; i < n; i++)
 		l[i].key = keys[i];
 	dp_flow_lookup_start(t, l, n);
-	for (unsigned int i = 0; i < n; i++) {	/* a NULL is absent: nothing opened between */
+	/* a NULL is absent: nothing opened between */
+	for (unsigned int i = 0; i < n; i++) {
 		out[i] = l[i].found;
 		if (out[i] != NULL && !dp_flow_entry_is(out[i], &keys[i]))
 			out[i] = dp_flow_lookup_hashed(t, &keys[i], l[i].hash);

@@ -91,7 +91,8 @@ static __rte_always_inline bool
 dp_tx_is_reassembled(const struct rte_mbuf *m)
 {
 	/* l2_len tested in place, not extracted first */
-	const uint64_t l2_mask = ((UINT64_C(1) << RTE_MBUF_L2_LEN_BITS) - 1) << RTE_MBUF_L2_LEN_OFS;
+	const uint64_t l2_mask = ((UINT64_C(1) << RTE_MBUF_L2_LEN_BITS) - 1) <<
+	    RTE_MBUF_L2_LEN_OFS;
 
 	return (m->tx_offload & l2_mask) != 0;
 }

@@ -165,7 +165,8 @@ dp_tls_lean_act(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, ui
 	 */
 	if (likely(dp_fate_eq(fate, dp_fate_egress(DP_ALLOWED)) ||
 	    dp_fate_eq(fate, dp_fate_egress(DP_WOULD_BLOCK))))
-		dp_egress_own(w, m, vm, (enum dp_verdict)fate.verdict);	/* a burst's lean frame */
+		/* a burst's lean frame */
+		dp_egress_own(w, m, vm, (enum dp_verdict)fate.verdict);
 	else if (!dp_fate_eq(fate, dp_fate(DP_FATE_HELD)))
 		dp_out_flow_apply(w, m, p, vm, true, fate, f);
 	return true;

@@ -275,7 +275,7 @@ struct dp_flow_lookup {
 	struct dp_flow_key key;
 	union {
 		struct dp_flow *found;		/* its answer, unconfirmed */
-		const struct dp_ft_bucket *bucket;	/* while it looks: the bucket read next */
+		const struct dp_ft_bucket *bucket;	/* while looking: the next bucket */
 	};
 	uint32_t hash;
 };
