@@ -149,5 +149,6 @@ main(int argc, char **argv)
 		rte_eth_dev_close(ports[p]);
 	}
 	rte_eal_cleanup();
+	rmdir(rte_eal_get_runtime_dir());	/* left empty: no shconf, no telemetry */
 	return 0;
 }

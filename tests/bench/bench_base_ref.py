@@ -41,7 +41,7 @@ PAIRS = (("csum", "csum", "csum_driver_vs_testpmd"), ("l3fwd", "mac", "l3fwd_dri
 def driver_mpps(driver, devs, prefix):
     """The driver's rate on devs: a period's warm-up, a period measured, as testpmd's."""
     argv = [REF, driver, TRAFFIC, str(MEASURE), str(MEASURE), *EAL, "--file-prefix", prefix,
-            "--no-shconf"]
+            "--no-shconf", "--no-telemetry"]
     for d in devs:
         argv += ["--vdev", d]
     p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

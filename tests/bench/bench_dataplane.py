@@ -18,6 +18,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -283,7 +284,11 @@ def main():
             base = testpmd_mpps(devs, prefix + "t")
             cfg = namegate_config(manifest, devs, prefix + "n",
                                   os.path.join(work, f"{name}.json"))
-            ng, allowed, blocked = namegate_mpps(cfg, work)
+            try:
+                ng, allowed, blocked = namegate_mpps(cfg, work)
+            finally:    # DPDK's runtime directories of both: no files left behind
+                for d in (prefix + "t", prefix + "n"):
+                    shutil.rmtree(os.path.join("/run/dpdk", d), ignore_errors=True)
             print(f"RESULT testpmd_{name}_mpps={base:.2f}")
             print(f"RESULT namegate_{name}_mpps={ng:.2f}")
             print(f"RESULT namegate_{name}_vs_testpmd={ng / base:.3f}")

@@ -96,7 +96,8 @@ bench_open(struct bench *b, const char *yaml, size_t len, const char *mem_mb)
 	char prefix[64];
 	char *argv[] = {
 		(char *)"bench_full", (char *)"--no-huge", (char *)"-m", (char *)mem_mb,
-		(char *)"--no-pci", (char *)"--file-prefix", prefix, (char *)"-l", (char *)"0-1",
+		(char *)"--no-pci", (char *)"--no-shconf", (char *)"--no-telemetry",	/* no files */
+		(char *)"--file-prefix", prefix, (char *)"-l", (char *)"0-1",
 		(char *)"--log-level", (char *)"*:error", NULL,
 	};
 	struct pol_errs errs = { 0 };
@@ -140,6 +141,7 @@ bench_close(struct bench *b)
 	dp_ctx_teardown(&b->ctx);
 	pol_config_free(b->cfg);
 	rte_eal_cleanup();
+	rmdir(rte_eal_get_runtime_dir());	/* left empty: no shconf, no telemetry */
 }
 
 /*

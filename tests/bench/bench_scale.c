@@ -258,7 +258,8 @@ main(void)
 	char prefix[64];
 	char *argv[] = {
 		(char *)"bench_scale", (char *)"--no-huge", (char *)"-m", (char *)"3072",
-		(char *)"--no-pci", (char *)"--file-prefix", prefix, (char *)"-l", (char *)"0",
+		(char *)"--no-pci", (char *)"--no-shconf", (char *)"--no-telemetry",	/* no files */
+		(char *)"--file-prefix", prefix, (char *)"-l", (char *)"0",
 		(char *)"--log-level", (char *)"*:error", NULL,
 	};
 	struct rte_rcu_qsbr *q;
@@ -281,5 +282,6 @@ main(void)
 	rc = scale_bind(q) != 0 || scale_flows() != 0;
 	rte_free(q);
 	rte_eal_cleanup();
+	rmdir(rte_eal_get_runtime_dir());	/* left empty: no shconf, no telemetry */
 	return rc;
 }

@@ -94,6 +94,7 @@ dp_fuzz_fini(void)
 	dp_ctx_teardown(&dp_fuzz_ctx);
 	pol_config_free(dp_fuzz_cfg);
 	rte_eal_cleanup();
+	rmdir(rte_eal_get_runtime_dir());	/* left empty: no shconf, no telemetry */
 }
 
 /* Note the ID of a DNS query about to leave by the uplink. */
@@ -161,7 +162,8 @@ dp_fuzz_init(void)
 	char prefix[64];
 	char *argv[] = {
 		(char *)"fuzz_dp_frame", (char *)"--no-huge", (char *)"-m", (char *)"256",
-		(char *)"--no-pci", (char *)"--file-prefix", prefix, (char *)"-l", (char *)"0-1",
+		(char *)"--no-pci", (char *)"--no-shconf", (char *)"--no-telemetry",	/* no files */
+		(char *)"--file-prefix", prefix, (char *)"-l", (char *)"0-1",
 		(char *)"--vdev", (char *)"net_null0", (char *)"--vdev", (char *)"net_null1",
 		(char *)"--log-level", (char *)"*:error", NULL,
 	};

@@ -27,7 +27,8 @@ dpf_start(const char *name, const char *config, struct dp_ctx *ctx, struct pol_c
 	char prefix[32];
 	char *argv[] = {
 		(char *)name, (char *)"--no-huge", (char *)"-m", (char *)"256",
-		(char *)"--no-pci", (char *)"--file-prefix", prefix, (char *)"-l", (char *)"0-1",
+		(char *)"--no-pci", (char *)"--no-shconf", (char *)"--no-telemetry",	/* no files */
+		(char *)"--file-prefix", prefix, (char *)"-l", (char *)"0-1",
 		(char *)"--vdev", (char *)"net_null0", (char *)"--vdev", (char *)"net_null1",
 		(char *)"--log-level", (char *)"*:error", NULL,
 	};
@@ -63,6 +64,7 @@ dpf_run(const char *name, const char *config, struct dp_ctx *ctx, struct dp_work
 	dp_ctx_teardown(ctx);
 	pol_config_free(cfg);
 	rte_eal_cleanup();
+	rmdir(rte_eal_get_runtime_dir());	/* left empty: no shconf, no telemetry */
 	return rc;
 }
 

@@ -15,7 +15,8 @@ t_eal_init(const char *name, const char *mem_mb)
 	char prefix[64];
 	char *argv[] = {
 		(char *)name, (char *)"--no-huge", (char *)"-m", (char *)mem_mb,
-		(char *)"--no-pci", (char *)"--file-prefix", prefix, (char *)"-l", (char *)"0",
+		(char *)"--no-pci", (char *)"--no-shconf", (char *)"--no-telemetry",	/* no files */
+		(char *)"--file-prefix", prefix, (char *)"-l", (char *)"0",
 		(char *)"--log-level", (char *)"*:error", NULL,
 	};
 
@@ -31,5 +32,6 @@ int
 t_eal_done(int rc)
 {
 	rte_eal_cleanup();
+	rmdir(rte_eal_get_runtime_dir());	/* left empty: no shconf, no telemetry */
 	return rc;
 }

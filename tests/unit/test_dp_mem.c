@@ -119,7 +119,8 @@ main(int argc, char **argv)
 	char prefix[32];
 	char *eal[] = {
 		(char *)"test_dp_mem", (char *)"--no-huge", (char *)"-m", (char *)"3072",
-		(char *)"--no-pci", (char *)"--file-prefix", prefix, (char *)"--lcores",
+		(char *)"--no-pci", (char *)"--no-shconf", (char *)"--no-telemetry",	/* no files */
+		(char *)"--file-prefix", prefix, (char *)"--lcores",
 		(char *)"(0-2)@(0)", (char *)"--vdev", (char *)"net_null0", (char *)"--vdev",
 		(char *)"net_null1", (char *)"--log-level", (char *)"*:error", NULL,
 	};
@@ -138,5 +139,6 @@ main(int argc, char **argv)
 		return 1;
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
 	rte_eal_cleanup();
+	rmdir(rte_eal_get_runtime_dir());	/* left empty: no shconf, no telemetry */
 	return rc;
 }
