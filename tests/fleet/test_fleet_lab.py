@@ -190,6 +190,8 @@ class Fleet:
         if self.etcd is not None:
             self.etcd.remove()
         if self.lab is not None:
+            # gateway A's DPDK runtime directory: the lab removes only its own prefix's
+            shutil.rmtree(os.path.join("/run/dpdk", self.lab.prefix + "a"), ignore_errors=True)
             self.lab.teardown()
         if self.dir is not None:
             shutil.rmtree(self.dir, ignore_errors=True)
