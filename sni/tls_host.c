@@ -4,11 +4,11 @@
  * dropped, and only the bytes RFC 952 LDH allows.
  *
  * Every connection's SNI is checked here, so a short name (most are) is judged 16 bytes
- * at a time with SSE2, x86-64's baseline, or up to 32 in one load with AVX2: which bytes
- * are allowed, which are dots, which are capitals, as bit masks; a name of at most 63
- * bytes holds no label too long, so the dots' places settle the rest. Longer names, and
- * names too close to their buffer's start for a load that ends with them, go a byte at a
- * time.
+ * at a time with SSE2, x86-64's baseline, or with AVX2 in one 32-byte load (two that
+ * overlap up to 63 bytes): which bytes are allowed, which are dots, which are capitals, as
+ * bit masks; a name of at most 63 bytes holds no label too long, so the dots' places
+ * settle the rest. Longer names, and names too close to their buffer's start for a load
+ * that ends with them, go a byte at a time.
  */
 #include <string.h>
 
@@ -21,7 +21,7 @@
 #if defined(__SSE2__) && defined(__x86_64__)
 #include <immintrin.h>
 
-static bool host_avx2;		/* the CPU has AVX2: a name of up to 32 bytes is one load */
+static bool host_avx2;		/* the CPU has AVX2: a name of up to 63 bytes takes its loads */
 
 __attribute__((constructor)) static void
 host_avx2_probe(void)
@@ -119,17 +119,14 @@ host_chunk(const uint8_t *p, uint32_t *bad, uint32_t *dot, uint32_t *up)
 }
 
 /*
- * Whether the dots of a name of len bytes, 1..62, at the bits of dot (none past len) are
- * in place: not first, not last, no two together. With the name's ends taken as dots one
- * bit beyond it (bit 0 and bit len + 1 of dot shifted up by one), any of the three makes
- * two neighbouring bits.
+ * Whether the dots of a name of len bytes, 1..63, at the bits of dot (none past len) are
+ * in place: not first, not last, no two together: no dot where the byte after it, the
+ * name's start or its last byte is one.
  */
 static inline bool
 host_dots_ok(uint64_t dot, size_t len)
 {
-	uint64_t d = dot << 1 | 1 | UINT64_C(2) << len;
-
-	return (d & d >> 1) == 0;
+	return (dot & (dot >> 1 | 1 | UINT64_C(1) << (len - 1))) == 0;
 }
 
 /*
@@ -227,6 +224,27 @@ host_row(const uint8_t (*k)[32], unsigned int i)
 	return _mm256_load_si256((const __m256i *)(const void *)k[i]);
 }
 
+/* The classes of the 32 bytes at p: see host_rows. */
+__attribute__((target("avx2"))) static inline __m256i
+host_classes(const uint8_t (*k)[32], const uint8_t *p)
+{
+	__m256i x = _mm256_loadu_si256((const __m256i *)(const void *)p);
+
+	return _mm256_and_si256(_mm256_shuffle_epi8(host_row(k, HOST_KLO), x),
+	    _mm256_shuffle_epi8(host_row(k, HOST_KHI),
+	    _mm256_and_si256(_mm256_srli_epi16(x, 4), host_row(k, HOST_K0F))));
+}
+
+/* Bit i for byte i of c's classes: *bad none, *dot a dot, *caps a capital. */
+__attribute__((target("avx2"))) static inline void
+host_class_masks(const uint8_t (*k)[32], __m256i c, uint32_t *bad, uint32_t *dot,
+    uint32_t *caps)
+{
+	*bad = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, host_row(k, HOST_KZERO)));
+	*dot = (uint32_t)_mm256_movemask_epi8(c);
+	*caps = (uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(c, host_row(k, HOST_KCAPS)));
+}
+
 /*
  * A name of 1..32 bytes with at least 32 bytes from its buffer's start to its end: the
  * classes of the one 32-byte load that ends with it, where SSE2 takes two past 16 bytes
@@ -239,25 +257,38 @@ __attribute__((target("avx2"))) static enum sni_status
 host_judge_avx2(const uint8_t *name, size_t len, bool *lower)
 {
 	const uint8_t (*k)[32] = host_rows;
-	__m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(name + len - 32)), c;
 	unsigned int drop = 32 - (unsigned int)len;
-	uint32_t bad, dot;
+	uint32_t bad, dot, caps;
 
 	__asm__("" : "+r"(k));
-	c = _mm256_and_si256(_mm256_shuffle_epi8(host_row(k, HOST_KLO), x),
-	    _mm256_shuffle_epi8(host_row(k, HOST_KHI),
-	    _mm256_and_si256(_mm256_srli_epi16(x, 4), host_row(k, HOST_K0F))));
+	host_class_masks(k, host_classes(k, name + len - 32), &bad, &dot, &caps);
 	/*
 	 * The masks shifted down by drop have no bit past len: host_masks_ok()'s tests
 	 * without its mask of the name's bits, the dots' three as one (host_dots_ok())
 	 */
-	bad = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, host_row(k, HOST_KZERO))) >>
-	    drop;
-	dot = (uint32_t)_mm256_movemask_epi8(c) >> drop;
-	if (bad != 0 || !host_dots_ok(dot, len))
+	if (bad >> drop != 0 || !host_dots_ok(dot >> drop, len))
 		return SNI_MALFORMED;
-	*lower = (uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(c,
-	    host_row(k, HOST_KCAPS))) >> drop == 0;
+	*lower = caps >> drop == 0;
+	return SNI_FOUND;
+}
+
+/*
+ * host_judge_avx2() for a name of 33..63 bytes: the load at its start and the one that
+ * ends with it (they overlap), the second's bits moved up to the bytes they stand for.
+ */
+__attribute__((target("avx2"))) static enum sni_status
+host_judge_avx2_long(const uint8_t *name, size_t len, bool *lower)
+{
+	const uint8_t (*k)[32] = host_rows;
+	uint32_t bad0, dot0, caps0, bad1, dot1, caps1;
+	unsigned int up = (unsigned int)len - 32;
+
+	__asm__("" : "+r"(k));
+	host_class_masks(k, host_classes(k, name), &bad0, &dot0, &caps0);
+	host_class_masks(k, host_classes(k, name + len - 32), &bad1, &dot1, &caps1);
+	if ((bad0 | bad1) != 0 || !host_dots_ok((uint64_t)dot1 << up | dot0, len))
+		return SNI_MALFORMED;
+	*lower = (caps0 | caps1) == 0;
 	return SNI_FOUND;
 }
 #endif
@@ -294,6 +325,8 @@ host_judge_far(const uint8_t *name, size_t len, bool *lower)
 #if defined(__SSE2__) && defined(__x86_64__)
 	if (len <= 32 && host_avx2)
 		return host_judge_avx2(name, len, lower);
+	if (len <= SNI_LABEL_MAX && host_avx2)
+		return host_judge_avx2_long(name, len, lower);
 #endif
 	return host_judge_rest(name, len, lower);
 }
