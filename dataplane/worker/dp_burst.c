@@ -139,11 +139,11 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 			continue;
 		dp_conn_key(&(l++)->key, fr->vm, &fr->p, from_vm);
 	}
-	b->nkeys = (unsigned int)(l - b->look);
 	/* the port's receive counts once a burst, in a register until then */
 	w->port_pkts[port][0] += n;
 	w->port_bytes[port][0] += bytes;
-	dp_flow_lookup_start(w->flows, b->look, b->nkeys);
+	/* to the next key's, not a count of keys: a count took a divide and the end again */
+	dp_flow_lookup_range(w->flows, b->look, l);
 	b->steady = dp_conn_steady_key(w);
 }
 
