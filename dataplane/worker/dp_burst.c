@@ -120,10 +120,14 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 	for (ptrdiff_t i = -(ptrdiff_t)n; i != 0; i++, fr++) {
 		int slot;
 
+		/*
+		 * the frame's mbuf read before the prefetch, whose address computation took the
+		 * register the VM's loop loads its end into: the end loaded once, not twice
+		 */
+		fr->m = end[i];
 		/* likely, all but a burst's last few: out of line, each frame paid a jump back */
 		if (likely(i < -DP_BURST_PREFETCH))
 			rte_prefetch0(rte_pktmbuf_mtod(end[i + DP_BURST_PREFETCH], void *));
-		fr->m = end[i];
 		bytes += rte_pktmbuf_pkt_len(fr->m);
 		slot = dp_lean(g, fr->m, &l->key, &fr->ln, from_vm);
 		if ((fr->lean = slot >= 0)) {	/* its fate CONTINUE, never stored */
@@ -139,11 +143,11 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 			continue;
 		dp_conn_key(&(l++)->key, fr->vm, &fr->p, from_vm);
 	}
-	b->nkeys = (unsigned int)(l - b->look);
 	/* the port's receive counts once a burst, in a register until then */
 	w->port_pkts[port][0] += n;
 	w->port_bytes[port][0] += bytes;
-	dp_flow_lookup_start(w->flows, b->look, b->nkeys);
+	/* to the next key's, not a count of keys: a count took a divide and the end again */
+	dp_flow_lookup_range(w->flows, b->look, l);
 	b->steady = dp_conn_steady_key(w);
 }
 

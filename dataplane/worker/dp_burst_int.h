@@ -30,7 +30,6 @@ struct dp_burst {
 	struct dp_burst_frame fr[DP_BURST];
 	/* a lean frame's or one whose fate is CONTINUE, in the order of the frames */
 	struct dp_flow_lookup look[DP_BURST];
-	unsigned int nkeys;
 	uint64_t steady;		/* dp_conn_steady_key() */
 };
 

@@ -20,7 +20,7 @@ struct dp_flows_look {
 
 /*
  * dp_flow_lookup_burst() but for its last step, the keys' compare, which waits on each
- * entry's line: for each of the n lookups l[i], found is the entry its key's first bucket
+ * entry's line: for each lookup a from l up to end, found is the entry its key's first bucket
  * (else its other one) names under its tag (fetched meanwhile), unread, or NULL when the
  * key has no entry (neither bucket has its tag, or the first has not and no key ever
  * spilled from it to its other bucket: dp_ft_bucket.spilled); hash is the key's hash. The
@@ -38,11 +38,11 @@ struct dp_flows_look {
  * tags. Each lookup keeps the bucket it reads next in place of its answer.
  */
 static __rte_always_inline void
-dp_flow_lookup_start(struct dp_flows *t, struct dp_flow_lookup *l, unsigned int n)
+dp_flow_lookup_range(struct dp_flows *t, struct dp_flow_lookup *l, struct dp_flow_lookup *end)
 {
 	struct dp_flows_look *look = (struct dp_flows_look *)(void *)t;
 	const struct dp_ft ft_copy = look->ft, *ft = &ft_copy;	/* its fields in registers */
-	struct dp_flow_lookup *miss[DP_BURST], *end = l + n;
+	struct dp_flow_lookup *miss[DP_BURST];
 	struct dp_flow *e = look->h.e;
 	unsigned int misses = 0;
 
@@ -75,6 +75,13 @@ dp_flow_lookup_start(struct dp_flows *t, struct dp_flow_lookup *l, unsigned int 
 
 		a->found = m != 0 ? &e[dp_ft_idx_at(a->bucket, dp_ft_low_bit(m))] : NULL;
 	}
+}
+
+/* dp_flow_lookup_range() of the n lookups from l */
+static __rte_always_inline void
+dp_flow_lookup_start(struct dp_flows *t, struct dp_flow_lookup *l, unsigned int n)
+{
+	dp_flow_lookup_range(t, l, l + n);
 }
 
 #endif
