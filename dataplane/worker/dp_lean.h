@@ -160,7 +160,12 @@ dp_lean_at(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key 
 	memcpy(&frag_ttl_proto, ip + 6, 4);
 	if ((be32toh(frag_ttl_proto) & 0x3fff00ff) != PKT_PROTO_TCP)
 		return -1;
-	total = rd_be16(ip + 2);
+	/*
+	 * the total length with the header's first word: one load and swap; a 16-bit one had
+	 * gcc zero-extend the swapped word twice, once for each use
+	 */
+	memcpy(&total, ip, 4);
+	total = be32toh(total) & 0xffff;
 	/* the data offset at least 5 words, and no more than the segment holds */
 	hlen = th[12] >> 2 & 0x3c;					/* 4 * (th[12] >> 4) */
 	payload_len = (int32_t)total - 20 - hlen;
