@@ -21,7 +21,8 @@
 #if defined(__SSE2__) && defined(__x86_64__)
 #include <immintrin.h>
 
-static bool host_avx2;		/* the CPU has AVX2: a name of up to 63 bytes takes its loads */
+/* the CPU has AVX2: a name of up to 63 bytes takes its loads */
+static bool host_avx2;
 
 __attribute__((constructor)) static void
 host_avx2_probe(void)
