@@ -73,16 +73,21 @@ ctl_bundle_read(const char *path, size_t max, char **buf, size_t *len)
 	return 0;
 }
 
-/* A relative key path is the configuration's neighbour, as import: paths are. */
-static void
+/*
+ * A relative key path is the configuration's neighbour, as import: paths are. 0, or
+ * -ENAMETOOLONG: a path cut short would name another file.
+ */
+static int
 cb_resolve(const struct pol_config *cfg, const char *p, char *out, size_t len)
 {
 	const char *slash = cfg->path != NULL ? strrchr(cfg->path, '/') : NULL;
+	int n;
 
 	if (p[0] == '/' || slash == NULL)
-		snprintf(out, len, "%s", p);
+		n = snprintf(out, len, "%s", p);
 	else
-		snprintf(out, len, "%.*s/%s", (int)(slash - cfg->path), cfg->path, p);
+		n = snprintf(out, len, "%.*s/%s", (int)(slash - cfg->path), cfg->path, p);
+	return n >= 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
 }
 
 int
@@ -98,8 +103,8 @@ ctl_bundle_keys_load(const struct pol_config *cfg, struct ctl_bundle_key *keys, 
 
 		if (ctl_bundle_key_parse(s, strlen(s), &keys[i], kwhy, sizeof(kwhy)) == 0)
 			continue;
-		cb_resolve(cfg, s, path, sizeof(path));
-		if ((rc = ctl_bundle_read(path, CTL_BUNDLE_SIG_FILE_MAX, &buf, &len)) != 0) {
+		if ((rc = cb_resolve(cfg, s, path, sizeof(path))) != 0 ||
+		    (rc = ctl_bundle_read(path, CTL_BUNDLE_SIG_FILE_MAX, &buf, &len)) != 0) {
 			snprintf(why, whylen, "fleet.bundle_keys[%zu]: \"%s\" is neither a key "
 			    "(%s) nor a file (%s)", i, s, kwhy, strerror(-rc));
 			return -1;
@@ -120,16 +125,20 @@ cb_read_pair(const char *path, char **file, size_t *flen, char **sig, size_t *sl
     size_t whylen)
 {
 	char sigpath[CB_PATH_MAX];
-	int rc;
+	int rc, n;
 
 	*sig = NULL;
 	if ((rc = ctl_bundle_read(path, CTL_BUNDLE_FILE_MAX, file, flen)) != 0) {
 		snprintf(why, whylen, "%s: %s", path, strerror(-rc));
 		return rc;
 	}
-	snprintf(sigpath, sizeof(sigpath), "%s.minisig", path);
-	if ((rc = ctl_bundle_read(sigpath, CTL_BUNDLE_SIG_FILE_MAX, sig, slen)) != 0) {
-		snprintf(why, whylen, "%s: %s", sigpath, strerror(-rc));
+	/* cut short, FILE.minisig would name another file */
+	n = snprintf(sigpath, sizeof(sigpath), "%s.minisig", path);
+	rc = n >= 0 && (size_t)n < sizeof(sigpath) ? 0 : -ENAMETOOLONG;
+	if (rc != 0 || (rc = ctl_bundle_read(sigpath, CTL_BUNDLE_SIG_FILE_MAX, sig, slen)) != 0) {
+		/* the path is the caller's: the reason may be cut short, never the name read */
+		if (snprintf(why, whylen, "%s.minisig: %s", path, strerror(-rc)) < 0)
+			why[0] = '\0';
 		free(*file);
 		*file = NULL;
 		return rc;

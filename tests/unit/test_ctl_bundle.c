@@ -2,6 +2,7 @@
  * Signed policy bundles: real keys and signatures made by Debian's minisign at test time
  * (no password, -W), judged as a table. Each refusal names its reason.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -366,6 +367,50 @@ test_times(void **state)
 	}
 }
 
+/*
+ * A path that only fits cut short is refused by name, never read as the file its cut
+ * names: FILE.minisig cut to FILE.minisi, and a relative key path resolved past PATH_MAX.
+ * Both would fail another way if read: dir/b.minisi holds no signature, and the cut key
+ * path names dir itself.
+ */
+static void
+test_long_paths(void **state)
+{
+	char path[4096], sig_cut[256], rel[4096], cfg_path[256], why[8192];
+	struct pol_config cfg = { 0 };
+	struct ctl_bundle_key keys[1];
+	uint64_t serial = 0;
+	char *key_list[1] = { rel };
+	size_t n;
+
+	(void)state;
+	/* dir//////...b (runs of slashes are one): FILE.minisig one byte past 4,095 */
+	n = (size_t)snprintf(path, sizeof(path), "%s", dir);
+	memset(path + n, '/', sizeof(path) - strlen(".minisig") - 1 - n);
+	strcpy(path + sizeof(path) - strlen(".minisig") - 1, "b");
+	assert_int_equal(strlen(path) + strlen(".minisig"), 4095 + 1);
+	put(path, good_policy);
+	snprintf(sig_cut, sizeof(sig_cut), "%s/b.minisi", dir);
+	put(sig_cut, "untrusted comment: not a signature\n");
+	cfg.fleet_cache = path;
+	assert_int_equal(ctl_bundle_cache_serial(&cfg, keys, 0, &serial, why, sizeof(why)), -1);
+	if (strstr(why, strerror(ENAMETOOLONG)) == NULL)
+		fail_msg("cut signature path: %s", why);
+
+	/* a relative key beside a configuration in dir: together past 4,095 bytes */
+	rel[0] = '.';
+	memset(rel + 1, '/', sizeof(rel) - 3);
+	strcpy(rel + sizeof(rel) - 2, "k");
+	snprintf(cfg_path, sizeof(cfg_path), "%s/namegate.yaml", dir);
+	cfg.path = cfg_path;
+	cfg.fleet_cache = NULL;
+	cfg.fleet_bundle_keys = key_list;
+	cfg.nfleet_bundle_keys = 1;
+	assert_int_equal(ctl_bundle_keys_load(&cfg, keys, why, sizeof(why)), -1);
+	if (strstr(why, strerror(ENAMETOOLONG)) == NULL)
+		fail_msg("cut key path: %s", why);
+}
+
 int
 main(void)
 {
@@ -374,6 +419,7 @@ main(void)
 		cmocka_unit_test(test_second_key),
 		cmocka_unit_test(test_key_forms),
 		cmocka_unit_test(test_times),
+		cmocka_unit_test(test_long_paths),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
