@@ -71,10 +71,12 @@ dp_bind_allows_common(struct dp_binds *b, uint16_t vm, uint8_t family, const uin
 	dp_bind_key_of(&k, vm, family, a);
 	if (family == 4) {	/* one word to hash and compare (dp_bind_hash()) */
 		h = dp_hash_crc_inline(&k, 8, b->ft.seed);
-		e = dp_bind_find_in(b, &b->ft.b[dp_ft_first(&b->ft, h)], dp_ft_tag(h), &k, true);
+		e = dp_bind_find_in(b, &b->ft.b[dp_ft_first(&b->ft, h)], dp_ft_tag_vec(h), &k,
+		    true);
 	} else {
 		h = dp_hash_crc_inline(&k, sizeof(k), b->ft.seed);
-		e = dp_bind_find_in(b, &b->ft.b[dp_ft_first(&b->ft, h)], dp_ft_tag(h), &k, false);
+		e = dp_bind_find_in(b, &b->ft.b[dp_ft_first(&b->ft, h)], dp_ft_tag_vec(h), &k,
+		    false);
 	}
 	if (e == NULL)
 		return false;

@@ -133,15 +133,17 @@ dp_bind_key_eq(const struct dp_bind_key *a, const struct dp_bind_key *b)
 }
 
 /*
- * The entry holding k among the slots of bucket bk tagged tag, or NULL. v4: k is an IPv4
- * key (a constant where inlined), told by its first word alone, which holds the family:
- * an entry's equal to it is an IPv4 key's, whose other words are zero as k's are.
+ * The entry holding k among the slots of bucket bk tagged tag (dp_ft_tag_vec(): spread
+ * from the hash in the vector register, where the scalar tag took a round trip through a
+ * general register and back), or NULL. v4: k is an IPv4 key (a constant where inlined),
+ * told by its first word alone, which holds the family: an entry's equal to it is an IPv4
+ * key's, whose other words are zero as k's are.
  */
 static inline __attribute__((always_inline)) struct dp_binding *
-dp_bind_find_in(const struct dp_binds *b, const struct dp_ft_bucket *bk, uint16_t tag,
+dp_bind_find_in(const struct dp_binds *b, const struct dp_ft_bucket *bk, __m128i tag,
     const struct dp_bind_key *k, bool v4)
 {
-	uint32_t m = dp_ft_match(bk, tag);
+	uint32_t m = dp_ft_match_pairs_vec(bk, tag) & 0x5555u;
 
 	atomic_thread_fence(memory_order_acquire);	/* the tags before their idx */
 	for (; m != 0; m &= m - 1) {
@@ -171,8 +173,10 @@ dp_bind_find(const struct dp_binds *b, const struct dp_bind_key *k, uint32_t h)
 
 	do {
 		moved = __atomic_load_n(&ft->moved, __ATOMIC_ACQUIRE);
-		if ((e = dp_bind_find_in(b, &ft->b[b1], tag, k, false)) != NULL ||
-		    (e = dp_bind_find_in(b, &ft->b[dp_ft_alt(ft, b1, tag)], tag, k, false)) != NULL)
+		/* the tag spread from the one the other bucket's place needs */
+		if ((e = dp_bind_find_in(b, &ft->b[b1], _mm_set1_epi16((short)tag), k,
+		    false)) != NULL || (e = dp_bind_find_in(b, &ft->b[dp_ft_alt(ft, b1, tag)],
+		    _mm_set1_epi16((short)tag), k, false)) != NULL)
 			return e;
 		atomic_thread_fence(memory_order_acquire);
 	} while (__atomic_load_n(&ft->moved, __ATOMIC_RELAXED) != moved);

@@ -177,7 +177,7 @@ test_allows_other_bucket(void **state)
 
 		dp_bind_key_make(&k, 0, &keys[i]);
 		h = dp_bind_hash(b, &k);
-		far += dp_bind_find_in(b, &b->ft.b[first], dp_ft_tag(h), &k, false) == NULL;
+		far += dp_bind_find_in(b, &b->ft.b[first], dp_ft_tag_vec(h), &k, false) == NULL;
 		assert_true(t_allows(b, &keys[i], 443, T_NOW, &g, &hash));
 		assert_int_equal(hash, 100 + i);
 	}
