@@ -358,7 +358,7 @@ dp_ft_delete_at(struct dp_ft *ft, uint32_t at, uint32_t idx)
 	    DP_FT_WAYS * sizeof(uint16_t), "a slot's index is found from its tag's place");
 	memcpy(&held, tag + offsetof(struct dp_ft_bucket, idx) + (at & 63), sizeof(held));
 	memcpy(&t, tag, sizeof(t));
-	if (t == 0 || held != idx)
+	if (unlikely(t == 0 || held != idx))
 		return false;
 	__atomic_store_n((uint16_t *)(void *)tag, 0, __ATOMIC_RELAXED);
 	return true;
