@@ -236,15 +236,26 @@ dp_tls_hold_first_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_
 	return dp_fate(DP_FATE_HELD);
 }
 
+/* dp_tls_stream_more_lean()'s general way (dp_tls_stream_more_any()), its fate acted on */
+static __attribute__((noinline)) bool
+dp_tls_more_any_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
+    struct pkt *p, unsigned int vm, struct dp_flow *f)
+{
+	return dp_tls_lean_act(w, m, p, (uint16_t)vm,
+	    dp_tls_stream_more_any(w, m, l, p, (uint16_t)vm, f), f);
+}
+
 /*
- * What follows a split hello's start (lean). Bytes in order after a first segment that
+ * What follows a split hello's start (lean), its fate acted on here (dp_tls_client_lean()'s
+ * answer): a held fate, the common one, needs nothing, and a caller that acted on it made
+ * a stack frame only to compare it. Bytes in order after a first segment that
  * went on whole (dp_tls_after_passed(): nearly every second segment) take dp_tls_hold_as()'s
  * way without its tests: copied in, and the hello judged once whole, or m held and what
  * cannot complete it trickled (m is pushable). A fate other than held decodes m into p.
  */
-static __attribute__((noinline)) struct dp_fate
+static __attribute__((noinline)) bool
 dp_tls_stream_more_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
-    struct pkt *p, uint16_t vm, struct dp_flow *f)
+    struct pkt *p, unsigned int vm, struct dp_flow *f)
 {
 	struct dp_hold *h = dp_hold_at(w, f->hold);
 	int64_t at = dp_hold_offset(f->isn, l->seq), to = at + (int64_t)l->payload_len;
@@ -255,7 +266,7 @@ dp_tls_stream_more_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp
 
 	if (h == NULL || !dp_tls_after_passed(w, h, m) ||
 	    !reasm_is_next(&h->r, l->seq, l->payload_len))
-		return dp_tls_stream_more_any(w, m, l, p, vm, f);
+		return dp_tls_more_any_lean(w, m, l, p, vm, f);
 	reasm_add_next(&h->r, l->seq, dp_lean_payload(m), l->payload_len);
 	st = tls_hello_parse(h->buf, reasm_contiguous(&h->r), w->holds->scratch,
 	    sizeof(w->holds->scratch), &hello);
@@ -263,12 +274,13 @@ dp_tls_stream_more_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp
 		dp_hold_push(w, h, m, off, end);
 		dp_lean_decode(m, l, p, true);	/* the trickle reads p */
 		dp_hold_trickle_with(w, h, 0, reasm_contiguous(&h->r), m, p);
-		return dp_fate(DP_FATE_HELD);
+		return true;
 	}
-	fate = dp_tls_verdict_as(w, h, f, vm, st, &hello, m, off, end);
-	if (!dp_fate_eq(fate, dp_fate(DP_FATE_HELD)))
-		dp_lean_decode(m, l, p, true);
-	return fate;
+	fate = dp_tls_verdict_as(w, h, f, (uint16_t)vm, st, &hello, m, off, end);
+	if (dp_fate_eq(fate, dp_fate(DP_FATE_HELD)))
+		return true;
+	dp_lean_decode(m, l, p, true);
+	return dp_tls_lean_act(w, m, p, (uint16_t)vm, fate, f);
 }
 
 struct dp_fate
@@ -286,15 +298,6 @@ dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 	if (f->hold == 0 && seq == f->isn)
 		return dp_tls_first_segment(w, m, p, vm, f);
 	return dp_tls_stream(w, m, p, vm, f, false);
-}
-
-/* dp_tls_client_lean() of a segment past the hello's start, or of its first held */
-static __attribute__((noinline)) bool
-dp_tls_next_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
-    struct pkt *p, unsigned int vm, struct dp_flow *f)
-{
-	return dp_tls_lean_act(w, m, p, (uint16_t)vm,
-	    dp_tls_stream_more_lean(w, m, l, p, (uint16_t)vm, f), f);
 }
 
 /* dp_tls_client_lean() of a segment out of the window: decoded */
@@ -319,5 +322,5 @@ dp_tls_client_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean
 		return dp_tls_client_decoded(w, m, l, p, vm, f);
 	if (f->hold == 0 && l->seq == f->isn)
 		return dp_tls_first_lean(w, m, l, p, vm, f);
-	return dp_tls_next_lean(w, m, l, p, vm, f);
+	return dp_tls_stream_more_lean(w, m, l, p, vm, f);
 }
