@@ -87,8 +87,29 @@ dp_tls_pass(const struct dp_flow *f)
 	return pass[f->would_block];
 }
 
-static struct dp_fate dp_tls_hold_first_lean(struct dp_worker *w, struct rte_mbuf *m,
-    const struct dp_lean *l, struct pkt *p, struct dp_flow *f, const uint8_t *payload);
+/*
+ * A split hello's first segment (lean, f holding nothing; its payload at payload, which
+ * dp_tls_first_as() parsed): into a hold taken for it. One with bytes, within the buffer,
+ * no FIN and pushable (nearly all) is what dp_tls_hold_as() makes of it, without its tests:
+ * held, copied, and sent on itself (dp_tls_trickle_first()). Inline in dp_tls_first_lean(),
+ * whose frame is made already: a call of its own saved four registers again, and its fate
+ * came back to be compared where, inline, it is known to be held. The VM is f's
+ * (dp_hold_take() holds f for it too), read where it is needed.
+ */
+static __rte_always_inline struct dp_fate
+dp_tls_hold_first_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
+    struct pkt *p, struct dp_flow *f, const uint8_t *payload)
+{
+	struct dp_hold *h = dp_hold_take_inline(w, f, &f->hold, f->isn, false);
+	uint32_t n = l->payload_len;
+
+	if (h == NULL || n == 0 || n > sizeof(h->buf) || (l->flags & PKT_TCP_FIN) ||
+	    !dp_hold_push(w, h, m, 0, n))
+		return dp_tls_hold_first_any(w, m, l, p, f->key.vm, f, h);
+	reasm_add_first(&h->r, payload, n);
+	dp_tls_trickle_first(w, h, m, n);
+	return dp_fate(DP_FATE_HELD);
+}
 
 /*
  * The first segment of f's stream, alone (dp_tls_client() asked): a ClientHello whole in
@@ -212,28 +233,6 @@ dp_tls_verdict(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, uint16
     uint32_t end)
 {
 	return dp_tls_verdict_as(w, h, f, vm, st, hello, m, off, end);
-}
-
-/*
- * A split hello's first segment (lean, f holding nothing; its payload at payload, which
- * dp_tls_first_as() parsed): into a hold taken for it. One with bytes, within the buffer,
- * no FIN and pushable (nearly all) is what dp_tls_hold_as() makes of it, without its tests:
- * held, copied, and sent on itself (dp_tls_trickle_first()). Six arguments, all in
- * registers: the VM is f's (dp_hold_take() holds f for it too), read where it is needed.
- */
-static __attribute__((noinline)) struct dp_fate
-dp_tls_hold_first_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
-    struct pkt *p, struct dp_flow *f, const uint8_t *payload)
-{
-	struct dp_hold *h = dp_hold_take_inline(w, f, &f->hold, f->isn, false);
-	uint32_t n = l->payload_len;
-
-	if (h == NULL || n == 0 || n > sizeof(h->buf) || (l->flags & PKT_TCP_FIN) ||
-	    !dp_hold_push(w, h, m, 0, n))
-		return dp_tls_hold_first_any(w, m, l, p, f->key.vm, f, h);
-	reasm_add_first(&h->r, payload, n);
-	dp_tls_trickle_first(w, h, m, n);
-	return dp_fate(DP_FATE_HELD);
 }
 
 /* dp_tls_stream_more_lean()'s general way (dp_tls_stream_more_any()), its fate acted on */
