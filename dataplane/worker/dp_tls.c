@@ -257,25 +257,24 @@ dp_tls_stream_more_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp
     struct pkt *p, unsigned int vm, struct dp_flow *f)
 {
 	struct dp_hold *h = dp_hold_at(w, f->hold);
-	int64_t at = dp_hold_offset(f->isn, l->seq), to = at + (int64_t)l->payload_len;
-	uint32_t off = at < 0 ? 0 : (uint32_t)at, end = to < 0 ? 0 : (uint32_t)to;
 	struct tls_hello hello;
 	struct dp_fate fate;
 	enum sni_status st;
+	uint32_t end;
 
 	if (h == NULL || !dp_tls_after_passed(w, h, m) ||
 	    !reasm_is_next(&h->r, l->seq, l->payload_len))
 		return dp_tls_more_any_lean(w, m, l, p, vm, f);
-	reasm_add_next(&h->r, l->seq, dp_lean_payload(m), l->payload_len);
-	st = tls_hello_parse(h->buf, reasm_contiguous(&h->r), w->holds->scratch,
-	    sizeof(w->holds->scratch), &hello);
+	/* m's bytes are the last of those h holds: stream offsets [end - payload_len, end) */
+	end = reasm_add_next(&h->r, l->seq, dp_lean_payload(m), l->payload_len);
+	st = tls_hello_parse(h->buf, end, w->holds->scratch, sizeof(w->holds->scratch), &hello);
 	if (st == SNI_NEED_MORE) {
-		dp_hold_push(w, h, m, off, end);
+		dp_hold_push(w, h, m, end - l->payload_len, end);
 		dp_lean_decode(m, l, p, true);	/* the trickle reads p */
-		dp_hold_trickle_with(w, h, 0, reasm_contiguous(&h->r), m, p);
+		dp_hold_trickle_with(w, h, 0, end, m, p);
 		return true;
 	}
-	fate = dp_tls_verdict_as(w, h, f, (uint16_t)vm, st, &hello, m, off, end);
+	fate = dp_tls_verdict_as(w, h, f, (uint16_t)vm, st, &hello, m, end - l->payload_len, end);
 	if (dp_fate_eq(fate, dp_fate(DP_FATE_HELD)))
 		return true;
 	dp_lean_decode(m, l, p, true);

@@ -70,8 +70,11 @@ reasm_is_next(const struct reasm *r, uint32_t seq, size_t len)
 	    off == held && len > 0 && len <= r->cap - off;
 }
 
-/* reasm_add() of bytes reasm_is_next() says are the next: what reasm_add_any() makes of them. */
-static inline void
+/*
+ * reasm_add() of bytes reasm_is_next() says are the next: what reasm_add_any() makes of them.
+ * Returns reasm_contiguous() after them (they are its last len bytes).
+ */
+static inline uint32_t
 reasm_add_next(struct reasm *r, uint32_t seq, const uint8_t *data, size_t len)
 {
 	uint32_t off = seq - r->isn;
@@ -79,6 +82,7 @@ reasm_add_next(struct reasm *r, uint32_t seq, const uint8_t *data, size_t len)
 	memcpy(r->buf + off, data, len);
 	r->ranges[0] = (struct reasm_range){ .start = 0, .end = off + (uint32_t)len };
 	r->nb_ranges = 1;
+	return off + (uint32_t)len;
 }
 
 /*
