@@ -28,7 +28,7 @@ dp_tls_release(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
 		dp_hold_put(w, &f->hold);
 		return;
 	}
-	dp_tls_verify_held(w, h, f);
+	dp_tls_verify_held(w, h, f, reasm_contiguous(&h->r));
 }
 
 struct dp_fate
@@ -200,39 +200,48 @@ dp_tls_first_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean 
 	return dp_tls_lean_act(w, m, p, (uint16_t)vm, dp_tls_first_as(w, m, p, p, l, vm, f), f);
 }
 
-/* dp_tls_verdict(), inline in the lean way of a split hello's second segment. */
+/*
+ * An allowed hello's last segment m after a segment that went on whole
+ * (dp_tls_after_passed()), judged ending at stream offset judged: as dp_hold_release()
+ * would, the segment held is let go of (its bytes went on) and m goes, as the verdict
+ * says; the judged bytes are kept until the server acknowledges them.
+ */
+static __rte_always_inline void
+dp_tls_pass_after(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f,
+    struct rte_mbuf *m, uint32_t judged)
+{
+	dp_out_free(h->segs[0]);
+	h->nsegs = 0;
+	dp_egress(w, m, h->vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
+	dp_tls_verify_held(w, h, f, judged);
+}
+
+/* dp_tls_verdict()'s refusal: r, for the hello parsed as st, hello, m held first. */
 static __rte_always_inline struct dp_fate
-dp_tls_verdict_as(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, uint16_t vm,
+dp_tls_refuse_last(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, enum dp_reason r,
     enum sni_status st, const struct tls_hello *hello, struct rte_mbuf *m, uint32_t off,
     uint32_t end)
 {
-	enum dp_reason r = dp_tls_judge_hello(w, f, vm, st, hello);
-
-	if (r != DP_REASON_ALLOWED) {
-		if (m != NULL)
-			dp_hold_push(w, h, m, off, end);	/* pushable: dp_tls_after_passed() */
-		return dp_tls_refuse(w, h, f, r, st == SNI_FOUND ? (const char *)hello->sni.p :
-		    NULL, st == SNI_FOUND ? hello->sni.len : 0, DP_FATE_HELD);
-	}
-	if (m == NULL) {
-		dp_tls_release(w, h, f);
-	} else {
-		/* dp_hold_release(): the segment's bytes went on, m goes, as the verdict says */
-		dp_out_free(h->segs[0]);
-		h->nsegs = 0;
-		dp_egress(w, m, h->vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
-		dp_tls_verify_held(w, h, f);
-	}
-	return dp_fate(DP_FATE_HELD);	/* m taken: held and released, or sent */
+	if (m != NULL)
+		dp_hold_push(w, h, m, off, end);	/* pushable: dp_tls_after_passed() */
+	return dp_tls_refuse(w, h, f, r, st == SNI_FOUND ? (const char *)hello->sni.p : NULL,
+	    st == SNI_FOUND ? hello->sni.len : 0, DP_FATE_HELD);
 }
-
 
 struct dp_fate
 dp_tls_verdict(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, uint16_t vm,
     enum sni_status st, const struct tls_hello *hello, struct rte_mbuf *m, uint32_t off,
     uint32_t end)
 {
-	return dp_tls_verdict_as(w, h, f, vm, st, hello, m, off, end);
+	enum dp_reason r = dp_tls_judge_hello(w, f, vm, st, hello);
+
+	if (r != DP_REASON_ALLOWED)
+		return dp_tls_refuse_last(w, h, f, r, st, hello, m, off, end);
+	if (m == NULL)
+		dp_tls_release(w, h, f);
+	else
+		dp_tls_pass_after(w, h, f, m, reasm_contiguous(&h->r));
+	return dp_fate(DP_FATE_HELD);	/* m taken: held and released, or sent */
 }
 
 /* dp_tls_stream_more_lean()'s general way (dp_tls_stream_more_any()), its fate acted on */
@@ -260,6 +269,7 @@ dp_tls_stream_more_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp
 	struct tls_hello hello;
 	struct dp_fate fate;
 	enum sni_status st;
+	enum dp_reason r;
 	uint32_t end;
 
 	if (h == NULL || !dp_tls_after_passed(w, h, m) ||
@@ -274,7 +284,12 @@ dp_tls_stream_more_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp
 		dp_hold_trickle_with(w, h, 0, end, m, p);
 		return true;
 	}
-	fate = dp_tls_verdict_as(w, h, f, (uint16_t)vm, st, &hello, m, end - l->payload_len, end);
+	r = dp_tls_judge_hello(w, f, (uint16_t)vm, st, &hello);
+	if (r == DP_REASON_ALLOWED) {
+		dp_tls_pass_after(w, h, f, m, end);
+		return true;
+	}
+	fate = dp_tls_refuse_last(w, h, f, r, st, &hello, m, end - l->payload_len, end);
 	if (dp_fate_eq(fate, dp_fate(DP_FATE_HELD)))
 		return true;
 	dp_lean_decode(m, l, p, true);
