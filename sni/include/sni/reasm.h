@@ -64,10 +64,12 @@ static inline bool
 reasm_is_next(const struct reasm *r, uint32_t seq, size_t len)
 {
 	uint32_t off = seq - r->isn;
-	uint32_t held = r->nb_ranges == 0 ? 0 : r->ranges[0].end;
 
-	return r->nb_ranges <= 1 && (r->nb_ranges == 0 || r->ranges[0].start == 0) &&
-	    off == held && len > 0 && len <= r->cap - off;
+	/* 0 < len <= cap - off as one unsigned compare: off, where held bytes end, is <= cap */
+	if (r->nb_ranges == 0)
+		return off == 0 && len - 1 < r->cap;
+	return r->nb_ranges == 1 && r->ranges[0].start == 0 && off == r->ranges[0].end &&
+	    len - 1 < r->cap - off;
 }
 
 /*
