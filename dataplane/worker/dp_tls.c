@@ -28,7 +28,7 @@ dp_tls_release(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
 		dp_hold_put(w, &f->hold);
 		return;
 	}
-	dp_tls_verify_held(w, h, f);
+	dp_tls_verify_held(w, h, f, reasm_contiguous(&h->r));
 }
 
 struct dp_fate
@@ -87,8 +87,29 @@ dp_tls_pass(const struct dp_flow *f)
 	return pass[f->would_block];
 }
 
-static struct dp_fate dp_tls_hold_first_lean(struct dp_worker *w, struct rte_mbuf *m,
-    const struct dp_lean *l, struct pkt *p, struct dp_flow *f, const uint8_t *payload);
+/*
+ * A split hello's first segment (lean, f holding nothing; its payload at payload, which
+ * dp_tls_first_as() parsed): into a hold taken for it. One with bytes, within the buffer,
+ * no FIN and pushable (nearly all) is what dp_tls_hold_as() makes of it, without its tests:
+ * held, copied, and sent on itself (dp_tls_trickle_first()). Inline in dp_tls_first_lean(),
+ * whose frame is made already: a call of its own saved four registers again, and its fate
+ * came back to be compared where, inline, it is known to be held. The VM is f's
+ * (dp_hold_take() holds f for it too), read where it is needed.
+ */
+static __rte_always_inline struct dp_fate
+dp_tls_hold_first_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
+    struct pkt *p, struct dp_flow *f, const uint8_t *payload)
+{
+	struct dp_hold *h = dp_hold_take_inline(w, f, &f->hold, f->isn, false);
+	uint32_t n = l->payload_len;
+
+	if (h == NULL || n == 0 || n > sizeof(h->buf) || (l->flags & PKT_TCP_FIN) ||
+	    !dp_hold_push(w, h, m, 0, n))
+		return dp_tls_hold_first_any(w, m, l, p, f->key.vm, f, h);
+	reasm_add_first(&h->r, payload, n);
+	dp_tls_trickle_first(w, h, m, n);
+	return dp_fate(DP_FATE_HELD);
+}
 
 /*
  * The first segment of f's stream, alone (dp_tls_client() asked): a ClientHello whole in
@@ -179,96 +200,100 @@ dp_tls_first_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean 
 	return dp_tls_lean_act(w, m, p, (uint16_t)vm, dp_tls_first_as(w, m, p, p, l, vm, f), f);
 }
 
-/* dp_tls_verdict(), inline in the lean way of a split hello's second segment. */
+/*
+ * An allowed hello's last segment m after a segment that went on whole
+ * (dp_tls_after_passed()), judged ending at stream offset judged: as dp_hold_release()
+ * would, the segment held is let go of (its bytes went on) and m goes, as the verdict
+ * says; the judged bytes are kept until the server acknowledges them.
+ */
+static __rte_always_inline void
+dp_tls_pass_after(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f,
+    struct rte_mbuf *m, uint32_t judged)
+{
+	dp_out_free(h->segs[0]);
+	h->nsegs = 0;
+	dp_egress(w, m, h->vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
+	dp_tls_verify_held(w, h, f, judged);
+}
+
+/* dp_tls_verdict()'s refusal: r, for the hello parsed as st, hello, m held first. */
 static __rte_always_inline struct dp_fate
-dp_tls_verdict_as(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, uint16_t vm,
+dp_tls_refuse_last(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, enum dp_reason r,
     enum sni_status st, const struct tls_hello *hello, struct rte_mbuf *m, uint32_t off,
     uint32_t end)
 {
-	enum dp_reason r = dp_tls_judge_hello(w, f, vm, st, hello);
-
-	if (r != DP_REASON_ALLOWED) {
-		if (m != NULL)
-			dp_hold_push(w, h, m, off, end);	/* pushable: dp_tls_after_passed() */
-		return dp_tls_refuse(w, h, f, r, st == SNI_FOUND ? (const char *)hello->sni.p :
-		    NULL, st == SNI_FOUND ? hello->sni.len : 0, DP_FATE_HELD);
-	}
-	if (m == NULL) {
-		dp_tls_release(w, h, f);
-	} else {
-		/* dp_hold_release(): the segment's bytes went on, m goes, as the verdict says */
-		dp_out_free(h->segs[0]);
-		h->nsegs = 0;
-		dp_egress(w, m, h->vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
-		dp_tls_verify_held(w, h, f);
-	}
-	return dp_fate(DP_FATE_HELD);	/* m taken: held and released, or sent */
+	if (m != NULL)
+		dp_hold_push(w, h, m, off, end);	/* pushable: dp_tls_after_passed() */
+	return dp_tls_refuse(w, h, f, r, st == SNI_FOUND ? (const char *)hello->sni.p : NULL,
+	    st == SNI_FOUND ? hello->sni.len : 0, DP_FATE_HELD);
 }
-
 
 struct dp_fate
 dp_tls_verdict(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, uint16_t vm,
     enum sni_status st, const struct tls_hello *hello, struct rte_mbuf *m, uint32_t off,
     uint32_t end)
 {
-	return dp_tls_verdict_as(w, h, f, vm, st, hello, m, off, end);
+	enum dp_reason r = dp_tls_judge_hello(w, f, vm, st, hello);
+
+	if (r != DP_REASON_ALLOWED)
+		return dp_tls_refuse_last(w, h, f, r, st, hello, m, off, end);
+	if (m == NULL)
+		dp_tls_release(w, h, f);
+	else
+		dp_tls_pass_after(w, h, f, m, reasm_contiguous(&h->r));
+	return dp_fate(DP_FATE_HELD);	/* m taken: held and released, or sent */
 }
 
-/*
- * A split hello's first segment (lean, f holding nothing; its payload at payload, which
- * dp_tls_first_as() parsed): into a hold taken for it. One with bytes, within the buffer,
- * no FIN and pushable (nearly all) is what dp_tls_hold_as() makes of it, without its tests:
- * held, copied, and sent on itself (dp_tls_trickle_first()). Six arguments, all in
- * registers: the VM is f's (dp_hold_take() holds f for it too), read where it is needed.
- */
-static __attribute__((noinline)) struct dp_fate
-dp_tls_hold_first_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
-    struct pkt *p, struct dp_flow *f, const uint8_t *payload)
+/* dp_tls_stream_more_lean()'s general way (dp_tls_stream_more_any()), its fate acted on */
+static __attribute__((noinline)) bool
+dp_tls_more_any_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
+    struct pkt *p, unsigned int vm, struct dp_flow *f)
 {
-	struct dp_hold *h = dp_hold_take_inline(w, f, &f->hold, f->isn, false);
-	uint32_t n = l->payload_len;
-
-	if (h == NULL || n == 0 || n > sizeof(h->buf) || (l->flags & PKT_TCP_FIN) ||
-	    !dp_hold_push(w, h, m, 0, n))
-		return dp_tls_hold_first_any(w, m, l, p, f->key.vm, f, h);
-	reasm_add_first(&h->r, payload, n);
-	dp_tls_trickle_first(w, h, m, n);
-	return dp_fate(DP_FATE_HELD);
+	return dp_tls_lean_act(w, m, p, (uint16_t)vm,
+	    dp_tls_stream_more_any(w, m, l, p, (uint16_t)vm, f), f);
 }
 
 /*
- * What follows a split hello's start (lean). Bytes in order after a first segment that
+ * What follows a split hello's start (lean), its fate acted on here (dp_tls_client_lean()'s
+ * answer): a held fate, the common one, needs nothing, and a caller that acted on it made
+ * a stack frame only to compare it. Bytes in order after a first segment that
  * went on whole (dp_tls_after_passed(): nearly every second segment) take dp_tls_hold_as()'s
  * way without its tests: copied in, and the hello judged once whole, or m held and what
  * cannot complete it trickled (m is pushable). A fate other than held decodes m into p.
  */
-static __attribute__((noinline)) struct dp_fate
+static __attribute__((noinline)) bool
 dp_tls_stream_more_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
-    struct pkt *p, uint16_t vm, struct dp_flow *f)
+    struct pkt *p, unsigned int vm, struct dp_flow *f)
 {
 	struct dp_hold *h = dp_hold_at(w, f->hold);
-	int64_t at = dp_hold_offset(f->isn, l->seq), to = at + (int64_t)l->payload_len;
-	uint32_t off = at < 0 ? 0 : (uint32_t)at, end = to < 0 ? 0 : (uint32_t)to;
 	struct tls_hello hello;
 	struct dp_fate fate;
 	enum sni_status st;
+	enum dp_reason r;
+	uint32_t end;
 
 	if (h == NULL || !dp_tls_after_passed(w, h, m) ||
 	    !reasm_is_next(&h->r, l->seq, l->payload_len))
-		return dp_tls_stream_more_any(w, m, l, p, vm, f);
-	reasm_add_next(&h->r, l->seq, dp_lean_payload(m), l->payload_len);
-	st = tls_hello_parse(h->buf, reasm_contiguous(&h->r), w->holds->scratch,
-	    sizeof(w->holds->scratch), &hello);
+		return dp_tls_more_any_lean(w, m, l, p, vm, f);
+	/* m's bytes are the last of those h holds: stream offsets [end - payload_len, end) */
+	end = reasm_add_next(&h->r, l->seq, dp_lean_payload(m), l->payload_len);
+	st = tls_hello_parse(h->buf, end, w->holds->scratch, sizeof(w->holds->scratch), &hello);
 	if (st == SNI_NEED_MORE) {
-		dp_hold_push(w, h, m, off, end);
+		dp_hold_push(w, h, m, end - l->payload_len, end);
 		dp_lean_decode(m, l, p, true);	/* the trickle reads p */
-		dp_hold_trickle_with(w, h, 0, reasm_contiguous(&h->r), m, p);
-		return dp_fate(DP_FATE_HELD);
+		dp_hold_trickle_with(w, h, 0, end, m, p);
+		return true;
 	}
-	fate = dp_tls_verdict_as(w, h, f, vm, st, &hello, m, off, end);
-	if (!dp_fate_eq(fate, dp_fate(DP_FATE_HELD)))
-		dp_lean_decode(m, l, p, true);
-	return fate;
+	r = dp_tls_judge_hello(w, f, (uint16_t)vm, st, &hello);
+	if (r == DP_REASON_ALLOWED) {
+		dp_tls_pass_after(w, h, f, m, end);
+		return true;
+	}
+	fate = dp_tls_refuse_last(w, h, f, r, st, &hello, m, end - l->payload_len, end);
+	if (dp_fate_eq(fate, dp_fate(DP_FATE_HELD)))
+		return true;
+	dp_lean_decode(m, l, p, true);
+	return dp_tls_lean_act(w, m, p, (uint16_t)vm, fate, f);
 }
 
 struct dp_fate
@@ -286,15 +311,6 @@ dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 	if (f->hold == 0 && seq == f->isn)
 		return dp_tls_first_segment(w, m, p, vm, f);
 	return dp_tls_stream(w, m, p, vm, f, false);
-}
-
-/* dp_tls_client_lean() of a segment past the hello's start, or of its first held */
-static __attribute__((noinline)) bool
-dp_tls_next_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
-    struct pkt *p, unsigned int vm, struct dp_flow *f)
-{
-	return dp_tls_lean_act(w, m, p, (uint16_t)vm,
-	    dp_tls_stream_more_lean(w, m, l, p, (uint16_t)vm, f), f);
 }
 
 /* dp_tls_client_lean() of a segment out of the window: decoded */
@@ -319,5 +335,5 @@ dp_tls_client_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean
 		return dp_tls_client_decoded(w, m, l, p, vm, f);
 	if (f->hold == 0 && l->seq == f->isn)
 		return dp_tls_first_lean(w, m, l, p, vm, f);
-	return dp_tls_next_lean(w, m, l, p, vm, f);
+	return dp_tls_stream_more_lean(w, m, l, p, vm, f);
 }

@@ -17,16 +17,18 @@
 #include "dp_hold.h"
 #include "dp_out.h"
 #include "sni/pkt.h"
-#include "sni/reasm.h"
 #include "sni/tls.h"
 
 struct dp_lean;
 
-/* The bytes h holds, judged and sent: kept until the server acknowledges them. */
+/*
+ * The bytes h holds, judged and sent, stream offsets [0, judged) (reasm_contiguous()):
+ * kept until the server acknowledges them.
+ */
 static inline void
-dp_tls_verify_held(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
+dp_tls_verify_held(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, uint32_t judged)
 {
-	f->judged = reasm_contiguous(&h->r);
+	f->judged = judged;
 	f->tls = DP_TLS_VERIFY;
 	h->started = w->now;
 }

@@ -64,14 +64,19 @@ static inline bool
 reasm_is_next(const struct reasm *r, uint32_t seq, size_t len)
 {
 	uint32_t off = seq - r->isn;
-	uint32_t held = r->nb_ranges == 0 ? 0 : r->ranges[0].end;
 
-	return r->nb_ranges <= 1 && (r->nb_ranges == 0 || r->ranges[0].start == 0) &&
-	    off == held && len > 0 && len <= r->cap - off;
+	/* 0 < len <= cap - off as one unsigned compare: off, where held bytes end, is <= cap */
+	if (r->nb_ranges == 0)
+		return off == 0 && len - 1 < r->cap;
+	return r->nb_ranges == 1 && r->ranges[0].start == 0 && off == r->ranges[0].end &&
+	    len - 1 < r->cap - off;
 }
 
-/* reasm_add() of bytes reasm_is_next() says are the next: what reasm_add_any() makes of them. */
-static inline void
+/*
+ * reasm_add() of bytes reasm_is_next() says are the next: what reasm_add_any() makes of them.
+ * Returns reasm_contiguous() after them (they are its last len bytes).
+ */
+static inline uint32_t
 reasm_add_next(struct reasm *r, uint32_t seq, const uint8_t *data, size_t len)
 {
 	uint32_t off = seq - r->isn;
@@ -79,6 +84,7 @@ reasm_add_next(struct reasm *r, uint32_t seq, const uint8_t *data, size_t len)
 	memcpy(r->buf + off, data, len);
 	r->ranges[0] = (struct reasm_range){ .start = 0, .end = off + (uint32_t)len };
 	r->nb_ranges = 1;
+	return off + (uint32_t)len;
 }
 
 /*
