@@ -141,6 +141,14 @@ dp_tls_first_as(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, st
 	f->judged = (uint32_t)payload_len;
 	f->judged_digest = dp_hash_digest(payload, payload_len);
 	f->tls = DP_TLS_NONE;
+	if (l != NULL) {
+		/*
+		 * a lean frame's pass sent here, as dp_tls_lean_act() would: a fate made of the
+		 * flag was told apart again by two compares
+		 */
+		dp_egress_own(w, m, (uint16_t)vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
+		return dp_fate(DP_FATE_HELD);	/* m taken */
+	}
 	return dp_tls_pass(f);
 }
 
@@ -172,7 +180,8 @@ dp_tls_lean_act(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, ui
 	return true;
 }
 
-static __attribute__((noinline)) bool
+/* l is not NULL: told so, gcc no longer builds dp_tls_first_segment()'s way in here too */
+static __attribute__((noinline, nonnull(3))) bool
 dp_tls_first_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
     struct pkt *p, unsigned int vm, struct dp_flow *f)
 {
