@@ -234,19 +234,22 @@ enum tls_one { TLS_ONE_WHOLE, TLS_ONE_SHORT, TLS_ONE_OTHER };
 static inline enum tls_one
 tls_hello_one_record(const uint8_t *buf, size_t len, struct rd *body)
 {
-	uint32_t rec_len, hs;
+	enum { HDRS = TLS_RECORD_HDR + TLS_HS_HDR };
+	uint32_t n;
 
-	if (len < TLS_RECORD_HDR + TLS_HS_HDR)
+	if (len < HDRS || rd_be16(buf) != (TLS_CT_HANDSHAKE << 8 | TLS_VERSION_MAJOR))
 		return TLS_ONE_OTHER;
-	rec_len = rd_be16(buf + 3);
-	hs = rd_be32(buf + TLS_RECORD_HDR);	/* the message's type and length */
-	if (buf[0] != TLS_CT_HANDSHAKE || buf[1] != TLS_VERSION_MAJOR ||
-	    hs >> 24 != TLS_HS_CLIENT_HELLO || rec_len != TLS_HS_HDR + (hs & 0xffffff) ||
-	    TLS_RECORD_HDR + rec_len > TLS_HELLO_MAX)
+	/*
+	 * the hello's length as the record has it, wrapped past TLS_HELLO_MAX for a record
+	 * under 4 bytes; the message's type and length then compared in one word with it
+	 */
+	n = (uint32_t)rd_be16(buf + 3) - TLS_HS_HDR;
+	if (n > TLS_HELLO_MAX - HDRS ||
+	    rd_be32(buf + TLS_RECORD_HDR) != ((uint32_t)TLS_HS_CLIENT_HELLO << 24 | n))
 		return TLS_ONE_OTHER;
-	if (len - TLS_RECORD_HDR < rec_len)
+	if (len - HDRS < n)
 		return TLS_ONE_SHORT;
-	*body = rd_make(buf + TLS_RECORD_HDR + TLS_HS_HDR, rec_len - TLS_HS_HDR);
+	*body = rd_make(buf + HDRS, n);
 	return TLS_ONE_WHOLE;
 }
 
