@@ -90,6 +90,13 @@ dp_tls_pass(const struct dp_flow *f)
 static struct dp_fate dp_tls_hold_first_lean(struct dp_worker *w, struct rte_mbuf *m,
     const struct dp_lean *l, struct pkt *p, struct dp_flow *f, const uint8_t *payload);
 
+/* dp_tls_first_as()'s payload length: l's, or p's */
+static __rte_always_inline size_t
+dp_tls_first_len(const struct pkt *p, const struct dp_lean *l)
+{
+	return l != NULL ? l->payload_len : p->payload_len;
+}
+
 /*
  * The first segment of f's stream, alone (dp_tls_client() asked): a ClientHello whole in
  * it (the common case) is judged from the segment itself and takes no hold buffer:
@@ -107,7 +114,7 @@ dp_tls_first_as(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, st
     const struct dp_lean *l, unsigned int vm, struct dp_flow *f)
 {
 	const uint8_t *payload = l != NULL ? dp_lean_payload(m) : p->payload;
-	size_t payload_len = l != NULL ? l->payload_len : p->payload_len;
+	size_t payload_len = dp_tls_first_len(p, l);
 	struct tls_hello hello;
 	struct dp_fate fate;
 	enum sni_status st;
@@ -138,6 +145,8 @@ dp_tls_first_as(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, st
 		w->vm_stats[vm].blocked[r]++;
 		f->would_block = true;
 	}
+	/* the length read again: kept across the calls, gcc spilled it twice */
+	payload_len = dp_tls_first_len(p, l);
 	f->judged = (uint32_t)payload_len;
 	f->judged_digest = dp_hash_digest(payload, payload_len);
 	f->tls = DP_TLS_NONE;
