@@ -181,7 +181,7 @@ tls_hello_gather(const uint8_t *buf, size_t len, uint8_t *scratch, size_t scratc
  * Nothing may follow the extensions inside the message.
  */
 static inline __attribute__((always_inline)) enum sni_status
-tls_hello_fields(struct rd body, struct tls_hello *out)
+tls_hello_fields(struct rd body, struct tls_hello *out, bool ids)
 {
 	const uint8_t *p = body.p;
 	size_t len = body.len, at = TLS_FIXED, n;
@@ -204,7 +204,8 @@ tls_hello_fields(struct rd body, struct tls_hello *out)
 		return SNI_ABSENT;
 	if (len - at < 2 || len - at - 2 != rd_be16(p + at))
 		return SNI_MALFORMED;
-	return tls_hello_exts(rd_make(p + at + 2, len - at - 2), out);
+	return ids ? tls_hello_exts(rd_make(p + at + 2, len - at - 2), out) :
+	    tls_hello_exts_sni(rd_make(p + at + 2, len - at - 2), out);
 }
 
 /* The message m, its header checked. */
@@ -217,7 +218,7 @@ tls_hello_body(struct rd m, struct tls_hello *out)
 	if (!rd_u8(&m, &type) || type != TLS_HS_CLIENT_HELLO || !rd_vec24(&m, &body) ||
 	    m.len != 0)
 		return SNI_MALFORMED;
-	return tls_hello_fields(body, out);
+	return tls_hello_fields(body, out, true);
 }
 
 /*
@@ -316,9 +317,10 @@ tls_hello_parse_general(const uint8_t *buf, size_t len, uint8_t *scratch, size_t
 	return tls_hello_body(msg, out);
 }
 
-enum sni_status
-tls_hello_parse(const uint8_t *buf, size_t len, uint8_t *scratch, size_t scratch_len,
-    struct tls_hello *out)
+/* tls_hello_parse(), and with ids false tls_hello_parse_sni() (the general path is whole) */
+static inline __attribute__((always_inline)) enum sni_status
+tls_hello_parse_as(const uint8_t *buf, size_t len, uint8_t *scratch, size_t scratch_len,
+    struct tls_hello *out, bool ids)
 {
 	struct rd body;
 	enum tls_one one = tls_hello_one_record(buf, len, &body);
@@ -328,5 +330,19 @@ tls_hello_parse(const uint8_t *buf, size_t len, uint8_t *scratch, size_t scratch
 	if (one != TLS_ONE_WHOLE)
 		return tls_hello_parse_general(buf, len, scratch, scratch_len, out);
 	tls_hello_clear(out, TLS_RECORD_HDR + TLS_HS_HDR + body.len);
-	return tls_hello_fields(body, out);
+	return tls_hello_fields(body, out, ids);
+}
+
+enum sni_status
+tls_hello_parse(const uint8_t *buf, size_t len, uint8_t *scratch, size_t scratch_len,
+    struct tls_hello *out)
+{
+	return tls_hello_parse_as(buf, len, scratch, scratch_len, out, true);
+}
+
+enum sni_status
+tls_hello_parse_sni(const uint8_t *buf, size_t len, uint8_t *scratch, size_t scratch_len,
+    struct tls_hello *out)
+{
+	return tls_hello_parse_as(buf, len, scratch, scratch_len, out, false);
 }

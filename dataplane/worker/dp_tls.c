@@ -123,7 +123,7 @@ dp_tls_first_as(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, st
 	if (l == NULL && f->tls == DP_TLS_SNIFF &&
 	    (fate = dp_tls_first_sniff(p, f)).act != DP_FATE_CONTINUE)
 		return fate.act == DP_FATE_STREAM ? dp_tls_stream(w, m, p, vm, f, false) : fate;
-	st = tls_hello_parse(payload, payload_len, w->holds->scratch,
+	st = tls_hello_parse_sni(payload, payload_len, w->holds->scratch,
 	    sizeof(w->holds->scratch), &hello);
 	if (st == SNI_NEED_MORE)
 		return l != NULL ? dp_tls_hold_first_lean(w, m, l, out, f, payload) :
