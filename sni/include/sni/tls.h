@@ -57,8 +57,8 @@ enum sni_status tls_hello_parse(const uint8_t *buf, size_t len, uint8_t *scratch
 
 /*
  * tls_hello_parse() for who judges a hello by its server name alone (the dataplane): the
- * same status, sni and sni_lower, ALPN checked alike; alpn[], nb_alpn, alpn_more and ech
- * are unspecified (kept, each hello would store ids nobody reads).
+ * same status, sni and sni_lower, ALPN checked alike; alpn[], nb_alpn, alpn_more, ech and
+ * stream_len are unspecified (kept, each hello would store what nobody reads).
  */
 enum sni_status tls_hello_parse_sni(const uint8_t *buf, size_t len, uint8_t *scratch,
     size_t scratch_len, struct tls_hello *out);
