@@ -61,7 +61,7 @@ tls_ext_sni(struct rd ext, struct tls_hello *out)
  * The first TLS_ALPN_MAX ids are kept in the client's order; out->alpn[] aliases the message.
  */
 static inline __attribute__((always_inline)) bool
-tls_ext_alpn(struct rd ext, struct tls_hello *out)
+tls_ext_alpn(struct rd ext, struct tls_hello *out, bool ids)
 {
 	struct sni_name *id = out->alpn, *const ids_end = out->alpn + TLS_ALPN_MAX;
 	const uint8_t *q, *last;
@@ -82,13 +82,16 @@ tls_ext_alpn(struct rd ext, struct tls_hello *out)
 
 		if (k - 1 >= (size_t)(last - q))
 			return false;
-		if (id < ids_end)
+		if (!ids)
+			;	/* checked only: tls_hello_parse_sni() */
+		else if (id < ids_end)
 			*id++ = (struct sni_name){ .p = q + 1, .len = k };
 		else
 			out->alpn_more = true;
 		q += 1 + k;
 	} while (q <= last);
-	out->nb_alpn = (uint8_t)(id - out->alpn);
+	if (ids)
+		out->nb_alpn = (uint8_t)(id - out->alpn);
 	return true;
 }
 
@@ -215,9 +218,9 @@ tls_ext_rare_check(const uint16_t *rare, size_t n, uint64_t bits, bool clash,
  * not matter, and the loop keeps no test for them.
  */
 static inline __attribute__((always_inline)) enum sni_status
-tls_ext_read(uint64_t low, const uint8_t *const *at, struct tls_hello *out)
+tls_ext_read(uint64_t low, const uint8_t *const *at, struct tls_hello *out, bool ids)
 {
-	if ((low >> TLS_EXT_ALPN & 1) && !tls_ext_alpn(tls_ext_data(at[TLS_EXT_ALPN]), out))
+	if ((low >> TLS_EXT_ALPN & 1) && !tls_ext_alpn(tls_ext_data(at[TLS_EXT_ALPN]), out, ids))
 		return SNI_MALFORMED;
 	if ((low >> TLS_EXT_SERVER_NAME & 1) == 0)
 		return SNI_ABSENT;
@@ -282,7 +285,7 @@ tls_hello_exts_general(struct rd exts, struct tls_hello *out)
 		return SNI_MALFORMED;
 	if (!tls_ext_rare_check(rare, nrare, bits, clash, by_bit, out))
 		return SNI_MALFORMED;
-	return tls_ext_read(low, at, out);
+	return tls_ext_read(low, at, out, true);
 }
 
 /*
@@ -294,8 +297,8 @@ tls_hello_exts_general(struct rd exts, struct tls_hello *out)
  * duplicate below 64 or at the end test, and reads the two extensions after the walk
  * the same way.
  */
-enum sni_status
-tls_hello_exts(struct rd exts, struct tls_hello *out)
+static inline __attribute__((always_inline)) enum sni_status
+tls_hello_exts_as(struct rd exts, struct tls_hello *out, bool ids)
 {
 	uintptr_t p = (uintptr_t)exts.p, end = p + exts.len, last = end - 4;
 	uint64_t low = 0, bits = 0;
@@ -311,7 +314,8 @@ tls_hello_exts(struct rd exts, struct tls_hello *out)
 		if (__builtin_expect(hdr >= UINT32_C(64) << 16, 0)) {	/* 2 in 13 */
 			uint32_t bit = TLS_EXT_RARE_BIT(hdr >> 16);
 
-			by_bit[bit] = (uint16_t)(hdr >> 16);
+			if (ids)
+				by_bit[bit] = (uint16_t)(hdr >> 16);
 			if (tls_ext_low_add(&bits, bit))
 				return tls_hello_exts_general(exts, out);
 		} else if (tls_ext_low_note(&low, at, (const uint8_t *)p)) {
@@ -321,8 +325,20 @@ tls_hello_exts(struct rd exts, struct tls_hello *out)
 	}
 	if (p != end)
 		return SNI_MALFORMED;
-	if ((bits >> TLS_EXT_RARE_BIT(TLS_EXT_ECH) & 1) &&
+	if (ids && (bits >> TLS_EXT_RARE_BIT(TLS_EXT_ECH) & 1) &&
 	    by_bit[TLS_EXT_RARE_BIT(TLS_EXT_ECH)] == TLS_EXT_ECH)
 		out->ech = true;
-	return tls_ext_read(low, at, out);
+	return tls_ext_read(low, at, out, ids);
+}
+
+enum sni_status
+tls_hello_exts(struct rd exts, struct tls_hello *out)
+{
+	return tls_hello_exts_as(exts, out, true);
+}
+
+enum sni_status
+tls_hello_exts_sni(struct rd exts, struct tls_hello *out)
+{
+	return tls_hello_exts_as(exts, out, false);
 }

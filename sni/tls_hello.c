@@ -181,7 +181,7 @@ tls_hello_gather(const uint8_t *buf, size_t len, uint8_t *scratch, size_t scratc
  * Nothing may follow the extensions inside the message.
  */
 static inline __attribute__((always_inline)) enum sni_status
-tls_hello_fields(struct rd body, struct tls_hello *out)
+tls_hello_fields(struct rd body, struct tls_hello *out, bool ids)
 {
 	const uint8_t *p = body.p;
 	size_t len = body.len, at = TLS_FIXED, n;
@@ -204,7 +204,8 @@ tls_hello_fields(struct rd body, struct tls_hello *out)
 		return SNI_ABSENT;
 	if (len - at < 2 || len - at - 2 != rd_be16(p + at))
 		return SNI_MALFORMED;
-	return tls_hello_exts(rd_make(p + at + 2, len - at - 2), out);
+	return ids ? tls_hello_exts(rd_make(p + at + 2, len - at - 2), out) :
+	    tls_hello_exts_sni(rd_make(p + at + 2, len - at - 2), out);
 }
 
 /* The message m, its header checked. */
@@ -217,7 +218,7 @@ tls_hello_body(struct rd m, struct tls_hello *out)
 	if (!rd_u8(&m, &type) || type != TLS_HS_CLIENT_HELLO || !rd_vec24(&m, &body) ||
 	    m.len != 0)
 		return SNI_MALFORMED;
-	return tls_hello_fields(body, out);
+	return tls_hello_fields(body, out, true);
 }
 
 /*
@@ -234,19 +235,22 @@ enum tls_one { TLS_ONE_WHOLE, TLS_ONE_SHORT, TLS_ONE_OTHER };
 static inline enum tls_one
 tls_hello_one_record(const uint8_t *buf, size_t len, struct rd *body)
 {
-	uint32_t rec_len, hs;
+	enum { HDRS = TLS_RECORD_HDR + TLS_HS_HDR };
+	uint32_t n;
 
-	if (len < TLS_RECORD_HDR + TLS_HS_HDR)
+	if (len < HDRS || rd_be16(buf) != (TLS_CT_HANDSHAKE << 8 | TLS_VERSION_MAJOR))
 		return TLS_ONE_OTHER;
-	rec_len = rd_be16(buf + 3);
-	hs = rd_be32(buf + TLS_RECORD_HDR);	/* the message's type and length */
-	if (buf[0] != TLS_CT_HANDSHAKE || buf[1] != TLS_VERSION_MAJOR ||
-	    hs >> 24 != TLS_HS_CLIENT_HELLO || rec_len != TLS_HS_HDR + (hs & 0xffffff) ||
-	    TLS_RECORD_HDR + rec_len > TLS_HELLO_MAX)
+	/*
+	 * the hello's length as the record has it, wrapped past TLS_HELLO_MAX for a record
+	 * under 4 bytes; the message's type and length then compared in one word with it
+	 */
+	n = (uint32_t)rd_be16(buf + 3) - TLS_HS_HDR;
+	if (n > TLS_HELLO_MAX - HDRS ||
+	    rd_be32(buf + TLS_RECORD_HDR) != ((uint32_t)TLS_HS_CLIENT_HELLO << 24 | n))
 		return TLS_ONE_OTHER;
-	if (len - TLS_RECORD_HDR < rec_len)
+	if (len - HDRS < n)
 		return TLS_ONE_SHORT;
-	*body = rd_make(buf + TLS_RECORD_HDR + TLS_HS_HDR, rec_len - TLS_HS_HDR);
+	*body = rd_make(buf + HDRS, n);
 	return TLS_ONE_WHOLE;
 }
 
@@ -313,9 +317,10 @@ tls_hello_parse_general(const uint8_t *buf, size_t len, uint8_t *scratch, size_t
 	return tls_hello_body(msg, out);
 }
 
-enum sni_status
-tls_hello_parse(const uint8_t *buf, size_t len, uint8_t *scratch, size_t scratch_len,
-    struct tls_hello *out)
+/* tls_hello_parse(), and with ids false tls_hello_parse_sni() (the general path is whole) */
+static inline __attribute__((always_inline)) enum sni_status
+tls_hello_parse_as(const uint8_t *buf, size_t len, uint8_t *scratch, size_t scratch_len,
+    struct tls_hello *out, bool ids)
 {
 	struct rd body;
 	enum tls_one one = tls_hello_one_record(buf, len, &body);
@@ -324,6 +329,21 @@ tls_hello_parse(const uint8_t *buf, size_t len, uint8_t *scratch, size_t scratch
 		return SNI_NEED_MORE;
 	if (one != TLS_ONE_WHOLE)
 		return tls_hello_parse_general(buf, len, scratch, scratch_len, out);
-	tls_hello_clear(out, TLS_RECORD_HDR + TLS_HS_HDR + body.len);
-	return tls_hello_fields(body, out);
+	if (ids)	/* tls_hello_parse_sni() sets none of these: the name sets its own */
+		tls_hello_clear(out, TLS_RECORD_HDR + TLS_HS_HDR + body.len);
+	return tls_hello_fields(body, out, ids);
+}
+
+enum sni_status
+tls_hello_parse(const uint8_t *buf, size_t len, uint8_t *scratch, size_t scratch_len,
+    struct tls_hello *out)
+{
+	return tls_hello_parse_as(buf, len, scratch, scratch_len, out, true);
+}
+
+enum sni_status
+tls_hello_parse_sni(const uint8_t *buf, size_t len, uint8_t *scratch, size_t scratch_len,
+    struct tls_hello *out)
+{
+	return tls_hello_parse_as(buf, len, scratch, scratch_len, out, false);
 }

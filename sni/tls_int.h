@@ -53,6 +53,9 @@ bool sni_host_scan_bytes(const uint8_t *name, size_t len, bool *upper);
  */
 enum sni_status tls_hello_exts(struct rd exts, struct tls_hello *out);
 
+/* The same for tls_hello_parse_sni(): ALPN checked alike, its ids and ECH's flag not kept. */
+enum sni_status tls_hello_exts_sni(struct rd exts, struct tls_hello *out);
+
 /*
  * tls_hello_parse() without its shortcut for one record holding the whole hello: the
  * general path, which the tests hold the shortcut to.

@@ -53,6 +53,14 @@ dp_name_block(const uint8_t *p, size_t len)
 	return _mm_set_epi64x((long long)m1, (long long)m0);
 }
 
+/* One CLNH term: the block x under its two key words at k, multiplied. */
+__attribute__((target("avx,aes,pclmul,ssse3"), always_inline)) static inline __m128i
+dp_hash_name_term(__m128i x, const uint64_t *k)
+{
+	x = _mm_xor_si128(x, _mm_loadu_si128((const __m128i *)(const void *)k));
+	return _mm_clmulepi64_si128(x, x, 0x01);
+}
+
 /*
  * CLNH of the name (dp_hash_clnh_run()'s sum), then AES-128 of it. len <= DP_HASH_NAME_BYTES.
  * Inline in dp_hash_name_ni(), the form dp_hash_name() calls: no second call a name.
@@ -60,27 +68,29 @@ dp_name_block(const uint8_t *p, size_t len)
 __attribute__((target("avx,aes,pclmul,ssse3"), always_inline)) static inline uint64_t
 dp_hash_name_run(const __m128i rk[11], const uint64_t *nh_key, const uint8_t *p, size_t len)
 {
-	__m128i sum = _mm_cvtsi64_si128((long long)len), x;
-	size_t i = 0;
+	__m128i sum = _mm_cvtsi64_si128((long long)len);
+	size_t i = 16;
 
-	if (len > 0 && len <= 16) {
-		x = _mm_xor_si128(dp_name_block(p, len),
-		    _mm_loadu_si128((const __m128i *)(const void *)nh_key));
-		sum = _mm_xor_si128(sum, _mm_clmulepi64_si128(x, x, 0x01));
-	} else if (len > 16) {
-		/* the whole blocks before the last (one, to 32 bytes: the loop's one turn) */
-		for (; i + 16 < len; i += 16) {
-			x = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(p + i)),
-			    _mm_loadu_si128((const __m128i *)(const void *)(nh_key + i / 8)));
-			sum = _mm_xor_si128(sum, _mm_clmulepi64_si128(x, x, 0x01));
+	if (len > 16) {
+		/*
+		 * the whole blocks before the last: the first, then (past 32 bytes) a loop; a
+		 * name of 17..32 bytes, most, takes no turn of it and its last block's place is
+		 * known
+		 */
+		sum = _mm_xor_si128(sum, dp_hash_name_term(_mm_loadu_si128((const __m128i *)
+		    (const void *)p), nh_key));
+		if (len > 32) {
+			for (; i + 16 < len; i += 16)
+				sum = _mm_xor_si128(sum, dp_hash_name_term(_mm_loadu_si128(
+				    (const __m128i *)(const void *)(p + i)), nh_key + i / 8));
 		}
-		/* the 16 bytes that end the name, moved down over those a block took (if any) */
-		x = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)
-		    (p + len - 16)), _mm_loadu_si128((const __m128i *)(const void *)
-		    (dp_hash_shift + 16 - (len - i))));
-		x = _mm_xor_si128(x, _mm_loadu_si128((const __m128i *)(const void *)
-		    (nh_key + i / 8)));
-		sum = _mm_xor_si128(sum, _mm_clmulepi64_si128(x, x, 0x01));
+		/* the 16 bytes that end the name, moved down over those a block took */
+		sum = _mm_xor_si128(sum, dp_hash_name_term(_mm_shuffle_epi8(_mm_loadu_si128(
+		    (const __m128i *)(const void *)(p + len - 16)), _mm_loadu_si128(
+		    (const __m128i *)(const void *)(dp_hash_shift + 16 - (len - i)))),
+		    nh_key + i / 8));
+	} else if (len > 0) {
+		sum = _mm_xor_si128(sum, dp_hash_name_term(dp_name_block(p, len), nh_key));
 	}
 	return (uint64_t)_mm_cvtsi128_si64(dp_aes_encrypt(rk, sum));
 }

@@ -111,6 +111,13 @@ dp_tls_hold_first_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_
 	return dp_fate(DP_FATE_HELD);
 }
 
+/* dp_tls_first_as()'s payload length: l's, or p's */
+static __rte_always_inline size_t
+dp_tls_first_len(const struct pkt *p, const struct dp_lean *l)
+{
+	return l != NULL ? l->payload_len : p->payload_len;
+}
+
 /*
  * The first segment of f's stream, alone (dp_tls_client() asked): a ClientHello whole in
  * it (the common case) is judged from the segment itself and takes no hold buffer:
@@ -128,7 +135,7 @@ dp_tls_first_as(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, st
     const struct dp_lean *l, unsigned int vm, struct dp_flow *f)
 {
 	const uint8_t *payload = l != NULL ? dp_lean_payload(m) : p->payload;
-	size_t payload_len = l != NULL ? l->payload_len : p->payload_len;
+	size_t payload_len = dp_tls_first_len(p, l);
 	struct tls_hello hello;
 	struct dp_fate fate;
 	enum sni_status st;
@@ -137,7 +144,7 @@ dp_tls_first_as(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, st
 	if (l == NULL && f->tls == DP_TLS_SNIFF &&
 	    (fate = dp_tls_first_sniff(p, f)).act != DP_FATE_CONTINUE)
 		return fate.act == DP_FATE_STREAM ? dp_tls_stream(w, m, p, vm, f, false) : fate;
-	st = tls_hello_parse(payload, payload_len, w->holds->scratch,
+	st = tls_hello_parse_sni(payload, payload_len, w->holds->scratch,
 	    sizeof(w->holds->scratch), &hello);
 	if (st == SNI_NEED_MORE)
 		return l != NULL ? dp_tls_hold_first_lean(w, m, l, out, f, payload) :
@@ -159,9 +166,19 @@ dp_tls_first_as(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, st
 		w->vm_stats[vm].blocked[r]++;
 		f->would_block = true;
 	}
+	/* the length read again: kept across the calls, gcc spilled it twice */
+	payload_len = dp_tls_first_len(p, l);
 	f->judged = (uint32_t)payload_len;
 	f->judged_digest = dp_hash_digest(payload, payload_len);
 	f->tls = DP_TLS_NONE;
+	if (l != NULL) {
+		/*
+		 * a lean frame's pass sent here, as dp_tls_lean_act() would: a fate made of the
+		 * flag was told apart again by two compares
+		 */
+		dp_egress_own(w, m, (uint16_t)vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
+		return dp_fate(DP_FATE_HELD);	/* m taken */
+	}
 	return dp_tls_pass(f);
 }
 
@@ -193,7 +210,8 @@ dp_tls_lean_act(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, ui
 	return true;
 }
 
-static __attribute__((noinline)) bool
+/* l is not NULL: told so, gcc no longer builds dp_tls_first_segment()'s way in here too */
+static __attribute__((noinline, nonnull(3))) bool
 dp_tls_first_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_lean *l,
     struct pkt *p, unsigned int vm, struct dp_flow *f)
 {

@@ -29,12 +29,13 @@ dp_tls_judge_policy(struct dp_worker *w, struct dp_flow *f, uint16_t vm, const c
 }
 
 __attribute__((noinline)) enum dp_reason
-dp_tls_judge_folded(struct dp_worker *w, struct dp_flow *f, uint16_t vm, const struct sni_name *sni)
+dp_tls_judge_folded(struct dp_worker *w, struct dp_flow *f, uint16_t vm, const uint8_t *name,
+    size_t len)
 {
 	char lower[SNI_HOST_MAX + 1];
-	struct sni_name n = { .p = (const uint8_t *)lower, .len = sni->len };
+	struct sni_name n = { .p = (const uint8_t *)lower, .len = len };
 
-	copy8((uint8_t *)lower, sni->p, sni->len, true);
+	copy8((uint8_t *)lower, name, len, true);
 	return dp_tls_judge_lower(w, f, vm, &n);
 }
 

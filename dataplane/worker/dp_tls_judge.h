@@ -24,9 +24,13 @@
 enum dp_reason dp_tls_judge_policy(struct dp_worker *w, struct dp_flow *f, uint16_t vm,
     const char *name, size_t len, uint64_t hash);
 
-/* An SNI with capitals: bindings and budgets know names in lower case. */
+/*
+ * An SNI with capitals (len bytes at name): bindings and budgets know names in lower
+ * case. The name by value: a pointer to the hello kept for this call alone was spilled
+ * across the parse on the common way.
+ */
 enum dp_reason dp_tls_judge_folded(struct dp_worker *w, struct dp_flow *f, uint16_t vm,
-    const struct sni_name *sni);
+    const uint8_t *name, size_t len);
 
 /*
  * Does the binding that admitted f vouch for an SNI hashing to hash? When the SNI is the
@@ -75,7 +79,7 @@ dp_tls_judge_hello(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni
 		return DP_REASON_NOT_TLS;
 	/* ECH: judged on the outer SNI, the only name visible (SPEC s4.5) */
 	if (!hello->sni_lower)
-		return dp_tls_judge_folded(w, f, vm, &hello->sni);
+		return dp_tls_judge_folded(w, f, vm, hello->sni.p, hello->sni.len);
 	return dp_tls_judge_lower(w, f, vm, &hello->sni);
 }
 

@@ -9,6 +9,7 @@
  *    prefix shorter than a valid hello's stream_len is anything but NEED_MORE.
  *  - The same handshake message re-cut into records of another size gives the same hello,
  *    or MALFORMED exactly when it no longer fits in TLS_HELLO_MAX.
+ *  - tls_hello_parse_sni() gives the same status, and when FOUND the same name.
  *
  * The prefix length and the record size come from the input's last two bytes, not its
  * first: every TLS input starts with 0x16, and bytes after a hello are never read, so the
@@ -138,6 +139,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check((unsigned int)st <= SNI_MALFORMED);
 	check(sni_status_str(st) != NULL);
 	check_hello(st, &h, data, size, scratch);
+	/* the dataplane's parse: the same status, name and capitals */
+	check(tls_hello_parse_sni(data, size, scratch2, sizeof(scratch2), &hp) == st);
+	check(st != SNI_FOUND || (name_eq(hp.sni, h.sni) && hp.sni_lower == h.sni_lower));
 	if (size < 2)
 		return 0;
 

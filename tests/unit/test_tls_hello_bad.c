@@ -107,6 +107,8 @@ test_not_tls_record_header(void **state)
 	expect_not_tls("16 0203 0010 01");			/* major 2 */
 	expect_not_tls("16 0303 0000 01");			/* empty first record */
 	expect_not_tls("16 0303 4001 01");			/* 2^14 + 1 */
+	/* empty, what follows read as the hello's header that its length less 4 would wrap to */
+	expect_not_tls("16 0303 0000 ffff fffc");
 	/* Known too long from its length's high byte alone. */
 	assert_int_equal(tf_parse((const uint8_t *)"\x16\x03\x01\x41", 4, &out), SNI_NOT_TLS);
 }
@@ -123,6 +125,11 @@ test_malformed_handshake_type(void **state)
 	assert_int_equal(tf_parse((const uint8_t *)"\x16\x03\x01\x01\x00\x02", 6, &out),
 	    SNI_MALFORMED);
 	tf_check_prefixes((const uint8_t *)"\x16\x03\x03\x00\x05\x02\x00\x00\x01\x00", 10,
+	    SNI_MALFORMED);
+	/* records of 1..3 bytes, each followed by what its length less 4 wraps to */
+	tf_check_prefixes((const uint8_t *)"\x16\x03\x03\x00\x01\xff\xff\xff\xfd", 9,
+	    SNI_MALFORMED);
+	tf_check_prefixes((const uint8_t *)"\x16\x03\x03\x00\x03\xff\xff\xff\xff", 9,
 	    SNI_MALFORMED);
 }
 

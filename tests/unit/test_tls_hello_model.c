@@ -86,13 +86,20 @@ in_records(const uint8_t *msg, size_t n, size_t rec, uint8_t *out)
 static void
 assert_paths_agree(const uint8_t *s, size_t len)
 {
-	struct tls_hello a, b;
+	struct tls_hello a, b, c;
 	enum sni_status st = tls_hello_parse(s, len, scratch, sizeof(scratch), &a);
 	enum sni_status st_b = tls_hello_parse_general(s, len, scratch, sizeof(scratch), &b);
 
 	assert_same(st, &a, st_b, &b);
 	if (st == SNI_FOUND || st == SNI_ABSENT)
 		assert_int_equal(a.stream_len, b.stream_len);
+	/* the dataplane's parse: the same status and name */
+	assert_int_equal(tls_hello_parse_sni(s, len, scratch, sizeof(scratch), &c), st);
+	if (st == SNI_FOUND) {
+		assert_ptr_equal(c.sni.p, a.sni.p);
+		assert_int_equal(c.sni.len, a.sni.len);
+		assert_int_equal(c.sni_lower, a.sni_lower);
+	}
 }
 
 static void

@@ -329,10 +329,33 @@ tf_wrap(struct tf_msg *out, const struct tf_msg *hs, size_t nb_records)
 
 uint8_t tf_scratch[TLS_HELLO_MAX];
 
+/*
+ * tls_hello_parse_sni() of the same bytes against st and a (tls_hello_parse()'s): the same
+ * status, and on SNI_FOUND the same name, capitals told alike.
+ */
+static void
+tf_same_sni(const uint8_t *b, size_t n, uint8_t *scratch, size_t scratch_len,
+    enum sni_status st, const struct tls_hello *a)
+{
+	struct tls_hello h;
+	enum sni_status st_sni = tls_hello_parse_sni(b, n, scratch, scratch_len, &h);
+
+	if (st_sni != st)
+		fail_msg("%zu bytes: tls_hello_parse_sni %s, tls_hello_parse %s", n,
+		    sni_status_str(st_sni), sni_status_str(st));
+	if (st == SNI_FOUND && (h.sni.p != a->sni.p || h.sni.len != a->sni.len ||
+	    h.sni_lower != a->sni_lower))
+		fail_msg("%zu bytes: tls_hello_parse_sni's name is not tls_hello_parse's", n);
+}
+
 enum sni_status
 tf_parse(const uint8_t *b, size_t n, struct tls_hello *out)
 {
-	return tls_hello_parse(b, n, tf_scratch, sizeof(tf_scratch), out);
+	enum sni_status st = tls_hello_parse(b, n, tf_scratch, sizeof(tf_scratch), out);
+	struct tls_hello a = *out;
+
+	tf_same_sni(b, n, tf_scratch, sizeof(tf_scratch), st, &a);
+	return st;
 }
 
 /* Parse an exact-size heap copy, so valgrind sees a read one byte past the input. */
@@ -348,6 +371,7 @@ tf_parse_exact(const uint8_t *b, size_t n)
 	if (n > 0)
 		memcpy(copy, b, n);
 	st = tls_hello_parse(copy, n, s, TLS_HELLO_MAX, &h);
+	tf_same_sni(copy, n, s, TLS_HELLO_MAX, st, &h);
 	free(s);
 	free(copy);
 	return st;

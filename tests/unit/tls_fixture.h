@@ -114,10 +114,10 @@ size_t tf_wrap(struct tf_msg *out, const struct tf_msg *hs, size_t nb_records);
 /* The scratch tf_parse() gathers fragmented hellos into, so tests can see aliasing. */
 extern uint8_t tf_scratch[TLS_HELLO_MAX];
 
-/* tls_hello_parse() with tf_scratch. */
+/* tls_hello_parse() with tf_scratch; tls_hello_parse_sni() of the bytes must agree. */
 enum sni_status tf_parse(const uint8_t *b, size_t n, struct tls_hello *out);
 
-/* Parse an exact-size heap copy, so valgrind sees a read one byte past the input. */
+/* Parse an exact-size heap copy, so valgrind sees a read one byte past the input (both ways). */
 enum sni_status tf_parse_exact(const uint8_t *b, size_t n);
 
 /*

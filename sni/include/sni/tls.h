@@ -55,6 +55,14 @@ struct tls_hello {
 enum sni_status tls_hello_parse(const uint8_t *buf, size_t len, uint8_t *scratch,
     size_t scratch_len, struct tls_hello *out);
 
+/*
+ * tls_hello_parse() for who judges a hello by its server name alone (the dataplane): the
+ * same status, sni and sni_lower, ALPN checked alike; alpn[], nb_alpn, alpn_more, ech and
+ * stream_len are unspecified (kept, each hello would store what nobody reads).
+ */
+enum sni_status tls_hello_parse_sni(const uint8_t *buf, size_t len, uint8_t *scratch,
+    size_t scratch_len, struct tls_hello *out);
+
 /* "need_more", "found", "absent", "not_tls", "malformed". */
 const char *sni_status_str(enum sni_status st);
 
