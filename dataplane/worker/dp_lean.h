@@ -216,14 +216,29 @@ dp_lean6_at(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key
 }
 
 /*
- * Are the four bytes word (as loaded from the frame) type under mask (both in network
- * order)? Compared as they lie, the constants swapped instead: a swapped word the
+ * Are the bytes word (as loaded from the frame, dp_lean_type_at()) type under mask (both
+ * in network order)? Compared as they lie, the constants swapped instead: a swapped word the
  * compiler keeps for the next compare costs every frame two instructions.
  */
 static __rte_always_inline bool
 dp_lean_type_is(uint32_t word, uint32_t type, uint32_t mask)
 {
 	return (word & __builtin_bswap32(mask)) == __builtin_bswap32(type);
+}
+
+/*
+ * The ethertype at type and the byte after it (an IP version), as dp_lean_type_is() takes
+ * them, the top byte zero: one load from the byte before, shifted out. That byte zero, the
+ * IPv4 test needs no mask, and the IPv6 test no copy of the word kept for it.
+ */
+static __rte_always_inline uint32_t
+dp_lean_type_at(const uint8_t *type)
+{
+	uint32_t word;
+
+	_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the first byte the lowest");
+	memcpy(&word, type - 1, 4);
+	return word >> 8;
 }
 
 /*
@@ -254,14 +269,14 @@ dp_lean(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key *k,
 	 */
 	if (m->nb_segs != 1 || rte_pktmbuf_data_len(m) < DP_LEAN_L4 + 20)
 		return -1;
-	memcpy(&type_ver, frame + 12, 4);
+	type_ver = dp_lean_type_at(frame + 12);
 	if (likely(dp_lean_type_is(type_ver, DP_LEAN_TYPE_IPV4, 0xffffff00)))
 		return dp_lean_at(g, m, k, l, from_vm, 0);
 	if (dp_lean_type_is(type_ver, DP_LEAN_TYPE_IPV6, 0xfffff000))
 		return dp_lean6_at(g, m, k, l, from_vm, 0);
 	if (rd_be16(frame + 12) != PKT_ETH_P_8021Q)
 		return -1;
-	memcpy(&type_ver, frame + 16, 4);
+	type_ver = dp_lean_type_at(frame + 16);
 	if (dp_lean_type_is(type_ver, DP_LEAN_TYPE_IPV4, 0xffffff00))
 		return dp_lean_at(g, m, k, l, from_vm, 4);
 	if (dp_lean_type_is(type_ver, DP_LEAN_TYPE_IPV6, 0xfffff000))
