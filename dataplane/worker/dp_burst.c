@@ -254,9 +254,7 @@ static __rte_always_inline bool
 dp_burst_lean_conn_uplink(struct dp_worker *w, const struct dp_burst_frame *fr,
     struct dp_flow *f)
 {
-	const struct dp_lean *l = &fr->ln;
-
-	return dp_conn_uplink_lean(w, f, fr->m, l->flags, l->ack, l->win);
+	return dp_conn_uplink_lean(w, f, fr->m, &fr->ln);
 }
 
 /*

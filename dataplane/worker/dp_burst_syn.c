@@ -26,7 +26,7 @@ dp_burst_lean_syn(struct dp_worker *w, struct dp_burst_frame *fr, const struct d
 
 	if (!dp_conn_vm_syn_admits(w, k, fr->ln.flags, fr->ln.payload_len, &by))
 		return false;
-	fate = dp_conn_vm_syn_open(w, fr->m, k, l->hash, fr->ln.seq, by);
+	fate = dp_conn_vm_syn_open(w, fr->m, &fr->ln, k, l->hash, by);
 	if (likely(fate.act == DP_FATE_EGRESS))
 		dp_egress_own(w, fr->m, fr->vm, DP_ALLOWED);
 	else

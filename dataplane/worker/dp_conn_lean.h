@@ -115,21 +115,24 @@ dp_conn_uplink_judged(struct dp_worker *w, struct dp_flow *f, uint8_t flags, uin
 }
 
 /*
- * Lean frame m toward the VM (its flags, ACK and window) on its flow f, not steady for
- * it: when dp_conn_uplink_any() would only track it, let judged bytes go once the server
- * has them all (dp_tls_peer_ack()), and send it on toward the VM, that done to f and
- * true; else false, f untouched. That is its plain path (a current flow in no budget, no
- * HA peer, no RST) without the modules that read the server's bytes: the HTTP reader, DNS
- * over TCP's judge, nor a sniffed flow, whose server may speak first
- * (dp_conn_server_first()). Its TCP header is read only for a SYN-ACK: its sequence
- * number and window scale, in one of the layouts pkt_tcp_wscale_known() reads (any other,
- * rare, goes the general way: here, the walk's call would cost every frame the registers
- * it saves).
+ * Lean frame m toward the VM (l: its flags, ACK and window, where its TCP header is) on
+ * its flow f, not steady for it: when dp_conn_uplink_any() would only track it, let
+ * judged bytes go once the server has them all (dp_tls_peer_ack()), and send it on toward
+ * the VM, that done to f and true; else false, f untouched. That is its plain path (a
+ * current flow in no budget, no HA peer, no RST) without the modules that read the
+ * server's bytes: the HTTP reader, DNS over TCP's judge, nor a sniffed flow, whose server
+ * may speak first (dp_conn_server_first()). Its TCP header is read only for a SYN-ACK:
+ * its sequence number and window scale, in one of the layouts pkt_tcp_wscale_known()
+ * reads (any other, rare, goes the general way: here, the walk's call would cost every
+ * frame the registers it saves).
  */
 static inline bool
 dp_conn_uplink_lean(struct dp_worker *w, struct dp_flow *f, const struct rte_mbuf *m,
-    uint8_t flags, uint32_t ack, uint16_t win)
+    const struct dp_lean *l)
 {
+	uint8_t flags = l->flags;
+	uint32_t ack = l->ack;
+	uint16_t win = l->win;
 	const uint8_t *th;
 	uint8_t wscale;
 
@@ -140,7 +143,7 @@ dp_conn_uplink_lean(struct dp_worker *w, struct dp_flow *f, const struct rte_mbu
 		dp_conn_lean_track(w, f, m, flags, false);
 		dp_flow_peer_acked_by(f, flags, ack, win);
 	} else {
-		th = dp_lean_th(m);
+		th = dp_lean_th(m, l);
 		if (!pkt_tcp_wscale_known(th, &wscale))
 			return false;
 		dp_conn_lean_track(w, f, m, flags, false);

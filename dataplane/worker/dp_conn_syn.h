@@ -54,14 +54,15 @@ dp_conn_vm_syn_admits(struct dp_worker *w, const struct dp_flow_key *k, uint8_t 
 }
 
 /*
- * Lean frame m from the VM (its sequence number seq), keyed k (hash h), admitted by by
- * (dp_conn_vm_syn_admits()): its flow opened as dp_conn_vm_open() opens it and
+ * Lean frame m from the VM (l what dp_lean() read of it), keyed k (hash h), admitted by
+ * by (dp_conn_vm_syn_admits()): its flow opened as dp_conn_vm_open() opens it and
  * DP_FATE_EGRESS (DP_ALLOWED); or, with no room for the flow, its DP_FLOW_LIMIT block,
- * nothing touched.
+ * nothing touched. Its TCP header and sequence number read once the flow is open: nothing
+ * of them kept across the call.
  */
 static inline struct dp_fate
-dp_conn_vm_syn_open(struct dp_worker *w, const struct rte_mbuf *m, const struct dp_flow_key *k,
-    uint32_t h, uint32_t seq, struct dp_bind_allow by)
+dp_conn_vm_syn_open(struct dp_worker *w, const struct rte_mbuf *m, const struct dp_lean *l,
+    const struct dp_flow_key *k, uint32_t h, struct dp_bind_allow by)
 {
 	const struct dp_gen *g = w->gen;
 	const uint8_t *th;
@@ -76,12 +77,10 @@ dp_conn_vm_syn_open(struct dp_worker *w, const struct rte_mbuf *m, const struct 
 	f->how = DP_ADMIT_BINDING;
 	f->name_hash = by.name_hash;
 	f->name_bound = true;
-	/*
-	 * its TCP header (dp_lean() checked it; untagged IPv4 by its ethertype alone): the
-	 * common layouts read here, the call's walk only for the others
-	 */
-	th = dp_lean_th(m);
-	dp_flow_tcp_begin(f, seq, 0, pkt_tcp_wscale_known(th, &ws) ? ws : pkt_tcp_syn_wscale(th));
+	/* the common layouts read here, the call's walk only for the others */
+	th = dp_lean_th(m, l);
+	dp_flow_tcp_begin(f, l->seq, 0,
+	    pkt_tcp_wscale_known(th, &ws) ? ws : pkt_tcp_syn_wscale(th));
 	/* on a TLS port a hello must come; elsewhere the first bytes say what comes */
 	f->tls = dp_gen_is_tls_port(g, k->peer_port) ? DP_TLS_PENDING : DP_TLS_SNIFF;
 	return dp_fate_egress(DP_ALLOWED);

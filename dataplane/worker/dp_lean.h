@@ -44,6 +44,7 @@ struct dp_lean {
 	uint16_t win;			/* toward it: what the peer acknowledges */
 	uint32_t ack;
 	uint8_t flags;			/* either way (a SYN, FIN or RST: not steady) */
+	uint8_t th_off;			/* where its TCP header starts (dp_lean_th()) */
 };
 
 /*
@@ -126,6 +127,7 @@ dp_lean_vm(const struct dp_gen *g, const uint8_t *frame, size_t tag, bool from_v
 		return -1;
 	dp_lean_key(k, (uint16_t)slot, family, th, from_vm ? src + alen : src, from_vm);
 	l->flags = th[13];
+	l->th_off = (uint8_t)(th - frame);	/* a constant: the shape's */
 	if (from_vm) {
 		l->seq = rd_be32(th + 4);
 		l->payload_len = (uint16_t)payload_len;
@@ -305,26 +307,20 @@ dp_lean_ip(const struct rte_mbuf *m)
 }
 
 /*
- * The TCP header of lean frame m: past an IPv4 header without options or an IPv6 header
- * without extension headers, as dp_lean() checked. Untagged IPv4, nearly every frame, by
- * its ethertype alone (a lean frame's 0x0800 says so, as dp_lean_decode() reads it).
+ * The TCP header of lean frame m, l what dp_lean() read of it: where the check found it
+ * (the frame's tag and version not read again).
  */
 static __rte_always_inline const uint8_t *
-dp_lean_th(const struct rte_mbuf *m)
+dp_lean_th(const struct rte_mbuf *m, const struct dp_lean *l)
 {
-	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *), *ip;
-
-	if (likely(rd_be16(frame + 12) == PKT_ETH_P_IPV4))
-		return frame + DP_LEAN_L4;
-	ip = dp_lean_ip(m);
-	return ip + (ip[0] >> 4 == 6 ? 40 : 20);
+	return rte_pktmbuf_mtod(m, const uint8_t *) + l->th_off;
 }
 
-/* The payload of lean frame m, past its TCP header's options. */
+/* The payload of lean frame m (l what dp_lean() read of it), past its TCP options. */
 static __rte_always_inline const uint8_t *
-dp_lean_payload(const struct rte_mbuf *m)
+dp_lean_payload(const struct rte_mbuf *m, const struct dp_lean *l)
 {
-	const uint8_t *th = dp_lean_th(m);
+	const uint8_t *th = dp_lean_th(m, l);
 
 	return th + (th[12] >> 4) * 4;
 }

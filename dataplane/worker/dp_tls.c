@@ -134,7 +134,7 @@ static __rte_always_inline struct dp_fate
 dp_tls_first_as(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, struct pkt *out,
     const struct dp_lean *l, unsigned int vm, struct dp_flow *f)
 {
-	const uint8_t *payload = l != NULL ? dp_lean_payload(m) : p->payload;
+	const uint8_t *payload = l != NULL ? dp_lean_payload(m, l) : p->payload;
 	size_t payload_len = dp_tls_first_len(p, l);
 	struct tls_hello hello;
 	struct dp_fate fate;
@@ -294,7 +294,7 @@ dp_tls_stream_more_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp
 	    !reasm_is_next(&h->r, l->seq, l->payload_len))
 		return dp_tls_more_any_lean(w, m, l, p, vm, f);
 	/* m's bytes are the last of those h holds: stream offsets [end - payload_len, end) */
-	end = reasm_add_next(&h->r, l->seq, dp_lean_payload(m), l->payload_len);
+	end = reasm_add_next(&h->r, l->seq, dp_lean_payload(m, l), l->payload_len);
 	st = tls_hello_parse(h->buf, end, w->holds->scratch, sizeof(w->holds->scratch), &hello);
 	if (st == SNI_NEED_MORE) {
 		dp_hold_push(w, h, m, end - l->payload_len, end);

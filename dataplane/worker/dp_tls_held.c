@@ -66,7 +66,7 @@ dp_tls_hold_as(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, str
     const struct dp_lean *l, uint16_t vm, struct dp_flow *f, struct dp_hold *h, uint32_t seq,
     bool short_hello)
 {
-	const uint8_t *payload = l != NULL ? dp_lean_payload(m) : p->payload;
+	const uint8_t *payload = l != NULL ? dp_lean_payload(m, l) : p->payload;
 	size_t payload_len = l != NULL ? l->payload_len : p->payload_len;
 	uint8_t flags = l != NULL ? l->flags : p->tcp_flags;
 	int64_t at = dp_hold_offset(f->isn, seq), to = at + (int64_t)payload_len;

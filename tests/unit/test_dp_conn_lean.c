@@ -227,7 +227,7 @@ t_same(struct rte_mbuf *m, bool up, const struct dp_flow_key *k, struct dp_flow 
 		lean = up ? dp_fate(DP_FATE_INGRESS) :
 		    dp_fate_egress(dp_conn_vm_steady(w, f, true, l.seq, l.payload_len + 1u));
 	} else if (up) {
-		lean = dp_conn_uplink_lean(w, f, m, l.flags, l.ack, l.win) ?
+		lean = dp_conn_uplink_lean(w, f, m, &l) ?
 		    dp_fate(DP_FATE_INGRESS) : dp_fate(DP_FATE_CONTINUE);
 	} else {
 		v = dp_conn_vm_lean(w, f, m, l.flags, l.seq, l.payload_len);

@@ -8,11 +8,11 @@
  * (then also another VLAN, another inner type, a priority), go through both, each way. A
  * frame the lean path takes must be one the general first stage (dp_rx_decode(), the VM
  * by MAC, dp_decide_vm_plain() or _uplink_plain(), dp_conn_key()) lets go on with the same
- * VM and key, decoding as dp_lean_decode() says (its TCP header where dp_lean_th() says,
- * its IP length dp_lean_ip_bytes()); and on any flow the lean steady stage must do what
- * dp_conn_vm() or dp_conn_uplink() does: the same flows steady (never a SYN, a FIN or an
- * RST), the same verdict, the flow left the same; the others left alone for the general
- * way.
+ * VM and key, decoding as dp_lean_decode() says (its TCP header and payload where
+ * dp_lean_th() and dp_lean_payload() say, its IP length dp_lean_ip_bytes()); and on any
+ * flow the lean steady stage must do what dp_conn_vm() or dp_conn_uplink() does: the same
+ * flows steady (never a SYN, a FIN or an RST), the same verdict, the flow left the same;
+ * the others left alone for the general way.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -392,7 +392,8 @@ t_lean_is_general(bool up)
 		memset(&lp, 0, sizeof(lp));
 		dp_lean_decode(&m, &ln, &lp, !up);
 		assert_memory_equal(&lp, &p, sizeof(lp));
-		assert_ptr_equal(dp_lean_th(&m), f.b + p.l4_off);
+		assert_ptr_equal(dp_lean_th(&m, &ln), f.b + p.l4_off);
+		assert_ptr_equal(dp_lean_payload(&m, &ln), p.payload);
 		assert_int_equal(dp_lean_ip_bytes(&m), dp_ip_bytes(&p));
 		scaled += lp.tcp_wscale != PKT_WSCALE_NONE;
 		t_steady_same(&rng, &p, &lean_k, &ln, up, &steady);
