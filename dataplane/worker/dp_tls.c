@@ -295,7 +295,8 @@ dp_tls_stream_more_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp
 		return dp_tls_more_any_lean(w, m, l, p, vm, f);
 	/* m's bytes are the last of those h holds: stream offsets [end - payload_len, end) */
 	end = reasm_add_next(&h->r, l->seq, dp_lean_payload(m, l), l->payload_len);
-	st = tls_hello_parse(h->buf, end, w->holds->scratch, sizeof(w->holds->scratch), &hello);
+	st = tls_hello_parse_sni(h->buf, end, w->holds->scratch, sizeof(w->holds->scratch),
+	    &hello);
 	if (st == SNI_NEED_MORE) {
 		dp_hold_push(w, h, m, end - l->payload_len, end);
 		dp_lean_decode(m, l, p, true);	/* the trickle reads p */

@@ -85,7 +85,7 @@ dp_tls_hold_as(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, str
 	if (l == NULL && f->tls == DP_TLS_SNIFF &&
 	    (fate = dp_tls_sniff(w, m, p, f, h, off, end, rs)).act != DP_FATE_CONTINUE)
 		return fate;
-	st = short_hello ? SNI_NEED_MORE : tls_hello_parse(h->buf, reasm_contiguous(&h->r),
+	st = short_hello ? SNI_NEED_MORE : tls_hello_parse_sni(h->buf, reasm_contiguous(&h->r),
 	    w->holds->scratch, sizeof(w->holds->scratch), &hello);
 	if (st == SNI_NEED_MORE && (flags & PKT_TCP_SYN) && rs != REASM_FULL)
 		return dp_tls_syn_strip();

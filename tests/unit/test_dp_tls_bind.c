@@ -343,6 +343,31 @@ test_split_hello_completed_after_passed(void **state)
 }
 
 /*
+ * A split hello is judged by its name as a whole one is, whichever way its end takes: after
+ * a first segment that went on whole (dp_tls_stream_more_lean()), or after two held
+ * (dp_tls_hold_as()). A bound name in capitals passes (lowered first); a name the policy
+ * refuses is refused. Fails if either parse of the held bytes leaves the name's case
+ * wrong (taken as lower case, "A.Example" is refused).
+ */
+static void
+test_split_hello_judged_by_name(void **state)
+{
+	static const size_t cuts[2] = { 30, 70 };
+	uint64_t denied;
+
+	(void)state;
+	t_bind("a.example");
+	for (size_t n = 1; n <= 2; n++) {
+		denied = t_denied();
+		assert_int_equal(t_pieces_sent((uint16_t)(42340 + n), "A.Example", cuts, n,
+		    PKT_TCP_ACK, NULL), 2 + n);
+		assert_int_equal(t_denied(), denied);
+		t_pieces_sent((uint16_t)(42350 + n), "x.example", cuts, n, PKT_TCP_ACK, NULL);
+		assert_true(t_denied() > denied);
+	}
+}
+
+/*
  * A hello whole in its segment goes on counted as the flow's verdict says: allowed, or,
  * for an audited VM whose SNI is refused, would_block (the verdict the segment's fate
  * carries, dp_tls.c's dp_tls_pass()).
@@ -406,6 +431,7 @@ main(void)
 		cmocka_unit_test(test_split_hello_buffers_come_back),
 		cmocka_unit_test(test_split_hello_cut_where_the_server_stands),
 		cmocka_unit_test(test_split_hello_completed_after_passed),
+		cmocka_unit_test(test_split_hello_judged_by_name),
 		cmocka_unit_test(test_whole_hello_counted_by_verdict),
 		cmocka_unit_test(test_urgent_first_segment_refused),
 	};
