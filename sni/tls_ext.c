@@ -82,12 +82,12 @@ tls_ext_alpn(struct rd ext, struct tls_hello *out, bool ids)
 
 		if (k - 1 >= (size_t)(last - q))
 			return false;
-		if (!ids)
-			;	/* checked only: tls_hello_parse_sni() */
-		else if (id < ids_end)
-			*id++ = (struct sni_name){ .p = q + 1, .len = k };
-		else
-			out->alpn_more = true;
+		if (ids) {	/* tls_hello_parse_sni() checks the ids only */
+			if (id < ids_end)
+				*id++ = (struct sni_name){ .p = q + 1, .len = k };
+			else
+				out->alpn_more = true;
+		}
 		q += 1 + k;
 	} while (q <= last);
 	if (ids)
