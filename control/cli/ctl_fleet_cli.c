@@ -299,7 +299,13 @@ ctl_cmd_publish(const struct ctl_opts *o, int argc, char **argv)
 
 	if ((rc = ctl_args_parse(argc, argv, 0, 1, 1, usage, &a)) >= 0)
 		return rc;
-	snprintf(sigpath, sizeof(sigpath), "%s.minisig", a.pos[0]);
+	/* cut short, FILE.minisig would name another file */
+	if ((size_t)snprintf(sigpath, sizeof(sigpath), "%s.minisig", a.pos[0]) >= sizeof(sigpath)) {
+		fprintf(stderr, "namegatectl: publish: %s.minisig: %s\n", a.pos[0],
+		    strerror(ENAMETOOLONG));
+		rc = CTL_EXIT_ERROR;
+		goto out;
+	}
 	if (ctl_bundle_read(a.pos[0], CTL_BUNDLE_FILE_MAX, &file, &flen) != 0 ||
 	    ctl_bundle_read(sigpath, CTL_BUNDLE_SIG_FILE_MAX, &sigtext, &slen) != 0 ||
 	    ctl_bundle_sig_parse(sigtext, slen, &sig, why, sizeof(why)) != 0 ||

@@ -194,6 +194,8 @@ ctl_fleet_cache_start(struct ctl_fleet *f)
 
 	if (rc == 0)
 		return;		/* no cache: the file's policy until the store's bundle */
+	_Static_assert(POL_FLEET_CACHE_MAX + sizeof(".minisig") <= sizeof(sigpath),
+	    "the loader's bound on the cache's path leaves FILE.minisig whole");
 	snprintf(sigpath, sizeof(sigpath), "%s.minisig", f->boot->fleet_cache);
 	if (rc > 0 && (ctl_bundle_read(f->boot->fleet_cache, CTL_BUNDLE_FILE_MAX, &b.policy,
 	    &b.policy_len) != 0 || ctl_bundle_read(sigpath, CTL_BUNDLE_SIG_FILE_MAX, &b.minisig,

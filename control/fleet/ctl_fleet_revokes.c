@@ -17,9 +17,11 @@
 
 #define CTL_FLEET_REVOKES_FILE_MAX	(1u << 20)
 
+/* FILE.revokes beside the cache: whole, as the loader bounds the cache's path */
 static void
 cfr_path(const struct ctl_fleet *f, char *buf, size_t len)
 {
+	_Static_assert(POL_FLEET_CACHE_MAX + sizeof(".revokes") <= 4096, "FILE.revokes fits");
 	snprintf(buf, len, "%s.revokes", f->boot->fleet_cache);
 }
 

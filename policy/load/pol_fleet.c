@@ -109,6 +109,21 @@ pol_h_fleet_prefix(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f,
 	return pol_h_str(c, n, f, obj, path);
 }
 
+/* fleet.cache: a path whose siblings fit (POL_FLEET_CACHE_MAX). */
+static int
+pol_h_fleet_cache(struct pol_ctx *c, yaml_node_t *n, const struct pol_field *f, void *obj,
+    const char *path)
+{
+	size_t len;
+
+	if (pol_h_str(c, n, f, obj, path) < 0)
+		return -1;
+	if ((len = strlen(*(char **)((char *)obj + f->off))) > POL_FLEET_CACHE_MAX)
+		return pol_err_node(c, n, "%s: a path of %zu bytes, at most %zu (FILE.minisig.tmp "
+		    "beside it must fit 4,095)", path, len, (size_t)POL_FLEET_CACHE_MAX);
+	return 0;
+}
+
 const struct pol_field pol_fleet_fields[] = {
 	{ "name", YAML_SCALAR_NODE, pol_h_fleet_word, CFG(fleet_name), 0, 0, NULL, NULL,
 	    false },
@@ -118,7 +133,8 @@ const struct pol_field pol_fleet_fields[] = {
 	    false },
 	{ "bundle_keys", YAML_SEQUENCE_NODE, pol_h_fleet_keys, CFG(fleet_bundle_keys), 0, 0,
 	    NULL, NULL, false },
-	{ "cache", YAML_SCALAR_NODE, pol_h_str, CFG(fleet_cache), 0, 0, NULL, NULL, false },
+	{ "cache", YAML_SCALAR_NODE, pol_h_fleet_cache, CFG(fleet_cache), 0, 0, NULL, NULL,
+	    false },
 	{ "endpoints", YAML_SEQUENCE_NODE, pol_h_fleet_endpoints, CFG(fleet_endpoints), 0, 0,
 	    NULL, NULL, false },
 	{ "prefix", YAML_SCALAR_NODE, pol_h_fleet_prefix, CFG(fleet_prefix), 0, 0, NULL, NULL,

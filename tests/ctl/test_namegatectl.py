@@ -334,6 +334,21 @@ def test_usage_errors(daemon):
         assert rc == 2 and out == "" and "usage" in err, args
 
 
+def test_publish_refuses_a_signature_path_cut_short(tmp_path):
+    """publish FILE reads FILE.minisig: where that name would not fit a 4,096-byte path,
+    it is refused by name (exit 2), never read as the shorter name the cut leaves."""
+    d = str(tmp_path)
+    bundle = d + "/" * (4096 - len(".minisig") - len(d) - 1) + "b"   # runs of '/' are one
+    assert len(bundle + ".minisig") == 4096
+    with open(bundle, "w") as f:
+        f.write("policies: {}\n")
+    with open(os.path.join(d, "b.minisi"), "w") as f:      # what the cut would name
+        f.write("untrusted comment: not a signature\n")
+    p = subprocess.run([CTL, "publish", bundle], capture_output=True, text=True, timeout=30)
+    assert p.returncode == 2 and p.stdout == ""
+    assert "File name too long" in p.stderr, p.stderr[-200:]
+
+
 def test_daemon_drops_silent_client(tmp_path):
     """A client that never sends its request does not hold up namegatectl."""
     d = Daemon(tmp_path)

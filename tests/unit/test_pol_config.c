@@ -516,6 +516,33 @@ test_control_sockets(void **state)
 	    "control_socket too");
 }
 
+/*
+ * fleet.cache is bounded so that FILE.minisig.tmp beside it fits a 4,096-byte path: the
+ * longest cache is taken, one byte more refused.
+ */
+static void
+test_fleet_cache_bound(void)
+{
+	static const char head[] = POLS VM1 "fleet:\n  name: prod\n  shard: s\n"
+	    "  bundle_keys: [k.pub]\n  cache: /";
+	char text[sizeof(head) + POL_FLEET_CACHE_MAX + 8], want[128];
+	struct pol_config *cfg;
+	size_t n = sizeof(head) - 1;
+
+	memcpy(text, head, n);
+	memset(text + n, 'c', POL_FLEET_CACHE_MAX - 1);
+	strcpy(text + n + POL_FLEET_CACHE_MAX - 1, "\n");
+	assert_non_null(cfg = pol_check_load(text));
+	assert_int_equal(strlen(cfg->fleet_cache) + strlen(".minisig.tmp"), 4095);
+	pol_config_free(cfg);
+	strcpy(text + n + POL_FLEET_CACHE_MAX - 1, "c\n");
+	assert_null(pol_check_load(text));
+	snprintf(want, sizeof(want), "fleet.cache: a path of %d bytes, at most %d",
+	    (int)POL_FLEET_CACHE_MAX + 1, (int)POL_FLEET_CACHE_MAX);
+	if (strstr(pol_check_err(0), want) == NULL)
+		fail_msg("got %s", pol_check_err(0));
+}
+
 /* fleet: none by default; given, its name, shard and keys are required and checked. */
 static void
 test_fleet(void **state)
@@ -545,6 +572,7 @@ test_fleet(void **state)
 	    "1 to 63)");
 	pol_refused(POLS VM1 "fleet:\n  name: prod\n  shard: s\n  bundle_keys: []\n",
 	    "ng.yaml:12:16: fleet.bundle_keys: 0 keys, 1 to 16");
+	test_fleet_cache_bound();
 }
 
 int

@@ -23,6 +23,12 @@
 #define POL_GROUP_NONE		UINT32_MAX	/* control_socket*_group not set */
 #define POL_FLEET_WORD_MAX	63	/* fleet.name, fleet.shard: [A-Za-z0-9._-] */
 #define POL_FLEET_KEYS_MAX	16	/* fleet.bundle_keys */
+/*
+ * fleet.cache's longest path: its siblings (FILE.minisig, FILE.revokes, and the temporary
+ * FILE.minisig.tmp each is written through) must fit a 4,096-byte path, or cut short they
+ * would name other files.
+ */
+#define POL_FLEET_CACHE_MAX	(4096 - 1 - sizeof(".minisig.tmp") + 1)
 #define POL_FLEET_ENDPOINTS_MAX	16	/* fleet.endpoints */
 #define POL_FLEET_PREFIX_MAX	128	/* fleet.prefix */
 
