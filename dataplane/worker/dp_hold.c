@@ -36,9 +36,12 @@ dp_holds_free(struct dp_holds *hs)
 {
 	if (hs == NULL)
 		return;
-	for (uint32_t i = 0; hs->h != NULL && i < hs->n; i++)
+	for (uint32_t i = 0; hs->h != NULL && i < hs->n; i++) {
 		for (uint16_t s = 0; s < hs->h[i].nsegs; s++)
 			dp_out_free(hs->h[i].segs[s]);
+		if (hs->h[i].kept != NULL)
+			dp_out_free(hs->h[i].kept);
+	}
 	dp_quic_ctx_free(hs->quic);
 	dp_slots_fini(&hs->slots);
 	rte_free(hs->per_vm);
@@ -75,6 +78,10 @@ dp_hold_put_taken(struct dp_worker *w, uint32_t *ref)
 	w->holds->per_vm[h->vm]--;
 	dp_slots_put(&w->holds->slots, *ref - 1);
 	*ref = 0;
+	if (h->kept != NULL) {	/* the judged bytes lay in it: r.buf goes with it */
+		dp_out_free(h->kept);
+		h->kept = NULL;
+	}
 	if (h->nsegs != 0)	/* last, a tail call: nothing here is live across it */
 		dp_hold_free_segs(h);
 }

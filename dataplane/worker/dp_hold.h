@@ -42,6 +42,11 @@ struct dp_hold {
 	 * copy, none with a FIN (a copy carries none): a release does not send them again.
 	 */
 	uint32_t passed;
+	/*
+	 * TLS, its hello allowed: a split hello's first segment, whose buffer holds the judged
+	 * bytes (r.buf points into it: dp_tls_hold_in_place()), kept until the hold is put.
+	 */
+	struct rte_mbuf *kept;
 	uint8_t nfolds;
 	uint8_t fold_len[DP_HOLD_FOLDS];	/* DNS: a question name the VM spelled with */
 	uint32_t fold_at[DP_HOLD_FOLDS];	/* capitals, at these stream offsets: lower case */

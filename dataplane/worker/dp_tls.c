@@ -22,6 +22,7 @@
 void
 dp_tls_release(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
 {
+	dp_tls_hold_gather(h);	/* the release may let go of the buffer the bytes lie in */
 	dp_hold_release(w, h, UINT32_MAX);
 	if (f->key.proto != PKT_PROTO_TCP) {
 		f->tls = DP_TLS_NONE;
@@ -91,7 +92,8 @@ dp_tls_pass(const struct dp_flow *f)
  * A split hello's first segment (lean, f holding nothing; its payload at payload, which
  * dp_tls_first_as() parsed): into a hold taken for it. One with bytes, within the buffer,
  * no FIN and pushable (nearly all) is what dp_tls_hold_as() makes of it, without its tests:
- * held, copied, and sent on itself (dp_tls_trickle_first()). Inline in dp_tls_first_lean(),
+ * held, its bytes judged where they lie (dp_tls_hold_in_place(); else copied), and sent on
+ * itself (dp_tls_trickle_first()). Inline in dp_tls_first_lean(),
  * whose frame is made already: a call of its own saved four registers again, and its fate
  * came back to be compared where, inline, it is known to be held. The VM is f's
  * (dp_hold_take() holds f for it too), read where it is needed.
@@ -106,7 +108,8 @@ dp_tls_hold_first_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp_
 	if (h == NULL || n == 0 || n > sizeof(h->buf) || (l->flags & PKT_TCP_FIN) ||
 	    !dp_hold_push(w, h, m, 0, n))
 		return dp_tls_hold_first_any(w, m, l, p, f->key.vm, f, h);
-	reasm_add_first(&h->r, payload, n);
+	if (!dp_tls_hold_in_place(h, m, payload, n))
+		reasm_add_first(&h->r, payload, n);
 	dp_tls_trickle_first(w, h, m, n);
 	return dp_fate(DP_FATE_HELD);
 }
@@ -228,7 +231,10 @@ static __rte_always_inline void
 dp_tls_pass_after(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f,
     struct rte_mbuf *m, uint32_t judged)
 {
-	dp_out_free(h->segs[0]);
+	if (h->r.buf != h->buf)		/* the judged bytes lie in it (dp_tls_hold_in_place()) */
+		h->kept = h->segs[0];
+	else
+		dp_out_free(h->segs[0]);
 	h->nsegs = 0;
 	dp_egress(w, m, h->vm, f->would_block ? DP_WOULD_BLOCK : DP_ALLOWED);
 	dp_tls_verify_held(w, h, f, judged);
@@ -295,7 +301,7 @@ dp_tls_stream_more_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp
 		return dp_tls_more_any_lean(w, m, l, p, vm, f);
 	/* m's bytes are the last of those h holds: stream offsets [end - payload_len, end) */
 	end = reasm_add_next(&h->r, l->seq, dp_lean_payload(m, l), l->payload_len);
-	st = tls_hello_parse_sni(h->buf, end, w->holds->scratch, sizeof(w->holds->scratch),
+	st = tls_hello_parse_sni(h->r.buf, end, w->holds->scratch, sizeof(w->holds->scratch),
 	    &hello);
 	if (st == SNI_NEED_MORE) {
 		dp_hold_push(w, h, m, end - l->payload_len, end);

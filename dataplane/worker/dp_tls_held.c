@@ -113,7 +113,10 @@ dp_tls_hold_of(struct dp_worker *w, struct dp_flow *f)
 {
 	struct dp_hold *h = dp_hold_at(w, f->hold);
 
-	return h != NULL ? h : dp_hold_take(w, f, &f->hold, f->isn, false);
+	if (h == NULL)
+		return dp_hold_take(w, f, &f->hold, f->isn, false);
+	dp_tls_hold_gather(h);
+	return h;
 }
 
 /*

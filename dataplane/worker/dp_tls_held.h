@@ -49,6 +49,41 @@ dp_tls_after_passed(const struct dp_worker *w, const struct dp_hold *h,
 }
 
 /*
+ * A split hello's first segment m (n bytes of payload at payload, n <= sizeof(h->buf)),
+ * alone in the fresh hold h, held and sent on itself (dp_tls_trickle_first()): its bytes
+ * judged where they lie, not copied, when m's buffer is its own (direct, no other
+ * reference) and the payload ends the frame's data (bytes past the datagram are no
+ * stream's). Then the buffer's room past the frame, which nothing sends, takes the bytes
+ * that follow (within the hold's bound), and m, held, keeps them until the hello is judged
+ * (else dp_tls_hold_gather()) and, allowed, until the judged bytes are let go of (h->kept).
+ * False, nothing done: the caller copies them.
+ */
+static inline bool
+dp_tls_hold_in_place(struct dp_hold *h, struct rte_mbuf *m, const uint8_t *payload, uint32_t n)
+{
+	uint16_t len = rte_pktmbuf_data_len(m);
+	uint8_t *at = rte_pktmbuf_mtod_offset(m, uint8_t *, len - n);
+	uint32_t room = rte_pktmbuf_tailroom(m);
+
+	if (!RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1 || at != payload)
+		return false;
+	reasm_init_at(&h->r, h->base, at, n, n + RTE_MIN(room, (uint32_t)sizeof(h->buf) - n));
+	return true;
+}
+
+/*
+ * The bytes h holds in its own buffer (h->buf), for every way but a split hello's second
+ * segment in order (dp_tls_stream_more_lean()): they may lie in its first segment's buffer
+ * (dp_tls_hold_in_place()), which a release lets go of.
+ */
+static inline void
+dp_tls_hold_gather(struct dp_hold *h)
+{
+	if (h->r.buf != h->buf)
+		reasm_move(&h->r, h->buf, sizeof(h->buf));
+}
+
+/*
  * dp_hold_trickle_with() of a split hello's first segment m (n bytes, no FIN), alone in
  * the fresh hold h from the stream's first byte, without its walk: m goes itself.
  */

@@ -97,14 +97,7 @@ t_foreign(struct rte_mbuf *m)
 static void
 t_hello(struct tf_msg *out, const char *sni)
 {
-	struct tf_hello h;
-
-	tf_hello_begin(&h);
-	tf_ext_sni(&h.m, sni);
-	tf_ext_common(&h.m);
-	tf_hello_end(&h);
-	out->n = 0;
-	tf_wrap(out, &h.m, 1);
+	tf_stream_sni(out, sni);
 }
 
 /* What a run leaves that the two ways must leave alike. */

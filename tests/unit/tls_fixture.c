@@ -325,6 +325,18 @@ tf_wrap(struct tf_msg *out, const struct tf_msg *hs, size_t nb_records)
 	return out->n;
 }
 
+void
+tf_stream_sni(struct tf_msg *out, const char *sni)
+{
+	struct tf_hello h;
+
+	tf_hello_begin(&h);
+	tf_ext_sni(&h.m, sni);
+	tf_ext_common(&h.m);
+	tf_hello_end(&h);
+	tf_wrap(out, &h.m, 1);
+}
+
 /* ---- checking helpers ----------------------------------------------------------------- */
 
 uint8_t tf_scratch[TLS_HELLO_MAX];

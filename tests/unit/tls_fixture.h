@@ -111,6 +111,9 @@ size_t tf_wrap_cuts(struct tf_msg *out, const struct tf_msg *hs, const size_t *c
 /* Records of equal size (the last one shorter), at most nb_records of them. */
 size_t tf_wrap(struct tf_msg *out, const struct tf_msg *hs, size_t nb_records);
 
+/* A ClientHello naming sni, with tf_ext_common()'s extensions, in one TLS record: out. */
+void tf_stream_sni(struct tf_msg *out, const char *sni);
+
 /* The scratch tf_parse() gathers fragmented hellos into, so tests can see aliasing. */
 extern uint8_t tf_scratch[TLS_HELLO_MAX];
 

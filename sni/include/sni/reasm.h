@@ -52,6 +52,31 @@ reasm_init(struct reasm *r, uint32_t isn, uint8_t *buf, uint32_t cap)
 	r->nb_ranges = 0;
 }
 
+/*
+ * Start a stream whose first len bytes (0 < len <= cap) lie at buf already, the caller's
+ * cap bytes: no copy of them.
+ */
+static inline void
+reasm_init_at(struct reasm *r, uint32_t isn, uint8_t *buf, uint32_t len, uint32_t cap)
+{
+	reasm_init(r, isn, buf, cap);
+	r->ranges[0] = (struct reasm_range){ .start = 0, .end = len };
+	r->nb_ranges = 1;
+}
+
+/*
+ * The stream's bytes moved into buf (cap bytes, no fewer than the stream's buffer has), which
+ * holds them from now on.
+ */
+static inline void
+reasm_move(struct reasm *r, uint8_t *buf, uint32_t cap)
+{
+	if (r->nb_ranges != 0)
+		memcpy(buf, r->buf, r->ranges[r->nb_ranges - 1].end);
+	r->buf = buf;
+	r->cap = cap;
+}
+
 /* reasm_add() of a segment that is not the stream's next bytes: the walk over the ranges. */
 enum reasm_status reasm_add_any(struct reasm *r, uint32_t seq, const uint8_t *data, size_t len);
 
