@@ -29,6 +29,8 @@ dp_burst_lean_syn(struct dp_worker *w, struct dp_burst_frame *fr, const struct d
 	fate = dp_conn_vm_syn_open(w, fr->m, &fr->ln, k, l->hash, by);
 	if (likely(fate.act == DP_FATE_EGRESS))
 		dp_egress_own(w, fr->m, fr->vm, DP_ALLOWED);
+	else if (fate.act == DP_FATE_CONTINUE)
+		return false;
 	else
 		dp_burst_lean_refuse(w, fr, fate);
 	return true;

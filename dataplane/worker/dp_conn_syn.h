@@ -56,31 +56,33 @@ dp_conn_vm_syn_admits(struct dp_worker *w, const struct dp_flow_key *k, uint8_t 
 /*
  * Lean frame m from the VM (l what dp_lean() read of it), keyed k (hash h), admitted by
  * by (dp_conn_vm_syn_admits()): its flow opened as dp_conn_vm_open() opens it and
- * DP_FATE_EGRESS (DP_ALLOWED); or, with no room for the flow, its DP_FLOW_LIMIT block,
- * nothing touched. Its TCP header and sequence number read once the flow is open: nothing
- * of them kept across the call.
+ * DP_FATE_EGRESS (DP_ALLOWED); with the VM at its share of flows, its DP_FLOW_LIMIT
+ * block; else CONTINUE, nothing touched, for the general way: a SYN's options in a layout
+ * pkt_tcp_wscale_known() does not read, or no free entry or room in k's first bucket
+ * (dp_flow_open_first()). Those two the general way answers with calls (the options'
+ * walk, dp_flow_open_far()), which here cost every SYN the registers kept across them.
  */
 static inline struct dp_fate
 dp_conn_vm_syn_open(struct dp_worker *w, const struct rte_mbuf *m, const struct dp_lean *l,
     const struct dp_flow_key *k, uint32_t h, struct dp_bind_allow by)
 {
 	const struct dp_gen *g = w->gen;
-	const uint8_t *th;
+	const uint8_t *th = dp_lean_th(m, l);
 	struct dp_flow *f;
 	uint8_t ws;
 
 	/* no room to remember it: blocked even in audit mode (fail closed), a TCP refusal */
-	if ((f = dp_flow_open_near(w->flows, k, h, g->max_flows_per_vm, w->now)) == NULL)
+	if (dp_flow_vm_full(w->flows, k->vm, g->max_flows_per_vm))
 		return dp_fate_block(DP_REASON_FLOW_LIMIT, g->on_block_reset ? DP_FATE_REPLY_RST :
 		    DP_FATE_REPLY_NONE);
+	if (!pkt_tcp_wscale_known(th, &ws) ||
+	    (f = dp_flow_open_first(w->flows, k, h, w->now)) == NULL)
+		return dp_fate(DP_FATE_CONTINUE);
 	f->gen = g->id;
 	f->how = DP_ADMIT_BINDING;
 	f->name_hash = by.name_hash;
 	f->name_bound = true;
-	/* the common layouts read here, the call's walk only for the others */
-	th = dp_lean_th(m, l);
-	dp_flow_tcp_begin(f, l->seq, 0,
-	    pkt_tcp_wscale_known(th, &ws) ? ws : pkt_tcp_syn_wscale(th));
+	dp_flow_tcp_begin(f, l->seq, 0, ws);
 	/* on a TLS port a hello must come; elsewhere the first bytes say what comes */
 	f->tls = dp_gen_is_tls_port(g, k->peer_port) ? DP_TLS_PENDING : DP_TLS_SNIFF;
 	return dp_fate_egress(DP_ALLOWED);
