@@ -9,7 +9,9 @@
 #define DP_CONN_SYN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <rte_mbuf.h>
 
@@ -28,8 +30,8 @@
 #define DP_CONN_SYN_DNS_PORT	53	/* a resolver's, or refused: dp_conn_vm_open() asks */
 
 /*
- * Is a lean frame from the VM with these flags and payload_len bytes of data, keyed k,
- * on no flow, one dp_conn_vm_open() opens by a binding and sends on, without a budget
+ * Is lean frame l from the VM (its flags and payload_len bytes of data), keyed k, on no
+ * flow, one dp_conn_vm_open() opens by a binding and sends on, without a budget
  * (if it finds room for the flow)? The name that admits it in *by. That is a bare SYN
  * (no ACK, RST or data: a Fast Open's is judged) to a port other than DNS's, from a VM
  * with no budget nor address pattern of the family (which the address match would ask
@@ -39,13 +41,18 @@
  * which asks it all. The lookup only reads, so asking it again there changes nothing.
  */
 static inline bool
-dp_conn_vm_syn_admits(struct dp_worker *w, const struct dp_flow_key *k, uint8_t flags,
-    uint32_t payload_len, struct dp_bind_allow *by)
+dp_conn_vm_syn_admits(struct dp_worker *w, const struct dp_flow_key *k,
+    const struct dp_lean *l, struct dp_bind_allow *by)
 {
 	const struct dp_vm *v = &w->gen->vms[k->vm];
+	uint32_t lf;
 
-	if ((flags & (PKT_TCP_SYN | PKT_TCP_ACK | PKT_TCP_RST)) != PKT_TCP_SYN ||
-	    payload_len != 0 || k->peer_port == DP_CONN_SYN_DNS_PORT ||
+	/* payload_len and flags side by side: no data, SYN without ACK or RST, one compare */
+	_Static_assert(offsetof(struct dp_lean, flags) == offsetof(struct dp_lean, payload_len) +
+	    2 && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "payload_len low, then flags");
+	memcpy(&lf, &l->payload_len, 4);
+	if ((lf & ((uint32_t)(PKT_TCP_SYN | PKT_TCP_ACK | PKT_TCP_RST) << 16 | 0xffff)) !=
+	    (uint32_t)PKT_TCP_SYN << 16 || k->peer_port == DP_CONN_SYN_DNS_PORT ||
 	    (v->budgets | (v->addrs & dp_vm_addrs_bit(k->family))) != 0 ||
 	    w->flow_recs != NULL)
 		return false;

@@ -265,7 +265,7 @@ t_same(struct rte_mbuf *m, uint16_t vm, struct t_took *took)
 	assert_int_equal(dp_lean(w->gen, m, &k, &l, true), vm);
 	assert_null(dp_flow_lookup(w->flows, &k));
 	h = dp_flow_hash(w->flows, &k);
-	lean = dp_conn_vm_syn_admits(w, &k, l.flags, l.payload_len, &by) ?
+	lean = dp_conn_vm_syn_admits(w, &k, &l, &by) ?
 	    dp_conn_vm_syn_open(w, m, &l, &k, h, by) : dp_fate(DP_FATE_CONTINUE);
 	f = dp_flow_lookup(w->flows, &k);
 	assert_memory_equal(&stats, &w->vm_stats[vm], sizeof(stats));
