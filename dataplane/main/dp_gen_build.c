@@ -103,7 +103,7 @@ dp_gen_settings(struct dp_gen *g, const struct pol_config *cfg, unsigned int nwo
 {
 	dp_gen_resolvers_set(g, cfg->resolvers, cfg->nresolvers);
 	memcpy(g->tls_ports, cfg->tls_ports, cfg->ntls_ports * sizeof(g->tls_ports[0]));
-	g->ntls_ports = (unsigned int)cfg->ntls_ports;
+	g->tls_ports[cfg->ntls_ports] = 0;
 	g->min_ttl = cfg->dns_min_ttl;
 	g->max_ttl = cfg->dns_max_ttl;
 	g->blocked_rcode = cfg->dns_blocked_rcode == POL_RCODE_NXDOMAIN ? DNS_RCODE_NXDOMAIN :

@@ -81,16 +81,19 @@ dp_bind_allows_common(struct dp_binds *b, uint16_t vm, uint8_t family, const uin
 	if (e == NULL)
 		return false;
 	nm = &e->names[0];
-	do {
+	/* the answer acted on in the loop once its read is whole: after it, a flag to test */
+	for (;;) {
 		s = dp_bind_read_begin(e);
 		yes = nm->gen == g->id && nm->expires > now &&
 		    (dp_bind_ports_all(&nm->ports) || pol_ports_allow(&nm->ports, port));
 		hash = nm->hash;
-	} while (!dp_bind_read_ok(e, s));
-	if (!yes)
-		return false;
-	*by = (struct dp_bind_allow){ .name_hash = hash, .allowed = true };
-	return true;
+		if (!dp_bind_read_ok(e, s))
+			continue;
+		if (!yes)
+			return false;
+		*by = (struct dp_bind_allow){ .name_hash = hash, .allowed = true };
+		return true;
+	}
 }
 
 /* dp_bind_allows() of the address family, a: its common case inline, the rest called. */

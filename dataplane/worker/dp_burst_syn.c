@@ -24,11 +24,13 @@ dp_burst_lean_syn(struct dp_worker *w, struct dp_burst_frame *fr, const struct d
 	struct dp_bind_allow by;
 	struct dp_fate fate;
 
-	if (!dp_conn_vm_syn_admits(w, k, fr->ln.flags, fr->ln.payload_len, &by))
+	if (!dp_conn_vm_syn_admits(w, k, &fr->ln, &by))
 		return false;
 	fate = dp_conn_vm_syn_open(w, fr->m, &fr->ln, k, l->hash, by);
 	if (likely(fate.act == DP_FATE_EGRESS))
 		dp_egress_own(w, fr->m, fr->vm, DP_ALLOWED);
+	else if (fate.act == DP_FATE_CONTINUE)
+		return false;
 	else
 		dp_burst_lean_refuse(w, fr, fate);
 	return true;

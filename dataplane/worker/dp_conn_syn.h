@@ -9,7 +9,9 @@
 #define DP_CONN_SYN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <rte_mbuf.h>
 
@@ -28,8 +30,8 @@
 #define DP_CONN_SYN_DNS_PORT	53	/* a resolver's, or refused: dp_conn_vm_open() asks */
 
 /*
- * Is a lean frame from the VM with these flags and payload_len bytes of data, keyed k,
- * on no flow, one dp_conn_vm_open() opens by a binding and sends on, without a budget
+ * Is lean frame l from the VM (its flags and payload_len bytes of data), keyed k, on no
+ * flow, one dp_conn_vm_open() opens by a binding and sends on, without a budget
  * (if it finds room for the flow)? The name that admits it in *by. That is a bare SYN
  * (no ACK, RST or data: a Fast Open's is judged) to a port other than DNS's, from a VM
  * with no budget nor address pattern of the family (which the address match would ask
@@ -39,13 +41,18 @@
  * which asks it all. The lookup only reads, so asking it again there changes nothing.
  */
 static inline bool
-dp_conn_vm_syn_admits(struct dp_worker *w, const struct dp_flow_key *k, uint8_t flags,
-    uint32_t payload_len, struct dp_bind_allow *by)
+dp_conn_vm_syn_admits(struct dp_worker *w, const struct dp_flow_key *k,
+    const struct dp_lean *l, struct dp_bind_allow *by)
 {
 	const struct dp_vm *v = &w->gen->vms[k->vm];
+	uint32_t lf;
 
-	if ((flags & (PKT_TCP_SYN | PKT_TCP_ACK | PKT_TCP_RST)) != PKT_TCP_SYN ||
-	    payload_len != 0 || k->peer_port == DP_CONN_SYN_DNS_PORT ||
+	/* payload_len and flags side by side: no data, SYN without ACK or RST, one compare */
+	_Static_assert(offsetof(struct dp_lean, flags) == offsetof(struct dp_lean, payload_len) +
+	    2 && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "payload_len low, then flags");
+	memcpy(&lf, &l->payload_len, 4);
+	if ((lf & ((uint32_t)(PKT_TCP_SYN | PKT_TCP_ACK | PKT_TCP_RST) << 16 | 0xffff)) !=
+	    (uint32_t)PKT_TCP_SYN << 16 || k->peer_port == DP_CONN_SYN_DNS_PORT ||
 	    (v->budgets | (v->addrs & dp_vm_addrs_bit(k->family))) != 0 ||
 	    w->flow_recs != NULL)
 		return false;
@@ -56,31 +63,33 @@ dp_conn_vm_syn_admits(struct dp_worker *w, const struct dp_flow_key *k, uint8_t 
 /*
  * Lean frame m from the VM (l what dp_lean() read of it), keyed k (hash h), admitted by
  * by (dp_conn_vm_syn_admits()): its flow opened as dp_conn_vm_open() opens it and
- * DP_FATE_EGRESS (DP_ALLOWED); or, with no room for the flow, its DP_FLOW_LIMIT block,
- * nothing touched. Its TCP header and sequence number read once the flow is open: nothing
- * of them kept across the call.
+ * DP_FATE_EGRESS (DP_ALLOWED); with the VM at its share of flows, its DP_FLOW_LIMIT
+ * block; else CONTINUE, nothing touched, for the general way: a SYN's options in a layout
+ * pkt_tcp_wscale_known() does not read, or no free entry or room in k's first bucket
+ * (dp_flow_open_first()). Those two the general way answers with calls (the options'
+ * walk, dp_flow_open_far()), which here cost every SYN the registers kept across them.
  */
 static inline struct dp_fate
 dp_conn_vm_syn_open(struct dp_worker *w, const struct rte_mbuf *m, const struct dp_lean *l,
     const struct dp_flow_key *k, uint32_t h, struct dp_bind_allow by)
 {
 	const struct dp_gen *g = w->gen;
-	const uint8_t *th;
+	const uint8_t *th = dp_lean_th(m, l);
 	struct dp_flow *f;
 	uint8_t ws;
 
 	/* no room to remember it: blocked even in audit mode (fail closed), a TCP refusal */
-	if ((f = dp_flow_open_near(w->flows, k, h, g->max_flows_per_vm, w->now)) == NULL)
+	if (dp_flow_vm_full(w->flows, k->vm, g->max_flows_per_vm))
 		return dp_fate_block(DP_REASON_FLOW_LIMIT, g->on_block_reset ? DP_FATE_REPLY_RST :
 		    DP_FATE_REPLY_NONE);
+	if (!pkt_tcp_wscale_known(th, &ws) ||
+	    (f = dp_flow_open_first(w->flows, k, h, w->now)) == NULL)
+		return dp_fate(DP_FATE_CONTINUE);
 	f->gen = g->id;
 	f->how = DP_ADMIT_BINDING;
 	f->name_hash = by.name_hash;
 	f->name_bound = true;
-	/* the common layouts read here, the call's walk only for the others */
-	th = dp_lean_th(m, l);
-	dp_flow_tcp_begin(f, l->seq, 0,
-	    pkt_tcp_wscale_known(th, &ws) ? ws : pkt_tcp_syn_wscale(th));
+	dp_flow_tcp_begin(f, l->seq, 0, ws);
 	/* on a TLS port a hello must come; elsewhere the first bytes say what comes */
 	f->tls = dp_gen_is_tls_port(g, k->peer_port) ? DP_TLS_PENDING : DP_TLS_SNIFF;
 	return dp_fate_egress(DP_ALLOWED);

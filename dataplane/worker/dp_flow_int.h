@@ -85,29 +85,47 @@ dp_flow_opened(struct dp_flows *t, const struct dp_flow_key *k, uint32_t idx, ui
 __attribute__((noinline)) struct dp_flow *dp_flow_open_far(struct dp_flows *t,
     const struct dp_flow_key *k, uint32_t h, uint64_t now);
 
+/* Is VM vm past the table's VMs, or at its share? Then none of its flows opens. */
+static inline bool
+dp_flow_vm_full(const struct dp_flows *t, uint16_t vm, uint32_t max_per_vm)
+{
+	return vm > t->nvms || t->per_vm[vm] >= max_per_vm;
+}
+
 /*
- * dp_flow_open_hashed(), inline for a connection's lean opening (dp_conn_syn.h): there
- * the call cost its arguments, spills around it and reloads after. The common case apart,
- * a free entry and room in k's first bucket: it calls nothing, so it keeps nothing on the
- * stack across a call.
+ * dp_flow_open_hashed()'s common case, for a VM not full (dp_flow_vm_full()): a free
+ * entry and room in k's first bucket, k's flow opened there; else NULL, nothing touched,
+ * for dp_flow_open_far(). Inline for a connection's lean opening (dp_conn_syn.h): it calls
+ * nothing, so that opening keeps nothing on the stack across a call.
  */
 static inline __attribute__((always_inline)) struct dp_flow *
-dp_flow_open_near(struct dp_flows *t, const struct dp_flow_key *k, uint32_t h,
-    uint32_t max_per_vm, uint64_t now)
+dp_flow_open_first(struct dp_flows *t, const struct dp_flow_key *k, uint32_t h, uint64_t now)
 {
 	uint32_t b = dp_ft_first(&t->ft, h), idx;
 	struct dp_ft_bucket *bk = &t->ft.b[b];
 	uint64_t bit;
 
-	if (k->vm > t->nvms || t->per_vm[k->vm] >= max_per_vm)
-		return NULL;
 	if (!dp_slots_peek(&t->slots, &idx) || !dp_ft_low_bit_if(dp_ft_match(bk, 0), &bit))
-		return dp_flow_open_far(t, k, h, now);
+		return NULL;
 	dp_slots_take(&t->slots);
 	dp_ft_place_bit(bk, bit, dp_ft_tag(h), idx);
 	/* its place from bk, live here already: b * 64 + bit kept bit in a stack slot */
 	return dp_flow_opened(t, k, idx, h, (uint32_t)((uint8_t *)bk - (uint8_t *)t->ft.b) +
 	    (uint32_t)bit, now);
+}
+
+/* dp_flow_open_hashed(): its common case inline, the rest called. */
+static inline __attribute__((always_inline)) struct dp_flow *
+dp_flow_open_near(struct dp_flows *t, const struct dp_flow_key *k, uint32_t h,
+    uint32_t max_per_vm, uint64_t now)
+{
+	struct dp_flow *f;
+
+	if (dp_flow_vm_full(t, k->vm, max_per_vm))
+		return NULL;
+	if ((f = dp_flow_open_first(t, k, h, now)) != NULL)
+		return f;
+	return dp_flow_open_far(t, k, h, now);
 }
 
 #endif

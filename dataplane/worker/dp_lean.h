@@ -40,11 +40,11 @@
 /* What the steady stage reads of a lean frame, besides its key and its VM. */
 struct dp_lean {
 	uint32_t seq;			/* from the VM: how far it has sent */
-	uint16_t payload_len;
-	uint16_t win;			/* toward it: what the peer acknowledges */
-	uint32_t ack;
+	uint16_t payload_len;		/* and flags next: one word to a SYN's test */
 	uint8_t flags;			/* either way (a SYN, FIN or RST: not steady) */
 	uint8_t th_off;			/* where its TCP header starts (dp_lean_th()) */
+	uint32_t ack;			/* toward it: what the peer acknowledges */
+	uint16_t win;
 };
 
 /*

@@ -113,8 +113,8 @@ struct dp_gen {
 	uint32_t resolvers4[DP_RESOLVERS_MAX];
 	uint64_t resolvers6[DP_RESOLVERS_MAX][2];
 	uint8_t nresolvers4, nresolvers6;
-	uint16_t tls_ports[DP_TLS_PORTS_MAX];
-	unsigned int ntls_ports;
+	/* 0 ends them: no TLS port is 0 (the loader refuses it), and a zeroed g has none */
+	uint16_t tls_ports[DP_TLS_PORTS_MAX + 1];
 	uint32_t min_ttl, max_ttl;
 	uint8_t blocked_rcode;		/* DNS_RCODE_REFUSED or DNS_RCODE_NXDOMAIN */
 	bool on_block_reset;

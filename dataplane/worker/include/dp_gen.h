@@ -145,12 +145,15 @@ dp_gen_is_resolver(const struct dp_gen *g, uint8_t family, const uint8_t *addr)
 	return false;
 }
 
-/* Is port one of tls_ports? Inlined: every SYN admitted by a binding asks. */
+/*
+ * Is port one of tls_ports? Inlined: every SYN admitted by a binding asks. Walked to its
+ * 0, asked first (port 0 is none of them), where a count cost the loop's setup.
+ */
 static inline bool
 dp_gen_is_tls_port(const struct dp_gen *g, uint16_t port)
 {
-	for (unsigned int i = 0; i < g->ntls_ports; i++)
-		if (g->tls_ports[i] == port)
+	for (const uint16_t *p = g->tls_ports; *p != 0; p++)
+		if (*p == port)
 			return true;
 	return false;
 }
