@@ -70,6 +70,36 @@ dp_flow_peer_acked_by(struct dp_flow *f, uint8_t tcp_flags, uint32_t ack, uint16
 	f->peer_wnd = (uint32_t)tcp_win << f->peer_wscale;
 }
 
+/*
+ * Does a segment from the server (its sequence number seq, taking len of its sequence
+ * space: its payload, and 1 for a FIN) start within what the server was seen to send in
+ * order, from its first byte (peer_isn) to peer_nxt? Only such a segment's ACK lets
+ * judged bytes go (dp_tls_peer_ack()). One claimed off the path, the flow's addresses
+ * spoofed, must guess where the server's stream is, which nobody but the server and the
+ * path knows: the VM picks its own ISN, so an accomplice knows the ACK that would let a
+ * hello go, but not the server's ISN. One that starts there moves peer_nxt past its end;
+ * one past it (a server's segment lost upstream) moves nothing, and the lost one comes
+ * again in order.
+ */
+static inline bool
+dp_flow_peer_in_order(struct dp_flow *f, uint32_t seq, uint32_t len)
+{
+	uint32_t at = seq - f->peer_isn, seen = f->peer_nxt - f->peer_isn;
+
+	if (!f->peer_synced || at > seen)
+		return false;
+	if (len > seen - at)
+		f->peer_nxt = seq + len;
+	return true;
+}
+
+/* The sequence space segment p takes: its payload, and 1 for a FIN (its SYN apart). */
+static inline uint32_t
+dp_seq_len(const struct pkt *p)
+{
+	return (uint32_t)p->payload_len + ((p->tcp_flags & PKT_TCP_FIN) != 0);
+}
+
 /* dp_flow_peer_acked_by() of segment p */
 static inline void
 dp_flow_peer_acked(struct dp_flow *f, const struct pkt *p)

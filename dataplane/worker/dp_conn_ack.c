@@ -49,7 +49,9 @@ static __attribute__((noinline)) struct dp_fate
 dp_conn_uplink_plain_judged(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
 {
 	dp_conn_uplink_track(w, p, f);
-	dp_tls_peer_ack(w, f);	/* DNS over TCP's judged bytes let go: its judge's no more */
+	/* DNS over TCP's judged bytes let go: its judge's no more */
+	if (p->proto == PKT_PROTO_TCP)
+		dp_tls_peer_ack(w, f, p->tcp_flags, p->seq, dp_seq_len(p), p->ack);
 	return dp_conn_uplink_fate(f);
 }
 

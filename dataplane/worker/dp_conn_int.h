@@ -66,6 +66,7 @@ dp_flow_peer_synced(struct dp_flow *f, uint32_t seq, uint32_t ack, uint16_t tcp_
 		f->state = DP_FLOW_ESTABLISHED;
 	f->peer_synced = true;
 	f->peer_isn = seq + 1;
+	f->peer_nxt = f->peer_isn;
 	f->peer_wscale = f->vm_wscale != PKT_WSCALE_NONE && tcp_wscale != PKT_WSCALE_NONE ?
 	    tcp_wscale : 0;
 	f->peer_ack = ack;

@@ -40,7 +40,7 @@
 /* What the steady stage reads of a lean frame, besides its key and its VM. */
 struct dp_lean {
 	uint32_t seq;			/* from the VM: how far it has sent */
-	uint16_t payload_len;		/* and flags next: one word to a SYN's test */
+	uint16_t payload_len;		/* either way; flags next: one word to a SYN's test */
 	uint8_t flags;			/* either way (a SYN, FIN or RST: not steady) */
 	uint8_t th_off;			/* where its TCP header starts (dp_lean_th()) */
 	uint32_t ack;			/* toward it: what the peer acknowledges */
@@ -128,9 +128,9 @@ dp_lean_vm(const struct dp_gen *g, const uint8_t *frame, size_t tag, bool from_v
 	dp_lean_key(k, (uint16_t)slot, family, th, from_vm ? src + alen : src, from_vm);
 	l->flags = th[13];
 	l->th_off = (uint8_t)(th - frame);	/* a constant: the shape's */
+	l->payload_len = (uint16_t)payload_len;
 	if (from_vm) {
 		l->seq = rd_be32(th + 4);
-		l->payload_len = (uint16_t)payload_len;
 	} else {
 		l->ack = rd_be32(th + 8);
 		l->win = rd_be16(th + 14);
@@ -332,6 +332,16 @@ dp_lean_ip_bytes(const struct rte_mbuf *m)
 	const uint8_t *ip = dp_lean_ip(m);
 
 	return ip[0] >> 4 == 6 ? 40u + rd_be16(ip + 4) : rd_be16(ip + 2);
+}
+
+/*
+ * The sequence number of lean frame m (l what dp_lean() read of it), which it reads only
+ * from the VM: toward the VM, read here when a flow needs it.
+ */
+static __rte_always_inline uint32_t
+dp_lean_seq(const struct rte_mbuf *m, const struct dp_lean *l)
+{
+	return rd_be32(dp_lean_th(m, l) + 4);
 }
 
 /*

@@ -12,6 +12,7 @@
 #include <rte_mbuf.h>
 
 #include "dp.h"
+#include "dp_conn.h"
 #include "dp_fate.h"
 #include "dp_flow.h"
 #include "dp_hold.h"
@@ -48,8 +49,16 @@ bool dp_tls_client_lean(struct dp_worker *w, struct rte_mbuf *m,
  */
 struct dp_fate dp_tls_verify(struct dp_worker *w, const struct pkt *p, struct dp_flow *f);
 
-/* The server's ACK of f moved: once it covers the judged bytes, their copy is freed. */
-void dp_tls_peer_ack(struct dp_worker *w, struct dp_flow *f);
+/*
+ * A segment from the server on f, which has judged bytes (its flags, sequence number seq,
+ * len of sequence space taken: its payload, and 1 for a FIN; its ACK number ack), tracked
+ * already: once an ACK covers the
+ * judged bytes, their copy is freed. Only the ACK of a segment in the server's stream
+ * (dp_flow_peer_in_order()) counts, never f->peer_ack, which any segment with the flow's
+ * addresses moves: a spoofed ACK let a hello the server never read be rewritten.
+ */
+void dp_tls_peer_ack(struct dp_worker *w, struct dp_flow *f, uint8_t tcp_flags, uint32_t seq,
+    uint32_t len, uint32_t ack);
 
 /*
  * dp_tls_peer_ack() of a flow f that reads no hello (its tls neither PENDING nor SNIFF),
@@ -58,9 +67,11 @@ void dp_tls_peer_ack(struct dp_worker *w, struct dp_flow *f);
  * wrap).
  */
 static inline void
-dp_tls_peer_ack_judged(struct dp_worker *w, struct dp_flow *f)
+dp_tls_peer_ack_judged(struct dp_worker *w, struct dp_flow *f, uint8_t tcp_flags,
+    uint32_t seq, uint32_t len, uint32_t ack)
 {
-	if ((int32_t)(f->peer_ack - (f->isn + f->judged)) >= 0) {
+	if (dp_flow_peer_in_order(f, seq, len) && (tcp_flags & PKT_TCP_ACK) &&
+	    (int32_t)(ack - (f->isn + f->judged)) >= 0 && !dp_seq_after(ack, f->vm_nxt)) {
 		dp_hold_put(w, &f->hold);
 		f->tls = DP_TLS_NONE;
 		f->judged = 0;

@@ -57,10 +57,11 @@ dp_tls_verify(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
 }
 
 void
-dp_tls_peer_ack(struct dp_worker *w, struct dp_flow *f)
+dp_tls_peer_ack(struct dp_worker *w, struct dp_flow *f, uint8_t tcp_flags, uint32_t seq,
+    uint32_t len, uint32_t ack)
 {
 	if (f->tls != DP_TLS_PENDING && f->tls != DP_TLS_SNIFF)
-		dp_tls_peer_ack_judged(w, f);
+		dp_tls_peer_ack_judged(w, f, tcp_flags, seq, len, ack);
 }
 
 void

@@ -504,6 +504,56 @@ def test_rewriting_released_hello_bytes_cuts_the_flow(ng):
     assert r["reset"], "the flow was not cut"
 
 
+_SPOOF = r"""
+import sys
+from scapy.all import Ether, IP, TCP, conf, sendp
+conf.verb = 0
+router_mac, vm_mac, server, vm, sport, seq, ack = sys.argv[1:]
+sendp(Ether(src=router_mac, dst=vm_mac) / IP(src=server, dst=vm) /
+      TCP(sport=443, dport=int(sport), flags="A", seq=int(seq), ack=int(ack)), iface="eth0")
+"""
+
+
+def test_spoofed_server_ack_does_not_let_a_judged_hello_be_rewritten(ng):
+    """Attack 3b: an accomplice on the internet spoofs the server's ACK of a judged hello
+    the server discarded, then the VM rewrites it to say evil.test."""
+    # The VM picks its own ISN, so an accomplice can know the ACK number that covers the
+    # hello; only the path knows the server's sequence number. Only an ACK in the server's
+    # stream as namegate saw it lets judged bytes go, so the rewrite is still cut. Control:
+    # the same spoof at the server's own next sequence number (the VM read it from the
+    # SYN-ACK; an accomplice off the path cannot) is taken, and the rewrite then reaches
+    # the server: the spoof works, and the sequence number is what stopped the first.
+    addr = resolve(ng, "pypi.org")
+    vm = ng.vm("vm1")
+    argv = [ng.inet_ns, labmod.PYTHON, "-c", _SPOOF, ng.router_mac, vm.mac, addr, VM1]
+    out = {}
+    with inet_capture(ng) as cap:
+        for sport, off_stream in ((20032, True), (20033, False)):
+            out[sport] = vm_scapy(ng, f"""
+                import subprocess
+                ip, seq, ack = handshake({addr!r}, {sport})
+                s = listen({addr!r}, {sport})
+                h = client_hello('pypi.org')
+                send(seg(ip, {sport}, seq, ack + 100000, h))   # judged; the server drops it
+                spoof_seq = ack + 777777 if {off_stream} else ack
+                subprocess.run(['ip', 'netns', 'exec'] + {argv!r} +
+                               [str({sport}), str(spoof_seq), str(seq + len(h))], check=True)
+                # namegate sends the spoofed ACK on to the VM once it has taken it in
+                got = sniff(opened_socket=s, timeout=20, count=1,
+                            lfilter=lambda p: p.haslayer(TCP) and p[TCP].seq == spoof_seq)
+                send(seg(ip, {sport}, seq, ack, client_hello('evil.test')))
+                result(spoof_seen=len(got) == 1, reset=reset_seen(s, timeout=5))
+            """)
+        cap.sync()
+    assert out[20032]["spoof_seen"] and out[20033]["spoof_seen"], out
+    # control: an ACK in the server's stream lets the bytes go, so the rewrite got through
+    assert wait_until(lambda: snis(ng, 20033, "evil.test")) == ["evil.test"], \
+        f"control: the in-stream spoofed ACK did not let the hello go: {out}"
+    assert not snis(ng, 20032, "evil.test"), \
+        "the server read the rewritten SNI evil.test after a spoofed ACK"
+    assert out[20032]["reset"], f"the rewrite after a spoofed ACK was not cut: {out}"
+
+
 # ---------------------------------------------------------------- 4. TCP Fast Open
 
 @contextlib.contextmanager

@@ -170,6 +170,7 @@ t_draw_flow(uint64_t *rng, struct dp_flow *f)
 	f->last_seen = fc_rnd(rng);
 	f->peer_synced = fc_rnd(rng) % 2 == 0;
 	f->peer_isn = fc_rnd(rng);
+	f->peer_nxt = f->peer_isn + (fc_rnd(rng) % 2 == 0 ? 0 : fc_rnd(rng) % 3000);
 	f->peer_ack = f->isn + fc_rnd(rng) % 1200;
 	f->vm_wscale = (uint8_t)(fc_rnd(rng) % 4 == 0 ? PKT_WSCALE_NONE : fc_rnd(rng) % 15);
 	f->peer_wscale = (uint8_t)(fc_rnd(rng) % 15);
@@ -281,9 +282,13 @@ test_lean_is_general(void **state)
 
 		base = saved;
 		t_draw_flow(&rng, &base);
-		/* from the VM: where its stream stands; toward it: the SYN's ACK, or near */
-		seq = up ? (fc_rnd(&rng) % 2 == 0 ? base.peer_isn : fc_rnd(&rng)) :
-		    base.isn + fc_rnd(&rng) % 2400 - 200;
+		/*
+		 * from the VM: where its stream stands; toward it, in the server's stream as
+		 * seen, just past it, or anywhere
+		 */
+		seq = !up ? base.isn + fc_rnd(&rng) % 2400 - 200 : fc_rnd(&rng) % 4 != 0 ?
+		    base.peer_isn + fc_rnd(&rng) % (base.peer_nxt - base.peer_isn + 1) :
+		    fc_rnd(&rng) % 2 == 0 ? base.peer_nxt + 1 + fc_rnd(&rng) % 64 : fc_rnd(&rng);
 		ack = up ? (fc_rnd(&rng) % 4 == 0 ? base.isn : base.isn + fc_rnd(&rng) % 2400 - 200) :
 		    fc_rnd(&rng);
 		t_frame(&rng, b, &m, up, flags, seq, ack,
@@ -400,6 +405,75 @@ test_burst_fin_rst(void **state)
 	}
 }
 
+/*
+ * One segment toward the VM (its sequence number seq, ACK ack, data bytes of payload and
+ * pad bytes of Ethernet padding past its IP packet) through the burst.
+ */
+static void
+t_uplink(uint64_t *rng, uint32_t seq, uint32_t ack, size_t data, size_t pad)
+{
+	static uint8_t b[T_LEN];
+	struct rte_mbuf m, *mb;
+
+	t_frame(rng, b, &m, true, PKT_TCP_ACK, seq, ack, data);
+	m.data_len = (uint16_t)(m.data_len + pad);
+	m.pkt_len = m.data_len;
+	mb = dpf_mbuf_copy(&ctx, &m);
+	dp_burst_uplink(w, &mb, 1);
+}
+
+/*
+ * Through the burst, the lean way and the general one (an HA peer to tell): judged bytes
+ * (a hello judged whole, its digest kept) go only at an ACK in the server's stream as
+ * namegate saw it, from its first byte (801) on. An ACK that covers them from a segment
+ * anywhere else, the flow's addresses spoofed off the path, lets nothing go, though the
+ * frame goes on to the VM: else a hello the server never read could be rewritten. Data in
+ * order moves where the stream stands; Ethernet padding is not data.
+ */
+static void
+test_burst_judged_go_in_the_servers_stream(void **state)
+{
+	static uint8_t b[T_LEN];
+	uint64_t rng = 13;
+	struct dp_flow_key k;
+	struct rte_mbuf m, *mb;
+	struct dp_flow *f;
+	uint64_t in;
+
+	(void)state;
+	for (int general = 0; general <= 1; general++) {
+		f = t_open(&k);
+		assert_non_null(f);
+		t_frame(&rng, b, &m, true, PKT_TCP_SYN | PKT_TCP_ACK, 800, 5001, 0);
+		mb = dpf_mbuf_copy(&ctx, &m);
+		dp_burst_uplink(w, &mb, 1);
+		assert_true(f->peer_synced);
+		assert_int_equal(f->peer_nxt, 801);
+		f->judged = 300;
+		f->vm_nxt = 5001 + 300;
+		w->ctx->ha = general;
+		in = w->vm_stats[0].ingress_pkts;
+		t_uplink(&rng, 801 + 777777, 5301, 0, 0);	/* anywhere */
+		t_uplink(&rng, 802, 5301, 0, 0);		/* just past the stream */
+		t_uplink(&rng, 801 - 1, 5301, 0, 0);		/* before its first byte */
+		assert_int_equal(f->judged, 300);
+		assert_int_equal(w->vm_stats[0].ingress_pkts, in + 3);
+		t_uplink(&rng, 801, 5101, 0, 6);		/* in order, padded, ACKs part */
+		assert_int_equal(f->peer_nxt, 801);
+		t_uplink(&rng, 807, 5301, 0, 0);		/* past the padding: no data */
+		assert_int_equal(f->judged, 300);
+		t_uplink(&rng, 801, 5201, 10, 0);		/* in order with data */
+		assert_int_equal(f->peer_nxt, 811);
+		assert_int_equal(f->judged, 300);
+		t_uplink(&rng, 811, 5301, 0, 0);		/* in order, ACKs them all */
+		assert_int_equal(f->judged, 0);
+		assert_int_equal(f->tls, DP_TLS_NONE);
+		w->ctx->ha = false;
+		dp_tx_flush(w);
+		dp_flow_close(w->flows, f);
+	}
+}
+
 int
 main(void)
 {
@@ -407,6 +481,7 @@ main(void)
 		cmocka_unit_test(test_lean_is_general),
 		cmocka_unit_test(test_burst_ends),
 		cmocka_unit_test(test_burst_fin_rst),
+		cmocka_unit_test(test_burst_judged_go_in_the_servers_stream),
 	};
 
 	return dpf_run("test_dp_conn_lean", t_config, &ctx, &w, tests,

@@ -215,6 +215,7 @@ static void
 test_uplink_judged_is_general(void **state)
 {
 	static const uint8_t flags[] = { PKT_TCP_ACK, PKT_TCP_PSH, PKT_TCP_URG };
+	static const uint8_t server_data[1400];
 	struct dp_flow_key k;
 	struct dp_flow *f = t_open(&k), base, saved, after;
 	struct dp_flow_acct acct, acct_after;
@@ -243,6 +244,9 @@ test_uplink_judged_is_general(void **state)
 		base.peer_synced = rnd(&rng) % 4 != 0;
 		base.peer_ack = base.isn + rnd(&rng) % 1200;
 		base.peer_wscale = (uint8_t)(rnd(&rng) % 15);
+		/* the server's stream seen in order so far: nothing yet at times */
+		base.peer_isn = rnd(&rng);
+		base.peer_nxt = base.peer_isn + (rnd(&rng) % 2 == 0 ? 0 : rnd(&rng) % 3000);
 		memset(&p, 0, sizeof(p));
 		p.family = 4;
 		p.proto = PKT_PROTO_TCP;
@@ -252,7 +256,20 @@ test_uplink_judged_is_general(void **state)
 		for (size_t i = 0; i < sizeof(flags); i++)
 			if (rnd(&rng) % 4 != 0)
 				p.tcp_flags |= flags[i];
-		p.seq = rnd(&rng);
+		/* in the server's stream as seen (from its first byte on), past it, or anywhere */
+		switch (rnd(&rng) % 4) {
+		case 0:
+		case 1:
+			p.seq = base.peer_isn + rnd(&rng) % (base.peer_nxt - base.peer_isn + 1);
+			break;
+		case 2:
+			p.seq = base.peer_nxt + 1 + rnd(&rng) % 3000;
+			break;
+		default:
+			p.seq = rnd(&rng);
+		}
+		p.payload = server_data;
+		p.payload_len = rnd(&rng) % 2 == 0 ? 0 : 1 + rnd(&rng) % sizeof(server_data);
 		p.ack = base.isn + rnd(&rng) % 2400 - 200;
 		p.tcp_win = (uint16_t)rnd(&rng);
 		ha = rnd(&rng) % 8 == 0;
@@ -261,7 +278,8 @@ test_uplink_judged_is_general(void **state)
 		*f = base;
 		*dp_flow_acct(w->flows, f) = acct;
 		lean = f->judged != 0 && dp_conn_judged_word(dp_conn_steady_key(w), f) &&
-		    dp_conn_uplink_judged(w, f, p.tcp_flags, p.ack, p.tcp_win);
+		    dp_conn_uplink_judged(w, f, p.tcp_flags, p.seq, (uint32_t)p.payload_len,
+		    p.ack, p.tcp_win);
 		w->ctx->ha = false;
 		/* a budget (spent, it cuts) and an HA peer (told): the general path's alone */
 		assert_false(lean && (base.budgets != 0 || ha));

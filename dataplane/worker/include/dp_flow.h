@@ -103,10 +103,19 @@ struct dp_flow {
 		struct http_body_rd http;	/* DP_TLS_HTTP: the body being read */
 		uint32_t status_read;		/* DP_HTTP_CONNECT: bytes of the status line read */
 	};
-	uint32_t peer_isn;		/* DNS over TCP: the resolver's first byte */
+	uint32_t peer_isn;		/* TCP: the server's first byte, its SYN-ACK's seq + 1 */
 	uint32_t peer_hold;		/* and 1 + its stream's hold buffer, or 0 */
 	uint32_t vm_ack;		/* DNS over TCP: what the VM has of the resolver's stream */
-	uint32_t peer_fin_seq;		/* and where that stream ends, once peer_fin */
+	/*
+	 * peer_nxt, TCP but DNS over TCP: one past the server's bytes seen in order from
+	 * peer_isn, while judged bytes wait for its ACK (dp_flow_peer_in_order()). DNS over
+	 * TCP's peer_fin_seq shares its word: set at the SYN-ACK as peer_nxt, it is written at
+	 * the resolver's FIN before anything reads it.
+	 */
+	union {
+		uint32_t peer_nxt;
+		uint32_t peer_fin_seq;	/* DNS over TCP: where its stream ends, once peer_fin */
+	};
 	bool vm_fin, peer_fin;		/* DNS over TCP: that side's FIN was seen */
 	uint8_t http_phase;		/* DP_TLS_HTTP: enum dp_http_phase */
 	uint32_t ha_at;			/* when the HA peer was last told of it (dp_now()) */
