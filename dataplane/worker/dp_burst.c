@@ -121,6 +121,7 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 	 * a compare with a constant, where a pointer to the last such frame was kept in memory
 	 */
 	for (ptrdiff_t i = -(ptrdiff_t)n; i != 0; i++, fr++) {
+		bool kept;
 		int slot;
 
 		/*
@@ -138,13 +139,19 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 		 * kept across the checksums' sum
 		 */
 		slot = dp_lean_hashed(g, fr->m, &l->key, &fr->ln, from_vm, ft, &l->hash);
-		if ((fr->lean = slot >= 0)) {	/* its fate CONTINUE, never stored */
+		if (slot >= 0) {	/* its fate CONTINUE, never stored */
 			fr->vm = (uint16_t)slot;
 			dp_flow_lookup_begin(ft, l, l->hash);
 			l++;
 			continue;
 		}
-		if (!(from_vm ? dp_burst_vm_decide(w, fr) : dp_burst_uplink_decide(w, fr))) {
+		kept = from_vm ? dp_burst_vm_decide(w, fr) : dp_burst_uplink_decide(w, fr);
+		/*
+		 * not lean (dp_burst_frame_lean()), whatever a check that failed late left
+		 * there; after the stages, where it cost the general way's frames nothing
+		 */
+		fr->ln.th_off = 0;
+		if (!kept) {
 			fr->m = NULL;
 			continue;
 		}
@@ -367,7 +374,7 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 		 * a lean frame (never one done with) not sent on goes to its flow stage with
 		 * the flow found
 		 */
-		if (fr->lean) {
+		if (dp_burst_frame_lean(fr)) {
 			found = dp_burst_flow(w, l = lk++);
 			if (dp_burst_lean(w, &b, fr, found, from_vm, l))
 				continue;
