@@ -1,8 +1,9 @@
 /*
  * A burst of frames from one port, in stages (the shape of DPDK's l3fwd): every frame is
- * decoded, checksummed, told whose it is and decided as far as the stateless stages go;
- * then the flows of all that are left are looked up together, their buckets fetched side
- * by side instead of one cache miss after another; then each frame, in the order it
+ * decoded, checksummed, told whose it is and decided as far as the stateless stages go,
+ * and the key of each that is left hashed and its bucket fetched; then the flows of all
+ * those are looked up together, their lines fetched side by side instead of one cache
+ * miss after another; then each frame, in the order it
  * came, meets its connection (and the module that judges a stream's bytes, which returns a
  * fate too) and its fate is acted on (dp_out.c). State changes
  * happen only in the last stage and in arrival order, so a burst decides exactly what the
@@ -110,6 +111,8 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 	struct rte_mbuf **end = pkts + n;
 	struct dp_burst_frame *fr = b->fr;
 	const struct dp_gen *g = w->gen;	/* swapped between bursts only (dp_worker.c) */
+	/* the index's fields the first pass of each lookup reads, out of the loop */
+	const struct dp_ft ft_copy = *dp_flow_look_ft(w->flows), *ft = &ft_copy;
 	uint64_t bytes = 0;
 
 	/*
@@ -118,6 +121,7 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 	 * a compare with a constant, where a pointer to the last such frame was kept in memory
 	 */
 	for (ptrdiff_t i = -(ptrdiff_t)n; i != 0; i++, fr++) {
+		bool kept;
 		int slot;
 
 		/*
@@ -129,25 +133,42 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 		if (likely(i < -DP_BURST_PREFETCH))
 			rte_prefetch0(rte_pktmbuf_mtod(end[i + DP_BURST_PREFETCH], void *));
 		bytes += rte_pktmbuf_pkt_len(fr->m);
-		slot = dp_lean(g, fr->m, &l->key, &fr->ln, from_vm);
-		if ((fr->lean = slot >= 0)) {	/* its fate CONTINUE, never stored */
+		/*
+		 * the key hashed from the words it is stored from, its bucket fetched: neither
+		 * read back in a pass of their own; the hash into the lookup, not a register
+		 * kept across the checksums' sum
+		 */
+		slot = dp_lean_hashed(g, fr->m, &l->key, &fr->ln, from_vm, ft, &l->hash);
+		if (slot >= 0) {	/* its fate CONTINUE, never stored */
 			fr->vm = (uint16_t)slot;
+			dp_flow_lookup_begin(ft, l, l->hash);
 			l++;
 			continue;
 		}
-		if (!(from_vm ? dp_burst_vm_decide(w, fr) : dp_burst_uplink_decide(w, fr))) {
+		kept = from_vm ? dp_burst_vm_decide(w, fr) : dp_burst_uplink_decide(w, fr);
+		/*
+		 * not lean (dp_burst_frame_lean()), whatever a check that failed late left
+		 * there; after the stages, where it cost the general way's frames nothing
+		 */
+		fr->ln.th_off = 0;
+		if (!kept) {
 			fr->m = NULL;
 			continue;
 		}
 		if (fr->fate.act != DP_FATE_CONTINUE)
 			continue;
-		dp_conn_key(&(l++)->key, fr->vm, &fr->p, from_vm);
+		dp_conn_key(&l->key, fr->vm, &fr->p, from_vm);
+		dp_flow_lookup_begin(ft, l, dp_ft_hash(ft, &l->key));
+		l++;
 	}
 	/* the port's receive counts once a burst, in a register until then */
 	w->port_pkts[port][0] += n;
 	w->port_bytes[port][0] += bytes;
-	/* to the next key's, not a count of keys: a count took a divide and the end again */
-	dp_flow_lookup_range(w->flows, b->look, l);
+	/*
+	 * the lookups' other passes; to the next key's, not a count of keys: a count took a
+	 * divide and the end again
+	 */
+	dp_flow_lookup_rest(w->flows, b->look, l);
 	b->steady = dp_conn_steady_key(w);
 }
 
@@ -354,7 +375,7 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 		 * a lean frame (never one done with) not sent on goes to its flow stage with
 		 * the flow found
 		 */
-		if (fr->lean) {
+		if (dp_burst_frame_lean(fr)) {
 			found = dp_burst_flow(w, l = lk++);
 			if (dp_burst_lean(w, &b, fr, found, from_vm, l))
 				continue;

@@ -21,10 +21,21 @@ struct dp_burst_frame {
 	enum pkt_status st;		/* the decode's, for the stateless stages (not a
 					 * lean frame's) */
 	uint16_t vm;
-	bool lean;			/* dp_lean() took it: p is not filled, ln is */
-	struct dp_lean ln;
+	struct dp_lean ln;		/* dp_lean() took it (dp_burst_frame_lean()), else
+					 * th_off is zero and p is filled */
 	struct pkt p;
 };
+
+/*
+ * Did dp_lean() take fr (its ln filled, p not)? The TCP header's offset it keeps is never
+ * zero, and the first stage zeroes it for any other frame: the one store a lean frame has
+ * anyway tells it, no flag stored beside it.
+ */
+static __rte_always_inline bool
+dp_burst_frame_lean(const struct dp_burst_frame *fr)
+{
+	return fr->ln.th_off != 0;
+}
 
 struct dp_burst {
 	struct dp_burst_frame fr[DP_BURST];

@@ -77,6 +77,19 @@ dp_ft_hash(const struct dp_ft *ft, const struct dp_flow_key *k)
 }
 
 /*
+ * dp_ft_hash() of a key whose words, all it hashes, are w0, w1 and w2: where the key is
+ * made (dp_lean_key()), from the registers it is stored from rather than read back.
+ */
+static inline uint32_t
+dp_ft_hash_words(const struct dp_ft *ft, uint64_t w0, uint64_t w1, uint64_t w2)
+{
+	const uint64_t w[] = { w0, w1, w2 };
+
+	_Static_assert(offsetof(struct dp_flow_key, zero) == sizeof(w), "the hashed words");
+	return dp_hash_crc_inline(w, sizeof(w), ft->seed);
+}
+
+/*
  * A hash's tag: its high half, never 0 (a free slot's). With more than 2^16 buckets its
  * low bits are also the first bucket's high bits; within a bucket tags still differ in
  * 14 bits or more at 2^18 buckets, for a million flows.

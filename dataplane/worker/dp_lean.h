@@ -25,6 +25,7 @@
 #include "dp.h"
 #include "dp_conn.h"
 #include "dp_flow.h"
+#include "dp_flow_tab.h"
 #include "dp_gen.h"
 #include "dp_rx.h"
 #include "sni/pkt_fast.h"
@@ -52,11 +53,12 @@ struct dp_lean {
  * th, its header; peer, the other end's address), as its four words: the ports' four
  * bytes in one load, each port's bytes swapped into host order and the two put in the
  * key's order by a rotation (from the VM, its own port is the source: the first in the
- * frame, the first in the key).
+ * frame, the first in the key). With h, its hash under ft in *h, from the words as they
+ * are stored (dp_ft_hash_words()).
  */
 static __rte_always_inline void
 dp_lean_key(struct dp_flow_key *k, uint16_t vm, uint8_t family, const uint8_t *th,
-    const uint8_t *peer, bool from_vm)
+    const uint8_t *peer, bool from_vm, const struct dp_ft *ft, uint32_t *h)
 {
 	uint32_t ports, addr;
 	/*
@@ -87,6 +89,8 @@ dp_lean_key(struct dp_flow_key *k, uint16_t vm, uint8_t family, const uint8_t *t
 	memcpy((char *)k + 8, &w1, 8);
 	memcpy((char *)k + 16, &w2, 8);
 	memcpy((char *)k + 24, &w3, 8);
+	if (h != NULL)
+		*h = dp_ft_hash_words(ft, w0, w1, w2);
 }
 
 /* Is a or b negative? One test of both (an OR's sign) for two compares and branches. */
@@ -100,13 +104,13 @@ dp_lean_neg(int32_t a, int32_t b)
  * What dp_lean_at() and dp_lean6_at() ask past the IP and TCP headers of a segment of
  * family (its source address at src, the destination's right after it; th its TCP header,
  * its payload payload_len bytes): the VM of its MAC and tag, and from the VM its own
- * source address; then its key and what the steady stage reads into *k and *l. The VM's
- * slot, or -1.
+ * source address; then its key and what the steady stage reads into *k and *l (and with
+ * h, the key's hash under ft into *h). The VM's slot, or -1.
  */
 static __rte_always_inline int
 dp_lean_vm(const struct dp_gen *g, const uint8_t *frame, size_t tag, bool from_vm,
     uint8_t family, const uint8_t *src, const uint8_t *th, int32_t payload_len,
-    struct dp_flow_key *k, struct dp_lean *l)
+    struct dp_flow_key *k, struct dp_lean *l, const struct dp_ft *ft, uint32_t *h)
 {
 	size_t alen = family == 4 ? 4 : 16;
 	const struct dp_vm *v;
@@ -125,7 +129,7 @@ dp_lean_vm(const struct dp_gen *g, const uint8_t *frame, size_t tag, bool from_v
 	if (from_vm && (family == 4 ? !v->id.has4 || memcmp(src, v->id.ip4, 4) != 0 :
 	    !v->id.has6 || memcmp(src, v->id.ip6, 16) != 0))
 		return -1;
-	dp_lean_key(k, (uint16_t)slot, family, th, from_vm ? src + alen : src, from_vm);
+	dp_lean_key(k, (uint16_t)slot, family, th, from_vm ? src + alen : src, from_vm, ft, h);
 	l->flags = th[13];
 	l->th_off = (uint8_t)(th - frame);	/* a constant: the shape's */
 	l->payload_len = (uint16_t)payload_len;
@@ -145,7 +149,7 @@ dp_lean_vm(const struct dp_gen *g, const uint8_t *frame, size_t tag, bool from_v
  */
 static __rte_always_inline int
 dp_lean_at(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key *k,
-    struct dp_lean *l, bool from_vm, size_t tag)
+    struct dp_lean *l, bool from_vm, size_t tag, const struct dp_ft *ft, uint32_t *h)
 {
 	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
 	const uint8_t *ip = frame + 14 + tag, *th = ip + 20;
@@ -173,7 +177,8 @@ dp_lean_at(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key 
 	payload_len = (int32_t)total - 20 - hlen;
 	if (total > len - 14 - tag || dp_lean_neg(payload_len, hlen - 20))
 		return -1;
-	if ((slot = dp_lean_vm(g, frame, tag, from_vm, 4, ip + 12, th, payload_len, k, l)) < 0)
+	slot = dp_lean_vm(g, frame, tag, from_vm, 4, ip + 12, th, payload_len, k, l, ft, h);
+	if (slot < 0)
 		return -1;
 	/* last, so that little else is live across the sum; the port's word first */
 	if (fl == (RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD))
@@ -190,7 +195,7 @@ dp_lean_at(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key 
  */
 static __rte_always_inline int
 dp_lean6_at(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key *k,
-    struct dp_lean *l, bool from_vm, size_t tag)
+    struct dp_lean *l, bool from_vm, size_t tag, const struct dp_ft *ft, uint32_t *h)
 {
 	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
 	const uint8_t *ip = frame + 14 + tag, *th = ip + 40;
@@ -208,7 +213,8 @@ dp_lean6_at(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key
 	payload_len = (int32_t)plen - hlen;
 	if (plen > len - DP_LEAN6_L4 - tag || dp_lean_neg(payload_len, hlen - 20))
 		return -1;
-	if ((slot = dp_lean_vm(g, frame, tag, from_vm, 6, ip + 8, th, payload_len, k, l)) < 0)
+	slot = dp_lean_vm(g, frame, tag, from_vm, 6, ip + 8, th, payload_len, k, l, ft, h);
+	if (slot < 0)
 		return -1;
 	if (fl == RTE_MBUF_F_RX_L4_CKSUM_GOOD)
 		return slot;
@@ -255,11 +261,13 @@ dp_lean_type_at(const uint8_t *type)
  * CONTINUE with this key (dp_decide_vm_plain() or _uplink_plain(), dp_conn_key()).
  * Returns the VM's slot, its flow key in *k and the rest in *l (flags; seq and
  * payload_len from the VM, the others toward it); -1 for any other frame (then *k and *l
- * are scratch). Inline where from_vm is a constant.
+ * are scratch). With h, the key's hash under ft (dp_ft_hash()) in *h, scratch as well for
+ * any other frame: made from the words the key is stored from, not read back (a burst's
+ * first stage, dp_flow_lookup_begin()). Inline where from_vm is a constant.
  */
 static __rte_always_inline int
-dp_lean(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key *k,
-    struct dp_lean *l, bool from_vm)
+dp_lean_hashed(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key *k,
+    struct dp_lean *l, bool from_vm, const struct dp_ft *ft, uint32_t *h)
 {
 	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
 	uint32_t type_ver;
@@ -273,17 +281,25 @@ dp_lean(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key *k,
 		return -1;
 	type_ver = dp_lean_type_at(frame + 12);
 	if (likely(dp_lean_type_is(type_ver, DP_LEAN_TYPE_IPV4, 0xffffff00)))
-		return dp_lean_at(g, m, k, l, from_vm, 0);
+		return dp_lean_at(g, m, k, l, from_vm, 0, ft, h);
 	if (dp_lean_type_is(type_ver, DP_LEAN_TYPE_IPV6, 0xfffff000))
-		return dp_lean6_at(g, m, k, l, from_vm, 0);
+		return dp_lean6_at(g, m, k, l, from_vm, 0, ft, h);
 	if (rd_be16(frame + 12) != PKT_ETH_P_8021Q)
 		return -1;
 	type_ver = dp_lean_type_at(frame + 16);
 	if (dp_lean_type_is(type_ver, DP_LEAN_TYPE_IPV4, 0xffffff00))
-		return dp_lean_at(g, m, k, l, from_vm, 4);
+		return dp_lean_at(g, m, k, l, from_vm, 4, ft, h);
 	if (dp_lean_type_is(type_ver, DP_LEAN_TYPE_IPV6, 0xfffff000))
-		return dp_lean6_at(g, m, k, l, from_vm, 4);
+		return dp_lean6_at(g, m, k, l, from_vm, 4, ft, h);
 	return -1;
+}
+
+/* dp_lean_hashed() without the hash. */
+static __rte_always_inline int
+dp_lean(const struct dp_gen *g, const struct rte_mbuf *m, struct dp_flow_key *k,
+    struct dp_lean *l, bool from_vm)
+{
+	return dp_lean_hashed(g, m, k, l, from_vm, NULL, NULL);
 }
 
 /*

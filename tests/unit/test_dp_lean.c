@@ -9,10 +9,11 @@
  * frame the lean path takes must be one the general first stage (dp_rx_decode(), the VM
  * by MAC, dp_decide_vm_plain() or _uplink_plain(), dp_conn_key()) lets go on with the same
  * VM and key, decoding as dp_lean_decode() says (its TCP header and payload where
- * dp_lean_th() and dp_lean_payload() say, its IP length dp_lean_ip_bytes()); and on any
- * flow the lean steady stage must do what dp_conn_vm() or dp_conn_uplink() does: the same
- * flows steady (never a SYN, a FIN or an RST), the same verdict, the flow left the same;
- * the others left alone for the general way.
+ * dp_lean_th() and dp_lean_payload() say, its IP length dp_lean_ip_bytes(), the hash
+ * dp_lean_hashed() makes of its key the lookup's, dp_ft_hash()); and on any flow the lean
+ * steady stage must do what dp_conn_vm() or dp_conn_uplink() does: the same flows steady
+ * (never a SYN, a FIN or an RST), the same verdict, the flow left the same; the others
+ * left alone for the general way.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -350,6 +351,8 @@ static void
 t_lean_is_general(bool up)
 {
 	uint64_t rng = up ? 0x0b1ea4 : 0x1ea4;
+	/* the index a hash is made for, its seed and the words added to the key's (the start's) */
+	const struct dp_ft ft = { .seed = 0x5eed1ea4 };
 	unsigned int took = 0, tagged = 0, v6 = 0, steady = 0, general = 0, ends = 0, scaled = 0;
 	struct fc_frame f;
 	size_t len;
@@ -357,9 +360,12 @@ t_lean_is_general(bool up)
 
 	fc_frame_build(&f, &(struct fc_frame_spec){ .family = 4, .proto = PKT_PROTO_TCP });
 	t_gen(&f);
+	for (unsigned int i = 0; i < DP_HASH_CRC_WORDS; i++)
+		dp_hash_crc_words[i] = UINT64_C(0x9e3779b97f4a7c15) * (i + 1);
 	for (unsigned int i = 0; i < T_FRAMES; i++) {
 		struct dp_flow_key lean_k, gen_k;
 		struct rte_mbuf m;
+		uint32_t h;
 		struct dp_lean ln;
 		struct pkt p, lp;
 		uint16_t vm;
@@ -368,7 +374,7 @@ t_lean_is_general(bool up)
 
 		t_frame(&rng, &f, &len, &ol, up);
 		t_mbuf(&m, f.b, len, ol);
-		slot = dp_lean(&gen, &m, &lean_k, &ln, !up);
+		slot = dp_lean_hashed(&gen, &m, &lean_k, &ln, !up, &ft, &h);
 		goes_on = t_general(&m, &p, &vm, &gen_k, up);
 		general += goes_on;
 		if (slot < 0)
@@ -381,6 +387,7 @@ t_lean_is_general(bool up)
 			fail_msg("frame %u: lean took one the general path stops", i);
 		assert_int_equal(slot, vm);
 		assert_memory_equal(&lean_k, &gen_k, sizeof(lean_k));
+		assert_int_equal(h, dp_ft_hash(&ft, &gen_k));	/* the lookup's, of its words */
 		assert_int_equal(ln.flags, p.tcp_flags);
 		assert_int_equal(ln.payload_len, p.payload_len);	/* padding none of it */
 		if (up) {
