@@ -506,15 +506,17 @@ def test_rewriting_released_hello_bytes_cuts_the_flow(ng):
 
 _SPOOF = r"""
 import sys
-from scapy.all import Ether, IP, TCP, conf, sendp
+from scapy.all import Ether, IP, IPv6, TCP, conf, sendp
 conf.verb = 0
 router_mac, vm_mac, server, vm, sport, seq, ack = sys.argv[1:]
-sendp(Ether(src=router_mac, dst=vm_mac) / IP(src=server, dst=vm) /
+ip = IPv6(src=server, dst=vm) if ":" in server else IP(src=server, dst=vm)
+sendp(Ether(src=router_mac, dst=vm_mac) / ip /
       TCP(sport=443, dport=int(sport), flags="A", seq=int(seq), ack=int(ack)), iface="eth0")
 """
 
 
-def test_spoofed_server_ack_does_not_let_a_judged_hello_be_rewritten(ng):
+@pytest.mark.parametrize("family", [4, 6])
+def test_spoofed_server_ack_does_not_let_a_judged_hello_be_rewritten(ng, family):
     """Attack 3b: an accomplice on the internet spoofs the server's ACK of a judged hello
     the server discarded, then the VM rewrites it to say evil.test."""
     # The VM picks its own ISN, so an accomplice can know the ACK number that covers the
@@ -523,12 +525,23 @@ def test_spoofed_server_ack_does_not_let_a_judged_hello_be_rewritten(ng):
     # the same spoof at the server's own next sequence number (the VM read it from the
     # SYN-ACK; an accomplice off the path cannot) is taken, and the rewrite then reaches
     # the server: the spoof works, and the sequence number is what stopped the first.
-    addr = resolve(ng, "pypi.org")
     vm = ng.vm("vm1")
-    argv = [ng.inet_ns, labmod.PYTHON, "-c", _SPOOF, ng.router_mac, vm.mac, addr, VM1]
+    if family == 4:
+        addr, client, attack, control = resolve(ng, "pypi.org"), VM1, 20032, 20033
+    else:
+        aaaa = ng.dig("vm1", "pypi.org", "AAAA").addresses
+        assert aaaa, "pypi.org has no AAAA for vm1"
+        addr, client, attack, control = aaaa[0], vm.ipv6, 20034, 20035
+    argv = [ng.inet_ns, labmod.PYTHON, "-c", _SPOOF, ng.router_mac, vm.mac, addr, client]
     out = {}
+
+    def read(port):
+        return [e["sni"] for e in ng.server_events(event="sni", client=client,
+                                                   client_port=port)
+                if e["sni"] == "evil.test"]
+
     with inet_capture(ng) as cap:
-        for sport, off_stream in ((20032, True), (20033, False)):
+        for sport, off_stream in ((attack, True), (control, False)):
             out[sport] = vm_scapy(ng, f"""
                 import subprocess
                 ip, seq, ack = handshake({addr!r}, {sport})
@@ -545,13 +558,12 @@ def test_spoofed_server_ack_does_not_let_a_judged_hello_be_rewritten(ng):
                 result(spoof_seen=len(got) == 1, reset=reset_seen(s, timeout=5))
             """)
         cap.sync()
-    assert out[20032]["spoof_seen"] and out[20033]["spoof_seen"], out
+    assert out[attack]["spoof_seen"] and out[control]["spoof_seen"], out
     # control: an ACK in the server's stream lets the bytes go, so the rewrite got through
-    assert wait_until(lambda: snis(ng, 20033, "evil.test")) == ["evil.test"], \
+    assert wait_until(lambda: read(control)) == ["evil.test"], \
         f"control: the in-stream spoofed ACK did not let the hello go: {out}"
-    assert not snis(ng, 20032, "evil.test"), \
-        "the server read the rewritten SNI evil.test after a spoofed ACK"
-    assert out[20032]["reset"], f"the rewrite after a spoofed ACK was not cut: {out}"
+    assert not read(attack), "the server read the rewritten SNI evil.test after a spoofed ACK"
+    assert out[attack]["reset"], f"the rewrite after a spoofed ACK was not cut: {out}"
 
 
 # ---------------------------------------------------------------- 4. TCP Fast Open
