@@ -322,6 +322,7 @@ dp_conn_vm_open(struct dp_worker *w, const struct pkt *p, const struct dp_flow_k
 	}
 	if (p->proto == PKT_PROTO_TCP && how == DP_ADMIT_DNS) {
 		f->tls = DP_TLS_DNS;
+		f->dns_acked = f->isn;		/* nothing of the VM's stream acknowledged yet */
 		return dp_conn_fate_word(p->payload_len > 0 ? DP_FATE_STREAM : DP_FATE_EGRESS,
 		    DP_ALLOWED);
 	}

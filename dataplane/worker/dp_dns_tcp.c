@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "dp_conn.h"
 #include "dp_dns.h"
 #include "dp_dns_int.h"
 #include "dp_evt.h"
@@ -322,7 +323,7 @@ dp_dns_tcp_done(struct dp_worker *w, const struct pkt *p, struct dp_flow *f, boo
 		return;
 	}
 	if ((h = dp_hold_at(w, f->hold)) != NULL && f->vm_fin && h->nsegs == 0 &&
-	    (int32_t)(f->peer_ack - f->vm_nxt) >= 0)
+	    (int32_t)(f->dns_acked - f->vm_nxt) >= 0)
 		dp_hold_put(w, &f->hold);
 	if ((h = dp_hold_at(w, f->peer_hold)) != NULL && f->peer_fin && h->nsegs == 0 &&
 	    (int32_t)(f->vm_ack - f->peer_fin_seq) >= 0)
@@ -344,7 +345,7 @@ dp_dns_tcp_pass(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
 		if (h->end[i] <= h->judged)
 			dp_dns_tcp_fold_seg(h, h->segs[i]);	/* about to be released */
 	dp_hold_release(w, h, h->judged);
-	dp_dns_tcp_acked(h, f->peer_ack);
+	dp_dns_tcp_acked(h, f->dns_acked);
 	dp_dns_tcp_done(w, p, f, true);
 	return fate;
 }
@@ -424,6 +425,28 @@ dp_dns_tcp_answers(struct dp_worker *w, struct dp_hold *h, const struct pkt *p, 
 	return st != DNS_MALFORMED;
 }
 
+/*
+ * Does resolver segment p on f move what the resolver has of the VM's stream
+ * (f->dns_acked)? Only a segment that starts within the resolver's stream as namegate saw
+ * it in order, from its first byte (peer_isn) to the end of what the answers' buffer holds
+ * in order: one claimed off the path must guess the resolver's ISN, while the VM picks its
+ * own, so an accomplice knows the ACK that would let a judged query go (a rewrite of it
+ * then passed as bytes the resolver already had). An ACK past what the VM sent is none.
+ */
+static bool
+dp_dns_tcp_resolver_acked(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
+{
+	const struct dp_hold *ph = dp_hold_at(w, f->peer_hold);
+	uint32_t end = ph != NULL ? ph->r.isn + (uint32_t)reasm_contiguous(&ph->r) : f->peer_isn;
+
+	if (!(p->tcp_flags & PKT_TCP_ACK) || !f->peer_synced ||
+	    p->seq - f->peer_isn > end - f->peer_isn || dp_seq_after(p->ack, f->vm_nxt))
+		return false;
+	if (dp_seq_after(p->ack, f->dns_acked))
+		f->dns_acked = p->ack;
+	return true;
+}
+
 struct dp_fate
 dp_dns_tcp_server(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
     struct dp_flow *f)
@@ -431,8 +454,8 @@ dp_dns_tcp_server(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	struct dp_hold *h;
 	struct dp_fate fate;
 
-	if ((p->tcp_flags & PKT_TCP_ACK) && (h = dp_hold_at(w, f->hold)) != NULL)
-		dp_dns_tcp_acked(h, f->peer_ack);
+	if (dp_dns_tcp_resolver_acked(w, p, f) && (h = dp_hold_at(w, f->hold)) != NULL)
+		dp_dns_tcp_acked(h, f->dns_acked);
 	if (p->payload_len == 0) {
 		dp_dns_tcp_done(w, p, f, false);
 		return dp_fate(DP_FATE_INGRESS);

