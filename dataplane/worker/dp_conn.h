@@ -56,6 +56,28 @@ dp_flow_vm_sent(struct dp_flow *f, const struct pkt *p)
 }
 
 /*
+ * Is an ACK from the server (its segment's flags and ACK number) one the client's stack
+ * takes: flagged, past the SYN-ACK, and not for bytes the VM has not sent (such an ACK
+ * could come from anyone)? Every use of the server's ACK asks this first.
+ */
+static inline bool
+dp_flow_peer_ack_taken(const struct dp_flow *f, uint8_t tcp_flags, uint32_t ack)
+{
+	return (tcp_flags & PKT_TCP_ACK) && f->peer_synced && !dp_seq_after(ack, f->vm_nxt);
+}
+
+/*
+ * Does a server segment at seq start within the server's stream from its first byte
+ * (peer_isn) to end, as namegate saw it in order (dp_flow_peer_in_order(); DNS over TCP's
+ * answers' buffer)? Before peer_isn, it wraps high.
+ */
+static inline bool
+dp_flow_peer_seq_in(const struct dp_flow *f, uint32_t seq, uint32_t end)
+{
+	return seq - f->peer_isn <= end - f->peer_isn;
+}
+
+/*
  * What a TCP segment from the peer, past its SYN-ACK, says of the VM's stream: each ACK
  * moves RCV.NXT and the window, but never past what the VM has sent (an ACK for bytes not
  * sent is not one the client's stack takes, and could come from anyone).
@@ -63,7 +85,7 @@ dp_flow_vm_sent(struct dp_flow *f, const struct pkt *p)
 static inline void
 dp_flow_peer_acked_by(struct dp_flow *f, uint8_t tcp_flags, uint32_t ack, uint16_t tcp_win)
 {
-	if (!(tcp_flags & PKT_TCP_ACK) || !f->peer_synced || dp_seq_after(ack, f->vm_nxt))
+	if (!dp_flow_peer_ack_taken(f, tcp_flags, ack))
 		return;
 	if (dp_seq_after(ack, f->peer_ack))
 		f->peer_ack = ack;
@@ -84,11 +106,9 @@ dp_flow_peer_acked_by(struct dp_flow *f, uint8_t tcp_flags, uint32_t ack, uint16
 static inline bool
 dp_flow_peer_in_order(struct dp_flow *f, uint32_t seq, uint32_t len)
 {
-	uint32_t at = seq - f->peer_isn, seen = f->peer_nxt - f->peer_isn;
-
-	if (!f->peer_synced || at > seen)
+	if (!f->peer_synced || !dp_flow_peer_seq_in(f, seq, f->peer_nxt))
 		return false;
-	if (len > seen - at)
+	if (dp_seq_after(seq + len, f->peer_nxt))	/* len below 2^16: no wrap to fear */
 		f->peer_nxt = seq + len;
 	return true;
 }

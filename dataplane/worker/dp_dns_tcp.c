@@ -439,8 +439,7 @@ dp_dns_tcp_resolver_acked(struct dp_worker *w, const struct pkt *p, struct dp_fl
 	const struct dp_hold *ph = dp_hold_at(w, f->peer_hold);
 	uint32_t end = ph != NULL ? ph->r.isn + (uint32_t)reasm_contiguous(&ph->r) : f->peer_isn;
 
-	if (!(p->tcp_flags & PKT_TCP_ACK) || !f->peer_synced ||
-	    p->seq - f->peer_isn > end - f->peer_isn || dp_seq_after(p->ack, f->vm_nxt))
+	if (!dp_flow_peer_ack_taken(f, p->tcp_flags, p->ack) || !dp_flow_peer_seq_in(f, p->seq, end))
 		return false;
 	if (dp_seq_after(p->ack, f->dns_acked))
 		f->dns_acked = p->ack;

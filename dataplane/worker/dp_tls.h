@@ -70,8 +70,8 @@ static inline void
 dp_tls_peer_ack_judged(struct dp_worker *w, struct dp_flow *f, uint8_t tcp_flags,
     uint32_t seq, uint32_t len, uint32_t ack)
 {
-	if (dp_flow_peer_in_order(f, seq, len) && (tcp_flags & PKT_TCP_ACK) &&
-	    (int32_t)(ack - (f->isn + f->judged)) >= 0 && !dp_seq_after(ack, f->vm_nxt)) {
+	if (dp_flow_peer_in_order(f, seq, len) && dp_flow_peer_ack_taken(f, tcp_flags, ack) &&
+	    (int32_t)(ack - (f->isn + f->judged)) >= 0) {
 		dp_hold_put(w, &f->hold);
 		f->tls = DP_TLS_NONE;
 		f->judged = 0;
