@@ -188,6 +188,20 @@ dp_conn_budget_cut(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
 }
 
 /*
+ * A second SYN-ACK with another ISN on f (dp_flow_synack_disputed()): one of the two was
+ * forged, and which cannot be told, so the connection is cut: an RST to the server at the
+ * ACK it sent (the one sequence number its stack takes), and f ended, so the VM's next
+ * segment finds no flow. Counted as a rewrite: of where the server's stream starts.
+ */
+static struct dp_fate
+dp_conn_synack_cut(struct dp_worker *w, struct dp_flow *f)
+{
+	dp_flowlog_cut(w, f, DP_REASON_REWRITE);
+	dp_flow_end(w, f);
+	return dp_fate_block(DP_REASON_REWRITE, DP_FATE_REPLY_RST);
+}
+
+/*
  * (struct dp_fate){ .act = act, .verdict = v }, made as the word it is: field by field,
  * GCC assembled a variable verdict's fate in a dozen instructions.
  */
@@ -342,6 +356,22 @@ dp_conn_vm_open(struct dp_worker *w, const struct pkt *p, const struct dp_flow_k
 	return dp_fate_egress(DP_ALLOWED);
 }
 
+/*
+ * Is p, from the VM on its flow f (not a reopening), its SYN again with data (TCP Fast
+ * Open) after a SYN-ACK? Its data is not judged again if the bytes judged in the first
+ * SYN were let go, as a SYN-ACK and an ACK that an accomplice forged let them go when the
+ * first SYN was made to die on the way. Then the server would read the second SYN's data
+ * unjudged: so it goes on without it. A server that has the connection takes such a SYN
+ * as a retransmission and ignores its data anyway; one that has not answers it, and the
+ * client sends its bytes again after the handshake, where they are judged.
+ */
+static inline bool
+dp_flow_syn_data_again(const struct dp_flow *f, const struct pkt *p)
+{
+	return p->proto == PKT_PROTO_TCP && (p->tcp_flags & PKT_TCP_SYN) && p->payload_len > 0 &&
+	    f->peer_synced;
+}
+
 /* Not inlined in dp_conn_vm_any(), so that a plain frame pays none of its stack frame. */
 __attribute__((noinline)) struct dp_fate
 dp_conn_vm_general(struct dp_worker *w, const struct pkt *p, const struct dp_flow_key *k,
@@ -350,6 +380,9 @@ dp_conn_vm_general(struct dp_worker *w, const struct pkt *p, const struct dp_flo
 	if (f != NULL) {
 		if (!dp_flow_reopened(f, p)) {
 			*fp = f;
+			if (dp_flow_syn_data_again(f, p))
+				return (struct dp_fate){ .act = DP_FATE_STRIP,
+					.reply = DP_FATE_REPLY_STRIP };
 			return dp_conn_vm_known(w, p, f);
 		}
 		dp_flowlog_end(w, f, DP_FLOW_END_REPLACED);
@@ -419,6 +452,8 @@ dp_conn_uplink_general(struct dp_worker *w, const struct pkt *p, const struct dp
 	if (f->budgets != 0 && dp_budget_set_spent(w, f->key.vm, f->budgets) &&
 	    dp_conn_budget_cuts(w, f))
 		return dp_conn_budget_cut(w, p, f);
+	if (p->proto == PKT_PROTO_TCP && dp_flow_synack_disputed(f, p->tcp_flags, p->seq, p->ack))
+		return dp_conn_synack_cut(w, f);
 	*fp = f;
 	dp_flow_track(w, f, p, false);
 	if (p->proto == PKT_PROTO_TCP && (p->tcp_flags & PKT_TCP_RST))

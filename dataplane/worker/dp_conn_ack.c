@@ -15,13 +15,15 @@
  * would only track (the flow log's counts included) and send on, or to DNS over TCP's
  * judge, letting judged bytes go once the server has them all? Its flow judged by the
  * current generation and in no budget, no HTTP reader, no HA peer to tell, and a datagram
- * or a TCP segment that resets nothing (a FIN only closes its side).
+ * or a TCP segment that resets nothing (a FIN only closes its side) and is not a SYN-ACK
+ * after the first (dp_flow_synack_disputed()).
  */
 static inline bool
 dp_conn_uplink_plain(const struct dp_worker *w, const struct pkt *p, const struct dp_flow *f)
 {
 	return f->gen == w->gen->id && f->budgets == 0 && f->tls != DP_TLS_HTTP &&
-	    !(p->tcp_flags & PKT_TCP_RST) && !w->ctx->ha;
+	    !(p->tcp_flags & PKT_TCP_RST) && !((p->tcp_flags & PKT_TCP_SYN) && f->peer_synced) &&
+	    !w->ctx->ha;
 }
 
 /* A plain segment tracked on f. */

@@ -54,6 +54,25 @@ dp_flow_is_synack(const struct dp_flow *f, uint8_t tcp_flags, uint32_t ack)
 }
 
 /*
+ * Is a segment from the peer (flags, sequence number and ACK) a SYN-ACK for f's SYN after
+ * the one f took, with another sequence number? Then the server's stream has been told to
+ * start at two places, and one of them is forged. The VM picks its own ISN, so an
+ * accomplice off the path can forge the SYN-ACK f takes first (the VM's SYN made to die
+ * on the way, by its TTL), choosing the server's ISN itself: its stream would then be the
+ * one namegate follows in order, and its ACKs would let judged bytes go
+ * (dp_flow_peer_in_order()). The real SYN-ACK must still cross namegate before the VM can
+ * send the real server a byte, as the VM needs its sequence number: here it is told apart.
+ * A SYN-ACK sent again with the same number is the server's retransmission.
+ */
+static inline bool
+dp_flow_synack_disputed(const struct dp_flow *f, uint8_t tcp_flags, uint32_t seq, uint32_t ack)
+{
+	return (tcp_flags & (PKT_TCP_SYN | PKT_TCP_ACK)) == (PKT_TCP_SYN | PKT_TCP_ACK) &&
+	    f->peer_synced && seq + 1 != f->peer_isn && !dp_seq_after(f->isn, ack) &&
+	    !dp_seq_after(ack, f->vm_nxt);
+}
+
+/*
  * The peer's SYN-ACK on f (dp_flow_is_synack()): its sequence number, ACK, window and
  * window scale option (PKT_WSCALE_NONE: none), which is in force only if the VM's SYN
  * offered one too (RFC 7323 s2.2).

@@ -142,6 +142,8 @@ dp_conn_uplink_lean(struct dp_worker *w, struct dp_flow *f, const struct rte_mbu
 	    f->tls == DP_TLS_HTTP || f->tls == DP_TLS_DNS || f->tls == DP_TLS_SNIFF)
 		return false;
 	if (!dp_flow_is_synack(f, flags, ack)) {
+		if (unlikely(flags & PKT_TCP_SYN))
+			return false;	/* a SYN-ACK after the first: dp_flow_synack_disputed() */
 		dp_conn_lean_track(w, f, m, flags, false);
 		dp_flow_peer_acked_by(f, flags, ack, win);
 	} else {

@@ -610,6 +610,94 @@ def test_spoofed_resolver_ack_does_not_let_a_judged_query_be_rewritten(ng):
         "the rewritten denied query reached the internet"
 
 
+@contextlib.contextmanager
+def first_router_drops_ttl1(lab):
+    """The first router on the internet side drops what the VM sent with IP TTL 1, as a
+    real one would (its TTL expires there; the lab's servers sit on the router itself,
+    which would take it): how a VM makes its own SYN die before the server."""
+    table = f"ngttl{secrets.token_hex(3)}"
+    lab.inet_exec(f"nft add table ip {table} && nft add chain ip {table} pre "
+                  f"'{{ type filter hook prerouting priority -300; }}' && "
+                  f"nft add rule ip {table} pre ip saddr {VM1} ip ttl 1 drop", check=True)
+    try:
+        yield
+    finally:
+        lab.inet_exec(f"nft delete table ip {table}")
+
+
+_FORGE_SYNACK = _SPOOF.replace('flags="A"', 'flags="SA"')
+
+
+def test_forged_synack_does_not_let_a_judged_hello_be_rewritten(ng):
+    """Attack 3d: the VM's SYN dies on the way (TTL 1) and an accomplice forges the
+    server's SYN-ACK with an ISN of its own, so that the stream namegate follows in order
+    is the accomplice's; it then acknowledges, in that stream, a judged hello the server
+    discarded (3b), and the VM rewrites the hello to say evil.test."""
+    # The real SYN-ACK must cross namegate before the VM can send the server a byte (the
+    # VM needs its sequence number): a second SYN-ACK with another ISN cuts the connection.
+    # Control: the same server's SYN-ACK sent again (the SYN repeated) is its
+    # retransmission, with the same ISN, and the connection goes on: the server reads the
+    # allowed hello.
+    addr = resolve(ng, "pypi.org")
+    vm = ng.vm("vm1")
+    attack, control, forged_isn = 20038, 20039, 3_000_000_000
+    inet = ["ip", "netns", "exec", ng.inet_ns, labmod.PYTHON, "-c"]
+    forge = inet + [_FORGE_SYNACK, ng.router_mac, vm.mac, addr, VM1]
+    spoof = inet + [_SPOOF, ng.router_mac, vm.mac, addr, VM1]
+    with nc.Delta(ng) as d, first_router_drops_ttl1(ng), inet_capture(ng) as cap:
+        out = vm_scapy(ng, f"""
+            import subprocess
+            ip, isn = IP(dst={addr!r}), 1000
+            def syn(sport, ttl=64):
+                return IP(dst={addr!r}, ttl=ttl)/TCP(sport=sport, dport=443, flags='S',
+                                                     seq=isn, options=[('MSS', 1460)])
+            def seen(s, seq):
+                return len(sniff(opened_socket=s, timeout=20, count=1,
+                                 lfilter=lambda p: p.haslayer(TCP) and p[TCP].seq == seq)) == 1
+            s = listen({addr!r}, {attack})
+            send(syn({attack}, ttl=1))                      # dies at the first router
+            subprocess.run({forge!r} + [str({attack}), str({forged_isn}), str(isn + 1)],
+                           check=True)
+            forged_seen = seen(s, {forged_isn})
+            sa = sr1(syn({attack}), timeout=5)              # the real server answers now
+            real = sa is not None and sa.haslayer(TCP) and sa[TCP].flags & 0x12 == 0x12
+            evil_sent = False
+            if real:                                        # namegate let it through
+                seq, ack = isn + 1, sa[TCP].seq + 1
+                send(ip/TCP(sport={attack}, dport=443, flags='A', seq=seq, ack=ack))
+                h = client_hello('pypi.org')
+                send(seg(ip, {attack}, seq, ack + 100000, h))   # the server drops it
+                subprocess.run({spoof!r} + [str({attack}), str({forged_isn} + 1),
+                                             str(seq + len(h))], check=True)
+                seen(s, {forged_isn} + 1)
+                send(seg(ip, {attack}, seq, ack, client_hello('evil.test')))
+                evil_sent = True
+            # control: a SYN-ACK again with the same ISN is no dispute
+            s2 = listen({addr!r}, {control})
+            first = sr1(syn({control}), timeout=20)
+            again = sr1(syn({control}), timeout=20)
+            same = (first is not None and again is not None and
+                    first.haslayer(TCP) and again.haslayer(TCP) and
+                    first[TCP].flags & 0x12 == 0x12 and again[TCP].seq == first[TCP].seq)
+            if same:
+                seq, ack = isn + 1, first[TCP].seq + 1
+                send(ip/TCP(sport={control}, dport=443, flags='A', seq=seq, ack=ack))
+                send(seg(ip, {control}, seq, ack, client_hello('pypi.org')))
+            result(forged_seen=forged_seen, real_synack=real, evil_sent=evil_sent,
+                   control_same_isn=same)
+        """)
+        cap.sync()
+    assert out["forged_seen"], f"the forged SYN-ACK did not reach the VM: {out}"
+    assert out["control_same_isn"], f"control: no second SYN-ACK with the same ISN: {out}"
+    assert wait_until(lambda: snis(ng, control)) == ["pypi.org"], \
+        f"control: the connection did not go on after a retransmitted SYN-ACK: {out}"
+    assert not snis(ng, attack, "evil.test"), \
+        f"the server read the rewritten SNI evil.test after a forged SYN-ACK: {out}"
+    assert not hello_with(cap, "evil.test"), "the rewritten hello reached the internet"
+    assert not out["real_synack"], f"the disputed SYN-ACK reached the VM: {out}"
+    d.wait({nc.blocked("vm1", "rewrite"): 1})   # the cut, counted
+
+
 # ---------------------------------------------------------------- 4. TCP Fast Open
 
 @contextlib.contextmanager
@@ -672,6 +760,62 @@ def test_tcp_fast_open_clients_keep_working(ng):
         f"Fast Open not exercised: {len(syns)} SYNs, {len(with_data)} with data"
     assert all(b"pypi.org" in p["payload"] for p in with_data)
     assert [r.outcome for r in results] == ["ok"] * 3, [r.stderr for r in results]
+
+
+def test_syn_data_sent_again_after_a_forged_synack_is_not_read_unjudged(ng):
+    """Attack 4c: Fast Open after a forged SYN-ACK. The VM's SYN carrying an allowed hello
+    dies on the way (TTL 1); an accomplice forges the server's SYN-ACK, then its ACK of the
+    hello in that forged stream, which lets the judged hello go; the VM sends its SYN
+    again, with a hello for evil.test as its data, which a Fast Open server reads at once."""
+    # A SYN sent again after a SYN-ACK goes on without its data. Control: the same Fast
+    # Open SYN with the allowed hello, from another port, is read by the server at once,
+    # so the SYN's data would have been read.
+    addr = resolve(ng, "pypi.org")
+    vm = ng.vm("vm1")
+    attack, control, probe, forged_isn = 20043, 20044, 20045, 3_100_000_000
+    inet = ["ip", "netns", "exec", ng.inet_ns, labmod.PYTHON, "-c"]
+    forge = inet + [_FORGE_SYNACK, ng.router_mac, vm.mac, addr, VM1]
+    spoof = inet + [_SPOOF, ng.router_mac, vm.mac, addr, VM1]
+    with fastopen(ng), first_router_drops_ttl1(ng), inet_capture(ng) as cap:
+        out = vm_scapy(ng, f"""
+            import subprocess
+            ip, isn = IP(dst={addr!r}), 7000
+            sa = sr1(ip/TCP(sport={probe}, dport=443, flags='S', seq=1000,
+                            options=[('MSS', 1460), ('TFO', b'')]), timeout=20)
+            cookie = [v for k, v in (sa[TCP].options if sa else []) if k == 'TFO']
+            if not cookie:
+                raise SystemExit(f'the server gave no Fast Open cookie: {{sa!r}}')
+            send(ip/TCP(sport={probe}, dport=443, flags='R', seq=1001))
+            def syn(sport, data, ttl=64):
+                return IP(dst={addr!r}, ttl=ttl)/TCP(
+                    sport=sport, dport=443, flags='S', seq=isn,
+                    options=[('MSS', 1460), ('TFO', cookie[0])])/data
+            def seen(s, seq):
+                return len(sniff(opened_socket=s, timeout=20, count=1,
+                                 lfilter=lambda p: p.haslayer(TCP) and p[TCP].seq == seq)) == 1
+            s = listen({addr!r}, {attack})
+            h = client_hello('pypi.org')
+            send(syn({attack}, h, ttl=1))                  # judged; dies at the first router
+            end = isn + 1 + len(h)
+            subprocess.run({forge!r} + [str({attack}), str({forged_isn}), str(end)], check=True)
+            forged_seen = seen(s, {forged_isn})
+            subprocess.run({spoof!r} + [str({attack}), str({forged_isn} + 1), str(end)],
+                           check=True)
+            ack_seen = seen(s, {forged_isn} + 1)
+            send(syn({attack}, client_hello('evil.test')))
+            send(syn({control}, h))
+            result(forged_seen=forged_seen, ack_seen=ack_seen)
+        """)
+        cap.sync()
+    assert out["forged_seen"] and out["ack_seen"], f"the forgeries did not reach the VM: {out}"
+    assert wait_until(lambda: snis(ng, control)) == ["pypi.org"], \
+        f"control: the server did not read a Fast Open SYN's hello: {out}"
+    # the server's stack takes a Fast Open SYN's data at once: whether its application
+    # read it before the cut is a race, so what crossed the wire is the proof
+    assert not hello_with(cap, "evil.test"), \
+        "a SYN sent again after a forged SYN-ACK carried evil.test's hello to the server"
+    assert not snis(ng, attack, "evil.test"), \
+        "the server read evil.test from a SYN's data sent again after a forged SYN-ACK"
 
 
 # ---------------------------------------------------------------- 5. DNS over TCP as a stream
