@@ -616,19 +616,22 @@ def first_router_drops_ttl1(lab):
     real one would (its TTL expires there; the lab's servers sit on the router itself,
     which would take it): how a VM makes its own SYN die before the server."""
     table = f"ngttl{secrets.token_hex(3)}"
-    lab.inet_exec(f"nft add table ip {table} && nft add chain ip {table} pre "
+    lab.inet_exec(f"nft add table inet {table} && nft add chain inet {table} pre "
                   f"'{{ type filter hook prerouting priority -300; }}' && "
-                  f"nft add rule ip {table} pre ip saddr {VM1} ip ttl 1 drop", check=True)
+                  f"nft add rule inet {table} pre ip saddr {VM1} ip ttl 1 drop && "
+                  f"nft add rule inet {table} pre ip6 saddr {lab.vm('vm1').ipv6} "
+                  f"ip6 hoplimit 1 drop", check=True)
     try:
         yield
     finally:
-        lab.inet_exec(f"nft delete table ip {table}")
+        lab.inet_exec(f"nft delete table inet {table}")
 
 
 _FORGE_SYNACK = _SPOOF.replace('flags="A"', 'flags="SA"')
 
 
-def test_forged_synack_does_not_let_a_judged_hello_be_rewritten(ng):
+@pytest.mark.parametrize("family", [4, 6])
+def test_forged_synack_does_not_let_a_judged_hello_be_rewritten(ng, family):
     """Attack 3d: the VM's SYN dies on the way (TTL 1) and an accomplice forges the
     server's SYN-ACK with an ISN of its own, so that the stream namegate follows in order
     is the accomplice's; it then acknowledges, in that stream, a judged hello the server
@@ -638,19 +641,32 @@ def test_forged_synack_does_not_let_a_judged_hello_be_rewritten(ng):
     # Control: the same server's SYN-ACK sent again (the SYN repeated) is its
     # retransmission, with the same ISN, and the connection goes on: the server reads the
     # allowed hello.
-    addr = resolve(ng, "pypi.org")
     vm = ng.vm("vm1")
-    attack, control, forged_isn = 20038, 20039, 3_000_000_000
+    if family == 4:
+        addr, client, attack, control = resolve(ng, "pypi.org"), VM1, 20038, 20039
+    else:
+        aaaa = ng.dig("vm1", "pypi.org", "AAAA").addresses
+        assert aaaa, "pypi.org has no AAAA for vm1"
+        addr, client, attack, control = aaaa[0], vm.ipv6, 20046, 20047
+    forged_isn = 3_000_000_000
     inet = ["ip", "netns", "exec", ng.inet_ns, labmod.PYTHON, "-c"]
-    forge = inet + [_FORGE_SYNACK, ng.router_mac, vm.mac, addr, VM1]
-    spoof = inet + [_SPOOF, ng.router_mac, vm.mac, addr, VM1]
+    forge = inet + [_FORGE_SYNACK, ng.router_mac, vm.mac, addr, client]
+    spoof = inet + [_SPOOF, ng.router_mac, vm.mac, addr, client]
+
+    def read(port, sni=None):
+        return [e["sni"] for e in ng.server_events(event="sni", client=client,
+                                                   client_port=port)
+                if sni is None or e["sni"] == sni]
+
     with nc.Delta(ng) as d, first_router_drops_ttl1(ng), inet_capture(ng) as cap:
         out = vm_scapy(ng, f"""
             import subprocess
-            ip, isn = IP(dst={addr!r}), 1000
+            isn, v6 = 1000, ':' in {addr!r}
+            ip = IPv6(dst={addr!r}) if v6 else IP(dst={addr!r})
             def syn(sport, ttl=64):
-                return IP(dst={addr!r}, ttl=ttl)/TCP(sport=sport, dport=443, flags='S',
-                                                     seq=isn, options=[('MSS', 1460)])
+                l3 = IPv6(dst={addr!r}, hlim=ttl) if v6 else IP(dst={addr!r}, ttl=ttl)
+                return l3/TCP(sport=sport, dport=443, flags='S', seq=isn,
+                              options=[('MSS', 1440 if v6 else 1460)])
             def seen(s, seq):
                 return len(sniff(opened_socket=s, timeout=20, count=1,
                                  lfilter=lambda p: p.haslayer(TCP) and p[TCP].seq == seq)) == 1
@@ -689,9 +705,9 @@ def test_forged_synack_does_not_let_a_judged_hello_be_rewritten(ng):
         cap.sync()
     assert out["forged_seen"], f"the forged SYN-ACK did not reach the VM: {out}"
     assert out["control_same_isn"], f"control: no second SYN-ACK with the same ISN: {out}"
-    assert wait_until(lambda: snis(ng, control)) == ["pypi.org"], \
+    assert wait_until(lambda: read(control)) == ["pypi.org"], \
         f"control: the connection did not go on after a retransmitted SYN-ACK: {out}"
-    assert not snis(ng, attack, "evil.test"), \
+    assert not read(attack, "evil.test"), \
         f"the server read the rewritten SNI evil.test after a forged SYN-ACK: {out}"
     assert not hello_with(cap, "evil.test"), "the rewritten hello reached the internet"
     assert not out["real_synack"], f"the disputed SYN-ACK reached the VM: {out}"
