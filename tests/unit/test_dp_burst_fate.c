@@ -17,7 +17,6 @@
 
 #include "dp.h"
 #include "dp_burst.h"
-#include "dp_conn.h"
 #include "dp_ctx_fixture.h"
 #include "dp_flow.h"
 #include "dp_out.h"
