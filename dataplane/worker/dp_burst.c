@@ -20,6 +20,7 @@
 #include "dp_conn_lean.h"
 #include "dp_decide.h"
 #include "dp_dns.h"
+#include "dp_dns_tcp_mod.h"
 #include "dp_flow_look.h"
 #include "dp_gen.h"
 #include "dp_out_flow.h"
@@ -215,10 +216,13 @@ dp_vm_stream(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint1
  * (dp_burst_plain_steady(), dp_burst_lean()), and the general stage decides it alike.
  */
 static __rte_always_inline struct dp_fate
-dp_burst_conn(struct dp_worker *w, const struct dp_burst_frame *fr,
+dp_burst_conn(struct dp_worker *w, struct dp_burst_frame *fr,
     const struct dp_flow_lookup *l, bool from_vm, struct dp_fate fate, struct dp_flow *found,
     struct dp_flow **f)
 {
+	/* a resolver's segment is shifted into the VM's numbers first (dp_dns_tcp_mod.h) */
+	if (!from_vm && unlikely(found != NULL && found->tls == DP_TLS_DNS))
+		return dp_dns_tcp_arrive(w, fr->m, &fr->p, &l->key, found, f);
 	if (!from_vm)
 		return dp_conn_uplink_any(w, &fr->p, &l->key, found, f);
 	dp_fate_note(w, &fr->p, fr->vm, fate);	/* audited QUIC goes on to be admitted */

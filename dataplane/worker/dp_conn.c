@@ -12,6 +12,7 @@
 #include "dp_budget_dst.h"
 #include "dp_conn.h"
 #include "dp_conn_int.h"
+#include "dp_dns_tcp_mod.h"
 #include "dp_flow.h"
 #include "dp_flowlog.h"
 #include "dp_gen.h"
@@ -337,8 +338,8 @@ dp_conn_vm_open(struct dp_worker *w, const struct pkt *p, const struct dp_flow_k
 	if (p->proto == PKT_PROTO_TCP && how == DP_ADMIT_DNS) {
 		f->tls = DP_TLS_DNS;
 		f->dns_acked = f->isn;		/* nothing of the VM's stream acknowledged yet */
-		return dp_conn_fate_word(p->payload_len > 0 ? DP_FATE_STREAM : DP_FATE_EGRESS,
-		    DP_ALLOWED);
+		dp_dns_tcp_modulate(f, w->now_tsc);
+		return dp_fate(DP_FATE_STREAM);	/* even a bare SYN leaves modulated */
 	}
 	if (p->proto == PKT_PROTO_TCP && p->payload_len > 0)
 		return (struct dp_fate){ .act = DP_FATE_STRIP, .reply = DP_FATE_REPLY_STRIP };

@@ -42,7 +42,10 @@ struct dp_fate dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const 
  * connection cut (reason dns_denied). The resolver's segments are held until each answer
  * is whole and matches a remembered query (ID, question), and is learned from before it
  * reaches the VM; an answer nobody asked for cuts the connection (unsolicited). Judged
- * bytes must never be rewritten (rewrite). Both return m's fate (HELD: taken into a hold).
+ * bytes must never be rewritten (rewrite). Both return m's fate (HELD: taken into a hold),
+ * and keep the flow's numbers the VM's: what leaves toward the resolver is shifted into its
+ * (sequence number modulation, dp_dns_tcp_mod.h), its segments were shifted back as they
+ * came (dp_dns_tcp_arrive()).
  */
 struct dp_fate dp_dns_tcp_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
     uint16_t vm, struct dp_flow *f);

@@ -9,6 +9,7 @@
 #include "dp_conn.h"
 #include "dp_dns.h"
 #include "dp_dns_int.h"
+#include "dp_dns_tcp_mod.h"
 #include "dp_evt.h"
 #include "dp_flowlog.h"
 #include "dp_hold.h"
@@ -330,6 +331,17 @@ dp_dns_tcp_done(struct dp_worker *w, const struct pkt *p, struct dp_flow *f, boo
 		dp_hold_put(w, &f->peer_hold);
 }
 
+/* Held segment m of the VM's stream, about to be released: folded, then shifted. */
+static void
+dp_dns_tcp_ready(const struct dp_hold *h, const struct dp_flow *f, struct rte_mbuf *m)
+{
+	struct pkt p;
+
+	dp_dns_tcp_fold_seg(h, m);
+	if (dp_hold_decode(m, &p))	/* it did as it was taken */
+		dp_dns_tcp_seq_out(f, m, &p);
+}
+
 /* The judged queries m (held in h) completed go on; m itself, a SYN's data, stripped. */
 static struct dp_fate
 dp_dns_tcp_pass(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
@@ -343,16 +355,16 @@ dp_dns_tcp_pass(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
 	}
 	for (uint16_t i = 0; i < h->nsegs; i++)
 		if (h->end[i] <= h->judged)
-			dp_dns_tcp_fold_seg(h, h->segs[i]);	/* about to be released */
+			dp_dns_tcp_ready(h, f, h->segs[i]);	/* about to be released */
 	dp_hold_release(w, h, h->judged);
 	dp_dns_tcp_acked(h, f->dns_acked);
 	dp_dns_tcp_done(w, p, f, true);
 	return fate;
 }
 
-struct dp_fate
-dp_dns_tcp_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
-    struct dp_flow *f)
+static struct dp_fate
+dp_dns_tcp_client_judge(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
+    uint16_t vm, struct dp_flow *f)
 {
 	struct dp_dns_denied d;
 	struct dp_hold *h;
@@ -446,9 +458,9 @@ dp_dns_tcp_resolver_acked(struct dp_worker *w, const struct pkt *p, struct dp_fl
 	return true;
 }
 
-struct dp_fate
-dp_dns_tcp_server(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
-    struct dp_flow *f)
+static struct dp_fate
+dp_dns_tcp_server_judge(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p,
+    uint16_t vm, struct dp_flow *f)
 {
 	struct dp_hold *h;
 	struct dp_fate fate;
@@ -476,6 +488,21 @@ dp_dns_tcp_server(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	dp_hold_release(w, h, h->judged);
 	dp_dns_tcp_done(w, p, f, false);
 	return fate;
+}
+
+/* Both streams' judges, their fates made good for the wire (dp_dns_tcp_mod.h). */
+struct dp_fate
+dp_dns_tcp_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    struct dp_flow *f)
+{
+	return dp_dns_tcp_leave(w, m, p, f, true, dp_dns_tcp_client_judge(w, m, p, vm, f));
+}
+
+struct dp_fate
+dp_dns_tcp_server(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
+    struct dp_flow *f)
+{
+	return dp_dns_tcp_leave(w, m, p, f, false, dp_dns_tcp_server_judge(w, m, p, vm, f));
 }
 
 void

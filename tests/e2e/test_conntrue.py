@@ -572,10 +572,14 @@ def test_spoofed_resolver_ack_does_not_let_a_judged_query_be_rewritten(ng):
     # The rewrite would carry data out in the denied name's labels. Only an ACK in the
     # resolver's stream as namegate saw it lets the judged query go. Control: the same
     # spoof at the resolver's own next sequence number is taken, and the rewrite reaches
-    # the resolver, so the spoof works and the sequence number is what stopped it.
+    # the resolver, so the spoof works and the sequence number is what stopped it. Both
+    # acknowledge the query in the numbers the resolver sees (namegate modulates them:
+    # test_forged_resolver_handshake_does_not_teach_a_binding), as if the accomplice
+    # knew them, so that the sequence number alone is what the two differ in.
     vm = ng.vm("vm1")
     spoof = _SPOOF.replace("sport=443", "sport=53")
     argv = [ng.inet_ns, labmod.PYTHON, "-c", spoof, ng.router_mac, vm.mac, svc.RESOLVER, VM1]
+    wire = ["ip", "netns", "exec", ng.inet_ns, labmod.PYTHON, "-c", _WIRE_SYN]
     denied, out = {}, {}
     with inet_capture(ng) as cap:
         for sport, off_stream in ((20036, True), (20037, False)):
@@ -587,14 +591,20 @@ def test_spoofed_resolver_ack_does_not_let_a_judged_query_be_rewritten(ng):
                 def msg(name, qid):
                     q = bytes(DNS(id=qid, rd=1, qd=DNSQR(qname=name)))
                     return struct.pack('>H', len(q)) + q
+                w = subprocess.Popen({wire!r} + [str({sport})], stdout=subprocess.PIPE,
+                                     text=True)
+                assert w.stdout.readline().strip() == 'ready'
                 ip, seq, ack = handshake(RESOLVER, {sport}, dport=53)
+                delta = int(w.stdout.readline()) + 1 - seq   # the SYN on the wire
+                w.wait()
                 s = listen(RESOLVER, {sport}, dport=53)
                 a, d = msg({allowed!r}, 0x1111), msg({denied[sport]!r}, 0x2222)
                 assert len(a) == len(d), (len(a), len(d))
                 send(seg(ip, {sport}, seq, ack + 100000, a, dport=53))  # the resolver drops it
                 spoof_seq = ack + 777777 if {off_stream} else ack
                 subprocess.run(['ip', 'netns', 'exec'] + {argv!r} +
-                               [str({sport}), str(spoof_seq), str(seq + len(a))], check=True)
+                               [str({sport}), str(spoof_seq),
+                                str((seq + len(a) + delta) & 0xffffffff)], check=True)
                 got = sniff(opened_socket=s, timeout=20, count=1,
                             lfilter=lambda p: p.haslayer(TCP) and p[TCP].seq == spoof_seq)
                 send(seg(ip, {sport}, seq, ack, d, dport=53))
@@ -712,6 +722,119 @@ def test_forged_synack_does_not_let_a_judged_hello_be_rewritten(ng, family):
     assert not hello_with(cap, "evil.test"), "the rewritten hello reached the internet"
     assert not out["real_synack"], f"the disputed SYN-ACK reached the VM: {out}"
     d.wait({nc.blocked("vm1", "rewrite"): 1})   # the cut, counted
+
+
+# The accomplice's side of a forged DNS-over-TCP handshake, in the internet namespace:
+# "synack" answers the VM's SYN (which dies before the resolver) with ack; "answer" sends
+# the answer to the query, an A record for addr, in its own stream from seq.
+_FORGE = r"""
+import struct, sys
+from scapy.all import DNS, DNSQR, DNSRR, Ether, IP, TCP, conf, sendp
+conf.verb = 0
+what, router_mac, vm_mac, resolver, vm, sport, seq, ack = sys.argv[1:9]
+tcp = dict(sport=53, dport=int(sport), seq=int(seq) & 0xffffffff, ack=int(ack) & 0xffffffff)
+if what == "synack":
+    seg = TCP(flags="SA", options=[("MSS", 1460)], **tcp)
+else:
+    name, qid, addr = sys.argv[9:12]
+    a = bytes(DNS(id=int(qid), qr=1, rd=1, ra=1, qd=DNSQR(qname=name),
+                  an=DNSRR(rrname=name, type="A", ttl=300, rdata=addr)))
+    seg = TCP(flags="PA", **tcp) / (struct.pack(">H", len(a)) + a)
+sendp(Ether(src=router_mac, dst=vm_mac) / IP(src=resolver, dst=vm) / seg, iface="eth0")
+"""
+
+# The sequence number of the VM's SYN from sport as it crossed the wire to the resolver:
+# what only the path sees (the control's accomplice is given it).
+_WIRE_SYN = r"""
+import sys
+from scapy.all import TCP, conf, sniff
+conf.verb = 0
+sport = int(sys.argv[1])
+def ready():
+    print("ready", flush=True)
+got = sniff(iface="eth0", count=1, timeout=30, started_callback=ready,
+            filter=f"tcp and dst port 53 and src port {sport} and tcp[tcpflags] & tcp-syn != 0")
+print(got[0][TCP].seq if got else "none", flush=True)
+"""
+
+
+@pytest.mark.parametrize("widened", [False, True], ids=["syn", "widened"])
+def test_forged_resolver_handshake_does_not_teach_a_binding(ng, widened):
+    """Attack 3e: the VM's SYN to the resolver dies on the way (TTL 1); an accomplice that
+    knows its ISN forges the resolver's SYN-ACK, and then an answer to the VM's query in
+    its own stream: an allowed name A 192.0.2.66, an address of its own. widened: the
+    VM first claims to have sent 2^31 bytes (a bare segment that far ahead), so that half
+    of all ACK numbers would acknowledge something it sent, and the accomplice forges four
+    SYN-ACKs 2^30 apart: one of them lands there, whatever namegate's offset."""
+    # namegate modulates a DNS-over-TCP flow's sequence numbers (a random offset from the
+    # SYN on), so a SYN-ACK must acknowledge the SYN as it crossed the wire, which an
+    # accomplice off the path cannot know; and it must acknowledge the SYN (and its data)
+    # exactly. The forged one is not taken, the answer is unsolicited, no binding is learned
+    # and the forged address stays closed. Control: the same forgery by an accomplice given
+    # the SYN's number on the wire (as the path sees it) teaches its address, so the
+    # forgery works and the number is what stopped it.
+    vm = ng.vm("vm1")
+    base = [ng.router_mac, vm.mac, svc.RESOLVER, VM1]
+    forge = ["ip", "netns", "exec", ng.inet_ns, labmod.PYTHON, "-c", _FORGE]
+    wire = ["ip", "netns", "exec", ng.inet_ns, labmod.PYTHON, "-c", _WIRE_SYN]
+    attack, control = (20043, 20044) if widened else (20038, 20039)
+    # outside every address pattern (vm1's policy opens 198.51.100.0/24:443)
+    forged = {attack: f"192.0.2.{68 if widened else 66}",
+              control: f"192.0.2.{69 if widened else 67}"}
+    names = {sport: unique("githubusercontent.com") for sport in forged}
+    out = {}
+    with first_router_drops_ttl1(ng), inet_capture(ng) as cap:
+        for sport, on_path in ((attack, False), (control, True)):
+            out[sport] = vm_scapy(ng, f"""
+                import subprocess
+                sport, isn, rseq = {sport}, 31337000, 5000000
+                ip = IP(dst=RESOLVER, ttl=1)
+                s = listen(RESOLVER, sport, dport=53)
+                w = subprocess.Popen({wire!r} + [str(sport)], stdout=subprocess.PIPE, text=True)
+                assert w.stdout.readline().strip() == 'ready'
+                send(ip/TCP(sport=sport, dport=53, flags='S', seq=isn, options=[('MSS', 1460)]))
+                on_wire = w.stdout.readline().strip()
+                w.wait()
+                if {widened}:
+                    send(ip/TCP(sport=sport, dport=53, flags='A', seq=isn + 2**31 - 1,
+                                ack=rseq + 1))
+                # the accomplice knows the VM's ISN; the control's is given the wire's
+                if {on_path}:
+                    acks = [int(on_wire) + 1]
+                else:
+                    acks = [isn + 1 + k * 2**30 for k in range(4 if {widened} else 1)]
+                for ack in acks:
+                    subprocess.run({forge!r} + ['synack'] + {base!r} +
+                                   [str(sport), str(rseq), str(ack)], check=True)
+                synack = sniff(opened_socket=s, timeout=5, count=1,
+                               lfilter=lambda p: p.haslayer(TCP) and p[TCP].flags.S)
+                q = bytes(DNS(id=0x3d3d, rd=1, qd=DNSQR(qname={names[sport]!r})))
+                q = struct.pack('>H', len(q)) + q
+                send(ip/TCP(sport=sport, dport=53, flags='A', seq=isn + 1, ack=rseq + 1))
+                send(ip/TCP(sport=sport, dport=53, flags='PA', seq=isn + 1, ack=rseq + 1)/q)
+                time.sleep(0.5)
+                subprocess.run({forge!r} + ['answer'] + {base!r} +
+                               [str(sport), str(rseq + 1), str(acks[0] + len(q)),
+                                {names[sport]!r}, str(0x3d3d), {forged[sport]!r}], check=True)
+                sync()
+                # then a connection to the forged address
+                send(IP(dst={forged[sport]!r})/TCP(sport=sport, dport=443, flags='S', seq=777))
+                sync()
+                result(wire=on_wire, synack_seen=len(synack) == 1)
+            """)
+        cap.sync()
+    # control: with the SYN's number on the wire the forgery works
+    wait_until(lambda: forged[control] in (bindings(ng, "vm1") or "").split(),
+               what="control: a SYN-ACK for the SYN as the wire saw it to teach a binding")
+    listed = bindings(ng, "vm1") or ""
+    opened = {sport: [p for p in cap.packets(src=VM1, dst=addr, proto=6) if p["dport"] == 443]
+              for sport, addr in forged.items()}
+    assert out[attack]["wire"] != "none" and out[control]["wire"] != "none", out
+    assert opened[control], "control: the connection to the bound forged address was refused"
+    assert forged[attack] not in listed.split(), \
+        f"namegate learned the forged binding {names[attack]} {forged[attack]}:\n{listed}"
+    assert not opened[attack], f"the VM reached the forged address {forged[attack]}"
+    assert not out[attack]["synack_seen"], f"a forged SYN-ACK reached the VM: {out}"
 
 
 # ---------------------------------------------------------------- 4. TCP Fast Open

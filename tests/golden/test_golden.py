@@ -25,7 +25,10 @@ How a run goes
   DNS answers must carry the query ID namegate chose (randomly) for the forwarded query:
   the test reads it from up_out.pcap after phase 1 and patches the answers of phase 2
   (make_pcaps.py's "patch" entries). That is what lets the test learn bindings and judge
-  SNI on binding-admitted flows.
+  SNI on binding-admitted flows. Likewise a DNS over TCP connection's sequence numbers
+  leave shifted by an offset namegate draws at its SYN: the test reads it off the SYN as it
+  left, patches the resolver's ACKs of phase 2 with it, and shifts the VM's segments back
+  before it compares them.
 
 How a verdict is derived, for each input frame (see derive())
   forward          its bytes came out of the other port unchanged (DNS: all but the ID
@@ -210,15 +213,62 @@ def dns_offset(f):
 
 def normalised(b):
     """b with the DNS ID and the L4 checksum zeroed when it is DNS: namegate rewrites
-    query IDs on the way out and restores them on the way back."""
+    query IDs on the way out and restores them on the way back (and, over TCP, shifts the
+    sequence numbers: unshifted())."""
     f = parse(b)
     off = dns_offset(f)
-    if off is None:
+    if off is None and not (f.proto == 6 and 53 in (f.sport, f.dport)):
         return b
     nb = bytearray(b)
-    nb[off:off + 2] = b"\0\0"
+    if off is not None:
+        nb[off:off + 2] = b"\0\0"
     c = _csum_off(f)
     nb[c:c + 2] = b"\0\0"
+    return bytes(nb)
+
+
+def _conn(f):
+    return (f.src, f.dst, f.sport, f.dport) if f.proto == 6 else None
+
+
+def modulation(inputs, ups):
+    """{a DNS over TCP connection (VM address, resolver, VM port, 53): the offset namegate
+    added to the VM's sequence numbers on it}: its SYN as fed, and as it left among ups
+    (frames out of the uplink port)."""
+    syns = {_conn(i.f): i.f.seq for i in inputs if i.side == "vm" and i.f.proto == 6 and
+            i.f.dport == 53 and (i.f.flags & (TCP_SYN | TCP_ACK)) == TCP_SYN}
+    out = {}
+    for b in ups:
+        f = parse(b)
+        if _conn(f) in syns and (f.flags & (TCP_SYN | TCP_ACK)) == TCP_SYN:
+            out[_conn(f)] = (f.seq - syns[_conn(f)]) & 0xffffffff
+    return out
+
+
+def unshifted(b, deltas):
+    """b, a frame out of the uplink port, with its sequence number as the VM sent it when
+    it is of a connection namegate modulates (deltas: modulation()); the checksum then no
+    longer holds, and normalised() zeroes it."""
+    f = parse(b)
+    d = deltas.get(_conn(f))
+    if d is None:
+        return b
+    nb = bytearray(b)
+    nb[f.l4 + 4:f.l4 + 8] = struct.pack("!I", (f.seq - d) & 0xffffffff)
+    return bytes(nb)
+
+
+def with_ack_shifted(b, deltas):
+    """b, a resolver's segment as make_pcaps.py wrote it (acknowledging the VM's numbers),
+    acknowledging them as namegate shifted them on the wire, its checksum made good."""
+    f = parse(b)
+    d = deltas.get((f.dst, f.src, f.dport, f.sport))
+    assert d is not None, f"the SYN of {f.dst}:{f.dport} never left, so its offset is unknown"
+    nb = bytearray(b)
+    nb[f.l4 + 8:f.l4 + 12] = struct.pack("!I", (f.ack + d) & 0xffffffff)
+    c = _csum_off(f)
+    nb[c:c + 2] = b"\0\0"
+    nb[c:c + 2] = struct.pack("!H", _csum(_pseudo(f, f.end - f.l4) + bytes(nb[f.l4:f.end])))
     return bytes(nb)
 
 
@@ -347,8 +397,11 @@ def derive(inputs, outs):
     inputs: SimpleNamespace(name, side, raw (as fed), orig (before any patch), order, f);
     outs: {"vm": [frames namegate sent to the VMs], "up": [... to the internet]}."""
     forwarded = {}
+    deltas = modulation(inputs, outs["up"])
     for inp in inputs:
-        forwarded.setdefault((OTHER[inp.side], normalised(inp.raw)), []).append(inp)
+        # toward the VM, a resolver's segment goes back to the ACK make_pcaps.py wrote
+        fed = inp.orig if inp.side == "up" else inp.raw
+        forwarded.setdefault((OTHER[inp.side], normalised(fed)), []).append(inp)
     kinds = {inp.name: [] for inp in inputs}
     flags = {inp.name: set() for inp in inputs}
     unexplained, upstream = [], []
@@ -357,7 +410,8 @@ def derive(inputs, outs):
         for k, b in enumerate(outs[port]):
             f = parse(b)
             where = f"{port}_out.pcap:{k}"
-            hits = forwarded.get((port, normalised(b)))
+            hits = forwarded.get((port, normalised(unshifted(b, deltas) if port == "up"
+                                                      else b)))
             if hits:
                 inp = hits[0]
                 kinds[inp.name].append("forward")
@@ -375,10 +429,11 @@ def derive(inputs, outs):
                 if not checksums_ok(f):
                     flags[inp.name].add("bad-checksum")
             elif f.proto == 6 and f.flags & TCP_RST:
-                upstream.append((where, f))
+                # its sequence number as the VM's (DNS over TCP's shifted back)
+                upstream.append((where, parse(unshifted(b, deltas)) if port == "up" else f, f))
             else:
                 unexplained.append(f"{where} ({len(b)} bytes) {b[:64].hex()}")
-    for where, f in upstream:
+    for where, f, sent in upstream:
         # an RST out of the other port for a connection namegate cut: it carries the
         # sequence number of the first byte namegate held back, and belongs to the frame
         # of that connection, at or after that byte, that got the RST (or, for DNS over
@@ -389,7 +444,7 @@ def derive(inputs, outs):
         if hits:
             inp = min(hits, key=lambda i: ((i.f.seq - f.seq) & 0xffffffff, i.order))
             kinds[inp.name].append("rst-upstream")
-            if not checksums_ok(f):
+            if not checksums_ok(sent):
                 flags[inp.name].add("bad-checksum")
         else:
             unexplained.append(f"{where} RST {f.raw[:64].hex()}")
@@ -727,11 +782,11 @@ def run_golden(work):
             es = by_phase[p]
             side = SIDE[es[0][0]]
             batch = []
-            queries = forwarded_queries(run, inputs) if any(
-                patches[f"{e[0]}:{e[1]}"] for e in es) else {}
+            queries, deltas = forwarded_queries(run, inputs) if any(
+                patches[f"{e[0]}:{e[1]}"] for e in es) else ({}, {})
             for pcap, idx, b, _phase, _note, _patch in es:
                 name = f"{pcap}:{idx}"
-                raw = apply_patch(b, patches[name], queries)
+                raw = apply_patch(b, patches[name], queries, deltas)
                 inputs.append(SimpleNamespace(name=name, side=side, raw=raw, orig=b,
                                               order=order[name], f=parse(raw)))
                 batch.append((mp.T0 * 1_000_000 + idx * 1000, raw))
@@ -748,31 +803,39 @@ def run_golden(work):
         run.cleanup()
 
 
-def apply_patch(b, patch, queries):
-    """Give a DNS answer the ID namegate chose for its query (make_pcaps.py's patches).
-    queries: {VM-side input name: the DNS ID it left the uplink port with}."""
-    if not patch:
-        return b
-    (how, ref), = patch.items()
-    assert ref in queries, f"{ref} was not forwarded, so {how} cannot be patched"
-    want, own = queries[ref], dns_id(b)
-    if how == "dns_id":
-        return with_dns_id(b, want)
-    if how == "dns_id_not":
-        return b if own != want else with_dns_id(b, own ^ 0x8000)
-    raise AssertionError(f"unknown patch {how}")
+def apply_patch(b, patch, queries, deltas):
+    """Give a DNS answer the ID namegate chose for its query, and a resolver's segment over
+    TCP the ACK of the VM's numbers as namegate shifted them (make_pcaps.py's patches).
+    queries: {VM-side input name: the DNS ID it left the uplink port with}; deltas:
+    modulation()."""
+    for how, ref in (patch or {}).items():
+        if how == "tcp_ack":
+            b = with_ack_shifted(b, deltas)
+            continue
+        assert ref in queries, f"{ref} was not forwarded, so {how} cannot be patched"
+        want, own = queries[ref], dns_id(b)
+        if how == "dns_id":
+            b = with_dns_id(b, want)
+        elif how == "dns_id_not":
+            b = b if own != want else with_dns_id(b, own ^ 0x8000)
+        else:
+            raise AssertionError(f"unknown patch {how}")
+    return b
 
 
 def forwarded_queries(run, inputs):
-    """{input name: DNS ID as forwarded} for the VM-side DNS frames in up_out.pcap."""
+    """{input name: DNS ID as forwarded} for the VM-side DNS frames in up_out.pcap, and
+    the DNS over TCP connections' offsets (modulation())."""
     by_norm = {normalised(i.raw): i.name for i in inputs
                if i.side == "vm" and dns_offset(i.f) is not None}
     out = {}
-    for b in read_pcap(run.path["up_out.pcap"]):
-        name = by_norm.get(normalised(b))
+    ups = read_pcap(run.path["up_out.pcap"])
+    deltas = modulation(inputs, ups)
+    for b in ups:
+        name = by_norm.get(normalised(unshifted(b, deltas)))
         if name is not None:
             out[name] = dns_id(b)
-    return out
+    return out, deltas
 
 
 # ------------------------------------------------------------------------------- tests

@@ -2,8 +2,9 @@
  * dp_burst's fates through the real worker (dp_ctx_setup on net_null ports), what a frame's
  * fate does once decided: a stray segment discarded without a word, a held one left to its
  * module (on its flow or not), a reassembled datagram refragmented to the port's MTU on its
- * way out, a blocked frame's event noted. The fixture: t_burst.h; a burst's flow lookups
- * and steady frames: test_dp_burst.c.
+ * way out, a blocked frame's event noted, a DNS over TCP flow's segments shifted at the
+ * edges (sequence number modulation) and a forged SYN-ACK not taken. The fixture:
+ * t_burst.h; a burst's flow lookups and steady frames: test_dp_burst.c.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +22,7 @@
 #include "dp_out.h"
 #include "dp_out_flow.h"
 #include "dp_run.h"
+#include "frame_check.h"
 #include "sni/pkt.h"
 #include "t_burst.h"
 
@@ -162,6 +164,114 @@ test_block_event_noted(void **state)
 	assert_int_equal(t_sent(), 0);
 }
 
+/* ---- DNS over TCP's sequence number modulation (dp_dns_tcp_mod.h) ---- */
+
+static const uint8_t t_gw[6] = { 2, 0, 0, 0, 0, 0xfe }, t_vm[6] = { 2, 0, 0, 0, 0, 1 };
+static const uint8_t t_res[4] = { 10, 77, 0, 1 }, t_vm_ip[4] = { 10, 77, 0, 11 };
+
+/* agent1's segment from port to the resolver, or (from_res) the resolver's to it */
+static struct rte_mbuf *
+t_dns_tcp(bool from_res, uint16_t port, uint32_t seq, uint32_t ack, uint8_t flags,
+    const void *payload, size_t len)
+{
+	return dpf_tcp4(&ctx, &(struct dpf_tcp){ .smac = from_res ? t_gw : t_vm,
+	    .dmac = from_res ? t_vm : t_gw, .sip = from_res ? t_res : t_vm_ip,
+	    .dip = from_res ? t_vm_ip : t_res, .sport = from_res ? 53 : port,
+	    .dport = from_res ? port : 53, .seq = seq, .ack = ack, .flags = flags,
+	    .payload = payload, .len = len });
+}
+
+/* The one frame queued on port, decoded (its checksums good) into *p; the queue emptied. */
+static void
+t_one_out(unsigned int port, struct pkt *p)
+{
+	struct dp_txbuf *t = &w->tx[port];
+	const uint8_t *frame;
+
+	assert_int_equal(t->n, 1);
+	frame = rte_pktmbuf_mtod(t->pkts[0], const uint8_t *);
+	assert_int_equal(pkt_decode(frame, rte_pktmbuf_data_len(t->pkts[0]), p), PKT_OK);
+	assert_int_equal(fc_ref_sum(frame + p->l4_off, p->l4_len,
+	    fc_ref_pseudo(frame + p->l3_off, 4, PKT_PROTO_TCP, p->l4_len)), 0xffff);
+	dp_tx_flush(w);
+}
+
+/* agent1's SYN from port to the resolver at isn: it leaves shifted; its flow. */
+static struct dp_flow *
+t_dns_syn(uint16_t port, uint32_t isn)
+{
+	struct dp_flow_key k = { .vm = 0, .family = 4, .proto = 6, .vm_port = port,
+		.peer_port = 53, .peer = { 10, 77, 0, 1 } };
+	struct rte_mbuf *m = t_dns_tcp(false, port, isn, 0, PKT_TCP_SYN, NULL, 0);
+	struct dp_flow *f;
+	struct pkt p;
+
+	dp_burst_vm(w, &m, 1);
+	assert_non_null(f = dp_flow_lookup(w->flows, &k));
+	assert_int_equal(f->tls, DP_TLS_DNS);
+	t_one_out(DP_PORT_UPLINK, &p);
+	assert_int_equal(p.seq, isn + f->dns_delta);
+	return f;
+}
+
+/*
+ * The VM's SYN leaves shifted; a SYN-ACK that acknowledges it as the VM sent it (what an
+ * accomplice knows) is not taken, nor sent on, and counted; one for the SYN as it left
+ * is, and reaches the VM in the VM's numbers. Fails without the shift.
+ */
+static void
+test_dns_tcp_forged_synack(void **state)
+{
+	uint64_t refused = w->vm_stats[0].blocked[DP_REASON_UNSOLICITED];
+	struct dp_flow *f = t_dns_syn(46000, 1000);
+	struct rte_mbuf *m;
+	struct pkt p;
+
+	(void)state;
+	m = t_dns_tcp(true, 46000, 9000, 1001, PKT_TCP_SYN | PKT_TCP_ACK, NULL, 0);
+	dp_burst_uplink(w, &m, 1);
+	assert_false(f->peer_synced);
+	assert_int_equal(w->tx[DP_PORT_VM].n, 0);
+	assert_int_equal(w->vm_stats[0].blocked[DP_REASON_UNSOLICITED], refused + 1);
+	m = t_dns_tcp(true, 46000, 9000, 1001 + f->dns_delta, PKT_TCP_SYN | PKT_TCP_ACK, NULL, 0);
+	dp_burst_uplink(w, &m, 1);
+	assert_true(f->peer_synced);
+	t_one_out(DP_PORT_VM, &p);
+	assert_int_equal(p.ack, 1001);
+	/* the VM's ACK leaves shifted, its own ACK of the resolver's stream as it was */
+	m = t_dns_tcp(false, 46000, 1001, 9001, PKT_TCP_ACK, NULL, 0);
+	dp_burst_vm(w, &m, 1);
+	t_one_out(DP_PORT_UPLINK, &p);
+	assert_int_equal(p.seq, 1001 + f->dns_delta);
+	assert_int_equal(p.ack, 9001);
+}
+
+/*
+ * Before the handshake the VM may send data far ahead of its SYN, which moves vm_nxt, so
+ * that an ACK anywhere up to it would be one for bytes it sent: a SYN-ACK is taken only
+ * for the SYN, or the SYN and all its data. Fails without that guard: the forged SYN-ACK
+ * below, with the shift known, falls inside what the VM claims to have sent.
+ */
+static void
+test_dns_tcp_synack_for_the_syn_only(void **state)
+{
+	static const uint8_t part[600] = { 0x10, 0 };	/* a message begun, held */
+	struct dp_flow *f = t_dns_syn(46001, 5000);
+	struct rte_mbuf *m;
+
+	(void)state;
+	m = t_dns_tcp(false, 46001, 5001, 0, 0, part, sizeof(part));
+	dp_burst_vm(w, &m, 1);
+	assert_int_equal(f->vm_nxt, 5001 + sizeof(part));
+	assert_int_equal(w->tx[DP_PORT_UPLINK].n, 0);
+	m = t_dns_tcp(true, 46001, 9000, 5001 + 500 + f->dns_delta, PKT_TCP_SYN | PKT_TCP_ACK,
+	    NULL, 0);
+	dp_burst_uplink(w, &m, 1);
+	assert_false(f->peer_synced);
+	assert_int_equal(w->tx[DP_PORT_VM].n, 0);
+	dp_tx_flush(w);
+}
+
 int
 main(void)
 {
@@ -170,6 +280,8 @@ main(void)
 		cmocka_unit_test(test_held_fate),
 		cmocka_unit_test(test_tx_refragments_reassembled),
 		cmocka_unit_test(test_block_event_noted),
+		cmocka_unit_test(test_dns_tcp_forged_synack),
+		cmocka_unit_test(test_dns_tcp_synack_for_the_syn_only),
 	};
 
 	return dpf_run("test_dp_burst_fate", t_config, &ctx, &w, tests,

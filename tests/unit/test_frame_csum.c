@@ -2,7 +2,8 @@
  * Unit tests for sni/frame_csum.c and the DNS ID rewrite in frame_dns.c that rides on
  * it: the one's-complement helpers against fc_ref_sum() (frame_check.c, which shares no code
  * with frame_csum.c) and the RFC 1624 incremental update against full recomputation, including
- * the UDP "0 means none" rule and the odd offsets of DNS over TCP.
+ * the UDP "0 means none" rule and the odd offsets of DNS over TCP; and sequence number
+ * modulation's shifts (frame_tcp_shift.c), SACK blocks at odd offsets too.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -272,6 +273,112 @@ test_dns_rewrite_id_tcp(void **state)
 	}
 }
 
+/* ---- sequence number modulation (frame_tcp_shift.c) ---- */
+
+#define T_PSEUDO	0x2b7e1516u	/* any pseudo-header's sum: both sides add the same */
+
+/*
+ * A TCP segment with options opts (olen bytes, a multiple of 4) and a few payload bytes,
+ * its checksum set by the reference; its length.
+ */
+static size_t
+t_tcp_seg(uint8_t *seg, const uint8_t *opts, size_t olen, uint32_t seq, uint32_t ack)
+{
+	size_t len = 20 + olen + 7;
+
+	memset(seg, 0, len);
+	fc_w16(seg, 53);
+	fc_w16(seg + 2, 40000);
+	fc_w32(seg + 4, seq);
+	fc_w32(seg + 8, ack);
+	seg[12] = (uint8_t)(((20 + olen) / 4) << 4);
+	seg[13] = PKT_TCP_ACK;
+	memcpy(seg + 20, opts, olen);
+	memcpy(seg + 20 + olen, "payload", 7);
+	fc_w16(seg + 16, fc_ref_csum(seg, len, T_PSEUDO));
+	return len;
+}
+
+static void
+t_csum_good(const uint8_t *seg, size_t len)
+{
+	assert_int_equal(fc_ref_sum(seg, len, T_PSEUDO), 0xffff);
+}
+
+static void
+test_tcp_seq_add(void **state)
+{
+	uint8_t seg[64];
+	(void)state;
+
+	for (unsigned int i = 0; i < 20000; i++) {
+		uint32_t seq = rnd(), ack = rnd(), delta = i % 101 == 0 ? (uint32_t)-seq : rnd();
+		size_t len = t_tcp_seg(seg, NULL, 0, seq, ack);
+
+		frame_tcp_seq_add(seg, delta);
+		assert_int_equal(fc_r32(seg + 4), seq + delta);
+		assert_int_equal(fc_r32(seg + 8), ack);	/* the other stream's, untouched */
+		t_csum_good(seg, len);
+	}
+}
+
+/*
+ * The ACK and every SACK edge move, aligned (NOP NOP SACK) or at odd offsets (NOP SACK),
+ * a timestamp option (another clock) does not; the checksum stays right.
+ */
+static void
+test_tcp_ack_add_sack(void **state)
+{
+	static const uint8_t aligned[] = { 1, 1, 5, 18, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3,
+		0, 0, 0, 4, 1, 1, 8, 10, 0, 0, 0, 9, 0, 0, 0, 9 };
+	static const uint8_t odd[] = { 1, 5, 10, 0, 0, 0, 1, 0, 0, 0, 2, 8, 10, 0, 0, 0, 9,
+		0, 0, 0, 9, 0, 0, 0 };
+	const struct { const uint8_t *o; size_t len; size_t edge[4]; unsigned int n;
+		size_t ts; } cases[] = {
+		{ aligned, sizeof(aligned), { 24, 28, 32, 36 }, 4, 44 },
+		{ odd, sizeof(odd), { 23, 27 }, 2, 33 },
+	};
+	uint8_t seg[96];
+	(void)state;
+
+	for (unsigned int c = 0; c < 2; c++)
+		for (unsigned int i = 0; i < 5000; i++) {
+			uint32_t ack = rnd(), delta = rnd();
+			size_t len = t_tcp_seg(seg, cases[c].o, cases[c].len, 7, ack);
+			uint32_t edge[4];
+
+			for (unsigned int e = 0; e < cases[c].n; e++) {
+				fc_w32(seg + cases[c].edge[e], rnd());
+				edge[e] = fc_r32(seg + cases[c].edge[e]);
+			}
+			fc_w16(seg + 16, 0);
+			fc_w16(seg + 16, fc_ref_csum(seg, len, T_PSEUDO));
+			frame_tcp_ack_add(seg, 20 + cases[c].len, delta);
+			assert_int_equal(fc_r32(seg + 8), ack + delta);
+			assert_int_equal(fc_r32(seg + 4), 7);
+			for (unsigned int e = 0; e < cases[c].n; e++)
+				assert_int_equal(fc_r32(seg + cases[c].edge[e]), edge[e] + delta);
+			assert_int_equal(fc_r32(seg + cases[c].ts), 0x9);
+			t_csum_good(seg, len);
+		}
+}
+
+/* A SACK option longer than the header: nothing of it moves, nor past it; the ACK does. */
+static void
+test_tcp_ack_add_bad_option(void **state)
+{
+	static const uint8_t opts[] = { 1, 1, 5, 26, 0, 0, 0, 1, 0, 0, 0, 2 };
+	uint8_t seg[64];
+	size_t len = t_tcp_seg(seg, opts, sizeof(opts), 7, 100);
+	(void)state;
+
+	frame_tcp_ack_add(seg, 20 + sizeof(opts), 5);
+	assert_int_equal(fc_r32(seg + 8), 105);
+	assert_int_equal(fc_r32(seg + 24), 1);
+	assert_int_equal(fc_r32(seg + 28), 2);
+	t_csum_good(seg, len);
+}
+
 int
 main(void)
 {
@@ -283,6 +390,9 @@ main(void)
 		cmocka_unit_test(test_dns_rewrite_id_udp),
 		cmocka_unit_test(test_dns_rewrite_id_udp_nocsum),
 		cmocka_unit_test(test_dns_rewrite_id_tcp),
+		cmocka_unit_test(test_tcp_seq_add),
+		cmocka_unit_test(test_tcp_ack_add_sack),
+		cmocka_unit_test(test_tcp_ack_add_bad_option),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -102,11 +102,20 @@ struct dp_flow {
 		struct dp_digest judged_digest;	/* a hello judged whole in one segment, no copy */
 		struct http_body_rd http;	/* DP_TLS_HTTP: the body being read */
 		uint32_t status_read;		/* DP_HTTP_CONNECT: bytes of the status line read */
-		/*
-		 * DNS over TCP: the resolver's ACK as a segment in its stream said it, not
-		 * f->peer_ack, which any segment with the flow's addresses moves
-		 */
-		uint32_t dns_acked;
+		struct {
+			/*
+			 * DNS over TCP: the resolver's ACK as a segment in its stream said
+			 * it, not f->peer_ack, which any segment with the flow's addresses
+			 * moves
+			 */
+			uint32_t dns_acked;
+			/*
+			 * what the VM's sequence numbers are shifted by on the wire, drawn
+			 * at its SYN (dp_dns_tcp_mod.h), and where its SYN's data ended
+			 */
+			uint32_t dns_delta;
+			uint32_t dns_syn_end;
+		};
 	};
 	uint32_t peer_isn;		/* TCP: the server's first byte, its SYN-ACK's seq + 1 */
 	uint32_t peer_hold;		/* and 1 + its stream's hold buffer, or 0 */

@@ -206,6 +206,18 @@ int frame_tcp_prefix(const uint8_t *in, size_t len, const struct pkt *p, size_t 
     uint8_t *out, size_t cap);
 
 /*
+ * Sequence number modulation (what pf calls modulate state) of one stream, in place: the
+ * TCP segment at tcp (its header, options included, hdr_len bytes, within the frame)
+ * carries that stream's numbers either as its sequence number (its sender's stream) or as
+ * its acknowledgement and the edges of its SACK blocks (RFC 2018; the other direction).
+ * frame_tcp_seq_add() adds delta to the first, frame_tcp_ack_add() to the second (SACK
+ * blocks up to an option whose length does not fit, where a receiver stops reading too).
+ * The checksum is patched (RFC 1624), so that a wrong one stays wrong.
+ */
+void frame_tcp_seq_add(uint8_t *tcp, uint32_t delta);
+void frame_tcp_ack_add(uint8_t *tcp, size_t hdr_len, uint32_t delta);
+
+/*
  * ICMP port unreachable back to the sender of p, from p's destination: IPv4 type 3 code 3
  * quoting the offending IP packet (header and options included, link padding not) up to a
  * 576-byte ICMP datagram (RFC 1812 s4.3.2.3; always more than the header + 8 bytes it
