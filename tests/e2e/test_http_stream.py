@@ -12,8 +12,8 @@ import pytest
 import lab as labmod
 import ng_counters as nc
 from lab_net import wait_until
-from test_conntrue import (VM1, hello_with, inet_capture, ng, resolve,  # noqa: F401 (ng)
-                           vm_scapy)
+from test_conntrue import (_SPOOF, VM1, hello_with, inet_capture, ng,  # noqa: F401 (ng)
+                           resolve, spoofed_ack_then_rewrite, vm_scapy)
 
 
 def requests(lab, tag):
@@ -208,6 +208,34 @@ def test_rewriting_a_judged_head_cuts_the_connection(ng):
         d.wait({nc.blocked("vm1", "rewrite"): 1})
     assert r["reset"], r
     assert ("multi.test", "/rw-a") not in requests(ng, "rw-")
+
+
+def test_spoofed_server_ack_does_not_let_a_judged_head_be_rewritten(ng):
+    """The allowed head is judged and sent, but the server discards it (it acknowledges
+    data never sent); an accomplice on the internet spoofs the server's ACK of it, and the
+    VM sends the same bytes again saying multi.test (domain fronting)."""
+    # The VM picks its own ISN, so an accomplice knows the ACK that covers the head; only
+    # the path knows the server's sequence number. Only an ACK in the server's stream as
+    # namegate saw it frees the head's copy, so the rewrite is compared and cut. Control:
+    # the same spoof at the server's own next sequence number is taken and the rewrite
+    # reaches the server: the spoof works, and the sequence number is what stopped it.
+    addr = resolve(ng, "pypi.org")
+    spoof = _SPOOF.replace("sport=443", "sport=80")
+    argv = [ng.inet_ns, labmod.PYTHON, "-c", spoof, ng.router_mac, ng.vm("vm1").mac, addr, VM1]
+    out, bad = {}, {}
+    for sport, off_stream in ((20120, True), (20121, False)):
+        good, bad[sport] = head("pypi.org", f"/sp{sport}-abc"), head("multi.test", f"/sp{sport}-a")
+        assert len(good) == len(bad[sport])
+        out[sport] = spoofed_ack_then_rewrite(ng, argv, repr(addr), sport, 80,
+                                              repr(good.encode()), repr(bad[sport].encode()),
+                                              off_stream)
+    assert out[20120]["spoof_seen"] and out[20121]["spoof_seen"], out
+    # control: an ACK in the server's stream frees the copy, so the rewrite got through
+    assert wait_until(lambda: ("multi.test", "/sp20121-a") in requests(ng, "sp20121-")), \
+        f"control: the in-stream spoofed ACK did not let the head go: {out}"
+    assert ("multi.test", "/sp20120-a") not in requests(ng, "sp20120-"), \
+        "the server read the rewritten Host multi.test after a spoofed ACK"
+    assert out[20120]["reset"], f"the rewrite after a spoofed ACK was not cut: {out}"
 
 
 @pytest.mark.parametrize("sni,echoed", [("pypi.org", True), ("evil.test", False)])
