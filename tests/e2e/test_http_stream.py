@@ -238,6 +238,43 @@ def test_spoofed_server_ack_does_not_let_a_judged_head_be_rewritten(ng):
     assert out[20120]["reset"], f"the rewrite after a spoofed ACK was not cut: {out}"
 
 
+def test_keepalive_goes_on_after_a_server_segment_lost_before_namegate(ng):
+    """The server's first full data segment is lost between it and namegate; the rest of
+    its answer passes, out of order as namegate sees the server's stream, and the server's
+    retransmission fills the hole only to the lost segment's end: namegate never again
+    sees the stream in order, so no ACK frees a judged request's copy. The keep-alive
+    connection still serves requests whose bytes fill the hold's buffer twice over: the
+    oldest judged bytes are evicted."""
+    addr = resolve(ng, "pypi.org")
+    sport = 20130
+    # dropped as it enters the switch (a drop in the internet namespace's own stack would
+    # be reported to the sender, which sends the segment again at once), once: a bucket
+    # of one token
+    rules = (f'table netdev ng_hole {{\n chain in {{\n'
+             f'  type filter hook ingress device "{ng.prefix}i" priority 0;\n'
+             f'  ip protocol tcp tcp sport 80 tcp dport {sport} ip length > 1000'
+             f' limit rate 1/hour burst 1 packets counter drop\n }}\n}}\n')
+    ng.ns_exec(ng.sw_ns, ["nft", "-f", "-"], input=rules, check=True)
+    try:
+        big = head("pypi.org", "/bytes/20000").encode()
+        small = [head("pypi.org", f"/hole-{i:02d}", f"X-Pad: {'x' * 900}\r\n").encode()
+                 for i in range(40)]
+        r = vm_sockets(ng, f"""
+            s = conn({addr!r}, 80, {sport})
+            got = []
+            for req in [{big!r}] + {small!r}:
+                got.append(outcome(lambda: (s.sendall(req), read_response(s))[1]))
+            close(s)
+            result(got=got)
+        """)
+        dropped = ng.ns_exec(ng.sw_ns, "nft list table netdev ng_hole").stdout
+    finally:
+        ng.ns_exec(ng.sw_ns, "nft delete table netdev ng_hole")
+    assert "packets 1 " in dropped, f"no server segment was lost before namegate: {dropped}"
+    assert r["got"] == ["HTTP/1.1 200 OK"] * 41, r
+    assert len(requests(ng, "hole-")) == 40
+
+
 @pytest.mark.parametrize("sni,echoed", [("pypi.org", True), ("evil.test", False)])
 def test_tls_on_a_port_that_is_not_a_tls_port_is_judged_by_sni(ng, sni, echoed):
     """Port 22 of pypi.org's address is an echo server: a ClientHello there is judged by
