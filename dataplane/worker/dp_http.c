@@ -451,6 +451,19 @@ dp_http_expire(struct dp_worker *w, struct dp_hold *h)
 	struct dp_flow *f = h->flow;
 
 	/* a request head that does not complete in time is never judged: cut */
-	if (h->nsegs > 0 && w->now - h->started >= DP_HOLD_SECONDS)
+	if (h->nsegs > 0 && w->now - h->started >= DP_HOLD_SECONDS) {
 		dp_out_flow_settle(w, f, dp_http_give_up(w, h, f));
+	} else if (h->nsegs == 0 && w->now - h->started >= DP_VERIFY_SECONDS &&
+	    !dp_seq_after(f->isn + f->judged, f->peer_ack)) {
+		/*
+		 * Nothing held (what the buffer has beyond the judged bytes never went on: its
+		 * segments were dropped, the client sends them again), idle this long, and every
+		 * judged byte acknowledged as far as any segment says, but not by one in the
+		 * server's stream as namegate saw it (a loss upstream left a hole there): the
+		 * copy goes, so that such a keep-alive connection does not hold a buffer for
+		 * life. A later segment over those bytes is cut (dp_http_unverifiable()), as
+		 * one over evicted bytes is.
+		 */
+		dp_hold_put(w, &f->hold);
+	}
 }

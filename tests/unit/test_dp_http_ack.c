@@ -26,6 +26,7 @@
 #include "dp_hold.h"
 #include "dp_out.h"
 #include "dp_reason.h"
+#include "dp_tls.h"
 #include "sni/pkt.h"
 
 #define T_PORT		41000
@@ -270,6 +271,53 @@ test_eviction_spares_held_bytes(void **state)
 	dp_flow_end(w, f);
 }
 
+/* Every hold's housekeeping, DP_VERIFY_SECONDS on. */
+static void
+t_expire(void)
+{
+	w->now += DP_VERIFY_SECONDS;
+	for (uint32_t n = 0; n <= w->holds->n / 64; n++)
+		dp_tls_expire(w);
+}
+
+/*
+ * Past a hole, an idle connection's copy of judged bytes that no ACK in the server's
+ * stream covers goes once DP_VERIFY_SECONDS pass, if a segment said the server has them
+ * all (else it is kept: they may come again); the next request takes a fresh buffer, and
+ * a rewrite of what went is cut.
+ */
+static void
+test_idle_copy_goes_after_a_hole(void **state)
+{
+	static char req[T_REQ + 1], bad[T_REQ + 1];
+	uint64_t rewrite = w->vm_stats[0].blocked[DP_REASON_REWRITE];
+	struct dp_flow_key k;
+	struct dp_flow *f;
+
+	(void)state;
+	f = t_connect(&k);
+	t_request(req, T_REQ, "a.example", "/idle-1");
+	t_request(bad, T_REQ, "b.example", "/idle-1");
+	assert_int_equal(t_vm(T_VM_ISN, PKT_TCP_ACK | PKT_TCP_PSH, req, T_REQ), 1);
+	/* after the hole, acknowledging nothing of it */
+	t_server_seg(T_PEER_ISN + T_SEG, T_VM_ISN, PKT_TCP_ACK, T_SEG);
+	t_expire();
+	assert_int_not_equal(f->hold, 0);
+	/* after the hole, acknowledging it all */
+	t_server_seg(T_PEER_ISN + 2 * T_SEG, T_VM_ISN + T_REQ, PKT_TCP_ACK, T_SEG);
+	assert_int_equal(f->http_acked, T_VM_ISN);
+	assert_int_not_equal(f->hold, 0);
+	t_expire();
+	assert_int_equal(f->hold, 0);
+	t_request(req, T_REQ, "a.example", "/idle-2");
+	assert_int_equal(t_vm(T_VM_ISN + T_REQ, PKT_TCP_ACK | PKT_TCP_PSH, req, T_REQ), 1);
+	assert_int_not_equal(f->hold, 0);
+	assert_int_equal(t_copy_start(f), T_REQ);
+	t_vm(T_VM_ISN, PKT_TCP_ACK | PKT_TCP_PSH, bad, T_REQ);
+	assert_int_equal(w->vm_stats[0].blocked[DP_REASON_REWRITE], rewrite + 1);
+	assert_null(dp_flow_lookup(w->flows, &k));
+}
+
 int
 main(void)
 {
@@ -277,6 +325,7 @@ main(void)
 		cmocka_unit_test(test_spoofed_ack_keeps_the_copy),
 		cmocka_unit_test(test_keepalive_after_a_hole_evicts_judged_bytes),
 		cmocka_unit_test(test_eviction_spares_held_bytes),
+		cmocka_unit_test(test_idle_copy_goes_after_a_hole),
 	};
 
 	return dpf_run("test_dp_http_ack", t_config, &ctx, &w, tests,
