@@ -26,7 +26,6 @@
 #include "dp_hold.h"
 #include "dp_out.h"
 #include "dp_reason.h"
-#include "dp_tls.h"
 #include "sni/pkt.h"
 
 #define T_PORT		41000
@@ -271,15 +270,6 @@ test_eviction_spares_held_bytes(void **state)
 	dp_flow_end(w, f);
 }
 
-/* Every hold's housekeeping, DP_VERIFY_SECONDS on. */
-static void
-t_expire(void)
-{
-	w->now += DP_VERIFY_SECONDS;
-	for (uint32_t n = 0; n <= w->holds->n / 64; n++)
-		dp_tls_expire(w);
-}
-
 /*
  * Past a hole, an idle connection's copy of judged bytes that no ACK in the server's
  * stream covers goes once DP_VERIFY_SECONDS pass, if a segment said the server has them
@@ -301,13 +291,13 @@ test_idle_copy_goes_after_a_hole(void **state)
 	assert_int_equal(t_vm(T_VM_ISN, PKT_TCP_ACK | PKT_TCP_PSH, req, T_REQ), 1);
 	/* after the hole, acknowledging nothing of it */
 	t_server_seg(T_PEER_ISN + T_SEG, T_VM_ISN, PKT_TCP_ACK, T_SEG);
-	t_expire();
+	dpf_expire_holds(w);
 	assert_int_not_equal(f->hold, 0);
 	/* after the hole, acknowledging it all */
 	t_server_seg(T_PEER_ISN + 2 * T_SEG, T_VM_ISN + T_REQ, PKT_TCP_ACK, T_SEG);
 	assert_int_equal(f->http_acked, T_VM_ISN);
 	assert_int_not_equal(f->hold, 0);
-	t_expire();
+	dpf_expire_holds(w);
 	assert_int_equal(f->hold, 0);
 	t_request(req, T_REQ, "a.example", "/idle-2");
 	assert_int_equal(t_vm(T_VM_ISN + T_REQ, PKT_TCP_ACK | PKT_TCP_PSH, req, T_REQ), 1);
