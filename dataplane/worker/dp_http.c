@@ -7,15 +7,20 @@
  *
  * Every byte the reader has judged is kept, until the server acknowledges it, in the
  * flow's hold buffer: a retransmission may repeat judged bytes but never rewrite them,
- * and the framing of what follows can never differ between namegate and the server. Held
- * bytes are bounded by the buffer: past it, new segments wait (dropped, the client sends
- * them again) until the server's ACKs make room. A connection that is all acknowledged
- * holds no buffer.
+ * and the framing of what follows can never differ between namegate and the server. Only
+ * the ACK of a server segment in its stream as namegate saw it in order counts (the flow's
+ * http_acked): any other could be an accomplice's, spoofed off the path, to free the copy
+ * of a request the server never read. Held bytes are bounded by the buffer: when new ones
+ * do not fit, the oldest judged bytes give up their copy (dp_http_evict()), and a segment
+ * that overlaps judged bytes with no copy, not acknowledged, is cut; unjudged bytes wait
+ * (dropped, the client sends them again). A connection that is all acknowledged holds no
+ * buffer.
  */
 #include <string.h>
 
 #include "dp_bind.h"
 #include "dp_budget.h"
+#include "dp_conn.h"
 #include "dp_evt.h"
 #include "dp_flowlog.h"
 #include "dp_hold.h"
@@ -248,20 +253,21 @@ dp_http_adopt(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
 	f->tls = DP_TLS_HTTP;
 	f->http_phase = DP_HTTP_HEAD;
 	f->judged = 0;
+	f->http_acked = f->isn;		/* nothing judged yet: none of it acknowledged */
 	h->judged = 0;
 	return dp_http_step(w, h, f);
 }
 
 /*
  * Does m's payload [off, end) overlap judged bytes the server may not have, of which no
- * copy is left to compare with (the buffer was given back at an RST)? Then nobody can say
- * it repeats them.
+ * copy is left to compare with (the buffer was given back at an RST, or they were
+ * evicted)? Then nobody can say it repeats them.
  */
 static bool
 dp_http_unverifiable(const struct dp_flow *f, const struct dp_hold *h, uint32_t off,
     uint32_t end)
 {
-	uint32_t acked = f->peer_synced ? f->peer_ack - f->isn : 0;
+	uint32_t acked = f->http_acked - f->isn;
 	uint32_t from = off > acked ? off : acked, to = end < f->judged ? end : f->judged;
 
 	return (int32_t)(to - from) > 0 &&
@@ -277,16 +283,44 @@ dp_http_repeat(struct dp_hold *h, const struct pkt *p, struct dp_flow *f, uint32
 	return dp_fate_pass(f->would_block);
 }
 
+/*
+ * Room in h for new bytes up to stream offset end, when they would not fit: the oldest
+ * judged bytes give up their copy, none of a held segment (unjudged bytes, and judged
+ * ones whose segment waits for the rest of its verdict). The server's ACK of them, when
+ * namegate saw its stream with a hole (a segment lost before namegate: those after it
+ * never count, dp_flow_peer_in_order()), may never come; a keep-alive connection then
+ * goes on, and a later segment over the evicted bytes is cut (dp_http_unverifiable()),
+ * as a rewrite of them would be. No window of sequence numbers is trusted instead: an
+ * accomplice could spray one.
+ */
+static void
+dp_http_evict(struct dp_hold *h, const struct dp_flow *f, uint32_t end)
+{
+	uint32_t start = dp_http_buf_start(f, h), upto = f->judged, n;
+
+	if (end - start <= h->r.cap)
+		return;
+	for (uint16_t i = 0; i < h->nsegs; i++)
+		if (h->off[i] < upto)
+			upto = h->off[i];
+	if ((int32_t)(upto - start) <= 0)
+		return;
+	n = upto - start < end - start - h->r.cap ? upto - start : end - start - h->r.cap;
+	reasm_consume(&h->r, n);	/* judged bytes are in order from start: n fits */
+}
+
 /* New bytes m (decoded as p, at stream offsets [off, end)) into h, and read on. */
 static struct dp_fate
 dp_http_hold(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
     struct dp_flow *f, struct dp_hold *h, uint32_t off, uint32_t end)
 {
-	enum reasm_status rs = reasm_add(&h->r, p->seq + ((p->tcp_flags & PKT_TCP_SYN) != 0),
-	    p->payload, p->payload_len);
+	enum reasm_status rs;
 	struct dp_fate fate;
 	bool held;
 
+	dp_http_evict(h, f, end);
+	rs = reasm_add(&h->r, p->seq + ((p->tcp_flags & PKT_TCP_SYN) != 0), p->payload,
+	    p->payload_len);
 	if (rs == REASM_CONFLICT || rs == REASM_SCATTERED) {
 		dp_evt_block(w, vm, p, DP_REASON_REWRITE, false, NULL, 0);
 		return dp_http_cut(DP_FATE_BLOCK, rs == REASM_CONFLICT ? DP_REASON_REWRITE :
@@ -384,6 +418,11 @@ dp_http_peer(struct dp_worker *w, struct dp_flow *f, const struct pkt *p)
 	struct dp_hold *h;
 	uint32_t acked, start, n;
 
+	/* every server segment comes here once: peer_nxt follows the server's stream */
+	if (dp_flow_peer_in_order(f, p->seq, dp_seq_len(p)) &&
+	    dp_flow_peer_ack_taken(f, p->tcp_flags, p->ack) &&
+	    dp_seq_after(p->ack, f->http_acked))
+		f->http_acked = p->ack;
 	if (f->http_phase == DP_HTTP_CONNECT && p->payload_len > 0 && f->peer_synced) {
 		dp_http_connect_answer(w, f, p);
 		if (!f->in_use || f->tls != DP_TLS_HTTP)
@@ -391,7 +430,7 @@ dp_http_peer(struct dp_worker *w, struct dp_flow *f, const struct pkt *p)
 	}
 	if ((h = dp_hold_at(w, f->hold)) == NULL || !f->peer_synced)
 		return;
-	acked = f->peer_ack - f->isn;
+	acked = f->http_acked - f->isn;
 	if ((int32_t)(acked - f->judged) > 0)
 		acked = f->judged;	/* never past what was judged: the rest is still read */
 	start = dp_http_buf_start(f, h);
@@ -412,6 +451,19 @@ dp_http_expire(struct dp_worker *w, struct dp_hold *h)
 	struct dp_flow *f = h->flow;
 
 	/* a request head that does not complete in time is never judged: cut */
-	if (h->nsegs > 0 && w->now - h->started >= DP_HOLD_SECONDS)
+	if (h->nsegs > 0 && w->now - h->started >= DP_HOLD_SECONDS) {
 		dp_out_flow_settle(w, f, dp_http_give_up(w, h, f));
+	} else if (h->nsegs == 0 && w->now - h->started >= DP_VERIFY_SECONDS &&
+	    !dp_seq_after(f->isn + f->judged, f->peer_ack)) {
+		/*
+		 * Nothing held (what the buffer has beyond the judged bytes never went on: its
+		 * segments were dropped, the client sends them again), idle this long, and every
+		 * judged byte acknowledged as far as any segment says, but not by one in the
+		 * server's stream as namegate saw it (a loss upstream left a hole there): the
+		 * copy goes, so that such a keep-alive connection does not hold a buffer for
+		 * life. A later segment over those bytes is cut (dp_http_unverifiable()), as
+		 * one over evicted bytes is.
+		 */
+		dp_hold_put(w, &f->hold);
+	}
 }

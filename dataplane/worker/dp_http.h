@@ -29,7 +29,11 @@ struct dp_fate dp_http_client(struct dp_worker *w, struct rte_mbuf *m, const str
  */
 void dp_http_peer(struct dp_worker *w, struct dp_flow *f, const struct pkt *p);
 
-/* Housekeeping for h, an HTTP flow's buffer: a head held too long is cut. */
+/*
+ * Housekeeping for h, an HTTP flow's buffer: a head held too long is cut, and a copy of
+ * judged bytes the server's stream as namegate saw it never acknowledges, idle past
+ * DP_VERIFY_SECONDS, is given back.
+ */
 void dp_http_expire(struct dp_worker *w, struct dp_hold *h);
 
 #endif

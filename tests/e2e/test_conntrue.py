@@ -515,6 +515,31 @@ sendp(Ether(src=router_mac, dst=vm_mac) / ip /
 """
 
 
+def spoofed_ack_then_rewrite(lab, argv, dst, sport, dport, judged, rewrite, off_stream,
+                             prelude=""):
+    """In vm1, to dst:dport (dst, judged and rewrite are scapy code, prelude too): the judged
+    bytes sent with an ACK for data the server never sent, so it drops them; their ACK
+    spoofed from the internet (argv: the spoofer's command line but the VM's port and the
+    numbers) at a sequence number off the server's stream or (not off_stream) at its own
+    next one; then the rewrite at the judged bytes' sequence number. What the VM saw: the
+    spoofed ACK sent on to it (spoof_seen), and an RST (reset)."""
+    return vm_scapy(lab, labmod._dedent(prelude) + labmod._dedent(f"""
+        import subprocess
+        ip, seq, ack = handshake({dst}, {sport}, dport={dport})
+        s = listen({dst}, {sport}, dport={dport})
+        judged, rewrite = {judged}, {rewrite}
+        send(seg(ip, {sport}, seq, ack + 100000, judged, dport={dport}))  # the server drops it
+        spoof_seq = ack + 777777 if {off_stream} else ack
+        subprocess.run(['ip', 'netns', 'exec'] + {argv!r} +
+                       [str({sport}), str(spoof_seq), str(seq + len(judged))], check=True)
+        # namegate sends the spoofed ACK on to the VM once it has taken it in
+        got = sniff(opened_socket=s, timeout=20, count=1,
+                    lfilter=lambda p: p.haslayer(TCP) and p[TCP].seq == spoof_seq)
+        send(seg(ip, {sport}, seq, ack, rewrite, dport={dport}))
+        result(spoof_seen=len(got) == 1, reset=reset_seen(s, timeout=5))
+    """))
+
+
 @pytest.mark.parametrize("family", [4, 6])
 def test_spoofed_server_ack_does_not_let_a_judged_hello_be_rewritten(ng, family):
     """Attack 3b: an accomplice on the internet spoofs the server's ACK of a judged hello
@@ -542,21 +567,9 @@ def test_spoofed_server_ack_does_not_let_a_judged_hello_be_rewritten(ng, family)
 
     with inet_capture(ng) as cap:
         for sport, off_stream in ((attack, True), (control, False)):
-            out[sport] = vm_scapy(ng, f"""
-                import subprocess
-                ip, seq, ack = handshake({addr!r}, {sport})
-                s = listen({addr!r}, {sport})
-                h = client_hello('pypi.org')
-                send(seg(ip, {sport}, seq, ack + 100000, h))   # judged; the server drops it
-                spoof_seq = ack + 777777 if {off_stream} else ack
-                subprocess.run(['ip', 'netns', 'exec'] + {argv!r} +
-                               [str({sport}), str(spoof_seq), str(seq + len(h))], check=True)
-                # namegate sends the spoofed ACK on to the VM once it has taken it in
-                got = sniff(opened_socket=s, timeout=20, count=1,
-                            lfilter=lambda p: p.haslayer(TCP) and p[TCP].seq == spoof_seq)
-                send(seg(ip, {sport}, seq, ack, client_hello('evil.test')))
-                result(spoof_seen=len(got) == 1, reset=reset_seen(s, timeout=5))
-            """)
+            out[sport] = spoofed_ack_then_rewrite(
+                ng, argv, repr(addr), sport, 443, "client_hello('pypi.org')",
+                "client_hello('evil.test')", off_stream)
         cap.sync()
     assert out[attack]["spoof_seen"] and out[control]["spoof_seen"], out
     # control: an ACK in the server's stream lets the bytes go, so the rewrite got through

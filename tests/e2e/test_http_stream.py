@@ -12,8 +12,8 @@ import pytest
 import lab as labmod
 import ng_counters as nc
 from lab_net import wait_until
-from test_conntrue import (VM1, hello_with, inet_capture, ng, resolve,  # noqa: F401 (ng)
-                           vm_scapy)
+from test_conntrue import (_SPOOF, VM1, hello_with, inet_capture, ng,  # noqa: F401 (ng)
+                           resolve, spoofed_ack_then_rewrite, vm_scapy)
 
 
 def requests(lab, tag):
@@ -208,6 +208,71 @@ def test_rewriting_a_judged_head_cuts_the_connection(ng):
         d.wait({nc.blocked("vm1", "rewrite"): 1})
     assert r["reset"], r
     assert ("multi.test", "/rw-a") not in requests(ng, "rw-")
+
+
+def test_spoofed_server_ack_does_not_let_a_judged_head_be_rewritten(ng):
+    """The allowed head is judged and sent, but the server discards it (it acknowledges
+    data never sent); an accomplice on the internet spoofs the server's ACK of it, and the
+    VM sends the same bytes again saying multi.test (domain fronting)."""
+    # The VM picks its own ISN, so an accomplice knows the ACK that covers the head; only
+    # the path knows the server's sequence number. Only an ACK in the server's stream as
+    # namegate saw it frees the head's copy, so the rewrite is compared and cut. Control:
+    # the same spoof at the server's own next sequence number is taken and the rewrite
+    # reaches the server: the spoof works, and the sequence number is what stopped it.
+    addr = resolve(ng, "pypi.org")
+    spoof = _SPOOF.replace("sport=443", "sport=80")
+    argv = [ng.inet_ns, labmod.PYTHON, "-c", spoof, ng.router_mac, ng.vm("vm1").mac, addr, VM1]
+    out, bad = {}, {}
+    for sport, off_stream in ((20120, True), (20121, False)):
+        good, bad[sport] = head("pypi.org", f"/sp{sport}-abc"), head("multi.test", f"/sp{sport}-a")
+        assert len(good) == len(bad[sport])
+        out[sport] = spoofed_ack_then_rewrite(ng, argv, repr(addr), sport, 80,
+                                              repr(good.encode()), repr(bad[sport].encode()),
+                                              off_stream)
+    assert out[20120]["spoof_seen"] and out[20121]["spoof_seen"], out
+    # control: an ACK in the server's stream frees the copy, so the rewrite got through
+    assert wait_until(lambda: ("multi.test", "/sp20121-a") in requests(ng, "sp20121-")), \
+        f"control: the in-stream spoofed ACK did not let the head go: {out}"
+    assert ("multi.test", "/sp20120-a") not in requests(ng, "sp20120-"), \
+        "the server read the rewritten Host multi.test after a spoofed ACK"
+    assert out[20120]["reset"], f"the rewrite after a spoofed ACK was not cut: {out}"
+
+
+def test_keepalive_goes_on_after_a_server_segment_lost_before_namegate(ng):
+    """The server's first full data segment is lost between it and namegate; the rest of
+    its answer passes, out of order as namegate sees the server's stream, and the server's
+    retransmission fills the hole only to the lost segment's end: namegate never again
+    sees the stream in order, so no ACK frees a judged request's copy. The keep-alive
+    connection still serves requests whose bytes fill the hold's buffer twice over: the
+    oldest judged bytes are evicted."""
+    addr = resolve(ng, "pypi.org")
+    sport = 20130
+    # dropped as it enters the switch (a drop in the internet namespace's own stack would
+    # be reported to the sender, which sends the segment again at once), once: a bucket
+    # of one token
+    rules = (f'table netdev ng_hole {{\n chain in {{\n'
+             f'  type filter hook ingress device "{ng.prefix}i" priority 0;\n'
+             f'  ip protocol tcp tcp sport 80 tcp dport {sport} ip length > 1000'
+             f' limit rate 1/hour burst 1 packets counter drop\n }}\n}}\n')
+    ng.ns_exec(ng.sw_ns, ["nft", "-f", "-"], input=rules, check=True)
+    try:
+        big = head("pypi.org", "/bytes/20000").encode()
+        small = [head("pypi.org", f"/hole-{i:02d}", f"X-Pad: {'x' * 900}\r\n").encode()
+                 for i in range(40)]
+        r = vm_sockets(ng, f"""
+            s = conn({addr!r}, 80, {sport})
+            got = []
+            for req in [{big!r}] + {small!r}:
+                got.append(outcome(lambda: (s.sendall(req), read_response(s))[1]))
+            close(s)
+            result(got=got)
+        """)
+        dropped = ng.ns_exec(ng.sw_ns, "nft list table netdev ng_hole").stdout
+    finally:
+        ng.ns_exec(ng.sw_ns, "nft delete table netdev ng_hole")
+    assert "packets 1 " in dropped, f"no server segment was lost before namegate: {dropped}"
+    assert r["got"] == ["HTTP/1.1 200 OK"] * 41, r
+    assert len(requests(ng, "hole-")) == 40
 
 
 @pytest.mark.parametrize("sni,echoed", [("pypi.org", True), ("evil.test", False)])

@@ -18,6 +18,7 @@
 #include "dp_hash.h"
 #include "dp_ctx_fixture.h"
 #include "dp_publish.h"
+#include "dp_tls.h"
 #include "policy/load.h"
 #include "sni/frame.h"
 
@@ -48,6 +49,14 @@ dpf_start(const char *name, const char *config, struct dp_ctx *ctx, struct pol_c
 	rte_rcu_qsbr_thread_register(ctx->qsbr, 0);
 	rte_rcu_qsbr_thread_online(ctx->qsbr, 0);
 	return 0;
+}
+
+void
+dpf_expire_holds(struct dp_worker *w)
+{
+	w->now += DP_VERIFY_SECONDS;
+	for (uint32_t n = 0; n <= w->holds->n / 64; n++)	/* a slice of 64 a round */
+		dp_tls_expire(w);
 }
 
 int

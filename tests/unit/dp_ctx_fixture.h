@@ -59,6 +59,12 @@ struct rte_mbuf *dpf_tcp4(const struct dp_ctx *ctx, const struct dpf_tcp *t);
  */
 void dpf_bind4(struct dp_worker *w, uint16_t vm, const uint8_t *ip4, const char *name);
 
+/*
+ * Every hold's housekeeping (dp_tls_expire()) DP_VERIFY_SECONDS on: judged bytes kept that
+ * long unacknowledged are let go of.
+ */
+void dpf_expire_holds(struct dp_worker *w);
+
 /* A configuration from text, asserted to load (its errors on stderr when not). */
 struct pol_config *dpf_load(const char *text);
 

@@ -206,15 +206,6 @@ test_split_hello_first_segment_sent_once(void **state)
 	assert_int_equal(t_split_sent(42301, "a.example", 60, PKT_TCP_ACK | PKT_TCP_FIN), 4);
 }
 
-/* Every hold's judged bytes let go of, as when they are kept too long unacknowledged. */
-static void
-t_expire_judged(void)
-{
-	w->now += DP_VERIFY_SECONDS;
-	for (uint32_t n = 0; n <= w->holds->n / 64; n++)
-		dp_tls_expire(w);
-}
-
 /*
  * The first segment of a split hello goes on itself, the hold keeping a second reference
  * to it: every buffer comes back to the pool, none twice. Refused, at once (the cut's);
@@ -232,7 +223,7 @@ test_split_hello_buffers_come_back(void **state)
 	(void)state;
 	t_bind("a.example");
 	dp_tx_flush(w);
-	t_expire_judged();	/* what earlier tests' hellos keep */
+	dpf_expire_holds(w);	/* what earlier tests' hellos keep */
 	assert_int_equal(rte_pktmbuf_alloc_bulk(ctx.pool, taken, 8), 0);
 	before = rte_mempool_in_use_count(ctx.pool);
 	assert_int_equal(t_split_sent(42310, "a.example", 60, PKT_TCP_ACK), 3);
@@ -244,7 +235,7 @@ test_split_hello_buffers_come_back(void **state)
 	t_split_sent(42312, "c.example", 60, PKT_TCP_ACK);
 	assert_int_equal(t_denied(), denied + 2);
 	assert_int_equal(rte_mempool_in_use_count(ctx.pool), before + 2);
-	t_expire_judged();
+	dpf_expire_holds(w);
 	assert_int_equal(rte_mempool_in_use_count(ctx.pool), before);
 	rte_pktmbuf_free_bulk(taken, 8);
 }

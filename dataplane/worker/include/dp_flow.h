@@ -119,10 +119,19 @@ struct dp_flow {
 	};
 	uint32_t peer_isn;		/* TCP: the server's first byte, its SYN-ACK's seq + 1 */
 	uint32_t peer_hold;		/* and 1 + its stream's hold buffer, or 0 */
-	uint32_t vm_ack;		/* DNS over TCP: what the VM has of the resolver's stream */
+	union {
+		uint32_t vm_ack;	/* DNS over TCP: what the VM has of the resolver's stream */
+		/*
+		 * DP_TLS_HTTP: the server's ACK of the client's stream as a segment in its
+		 * stream said it (dp_flow_peer_in_order()), not f->peer_ack, which any segment
+		 * with the flow's addresses moves: how far judged requests need no copy
+		 */
+		uint32_t http_acked;
+	};
 	/*
 	 * peer_nxt, TCP but DNS over TCP: one past the server's bytes seen in order from
-	 * peer_isn, while judged bytes wait for its ACK (dp_flow_peer_in_order()). DNS over
+	 * peer_isn, while judged bytes wait for its ACK (dp_flow_peer_in_order()), and for
+	 * an HTTP flow's life (dp_http_peer() takes every server segment). DNS over
 	 * TCP's peer_fin_seq shares its word: set at the SYN-ACK as peer_nxt, it is written at
 	 * the resolver's FIN before anything reads it.
 	 */
