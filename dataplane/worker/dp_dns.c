@@ -171,7 +171,8 @@ dp_dns_query_refuse(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p
 }
 
 /*
- * The query q in m remembered and sent on, rewritten: with an ID of namegate's own. j (and
+ * The query q in m remembered and sent on, rewritten: with an ID and a source port of
+ * namegate's own, which an accomplice of the VM's cannot know to forge its answer. j (and
  * the name's text): its judgement, kept for the answer with the name's hash and budget,
  * which name NULL says j holds already. upper: the name may hold an upper-case letter
  * (dp_dns_query_read()).
@@ -204,7 +205,7 @@ dp_dns_query_send(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	}
 	/* p->payload points into m: the rewrites are in place */
 	dns = (uint8_t *)(uintptr_t)p->payload;
-	frame_dns_udp_set_id(dns, e->key.id);
+	frame_dns_udp_set_id_port(dns, e->key.id, dns - 8, e->key.port);
 	/*
 	 * lower case: the resolver sees one question however the VM spelled it. A question
 	 * with no capital (its caps all zero) and no answer records is lower case already.

@@ -17,13 +17,18 @@
 #include "sni/dns_edit.h"
 #include "sni/pkt.h"
 
-/* A forwarded query, keyed as its answer will come back: to the VM's port, from the resolver. */
+/*
+ * A forwarded query, keyed as its answer will come back: to the port it left from, with
+ * its ID, from the resolver. Over UDP both are namegate's, drawn at random (RFC 5452 s9.2:
+ * 32 bits an off-path forger must guess, where the VM's own port, which an accomplice may
+ * know, left 16); over TCP both are the VM's, in a connection the VM opened.
+ */
 struct dp_pending_key {
 	uint16_t vm;
 	uint8_t family;
 	uint8_t proto;
-	uint16_t vm_port;
-	uint16_t id;			/* namegate's, not the VM's */
+	uint16_t port;
+	uint16_t id;
 	uint8_t resolver[16];
 };
 
@@ -45,6 +50,7 @@ struct dp_pending_entry {
 	uint64_t expires;
 	uint32_t hash;			/* the index's hash of key (dp_flow_tab.h) */
 	uint16_t vm_id;			/* the ID the VM chose, restored in the answer */
+	uint16_t vm_port;		/* the port the VM sent from, restored in the answer */
 	uint16_t qtype, qclass;
 	uint8_t qname_len;
 	bool in_use;
@@ -71,8 +77,8 @@ struct dp_pending {
 	uint32_t *free;			/* entries not in use, a stack of nfree */
 	uint32_t nfree;
 	uint32_t cap, cursor;
-	uint64_t rand;			/* rte_rand()'s bits not yet taken as IDs */
-	unsigned int rand_left;		/* IDs in them: four a call */
+	uint64_t rand;			/* rte_rand()'s bits not yet taken as keys */
+	unsigned int rand_left;		/* keys in them: two a call */
 	uint16_t nvms;
 	struct dp_pending_vm *per_vm;	/* by VM slot */
 };
@@ -80,13 +86,14 @@ struct dp_pending {
 /*
  * Remember q, sent by p (msg: the message q was parsed from, for the VM's spelling of the
  * name; NULL when the name holds no upper-case letter, its caps all zero), under a fresh
- * random ID, or (keep_id: DNS over TCP, where the query leaves as the
- * VM wrote it but for the name's case) under its own. NULL when the table is full or the ID
- * is taken (*why DP_REASON_ALLOWED), or when vm has max_per_vm queries in flight on this
- * worker (*why DP_REASON_VM_LIMIT).
+ * random ID and source port (the caller sends it with them: key.id, key.port), or
+ * (as_written: DNS over TCP, where the query leaves as the VM wrote it but for the name's
+ * case) under its own. NULL when the table is full or the key is taken (*why
+ * DP_REASON_ALLOWED), or when vm has max_per_vm queries in flight on this worker (*why
+ * DP_REASON_VM_LIMIT).
  */
 struct dp_pending_entry *dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm,
-    const struct dns_msg *q, const uint8_t *msg, uint64_t now, bool keep_id,
+    const struct dns_msg *q, const uint8_t *msg, uint64_t now, bool as_written,
     uint32_t max_per_vm, enum dp_reason *why);
 
 /* Forget e (in t): every answer forgets its query. Inline: the call was a fifth of it. */
@@ -101,7 +108,7 @@ dp_pending_del(struct dp_pending *t, struct dp_pending_entry *e)
 	t->per_vm[e->key.vm].n--;
 }
 
-/* The query the answer a (in p, from a resolver to vm) answers: ID, ports, question. */
+/* The query the answer a (in p, from a resolver to vm) answers: ID, port, question. */
 struct dp_pending_entry *dp_pending_match(struct dp_pending *t, const struct pkt *p,
     uint16_t vm, const struct dns_msg *a);
 
