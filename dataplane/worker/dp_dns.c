@@ -14,6 +14,7 @@
 #include "dp_dns_pending_add.h"
 #include "dp_dns_qread.h"
 #include "dp_evt.h"
+#include "dp_hash.h"
 #include "dp_out.h"
 #include "sni/dns.h"
 #include "sni/frame.h"
@@ -184,10 +185,14 @@ dp_dns_query_send(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 {
 	struct dp_pending_entry *e;
 	enum dp_reason why;
+	uint64_t hash;
 	uint8_t *dns;
 
+	/* the name's hash counts its question in flight; unnamed (audited), its wire form's */
+	hash = !j->valid ? dp_hash_bytes(q->qname, q->qname_len) :
+	    name != NULL ? dp_name_hash(name, j->text_len) : j->hash;
 	if ((e = dp_pending_add_in(w->pending, p, vm, q, upper ? p->payload : NULL, w->now, false,
-	    w->gen->max_pending_per_vm, &why)) == NULL) {
+	    dp_pending_same_slot(hash, q->qtype), w->gen->max_pending_per_vm, &why)) == NULL) {
 		/* the VM asks again; at its quota the cost is its own, never a neighbour's */
 		dp_dns_refuse(w, m, p, q, DNS_RCODE_SERVFAIL);
 		return why == DP_REASON_VM_LIMIT ? dp_fate_block(why, DP_FATE_REPLY_NONE) :
@@ -197,7 +202,7 @@ dp_dns_query_send(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	if (j->valid) {
 		e->judged = *j;
 		if (name != NULL) {
-			e->judged.hash = dp_name_hash(name, j->text_len);
+			e->judged.hash = hash;
 			/* connections through the binding count in the name's budget */
 			e->judged.ports.budget = dp_budget_of_name(w->gen, vm, name,
 			    j->text_len);

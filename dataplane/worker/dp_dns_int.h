@@ -51,6 +51,7 @@ struct dp_pending_entry {
 	uint32_t hash;			/* the index's hash of key (dp_flow_tab.h) */
 	uint16_t vm_id;			/* the ID the VM chose, restored in the answer */
 	uint16_t vm_port;		/* the port the VM sent from, restored in the answer */
+	int16_t same;			/* its question's slot in per_vm[].same, or -1 */
 	uint16_t qtype, qclass;
 	uint8_t qname_len;
 	bool in_use;
@@ -61,11 +62,30 @@ struct dp_pending_entry {
 	struct dp_dns_judged judged;	/* over UDP; not valid over TCP */
 };
 
-/* A VM's queries in flight on a worker, and the entry of the last one remembered. */
+#define DP_PENDING_SAME_SLOTS	256	/* a VM's questions in flight, counted by hash */
+#define DP_PENDING_SAME_MAX	8	/* UDP queries of one question a VM may have in flight */
+
+/*
+ * A VM's queries in flight on a worker, and the entry of the last one remembered. same:
+ * its UDP queries in flight by question (name and type), counted in the slot of the
+ * question's hash (dp_pending_same_slot()). Each one in flight is one more key a forged
+ * answer to that question may hit (RFC 5452 s5, the birthday attack): a VM holding its
+ * max_pending_per_vm of one question would take 10 of the 32 bits a forger must guess.
+ * Questions sharing a slot share its count, a bound no tighter than a few times the cap
+ * for a VM with a few hundred questions in flight.
+ */
 struct dp_pending_vm {
 	uint32_t n;
 	uint32_t last;
+	uint8_t same[DP_PENDING_SAME_SLOTS];
 };
+
+/* The slot of a question, from its name's dp_name_hash() (keyed: no VM aims at one). */
+static inline int
+dp_pending_same_slot(uint64_t name_hash, uint16_t qtype)
+{
+	return (int)((name_hash ^ qtype) & (DP_PENDING_SAME_SLOTS - 1));
+}
 
 /*
  * The flow table's index (dp_flow_tab.h) over an array of entries: a lookup reads a bucket
@@ -90,7 +110,7 @@ struct dp_pending {
  * (as_written: DNS over TCP, where the query leaves as the VM wrote it but for the name's
  * case) under its own. NULL when the table is full or the key is taken (*why
  * DP_REASON_ALLOWED), or when vm has max_per_vm queries in flight on this worker (*why
- * DP_REASON_VM_LIMIT).
+ * DP_REASON_VM_LIMIT). The datagram's path counts its questions too: dp_pending_add_in().
  */
 struct dp_pending_entry *dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm,
     const struct dns_msg *q, const uint8_t *msg, uint64_t now, bool as_written,
@@ -106,6 +126,8 @@ dp_pending_del(struct dp_pending *t, struct dp_pending_entry *e)
 	t->free[t->nfree++] = i;
 	e->in_use = false;
 	t->per_vm[e->key.vm].n--;
+	if (e->same >= 0)
+		t->per_vm[e->key.vm].same[e->same]--;
 }
 
 /* The query the answer a (in p, from a resolver to vm) answers: ID, port, question. */

@@ -76,7 +76,7 @@ struct dp_pending_entry *
 dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm, const struct dns_msg *q,
     const uint8_t *msg, uint64_t now, bool as_written, uint32_t max_per_vm, enum dp_reason *why)
 {
-	return dp_pending_add_in(t, p, vm, q, msg, now, as_written, max_per_vm, why);
+	return dp_pending_add_in(t, p, vm, q, msg, now, as_written, -1, max_per_vm, why);
 }
 
 /*

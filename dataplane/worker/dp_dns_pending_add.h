@@ -82,11 +82,14 @@ dp_pending_resolver(struct dp_pending_key *k, uint8_t family, const uint8_t *add
 
 /*
  * dp_pending_add() (dp_dns_int.h), inline for the datagram's path (dp_dns.c): every query
- * it forwards is remembered here, and the call and its spills were a tenth of it.
+ * it forwards is remembered here, and the call and its spills were a tenth of it. same:
+ * the question's slot (dp_pending_same_slot()), counted while the query is in flight, or
+ * -1 (dp_pending_add(): over TCP a forger must guess the stream too); with
+ * DP_PENDING_SAME_MAX of vm's in it, NULL and *why DP_REASON_VM_LIMIT.
  */
 static inline __attribute__((always_inline)) struct dp_pending_entry *
 dp_pending_add_in(struct dp_pending *t, const struct pkt *p, uint16_t vm,
-    const struct dns_msg *q, const uint8_t *msg, uint64_t now, bool as_written,
+    const struct dns_msg *q, const uint8_t *msg, uint64_t now, bool as_written, int same,
     uint32_t max_per_vm, enum dp_reason *why)
 {
 	struct dp_ft_bucket *first;
@@ -96,7 +99,8 @@ dp_pending_add_in(struct dp_pending *t, const struct pkt *p, uint16_t vm,
 	int s;
 
 	*why = DP_REASON_ALLOWED;
-	if (vm > t->nvms || t->per_vm[vm].n >= max_per_vm) {
+	if (vm > t->nvms || t->per_vm[vm].n >= max_per_vm ||
+	    (same >= 0 && t->per_vm[vm].same[same] >= DP_PENDING_SAME_MAX)) {
 		*why = DP_REASON_VM_LIMIT;
 		return NULL;
 	}
@@ -130,6 +134,7 @@ dp_pending_add_in(struct dp_pending *t, const struct pkt *p, uint16_t vm,
 		e->expires = now + DP_PENDING_SECONDS;
 		e->vm_id = q->id;
 		e->vm_port = p->sport;
+		e->same = (int16_t)same;
 		e->qtype = q->qtype;
 		e->qclass = q->qclass;
 		e->qname_len = q->qname_len;
@@ -152,6 +157,8 @@ dp_pending_add_in(struct dp_pending *t, const struct pkt *p, uint16_t vm,
 		t->nfree--;
 		t->per_vm[vm].n++;
 		t->per_vm[vm].last = i;
+		if (same >= 0)
+			t->per_vm[vm].same[same]++;
 		e->in_use = true;
 		return e;
 	}

@@ -18,12 +18,15 @@ import json
 import lab as labmod
 import lab_services as svc
 import ng_counters as nc
-from test_conntrue import VM1, bindings, ng, resolve  # noqa: F401 (ng: the fixture)
+from test_conntrue import VM1, bindings, inet_capture, ng, resolve  # noqa: F401 (ng: fixture)
 
 EVIL = "203.0.113.20"           # the lab's evil.test server: not allowed to vm1 by address
 FORGED_CONTROL = "198.51.100.66"
 NAME = "pypi.org"
-QUERIES = 8                     # the VM's queries in flight: more IDs for the spray to hit
+CONTROL_NAME = "www.pypi-mirror.test"
+QUERIES = 6                     # the VM's queries in flight: more IDs for the spray to hit,
+                                # and room for one more (below SAME_MAX)
+SAME_MAX = 8                    # DP_PENDING_SAME_MAX: one question's queries in flight
 VM_PORT = 999                   # below the range namegate draws from: never its own
 
 # In the internet namespace: forged answers from the resolver to the VM's port, giving NAME
@@ -52,6 +55,7 @@ if mode == "spray":
             time.sleep(0.001)   # paced: the gateway's ring is not the thing under test
     print("sprayed", flush=True)
 else:
+    wire = b"".join(bytes([len(label)]) + label.encode() for label in name.split("."))
     print("ready", flush=True)
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
@@ -60,7 +64,7 @@ else:
             continue
         ihl = (b[14] & 15) * 4
         udp = 14 + ihl
-        if struct.unpack(">H", b[udp + 2:udp + 4])[0] != 53 or name.encode()[:4] not in b:
+        if struct.unpack(">H", b[udp + 2:udp + 4])[0] != 53 or wire not in b:
             continue
         sport = struct.unpack(">H", b[udp:udp + 2])[0]
         qid = struct.unpack(">H", b[udp + 8:udp + 10])[0]
@@ -129,11 +133,11 @@ def _ttl1_dies(lab):
     return lambda: lab.inet_exec("nft delete table inet ngttl")
 
 
-def _forge(lab, mode, forged, vm_port, queries):
+def _forge(lab, mode, name, forged, vm_port, queries):
     vm = lab.vm("vm1")
     forger = ["ip", "netns", "exec", lab.inet_ns, labmod.PYTHON, "-c", _FORGE, mode,
-              lab.router_mac, vm.mac, svc.RESOLVER, VM1, forged, str(vm_port), NAME]
-    cp = lab.vm_exec("vm1", [labmod.PYTHON, "-c", _VICTIM, str(vm_port), str(queries), NAME,
+              lab.router_mac, vm.mac, svc.RESOLVER, VM1, forged, str(vm_port), name]
+    cp = lab.vm_exec("vm1", [labmod.PYTHON, "-c", _VICTIM, str(vm_port), str(queries), name,
                              svc.RESOLVER] + forger, timeout=90)
     for line in cp.stdout.splitlines():
         if line.startswith("RESULT "):
@@ -153,16 +157,18 @@ def test_sprayed_answers_for_every_query_id_teach_no_binding(ng):  # noqa: F811
     undo = _ttl1_dies(ng)
     try:
         with nc.Delta(ng) as d:
-            attack = _forge(ng, "spray", EVIL, VM_PORT, QUERIES)
+            attack = _forge(ng, "spray", NAME, EVIL, VM_PORT, QUERIES)
             # the spray reached namegate: nearly every answer of it was judged unsolicited
             d.wait({nc.blocked("vm1", "unsolicited"): 65536 * 9 // 10})
-        # control: the path's forger, which read namegate's port and ID, is taken
-        control = _forge(ng, "onpath", FORGED_CONTROL, VM_PORT - 1, 1)
+        # control: the path's forger, which read namegate's port and ID, is taken (for
+        # another name: NAME's queries in flight are as many as one question may have)
+        control = _forge(ng, "onpath", CONTROL_NAME, FORGED_CONTROL, VM_PORT - 1, 1)
     finally:
         undo()
     assert attack["forger"] == ["sprayed"], attack
     assert control["forger"][:1] == ["answered"], control
-    assert control["addresses"] == [FORGED_CONTROL] and bound(ng, NAME, FORGED_CONTROL), \
+    assert control["addresses"] == [FORGED_CONTROL] and \
+        bound(ng, CONTROL_NAME, FORGED_CONTROL), \
         f"control: an answer with the query's own port and ID was not taken: {control}"
     learned = bound(ng, NAME, EVIL)
     r = ng.curl("vm1", f"https://{NAME}/", insecure=True, timeout=5,
@@ -173,5 +179,57 @@ def test_sprayed_answers_for_every_query_id_teach_no_binding(ng):  # noqa: F811
         f"the VM read a sprayed answer (the query's port and ID guessed): {attack}"
     assert not r.ok and r.outcome == "connection refused", (r.outcome, r.stderr)
     # control: the real resolver's answer still teaches the real binding
-    real = resolve(ng, NAME)
+    real = resolve(ng, NAME)    # pypi.org's sprayed queries may still be in flight
     assert real != EVIL and bound(ng, NAME, real), bindings(ng, "vm1")
+
+
+# In vm1: argv[2] queries for argv[1] from port argv[3] with TTL 1, the rcodes read back.
+_FLOOD = r"""
+import json, socket, struct, sys
+name, n, port = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("", port))
+s.setsockopt(socket.IPPROTO_IP, socket.IP_TTL, 1)
+for i in range(n):
+    q = struct.pack(">HHHHHH", 0x5000 + i, 0x0100, 1, 0, 0, 0)
+    for label in name.split("."):
+        q += bytes([len(label)]) + label.encode()
+    s.sendto(q + b"\0" + struct.pack(">HH", 1, 1), (sys.argv[4], 53))
+rcodes = []
+s.settimeout(2)
+try:
+    while True:
+        rcodes.append(s.recv(4096)[3] & 15)
+except socket.timeout:
+    pass
+print(json.dumps(rcodes))
+"""
+
+
+def test_queries_of_one_question_in_flight_are_bounded(ng):  # noqa: F811
+    """The birthday attack (RFC 5452 s5): each query in flight is one more key a sprayed
+    answer may hit, so the VM keeps many of one question waiting. Past SAME_MAX of them
+    namegate answers SERVFAIL itself and forwards nothing; another question still goes."""
+    name, other, n = "files.pythonhosted.org", "github.com", 4 * SAME_MAX
+    undo = _ttl1_dies(ng)
+    try:
+        with inet_capture(ng) as cap, nc.Delta(ng) as d:
+            cp = ng.vm_exec("vm1", [labmod.PYTHON, "-c", _FLOOD, name, str(n), "997",
+                                    svc.RESOLVER], timeout=30)
+            more = ng.vm_exec("vm1", [labmod.PYTHON, "-c", _FLOOD, other, "1", "996",
+                                      svc.RESOLVER], timeout=30)
+            cap.sync()
+    finally:
+        undo()
+    rcodes = json.loads(cp.stdout)
+
+    def left(label):
+        return [p for p in cap.packets(src=VM1, proto=17, dport=53)
+                if label.encode() in p["payload"]]
+    assert len(left("pythonhosted")) == SAME_MAX, \
+        f"{len(left('pythonhosted'))} of {n} queries of one question forwarded at once " \
+        f"(rcodes back: {rcodes})"
+    assert rcodes == [2] * (n - SAME_MAX), rcodes
+    assert d[nc.blocked("vm1", "vm_limit")] >= n - SAME_MAX
+    # control: another question, asked meanwhile, left
+    assert json.loads(more.stdout) == [] and left("github"), more.stdout

@@ -22,6 +22,7 @@
 #include "dns_builder.h"
 #include "dp_dns_int.h"
 #include "dp_dns_pending.h"
+#include "dp_dns_pending_add.h"
 #include "dp_hash.h"
 #include "t_eal.h"
 
@@ -464,6 +465,50 @@ test_fresh_port_is_drawn(void **state)
 	dp_pending_free(t);
 }
 
+/*
+ * A VM's UDP queries of one question in flight are at most DP_PENDING_SAME_MAX (RFC 5452
+ * s5: each is one more key a forged answer may hit): past them the next is refused
+ * (vm_limit), while another question, another VM, or DNS over TCP (not counted) go; one
+ * answered, or all aged, make room again. A and AAAA of one name are two questions.
+ */
+static void
+test_same_question_bounded(void **state)
+{
+	struct dp_pending *t = dp_pending_create("t_pending_same", T_CAP, 4, SOCKET_ID_ANY);
+	int slot = dp_pending_same_slot(0x0123456789abcdefu, 1);
+	struct dp_pending_entry *e[DP_PENDING_SAME_MAX];
+	enum dp_reason why;
+	struct pkt out, back;
+	struct mb d;
+	struct dns_msg q;
+
+	(void)state;
+	assert_int_not_equal(slot, dp_pending_same_slot(0x0123456789abcdefu, 28));
+	assert_non_null(t);
+	t_parsed(&d, &q, 0x7777, "same");
+	t_query_pkts(&out, &back, 999);
+	for (unsigned int round = 0; round < 2; round++) {
+		for (unsigned int i = 0; i < DP_PENDING_SAME_MAX; i++)
+			assert_non_null(e[i] = dp_pending_add_in(t, &out, 1, &q, d.b, 0, false,
+			    slot, T_CAP, &why));
+		assert_null(dp_pending_add_in(t, &out, 1, &q, d.b, 0, false, slot, T_CAP, &why));
+		assert_int_equal(why, DP_REASON_VM_LIMIT);
+		assert_non_null(dp_pending_add_in(t, &out, 1, &q, d.b, 0, false, slot ^ 1, T_CAP,
+		    &why));
+		assert_non_null(dp_pending_add_in(t, &out, 2, &q, d.b, 0, false, slot, T_CAP,
+		    &why));
+		assert_non_null(dp_pending_add(t, &out, 1, &q, d.b, 0, true, T_CAP, &why));
+		dp_pending_del(t, e[3]);	/* answered: room for one */
+		assert_non_null(dp_pending_add_in(t, &out, 1, &q, d.b, 0, false, slot, T_CAP,
+		    &why));
+		assert_null(dp_pending_add_in(t, &out, 1, &q, d.b, 0, false, slot, T_CAP, &why));
+		/* aged, every one: the next round finds the count at zero */
+		assert_int_equal(dp_pending_age(t, DP_PENDING_SECONDS, T_CAP),
+		    DP_PENDING_SAME_MAX + 3);
+	}
+	dp_pending_free(t);
+}
+
 int
 main(void)
 {
@@ -474,6 +519,7 @@ main(void)
 		cmocka_unit_test(test_taken_id_keeps_the_first),
 		cmocka_unit_test(test_many_apart),
 		cmocka_unit_test(test_fresh_port_is_drawn),
+		cmocka_unit_test(test_same_question_bounded),
 	};
 
 	return T_EAL_RUN_AFTER("test_dp_dns_pending", "64", tests, dp_hash_init());

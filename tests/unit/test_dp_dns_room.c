@@ -289,6 +289,41 @@ test_query_leaves_from_a_drawn_port(void **state)
 }
 
 /*
+ * DP_PENDING_SAME_MAX queries of one question in flight go; the next is answered SERVFAIL
+ * and charged to the VM (vm_limit), not forwarded: each one in flight is one more key a
+ * forged answer may hit. One answered, one more goes.
+ */
+static void
+test_same_question_in_flight_bounded(void **state)
+{
+	uint64_t limit = w->vm_stats[0].blocked[DP_REASON_VM_LIMIT];
+	uint32_t id[DP_PENDING_SAME_MAX + 1];
+	struct mb d = { .len = 0 };
+
+	(void)state;
+	t_drain();
+	for (unsigned int i = 0; i < DP_PENDING_SAME_MAX; i++)
+		id[i] = t_ask("same");
+	mb_query(&d, 0x1234, "same", 4);
+	dp_pipeline_vm(w, t_frame(t_vm_mac, t_res_mac, t_vm_ip, t_res_ip, 40000, 53, &d));
+	assert_int_equal(w->tx[DP_PORT_UPLINK].n, 0);
+	assert_int_equal(w->tx[DP_PORT_VM].n, 1);
+	assert_int_equal(rte_pktmbuf_mtod(w->tx[DP_PORT_VM].pkts[0], const uint8_t *)[
+	    rte_pktmbuf_data_len(w->tx[DP_PORT_VM].pkts[0]) - d.len + 3] & 0xf, 2);
+	dp_tx_flush(w);
+	assert_int_equal(w->vm_stats[0].blocked[DP_REASON_VM_LIMIT], limit + 1);
+	t_answer(id[0], "same", 1);
+	assert_int_equal(w->tx[DP_PORT_VM].n, 1);
+	dp_tx_flush(w);
+	id[DP_PENDING_SAME_MAX] = t_ask("same");
+	for (unsigned int i = 1; i <= DP_PENDING_SAME_MAX; i++) {
+		t_answer(id[i], "same", 1);
+		dp_tx_flush(w);
+	}
+	t_drain();
+}
+
+/*
  * An answer giving the resolver's own address, or a VM's, binds neither (one probe of the
  * generation's address index answers both, dp_gen_addr_kind()): counted as rebind, and the
  * answer goes without it; the address after each (no VM's) still binds.
@@ -410,6 +445,7 @@ main(void)
 		cmocka_unit_test(test_answer_binds_the_judged_name),
 		cmocka_unit_test(test_answer_spelled_as_asked),
 		cmocka_unit_test(test_query_leaves_from_a_drawn_port),
+		cmocka_unit_test(test_same_question_in_flight_bounded),
 		cmocka_unit_test(test_query_label_not_a_hosts),
 		cmocka_unit_test(test_answer_own_addresses_not_bound),
 		/* last: new policies */
