@@ -14,6 +14,7 @@
 #include "dp_dns_pending_add.h"
 #include "dp_dns_qread.h"
 #include "dp_evt.h"
+#include "dp_hash.h"
 #include "dp_out.h"
 #include "sni/dns.h"
 #include "sni/frame.h"
@@ -171,7 +172,8 @@ dp_dns_query_refuse(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p
 }
 
 /*
- * The query q in m remembered and sent on, rewritten: with an ID of namegate's own. j (and
+ * The query q in m remembered and sent on, rewritten: with an ID and a source port of
+ * namegate's own, which an accomplice of the VM's cannot know to forge its answer. j (and
  * the name's text): its judgement, kept for the answer with the name's hash and budget,
  * which name NULL says j holds already. upper: the name may hold an upper-case letter
  * (dp_dns_query_read()).
@@ -183,10 +185,14 @@ dp_dns_query_send(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 {
 	struct dp_pending_entry *e;
 	enum dp_reason why;
+	uint64_t hash;
 	uint8_t *dns;
 
+	/* the name's hash counts its question in flight; unnamed (audited), its wire form's */
+	hash = !j->valid ? dp_hash_bytes(q->qname, q->qname_len) :
+	    name != NULL ? dp_name_hash(name, j->text_len) : j->hash;
 	if ((e = dp_pending_add_in(w->pending, p, vm, q, upper ? p->payload : NULL, w->now, false,
-	    w->gen->max_pending_per_vm, &why)) == NULL) {
+	    dp_pending_same_slot(hash, q->qtype), w->gen->max_pending_per_vm, &why)) == NULL) {
 		/* the VM asks again; at its quota the cost is its own, never a neighbour's */
 		dp_dns_refuse(w, m, p, q, DNS_RCODE_SERVFAIL);
 		return why == DP_REASON_VM_LIMIT ? dp_fate_block(why, DP_FATE_REPLY_NONE) :
@@ -196,7 +202,7 @@ dp_dns_query_send(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	if (j->valid) {
 		e->judged = *j;
 		if (name != NULL) {
-			e->judged.hash = dp_name_hash(name, j->text_len);
+			e->judged.hash = hash;
 			/* connections through the binding count in the name's budget */
 			e->judged.ports.budget = dp_budget_of_name(w->gen, vm, name,
 			    j->text_len);
@@ -204,7 +210,7 @@ dp_dns_query_send(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 	}
 	/* p->payload points into m: the rewrites are in place */
 	dns = (uint8_t *)(uintptr_t)p->payload;
-	frame_dns_udp_set_id(dns, e->key.id);
+	frame_dns_udp_set_id_port(dns, e->key.id, dns - 8, e->key.port);
 	/*
 	 * lower case: the resolver sees one question however the VM spelled it. A question
 	 * with no capital (its caps all zero) and no answer records is lower case already.

@@ -313,7 +313,8 @@ dp_dns_answer_udp(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, 
 		m->data_len = (uint16_t)(p->l3_off + ip_len);
 		m->pkt_len = m->data_len;
 	}
-	frame_dns_udp_set_id(dns, e->vm_id);
+	/* to the port and with the ID the VM sent its query with */
+	frame_dns_udp_set_id_port(dns, e->vm_id, dns - 6, e->vm_port);
 	/*
 	 * The VM's spelling, which 0x20 stubs compare byte for byte. In place and at the
 	 * same length: owners that are pointers to the question read it too, untouched.

@@ -17,13 +17,18 @@
 #include "sni/dns_edit.h"
 #include "sni/pkt.h"
 
-/* A forwarded query, keyed as its answer will come back: to the VM's port, from the resolver. */
+/*
+ * A forwarded query, keyed as its answer will come back: to the port it left from, with
+ * its ID, from the resolver. Over UDP both are namegate's, drawn at random (RFC 5452 s9.2:
+ * 32 bits an off-path forger must guess, where the VM's own port, which an accomplice may
+ * know, left 16); over TCP both are the VM's, in a connection the VM opened.
+ */
 struct dp_pending_key {
 	uint16_t vm;
 	uint8_t family;
 	uint8_t proto;
-	uint16_t vm_port;
-	uint16_t id;			/* namegate's, not the VM's */
+	uint16_t port;
+	uint16_t id;
 	uint8_t resolver[16];
 };
 
@@ -45,6 +50,8 @@ struct dp_pending_entry {
 	uint64_t expires;
 	uint32_t hash;			/* the index's hash of key (dp_flow_tab.h) */
 	uint16_t vm_id;			/* the ID the VM chose, restored in the answer */
+	uint16_t vm_port;		/* the port the VM sent from, restored in the answer */
+	int16_t same;			/* its question's slot in per_vm[].same, or -1 */
 	uint16_t qtype, qclass;
 	uint8_t qname_len;
 	bool in_use;
@@ -55,11 +62,30 @@ struct dp_pending_entry {
 	struct dp_dns_judged judged;	/* over UDP; not valid over TCP */
 };
 
-/* A VM's queries in flight on a worker, and the entry of the last one remembered. */
+#define DP_PENDING_SAME_SLOTS	256	/* a VM's questions in flight, counted by hash */
+#define DP_PENDING_SAME_MAX	8	/* UDP queries of one question a VM may have in flight */
+
+/*
+ * A VM's queries in flight on a worker, and the entry of the last one remembered. same:
+ * its UDP queries in flight by question (name and type), counted in the slot of the
+ * question's hash (dp_pending_same_slot()). Each one in flight is one more key a forged
+ * answer to that question may hit (RFC 5452 s5, the birthday attack): a VM holding its
+ * max_pending_per_vm of one question would take 10 of the 32 bits a forger must guess.
+ * Questions sharing a slot share its count, a bound no tighter than a few times the cap
+ * for a VM with a few hundred questions in flight.
+ */
 struct dp_pending_vm {
 	uint32_t n;
 	uint32_t last;
+	uint8_t same[DP_PENDING_SAME_SLOTS];
 };
+
+/* The slot of a question, from its name's dp_name_hash() (keyed: no VM aims at one). */
+static inline int
+dp_pending_same_slot(uint64_t name_hash, uint16_t qtype)
+{
+	return (int)((name_hash ^ qtype) & (DP_PENDING_SAME_SLOTS - 1));
+}
 
 /*
  * The flow table's index (dp_flow_tab.h) over an array of entries: a lookup reads a bucket
@@ -71,8 +97,8 @@ struct dp_pending {
 	uint32_t *free;			/* entries not in use, a stack of nfree */
 	uint32_t nfree;
 	uint32_t cap, cursor;
-	uint64_t rand;			/* rte_rand()'s bits not yet taken as IDs */
-	unsigned int rand_left;		/* IDs in them: four a call */
+	uint64_t rand;			/* rte_rand()'s bits not yet taken as keys */
+	unsigned int rand_left;		/* keys in them: two a call */
 	uint16_t nvms;
 	struct dp_pending_vm *per_vm;	/* by VM slot */
 };
@@ -80,13 +106,14 @@ struct dp_pending {
 /*
  * Remember q, sent by p (msg: the message q was parsed from, for the VM's spelling of the
  * name; NULL when the name holds no upper-case letter, its caps all zero), under a fresh
- * random ID, or (keep_id: DNS over TCP, where the query leaves as the
- * VM wrote it but for the name's case) under its own. NULL when the table is full or the ID
- * is taken (*why DP_REASON_ALLOWED), or when vm has max_per_vm queries in flight on this
- * worker (*why DP_REASON_VM_LIMIT).
+ * random ID and source port (the caller sends it with them: key.id, key.port), or
+ * (as_written: DNS over TCP, where the query leaves as the VM wrote it but for the name's
+ * case) under its own. NULL when the table is full or the key is taken (*why
+ * DP_REASON_ALLOWED), or when vm has max_per_vm queries in flight on this worker (*why
+ * DP_REASON_VM_LIMIT). The datagram's path counts its questions too: dp_pending_add_in().
  */
 struct dp_pending_entry *dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm,
-    const struct dns_msg *q, const uint8_t *msg, uint64_t now, bool keep_id,
+    const struct dns_msg *q, const uint8_t *msg, uint64_t now, bool as_written,
     uint32_t max_per_vm, enum dp_reason *why);
 
 /* Forget e (in t): every answer forgets its query. Inline: the call was a fifth of it. */
@@ -99,9 +126,11 @@ dp_pending_del(struct dp_pending *t, struct dp_pending_entry *e)
 	t->free[t->nfree++] = i;
 	e->in_use = false;
 	t->per_vm[e->key.vm].n--;
+	if (e->same >= 0)
+		t->per_vm[e->key.vm].same[e->same]--;
 }
 
-/* The query the answer a (in p, from a resolver to vm) answers: ID, ports, question. */
+/* The query the answer a (in p, from a resolver to vm) answers: ID, port, question. */
 struct dp_pending_entry *dp_pending_match(struct dp_pending *t, const struct pkt *p,
     uint16_t vm, const struct dns_msg *a);
 

@@ -1,6 +1,6 @@
 /*
  * The table of queries in flight (dp_dns_pending.h): each forwarded query remembered under
- * the ID it left with, until its answer comes back or it ages out.
+ * the ID and port it left with, until its answer comes back or it ages out.
  */
 #include <errno.h>
 #include <string.h>
@@ -74,9 +74,9 @@ dp_pending_age(struct dp_pending *t, uint64_t now, unsigned int budget)
 
 struct dp_pending_entry *
 dp_pending_add(struct dp_pending *t, const struct pkt *p, uint16_t vm, const struct dns_msg *q,
-    const uint8_t *msg, uint64_t now, bool keep_id, uint32_t max_per_vm, enum dp_reason *why)
+    const uint8_t *msg, uint64_t now, bool as_written, uint32_t max_per_vm, enum dp_reason *why)
 {
-	return dp_pending_add_in(t, p, vm, q, msg, now, keep_id, max_per_vm, why);
+	return dp_pending_add_in(t, p, vm, q, msg, now, as_written, -1, max_per_vm, why);
 }
 
 /*
@@ -135,7 +135,7 @@ dp_pending_match(struct dp_pending *t, const struct pkt *p, uint16_t vm, const s
 	k.vm = vm;
 	k.family = p->family;
 	k.proto = p->proto;
-	k.vm_port = p->dport;
+	k.port = p->dport;
 	k.id = a->id;
 	dp_pending_resolver(&k, p->family, p->src);
 	e = dp_pending_find(t, dp_pending_hash(t, &k), &k);

@@ -16,25 +16,34 @@
 #include "dp_hash.h"
 #include "sni/copy8.h"
 
-#define DP_ID_TRIES	4	/* fresh IDs tried when one is taken */
+#define DP_ID_TRIES	4	/* fresh keys tried when one is taken */
+#define DP_PENDING_PORT_MIN	1024	/* a query's port of namegate's: unprivileged */
 
 /*
- * A fresh query ID: unpredictable, so that nobody but the resolver can answer (RFC 5452
- * s9.2). Each of rte_rand()'s 64 bits is as unpredictable as the next, so one call gives
- * four IDs, where the call costs twice what the rest of choosing one does.
+ * A fresh query ID (low 16 bits) and source port (high 16, at least DP_PENDING_PORT_MIN):
+ * unpredictable, so that nobody but the resolver can answer (RFC 5452 s9.2), not even an
+ * accomplice who knows the VM's own port. Each of rte_rand()'s 64 bits is as unpredictable
+ * as the next, so one call gives two, where the call costs twice what the rest of choosing
+ * one does. A port below the minimum is drawn again (one draw in 64): every port of the
+ * range as likely as the next, which a remainder would not leave them.
  */
-static inline uint16_t
-dp_pending_fresh_id(struct dp_pending *t)
+static inline uint32_t
+dp_pending_fresh(struct dp_pending *t)
 {
-	if (t->rand_left == 0) {
-		t->rand = rte_rand();
-		t->rand_left = 4;
-	}
-	t->rand_left--;
-	return (uint16_t)(t->rand >> (16 * t->rand_left));
+	uint32_t r;
+
+	do {
+		if (t->rand_left == 0) {
+			t->rand = rte_rand();
+			t->rand_left = 2;
+		}
+		t->rand_left--;
+		r = (uint32_t)(t->rand >> (32 * t->rand_left));
+	} while ((r >> 16) < DP_PENDING_PORT_MIN);
+	return r;
 }
 
-/* Keyed: the VM chooses its ports (and over TCP its IDs), and must not aim them at a bucket. */
+/* Keyed: over TCP the VM chooses the key's port and ID, and must not aim them at a bucket. */
 static inline uint32_t
 dp_pending_hash(const struct dp_pending *t, const struct dp_pending_key *k)
 {
@@ -73,21 +82,25 @@ dp_pending_resolver(struct dp_pending_key *k, uint8_t family, const uint8_t *add
 
 /*
  * dp_pending_add() (dp_dns_int.h), inline for the datagram's path (dp_dns.c): every query
- * it forwards is remembered here, and the call and its spills were a tenth of it.
+ * it forwards is remembered here, and the call and its spills were a tenth of it. same:
+ * the question's slot (dp_pending_same_slot()), counted while the query is in flight, or
+ * -1 (dp_pending_add(): over TCP a forger must guess the stream too); with
+ * DP_PENDING_SAME_MAX of vm's in it, NULL and *why DP_REASON_VM_LIMIT.
  */
 static inline __attribute__((always_inline)) struct dp_pending_entry *
 dp_pending_add_in(struct dp_pending *t, const struct pkt *p, uint16_t vm,
-    const struct dns_msg *q, const uint8_t *msg, uint64_t now, bool keep_id,
+    const struct dns_msg *q, const uint8_t *msg, uint64_t now, bool as_written, int same,
     uint32_t max_per_vm, enum dp_reason *why)
 {
 	struct dp_ft_bucket *first;
 	struct dp_pending_entry *e;
 	struct dp_pending_key k;
-	uint32_t h, i;
+	uint32_t h, i, r;
 	int s;
 
 	*why = DP_REASON_ALLOWED;
-	if (vm > t->nvms || t->per_vm[vm].n >= max_per_vm) {
+	if (vm > t->nvms || t->per_vm[vm].n >= max_per_vm ||
+	    (same >= 0 && t->per_vm[vm].same[same] >= DP_PENDING_SAME_MAX)) {
 		*why = DP_REASON_VM_LIMIT;
 		return NULL;
 	}
@@ -95,15 +108,20 @@ dp_pending_add_in(struct dp_pending *t, const struct pkt *p, uint16_t vm,
 	k.vm = vm;
 	k.family = p->family;
 	k.proto = p->proto;
-	k.vm_port = p->sport;
+	k.port = p->sport;
+	k.id = q->id;
 	dp_pending_resolver(&k, p->family, p->dst);
 	for (int try = 0; try < DP_ID_TRIES; try++) {
-		k.id = keep_id ? q->id : dp_pending_fresh_id(t);
+		if (!as_written) {
+			r = dp_pending_fresh(t);
+			k.id = (uint16_t)r;
+			k.port = (uint16_t)(r >> 16);
+		}
 		/* hashed once: found, placed, and removed under it */
 		h = dp_pending_hash(t, &k);
 		if (dp_pending_find(t, h, &k) != NULL) {
-			/* the ID is taken: that query's entry stays as it is */
-			if (keep_id)
+			/* the key is taken: that query's entry stays as it is */
+			if (as_written)
 				return NULL;
 			continue;
 		}
@@ -115,6 +133,8 @@ dp_pending_add_in(struct dp_pending *t, const struct pkt *p, uint16_t vm,
 		e->hash = h;
 		e->expires = now + DP_PENDING_SECONDS;
 		e->vm_id = q->id;
+		e->vm_port = p->sport;
+		e->same = (int16_t)same;
 		e->qtype = q->qtype;
 		e->qclass = q->qclass;
 		e->qname_len = q->qname_len;
@@ -137,6 +157,8 @@ dp_pending_add_in(struct dp_pending *t, const struct pkt *p, uint16_t vm,
 		t->nfree--;
 		t->per_vm[vm].n++;
 		t->per_vm[vm].last = i;
+		if (same >= 0)
+			t->per_vm[vm].same[same]++;
 		e->in_use = true;
 		return e;
 	}

@@ -8,7 +8,8 @@
  * (the answer may bind what the frame connects to), an answer whose query has not been
  * forwarded yet. So independent connections share bursts, as they do at line rate, and no
  * connection sees its frames reordered. An answer carries the ID namegate gave its query,
- * read off the uplink's tx ring, as a resolver's would; answers to queries namegate refused
+ * and goes to the port namegate sent it from, both read off the uplink's tx ring, as a
+ * resolver's would; answers to queries namegate refused
  * are not sent (no resolver saw them). Each pass moves every rotating port (fixing
  * checksums), so a pass opens new flows.
  */
@@ -41,7 +42,8 @@ struct bench_loop {
 	uint32_t pass;			/* passes begun: how far ports are rotated */
 	enum bench_drv drv;		/* BENCH_NG: namegate's worker, else a baseline */
 	struct bench_pass *acc;
-	uint16_t *fwd_id;		/* by query: the ID namegate gave it ... */
+	uint16_t *fwd_id;		/* by query: the ID namegate gave it, ... */
+	uint16_t *fwd_port;		/* ... the port it sent it from ... */
 	uint32_t *fwd_pass;		/* ... in this pass (pass number) */
 	uint32_t *qbatch;		/* by query: the batch it is in (batch number) */
 	uint8_t *skip;			/* by answer: its query was refused in the last pass */
@@ -101,12 +103,13 @@ bench_loop_new(struct bench *b, const struct bench_trace *t)
 	l->b = b;
 	l->t = t;
 	l->fwd_id = calloc(t->n, sizeof(*l->fwd_id));
+	l->fwd_port = calloc(t->n, sizeof(*l->fwd_port));
 	l->fwd_pass = calloc(t->n, sizeof(*l->fwd_pass));
 	l->qbatch = calloc(t->n, sizeof(*l->qbatch));
 	l->skip = calloc(t->n, sizeof(*l->skip));
 	l->sent = calloc(t->n, sizeof(*l->sent));
-	if (l->fwd_id == NULL || l->fwd_pass == NULL || l->qbatch == NULL || l->skip == NULL ||
-	    l->sent == NULL) {
+	if (l->fwd_id == NULL || l->fwd_port == NULL || l->fwd_pass == NULL ||
+	    l->qbatch == NULL || l->skip == NULL || l->sent == NULL) {
 		bench_loop_free(l);
 		return NULL;
 	}
@@ -119,6 +122,7 @@ bench_loop_free(struct bench_loop *l)
 	if (l == NULL)
 		return;
 	free(l->fwd_id);
+	free(l->fwd_port);
 	free(l->fwd_pass);
 	free(l->qbatch);
 	free(l->skip);
@@ -155,14 +159,20 @@ bench_make(struct bench_loop *l, uint32_t i)
 		bench_patch16(l4 + 4, (uint16_t)(seq >> 16), csum, false);
 		bench_patch16(l4 + 6, (uint16_t)seq, csum, false);
 	}
-	if (f->kind == BF_ANSWER && l->drv == BENCH_NG && f->query >= 0)
+	if (f->kind == BF_ANSWER && l->drv == BENCH_NG && f->query >= 0) {
 		frame_dns_rewrite_id(l4, l4 + 8, l->fwd_id[f->query]);
+		bench_patch16(l4 + 2, l->fwd_port[f->query], csum, udp);
+	}
 	if (l->b->csum_offload)
 		m->ol_flags |= RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD;
 	return m;
 }
 
-/* A query namegate forwarded: which of this batch's it is, and the ID it now has. */
+/*
+ * A query namegate forwarded: which of this batch's it is, and the ID and port it now has.
+ * Both are namegate's: of the batch's queries with its addresses and message, the first
+ * not yet found (namegate forwards them in order).
+ */
 static void
 bench_note_query(struct bench_loop *l, const struct pkt *p)
 {
@@ -173,10 +183,10 @@ bench_note_query(struct bench_loop *l, const struct pkt *p)
 		if (pkt_decode(q->data, q->len, &qp) != PKT_OK || qp.payload_len != p->payload_len ||
 		    memcmp(qp.dst, p->dst, 16) != 0 || memcmp(qp.src, p->src, 16) != 0 ||
 		    memcmp(qp.payload + 2, p->payload + 2, p->payload_len - 2) != 0 ||
-		    (q->rotate && l->pass > 1 ? bench_rotated(qp.sport, l->pass - 1) : qp.sport) !=
-		    p->sport)
+		    l->fwd_pass[l->bq[k]] == l->pass)
 			continue;
 		l->fwd_id[l->bq[k]] = bench_rd16(p->payload);
+		l->fwd_port[l->bq[k]] = p->sport;
 		l->fwd_pass[l->bq[k]] = l->pass;
 		return;
 	}

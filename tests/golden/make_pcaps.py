@@ -24,10 +24,11 @@ and so on:
   3 (vm)  what the answers opened: connections to bound addresses, TLS ClientHellos
   4 (up)  server traffic on allowed and on cut flows
 
-DNS answers must carry the ID namegate put in the forwarded query, which is random: the
-answer frames hold the VM's own query ID as a placeholder and a "patch" entry in
-frames.json (dns_id: "vm.pcap:N" = use the ID namegate forwarded vm.pcap:N with;
-dns_id_not: "vm.pcap:N" = keep the placeholder, unless namegate happened to pick it).
+DNS answers must carry the ID namegate put in the forwarded query, which is random, and
+over UDP go to the port it sent it from, random too: the answer frames hold the VM's own
+query ID and port as placeholders and a "patch" entry in frames.json (dns_id: "vm.pcap:N"
+= use the ID and port namegate forwarded vm.pcap:N with; dns_id_not: "vm.pcap:N" = keep
+the placeholders, but for an ID namegate happened to pick).
 The test applies the patch just before it feeds the frame.
 """
 import json

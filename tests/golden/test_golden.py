@@ -22,18 +22,19 @@ How a run goes
   with what it has, and the next record is read normally the next time. A breaker only
   ever shortens a burst, so extra ones are harmless.
 
-  DNS answers must carry the query ID namegate chose (randomly) for the forwarded query:
-  the test reads it from up_out.pcap after phase 1 and patches the answers of phase 2
-  (make_pcaps.py's "patch" entries). That is what lets the test learn bindings and judge
-  SNI on binding-admitted flows. Likewise a DNS over TCP connection's sequence numbers
-  leave shifted by an offset namegate draws at its SYN: the test reads it off the SYN as it
-  left, patches the resolver's ACKs of phase 2 with it, and shifts the VM's segments back
-  before it compares them.
+  DNS answers must carry the query ID namegate chose (randomly) for the forwarded query,
+  and over UDP go to the source port it chose with it: the test reads both from
+  up_out.pcap after phase 1 and patches the answers of phase 2 (make_pcaps.py's "patch"
+  entries). That is what lets the test learn bindings and judge SNI on binding-admitted
+  flows. Likewise a DNS over TCP connection's sequence numbers leave shifted by an offset
+  namegate draws at its SYN: the test reads it off the SYN as it left, patches the
+  resolver's ACKs of phase 2 with it, and shifts the VM's segments back before it compares
+  them.
 
 How a verdict is derived, for each input frame (see derive())
-  forward          its bytes came out of the other port unchanged (DNS: all but the ID
-                   and the UDP/TCP checksum; a forwarded answer must carry the VM's own
-                   query ID again)
+  forward          its bytes came out of the other port unchanged (DNS: all but the ID,
+                   the UDP/TCP checksum and over UDP the VM's port; a forwarded answer
+                   must carry the VM's own query ID and go to the VM's own port again)
   reply:<kinds>    namegate answered the sender itself, on the port the frame came in by:
                    rst (reversed addresses and ports; seq = its ack, or ack = its seq +
                    length; segments sharing an ack: the last one sent), icmp-unreachable
@@ -211,10 +212,18 @@ def dns_offset(f):
     return start if start + 12 <= f.end else None
 
 
+def _vm_port_off(f):
+    """Where the VM-side port of a UDP DNS frame is (the one namegate draws for a query
+    and restores in its answer), or None: over TCP the ports stay the VM's."""
+    if f.proto != 17:
+        return None
+    return f.l4 + (0 if f.dport == 53 else 2)
+
+
 def normalised(b):
-    """b with the DNS ID and the L4 checksum zeroed when it is DNS: namegate rewrites
-    query IDs on the way out and restores them on the way back (and, over TCP, shifts the
-    sequence numbers: unshifted())."""
+    """b with the DNS ID, the L4 checksum and over UDP the VM-side port zeroed when it is
+    DNS: namegate rewrites query IDs and UDP source ports on the way out and restores them
+    on the way back (and, over TCP, shifts the sequence numbers: unshifted())."""
     f = parse(b)
     off = dns_offset(f)
     if off is None and not (f.proto == 6 and 53 in (f.sport, f.dport)):
@@ -224,6 +233,9 @@ def normalised(b):
         nb[off:off + 2] = b"\0\0"
     c = _csum_off(f)
     nb[c:c + 2] = b"\0\0"
+    p = _vm_port_off(f)
+    if p is not None:
+        nb[p:p + 2] = b"\0\0"
     return bytes(nb)
 
 
@@ -272,11 +284,21 @@ def with_ack_shifted(b, deltas):
     return bytes(nb)
 
 
-def with_dns_id(b, qid):
+def vm_port(b):
+    f = parse(b)
+    p = _vm_port_off(f)
+    return None if p is None or dns_offset(f) is None else struct.unpack("!H", b[p:p + 2])[0]
+
+
+def with_dns_id(b, qid, port=None):
+    """b with DNS ID qid and (port not None: UDP) the VM-side port port, summed again."""
     f = parse(b)
     off = dns_offset(f)
     nb = bytearray(b)
     nb[off:off + 2] = struct.pack("!H", qid)
+    if port is not None:
+        p = _vm_port_off(f)
+        nb[p:p + 2] = struct.pack("!H", port)
     c = _csum_off(f)
     nb[c:c + 2] = b"\0\0"
     s = _csum(_pseudo(f, f.end - f.l4) + bytes(nb[f.l4:f.end]))
@@ -335,8 +357,8 @@ def dns_parse(msg):
 
 def _edited_answer(f, ups):
     """(input, kind) when output frame f (to a VM) is an uplink answer namegate edited: from
-    the same resolver and port to the same VM and port, with the VM's own ID (what the
-    input carried before the test patched it) and the same question."""
+    the same resolver and port to the same VM and the VM's own port, with the VM's own ID
+    (what the input carried before the test patched it) and the same question."""
     msg = dns_msg(f)
     if msg is None or f.sport != 53:
         return None, None
@@ -344,7 +366,7 @@ def _edited_answer(f, ups):
     for inp in ups:
         m = dns_msg(inp.f)
         if (m is None or inp.f.src != f.src or inp.f.dst != f.dst or inp.f.sport != f.sport
-                or inp.f.dport != f.dport or dns_id(inp.orig) != out.id):
+                or parse(inp.orig).dport != f.dport or dns_id(inp.orig) != out.id):
             continue
         a = dns_parse(m)
         if a.qr and out.qr and a.questions == out.questions:
@@ -419,6 +441,8 @@ def derive(inputs, outs):
                     flags[inp.name].add("bad-checksum")
                 if port == "vm" and dns_offset(f) is not None and dns_id(b) != dns_id(inp.orig):
                     flags[inp.name].add("id-not-restored")
+                if port == "vm" and vm_port(b) != vm_port(inp.orig):
+                    flags[inp.name].add("port-not-restored")
                 continue
             inp, kind = _edited_answer(f, [i for i in inputs if i.side == "up"]) \
                 if port == "vm" else (None, None)
@@ -804,18 +828,18 @@ def run_golden(work):
 
 
 def apply_patch(b, patch, queries, deltas):
-    """Give a DNS answer the ID namegate chose for its query, and a resolver's segment over
-    TCP the ACK of the VM's numbers as namegate shifted them (make_pcaps.py's patches).
-    queries: {VM-side input name: the DNS ID it left the uplink port with}; deltas:
-    modulation()."""
+    """Give a DNS answer the ID namegate chose for its query, and over UDP the port it sent
+    it from, and a resolver's segment over TCP the ACK of the VM's numbers as namegate
+    shifted them (make_pcaps.py's patches). queries: {VM-side input name: (the DNS ID it
+    left the uplink port with, its VM-side port there)}; deltas: modulation()."""
     for how, ref in (patch or {}).items():
         if how == "tcp_ack":
             b = with_ack_shifted(b, deltas)
             continue
         assert ref in queries, f"{ref} was not forwarded, so {how} cannot be patched"
-        want, own = queries[ref], dns_id(b)
+        (want, port), own = queries[ref], dns_id(b)
         if how == "dns_id":
-            b = with_dns_id(b, want)
+            b = with_dns_id(b, want, port)
         elif how == "dns_id_not":
             b = b if own != want else with_dns_id(b, own ^ 0x8000)
         else:
@@ -824,8 +848,8 @@ def apply_patch(b, patch, queries, deltas):
 
 
 def forwarded_queries(run, inputs):
-    """{input name: DNS ID as forwarded} for the VM-side DNS frames in up_out.pcap, and
-    the DNS over TCP connections' offsets (modulation())."""
+    """{input name: (DNS ID, UDP source port or None) as forwarded} for the VM-side DNS
+    frames in up_out.pcap, and the DNS over TCP connections' offsets (modulation())."""
     by_norm = {normalised(i.raw): i.name for i in inputs
                if i.side == "vm" and dns_offset(i.f) is not None}
     out = {}
@@ -834,7 +858,7 @@ def forwarded_queries(run, inputs):
     for b in ups:
         name = by_norm.get(normalised(unshifted(b, deltas)))
         if name is not None:
-            out[name] = dns_id(b)
+            out[name] = (dns_id(b), vm_port(b))
     return out, deltas
 
 

@@ -58,15 +58,16 @@ static struct dp_worker *w;
 
 /*
  * VM slot vm asks label.example.com (qtype, qclass): the ID namegate gave the query on its
- * way to the resolver, or -1 when it did not go (the VM got the refusal).
+ * way to the resolver (low 16 bits) and the port it sent it from (the 16 above), or -1
+ * when it did not go (the VM got the refusal).
  */
-static int
+static long
 t_ask(unsigned int vm, const char *label, uint16_t qtype, uint16_t qclass)
 {
 	struct mb d = { .len = 0 };
 	struct dp_txbuf *t = &w->tx[DP_PORT_UPLINK];
 	struct pkt p;
-	int id;
+	long id;
 
 	mb_query(&d, 0x1234, label, strlen(label));
 	d.b[d.len - 4] = (uint8_t)(qtype >> 8);		/* the question's type and class */
@@ -84,29 +85,29 @@ t_ask(unsigned int vm, const char *label, uint16_t qtype, uint16_t qclass)
 	assert_int_equal(w->tx[DP_PORT_VM].n, 0);
 	assert_int_equal(pkt_decode(rte_pktmbuf_mtod(t->pkts[0], const uint8_t *),
 	    rte_pktmbuf_data_len(t->pkts[0]), &p), PKT_OK);
-	id = p.payload[0] << 8 | p.payload[1];
+	id = (long)p.sport << 16 | p.payload[0] << 8 | p.payload[1];
 	dp_tx_flush(w);			/* net_null takes it */
 	return id;
 }
 
-static int
+static long
 t_ask_a(unsigned int vm, const char *label)
 {
 	return t_ask(vm, label, T_TYPE_A, T_CLASS_IN);
 }
 
 /*
- * The resolver answers VM slot vm's query id for label.example.com of qtype (A or AAAA)
- * with one address of that type.
+ * The resolver answers VM slot vm's query id (t_ask()'s) for label.example.com of qtype
+ * (A or AAAA) with one address of that type.
  */
 static void
-t_answer(unsigned int vm, int id, const char *label, uint16_t qtype)
+t_answer(unsigned int vm, long id, const char *label, uint16_t qtype)
 {
 	static const uint8_t addr[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
 	struct mb d = { .len = 0 };
 
 	assert_true(id >= 0);
-	mb_u16(&d, (unsigned int)id);
+	mb_u16(&d, (unsigned int)(id & 0xffff));
 	mb_u16(&d, 0x8180);
 	mb_u16(&d, 1);
 	mb_u16(&d, 1);
@@ -122,7 +123,7 @@ t_answer(unsigned int vm, int id, const char *label, uint16_t qtype)
 	mb_bytes(&d, qtype == T_TYPE_A ? (const uint8_t[]){ 203, 0, 113, 1 } : addr,
 	    qtype == T_TYPE_A ? 4 : 16);
 	dp_pipeline_uplink(w, dpf_udp4(&ctx, t_res_mac, t_vm_mac[vm], t_res_ip, t_vm_ip[vm], 53,
-	    40000, &d));
+	    (uint16_t)(id >> 16), &d));
 	assert_int_equal(w->tx[DP_PORT_VM].n, 1);
 	dp_tx_flush(w);
 }
@@ -142,7 +143,7 @@ test_again_goes_and_binds(void **state)
 {
 	static struct dp_evt out[8];
 	uint64_t allowed = w->vm_stats[0].dns_allowed;
-	int id;
+	long id;
 
 	(void)state;
 	t_drain();
@@ -189,7 +190,7 @@ test_again_only_the_same_name(void **state)
 static void
 test_again_only_the_same_vm(void **state)
 {
-	int id;
+	long id;
 
 	(void)state;
 	id = t_ask_a(0, "p");

@@ -1,7 +1,8 @@
 /*
  * dataplane/worker/dp_dns_pending.c, the table of DNS queries in flight, held to a model:
  * a plain list of what was remembered. Thousands of random steps (queries added under
- * fresh IDs or their own, answers matched by key and question, entries deleted and aged)
+ * fresh IDs and ports or their own, answers matched by key and question, entries deleted
+ * and aged)
  * and after each the table says what the list says: the same entries found, the same
  * refused (an ID taken, a VM at its share, the table at its cap), the same counts per VM.
  * A small table filled to its cap puts keys in both buckets of the index.
@@ -21,6 +22,7 @@
 #include "dns_builder.h"
 #include "dp_dns_int.h"
 #include "dp_dns_pending.h"
+#include "dp_dns_pending_add.h"
 #include "dp_hash.h"
 #include "t_eal.h"
 
@@ -73,7 +75,7 @@ t_query(struct t_model *m, uint16_t vm, uint16_t sport, uint8_t res, uint16_t id
 	memcpy(m->msg + DNS_HDR_LEN, m->q.qname, m->q.qname_len);
 }
 
-/* The answer to m's query as it comes back: to the VM's port, from the resolver. */
+/* The answer to m's query as it comes back: to the port it left from, from the resolver. */
 static void
 t_answer(const struct t_model *m, struct pkt *back, struct dns_msg *a)
 {
@@ -81,18 +83,18 @@ t_answer(const struct t_model *m, struct pkt *back, struct dns_msg *a)
 	memcpy(back->src, m->out.dst, 4);
 	memcpy(back->dst, m->out.src, 4);
 	back->sport = 53;
-	back->dport = m->out.sport;
+	back->dport = m->e->key.port;
 	*a = m->q;
 	a->qr = true;
 	a->id = m->e->key.id;
 }
 
-/* Is there a live entry of the model with vm's key (sport, res, id)? */
+/* Is there a live entry of the model with vm's key (port, res, id)? */
 static bool
-t_model_has(uint16_t vm, uint16_t sport, uint8_t res, uint16_t id)
+t_model_has(uint16_t vm, uint16_t port, uint8_t res, uint16_t id)
 {
 	for (unsigned int i = 0; i < T_CAP; i++)
-		if (model[i].live && model[i].e->key.vm == vm && model[i].out.sport == sport &&
+		if (model[i].live && model[i].e->key.vm == vm && model[i].e->key.port == port &&
 		    model[i].out.dst[3] == res && model[i].e->key.id == id)
 			return true;
 	return false;
@@ -113,6 +115,7 @@ static void
 t_add(struct dp_pending *t, uint64_t now)
 {
 	uint16_t vm = (uint16_t)(rand() % (T_VMS + 2));	/* one past the table's VMs */
+	/* ports below the range namegate draws from: a kept key never meets a drawn one */
 	uint16_t sport = (uint16_t)(1000 + rand() % 4), id = (uint16_t)(rand() % 8);
 	uint8_t res = (uint8_t)(1 + rand() % 2);
 	bool keep_id = rand() % 2 == 0;
@@ -144,10 +147,14 @@ t_add(struct dp_pending *t, uint64_t now)
 	}
 	assert_int_equal(e->key.vm, vm);
 	assert_int_equal(e->vm_id, id);
-	if (keep_id)
+	assert_int_equal(e->vm_port, sport);
+	if (keep_id) {
 		assert_int_equal(e->key.id, id);
-	else
-		assert_false(t_model_has(vm, sport, res, e->key.id));
+		assert_int_equal(e->key.port, sport);
+	} else {
+		assert_true(e->key.port >= 1024);
+		assert_false(t_model_has(vm, e->key.port, res, e->key.id));
+	}
 	for (unsigned int i = 0; i < T_CAP; i++) {
 		assert_false(model[i].live && model[i].e == e);
 		if (!model[i].live && free_at == T_CAP)
@@ -175,7 +182,8 @@ t_check(struct dp_pending *t)
 		t_answer(&model[i], &back, &a);
 		assert_ptr_equal(dp_pending_match(t, &back, model[i].e->key.vm, &a), model[i].e);
 		a.id ^= 0x100;	/* above every ID the steps give a query of their own */
-		if (!t_model_has(model[i].e->key.vm, model[i].out.sport, model[i].out.dst[3], a.id))
+		if (!t_model_has(model[i].e->key.vm, model[i].e->key.port, model[i].out.dst[3],
+		    a.id))
 			assert_null(dp_pending_match(t, &back, model[i].e->key.vm, &a));
 		a.id ^= 0x100;
 		a.qtype ^= 3;	/* A and AAAA swapped: another question on the same key */
@@ -393,7 +401,7 @@ test_many_apart(void **state)
 	assert_non_null(t);
 	t_parsed(&d, &q, 0x4321, "many");
 	for (unsigned int i = 0; i < T_MANY; i++) {
-		t_query_pkts(&out, &back, (uint16_t)(30000 + i % 4));	/* IDs tell them apart */
+		t_query_pkts(&out, &back, (uint16_t)(30000 + i % 4));	/* drawn keys: apart */
 		assert_non_null(e[i] = dp_pending_add(t, &out, 1, &q, d.b, 0, false, T_CAP,
 		    &why));
 		assert_int_equal(e[i]->vm_id, 0x4321);
@@ -404,10 +412,99 @@ test_many_apart(void **state)
 	for (unsigned int i = 0; i < T_MANY; i++) {
 		struct dns_msg a = q;
 
-		t_query_pkts(&out, &back, (uint16_t)(30000 + i % 4));
+		t_query_pkts(&out, &back, e[i]->key.port);
 		a.qr = true;
 		a.id = e[i]->key.id;
 		assert_ptr_equal(dp_pending_match(t, &back, 1, &a), e[i]);
+	}
+	dp_pending_free(t);
+}
+
+/*
+ * A query's port is namegate's, drawn with its ID (RFC 5452 s9.2): an accomplice of the
+ * VM's that knows the port it sent from, and tries every ID there, finds no query; the
+ * answer to the port the query left from does, and the VM's port is kept to restore.
+ * Every port drawn is unprivileged, and the draws spread over the range.
+ */
+static void
+test_fresh_port_is_drawn(void **state)
+{
+	struct dp_pending *t = dp_pending_create("t_pending_port", 1024, 4, SOCKET_ID_ANY);
+	unsigned int low_half = 0, same = 0;
+	struct dns_msg q, a;
+	struct pkt out, back;
+	struct mb d;
+	enum dp_reason why;
+
+	(void)state;
+	t_parsed(&d, &q, 0x5151, "spray");
+	assert_non_null(t);
+	for (unsigned int n = 0; n < 4000; n++) {
+		struct dp_pending_entry *e;
+
+		t_query_pkts(&out, &back, 999);
+		assert_non_null(e = dp_pending_add(t, &out, 2, &q, d.b, 0, false, 1024, &why));
+		assert_int_equal(e->vm_port, 999);
+		assert_true(e->key.port >= 1024);
+		low_half += e->key.port < 1024 + (65536 - 1024) / 2;
+		same += e->key.port == 999;
+		a = q;
+		a.qr = true;
+		if (n < 16)	/* the spray: every ID at the VM's port */
+			for (uint32_t id = 0; id <= 0xffff; id++) {
+				a.id = (uint16_t)id;
+				assert_null(dp_pending_match(t, &back, 2, &a));
+			}
+		a.id = e->key.id;
+		back.dport = e->key.port;
+		assert_ptr_equal(dp_pending_match(t, &back, 2, &a), e);
+		dp_pending_del(t, e);
+	}
+	assert_int_equal(same, 0);
+	assert_true(low_half > 1800 && low_half < 2200);
+	dp_pending_free(t);
+}
+
+/*
+ * A VM's UDP queries of one question in flight are at most DP_PENDING_SAME_MAX (RFC 5452
+ * s5: each is one more key a forged answer may hit): past them the next is refused
+ * (vm_limit), while another question, another VM, or DNS over TCP (not counted) go; one
+ * answered, or all aged, make room again. A and AAAA of one name are two questions.
+ */
+static void
+test_same_question_bounded(void **state)
+{
+	struct dp_pending *t = dp_pending_create("t_pending_same", T_CAP, 4, SOCKET_ID_ANY);
+	int slot = dp_pending_same_slot(0x0123456789abcdefu, 1);
+	struct dp_pending_entry *e[DP_PENDING_SAME_MAX];
+	enum dp_reason why;
+	struct pkt out, back;
+	struct mb d;
+	struct dns_msg q;
+
+	(void)state;
+	assert_int_not_equal(slot, dp_pending_same_slot(0x0123456789abcdefu, 28));
+	assert_non_null(t);
+	t_parsed(&d, &q, 0x7777, "same");
+	t_query_pkts(&out, &back, 999);
+	for (unsigned int round = 0; round < 2; round++) {
+		for (unsigned int i = 0; i < DP_PENDING_SAME_MAX; i++)
+			assert_non_null(e[i] = dp_pending_add_in(t, &out, 1, &q, d.b, 0, false,
+			    slot, T_CAP, &why));
+		assert_null(dp_pending_add_in(t, &out, 1, &q, d.b, 0, false, slot, T_CAP, &why));
+		assert_int_equal(why, DP_REASON_VM_LIMIT);
+		assert_non_null(dp_pending_add_in(t, &out, 1, &q, d.b, 0, false, slot ^ 1, T_CAP,
+		    &why));
+		assert_non_null(dp_pending_add_in(t, &out, 2, &q, d.b, 0, false, slot, T_CAP,
+		    &why));
+		assert_non_null(dp_pending_add(t, &out, 1, &q, d.b, 0, true, T_CAP, &why));
+		dp_pending_del(t, e[3]);	/* answered: room for one */
+		assert_non_null(dp_pending_add_in(t, &out, 1, &q, d.b, 0, false, slot, T_CAP,
+		    &why));
+		assert_null(dp_pending_add_in(t, &out, 1, &q, d.b, 0, false, slot, T_CAP, &why));
+		/* aged, every one: the next round finds the count at zero */
+		assert_int_equal(dp_pending_age(t, DP_PENDING_SECONDS, T_CAP),
+		    DP_PENDING_SAME_MAX + 3);
 	}
 	dp_pending_free(t);
 }
@@ -421,6 +518,8 @@ main(void)
 		cmocka_unit_test(test_v6_resolver_whole),
 		cmocka_unit_test(test_taken_id_keeps_the_first),
 		cmocka_unit_test(test_many_apart),
+		cmocka_unit_test(test_fresh_port_is_drawn),
+		cmocka_unit_test(test_same_question_bounded),
 	};
 
 	return T_EAL_RUN_AFTER("test_dp_dns_pending", "64", tests, dp_hash_init());

@@ -58,32 +58,35 @@ t_frame(const uint8_t *smac, const uint8_t *dmac, const uint8_t *sip, const uint
 	return dpf_udp4(&ctx, smac, dmac, sip, dip, sport, dport, d);
 }
 
-/* The VM asks label.example.com; the ID namegate gave the query on its way out. */
-static uint16_t
+/*
+ * The VM asks label.example.com; the ID namegate gave the query on its way out (low 16
+ * bits) and the port it sent it from (high 16), where its answer is to come.
+ */
+static uint32_t
 t_ask(const char *label)
 {
 	struct mb d = { .len = 0 };
 	struct dp_txbuf *t = &w->tx[DP_PORT_UPLINK];
 	struct pkt p;
-	uint16_t id;
+	uint32_t id;
 
 	mb_query(&d, 0x1234, label, strlen(label));
 	dp_pipeline_vm(w, t_frame(t_vm_mac, t_res_mac, t_vm_ip, t_res_ip, 40000, 53, &d));
 	assert_int_equal(t->n, 1);
 	assert_int_equal(pkt_decode(rte_pktmbuf_mtod(t->pkts[0], const uint8_t *),
 	    rte_pktmbuf_data_len(t->pkts[0]), &p), PKT_OK);
-	id = (uint16_t)(p.payload[0] << 8 | p.payload[1]);
+	id = (uint32_t)p.sport << 16 | (uint32_t)(p.payload[0] << 8 | p.payload[1]);
 	dp_tx_flush(w);			/* net_null takes it */
 	return id;
 }
 
-/* The resolver answers query id with naddrs A records, first (host order) on. */
+/* The resolver answers query id (t_ask()'s) with naddrs A records, first (host order) on. */
 static void
-t_answer_at(uint16_t id, const char *label, unsigned int naddrs, uint32_t first)
+t_answer_at(uint32_t id, const char *label, unsigned int naddrs, uint32_t first)
 {
 	struct mb d = { .len = 0 };
 
-	mb_u16(&d, id);
+	mb_u16(&d, id & 0xffff);
 	mb_u16(&d, 0x8180);
 	mb_u16(&d, 1);
 	mb_u16(&d, naddrs);
@@ -98,12 +101,13 @@ t_answer_at(uint16_t id, const char *label, unsigned int naddrs, uint32_t first)
 		mb_u16(&d, 4);
 		mb_u32(&d, first + i);
 	}
-	dp_pipeline_uplink(w, t_frame(t_res_mac, t_vm_mac, t_res_ip, t_vm_ip, 53, 40000, &d));
+	dp_pipeline_uplink(w, t_frame(t_res_mac, t_vm_mac, t_res_ip, t_vm_ip, 53,
+	    (uint16_t)(id >> 16), &d));
 }
 
 /* The resolver answers query id with naddrs A records, 203.0.113.1 on. */
 static void
-t_answer(uint16_t id, const char *label, unsigned int naddrs)
+t_answer(uint32_t id, const char *label, unsigned int naddrs)
 {
 	t_answer_at(id, label, naddrs, 0xcb007101u);
 }
@@ -137,7 +141,7 @@ test_full_ring_refuses_the_answer(void **state)
 	static const uint8_t zero[12];
 	uint64_t vm_tx = w->port_pkts[DP_PORT_VM][1];
 	struct dp_evt out[4];
-	uint16_t id;
+	uint32_t id;
 
 	(void)state;
 	id = t_ask("a");
@@ -174,7 +178,7 @@ test_vm_share_charges_the_vm(void **state)
 	unsigned int cap = rte_ring_get_capacity(w->bind_evts);
 	uint64_t limited = w->vm_stats[0].blocked[DP_REASON_VM_LIMIT];
 	uint64_t binds = dp_binds_count(ctx.binds, 0);
-	uint16_t id;
+	uint32_t id;
 
 	(void)state;
 	id = t_ask("b");
@@ -215,7 +219,7 @@ t_bound(const char *name, uint32_t gen, bool all, uint16_t port)
 static void
 test_answer_binds_the_judged_name(void **state)
 {
-	uint16_t id;
+	uint32_t id;
 
 	(void)state;
 	t_drain();
@@ -253,6 +257,73 @@ test_answer_spelled_as_asked(void **state)
 }
 
 /*
+ * A query leaves from a port of namegate's, drawn with its ID (RFC 5452 s9.2), never the
+ * VM's: an answer to the VM's port, with the query's own ID even (an accomplice that knows
+ * the port and tries every ID), finds no query and reaches no one; the answer to the port
+ * the query left from goes back to the VM's port with the VM's ID.
+ */
+static void
+test_query_leaves_from_a_drawn_port(void **state)
+{
+	uint32_t id, ports = 0;
+	struct pkt p;
+
+	(void)state;
+	for (unsigned int i = 0; i < 4; i++) {
+		t_drain();
+		id = t_ask("port");
+		assert_true(id >> 16 >= 1024);
+		ports |= id ^ (t_ask("port") & 0xffff0000u);	/* two queries, two ports */
+		t_answer_at((id & 0xffff) | 40000u << 16, "port", 1, 0xcb007101u);
+		assert_int_equal(w->tx[DP_PORT_VM].n, 0);
+		t_answer(id, "port", 1);
+		assert_int_equal(w->tx[DP_PORT_VM].n, 1);
+		assert_int_equal(pkt_decode(rte_pktmbuf_mtod(w->tx[DP_PORT_VM].pkts[0],
+		    const uint8_t *), rte_pktmbuf_data_len(w->tx[DP_PORT_VM].pkts[0]), &p), PKT_OK);
+		assert_int_equal(p.dport, 40000);
+		assert_int_equal(p.sport, 53);
+		assert_int_equal(p.payload[0] << 8 | p.payload[1], 0x1234);
+		dp_tx_flush(w);
+	}
+	assert_true((ports >> 16) != 0);
+}
+
+/*
+ * DP_PENDING_SAME_MAX queries of one question in flight go; the next is answered SERVFAIL
+ * and charged to the VM (vm_limit), not forwarded: each one in flight is one more key a
+ * forged answer may hit. One answered, one more goes.
+ */
+static void
+test_same_question_in_flight_bounded(void **state)
+{
+	uint64_t limit = w->vm_stats[0].blocked[DP_REASON_VM_LIMIT];
+	uint32_t id[DP_PENDING_SAME_MAX + 1];
+	struct mb d = { .len = 0 };
+
+	(void)state;
+	t_drain();
+	for (unsigned int i = 0; i < DP_PENDING_SAME_MAX; i++)
+		id[i] = t_ask("same");
+	mb_query(&d, 0x1234, "same", 4);
+	dp_pipeline_vm(w, t_frame(t_vm_mac, t_res_mac, t_vm_ip, t_res_ip, 40000, 53, &d));
+	assert_int_equal(w->tx[DP_PORT_UPLINK].n, 0);
+	assert_int_equal(w->tx[DP_PORT_VM].n, 1);
+	assert_int_equal(rte_pktmbuf_mtod(w->tx[DP_PORT_VM].pkts[0], const uint8_t *)[
+	    rte_pktmbuf_data_len(w->tx[DP_PORT_VM].pkts[0]) - d.len + 3] & 0xf, 2);
+	dp_tx_flush(w);
+	assert_int_equal(w->vm_stats[0].blocked[DP_REASON_VM_LIMIT], limit + 1);
+	t_answer(id[0], "same", 1);
+	assert_int_equal(w->tx[DP_PORT_VM].n, 1);
+	dp_tx_flush(w);
+	id[DP_PENDING_SAME_MAX] = t_ask("same");
+	for (unsigned int i = 1; i <= DP_PENDING_SAME_MAX; i++) {
+		t_answer(id[i], "same", 1);
+		dp_tx_flush(w);
+	}
+	t_drain();
+}
+
+/*
  * An answer giving the resolver's own address, or a VM's, binds neither (one probe of the
  * generation's address index answers both, dp_gen_addr_kind()): counted as rebind, and the
  * answer goes without it; the address after each (no VM's) still binds.
@@ -266,7 +337,7 @@ test_answer_own_addresses_not_bound(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
 		uint64_t binds = dp_binds_count(ctx.binds, 0);
-		uint16_t id;
+		uint32_t id;
 
 		t_drain();
 		id = t_ask("own");
@@ -309,7 +380,7 @@ test_reload_between_query_and_answer(void **state)
 	struct pol_config *next = dpf_load(T_CONFIG("*.example.com:8443"));
 	struct ctl_names *names = ctl_names_create(64, 8);
 	uint32_t before = w->gen->id;
-	uint16_t id;
+	uint32_t id;
 
 	(void)state;
 	assert_non_null(names);
@@ -373,6 +444,8 @@ main(void)
 		cmocka_unit_test(test_vm_share_charges_the_vm),
 		cmocka_unit_test(test_answer_binds_the_judged_name),
 		cmocka_unit_test(test_answer_spelled_as_asked),
+		cmocka_unit_test(test_query_leaves_from_a_drawn_port),
+		cmocka_unit_test(test_same_question_in_flight_bounded),
 		cmocka_unit_test(test_query_label_not_a_hosts),
 		cmocka_unit_test(test_answer_own_addresses_not_bound),
 		/* last: new policies */

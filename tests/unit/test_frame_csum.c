@@ -154,7 +154,8 @@ test_csum_update16_random(void **state)
 
 /*
  * Every ID in turn on one datagram, the checksum compared with a recomputation each time;
- * set: by frame_dns_udp_set_id(), the dataplane's inline one, which returns no old ID.
+ * set: by frame_dns_udp_set_id_port(), the dataplane's inline one, which returns no old ID
+ * and sets a port with it, the source and the destination in turn, to values of all kinds.
  */
 static void
 check_rewrite_all(uint8_t family, bool set)
@@ -177,9 +178,12 @@ check_rewrite_all(uint8_t family, bool set)
 		uint16_t id = (uint16_t)(k * 40503u + 1), expect;
 		uint8_t copy[FC_FRAME_MAX];
 
-		if (set)
-			frame_dns_udp_set_id(udp + 8, id);
-		else
+		if (set) {
+			uint16_t port = (uint16_t)(k * 2654435761u >> 7);
+
+			frame_dns_udp_set_id_port(udp + 8, id, udp + 2 * (k & 1), port);
+			assert_int_equal(fc_r16(udp + 2 * (k & 1)), port);
+		} else
 			assert_int_equal(frame_dns_rewrite_id(udp, udp + 8, id), prev);
 		prev = id;
 		assert_int_equal(fc_r16(udp + 8), id);
@@ -227,8 +231,9 @@ test_dns_rewrite_id_udp_nocsum(void **state)
 		assert_int_equal(frame_dns_rewrite_id(udp, udp + 8, id), old);
 		assert_int_equal(fc_r16(udp + 8), id);
 		assert_int_equal(fc_r16(udp + 6), 0);
-		frame_dns_udp_set_id(udp + 8, (uint16_t)~id);
+		frame_dns_udp_set_id_port(udp + 8, (uint16_t)~id, udp, id);
 		assert_int_equal(fc_r16(udp + 8), (uint16_t)~id);
+		assert_int_equal(fc_r16(udp), id);
 		assert_int_equal(fc_r16(udp + 6), 0);
 	}
 }

@@ -68,25 +68,32 @@ uint16_t frame_dns_rewrite_id_tcp(uint8_t *tcp_hdr, uint8_t *dns, uint16_t new_i
 /*
  * frame_dns_rewrite_id() of a DNS message right behind its UDP header (at dns - 8), which
  * puts the ID at an even offset of the summed data: no byte swap to choose, and inline,
- * where every forwarded query and answer paid a call twice its body. The old ID is not
- * returned. The checksum is patched as memory holds it (RFC 1624 eqn 3 on words loaded
- * whole: a sum of swapped words is the swapped sum, RFC 1071 s2(B)).
+ * where every forwarded query and answer paid a call twice its body. With it one of the
+ * header's ports, port (dns - 8 the source, dns - 6 the destination), is set to new_port:
+ * a query leaves from namegate's port, its answer goes back to the VM's, and the checksum
+ * is patched once for both. The old values are not returned. The checksum is patched as
+ * memory holds it (RFC 1624 eqn 3 on words loaded whole: a sum of swapped words is the
+ * swapped sum, RFC 1071 s2(B)).
  */
 static inline void
-frame_dns_udp_set_id(uint8_t *dns, uint16_t new_id)
+frame_dns_udp_set_id_port(uint8_t *dns, uint16_t new_id, uint8_t *port, uint16_t new_port)
 {
 	uint8_t *csum_at = dns - 8 + 6;
 	const uint8_t id[2] = { (uint8_t)(new_id >> 8), (uint8_t)new_id };
-	uint16_t old, put, csum;
+	const uint8_t pt[2] = { (uint8_t)(new_port >> 8), (uint8_t)new_port };
+	uint16_t old, put, old_port, put_port, csum;
 	uint32_t sum;
 
 	memcpy(&old, dns, 2);
 	memcpy(&put, id, 2);
+	memcpy(&old_port, port, 2);
+	memcpy(&put_port, pt, 2);
 	memcpy(&csum, csum_at, 2);
 	memcpy(dns, id, 2);
+	memcpy(port, pt, 2);
 	if (csum == 0)		/* none to keep right (IPv4, RFC 768) */
 		return;
-	sum = (uint32_t)(uint16_t)~csum + (uint16_t)~old + put;
+	sum = (uint32_t)(uint16_t)~csum + (uint16_t)~old + put + (uint16_t)~old_port + put_port;
 	sum = (sum & 0xffff) + (sum >> 16);
 	csum = (uint16_t)~(sum + (sum >> 16));
 	if (csum == 0)
