@@ -97,8 +97,9 @@ struct dp_pending {
 	uint32_t *free;			/* entries not in use, a stack of nfree */
 	uint32_t nfree;
 	uint32_t cap, cursor;
-	uint64_t rand;			/* rte_rand()'s bits not yet taken as keys */
-	unsigned int rand_left;		/* keys in them: two a call */
+	uint64_t rand;			/* the PRF's bits not yet taken as keys */
+	uint64_t draws;			/* PRF outputs drawn: the next one's input */
+	unsigned int rand_left;		/* keys in them: two an output */
 	uint16_t nvms;
 	struct dp_pending_vm *per_vm;	/* by VM slot */
 };

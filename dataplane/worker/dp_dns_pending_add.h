@@ -8,7 +8,6 @@
 
 #include <string.h>
 
-#include <rte_random.h>
 
 #include "dp_dns_int.h"
 #include "dp_dns_pending.h"
@@ -22,10 +21,12 @@
 /*
  * A fresh query ID (low 16 bits) and source port (high 16, at least DP_PENDING_PORT_MIN):
  * unpredictable, so that nobody but the resolver can answer (RFC 5452 s9.2), not even an
- * accomplice who knows the VM's own port. Each of rte_rand()'s 64 bits is as unpredictable
- * as the next, so one call gives two, where the call costs twice what the rest of choosing
- * one does. A port below the minimum is drawn again (one draw in 64): every port of the
- * range as likely as the next, which a remainder would not leave them.
+ * accomplice who knows the VM's own port. Drawn from a keyed PRF (SipHash under the
+ * start-time key, dp_hash_bytes()) of the table's seed and a count of draws, not from
+ * rte_rand(): its generator is linear and its outputs leave namegate elsewhere (fragment
+ * IDs), so enough of them would give away its state and every key drawn after. One PRF
+ * output gives two keys. A port below the minimum is drawn again (one draw in 64): every
+ * port of the range as likely as the next, which a remainder would not leave them.
  */
 static inline uint32_t
 dp_pending_fresh(struct dp_pending *t)
@@ -34,7 +35,9 @@ dp_pending_fresh(struct dp_pending *t)
 
 	do {
 		if (t->rand_left == 0) {
-			t->rand = rte_rand();
+			const uint64_t in[2] = { t->ft.seed, t->draws++ };
+
+			t->rand = dp_hash_bytes(in, sizeof(in));
 			t->rand_left = 2;
 		}
 		t->rand_left--;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <rte_malloc.h>
+#include <rte_random.h>
 
 #include "dns_builder.h"
 #include "dp_dns_int.h"
@@ -466,6 +467,29 @@ test_fresh_port_is_drawn(void **state)
 }
 
 /*
+ * The keys are not rte_rand()'s, whose state its outputs elsewhere (fragment IDs) could
+ * give away: with its generator set back to the same seed, the next keys are new ones.
+ */
+static void
+test_fresh_keys_are_not_rte_rand(void **state)
+{
+	struct dp_pending *t = dp_pending_create("t_pending_prf", 64, 4, SOCKET_ID_ANY);
+	uint32_t first[8];
+	unsigned int same = 0;
+
+	(void)state;
+	assert_non_null(t);
+	rte_srand(42);
+	for (int i = 0; i < 8; i++)
+		first[i] = dp_pending_fresh(t);
+	rte_srand(42);
+	for (int i = 0; i < 8; i++)
+		same += dp_pending_fresh(t) == first[i];
+	assert_int_equal(same, 0);
+	dp_pending_free(t);
+}
+
+/*
  * A VM's UDP queries of one question in flight are at most DP_PENDING_SAME_MAX (RFC 5452
  * s5: each is one more key a forged answer may hit): past them the next is refused
  * (vm_limit), while another question, another VM, or DNS over TCP (not counted) go; one
@@ -519,6 +543,7 @@ main(void)
 		cmocka_unit_test(test_taken_id_keeps_the_first),
 		cmocka_unit_test(test_many_apart),
 		cmocka_unit_test(test_fresh_port_is_drawn),
+		cmocka_unit_test(test_fresh_keys_are_not_rte_rand),
 		cmocka_unit_test(test_same_question_bounded),
 	};
 
