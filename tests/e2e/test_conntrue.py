@@ -288,6 +288,16 @@ def resolve(lab, name, vm="vm1"):
     return addrs[0]
 
 
+def pypi_with_ports(lab, family, ports4, ports6):
+    """pypi.org's address for vm1 in family (4 or 6), vm1's own address there, and the
+    test's two source ports for that family (ports4 or ports6)."""
+    if family == 4:
+        return (resolve(lab, "pypi.org"), VM1) + tuple(ports4)
+    aaaa = lab.dig("vm1", "pypi.org", "AAAA").addresses
+    assert aaaa, "pypi.org has no AAAA for vm1"
+    return (aaaa[0], lab.vm("vm1").ipv6) + tuple(ports6)
+
+
 # ---------------------------------------------------------------- 1. a verdict per connection
 
 _REUSE_CLIENT = r"""
@@ -551,12 +561,7 @@ def test_spoofed_server_ack_does_not_let_a_judged_hello_be_rewritten(ng, family)
     # SYN-ACK; an accomplice off the path cannot) is taken, and the rewrite then reaches
     # the server: the spoof works, and the sequence number is what stopped the first.
     vm = ng.vm("vm1")
-    if family == 4:
-        addr, client, attack, control = resolve(ng, "pypi.org"), VM1, 20032, 20033
-    else:
-        aaaa = ng.dig("vm1", "pypi.org", "AAAA").addresses
-        assert aaaa, "pypi.org has no AAAA for vm1"
-        addr, client, attack, control = aaaa[0], vm.ipv6, 20034, 20035
+    addr, client, attack, control = pypi_with_ports(ng, family, (20032, 20033), (20034, 20035))
     argv = [ng.inet_ns, labmod.PYTHON, "-c", _SPOOF, ng.router_mac, vm.mac, addr, client]
     out = {}
 
@@ -665,12 +670,7 @@ def test_forged_synack_does_not_let_a_judged_hello_be_rewritten(ng, family):
     # retransmission, with the same ISN, and the connection goes on: the server reads the
     # allowed hello.
     vm = ng.vm("vm1")
-    if family == 4:
-        addr, client, attack, control = resolve(ng, "pypi.org"), VM1, 20038, 20039
-    else:
-        aaaa = ng.dig("vm1", "pypi.org", "AAAA").addresses
-        assert aaaa, "pypi.org has no AAAA for vm1"
-        addr, client, attack, control = aaaa[0], vm.ipv6, 20046, 20047
+    addr, client, attack, control = pypi_with_ports(ng, family, (20038, 20039), (20046, 20047))
     forged_isn = 3_000_000_000
     inet = ["ip", "netns", "exec", ng.inet_ns, labmod.PYTHON, "-c"]
     forge = inet + [_FORGE_SYNACK, ng.router_mac, vm.mac, addr, client]
