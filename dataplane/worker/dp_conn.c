@@ -364,13 +364,14 @@ dp_conn_vm_open(struct dp_worker *w, const struct pkt *p, const struct dp_flow_k
  * first SYN was made to die on the way. Then the server would read the second SYN's data
  * unjudged: so it goes on without it. A server that has the connection takes such a SYN
  * as a retransmission and ignores its data anyway; one that has not answers it, and the
- * client sends its bytes again after the handshake, where they are judged.
+ * client sends its bytes again after the handshake, where they are judged. DNS over TCP's
+ * judge reads every byte of its flows itself, and shifts what it sends (dp_dns_tcp_mod.h).
  */
 static inline bool
 dp_flow_syn_data_again(const struct dp_flow *f, const struct pkt *p)
 {
 	return p->proto == PKT_PROTO_TCP && (p->tcp_flags & PKT_TCP_SYN) && p->payload_len > 0 &&
-	    f->peer_synced;
+	    f->peer_synced && f->tls != DP_TLS_DNS;
 }
 
 /* Not inlined in dp_conn_vm_any(), so that a plain frame pays none of its stack frame. */

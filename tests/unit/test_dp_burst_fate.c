@@ -272,6 +272,33 @@ test_dns_tcp_synack_for_the_syn_only(void **state)
 	dp_tx_flush(w);
 }
 
+/*
+ * The VM's SYN again with data, after the handshake: what leaves for the resolver is in
+ * its numbers, the SYN's data held by DNS over TCP's judge, which strips it from the SYN.
+ * Fails when the general strip of a SYN's data sent again (dp_flow_syn_data_again(), for
+ * flows nothing else judges) takes a DNS over TCP flow's SYN out past its shift.
+ */
+static void
+test_dns_tcp_syn_again_leaves_shifted(void **state)
+{
+	static const uint8_t part[40] = { 0x10, 0 };	/* a message begun, held */
+	struct dp_flow *f = t_dns_syn(46002, 7000);
+	struct rte_mbuf *m;
+	struct pkt p;
+
+	(void)state;
+	m = t_dns_tcp(true, 46002, 9000, 7001 + f->dns_delta, PKT_TCP_SYN | PKT_TCP_ACK, NULL, 0);
+	dp_burst_uplink(w, &m, 1);
+	assert_true(f->peer_synced);
+	dp_tx_flush(w);
+	m = t_dns_tcp(false, 46002, 7000, 0, PKT_TCP_SYN, part, sizeof(part));
+	dp_burst_vm(w, &m, 1);
+	t_one_out(DP_PORT_UPLINK, &p);
+	assert_true(p.tcp_flags & PKT_TCP_SYN);
+	assert_int_equal(p.payload_len, 0);
+	assert_int_equal(p.seq, 7000 + f->dns_delta);
+}
+
 int
 main(void)
 {
@@ -282,6 +309,7 @@ main(void)
 		cmocka_unit_test(test_block_event_noted),
 		cmocka_unit_test(test_dns_tcp_forged_synack),
 		cmocka_unit_test(test_dns_tcp_synack_for_the_syn_only),
+		cmocka_unit_test(test_dns_tcp_syn_again_leaves_shifted),
 	};
 
 	return dpf_run("test_dp_burst_fate", t_config, &ctx, &w, tests,
