@@ -18,7 +18,8 @@ import json
 import lab as labmod
 import lab_services as svc
 import ng_counters as nc
-from test_conntrue import VM1, bindings, inet_capture, ng, resolve  # noqa: F401 (ng: fixture)
+from test_conntrue import VM1, bindings, first_router_drops_ttl1, inet_capture, resolve
+from test_conntrue import ng  # noqa: F401 (a fixture)
 
 EVIL = "203.0.113.20"           # the lab's evil.test server: not allowed to vm1 by address
 FORGED_CONTROL = "198.51.100.66"
@@ -123,16 +124,6 @@ print("RESULT " + json.dumps({"forger": said, "addresses": got}))
 """
 
 
-def _ttl1_dies(lab):
-    """The first router drops the VM's TTL 1 / hop limit 1 queries: the resolver never
-    answers them. Removed with the returned undo."""
-    lab.inet_exec("nft add table inet ngttl && nft add chain inet ngttl pre "
-                  "'{ type filter hook prerouting priority -300; }' && "
-                  "nft add rule inet ngttl pre ip ttl 1 udp dport 53 drop && "
-                  "nft add rule inet ngttl pre ip6 hoplimit 1 udp dport 53 drop", check=True)
-    return lambda: lab.inet_exec("nft delete table inet ngttl")
-
-
 def _forge(lab, mode, name, forged, vm_port, queries):
     vm = lab.vm("vm1")
     forger = ["ip", "netns", "exec", lab.inet_ns, labmod.PYTHON, "-c", _FORGE, mode,
@@ -154,8 +145,7 @@ def bound(lab, name, addr):
 
 def test_sprayed_answers_for_every_query_id_teach_no_binding(ng):  # noqa: F811
     """The accomplice knows the VM's port and name, and tries every query ID."""
-    undo = _ttl1_dies(ng)
-    try:
+    with first_router_drops_ttl1(ng):
         with nc.Delta(ng) as d:
             attack = _forge(ng, "spray", NAME, EVIL, VM_PORT, QUERIES)
             # the spray reached namegate: nearly every answer of it was judged unsolicited
@@ -163,8 +153,6 @@ def test_sprayed_answers_for_every_query_id_teach_no_binding(ng):  # noqa: F811
         # control: the path's forger, which read namegate's port and ID, is taken (for
         # another name: NAME's queries in flight are as many as one question may have)
         control = _forge(ng, "onpath", CONTROL_NAME, FORGED_CONTROL, VM_PORT - 1, 1)
-    finally:
-        undo()
     assert attack["forger"] == ["sprayed"], attack
     assert control["forger"][:1] == ["answered"], control
     assert control["addresses"] == [FORGED_CONTROL] and \
@@ -211,16 +199,12 @@ def test_queries_of_one_question_in_flight_are_bounded(ng):  # noqa: F811
     answer may hit, so the VM keeps many of one question waiting. Past SAME_MAX of them
     namegate answers SERVFAIL itself and forwards nothing; another question still goes."""
     name, other, n = "files.pythonhosted.org", "github.com", 4 * SAME_MAX
-    undo = _ttl1_dies(ng)
-    try:
-        with inet_capture(ng) as cap, nc.Delta(ng) as d:
-            cp = ng.vm_exec("vm1", [labmod.PYTHON, "-c", _FLOOD, name, str(n), "997",
-                                    svc.RESOLVER], timeout=30)
-            more = ng.vm_exec("vm1", [labmod.PYTHON, "-c", _FLOOD, other, "1", "996",
-                                      svc.RESOLVER], timeout=30)
-            cap.sync()
-    finally:
-        undo()
+    with first_router_drops_ttl1(ng), inet_capture(ng) as cap, nc.Delta(ng) as d:
+        cp = ng.vm_exec("vm1", [labmod.PYTHON, "-c", _FLOOD, name, str(n), "997",
+                                svc.RESOLVER], timeout=30)
+        more = ng.vm_exec("vm1", [labmod.PYTHON, "-c", _FLOOD, other, "1", "996",
+                                  svc.RESOLVER], timeout=30)
+        cap.sync()
     rcodes = json.loads(cp.stdout)
 
     def left(label):
