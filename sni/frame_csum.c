@@ -4,31 +4,14 @@
  */
 #include <string.h>
 
+#include "frame_int.h"
 #include "sni/csum.h"
 #include "sni/frame.h"
+#include "sni/rd.h"
 
 #define UDP_CSUM_OFF	6
 #define TCP_CSUM_OFF	16
 #define FRAME_DNS_SPELL_NAMES	16	/* copies of a question summed one by one */
-
-static inline uint16_t
-rd16(const uint8_t *b)
-{
-	return (uint16_t)(b[0] << 8 | b[1]);
-}
-
-static inline void
-wr16(uint8_t *b, uint16_t v)
-{
-	b[0] = (uint8_t)(v >> 8);
-	b[1] = (uint8_t)v;
-}
-
-static inline uint16_t
-bswap16(uint16_t v)
-{
-	return (uint16_t)(v << 8 | v >> 8);
-}
 
 uint32_t
 frame_csum_add(uint32_t sum, const void *buf, size_t len)
@@ -38,7 +21,7 @@ frame_csum_add(uint32_t sum, const void *buf, size_t len)
 
 	/* csum_sum adds host-order words: read in network order, the sum's bytes swap */
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	host = bswap16(host);
+	host = frame_swap16(host);
 #endif
 	acc = sum + host;
 	while (acc >> 16)
@@ -100,13 +83,13 @@ frame_csum_rewrite16(const uint8_t *base, uint8_t *csum_at, uint8_t *field, uint
 	memcpy(&put, field, 2);
 	if (!udp || csum != 0) {	/* a UDP checksum of 0: none to keep right */
 		csum = ((size_t)(field - base) & 1) != 0 ?
-		    frame_csum_patch(csum, bswap16(old), bswap16(put)) :
+		    frame_csum_patch(csum, frame_swap16(old), frame_swap16(put)) :
 		    frame_csum_patch(csum, old, put);
 		if (udp && csum == 0)
 			csum = 0xffff;
 		memcpy(csum_at, &csum, 2);
 	}
-	return rd16(was);
+	return rd_be16(was);
 }
 
 uint16_t
@@ -129,7 +112,7 @@ frame_dns_names_sum(const uint8_t *dns, const size_t *at, size_t n, size_t name_
 
 	for (size_t i = 0; i < n; i++) {
 		part = frame_csum_add(0, dns + at[i], name_len);
-		sum += (at[i] & 1) != 0 ? bswap16((uint16_t)part) : part;
+		sum += (at[i] & 1) != 0 ? frame_swap16((uint16_t)part) : part;
 	}
 	return sum;
 }
@@ -169,7 +152,7 @@ void
 frame_dns_spell(uint8_t *udp_hdr, uint8_t *dns, size_t len, size_t qname_len,
     const uint8_t caps[DNS_CASE_BYTES])
 {
-	uint16_t csum = rd16(udp_hdr + UDP_CSUM_OFF), before, after;
+	uint16_t csum = rd_be16(udp_hdr + UDP_CSUM_OFF), before, after;
 	bool odd = ((size_t)(dns - udp_hdr) & 1) != 0;
 	size_t at[FRAME_DNS_SPELL_NAMES], n, sum_len = qname_len;
 
@@ -195,7 +178,7 @@ frame_dns_spell(uint8_t *udp_hdr, uint8_t *dns, size_t len, size_t qname_len,
 	if (csum == 0)
 		return;		/* no checksum to keep right */
 	after = (uint16_t)~frame_csum_fold(frame_dns_names_sum(dns, at, n, sum_len));
-	csum = odd ? frame_csum_update16(csum, bswap16(before), bswap16(after)) :
+	csum = odd ? frame_csum_update16(csum, frame_swap16(before), frame_swap16(after)) :
 	    frame_csum_update16(csum, before, after);
 	wr16(udp_hdr + UDP_CSUM_OFF, csum == 0 ? 0xffff : csum);
 }

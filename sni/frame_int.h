@@ -1,5 +1,5 @@
 /*
- * Internals shared by frame.c and frame_dns.c; not for other callers. Offsets are into
+ * Internals shared by the frame builders and patchers (frame*.c); not for other callers. Offsets are into
  * the frame being built; every function here writes without checking cap, so the callers
  * size the frame and check it first.
  */
@@ -43,5 +43,15 @@ void frame_put_tcp(uint8_t *th, uint16_t sport, uint16_t dport, uint32_t seq, ui
 
 /* SEG.LEN: payload + SYN + FIN. */
 uint32_t frame_tcp_seg_len(const struct pkt *p);
+
+/*
+ * v's two bytes swapped: a checksum patched for bytes at an odd offset takes their share
+ * of the sum so (RFC 1071 s2(B)).
+ */
+static inline uint16_t
+frame_swap16(uint16_t v)
+{
+	return (uint16_t)(v << 8 | v >> 8);
+}
 
 #endif

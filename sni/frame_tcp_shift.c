@@ -15,12 +15,6 @@
 #define TCP_OPT_SACK	5
 #define TCP_SACK_EDGE	4	/* a SACK block is two edges of 4 bytes */
 
-static uint16_t
-frame_bswap16(uint16_t v)
-{
-	return (uint16_t)(v << 8 | v >> 8);
-}
-
 /*
  * Add delta to the 32-bit number at offset at of the TCP segment tcp, its checksum
  * patched. At an odd offset the number straddles three of the summed words; its share of
@@ -36,11 +30,11 @@ frame_tcp_add32(uint8_t *tcp, size_t at, uint32_t delta)
 
 	wr32(tcp + at, new);
 	if (odd)
-		csum = frame_bswap16(csum);
+		csum = frame_swap16(csum);
 	csum = frame_csum_update16(csum, (uint16_t)(old >> 16), (uint16_t)(new >> 16));
 	csum = frame_csum_update16(csum, (uint16_t)old, (uint16_t)new);
 	if (odd)
-		csum = frame_bswap16(csum);
+		csum = frame_swap16(csum);
 	wr16(tcp + TCP_CSUM_OFF, csum);
 }
 
