@@ -18,7 +18,8 @@ import json
 import lab as labmod
 import lab_services as svc
 import ng_counters as nc
-from test_conntrue import VM1, bindings, first_router_drops_ttl1, inet_capture, resolve
+from test_conntrue import VM1, bindings, inet_capture, resolve
+from test_forged_peer import first_router_drops_ttl1
 from test_conntrue import ng  # noqa: F401 (a fixture)
 
 EVIL = "203.0.113.20"           # the lab's evil.test server: not allowed to vm1 by address

@@ -12,8 +12,9 @@ import pytest
 import lab as labmod
 import ng_counters as nc
 from lab_net import wait_until
-from test_conntrue import (_SPOOF, VM1, hello_with, inet_capture, ng,  # noqa: F401 (ng)
-                           resolve, spoofed_ack_then_rewrite, vm_scapy)
+from test_conntrue import (VM1, hello_with, inet_capture, ng,  # noqa: F401 (ng)
+                           resolve, vm_scapy)
+from test_forged_peer import _SPOOF, spoofed_ack_then_rewrite
 
 
 def requests(lab, tag):
