@@ -1,7 +1,7 @@
 /*
- * Internals shared by the frame builders and patchers (frame*.c); not for other callers. Offsets are into
- * the frame being built; every function here writes without checking cap, so the callers
- * size the frame and check it first.
+ * Internals shared by the frame builders and patchers (frame*.c); not for other callers.
+ * Offsets are into the frame being built; every function here writes without checking
+ * cap, so the callers size the frame and check it first.
  */
 #ifndef FRAME_INT_H
 #define FRAME_INT_H
