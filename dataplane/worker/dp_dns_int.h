@@ -51,7 +51,7 @@ struct dp_pending_entry {
 	uint32_t hash;			/* the index's hash of key (dp_flow_tab.h) */
 	uint16_t vm_id;			/* the ID the VM chose, restored in the answer */
 	uint16_t vm_port;		/* the port the VM sent from, restored in the answer */
-	int16_t same;			/* its question's slot in per_vm[].same, or -1 */
+	int32_t same;			/* its question's slots (dp_pending_same_slot()), or -1 */
 	uint16_t qtype, qclass;
 	uint8_t qname_len;
 	bool in_use;
@@ -62,29 +62,68 @@ struct dp_pending_entry {
 	struct dp_dns_judged judged;	/* over UDP; not valid over TCP */
 };
 
-#define DP_PENDING_SAME_SLOTS	256	/* a VM's questions in flight, counted by hash */
+#define DP_PENDING_SAME_ROWS	2
+#define DP_PENDING_SAME_SLOTS	512	/* a row's: a VM's questions in flight, counted by hash */
 #define DP_PENDING_SAME_MAX	8	/* UDP queries of one question a VM may have in flight */
 
 /*
  * A VM's queries in flight on a worker, and the entry of the last one remembered. same:
- * its UDP queries in flight by question (name and type), counted in the slot of the
- * question's hash (dp_pending_same_slot()). Each one in flight is one more key a forged
- * answer to that question may hit (RFC 5452 s5, the birthday attack): a VM holding its
- * max_pending_per_vm of one question would take 10 of the 32 bits a forger must guess.
- * Questions sharing a slot share its count, a bound no tighter than a few times the cap
- * for a VM with a few hundred questions in flight.
+ * its UDP queries in flight by question (name and type), a count-min sketch: each row
+ * counts a question in the slot of its own bits of the question's hash
+ * (dp_pending_same_slot()), and the least of its rows' counts is never below the
+ * question's own. Each one in flight is one more key a forged answer to that question
+ * may hit (RFC 5452 s5, the birthday attack): a VM holding its max_pending_per_vm of one
+ * question would take 10 of the 32 bits a forger must guess. Questions sharing a slot in
+ * one row share its count: with a single row of 256, a VM with 640 questions in flight
+ * was refused one in a few hundred; with two rows of 512 and 1,024 in flight, about one in
+ * a million (both slots need eight others).
  */
 struct dp_pending_vm {
 	uint32_t n;
 	uint32_t last;
-	uint8_t same[DP_PENDING_SAME_SLOTS];
+	/* 16 bits: no slot may wrap, and a worker holds DP_PENDING_CAP (16,384) queries */
+	uint16_t same[DP_PENDING_SAME_ROWS][DP_PENDING_SAME_SLOTS];
 };
 
-/* The slot of a question, from its name's dp_name_hash() (keyed: no VM aims at one). */
-static inline int
+/*
+ * A question's slot in each row, row r's in bits 16r and up, from its name's
+ * dp_name_hash() (keyed: no VM aims at one); the type spread over every bit, so that a
+ * name's A and AAAA share neither slot but by chance.
+ */
+static inline int32_t
 dp_pending_same_slot(uint64_t name_hash, uint16_t qtype)
 {
-	return (int)((name_hash ^ qtype) & (DP_PENDING_SAME_SLOTS - 1));
+	uint64_t x = name_hash ^ (uint64_t)qtype * 0x9e3779b97f4a7c15u;
+
+	return (int32_t)((x & (DP_PENDING_SAME_SLOTS - 1)) |
+	    ((x >> 32) & (DP_PENDING_SAME_SLOTS - 1)) << 16);
+}
+
+/* Row r's slot in same (dp_pending_same_slot()'s). */
+static inline unsigned int
+dp_pending_same_at(int32_t same, unsigned int r)
+{
+	return ((uint32_t)same >> (16 * r)) & (DP_PENDING_SAME_SLOTS - 1);
+}
+
+/* The count of same's question in vm's sketch v: at least its queries in flight. */
+static inline unsigned int
+dp_pending_same_count(const struct dp_pending_vm *v, int32_t same)
+{
+	unsigned int least = UINT16_MAX;
+
+	for (unsigned int r = 0; r < DP_PENDING_SAME_ROWS; r++)
+		if (v->same[r][dp_pending_same_at(same, r)] < least)
+			least = v->same[r][dp_pending_same_at(same, r)];
+	return least;
+}
+
+/* Count one more (step 1) or one fewer (step -1) of same's question in v. */
+static inline void
+dp_pending_same_step(struct dp_pending_vm *v, int32_t same, int step)
+{
+	for (unsigned int r = 0; r < DP_PENDING_SAME_ROWS; r++)
+		v->same[r][dp_pending_same_at(same, r)] += (uint16_t)step;
 }
 
 /*
@@ -128,7 +167,7 @@ dp_pending_del(struct dp_pending *t, struct dp_pending_entry *e)
 	e->in_use = false;
 	t->per_vm[e->key.vm].n--;
 	if (e->same >= 0)
-		t->per_vm[e->key.vm].same[e->same]--;
+		dp_pending_same_step(&t->per_vm[e->key.vm], e->same, -1);
 }
 
 /* The query the answer a (in p, from a resolver to vm) answers: ID, port, question. */

@@ -86,13 +86,13 @@ dp_pending_resolver(struct dp_pending_key *k, uint8_t family, const uint8_t *add
 /*
  * dp_pending_add() (dp_dns_int.h), inline for the datagram's path (dp_dns.c): every query
  * it forwards is remembered here, and the call and its spills were a tenth of it. same:
- * the question's slot (dp_pending_same_slot()), counted while the query is in flight, or
+ * the question's slots (dp_pending_same_slot()), counted while the query is in flight, or
  * -1 (dp_pending_add(): over TCP a forger must guess the stream too); with
  * DP_PENDING_SAME_MAX of vm's in it, NULL and *why DP_REASON_VM_LIMIT.
  */
 static inline __attribute__((always_inline)) struct dp_pending_entry *
 dp_pending_add_in(struct dp_pending *t, const struct pkt *p, uint16_t vm,
-    const struct dns_msg *q, const uint8_t *msg, uint64_t now, bool as_written, int same,
+    const struct dns_msg *q, const uint8_t *msg, uint64_t now, bool as_written, int32_t same,
     uint32_t max_per_vm, enum dp_reason *why)
 {
 	struct dp_ft_bucket *first;
@@ -103,7 +103,7 @@ dp_pending_add_in(struct dp_pending *t, const struct pkt *p, uint16_t vm,
 
 	*why = DP_REASON_ALLOWED;
 	if (vm > t->nvms || t->per_vm[vm].n >= max_per_vm ||
-	    (same >= 0 && t->per_vm[vm].same[same] >= DP_PENDING_SAME_MAX)) {
+	    (same >= 0 && dp_pending_same_count(&t->per_vm[vm], same) >= DP_PENDING_SAME_MAX)) {
 		*why = DP_REASON_VM_LIMIT;
 		return NULL;
 	}
@@ -137,7 +137,7 @@ dp_pending_add_in(struct dp_pending *t, const struct pkt *p, uint16_t vm,
 		e->expires = now + DP_PENDING_SECONDS;
 		e->vm_id = q->id;
 		e->vm_port = p->sport;
-		e->same = (int16_t)same;
+		e->same = same;
 		e->qtype = q->qtype;
 		e->qclass = q->qclass;
 		e->qname_len = q->qname_len;
@@ -161,7 +161,7 @@ dp_pending_add_in(struct dp_pending *t, const struct pkt *p, uint16_t vm,
 		t->per_vm[vm].n++;
 		t->per_vm[vm].last = i;
 		if (same >= 0)
-			t->per_vm[vm].same[same]++;
+			dp_pending_same_step(&t->per_vm[vm], same, 1);
 		e->in_use = true;
 		return e;
 	}

@@ -36,6 +36,7 @@
 #ifndef DP_PENDING_CAP
 #define DP_PENDING_CAP		16384	/* DNS queries in flight per worker */
 #endif
+_Static_assert(DP_PENDING_CAP <= UINT16_MAX, "a question's count (dp_pending_vm) wraps");
 #ifndef DP_HOLD_SLOTS
 #define DP_HOLD_SLOTS		256	/* connections whose ClientHello is being held */
 #endif

@@ -499,7 +499,7 @@ static void
 test_same_question_bounded(void **state)
 {
 	struct dp_pending *t = dp_pending_create("t_pending_same", T_CAP, 4, SOCKET_ID_ANY);
-	int slot = dp_pending_same_slot(0x0123456789abcdefu, 1);
+	int32_t slot = dp_pending_same_slot(0x0123456789abcdefu, 1);
 	struct dp_pending_entry *e[DP_PENDING_SAME_MAX];
 	enum dp_reason why;
 	struct pkt out, back;
@@ -533,11 +533,85 @@ test_same_question_bounded(void **state)
 	dp_pending_free(t);
 }
 
+/*
+ * Two questions whose slots meet in one row of the sketch are counted apart by the other:
+ * each has its DP_PENDING_SAME_MAX in flight, and each one's next is refused. With one row,
+ * the second question would be refused at once.
+ */
+static void
+test_questions_sharing_a_slot_counted_apart(void **state)
+{
+	struct dp_pending *t = dp_pending_create("t_pending_share", T_CAP, 4, SOCKET_ID_ANY);
+	int32_t a = dp_pending_same_slot(0x0123456789abcdefu, 1);
+	int32_t b[DP_PENDING_SAME_ROWS];
+	enum dp_reason why;
+	struct pkt out, back;
+	struct mb d;
+	struct dns_msg q;
+
+	(void)state;
+	assert_non_null(t);
+	t_parsed(&d, &q, 0x7777, "share");
+	t_query_pkts(&out, &back, 999);
+	/* b[r]: a's slot in row r, another in every other row */
+	for (unsigned int r = 0; r < DP_PENDING_SAME_ROWS; r++) {
+		b[r] = 0;
+		for (unsigned int o = 0; o < DP_PENDING_SAME_ROWS; o++)
+			b[r] |= (int32_t)((o == r ? dp_pending_same_at(a, o) :
+			    (dp_pending_same_at(a, o) + 1) % DP_PENDING_SAME_SLOTS) << (16 * o));
+	}
+	for (unsigned int i = 0; i < DP_PENDING_SAME_MAX; i++)
+		assert_non_null(dp_pending_add_in(t, &out, 1, &q, d.b, 0, false, a, T_CAP, &why));
+	for (unsigned int r = 0; r < DP_PENDING_SAME_ROWS; r++) {
+		for (unsigned int i = 0; i < DP_PENDING_SAME_MAX; i++)
+			assert_non_null(dp_pending_add_in(t, &out, 1, &q, d.b, 0, false, b[r],
+			    T_CAP, &why));
+		assert_null(dp_pending_add_in(t, &out, 1, &q, d.b, 0, false, b[r], T_CAP, &why));
+		assert_int_equal(why, DP_REASON_VM_LIMIT);
+	}
+	assert_null(dp_pending_add_in(t, &out, 1, &q, d.b, 0, false, a, T_CAP, &why));
+	assert_int_equal(why, DP_REASON_VM_LIMIT);
+	dp_pending_free(t);
+}
+
+/*
+ * A VM with a thousand questions in flight, one query each (a stub resolving a lockfile's
+ * hosts at once), has none refused: the single row of 256 slots this sketch replaced
+ * refused 7 of them. The hashes stand for dp_name_hash()'s, keyed.
+ */
+static void
+test_thousand_questions_none_refused(void **state)
+{
+	const unsigned int cap = 2048, n = 1000;
+	struct dp_pending *t = dp_pending_create("t_pending_many_q", cap, 4, SOCKET_ID_ANY);
+	uint64_t hash = 0x243f6a8885a308d3u;
+	unsigned int refused = 0;
+	enum dp_reason why;
+	struct pkt out, back;
+	struct mb d;
+	struct dns_msg q;
+
+	(void)state;
+	assert_non_null(t);
+	t_parsed(&d, &q, 0x7777, "many");
+	t_query_pkts(&out, &back, 999);
+	for (unsigned int i = 0; i < n; i++) {
+		hash = dp_hash_bytes(&hash, sizeof(hash));
+		refused += dp_pending_add_in(t, &out, 1, &q, d.b, 0, false,
+		    dp_pending_same_slot(hash, 1), cap, &why) == NULL;
+	}
+	assert_int_equal(refused, 0);
+	assert_int_equal(dp_pending_count(t, 1), n);
+	dp_pending_free(t);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table_as_the_model),
+		cmocka_unit_test(test_questions_sharing_a_slot_counted_apart),
+		cmocka_unit_test(test_thousand_questions_none_refused),
 		cmocka_unit_test(test_full_table_finds_all),
 		cmocka_unit_test(test_v6_resolver_whole),
 		cmocka_unit_test(test_taken_id_keeps_the_first),
