@@ -416,6 +416,8 @@ dp_burst_run(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool from_
 			dp_egress_own(w, fr->m, fr->vm, DP_ALLOWED);
 		else if (!from_vm && dp_fate_eq(fate, dp_fate(DP_FATE_INGRESS)))
 			dp_ingress_own(w, fr->m, fr->vm);
+		else if (unlikely(fate.end) && f != NULL)	/* a cut: dp_conn_vm_judge() */
+			dp_out_flow_apply(w, fr->m, &fr->p, fr->vm, from_vm, fate, f);
 		else
 			dp_fate_apply_any(w, fr->m, &fr->p, fr->vm, from_vm, fate);
 	}

@@ -218,10 +218,36 @@ dp_conn_fate_word(enum dp_fate_act act, enum dp_verdict v)
 	return out;
 }
 
-/* A frame from the VM on f, f tracked: to a module that judges its bytes, or on. */
+/*
+ * Does p, from the VM on f, carry an urgent pointer while namegate judges f's stream, or
+ * keeps judged bytes the server may not have yet (a hello pending or being verified,
+ * HTTP, first bytes being sniffed, a judged prefix)? The receiver's TCP takes the byte it
+ * names out of the stream (RFC 9293 s3.8.5; Linux, unless the socket asked for
+ * SO_OOBINLINE), and the pointer may ride on a bare ACK and name a byte up to 64 KiB past
+ * it, in a segment with no URG flag: the application would read a stream namegate never
+ * judged (a hello that says another name with one byte gone). No TLS, HTTP or SSH client
+ * sends urgent data. DNS over TCP's judge asks the same of each segment itself
+ * (dp_dns_tcp.c: its cut leaves shifted).
+ */
+static inline bool
+dp_conn_vm_urgent(const struct dp_flow *f, const struct pkt *p)
+{
+	return p->proto == PKT_PROTO_TCP && (p->tcp_flags & PKT_TCP_URG) && f->tls != DP_TLS_DNS &&
+	    (f->judged != 0 || f->tls == DP_TLS_PENDING || f->tls == DP_TLS_VERIFY ||
+	    f->tls == DP_TLS_SNIFF || f->tls == DP_TLS_HTTP);
+}
+
+/*
+ * A frame from the VM on f, f tracked: to a module that judges its bytes, or on; or, for
+ * an urgent pointer (dp_conn_vm_urgent()), f cut: an RST to the VM and onward, counted as
+ * a rewrite (of the stream the server would read), and f ended by whoever acts on the
+ * fate (dp_out_flow_apply()), so the VM's next segment finds no flow.
+ */
 static inline struct dp_fate
 dp_conn_vm_judge(const struct dp_flow *f, const struct pkt *p)
 {
+	if (unlikely(dp_conn_vm_urgent(f, p)))
+		return dp_fate_cut(DP_REASON_REWRITE);
 	if (f->tls == DP_TLS_DNS || (p->payload_len > 0 && (f->tls == DP_TLS_PENDING ||
 	    f->tls == DP_TLS_SNIFF || f->tls == DP_TLS_HTTP || f->judged != 0)) ||
 	    dp_quic_flow_watched(f, p))

@@ -66,7 +66,7 @@ dp_conn_lean_track(struct dp_worker *w, struct dp_flow *f, const struct rte_mbuf
 static inline bool
 dp_conn_lean_fin(const struct dp_worker *w, struct dp_flow *f, uint8_t flags)
 {
-	if ((flags & (PKT_TCP_SYN | PKT_TCP_FIN | PKT_TCP_RST)) != PKT_TCP_FIN || w->ctx->ha)
+	if ((flags & DP_LEAN_TCP_ENDS) != PKT_TCP_FIN || w->ctx->ha)
 		return false;
 	f->state = DP_FLOW_CLOSING;
 	return true;
@@ -77,7 +77,8 @@ dp_conn_lean_fin(const struct dp_worker *w, struct dp_flow *f, uint8_t flags)
  * its flow f, not steady for it: when dp_conn_vm_any() would only track it and send it on,
  * that done to f and the verdict it egresses with; else DP_CONN_LEAN_NO, f untouched, for
  * the general way. That is dp_conn_vm_known() (no SYN, so no reopening either) on a
- * current flow in no budget, no HA peer, no RST (which lets held bytes go), and its judge
+ * current flow in no budget, no HA peer, no RST (which lets held bytes go) nor urgent
+ * pointer (which the judge asks of: dp_conn_vm_urgent()), and its judge
  * sending the segment on: without data, unless DNS over TCP frames the stream; with data,
  * only on a flow nothing judges (no module's, no judged prefix to repeat).
  */
@@ -85,7 +86,7 @@ static inline enum dp_verdict
 dp_conn_vm_lean(struct dp_worker *w, struct dp_flow *f, const struct rte_mbuf *m,
     uint8_t flags, uint32_t seq, uint32_t payload_len)
 {
-	if (!dp_conn_lean_plain(w, f) || (flags & (PKT_TCP_SYN | PKT_TCP_RST)) ||
+	if (!dp_conn_lean_plain(w, f) || (flags & (PKT_TCP_SYN | PKT_TCP_RST | PKT_TCP_URG)) ||
 	    (payload_len == 0 ? f->tls == DP_TLS_DNS : f->tls != DP_TLS_NONE || f->judged != 0))
 		return DP_CONN_LEAN_NO;
 	dp_conn_lean_track(w, f, m, flags, true);

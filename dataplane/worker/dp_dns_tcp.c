@@ -370,6 +370,9 @@ dp_dns_tcp_client_judge(struct dp_worker *w, struct rte_mbuf *m, const struct pk
 	struct dp_hold *h;
 	struct dp_fate fate;
 
+	/* the resolver's TCP would take the byte it names out of the stream (dp_conn.c) */
+	if (p->tcp_flags & PKT_TCP_URG)
+		return dp_fate_cut(DP_REASON_REWRITE);
 	if (p->tcp_flags & PKT_TCP_ACK) {
 		if ((int32_t)(p->ack - f->vm_ack) > 0 || f->vm_ack == 0)
 			f->vm_ack = p->ack;

@@ -36,7 +36,8 @@
 /* an ethertype and the two bytes after it: IPv4 without options, or IPv6 (the version) */
 #define DP_LEAN_TYPE_IPV4	((uint32_t)PKT_ETH_P_IPV4 << 16 | 0x4500)
 #define DP_LEAN_TYPE_IPV6	((uint32_t)PKT_ETH_P_IPV6 << 16 | 0x6000)
-#define DP_LEAN_TCP_ENDS	(PKT_TCP_SYN | PKT_TCP_FIN | PKT_TCP_RST)
+/* what no steady frame carries: an open, an end, or an urgent pointer (dp_conn_vm_urgent()) */
+#define DP_LEAN_TCP_ENDS	(PKT_TCP_SYN | PKT_TCP_FIN | PKT_TCP_RST | PKT_TCP_URG)
 
 /* What the steady stage reads of a lean frame, besides its key and its VM. */
 struct dp_lean {

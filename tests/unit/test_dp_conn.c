@@ -25,7 +25,7 @@ t_steady_spelled_out(const struct dp_worker *w, const struct dp_flow *f, const s
 	return f->gen == w->gen->id && f->budgets == 0 && f->tls == DP_TLS_NONE &&
 	    (f->judged == 0 || (from_vm && p->payload_len == 0)) && w->flow_recs == NULL &&
 	    (p->proto == PKT_PROTO_UDP ||
-	    !(p->tcp_flags & (PKT_TCP_SYN | PKT_TCP_FIN | PKT_TCP_RST)));
+	    !(p->tcp_flags & (PKT_TCP_SYN | PKT_TCP_FIN | PKT_TCP_RST | PKT_TCP_URG)));
 }
 
 /* A few values of each field, the edges of each byte of the word among them. */

@@ -562,6 +562,61 @@ test_burst_syn_data_again(void **state)
 	dp_flow_close(w->flows, f);
 }
 
+/*
+ * Through the burst, the VM's urgent pointer (dp_conn_vm_urgent()) on a flow whose judged
+ * bytes the server may not have yet (a banner sniffed, say), or whose hello is pending:
+ * cut however it comes, a bare ACK off the steady stage, with a FIN past the steady FIN,
+ * or past the lean stage's bare ACK: an RST onward, counted as a rewrite, the flow gone.
+ * On a flow with nothing judged it is the application's, and goes on.
+ */
+static void
+test_burst_urgent(void **state)
+{
+	static const uint8_t flags[] = { PKT_TCP_URG | PKT_TCP_ACK,
+		PKT_TCP_URG | PKT_TCP_FIN | PKT_TCP_ACK, PKT_TCP_URG | PKT_TCP_ACK };
+	static uint8_t b[T_LEN];
+	uint64_t rng = 23, blocked, out;
+	const uint8_t *rst;
+	struct dp_flow_key k;
+	struct rte_mbuf m, *mb;
+	struct dp_flow *f;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(flags); i++) {
+		f = t_open(&k);
+		assert_non_null(f);
+		t_synack(&rng, 800, 5001);
+		dp_tx_flush(w);
+		if (i < 2)
+			f->judged = 10;
+		else
+			f->tls = DP_TLS_PENDING;
+		blocked = w->vm_stats[0].blocked[DP_REASON_REWRITE];
+		t_frame(&rng, b, &m, false, flags[i], 5001, 801, 0);
+		mb = dpf_mbuf_copy(&ctx, &m);
+		dp_burst_vm(w, &mb, 1);
+		assert_int_equal(w->vm_stats[0].blocked[DP_REASON_REWRITE], blocked + 1);
+		assert_null(dp_flow_lookup(w->flows, &k));
+		assert_int_equal(w->tx[DP_PORT_UPLINK].n, 1);	/* the RST onward, alone */
+		rst = rte_pktmbuf_mtod(w->tx[DP_PORT_UPLINK].pkts[0], const uint8_t *);
+		assert_int_equal(rst[14 + 20 + 13] & (PKT_TCP_RST | PKT_TCP_URG), PKT_TCP_RST);
+		dp_tx_flush(w);
+	}
+	f = t_open(&k);
+	assert_non_null(f);
+	t_synack(&rng, 800, 5001);
+	dp_tx_flush(w);
+	out = w->vm_stats[0].egress_pkts[DP_ALLOWED];
+	t_frame(&rng, b, &m, false, PKT_TCP_URG | PKT_TCP_ACK, 5001, 801, 10);
+	mb = dpf_mbuf_copy(&ctx, &m);
+	dp_burst_vm(w, &mb, 1);
+	assert_int_equal(w->vm_stats[0].egress_pkts[DP_ALLOWED], out + 1);
+	assert_ptr_equal(dp_flow_lookup(w->flows, &k), f);
+	assert_int_equal(f->vm_nxt, 5011);
+	dp_tx_flush(w);
+	dp_flow_close(w->flows, f);
+}
+
 int
 main(void)
 {
@@ -572,6 +627,7 @@ main(void)
 		cmocka_unit_test(test_burst_judged_go_in_the_servers_stream),
 		cmocka_unit_test(test_burst_second_synack),
 		cmocka_unit_test(test_burst_syn_data_again),
+		cmocka_unit_test(test_burst_urgent),
 	};
 
 	return dpf_run("test_dp_conn_lean", t_config, &ctx, &w, tests,
