@@ -533,6 +533,22 @@ test_same_question_bounded(void **state)
 	dp_pending_free(t);
 }
 
+/* A query for a label: its message (d), parsed (q), and the packet it leaves the VM in. */
+struct t_question {
+	struct mb d;
+	struct dns_msg q;
+	struct pkt out;
+};
+
+static void
+t_one_question(struct t_question *x, const char *label)
+{
+	struct pkt back;
+
+	t_parsed(&x->d, &x->q, 0x7777, label);
+	t_query_pkts(&x->out, &back, 999);
+}
+
 /*
  * Two questions whose slots meet in one row of the sketch are counted apart by the other:
  * each has its DP_PENDING_SAME_MAX in flight, and each one's next is refused. With one row,
@@ -544,15 +560,12 @@ test_questions_sharing_a_slot_counted_apart(void **state)
 	struct dp_pending *t = dp_pending_create("t_pending_share", T_CAP, 4, SOCKET_ID_ANY);
 	int32_t a = dp_pending_same_slot(0x0123456789abcdefu, 1);
 	int32_t b[DP_PENDING_SAME_ROWS];
+	struct t_question x;
 	enum dp_reason why;
-	struct pkt out, back;
-	struct mb d;
-	struct dns_msg q;
 
 	(void)state;
 	assert_non_null(t);
-	t_parsed(&d, &q, 0x7777, "share");
-	t_query_pkts(&out, &back, 999);
+	t_one_question(&x, "share");
 	/* b[r]: a's slot in row r, another in every other row */
 	for (unsigned int r = 0; r < DP_PENDING_SAME_ROWS; r++) {
 		b[r] = 0;
@@ -561,15 +574,15 @@ test_questions_sharing_a_slot_counted_apart(void **state)
 			    (dp_pending_same_at(a, o) + 1) % DP_PENDING_SAME_SLOTS) << (16 * o));
 	}
 	for (unsigned int i = 0; i < DP_PENDING_SAME_MAX; i++)
-		assert_non_null(dp_pending_add_in(t, &out, 1, &q, d.b, 0, false, a, T_CAP, &why));
+		assert_non_null(dp_pending_add_in(t, &x.out, 1, &x.q, x.d.b, 0, false, a, T_CAP, &why));
 	for (unsigned int r = 0; r < DP_PENDING_SAME_ROWS; r++) {
 		for (unsigned int i = 0; i < DP_PENDING_SAME_MAX; i++)
-			assert_non_null(dp_pending_add_in(t, &out, 1, &q, d.b, 0, false, b[r],
+			assert_non_null(dp_pending_add_in(t, &x.out, 1, &x.q, x.d.b, 0, false, b[r],
 			    T_CAP, &why));
-		assert_null(dp_pending_add_in(t, &out, 1, &q, d.b, 0, false, b[r], T_CAP, &why));
+		assert_null(dp_pending_add_in(t, &x.out, 1, &x.q, x.d.b, 0, false, b[r], T_CAP, &why));
 		assert_int_equal(why, DP_REASON_VM_LIMIT);
 	}
-	assert_null(dp_pending_add_in(t, &out, 1, &q, d.b, 0, false, a, T_CAP, &why));
+	assert_null(dp_pending_add_in(t, &x.out, 1, &x.q, x.d.b, 0, false, a, T_CAP, &why));
 	assert_int_equal(why, DP_REASON_VM_LIMIT);
 	dp_pending_free(t);
 }
@@ -586,18 +599,15 @@ test_thousand_questions_none_refused(void **state)
 	struct dp_pending *t = dp_pending_create("t_pending_many_q", cap, 4, SOCKET_ID_ANY);
 	uint64_t hash = 0x243f6a8885a308d3u;
 	unsigned int refused = 0;
+	struct t_question x;
 	enum dp_reason why;
-	struct pkt out, back;
-	struct mb d;
-	struct dns_msg q;
 
 	(void)state;
 	assert_non_null(t);
-	t_parsed(&d, &q, 0x7777, "many");
-	t_query_pkts(&out, &back, 999);
+	t_one_question(&x, "many");
 	for (unsigned int i = 0; i < n; i++) {
 		hash = dp_hash_bytes(&hash, sizeof(hash));
-		refused += dp_pending_add_in(t, &out, 1, &q, d.b, 0, false,
+		refused += dp_pending_add_in(t, &x.out, 1, &x.q, x.d.b, 0, false,
 		    dp_pending_same_slot(hash, 1), cap, &why) == NULL;
 	}
 	assert_int_equal(refused, 0);
