@@ -22,7 +22,7 @@ dp_burst_lean_hello(struct dp_worker *w, struct dp_burst_frame *fr, struct dp_fl
 {
 	const struct dp_lean *l = &fr->ln;
 
-	/* urgent data too, refused by dp_tls_client() (rare): the general way's, one test */
+	/* urgent data too, cut by dp_conn_vm_judge() (rare): the general way's, one test */
 	if (!dp_conn_lean_plain(w, f) || (l->flags & (PKT_TCP_SYN | PKT_TCP_RST | PKT_TCP_URG)))
 		return false;
 	dp_conn_lean_track(w, f, fr->m, l->flags, true);

@@ -187,8 +187,9 @@ dp_conn_steady_flow(uint64_t key, const struct dp_flow *f, bool from_vm, size_t 
  * bytes (no module's; no judged prefix, unless p comes from the VM (from_vm) without data:
  * a segment with data must repeat the prefix, and the peer's ACKs of it free its copy),
  * no flow log to count it for, and a datagram or a TCP segment that neither opens nor
- * ends anything, nor points at urgent data (dp_conn_vm_urgent() asks of that). key: dp_conn_steady_key(), which the flow's gen, tls and budgets must
- * make (the bytes after them, in_use and would_block, shifted out). Anything else takes
+ * ends anything, nor points at urgent data (dp_conn_vm_urgent() asks of that). key:
+ * dp_conn_steady_key(), which the flow's gen, tls and budgets must make (the bytes after
+ * them, in_use and would_block, shifted out). Anything else takes
  * dp_conn_vm_any() or dp_conn_uplink_any(), which decide every frame the same way, these
  * included.
  */

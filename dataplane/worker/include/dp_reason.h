@@ -18,7 +18,7 @@
 	X(FLOW_LIMIT,	"flow_limit",	"flow table (or the VM's share of it) is full") \
 	X(REBIND,	"rebind",	"an address DNS must never bind") \
 	X(SOURCE_ROUTE,	"source_route",	"IPv4 LSRR/SSRR option or IPv6 routing header") \
-	X(REWRITE,	"rewrite",	"a segment rewrites stream bytes already judged, or takes one out (urgent data)") \
+	X(REWRITE,	"rewrite",	"a segment rewrites judged stream bytes, or takes one out (urgent data)") \
 	X(VM_LIMIT,	"vm_limit",	"the VM's share of a table other than flows is full") \
 	X(HOST_DENIED,	"host_denied",	"an HTTP request's Host the VM may not reach, or one not framed") \
 	X(DNS_BUDGET,	"dns_budget",	"a new name under a wildcard past its dns.max_names_per_suffix") \
