@@ -23,10 +23,10 @@
  * unpredictable, so that nobody but the resolver can answer (RFC 5452 s9.2), not even an
  * accomplice who knows the VM's own port. Drawn from a keyed PRF (SipHash under the
  * start-time key, dp_hash_bytes()) of the table's seed and a count of draws, not from
- * rte_rand(): its generator is linear and its outputs leave namegate elsewhere (fragment
- * IDs), so enough of them would give away its state and every key drawn after. One PRF
- * output gives two keys. A port below the minimum is drawn again (one draw in 64): every
- * port of the range as likely as the next, which a remainder would not leave them.
+ * rte_rand(): its generator is linear, so enough of its outputs, wherever they left
+ * namegate, would give away its state and every key drawn after. One PRF output gives two
+ * keys. A port below the minimum is drawn again (one draw in 64): every port of the range
+ * as likely as the next, which a remainder would not leave them.
  */
 static inline uint32_t
 dp_pending_fresh(struct dp_pending *t)

@@ -31,9 +31,8 @@
  * modulated, and its SYN's end (a Fast Open SYN's data) kept: the SYN-ACKs it may take
  * (dp_dns_tcp_arrive()). The offset is a keyed PRF (SipHash under the start-time key,
  * dp_hash_bytes()) of the flow's key, its ISN and the time, as RFC 6528 makes ISNs: not
- * rte_rand(), whose generator is linear, and whose outputs leave namegate elsewhere
- * (fragment IDs, to whatever server a VM sends large datagrams): enough of them give its
- * state away, and every offset drawn after.
+ * rte_rand(), whose generator is linear: any of its outputs that ever left namegate would,
+ * enough of them, give its state away, and every offset drawn after.
  */
 static inline void
 dp_dns_tcp_modulate(struct dp_flow *f, uint64_t tsc)

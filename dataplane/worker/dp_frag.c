@@ -8,9 +8,9 @@
 
 #include <rte_errno.h>
 #include <rte_malloc.h>
-#include <rte_random.h>
 
 #include "dp_frag.h"
+#include "dp_hash.h"
 #include "dp_mem.h"
 
 #define DP_FRAG_SCRATCH		65536	/* a frame of several segments, gathered */
@@ -23,6 +23,8 @@ struct dp_frags {
 	uint8_t *scratch;			/* DP_FRAG_SCRATCH */
 	struct rte_mempool *normal;		/* the caller's */
 	struct rte_mempool *big;		/* ours */
+	unsigned int id;			/* the caller's: its IDs apart from others' */
+	uint64_t ids_drawn;			/* fragment IDs drawn: the next one's input */
 };
 
 struct dp_frags *
@@ -39,6 +41,7 @@ dp_frags_create(unsigned int id, uint32_t nb_slots, uint32_t per_vm, uint64_t ti
 	if ((t = rte_zmalloc_socket("dp_frags", sizeof(*t), RTE_CACHE_LINE_SIZE, socket)) == NULL)
 		return NULL;
 	t->normal = normal;
+	t->id = id;
 	t->slots = rte_zmalloc_socket("dp_frag_slots", (size_t)nb_slots * sizeof(t->slots[0]),
 	    RTE_CACHE_LINE_SIZE, socket);
 	t->bufs = rte_malloc_socket("dp_frag_bufs", (size_t)nb_slots * IPFRAG_BUF_SIZE,
@@ -149,13 +152,20 @@ dp_frag_split(struct dp_frags *t, struct rte_mbuf *m, uint16_t l3_off, uint16_t 
 	const uint8_t *frame = frame_bytes(t, m);
 	struct ipfrag_plan plan;
 	unsigned int i;
+	uint64_t in[2];
 	int nb, rc;
 
 	if (frame == NULL || l3_off >= rte_pktmbuf_pkt_len(m))
 		return -EINVAL;
-	/* RFC 7739 s5.1: an unpredictable ID, so no one off the path can forge fragments */
+	/*
+	 * RFC 7739 s5.1: an unpredictable ID, so no one off the path can forge fragments;
+	 * from a keyed PRF (dp_hash_bytes()) of the table and a count, not rte_rand(), whose
+	 * generator is linear: anyone who read enough IDs would know the next ones
+	 */
+	in[0] = t->id;
+	in[1] = t->ids_drawn++;
 	nb = ipfrag_cut_plan(frame + l3_off, rte_pktmbuf_pkt_len(m) - l3_off, mtu,
-	    (uint32_t)rte_rand(), &plan);
+	    (uint32_t)dp_hash_bytes(in, sizeof(in)), &plan);
 	if (nb < 0)
 		return nb;
 	if ((unsigned int)nb > max)

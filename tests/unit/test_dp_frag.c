@@ -17,6 +17,7 @@
 
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
+#include <rte_random.h>
 
 #include "dp_frag.h"
 #include "frame_check.h"
@@ -247,6 +248,41 @@ test_segments_age_limits(void **state)
 	pools_full();
 }
 
+/*
+ * A datagram cut for IPv6 takes a fragment ID no one off the path can predict (RFC 7739
+ * s5.1): from a keyed PRF, not rte_rand(), whose generator is linear. The same datagram
+ * cut twice with rte_rand()'s state the same takes two IDs, and every piece of one cut
+ * the same.
+ */
+static void
+test_v6_ids_not_rte_rand(void **state)
+{
+	struct dp_frags *t = dp_frags_create(3, 4, 4, 5, normal, SOCKET_ID_ANY);
+	struct rte_mbuf *m, *pieces[PIECES_MAX];
+	uint32_t id[2];
+	int nb;
+
+	(void)state;
+	assert_non_null(t);
+	m = mbuf_of(big_test, frame, frame6(0, 3000));
+	for (int cut = 0; cut < 2; cut++) {
+		rte_srand(42);
+		nb = dp_frag_split(t, m, 14, 1500, normal, pieces, PIECES_MAX);
+		assert_int_equal(nb, 3);
+		/* the fragment header after the fixed one: next, reserved, offset, ID */
+		id[cut] = fc_r32(rte_pktmbuf_mtod(pieces[0], uint8_t *) + 14 + 40 + 4);
+		for (int i = 0; i < nb; i++) {
+			assert_int_equal(fc_r32(rte_pktmbuf_mtod(pieces[i], uint8_t *) + 14 + 44),
+			    id[cut]);
+			rte_pktmbuf_free(pieces[i]);
+		}
+	}
+	assert_int_not_equal(id[0], id[1]);
+	rte_pktmbuf_free(m);
+	dp_frags_free(t);
+	pools_full();
+}
+
 int
 main(void)
 {
@@ -254,6 +290,7 @@ main(void)
 		cmocka_unit_test(test_round_trips),
 		cmocka_unit_test(test_split_refused),
 		cmocka_unit_test(test_segments_age_limits),
+		cmocka_unit_test(test_v6_ids_not_rte_rand),
 	};
 	int rc;
 
