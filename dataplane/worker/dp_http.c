@@ -360,6 +360,7 @@ dp_http_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uin
 			return dp_http_cut_frame(DP_REASON_VM_LIMIT);
 		reasm_init(&h->r, f->isn + f->judged, h->buf, sizeof(h->buf));
 		h->judged = f->judged;
+		h->passed = f->judged;	/* what came before went; no segment here ends by it */
 	}
 	return dp_http_hold(w, m, p, vm, f, h, off, end);
 }

@@ -308,6 +308,34 @@ test_idle_copy_goes_after_a_hole(void **state)
 	assert_null(dp_flow_lookup(w->flows, &k));
 }
 
+/*
+ * On a keep-alive connection whose first request the server has (its copy given back), a
+ * second request head split over two segments: the first, whole lines and a line being
+ * written, goes on at once as a copy; the second, which ends the head, goes alone, the
+ * first not sent again (its hold, taken past the judged bytes, knows they went).
+ */
+static void
+test_split_second_head_first_segment_sent_once(void **state)
+{
+	static char req[300];
+	struct dp_flow_key k;
+	struct dp_flow *f = t_connect(&k);
+	size_t n = t_request(req, 120, "a.example", "/one"), split;
+
+	(void)state;
+	assert_int_equal(t_vm(T_VM_ISN, PKT_TCP_ACK | PKT_TCP_PSH, req, n), 1);
+	t_server_seg(T_PEER_ISN, T_VM_ISN + (uint32_t)n, PKT_TCP_ACK, 0);
+	assert_int_equal(f->hold, 0);
+	t_request(req, 200, "a.example", "/two");
+	split = 200 - 40;		/* in the X-Pad line: no CR yet */
+	assert_int_equal(t_vm(T_VM_ISN + (uint32_t)n, PKT_TCP_ACK, req, split), 1);
+	assert_int_not_equal(f->hold, 0);
+	assert_int_equal(t_vm(T_VM_ISN + (uint32_t)(n + split), PKT_TCP_ACK | PKT_TCP_PSH,
+	    req + split, 200 - split), 1);
+	assert_int_equal(f->judged, n + 200);
+	dp_flow_end(w, f);
+}
+
 int
 main(void)
 {
@@ -316,6 +344,7 @@ main(void)
 		cmocka_unit_test(test_keepalive_after_a_hole_evicts_judged_bytes),
 		cmocka_unit_test(test_eviction_spares_held_bytes),
 		cmocka_unit_test(test_idle_copy_goes_after_a_hole),
+		cmocka_unit_test(test_split_second_head_first_segment_sent_once),
 	};
 
 	return dpf_run("test_dp_http_ack", t_config, &ctx, &w, tests,
