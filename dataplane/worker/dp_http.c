@@ -349,8 +349,8 @@ dp_http_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uin
 	at = dp_hold_offset(f->isn, seq);
 	off = at < 0 ? 0 : (uint32_t)at;
 	end = at + (int64_t)p->payload_len < 0 ? 0 : (uint32_t)(at + (int64_t)p->payload_len);
-	/* urgent data is delivered out of band and could skip what was judged */
-	if (dp_http_unverifiable(f, h, off, end) || (p->tcp_flags & PKT_TCP_URG))
+	/* urgent pointers never come here: the flow stage cut them (dp_conn_vm_urgent()) */
+	if (dp_http_unverifiable(f, h, off, end))
 		return dp_http_cut_frame(DP_REASON_REWRITE);
 	if (end <= f->judged)
 		return dp_http_repeat(h, p, f, seq);

@@ -330,8 +330,7 @@ dp_tls_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint
 	/* what the receiver would drop is neither judged nor held: asked once, for every way */
 	if (!dp_hold_in_window(f, seq, (uint32_t)p->payload_len))
 		return dp_fate_drop(DP_DROP_OUT_OF_WINDOW);
-	if (p->tcp_flags & PKT_TCP_URG)
-		return dp_tls_urgent(w, f);
+	/* no urgent pointer comes here: the flow stage cut it (dp_conn_vm_urgent()) */
 	/* the stream's first segment, nothing held */
 	if (f->hold == 0 && seq == f->isn)
 		return dp_tls_first_segment(w, m, p, vm, f);

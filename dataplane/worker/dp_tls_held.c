@@ -119,20 +119,6 @@ dp_tls_hold_of(struct dp_worker *w, struct dp_flow *f)
 	return h;
 }
 
-/*
- * Apart from dp_tls_stream(): the flag, known clear there, no longer rides along into the
- * fates it returns.
- */
-struct dp_fate
-dp_tls_urgent(struct dp_worker *w, struct dp_flow *f)
-{
-	struct dp_hold *h = dp_tls_hold_of(w, f);
-
-	if (h == NULL)
-		return dp_fate_cut(DP_REASON_VM_LIMIT);	/* no room to judge it first: closed */
-	return dp_tls_refuse(w, h, f, DP_REASON_NOT_TLS, NULL, 0, DP_FATE_FREE);
-}
-
 struct dp_fate
 dp_tls_stream(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uint16_t vm,
     struct dp_flow *f, bool short_hello)

@@ -127,10 +127,4 @@ struct dp_fate dp_tls_hold_first_any(struct dp_worker *w, struct rte_mbuf *m,
 struct dp_fate dp_tls_stream_more_any(struct dp_worker *w, struct rte_mbuf *m,
     const struct dp_lean *l, struct pkt *p, uint16_t vm, struct dp_flow *f);
 
-/*
- * Urgent data, delivered out of band, could skip what was judged: refused, as what f
- * holds (a hold taken for it if f has none).
- */
-struct dp_fate dp_tls_urgent(struct dp_worker *w, struct dp_flow *f);
-
 #endif

@@ -392,9 +392,9 @@ test_whole_hello_counted_by_verdict(void **state)
 
 /*
  * Urgent data is delivered out of band and could skip what was judged: a first segment
- * with URG is cut, never let on, though its hello is whole and its name bound. The flow
- * stage cuts it (dp_conn_vm_urgent()) before dp_tls_client(), whose own URG check stays
- * for the hello's other ways in; the test fails with both removed.
+ * with URG is cut, never let on, though its hello is whole and its name bound: by the
+ * flow stage (dp_conn_vm_urgent()), before dp_tls_client() would read it. Fails with
+ * that check removed.
  */
 static void
 test_urgent_first_segment_refused(void **state)
