@@ -329,8 +329,10 @@ tls_hello_parse_as(const uint8_t *buf, size_t len, uint8_t *scratch, size_t scra
 		return SNI_NEED_MORE;
 	if (one != TLS_ONE_WHOLE)
 		return tls_hello_parse_general(buf, len, scratch, scratch_len, out);
-	if (ids)	/* tls_hello_parse_sni() sets none of these: the name sets its own */
+	if (ids)	/* tls_hello_parse_sni() sets none of these but the stream's length */
 		tls_hello_clear(out, TLS_RECORD_HDR + TLS_HS_HDR + body.len);
+	else
+		out->stream_len = TLS_RECORD_HDR + TLS_HS_HDR + body.len;
 	return tls_hello_fields(body, out, ids);
 }
 

@@ -147,12 +147,11 @@ dp_tls_first_as(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, st
 	if (l == NULL && f->tls == DP_TLS_SNIFF &&
 	    (fate = dp_tls_first_sniff(p, f)).act != DP_FATE_CONTINUE)
 		return fate.act == DP_FATE_STREAM ? dp_tls_stream(w, m, p, vm, f, false) : fate;
-	st = tls_hello_parse_sni(payload, payload_len, w->holds->scratch,
-	    sizeof(w->holds->scratch), &hello);
+	st = dp_tls_parse(w, f, payload, payload_len, &hello);
 	if (st == SNI_NEED_MORE)
 		return l != NULL ? dp_tls_hold_first_lean(w, m, l, out, f, payload) :
 		    dp_tls_stream(w, m, p, vm, f, true);
-	r = dp_tls_judge_hello(w, f, vm, st, &hello);
+	r = dp_tls_judge_stream(w, f, vm, st, &hello, payload, payload_len);
 	if (r != DP_REASON_ALLOWED) {
 		if (l != NULL)		/* the event and the cut read p */
 			dp_lean_decode(m, l, out, true);
@@ -174,6 +173,7 @@ dp_tls_first_as(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, st
 	f->judged = (uint32_t)payload_len;
 	f->judged_digest = dp_hash_digest(payload, payload_len);
 	f->tls = DP_TLS_NONE;
+	dp_tls_hello_passed(f);
 	if (l != NULL) {
 		/*
 		 * a lean frame's pass sent here, as dp_tls_lean_act() would: a fate made of the
@@ -257,7 +257,8 @@ dp_tls_verdict(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, uint16
     enum sni_status st, const struct tls_hello *hello, struct rte_mbuf *m, uint32_t off,
     uint32_t end)
 {
-	enum dp_reason r = dp_tls_judge_hello(w, f, vm, st, hello);
+	enum dp_reason r = dp_tls_judge_stream(w, f, vm, st, hello, h->r.buf,
+	    reasm_contiguous(&h->r));
 
 	if (r != DP_REASON_ALLOWED)
 		return dp_tls_refuse_last(w, h, f, r, st, hello, m, off, end);
@@ -301,15 +302,14 @@ dp_tls_stream_more_lean(struct dp_worker *w, struct rte_mbuf *m, const struct dp
 		return dp_tls_more_any_lean(w, m, l, p, vm, f);
 	/* m's bytes are the last of those h holds: stream offsets [end - payload_len, end) */
 	end = reasm_add_next(&h->r, l->seq, dp_lean_payload(m, l), l->payload_len);
-	st = tls_hello_parse_sni(h->r.buf, end, w->holds->scratch, sizeof(w->holds->scratch),
-	    &hello);
+	st = dp_tls_parse(w, f, h->r.buf, end, &hello);
 	if (st == SNI_NEED_MORE) {
 		dp_hold_push(w, h, m, end - l->payload_len, end);
 		dp_lean_decode(m, l, p, true);	/* the trickle reads p */
 		dp_hold_trickle_with(w, h, 0, end, m, p);
 		return true;
 	}
-	r = dp_tls_judge_hello(w, f, (uint16_t)vm, st, &hello);
+	r = dp_tls_judge_stream(w, f, (uint16_t)vm, st, &hello, h->r.buf, end);
 	if (r == DP_REASON_ALLOWED) {
 		dp_tls_pass_after(w, h, f, m, end);
 		return true;

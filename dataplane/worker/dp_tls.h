@@ -70,12 +70,33 @@ static inline void
 dp_tls_peer_ack_judged(struct dp_worker *w, struct dp_flow *f, uint8_t tcp_flags,
     uint32_t seq, uint32_t len, uint32_t ack)
 {
+	/* a first hello's bytes are kept until the server's answer says it asks no second */
 	if (dp_flow_peer_in_order(f, seq, len) && dp_flow_peer_ack_taken(f, tcp_flags, ack) &&
-	    (int32_t)(ack - (f->isn + f->judged)) >= 0) {
+	    (int32_t)(ack - (f->isn + f->judged)) >= 0 && f->hello_phase != DP_HELLO_OPEN) {
 		dp_hold_put(w, &f->hold);
 		f->tls = DP_TLS_NONE;
 		f->judged = 0;
 	}
+}
+
+/*
+ * The server's segment on f (its flags, sequence number seq, len bytes of payload at
+ * payload, its ACK number ack) while f's first hello waits for its answer
+ * (DP_HELLO_OPEN): the server's first bytes tell. A HelloRetryRequest (or bytes too few to
+ * tell one from it) makes the client's next bytes a second hello, held and judged as the
+ * first was, from where the server's ACK says its stream stands; any other answer settles
+ * the flow's hellos. A segment that is not the server's first bytes changes nothing.
+ */
+void dp_tls_server_hello(struct dp_worker *w, struct dp_flow *f, uint8_t tcp_flags,
+    uint32_t seq, const uint8_t *payload, uint32_t len, uint32_t ack);
+
+/* dp_tls_server_hello() of a segment with data on a flow waiting for it, inline: one test. */
+static __rte_always_inline void
+dp_tls_server_first(struct dp_worker *w, struct dp_flow *f, uint8_t tcp_flags, uint32_t seq,
+    const uint8_t *payload, uint32_t len, uint32_t ack)
+{
+	if (unlikely(f->hello_phase == DP_HELLO_OPEN) && len != 0)
+		dp_tls_server_hello(w, f, tcp_flags, seq, payload, len, ack);
 }
 
 /*

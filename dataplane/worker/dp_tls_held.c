@@ -8,6 +8,7 @@
 #include "dp_lean.h"
 #include "dp_tls.h"
 #include "dp_tls_held.h"
+#include "dp_tls_judge.h"
 #include "sni/http.h"
 #include "sni/reasm.h"
 #include "sni/tls.h"
@@ -85,8 +86,8 @@ dp_tls_hold_as(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, str
 	if (l == NULL && f->tls == DP_TLS_SNIFF &&
 	    (fate = dp_tls_sniff(w, m, p, f, h, off, end, rs)).act != DP_FATE_CONTINUE)
 		return fate;
-	st = short_hello ? SNI_NEED_MORE : tls_hello_parse_sni(h->buf, reasm_contiguous(&h->r),
-	    w->holds->scratch, sizeof(w->holds->scratch), &hello);
+	st = short_hello ? SNI_NEED_MORE : dp_tls_parse(w, f, h->buf, reasm_contiguous(&h->r),
+	    &hello);
 	if (st == SNI_NEED_MORE && (flags & PKT_TCP_SYN) && rs != REASM_FULL)
 		return dp_tls_syn_strip();
 	after = st != SNI_NEED_MORE && dp_tls_after_passed(w, h, m);

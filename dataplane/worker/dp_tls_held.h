@@ -22,12 +22,25 @@
 struct dp_lean;
 
 /*
+ * A hello of TCP flow f went on (allowed, or counted in audit): after the first, the
+ * client's bytes wait for the server's answer, which may ask for a second hello
+ * (dp_tls_server_first()); after a second, no more is read as one.
+ */
+static inline void
+dp_tls_hello_passed(struct dp_flow *f)
+{
+	f->hello_phase = f->hello_phase == DP_HELLO_NONE ? DP_HELLO_OPEN : DP_HELLO_SETTLED;
+}
+
+/*
  * The bytes h holds, judged and sent, stream offsets [0, judged) (reasm_contiguous()):
  * kept until the server acknowledges them.
  */
 static inline void
 dp_tls_verify_held(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f, uint32_t judged)
 {
+	if (f->tls == DP_TLS_PENDING)	/* a hello's, not a sniffed SSH line's */
+		dp_tls_hello_passed(f);
 	f->judged = judged;
 	f->tls = DP_TLS_VERIFY;
 	h->started = w->now;

@@ -14,6 +14,7 @@
 #include "dp_bind.h"
 #include "dp_flow.h"
 #include "dp_reason.h"
+#include "dp_hold.h"
 #include "sni/tls.h"
 
 /*
@@ -81,6 +82,40 @@ dp_tls_judge_hello(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni
 	if (!hello->sni_lower)
 		return dp_tls_judge_folded(w, f, vm, hello->sni.p, hello->sni.len);
 	return dp_tls_judge_lower(w, f, vm, &hello->sni);
+}
+
+/*
+ * The first len bytes of f's held stream (from f->isn) parsed as its hello: after a
+ * HelloRetryRequest (DP_HELLO_RETRY), they are the client's second, which may follow
+ * change_cipher_spec records.
+ */
+static __rte_always_inline enum sni_status
+dp_tls_parse(struct dp_worker *w, const struct dp_flow *f, const uint8_t *buf, size_t len,
+    struct tls_hello *hello)
+{
+	if (unlikely(f->hello_phase == DP_HELLO_RETRY))
+		return tls_hello_parse_retry(buf, len, w->holds->scratch,
+		    sizeof(w->holds->scratch), hello);
+	return tls_hello_parse_sni(buf, len, w->holds->scratch, sizeof(w->holds->scratch),
+	    hello);
+}
+
+/*
+ * dp_tls_judge_hello() of a hello parsed from the first len bytes of the stream at buf,
+ * which namegate sends on if it is allowed: bytes past the hello among them must carry no
+ * handshake record, which the server would read as a second hello once it asks for one
+ * (tls_hello_tail_ok()). No client sends one before the server answers.
+ */
+static __rte_always_inline enum dp_reason
+dp_tls_judge_stream(struct dp_worker *w, struct dp_flow *f, uint16_t vm, enum sni_status st,
+    const struct tls_hello *hello, const uint8_t *buf, size_t len)
+{
+	enum dp_reason r = dp_tls_judge_hello(w, f, vm, st, hello);
+
+	if (r == DP_REASON_ALLOWED && unlikely(len > hello->stream_len) &&
+	    !tls_hello_tail_ok(buf + hello->stream_len, len - hello->stream_len))
+		return DP_REASON_NOT_TLS;
+	return r;
 }
 
 #endif

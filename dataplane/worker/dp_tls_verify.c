@@ -10,6 +10,7 @@
 #include "dp_out_flow.h"
 #include "dp_tls.h"
 #include "sni/reasm.h"
+#include "sni/tls.h"
 
 /* A refusal reached without a frame (a timeout): the cut made at once. */
 static void
@@ -31,6 +32,22 @@ dp_tls_rewrite_cut(void)
 	return fate;
 }
 
+/*
+ * A segment from stream offset at whose bytes before the judged end (if any) repeat them:
+ * it goes on, but for bytes past a first hello whose answer has not come. A second hello
+ * among them, if the answer asks for one, would be read unjudged. No client sends before
+ * the answer but early data, which its TCP sends again, as it does these bytes, once the
+ * answer came (dp_tls_server_hello()).
+ */
+static inline struct dp_fate
+dp_tls_past_judged(const struct dp_flow *f, int64_t at, const struct pkt *p)
+{
+	if (unlikely(f->hello_phase == DP_HELLO_OPEN) &&
+	    at + (int64_t)p->payload_len > (int64_t)f->judged)
+		return dp_fate_drop(DP_DROP_HELLO_WAIT);
+	return dp_fate_pass(f->would_block);
+}
+
 struct dp_fate
 dp_tls_verify(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
 {
@@ -39,21 +56,45 @@ dp_tls_verify(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
 	struct dp_hold *h;
 
 	if (at >= (int64_t)f->judged)
-		return dp_fate_pass(f->would_block);	/* past what was judged: goes on */
+		return dp_tls_past_judged(f, at, p);
 	if (!dp_hold_in_window(f, seq, (uint32_t)p->payload_len))
 		return dp_fate_drop(DP_DROP_OUT_OF_WINDOW);
 	if ((h = dp_hold_at(w, f->hold)) != NULL) {
 		clamp = (int64_t)f->judged - at;
 		if (reasm_add(&h->r, seq, p->payload, clamp < (int64_t)p->payload_len ?
 		    (size_t)clamp : p->payload_len) != REASM_CONFLICT)
-			return dp_fate_pass(f->would_block);
+			return dp_tls_past_judged(f, at, p);
 	} else if (at == 0 && p->payload_len >= f->judged &&
 	    dp_digest_eq(f->judged_digest, dp_hash_digest(p->payload, f->judged))) {
 		/* the judged hello again, from its first byte: the same bytes */
-		return dp_fate_pass(f->would_block);
+		return dp_tls_past_judged(f, at, p);
 	}
 	/* no copy to compare with, and not all of it acknowledged: fail closed */
 	return dp_tls_rewrite_cut();
+}
+
+void
+dp_tls_server_hello(struct dp_worker *w, struct dp_flow *f, uint8_t tcp_flags, uint32_t seq,
+    const uint8_t *payload, uint32_t len, uint32_t ack)
+{
+	if (seq != f->peer_isn)
+		return;
+	if (!tls_server_retry(payload, len)) {
+		f->hello_phase = DP_HELLO_SETTLED;
+		return;
+	}
+	/*
+	 * The second hello's stream starts where the server's stands: all judged bytes in it,
+	 * nothing past them (dp_tls_verify() dropped what came). A server that answers before
+	 * it has them keeps the flow waiting: nothing past them goes.
+	 */
+	if (!(tcp_flags & PKT_TCP_ACK) || (int32_t)(ack - (f->isn + f->judged)) < 0)
+		return;
+	dp_hold_put(w, &f->hold);
+	f->isn += f->judged;
+	f->judged = 0;
+	f->tls = DP_TLS_PENDING;
+	f->hello_phase = DP_HELLO_RETRY;
 }
 
 void

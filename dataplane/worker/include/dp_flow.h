@@ -62,6 +62,17 @@ enum dp_http_phase {
 	DP_HTTP_TUNNEL,		/* past a CONNECT the server took: the tunnel's, not judged */
 };
 
+/*
+ * Where a TLS connection over TCP is in its hellos (RFC 8446 s4.1.4): a server that answers
+ * the first with a HelloRetryRequest reads the client's second, and takes its server name.
+ */
+enum dp_hello_phase {
+	DP_HELLO_NONE,		/* no hello allowed yet (or not a hello's flow) */
+	DP_HELLO_OPEN,		/* the first allowed; the server's answer not seen yet */
+	DP_HELLO_RETRY,		/* that answer asked for a second: pending, judged as the first */
+	DP_HELLO_SETTLED,	/* nothing the client sends now is read as a hello */
+};
+
 struct dp_flow {
 	struct dp_flow_key key;
 	uint64_t last_seen;		/* seconds, dp_now() */
@@ -140,7 +151,10 @@ struct dp_flow {
 		uint32_t peer_fin_seq;	/* DNS over TCP: where its stream ends, once peer_fin */
 	};
 	bool vm_fin, peer_fin;		/* DNS over TCP: that side's FIN was seen */
-	uint8_t http_phase;		/* DP_TLS_HTTP: enum dp_http_phase */
+	union {
+		uint8_t http_phase;	/* DP_TLS_HTTP: enum dp_http_phase */
+		uint8_t hello_phase;	/* a TLS hello over TCP: enum dp_hello_phase */
+	};
 	uint32_t ha_at;			/* when the HA peer was last told of it (dp_now()) */
 };
 

@@ -48,6 +48,7 @@ enum dp_reason {
 	X(TABLE_FULL,	"table_full",	"a binding or pending-query table is full") \
 	X(BAD_CSUM,	"bad_checksum",	"an IPv4 header, TCP or UDP checksum is wrong") \
 	X(OUT_OF_WINDOW, "out_of_window", "a segment the receiver's window cannot accept") \
+	X(HELLO_WAIT,	"hello_wait",	"a client's bytes after its TLS hello, before the server answered it (its TCP sends them again)") \
 	X(FRAG_BAD,	"fragment_invalid", "overlapping, oversized or malformed fragments") \
 	X(FRAG_TIMEOUT,	"fragment_timeout", "a datagram whose fragments did not all arrive") \
 	X(ND_INVALID,	"nd_invalid",	"ND-typed ICMPv6 toward a VM in no shape ND has") \

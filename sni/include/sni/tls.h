@@ -57,11 +57,36 @@ enum sni_status tls_hello_parse(const uint8_t *buf, size_t len, uint8_t *scratch
 
 /*
  * tls_hello_parse() for who judges a hello by its server name alone (the dataplane): the
- * same status, sni and sni_lower, ALPN checked alike; alpn[], nb_alpn, alpn_more, ech and
- * stream_len are unspecified (kept, each hello would store what nobody reads).
+ * same status, sni, sni_lower and stream_len, ALPN checked alike; alpn[], nb_alpn,
+ * alpn_more and ech are unspecified (kept, each hello would store what nobody reads).
  */
 enum sni_status tls_hello_parse_sni(const uint8_t *buf, size_t len, uint8_t *scratch,
     size_t scratch_len, struct tls_hello *out);
+
+/*
+ * The second ClientHello, the one a HelloRetryRequest asks for (RFC 8446 s4.1.4): the
+ * client's bytes from the end of its first hello, which may begin with change_cipher_spec
+ * records (appendix D.4), parsed as tls_hello_parse_sni() parses a first; stream_len
+ * counts those records too.
+ */
+enum sni_status tls_hello_parse_retry(const uint8_t *buf, size_t len, uint8_t *scratch,
+    size_t scratch_len, struct tls_hello *out);
+
+/*
+ * The len bytes a client sent after its hello's last record, before any answer: true
+ * when no handshake record begins in them (only change_cipher_spec, alert and
+ * application_data, early data, whose last may run on past them). A server would read a
+ * handshake record there as a second hello once it asks for one.
+ */
+bool tls_hello_tail_ok(const uint8_t *buf, size_t len);
+
+/*
+ * The server's first len bytes (len > 0) on a TLS connection: could they be a
+ * HelloRetryRequest (RFC 8446 s4.1.3: a ServerHello whose random is the HRR value)? True
+ * when every byte present through the random says so, fewer bytes than that included: the
+ * client's next bytes may then be a second hello.
+ */
+bool tls_server_retry(const uint8_t *buf, size_t len);
 
 /* "need_more", "found", "absent", "not_tls", "malformed". */
 const char *sni_status_str(enum sni_status st);
