@@ -315,9 +315,9 @@ dp_burst_lean(struct dp_worker *w, const struct dp_burst *b, struct dp_burst_fra
 	 * (the call only for a flow steady but for them: most with judged bytes are not yet)
 	 */
 	if (!from_vm && f != NULL && f->judged != 0 && !(l->flags & DP_LEAN_TCP_ENDS) &&
-	    dp_conn_judged_word(b->steady, f) && f->hello_phase != DP_HELLO_OPEN &&
-	    dp_conn_uplink_judged(w, f, l->flags, dp_lean_seq(fr->m, l), l->payload_len, l->ack,
-	    l->win)) {
+	    dp_conn_judged_word(b->steady, f) &&
+	    dp_conn_uplink_judged(w, f, l->flags, dp_lean_seq(fr->m, l), dp_lean_payload(fr->m, l),
+	    l->payload_len, l->ack, l->win)) {
 		dp_ingress_own(w, fr->m, fr->vm);
 		return true;
 	}

@@ -53,9 +53,9 @@ dp_conn_uplink_plain_judged(struct dp_worker *w, const struct pkt *p, struct dp_
 	dp_conn_uplink_track(w, p, f);
 	/* DNS over TCP's judged bytes let go: its judge's no more */
 	if (p->proto == PKT_PROTO_TCP) {
+		dp_tls_peer_ack(w, f, p->tcp_flags, p->seq, dp_seq_len(p), p->ack);
 		dp_tls_server_first(w, f, p->tcp_flags, p->seq, p->payload,
 		    (uint32_t)p->payload_len, p->ack);
-		dp_tls_peer_ack(w, f, p->tcp_flags, p->seq, dp_seq_len(p), p->ack);
 	}
 	return dp_conn_uplink_fate(f);
 }

@@ -96,7 +96,7 @@ dp_conn_vm_lean(struct dp_worker *w, struct dp_flow *f, const struct rte_mbuf *m
 
 /*
  * A TCP segment toward the VM that neither opens nor ends anything (flags, sequence
- * number, payload length, ACK and window), on flow f, which has judged bytes (so is not
+ * number, payload and its length, ACK and window), on flow f, which has judged bytes (so is not
  * steady) and is steady but for them and a copy of them kept to compare (DP_TLS_VERIFY):
  * dp_conn_judged_word(), which the caller asked. When no HA peer is told of flows, what
  * dp_conn_uplink_any() does to f (tracked, the judged bytes let go once the server has
@@ -106,7 +106,7 @@ dp_conn_vm_lean(struct dp_worker *w, struct dp_flow *f, const struct rte_mbuf *m
  */
 static __rte_always_inline bool
 dp_conn_uplink_judged(struct dp_worker *w, struct dp_flow *f, uint8_t flags, uint32_t seq,
-    uint32_t len, uint32_t ack, uint16_t win)
+    const uint8_t *payload, uint32_t len, uint32_t ack, uint16_t win)
 {
 	/* and no HA peer, which hears when the server has the hello (dp_ha_note()) */
 	if (w->ctx->ha)
@@ -114,6 +114,7 @@ dp_conn_uplink_judged(struct dp_worker *w, struct dp_flow *f, uint8_t flags, uin
 	dp_conn_uplink_steady(w, f, true, flags, ack, win);
 	/* its tls NONE or VERIFY: all acknowledged in the server's stream, they go */
 	dp_tls_peer_ack_judged(w, f, flags, seq, len, ack);
+	dp_tls_server_first(w, f, flags, seq, payload, len, ack);
 	return true;
 }
 
@@ -155,10 +156,10 @@ dp_conn_uplink_lean(struct dp_worker *w, struct dp_flow *f, const struct rte_mbu
 		dp_flow_peer_synced(f, rd_be32(th + 4), ack, win, wscale);
 	}
 	if (f->judged != 0) {
-		dp_tls_server_first(w, f, flags, dp_lean_seq(m, l), dp_lean_payload(m, l),
-		    l->payload_len, ack);
 		dp_tls_peer_ack(w, f, flags, dp_lean_seq(m, l),
 		    l->payload_len + ((flags & PKT_TCP_FIN) != 0), ack);
+		dp_tls_server_first(w, f, flags, dp_lean_seq(m, l), dp_lean_payload(m, l),
+		    l->payload_len, ack);
 	}
 	return true;
 }

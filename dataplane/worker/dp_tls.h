@@ -70,10 +70,17 @@ static inline void
 dp_tls_peer_ack_judged(struct dp_worker *w, struct dp_flow *f, uint8_t tcp_flags,
     uint32_t seq, uint32_t len, uint32_t ack)
 {
-	/* a first hello's bytes are kept until the server's answer says it asks no second */
 	if (dp_flow_peer_in_order(f, seq, len) && dp_flow_peer_ack_taken(f, tcp_flags, ack) &&
-	    (int32_t)(ack - (f->isn + f->judged)) >= 0 && f->hello_phase != DP_HELLO_OPEN) {
+	    (int32_t)(ack - (f->isn + f->judged)) >= 0) {
 		dp_hold_put(w, &f->hold);
+		/*
+		 * a first hello whose answer has not come: judged stays, where the client's
+		 * next bytes start, until the answer says it asks for no second hello
+		 */
+		if (unlikely(f->hello_phase >= DP_HELLO_OPEN && f->hello_phase <= DP_HELLO_ACKED)) {
+			f->hello_phase = DP_HELLO_ACKED;
+			return;
+		}
 		f->tls = DP_TLS_NONE;
 		f->judged = 0;
 	}
@@ -82,7 +89,7 @@ dp_tls_peer_ack_judged(struct dp_worker *w, struct dp_flow *f, uint8_t tcp_flags
 /*
  * The server's segment on f (its flags, sequence number seq, len bytes of payload at
  * payload, its ACK number ack) while f's first hello waits for its answer
- * (DP_HELLO_OPEN): the server's first bytes tell. A HelloRetryRequest (or bytes too few to
+ * (DP_HELLO_OPEN, _ACKED): the server's first bytes tell. A HelloRetryRequest (or bytes too few to
  * tell one from it) makes the client's next bytes a second hello, held and judged as the
  * first was, from where the server's ACK says its stream stands; any other answer settles
  * the flow's hellos. A segment that is not the server's first bytes changes nothing.
@@ -90,12 +97,16 @@ dp_tls_peer_ack_judged(struct dp_worker *w, struct dp_flow *f, uint8_t tcp_flags
 void dp_tls_server_hello(struct dp_worker *w, struct dp_flow *f, uint8_t tcp_flags,
     uint32_t seq, const uint8_t *payload, uint32_t len, uint32_t ack);
 
-/* dp_tls_server_hello() of a segment with data on a flow waiting for it, inline: one test. */
+/*
+ * dp_tls_server_hello() of a segment with data on a flow that keeps judged bytes, where a
+ * first hello may wait for its answer, inline: one test.
+ */
 static __rte_always_inline void
 dp_tls_server_first(struct dp_worker *w, struct dp_flow *f, uint8_t tcp_flags, uint32_t seq,
     const uint8_t *payload, uint32_t len, uint32_t ack)
 {
-	if (unlikely(f->hello_phase == DP_HELLO_OPEN) && len != 0)
+	if (unlikely(f->hello_phase >= DP_HELLO_OPEN && f->hello_phase <= DP_HELLO_ACKED) &&
+	    len != 0)
 		dp_tls_server_hello(w, f, tcp_flags, seq, payload, len, ack);
 }
 

@@ -55,6 +55,10 @@ dp_tls_verify(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
 	int64_t at = dp_hold_offset(f->isn, seq), clamp;
 	struct dp_hold *h;
 
+	/* the server has the judged bytes, and ignores them again; none goes past them yet */
+	if (unlikely(f->hello_phase == DP_HELLO_ACKED))
+		return at + (int64_t)p->payload_len > (int64_t)f->judged ?
+		    dp_fate_drop(DP_DROP_HELLO_WAIT) : dp_fate_pass(f->would_block);
 	if (at >= (int64_t)f->judged)
 		return dp_tls_past_judged(f, at, p);
 	if (!dp_hold_in_window(f, seq, (uint32_t)p->payload_len))
@@ -77,10 +81,16 @@ void
 dp_tls_server_hello(struct dp_worker *w, struct dp_flow *f, uint8_t tcp_flags, uint32_t seq,
     const uint8_t *payload, uint32_t len, uint32_t ack)
 {
+	bool acked = f->hello_phase == DP_HELLO_ACKED;
+
 	if (seq != f->peer_isn)
 		return;
 	if (!tls_server_retry(payload, len)) {
 		f->hello_phase = DP_HELLO_SETTLED;
+		if (acked) {		/* what dp_tls_peer_ack_judged() kept for this */
+			f->tls = DP_TLS_NONE;
+			f->judged = 0;
+		}
 		return;
 	}
 	/*
@@ -88,7 +98,7 @@ dp_tls_server_hello(struct dp_worker *w, struct dp_flow *f, uint8_t tcp_flags, u
 	 * nothing past them (dp_tls_verify() dropped what came). A server that answers before
 	 * it has them keeps the flow waiting: nothing past them goes.
 	 */
-	if (!(tcp_flags & PKT_TCP_ACK) || (int32_t)(ack - (f->isn + f->judged)) < 0)
+	if (!acked && (!(tcp_flags & PKT_TCP_ACK) || (int32_t)(ack - (f->isn + f->judged)) < 0))
 		return;
 	dp_hold_put(w, &f->hold);
 	f->isn += f->judged;

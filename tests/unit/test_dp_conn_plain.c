@@ -278,8 +278,8 @@ test_uplink_judged_is_general(void **state)
 		*f = base;
 		*dp_flow_acct(w->flows, f) = acct;
 		lean = f->judged != 0 && dp_conn_judged_word(dp_conn_steady_key(w), f) &&
-		    dp_conn_uplink_judged(w, f, p.tcp_flags, p.seq, (uint32_t)p.payload_len,
-		    p.ack, p.tcp_win);
+		    dp_conn_uplink_judged(w, f, p.tcp_flags, p.seq, p.payload,
+		    (uint32_t)p.payload_len, p.ack, p.tcp_win);
 		w->ctx->ha = false;
 		/* a budget (spent, it cuts) and an HA peer (told): the general path's alone */
 		assert_false(lean && (base.budgets != 0 || ha));

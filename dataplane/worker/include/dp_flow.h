@@ -69,6 +69,7 @@ enum dp_http_phase {
 enum dp_hello_phase {
 	DP_HELLO_NONE,		/* no hello allowed yet (or not a hello's flow) */
 	DP_HELLO_OPEN,		/* the first allowed; the server's answer not seen yet */
+	DP_HELLO_ACKED,		/* and the server has all its judged bytes (judged: their end) */
 	DP_HELLO_RETRY,		/* that answer asked for a second: pending, judged as the first */
 	DP_HELLO_SETTLED,	/* nothing the client sends now is read as a hello */
 };
@@ -151,10 +152,8 @@ struct dp_flow {
 		uint32_t peer_fin_seq;	/* DNS over TCP: where its stream ends, once peer_fin */
 	};
 	bool vm_fin, peer_fin;		/* DNS over TCP: that side's FIN was seen */
-	union {
-		uint8_t http_phase;	/* DP_TLS_HTTP: enum dp_http_phase */
-		uint8_t hello_phase;	/* a TLS hello over TCP: enum dp_hello_phase */
-	};
+	uint8_t http_phase;		/* DP_TLS_HTTP: enum dp_http_phase */
+	uint8_t hello_phase;		/* a TLS hello over TCP: enum dp_hello_phase */
 	uint32_t ha_at;			/* when the HA peer was last told of it (dp_now()) */
 };
 
