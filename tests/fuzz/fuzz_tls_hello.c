@@ -9,7 +9,12 @@
  *    prefix shorter than a valid hello's stream_len is anything but NEED_MORE.
  *  - The same handshake message re-cut into records of another size gives the same hello,
  *    or MALFORMED exactly when it no longer fits in TLS_HELLO_MAX.
- *  - tls_hello_parse_sni() gives the same status, and when FOUND the same name.
+ *  - tls_hello_parse_sni() gives the same status, and when FOUND or ABSENT the same name
+ *    and stream_len; tls_hello_parse_retry() of the input behind a change_cipher_spec
+ *    record gives that status too, its stream_len 6 more.
+ *  - tls_hello_tail_ok() of the input is false when it starts a handshake record, and of
+ *    a valid hello's stream past it never reads beyond it; tls_server_retry() reads no
+ *    byte past those it is given.
  *
  * The prefix length and the record size come from the input's last two bytes, not its
  * first: every TLS input starts with 0x16, and bytes after a hello are never read, so the
@@ -128,6 +133,33 @@ recut(enum sni_status st, const struct tls_hello *h, const uint8_t *data, size_t
 	free(s);
 }
 
+/*
+ * The input as a second hello, behind the change_cipher_spec record a client in middlebox
+ * compatibility mode sends first: what tls_hello_parse_sni() says of the input alone.
+ */
+static void
+retried(enum sni_status st, const struct tls_hello *h, const uint8_t *data, size_t size)
+{
+	static const uint8_t ccs[6] = { 20, 3, 3, 0, 1, 1 };
+	uint8_t *s = malloc(size + sizeof(ccs));	/* exact size: ASan sees a read past it */
+	struct tls_hello h2;
+	enum sni_status st2;
+
+	check(s != NULL);
+	memcpy(s, ccs, sizeof(ccs));
+	if (size != 0)
+		memcpy(s + sizeof(ccs), data, size);
+	st2 = tls_hello_parse_retry(s, size + sizeof(ccs), scratch2, sizeof(scratch2), &h2);
+	/* an input of change_cipher_spec records itself is skipped too: its status is another */
+	check(st2 == st || (size != 0 && data[0] == 20));
+	if (st2 == st && (st == SNI_FOUND || st == SNI_ABSENT))
+		check(h2.stream_len == h->stream_len + sizeof(ccs));
+	/* cut inside the record: more may come */
+	check(tls_hello_parse_retry(s, 1 + size % 5, scratch2, sizeof(scratch2), &h2) ==
+	    SNI_NEED_MORE);
+	free(s);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -139,9 +171,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check((unsigned int)st <= SNI_MALFORMED);
 	check(sni_status_str(st) != NULL);
 	check_hello(st, &h, data, size, scratch);
-	/* the dataplane's parse: the same status, name and capitals */
+	/* the dataplane's parse: the same status, name, capitals and stream length */
 	check(tls_hello_parse_sni(data, size, scratch2, sizeof(scratch2), &hp) == st);
 	check(st != SNI_FOUND || (name_eq(hp.sni, h.sni) && hp.sni_lower == h.sni_lower));
+	check((st != SNI_FOUND && st != SNI_ABSENT) || hp.stream_len == h.stream_len);
+	retried(st, &h, data, size);
+	check(size == 0 || data[0] != 22 || !tls_hello_tail_ok(data, size));
+	if (st == SNI_FOUND || st == SNI_ABSENT)
+		(void)tls_hello_tail_ok(data + h.stream_len, size - h.stream_len);
+	if (size > 0)
+		(void)tls_server_retry(data, size);
 	if (size < 2)
 		return 0;
 
