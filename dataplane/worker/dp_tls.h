@@ -105,8 +105,9 @@ static __rte_always_inline void
 dp_tls_server_first(struct dp_worker *w, struct dp_flow *f, uint8_t tcp_flags, uint32_t seq,
     const uint8_t *payload, uint32_t len, uint32_t ack)
 {
-	if (unlikely(f->hello_phase >= DP_HELLO_OPEN && f->hello_phase <= DP_HELLO_ACKED) &&
-	    len != 0)
+	/* the length first: most segments on such a flow are the server's bare ACKs */
+	if (len != 0 &&
+	    unlikely(f->hello_phase >= DP_HELLO_OPEN && f->hello_phase <= DP_HELLO_ACKED))
 		dp_tls_server_hello(w, f, tcp_flags, seq, payload, len, ack);
 }
 
