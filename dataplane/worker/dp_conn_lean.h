@@ -96,11 +96,12 @@ dp_conn_vm_lean(struct dp_worker *w, struct dp_flow *f, const struct rte_mbuf *m
 
 /*
  * A TCP segment toward the VM that neither opens nor ends anything (flags, sequence
- * number, payload and its length, ACK and window), on flow f, which has judged bytes (so is not
- * steady) and is steady but for them and a copy of them kept to compare (DP_TLS_VERIFY):
- * dp_conn_judged_word(), which the caller asked. When no HA peer is told of flows, what
- * dp_conn_uplink_any() does to f (tracked, the judged bytes let go once the server has
- * them all) and true, the frame to go on toward the VM; else false, f untouched. The
+ * number, payload and its length, ACK and window), on flow f, which has judged bytes (so
+ * is not steady) and is steady but for them and a copy of them kept to compare
+ * (DP_TLS_VERIFY): dp_conn_judged_word(), which the caller asked. When no HA peer is told
+ * of flows, what dp_conn_uplink_any() does to f (tracked, the judged bytes let go once the
+ * server has them all, the answer to a first hello read) and true, the frame to go on
+ * toward the VM; else false, f untouched. The
  * server's ACK of the hello, one frame of nearly every connection: inline in the burst,
  * where a call cost it as much as its body.
  */

@@ -88,11 +88,12 @@ dp_tls_peer_ack_judged(struct dp_worker *w, struct dp_flow *f, uint8_t tcp_flags
 
 /*
  * The server's segment on f (its flags, sequence number seq, len bytes of payload at
- * payload, its ACK number ack) while f's first hello waits for its answer
- * (DP_HELLO_OPEN, _ACKED): the server's first bytes tell. A HelloRetryRequest (or bytes too few to
- * tell one from it) makes the client's next bytes a second hello, held and judged as the
- * first was, from where the server's ACK says its stream stands; any other answer settles
- * the flow's hellos. A segment that is not the server's first bytes changes nothing.
+ * payload, its ACK number ack) while f's first hello waits for its answer (DP_HELLO_OPEN,
+ * DP_HELLO_ACKED), its ACK taken first (dp_tls_peer_ack_judged()): the server's first
+ * bytes tell. A HelloRetryRequest (or bytes too few to tell one from it) makes the
+ * client's next bytes a second hello, held and judged as the first was, from where the
+ * server's ACK says its stream stands; any other answer settles the flow's hellos. A
+ * segment that is not the server's first bytes changes nothing.
  */
 void dp_tls_server_hello(struct dp_worker *w, struct dp_flow *f, uint8_t tcp_flags,
     uint32_t seq, const uint8_t *payload, uint32_t len, uint32_t ack);

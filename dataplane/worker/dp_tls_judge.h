@@ -13,8 +13,8 @@
 #include "dp.h"
 #include "dp_bind.h"
 #include "dp_flow.h"
-#include "dp_reason.h"
 #include "dp_hold.h"
+#include "dp_reason.h"
 #include "sni/tls.h"
 
 /*

@@ -80,10 +80,12 @@ test_server_retry(void **state)
 	for (size_t k = 1; k < n; k++)
 		assert_true(tls_server_retry(m.b, k));
 	/* a ServerHello with any other random is the answer that settles the hellos */
-	n = server_hello_head(&m, "0021ad74e59a6111be1d8c021e65b891c2a211167abb8c5e079e09e2c8a8339c");
+	n = server_hello_head(&m,
+	    "0021ad74e59a6111be1d8c021e65b891c2a211167abb8c5e079e09e2c8a8339c");
 	assert_false(tls_server_retry(m.b, n));
 	assert_false(tls_server_retry(m.b, 12));	/* the random's first byte decides */
-	n = server_hello_head(&m, "cf21ad74e59a6111be1d8c021e65b891c2a211167abb8c5e079e09e2c8a8339d");
+	n = server_hello_head(&m,
+	    "cf21ad74e59a6111be1d8c021e65b891c2a211167abb8c5e079e09e2c8a8339d");
 	assert_false(tls_server_retry(m.b, n));
 	assert_true(tls_server_retry(m.b, n - 2));	/* the differing byte not there yet */
 	/* another record first (an alert), or another handshake message */
