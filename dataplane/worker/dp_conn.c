@@ -490,7 +490,8 @@ dp_conn_uplink_general(struct dp_worker *w, const struct pkt *p, const struct dp
 		f->tls = DP_TLS_NONE;
 	if (f->tls == DP_TLS_HTTP)
 		dp_http_peer(w, f, p);	/* a cut there reset both ends: this frame is harmless */
-	else if (f->judged != 0 && p->proto == PKT_PROTO_TCP) {
+	else if ((f->judged != 0 || unlikely(f->hello_phase == DP_HELLO_RETRY)) &&
+	    p->proto == PKT_PROTO_TCP) {
 		dp_tls_peer_ack(w, f, p->tcp_flags, p->seq, dp_seq_len(p), p->ack);
 		dp_tls_server_first(w, f, p->tcp_flags, p->seq, p->payload,
 		    (uint32_t)p->payload_len, p->ack);

@@ -43,8 +43,8 @@ dp_conn_uplink_fate(const struct dp_flow *f)
 }
 
 /*
- * A plain segment on a flow that keeps judged bytes: tracked, then they go once the
- * server has them all. Apart, so that the plain segments without them, most of them,
+ * A plain segment on a flow that keeps judged bytes (or waits for a second hello): tracked,
+ * then they go once the server has them all. Apart, so that the plain segments without them, most of them,
  * take no call and no stack frame.
  */
 static __attribute__((noinline)) struct dp_fate
@@ -67,7 +67,7 @@ dp_conn_uplink_any(struct dp_worker *w, const struct pkt *p, const struct dp_flo
 	if (f == NULL || !dp_conn_uplink_plain(w, p, f))
 		return dp_conn_uplink_general(w, p, k, f, fp);
 	*fp = f;
-	if (f->judged != 0)
+	if (f->judged != 0 || unlikely(f->hello_phase == DP_HELLO_RETRY))
 		return dp_conn_uplink_plain_judged(w, p, f);
 	dp_conn_uplink_track(w, p, f);
 	return dp_conn_uplink_fate(f);

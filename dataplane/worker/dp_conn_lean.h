@@ -156,7 +156,7 @@ dp_conn_uplink_lean(struct dp_worker *w, struct dp_flow *f, const struct rte_mbu
 		dp_conn_lean_track(w, f, m, flags, false);
 		dp_flow_peer_synced(f, rd_be32(th + 4), ack, win, wscale);
 	}
-	if (f->judged != 0) {
+	if (f->judged != 0 || unlikely(f->hello_phase == DP_HELLO_RETRY)) {
 		dp_tls_peer_ack(w, f, flags, dp_lean_seq(m, l),
 		    l->payload_len + ((flags & PKT_TCP_FIN) != 0), ack);
 		dp_tls_server_first(w, f, flags, dp_lean_seq(m, l), dp_lean_payload(m, l),

@@ -64,12 +64,16 @@ void dp_tls_peer_ack(struct dp_worker *w, struct dp_flow *f, uint8_t tcp_flags, 
  * dp_tls_peer_ack() of a flow f that reads no hello (its tls neither PENDING nor SNIFF),
  * inline: the server has every judged byte and ignores them if they come again, so there
  * is nothing to compare from now on (and no offset to misread once the sequence numbers
- * wrap).
+ * wrap). A first hello's flow keeps where the hello ended until the server's answer
+ * (DP_HELLO_ACKED), and takes nothing more till then (dp_tls_server_hello()).
  */
 static inline void
 dp_tls_peer_ack_judged(struct dp_worker *w, struct dp_flow *f, uint8_t tcp_flags,
     uint32_t seq, uint32_t len, uint32_t ack)
 {
+	/* acknowledged, the first hello's answer not come yet: nothing more to take */
+	if (unlikely(f->hello_phase == DP_HELLO_ACKED))
+		return;
 	if (dp_flow_peer_in_order(f, seq, len) && dp_flow_peer_ack_taken(f, tcp_flags, ack) &&
 	    (int32_t)(ack - (f->isn + f->judged)) >= 0) {
 		dp_hold_put(w, &f->hold);
@@ -77,7 +81,7 @@ dp_tls_peer_ack_judged(struct dp_worker *w, struct dp_flow *f, uint8_t tcp_flags
 		 * a first hello whose answer has not come: judged stays, where the client's
 		 * next bytes start, until the answer says it asks for no second hello
 		 */
-		if (unlikely(f->hello_phase >= DP_HELLO_OPEN && f->hello_phase <= DP_HELLO_ACKED)) {
+		if (unlikely(f->hello_phase == DP_HELLO_OPEN)) {
 			f->hello_phase = DP_HELLO_ACKED;
 			return;
 		}

@@ -100,6 +100,11 @@ dp_tls_server_hello(struct dp_worker *w, struct dp_flow *f, uint8_t tcp_flags, u
 	 */
 	if (!acked && (!(tcp_flags & PKT_TCP_ACK) || (int32_t)(ack - (f->isn + f->judged)) < 0))
 		return;
+	/*
+	 * the server's stream followed on from its answer (ACKED took no segment): the second
+	 * hello's ACK counts only from a segment in order in it (dp_tls_peer_ack())
+	 */
+	(void)dp_flow_peer_in_order(f, seq, len);
 	dp_hold_put(w, &f->hold);
 	f->isn += f->judged;
 	f->judged = 0;
@@ -113,6 +118,9 @@ dp_tls_peer_ack(struct dp_worker *w, struct dp_flow *f, uint8_t tcp_flags, uint3
 {
 	if (f->tls != DP_TLS_PENDING && f->tls != DP_TLS_SNIFF)
 		dp_tls_peer_ack_judged(w, f, tcp_flags, seq, len, ack);
+	else if (unlikely(f->hello_phase == DP_HELLO_RETRY))
+		/* a second hello pending: the server's stream followed, for its ACK to come */
+		(void)dp_flow_peer_in_order(f, seq, len);
 }
 
 void

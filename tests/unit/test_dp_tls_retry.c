@@ -468,22 +468,61 @@ t_retried(struct t_conn *c, const struct tf_msg *ch1, bool acked_first)
 }
 
 /*
+ * The server's change_cipher_spec after its HelloRetryRequest (hrr_len bytes), in a
+ * segment of its own acknowledging the first hello (ch1_len bytes): sent on to the VM while
+ * the second hello is awaited, and taken into the server's stream as namegate follows it.
+ */
+static void
+t_server_ccs(struct t_conn *c, size_t hrr_len, size_t ch1_len)
+{
+	struct t_sent s = t_server_seg(c, (uint32_t)hrr_len, (uint32_t)ch1_len, t_ccs,
+	    sizeof(t_ccs));
+
+	t_one(&s.vm, sizeof(t_ccs));
+}
+
+/*
+ * The server's ServerHello sh after its HelloRetryRequest and change_cipher_spec (hrr_len
+ * bytes and t_server_ccs()'s), acknowledging the VM's bytes to vm_off, a second hello judged
+ * and sent: that ACK lets the hello's bytes (and its hold) go, as it counts only from a
+ * segment in the server's stream followed in order past the HRR and the CCS.
+ */
+static void
+t_server_answer(struct t_conn *c, size_t hrr_len, size_t vm_off, const struct tf_msg *sh)
+{
+	struct t_sent s = t_server_seg(c, (uint32_t)(hrr_len + sizeof(t_ccs)), (uint32_t)vm_off,
+	    sh->b, sh->n);
+
+	t_one(&s.vm, sh->n);
+	assert_int_equal(c->f->tls, DP_TLS_NONE);
+	assert_int_equal(c->f->judged, 0);
+	assert_int_equal(c->f->hold, 0);
+}
+
+/*
  * 3. After a HelloRetryRequest, the VM's change_cipher_spec and a second hello naming a
  * name the policy refuses, in one segment: the connection is cut (an RST each way, none
  * of its bytes sent up), counted sni_denied. The control, the second hello naming the
- * allowed name: it goes on whole, and the flow is settled (no third hello is read).
+ * allowed name, after the server's change_cipher_spec in a segment of its own: it goes on
+ * whole, and the flow is settled (no third hello is read); the server's ServerHello
+ * acknowledging it lets its bytes go (tls NONE, judged 0): the server's stream was
+ * followed in order past the HelloRetryRequest and the CCS.
  */
 static void
 t_case_retry(uint16_t port)
 {
-	struct tf_msg ch1, bad, good;
+	struct tf_msg ch1, bad, good, hrr, sh;
 	uint64_t denied;
 	struct t_conn c;
 	struct t_sent s;
+	size_t hrr_len;
 
 	t_hello(&ch1, "a.example");
 	t_retry_hello(&bad, "evil.example");
 	t_retry_hello(&good, "a.example");
+	t_hrr(&hrr);
+	hrr_len = hrr.n;
+	t_plain_server_hello(&sh);
 	for (int acked_first = 0; acked_first <= 1; acked_first++) {
 		denied = t_blocked(DP_REASON_SNI_DENIED);
 		t_open(&c, (uint16_t)(port + 2 * acked_first));
@@ -495,6 +534,7 @@ t_case_retry(uint16_t port)
 
 		t_open(&c, (uint16_t)(port + 2 * acked_first + 1));
 		t_retried(&c, &ch1, acked_first);
+		t_server_ccs(&c, hrr_len, ch1.n);
 		s = t_vm(&c, (uint32_t)ch1.n, good.b, good.n);
 		t_one(&s.up, good.n);
 		assert_int_equal(s.vm.n, 0);
@@ -502,6 +542,7 @@ t_case_retry(uint16_t port)
 		assert_int_equal(c.f->hello_phase, DP_HELLO_SETTLED);
 		assert_int_equal(c.f->tls, DP_TLS_NONE);
 		assert_int_equal(c.f->judged, good.n);
+		t_server_answer(&c, hrr_len, ch1.n + good.n, &sh);
 		t_close(&c);
 	}
 }
@@ -525,14 +566,18 @@ t_case_split(uint16_t port)
 {
 	static const size_t cuts[][2] = { { 3, 0 }, { 6, 0 }, { 6 + 30, 0 }, { 6, 6 + 30 } };
 	static const size_t nb[] = { 1, 1, 1, 2 };
-	struct tf_msg ch1, bad, good;
+	struct tf_msg ch1, bad, good, hrr, sh;
 	uint64_t denied;
 	struct t_conn c;
 	struct t_sent s;
+	size_t hrr_len;
 
 	t_hello(&ch1, "a.example");
 	t_retry_hello(&bad, "evil.example");
 	t_retry_hello(&good, "a.example");
+	t_hrr(&hrr);
+	hrr_len = hrr.n;
+	t_plain_server_hello(&sh);
 	for (size_t i = 0; i < sizeof(nb) / sizeof(nb[0]); i++) {
 		for (int allowed = 0; allowed <= 1; allowed++) {
 			const struct tf_msg *ch2 = allowed ? &good : &bad;
@@ -541,6 +586,7 @@ t_case_split(uint16_t port)
 			denied = t_blocked(DP_REASON_SNI_DENIED);
 			t_open(&c, (uint16_t)(port + 2 * i + (size_t)allowed));
 			t_retried(&c, &ch1, false);
+			t_server_ccs(&c, hrr_len, ch1.n);
 			for (size_t j = 0; j <= nb[i]; j++) {
 				size_t to = j < nb[i] ? cuts[i][j] : ch2->n;
 
@@ -556,6 +602,7 @@ t_case_split(uint16_t port)
 					assert_int_equal(c.f->hello_phase, DP_HELLO_SETTLED);
 					assert_int_equal(c.f->judged, ch2->n);
 					assert_int_equal(t_blocked(DP_REASON_SNI_DENIED), denied);
+					t_server_answer(&c, hrr_len, ch1.n + ch2->n, &sh);
 				} else {
 					t_cut(&c, &s);
 					assert_true(t_blocked(DP_REASON_SNI_DENIED) > denied);
