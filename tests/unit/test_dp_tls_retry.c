@@ -499,6 +499,23 @@ t_server_answer(struct t_conn *c, size_t hrr_len, size_t vm_off, const struct tf
 	assert_int_equal(c->f->hold, 0);
 }
 
+/* What a retried handshake's cases send: both hellos (one allowed, one not), the answers. */
+struct t_retry_msgs {
+	struct tf_msg ch1;		/* the first hello, allowed */
+	struct tf_msg bad, good;	/* CCS and a second hello naming a denied, an allowed name */
+	struct tf_msg hrr, sh;		/* a HelloRetryRequest, then a ServerHello */
+};
+
+static void
+t_retry_msgs(struct t_retry_msgs *m)
+{
+	t_hello(&m->ch1, "a.example");
+	t_retry_hello(&m->bad, "evil.example");
+	t_retry_hello(&m->good, "a.example");
+	t_hrr(&m->hrr);
+	t_plain_server_hello(&m->sh);
+}
+
 /*
  * 3. After a HelloRetryRequest, the VM's change_cipher_spec and a second hello naming a
  * name the policy refuses, in one segment: the connection is cut (an RST each way, none
@@ -511,38 +528,32 @@ t_server_answer(struct t_conn *c, size_t hrr_len, size_t vm_off, const struct tf
 static void
 t_case_retry(uint16_t port)
 {
-	struct tf_msg ch1, bad, good, hrr, sh;
+	struct t_retry_msgs m;
 	uint64_t denied;
 	struct t_conn c;
 	struct t_sent s;
-	size_t hrr_len;
 
-	t_hello(&ch1, "a.example");
-	t_retry_hello(&bad, "evil.example");
-	t_retry_hello(&good, "a.example");
-	t_hrr(&hrr);
-	hrr_len = hrr.n;
-	t_plain_server_hello(&sh);
+	t_retry_msgs(&m);
 	for (int acked_first = 0; acked_first <= 1; acked_first++) {
 		denied = t_blocked(DP_REASON_SNI_DENIED);
 		t_open(&c, (uint16_t)(port + 2 * acked_first));
-		t_retried(&c, &ch1, acked_first);
-		s = t_vm(&c, (uint32_t)ch1.n, bad.b, bad.n);
+		t_retried(&c, &m.ch1, acked_first);
+		s = t_vm(&c, (uint32_t)m.ch1.n, m.bad.b, m.bad.n);
 		t_cut(&c, &s);
 		assert_int_equal(t_blocked(DP_REASON_SNI_DENIED), denied + 1);
 		t_close(&c);
 
 		t_open(&c, (uint16_t)(port + 2 * acked_first + 1));
-		t_retried(&c, &ch1, acked_first);
-		t_server_ccs(&c, hrr_len, ch1.n);
-		s = t_vm(&c, (uint32_t)ch1.n, good.b, good.n);
-		t_one(&s.up, good.n);
+		t_retried(&c, &m.ch1, acked_first);
+		t_server_ccs(&c, m.hrr.n, m.ch1.n);
+		s = t_vm(&c, (uint32_t)m.ch1.n, m.good.b, m.good.n);
+		t_one(&s.up, m.good.n);
 		assert_int_equal(s.vm.n, 0);
 		assert_int_equal(t_blocked(DP_REASON_SNI_DENIED), denied + 1);
 		assert_int_equal(c.f->hello_phase, DP_HELLO_SETTLED);
 		assert_int_equal(c.f->tls, DP_TLS_NONE);
-		assert_int_equal(c.f->judged, good.n);
-		t_server_answer(&c, hrr_len, ch1.n + good.n, &sh);
+		assert_int_equal(c.f->judged, m.good.n);
+		t_server_answer(&c, m.hrr.n, m.ch1.n + m.good.n, &m.sh);
 		t_close(&c);
 	}
 }
@@ -566,31 +577,25 @@ t_case_split(uint16_t port)
 {
 	static const size_t cuts[][2] = { { 3, 0 }, { 6, 0 }, { 6 + 30, 0 }, { 6, 6 + 30 } };
 	static const size_t nb[] = { 1, 1, 1, 2 };
-	struct tf_msg ch1, bad, good, hrr, sh;
+	struct t_retry_msgs m;
 	uint64_t denied;
 	struct t_conn c;
 	struct t_sent s;
-	size_t hrr_len;
 
-	t_hello(&ch1, "a.example");
-	t_retry_hello(&bad, "evil.example");
-	t_retry_hello(&good, "a.example");
-	t_hrr(&hrr);
-	hrr_len = hrr.n;
-	t_plain_server_hello(&sh);
+	t_retry_msgs(&m);
 	for (size_t i = 0; i < sizeof(nb) / sizeof(nb[0]); i++) {
 		for (int allowed = 0; allowed <= 1; allowed++) {
-			const struct tf_msg *ch2 = allowed ? &good : &bad;
+			const struct tf_msg *ch2 = allowed ? &m.good : &m.bad;
 			size_t from = 0;
 
 			denied = t_blocked(DP_REASON_SNI_DENIED);
 			t_open(&c, (uint16_t)(port + 2 * i + (size_t)allowed));
-			t_retried(&c, &ch1, false);
-			t_server_ccs(&c, hrr_len, ch1.n);
+			t_retried(&c, &m.ch1, false);
+			t_server_ccs(&c, m.hrr.n, m.ch1.n);
 			for (size_t j = 0; j <= nb[i]; j++) {
 				size_t to = j < nb[i] ? cuts[i][j] : ch2->n;
 
-				s = t_vm(&c, (uint32_t)(ch1.n + from), ch2->b + from, to - from);
+				s = t_vm(&c, (uint32_t)(m.ch1.n + from), ch2->b + from, to - from);
 				from = to;
 				if (j < nb[i]) {	/* a piece that cannot complete it */
 					t_one(&s.up, cuts[i][j] - (j == 0 ? 0 : cuts[i][j - 1]));
@@ -602,7 +607,7 @@ t_case_split(uint16_t port)
 					assert_int_equal(c.f->hello_phase, DP_HELLO_SETTLED);
 					assert_int_equal(c.f->judged, ch2->n);
 					assert_int_equal(t_blocked(DP_REASON_SNI_DENIED), denied);
-					t_server_answer(&c, hrr_len, ch1.n + ch2->n, &sh);
+					t_server_answer(&c, m.hrr.n, m.ch1.n + ch2->n, &m.sh);
 				} else {
 					t_cut(&c, &s);
 					assert_true(t_blocked(DP_REASON_SNI_DENIED) > denied);
