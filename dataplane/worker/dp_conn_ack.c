@@ -44,8 +44,8 @@ dp_conn_uplink_fate(const struct dp_flow *f)
 
 /*
  * A plain segment on a flow that keeps judged bytes (or waits for a second hello): tracked,
- * then they go once the server has them all. Apart, so that the plain segments without them, most of them,
- * take no call and no stack frame.
+ * then they go once the server has them all. Apart, so that the plain segments without
+ * them, most of them, take no call and no stack frame.
  */
 static __attribute__((noinline)) struct dp_fate
 dp_conn_uplink_plain_judged(struct dp_worker *w, const struct pkt *p, struct dp_flow *f)
