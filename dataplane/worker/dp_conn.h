@@ -97,11 +97,11 @@ dp_flow_peer_acked_by(struct dp_flow *f, uint8_t tcp_flags, uint32_t ack, uint16
  * space: its payload, and 1 for a FIN) start within what the server was seen to send in
  * order, from its first byte (peer_isn) to peer_nxt? Only such a segment's ACK lets
  * judged bytes go (dp_tls_peer_ack()). One claimed off the path, the flow's addresses
- * spoofed, must guess where the server's stream is, which nobody but the server and the
- * path knows: the VM picks its own ISN, so an accomplice knows the ACK that would let a
- * hello go, but not the server's ISN. One that starts there moves peer_nxt past its end;
- * one past it (a server's segment lost upstream) moves nothing, and the lost one comes
- * again in order.
+ * spoofed, must guess where the server's stream is, which only the server, the path and
+ * the VM (its SYN-ACK) know: an accomplice the VM tells can forge it, as namegate(8) says
+ * (DNS over TCP's modulated numbers are out of its reach). One that starts there moves
+ * peer_nxt past its end; one past it (a server's segment lost upstream) moves nothing,
+ * and the lost one comes again in order.
  */
 static inline bool
 dp_flow_peer_in_order(struct dp_flow *f, uint32_t seq, uint32_t len)
