@@ -255,6 +255,12 @@ http_chunked_byte(struct http_body_rd *b, uint8_t c)
 	}
 }
 
+uint64_t
+http_body_data_ahead(const struct http_body_rd *b)
+{
+	return b->state == HTTP_RD_LENGTH || b->state == HTTP_RD_DATA ? b->left : 0;
+}
+
 /*
  * Feed p[0, len) one state at a time; chunk-data and Content-Length bodies are skipped in
  * one step, everything else goes byte by byte.

@@ -26,6 +26,22 @@
 #define DP_VERIFY_SECONDS	10	/* judged bytes kept for comparison at most this long */
 #define DP_HOLD_FOLDS		64	/* DNS: capitalised names in flight on one connection */
 
+#define DP_HTTP_FRAMES		32	/* HTTP: framing runs remembered, unacknowledged */
+
+/*
+ * HTTP: where the judged, unacknowledged stream holds framing (request heads, chunk-size
+ * lines, a chunk's CRLF, trailers), as runs of stream offsets [off, end), oldest first
+ * from first, in a ring. Its copy may be evicted; the body's own data between the runs
+ * needs none (dp_http_unverifiable()). Runs forgotten for want of room end by lost_end,
+ * and anything before it counts as framing.
+ */
+struct dp_http_frames {
+	uint32_t off[DP_HTTP_FRAMES], end[DP_HTTP_FRAMES];
+	uint8_t first, n;
+	bool lost;
+	uint32_t lost_end;
+};
+
 struct dp_hold {
 	struct reasm r;			/* the stream from its first unacknowledged byte */
 	struct dp_quic_hello q;		/* QUIC: the Initials' CRYPTO stream (in buf too) */
@@ -54,6 +70,8 @@ struct dp_hold {
 	uint32_t off[DP_HOLD_SEGS];	/* TCP: each segment's first byte, from base */
 	uint32_t end[DP_HOLD_SEGS];	/* and one past its last */
 	uint8_t buf[TLS_HELLO_MAX];
+	/* HTTP: the framing among judged bytes; past buf, off the lines a hello's path reads */
+	struct dp_http_frames frames;
 };
 
 struct dp_holds {

@@ -276,6 +276,39 @@ def test_keepalive_goes_on_after_a_server_segment_lost_before_namegate(ng):
     assert len(requests(ng, "hole-")) == 40
 
 
+@pytest.mark.parametrize("chunked", [False, True])
+def test_upload_survives_a_segment_lost_past_namegate(ng, chunked):
+    """A 4 MB plain-HTTP upload (curl, Content-Length or chunked) loses one of its
+    segments between namegate and the server, past its first megabyte. By then more than
+    the hold's buffer followed it, so its copy was evicted; the client's TCP sends it
+    again and the upload completes: body data frames nothing, so a resend of it needs no
+    copy (before, namegate cut the connection as a rewrite). The server read every byte,
+    and nothing was cut."""
+    size = 4_000_000
+    # dropped as it leaves the switch toward the internet, past namegate: once
+    rules = (f'table netdev ng_loss {{\n chain out {{\n'
+             f'  type filter hook egress device "{ng.prefix}i" priority 0;\n'
+             f'  ip protocol tcp tcp dport 80 ip length > 1000'
+             f' quota over 1000000 bytes limit rate 1/hour burst 1 packets counter drop\n'
+             f' }}\n}}\n')
+    path = f"/upload-loss-{'chunked' if chunked else 'length'}"
+    ng.ns_exec(ng.sw_ns, ["nft", "-f", "-"], input=rules, check=True)
+    try:
+        with nc.Delta(ng) as d:
+            r = ng.curl("vm1", f"http://pypi.org{path}", data="u" * size, timeout=30,
+                        args=["-H", "Expect:"] +
+                        (["-H", "Transfer-Encoding: chunked"] if chunked else []))
+        dropped = ng.ns_exec(ng.sw_ns, "nft list table netdev ng_loss").stdout
+    finally:
+        ng.ns_exec(ng.sw_ns, "nft delete table netdev ng_loss")
+    assert "packets 1 " in dropped, f"no segment was lost past namegate: {dropped}"
+    assert r.http_code == 200, r.stderr
+    got = [e["received"] for e in ng.server_events(event="request", client=VM1)
+           if e["path"] == path]
+    assert got == [size], got
+    assert d[nc.blocked("vm1", "rewrite")] == 0
+
+
 @pytest.mark.parametrize("sni,echoed", [("pypi.org", True), ("evil.test", False)])
 def test_tls_on_a_port_that_is_not_a_tls_port_is_judged_by_sni(ng, sni, echoed):
     """Port 22 of pypi.org's address is an echo server: a ClientHello there is judged by

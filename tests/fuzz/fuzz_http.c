@@ -101,17 +101,50 @@ feed(const struct http_head *h, const uint8_t *p, size_t n, size_t step, uint64_
 	return st;
 }
 
+/*
+ * p[0, n) fed as dp_http_read() feeds it: the data ahead (http_body_data_ahead()) in one
+ * piece, all of it body, its run over exactly where the count said; framing a byte at a
+ * time.
+ */
+static enum http_status
+feed_runs(const struct http_head *h, const uint8_t *p, size_t n, size_t *total)
+{
+	struct http_body_rd b;
+	enum http_status st;
+	size_t off = 0, used;
+
+	http_body_start(&b, h);
+	*total = 0;
+	do {
+		uint64_t ahead = http_body_data_ahead(&b);
+		size_t take = ahead == 0 ? 1 : ahead < n - off ? (size_t)ahead : n - off;
+
+		if (take > n - off)
+			take = n - off;
+		st = http_body_feed(&b, p + off, take, &used);
+		if (st == HTTP_BAD)
+			return st;
+		check(ahead == 0 || used == take);
+		if (ahead != 0 && take == ahead)
+			check(http_body_data_ahead(&b) == 0);
+		*total += used;
+		off += take;
+	} while (st == HTTP_NEED_MORE && off < n);
+	return st;
+}
+
 static void
 check_body(const struct http_head *h, const uint8_t *p, size_t n, uint64_t seed)
 {
-	size_t whole, bytes, pieces;
+	size_t whole, bytes, pieces, runs;
 	enum http_status st;
 
 	st = feed(h, p, n, n > 0 ? n : 1, 0, &whole);
 	check(feed(h, p, n, 1, 0, &bytes) == st);
 	check(feed(h, p, n, 0, seed | 1, &pieces) == st);
+	check(feed_runs(h, p, n, &runs) == st);
 	if (st != HTTP_BAD)
-		check(whole == bytes && whole == pieces && whole <= n);
+		check(whole == bytes && whole == pieces && whole == runs && whole <= n);
 	if (st == HTTP_NEED_MORE)
 		check(whole == n);
 }

@@ -6,7 +6,8 @@
  * and cut. And a keep-alive connection whose server stream namegate saw with a hole (a
  * segment lost before namegate: the ACKs after it never count) goes on past the hold's
  * buffer, its oldest judged bytes evicted, never unjudged ones; a rewrite of evicted bytes
- * is cut, a retransmission of those still kept passes.
+ * is cut, a retransmission of those still kept passes. An upload past a loss (Content-Length
+ * or chunked) sends its evicted body data again, which passes; evicted framing is cut.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -336,6 +337,154 @@ test_split_second_head_first_segment_sent_once(void **state)
 	dp_flow_end(w, f);
 }
 
+/* The stream [from, from + len) of s sent in segments of T_REQ, each seen going on. */
+static void
+t_vm_stream(const char *s, uint32_t from, uint32_t len)
+{
+	for (uint32_t at = from; at < from + len; at += T_REQ) {
+		uint32_t n = from + len - at < T_REQ ? from + len - at : T_REQ;
+
+		assert_int_equal(t_vm(T_VM_ISN + at, PKT_TCP_ACK, s + at, n), 1);
+	}
+}
+
+/*
+ * Stream bytes [at, at + len) of s sent again as the client's TCP would after a loss past
+ * namegate, with their first byte changed when rewrite: is the flow (key k) still there?
+ * The segment goes on when it is.
+ */
+static bool
+t_resend(const struct dp_flow_key *k, const char *s, uint32_t at, uint32_t len, bool rewrite)
+{
+	static char seg[T_REQ];
+	unsigned int sent;
+
+	assert_true(len <= sizeof(seg));
+	memcpy(seg, s + at, len);
+	seg[0] ^= rewrite ? 0x01 : 0;
+	sent = t_vm(T_VM_ISN + at, PKT_TCP_ACK, seg, len);
+	if (dp_flow_lookup(w->flows, k) == NULL)
+		return false;
+	assert_int_equal(sent, 1);
+	return true;
+}
+
+#define T_BODY		40000	/* an upload: more than the buffer, within the window */
+
+/*
+ * An upload with a Content-Length, its first body segment lost past namegate, so the
+ * server acknowledges nothing after the head while the client sends on: the copy of the
+ * oldest body bytes is evicted. The client's TCP sends the lost segment again: it goes on,
+ * rewritten or not (a body's data frames nothing, and was never read for what it says);
+ * the head, not acknowledged and evicted too, rewritten, is cut. Then the server's ACK of
+ * the head and body (in its stream) forgets where the head was.
+ */
+static void
+test_upload_body_resent_after_eviction(void **state)
+{
+	static char s[T_BODY + 200];
+	uint64_t rewrite = w->vm_stats[0].blocked[DP_REASON_REWRITE];
+	struct dp_flow_key k;
+	struct dp_flow *f;
+	uint32_t head;
+
+	(void)state;
+	head = (uint32_t)snprintf(s, sizeof(s), "POST /up HTTP/1.1\r\nHost: a.example\r\n"
+	    "Content-Length: %d\r\n\r\n", T_BODY);
+	memset(s + head, 'u', T_BODY);
+	for (int with_head_acked = 0; with_head_acked <= 1; with_head_acked++) {
+		f = t_connect(&k);
+		t_vm_stream(s, 0, head);
+		if (with_head_acked)
+			t_server_seg(T_PEER_ISN, T_VM_ISN + head, PKT_TCP_ACK, 0);
+		t_vm_stream(s, head, T_BODY);
+		assert_int_equal(f->judged, head + T_BODY);
+		assert_true(t_copy_start(f) > head + 2 * T_REQ);
+		assert_true(t_resend(&k, s, head, T_REQ, false));
+		assert_true(t_resend(&k, s, head + T_REQ, T_REQ, true));
+		assert_int_equal(w->vm_stats[0].blocked[DP_REASON_REWRITE], rewrite);
+		if (with_head_acked) {	/* acknowledged: the server ignores it, whatever it is */
+			assert_true(t_resend(&k, s, 0, head, true));
+			t_server_seg(T_PEER_ISN, T_VM_ISN + head + T_BODY, PKT_TCP_ACK, 0);
+			assert_int_equal(f->hold, 0);
+			dp_flow_end(w, f);
+			continue;
+		}
+		assert_int_equal(dp_hold_at(w, f->hold)->frames.n, 1);
+		assert_false(t_resend(&k, s, 0, head, true));
+		assert_int_equal(w->vm_stats[0].blocked[DP_REASON_REWRITE], ++rewrite);
+	}
+	/* the ACK of the head alone forgets it: the ring holds no run the server has */
+	f = t_connect(&k);
+	t_vm_stream(s, 0, head);
+	t_vm_stream(s, head, 4 * T_REQ);
+	assert_int_equal(dp_hold_at(w, f->hold)->frames.n, 1);
+	t_server_seg(T_PEER_ISN, T_VM_ISN + head, PKT_TCP_ACK, 0);
+	assert_int_equal(dp_hold_at(w, f->hold)->frames.n, 0);
+	dp_flow_end(w, f);
+}
+
+#define T_CHUNK		1000	/* a chunk's data */
+#define T_CHUNKS	60	/* their framing more runs than the ring keeps */
+
+/*
+ * A chunked upload whose server acknowledges nothing past the head (the first chunk lost
+ * past namegate): evicted chunk data sent again goes on, rewritten or not; an evicted
+ * chunk-size line cannot be compared, and is cut, sent again as it was. The ring keeps the
+ * last DP_HTTP_FRAMES runs (a chunk's CRLF and the next size line are one): data before
+ * the oldest run kept counts as framing, and is cut.
+ */
+static void
+test_chunked_upload_resent_after_eviction(void **state)
+{
+	static char s[T_CHUNKS * (T_CHUNK + 16) + 200];
+	uint64_t rewrite = w->vm_stats[0].blocked[DP_REASON_REWRITE];
+	uint32_t data[T_CHUNKS], head, n;
+	struct dp_flow_key k;
+	struct dp_flow *f;
+
+	(void)state;
+	_Static_assert(T_CHUNKS > DP_HTTP_FRAMES + 10, "runs forgotten, ten chunks' worth");
+	n = head = (uint32_t)snprintf(s, sizeof(s), "POST /up HTTP/1.1\r\nHost: a.example\r\n"
+	    "Transfer-Encoding: chunked\r\n\r\n");
+	for (int i = 0; i < T_CHUNKS; i++) {
+		n += (uint32_t)snprintf(s + n, sizeof(s) - n, "%x\r\n", T_CHUNK);
+		data[i] = n;
+		memset(s + n, 'a' + i % 26, T_CHUNK);
+		n += T_CHUNK;
+		memcpy(s + n, "\r\n", 2);
+		n += 2;
+	}
+	n += (uint32_t)snprintf(s + n, sizeof(s) - n, "0\r\n\r\n");
+	for (int pass = 0; pass < 4; pass++) {
+		f = t_connect(&k);
+		t_vm_stream(s, 0, head);
+		t_server_seg(T_PEER_ISN, T_VM_ISN + head, PKT_TCP_ACK, 0);
+		t_vm_stream(s, head, n - head);
+		assert_int_equal(f->judged, n);
+		assert_int_equal(f->http_phase, DP_HTTP_HEAD);	/* the body read to its end */
+		assert_true(t_copy_start(f) > data[T_CHUNKS - 20]);
+		switch (pass) {
+		case 0:		/* data the ring's runs bound, evicted: it goes */
+			assert_true(t_resend(&k, s, data[T_CHUNKS - 22], T_CHUNK, false));
+			assert_true(t_resend(&k, s, data[T_CHUNKS - 21] + 10, 500, true));
+			assert_int_equal(w->vm_stats[0].blocked[DP_REASON_REWRITE], rewrite);
+			dp_flow_end(w, f);
+			continue;
+		case 1:		/* a chunk-size line and the data after it, as sent */
+			assert_false(t_resend(&k, s, data[T_CHUNKS - 22] - 6, T_CHUNK, false));
+			break;
+		case 2:		/* the CRLF after a chunk's data, rewritten */
+			assert_false(t_resend(&k, s, data[T_CHUNKS - 22] + T_CHUNK - 10, 12, true));
+			break;
+		default:	/* data before the oldest run kept: forgotten framing there */
+			assert_false(t_resend(&k, s, data[3], T_CHUNK, false));
+			break;
+		}
+		assert_int_equal(w->vm_stats[0].blocked[DP_REASON_REWRITE], ++rewrite);
+	}
+}
+
 int
 main(void)
 {
@@ -345,6 +494,8 @@ main(void)
 		cmocka_unit_test(test_eviction_spares_held_bytes),
 		cmocka_unit_test(test_idle_copy_goes_after_a_hole),
 		cmocka_unit_test(test_split_second_head_first_segment_sent_once),
+		cmocka_unit_test(test_upload_body_resent_after_eviction),
+		cmocka_unit_test(test_chunked_upload_resent_after_eviction),
 	};
 
 	return dpf_run("test_dp_http_ack", t_config, &ctx, &w, tests,

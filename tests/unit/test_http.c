@@ -794,6 +794,43 @@ test_body_sticky(void **state)
 	assert_int_equal(used, 0);
 }
 
+/*
+ * What of the stream ahead is the body's own data: a Content-Length body's bytes left, a
+ * chunk's data left; none at a size line, a chunk's CRLF, a trailer, or the end. Fed a
+ * byte at a time, exactly the data bytes are met with some ahead.
+ */
+static void
+test_body_data_ahead(void **state)
+{
+	static const char chunked[] = "3;x=1\r\nabc\r\n2\nde\n0\r\nT: v\r\n\r\n";
+	static const char data[] = ".......xxx....xx............";
+	struct http_head h = { .body = HTTP_BODY_LENGTH, .length = 5 };
+	struct http_body_rd b;
+	size_t used;
+
+	(void)state;
+	_Static_assert(sizeof(chunked) == sizeof(data), "a mark for each byte");
+	http_body_start(&b, &h);
+	assert_int_equal(http_body_data_ahead(&b), 5);
+	assert_int_equal(http_body_feed(&b, S("ab"), &used), HTTP_NEED_MORE);
+	assert_int_equal(http_body_data_ahead(&b), 3);
+	assert_int_equal(http_body_feed(&b, S("cdeGET"), &used), HTTP_OK);
+	assert_int_equal(used, 3);
+	assert_int_equal(http_body_data_ahead(&b), 0);
+	h = (struct http_head){ .body = HTTP_BODY_CHUNKED };
+	http_body_start(&b, &h);
+	for (size_t i = 0; i < sizeof(chunked) - 1; i++) {
+		uint64_t ahead = http_body_data_ahead(&b);
+
+		assert_int_equal(ahead != 0, data[i] == 'x');
+		if (ahead != 0)	/* the data's last byte is where the count says */
+			assert_int_equal(data[i + ahead - 1], 'x');
+		assert_int_equal(http_body_feed(&b, (const uint8_t *)chunked + i, 1, &used),
+		    i + 2 < sizeof(chunked) ? HTTP_NEED_MORE : HTTP_OK);
+	}
+	assert_int_equal(http_body_data_ahead(&b), 0);
+}
+
 static void
 test_status_str(void **state)
 {
@@ -830,6 +867,7 @@ main(void)
 		cmocka_unit_test(test_body_chunked_bad),
 		cmocka_unit_test(test_body_line_max),
 		cmocka_unit_test(test_body_sticky),
+		cmocka_unit_test(test_body_data_ahead),
 		cmocka_unit_test(test_status_str),
 	};
 

@@ -100,6 +100,14 @@ void http_body_start(struct http_body_rd *b, const struct http_head *h);
 enum http_status http_body_feed(struct http_body_rd *b, const uint8_t *p, size_t len,
     size_t *used);
 
+/*
+ * How many of the next stream bytes are the body's own data (a Content-Length body's, or
+ * the current chunk's), which no framing depends on: the server counts them, whatever they
+ * hold. 0 while a chunk-size line, the CRLF after a chunk's data or a trailer is read, and
+ * once the body is over.
+ */
+uint64_t http_body_data_ahead(const struct http_body_rd *b);
+
 /* "need_more", "ok", "bad". */
 const char *http_status_str(enum http_status st);
 
