@@ -26,18 +26,26 @@
 #define DP_VERIFY_SECONDS	10	/* judged bytes kept for comparison at most this long */
 #define DP_HOLD_FOLDS		64	/* DNS: capitalised names in flight on one connection */
 
-#define DP_HTTP_FRAMES		32	/* HTTP: framing runs remembered, unacknowledged */
+/*
+ * HTTP: framing runs remembered, unacknowledged: 1,000-byte chunks over 1 MiB in flight,
+ * at 25 bytes a run (25 KiB a hold, DP_HOLD_SLOTS of them a worker)
+ */
+#define DP_HTTP_FRAMES		1024
+#define DP_HTTP_FRAME_BYTES	16	/* a run this short is kept as it is, else digested */
 
 /*
- * HTTP: where the judged, unacknowledged stream holds framing (request heads, chunk-size
- * lines, a chunk's CRLF, trailers), as runs of stream offsets [off, end), oldest first
- * from first, in a ring. Its copy may be evicted; the body's own data between the runs
- * needs none (dp_http_unverifiable()). Runs forgotten for want of room end by lost_end,
- * and anything before it counts as framing.
+ * HTTP: where the judged, unacknowledged stream holds framing (dp_http_frames.h), as runs
+ * of stream offsets [off, end), oldest first from first, in a ring; and what each says:
+ * its bytes when it is short, else the digest (dp_hash_digest()) taken before its copy
+ * in buf was evicted (state: enum dp_http_frame_state, dp_http_frames.c). Runs forgotten
+ * for want of room end by lost_end, and anything before it counts as framing.
  */
 struct dp_http_frames {
 	uint32_t off[DP_HTTP_FRAMES], end[DP_HTTP_FRAMES];
-	uint8_t first, n;
+	uint8_t says[DP_HTTP_FRAMES][DP_HTTP_FRAME_BYTES];
+	uint8_t state[DP_HTTP_FRAMES];
+	uint16_t first, n;
+	uint16_t settled;	/* the first runs no eviction has to digest any more */
 	bool lost;
 	uint32_t lost_end;
 };

@@ -12,8 +12,8 @@
  * http_acked): any other could be an accomplice's, spoofed off the path, to free the copy
  * of a request the server never read. Held bytes are bounded by the buffer: when new ones
  * do not fit, the oldest judged bytes give up their copy (dp_http_evict()), and a segment
- * that overlaps judged framing with no copy, not acknowledged, is cut (the hold remembers
- * where framing lies: a body's own data needs no copy); unjudged bytes wait (dropped, the
+ * over judged framing with no copy, not acknowledged, must say what the framing said
+ * (dp_http_frames.h: a body's own data needs no copy); unjudged bytes wait (dropped, the
  * client sends them again). A connection that is all acknowledged holds no buffer.
  */
 #include <string.h>
@@ -26,6 +26,7 @@
 #include "dp_hold.h"
 #include "dp_out_flow.h"
 #include "dp_http.h"
+#include "dp_http_frames.h"
 #include "sni/http.h"
 #include "sni/reasm.h"
 
@@ -37,71 +38,14 @@ dp_http_buf_start(const struct dp_flow *f, const struct dp_hold *h)
 }
 
 /*
- * h's framing record, for a buffer that starts where f's judged bytes end: no run, and
- * where framing lay before (a buffer given back, judged bytes not all acknowledged) is
- * not known, so all of it counts.
+ * h's framing record, for a buffer that starts where f's judged bytes end: where framing
+ * lay before (a buffer given back, judged bytes not all acknowledged) is not known, so
+ * all of it counts.
  */
 static inline void
-dp_http_frames_init(struct dp_hold *h, const struct dp_flow *f)
+dp_http_frames_start(struct dp_hold *h, const struct dp_flow *f)
 {
-	h->frames.n = 0;
-	h->frames.first = 0;
-	h->frames.lost = f->judged != 0;
-	h->frames.lost_end = f->judged;
-}
-
-/* Stream bytes [off, end) are framing: joined to the last run, or a run of their own. */
-static void
-dp_http_frame_note(struct dp_hold *h, uint32_t off, uint32_t end)
-{
-	struct dp_http_frames *fr = &h->frames;
-	unsigned int last = (fr->first + fr->n + DP_HTTP_FRAMES - 1) % DP_HTTP_FRAMES;
-
-	if (fr->n > 0 && fr->end[last] == off) {
-		fr->end[last] = end;
-		return;
-	}
-	if (fr->n == DP_HTTP_FRAMES) {	/* the oldest forgotten: all before its end counts */
-		fr->lost = true;
-		fr->lost_end = fr->end[fr->first];
-		fr->first = (uint8_t)((fr->first + 1) % DP_HTTP_FRAMES);
-		fr->n--;
-	}
-	last = (fr->first + fr->n) % DP_HTTP_FRAMES;
-	fr->off[last] = off;
-	fr->end[last] = end;
-	fr->n++;
-}
-
-/* The server has the stream up to offset acked: runs that end by it are forgotten. */
-static void
-dp_http_frames_acked(struct dp_hold *h, uint32_t acked)
-{
-	struct dp_http_frames *fr = &h->frames;
-
-	while (fr->n > 0 && (int32_t)(fr->end[fr->first] - acked) <= 0) {
-		fr->first = (uint8_t)((fr->first + 1) % DP_HTTP_FRAMES);
-		fr->n--;
-	}
-	if (fr->lost && (int32_t)(fr->lost_end - acked) <= 0)
-		fr->lost = false;
-}
-
-/* Does [lo, hi) (lo below hi) hold a framing byte, or one that may have been? */
-static bool
-dp_http_frames_meet(const struct dp_hold *h, uint32_t lo, uint32_t hi)
-{
-	const struct dp_http_frames *fr = &h->frames;
-
-	if (fr->lost && (int32_t)(fr->lost_end - lo) > 0)
-		return true;
-	for (unsigned int i = 0; i < fr->n; i++) {
-		unsigned int k = (fr->first + i) % DP_HTTP_FRAMES;
-
-		if ((int32_t)(fr->end[k] - lo) > 0 && (int32_t)(hi - fr->off[k]) > 0)
-			return true;
-	}
-	return false;
+	dp_http_frames_init(&h->frames, f->judged);
 }
 
 /*
@@ -207,7 +151,8 @@ dp_http_read(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
 			    (cut = dp_http_refuse(w, f, DP_REASON_HOST_DENIED, hd.host,
 			    hd.host_len)).act != DP_FATE_CONTINUE)
 				return cut;
-			dp_http_frame_note(h, f->judged, f->judged + (uint32_t)hd.head_len);
+			dp_http_frames_note(&h->frames, start, f->judged, at,
+			    (uint32_t)hd.head_len);
 			http_body_start(&f->http, &hd);
 			f->http_phase = hd.body == HTTP_BODY_NONE ? DP_HTTP_HEAD : DP_HTTP_BODY;
 			if (hd.connect && f->judged == 0) {
@@ -236,7 +181,8 @@ dp_http_read(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
 				continue;
 			}
 			if (data == 0)
-				dp_http_frame_note(h, f->judged, f->judged + (uint32_t)used);
+				dp_http_frames_note(&h->frames, start, f->judged, at,
+				    (uint32_t)used);
 			f->judged += (uint32_t)used;
 			if (st == HTTP_OK)
 				f->http_phase = DP_HTTP_HEAD;
@@ -333,23 +279,24 @@ dp_http_adopt(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
 	f->judged = 0;
 	f->http_acked = f->isn;		/* nothing judged yet: none of it acknowledged */
 	h->judged = 0;
-	dp_http_frames_init(h, f);
+	dp_http_frames_start(h, f);
 	return dp_http_step(w, h, f);
 }
 
 /*
- * Does m's payload [off, end) overlap judged bytes the server may not have, of which no
- * copy is left to compare with (the buffer was given back at an RST or after an idle
- * while, or they were evicted), where framing lies? Then nobody can say it repeats them,
- * and a rewrite there would move where the server finds a request. A body's own data
- * frames nothing (the server counts it, whatever it holds), and was never read for what
- * it says: sent again unlike the first time, it tells the server nothing namegate would
- * have judged. So a client's TCP may send evicted body data again, as it does when a
- * segment was lost past namegate while more than a buffer's worth followed it.
+ * Does a segment's payload [off, end) (its bytes from off at bytes) overlap judged bytes
+ * the server may not have, with no copy left to compare with (the buffer was given back
+ * at an RST or after an idle while, or they were evicted), and say other than the framing
+ * there said, or framing that cannot be compared (dp_http_frames_differ())? A rewrite
+ * there would move where the server finds a request. A body's own data frames nothing
+ * (the server counts it, whatever it holds), and was never read for what it says: sent
+ * again unlike the first time, it tells the server nothing namegate would have judged.
+ * So a client's TCP may send evicted bytes again, as it does when a segment was lost past
+ * namegate while more than a buffer's worth followed it.
  */
 static bool
-dp_http_unverifiable(const struct dp_flow *f, const struct dp_hold *h, uint32_t off,
-    uint32_t end)
+dp_http_unverifiable(const struct dp_flow *f, const struct dp_hold *h, const uint8_t *bytes,
+    uint32_t off, uint32_t end)
 {
 	uint32_t acked = f->http_acked - f->isn;
 	uint32_t from = off > acked ? off : acked, to = end < f->judged ? end : f->judged;
@@ -362,7 +309,8 @@ dp_http_unverifiable(const struct dp_flow *f, const struct dp_hold *h, uint32_t 
 	start = dp_http_buf_start(f, h);
 	/* [from, to) up to where the copy starts: judged, not acknowledged, not kept */
 	return (int32_t)(start - from) > 0 &&
-	    dp_http_frames_meet(h, from, (int32_t)(to - start) < 0 ? to : start);
+	    dp_http_frames_differ(&h->frames, from, (int32_t)(to - start) < 0 ? to : start,
+	    bytes + (from - off), from, end - from);
 }
 
 /* Judged bytes sent again: equal to the copy (or acknowledged, so ignored), they pass. */
@@ -381,8 +329,8 @@ dp_http_repeat(struct dp_hold *h, const struct pkt *p, struct dp_flow *f, uint32
  * namegate saw its stream with a hole (a segment lost before namegate: those after it
  * never count, dp_flow_peer_in_order()), may never come; a keep-alive connection then
  * goes on, and a later segment over evicted framing is cut (dp_http_unverifiable()), as
- * a rewrite of it would be. An upload evicts its body's data as it goes. No window of sequence numbers is trusted instead: an
- * accomplice could spray one.
+ * a rewrite of it would be. An upload evicts its body's data as it goes. No window of
+ * sequence numbers is trusted instead: an accomplice could spray one.
  */
 static void
 dp_http_evict(struct dp_hold *h, const struct dp_flow *f, uint32_t end)
@@ -397,6 +345,7 @@ dp_http_evict(struct dp_hold *h, const struct dp_flow *f, uint32_t end)
 	if ((int32_t)(upto - start) <= 0)
 		return;
 	n = upto - start < end - start - h->r.cap ? upto - start : end - start - h->r.cap;
+	dp_http_frames_evict(&h->frames, h->buf, start, start + n);
 	reasm_consume(&h->r, n);	/* judged bytes are in order from start: n fits */
 }
 
@@ -441,7 +390,7 @@ dp_http_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uin
 	off = at < 0 ? 0 : (uint32_t)at;
 	end = at + (int64_t)p->payload_len < 0 ? 0 : (uint32_t)(at + (int64_t)p->payload_len);
 	/* urgent pointers never come here: the flow stage cut them (dp_conn_vm_urgent()) */
-	if (dp_http_unverifiable(f, h, off, end))
+	if (dp_http_unverifiable(f, h, p->payload + (off - at), off, end))
 		return dp_http_cut_frame(DP_REASON_REWRITE);
 	if (end <= f->judged)
 		return dp_http_repeat(h, p, f, seq);
@@ -450,7 +399,7 @@ dp_http_client(struct dp_worker *w, struct rte_mbuf *m, const struct pkt *p, uin
 		if ((h = dp_hold_take(w, f, &f->hold, f->isn, false)) == NULL)
 			return dp_http_cut_frame(DP_REASON_VM_LIMIT);
 		reasm_init(&h->r, f->isn + f->judged, h->buf, sizeof(h->buf));
-		dp_http_frames_init(h, f);
+		dp_http_frames_start(h, f);
 		h->judged = f->judged;
 		h->passed = f->judged;	/* what came before went; no segment here ends by it */
 	}
@@ -526,7 +475,7 @@ dp_http_peer(struct dp_worker *w, struct dp_flow *f, const struct pkt *p)
 	acked = f->http_acked - f->isn;
 	if ((int32_t)(acked - f->judged) > 0)
 		acked = f->judged;	/* never past what was judged: the rest is still read */
-	dp_http_frames_acked(h, acked);
+	dp_http_frames_acked(&h->frames, acked);
 	start = dp_http_buf_start(f, h);
 	n = acked - start;
 	if ((int32_t)n <= 0)

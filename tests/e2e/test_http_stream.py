@@ -309,6 +309,45 @@ def test_upload_survives_a_segment_lost_past_namegate(ng, chunked):
     assert d[nc.blocked("vm1", "rewrite")] == 0
 
 
+def test_chunked_upload_survives_losing_a_segment_that_holds_framing(ng):
+    """vm1 uploads 4 MB in chunks of 1,000 bytes, so every full segment holds chunk
+    framing (a size line, the CRLF after a chunk), and one segment is lost past namegate
+    past the first megabyte, its copy evicted before the client sends it again. The
+    framing in it is compared with what the hold kept of it, the same, and the upload
+    completes: the server read every byte of every chunk, nothing was cut."""
+    addr = resolve(ng, "pypi.org")
+    sport = 20140
+    rules = (f'table netdev ng_loss {{\n chain out {{\n'
+             f'  type filter hook egress device "{ng.prefix}i" priority 0;\n'
+             f'  ip protocol tcp tcp dport 80 tcp sport {sport} ip length > 1000'
+             f' quota over 1000000 bytes limit rate 1/hour burst 1 packets counter drop\n'
+             f' }}\n}}\n')
+    ng.ns_exec(ng.sw_ns, ["nft", "-f", "-"], input=rules, check=True)
+    try:
+        with nc.Delta(ng) as d:
+            r = vm_sockets(ng, f"""
+                s = conn({addr!r}, 80, {sport})
+                s.settimeout(30)
+                # one write, as curl makes: the window past the lost segment fills
+                s.sendall(b"POST /chunk-loss HTTP/1.1\\r\\nHost: pypi.org\\r\\n"
+                          b"Transfer-Encoding: chunked\\r\\n\\r\\n" +
+                          b"".join(b"3e8\\r\\n" + bytes([97 + i % 26]) * 1000 + b"\\r\\n"
+                                   for i in range(4000)) + b"0\\r\\n\\r\\n")
+                got = outcome(lambda: read_response(s))
+                close(s)
+                result(got=got)
+            """)
+        dropped = ng.ns_exec(ng.sw_ns, "nft list table netdev ng_loss").stdout
+    finally:
+        ng.ns_exec(ng.sw_ns, "nft delete table netdev ng_loss")
+    assert "packets 1 " in dropped, f"no segment was lost past namegate: {dropped}"
+    assert r["got"] == "HTTP/1.1 200 OK", r
+    got = [e["received"] for e in ng.server_events(event="request", client=VM1)
+           if e["path"] == "/chunk-loss"]
+    assert got == [4_000_000], got
+    assert d[nc.blocked("vm1", "rewrite")] == 0
+
+
 @pytest.mark.parametrize("sni,echoed", [("pypi.org", True), ("evil.test", False)])
 def test_tls_on_a_port_that_is_not_a_tls_port_is_judged_by_sni(ng, sni, echoed):
     """Port 22 of pypi.org's address is an echo server: a ClientHello there is judged by

@@ -7,7 +7,8 @@
  * segment lost before namegate: the ACKs after it never count) goes on past the hold's
  * buffer, its oldest judged bytes evicted, never unjudged ones; a rewrite of evicted bytes
  * is cut, a retransmission of those still kept passes. An upload past a loss (Content-Length
- * or chunked) sends its evicted body data again, which passes; evicted framing is cut.
+ * or chunked) sends its evicted bytes again: body data passes, framing is compared with
+ * what the hold kept of it (dp_http_frames.c).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -375,9 +376,10 @@ t_resend(const struct dp_flow_key *k, const char *s, uint32_t at, uint32_t len, 
  * An upload with a Content-Length, its first body segment lost past namegate, so the
  * server acknowledges nothing after the head while the client sends on: the copy of the
  * oldest body bytes is evicted. The client's TCP sends the lost segment again: it goes on,
- * rewritten or not (a body's data frames nothing, and was never read for what it says);
- * the head, not acknowledged and evicted too, rewritten, is cut. Then the server's ACK of
- * the head and body (in its stream) forgets where the head was.
+ * rewritten or not (a body's data frames nothing, and was never read for what it says).
+ * The head, not acknowledged and evicted too, goes on sent again as it was (its digest,
+ * taken as it was evicted), and is cut rewritten or sent only in part. An ACK inside the
+ * head leaves the rest to compare, and the server's ACK of all of it forgets where it was.
  */
 static void
 test_upload_body_resent_after_eviction(void **state)
@@ -411,9 +413,28 @@ test_upload_body_resent_after_eviction(void **state)
 			continue;
 		}
 		assert_int_equal(dp_hold_at(w, f->hold)->frames.n, 1);
+		/* the head, as sent: its digest says it is the same */
+		assert_true(t_resend(&k, s, 0, head, false));
+		/* the same bytes, but not all of the head: a digest cannot say */
+		assert_false(t_resend(&k, s, 0, head - 1, false));
+		assert_int_equal(w->vm_stats[0].blocked[DP_REASON_REWRITE], ++rewrite);
+		f = t_connect(&k);
+		t_vm_stream(s, 0, head + T_BODY);
 		assert_false(t_resend(&k, s, 0, head, true));
 		assert_int_equal(w->vm_stats[0].blocked[DP_REASON_REWRITE], ++rewrite);
 	}
+	/*
+	 * the server's ACK inside the head: what is left of it is compared from there, all of
+	 * it needed for its digest
+	 */
+	f = t_connect(&k);
+	t_vm_stream(s, 0, head);
+	t_server_seg(T_PEER_ISN, T_VM_ISN + 10, PKT_TCP_ACK, 0);
+	t_vm_stream(s, head, T_BODY);
+	assert_true(t_copy_start(f) > head);
+	assert_true(t_resend(&k, s, 10, head - 10, false));
+	assert_false(t_resend(&k, s, 10, head - 10, true));
+	assert_int_equal(w->vm_stats[0].blocked[DP_REASON_REWRITE], ++rewrite);
 	/* the ACK of the head alone forgets it: the ring holds no run the server has */
 	f = t_connect(&k);
 	t_vm_stream(s, 0, head);
@@ -424,27 +445,29 @@ test_upload_body_resent_after_eviction(void **state)
 	dp_flow_end(w, f);
 }
 
-#define T_CHUNK		1000	/* a chunk's data */
-#define T_CHUNKS	60	/* their framing more runs than the ring keeps */
+#define T_CHUNK		20	/* a chunk's data: small, for many chunks within the window */
+#define T_CHUNKS	(DP_HTTP_FRAMES + 16)	/* more framing runs than the ring keeps */
+#define T_EVICTED	300	/* a chunk evicted, its framing kept */
 
 /*
  * A chunked upload whose server acknowledges nothing past the head (the first chunk lost
  * past namegate): evicted chunk data sent again goes on, rewritten or not; an evicted
- * chunk-size line cannot be compared, and is cut, sent again as it was. The ring keeps the
- * last DP_HTTP_FRAMES runs (a chunk's CRLF and the next size line are one): data before
- * the oldest run kept counts as framing, and is cut.
+ * chunk-size line goes on as it was (the ring keeps a short run's bytes), and is cut
+ * rewritten, as is the CRLF after a chunk. The ring keeps the last DP_HTTP_FRAMES runs (a
+ * chunk's CRLF and the next size line are one): data before the oldest run kept counts as
+ * framing, and is cut.
  */
 static void
 test_chunked_upload_resent_after_eviction(void **state)
 {
-	static char s[T_CHUNKS * (T_CHUNK + 16) + 200];
+	static char s[T_CHUNKS * (T_CHUNK + 6) + 200];
 	uint64_t rewrite = w->vm_stats[0].blocked[DP_REASON_REWRITE];
 	uint32_t data[T_CHUNKS], head, n;
 	struct dp_flow_key k;
 	struct dp_flow *f;
 
 	(void)state;
-	_Static_assert(T_CHUNKS > DP_HTTP_FRAMES + 10, "runs forgotten, ten chunks' worth");
+	_Static_assert(sizeof(s) < 65535, "all of it within the server's window");
 	n = head = (uint32_t)snprintf(s, sizeof(s), "POST /up HTTP/1.1\r\nHost: a.example\r\n"
 	    "Transfer-Encoding: chunked\r\n\r\n");
 	for (int i = 0; i < T_CHUNKS; i++) {
@@ -463,19 +486,20 @@ test_chunked_upload_resent_after_eviction(void **state)
 		t_vm_stream(s, head, n - head);
 		assert_int_equal(f->judged, n);
 		assert_int_equal(f->http_phase, DP_HTTP_HEAD);	/* the body read to its end */
-		assert_true(t_copy_start(f) > data[T_CHUNKS - 20]);
+		assert_true(t_copy_start(f) > data[T_EVICTED + 2]);
 		switch (pass) {
 		case 0:		/* data the ring's runs bound, evicted: it goes */
-			assert_true(t_resend(&k, s, data[T_CHUNKS - 22], T_CHUNK, false));
-			assert_true(t_resend(&k, s, data[T_CHUNKS - 21] + 10, 500, true));
+			assert_true(t_resend(&k, s, data[T_EVICTED], T_CHUNK, false));
+			assert_true(t_resend(&k, s, data[T_EVICTED + 1] + 2, T_CHUNK - 4, true));
 			assert_int_equal(w->vm_stats[0].blocked[DP_REASON_REWRITE], rewrite);
 			dp_flow_end(w, f);
 			continue;
-		case 1:		/* a chunk-size line and the data after it, as sent */
-			assert_false(t_resend(&k, s, data[T_CHUNKS - 22] - 6, T_CHUNK, false));
+		case 1:		/* a chunk-size line and the data after it: as sent, rewritten */
+			assert_true(t_resend(&k, s, data[T_EVICTED] - 4, T_CHUNK, false));
+			assert_false(t_resend(&k, s, data[T_EVICTED] - 4, T_CHUNK, true));
 			break;
 		case 2:		/* the CRLF after a chunk's data, rewritten */
-			assert_false(t_resend(&k, s, data[T_CHUNKS - 22] + T_CHUNK - 10, 12, true));
+			assert_false(t_resend(&k, s, data[T_EVICTED] + T_CHUNK, 12, true));
 			break;
 		default:	/* data before the oldest run kept: forgotten framing there */
 			assert_false(t_resend(&k, s, data[3], T_CHUNK, false));
