@@ -7,6 +7,8 @@ and on the counter that moved.
 vm1's policy allows pypi.org on every port; its address (203.0.113.10) also serves
 multi.test, which vm1 may not reach, so a foreign Host there is domain fronting.
 """
+import contextlib
+
 import pytest
 
 import lab as labmod
@@ -22,6 +24,25 @@ def requests(lab, tag):
     (request events carry no client port: each test's paths are its own)."""
     return [(e["host"], e["path"]) for e in lab.server_events(event="request", client=VM1)
             if e["path"].startswith("/" + tag)]
+
+
+@contextlib.contextmanager
+def one_segment_lost_past_namegate(lab, match):
+    """Inside the block, one client segment to port 80 that nft's match also selects, past
+    the first megabyte of them, dropped as it leaves the switch toward the internet (past
+    namegate, so only the client's TCP can send it again); asserts after it that one was."""
+    rules = (f'table netdev ng_loss {{\n chain out {{\n'
+             f'  type filter hook egress device "{lab.prefix}i" priority 0;\n'
+             f'  ip protocol tcp tcp dport 80 {match} ip length > 1000'
+             f' quota over 1000000 bytes limit rate 1/hour burst 1 packets counter drop\n'
+             f' }}\n}}\n')
+    lab.ns_exec(lab.sw_ns, ["nft", "-f", "-"], input=rules, check=True)
+    try:
+        yield
+        dropped = lab.ns_exec(lab.sw_ns, "nft list table netdev ng_loss").stdout
+    finally:
+        lab.ns_exec(lab.sw_ns, "nft delete table netdev ng_loss")
+    assert "packets 1 " in dropped, f"no segment was lost past namegate: {dropped}"
 
 
 def head(host, path="/", extra=""):
@@ -285,23 +306,11 @@ def test_upload_survives_a_segment_lost_past_namegate(ng, chunked):
     copy (before, namegate cut the connection as a rewrite). The server read every byte,
     and nothing was cut."""
     size = 4_000_000
-    # dropped as it leaves the switch toward the internet, past namegate: once
-    rules = (f'table netdev ng_loss {{\n chain out {{\n'
-             f'  type filter hook egress device "{ng.prefix}i" priority 0;\n'
-             f'  ip protocol tcp tcp dport 80 ip length > 1000'
-             f' quota over 1000000 bytes limit rate 1/hour burst 1 packets counter drop\n'
-             f' }}\n}}\n')
     path = f"/upload-loss-{'chunked' if chunked else 'length'}"
-    ng.ns_exec(ng.sw_ns, ["nft", "-f", "-"], input=rules, check=True)
-    try:
-        with nc.Delta(ng) as d:
-            r = ng.curl("vm1", f"http://pypi.org{path}", data="u" * size, timeout=30,
-                        args=["-H", "Expect:"] +
-                        (["-H", "Transfer-Encoding: chunked"] if chunked else []))
-        dropped = ng.ns_exec(ng.sw_ns, "nft list table netdev ng_loss").stdout
-    finally:
-        ng.ns_exec(ng.sw_ns, "nft delete table netdev ng_loss")
-    assert "packets 1 " in dropped, f"no segment was lost past namegate: {dropped}"
+    with one_segment_lost_past_namegate(ng, ""), nc.Delta(ng) as d:
+        r = ng.curl("vm1", f"http://pypi.org{path}", data="u" * size, timeout=30,
+                    args=["-H", "Expect:"] +
+                    (["-H", "Transfer-Encoding: chunked"] if chunked else []))
     assert r.http_code == 200, r.stderr
     got = [e["received"] for e in ng.server_events(event="request", client=VM1)
            if e["path"] == path]
@@ -317,30 +326,19 @@ def test_chunked_upload_survives_losing_a_segment_that_holds_framing(ng):
     completes: the server read every byte of every chunk, nothing was cut."""
     addr = resolve(ng, "pypi.org")
     sport = 20140
-    rules = (f'table netdev ng_loss {{\n chain out {{\n'
-             f'  type filter hook egress device "{ng.prefix}i" priority 0;\n'
-             f'  ip protocol tcp tcp dport 80 tcp sport {sport} ip length > 1000'
-             f' quota over 1000000 bytes limit rate 1/hour burst 1 packets counter drop\n'
-             f' }}\n}}\n')
-    ng.ns_exec(ng.sw_ns, ["nft", "-f", "-"], input=rules, check=True)
-    try:
-        with nc.Delta(ng) as d:
-            r = vm_sockets(ng, f"""
-                s = conn({addr!r}, 80, {sport})
-                s.settimeout(30)
-                # one write, as curl makes: the window past the lost segment fills
-                s.sendall(b"POST /chunk-loss HTTP/1.1\\r\\nHost: pypi.org\\r\\n"
-                          b"Transfer-Encoding: chunked\\r\\n\\r\\n" +
-                          b"".join(b"3e8\\r\\n" + bytes([97 + i % 26]) * 1000 + b"\\r\\n"
-                                   for i in range(4000)) + b"0\\r\\n\\r\\n")
-                got = outcome(lambda: read_response(s))
-                close(s)
-                result(got=got)
-            """)
-        dropped = ng.ns_exec(ng.sw_ns, "nft list table netdev ng_loss").stdout
-    finally:
-        ng.ns_exec(ng.sw_ns, "nft delete table netdev ng_loss")
-    assert "packets 1 " in dropped, f"no segment was lost past namegate: {dropped}"
+    with one_segment_lost_past_namegate(ng, f"tcp sport {sport}"), nc.Delta(ng) as d:
+        r = vm_sockets(ng, f"""
+            s = conn({addr!r}, 80, {sport})
+            s.settimeout(30)
+            # one write, as curl makes: the window past the lost segment fills
+            s.sendall(b"POST /chunk-loss HTTP/1.1\\r\\nHost: pypi.org\\r\\n"
+                      b"Transfer-Encoding: chunked\\r\\n\\r\\n" +
+                      b"".join(b"3e8\\r\\n" + bytes([97 + i % 26]) * 1000 + b"\\r\\n"
+                               for i in range(4000)) + b"0\\r\\n\\r\\n")
+            got = outcome(lambda: read_response(s))
+            close(s)
+            result(got=got)
+        """)
     assert r["got"] == "HTTP/1.1 200 OK", r
     got = [e["received"] for e in ng.server_events(event="request", client=VM1)
            if e["path"] == "/chunk-loss"]
