@@ -154,19 +154,41 @@ dp_http_frame_same(const struct dp_http_frames *fr, unsigned int k, uint32_t fro
 	}
 }
 
+/*
+ * The first run (its place in the ring's order) that ends past offset lo, or fr->n: runs
+ * are in stream order and do not overlap, so a binary search finds it. A VM that sends
+ * segments over evicted bytes again and again costs a search each, not a walk of the ring.
+ */
+static unsigned int
+dp_http_frames_from(const struct dp_http_frames *fr, uint32_t lo)
+{
+	unsigned int a = 0, b = fr->n;
+
+	while (a < b) {
+		unsigned int mid = a + (b - a) / 2;
+
+		if ((int32_t)(fr->end[dp_http_frame_at(fr, mid)] - lo) > 0)
+			b = mid;
+		else
+			a = mid + 1;
+	}
+	return a;
+}
+
 bool
 dp_http_frames_differ(const struct dp_http_frames *fr, uint32_t lo, uint32_t hi,
     const uint8_t *seg, uint32_t seg_off, uint32_t seg_len)
 {
 	if (fr->lost && (int32_t)(fr->lost_end - lo) > 0)
 		return true;
-	for (unsigned int i = 0; i < fr->n; i++) {
+	for (unsigned int i = dp_http_frames_from(fr, lo); i < fr->n; i++) {
 		unsigned int k = dp_http_frame_at(fr, i);
 		uint32_t from = (int32_t)(fr->off[k] - lo) > 0 ? fr->off[k] : lo;
 		uint32_t to = (int32_t)(fr->end[k] - hi) < 0 ? fr->end[k] : hi;
 
-		if ((int32_t)(to - from) > 0 &&
-		    !dp_http_frame_same(fr, k, from, to, seg, seg_off, seg_len))
+		if ((int32_t)(hi - fr->off[k]) <= 0)
+			break;		/* this run and all after it start past the segment */
+		if (!dp_http_frame_same(fr, k, from, to, seg, seg_off, seg_len))
 			return true;
 	}
 	return false;
