@@ -261,6 +261,20 @@ http_body_data_ahead(const struct http_body_rd *b)
 	return b->state == HTTP_RD_LENGTH || b->state == HTTP_RD_DATA ? b->left : 0;
 }
 
+enum http_status
+http_body_feed_framing(struct http_body_rd *b, const uint8_t *p, size_t len, size_t *used)
+{
+	size_t i = 0;
+
+	while (i < len && b->state != HTTP_RD_DONE && b->state != HTTP_RD_BAD &&
+	    b->state != HTTP_RD_LENGTH && b->state != HTTP_RD_DATA)
+		if (!http_chunked_byte(b, p[i++]))
+			b->state = HTTP_RD_BAD;
+	*used = i;
+	return b->state == HTTP_RD_DONE ? HTTP_OK : b->state == HTTP_RD_BAD ? HTTP_BAD :
+	    HTTP_NEED_MORE;
+}
+
 /*
  * Feed p[0, len) one state at a time; chunk-data and Content-Length bodies are skipped in
  * one step, everything else goes byte by byte.

@@ -167,12 +167,13 @@ dp_http_read(struct dp_worker *w, struct dp_hold *h, struct dp_flow *f)
 			return dp_fate(DP_FATE_CONTINUE);
 		case DP_HTTP_BODY:
 			/*
-			 * the body's data in one step, its chunk framing a byte at a time, so
-			 * that each framing byte is noted and no data byte is
+			 * the body's data in one step, then its chunk framing up to the next
+			 * data, so that each framing run is noted and no data byte is
 			 */
 			data = http_body_data_ahead(&f->http);
-			st = http_body_feed(&f->http, at, data == 0 ? 1 : data < avail ?
-			    (size_t)data : avail, &used);
+			st = data == 0 ? http_body_feed_framing(&f->http, at, avail, &used) :
+			    http_body_feed(&f->http, at, data < avail ? (size_t)data : avail,
+			    &used);
 			if (st == HTTP_BAD) {
 				cut = dp_http_refuse(w, f, DP_REASON_HOST_DENIED, NULL, 0);
 				if (cut.act != DP_FATE_CONTINUE)

@@ -103,8 +103,8 @@ feed(const struct http_head *h, const uint8_t *p, size_t n, size_t step, uint64_
 
 /*
  * p[0, n) fed as dp_http_read() feeds it: the data ahead (http_body_data_ahead()) in one
- * piece, all of it body, its run over exactly where the count said; framing a byte at a
- * time.
+ * piece, all of it body, its run over exactly where the count said; framing up to the
+ * next data (http_body_feed_framing()).
  */
 static enum http_status
 feed_runs(const struct http_head *h, const uint8_t *p, size_t n, size_t *total)
@@ -117,18 +117,21 @@ feed_runs(const struct http_head *h, const uint8_t *p, size_t n, size_t *total)
 	*total = 0;
 	do {
 		uint64_t ahead = http_body_data_ahead(&b);
-		size_t take = ahead == 0 ? 1 : ahead < n - off ? (size_t)ahead : n - off;
+		size_t take = ahead == 0 || ahead >= n - off ? n - off : (size_t)ahead;
 
-		if (take > n - off)
-			take = n - off;
-		st = http_body_feed(&b, p + off, take, &used);
+		st = ahead == 0 ? http_body_feed_framing(&b, p + off, take, &used) :
+		    http_body_feed(&b, p + off, take, &used);
 		if (st == HTTP_BAD)
 			return st;
+		check(used <= take);
 		check(ahead == 0 || used == take);
+		/* framing stops only where data starts, or at the body's end, or at n */
+		if (ahead == 0 && st == HTTP_NEED_MORE && used < take)
+			check(http_body_data_ahead(&b) != 0 && used > 0);
 		if (ahead != 0 && take == ahead)
 			check(http_body_data_ahead(&b) == 0);
 		*total += used;
-		off += take;
+		off += used;	/* framing stops where data starts */
 	} while (st == HTTP_NEED_MORE && off < n);
 	return st;
 }

@@ -797,7 +797,8 @@ test_body_sticky(void **state)
 /*
  * What of the stream ahead is the body's own data: a Content-Length body's bytes left, a
  * chunk's data left; none at a size line, a chunk's CRLF, a trailer, or the end. Fed a
- * byte at a time, exactly the data bytes are met with some ahead.
+ * byte at a time, exactly the data bytes are met with some ahead; fed the reader's way,
+ * http_body_feed_framing() takes exactly the framing, up to the next data.
  */
 static void
 test_body_data_ahead(void **state)
@@ -829,6 +830,29 @@ test_body_data_ahead(void **state)
 		    i + 2 < sizeof(chunked) ? HTTP_NEED_MORE : HTTP_OK);
 	}
 	assert_int_equal(http_body_data_ahead(&b), 0);
+	/* the reader's way: framing up to the next data in one call, then the data */
+	http_body_start(&b, &h);
+	for (size_t i = 0, n; i < sizeof(chunked) - 1; i += used) {
+		uint64_t ahead = http_body_data_ahead(&b);
+		enum http_status st = ahead == 0 ?
+		    http_body_feed_framing(&b, (const uint8_t *)chunked + i,
+		    sizeof(chunked) - 1 - i, &used) :
+		    http_body_feed(&b, (const uint8_t *)chunked + i, (size_t)ahead, &used);
+
+		assert_true(used > 0);
+		for (n = 0; n < used; n++)
+			assert_int_equal(data[i + n], ahead == 0 ? '.' : 'x');
+		assert_int_equal(st, i + used + 1 < sizeof(chunked) ? HTTP_NEED_MORE : HTTP_OK);
+	}
+	assert_int_equal(http_body_feed_framing(&b, S("GET"), &used), HTTP_OK);
+	assert_int_equal(used, 0);
+	h = (struct http_head){ .body = HTTP_BODY_CHUNKED };
+	http_body_start(&b, &h);
+	assert_int_equal(http_body_feed_framing(&b, S("5\r\nz"), &used), HTTP_NEED_MORE);
+	assert_int_equal(used, 3);	/* the size line, not the data after it */
+	assert_int_equal(http_body_data_ahead(&b), 5);
+	http_body_start(&b, &h);
+	assert_int_equal(http_body_feed_framing(&b, S("5x"), &used), HTTP_BAD);
 }
 
 static void

@@ -108,6 +108,14 @@ enum http_status http_body_feed(struct http_body_rd *b, const uint8_t *p, size_t
  */
 uint64_t http_body_data_ahead(const struct http_body_rd *b);
 
+/*
+ * http_body_feed() of the framing at p[0, len) only: it stops at the body's next data
+ * byte (http_body_data_ahead() then says how many follow), so *used bytes were all
+ * framing. HTTP_NEED_MORE when it stopped there or took all len bytes.
+ */
+enum http_status http_body_feed_framing(struct http_body_rd *b, const uint8_t *p, size_t len,
+    size_t *used);
+
 /* "need_more", "ok", "bad". */
 const char *http_status_str(enum http_status st);
 
