@@ -13,6 +13,7 @@
  * (dp_lean.h), and is decoded in full only if its flow turns out not to be steady (or it
  * opens or ends one) and its flow stage needs more than that (dp_conn_lean.h).
  */
+#include "dp_bind_fetch.h"
 #include "dp_budget_dst.h"
 #include "dp_burst.h"
 #include "dp_burst_int.h"
@@ -167,9 +168,18 @@ dp_burst_decide(struct dp_worker *w, struct dp_burst *b, struct rte_mbuf **pkts,
 	w->port_bytes[port][0] += bytes;
 	/*
 	 * the lookups' other passes; to the next key's, not a count of keys: a count took a
-	 * divide and the end again
+	 * divide and the end again. The VM's keys on no flow are its openings, whose binding
+	 * lookups (dp_conn_syn.h, dp_conn.c) read lines fetched for all of them now.
 	 */
-	dp_flow_lookup_rest(w->flows, b->look, l);
+	if (from_vm) {
+		const struct dp_flow_key *absent[DP_BURST];
+		unsigned int nabsent = dp_flow_lookup_rest(w->flows, b->look, l, absent);
+
+		if (nabsent != 0)
+			dp_bind_fetch(w->ctx->binds, absent, nabsent);
+	} else {
+		dp_flow_lookup_rest(w->flows, b->look, l, NULL);
+	}
 	b->steady = dp_conn_steady_key(w);
 }
 

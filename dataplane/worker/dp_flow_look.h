@@ -59,15 +59,18 @@ dp_flow_lookup_begin(const struct dp_ft *ft, struct dp_flow_lookup *a, uint32_t 
  * first that matches fetched, or, when none does and a key of that bucket ever spilled to
  * its other one, the second bucket; for those (few: a key not in the table, or moved), the
  * second bucket's tags. Each lookup keeps the bucket it reads next in place of its answer.
+ * Where absent is not NULL, the keys the first bucket alone told absent (room for
+ * end - l) go in it, and their number is returned: the burst's openings (dp_burst.c).
  */
-static __rte_always_inline void
-dp_flow_lookup_rest(struct dp_flows *t, struct dp_flow_lookup *l, struct dp_flow_lookup *end)
+static __rte_always_inline unsigned int
+dp_flow_lookup_rest(struct dp_flows *t, struct dp_flow_lookup *l, struct dp_flow_lookup *end,
+    const struct dp_flow_key **absent)
 {
 	struct dp_flows_look *look = (struct dp_flows_look *)(void *)t;
 	const struct dp_ft ft_copy = look->ft, *ft = &ft_copy;	/* its fields in registers */
 	struct dp_flow_lookup *miss[DP_BURST];
 	struct dp_flow *e = look->h.e;
-	unsigned int misses = 0;
+	unsigned int misses = 0, nabsent = 0;
 
 	look->h.opened = 0;
 	for (struct dp_flow_lookup *a = l; a != end; a++) {
@@ -80,6 +83,8 @@ dp_flow_lookup_rest(struct dp_flows *t, struct dp_flow_lookup *l, struct dp_flow
 			rte_prefetch0(a->found);
 		} else if (b->spilled == 0) {
 			a->found = NULL;
+			if (absent != NULL)
+				absent[nabsent++] = &a->key;
 		} else {
 			a->bucket = &ft->b[dp_ft_alt(ft, dp_ft_first(ft, a->hash),
 			    dp_ft_tag(a->hash))];
@@ -93,6 +98,7 @@ dp_flow_lookup_rest(struct dp_flows *t, struct dp_flow_lookup *l, struct dp_flow
 
 		a->found = m != 0 ? &e[dp_ft_idx_at(a->bucket, dp_ft_low_bit(m))] : NULL;
 	}
+	return nabsent;
 }
 
 /* The n lookups from l, every pass: each key hashed here, then dp_flow_lookup_rest(). */
@@ -103,7 +109,7 @@ dp_flow_lookup_start(struct dp_flows *t, struct dp_flow_lookup *l, unsigned int 
 
 	for (struct dp_flow_lookup *a = l; a != l + n; a++)
 		dp_flow_lookup_begin(ft, a, dp_ft_hash(ft, &a->key));
-	dp_flow_lookup_rest(t, l, l + n);
+	dp_flow_lookup_rest(t, l, l + n, NULL);
 }
 
 #endif

@@ -16,7 +16,9 @@
 #include <rte_memory.h>
 
 #include "dp_bind.h"
+#include "dp_bind_fetch.h"
 #include "dp_bind_int.h"
+#include "dp_flow.h"
 #include "dp_gen.h"
 #include "t_bind.h"
 
@@ -135,6 +137,58 @@ test_allows_first_name(void **state)
 	a.a[3]++;
 	t_learn_ports(b, &a, 41, &p, 100);
 	assert_int_equal(t_admits(b, &a, 443, 50, &g), 41);
+	dp_binds_free(b);
+}
+
+/*
+ * A burst's fetch ahead (dp_bind_fetch()) of bound and unbound keys of both families, in
+ * a table whose keys spill to their other buckets, changes no answer: it only reads.
+ */
+static void
+test_fetch_changes_no_answer(void **state)
+{
+	struct dp_vm vm = { .present = true };
+	struct dp_gen g = { .id = 1, .vms = &vm };
+	/* 409 entries: 64 buckets of 8 slots (dp_ft_buckets()), 400 keys fill 78 % of them */
+	struct dp_binds *b = dp_binds_create("t_fetch", 409, 1, q, SOCKET_ID_ANY);
+	struct pol_ports p443 = t_ports(0);
+	struct dp_flow_key keys[DP_BURST];
+	const struct dp_flow_key *ask[DP_BURST];
+	enum { BOUND = 400, ASKED = 448 };	/* some in their other bucket */
+	unsigned int spilled = 0;
+
+	(void)state;
+	assert_non_null(b);
+	for (uint32_t i = 0; i < BOUND; i++) {
+		struct pol_addr a = t_nth_addr(i);
+
+		struct dp_bind_key k;
+		uint32_t h;
+
+		assert_int_equal(dp_bind_learn(b, 0, &a, 1000 + i, &p443, 1, 100, BOUND), 0);
+		dp_bind_key_make(&k, 0, &a);
+		h = dp_bind_hash(b, &k);
+		spilled += dp_bind_find_in(b, &b->ft.b[dp_ft_first(&b->ft, h)],
+		    dp_ft_tag_vec(h), &k, false) == NULL;
+	}
+	assert_true(spilled > 0);
+	for (uint32_t i = 0; i < ASKED; i += DP_BURST) {
+		for (uint32_t j = 0; j < DP_BURST; j++) {
+			struct pol_addr a = t_nth_addr(i + j);
+
+			memset(&keys[j], 0, sizeof(keys[j]));
+			keys[j].family = a.family;
+			memcpy(keys[j].peer, a.a, sizeof(keys[j].peer));
+			ask[j] = &keys[j];
+		}
+		dp_bind_fetch(b, ask, DP_BURST);
+		for (uint32_t j = 0; j < DP_BURST; j++) {
+			struct pol_addr a = t_nth_addr(i + j);
+
+			assert_int_equal(t_admits(b, &a, 443, 50, &g),
+			    i + j < BOUND ? 1000 + i + j : 0);
+		}
+	}
 	dp_binds_free(b);
 }
 
@@ -300,6 +354,7 @@ main(void)
 		cmocka_unit_test(test_allows_by_generation),
 		cmocka_unit_test(test_allows_first_name),
 		cmocka_unit_test(test_allows_other_bucket),
+		cmocka_unit_test(test_fetch_changes_no_answer),
 		cmocka_unit_test(test_key_every_byte),
 		cmocka_unit_test(test_key_same_slot),
 	};

@@ -102,6 +102,36 @@ test_burst_lookup_confirmed_late(void **state)
 }
 
 /*
+ * The burst's openings (dp_burst.c): dp_flow_lookup_rest() hands back the keys their first
+ * bucket told absent, in order, and only those; and nothing without the array to fill.
+ */
+static void
+test_burst_lookup_names_the_absent(void **state)
+{
+	struct dp_flows *t = dp_flows_create("t_absent", CAP, 4, SOCKET_ID_ANY);
+	struct dp_flow_lookup l[4] = { { .key = key(1, 3000) }, { .key = key(1, 3001) },
+		{ .key = key(1, 3002) }, { .key = key(2, 3001) } };
+	const struct dp_flow_key *absent[4] = { NULL };
+
+	(void)state;
+	assert_non_null(t);
+	assert_non_null(dp_flow_open(t, &l[0].key, CAP, 0));
+	assert_non_null(dp_flow_open(t, &l[2].key, CAP, 0));
+	for (int i = 0; i < 4; i++)
+		dp_flow_lookup_begin(dp_flow_look_ft(t), &l[i], dp_flow_hash(t, &l[i].key));
+	assert_int_equal(dp_flow_lookup_rest(t, l, l + 4, absent), 2);
+	assert_ptr_equal(absent[0], &l[1].key);
+	assert_ptr_equal(absent[1], &l[3].key);
+	assert_null(absent[2]);
+	for (int i = 0; i < 4; i++)
+		dp_flow_lookup_begin(dp_flow_look_ft(t), &l[i], dp_flow_hash(t, &l[i].key));
+	assert_int_equal(dp_flow_lookup_rest(t, l, l + 4, NULL), 0);
+	assert_null(l[1].found);
+	assert_non_null(l[2].found);
+	dp_flows_free(t);
+}
+
+/*
  * A close drops the index's slot, leaving none that a lookup of the key would still find
  * (dp_ft_find() compares keys, not in_use): closed in two orders and opened again, every
  * key is found while open and not after.
@@ -442,6 +472,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_burst_lookup_agrees),
 		cmocka_unit_test(test_burst_lookup_confirmed_late),
+		cmocka_unit_test(test_burst_lookup_names_the_absent),
 		cmocka_unit_test(test_burst_lookup_second_bucket),
 		cmocka_unit_test(test_open_clears_entry),
 		cmocka_unit_test(test_close_leaves_no_slot),
