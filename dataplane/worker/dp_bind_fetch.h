@@ -33,9 +33,7 @@ dp_bind_fetch(const struct dp_binds *b, const struct dp_flow_key *const *keys, u
 		struct dp_bind_key key;
 
 		dp_bind_key_of(&key, k->vm, k->family, k->peer);
-		/* as dp_bind_hash(), its family told once, here */
-		h[i] = k->family == 4 ? dp_hash_crc_inline(&key, 8, b->ft.seed) :
-		    dp_hash_crc_inline(&key, sizeof(key), b->ft.seed);
+		h[i] = dp_bind_hash_of(b, &key, k->family);
 		bk[i] = &b->ft.b[dp_ft_first(&b->ft, h[i])];
 		rte_prefetch0(bk[i]);
 	}

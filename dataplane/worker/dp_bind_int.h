@@ -106,12 +106,20 @@ dp_bind_key_make(struct dp_bind_key *k, uint16_t vm, const struct pol_addr *addr
 /*
  * An IPv4 key's hash is its first word's: its other two are zero in every IPv4 key
  * (dp_bind_key_of()), and CRC over constant words maps the state one to one, so hashing
- * them too would part no two keys that collide without them.
+ * them too would part no two keys that collide without them. family: k's, where the caller
+ * has it in a register (a key just made from it, dp_bind_key_of()).
  */
+static inline uint32_t
+dp_bind_hash_of(const struct dp_binds *b, const struct dp_bind_key *k, uint8_t family)
+{
+	return dp_hash_crc_inline(k, family == 4 ? 8 : sizeof(*k), b->ft.seed);
+}
+
+/* dp_bind_hash_of() of k, its family read back from it. */
 static inline uint32_t
 dp_bind_hash(const struct dp_binds *b, const struct dp_bind_key *k)
 {
-	return dp_hash_crc_inline(k, k->family == 4 ? 8 : sizeof(*k), b->ft.seed);
+	return dp_bind_hash_of(b, k, k->family);
 }
 
 /* Word i of k: loaded straight from the entry, where copying the key whole staged it */
