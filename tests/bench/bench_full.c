@@ -37,7 +37,8 @@
  * Timing: rte_rdtsc_precise() around each dp_worker_poll() (or each io move) only; building
  * frames, rewriting answers and draining the tx rings are outside it. Counters come from
  * the worker (dp_stats_value(), the same sums /metrics serves) and from what left the ports.
- * No hugepages here (--no-huge): memory is plain pages, TLB misses included.
+ * No hugepages (--no-huge): memory is plain pages, TLB misses included; with BENCH_HUGE_DIR
+ * (tests/bench/hugepages.sh), 2 MiB pages there, as the daemon's where the host has them.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -95,17 +96,25 @@ bench_open(struct bench *b, const char *yaml, size_t len, const char *mem_mb)
 {
 	char prefix[64];
 	char *argv[] = {
-		(char *)"bench_full", (char *)"--no-huge", (char *)"-m", (char *)mem_mb,
+		(char *)"bench_full", (char *)"-m", (char *)mem_mb,
 		(char *)"--no-pci", (char *)"--no-shconf", (char *)"--no-telemetry",	/* no files */
 		(char *)"--file-prefix", prefix, (char *)"-l", (char *)"0-1",
-		(char *)"--log-level", (char *)"*:error", NULL,
+		(char *)"--log-level", (char *)"*:error", (char *)"--no-huge", NULL, NULL,
 	};
+	int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 2;	/* --no-huge the last */
+	char *huge_dir = getenv("BENCH_HUGE_DIR");
 	struct pol_errs errs = { 0 };
 
 	snprintf(prefix, sizeof(prefix), "ngbench%d", (int)getpid());
 	for (int p = 0; p < DP_PORTS; p++)
 		b->ctx.port[p] = RTE_MAX_ETHPORTS;
-	if (rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) < 0) {
+	if (huge_dir != NULL) {	/* hugepages.sh: its mount, the pages free in it */
+		argv[argc - 1] = (char *)"--huge-dir";
+		argv[argc++] = huge_dir;
+	}
+	printf("INFO pages: %s\n", huge_dir != NULL ? "2 MiB (BENCH_HUGE_DIR, hugepages.sh)" :
+	    "4 KiB (EAL --no-huge: no hugepages)");
+	if (rte_eal_init(argc, argv) < 0) {
 		fprintf(stderr, "bench_full: EAL: %s\n", rte_strerror(rte_errno));
 		return -1;
 	}

@@ -16,9 +16,9 @@
  *                         live flows drawn at random, so that the occupancy stays put. Both
  *                         tables have the same room (max_flows).
  *
- * Without arguments, no hugepages (EAL --no-huge): 4 KiB pages, a TLB miss on nearly every
+ * Without BENCH_HUGE_DIR, no hugepages (EAL --no-huge): 4 KiB pages, a TLB miss on nearly every
  * lookup of the large tables, as a host without hugepages has them; on a shared VM that
- * alone may keep flows_1m_vs_1k above its goal. With --huge-dir (scale_hugepages.sh), on
+ * alone may keep flows_1m_vs_1k above its goal. With BENCH_HUGE_DIR (hugepages.sh), on
  * 2 MiB pages, as the daemon has the tables where the host has hugepages: the same lines,
  * named _hugepages.
  */
@@ -298,12 +298,12 @@ out:
 }
 
 /*
- * bench_scale [--huge-dir DIR]: with DIR (a hugetlbfs mount with the pages reserved, as
- * scale_hugepages.sh makes it), the tables on 2 MiB pages, as the daemon has them on a
- * host with hugepages (dp_eal.c); else on 4 KiB pages (--no-huge), as on one without.
+ * With BENCH_HUGE_DIR (a hugetlbfs mount with the pages free, as hugepages.sh makes it),
+ * the tables on 2 MiB pages, as the daemon has them on a host with hugepages (dp_eal.c);
+ * else on 4 KiB pages (--no-huge), as on one without.
  */
 int
-main(int argc, char **argv)
+main(void)
 {
 	char prefix[64];
 	char *eal[] = {
@@ -313,16 +313,14 @@ main(int argc, char **argv)
 		(char *)"--log-level", (char *)"*:error", (char *)"--no-huge", NULL, NULL,
 	};
 	int neal = (int)(sizeof(eal) / sizeof(eal[0])) - 2;	/* --no-huge the last */
+	char *huge_dir = getenv("BENCH_HUGE_DIR");
 	struct rte_rcu_qsbr *q;
 	int rc;
 
-	if (argc == 3 && strcmp(argv[1], "--huge-dir") == 0) {
-		eal[neal - 1] = argv[1];	/* in --no-huge's place */
-		eal[neal++] = argv[2];
+	if (huge_dir != NULL) {
+		eal[neal - 1] = (char *)"--huge-dir";	/* in --no-huge's place */
+		eal[neal++] = huge_dir;
 		scale_pages = "_hugepages";
-	} else if (argc != 1) {
-		fprintf(stderr, "usage: bench_scale [--huge-dir DIR]\n");
-		return 2;
 	}
 	snprintf(prefix, sizeof(prefix), "ngscale%d", (int)getpid());
 	/* the memory as the daemon has it: backed at start (dp_ctx_setup) */
@@ -337,7 +335,7 @@ main(int argc, char **argv)
 		return 1;
 	rte_rcu_qsbr_thread_register(q, 0);
 	rte_rcu_qsbr_thread_online(q, 0);
-	puts(*scale_pages != '\0' ? "INFO hugepages: 2 MiB pages (--huge-dir)" :
+	puts(*scale_pages != '\0' ? "INFO hugepages: 2 MiB pages (BENCH_HUGE_DIR)" :
 	    "INFO no hugepages: EAL --no-huge, 4 KiB pages");
 	rc = scale_bind(q) != 0 || scale_flows() != 0;
 	rte_free(q);
