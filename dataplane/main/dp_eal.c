@@ -12,6 +12,7 @@
 #include "dp.h"
 #include "dp_bind.h"
 #include "dp_eal.h"
+#include "dp_eal_host.h"
 #include "dp_gen.h"
 #include "dp_ha_flows.h"
 #include "dp_mem.h"
@@ -75,27 +76,6 @@ dp_eal_is_pci(const char *port)
 	    p[5] == '.' && p[6] >= '0' && p[6] <= '7';
 }
 
-/* Whether the host has hugepages reserved (/proc/meminfo), and how many MiB are free. */
-static bool
-dp_eal_hugepages(uint64_t *free_bytes)
-{
-	unsigned long long total = 0, nfree = 0, size_kb = 0;
-	char line[128];
-	FILE *f;
-
-	*free_bytes = 0;
-	if ((f = fopen("/proc/meminfo", "r")) == NULL)
-		return false;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		sscanf(line, "HugePages_Total: %llu", &total);
-		sscanf(line, "HugePages_Free: %llu", &nfree);
-		sscanf(line, "Hugepagesize: %llu kB", &size_kb);
-	}
-	fclose(f);
-	*free_bytes = nfree * size_kb * 1024;
-	return total > 0;
-}
-
 /* MiB a size argument names: "512" (-m), "512,512" (--socket-mem); 0 if unreadable. */
 static uint64_t
 dp_eal_size_arg(const char *s, bool per_socket)
@@ -152,14 +132,30 @@ dp_eal_push(struct dp_eal *e, char *arg, FILE *err)
 	return 0;
 }
 
-/* The arguments namegate chooses when nobody gave any: from the host and the ports. */
+/* The memory namegate's own -m gives EAL for need bytes: whole steps of DP_EAL_ROUND. */
+static uint64_t
+dp_eal_rounded(uint64_t need)
+{
+	return (need + DP_EAL_ROUND - 1) / DP_EAL_ROUND * DP_EAL_ROUND;
+}
+
+/*
+ * The arguments namegate chooses when nobody gave any: from the host and the ports.
+ * Hugepages only where EAL can have the whole -m of them (dp_eal_host.h): a host with
+ * some reserved but not mounted, or too few free, starts on plain pages, and says why.
+ */
 static int
 dp_eal_derive(const struct pol_config *cfg, struct dp_eal *e, FILE *err)
 {
-	uint64_t free_bytes;
+	struct dp_eal_host host;
 
-	if (!dp_eal_hugepages(&free_bytes) && dp_eal_push(e, (char *)"--no-huge", err) != 0)
-		return -1;
+	dp_eal_host_read(&host, "");
+	if (dp_eal_host_short(&host, dp_eal_rounded(dp_eal_need(cfg)), e->plain_why,
+	    sizeof(e->plain_why)) != NULL) {
+		e->passed_over = dp_eal_host_reserved(&host) != 0;
+		if (dp_eal_push(e, (char *)"--no-huge", err) != 0)
+			return -1;
+	}
 	if (!dp_eal_is_pci(cfg->vm_port) && !dp_eal_is_pci(cfg->uplink_port) &&
 	    dp_eal_push(e, (char *)"--no-pci", err) != 0)
 		return -1;
@@ -190,7 +186,7 @@ dp_eal_plan(const struct pol_config *cfg, char **cli, int ncli, struct dp_eal *e
 			e->hugepages = false;
 	e->need = dp_eal_need(cfg);
 	if ((e->size_at = dp_eal_size_of(e->argv, e->argc, &e->have)) == 0) {
-		e->have = (e->need + DP_EAL_ROUND - 1) / DP_EAL_ROUND * DP_EAL_ROUND;
+		e->have = dp_eal_rounded(e->need);
 		snprintf(e->mem, sizeof(e->mem), "%llu", (unsigned long long)(e->have / DP_MIB));
 		if (dp_eal_push(e, (char *)"-m", err) != 0 || dp_eal_push(e, e->mem, err) != 0)
 			return -1;
@@ -210,7 +206,8 @@ dp_eal_print(const struct dp_eal *e, FILE *out)
 {
 	static const char *const from[] = { "derived from the host and ports", "dataplane.eal",
 		"the command line" };
-	uint64_t free_bytes;
+	struct dp_eal_host host;
+	char why[sizeof(e->plain_why)];
 
 	fputs("eal:", out);
 	for (int i = 1; i < e->argc; i++)
@@ -218,11 +215,16 @@ dp_eal_print(const struct dp_eal *e, FILE *out)
 	fprintf(out, " (%s%s)\n", from[e->source], e->sized ? ", -m sized from the tables" : "");
 	fprintf(out, "memory: the tables need %llu MiB, EAL will have %llu MiB%s\n",
 	    dp_eal_mib(e->need), dp_eal_mib(e->have), e->hugepages ? " of hugepages" : "");
-	if (e->hugepages) {
-		dp_eal_hugepages(&free_bytes);
-		fprintf(out, "memory: this host has %llu MiB of hugepages free now\n",
-		    dp_eal_mib(free_bytes));
-	}
+	if (!e->hugepages && e->plain_why[0] != '\0')
+		fprintf(out, "memory: plain pages (--no-huge): %s\n", e->plain_why);
+	if (!e->hugepages)
+		return;
+	dp_eal_host_read(&host, "");
+	fprintf(out, "memory: this host has %llu MiB of hugepages free in hugetlbfs mounts now\n",
+	    dp_eal_mib(dp_eal_host_usable(&host)));
+	/* given arguments are taken as given: a start on them fails, say so beforehand */
+	if (dp_eal_host_short(&host, e->have, why, sizeof(why)) != NULL)
+		fprintf(out, "memory: warning: EAL will not start here: %s\n", why);
 }
 
 int

@@ -1,6 +1,7 @@
 /*
  * EAL's arguments and memory. Without dataplane.eal (and none on the command line)
- * namegate derives them: hugepages when the host has some reserved, else --no-huge;
+ * namegate derives them: hugepages when EAL can have all the memory it sizes of them (a
+ * hugetlbfs mount, enough free: dp_eal_host.h), else --no-huge, and why;
  * --no-pci unless a port is a PCI address; a file prefix from the nft table. Whenever the
  * arguments name no memory size, it adds -m sized from its tables (dp_eal_need()), so a
  * configuration that sizes nothing starts. The same plan is what --check prints and
@@ -29,9 +30,11 @@ struct dp_eal {
 	int size_at;		/* the argv index of the size EAL gets; 0: namegate's own -m */
 	bool hugepages;		/* EAL will use hugepages (no --no-huge) */
 	uint64_t need;		/* bytes the tables and EAL's own need */
-	uint64_t have;		/* bytes EAL will have; for hugepages without a size, free now */
+	uint64_t have;		/* bytes EAL will have: the size named, or namegate's -m */
 	char mem[24];		/* the -m value namegate added */
 	char prefix[64];	/* the --file-prefix value namegate added */
+	char plain_why[160];	/* derived --no-huge: why not hugepages (dp_eal_host_short()) */
+	bool passed_over;	/* derived --no-huge though the host has hugepages reserved */
 };
 
 /* The EAL memory cfg's tables take at most (a reload's two generations included): bytes. */

@@ -216,6 +216,9 @@ dp_run(struct pol_config **cfgp, char **eal, int neal)
 	signal(SIGUSR2, dp_on_signal);
 	if (dp_eal_plan(cfg, eal, neal, &plan, stderr) != 0)
 		return 1;
+	if (plan.passed_over)	/* an operator who reserved them expects them: say why not */
+		fprintf(stderr, "namegate: plain pages (--no-huge), not hugepages: %s\n",
+		    plan.plain_why);
 	if (plan.need > plan.have) {	/* a start that would fail at some table: say why now */
 		dp_eal_explain(&plan, stderr);
 		return 1;
