@@ -74,8 +74,9 @@ class Host:
                 f'mount -t hugetlbfs -o pagesize=2M nodev "{self.mnt}" && exec "$@"', "sh"
                 ] + inner
 
-    def check(self, mounted):
-        return subprocess.run(self._argv(["--check"], mounted), capture_output=True, text=True,
+    def check(self, mounted, eal=()):
+        args = ["--check"] + (["--eal"] + list(eal) if eal else [])
+        return subprocess.run(self._argv(args, mounted), capture_output=True, text=True,
                               timeout=60)
 
     def start(self, mounted):
@@ -136,6 +137,11 @@ def test_reserved_but_unmounted_hugepages_start_on_plain_pages(host):
     assert cp.returncode == 0, cp.stderr
     assert "eal: --no-huge" in cp.stdout, cp.stdout
     assert "no hugetlbfs mount for them" in cp.stdout, cp.stdout
+    # arguments given are taken as given: --check says a start on them fails here
+    cp = host.check(mounted=False, eal=["--no-pci", "--file-prefix", host.prefix])
+    assert cp.returncode == 0 and "eal: --no-pci" in cp.stdout, cp.stdout + cp.stderr
+    assert ("memory: warning: EAL will not start here: this host has 128 MiB of hugepages "
+            "reserved and no hugetlbfs mount for them") in cp.stdout, cp.stdout
     text = host.start(mounted=False)
     assert "namegate: ready:" in text, text
     assert "plain pages (--no-huge), not hugepages: this host has" in text, text
