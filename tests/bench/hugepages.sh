@@ -23,12 +23,16 @@ before=$(cat "$nr")
 dir=$(mktemp -d /tmp/ngbench-huge.XXXXXX)
 mounted=0
 cleanup() {
-	[ "$mounted" = 1 ] && umount "$dir"
+	# lazily: a benchmark a timeout left running keeps its pages until it exits, then
+	# the kernel frees them down to the count put back
+	[ "$mounted" = 1 ] && umount -l "$dir"
 	rmdir "$dir"
 	echo "$before" >"$nr"
 }
+child=
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+# a signal ends the benchmark first: the mount is then free to go, and its pages with it
+trap '[ -n "$child" ] && kill -TERM "$child" 2>/dev/null && wait "$child"; exit 130' INT TERM
 
 have=$(cat "$free")
 if [ "$have" -lt "$need" ]; then
@@ -42,4 +46,7 @@ fi
 mount -t hugetlbfs -o pagesize=2M nodev "$dir" || exit 1
 mounted=1
 echo "INFO hugepages: $need 2 MiB pages free for the run in $dir (nr_hugepages was $before)"
-BENCH_HUGE_DIR=$dir "$@"
+# in the background and waited for: bash runs a trap only once a foreground child is done
+BENCH_HUGE_DIR=$dir "$@" &
+child=$!
+wait "$child"
