@@ -140,8 +140,8 @@ dp_eal_rounded(uint64_t need)
 }
 
 /*
- * The arguments namegate chooses when nobody gave any: from the host and the ports.
- * Hugepages only where EAL can have the whole -m of them (dp_eal_host.h): a host with
+ * The arguments namegate chooses when nobody gave any: from the host and the ports (and
+ * e->need, the tables'). Hugepages only where EAL can have the whole -m of them (dp_eal_host.h): a host with
  * some reserved but not mounted, or too few free, starts on plain pages, and says why.
  */
 static int
@@ -150,7 +150,7 @@ dp_eal_derive(const struct pol_config *cfg, struct dp_eal *e, FILE *err)
 	struct dp_eal_host host;
 
 	dp_eal_host_read(&host, "");
-	if (dp_eal_host_short(&host, dp_eal_rounded(dp_eal_need(cfg)), e->plain_why,
+	if (dp_eal_host_short(&host, dp_eal_rounded(e->need), e->plain_why,
 	    sizeof(e->plain_why)) != NULL) {
 		e->passed_over = dp_eal_host_reserved(&host) != 0;
 		if (dp_eal_push(e, (char *)"--no-huge", err) != 0)
@@ -178,13 +178,13 @@ dp_eal_plan(const struct pol_config *cfg, char **cli, int ncli, struct dp_eal *e
 	for (int i = 0; i < ngiven; i++)
 		if (dp_eal_push(e, given[i], err) != 0)
 			return -1;
+	e->need = dp_eal_need(cfg);
 	if (e->source == DP_EAL_DERIVED && dp_eal_derive(cfg, e, err) != 0)
 		return -1;
 	e->hugepages = true;
 	for (int i = 1; i < e->argc; i++)
 		if (strcmp(e->argv[i], "--no-huge") == 0)
 			e->hugepages = false;
-	e->need = dp_eal_need(cfg);
 	if ((e->size_at = dp_eal_size_of(e->argv, e->argc, &e->have)) == 0) {
 		e->have = dp_eal_rounded(e->need);
 		snprintf(e->mem, sizeof(e->mem), "%llu", (unsigned long long)(e->have / DP_MIB));

@@ -1,13 +1,15 @@
 /*
- * The host's hugepages as EAL will find them: see dp_eal_host.h. Read with stdio only, no
- * EAL, so that --check (no root) judges what the daemon's start will find.
+ * The host's hugepages as EAL will find them: see dp_eal_host.h. Read with stdio and EAL's
+ * size parser, with no EAL running, so that --check (no root) judges what the daemon's
+ * start will find.
  */
 #include <ctype.h>
 #include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
+
+#include <rte_common.h>
 
 #include "dp_eal_host.h"
 
@@ -31,46 +33,14 @@ dp_eal_host_number(const char *root, const char *dir, const char *name)
 	return v;
 }
 
-/* The size a "hugepages-2048kB" directory is of, in bytes; 0 for any other name. */
+/*
+ * A size as EAL reads it, with EAL's own parser: a "hugepages-2048kB" directory's after
+ * its prefix, a mount's pagesize= ("2M", "1G"). 0 if unreadable.
+ */
 static uint64_t
-dp_eal_host_dir_size(const char *name)
+dp_eal_host_size(const char *s)
 {
-	unsigned long long kb;
-	char unit[4];
-
-	if (sscanf(name, "hugepages-%llu%3s", &kb, unit) != 2 || strcmp(unit, "kB") != 0 ||
-	    kb == 0 || kb > UINT64_MAX / 1024)
-		return 0;
-	return kb * 1024;
-}
-
-/* "2M", "1G", "2048k" or plain bytes, as hugetlbfs prints pagesize=; 0 if unreadable. */
-static uint64_t
-dp_eal_host_size_arg(const char *s)
-{
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
-	unsigned int shift = 0;
-
-	if (end == s)
-		return 0;
-	switch (tolower((unsigned char)*end)) {
-	case 'k':
-		shift = 10;
-		break;
-	case 'm':
-		shift = 20;
-		break;
-	case 'g':
-		shift = 30;
-		break;
-	case '\0':
-	case ',':
-		break;
-	default:
-		return 0;
-	}
-	return v > UINT64_MAX >> shift ? 0 : (uint64_t)v << shift;
+	return isdigit((unsigned char)*s) ? rte_str_to_size(s) : 0;
 }
 
 /* The default page size (/proc/meminfo's Hugepagesize), bytes; 0 if none is told. */
@@ -121,7 +91,7 @@ dp_eal_host_mounts(struct dp_eal_host *h, const char *root)
 		    strcmp(type, "hugetlbfs") != 0)
 			continue;
 		ps = strstr(opts, "pagesize=");
-		bytes = ps != NULL ? dp_eal_host_size_arg(ps + strlen("pagesize=")) : fallback;
+		bytes = ps != NULL ? dp_eal_host_size(ps + strlen("pagesize=")) : fallback;
 		if ((s = dp_eal_host_find(h, bytes)) != NULL)
 			s->mounted = true;
 	}
@@ -140,7 +110,8 @@ dp_eal_host_read(struct dp_eal_host *h, const char *root)
 	if ((dir = opendir(path)) == NULL)
 		return;
 	while ((d = readdir(dir)) != NULL && h->nsizes < DP_EAL_HOST_SIZES) {
-		uint64_t bytes = dp_eal_host_dir_size(d->d_name);
+		uint64_t bytes = strncmp(d->d_name, "hugepages-", 10) == 0 ?
+		    dp_eal_host_size(d->d_name + 10) : 0;
 		struct dp_eal_host_size *s = &h->size[h->nsizes];
 		uint64_t free_pages, resv;
 

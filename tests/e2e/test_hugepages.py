@@ -36,6 +36,13 @@ def _reserve(pages):
     return _read(NR)
 
 
+def _reserve_or_skip(pages):
+    """No test may need hugepages (SPEC): where the kernel cannot find the memory for them,
+    the test is skipped, never failed."""
+    if _reserve(pages) != pages:
+        pytest.skip(f"the kernel could not reserve {pages} 2 MiB pages here")
+
+
 class Host:
     """A namespace, a directory and a configuration of one run's own; the daemon in it."""
 
@@ -132,7 +139,7 @@ def _need_mib(h):
 
 
 def test_reserved_but_unmounted_hugepages_start_on_plain_pages(host):
-    assert _reserve(host.before + 64) == host.before + 64
+    _reserve_or_skip(host.before + 64)
     cp = host.check(mounted=False)
     assert cp.returncode == 0, cp.stderr
     assert "eal: --no-huge" in cp.stdout, cp.stdout
@@ -151,7 +158,7 @@ def test_reserved_but_unmounted_hugepages_start_on_plain_pages(host):
 def test_too_few_free_hugepages_start_on_plain_pages(host):
     if _read(FREE) != 0:
         pytest.skip("this host has 2 MiB hugepages of its own free: the count would be theirs")
-    assert _reserve(host.before + 8) == host.before + 8
+    _reserve_or_skip(host.before + 8)
     cp = host.check(mounted=True)
     assert cp.returncode == 0, cp.stderr
     assert "eal: --no-huge" in cp.stdout, cp.stdout
@@ -164,7 +171,7 @@ def test_too_few_free_hugepages_start_on_plain_pages(host):
 def test_enough_free_hugepages_are_taken(host):
     need = _need_mib(host)
     pages = need // PAGE_MIB + 16
-    assert _reserve(host.before + pages) == host.before + pages, "the host is short of memory"
+    _reserve_or_skip(host.before + pages)
     free = _read(FREE)
     cp = host.check(mounted=True)
     assert cp.returncode == 0, cp.stderr

@@ -168,7 +168,10 @@ test_promised_pages_are_not_free(void **state)
 	assert_non_null(short_of(t, 21 * MIB, why, sizeof(why)));
 }
 
-/* Sizes add up, each only where mounted; names that are not a size are passed over. */
+/*
+ * Sizes add up, each only where mounted; names that are not a size are passed over, and
+ * sizes read as EAL reads them (pagesize=1G the 1048576kB directory's).
+ */
 static void
 test_sizes_and_strange_names(void **state)
 {
@@ -178,8 +181,9 @@ test_sizes_and_strange_names(void **state)
 
 	put_size(t, "hugepages-2048kB", "16\n", "16\n", "0\n");
 	put_size(t, "hugepages-1048576kB", "2\n", "2\n", "0\n");
-	put_size(t, "hugepages-2048MB", "99\n", "99\n", "0\n");
+	put_size(t, "hugepages-", "99\n", "99\n", "0\n");
 	put_size(t, "hugepages-x", "99\n", "99\n", "0\n");
+	put_size(t, "other-2048kB", "99\n", "99\n", "0\n");
 	put(t, "proc/mounts", "nodev /mnt/g hugetlbfs rw,pagesize=1G 0 0\n"
 	    "nodev /mnt/bad hugetlbfs rw,pagesize=lots 0 0\n");
 	dp_eal_host_read(&h, t->root);
